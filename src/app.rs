@@ -1,0 +1,296 @@
+//! The application: shared state, the router with its middleware, the
+//! background workers, and graceful shutdown. `App::build` binds the listener
+//! so tests can start the real service on port 0.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{HeaderName, HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
+
+use crate::auth::routes::{ApiRouter, RouteSpec};
+use crate::bootstrap::{self, DemoCreated};
+use crate::config::Config;
+use crate::db::Db;
+use crate::error::ApiError;
+
+/// Request bodies above this are refused with 413.
+pub const BODY_LIMIT: usize = 1024 * 1024;
+
+/// Everything a handler or worker needs; cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    pub config: Arc<Config>,
+    pub db: Db,
+    /// Shared Redis connection (reconnects by itself); None in embedded mode.
+    pub redis: Option<redis::aio::ConnectionManager>,
+    pub access: Arc<crate::auth::middleware::Access>,
+    pub realtime: Arc<crate::realtime::Realtime>,
+    pub outbound: Arc<crate::outbox::Outbound>,
+    /// The base URL used in links (emails, printed demo URL).
+    pub public_url: Arc<str>,
+    /// Flips to true when the service is shutting down.
+    pub shutdown: watch::Receiver<bool>,
+}
+
+/// Every `/api/v1` route with its scope, from the area routers.
+pub fn api_routes() -> ApiRouter {
+    ApiRouter::new()
+        .merge(crate::entities::routes::router())
+        .merge(crate::users::routes::router())
+        .merge(crate::keys::routes::router())
+        .merge(crate::webhooks::routes::router())
+        .merge(crate::tickets::routes::router())
+        .merge(crate::chat::routes::router())
+        .merge(crate::kb::routes::router())
+        .merge(crate::settings::routes::router())
+        .merge(crate::reports::routes::router())
+}
+
+/// The route table (method, path, scope) of the whole API.
+pub fn api_route_specs() -> Vec<RouteSpec> {
+    api_routes().into_parts().1
+}
+
+pub struct App {
+    listener: TcpListener,
+    port: u16,
+    state: AppState,
+    router: Router,
+    shutdown_tx: watch::Sender<bool>,
+    /// Set when this start created the demo company (empty database).
+    pub demo: Option<DemoCreated>,
+}
+
+/// Triggers a graceful shutdown from anywhere (signal handler, test).
+#[derive(Clone)]
+pub struct ShutdownHandle(watch::Sender<bool>);
+
+impl ShutdownHandle {
+    pub fn trigger(&self) {
+        let _ = self.0.send(true);
+    }
+}
+
+impl App {
+    pub async fn build(config: Config) -> anyhow::Result<App> {
+        let db = Db::connect(&config.database_url).await?;
+        db.migrate().await?;
+        let redis = match &config.redis_url {
+            Some(url) => Some(connect_redis(url).await?),
+            None => None,
+        };
+        let listener = TcpListener::bind(&config.bind).await?;
+        let port = listener.local_addr()?.port();
+        let public_url: Arc<str> = config.public_url(port).into();
+
+        let demo = if config.bootstrap_demo {
+            bootstrap::ensure_demo(&db, &public_url).await?
+        } else {
+            None
+        };
+
+        let (shutdown_tx, shutdown_rx) = watch::channel(false);
+        let access = Arc::new(crate::auth::middleware::Access::new(&config, redis.clone()));
+        let realtime = Arc::new(crate::realtime::Realtime::new(&config, redis.clone()).await?);
+        let outbound = Arc::new(crate::outbox::Outbound::new(&config)?);
+        let state = AppState {
+            config: Arc::new(config),
+            db,
+            redis,
+            access,
+            realtime,
+            outbound,
+            public_url,
+            shutdown: shutdown_rx,
+        };
+        let router = router(state.clone());
+        Ok(App {
+            listener,
+            port,
+            state,
+            router,
+            shutdown_tx,
+            demo,
+        })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    pub fn shutdown_handle(&self) -> ShutdownHandle {
+        ShutdownHandle(self.shutdown_tx.clone())
+    }
+
+    /// Serves until shutdown is triggered, lets in-flight requests finish,
+    /// then stops the workers.
+    pub async fn run_until_stopped(self) -> anyhow::Result<()> {
+        let workers = if self.state.config.run_workers {
+            spawn_workers(&self.state)
+        } else {
+            Vec::new()
+        };
+        let mut shutdown = self.state.shutdown.clone();
+        let service = self
+            .router
+            .into_make_service_with_connect_info::<SocketAddr>();
+        axum::serve(self.listener, service)
+            .with_graceful_shutdown(async move {
+                let _ = shutdown.wait_for(|stop| *stop).await;
+            })
+            .await?;
+        for worker in workers {
+            if tokio::time::timeout(Duration::from_secs(10), worker)
+                .await
+                .is_err()
+            {
+                tracing::warn!("a worker did not stop within 10 s");
+            }
+        }
+        self.state.db.close().await;
+        tracing::info!("stopped");
+        Ok(())
+    }
+}
+
+async fn connect_redis(url: &str) -> anyhow::Result<redis::aio::ConnectionManager> {
+    let client = redis::Client::open(url)?;
+    let config = redis::aio::ConnectionManagerConfig::new()
+        .set_connection_timeout(Some(Duration::from_secs(2)))
+        .set_response_timeout(Some(Duration::from_secs(2)))
+        .set_number_of_retries(1);
+    Ok(redis::aio::ConnectionManager::new_with_config(client, config).await?)
+}
+
+fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {
+    let mut workers = Vec::new();
+    workers.extend(crate::outbox::spawn_workers(state));
+    workers.extend(crate::realtime::spawn_workers(state));
+    workers.extend(crate::tickets::spawn_workers(state));
+    workers
+}
+
+fn router(state: AppState) -> Router {
+    let (api, _) = api_routes().into_parts();
+    let api = api
+        .fallback(|| async { ApiError::not_found() })
+        .method_not_allowed_fallback(|| async {
+            ApiError::from_status(StatusCode::METHOD_NOT_ALLOWED)
+        })
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::auth::middleware::authenticate,
+        ));
+
+    let routes = Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(readyz))
+        .merge(crate::realtime::public_routes())
+        .nest("/api/v1", api)
+        .merge(crate::demo::router())
+        .fallback(|| async { ApiError::not_found() })
+        .method_not_allowed_fallback(|| async {
+            ApiError::from_status(StatusCode::METHOD_NOT_ALLOWED)
+        });
+    layered(routes).with_state(state)
+}
+
+/// The middleware every route gets: request ids, tracing, panics and every
+/// other failure turned into our JSON error shape, and the body limit.
+pub fn layered(routes: Router<AppState>) -> Router<AppState> {
+    let request_id = HeaderName::from_static("x-request-id");
+    routes
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(middleware::from_fn(json_errors))
+        .layer(CatchPanicLayer::custom(|_| {
+            ApiError::internal().into_response()
+        }))
+        .layer(PropagateRequestIdLayer::new(request_id.clone()))
+        .layer(
+            TraceLayer::new_for_http().make_span_with(|request: &Request| {
+                let id = request
+                    .headers()
+                    .get("x-request-id")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("");
+                // The path only: query strings may carry socket tokens.
+                tracing::info_span!(
+                    "request",
+                    method = %request.method(),
+                    path = %request.uri().path(),
+                    request_id = %id,
+                )
+            }),
+        )
+        .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
+}
+
+/// Safety net: any error response that is not JSON (a rejection or a
+/// middleware's plain text) is replaced by our error shape, keeping headers.
+async fn json_errors(request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if (status.is_client_error() || status.is_server_error()) && !is_json {
+        let (parts, _) = response.into_parts();
+        let mut replaced = ApiError::from_status(status).into_response();
+        for (name, value) in parts.headers.iter() {
+            if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+                replaced.headers_mut().insert(name.clone(), value.clone());
+            }
+        }
+        return replaced;
+    }
+    response
+}
+
+async fn readyz(State(state): State<AppState>) -> Response {
+    let store = state.db.ping().await;
+    let redis = match state.redis.clone() {
+        None => None,
+        Some(mut conn) => Some(
+            tokio::time::timeout(
+                Duration::from_secs(2),
+                redis::cmd("PING").query_async::<String>(&mut conn),
+            )
+            .await
+            .is_ok_and(|r| r.is_ok()),
+        ),
+    };
+    let ready = store && redis.unwrap_or(true);
+    let body = serde_json::json!({
+        "ready": ready,
+        "store": if store { "ok" } else { "unavailable" },
+        "redis": match redis { None => "not configured", Some(true) => "ok", Some(false) => "unavailable" },
+    });
+    let status = if ready {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    let mut response = (status, axum::Json(body)).into_response();
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}

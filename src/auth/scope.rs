@@ -1,0 +1,160 @@
+//! Permission scopes (SPEC.md "Permission scopes") as a compact bit set.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+macro_rules! scopes {
+    ($($variant:ident => $name:literal),+ $(,)?) => {
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Scope { $($variant),+ }
+
+        impl Scope {
+            pub const ALL: &'static [Scope] = &[$(Scope::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $(Scope::$variant => $name),+ }
+            }
+
+            pub fn parse(value: &str) -> Option<Scope> {
+                match value { $($name => Some(Scope::$variant),)+ _ => None }
+            }
+        }
+    };
+}
+
+scopes! {
+    TicketsRead => "tickets:read",
+    TicketsWrite => "tickets:write",
+    TicketsDelete => "tickets:delete",
+    KbRead => "kb:read",
+    KbWrite => "kb:write",
+    KbDelete => "kb:delete",
+    ChatRead => "chat:read",
+    ChatWrite => "chat:write",
+    UsersRead => "users:read",
+    UsersWrite => "users:write",
+    EntitiesRead => "entities:read",
+    EntitiesWrite => "entities:write",
+    ReportsRead => "reports:read",
+    SettingsRead => "settings:read",
+    SettingsWrite => "settings:write",
+    ApiKeysRead => "api-keys:read",
+    ApiKeysWrite => "api-keys:write",
+    BillingRead => "billing:read",
+    BillingWrite => "billing:write",
+}
+
+impl std::fmt::Display for Scope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+fn bit(scope: Scope) -> u32 {
+    1 << (scope as u32)
+}
+
+/// A set of scopes; stored as a space-separated list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ScopeSet(u32);
+
+impl ScopeSet {
+    pub fn all() -> Self {
+        ScopeSet(Scope::ALL.iter().fold(0, |acc, s| acc | bit(*s)))
+    }
+
+    pub fn empty() -> Self {
+        ScopeSet(0)
+    }
+
+    pub fn from_scopes(scopes: impl IntoIterator<Item = Scope>) -> Self {
+        ScopeSet(scopes.into_iter().fold(0, |acc, s| acc | bit(s)))
+    }
+
+    pub fn contains(&self, scope: Scope) -> bool {
+        self.0 & bit(scope) != 0
+    }
+
+    pub fn is_subset_of(&self, other: &ScopeSet) -> bool {
+        self.0 & !other.0 == 0
+    }
+
+    pub fn without(self, scope: Scope) -> Self {
+        ScopeSet(self.0 & !bit(scope))
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = Scope> + '_ {
+        Scope::ALL.iter().copied().filter(|s| self.contains(*s))
+    }
+
+    pub fn names(&self) -> Vec<&'static str> {
+        self.iter().map(Scope::as_str).collect()
+    }
+
+    /// Parses names separated by commas or spaces; `all` means every scope.
+    /// Returns the unknown names on failure.
+    pub fn parse_list(text: &str) -> Result<ScopeSet, Vec<String>> {
+        let mut set = ScopeSet::empty();
+        let mut unknown = Vec::new();
+        for name in text
+            .split([',', ' '])
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+        {
+            if name == "all" {
+                set = ScopeSet::all();
+            } else if let Some(scope) = Scope::parse(name) {
+                set.0 |= bit(scope);
+            } else {
+                unknown.push(name.to_string());
+            }
+        }
+        if unknown.is_empty() {
+            Ok(set)
+        } else {
+            Err(unknown)
+        }
+    }
+
+    /// The stored form: names joined by spaces.
+    pub fn to_stored(&self) -> String {
+        self.names().join(" ")
+    }
+}
+
+impl Serialize for ScopeSet {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.names().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for ScopeSet {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let names = Vec::<String>::deserialize(deserializer)?;
+        ScopeSet::parse_list(&names.join(",")).map_err(|unknown| {
+            serde::de::Error::custom(format!("unknown scopes: {}", unknown.join(", ")))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_and_store_round_trip() {
+        let set = ScopeSet::parse_list("tickets:read, kb:write").expect("known scopes");
+        assert!(set.contains(Scope::TicketsRead));
+        assert!(!set.contains(Scope::TicketsWrite));
+        assert_eq!(ScopeSet::parse_list(&set.to_stored()), Ok(set));
+        assert_eq!(
+            ScopeSet::parse_list("all").map(|s| s.iter().count()),
+            Ok(19)
+        );
+        assert_eq!(
+            ScopeSet::parse_list("tickets:read,nope"),
+            Err(vec!["nope".to_string()])
+        );
+        assert!(set.is_subset_of(&ScopeSet::all()));
+        assert!(!ScopeSet::all().is_subset_of(&set));
+    }
+}

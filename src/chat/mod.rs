@@ -1,0 +1,3 @@
+//! chat
+
+pub mod routes;

@@ -1,0 +1,62 @@
+//! SQL for companies.
+
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::db::Db;
+use crate::error::StoreError;
+use crate::on_db;
+use crate::time::{Timestamp, new_id};
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[serde(rename_all = "camelCase")]
+pub struct Company {
+    pub id: Uuid,
+    pub name: String,
+    pub status: String,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+const COLUMNS: &str = "id, name, status, created_at, updated_at";
+
+pub async fn create(db: &Db, name: &str) -> Result<Company, StoreError> {
+    let now = Timestamp::now();
+    let sql = format!(
+        "INSERT INTO companies (id, name, status, created_at, updated_at) \
+         VALUES ($1, $2, 'active', $3, $3) RETURNING {COLUMNS}"
+    );
+    let id = new_id();
+    Ok(
+        on_db!(db, c => sqlx::query_as::<_, Company>(sqlx::AssertSqlSafe(sql))
+        .bind(id).bind(name).bind(now).fetch_one(c).await?),
+    )
+}
+
+pub async fn find(db: &Db, id: Uuid) -> Result<Company, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM companies WHERE id = $1");
+    Ok(
+        on_db!(db, c => sqlx::query_as::<_, Company>(sqlx::AssertSqlSafe(sql))
+        .bind(id).fetch_one(c).await?),
+    )
+}
+
+/// Suspends or reactivates a company.
+pub async fn set_suspended(db: &Db, id: Uuid, suspended: bool) -> Result<Company, StoreError> {
+    let status = if suspended { "suspended" } else { "active" };
+    let sql = format!(
+        "UPDATE companies SET status = $2, updated_at = $3 WHERE id = $1 RETURNING {COLUMNS}"
+    );
+    let now = Timestamp::now();
+    Ok(
+        on_db!(db, c => sqlx::query_as::<_, Company>(sqlx::AssertSqlSafe(sql))
+        .bind(id).bind(status).bind(now).fetch_one(c).await?),
+    )
+}
+
+pub async fn count(db: &Db) -> Result<i64, StoreError> {
+    Ok(
+        on_db!(db, c => sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM companies")
+        .fetch_one(c).await?),
+    )
+}

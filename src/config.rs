@@ -1,0 +1,168 @@
+//! Configuration from environment variables, each also a `serve` flag.
+//! Timings that tests shorten are settings whose defaults are SPEC.md's.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// `postgres://…` or `sqlite:…`; default `sqlite://<data dir>/supportdesk.db`.
+    #[arg(long, env = "DATABASE_URL")]
+    pub database_url: Option<String>,
+    /// Redis for presence, fan-out and rate limits across nodes; in-process without it.
+    #[arg(long, env = "REDIS_URL")]
+    pub redis_url: Option<String>,
+    #[arg(long, env = "SUPPORTDESK_BIND", default_value = "127.0.0.1:8080")]
+    pub bind: String,
+    /// Base URL used in links sent by email; default from the bind address.
+    #[arg(long, env = "SUPPORTDESK_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// SMTP server for email; without it emails are written as .eml files.
+    #[arg(long, env = "SMTP_URL")]
+    pub smtp_url: Option<String>,
+    #[arg(
+        long,
+        env = "SMTP_FROM",
+        default_value = "Support Desk <support@localhost>"
+    )]
+    pub smtp_from: String,
+    #[arg(long, env = "SUPPORTDESK_DATA_DIR", default_value = "data")]
+    pub data_dir: PathBuf,
+    /// Allow webhook URLs on private and loopback addresses (development, tests).
+    #[arg(
+        long,
+        env = "SUPPORTDESK_WEBHOOK_ALLOW_PRIVATE",
+        default_value_t = false
+    )]
+    pub webhook_allow_private: bool,
+    #[arg(long, env = "SUPPORTDESK_PRESENCE_TTL_SECS", default_value_t = 30)]
+    pub presence_ttl_secs: u64,
+    /// Delays before webhook attempts 2, 3, … in seconds.
+    #[arg(
+        long,
+        env = "SUPPORTDESK_WEBHOOK_RETRY_DELAYS",
+        default_value = "60,300,1800,7200"
+    )]
+    pub webhook_retry_delays: String,
+    #[arg(long, env = "SUPPORTDESK_WEBHOOK_TIMEOUT_SECS", default_value_t = 10)]
+    pub webhook_timeout_secs: u64,
+    #[arg(long, env = "SUPPORTDESK_RATE_WINDOW_SECS", default_value_t = 3600)]
+    pub rate_window_secs: u64,
+    #[arg(long, env = "SUPPORTDESK_RULES_INTERVAL_SECS", default_value_t = 30)]
+    pub rules_interval_secs: u64,
+    /// Prefix of every Redis key and channel (lets nodes of two deployments,
+    /// or two tests, share one Redis).
+    #[arg(long, env = "SUPPORTDESK_REDIS_PREFIX", default_value = "sd:")]
+    pub redis_prefix: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub database_url: String,
+    pub redis_url: Option<String>,
+    pub redis_prefix: String,
+    pub bind: String,
+    pub public_url: Option<String>,
+    pub smtp_url: Option<String>,
+    pub smtp_from: String,
+    pub data_dir: PathBuf,
+    pub webhook_allow_private: bool,
+    pub presence_ttl: Duration,
+    pub webhook_retry_delays: Vec<Duration>,
+    pub webhook_timeout: Duration,
+    pub rate_window: Duration,
+    pub rules_interval: Duration,
+    /// Create the demo company and key on an empty database (and print them).
+    pub bootstrap_demo: bool,
+    /// Run background workers (outbox, presence sweeper, rules). Tests that
+    /// drive a worker step by step turn this off.
+    pub run_workers: bool,
+}
+
+impl Config {
+    pub fn from_args(args: ServeArgs) -> anyhow::Result<Self> {
+        let database_url = args.database_url.unwrap_or_else(|| {
+            format!(
+                "sqlite://{}/supportdesk.db?mode=rwc",
+                args.data_dir.display()
+            )
+        });
+        Ok(Config {
+            database_url,
+            redis_url: args.redis_url.filter(|u| !u.is_empty()),
+            redis_prefix: args.redis_prefix,
+            bind: args.bind,
+            public_url: args.public_url,
+            smtp_url: args.smtp_url.filter(|u| !u.is_empty()),
+            smtp_from: args.smtp_from,
+            data_dir: args.data_dir,
+            webhook_allow_private: args.webhook_allow_private,
+            presence_ttl: Duration::from_secs(args.presence_ttl_secs),
+            webhook_retry_delays: parse_delays(&args.webhook_retry_delays)?,
+            webhook_timeout: Duration::from_secs(args.webhook_timeout_secs),
+            rate_window: Duration::from_secs(args.rate_window_secs),
+            rules_interval: Duration::from_secs(args.rules_interval_secs),
+            bootstrap_demo: true,
+            run_workers: true,
+        })
+    }
+
+    /// Defaults for `database_url`, as a test or embedding program wants them.
+    pub fn new(database_url: impl Into<String>, data_dir: PathBuf) -> Self {
+        Config {
+            database_url: database_url.into(),
+            redis_url: None,
+            redis_prefix: "sd:".into(),
+            bind: "127.0.0.1:0".into(),
+            public_url: None,
+            smtp_url: None,
+            smtp_from: "Support Desk <support@localhost>".into(),
+            data_dir,
+            webhook_allow_private: false,
+            presence_ttl: Duration::from_secs(30),
+            webhook_retry_delays: [60, 300, 1800, 7200].map(Duration::from_secs).to_vec(),
+            webhook_timeout: Duration::from_secs(10),
+            rate_window: Duration::from_secs(3600),
+            rules_interval: Duration::from_secs(30),
+            bootstrap_demo: false,
+            run_workers: true,
+        }
+    }
+
+    /// The base URL for links, e.g. `http://127.0.0.1:8080`.
+    pub fn public_url(&self, bound_port: u16) -> String {
+        match &self.public_url {
+            Some(url) => url.trim_end_matches('/').to_string(),
+            None => {
+                let host = self
+                    .bind
+                    .rsplit_once(':')
+                    .map(|(h, _)| h)
+                    .unwrap_or("127.0.0.1");
+                let host = if host == "0.0.0.0" || host.is_empty() {
+                    "127.0.0.1"
+                } else {
+                    host
+                };
+                format!("http://{host}:{bound_port}")
+            }
+        }
+    }
+}
+
+/// Parses `60,300,1800` (seconds) into durations.
+pub fn parse_delays(text: &str) -> anyhow::Result<Vec<Duration>> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            s.parse::<f64>()
+                .ok()
+                .filter(|v| *v >= 0.0)
+                .map(Duration::from_secs_f64)
+                .ok_or_else(|| anyhow::anyhow!("invalid delay {s:?} in webhook retry delays"))
+        })
+        .collect()
+}

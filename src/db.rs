@@ -1,0 +1,143 @@
+//! The store connection: one enum over the two sqlx pools, so one build serves
+//! SQLite (embedded default) and Postgres (production). Store functions write
+//! one SQL text where the dialects agree and branch only where they differ.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{PgPool, Postgres, Sqlite, SqlitePool, Transaction};
+
+use crate::error::StoreError;
+
+/// Which SQL dialect a store function must speak when the two differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Postgres,
+    Sqlite,
+}
+
+#[derive(Clone, Debug)]
+pub enum Db {
+    Postgres(PgPool),
+    Sqlite(SqlitePool),
+}
+
+/// An open transaction on either backend. Store functions that change data
+/// take one so that the change, its events and its outbox jobs commit together.
+pub enum Tx {
+    Postgres(Transaction<'static, Postgres>),
+    Sqlite(Transaction<'static, Sqlite>),
+}
+
+/// Runs the same sqlx expression against whichever pool `$db` (a `&Db`) holds.
+/// `$c` is bound to the pool, usable as an executor.
+#[macro_export]
+macro_rules! on_db {
+    ($db:expr, $c:ident => $body:expr) => {
+        match $db {
+            $crate::db::Db::Postgres($c) => $body,
+            $crate::db::Db::Sqlite($c) => $body,
+        }
+    };
+}
+
+/// Runs the same sqlx expression inside the transaction `$tx` (a `&mut Tx`).
+/// `$c` is bound to the transaction's connection, usable as an executor.
+#[macro_export]
+macro_rules! on_tx {
+    ($tx:expr, $c:ident => $body:expr) => {
+        match $tx {
+            $crate::db::Tx::Postgres(t) => {
+                let $c = &mut **t;
+                $body
+            }
+            $crate::db::Tx::Sqlite(t) => {
+                let $c = &mut **t;
+                $body
+            }
+        }
+    };
+}
+
+impl Db {
+    /// Connects to `url`: `postgres://…` for Postgres, anything else (or
+    /// `sqlite:…`) for SQLite, creating the file if needed.
+    pub async fn connect(url: &str) -> anyhow::Result<Self> {
+        if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            let options = PgConnectOptions::from_str(url)?;
+            let pool = PgPoolOptions::new()
+                .max_connections(20)
+                .acquire_timeout(Duration::from_secs(5))
+                .connect_with(options)
+                .await?;
+            Ok(Db::Postgres(pool))
+        } else {
+            let options = SqliteConnectOptions::from_str(url)?
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Normal)
+                .foreign_keys(true)
+                .busy_timeout(Duration::from_secs(10));
+            let pool = SqlitePoolOptions::new()
+                .max_connections(8)
+                .acquire_timeout(Duration::from_secs(10))
+                .connect_with(options)
+                .await?;
+            Ok(Db::Sqlite(pool))
+        }
+    }
+
+    pub fn backend(&self) -> Backend {
+        match self {
+            Db::Postgres(_) => Backend::Postgres,
+            Db::Sqlite(_) => Backend::Sqlite,
+        }
+    }
+
+    /// Applies the migrations of this backend's dialect.
+    pub async fn migrate(&self) -> anyhow::Result<()> {
+        match self {
+            Db::Postgres(pool) => sqlx::migrate!("migrations/postgres").run(pool).await?,
+            Db::Sqlite(pool) => sqlx::migrate!("migrations/sqlite").run(pool).await?,
+        }
+        Ok(())
+    }
+
+    /// Starts a write transaction. On SQLite it is `BEGIN IMMEDIATE`, which
+    /// takes the write lock up front: a deferred transaction that later
+    /// upgrades fails with SQLITE_BUSY instead of waiting its turn.
+    pub async fn begin(&self) -> Result<Tx, StoreError> {
+        Ok(match self {
+            Db::Postgres(pool) => Tx::Postgres(pool.begin().await?),
+            Db::Sqlite(pool) => Tx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?),
+        })
+    }
+
+    /// Whether the store answers (for `/readyz`).
+    pub async fn ping(&self) -> bool {
+        on_db!(self, c => sqlx::query("SELECT 1").execute(c).await.is_ok())
+    }
+
+    pub async fn close(&self) {
+        on_db!(self, c => c.close().await)
+    }
+}
+
+impl Tx {
+    pub fn backend(&self) -> Backend {
+        match self {
+            Tx::Postgres(_) => Backend::Postgres,
+            Tx::Sqlite(_) => Backend::Sqlite,
+        }
+    }
+
+    pub async fn commit(self) -> Result<(), StoreError> {
+        match self {
+            Tx::Postgres(t) => t.commit().await?,
+            Tx::Sqlite(t) => t.commit().await?,
+        }
+        Ok(())
+    }
+}

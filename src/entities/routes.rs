@@ -1,0 +1,99 @@
+//! `/entities`: list, create, get, update.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::Deserialize;
+
+use super::store;
+use crate::app::AppState;
+use crate::auth::routes::ApiRouter;
+use crate::auth::{Principal, Scope};
+use crate::error::ApiResult;
+use crate::extract::{Id, Json};
+use crate::validate::{NAME_MAX, Patch, Validator};
+
+pub fn router() -> ApiRouter {
+    ApiRouter::new()
+        .get("/entities", Scope::EntitiesRead, list)
+        .post("/entities", Scope::EntitiesWrite, create)
+        .get("/entities/{id}", Scope::EntitiesRead, get_one)
+        .patch("/entities/{id}", Scope::EntitiesWrite, update)
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CreateEntity {
+    name: Option<String>,
+    parent_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UpdateEntity {
+    name: Option<String>,
+    #[serde(default)]
+    parent_id: Patch<String>,
+}
+
+async fn list(
+    State(state): State<AppState>,
+    principal: Principal,
+) -> ApiResult<Json<serde_json::Value>> {
+    let entities = store::list(&state.db, principal.tenant.company_id).await?;
+    Ok(Json(serde_json::json!({ "data": entities })))
+}
+
+async fn create(
+    State(state): State<AppState>,
+    principal: Principal,
+    Json(body): Json<CreateEntity>,
+) -> ApiResult<(StatusCode, Json<store::Entity>)> {
+    let mut v = Validator::new();
+    let name = v.required("name", body.name.as_deref(), NAME_MAX);
+    let parent = v.uuid("parentId", body.parent_id.as_deref());
+    v.finish()?;
+    let name = name.unwrap_or_default();
+    let entity = store::create(&state.db, principal.tenant.company_id, &name, parent).await?;
+    Ok((StatusCode::CREATED, Json(entity)))
+}
+
+async fn get_one(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+) -> ApiResult<Json<store::Entity>> {
+    Ok(Json(
+        store::find(&state.db, principal.tenant.company_id, id).await?,
+    ))
+}
+
+async fn update(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+    Json(body): Json<UpdateEntity>,
+) -> ApiResult<Json<store::Entity>> {
+    let mut v = Validator::new();
+    if body.name.is_none() && body.parent_id.is_missing() {
+        v.add("body", "give at least one of: name, parentId");
+    }
+    let name = match body.name.as_deref() {
+        Some(raw) => v.required("name", Some(raw), NAME_MAX),
+        None => None,
+    };
+    let parent = match &body.parent_id {
+        Patch::Missing => None,
+        Patch::Null => Some(None),
+        Patch::Value(raw) => v.required_uuid("parentId", Some(raw)).map(Some),
+    };
+    v.finish()?;
+    let entity = store::update(
+        &state.db,
+        principal.tenant.company_id,
+        id,
+        name.as_deref(),
+        parent,
+    )
+    .await?;
+    Ok(Json(entity))
+}

@@ -1,0 +1,161 @@
+//! SQL for entities.
+
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::auth::key::random_base62;
+use crate::db::Db;
+use crate::error::StoreError;
+use crate::on_db;
+use crate::time::{Timestamp, new_id};
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[serde(rename_all = "camelCase")]
+pub struct Entity {
+    pub id: Uuid,
+    pub company_id: Uuid,
+    pub parent_id: Option<Uuid>,
+    pub name: String,
+    pub widget_key_test: String,
+    pub widget_key_live: String,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+pub const COLUMNS: &str =
+    "id, company_id, parent_id, name, widget_key_test, widget_key_live, created_at, updated_at";
+
+/// Creates an entity; a `parent_id` must be an entity of the same company.
+pub async fn create(
+    db: &Db,
+    company_id: Uuid,
+    name: &str,
+    parent_id: Option<Uuid>,
+) -> Result<Entity, StoreError> {
+    if let Some(parent) = parent_id
+        && find(db, company_id, parent).await.is_err()
+    {
+        return Err(StoreError::InvalidReference {
+            field: "parentId".into(),
+            message: "must be an entity of this company".into(),
+        });
+    }
+    let now = Timestamp::now();
+    let sql = format!(
+        "INSERT INTO entities (id, company_id, parent_id, name, widget_key_test, widget_key_live, \
+         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING {COLUMNS}"
+    );
+    let id = new_id();
+    let test_key = format!("wk_test_{}", random_base62(24));
+    let live_key = format!("wk_live_{}", random_base62(24));
+    Ok(
+        on_db!(db, c => sqlx::query_as::<_, Entity>(sqlx::AssertSqlSafe(sql))
+        .bind(id).bind(company_id).bind(parent_id).bind(name)
+        .bind(&test_key).bind(&live_key).bind(now)
+        .fetch_one(c).await?),
+    )
+}
+
+/// The entity `id` of `company_id`; another company's entity is NotFound.
+pub async fn find(db: &Db, company_id: Uuid, id: Uuid) -> Result<Entity, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM entities WHERE id = $1 AND company_id = $2");
+    Ok(
+        on_db!(db, c => sqlx::query_as::<_, Entity>(sqlx::AssertSqlSafe(sql))
+        .bind(id).bind(company_id).fetch_one(c).await?),
+    )
+}
+
+/// Checks that `entity_id` (as given in a request body, field `field`) names
+/// an entity of the company: 400 `validation_failed` otherwise.
+pub async fn ensure_belongs(
+    db: &Db,
+    company_id: Uuid,
+    entity_id: Uuid,
+    field: &str,
+) -> Result<(), StoreError> {
+    match find(db, company_id, entity_id).await {
+        Ok(_) => Ok(()),
+        Err(StoreError::NotFound) => Err(StoreError::InvalidReference {
+            field: field.into(),
+            message: "must be an entity of this company".into(),
+        }),
+        Err(other) => Err(other),
+    }
+}
+
+pub async fn list(db: &Db, company_id: Uuid) -> Result<Vec<Entity>, StoreError> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM entities WHERE company_id = $1 ORDER BY created_at DESC, id DESC"
+    );
+    Ok(
+        on_db!(db, c => sqlx::query_as::<_, Entity>(sqlx::AssertSqlSafe(sql))
+        .bind(company_id).fetch_all(c).await?),
+    )
+}
+
+/// Renames an entity and/or moves it under another parent (`Some(None)`
+/// makes it top-level). A parent that would make a cycle is refused.
+pub async fn update(
+    db: &Db,
+    company_id: Uuid,
+    id: Uuid,
+    name: Option<&str>,
+    parent_id: Option<Option<Uuid>>,
+) -> Result<Entity, StoreError> {
+    let current = find(db, company_id, id).await?;
+    let parent = match parent_id {
+        None => current.parent_id,
+        Some(None) => None,
+        Some(Some(parent)) => {
+            ensure_not_descendant(db, company_id, id, parent).await?;
+            Some(parent)
+        }
+    };
+    let sql = format!(
+        "UPDATE entities SET name = $3, parent_id = $4, updated_at = $5 \
+         WHERE id = $1 AND company_id = $2 RETURNING {COLUMNS}"
+    );
+    let name = name.unwrap_or(&current.name);
+    let now = Timestamp::now();
+    Ok(
+        on_db!(db, c => sqlx::query_as::<_, Entity>(sqlx::AssertSqlSafe(sql))
+        .bind(id).bind(company_id).bind(name).bind(parent).bind(now)
+        .fetch_one(c).await?),
+    )
+}
+
+/// `parent` must exist in the company and must not be `id` or below it.
+async fn ensure_not_descendant(
+    db: &Db,
+    company_id: Uuid,
+    id: Uuid,
+    parent: Uuid,
+) -> Result<(), StoreError> {
+    let cycle = || StoreError::InvalidReference {
+        field: "parentId".into(),
+        message: "must not be the entity itself or one of its subsidiaries".into(),
+    };
+    let mut cursor = Some(parent);
+    let mut steps = 0;
+    while let Some(current) = cursor {
+        if current == id {
+            return Err(cycle());
+        }
+        let entity = match find(db, company_id, current).await {
+            Ok(entity) => entity,
+            Err(StoreError::NotFound) => {
+                return Err(StoreError::InvalidReference {
+                    field: "parentId".into(),
+                    message: "must be an entity of this company".into(),
+                });
+            }
+            Err(other) => return Err(other),
+        };
+        cursor = entity.parent_id;
+        steps += 1;
+        if steps > 64 {
+            return Err(cycle());
+        }
+    }
+    Ok(())
+}

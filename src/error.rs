@@ -1,0 +1,220 @@
+//! One error type for the whole API. Every rejection, from every layer, leaves
+//! the service as `{"error": "...", "code": "...", "status": N}` (plus
+//! `details` for validation errors). Internals go to the log, never the body.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+/// A field-level validation problem, listed in `details`.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+    pub details: Vec<FieldError>,
+    /// Extra response headers (e.g. `Retry-After` on 429).
+    pub headers: Vec<(header::HeaderName, HeaderValue)>,
+}
+
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    error: &'a str,
+    code: &'a str,
+    status: u16,
+    #[serde(skip_serializing_if = "<[FieldError]>::is_empty")]
+    details: &'a [FieldError],
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+            details: Vec::new(),
+            headers: Vec::new(),
+        }
+    }
+
+    pub fn not_found() -> Self {
+        Self::new(StatusCode::NOT_FOUND, "not_found", "Resource not found")
+    }
+
+    pub fn conflict(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::CONFLICT, "conflict", message)
+    }
+
+    pub fn invalid_json(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "invalid_json", message)
+    }
+
+    /// A 400 for one field; the message is repeated in `details`.
+    pub fn invalid_field(field: &str, message: impl Into<String>) -> Self {
+        Self::validation(vec![FieldError {
+            field: field.to_string(),
+            message: message.into(),
+        }])
+    }
+
+    pub fn validation(details: Vec<FieldError>) -> Self {
+        let message = match details.as_slice() {
+            [only] => format!("{}: {}", only.field, only.message),
+            _ => "Request validation failed".to_string(),
+        };
+        ApiError {
+            details,
+            ..Self::new(StatusCode::BAD_REQUEST, "validation_failed", message)
+        }
+    }
+
+    pub fn forbidden_scope(scope: &str) -> Self {
+        Self::new(
+            StatusCode::FORBIDDEN,
+            "insufficient_scope",
+            format!("Missing required permission: {scope}"),
+        )
+    }
+
+    pub fn internal() -> Self {
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "Internal server error",
+        )
+    }
+
+    pub fn unavailable() -> Self {
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+            "Service temporarily unavailable, try again",
+        )
+    }
+
+    pub fn with_header(mut self, name: header::HeaderName, value: HeaderValue) -> Self {
+        self.headers.push((name, value));
+        self
+    }
+
+    /// The generic error for a status produced outside our handlers (a
+    /// middleware, a timeout, a limit), so even those keep our shape.
+    pub fn from_status(status: StatusCode) -> Self {
+        let (code, message) = match status {
+            StatusCode::NOT_FOUND => ("not_found", "Resource not found"),
+            StatusCode::METHOD_NOT_ALLOWED => ("method_not_allowed", "Method not allowed"),
+            StatusCode::PAYLOAD_TOO_LARGE => ("payload_too_large", "Request body exceeds 1 MiB"),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => (
+                "unsupported_media_type",
+                "Content-Type must be application/json",
+            ),
+            StatusCode::REQUEST_TIMEOUT => ("request_timeout", "Request timed out"),
+            StatusCode::TOO_MANY_REQUESTS => ("rate_limited", "Rate limit exceeded"),
+            StatusCode::SERVICE_UNAVAILABLE => {
+                ("unavailable", "Service temporarily unavailable, try again")
+            }
+            s if s.is_client_error() => ("bad_request", "Bad request"),
+            _ => ("internal", "Internal server error"),
+        };
+        Self::new(status, code, message)
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {}: {}",
+            self.status.as_u16(),
+            self.code,
+            self.message
+        )
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = ErrorBody {
+            error: &self.message,
+            code: self.code,
+            status: self.status.as_u16(),
+            details: &self.details,
+        };
+        let json = serde_json::to_vec(&body).unwrap_or_default();
+        let mut response = (
+            self.status,
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            json,
+        )
+            .into_response();
+        for (name, value) in self.headers {
+            response.headers_mut().insert(name, value);
+        }
+        response
+    }
+}
+
+/// Backend-neutral store errors: handlers see these, never a sqlx error.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("not found")]
+    NotFound,
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// A reference to a record that does not exist (or is another tenant's).
+    #[error("invalid reference: {field}")]
+    InvalidReference { field: String, message: String },
+    #[error("store unavailable: {0}")]
+    Unavailable(String),
+    #[error("database error: {0}")]
+    Database(#[source] sqlx::Error),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(err: sqlx::Error) -> Self {
+        match &err {
+            sqlx::Error::RowNotFound => StoreError::NotFound,
+            sqlx::Error::Database(db) if db.is_unique_violation() => {
+                StoreError::Conflict(db.constraint().unwrap_or("unique").to_string())
+            }
+            sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed
+            | sqlx::Error::Io(_)
+            | sqlx::Error::Tls(_) => StoreError::Unavailable(err.to_string()),
+            _ => StoreError::Database(err),
+        }
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(err: StoreError) -> Self {
+        match err {
+            StoreError::NotFound => ApiError::not_found(),
+            StoreError::Conflict(what) => {
+                ApiError::conflict(format!("A record with this value already exists ({what})"))
+            }
+            StoreError::InvalidReference { field, message } => {
+                ApiError::invalid_field(&field, message)
+            }
+            StoreError::Unavailable(reason) => {
+                tracing::error!(%reason, "store unavailable");
+                ApiError::unavailable()
+            }
+            StoreError::Database(source) => {
+                tracing::error!(error = %source, "database error");
+                ApiError::internal()
+            }
+        }
+    }
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;

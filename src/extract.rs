@@ -1,0 +1,140 @@
+//! Extractors that wrap axum's so that malformed input gets our error shape
+//! (never axum's plain-text rejections, never a 422).
+
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::StatusCode;
+use axum::http::request::Parts;
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use uuid::Uuid;
+
+use crate::error::ApiError;
+
+/// JSON body extractor and responder.
+pub struct Json<T>(pub T);
+
+impl<T, S> FromRequest<S> for Json<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        match axum::Json::<T>::from_request(req, state).await {
+            Ok(axum::Json(value)) => Ok(Json(value)),
+            Err(rejection) => Err(json_rejection(rejection)),
+        }
+    }
+}
+
+fn json_rejection(rejection: JsonRejection) -> ApiError {
+    match rejection {
+        JsonRejection::JsonDataError(err) => {
+            // "<prefix>: <path>: <problem>" for a wrong type, or
+            // "<prefix>: missing field `x` at …" for an absent one.
+            let text = err.body_text();
+            let detail = text.split_once(": ").map(|(_, rest)| rest).unwrap_or(&text);
+            let (field, message) = split_serde_message(detail);
+            ApiError::invalid_field(&field, message)
+        }
+        JsonRejection::JsonSyntaxError(_) => {
+            ApiError::invalid_json("Request body is not valid JSON")
+        }
+        JsonRejection::MissingJsonContentType(_) => {
+            ApiError::from_status(StatusCode::UNSUPPORTED_MEDIA_TYPE)
+        }
+        JsonRejection::BytesRejection(err) if err.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+            ApiError::from_status(StatusCode::PAYLOAD_TOO_LARGE)
+        }
+        other => ApiError::invalid_json(other.body_text()),
+    }
+}
+
+/// Splits a serde message into the field it concerns and the problem.
+fn split_serde_message(detail: &str) -> (String, String) {
+    if let Some((path, problem)) = detail.split_once(": ")
+        && !path.contains(' ')
+    {
+        return (path.to_string(), problem.to_string());
+    }
+    if let Some(start) = detail.find('`')
+        && let Some(len) = detail[start + 1..].find('`')
+    {
+        return (
+            detail[start + 1..start + 1 + len].to_string(),
+            detail.to_string(),
+        );
+    }
+    ("body".to_string(), detail.to_string())
+}
+
+impl<T: Serialize> IntoResponse for Json<T> {
+    fn into_response(self) -> Response {
+        axum::Json(self.0).into_response()
+    }
+}
+
+/// Query-string extractor with our error shape.
+pub struct Query<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for Query<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        match axum::extract::Query::<T>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Query(value)) => Ok(Query(value)),
+            Err(QueryRejection::FailedToDeserializeQueryString(err)) => {
+                let message = err.body_text();
+                let message = message
+                    .strip_prefix("Failed to deserialize query string: ")
+                    .unwrap_or(&message)
+                    .to_string();
+                Err(ApiError::invalid_field("query", message))
+            }
+            Err(other) => Err(ApiError::invalid_field("query", other.body_text())),
+        }
+    }
+}
+
+/// Parses a path id. Malformed ids are 404, like ids that do not exist: the
+/// API never tells a caller which ids are well-formed but someone else's.
+pub fn parse_id(raw: &str) -> Result<Uuid, ApiError> {
+    Uuid::parse_str(raw).map_err(|_| ApiError::not_found())
+}
+
+/// A path segment that is a resource id.
+pub struct Id(pub Uuid);
+
+impl<S: Send + Sync> FromRequestParts<S> for Id {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let axum::extract::Path(raw) =
+            axum::extract::Path::<String>::from_request_parts(parts, state)
+                .await
+                .map_err(|_| ApiError::not_found())?;
+        parse_id(&raw).map(Id)
+    }
+}
+
+/// Two path ids (`/parent/{id}/child/{childId}`).
+pub struct Ids(pub Uuid, pub Uuid);
+
+impl<S: Send + Sync> FromRequestParts<S> for Ids {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let axum::extract::Path((a, b)) =
+            axum::extract::Path::<(String, String)>::from_request_parts(parts, state)
+                .await
+                .map_err(|_| ApiError::not_found())?;
+        Ok(Ids(parse_id(&a)?, parse_id(&b)?))
+    }
+}

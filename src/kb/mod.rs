@@ -1,0 +1,3 @@
+//! kb
+
+pub mod routes;

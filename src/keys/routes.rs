@@ -1,0 +1,7 @@
+//! HTTP routes of this area.
+
+use crate::auth::routes::ApiRouter;
+
+pub fn router() -> ApiRouter {
+    ApiRouter::new()
+}

@@ -1,0 +1,158 @@
+//! SQL for API keys. Only the SHA-256 of a key is stored.
+
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::auth::{Mode, ScopeSet, key};
+use crate::db::Db;
+use crate::error::StoreError;
+use crate::on_db;
+use crate::time::{Timestamp, new_id};
+
+pub const DEFAULT_RATE_LIMIT: i64 = 1000;
+
+/// A key as the API shows it: never the secret, only its display prefix.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApiKey {
+    pub id: Uuid,
+    pub company_id: Uuid,
+    pub name: String,
+    #[serde(rename = "type")]
+    pub mode: Mode,
+    pub prefix: String,
+    pub scopes: ScopeSet,
+    pub rate_limit: i64,
+    pub expires_at: Option<Timestamp>,
+    pub is_active: bool,
+    pub last_used_at: Option<Timestamp>,
+    pub created_at: Timestamp,
+}
+
+#[derive(sqlx::FromRow)]
+struct KeyRow {
+    id: Uuid,
+    company_id: Uuid,
+    name: String,
+    mode: String,
+    key_prefix: String,
+    scopes: String,
+    rate_limit: i64,
+    expires_at: Option<Timestamp>,
+    is_active: bool,
+    last_used_at: Option<Timestamp>,
+    created_at: Timestamp,
+}
+
+impl From<KeyRow> for ApiKey {
+    fn from(row: KeyRow) -> Self {
+        ApiKey {
+            id: row.id,
+            company_id: row.company_id,
+            name: row.name,
+            mode: Mode::parse(&row.mode).unwrap_or(Mode::Test),
+            prefix: row.key_prefix,
+            scopes: ScopeSet::parse_list(&row.scopes).unwrap_or_default(),
+            rate_limit: row.rate_limit,
+            expires_at: row.expires_at,
+            is_active: row.is_active,
+            last_used_at: row.last_used_at,
+            created_at: row.created_at,
+        }
+    }
+}
+
+const COLUMNS: &str = "id, company_id, name, mode, key_prefix, scopes, rate_limit, expires_at, \
+                       is_active, last_used_at, created_at";
+
+pub struct NewKey {
+    pub company_id: Uuid,
+    pub name: String,
+    pub mode: Mode,
+    pub scopes: ScopeSet,
+    pub rate_limit: i64,
+    pub expires_at: Option<Timestamp>,
+}
+
+/// Creates a key and returns it with its secret value (shown only now).
+pub async fn create(db: &Db, new: NewKey) -> Result<(ApiKey, String), StoreError> {
+    let secret = key::generate(new.mode);
+    let now = Timestamp::now();
+    let sql = format!(
+        "INSERT INTO api_keys (id, company_id, name, mode, key_hash, key_prefix, scopes, \
+         rate_limit, expires_at, is_active, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, TRUE, $10, $10) RETURNING {COLUMNS}"
+    );
+    let row = on_db!(db, c => sqlx::query_as::<_, KeyRow>(sqlx::AssertSqlSafe(sql))
+        .bind(new_id())
+        .bind(new.company_id)
+        .bind(&new.name)
+        .bind(new.mode.as_str())
+        .bind(key::hash(&secret))
+        .bind(key::display_prefix(&secret))
+        .bind(new.scopes.to_stored())
+        .bind(new.rate_limit)
+        .bind(new.expires_at)
+        .bind(now)
+        .fetch_one(c)
+        .await?);
+    Ok((row.into(), secret))
+}
+
+pub async fn list(db: &Db, company_id: Uuid) -> Result<Vec<ApiKey>, StoreError> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM api_keys WHERE company_id = $1 ORDER BY created_at DESC, id DESC"
+    );
+    let rows = on_db!(db, c => sqlx::query_as::<_, KeyRow>(sqlx::AssertSqlSafe(sql))
+        .bind(company_id).fetch_all(c).await?);
+    Ok(rows.into_iter().map(ApiKey::from).collect())
+}
+
+pub async fn find(db: &Db, company_id: Uuid, id: Uuid) -> Result<ApiKey, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM api_keys WHERE id = $1 AND company_id = $2");
+    let row = on_db!(db, c => sqlx::query_as::<_, KeyRow>(sqlx::AssertSqlSafe(sql))
+        .bind(id).bind(company_id).fetch_one(c).await?);
+    Ok(row.into())
+}
+
+/// Revokes (deletes) a key; a revoked key is simply an invalid key. With
+/// `company_id` the key must belong to it (API); without, any key (CLI).
+pub async fn revoke(db: &Db, company_id: Option<Uuid>, id: Uuid) -> Result<(), StoreError> {
+    let result = on_db!(db, c => sqlx::query(
+        "DELETE FROM api_keys WHERE id = $1 AND ($2 IS NULL OR company_id = $2)")
+        .bind(id).bind(company_id).execute(c).await?.rows_affected());
+    if result == 0 {
+        return Err(StoreError::NotFound);
+    }
+    Ok(())
+}
+
+/// What authentication needs to know about a presented key, in one query.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct KeyForAuth {
+    pub id: Uuid,
+    pub company_id: Uuid,
+    pub mode: String,
+    pub scopes: String,
+    pub rate_limit: i64,
+    pub expires_at: Option<Timestamp>,
+    pub is_active: bool,
+    pub last_used_at: Option<Timestamp>,
+    pub company_status: String,
+}
+
+pub async fn find_for_auth(db: &Db, key_hash: &str) -> Result<Option<KeyForAuth>, StoreError> {
+    Ok(on_db!(db, c => sqlx::query_as::<_, KeyForAuth>(
+        "SELECT k.id, k.company_id, k.mode, k.scopes, k.rate_limit, k.expires_at, k.is_active, \
+         k.last_used_at, c.status AS company_status \
+         FROM api_keys k JOIN companies c ON c.id = k.company_id WHERE k.key_hash = $1")
+        .bind(key_hash).fetch_optional(c).await?))
+}
+
+/// Records use of a key. Callers throttle this (at most once a minute per
+/// key), so authentication never writes per request.
+pub async fn touch_last_used(db: &Db, id: Uuid, at: Timestamp) -> Result<(), StoreError> {
+    on_db!(db, c => sqlx::query("UPDATE api_keys SET last_used_at = $2 WHERE id = $1")
+        .bind(id).bind(at).execute(c).await?.rows_affected());
+    Ok(())
+}

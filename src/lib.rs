@@ -1,0 +1,32 @@
+//! supportdesk: a customer-support desk service. Tickets, live visitor chat,
+//! a knowledge base, signed webhooks, API keys with scopes and rate limits.
+
+pub mod app;
+pub mod auth;
+pub mod bootstrap;
+pub mod chat;
+pub mod cli;
+pub mod companies;
+pub mod config;
+pub mod db;
+pub mod demo;
+pub mod entities;
+pub mod error;
+pub mod events;
+pub mod extract;
+pub mod kb;
+pub mod keys;
+pub mod mail;
+pub mod outbox;
+pub mod realtime;
+pub mod reports;
+pub mod settings;
+pub mod telemetry;
+pub mod tickets;
+pub mod time;
+pub mod users;
+pub mod validate;
+pub mod webhooks;
+
+pub use app::{App, AppState};
+pub use config::Config;

@@ -1,0 +1,27 @@
+//! Email to visitors. Messages are queued through the outbox (same
+//! transaction as the change that causes them) and sent by its workers:
+//! over SMTP when `SMTP_URL` is set, else as `.eml` files under `data/mail/`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::auth::Tenant;
+use crate::db::Tx;
+use crate::error::StoreError;
+use crate::time::Timestamp;
+
+pub const JOB_KIND: &str = "email";
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Email {
+    pub to: String,
+    pub subject: String,
+    pub text: String,
+    pub html: Option<String>,
+}
+
+/// Queues `email` for sending once `tx` commits.
+pub async fn queue(tx: &mut Tx, tenant: &Tenant, email: &Email) -> Result<(), StoreError> {
+    crate::outbox::enqueue(tx, JOB_KIND, Some(tenant), email, Timestamp::now()).await?;
+    Ok(())
+}

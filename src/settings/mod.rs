@@ -1,0 +1,3 @@
+//! settings
+
+pub mod routes;

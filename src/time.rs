@@ -1,0 +1,70 @@
+//! Timestamps as the API shows them: RFC 3339 UTC with milliseconds and `Z`.
+//! Values are truncated to milliseconds before they are stored so that
+//! SQLite (nanoseconds as text) and Postgres (microseconds) return the same.
+
+use chrono::{DateTime, SubsecRound, Utc};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, sqlx::Type)]
+#[sqlx(transparent)]
+pub struct Timestamp(pub DateTime<Utc>);
+
+impl Timestamp {
+    pub fn now() -> Self {
+        Timestamp(Utc::now().trunc_subsecs(3))
+    }
+
+    pub fn from_datetime(value: DateTime<Utc>) -> Self {
+        Timestamp(value.trunc_subsecs(3))
+    }
+
+    pub fn plus(self, duration: std::time::Duration) -> Self {
+        let delta = chrono::Duration::from_std(duration).unwrap_or(chrono::Duration::MAX);
+        Timestamp::from_datetime(self.0 + delta)
+    }
+
+    pub fn to_rfc3339(&self) -> String {
+        self.0.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+    }
+}
+
+impl std::fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.to_rfc3339())
+    }
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.to_rfc3339())
+    }
+}
+
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        DateTime::parse_from_rfc3339(&text)
+            .map(|t| Timestamp::from_datetime(t.with_timezone(&Utc)))
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// A new time-ordered id (UUIDv7).
+pub fn new_id() -> uuid::Uuid {
+    uuid::Uuid::now_v7()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_with_milliseconds_and_z() {
+        let t = Timestamp::from_datetime(
+            DateTime::parse_from_rfc3339("2026-11-21T10:04:05.123456Z")
+                .expect("valid")
+                .with_timezone(&Utc),
+        );
+        assert_eq!(t.to_rfc3339(), "2026-11-21T10:04:05.123Z");
+    }
+}

@@ -1,0 +1,3 @@
+//! Users: the company's agents and admins.
+
+pub mod routes;

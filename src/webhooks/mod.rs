@@ -1,0 +1,4 @@
+//! Webhook subscriptions, signing and delivery.
+
+pub mod dispatch;
+pub mod routes;

@@ -1,0 +1,6 @@
+//! The integration suite: one test binary, a module per area, every test run
+//! on every configured backend (see `support`).
+
+mod support;
+
+mod platform;

@@ -1,0 +1,399 @@
+//! The test harness: starts the real service on 127.0.0.1:0 for a backend.
+//!
+//! - `sqlite`: a temp-dir SQLite file, in-process presence/fan-out/limits.
+//! - `postgres`: a fresh database per test (from `TEST_DATABASE_URL`) and,
+//!   when `TEST_REDIS_URL` is set, Redis with a unique key prefix per test.
+//!
+//! `backend_tests!(a, b)` turns each `async fn a(backend: Backend)` into the
+//! tests `a::sqlite` and `a::postgres`. Without `TEST_DATABASE_URL` the
+//! postgres ones print a notice and pass, unless `CI=true`, where they fail.
+
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::Value;
+use supportdesk::auth::{Mode, ScopeSet};
+use supportdesk::companies::Company;
+use supportdesk::entities::Entity;
+use supportdesk::keys::NewKey;
+use supportdesk::{App, AppState, Config};
+use tokio::task::JoinHandle;
+
+#[macro_export]
+macro_rules! backend_tests {
+    ($($name:ident),+ $(,)?) => {
+        $(
+            mod $name {
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn sqlite() {
+                    super::$name($crate::support::Backend::Sqlite).await
+                }
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn postgres() {
+                    if let Some(backend) = $crate::support::Backend::postgres() {
+                        super::$name(backend).await
+                    }
+                }
+            }
+        )+
+    };
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    /// The Postgres backend when configured; in CI its absence is a failure.
+    pub fn postgres() -> Option<Backend> {
+        if std::env::var("TEST_DATABASE_URL").is_ok_and(|u| !u.is_empty()) {
+            if std::env::var("CI").is_ok_and(|v| v == "true") {
+                assert!(
+                    std::env::var("TEST_REDIS_URL").is_ok_and(|u| !u.is_empty()),
+                    "CI=true needs TEST_REDIS_URL"
+                );
+            }
+            return Some(Backend::Postgres);
+        }
+        assert!(
+            !std::env::var("CI").is_ok_and(|v| v == "true"),
+            "CI=true needs TEST_DATABASE_URL: Postgres tests must run in CI"
+        );
+        eprintln!("postgres backend skipped: TEST_DATABASE_URL is not set");
+        None
+    }
+}
+
+/// A Postgres database created for one test and dropped after it.
+struct TempPgDatabase {
+    admin_url: String,
+    name: String,
+}
+
+impl TempPgDatabase {
+    async fn create() -> (TempPgDatabase, String) {
+        let admin_url = std::env::var("TEST_DATABASE_URL").expect("TEST_DATABASE_URL");
+        let name = format!("sdt_{}", uuid::Uuid::new_v4().simple());
+        let mut conn = pg_admin(&admin_url).await;
+        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+            .execute(&mut conn)
+            .await
+            .expect("create test database");
+        let url = replace_database(&admin_url, &name);
+        (TempPgDatabase { admin_url, name }, url)
+    }
+}
+
+async fn pg_admin(url: &str) -> sqlx::PgConnection {
+    use sqlx::Connection;
+    sqlx::PgConnection::connect(url)
+        .await
+        .expect("connect to TEST_DATABASE_URL")
+}
+
+impl Drop for TempPgDatabase {
+    fn drop(&mut self) {
+        let admin_url = self.admin_url.clone();
+        let name = self.name.clone();
+        // Drop runs inside the test's runtime: use a thread with its own.
+        let _ = std::thread::spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            rt.block_on(async {
+                let mut conn = pg_admin(&admin_url).await;
+                let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+                )))
+                .execute(&mut conn)
+                .await;
+            });
+        })
+        .join();
+    }
+}
+
+/// `postgres://u@h:5432/test?x=y` with its database replaced by `name`.
+pub fn replace_database(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let scheme_end = base.find("://").map(|i| i + 3).unwrap_or(0);
+    let host_part = match base[scheme_end..].find('/') {
+        Some(slash) => &base[..scheme_end + slash],
+        None => base,
+    };
+    match query {
+        Some(q) => format!("{host_part}/{name}?{q}"),
+        None => format!("{host_part}/{name}"),
+    }
+}
+
+/// A company with an entity and a TEST key holding every scope.
+pub struct TestCompany {
+    pub company: Company,
+    pub entity: Entity,
+    pub key: String,
+}
+
+pub struct TestApp {
+    pub backend: Backend,
+    pub address: String,
+    pub port: u16,
+    pub state: AppState,
+    pub config: Config,
+    pub client: reqwest::Client,
+    shutdown: supportdesk::app::ShutdownHandle,
+    server: Option<JoinHandle<anyhow::Result<()>>>,
+    _dir: std::sync::Arc<tempfile::TempDir>,
+    _pg: Option<std::sync::Arc<TempPgDatabase>>,
+}
+
+impl TestApp {
+    pub async fn spawn(backend: Backend) -> TestApp {
+        Self::spawn_with(backend, |_| {}).await
+    }
+
+    /// Starts the app after `adjust` has changed the test config.
+    pub async fn spawn_with(backend: Backend, adjust: impl FnOnce(&mut Config)) -> TestApp {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (pg, url) = match backend {
+            Backend::Sqlite => (
+                None,
+                format!("sqlite://{}/test.db?mode=rwc", dir.path().display()),
+            ),
+            Backend::Postgres => {
+                let (db, url) = TempPgDatabase::create().await;
+                (Some(std::sync::Arc::new(db)), url)
+            }
+        };
+        let mut config = Config::new(url, dir.path().to_path_buf());
+        config.webhook_allow_private = true;
+        if backend == Backend::Postgres {
+            config.redis_url = std::env::var("TEST_REDIS_URL")
+                .ok()
+                .filter(|u| !u.is_empty());
+            config.redis_prefix = format!("sdt:{}:", uuid::Uuid::new_v4().simple());
+        }
+        adjust(&mut config);
+        Self::start(backend, config, std::sync::Arc::new(dir), pg).await
+    }
+
+    /// A second node on the same database, Redis and data dir (multi-node tests).
+    pub async fn spawn_peer(&self) -> TestApp {
+        let mut config = self.config.clone();
+        config.bind = "127.0.0.1:0".into();
+        Self::start(self.backend, config, self._dir.clone(), self._pg.clone()).await
+    }
+
+    async fn start(
+        backend: Backend,
+        config: Config,
+        dir: std::sync::Arc<tempfile::TempDir>,
+        pg: Option<std::sync::Arc<TempPgDatabase>>,
+    ) -> TestApp {
+        let app = App::build(config.clone()).await.expect("app builds");
+        let port = app.port();
+        let state = app.state().clone();
+        let shutdown = app.shutdown_handle();
+        let server = tokio::spawn(app.run_until_stopped());
+        TestApp {
+            backend,
+            address: format!("http://127.0.0.1:{port}"),
+            port,
+            state,
+            config,
+            client: reqwest::Client::builder()
+                .timeout(Duration::from_secs(30))
+                .build()
+                .expect("client"),
+            shutdown,
+            server: Some(server),
+            _dir: dir,
+            _pg: pg,
+        }
+    }
+
+    /// Stops the server gracefully and waits for it.
+    pub async fn stop(mut self) {
+        self.shutdown.trigger();
+        if let Some(server) = self.server.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(15), server).await;
+        }
+    }
+
+    pub fn shutdown_handle(&self) -> supportdesk::app::ShutdownHandle {
+        self.shutdown.clone()
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.address, path)
+    }
+
+    /// A company with an entity and an all-scopes TEST key.
+    pub async fn company(&self) -> TestCompany {
+        let db = &self.state.db;
+        let company = supportdesk::companies::store::create(db, "Acme")
+            .await
+            .expect("company");
+        let entity = supportdesk::entities::store::create(db, company.id, "Main", None)
+            .await
+            .expect("entity");
+        let key = self.key(company.id, Mode::Test, ScopeSet::all()).await;
+        TestCompany {
+            company,
+            entity,
+            key,
+        }
+    }
+
+    /// A new key of `company_id` with `scopes`.
+    pub async fn key(&self, company_id: uuid::Uuid, mode: Mode, scopes: ScopeSet) -> String {
+        self.key_with(company_id, mode, scopes, 1000).await
+    }
+
+    pub async fn key_with(
+        &self,
+        company_id: uuid::Uuid,
+        mode: Mode,
+        scopes: ScopeSet,
+        rate_limit: i64,
+    ) -> String {
+        let (_, key) = supportdesk::keys::store::create(
+            &self.state.db,
+            NewKey {
+                company_id,
+                name: "test key".into(),
+                mode,
+                scopes,
+                rate_limit,
+                expires_at: None,
+            },
+        )
+        .await
+        .expect("key");
+        key
+    }
+
+    /// A request to `/api/v1{path}` with `key` (if any).
+    pub fn api(&self, method: Method, path: &str, key: Option<&str>) -> reqwest::RequestBuilder {
+        let builder = self
+            .client
+            .request(method, self.url(&format!("/api/v1{path}")));
+        match key {
+            Some(key) => builder.header("X-API-Key", key),
+            None => builder,
+        }
+    }
+
+    pub async fn get(&self, path: &str, key: &str) -> TestResponse {
+        TestResponse::from(self.api(Method::GET, path, Some(key)).send().await).await
+    }
+
+    pub async fn delete(&self, path: &str, key: &str) -> TestResponse {
+        TestResponse::from(self.api(Method::DELETE, path, Some(key)).send().await).await
+    }
+
+    pub async fn post(&self, path: &str, key: &str, body: Value) -> TestResponse {
+        TestResponse::from(
+            self.api(Method::POST, path, Some(key))
+                .json(&body)
+                .send()
+                .await,
+        )
+        .await
+    }
+
+    pub async fn patch(&self, path: &str, key: &str, body: Value) -> TestResponse {
+        TestResponse::from(
+            self.api(Method::PATCH, path, Some(key))
+                .json(&body)
+                .send()
+                .await,
+        )
+        .await
+    }
+
+    pub async fn put(&self, path: &str, key: &str, body: Value) -> TestResponse {
+        TestResponse::from(
+            self.api(Method::PUT, path, Some(key))
+                .json(&body)
+                .send()
+                .await,
+        )
+        .await
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        self.shutdown.trigger();
+        if let Some(server) = self.server.take() {
+            server.abort();
+        }
+    }
+}
+
+/// A response read whole: status, headers and the body as JSON (Null if
+/// the body is not JSON; `text` keeps it raw).
+#[derive(Debug)]
+pub struct TestResponse {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    pub text: String,
+    pub body: Value,
+}
+
+impl TestResponse {
+    pub async fn from(result: reqwest::Result<reqwest::Response>) -> TestResponse {
+        let response = result.expect("request sent");
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let text = response.text().await.expect("body read");
+        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
+        TestResponse {
+            status,
+            headers,
+            text,
+            body,
+        }
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// Asserts the error shape of DESIGN.md section 4 with this status and code.
+    #[track_caller]
+    pub fn assert_error(&self, status: u16, code: &str) {
+        assert_eq!(self.status, status, "status of {}", self.text);
+        assert_eq!(self.body["code"], code, "code of {}", self.text);
+        assert_eq!(self.body["status"], status, "status field of {}", self.text);
+        assert!(
+            self.body["error"].is_string(),
+            "error message in {}",
+            self.text
+        );
+        assert_eq!(
+            self.header("content-type"),
+            Some("application/json"),
+            "content type of {}",
+            self.text
+        );
+    }
+
+    #[track_caller]
+    pub fn assert_status(&self, status: u16) -> &Value {
+        assert_eq!(self.status, status, "status of {}", self.text);
+        &self.body
+    }
+}
