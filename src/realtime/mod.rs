@@ -1,20 +1,29 @@
 //! Realtime: the hub of this node's sockets, the bus between nodes, and
 //! agent presence.
 
+pub mod bus;
+
 use axum::Router;
 use tokio::task::JoinHandle;
 
 use crate::app::AppState;
 use crate::config::Config;
+use bus::Bus;
 
-pub struct Realtime {}
+pub struct Realtime {
+    pub bus: Bus,
+}
 
 impl Realtime {
     pub async fn new(
-        _config: &Config,
+        config: &Config,
         _redis: Option<redis::aio::ConnectionManager>,
     ) -> anyhow::Result<Self> {
-        Ok(Realtime {})
+        let bus = match &config.redis_url {
+            Some(url) => Bus::redis(url, &config.redis_prefix).await?,
+            None => Bus::local(),
+        };
+        Ok(Realtime { bus })
     }
 }
 

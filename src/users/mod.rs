@@ -1,3 +1,7 @@
-//! Users: the company's agents and admins.
+//! Users: the company's agents and admins, shared by both modes. Tickets are
+//! assigned to users; chat agents are users.
 
 pub mod routes;
+pub mod store;
+
+pub use store::User;

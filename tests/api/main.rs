@@ -3,4 +3,10 @@
 
 mod support;
 
+mod access;
+mod bus;
+mod chat;
+mod kb;
+mod outbound;
 mod platform;
+mod tickets;

@@ -1,0 +1,128 @@
+//! SQL for users. Creating a user emits `user.created` in the same
+//! transaction.
+
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::auth::Tenant;
+use crate::db::{Db, Tx};
+use crate::error::StoreError;
+use crate::time::{Timestamp, new_id};
+use crate::{events, on_db, on_tx};
+
+pub const ROLES: &[&str] = &["AGENT", "ADMIN"];
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[serde(rename_all = "camelCase")]
+pub struct User {
+    pub id: Uuid,
+    pub name: String,
+    pub email: String,
+    pub role: String,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+pub const COLUMNS: &str = "id, name, email, role, created_at, updated_at";
+
+pub struct NewUser {
+    /// Given when the id comes from outside (an agent console's presence).
+    pub id: Option<Uuid>,
+    pub name: String,
+    pub email: String,
+    pub role: String,
+}
+
+/// Creates a user and emits `user.created` (for `tenant`'s mode, the mode of
+/// the key that created it). A taken email is a Conflict.
+pub async fn create(db: &Db, tenant: &Tenant, new: NewUser) -> Result<User, StoreError> {
+    let mut tx = db.begin().await?;
+    let user = create_in(&mut tx, tenant, new).await?;
+    tx.commit().await?;
+    Ok(user)
+}
+
+/// `create` inside a caller's transaction.
+pub async fn create_in(tx: &mut Tx, tenant: &Tenant, new: NewUser) -> Result<User, StoreError> {
+    let now = Timestamp::now();
+    let sql = format!(
+        "INSERT INTO users (id, company_id, name, email, role, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING {COLUMNS}"
+    );
+    let user = on_tx!(tx, c => sqlx::query_as::<_, User>(sqlx::AssertSqlSafe(sql))
+        .bind(new.id.unwrap_or_else(new_id))
+        .bind(tenant.company_id)
+        .bind(&new.name)
+        .bind(&new.email)
+        .bind(&new.role)
+        .bind(now)
+        .fetch_one(c)
+        .await?);
+    let data = serde_json::to_value(&user).unwrap_or_default();
+    events::emit(tx, tenant, "user.created", data).await?;
+    Ok(user)
+}
+
+pub async fn find(db: &Db, company_id: Uuid, id: Uuid) -> Result<User, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM users WHERE id = $1 AND company_id = $2");
+    Ok(
+        on_db!(db, c => sqlx::query_as::<_, User>(sqlx::AssertSqlSafe(sql))
+        .bind(id).bind(company_id).fetch_one(c).await?),
+    )
+}
+
+/// The user `id` of the company, or a 400 on `field` ("assignedToId", …).
+pub async fn find_reference(
+    db: &Db,
+    company_id: Uuid,
+    id: Uuid,
+    field: &str,
+) -> Result<User, StoreError> {
+    match find(db, company_id, id).await {
+        Err(StoreError::NotFound) => Err(StoreError::InvalidReference {
+            field: field.into(),
+            message: "must be a user of this company".into(),
+        }),
+        other => other,
+    }
+}
+
+pub async fn list(
+    db: &Db,
+    company_id: Uuid,
+    limit: i64,
+    offset: i64,
+) -> Result<(Vec<User>, i64), StoreError> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM users WHERE company_id = $1 \
+         ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3"
+    );
+    let users = on_db!(db, c => sqlx::query_as::<_, User>(sqlx::AssertSqlSafe(sql))
+        .bind(company_id).bind(limit).bind(offset).fetch_all(c).await?);
+    let total = on_db!(db, c => sqlx::query_scalar::<_, i64>(
+        "SELECT COUNT(*) FROM users WHERE company_id = $1")
+        .bind(company_id).fetch_one(c).await?);
+    Ok((users, total))
+}
+
+/// Changes any of name, email, role; `None` keeps the current value.
+pub async fn update(
+    db: &Db,
+    company_id: Uuid,
+    id: Uuid,
+    name: Option<&str>,
+    email: Option<&str>,
+    role: Option<&str>,
+) -> Result<User, StoreError> {
+    let sql = format!(
+        "UPDATE users SET name = COALESCE($3, name), email = COALESCE($4, email), \
+         role = COALESCE($5, role), updated_at = $6 \
+         WHERE id = $1 AND company_id = $2 RETURNING {COLUMNS}"
+    );
+    let now = Timestamp::now();
+    Ok(
+        on_db!(db, c => sqlx::query_as::<_, User>(sqlx::AssertSqlSafe(sql))
+        .bind(id).bind(company_id).bind(name).bind(email).bind(role).bind(now)
+        .fetch_one(c).await?),
+    )
+}

@@ -1,0 +1,1 @@
+//! Integration tests of this area (see support for the harness).
