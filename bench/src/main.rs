@@ -1,0 +1,304 @@
+//! `sdbench all …`: seeds a fresh database, runs every scenario of the
+//! supportdesk benchmark with its baseline beside it, and writes the table
+//! (bench/run.sh prepares the database and calls it).
+//! `sdbench bare-server --bind ADDR`: the bare WebSocket broadcast baseline.
+
+mod bare;
+mod http;
+mod pgbench;
+mod process;
+mod report;
+mod scenarios;
+mod setup;
+mod stats;
+mod ws;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use clap::{Parser, Subcommand};
+
+use crate::http::Load;
+use crate::process::ServiceConfig;
+use crate::report::{Environment, Row};
+use crate::scenarios::Ctx;
+
+#[derive(Parser)]
+#[command(name = "sdbench", about = "supportdesk benchmark")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Seed and run the scenarios, write the report.
+    All(AllArgs),
+    /// The bare axum + tokio broadcast WebSocket server (baseline of scenario 5).
+    BareServer {
+        #[arg(long)]
+        bind: String,
+    },
+}
+
+#[derive(clap::Args)]
+struct AllArgs {
+    /// The service's release binary.
+    #[arg(long)]
+    service_bin: PathBuf,
+    /// A fresh, empty database (run.sh creates and drops it).
+    #[arg(long)]
+    database_url: String,
+    #[arg(long)]
+    redis_url: String,
+    #[arg(long)]
+    redis_prefix: String,
+    /// bench/sql: seeds and pgbench scripts.
+    #[arg(long)]
+    sql_dir: PathBuf,
+    /// Logs, pgbench logs, the service's data dir.
+    #[arg(long)]
+    out_dir: PathBuf,
+    /// Where to write the markdown report.
+    #[arg(long)]
+    results: PathBuf,
+    /// Hand-written profiling findings appended to the report.
+    #[arg(long)]
+    findings: Option<PathBuf>,
+    /// Connections (HTTP) and clients (pgbench) of the throughput scenarios.
+    #[arg(long, default_value_t = 16)]
+    conns: usize,
+    /// Warm-up of each slice (not measured).
+    #[arg(long, default_value_t = 1)]
+    warmup_secs: u64,
+    /// Measured seconds per side (service, baseline) of a throughput scenario.
+    #[arg(long, default_value_t = 20)]
+    duration_secs: u64,
+    /// The service and its baseline alternate in this many slices.
+    #[arg(long, default_value_t = 4)]
+    slices: u32,
+    #[arg(long, default_value_t = 10_000)]
+    sockets: usize,
+    #[arg(long, default_value_t = 1_000)]
+    idle_sockets: usize,
+    /// SUPPORTDESK_PRESENCE_TTL_SECS for scenario 7 (SPEC.md: 30).
+    #[arg(long, default_value_t = 30)]
+    presence_ttl: u64,
+    #[arg(long, default_value_t = 15)]
+    heartbeat_secs: u64,
+    #[arg(long, default_value_t = 2)]
+    heartbeat_rounds: u32,
+    /// Scenarios to run, e.g. `1,2,5` (default: all).
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<u32>,
+    #[arg(long, default_value = "unknown")]
+    commit: String,
+    #[arg(long, default_value = "bench/run.sh")]
+    command: String,
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    match cli.command {
+        Command::BareServer { bind } => runtime.block_on(bare::serve(&bind)),
+        Command::All(args) => runtime.block_on(all(args)),
+    }
+}
+
+async fn all(args: AllArgs) -> anyhow::Result<()> {
+    let started = Instant::now();
+    std::fs::create_dir_all(&args.out_dir)?;
+    eprintln!("== seeding {}", args.database_url);
+    let seed = setup::seed(&args.service_bin, &args.database_url, &args.sql_dir).await?;
+    let service = ServiceConfig {
+        bin: args.service_bin.clone(),
+        database_url: args.database_url.clone(),
+        redis_url: Some(args.redis_url.clone()),
+        redis_prefix: args.redis_prefix.clone(),
+        data_dir: args.out_dir.join("data"),
+        presence_ttl_secs: None,
+    };
+    let mut ctx = Ctx {
+        service,
+        database_url: args.database_url.clone(),
+        out_dir: args.out_dir.clone(),
+        sql_dir: args.sql_dir.clone(),
+        seed,
+        load: Load {
+            conns: args.conns,
+            warmup: Duration::from_secs(args.warmup_secs),
+            duration: Duration::from_secs(args.duration_secs),
+        },
+        slices: args.slices,
+        sockets: args.sockets,
+        idle_sockets: args.idle_sockets,
+        presence_ttl: args.presence_ttl,
+        heartbeat: Duration::from_secs(args.heartbeat_secs),
+        heartbeat_rounds: args.heartbeat_rounds,
+        rows: Vec::new(),
+        notes: Vec::new(),
+    };
+    let wanted = |n: u32| args.only.is_empty() || args.only.contains(&n);
+    // Scenario 2 reads the seeded tickets before scenario 1 adds to them.
+    let plan: [(u32, &str); 7] = [
+        (2, "GET /tickets"),
+        (1, "POST /tickets"),
+        (3, "authenticated cheap GET vs /healthz"),
+        (4, "KB search"),
+        (5, "WebSocket memory and fan-out"),
+        (6, "REST message -> socket"),
+        (7, "presence expiry"),
+    ];
+    for (n, name) in plan {
+        if !wanted(n) {
+            continue;
+        }
+        eprintln!(
+            "== scenario {n}: {name} ({:.0} s into the run)",
+            started.elapsed().as_secs_f64()
+        );
+        let result = match n {
+            1 => ctx.create_tickets().await,
+            2 => ctx.list_tickets().await,
+            3 => ctx.cheap_get().await,
+            4 => ctx.kb_search().await,
+            5 => ctx.websocket().await,
+            6 => ctx.message_to_socket().await,
+            _ => ctx.presence().await,
+        };
+        if let Err(e) = result {
+            eprintln!("  scenario {n} failed: {e:#}");
+            let reason: String = format!("failed: {e:#}")
+                .replace('|', "/")
+                .chars()
+                .take(200)
+                .collect();
+            ctx.rows.push(Row::not_run(
+                &format!("{n} {name}"),
+                "see the issue",
+                &reason,
+            ));
+        }
+    }
+    let mut rows = ctx.rows.clone();
+    rows.sort_by_key(|r| r.scenario.chars().next().unwrap_or('9'));
+
+    let env = Environment {
+        date: chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string(),
+        machine: machine().await,
+        versions: versions(&args).await,
+        commit: args.commit.clone(),
+        command: args.command.clone(),
+        duration_secs: started.elapsed().as_secs_f64(),
+        settings: format!(
+            "{} keep-alive HTTP/1.1 connections and {} pgbench clients (prepared protocol) per throughput run; service and baseline alternate in {} slices, each {} s warm-up + {} s measured ({} s measured per side); {} sockets (scenario 5), {} idle sockets (6); presence TTL {} s, heartbeats every {} s (7); seeded: {} tickets, {} KB articles, 50 companies; the service on Postgres + Redis unless stated",
+            args.conns,
+            args.conns,
+            args.slices,
+            args.warmup_secs,
+            args.duration_secs / args.slices.max(1) as u64,
+            args.duration_secs,
+            args.sockets,
+            args.idle_sockets,
+            args.presence_ttl,
+            args.heartbeat_secs,
+            ctx.seed.tickets.map_or("no".to_string(), |n| n.to_string()),
+            ctx.seed
+                .articles
+                .map_or("no".to_string(), |n| n.to_string()),
+        ),
+    };
+    let findings = match &args.findings {
+        Some(path) if path.exists() => Some(std::fs::read_to_string(path)?),
+        _ => None,
+    };
+    let document = report::document(&env, &rows, &ctx.notes, findings.as_deref());
+    report::write(&args.results, &document)?;
+    println!("{}", report::table(&rows));
+    eprintln!(
+        "== wrote {} ({:.0} s)",
+        args.results.display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+async fn command_output(program: &str, args: &[&str]) -> Option<String> {
+    let output = tokio::process::Command::new(program)
+        .args(args)
+        .output()
+        .await
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
+}
+
+async fn machine() -> String {
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split(':').nth(1))
+        .map(|m| m.trim().to_string())
+        .unwrap_or_else(|| "unknown CPU".into());
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let mem_kib: f64 = meminfo
+        .lines()
+        .find(|l| l.starts_with("MemTotal:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    let kernel = command_output("uname", &["-r"]).await.unwrap_or_default();
+    format!(
+        "{cores} cores (nproc), {model}, {:.1} GiB memory, Linux {kernel}",
+        mem_kib / 1024.0 / 1024.0
+    )
+}
+
+async fn versions(args: &AllArgs) -> String {
+    let rustc = command_output("rustc", &["--version"])
+        .await
+        .unwrap_or_else(|| "rustc ?".into());
+    let postgres = setup::psql(
+        &args.database_url,
+        setup::Sql::Text("SHOW server_version"),
+        &[],
+    )
+    .await
+    .unwrap_or_else(|_| "?".into());
+    let redis = redis_version(&args.redis_url)
+        .await
+        .unwrap_or_else(|| "?".into());
+    let pgbench = command_output("pgbench", &["--version"])
+        .await
+        .unwrap_or_default();
+    format!("{rustc}; PostgreSQL {postgres}; Redis {redis}; {pgbench}")
+}
+
+/// `INFO server` over a raw connection (no client library needed).
+async fn redis_version(url: &str) -> Option<String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let hostport = url
+        .trim_start_matches("redis://")
+        .split('/')
+        .next()?
+        .to_string();
+    let hostport = hostport.rsplit('@').next()?.to_string();
+    let mut stream = tokio::net::TcpStream::connect(hostport).await.ok()?;
+    stream.write_all(b"INFO server\r\n").await.ok()?;
+    let mut buf = vec![0u8; 8192];
+    let n = tokio::time::timeout(Duration::from_secs(2), stream.read(&mut buf))
+        .await
+        .ok()?
+        .ok()?;
+    let text = String::from_utf8_lossy(&buf[..n]);
+    text.lines()
+        .find(|l| l.starts_with("redis_version:"))
+        .map(|l| l.trim_start_matches("redis_version:").trim().to_string())
+}
