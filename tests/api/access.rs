@@ -211,27 +211,17 @@ async fn every_authentication_outcome(backend: Backend) {
     // Suspended company (a fresh key, and one already in the cache once the
     // suspension is announced).
     app.get("/entities", &acme.key).await.assert_status(200);
-    supportdesk::companies::store::set_suspended(&app.state.db, acme.company.id, true)
+    supportdesk::companies::set_suspended(&app.state, acme.company.id, true)
         .await
         .expect("suspend");
-    supportdesk::auth::cache::invalidate(
-        &app.state,
-        supportdesk::auth::cache::Invalidation::Company(acme.company.id),
-    )
-    .await;
     let fresh = app.key(acme.company.id, Mode::Live, ScopeSet::all()).await;
     for key in [&acme.key, &fresh] {
         let r = app.get("/entities", key).await;
         assert_message(&r, 403, "account_suspended", "Account is suspended");
     }
-    supportdesk::companies::store::set_suspended(&app.state.db, acme.company.id, false)
+    supportdesk::companies::set_suspended(&app.state, acme.company.id, false)
         .await
         .expect("reactivate");
-    supportdesk::auth::cache::invalidate(
-        &app.state,
-        supportdesk::auth::cache::Invalidation::Company(acme.company.id),
-    )
-    .await;
     app.get("/entities", &acme.key).await.assert_status(200);
 }
 
