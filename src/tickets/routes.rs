@@ -95,10 +95,10 @@ async fn list(
     let filter = TicketFilter {
         entity_id: v.uuid("entityId", query.entity_id.as_deref()),
         status: v
-            .one_of("status", query.status.as_deref(), STATUSES)
+            .one_of("status", non_empty(&query.status), STATUSES)
             .map(String::from),
         priority: v
-            .one_of("priority", query.priority.as_deref(), PRIORITIES)
+            .one_of("priority", non_empty(&query.priority), PRIORITIES)
             .map(String::from),
         assigned_to_id: v.uuid("assignedToId", query.assigned_to_id.as_deref()),
     };
@@ -106,6 +106,11 @@ async fn list(
     let page = page?;
     let (tickets, total) = store::list(&state.db, &principal.tenant, &filter, page).await?;
     Ok(Json(Paged::new(tickets, total, page)))
+}
+
+/// A query parameter given empty (`?status=`) counts as absent.
+fn non_empty(value: &Option<String>) -> Option<&str> {
+    value.as_deref().filter(|v| !v.is_empty())
 }
 
 async fn create(

@@ -113,6 +113,15 @@ async fn lists_with_filters_limits_and_stable_paging(backend: Backend) {
     assert_eq!(body["limit"], 100);
     assert_eq!(body["data"].as_array().expect("data").len(), 25);
 
+    // Empty filter values are no filter.
+    let r = app
+        .get(
+            "/tickets?status=&priority=&entityId=&assignedToId=",
+            &acme.key,
+        )
+        .await;
+    assert_eq!(r.assert_status(200)["total"], 25);
+
     // Each filter alone and every combination.
     let filters: [(&str, String); 4] = [
         ("entityId", acme.entity.id.to_string()),
