@@ -7,8 +7,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::model::{
-    Article, ArticleChanges, ArticleFilter, ArticleSummary, Category, NewArticle, SearchHit,
-    Status,
+    Article, ArticleChanges, ArticleFilter, ArticleSummary, Category, NewArticle, SearchHit, Status,
 };
 use super::{store, text};
 use crate::app::AppState;
@@ -66,10 +65,22 @@ fn slug_field(v: &mut Validator, value: Option<&str>) -> Option<String> {
 fn content_field(v: &mut Validator, value: Option<&str>) -> Option<String> {
     let content = value?;
     if content.chars().count() > CONTENT_MAX {
-        v.add("content", format!("must be at most {CONTENT_MAX} characters"));
+        v.add(
+            "content",
+            format!("must be at most {CONTENT_MAX} characters"),
+        );
         return None;
     }
     Some(content.to_string())
+}
+
+/// Postgres text cannot hold NUL: refuse it as input (a 400, not a 500).
+fn reject_nul(v: &mut Validator, fields: &[(&str, Option<&str>)]) {
+    for (field, value) in fields {
+        if value.is_some_and(|text| text.contains('\0')) {
+            v.add(field, "must not contain NUL characters");
+        }
+    }
 }
 
 /// Drafts are for editors: only a key with kb:write sees them.
@@ -176,6 +187,14 @@ async fn create_article(
     Json(body): Json<CreateArticle>,
 ) -> ApiResult<(StatusCode, Json<Article>)> {
     let mut v = Validator::new();
+    reject_nul(
+        &mut v,
+        &[
+            ("title", body.title.as_deref()),
+            ("content", body.content.as_deref()),
+            ("excerpt", body.excerpt.as_deref()),
+        ],
+    );
     let title = v.required("title", body.title.as_deref(), NAME_MAX);
     let entity = v.required_uuid("entityId", body.entity_id.as_deref());
     let category = v.uuid("categoryId", body.category_id.as_deref());
@@ -243,6 +262,18 @@ async fn update_article(
             "give at least one of: title, slug, content, excerpt, categoryId, isPublished",
         );
     }
+    let excerpt_text = match &body.excerpt {
+        Patch::Value(raw) => Some(raw.as_str()),
+        _ => None,
+    };
+    reject_nul(
+        &mut v,
+        &[
+            ("title", body.title.as_deref()),
+            ("content", body.content.as_deref()),
+            ("excerpt", excerpt_text),
+        ],
+    );
     let title = match body.title.as_deref() {
         Some(raw) => v.required("title", Some(raw), NAME_MAX),
         None => None,
@@ -357,6 +388,7 @@ async fn create_category(
     Json(body): Json<CreateCategory>,
 ) -> ApiResult<(StatusCode, Json<Category>)> {
     let mut v = Validator::new();
+    reject_nul(&mut v, &[("name", body.name.as_deref())]);
     let name = v.required("name", body.name.as_deref(), NAME_MAX);
     let entity = v.required_uuid("entityId", body.entity_id.as_deref());
     let slug = slug_field(&mut v, body.slug.as_deref());
@@ -402,6 +434,7 @@ async fn update_category(
     if body.name.is_none() && body.slug.is_none() {
         v.add("body", "give at least one of: name, slug");
     }
+    reject_nul(&mut v, &[("name", body.name.as_deref())]);
     let name = match body.name.as_deref() {
         Some(raw) => v.required("name", Some(raw), NAME_MAX),
         None => None,

@@ -238,10 +238,7 @@ pub async fn update_article(
     let (excerpt, excerpt_custom) = match (&changes.excerpt, &content_text) {
         (Some(Some(given)), _) => (given.clone(), true),
         (Some(None), Some(plain)) => (text::excerpt_of(plain), false),
-        (Some(None), None) => (
-            text::excerpt_of(&text::plain_text(&current.content)),
-            false,
-        ),
+        (Some(None), None) => (text::excerpt_of(&text::plain_text(&current.content)), false),
         (None, Some(plain)) if !current.excerpt_custom => (text::excerpt_of(plain), false),
         (None, _) => (current.excerpt.clone(), current.excerpt_custom),
     };
@@ -456,7 +453,8 @@ async fn free_slug(
 ) -> Result<String, StoreError> {
     // Every candidate starts with this (suffixes up to 6 characters).
     let stem = text::truncate_slug(base, text::SLUG_MAX - 6);
-    let sql = format!("SELECT slug FROM {table} WHERE entity_id = $1 AND mode = $2 AND slug LIKE $3");
+    let sql =
+        format!("SELECT slug FROM {table} WHERE entity_id = $1 AND mode = $2 AND slug LIKE $3");
     let taken: Vec<(String,)> = on_tx!(tx, c => sqlx::query_as(sqlx::AssertSqlSafe(sql))
         .bind(entity_id).bind(tenant.mode.as_str()).bind(format!("{stem}%"))
         .fetch_all(c).await?);
@@ -586,9 +584,12 @@ fn search_sql(
     };
     match backend {
         Backend::Postgres => {
-            let words = query
-                .postgres_words()
-                .map(|w| format!("websearch_to_tsquery('english', {})", args.push(Arg::Text(w))));
+            let words = query.postgres_words().map(|w| {
+                format!(
+                    "websearch_to_tsquery('english', {})",
+                    args.push(Arg::Text(w))
+                )
+            });
             let prefix = query
                 .postgres_prefix()
                 .map(|p| format!("to_tsquery('english', {})", args.push(Arg::Text(p))));

@@ -306,8 +306,14 @@ mod tests {
 
     #[test]
     fn slugs_are_lower_case_ascii_with_single_dashes() {
-        assert_eq!(slugify("Reset your Password!", "article"), "reset-your-password");
-        assert_eq!(slugify("  Über café -- crème  ", "article"), "uber-cafe-creme");
+        assert_eq!(
+            slugify("Reset your Password!", "article"),
+            "reset-your-password"
+        );
+        assert_eq!(
+            slugify("  Über café -- crème  ", "article"),
+            "uber-cafe-creme"
+        );
         assert_eq!(slugify("C++ & Rust: 2 ways", "article"), "c-rust-2-ways");
         assert_eq!(slugify("日本語", "article"), "article");
         let long = slugify(&"word ".repeat(60), "article");
