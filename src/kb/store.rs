@@ -453,6 +453,13 @@ async fn free_slug(
 ) -> Result<String, StoreError> {
     // Every candidate starts with this (suffixes up to 6 characters).
     let stem = text::truncate_slug(base, text::SLUG_MAX - 6);
+    if tx.backend() == Backend::Postgres {
+        // Creates of the same base slug in one entity take turns, so they
+        // do not pick the same free slug (SQLite's write lock does this).
+        let lock = format!("{table}:{entity_id}:{}:{stem}", tenant.mode.as_str());
+        on_tx!(tx, c => sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
+            .bind(lock).execute(c).await.map(|r| r.rows_affected()))?;
+    }
     let sql =
         format!("SELECT slug FROM {table} WHERE entity_id = $1 AND mode = $2 AND slug LIKE $3");
     let taken: Vec<(String,)> = on_tx!(tx, c => sqlx::query_as(sqlx::AssertSqlSafe(sql))

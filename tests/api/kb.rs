@@ -121,6 +121,22 @@ async fn creates_articles_with_slugs_and_excerpts(backend: Backend) {
         assert_eq!(r.body["details"][0]["field"], "slug", "{bad}");
     }
 
+    // Concurrent creates of one title all get their own slug.
+    let creates = (0..8).map(|_| {
+        let (app, entity) = (&app, &entity);
+        async move { create(app, key, json!({"title": "Same title", "entityId": entity})).await }
+    });
+    let mut slugs: Vec<String> = futures::future::join_all(creates)
+        .await
+        .iter()
+        .map(|a| field(a, "slug").to_string())
+        .collect();
+    slugs.sort();
+    let mut expected: Vec<String> = (2..=8).map(|n| format!("same-title-{n}")).collect();
+    expected.push("same-title".into());
+    expected.sort();
+    assert_eq!(slugs, expected);
+
     // Long and non-Latin titles still give valid slugs.
     let long = create(
         &app,
