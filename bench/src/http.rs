@@ -223,3 +223,71 @@ pub async fn run_load(
     }
     Ok(total)
 }
+
+/// An open-loop load: `rate` requests per second for `warmup + duration`,
+/// spread over `conns` connections (request k on connection k % conns at
+/// start + k / rate). Latency counts from the scheduled time, so a request
+/// delayed behind a slow one is charged for its wait (no coordinated
+/// omission).
+pub async fn run_rate(
+    addr: SocketAddr,
+    load: Load,
+    rate: f64,
+    expect: StatusCode,
+    make: MakeRequest,
+) -> anyhow::Result<Throughput> {
+    let start = tokio::time::Instant::now() + Duration::from_millis(50);
+    let total = ((load.warmup + load.duration).as_secs_f64() * rate) as u64;
+    let warm = (load.warmup.as_secs_f64() * rate) as u64;
+    let conns = load.conns as u64;
+    let mut tasks = Vec::new();
+    for c in 0..conns {
+        let make = make.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut hist = stats::histogram();
+            let (mut ok, mut errors, mut first_error) = (0u64, 0u64, None::<String>);
+            let mut conn = Conn::open(c as usize, addr).await?;
+            let mut k = c;
+            while k < total {
+                let due = start + Duration::from_secs_f64(k as f64 / rate);
+                tokio::time::sleep_until(due).await;
+                let req = make(k);
+                let result = conn.send(&req).await;
+                let micros = due.elapsed().as_micros() as u64;
+                let counted = k >= warm;
+                match result {
+                    Ok((status, _)) if status == expect => {
+                        if counted {
+                            ok += 1;
+                            stats::record(&mut hist, micros);
+                        }
+                    }
+                    Ok((status, _)) => {
+                        errors += u64::from(counted);
+                        first_error.get_or_insert_with(|| format!("{} -> {status}", req.path));
+                    }
+                    Err(e) => {
+                        errors += u64::from(counted);
+                        first_error.get_or_insert_with(|| format!("{e:#}"));
+                        conn = Conn::open(c as usize, addr).await?;
+                    }
+                }
+                k += conns;
+            }
+            anyhow::Ok((hist, ok, errors, first_error))
+        }));
+    }
+    let mut total_t = Throughput::empty();
+    total_t.secs = load.duration.as_secs_f64();
+    for task in tasks {
+        let (hist, ok, errors, first_error) = task.await??;
+        total_t.merge(Throughput {
+            ok,
+            errors,
+            secs: 0.0,
+            hist,
+            first_error,
+        });
+    }
+    Ok(total_t)
+}
