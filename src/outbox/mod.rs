@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
+use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 use uuid::Uuid;
 
@@ -32,8 +33,12 @@ use store::JobOutcome;
 
 /// How often an idle worker looks for due work.
 const POLL_INTERVAL: Duration = Duration::from_millis(500);
-/// Most rows one step claims per table (and sends concurrently).
+/// Most rows one `run_due` step claims per table (and sends concurrently).
 const BATCH: i64 = 16;
+/// Most items a node's worker has in flight at once.
+const CONCURRENCY: usize = 32;
+/// How long a stopping worker waits for its in-flight items.
+const DRAIN: Duration = Duration::from_secs(8);
 /// Lease of an email job: longer than the SMTP timeout.
 const EMAIL_LEASE: Duration = Duration::from_secs(120);
 
@@ -100,64 +105,130 @@ pub async fn enqueue(
     store::insert(tx, kind, tenant, &payload, run_at).await
 }
 
-/// One step of the worker: claims and runs every due delivery and email
-/// (up to a batch of each). Returns how many it ran; store errors are
-/// logged and count as nothing done.
-pub async fn run_due(state: &AppState) -> usize {
-    let (deliveries, emails) = tokio::join!(
-        crate::webhooks::worker::deliver_due(state),
-        send_due_emails(state)
-    );
-    let mut done = 0;
-    for (what, result) in [("webhook deliveries", deliveries), ("emails", emails)] {
-        match result {
-            Ok(n) => done += n,
-            Err(err) => tracing::warn!(error = %err, "outbox: could not claim {what}"),
+/// One claimed piece of work.
+enum Work {
+    Delivery(crate::webhooks::store::deliveries::Claimed),
+    Email(store::Job),
+}
+
+/// Claims up to `limit` due items, `deliveries_first` or emails first (the
+/// worker alternates, so neither kind starves the other).
+async fn claim(state: &AppState, limit: i64, deliveries_first: bool) -> Vec<Work> {
+    let mut work = Vec::new();
+    for deliveries in [deliveries_first, !deliveries_first] {
+        let room = limit - work.len() as i64;
+        if room <= 0 {
+            break;
+        }
+        let claimed = if deliveries {
+            crate::webhooks::worker::claim(state, room)
+                .await
+                .map(|rows| rows.into_iter().map(Work::Delivery).collect::<Vec<_>>())
+        } else {
+            claim_emails(state, room)
+                .await
+                .map(|rows| rows.into_iter().map(Work::Email).collect())
+        };
+        match claimed {
+            Ok(rows) => work.extend(rows),
+            Err(err) => tracing::warn!(error = %err, "outbox: could not claim work"),
         }
     }
-    done
+    work
 }
 
-/// Starts this node's outbox worker; it stops when `state.shutdown` flips.
+async fn run(state: &AppState, work: Work) {
+    match work {
+        Work::Delivery(claim) => crate::webhooks::worker::run(state, claim).await,
+        Work::Email(job) => run_email(state, job).await,
+    }
+}
+
+/// One step of the worker: claims every due delivery and email (up to a
+/// batch of each), runs them concurrently and waits for them. Returns how
+/// many it ran; store errors are logged and count as nothing done.
+pub async fn run_due(state: &AppState) -> usize {
+    let (deliveries, emails) = tokio::join!(
+        crate::webhooks::worker::claim(state, BATCH),
+        claim_emails(state, BATCH)
+    );
+    let mut work = Vec::new();
+    match deliveries {
+        Ok(rows) => work.extend(rows.into_iter().map(Work::Delivery)),
+        Err(err) => tracing::warn!(error = %err, "outbox: could not claim deliveries"),
+    }
+    match emails {
+        Ok(jobs) => work.extend(jobs.into_iter().map(Work::Email)),
+        Err(err) => tracing::warn!(error = %err, "outbox: could not claim emails"),
+    }
+    let count = work.len();
+    futures::future::join_all(work.into_iter().map(|w| run(state, w))).await;
+    count
+}
+
+/// Starts this node's outbox worker: a loop that keeps up to `CONCURRENCY`
+/// items in flight (a slow endpoint holds one slot, not a whole batch),
+/// polls every 0.5 s when idle, and on shutdown stops claiming and lets
+/// in-flight items finish (briefly; an unfinished one is retried after its
+/// lease by any node).
 pub fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {
-    let state = state.clone();
-    vec![tokio::spawn(async move {
-        let mut shutdown = state.shutdown.clone();
-        while !*shutdown.borrow() {
-            if run_due(&state).await > 0 {
-                continue;
-            }
+    vec![tokio::spawn(worker_loop(state.clone()))]
+}
+
+async fn worker_loop(state: AppState) {
+    let slots = Arc::new(Semaphore::new(CONCURRENCY));
+    let mut shutdown = state.shutdown.clone();
+    let mut deliveries_first = true;
+    while !*shutdown.borrow() {
+        let free = slots.available_permits();
+        if free == 0 {
+            // Every slot is busy: wait for one to free up.
             tokio::select! {
-                _ = tokio::time::sleep(POLL_INTERVAL) => {}
+                permit = slots.acquire() => drop(permit),
                 changed = shutdown.changed() => if changed.is_err() { break },
             }
+            continue;
         }
-    })]
+        let work = claim(&state, free as i64, deliveries_first).await;
+        deliveries_first = !deliveries_first;
+        let claimed = work.len();
+        for item in work {
+            let Ok(permit) = slots.clone().try_acquire_owned() else {
+                break; // cannot happen: only this loop takes permits
+            };
+            let state = state.clone();
+            tokio::spawn(async move {
+                run(&state, item).await;
+                drop(permit);
+            });
+        }
+        if claimed == free {
+            continue; // maybe more is due
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(POLL_INTERVAL) => {}
+            changed = shutdown.changed() => if changed.is_err() { break },
+        }
+    }
+    let all = u32::try_from(CONCURRENCY).unwrap_or(u32::MAX);
+    let _ = tokio::time::timeout(DRAIN, slots.acquire_many(all)).await;
 }
 
-async fn send_due_emails(state: &AppState) -> Result<usize, StoreError> {
+async fn claim_emails(state: &AppState, limit: i64) -> Result<Vec<store::Job>, StoreError> {
     let now = Timestamp::now();
-    let jobs =
-        store::claim_due(&state.db, mail::JOB_KIND, now, now.plus(EMAIL_LEASE), BATCH).await?;
-    let count = jobs.len();
-    let outbound = Arc::clone(&state.outbound);
-    futures::future::join_all(jobs.into_iter().map(|job| {
-        let outbound = Arc::clone(&outbound);
-        let db = state.db.clone();
-        async move {
-            let outcome = send_email(&outbound, &job).await;
-            if let JobOutcome::Retry { error, .. } | JobOutcome::Failed { error } = &outcome {
-                tracing::warn!(job = %job.id, attempt = job.attempts + 1, %error, "email not sent");
-            }
-            match store::finish(&db, &job, &outcome).await {
-                Ok(true) => {}
-                Ok(false) => tracing::warn!(job = %job.id, "email job lease lost"),
-                Err(err) => tracing::warn!(job = %job.id, error = %err, "email job not recorded"),
-            }
-        }
-    }))
-    .await;
-    Ok(count)
+    store::claim_due(&state.db, mail::JOB_KIND, now, now.plus(EMAIL_LEASE), limit).await
+}
+
+async fn run_email(state: &AppState, job: store::Job) {
+    let outcome = send_email(&state.outbound, &job).await;
+    if let JobOutcome::Retry { error, .. } | JobOutcome::Failed { error } = &outcome {
+        tracing::warn!(job = %job.id, attempt = job.attempts + 1, %error, "email not sent");
+    }
+    match store::finish(&state.db, &job, &outcome).await {
+        Ok(true) => {}
+        Ok(false) => tracing::warn!(job = %job.id, "email job lease lost"),
+        Err(err) => tracing::warn!(job = %job.id, error = %err, "email job not recorded"),
+    }
 }
 
 async fn send_email(outbound: &Outbound, job: &store::Job) -> JobOutcome {

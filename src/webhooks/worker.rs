@@ -15,25 +15,23 @@ use crate::error::StoreError;
 use crate::outbox::Outbound;
 use crate::time::Timestamp;
 
-/// Most deliveries one step claims (and sends concurrently).
-const BATCH: i64 = 16;
 /// How long a webhook may fail without a single success before it is disabled.
 pub const DISABLE_AFTER: Duration = Duration::from_secs(24 * 3600);
 
-/// Claims and sends every due delivery (up to a batch); returns how many.
-pub async fn deliver_due(state: &AppState) -> Result<usize, StoreError> {
+/// Claims up to `limit` due deliveries for this worker, leased for
+/// `outbound.lease`.
+pub async fn claim(state: &AppState, limit: i64) -> Result<Vec<Claimed>, StoreError> {
     let now = Timestamp::now();
     let lease = now.plus(state.outbound.lease);
-    let claimed = deliveries::claim_due(&state.db, now, lease, BATCH).await?;
-    let count = claimed.len();
-    futures::future::join_all(claimed.into_iter().map(|claim| async move {
-        if let Err(err) = deliver(state, &claim).await {
-            // The lease lapses and another attempt is made: nothing is lost.
-            tracing::warn!(delivery = %claim.id, error = %err, "webhook delivery not recorded");
-        }
-    }))
-    .await;
-    Ok(count)
+    deliveries::claim_due(&state.db, now, lease, limit).await
+}
+
+/// Sends one claimed delivery and records the attempt. A store error is
+/// logged: the lease then lapses and the delivery is tried again.
+pub async fn run(state: &AppState, claim: Claimed) {
+    if let Err(err) = deliver(state, &claim).await {
+        tracing::warn!(delivery = %claim.id, error = %err, "webhook delivery not recorded");
+    }
 }
 
 async fn deliver(state: &AppState, claim: &Claimed) -> Result<(), StoreError> {

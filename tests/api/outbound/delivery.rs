@@ -23,6 +23,7 @@ backend_tests!(
     rolled_back_change_delivers_nothing,
     gone_disables_at_once_and_a_day_of_failures_disables,
     test_ping_and_manual_redelivery,
+    a_hanging_endpoint_does_not_hold_up_others,
 );
 
 async fn subscribed_event_arrives_signed(backend: Backend) {
@@ -546,4 +547,45 @@ async fn test_ping_and_manual_redelivery(backend: Backend) {
     app.post(&format!("/company/webhooks/{id}/test"), key, json!({}))
         .await
         .assert_error(409, "conflict");
+}
+
+async fn a_hanging_endpoint_does_not_hold_up_others(backend: Backend) {
+    // The background worker keeps other deliveries moving while one
+    // endpoint hangs (it holds one slot, not the whole worker).
+    let app = TestApp::spawn_with(backend, |c| c.webhook_timeout = Duration::from_secs(60)).await;
+    let acme = app.company().await;
+    let slow = Receiver::start(|_| Reply::Hang).await;
+    let fast = Receiver::always(200).await;
+    let tenant = tenant(&acme, Mode::Test);
+    create_webhook(&app, &acme.key, &slow.url("/"), &["ticket.created"]).await;
+    create_webhook(&app, &acme.key, &fast.url("/"), &["user.created"]).await;
+
+    let mut tx = app.state.db.begin().await.expect("begin");
+    supportdesk::events::emit(
+        &mut tx,
+        &tenant,
+        "ticket.created",
+        json!({"subject": "slow"}),
+    )
+    .await
+    .expect("emit");
+    tx.commit().await.expect("commit");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while slow.count() == 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "slow endpoint never called"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    create_user(&app, &tenant, "Fast").await;
+    while fast.count() == 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the hanging endpoint held up the other delivery"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(slow.count(), 1);
 }

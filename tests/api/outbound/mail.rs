@@ -19,11 +19,14 @@ backend_tests!(
     unsendable_email_is_retried_then_failed,
 );
 
-/// An in-process SMTP sink that keeps (recipients, raw message) pairs.
+/// Recipients and the raw message.
+type Received = (Vec<String>, Vec<u8>);
+
+/// An in-process SMTP sink that keeps every message it receives.
 #[derive(Clone, Default)]
 struct Sink {
-    received: Arc<Mutex<Vec<(Vec<String>, Vec<u8>)>>>,
-    current: Arc<Mutex<(Vec<String>, Vec<u8>)>>,
+    received: Arc<Mutex<Vec<Received>>>,
+    current: Arc<Mutex<Received>>,
 }
 
 impl Handler for Sink {
