@@ -10,6 +10,9 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use reqwest::Url;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
+/// How long saving a URL waits for its DNS answer.
+const LOOKUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// Why a URL or an address is refused.
 pub const BLOCKED: &str = "must not point to a loopback, private, link-local or reserved address";
 
@@ -77,7 +80,8 @@ pub fn literal_ip(url: &Url) -> Option<IpAddr> {
 
 /// The check made when a URL is saved: a literal IP must be public, and a
 /// host name that resolves now must resolve only to public addresses. A name
-/// that does not resolve yet is accepted; delivery checks it again.
+/// that does not resolve yet (or not within 3 s) is accepted; delivery
+/// checks it again.
 pub async fn check_url(url: &Url, allow_private: bool) -> Result<(), &'static str> {
     if allow_private {
         return Ok(());
@@ -93,8 +97,9 @@ pub async fn check_url(url: &Url, allow_private: bool) -> Result<(), &'static st
         return Err("must have a host");
     };
     let port = url.port_or_known_default().unwrap_or(443);
-    match tokio::net::lookup_host((host, port)).await {
-        Ok(addrs) => {
+    let lookup = tokio::net::lookup_host((host, port));
+    match tokio::time::timeout(LOOKUP_TIMEOUT, lookup).await {
+        Ok(Ok(addrs)) => {
             let addrs: Vec<SocketAddr> = addrs.collect();
             if addrs.iter().any(|a| is_forbidden(a.ip())) {
                 Err(BLOCKED)
@@ -102,7 +107,7 @@ pub async fn check_url(url: &Url, allow_private: bool) -> Result<(), &'static st
                 Ok(())
             }
         }
-        Err(_) => Ok(()),
+        Ok(Err(_)) | Err(_) => Ok(()),
     }
 }
 

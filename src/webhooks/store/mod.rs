@@ -123,8 +123,8 @@ pub struct WebhookChanges {
     pub is_active: Option<bool>,
 }
 
-/// Applies `changes`. Re-activating clears `disabledReason` and the
-/// failure run, so the 24-hour clock starts again.
+/// Applies `changes`. Re-activating clears `disabledReason`; re-activating
+/// or a new URL clears the failure run, so the 24-hour clock starts again.
 pub async fn update(
     db: &Db,
     tenant: &Tenant,
@@ -135,7 +135,7 @@ pub async fn update(
         "UPDATE webhooks SET name = COALESCE($4, name), url = COALESCE($5, url), \
          events = COALESCE($6, events), is_active = COALESCE($7, is_active), \
          disabled_reason = CASE WHEN $7 IS NULL THEN disabled_reason ELSE NULL END, \
-         failing_since = CASE WHEN $7 THEN NULL ELSE failing_since END, \
+         failing_since = CASE WHEN $7 OR $5 IS NOT NULL THEN NULL ELSE failing_since END, \
          updated_at = $8 \
          WHERE id = $1 AND company_id = $2 AND mode = $3 RETURNING {COLUMNS}"
     );

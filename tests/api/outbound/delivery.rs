@@ -234,6 +234,15 @@ async fn always_failing_receiver_gets_exactly_five_attempts(backend: Backend) {
     let got = got.assert_status(200);
     assert!(got["failingSince"].is_string());
     assert_eq!(got["isActive"], true);
+    // A new URL starts a fresh failure run.
+    let r = app
+        .patch(
+            &format!("/company/webhooks/{webhook}"),
+            &acme.key,
+            json!({"url": receiver.url("/new")}),
+        )
+        .await;
+    assert!(r.assert_status(200)["failingSince"].is_null());
     // Status filter on the log.
     let r = app
         .get(
