@@ -262,7 +262,7 @@ async fn always_failing_receiver_gets_exactly_five_attempts(backend: Backend) {
 async fn hanging_and_redirecting_receivers_count_as_failures(backend: Backend) {
     let app = TestApp::spawn_with(backend, |c| {
         support::fast_retries(c);
-        c.webhook_timeout = Duration::from_millis(500);
+        c.webhook_timeout = Duration::from_secs(1);
     })
     .await;
     let acme = app.company().await;
