@@ -13,7 +13,8 @@
 # Environment: BENCH_PG (default postgres://postgres@127.0.0.1:5432),
 # BENCH_REDIS (default redis://127.0.0.1:6379), CARGO_TARGET_DIR (the
 # service's build, default ./target), BENCH_TARGET_DIR (the load generator's,
-# default bench/target), BENCH_KEEP_DB=1 keeps the database for inspection.
+# default bench/target), BENCH_KEEP_DB=1 keeps the database for inspection,
+# BENCH_SERVICE_BIN=path runs that service binary instead of building one.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -44,9 +45,15 @@ hard=$(ulimit -Hn)
 if [[ "$hard" == unlimited ]]; then ulimit -n 65536; else ulimit -n "$hard"; fi
 say "open-file limit $(ulimit -n)"
 
-say "building the service (release)"
-service_target=${CARGO_TARGET_DIR:-$root/target}
-CARGO_TARGET_DIR="$service_target" cargo build --release --quiet --bin supportdesk
+if [[ -n "${BENCH_SERVICE_BIN:-}" ]]; then
+    service_bin=$BENCH_SERVICE_BIN
+    say "using the service binary $service_bin"
+else
+    say "building the service (release)"
+    service_target=${CARGO_TARGET_DIR:-$root/target}
+    CARGO_TARGET_DIR="$service_target" cargo build --release --quiet --bin supportdesk
+    service_bin=$service_target/release/supportdesk
+fi
 say "building the load generator (release)"
 bench_target=${BENCH_TARGET_DIR:-$root/bench/target}
 CARGO_TARGET_DIR="$bench_target" cargo build --release --quiet --manifest-path "$root/bench/Cargo.toml"
@@ -66,7 +73,7 @@ psql "$pg_base/postgres" -qtAc "CREATE DATABASE $db" >/dev/null
 
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 "$bench_target/release/sdbench" all \
-    --service-bin "$service_target/release/supportdesk" \
+    --service-bin "$service_bin" \
     --database-url "$pg_base/$db" \
     --redis-url "$redis_url" \
     --redis-prefix "$prefix" \

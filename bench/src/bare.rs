@@ -2,7 +2,10 @@
 //! channel, nothing else (no auth, no store, no per-socket queue). It speaks
 //! just enough of the service's protocol for the same client: a subscribe
 //! frame gets `{"type":"subscribed"}`, and `POST /publish` broadcasts its body
-//! as one text frame to every socket.
+//! as one text frame to every socket. Its sockets get the same buffer sizes
+//! as the service's (src/realtime/ws.rs), so memory and speed compare the
+//! machinery, not the buffer settings (axum's defaults cost ~134 KiB per
+//! idle socket).
 
 use axum::Router;
 use axum::body::Bytes;
@@ -40,7 +43,12 @@ async fn publish(State(hub): State<Hub>, body: Bytes) -> impl IntoResponse {
 }
 
 async fn upgrade(State(hub): State<Hub>, ws: WebSocketUpgrade) -> impl IntoResponse {
-    ws.on_upgrade(move |socket| run(socket, hub.tx.subscribe()))
+    ws.read_buffer_size(4096)
+        .write_buffer_size(4096)
+        .max_write_buffer_size(256 * 1024)
+        .max_message_size(64 * 1024)
+        .max_frame_size(64 * 1024)
+        .on_upgrade(move |socket| run(socket, hub.tx.subscribe()))
 }
 
 async fn run(mut socket: WebSocket, mut rx: broadcast::Receiver<Utf8Bytes>) {

@@ -39,6 +39,25 @@ enum Command {
         #[arg(long)]
         bind: String,
     },
+    /// One closed-loop HTTP load against a running server (for profiling:
+    /// run `perf record -p <service pid>` meanwhile).
+    Load {
+        /// e.g. 127.0.0.1:8080
+        #[arg(long)]
+        addr: std::net::SocketAddr,
+        /// Path and query, e.g. `/api/v1/tickets?status=OPEN`.
+        #[arg(long)]
+        path: String,
+        #[arg(long)]
+        key: Option<String>,
+        /// A JSON body makes it a POST.
+        #[arg(long)]
+        body: Option<String>,
+        #[arg(long, default_value_t = 16)]
+        conns: usize,
+        #[arg(long, default_value_t = 10)]
+        secs: u64,
+    },
 }
 
 #[derive(clap::Args)]
@@ -105,6 +124,47 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::BareServer { bind } => runtime.block_on(bare::serve(&bind)),
         Command::All(args) => runtime.block_on(all(args)),
+        Command::Load {
+            addr,
+            path,
+            key,
+            body,
+            conns,
+            secs,
+        } => runtime.block_on(async move {
+            let body: Option<serde_json::Value> =
+                body.map(|b| serde_json::from_str(&b)).transpose()?;
+            let expect = if body.is_some() {
+                hyper::StatusCode::CREATED
+            } else {
+                hyper::StatusCode::OK
+            };
+            let make: http::MakeRequest = std::sync::Arc::new(move |_| {
+                let req = match &body {
+                    Some(body) => http::Req::post_json(&path, body),
+                    None => http::Req::get(&path),
+                };
+                match &key {
+                    Some(key) => req.key(key),
+                    None => req,
+                }
+            });
+            let load = Load {
+                conns,
+                warmup: Duration::from_secs(1),
+                duration: Duration::from_secs(secs),
+            };
+            let t = http::run_load(addr, load, expect, make).await?;
+            println!(
+                "{:.0} req/s, p50 {} p99 {}, {} errors {:?}",
+                t.rate(),
+                stats::fmt_ms(t.p50_ms()),
+                stats::fmt_ms(t.p99_ms()),
+                t.errors,
+                t.first_error
+            );
+            Ok(())
+        }),
     }
 }
 
