@@ -28,6 +28,8 @@ async fn company_profile_is_read_and_patched(backend: Backend) {
     assert_eq!(initial["name"], "Acme");
     assert_eq!(initial["timezone"], "UTC");
 
+    // Timestamps have millisecond resolution: let the clock move on.
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     let r = app
         .patch("/settings", key, json!({"timezone": "Europe/Paris"}))
         .await;
@@ -131,6 +133,7 @@ async fn rules_are_replaced_and_listed(backend: Backend) {
     // second, add a new one.
     let mut kept = first.clone();
     kept["name"] = json!("Urgent, unassigned");
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     let replaced = put_rules(
         &app,
         key,
