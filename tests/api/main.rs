@@ -9,4 +9,5 @@ mod chat;
 mod kb;
 mod outbound;
 mod platform;
+mod rules;
 mod tickets;
