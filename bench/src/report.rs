@@ -9,6 +9,8 @@ pub enum Verdict {
     Missed,
     /// The scenario could not run (reason in the row's notes).
     NotRun,
+    /// A figure for context, without a target.
+    Info,
 }
 
 impl Verdict {
@@ -17,6 +19,7 @@ impl Verdict {
             Verdict::Met => "met",
             Verdict::Missed => "**missed**",
             Verdict::NotRun => "not run",
+            Verdict::Info => "–",
         }
     }
 }
