@@ -19,6 +19,7 @@ pub mod token;
 pub mod ws;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::Router;
@@ -42,6 +43,10 @@ use token::TokenKey;
 /// How often each node claims expired presence (announced within 2 s).
 pub const SWEEP_INTERVAL: Duration = Duration::from_millis(500);
 
+/// A socket silent this long is pinged; silent for `DEAD_AFTER`, dropped.
+pub const PING_INTERVAL: Duration = Duration::from_secs(25);
+pub const DEAD_AFTER: Duration = Duration::from_secs(60);
+
 /// Name of the server secret that signs socket and visitor tokens.
 const TOKEN_SECRET: &str = "socket-tokens";
 
@@ -50,6 +55,8 @@ pub struct Realtime {
     pub hub: Arc<Hub>,
     pub presence: Presence,
     tokens: OnceCell<TokenKey>,
+    /// Ping interval and dead-peer limit in milliseconds (tests shorten them).
+    keepalive: (AtomicU64, AtomicU64),
 }
 
 impl Realtime {
@@ -70,6 +77,10 @@ impl Realtime {
             hub: Arc::new(Hub::default()),
             presence,
             tokens: OnceCell::new(),
+            keepalive: (
+                AtomicU64::new(PING_INTERVAL.as_millis() as u64),
+                AtomicU64::new(DEAD_AFTER.as_millis() as u64),
+            ),
         })
     }
 
@@ -127,6 +138,25 @@ impl Realtime {
         };
         self.publish(topic, None, presence_frame(agent, online))
             .await;
+    }
+
+    /// How often an idle socket is pinged, and after how long without any
+    /// frame from the peer it is dropped. Applies to sockets opened later.
+    pub fn set_keepalive(&self, ping_interval: Duration, dead_after: Duration) {
+        let millis = |d: Duration| (d.as_millis() as u64).max(1);
+        self.keepalive
+            .0
+            .store(millis(ping_interval), Ordering::Relaxed);
+        self.keepalive
+            .1
+            .store(millis(dead_after), Ordering::Relaxed);
+    }
+
+    pub fn keepalive(&self) -> (Duration, Duration) {
+        (
+            Duration::from_millis(self.keepalive.0.load(Ordering::Relaxed)),
+            Duration::from_millis(self.keepalive.1.load(Ordering::Relaxed)),
+        )
     }
 
     /// The signing key of socket and visitor tokens (loaded once per node).

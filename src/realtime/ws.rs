@@ -39,9 +39,6 @@ const WRITE_BUFFER: usize = 4096;
 const MAX_MESSAGE: usize = 64 * 1024;
 /// Must hold the write buffer plus the largest frame we send.
 const MAX_WRITE_BUFFER: usize = 256 * 1024;
-/// A socket silent this long is pinged; silent for `DEAD_AFTER`, dropped.
-pub const PING_INTERVAL: Duration = Duration::from_secs(25);
-pub const DEAD_AFTER: Duration = Duration::from_secs(60);
 /// A write that takes longer than this means the peer stopped reading.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -178,9 +175,10 @@ async fn run(state: AppState, credential: Credential, ws: WebSocket) {
 
 impl Socket {
     async fn serve(&mut self) -> Stop {
+        let (ping_interval, dead_after) = self.state.realtime.keepalive();
         let mut last_heard = Instant::now();
-        let start = tokio::time::Instant::now() + PING_INTERVAL;
-        let mut ticker = tokio::time::interval_at(start, PING_INTERVAL);
+        let start = tokio::time::Instant::now() + ping_interval;
+        let mut ticker = tokio::time::interval_at(start, ping_interval);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             let event = tokio::select! {
@@ -197,7 +195,10 @@ impl Socket {
                 Event::Incoming(incoming) => {
                     last_heard = Instant::now();
                     match incoming {
-                        Some(Ok(Message::Text(text))) => self.on_text(&text).await,
+                        // Boxed: handling a frame awaits store queries whose
+                        // futures are large; inline they would grow every idle
+                        // socket's task by kilobytes.
+                        Some(Ok(Message::Text(text))) => Box::pin(self.on_text(&text)).await,
                         Some(Ok(Message::Binary(_))) => {
                             let frame =
                                 protocol::error(None, "invalid_json", "Frames must be JSON text");
@@ -211,9 +212,9 @@ impl Socket {
                 Event::Queued(None) => Err(Stop::Gone),
                 Event::Tick => {
                     let silent = last_heard.elapsed();
-                    if silent >= DEAD_AFTER {
+                    if silent >= dead_after {
                         Err(Stop::Gone)
-                    } else if silent >= PING_INTERVAL {
+                    } else if silent >= ping_interval {
                         self.send(Message::Ping(Default::default())).await
                     } else {
                         Ok(())

@@ -21,6 +21,7 @@ backend_tests!(
     a_socket_that_stops_reading_is_closed,
     a_thousand_sockets_each_receive_the_message,
     shutdown_closes_sockets,
+    idle_sockets_are_pinged_and_dead_ones_dropped,
 );
 
 async fn two_nodes_share_messages_and_presence(backend: Backend) {
@@ -211,4 +212,34 @@ async fn shutdown_closes_sockets(backend: Backend) {
         .await
         .expect("the server stops with a socket open");
     eventually("the socket is gone", || async { hub.connections() == 0 }).await;
+}
+
+async fn idle_sockets_are_pinged_and_dead_ones_dropped(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    app.state
+        .realtime
+        .set_keepalive(Duration::from_millis(200), Duration::from_millis(700));
+    let acme = app.company().await;
+    let hub = app.state.realtime.hub.clone();
+    let mut alive = Client::key(&app, &acme.key).await;
+    let mut dead = Client::key(&app, &acme.key).await;
+    dead.subscribe("presence").await;
+    alive.subscribe("presence").await;
+
+    // The live client keeps reading (answering pings, as browsers do); the
+    // dead one reads nothing more after subscribing.
+    let mut pings = 0;
+    let until = tokio::time::Instant::now() + Duration::from_millis(1500);
+    while let Ok(Some(Ok(frame))) = tokio::time::timeout_at(until, alive.ws.next()).await {
+        if matches!(frame, Message::Ping(_)) {
+            pings += 1;
+        }
+    }
+    assert!(pings >= 1, "an idle socket is pinged");
+    eventually("the dead socket is dropped", || async {
+        hub.connections() == 1
+    })
+    .await;
+    alive.assert_nothing_before_pong().await;
+    drop(dead);
 }
