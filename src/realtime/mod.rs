@@ -247,26 +247,35 @@ async fn run_sweeper(state: AppState) {
     let mut shutdown = state.shutdown.clone();
     let mut ticker = tokio::time::interval(SWEEP_INTERVAL);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut failing = false;
     loop {
         tokio::select! {
-            _ = ticker.tick() => sweep_once(&state).await,
+            _ = ticker.tick() => match sweep_once(&state).await {
+                Ok(()) if failing => {
+                    tracing::info!("presence sweep works again");
+                    failing = false;
+                }
+                Ok(()) => {}
+                // Logged once per outage, not twice a second.
+                Err(err) if !failing => {
+                    tracing::warn!(error = %err, "presence sweep failed; retrying");
+                    failing = true;
+                }
+                Err(_) => {}
+            },
             _ = ws::stopping(&mut shutdown) => return,
         }
     }
 }
 
-/// One sweep: announces every agent whose presence expired (public so a
-/// test can drive it).
-pub async fn sweep_once(state: &AppState) {
-    match state.realtime.presence.sweep().await {
-        Ok(expired) => {
-            for (tenant, agent) in expired {
-                state
-                    .realtime
-                    .presence_changed(&tenant, Some(&agent), None)
-                    .await;
-            }
-        }
-        Err(err) => tracing::warn!(error = %err, "presence sweep failed"),
+/// One sweep: announces every agent whose presence has expired (public so
+/// a test can drive it).
+pub async fn sweep_once(state: &AppState) -> Result<(), StoreError> {
+    for (tenant, agent) in state.realtime.presence.sweep().await? {
+        state
+            .realtime
+            .presence_changed(&tenant, Some(&agent), None)
+            .await;
     }
+    Ok(())
 }
