@@ -22,6 +22,7 @@ use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use futures::SinkExt;
 use uuid::Uuid;
 
 pub use auth::{Credential, WsQuery, authenticate};
@@ -85,6 +86,8 @@ pub async fn handler(
 enum Stop {
     /// The peer left, errored, or went silent: nothing more to say.
     Gone,
+    /// The peer sent a close frame: answer it.
+    PeerClosed,
     /// The queue overflowed: close with 1013.
     Kicked,
     /// The server is shutting down: close with 1001.
@@ -161,6 +164,11 @@ async fn run(state: AppState, credential: Credential, ws: WebSocket) {
     socket.conn.release();
     let close = match stop {
         Stop::Gone => None,
+        Stop::PeerClosed => {
+            // Flushes the close reply the library has queued.
+            let _ = tokio::time::timeout(CLOSE_TIMEOUT, SinkExt::close(&mut socket.ws)).await;
+            None
+        }
         Stop::Kicked => Some((1013, "Too slow: the socket's queue overflowed")),
         Stop::Shutdown => Some((1001, "Server is shutting down")),
     };
@@ -204,7 +212,8 @@ impl Socket {
                                 protocol::error(None, "invalid_json", "Frames must be JSON text");
                             self.send_text(frame).await
                         }
-                        Some(Ok(Message::Close(_))) | Some(Err(_)) | None => Err(Stop::Gone),
+                        Some(Ok(Message::Close(_))) => Err(Stop::PeerClosed),
+                        Some(Err(_)) | None => Err(Stop::Gone),
                         Some(Ok(_)) => Ok(()), // ping (answered by the library) or pong
                     }
                 }

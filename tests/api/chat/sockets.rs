@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use futures::SinkExt;
+use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use supportdesk::auth::{Mode, Scope, ScopeSet};
 use tokio_tungstenite::tungstenite::{self, Message};
@@ -112,6 +112,13 @@ async fn socket_handshake_refusals_have_the_rest_shape(backend: Backend) {
         .await;
     assert_eq!(server.next().await["code"], "not_found");
     server.assert_nothing_before_pong().await;
+
+    // A client's close is answered with a close.
+    server.ws.close(None).await.expect("close sent");
+    let reply = tokio::time::timeout(super::WAIT, server.ws.next())
+        .await
+        .expect("a reply");
+    assert!(matches!(reply, Some(Ok(Message::Close(_)))), "{reply:?}");
 }
 
 async fn a_rest_message_reaches_subscribed_sockets(backend: Backend) {
