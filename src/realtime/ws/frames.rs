@@ -164,7 +164,8 @@ impl Socket {
     }
 
     /// Sends the messages after `since`, batch by batch, and remembers the
-    /// last batch so their live copies (already queued) are dropped.
+    /// last ones sent so that their live copies (maybe already queued) are
+    /// dropped.
     async fn replay(
         &mut self,
         channel: Channel,
@@ -172,24 +173,24 @@ impl Socket {
         mut batch: Vec<crate::chat::Message>,
     ) -> Result<(), Fail> {
         let name = channel.name();
-        loop {
+        let mut recent = Vec::new();
+        while !batch.is_empty() {
             for message in &batch {
                 let frame = protocol::event("chat.message", &name, None, message);
                 self.send_text(frame).await?;
             }
-            let (Some(last), true) = (batch.last(), batch.len() as i64 == REPLAY_BATCH) else {
-                break;
+            recent = batch.iter().map(|m| (topic.channel, m.id)).collect();
+            let full = batch.len() as i64 == REPLAY_BATCH;
+            batch = match batch.last() {
+                Some(last) if full => self.replay_batch(channel, last.id).await?,
+                _ => Vec::new(),
             };
-            let next = self.replay_batch(channel, last.id).await?;
-            batch = next;
         }
-        let (_, seen) = self
+        let (since, seen) = self
             .replayed
             .get_or_insert_with(|| (Instant::now(), HashSet::new()));
-        seen.extend(batch.iter().map(|m| (topic.channel, m.id)));
-        if let Some((since, _)) = &mut self.replayed {
-            *since = Instant::now();
-        }
+        *since = Instant::now();
+        seen.extend(recent);
         Ok(())
     }
 

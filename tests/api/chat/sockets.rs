@@ -23,6 +23,7 @@ backend_tests!(
     presence_expiry_is_pushed,
     sockets_are_isolated_by_mode,
     reconnecting_with_since_replays_exactly_the_missed_messages,
+    a_long_replay_arrives_whole_and_in_order,
 );
 
 async fn socket_handshake_refusals_have_the_rest_shape(backend: Backend) {
@@ -604,4 +605,43 @@ async fn reconnecting_with_since_replays_exactly_the_missed_messages(backend: Ba
     assert_eq!(agent_socket.next().await["type"], "subscribed");
     assert_eq!(agent_socket.next().await["data"]["body"], "five");
     agent_socket.assert_nothing_before_pong().await;
+}
+
+async fn a_long_replay_arrives_whole_and_in_order(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let session = new_session(&app, &acme, json!({})).await;
+    let id = Uuid::parse_str(&id_of(&session)).expect("id");
+    let tenant = super::tenant(&acme);
+    let mut ids = Vec::new();
+    // More than two replay batches, written straight to the store.
+    for n in 0..450 {
+        let new = supportdesk::chat::model::NewMessage {
+            body: format!("message {n}"),
+            sender_type: "system",
+            sender_id: None,
+            sender_name: None,
+        };
+        let (_, message) =
+            supportdesk::chat::store::create_message(&app.state.db, &tenant, id, new, None)
+                .await
+                .expect("stored");
+        ids.push(message.id.to_string());
+    }
+    let mut socket = Client::key(&app, &acme.key).await;
+    socket
+        .send(json!({"type": "subscribe", "channel": format!("session:{id}"), "since": ids[0]}))
+        .await;
+    assert_eq!(socket.next().await["type"], "subscribed");
+    let mut replayed = Vec::new();
+    for _ in 1..ids.len() {
+        replayed.push(
+            socket.next().await["data"]["id"]
+                .as_str()
+                .expect("id")
+                .to_string(),
+        );
+    }
+    assert_eq!(replayed, ids[1..]);
+    socket.assert_nothing_before_pong().await;
 }
