@@ -218,7 +218,7 @@ async fn idle_sockets_are_pinged_and_dead_ones_dropped(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     app.state
         .realtime
-        .set_keepalive(Duration::from_millis(200), Duration::from_millis(700));
+        .set_keepalive(Duration::from_millis(250), Duration::from_millis(1500));
     let acme = app.company().await;
     let hub = app.state.realtime.hub.clone();
     let mut alive = Client::key(&app, &acme.key).await;
@@ -229,7 +229,7 @@ async fn idle_sockets_are_pinged_and_dead_ones_dropped(backend: Backend) {
     // The live client keeps reading (answering pings, as browsers do); the
     // dead one reads nothing more after subscribing.
     let mut pings = 0;
-    let until = tokio::time::Instant::now() + Duration::from_millis(1500);
+    let until = tokio::time::Instant::now() + Duration::from_millis(2500);
     while let Ok(Some(Ok(frame))) = tokio::time::timeout_at(until, alive.ws.next()).await {
         if matches!(frame, Message::Ping(_)) {
             pings += 1;

@@ -456,6 +456,7 @@ async fn presence_expiry_is_pushed(backend: Backend) {
     let mut console = Client::key(&app, &acme.key).await;
     console.subscribe("presence").await;
     let ann = Uuid::now_v7();
+    let sent_at = std::time::Instant::now();
     app.post(
         "/chat/agent-presence",
         &acme.key,
@@ -464,7 +465,6 @@ async fn presence_expiry_is_pushed(backend: Backend) {
     .await
     .assert_status(200);
     assert_eq!(console.next().await["data"]["online"], true);
-    let sent_at = std::time::Instant::now();
 
     // No more heartbeats: the sweeper announces the expiry.
     let offline = console.next().await;
