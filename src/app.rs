@@ -28,9 +28,30 @@ use crate::error::ApiError;
 /// Request bodies above this are refused with 413.
 pub const BODY_LIMIT: usize = 1024 * 1024;
 
-/// Everything a handler or worker needs; cheap to clone.
+/// Everything a handler or worker needs. One `Arc`: axum clones the state
+/// several times per request (each middleware's service and state, the
+/// `State` extractor), and with the fields behind one pointer each clone and
+/// drop is one atomic operation instead of one per field (bench/RESULTS.md,
+/// scenario 3). Fields are reached through `Deref` (`state.db`).
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<SharedState>);
+
+impl std::ops::Deref for AppState {
+    type Target = SharedState;
+
+    fn deref(&self) -> &SharedState {
+        &self.0
+    }
+}
+
+impl AppState {
+    pub fn new(shared: SharedState) -> Self {
+        AppState(Arc::new(shared))
+    }
+}
+
+/// The fields of [`AppState`].
+pub struct SharedState {
     pub config: Arc<Config>,
     pub db: Db,
     /// Shared Redis connection (reconnects by itself); None in embedded mode.
@@ -105,7 +126,7 @@ impl App {
         let access = Arc::new(crate::auth::middleware::Access::new(&config, redis.clone()));
         let realtime = Arc::new(crate::realtime::Realtime::new(&config, redis.clone()).await?);
         let outbound = Arc::new(crate::outbox::Outbound::new(&config)?);
-        let state = AppState {
+        let state = AppState::new(SharedState {
             config: Arc::new(config),
             db,
             redis,
@@ -114,7 +135,7 @@ impl App {
             outbound,
             public_url,
             shutdown: shutdown_rx,
-        };
+        });
         let router = router(state.clone());
         crate::auth::cache::spawn_invalidation_listener(&state);
         Ok(App {
