@@ -48,9 +48,18 @@ impl AppState {
     pub fn new(shared: SharedState) -> Self {
         AppState(Arc::new(shared))
     }
+
+    /// A copy with some fields replaced (e.g. a test that runs a worker
+    /// with other settings).
+    pub fn modified(&self, change: impl FnOnce(&mut SharedState)) -> AppState {
+        let mut shared = (*self.0).clone();
+        change(&mut shared);
+        AppState::new(shared)
+    }
 }
 
 /// The fields of [`AppState`].
+#[derive(Clone)]
 pub struct SharedState {
     pub config: Arc<Config>,
     pub db: Db,

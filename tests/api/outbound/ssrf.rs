@@ -85,11 +85,10 @@ async fn private_addresses_are_refused_at_delivery(backend: Backend) {
         );
     }
 
-    let mut guarded = app.state.clone();
     let mut config = app.config.clone();
     config.webhook_allow_private = false;
-    guarded.outbound =
-        Arc::new(supportdesk::outbox::Outbound::new(&config).expect("guarded outbound"));
+    let outbound = Arc::new(supportdesk::outbox::Outbound::new(&config).expect("guarded outbound"));
+    let guarded = app.state.modified(|state| state.outbound = outbound);
 
     create_user(&app, &tenant(&acme, Mode::Test), "Probe").await;
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
