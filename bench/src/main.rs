@@ -33,7 +33,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Seed and run the scenarios, write the report.
-    All(AllArgs),
+    All(Box<AllArgs>),
     /// The bare axum + tokio broadcast WebSocket server (baseline of scenario 5).
     BareServer {
         #[arg(long)]
@@ -123,7 +123,7 @@ fn main() -> anyhow::Result<()> {
         .build()?;
     match cli.command {
         Command::BareServer { bind } => runtime.block_on(bare::serve(&bind)),
-        Command::All(args) => runtime.block_on(all(args)),
+        Command::All(args) => runtime.block_on(all(*args)),
         Command::Load {
             addr,
             path,

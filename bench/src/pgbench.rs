@@ -18,6 +18,8 @@ pub struct Pgbench<'a> {
     pub database_url: &'a str,
     pub load: Load,
     pub out_dir: &'a Path,
+    /// Transactions per second (pgbench --rate); None: as fast as possible.
+    pub rate: Option<f64>,
 }
 
 impl Pgbench<'_> {
@@ -46,6 +48,9 @@ impl Pgbench<'_> {
             .arg(format!("--file={}", self.script.display()))
             .arg("--log")
             .arg(format!("--log-prefix={}", prefix.display()));
+        if let Some(rate) = self.rate {
+            command.arg(format!("--rate={rate}"));
+        }
         for (name, value) in &self.vars {
             command.arg(format!("--define={name}={value}"));
         }

@@ -240,6 +240,7 @@ impl Ctx {
                         database_url: &self.database_url,
                         load: slice,
                         out_dir: &self.out_dir,
+                        rate: None,
                     };
                     base.t.merge(run.run().await?);
                 }
@@ -665,7 +666,7 @@ impl Ctx {
                 let channel = format!("session:{session}");
                 let publish = move |seq: u64, _frame: &Option<String>| {
                     Req::post_json(
-                        &format!("/api/v1/chat/sessions/{session}/messages"),
+                        format!("/api/v1/chat/sessions/{session}/messages"),
                         &json!({"body": chat_body(seq), "senderType": "visitor"}),
                     )
                     .key(&key)
@@ -1005,7 +1006,7 @@ impl Ctx {
         for seq in 0..count {
             tokio::time::sleep_until(started + Duration::from_secs_f64(seq as f64 / rate)).await;
             let req = Req::post_json(
-                &format!("/api/v1/chat/sessions/{session}/messages"),
+                format!("/api/v1/chat/sessions/{session}/messages"),
                 &json!({"body": chat_body(seq), "senderType": "visitor"}),
             )
             .key(self.key());
@@ -1058,15 +1059,41 @@ impl Ctx {
         listener.close().await;
         idle_fleet.close().await;
         server.stop().await;
+        // The database's share: the same transaction at the same rate.
+        let script = "pgbench_chat_message.sql";
+        let runnable = self.out_dir.join("pgbench").join(script);
+        prepare_script(&self.database_url, &self.sql_dir.join(script), &runnable).await?;
+        let mut vars = self.tenant_vars();
+        vars.push(("session".into(), session.clone()));
+        let pg = Pgbench {
+            name: "chat_message".into(),
+            script: runnable,
+            vars,
+            database_url: &self.database_url,
+            load: Load {
+                conns: 1,
+                warmup: Duration::from_secs(1),
+                duration: self.load.duration,
+            },
+            out_dir: &self.out_dir,
+            rate: Some(rate),
+        }
+        .run()
+        .await?;
+        self.pg_note(
+            "scenario 6 pgbench (the message transaction at the same rate)",
+            &pg,
+        );
         let p99 = quantile_ms(&hist, 0.99);
         self.rows.push(Row {
             scenario,
             service: fmt_ms(p99),
             baseline: format!(
-                "{} (the POST's own response, p99)",
-                fmt_ms(quantile_ms(&post_hist, 0.99))
+                "{} (pgbench: the same transaction at {rate:.0}/s, p99; p50 {})",
+                fmt_ms(pg.p99_ms()),
+                fmt_ms(pg.p50_ms())
             ),
-            ratio: "–".into(),
+            ratio: times(ratio(p99, pg.p99_ms())),
             target: target.into(),
             verdict: verdict(p99 <= 10.0 && lost == 0),
             latency: format!("{} / {}", fmt_ms(quantile_ms(&hist, 0.5)), fmt_ms(p99)),
