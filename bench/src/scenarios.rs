@@ -424,15 +424,6 @@ impl Ctx {
     // ---------------------------------------------------------------- 3
 
     pub async fn cheap_get(&mut self) -> anyhow::Result<()> {
-        // These requests are short and steady: half the usual duration.
-        let saved = self.load;
-        self.load.duration = saved.duration / 2;
-        let result = self.cheap_get_runs().await;
-        self.load = saved;
-        result
-    }
-
-    async fn cheap_get_runs(&mut self) -> anyhow::Result<()> {
         let variants = [
             (
                 "in-process limiter (no REDIS_URL)",

@@ -169,6 +169,9 @@ pub async fn seed(bin: &Path, database_url: &str, sql_dir: &Path) -> anyhow::Res
     // Steady state, as autovacuum leaves a live database: statistics, and
     // the visibility map that lets counts be index-only scans.
     psql(database_url, Sql::Text("VACUUM ANALYZE"), &[]).await?;
+    // Flush the seed's writes now rather than in a checkpoint during a
+    // measurement (its fsyncs stall every transaction for a while).
+    psql(database_url, Sql::Text("CHECKPOINT"), &[]).await?;
     Ok(Seed {
         company,
         entity,
