@@ -203,6 +203,7 @@ fn router(state: AppState) -> Router {
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .merge(crate::realtime::public_routes())
+        .merge(crate::openapi::router())
         .nest("/api/v1", api)
         .merge(crate::demo::router())
         .fallback(|| async { ApiError::not_found() })

@@ -17,6 +17,7 @@ pub mod extract;
 pub mod kb;
 pub mod keys;
 pub mod mail;
+pub mod openapi;
 pub mod outbox;
 pub mod ratelimit;
 pub mod realtime;

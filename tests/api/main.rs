@@ -6,6 +6,7 @@ mod support;
 mod access;
 mod bus;
 mod chat;
+mod hardening;
 mod kb;
 mod outbound;
 mod platform;

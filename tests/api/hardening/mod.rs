@@ -1,0 +1,3 @@
+//! Hardening: the OpenAPI document, security review items, fault tests.
+
+mod openapi;
