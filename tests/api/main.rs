@@ -10,4 +10,5 @@ mod hardening;
 mod kb;
 mod outbound;
 mod platform;
+mod rules;
 mod tickets;
