@@ -18,7 +18,9 @@
 mod access;
 mod kb;
 pub mod schema;
+mod settings;
 mod tickets;
+mod webhooks;
 
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
@@ -60,6 +62,9 @@ pub const SECURITY_SCHEME: &str = "ApiKey";
         (name = "API keys", description = "Keys of the company (secrets shown once)"),
         (name = "Tickets", description = "Tickets, comments and their timeline"),
         (name = "Knowledge base", description = "Articles, categories, search and votes"),
+        (name = "Webhooks", description = "Signed event deliveries to your URLs"),
+        (name = "Settings", description = "Company profile and escalation rules"),
+        (name = "Reports", description = "Ticket statistics"),
     )
 )]
 struct ApiDoc;
@@ -77,6 +82,8 @@ fn annotated() -> Document {
     doc.merge(access::Doc::openapi());
     doc.merge(tickets::Doc::openapi());
     doc.merge(kb::Doc::openapi());
+    doc.merge(webhooks::Doc::openapi());
+    doc.merge(settings::Doc::openapi());
     doc
 }
 
