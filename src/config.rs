@@ -58,6 +58,9 @@ pub struct ServeArgs {
     pub redis_prefix: String,
 }
 
+/// Default time allowed for a request's headers to arrive.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
 #[derive(Debug, Clone)]
 pub struct Config {
     pub database_url: String,
@@ -79,6 +82,9 @@ pub struct Config {
     /// Run background workers (outbox, presence sweeper, rules). Tests that
     /// drive a worker step by step turn this off.
     pub run_workers: bool,
+    /// How long a client may take to send a request's headers before the
+    /// connection is closed (slowloris guard).
+    pub header_read_timeout: Duration,
 }
 
 impl Config {
@@ -106,6 +112,7 @@ impl Config {
             rules_interval: Duration::from_secs(args.rules_interval_secs),
             bootstrap_demo: true,
             run_workers: true,
+            header_read_timeout: HEADER_READ_TIMEOUT,
         })
     }
 
@@ -128,6 +135,7 @@ impl Config {
             rules_interval: Duration::from_secs(30),
             bootstrap_demo: false,
             run_workers: true,
+            header_read_timeout: HEADER_READ_TIMEOUT,
         }
     }
 

@@ -16,6 +16,7 @@
 //! (vendored assets, works offline) at `/docs`.
 
 mod access;
+mod chat;
 mod kb;
 pub mod schema;
 mod settings;
@@ -62,6 +63,7 @@ pub const SECURITY_SCHEME: &str = "ApiKey";
         (name = "API keys", description = "Keys of the company (secrets shown once)"),
         (name = "Tickets", description = "Tickets, comments and their timeline"),
         (name = "Knowledge base", description = "Articles, categories, search and votes"),
+        (name = "Chat", description = "Live chat sessions, messages and agent presence"),
         (name = "Webhooks", description = "Signed event deliveries to your URLs"),
         (name = "Settings", description = "Company profile and escalation rules"),
         (name = "Reports", description = "Ticket statistics"),
@@ -82,6 +84,7 @@ fn annotated() -> Document {
     doc.merge(access::Doc::openapi());
     doc.merge(tickets::Doc::openapi());
     doc.merge(kb::Doc::openapi());
+    doc.merge(chat::Doc::openapi());
     doc.merge(webhooks::Doc::openapi());
     doc.merge(settings::Doc::openapi());
     doc

@@ -1,3 +1,6 @@
-//! Hardening: the OpenAPI document, security review items, fault tests.
+//! Hardening: the OpenAPI document, fault tests, security review items.
 
+mod faults;
 mod openapi;
+mod procs;
+mod security;
