@@ -116,6 +116,7 @@ impl App {
             shutdown: shutdown_rx,
         };
         let router = router(state.clone());
+        crate::auth::cache::spawn_invalidation_listener(&state);
         Ok(App {
             listener,
             port,

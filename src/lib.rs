@@ -18,6 +18,7 @@ pub mod kb;
 pub mod keys;
 pub mod mail;
 pub mod outbox;
+pub mod ratelimit;
 pub mod realtime;
 pub mod reports;
 pub mod settings;

@@ -1,25 +1,107 @@
 //! Authentication of every `/api/v1` request, in DESIGN.md's order:
 //! 401 (missing, invalid, expired, inactive key) → 403 (suspended company)
 //! → 429 (rate limit) → routing (404/405) → scope (403, at the route).
+//! Every response after the rate-limit check carries the rate-limit headers.
 
-use axum::extract::{Request, State};
+use std::net::{IpAddr, SocketAddr};
+use std::time::{Duration, Instant};
+
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use dashmap::DashMap;
+use uuid::Uuid;
 
+use super::cache::KeyCache;
 use super::{Mode, Principal, ScopeSet, Tenant, key};
 use crate::app::AppState;
 use crate::config::Config;
+use crate::db::Db;
 use crate::error::ApiError;
 use crate::keys::store::{self as key_store, KeyForAuth};
+use crate::ratelimit::{self, Decision, Limiter, RateLimiter, RedisLimiter};
 use crate::time::Timestamp;
 
-/// Shared authentication state: later the key cache and rate limiters.
-pub struct Access {}
+/// `lastUsedAt` is written at most this often per key.
+pub const LAST_USED_EVERY: Duration = Duration::from_secs(60);
+
+/// Failed authentications allowed per client IP per `FAILURE_WINDOW`.
+pub const FAILURE_LIMIT: u64 = 100;
+pub const FAILURE_WINDOW: Duration = Duration::from_secs(60);
+
+/// Shared authentication state: the key cache and the rate limiters.
+pub struct Access {
+    pub keys: KeyCache,
+    /// Per API key (`key:<id>`) and per client IP for failures (`authfail:<ip>`).
+    pub limiter: RateLimiter,
+    /// The rate-limit window (an hour unless a test shortens it).
+    pub window: Duration,
+    /// When this node last wrote `lastUsedAt` of each key.
+    last_used: DashMap<Uuid, Instant>,
+}
 
 impl Access {
-    pub fn new(_config: &Config, _redis: Option<redis::aio::ConnectionManager>) -> Self {
-        Access {}
+    pub fn new(config: &Config, redis: Option<redis::aio::ConnectionManager>) -> Self {
+        let redis = redis.map(|conn| RedisLimiter::new(conn, &config.redis_prefix));
+        Access {
+            keys: KeyCache::new(),
+            limiter: RateLimiter::new(redis),
+            window: config.rate_window,
+            last_used: DashMap::new(),
+        }
+    }
+
+    /// Spends one request of the key's allowance.
+    pub async fn check_rate(&self, principal: &Principal) -> Decision {
+        let limit = u64::try_from(principal.rate_limit).unwrap_or(1).max(1);
+        let key = format!("key:{}", principal.key_id);
+        match self.limiter.check(&key, limit, self.window).await {
+            Ok(decision) => decision,
+            // The node's limiter never fails; an allowance keeps serving.
+            Err(_) => Decision::from_micros(true, limit, limit - 1, 0, 0),
+        }
+    }
+
+    /// Counts a failed authentication from `ip`; the 429 to answer once the
+    /// IP has failed more than `FAILURE_LIMIT` times in a minute.
+    pub async fn note_failure(&self, ip: Option<IpAddr>) -> Option<ApiError> {
+        let ip = ip?;
+        let key = format!("authfail:{ip}");
+        let decision = self
+            .limiter
+            .check(&key, FAILURE_LIMIT, FAILURE_WINDOW)
+            .await
+            .ok()?;
+        (!decision.allowed).then(|| ratelimit::exceeded(decision.retry_after_secs))
+    }
+
+    /// Records use of a key, at most once a minute per key and node (the
+    /// write itself also skips keys another node touched within the minute).
+    pub fn touch(&self, db: &Db, key_id: Uuid) {
+        let now = Instant::now();
+        let mut due = false;
+        self.last_used
+            .entry(key_id)
+            .and_modify(|at| {
+                if now.duration_since(*at) >= LAST_USED_EVERY {
+                    *at = now;
+                    due = true;
+                }
+            })
+            .or_insert_with(|| {
+                due = true;
+                now
+            });
+        if !due {
+            return;
+        }
+        let db = db.clone();
+        tokio::spawn(async move {
+            if let Err(error) = key_store::touch_last_used(&db, key_id, Timestamp::now()).await {
+                tracing::debug!(%error, %key_id, "could not record lastUsedAt");
+            }
+        });
     }
 }
 
@@ -42,10 +124,29 @@ pub async fn authenticate(
     }
     let principal = match principal_for(&state, request.headers().get(API_KEY_HEADER)).await {
         Ok(principal) => principal,
-        Err(error) => return error.into_response(),
+        Err(error) => {
+            if error.status == StatusCode::UNAUTHORIZED {
+                let ip = request
+                    .extensions()
+                    .get::<ConnectInfo<SocketAddr>>()
+                    .map(|info| info.0.ip());
+                if let Some(refusal) = state.access.note_failure(ip).await {
+                    return refusal.into_response();
+                }
+            }
+            return error.into_response();
+        }
     };
-    request.extensions_mut().insert(principal);
-    next.run(request).await
+    state.access.touch(&state.db, principal.key_id);
+    let decision = state.access.check_rate(&principal).await;
+    let mut response = if decision.allowed {
+        request.extensions_mut().insert(principal);
+        next.run(request).await
+    } else {
+        ratelimit::exceeded(decision.retry_after_secs).into_response()
+    };
+    ratelimit::apply_headers(response.headers_mut(), &decision, state.access.window);
+    response
 }
 
 /// Resolves the presented key to a principal, or the 401/403 to answer.
@@ -66,14 +167,24 @@ pub async fn principal_for(
             "X-API-Key header is required",
         ));
     }
-    // A malformed key or a bad checksum never reaches the database.
+    // A malformed key or a bad checksum never reaches the cache or database.
     if key::parse(presented).is_none() {
         return Err(unauthorized("invalid_api_key", "Invalid API key"));
     }
-    let record = key_store::find_for_auth(&state.db, &key::hash(presented))
-        .await
-        .map_err(ApiError::from)?
-        .ok_or_else(|| unauthorized("invalid_api_key", "Invalid API key"))?;
+    let hash = key::hash(presented);
+    let cache = &state.access.keys;
+    let record = match cache.get(&hash) {
+        Some(record) => record,
+        None => {
+            let generation = cache.generation();
+            let record = key_store::find_for_auth(&state.db, &hash)
+                .await
+                .map_err(ApiError::from)?
+                .ok_or_else(|| unauthorized("invalid_api_key", "Invalid API key"))?;
+            cache.insert(&hash, record.clone(), generation);
+            record
+        }
+    };
     check_record(&record)
 }
 

@@ -1,6 +1,7 @@
 //! Who is calling: API keys, their scopes, and the tenant (company + mode)
 //! every store function is given so that no query can forget it.
 
+pub mod cache;
 pub mod key;
 pub mod middleware;
 pub mod routes;

@@ -3,3 +3,21 @@
 pub mod store;
 
 pub use store::Company;
+
+use uuid::Uuid;
+
+use crate::app::AppState;
+use crate::auth::cache::{self, Invalidation};
+use crate::error::StoreError;
+
+/// Suspends (or reactivates) a company and makes every node apply it to
+/// cached keys at once, not only after the key cache's 10 s.
+pub async fn set_suspended(
+    state: &AppState,
+    id: Uuid,
+    suspended: bool,
+) -> Result<Company, StoreError> {
+    let company = store::set_suspended(&state.db, id, suspended).await?;
+    cache::invalidate(state, Invalidation::Company(id)).await;
+    Ok(company)
+}

@@ -1,3 +1,8 @@
-//! kb
+//! Knowledge base: articles and categories of an entity, ranked full-text
+//! search on both backends, helpfulness votes.
 
+pub mod model;
 pub mod routes;
+pub mod search;
+pub mod store;
+pub mod text;

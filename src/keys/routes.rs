@@ -1,7 +1,287 @@
-//! HTTP routes of this area.
+//! `/api-keys`: list (never secrets), create (the value is returned once),
+//! get, update, revoke. A key manages only keys of its own company and mode,
+//! and never grants or touches scopes it does not hold itself.
 
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
+
+use super::store::{self, ApiKey, KeyChanges, NewKey};
+use crate::app::AppState;
+use crate::auth::cache::{self, Invalidation};
 use crate::auth::routes::ApiRouter;
+use crate::auth::{Mode, Principal, Scope, ScopeSet};
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{Id, Json, Query};
+use crate::time::Timestamp;
+use crate::validate::{NAME_MAX, Page, PageQuery, Paged, Validator};
+
+/// The highest `rateLimit` a key may have (requests per window).
+pub const MAX_RATE_LIMIT: i64 = 1_000_000;
+/// The furthest `expiresIn` / `expiresAt` may reach.
+const MAX_EXPIRY_SECS: u64 = 100 * 365 * 86_400;
 
 pub fn router() -> ApiRouter {
     ApiRouter::new()
+        .get("/api-keys", Scope::ApiKeysRead, list)
+        .post("/api-keys", Scope::ApiKeysWrite, create)
+        .get("/api-keys/{id}", Scope::ApiKeysRead, get_one)
+        .patch("/api-keys/{id}", Scope::ApiKeysWrite, update)
+        .delete("/api-keys/{id}", Scope::ApiKeysWrite, revoke)
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CreateKey {
+    name: Option<String>,
+    #[serde(rename = "type")]
+    mode: Option<String>,
+    scopes: Option<Vec<String>>,
+    rate_limit: Option<i64>,
+    expires_at: Option<String>,
+    /// Seconds (a number) or a duration such as `"30d"`, `"12h"`.
+    expires_in: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UpdateKey {
+    name: Option<String>,
+    scopes: Option<Vec<String>>,
+    rate_limit: Option<i64>,
+    is_active: Option<bool>,
+}
+
+/// The create response: the key record plus its value, shown this once.
+#[derive(Serialize)]
+struct CreatedKey {
+    #[serde(flatten)]
+    record: ApiKey,
+    key: String,
+}
+
+async fn list(
+    State(state): State<AppState>,
+    principal: Principal,
+    Query(query): Query<PageQuery>,
+) -> ApiResult<Json<Paged<ApiKey>>> {
+    let page = Page::from_query(&query, 20, 100)?;
+    let (keys, total) =
+        store::list_page(&state.db, &principal.tenant, page.limit, page.offset).await?;
+    Ok(Json(Paged::new(keys, total, page)))
+}
+
+async fn create(
+    State(state): State<AppState>,
+    principal: Principal,
+    Json(body): Json<CreateKey>,
+) -> ApiResult<(StatusCode, Json<CreatedKey>)> {
+    let mut v = Validator::new();
+    let name = v.required("name", body.name.as_deref(), NAME_MAX);
+    let mode = match v.one_of("type", body.mode.as_deref(), &["TEST", "LIVE"]) {
+        None => principal.tenant.mode,
+        Some(raw) => {
+            let mode = Mode::parse(raw).unwrap_or(principal.tenant.mode);
+            if mode != principal.tenant.mode {
+                let own = principal.tenant.mode.as_api();
+                v.add("type", format!("a {own} key can only create {own} keys"));
+            }
+            mode
+        }
+    };
+    let scopes = match &body.scopes {
+        None => {
+            v.add("scopes", "is required");
+            None
+        }
+        Some(names) => scope_set(&mut v, names),
+    };
+    let rate_limit = rate_limit(&mut v, body.rate_limit).unwrap_or(store::DEFAULT_RATE_LIMIT);
+    let expires_at = expiry(&mut v, body.expires_at.as_deref(), body.expires_in.as_ref());
+    v.finish()?;
+    let scopes = scopes.unwrap_or_default();
+    ensure_holds(&principal, &scopes)?;
+    let (record, key) = store::create(
+        &state.db,
+        NewKey {
+            company_id: principal.tenant.company_id,
+            name: name.unwrap_or_default(),
+            mode,
+            scopes,
+            rate_limit,
+            expires_at,
+        },
+    )
+    .await?;
+    Ok((StatusCode::CREATED, Json(CreatedKey { record, key })))
+}
+
+async fn get_one(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+) -> ApiResult<Json<ApiKey>> {
+    Ok(Json(store::find(&state.db, &principal.tenant, id).await?))
+}
+
+async fn update(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+    Json(body): Json<UpdateKey>,
+) -> ApiResult<Json<ApiKey>> {
+    let mut v = Validator::new();
+    if body.name.is_none()
+        && body.scopes.is_none()
+        && body.rate_limit.is_none()
+        && body.is_active.is_none()
+    {
+        v.add(
+            "body",
+            "give at least one of: name, scopes, rateLimit, isActive",
+        );
+    }
+    let name = match body.name.as_deref() {
+        Some(raw) => v.required("name", Some(raw), NAME_MAX),
+        None => None,
+    };
+    let scopes = match &body.scopes {
+        Some(names) => scope_set(&mut v, names),
+        None => None,
+    };
+    let rate_limit = rate_limit(&mut v, body.rate_limit);
+    v.finish()?;
+    let current = store::find(&state.db, &principal.tenant, id).await?;
+    ensure_holds(&principal, &current.scopes)?;
+    if let Some(scopes) = &scopes {
+        ensure_holds(&principal, scopes)?;
+    }
+    let changes = KeyChanges {
+        name,
+        scopes,
+        rate_limit,
+        is_active: body.is_active,
+    };
+    let updated = store::update(&state.db, &principal.tenant, id, changes).await?;
+    cache::invalidate(&state, Invalidation::Key(id)).await;
+    Ok(Json(updated))
+}
+
+async fn revoke(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+) -> ApiResult<StatusCode> {
+    let current = store::find(&state.db, &principal.tenant, id).await?;
+    ensure_holds(&principal, &current.scopes)?;
+    store::revoke_in(&state.db, &principal.tenant, id).await?;
+    cache::invalidate(&state, Invalidation::Key(id)).await;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// A key may only grant, or manage a key holding, scopes it holds itself:
+/// otherwise 403 naming the first scope it lacks.
+fn ensure_holds(principal: &Principal, scopes: &ScopeSet) -> Result<(), ApiError> {
+    match scopes.iter().find(|s| !principal.scopes.contains(*s)) {
+        Some(missing) => Err(ApiError::forbidden_scope(missing.as_str())),
+        None => Ok(()),
+    }
+}
+
+fn scope_set(v: &mut Validator, names: &[String]) -> Option<ScopeSet> {
+    if names.is_empty() {
+        v.add("scopes", "must list at least one scope");
+        return None;
+    }
+    let unknown: Vec<&str> = names
+        .iter()
+        .map(|n| n.trim())
+        .filter(|n| Scope::parse(n).is_none())
+        .collect();
+    if !unknown.is_empty() {
+        let allowed: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
+        v.add(
+            "scopes",
+            format!(
+                "unknown scopes: {}; allowed: {}",
+                unknown.join(", "),
+                allowed.join(", ")
+            ),
+        );
+        return None;
+    }
+    Some(ScopeSet::from_scopes(
+        names.iter().filter_map(|n| Scope::parse(n.trim())),
+    ))
+}
+
+fn rate_limit(v: &mut Validator, value: Option<i64>) -> Option<i64> {
+    let value = value?;
+    if (1..=MAX_RATE_LIMIT).contains(&value) {
+        Some(value)
+    } else {
+        v.add(
+            "rateLimit",
+            format!("must be between 1 and {MAX_RATE_LIMIT} requests per window"),
+        );
+        None
+    }
+}
+
+/// `expiresAt` (a future RFC 3339 time) or `expiresIn` (seconds, or `30d`,
+/// `12h`, `15m`, `45s`), not both; neither means the key never expires.
+fn expiry(
+    v: &mut Validator,
+    at: Option<&str>,
+    within: Option<&serde_json::Value>,
+) -> Option<Timestamp> {
+    let now = Timestamp::now();
+    let latest = now.plus(std::time::Duration::from_secs(MAX_EXPIRY_SECS));
+    match (at, within) {
+        (Some(_), Some(_)) => {
+            v.add("expiresIn", "give either expiresAt or expiresIn, not both");
+            None
+        }
+        (Some(raw), None) => {
+            let parsed = serde_json::from_value::<Timestamp>(serde_json::json!(raw.trim()));
+            match parsed {
+                Ok(at) if at > now && at <= latest => Some(at),
+                Ok(_) => {
+                    v.add("expiresAt", "must be in the future (and within 100 years)");
+                    None
+                }
+                Err(_) => {
+                    v.add(
+                        "expiresAt",
+                        "must be an RFC 3339 time, e.g. 2026-12-31T00:00:00Z",
+                    );
+                    None
+                }
+            }
+        }
+        (None, Some(value)) => {
+            let seconds = match value {
+                serde_json::Value::Number(n) => n.as_u64(),
+                serde_json::Value::String(s)
+                    if s.is_ascii() && (2..=12).contains(&s.trim().len()) =>
+                {
+                    crate::cli::parse_duration(s).ok().map(|d| d.as_secs())
+                }
+                _ => None,
+            };
+            match seconds {
+                Some(s) if (1..=MAX_EXPIRY_SECS).contains(&s) => {
+                    Some(now.plus(std::time::Duration::from_secs(s)))
+                }
+                _ => {
+                    v.add(
+                        "expiresIn",
+                        "must be a positive number of seconds or a duration such as 30d, 12h, 15m, 45s (at most 100 years)",
+                    );
+                    None
+                }
+            }
+        }
+        (None, None) => None,
+    }
 }

@@ -3,7 +3,7 @@
 use serde::Serialize;
 use uuid::Uuid;
 
-use crate::auth::{Mode, ScopeSet, key};
+use crate::auth::{Mode, ScopeSet, Tenant, key};
 use crate::db::Db;
 use crate::error::StoreError;
 use crate::on_db;
@@ -99,6 +99,7 @@ pub async fn create(db: &Db, new: NewKey) -> Result<(ApiKey, String), StoreError
     Ok((row.into(), secret))
 }
 
+/// Every key of a company, both modes (the CLI's listing).
 pub async fn list(db: &Db, company_id: Uuid) -> Result<Vec<ApiKey>, StoreError> {
     let sql = format!(
         "SELECT {COLUMNS} FROM api_keys WHERE company_id = $1 ORDER BY created_at DESC, id DESC"
@@ -108,15 +109,84 @@ pub async fn list(db: &Db, company_id: Uuid) -> Result<Vec<ApiKey>, StoreError> 
     Ok(rows.into_iter().map(ApiKey::from).collect())
 }
 
-pub async fn find(db: &Db, company_id: Uuid, id: Uuid) -> Result<ApiKey, StoreError> {
-    let sql = format!("SELECT {COLUMNS} FROM api_keys WHERE id = $1 AND company_id = $2");
+/// A page of the tenant's keys (its company, its mode), newest first.
+pub async fn list_page(
+    db: &Db,
+    tenant: &Tenant,
+    limit: i64,
+    offset: i64,
+) -> Result<(Vec<ApiKey>, i64), StoreError> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM api_keys WHERE company_id = $1 AND mode = $2 \
+         ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4"
+    );
+    let rows = on_db!(db, c => sqlx::query_as::<_, KeyRow>(sqlx::AssertSqlSafe(sql))
+        .bind(tenant.company_id).bind(tenant.mode.as_str()).bind(limit).bind(offset)
+        .fetch_all(c).await?);
+    let total = on_db!(db, c => sqlx::query_scalar::<_, i64>(
+        "SELECT COUNT(*) FROM api_keys WHERE company_id = $1 AND mode = $2")
+        .bind(tenant.company_id).bind(tenant.mode.as_str()).fetch_one(c).await?);
+    Ok((rows.into_iter().map(ApiKey::from).collect(), total))
+}
+
+/// The key `id` of the tenant; another company's or mode's key is NotFound.
+pub async fn find(db: &Db, tenant: &Tenant, id: Uuid) -> Result<ApiKey, StoreError> {
+    let sql =
+        format!("SELECT {COLUMNS} FROM api_keys WHERE id = $1 AND company_id = $2 AND mode = $3");
     let row = on_db!(db, c => sqlx::query_as::<_, KeyRow>(sqlx::AssertSqlSafe(sql))
-        .bind(id).bind(company_id).fetch_one(c).await?);
+        .bind(id).bind(tenant.company_id).bind(tenant.mode.as_str()).fetch_one(c).await?);
     Ok(row.into())
 }
 
-/// Revokes (deletes) a key; a revoked key is simply an invalid key. With
-/// `company_id` the key must belong to it (API); without, any key (CLI).
+/// What `update` may change; `None` keeps the current value.
+#[derive(Debug, Default)]
+pub struct KeyChanges {
+    pub name: Option<String>,
+    pub scopes: Option<ScopeSet>,
+    pub rate_limit: Option<i64>,
+    pub is_active: Option<bool>,
+}
+
+/// Changes a key of the tenant.
+pub async fn update(
+    db: &Db,
+    tenant: &Tenant,
+    id: Uuid,
+    changes: KeyChanges,
+) -> Result<ApiKey, StoreError> {
+    let sql = format!(
+        "UPDATE api_keys SET name = COALESCE($4, name), scopes = COALESCE($5, scopes), \
+         rate_limit = COALESCE($6, rate_limit), is_active = COALESCE($7, is_active), \
+         updated_at = $8 WHERE id = $1 AND company_id = $2 AND mode = $3 RETURNING {COLUMNS}"
+    );
+    let row = on_db!(db, c => sqlx::query_as::<_, KeyRow>(sqlx::AssertSqlSafe(sql))
+        .bind(id)
+        .bind(tenant.company_id)
+        .bind(tenant.mode.as_str())
+        .bind(changes.name)
+        .bind(changes.scopes.map(|s| s.to_stored()))
+        .bind(changes.rate_limit)
+        .bind(changes.is_active)
+        .bind(Timestamp::now())
+        .fetch_one(c)
+        .await?);
+    Ok(row.into())
+}
+
+/// Revokes (deletes) a key of the tenant: afterwards it is an invalid key.
+pub async fn revoke_in(db: &Db, tenant: &Tenant, id: Uuid) -> Result<(), StoreError> {
+    let deleted = on_db!(db, c => sqlx::query(
+        "DELETE FROM api_keys WHERE id = $1 AND company_id = $2 AND mode = $3")
+        .bind(id).bind(tenant.company_id).bind(tenant.mode.as_str())
+        .execute(c).await?.rows_affected());
+    if deleted == 0 {
+        return Err(StoreError::NotFound);
+    }
+    Ok(())
+}
+
+/// Revokes (deletes) a key. With `company_id` the key must belong to it;
+/// without, any key (the CLI, which has no tenant).
 pub async fn revoke(db: &Db, company_id: Option<Uuid>, id: Uuid) -> Result<(), StoreError> {
     let result = on_db!(db, c => sqlx::query(
         "DELETE FROM api_keys WHERE id = $1 AND ($2 IS NULL OR company_id = $2)")
@@ -150,9 +220,13 @@ pub async fn find_for_auth(db: &Db, key_hash: &str) -> Result<Option<KeyForAuth>
 }
 
 /// Records use of a key. Callers throttle this (at most once a minute per
-/// key), so authentication never writes per request.
+/// key and node), and a key another node touched within the minute is left
+/// alone, so authentication never writes per request.
 pub async fn touch_last_used(db: &Db, id: Uuid, at: Timestamp) -> Result<(), StoreError> {
-    on_db!(db, c => sqlx::query("UPDATE api_keys SET last_used_at = $2 WHERE id = $1")
-        .bind(id).bind(at).execute(c).await?.rows_affected());
+    let recent = Timestamp::from_datetime(at.0 - chrono::Duration::seconds(60));
+    on_db!(db, c => sqlx::query(
+        "UPDATE api_keys SET last_used_at = $2 \
+         WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $3)")
+        .bind(id).bind(at).bind(recent).execute(c).await?.rows_affected());
     Ok(())
 }

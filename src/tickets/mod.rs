@@ -1,10 +1,19 @@
 //! Tickets: the ticket API, comments, activity timeline, escalation.
+//! `store::escalate` is the one way a ticket is escalated, by the API or by
+//! an escalation rule.
 
+mod activities;
+mod comments;
+pub mod events;
+pub mod model;
 pub mod routes;
+pub mod store;
 
 use tokio::task::JoinHandle;
 
 use crate::app::AppState;
+
+pub use model::{Escalation, Ticket};
 
 /// Starts this node's ticket workers (escalation rules).
 pub fn spawn_workers(_state: &AppState) -> Vec<JoinHandle<()>> {

@@ -1,7 +1,224 @@
-//! HTTP routes of this area.
+//! `/tickets`: list, create, get, update, escalate, delete. Comments and
+//! the timeline have their own modules; `router()` gathers them all.
 
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::model::{
+    DESCRIPTION_MAX, Escalation, MEDIUM, NewTicket, PRIORITIES, REASON_MAX, STATUSES, Ticket,
+    TicketFilter, TicketUpdate,
+};
+use super::{activities, comments, store};
+use crate::app::AppState;
 use crate::auth::routes::ApiRouter;
+use crate::auth::{Principal, Scope};
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{Id, Json, Query};
+use crate::validate::{NAME_MAX, Page, Paged, Patch, Validator};
+
+/// GET /tickets: default and maximum page size (SPEC.md "Limits").
+const LIST_DEFAULT: i64 = 20;
+const LIST_MAX: i64 = 100;
 
 pub fn router() -> ApiRouter {
     ApiRouter::new()
+        .get("/tickets", Scope::TicketsRead, list)
+        .post("/tickets", Scope::TicketsWrite, create)
+        .get("/tickets/{id}", Scope::TicketsRead, get_one)
+        .patch("/tickets/{id}", Scope::TicketsWrite, update)
+        .delete("/tickets/{id}", Scope::TicketsDelete, delete)
+        .post("/tickets/{id}/escalate", Scope::TicketsWrite, escalate)
+        .merge(comments::router())
+        .merge(activities::router())
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ListQuery {
+    entity_id: Option<String>,
+    status: Option<String>,
+    priority: Option<String>,
+    assigned_to_id: Option<String>,
+    limit: Option<String>,
+    offset: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CreateTicket {
+    subject: Option<String>,
+    description: Option<String>,
+    priority: Option<String>,
+    entity_id: Option<String>,
+    visitor_email: Option<String>,
+}
+
+/// Only these fields can change; anything else is a 400 rather than
+/// silently ignored.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct UpdateBody {
+    #[serde(default)]
+    status: Patch<String>,
+    #[serde(default)]
+    priority: Patch<String>,
+    #[serde(default)]
+    assigned_to_id: Patch<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct EscalateBody {
+    escalate_to_id: Option<String>,
+    reason: Option<String>,
+}
+
+async fn list(
+    State(state): State<AppState>,
+    principal: Principal,
+    Query(query): Query<ListQuery>,
+) -> ApiResult<Json<Paged<Ticket>>> {
+    let mut v = Validator::new();
+    let page = Page::parse(
+        query.limit.as_deref(),
+        query.offset.as_deref(),
+        LIST_DEFAULT,
+        LIST_MAX,
+    );
+    if let Err(err) = &page {
+        for detail in &err.details {
+            v.add(&detail.field, detail.message.clone());
+        }
+    }
+    let filter = TicketFilter {
+        entity_id: v.uuid("entityId", query.entity_id.as_deref()),
+        status: v
+            .one_of("status", non_empty(&query.status), STATUSES)
+            .map(String::from),
+        priority: v
+            .one_of("priority", non_empty(&query.priority), PRIORITIES)
+            .map(String::from),
+        assigned_to_id: v.uuid("assignedToId", query.assigned_to_id.as_deref()),
+    };
+    v.finish()?;
+    let page = page?;
+    let (tickets, total) = store::list(&state.db, &principal.tenant, &filter, page).await?;
+    Ok(Json(Paged::new(tickets, total, page)))
+}
+
+/// A query parameter given empty (`?status=`) counts as absent.
+fn non_empty(value: &Option<String>) -> Option<&str> {
+    value.as_deref().filter(|v| !v.is_empty())
+}
+
+async fn create(
+    State(state): State<AppState>,
+    principal: Principal,
+    Json(body): Json<CreateTicket>,
+) -> ApiResult<(StatusCode, Json<Ticket>)> {
+    let mut v = Validator::new();
+    let subject = v.required("subject", body.subject.as_deref(), NAME_MAX);
+    let description = v.optional("description", body.description.as_deref(), DESCRIPTION_MAX);
+    let priority = v.one_of("priority", body.priority.as_deref(), PRIORITIES);
+    let entity_id = v.required_uuid("entityId", body.entity_id.as_deref());
+    let visitor_email = v.email("visitorEmail", body.visitor_email.as_deref());
+    v.finish()?;
+    let (Some(subject), Some(entity_id)) = (subject, entity_id) else {
+        return Err(ApiError::internal());
+    };
+    let new = NewTicket {
+        subject,
+        description,
+        priority: priority.unwrap_or(MEDIUM).to_string(),
+        entity_id,
+        visitor_email,
+    };
+    let ticket = store::create(&state.db, &principal.tenant, new).await?;
+    Ok((StatusCode::CREATED, Json(ticket)))
+}
+
+async fn get_one(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+) -> ApiResult<Json<Ticket>> {
+    Ok(Json(store::find(&state.db, &principal.tenant, id).await?))
+}
+
+async fn update(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+    Json(body): Json<UpdateBody>,
+) -> ApiResult<Json<Ticket>> {
+    let mut v = Validator::new();
+    if body.status.is_missing() && body.priority.is_missing() && body.assigned_to_id.is_missing() {
+        v.add(
+            "body",
+            "give at least one of: status, priority, assignedToId",
+        );
+    }
+    let update = TicketUpdate {
+        status: required_enum(&mut v, "status", &body.status, STATUSES),
+        priority: required_enum(&mut v, "priority", &body.priority, PRIORITIES),
+        assigned_to_id: match &body.assigned_to_id {
+            Patch::Missing => None,
+            Patch::Null => Some(None),
+            Patch::Value(raw) => v.required_uuid("assignedToId", Some(raw)).map(Some),
+        },
+    };
+    v.finish()?;
+    let ticket = store::update(&state.db, &principal.tenant, id, update).await?;
+    Ok(Json(ticket))
+}
+
+/// A PATCH enum field: may be absent, not null.
+fn required_enum(
+    v: &mut Validator,
+    field: &str,
+    value: &Patch<String>,
+    allowed: &[&str],
+) -> Option<String> {
+    match value {
+        Patch::Missing => None,
+        Patch::Null => {
+            v.add(field, "must not be null");
+            None
+        }
+        Patch::Value(raw) => v.one_of(field, Some(raw), allowed).map(String::from),
+    }
+}
+
+async fn escalate(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+    Json(body): Json<EscalateBody>,
+) -> ApiResult<Json<Ticket>> {
+    let mut v = Validator::new();
+    let to_user = v.required_uuid("escalateToId", body.escalate_to_id.as_deref());
+    let reason = v.optional("reason", body.reason.as_deref(), REASON_MAX);
+    v.finish()?;
+    let Some(to_user) = to_user else {
+        return Err(ApiError::internal());
+    };
+    let escalation = Escalation {
+        to_user,
+        reason,
+        automatic: false,
+        rule_id: None,
+    };
+    let ticket = store::escalate(&state.db, &principal.tenant, id, escalation).await?;
+    Ok(Json(ticket))
+}
+
+async fn delete(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+) -> ApiResult<Json<serde_json::Value>> {
+    store::delete(&state.db, &principal.tenant, id).await?;
+    Ok(Json(json!({ "id": id, "deleted": true })))
 }

@@ -1,7 +1,135 @@
-//! HTTP routes of this area.
+//! `/users`: list, create (emits `user.created`), get, update. Users are the
+//! company's agents and admins, shared by both modes.
 
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::Deserialize;
+
+use super::store::{self, NewUser, ROLES, User};
+use crate::app::AppState;
 use crate::auth::routes::ApiRouter;
+use crate::auth::{Principal, Scope};
+use crate::error::{ApiError, ApiResult, StoreError};
+use crate::extract::{Id, Json, Query};
+use crate::validate::{NAME_MAX, Page, PageQuery, Paged, Validator};
 
 pub fn router() -> ApiRouter {
     ApiRouter::new()
+        .get("/users", Scope::UsersRead, list)
+        .post("/users", Scope::UsersWrite, create)
+        .get("/users/{id}", Scope::UsersRead, get_one)
+        .patch("/users/{id}", Scope::UsersWrite, update)
+}
+
+#[derive(Deserialize)]
+struct CreateUser {
+    name: Option<String>,
+    email: Option<String>,
+    role: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct UpdateUser {
+    name: Option<String>,
+    email: Option<String>,
+    role: Option<String>,
+}
+
+/// Emails are compared case-insensitively: they are stored lower case.
+fn email(v: &mut Validator, raw: Option<&str>) -> Option<String> {
+    if raw.map(str::trim).is_none_or(str::is_empty) {
+        v.add("email", "is required");
+        return None;
+    }
+    v.email("email", raw).map(|e| e.to_lowercase())
+}
+
+fn taken(error: StoreError) -> ApiError {
+    match error {
+        StoreError::Conflict(_) => ApiError::conflict("A user with this email already exists"),
+        other => other.into(),
+    }
+}
+
+async fn list(
+    State(state): State<AppState>,
+    principal: Principal,
+    Query(query): Query<PageQuery>,
+) -> ApiResult<Json<Paged<User>>> {
+    let page = Page::from_query(&query, 20, 100)?;
+    let (users, total) = store::list(
+        &state.db,
+        principal.tenant.company_id,
+        page.limit,
+        page.offset,
+    )
+    .await?;
+    Ok(Json(Paged::new(users, total, page)))
+}
+
+async fn create(
+    State(state): State<AppState>,
+    principal: Principal,
+    Json(body): Json<CreateUser>,
+) -> ApiResult<(StatusCode, Json<User>)> {
+    let mut v = Validator::new();
+    let name = v.required("name", body.name.as_deref(), NAME_MAX);
+    let email = email(&mut v, body.email.as_deref());
+    let role = v
+        .one_of("role", body.role.as_deref(), ROLES)
+        .unwrap_or("AGENT");
+    v.finish()?;
+    let new = NewUser {
+        id: None,
+        name: name.unwrap_or_default(),
+        email: email.unwrap_or_default(),
+        role: role.to_string(),
+    };
+    let user = store::create(&state.db, &principal.tenant, new)
+        .await
+        .map_err(taken)?;
+    Ok((StatusCode::CREATED, Json(user)))
+}
+
+async fn get_one(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+) -> ApiResult<Json<User>> {
+    Ok(Json(
+        store::find(&state.db, principal.tenant.company_id, id).await?,
+    ))
+}
+
+async fn update(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+    Json(body): Json<UpdateUser>,
+) -> ApiResult<Json<User>> {
+    let mut v = Validator::new();
+    if body.name.is_none() && body.email.is_none() && body.role.is_none() {
+        v.add("body", "give at least one of: name, email, role");
+    }
+    let name = match body.name.as_deref() {
+        Some(raw) => v.required("name", Some(raw), NAME_MAX),
+        None => None,
+    };
+    let email = match body.email.as_deref() {
+        Some(raw) => email(&mut v, Some(raw)),
+        None => None,
+    };
+    let role = v.one_of("role", body.role.as_deref(), ROLES);
+    v.finish()?;
+    let user = store::update(
+        &state.db,
+        principal.tenant.company_id,
+        id,
+        name.as_deref(),
+        email.as_deref(),
+        role,
+    )
+    .await
+    .map_err(taken)?;
+    Ok(Json(user))
 }

@@ -1,0 +1,126 @@
+//! Knowledge-base records as the API shows them, and the inputs of the store.
+
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::time::Timestamp;
+
+/// A whole article (`GET /kb/articles/{id}`, create and update responses).
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[serde(rename_all = "camelCase")]
+pub struct Article {
+    pub id: Uuid,
+    pub entity_id: Uuid,
+    pub category_id: Option<Uuid>,
+    pub title: String,
+    pub slug: String,
+    pub content: String,
+    pub excerpt: String,
+    /// Whether `excerpt` was given (else it follows the content).
+    #[serde(skip)]
+    pub excerpt_custom: bool,
+    pub is_published: bool,
+    pub helpful_count: i64,
+    pub not_helpful_count: i64,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// An article in a list: no content.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[serde(rename_all = "camelCase")]
+pub struct ArticleSummary {
+    pub id: Uuid,
+    pub title: String,
+    pub slug: String,
+    pub excerpt: String,
+    pub category_id: Option<Uuid>,
+    pub is_published: bool,
+    pub created_at: Timestamp,
+}
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[serde(rename_all = "camelCase")]
+pub struct Category {
+    pub id: Uuid,
+    pub entity_id: Uuid,
+    pub name: String,
+    pub slug: String,
+    /// Published articles filed under it.
+    pub article_count: i64,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// One search result (`GET /kb/search`, and the widget's search).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchHit {
+    pub id: Uuid,
+    pub title: String,
+    pub slug: String,
+    /// The matching passage of the content when the match is there,
+    /// else the article's excerpt. Plain text.
+    pub excerpt: String,
+    pub category: Option<CategoryRef>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct CategoryRef {
+    pub name: String,
+    pub slug: String,
+}
+
+/// Which articles a list shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Published,
+    Draft,
+    All,
+}
+
+impl Status {
+    pub const NAMES: [&'static str; 3] = ["published", "draft", "all"];
+
+    pub fn parse(value: &str) -> Option<Status> {
+        match value {
+            "published" => Some(Status::Published),
+            "draft" => Some(Status::Draft),
+            "all" => Some(Status::All),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct ArticleFilter {
+    pub entity_id: Option<Uuid>,
+    pub category_id: Option<Uuid>,
+    pub status: Status,
+}
+
+/// A validated `POST /kb/articles` body.
+#[derive(Debug, Clone)]
+pub struct NewArticle {
+    pub entity_id: Uuid,
+    pub category_id: Option<Uuid>,
+    pub title: String,
+    /// Explicit slug (taken → Conflict); None generates one from the title.
+    pub slug: Option<String>,
+    pub content: String,
+    pub excerpt: Option<String>,
+    pub is_published: bool,
+}
+
+/// A validated `PATCH /kb/articles/{id}` body: None leaves a field as is.
+#[derive(Debug, Clone, Default)]
+pub struct ArticleChanges {
+    pub title: Option<String>,
+    pub slug: Option<String>,
+    pub content: Option<String>,
+    /// `Some(None)` goes back to the excerpt derived from the content.
+    pub excerpt: Option<Option<String>>,
+    /// `Some(None)` makes the article uncategorised.
+    pub category_id: Option<Option<Uuid>>,
+    pub is_published: Option<bool>,
+}

@@ -1,0 +1,87 @@
+//! The in-process limiter: one GCRA state (TAT) per key in a dashmap. Used
+//! alone on a single node, and by every node as its fallback when Redis is
+//! unreachable.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use dashmap::DashMap;
+
+use super::Limiter;
+use super::gcra::{self, Decision};
+
+/// Entries are swept every this many checks (a full bucket needs no entry).
+const SWEEP_EVERY: u64 = 4096;
+
+pub struct LocalLimiter {
+    epoch: Instant,
+    tats: DashMap<String, u64>,
+    checks: AtomicU64,
+}
+
+impl Default for LocalLimiter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LocalLimiter {
+    pub fn new() -> Self {
+        LocalLimiter {
+            epoch: Instant::now(),
+            tats: DashMap::new(),
+            checks: AtomicU64::new(0),
+        }
+    }
+
+    fn now_us(&self) -> u64 {
+        // +1 so that "now" is never the zero of a fresh bucket.
+        u64::try_from(self.epoch.elapsed().as_micros()).unwrap_or(u64::MAX / 2) + 1
+    }
+
+    /// Spends one request of `key`'s allowance (`limit` per `window`).
+    pub fn spend(&self, key: &str, limit: u64, window: Duration) -> Decision {
+        let now = self.now_us();
+        let window_us = u64::try_from(window.as_micros()).unwrap_or(u64::MAX / 4);
+        let decision = match self.tats.get_mut(key) {
+            Some(mut tat) => {
+                let (decision, next) = gcra::step(now, Some(*tat), limit, window_us);
+                if let Some(next) = next {
+                    *tat = next;
+                }
+                decision
+            }
+            None => {
+                let (decision, next) = gcra::step(now, None, limit, window_us);
+                if let Some(next) = next {
+                    self.tats.insert(key.to_string(), next);
+                }
+                decision
+            }
+        };
+        if self.checks.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
+            self.tats.retain(|_, tat| *tat > now);
+        }
+        decision
+    }
+}
+
+impl Limiter for LocalLimiter {
+    async fn check(&self, key: &str, limit: u64, window: Duration) -> anyhow::Result<Decision> {
+        Ok(self.spend(key, limit, window))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_have_separate_budgets() {
+        let limiter = LocalLimiter::new();
+        let hour = Duration::from_secs(3600);
+        assert!(limiter.spend("a", 1, hour).allowed);
+        assert!(!limiter.spend("a", 1, hour).allowed);
+        assert!(limiter.spend("b", 1, hour).allowed);
+    }
+}

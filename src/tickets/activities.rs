@@ -1,0 +1,31 @@
+//! `/tickets/{id}/activities`: the ticket's timeline, oldest first.
+
+use axum::extract::State;
+
+use super::model::Activity;
+use super::store;
+use crate::app::AppState;
+use crate::auth::routes::ApiRouter;
+use crate::auth::{Principal, Scope};
+use crate::error::ApiResult;
+use crate::extract::{Id, Json, Query};
+use crate::validate::{Page, PageQuery, Paged};
+
+const LIST_DEFAULT: i64 = 50;
+const LIST_MAX: i64 = 100;
+
+pub fn router() -> ApiRouter {
+    ApiRouter::new().get("/tickets/{id}/activities", Scope::TicketsRead, list)
+}
+
+async fn list(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(ticket_id): Id,
+    Query(query): Query<PageQuery>,
+) -> ApiResult<Json<Paged<Activity>>> {
+    let page = Page::from_query(&query, LIST_DEFAULT, LIST_MAX)?;
+    let (activities, total) =
+        store::list_activities(&state.db, &principal.tenant, ticket_id, page).await?;
+    Ok(Json(Paged::new(activities, total, page)))
+}

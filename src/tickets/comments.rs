@@ -1,0 +1,63 @@
+//! `/tickets/{id}/comments`: add and list a ticket's comments.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::Deserialize;
+
+use super::model::{COMMENT_MAX, Comment, NewComment};
+use super::store;
+use crate::app::AppState;
+use crate::auth::routes::ApiRouter;
+use crate::auth::{Principal, Scope};
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{Id, Json, Query};
+use crate::validate::{Page, PageQuery, Paged, Validator};
+
+const LIST_DEFAULT: i64 = 50;
+const LIST_MAX: i64 = 100;
+
+pub fn router() -> ApiRouter {
+    ApiRouter::new()
+        .get("/tickets/{id}/comments", Scope::TicketsRead, list)
+        .post("/tickets/{id}/comments", Scope::TicketsWrite, create)
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CreateComment {
+    body: Option<String>,
+    author_id: Option<String>,
+    is_internal: Option<bool>,
+}
+
+async fn create(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(ticket_id): Id,
+    Json(body): Json<CreateComment>,
+) -> ApiResult<(StatusCode, Json<Comment>)> {
+    let mut v = Validator::new();
+    let text = v.required("body", body.body.as_deref(), COMMENT_MAX);
+    let author_id = v.uuid("authorId", body.author_id.as_deref());
+    v.finish()?;
+    let text = text.ok_or_else(ApiError::internal)?;
+    let new = NewComment {
+        body: text,
+        author_id,
+        is_internal: body.is_internal.unwrap_or(false),
+    };
+    let comment = store::add_comment(&state.db, &principal.tenant, ticket_id, new).await?;
+    Ok((StatusCode::CREATED, Json(comment)))
+}
+
+async fn list(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(ticket_id): Id,
+    Query(query): Query<PageQuery>,
+) -> ApiResult<Json<Paged<Comment>>> {
+    let page = Page::from_query(&query, LIST_DEFAULT, LIST_MAX)?;
+    let (comments, total) =
+        store::list_comments(&state.db, &principal.tenant, ticket_id, page).await?;
+    Ok(Json(Paged::new(comments, total, page)))
+}

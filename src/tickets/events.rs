@@ -1,0 +1,176 @@
+//! What each ticket change announces, inside the change's transaction:
+//! events (and through them webhooks) and the visitor's emails.
+
+use serde_json::{Map, Value, json};
+
+use super::model::{Change, Comment, Escalation, RESOLVED, Ticket};
+use crate::auth::Tenant;
+use crate::db::Tx;
+use crate::error::StoreError;
+use crate::events::emit;
+use crate::mail::{self, Email};
+
+/// `ticket.created` with the whole ticket; the visitor's confirmation email.
+pub async fn created(tx: &mut Tx, tenant: &Tenant, ticket: &Ticket) -> Result<(), StoreError> {
+    emit(tx, tenant, "ticket.created", ticket_data(ticket)).await?;
+    if let Some(to) = &ticket.visitor_email {
+        mail::queue(tx, tenant, &creation_email(to, ticket)).await?;
+    }
+    Ok(())
+}
+
+/// `ticket.updated` with `changes` (only called when something changed),
+/// then `ticket.resolved` and the visitor's email when the status became
+/// RESOLVED.
+pub async fn updated(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    ticket: &Ticket,
+    changes: &[Change],
+) -> Result<(), StoreError> {
+    let mut data = ticket_data(ticket);
+    data["changes"] = changes_json(changes);
+    emit(tx, tenant, "ticket.updated", data).await?;
+    let resolved = changes
+        .iter()
+        .any(|c| c.field == "status" && c.to.as_deref() == Some(RESOLVED));
+    if resolved {
+        emit(tx, tenant, "ticket.resolved", ticket_data(ticket)).await?;
+        if let Some(to) = &ticket.visitor_email {
+            mail::queue(tx, tenant, &resolution_email(to, ticket)).await?;
+        }
+    }
+    Ok(())
+}
+
+/// `ticket.escalated` with the ticket after the escalation and `escalation`.
+pub async fn escalated(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    ticket: &Ticket,
+    escalation: &Value,
+) -> Result<(), StoreError> {
+    let mut data = ticket_data(ticket);
+    data["escalation"] = escalation.clone();
+    emit(tx, tenant, "ticket.escalated", data).await?;
+    Ok(())
+}
+
+/// `comment.created` with the comment (which carries `ticketId`).
+pub async fn comment_created(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    comment: &Comment,
+) -> Result<(), StoreError> {
+    let data = serde_json::to_value(comment).unwrap_or_default();
+    emit(tx, tenant, "comment.created", data).await?;
+    Ok(())
+}
+
+/// The `escalation` object of the event and of the timeline entry.
+pub fn escalation_json(escalation: &Escalation, previous_assignee: Option<uuid::Uuid>) -> Value {
+    json!({
+        "reason": escalation.reason,
+        "escalatedToId": escalation.to_user,
+        "previousAssigneeId": previous_assignee,
+        "automatic": escalation.automatic,
+        "ruleId": escalation.rule_id,
+    })
+}
+
+/// `{field: {from, to}}` for each change.
+pub fn changes_json(changes: &[Change]) -> Value {
+    let map: Map<String, Value> = changes
+        .iter()
+        .map(|c| (c.field.to_string(), json!({"from": c.from, "to": c.to})))
+        .collect();
+    Value::Object(map)
+}
+
+fn ticket_data(ticket: &Ticket) -> Value {
+    serde_json::to_value(ticket).unwrap_or_default()
+}
+
+fn creation_email(to: &str, ticket: &Ticket) -> Email {
+    let number = &ticket.ticket_number;
+    Email {
+        to: to.to_string(),
+        subject: format!("[{number}] We received your request: {}", ticket.subject),
+        text: format!(
+            "Hello,\n\nThank you for contacting us. We received your request \"{subject}\" \
+             and gave it the number {number}. Please quote this number in any message \
+             about it.\n\nWe will get back to you as soon as possible.\n",
+            subject = ticket.subject,
+        ),
+        html: None,
+    }
+}
+
+fn resolution_email(to: &str, ticket: &Ticket) -> Email {
+    let number = &ticket.ticket_number;
+    Email {
+        to: to.to_string(),
+        subject: format!(
+            "[{number}] Your request has been resolved: {}",
+            ticket.subject
+        ),
+        text: format!(
+            "Hello,\n\nYour request \"{subject}\" ({number}) has been resolved.\n\n\
+             If something is still not right, reply quoting {number} and we will \
+             look at it again.\n",
+            subject = ticket.subject,
+        ),
+        html: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::Timestamp;
+
+    fn ticket() -> Ticket {
+        Ticket {
+            id: uuid::Uuid::now_v7(),
+            ticket_number: "TKT-000042".into(),
+            subject: "Printer on fire".into(),
+            description: None,
+            status: RESOLVED.into(),
+            priority: "HIGH".into(),
+            entity_id: uuid::Uuid::now_v7(),
+            visitor_email: Some("v@example.com".into()),
+            assigned_to_id: None,
+            assigned_to: None,
+            resolved_at: None,
+            created_at: Timestamp::now(),
+            updated_at: Timestamp::now(),
+        }
+    }
+
+    #[test]
+    fn emails_name_the_ticket_number() {
+        let t = ticket();
+        for email in [
+            creation_email("v@example.com", &t),
+            resolution_email("v@example.com", &t),
+        ] {
+            assert_eq!(email.to, "v@example.com");
+            assert!(email.subject.contains("TKT-000042"));
+            assert!(email.text.contains("TKT-000042"));
+            assert!(email.text.contains("Printer on fire"));
+        }
+    }
+
+    #[test]
+    fn changes_are_keyed_by_field() {
+        let changes = [Change {
+            field: "assignedToId",
+            from: None,
+            to: Some("u".into()),
+        }];
+        assert_eq!(
+            changes_json(&changes),
+            json!({"assignedToId": {"from": null, "to": "u"}})
+        );
+    }
+}

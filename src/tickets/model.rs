@@ -1,0 +1,277 @@
+//! What a ticket, a comment and a timeline entry look like in the API, and
+//! the pure rules about them (numbers, what a PATCH really changes).
+
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::time::Timestamp;
+
+pub const OPEN: &str = "OPEN";
+pub const IN_PROGRESS: &str = "IN_PROGRESS";
+pub const RESOLVED: &str = "RESOLVED";
+pub const CLOSED: &str = "CLOSED";
+pub const STATUSES: &[&str] = &[OPEN, IN_PROGRESS, RESOLVED, CLOSED];
+
+pub const MEDIUM: &str = "MEDIUM";
+pub const URGENT: &str = "URGENT";
+pub const PRIORITIES: &[&str] = &["LOW", MEDIUM, "HIGH", URGENT];
+
+pub const DESCRIPTION_MAX: usize = 50_000;
+pub const COMMENT_MAX: usize = 50_000;
+pub const REASON_MAX: usize = 1_000;
+
+/// `TKT-000001`: the per-company-and-mode sequence value, six digits wide.
+pub fn ticket_number(seq: i64) -> String {
+    format!("TKT-{seq:06}")
+}
+
+/// A user as other records show them (assignee, comment author).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct UserRef {
+    pub id: Uuid,
+    pub name: String,
+    pub email: String,
+}
+
+/// The whole ticket: every response and every ticket event carries it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Ticket {
+    pub id: Uuid,
+    pub ticket_number: String,
+    pub subject: String,
+    pub description: Option<String>,
+    pub status: String,
+    pub priority: String,
+    pub entity_id: Uuid,
+    pub visitor_email: Option<String>,
+    pub assigned_to_id: Option<Uuid>,
+    /// `{id, name, email}` of the assignee, null when unassigned.
+    pub assigned_to: Option<UserRef>,
+    pub resolved_at: Option<Timestamp>,
+    pub created_at: Timestamp,
+    /// Last change or comment.
+    pub updated_at: Timestamp,
+}
+
+#[derive(Debug, Clone)]
+pub struct NewTicket {
+    pub subject: String,
+    pub description: Option<String>,
+    pub priority: String,
+    pub entity_id: Uuid,
+    pub visitor_email: Option<String>,
+}
+
+/// GET /tickets filters; `None` means "any".
+#[derive(Debug, Clone, Default)]
+pub struct TicketFilter {
+    pub entity_id: Option<Uuid>,
+    pub status: Option<String>,
+    pub priority: Option<String>,
+    pub assigned_to_id: Option<Uuid>,
+}
+
+/// A PATCH: `None` keeps a field; `assigned_to_id: Some(None)` unassigns.
+#[derive(Debug, Clone, Default)]
+pub struct TicketUpdate {
+    pub status: Option<String>,
+    pub priority: Option<String>,
+    pub assigned_to_id: Option<Option<Uuid>>,
+}
+
+/// The fields a change can touch, as they are before it.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct TicketState {
+    pub status: String,
+    pub priority: String,
+    pub assigned_to_id: Option<Uuid>,
+    pub resolved_at: Option<Timestamp>,
+}
+
+/// One field that really changed, by its API name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub field: &'static str,
+    pub from: Option<String>,
+    pub to: Option<String>,
+}
+
+impl Change {
+    /// The timeline entry kind of this change.
+    pub fn activity_kind(&self) -> &'static str {
+        match self.field {
+            "status" => "status_changed",
+            "priority" => "priority_changed",
+            _ => "assignee_changed",
+        }
+    }
+}
+
+impl TicketState {
+    /// The changes `update` makes to this state: only fields whose value
+    /// differs, so a PATCH that repeats the current values changes nothing.
+    pub fn diff(&self, update: &TicketUpdate) -> Vec<Change> {
+        let mut changes = Vec::new();
+        if let Some(status) = &update.status
+            && *status != self.status
+        {
+            changes.push(Change {
+                field: "status",
+                from: Some(self.status.clone()),
+                to: Some(status.clone()),
+            });
+        }
+        if let Some(priority) = &update.priority
+            && *priority != self.priority
+        {
+            changes.push(Change {
+                field: "priority",
+                from: Some(self.priority.clone()),
+                to: Some(priority.clone()),
+            });
+        }
+        if let Some(assignee) = update.assigned_to_id
+            && assignee != self.assigned_to_id
+        {
+            changes.push(Change {
+                field: "assignedToId",
+                from: self.assigned_to_id.map(|id| id.to_string()),
+                to: assignee.map(|id| id.to_string()),
+            });
+        }
+        changes
+    }
+
+    /// The state after `update`, with `resolved_at` following the status:
+    /// set when it becomes RESOLVED, cleared when the ticket is reopened,
+    /// kept when a resolved ticket is closed.
+    pub fn apply(&self, update: &TicketUpdate, now: Timestamp) -> TicketState {
+        let status = update.status.clone().unwrap_or_else(|| self.status.clone());
+        let resolved_at = match status.as_str() {
+            RESOLVED if self.status != RESOLVED => Some(now),
+            OPEN | IN_PROGRESS => None,
+            _ => self.resolved_at,
+        };
+        TicketState {
+            priority: update
+                .priority
+                .clone()
+                .unwrap_or_else(|| self.priority.clone()),
+            assigned_to_id: update.assigned_to_id.unwrap_or(self.assigned_to_id),
+            status,
+            resolved_at,
+        }
+    }
+}
+
+/// What an escalation does and why: from the API (`automatic: false`) or
+/// from an escalation rule (`automatic: true`, with its `rule_id`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Escalation {
+    /// The agent who takes the ticket over; must be a user of the company.
+    pub to_user: Uuid,
+    pub reason: Option<String>,
+    pub automatic: bool,
+    pub rule_id: Option<Uuid>,
+}
+
+/// A comment on a ticket; `isInternal` ones are for agents only.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Comment {
+    pub id: Uuid,
+    pub ticket_id: Uuid,
+    pub body: String,
+    pub author_id: Option<Uuid>,
+    pub author: Option<UserRef>,
+    pub is_internal: bool,
+    pub created_at: Timestamp,
+}
+
+#[derive(Debug, Clone)]
+pub struct NewComment {
+    pub body: String,
+    pub author_id: Option<Uuid>,
+    pub is_internal: bool,
+}
+
+/// One entry of a ticket's timeline.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Activity {
+    pub id: Uuid,
+    pub ticket_id: Uuid,
+    /// `created`, `status_changed`, `priority_changed`, `assignee_changed`,
+    /// `escalated` or `commented`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    /// Kind-specific facts: the escalation (reason, rule…), the comment id.
+    pub details: Option<serde_json::Value>,
+    pub created_at: Timestamp,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state() -> TicketState {
+        TicketState {
+            status: OPEN.into(),
+            priority: MEDIUM.into(),
+            assigned_to_id: None,
+            resolved_at: None,
+        }
+    }
+
+    #[test]
+    fn numbers_are_six_digits() {
+        assert_eq!(ticket_number(1), "TKT-000001");
+        assert_eq!(ticket_number(123_456), "TKT-123456");
+        assert_eq!(ticket_number(1_234_567), "TKT-1234567");
+    }
+
+    #[test]
+    fn diff_lists_only_real_changes() {
+        let user = Uuid::now_v7();
+        let same = TicketUpdate {
+            status: Some(OPEN.into()),
+            priority: Some(MEDIUM.into()),
+            assigned_to_id: Some(None),
+        };
+        assert!(state().diff(&same).is_empty());
+        let changed = TicketUpdate {
+            status: Some(RESOLVED.into()),
+            priority: None,
+            assigned_to_id: Some(Some(user)),
+        };
+        let changes = state().diff(&changed);
+        assert_eq!(changes.len(), 2);
+        assert_eq!(changes[0].field, "status");
+        assert_eq!(changes[1].to, Some(user.to_string()));
+        assert_eq!(changes[1].activity_kind(), "assignee_changed");
+    }
+
+    #[test]
+    fn resolved_at_follows_the_status() {
+        let now = Timestamp::now();
+        let resolve = TicketUpdate {
+            status: Some(RESOLVED.into()),
+            ..Default::default()
+        };
+        let resolved = state().apply(&resolve, now);
+        assert_eq!(resolved.resolved_at, Some(now));
+        let close = TicketUpdate {
+            status: Some(CLOSED.into()),
+            ..Default::default()
+        };
+        assert_eq!(resolved.apply(&close, now).resolved_at, Some(now));
+        let reopen = TicketUpdate {
+            status: Some(OPEN.into()),
+            ..Default::default()
+        };
+        assert_eq!(resolved.apply(&reopen, now).resolved_at, None);
+    }
+}

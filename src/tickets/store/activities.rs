@@ -1,0 +1,105 @@
+//! SQL for the timeline: written by every change, read oldest first.
+
+use serde_json::Value;
+use sqlx::types::Json;
+use uuid::Uuid;
+
+use super::ensure_ticket;
+use crate::auth::Tenant;
+use crate::db::{Db, Tx};
+use crate::error::StoreError;
+use crate::on_db;
+use crate::on_tx;
+use crate::tickets::model::Activity;
+use crate::time::{Timestamp, new_id};
+use crate::validate::Page;
+
+/// A timeline entry to write.
+pub(super) struct NewActivity {
+    pub kind: &'static str,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub details: Option<Value>,
+}
+
+impl NewActivity {
+    pub fn new(kind: &'static str) -> Self {
+        NewActivity {
+            kind,
+            from: None,
+            to: None,
+            details: None,
+        }
+    }
+}
+
+pub(super) async fn add_activity(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    ticket_id: Uuid,
+    entry: NewActivity,
+    at: Timestamp,
+) -> Result<(), StoreError> {
+    on_tx!(tx, c => sqlx::query(
+        "INSERT INTO ticket_activities (id, company_id, mode, ticket_id, kind, from_value, \
+         to_value, details, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)")
+        .bind(new_id())
+        .bind(tenant.company_id)
+        .bind(tenant.mode.as_str())
+        .bind(ticket_id)
+        .bind(entry.kind)
+        .bind(&entry.from)
+        .bind(&entry.to)
+        .bind(entry.details.as_ref().map(Json))
+        .bind(at)
+        .execute(c)
+        .await?
+        .rows_affected());
+    Ok(())
+}
+
+#[derive(sqlx::FromRow)]
+struct ActivityRow {
+    id: Uuid,
+    ticket_id: Uuid,
+    kind: String,
+    from_value: Option<String>,
+    to_value: Option<String>,
+    details: Option<Json<Value>>,
+    created_at: Timestamp,
+}
+
+/// A page of the ticket's timeline, oldest first, and its length.
+pub async fn list_activities(
+    db: &Db,
+    tenant: &Tenant,
+    ticket_id: Uuid,
+    page: Page,
+) -> Result<(Vec<Activity>, i64), StoreError> {
+    ensure_ticket(db, tenant, ticket_id).await?;
+    let rows = on_db!(db, c => sqlx::query_as::<_, ActivityRow>(
+        "SELECT id, ticket_id, kind, from_value, to_value, details, created_at \
+         FROM ticket_activities WHERE ticket_id = $1 AND company_id = $2 AND mode = $3 \
+         ORDER BY created_at, id LIMIT $4 OFFSET $5")
+        .bind(ticket_id).bind(tenant.company_id).bind(tenant.mode.as_str())
+        .bind(page.limit).bind(page.offset)
+        .fetch_all(c).await?);
+    let total = on_db!(db, c => sqlx::query_scalar::<_, i64>(
+        "SELECT COUNT(*) FROM ticket_activities \
+         WHERE ticket_id = $1 AND company_id = $2 AND mode = $3")
+        .bind(ticket_id).bind(tenant.company_id).bind(tenant.mode.as_str())
+        .fetch_one(c).await?);
+    let activities = rows
+        .into_iter()
+        .map(|row| Activity {
+            id: row.id,
+            ticket_id: row.ticket_id,
+            kind: row.kind,
+            from: row.from_value,
+            to: row.to_value,
+            details: row.details.map(|Json(v)| v),
+            created_at: row.created_at,
+        })
+        .collect();
+    Ok((activities, total))
+}

@@ -1,1 +1,0 @@
-//! Integration tests of this area (see support for the harness).

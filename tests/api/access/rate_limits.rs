@@ -1,0 +1,299 @@
+//! Rate limits: headers on every authenticated response, the 429 and its
+//! Retry-After, one budget across nodes over Redis, the local fallback when
+//! Redis stops, and the per-IP limit on failed authentications.
+
+use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::json;
+use supportdesk::auth::{Mode, Scope, ScopeSet, key};
+use uuid::Uuid;
+
+use super::{assert_rate_headers, eventually, header_u64, key_id, send};
+use crate::backend_tests;
+use crate::support::{Backend, TestApp, TestResponse};
+
+backend_tests!(
+    rate_limit_headers_on_every_authenticated_response,
+    the_request_over_the_limit_gets_429_with_retry_after,
+    nodes_sharing_redis_share_one_budget,
+    without_redis_the_service_keeps_serving_with_local_limits,
+    failed_authentications_are_limited_per_ip,
+);
+
+// ---------------------------------------------------------------- rate limits
+
+async fn rate_limit_headers_on_every_authenticated_response(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let key = acme.key.as_str();
+    let no_users = app
+        .key(
+            acme.company.id,
+            Mode::Test,
+            ScopeSet::all().without(Scope::UsersWrite),
+        )
+        .await;
+
+    let first = app.get("/entities", key).await;
+    first.assert_status(200);
+    assert_rate_headers(&first, 1000);
+    assert_eq!(header_u64(&first, "x-ratelimit-remaining"), 999);
+    // One request costs 3600/1000 s of the allowance.
+    assert_eq!(header_u64(&first, "x-ratelimit-reset"), 4);
+
+    let responses = [
+        app.get(&format!("/users/{}", Uuid::now_v7()), key).await,
+        app.get("/no-such-route", key).await,
+        app.delete("/users", key).await,
+        app.post("/users", key, json!({"name": ""})).await,
+        app.post("/users", &no_users, json!({})).await,
+        app.post("/users", key, json!({"name": "A", "email": "a@acme.test"}))
+            .await,
+        app.post("/users", key, json!({"name": "A", "email": "a@acme.test"}))
+            .await,
+    ];
+    let statuses: Vec<u16> = responses.iter().map(|r| r.status).collect();
+    assert_eq!(statuses, [404, 404, 405, 400, 403, 201, 409]);
+    let mut previous = 999;
+    for r in &responses {
+        assert_rate_headers(r, 1000);
+        if r.status != 403 {
+            let remaining = header_u64(r, "x-ratelimit-remaining");
+            assert!(remaining < previous, "{remaining} after {previous}");
+            previous = remaining;
+        }
+    }
+    // Unauthenticated responses carry none.
+    let anonymous = send(&app, Method::GET, "/entities", None).await;
+    assert!(anonymous.header("x-ratelimit-remaining").is_none());
+}
+
+async fn the_request_over_the_limit_gets_429_with_retry_after(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let five = app
+        .key_with(acme.company.id, Mode::Test, ScopeSet::all(), 5)
+        .await;
+    for remaining in (0..5).rev() {
+        let r = app.get("/entities", &five).await;
+        r.assert_status(200);
+        assert_eq!(header_u64(&r, "x-ratelimit-remaining"), remaining);
+    }
+    let refused = app.get("/entities", &five).await;
+    refused.assert_error(429, "rate_limited");
+    // One request is earned back every 3600/5 = 720 s.
+    let retry = header_u64(&refused, "retry-after");
+    assert!((700..=720).contains(&retry), "Retry-After {retry}");
+    assert_eq!(
+        refused.body["error"],
+        format!("Rate limit exceeded. Try again in {retry} seconds.")
+    );
+    assert_rate_headers(&refused, 5);
+    assert_eq!(header_u64(&refused, "x-ratelimit-remaining"), 0);
+    let reset = header_u64(&refused, "x-ratelimit-reset");
+    assert!((3500..=3600).contains(&reset), "Reset {reset}");
+    // Another key of the company is not affected.
+    app.get("/entities", &acme.key).await.assert_status(200);
+
+    // With a short window the allowance comes back after Retry-After.
+    let quick = TestApp::spawn_with(backend, |c| c.rate_window = Duration::from_secs(6)).await;
+    let acme = quick.company().await;
+    let two = quick
+        .key_with(acme.company.id, Mode::Test, ScopeSet::all(), 2)
+        .await;
+    quick.get("/entities", &two).await.assert_status(200);
+    quick.get("/entities", &two).await.assert_status(200);
+    let refused = quick.get("/entities", &two).await;
+    refused.assert_error(429, "rate_limited");
+    // One request every 6/2 = 3 s.
+    let retry = header_u64(&refused, "retry-after");
+    assert!((1..=3).contains(&retry), "Retry-After {retry}");
+    assert_eq!(
+        refused.body["error"],
+        format!("Rate limit exceeded. Try again in {retry} seconds.")
+    );
+    tokio::time::sleep(Duration::from_secs(retry)).await;
+    let allowed = eventually(Duration::from_secs(10), async || {
+        quick.get("/entities", &two).await.status == 200
+    })
+    .await;
+    assert!(allowed, "the allowance came back");
+}
+
+async fn nodes_sharing_redis_share_one_budget(backend: Backend) {
+    let node_a = TestApp::spawn(backend).await;
+    let node_b = node_a.spawn_peer().await;
+    let acme = node_a.company().await;
+    let four = node_a
+        .key_with(acme.company.id, Mode::Test, ScopeSet::all(), 4)
+        .await;
+    let remaining = |r: &TestResponse| header_u64(r, "x-ratelimit-remaining");
+
+    if node_a.config.redis_url.is_some() {
+        assert_eq!(remaining(&node_a.get("/entities", &four).await), 3);
+        assert_eq!(remaining(&node_b.get("/entities", &four).await), 2);
+        assert_eq!(remaining(&node_a.get("/entities", &four).await), 1);
+        assert_eq!(remaining(&node_b.get("/entities", &four).await), 0);
+        node_a
+            .get("/entities", &four)
+            .await
+            .assert_error(429, "rate_limited");
+        node_b
+            .get("/entities", &four)
+            .await
+            .assert_error(429, "rate_limited");
+    } else {
+        // Embedded mode is one node: without Redis each node counts alone.
+        for _ in 0..4 {
+            node_a.get("/entities", &four).await.assert_status(200);
+        }
+        node_a
+            .get("/entities", &four)
+            .await
+            .assert_error(429, "rate_limited");
+        assert_eq!(remaining(&node_b.get("/entities", &four).await), 3);
+    }
+}
+
+/// A private `redis-server` on a free port, killed on drop.
+struct PrivateRedis {
+    child: std::process::Child,
+    url: String,
+}
+
+impl PrivateRedis {
+    /// None (with a notice) when redis-server is not installed, except in CI.
+    async fn start() -> Option<PrivateRedis> {
+        let installed = std::process::Command::new("redis-server")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !installed {
+            assert!(
+                !std::env::var("CI").is_ok_and(|v| v == "true"),
+                "CI=true needs redis-server installed"
+            );
+            eprintln!("skipped: redis-server is not installed");
+            return None;
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .expect("free port")
+            .local_addr()
+            .expect("addr")
+            .port();
+        let child = std::process::Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("redis-server starts");
+        let server = PrivateRedis {
+            child,
+            url: format!("redis://127.0.0.1:{port}"),
+        };
+        let client = redis::Client::open(server.url.as_str()).expect("client");
+        let up = eventually(Duration::from_secs(10), async || {
+            match client.get_multiplexed_async_connection().await {
+                Ok(mut conn) => redis::cmd("PING")
+                    .query_async::<String>(&mut conn)
+                    .await
+                    .is_ok(),
+                Err(_) => false,
+            }
+        })
+        .await;
+        assert!(up, "private redis-server answers");
+        Some(server)
+    }
+
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for PrivateRedis {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+async fn without_redis_the_service_keeps_serving_with_local_limits(backend: Backend) {
+    let Some(mut redis_server) = PrivateRedis::start().await else {
+        return;
+    };
+    let url = redis_server.url.clone();
+    let app = TestApp::spawn_with(backend, move |c| {
+        c.redis_url = Some(url);
+        c.redis_prefix = format!("sdt:{}:", Uuid::new_v4().simple());
+    })
+    .await;
+    let acme = app.company().await;
+    let three = app
+        .key_with(acme.company.id, Mode::Test, ScopeSet::all(), 3)
+        .await;
+    let id = key_id(&app, &three).await;
+
+    // With Redis up, the bucket lives in Redis.
+    let r = app.get("/entities", &three).await;
+    r.assert_status(200);
+    assert_eq!(header_u64(&r, "x-ratelimit-remaining"), 2);
+    let bucket = app
+        .state
+        .access
+        .limiter
+        .redis()
+        .expect("Redis limiter configured")
+        .redis_key(&format!("key:{id}"));
+    let client = redis::Client::open(redis_server.url.as_str()).expect("client");
+    let mut conn = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("connect");
+    let exists: bool = redis::cmd("EXISTS")
+        .arg(&bucket)
+        .query_async(&mut conn)
+        .await
+        .expect("exists");
+    assert!(exists, "bucket {bucket} in Redis");
+
+    // Redis goes away: requests are still served, still limited (locally).
+    redis_server.stop();
+    for remaining in (0..3).rev() {
+        let r = app.get("/entities", &three).await;
+        r.assert_status(200);
+        assert_rate_headers(&r, 3);
+        assert_eq!(header_u64(&r, "x-ratelimit-remaining"), remaining);
+    }
+    app.get("/entities", &three)
+        .await
+        .assert_error(429, "rate_limited");
+    let other = app.get("/users", &acme.key).await;
+    other.assert_status(200);
+    assert_rate_headers(&other, 1000);
+}
+
+async fn failed_authentications_are_limited_per_ip(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    for attempt in 0..100 {
+        let guess = key::generate(Mode::Live);
+        let r = send(&app, Method::GET, "/entities", Some(&guess)).await;
+        assert_eq!(r.status, 401, "attempt {attempt}: {}", r.text);
+    }
+    let blocked = send(&app, Method::GET, "/entities", Some("svc_live_guess")).await;
+    blocked.assert_error(429, "rate_limited");
+    let retry = header_u64(&blocked, "retry-after");
+    assert!((1..=60).contains(&retry), "Retry-After {retry}");
+    assert_eq!(
+        blocked.body["error"],
+        format!("Rate limit exceeded. Try again in {retry} seconds.")
+    );
+    send(&app, Method::GET, "/entities", None)
+        .await
+        .assert_error(429, "rate_limited");
+    // A valid key from the same address is still served.
+    app.get("/entities", &acme.key).await.assert_status(200);
+}
