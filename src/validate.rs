@@ -77,7 +77,12 @@ impl Validator {
     }
 
     fn check_len(&mut self, field: &str, value: &str, max: usize) -> Option<String> {
-        if value.chars().count() > max {
+        // Postgres refuses NUL in text; refusing it here keeps both backends
+        // answering 400 instead of one of them failing with a 500.
+        if value.contains('\0') {
+            self.add(field, "must not contain NUL characters");
+            None
+        } else if value.chars().count() > max {
             self.add(field, format!("must be at most {max} characters"));
             None
         } else {
@@ -229,8 +234,9 @@ mod tests {
         assert_eq!(v.required("name", Some("   "), 255), None);
         assert_eq!(v.one_of("priority", Some("low"), &["LOW", "HIGH"]), None);
         assert_eq!(v.email("email", Some("not-an-email")), None);
-        let err = v.finish().expect_err("three problems");
-        assert_eq!(err.details.len(), 3);
+        assert_eq!(v.optional("body", Some("a\0b"), 255), None);
+        let err = v.finish().expect_err("four problems");
+        assert_eq!(err.details.len(), 4);
         assert_eq!(err.code, "validation_failed");
     }
 }

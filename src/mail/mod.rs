@@ -1,6 +1,9 @@
 //! Email to visitors. Messages are queued through the outbox (same
 //! transaction as the change that causes them) and sent by its workers:
 //! over SMTP when `SMTP_URL` is set, else as `.eml` files under `data/mail/`.
+//! Failed sends are retried on the webhook schedule.
+
+pub mod mailer;
 
 use serde::{Deserialize, Serialize};
 
@@ -9,6 +12,8 @@ use crate::db::Tx;
 use crate::error::StoreError;
 use crate::time::Timestamp;
 
+pub use mailer::Mailer;
+
 pub const JOB_KIND: &str = "email";
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -16,7 +21,9 @@ pub const JOB_KIND: &str = "email";
 pub struct Email {
     pub to: String,
     pub subject: String,
+    /// The plain-text part (always sent).
     pub text: String,
+    /// An HTML alternative, sent beside the text when given.
     pub html: Option<String>,
 }
 

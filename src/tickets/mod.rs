@@ -7,6 +7,7 @@ mod comments;
 pub mod events;
 pub mod model;
 pub mod routes;
+pub mod rules;
 pub mod store;
 
 use tokio::task::JoinHandle;
@@ -16,6 +17,6 @@ use crate::app::AppState;
 pub use model::{Escalation, Ticket};
 
 /// Starts this node's ticket workers (escalation rules).
-pub fn spawn_workers(_state: &AppState) -> Vec<JoinHandle<()>> {
-    Vec::new()
+pub fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {
+    vec![rules::spawn(state)]
 }

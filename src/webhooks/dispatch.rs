@@ -1,15 +1,121 @@
-//! Turns an emitted event into one delivery per subscribed webhook.
+//! Turns an emitted event into one delivery per subscribed webhook, inside
+//! the transaction of the change: no committed change without its
+//! deliveries, no delivery for a rolled-back change.
 
-use crate::auth::Tenant;
-use crate::db::Tx;
+use serde::Serialize;
+use uuid::Uuid;
+
+use super::store::{self, deliveries};
+use crate::auth::{Mode, Tenant};
+use crate::db::{Db, Tx};
 use crate::error::StoreError;
 use crate::events::Event;
+use crate::time::{Timestamp, new_id};
 
-/// Queues the deliveries of `event` inside `tx`.
+/// The name of the ping sent by `POST /company/webhooks/{id}/test`.
+pub const TEST_EVENT: &str = "webhook.test";
+
+/// The request body of every delivery, serialised once and stored so that
+/// every attempt sends (and signs) the same bytes.
+#[derive(Serialize)]
+struct Body<'a> {
+    id: Uuid,
+    event: &'a str,
+    timestamp: Timestamp,
+    data: &'a serde_json::Value,
+    mode: &'static str,
+}
+
+/// The exact JSON body for an event.
+pub fn event_body(
+    id: Uuid,
+    event: &str,
+    timestamp: Timestamp,
+    data: &serde_json::Value,
+    mode: Mode,
+) -> String {
+    let body = Body {
+        id,
+        event,
+        timestamp,
+        data,
+        mode: mode.as_api(),
+    };
+    serde_json::to_string(&body).unwrap_or_else(|_| unreachable!("a JSON value serialises"))
+}
+
+/// Queues the deliveries of `event` inside `tx`: one per active webhook of
+/// the same company and mode subscribed to it.
 pub async fn queue_deliveries(
-    _tx: &mut Tx,
-    _tenant: &Tenant,
-    _event: &Event,
+    tx: &mut Tx,
+    tenant: &Tenant,
+    event: &Event,
 ) -> Result<(), StoreError> {
+    let webhooks = store::subscribed(tx, tenant, &event.name).await?;
+    if webhooks.is_empty() {
+        return Ok(());
+    }
+    let body = event_body(
+        event.id,
+        &event.name,
+        event.timestamp,
+        &event.data,
+        tenant.mode,
+    );
+    for webhook_id in webhooks {
+        let new = deliveries::NewDelivery {
+            webhook_id,
+            event_id: event.id,
+            event: &event.name,
+            body: &body,
+            redelivery_of: None,
+        };
+        deliveries::insert(tx, tenant, new).await?;
+    }
     Ok(())
+}
+
+/// Queues a `webhook.test` ping to webhook `id` (subscribed or not).
+pub async fn queue_test(db: &Db, tenant: &Tenant, id: Uuid) -> Result<Uuid, StoreError> {
+    let webhook = store::find(db, tenant, id).await?;
+    let data = serde_json::json!({
+        "webhookId": webhook.id,
+        "message": "This is a test delivery from Support Desk.",
+    });
+    let event_id = new_id();
+    let body = event_body(event_id, TEST_EVENT, Timestamp::now(), &data, tenant.mode);
+    let mut tx = db.begin().await?;
+    let new = deliveries::NewDelivery {
+        webhook_id: webhook.id,
+        event_id,
+        event: TEST_EVENT,
+        body: &body,
+        redelivery_of: None,
+    };
+    let delivery = deliveries::insert(&mut tx, tenant, new).await?;
+    tx.commit().await?;
+    Ok(delivery)
+}
+
+/// Queues a new delivery that repeats `delivery_id` (same event, same body
+/// bytes, a new delivery id so receivers do not discard it as a duplicate).
+pub async fn redeliver(
+    db: &Db,
+    tenant: &Tenant,
+    webhook_id: Uuid,
+    delivery_id: Uuid,
+) -> Result<Uuid, StoreError> {
+    store::find(db, tenant, webhook_id).await?;
+    let (event_id, event, body) = deliveries::source(db, tenant, webhook_id, delivery_id).await?;
+    let mut tx = db.begin().await?;
+    let new = deliveries::NewDelivery {
+        webhook_id,
+        event_id,
+        event: &event,
+        body: &body,
+        redelivery_of: Some(delivery_id),
+    };
+    let id = deliveries::insert(&mut tx, tenant, new).await?;
+    tx.commit().await?;
+    Ok(id)
 }

@@ -1,7 +1,368 @@
-//! HTTP routes of this area.
+//! `/company/webhooks`: subscriptions, secret rotation, the delivery log,
+//! manual redelivery and test pings.
 
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::store::deliveries::{self, Delivery};
+use super::store::{self, NewWebhook, Webhook, WebhookChanges};
+use super::{dispatch, guard};
+use crate::app::AppState;
 use crate::auth::routes::ApiRouter;
+use crate::auth::{Principal, Scope, Tenant};
+use crate::error::{ApiError, ApiResult};
+use crate::events::EVENT_NAMES;
+use crate::extract::{Id, Ids, Json, Query};
+use crate::time::Timestamp;
+use crate::validate::{NAME_MAX, Page, Paged, Validator};
+
+pub const URL_MAX: usize = 2048;
+/// Default grace period of the old secret after a rotation.
+pub const DEFAULT_GRACE_SECS: u64 = 24 * 3600;
+/// Longest grace period a rotation may ask for (7 days).
+pub const MAX_GRACE_SECS: u64 = 7 * 24 * 3600;
 
 pub fn router() -> ApiRouter {
     ApiRouter::new()
+        .get("/company/webhooks", Scope::SettingsRead, list)
+        .post("/company/webhooks", Scope::SettingsWrite, create)
+        .get("/company/webhooks/{id}", Scope::SettingsRead, get_one)
+        .patch("/company/webhooks/{id}", Scope::SettingsWrite, update)
+        .delete("/company/webhooks/{id}", Scope::SettingsWrite, delete)
+        .post(
+            "/company/webhooks/{id}/rotate-secret",
+            Scope::SettingsWrite,
+            rotate_secret,
+        )
+        .post("/company/webhooks/{id}/test", Scope::SettingsWrite, test)
+        .get(
+            "/company/webhooks/{id}/deliveries",
+            Scope::SettingsRead,
+            list_deliveries,
+        )
+        .get(
+            "/company/webhooks/{id}/deliveries/{deliveryId}",
+            Scope::SettingsRead,
+            get_delivery,
+        )
+        .post(
+            "/company/webhooks/{id}/deliveries/{deliveryId}/redeliver",
+            Scope::SettingsWrite,
+            redeliver,
+        )
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CreateWebhook {
+    name: Option<String>,
+    url: Option<String>,
+    events: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UpdateWebhook {
+    name: Option<String>,
+    url: Option<String>,
+    events: Option<Value>,
+    is_active: Option<bool>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct RotateSecret {
+    grace_period_seconds: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct DeliveryQuery {
+    limit: Option<String>,
+    offset: Option<String>,
+    status: Option<String>,
+}
+
+/// The creation response: the webhook and its secret, shown only here.
+#[derive(Serialize)]
+struct WithSecret {
+    #[serde(flatten)]
+    webhook: Webhook,
+    secret: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Rotated {
+    id: uuid::Uuid,
+    secret: String,
+    /// Until when the previous secret still signs (`webhook-signature`).
+    previous_secret_expires_at: Option<Timestamp>,
+}
+
+/// A delivery with the exact request body it sends.
+#[derive(Serialize)]
+struct DeliveryWithBody {
+    #[serde(flatten)]
+    delivery: Delivery,
+    payload: Value,
+}
+
+async fn list(
+    State(state): State<AppState>,
+    principal: Principal,
+    Query(query): Query<crate::validate::PageQuery>,
+) -> ApiResult<Json<Paged<Webhook>>> {
+    let page = Page::from_query(&query, 20, 100)?;
+    let (rows, total) = store::list(&state.db, &principal.tenant, page).await?;
+    Ok(Json(Paged::new(rows, total, page)))
+}
+
+async fn create(
+    State(state): State<AppState>,
+    principal: Principal,
+    Json(body): Json<CreateWebhook>,
+) -> ApiResult<(StatusCode, Json<WithSecret>)> {
+    let mut v = Validator::new();
+    let name = v.required("name", body.name.as_deref(), NAME_MAX);
+    let url = check_url(&state, &mut v, body.url.as_deref()).await;
+    let events = check_events(&mut v, body.events.as_ref());
+    v.finish()?;
+    let new = NewWebhook {
+        name: name.unwrap_or_default(),
+        url: url.unwrap_or_default(),
+        events: events.unwrap_or_default(),
+    };
+    let (webhook, secret) = store::create(&state.db, &principal.tenant, new).await?;
+    Ok((StatusCode::CREATED, Json(WithSecret { webhook, secret })))
+}
+
+async fn get_one(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+) -> ApiResult<Json<Webhook>> {
+    Ok(Json(store::find(&state.db, &principal.tenant, id).await?))
+}
+
+async fn update(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+    Json(body): Json<UpdateWebhook>,
+) -> ApiResult<Json<Webhook>> {
+    let mut v = Validator::new();
+    if body.name.is_none()
+        && body.url.is_none()
+        && body.events.is_none()
+        && body.is_active.is_none()
+    {
+        v.add("body", "give at least one of: name, url, events, isActive");
+    }
+    let name = match body.name.as_deref() {
+        Some(raw) => v.required("name", Some(raw), NAME_MAX),
+        None => None,
+    };
+    let url = match body.url.as_deref() {
+        Some(raw) => check_url(&state, &mut v, Some(raw)).await,
+        None => None,
+    };
+    let events = match body.events.as_ref() {
+        Some(raw) => check_events(&mut v, Some(raw)),
+        None => None,
+    };
+    v.finish()?;
+    let changes = WebhookChanges {
+        name,
+        url,
+        events,
+        is_active: body.is_active,
+    };
+    Ok(Json(
+        store::update(&state.db, &principal.tenant, id, changes).await?,
+    ))
+}
+
+async fn delete(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+) -> ApiResult<Json<Value>> {
+    store::delete(&state.db, &principal.tenant, id).await?;
+    Ok(Json(serde_json::json!({ "id": id, "deleted": true })))
+}
+
+async fn rotate_secret(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+    body: Bytes,
+) -> ApiResult<Json<Rotated>> {
+    let body: RotateSecret = optional_body(&body)?;
+    let grace = match &body.grace_period_seconds {
+        None | Some(Value::Null) => DEFAULT_GRACE_SECS,
+        Some(value) => match value.as_u64() {
+            Some(secs) if secs <= MAX_GRACE_SECS => secs,
+            _ => {
+                return Err(ApiError::invalid_field(
+                    "gracePeriodSeconds",
+                    format!("must be a whole number of seconds from 0 to {MAX_GRACE_SECS}"),
+                ));
+            }
+        },
+    };
+    let grace = std::time::Duration::from_secs(grace);
+    let (secret, until) = store::rotate_secret(&state.db, &principal.tenant, id, grace).await?;
+    Ok(Json(Rotated {
+        id,
+        secret,
+        previous_secret_expires_at: until,
+    }))
+}
+
+async fn test(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+) -> ApiResult<(StatusCode, Json<DeliveryWithBody>)> {
+    ensure_active(&state, &principal.tenant, id).await?;
+    let delivery_id = dispatch::queue_test(&state.db, &principal.tenant, id).await?;
+    accepted(&state, &principal.tenant, id, delivery_id).await
+}
+
+async fn list_deliveries(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+    Query(query): Query<DeliveryQuery>,
+) -> ApiResult<Json<Paged<Delivery>>> {
+    let page = Page::parse(query.limit.as_deref(), query.offset.as_deref(), 20, 100)?;
+    let mut v = Validator::new();
+    let status = v.one_of("status", query.status.as_deref(), deliveries::STATUSES);
+    v.finish()?;
+    store::find(&state.db, &principal.tenant, id).await?;
+    let (rows, total) = deliveries::list(&state.db, &principal.tenant, id, status, page).await?;
+    Ok(Json(Paged::new(rows, total, page)))
+}
+
+async fn get_delivery(
+    State(state): State<AppState>,
+    principal: Principal,
+    Ids(id, delivery_id): Ids,
+) -> ApiResult<Json<DeliveryWithBody>> {
+    Ok(Json(
+        with_body(&state, &principal.tenant, id, delivery_id).await?,
+    ))
+}
+
+async fn redeliver(
+    State(state): State<AppState>,
+    principal: Principal,
+    Ids(id, delivery_id): Ids,
+) -> ApiResult<(StatusCode, Json<DeliveryWithBody>)> {
+    ensure_active(&state, &principal.tenant, id).await?;
+    let new_id = dispatch::redeliver(&state.db, &principal.tenant, id, delivery_id).await?;
+    accepted(&state, &principal.tenant, id, new_id).await
+}
+
+/// A disabled webhook gets no deliveries: 409 rather than a silent failure.
+async fn ensure_active(state: &AppState, tenant: &Tenant, id: uuid::Uuid) -> ApiResult<()> {
+    let webhook = store::find(&state.db, tenant, id).await?;
+    if !webhook.is_active {
+        return Err(ApiError::conflict(
+            "Webhook is disabled; set isActive to true first",
+        ));
+    }
+    Ok(())
+}
+
+async fn accepted(
+    state: &AppState,
+    tenant: &Tenant,
+    id: uuid::Uuid,
+    delivery_id: uuid::Uuid,
+) -> ApiResult<(StatusCode, Json<DeliveryWithBody>)> {
+    let delivery = with_body(state, tenant, id, delivery_id).await?;
+    Ok((StatusCode::ACCEPTED, Json(delivery)))
+}
+
+async fn with_body(
+    state: &AppState,
+    tenant: &Tenant,
+    id: uuid::Uuid,
+    delivery_id: uuid::Uuid,
+) -> ApiResult<DeliveryWithBody> {
+    let (delivery, body) = deliveries::find(&state.db, tenant, id, delivery_id).await?;
+    let payload = serde_json::from_str(&body).unwrap_or(Value::String(body));
+    Ok(DeliveryWithBody { delivery, payload })
+}
+
+/// A required absolute http(s) URL of at most 2048 characters that passes
+/// the SSRF guard.
+async fn check_url(state: &AppState, v: &mut Validator, raw: Option<&str>) -> Option<String> {
+    let text = v.required("url", raw, URL_MAX)?;
+    let parsed = match reqwest::Url::parse(&text) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") && url.host_str().is_some() => url,
+        _ => {
+            v.add("url", "must be an absolute http or https URL");
+            return None;
+        }
+    };
+    if let Err(reason) = guard::check_url(&parsed, state.outbound.allow_private).await {
+        v.add("url", reason);
+        return None;
+    }
+    Some(text)
+}
+
+/// A non-empty array of known event names, without duplicates.
+fn check_events(v: &mut Validator, raw: Option<&Value>) -> Option<Vec<String>> {
+    let known = EVENT_NAMES.join(", ");
+    let Some(raw) = raw.filter(|r| !r.is_null()) else {
+        v.add("events", "is required");
+        return None;
+    };
+    let Some(items) = raw.as_array() else {
+        v.add(
+            "events",
+            format!("must be an array of event names: {known}"),
+        );
+        return None;
+    };
+    if items.is_empty() {
+        v.add("events", format!("must name at least one event: {known}"));
+        return None;
+    }
+    let mut events: Vec<String> = Vec::new();
+    for item in items {
+        match item.as_str().map(str::trim) {
+            Some(name) if EVENT_NAMES.contains(&name) => {
+                if !events.iter().any(|e| e == name) {
+                    events.push(name.to_string());
+                }
+            }
+            _ => {
+                v.add(
+                    "events",
+                    format!("unknown event {item}; known events: {known}"),
+                );
+                return None;
+            }
+        }
+    }
+    Some(events)
+}
+
+/// A JSON body that may be absent (then `T::default()`).
+fn optional_body<T: DeserializeOwned + Default>(bytes: &[u8]) -> ApiResult<T> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(T::default());
+    }
+    serde_json::from_slice(bytes).map_err(|err| match err.classify() {
+        serde_json::error::Category::Data => ApiError::invalid_field("body", err.to_string()),
+        _ => ApiError::invalid_json("Request body is not valid JSON"),
+    })
 }

@@ -10,5 +10,6 @@ mod demo;
 mod kb;
 mod outbound;
 mod platform;
+mod rules;
 mod tickets;
 mod widget;

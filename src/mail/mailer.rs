@@ -1,0 +1,121 @@
+//! Sends an `Email`: over SMTP (lettre) when `SMTP_URL` is set, else as an
+//! `.eml` file under `<data dir>/mail/`, readable by any mail client.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use lettre::message::{Mailbox, MultiPart, SinglePart};
+use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+use uuid::Uuid;
+
+use super::Email;
+use crate::config::Config;
+
+pub enum Mailer {
+    Smtp {
+        transport: AsyncSmtpTransport<Tokio1Executor>,
+        from: Mailbox,
+    },
+    Files {
+        dir: PathBuf,
+        from: Mailbox,
+    },
+}
+
+/// Why a send failed; `permanent` failures (a bad address, an SMTP 5xx)
+/// are not retried.
+#[derive(Debug)]
+pub struct SendError {
+    pub message: String,
+    pub permanent: bool,
+}
+
+impl SendError {
+    fn permanent(message: impl Into<String>) -> Self {
+        SendError {
+            message: message.into(),
+            permanent: true,
+        }
+    }
+
+    fn transient(message: impl Into<String>) -> Self {
+        SendError {
+            message: message.into(),
+            permanent: false,
+        }
+    }
+}
+
+impl Mailer {
+    pub fn new(config: &Config) -> anyhow::Result<Mailer> {
+        let from: Mailbox = config
+            .smtp_from
+            .parse()
+            .map_err(|e| anyhow::anyhow!("SMTP_FROM {:?}: {e}", config.smtp_from))?;
+        Ok(match &config.smtp_url {
+            Some(url) => Mailer::Smtp {
+                transport: AsyncSmtpTransport::<Tokio1Executor>::from_url(url)
+                    .map_err(|e| anyhow::anyhow!("SMTP_URL: {e}"))?
+                    .timeout(Some(Duration::from_secs(30)))
+                    .build(),
+                from,
+            },
+            None => Mailer::Files {
+                dir: config.data_dir.join("mail"),
+                from,
+            },
+        })
+    }
+
+    /// Sends `email`; `id` (the outbox job) becomes its Message-ID and file name.
+    pub async fn send(&self, id: Uuid, email: &Email) -> Result<(), SendError> {
+        match self {
+            Mailer::Smtp { transport, from } => {
+                let message = build(id, from, email)?;
+                transport.send(message).await.map(|_| ()).map_err(|e| {
+                    if e.is_permanent() {
+                        SendError::permanent(e.to_string())
+                    } else {
+                        SendError::transient(e.to_string())
+                    }
+                })
+            }
+            Mailer::Files { dir, from } => {
+                let message = build(id, from, email)?;
+                write_eml(dir, id, &message.formatted())
+                    .await
+                    .map_err(|e| SendError::transient(format!("writing {}: {e}", dir.display())))
+            }
+        }
+    }
+}
+
+/// The MIME message: plain text, plus an HTML alternative when given.
+pub fn build(id: Uuid, from: &Mailbox, email: &Email) -> Result<Message, SendError> {
+    let to: Mailbox = email
+        .to
+        .parse()
+        .map_err(|e| SendError::permanent(format!("invalid recipient {:?}: {e}", email.to)))?;
+    let domain = from.email.domain().to_string();
+    let builder = Message::builder()
+        .from(from.clone())
+        .to(to)
+        .subject(email.subject.clone())
+        .message_id(Some(format!("<{id}@{domain}>")));
+    let message = match &email.html {
+        Some(html) => builder.multipart(MultiPart::alternative_plain_html(
+            email.text.clone(),
+            html.clone(),
+        )),
+        None => builder.singlepart(SinglePart::plain(email.text.clone())),
+    };
+    message.map_err(|e| SendError::permanent(format!("building the message: {e}")))
+}
+
+/// Writes `<dir>/<id>.eml` atomically (a reader never sees half a file).
+async fn write_eml(dir: &std::path::Path, id: Uuid, bytes: &[u8]) -> std::io::Result<()> {
+    tokio::fs::create_dir_all(dir).await?;
+    let tmp = dir.join(format!(".{id}.eml.tmp"));
+    tokio::fs::write(&tmp, bytes).await?;
+    tokio::fs::rename(&tmp, dir.join(format!("{id}.eml"))).await
+}

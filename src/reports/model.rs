@@ -1,0 +1,171 @@
+//! What the ticket report holds, and the pure rules about periods.
+
+use chrono::{NaiveDate, TimeDelta};
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::time::Timestamp;
+
+/// The longest period a report covers (so `daily` stays bounded).
+pub const MAX_DAYS: i64 = 366;
+/// The period when none is given: the last 30 days.
+pub const DEFAULT_DAYS: i64 = 30;
+/// The percentiles of time to resolution.
+pub const MEDIAN: f64 = 0.5;
+pub const P90: f64 = 0.9;
+
+/// Which tickets a report covers: the tenant's (optionally one entity's),
+/// over `[from, to)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReportQuery {
+    pub entity_id: Option<Uuid>,
+    pub from: Timestamp,
+    pub to: Timestamp,
+}
+
+impl ReportQuery {
+    /// Every UTC day that `[from, to)` touches, in order.
+    pub fn days(&self) -> Vec<NaiveDate> {
+        let first = self.from.0.date_naive();
+        let last = (self.to.0 - TimeDelta::milliseconds(1)).date_naive();
+        first.iter_days().take_while(|d| *d <= last).collect()
+    }
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct TicketReport {
+    pub from: Timestamp,
+    pub to: Timestamp,
+    pub entity_id: Option<Uuid>,
+    pub tickets: TicketCounts,
+    pub daily: Vec<Day>,
+    pub resolution_time: ResolutionTime,
+    pub escalations: Escalations,
+}
+
+/// Tickets created in the period (by their current status and priority),
+/// and tickets resolved in it.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct TicketCounts {
+    pub created: i64,
+    pub resolved: i64,
+    pub by_status: ByStatus,
+    pub by_priority: ByPriority,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub struct ByStatus {
+    pub open: i64,
+    pub in_progress: i64,
+    pub resolved: i64,
+    pub closed: i64,
+}
+
+impl ByStatus {
+    pub fn add(&mut self, status: &str, n: i64) {
+        match status {
+            "OPEN" => self.open += n,
+            "IN_PROGRESS" => self.in_progress += n,
+            "RESOLVED" => self.resolved += n,
+            "CLOSED" => self.closed += n,
+            _ => {}
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub struct ByPriority {
+    pub low: i64,
+    pub medium: i64,
+    pub high: i64,
+    pub urgent: i64,
+}
+
+impl ByPriority {
+    pub fn add(&mut self, priority: &str, n: i64) {
+        match priority {
+            "LOW" => self.low += n,
+            "MEDIUM" => self.medium += n,
+            "HIGH" => self.high += n,
+            "URGENT" => self.urgent += n,
+            _ => {}
+        }
+    }
+}
+
+/// One UTC day: tickets created on it and tickets resolved on it.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Day {
+    /// `YYYY-MM-DD`.
+    pub date: String,
+    pub created: i64,
+    pub resolved: i64,
+}
+
+/// Time from creation to resolution of the tickets resolved in the period:
+/// percentiles by linear interpolation between the nearest ranks (what
+/// Postgres `percentile_cont` computes), in seconds rounded to the
+/// millisecond; null when no ticket was resolved.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ResolutionTime {
+    pub count: i64,
+    pub median_seconds: Option<f64>,
+    pub p90_seconds: Option<f64>,
+}
+
+/// Escalations made in the period, by the API (manual) or by rules.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Escalations {
+    pub total: i64,
+    pub manual: i64,
+    pub automatic: i64,
+}
+
+/// Milliseconds (as the database interpolated them) to whole-millisecond
+/// seconds.
+pub fn ms_to_seconds(ms: f64) -> f64 {
+    ms.round() / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str) -> Timestamp {
+        Timestamp::from_datetime(
+            chrono::DateTime::parse_from_rfc3339(text)
+                .expect("valid")
+                .with_timezone(&chrono::Utc),
+        )
+    }
+
+    #[test]
+    fn days_cover_the_period() {
+        let whole = ReportQuery {
+            entity_id: None,
+            from: at("2026-03-02T00:00:00Z"),
+            to: at("2026-03-05T00:00:00Z"),
+        };
+        let days: Vec<String> = whole.days().iter().map(|d| d.to_string()).collect();
+        assert_eq!(days, ["2026-03-02", "2026-03-03", "2026-03-04"]);
+        let partial = ReportQuery {
+            from: at("2026-03-02T23:00:00Z"),
+            to: at("2026-03-03T00:00:00.001Z"),
+            ..whole
+        };
+        assert_eq!(partial.days().len(), 2);
+    }
+
+    #[test]
+    fn seconds_are_rounded_to_the_millisecond() {
+        assert_eq!(ms_to_seconds(41_039_999.999_999_98), 41_040.0);
+        assert_eq!(ms_to_seconds(600_250.0), 600.25);
+    }
+}

@@ -1,0 +1,224 @@
+//! SQL for the ticket report: four aggregate queries (counts, days,
+//! resolution percentiles, escalations), each answered by the database.
+//! Where the dialects differ (day of a timestamp, durations, percentiles,
+//! JSON) each backend gets its own text, computing the same figures.
+
+use std::collections::HashMap;
+
+use sqlx::AssertSqlSafe;
+
+use super::model::{
+    Day, Escalations, MEDIAN, P90, ReportQuery, ResolutionTime, TicketCounts, TicketReport,
+    ms_to_seconds,
+};
+use crate::auth::Tenant;
+use crate::db::{Backend, Db};
+use crate::error::StoreError;
+use crate::on_db;
+
+/// Binds `$1` company, `$2` mode, `$3` from, `$4` to, and `$5` the entity
+/// when the report has one (see `scope`).
+macro_rules! bind_scope {
+    ($query:expr, $tenant:expr, $report:expr) => {{
+        let q = $query
+            .bind($tenant.company_id)
+            .bind($tenant.mode.as_str())
+            .bind($report.from)
+            .bind($report.to);
+        match $report.entity_id {
+            Some(entity) => q.bind(entity),
+            None => q,
+        }
+    }};
+}
+
+/// `WHERE` for the tenant's tickets (alias `t`) whose `column` falls in the
+/// period, and the number of the last placeholder used.
+fn scope(column: &str, report: &ReportQuery) -> (String, usize) {
+    let mut sql = format!(
+        " WHERE t.company_id = $1 AND t.mode = $2 AND t.{column} >= $3 AND t.{column} < $4"
+    );
+    if report.entity_id.is_some() {
+        sql.push_str(" AND t.entity_id = $5");
+        (sql, 5)
+    } else {
+        (sql, 4)
+    }
+}
+
+/// The UTC calendar day (`YYYY-MM-DD`) of a timestamp column.
+fn day_of(backend: Backend, column: &str) -> String {
+    match backend {
+        Backend::Postgres => format!("to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD')"),
+        Backend::Sqlite => format!("date({column})"),
+    }
+}
+
+pub async fn ticket_report(
+    db: &Db,
+    tenant: &Tenant,
+    report: &ReportQuery,
+) -> Result<TicketReport, StoreError> {
+    let (tickets, daily) = counts(db, tenant, report).await?;
+    let resolution_time = resolution_time(db, tenant, report).await?;
+    let escalations = escalations(db, tenant, report).await?;
+    Ok(TicketReport {
+        from: report.from,
+        to: report.to,
+        entity_id: report.entity_id,
+        tickets,
+        daily,
+        resolution_time,
+        escalations,
+    })
+}
+
+/// Tickets created in the period by status and priority (one GROUP BY),
+/// then created and resolved per day (one GROUP BY each, in one query).
+async fn counts(
+    db: &Db,
+    tenant: &Tenant,
+    report: &ReportQuery,
+) -> Result<(TicketCounts, Vec<Day>), StoreError> {
+    let (created, _) = scope("created_at", report);
+    let sql = format!(
+        "SELECT t.status, t.priority, COUNT(*) FROM tickets t{created} \
+         GROUP BY t.status, t.priority"
+    );
+    let groups = on_db!(db, c => bind_scope!(
+        sqlx::query_as::<_, (String, String, i64)>(AssertSqlSafe(sql)), tenant, report)
+        .fetch_all(c).await?);
+    let mut counts = TicketCounts::default();
+    for (status, priority, n) in groups {
+        counts.created += n;
+        counts.by_status.add(&status, n);
+        counts.by_priority.add(&priority, n);
+    }
+
+    let (resolved, _) = scope("resolved_at", report);
+    let backend = db.backend();
+    let created_day = day_of(backend, "t.created_at");
+    let resolved_day = day_of(backend, "t.resolved_at");
+    let sql = format!(
+        "SELECT 'created' AS kind, {created_day} AS day, COUNT(*) AS n FROM tickets t{created} \
+         GROUP BY {created_day} \
+         UNION ALL \
+         SELECT 'resolved' AS kind, {resolved_day} AS day, COUNT(*) AS n FROM tickets t{resolved} \
+         GROUP BY {resolved_day}"
+    );
+    let rows = on_db!(db, c => bind_scope!(
+        sqlx::query_as::<_, (String, String, i64)>(AssertSqlSafe(sql)), tenant, report)
+        .fetch_all(c).await?);
+    let mut per_day: HashMap<(String, String), i64> = HashMap::new();
+    for (kind, day, n) in rows {
+        if kind == "resolved" {
+            counts.resolved += n;
+        }
+        per_day.insert((kind, day), n);
+    }
+    let daily = report
+        .days()
+        .into_iter()
+        .map(|date| {
+            let date = date.to_string();
+            let count = |kind: &str| {
+                per_day
+                    .get(&(kind.to_string(), date.clone()))
+                    .copied()
+                    .unwrap_or(0)
+            };
+            Day {
+                created: count("created"),
+                resolved: count("resolved"),
+                date,
+            }
+        })
+        .collect();
+    Ok((counts, daily))
+}
+
+/// Count, median and 90th percentile of `resolved_at - created_at` (whole
+/// milliseconds) over the tickets resolved in the period. Postgres has
+/// `percentile_cont`; SQLite computes the same interpolation with
+/// ROW_NUMBER over the sorted durations: for a fraction p of n values, the
+/// position p·(n−1) (0-based) falls between ranks k = ⌊p·(n−1)⌋ and the
+/// next, and the result is v[k] + (v[k+1] − v[k])·(p·(n−1) − k).
+async fn resolution_time(
+    db: &Db,
+    tenant: &Tenant,
+    report: &ReportQuery,
+) -> Result<ResolutionTime, StoreError> {
+    let (resolved, last) = scope("resolved_at", report);
+    let (p50, p90) = (format!("${}", last + 1), format!("${}", last + 2));
+    let sql = match db.backend() {
+        Backend::Postgres => format!(
+            "WITH d AS (SELECT ROUND(EXTRACT(EPOCH FROM (t.resolved_at - t.created_at)) * 1000)\
+             ::float8 AS ms FROM tickets t{resolved}) \
+             SELECT COUNT(*), percentile_cont({p50}::float8) WITHIN GROUP (ORDER BY ms), \
+             percentile_cont({p90}::float8) WITHIN GROUP (ORDER BY ms) FROM d"
+        ),
+        Backend::Sqlite => {
+            let percentile = |p: &str| {
+                format!(
+                    "(SELECT lo + (hi - lo) * (pos - k) FROM (SELECT q.pos, q.k, \
+                     (SELECT v FROM r WHERE r.i = q.k) AS lo, \
+                     (SELECT v FROM r WHERE r.i = q.k + (q.pos > q.k)) AS hi \
+                     FROM (SELECT {p} * (n - 1) AS pos, CAST({p} * (n - 1) AS INTEGER) AS k \
+                     FROM cnt WHERE n > 0) q))"
+                )
+            };
+            format!(
+                "WITH d AS (SELECT CAST(ROUND((julianday(t.resolved_at) - julianday(t.created_at)) \
+                 * 86400000.0) AS INTEGER) AS ms FROM tickets t{resolved}), \
+                 r AS (SELECT CAST(ms AS REAL) AS v, ROW_NUMBER() OVER (ORDER BY ms) - 1 AS i \
+                 FROM d), \
+                 cnt AS (SELECT COUNT(*) AS n FROM d) \
+                 SELECT n, {}, {} FROM cnt",
+                percentile(&p50),
+                percentile(&p90)
+            )
+        }
+    };
+    let (count, median, p90) = on_db!(db, c => bind_scope!(
+        sqlx::query_as::<_, (i64, Option<f64>, Option<f64>)>(AssertSqlSafe(sql)), tenant, report)
+        .bind(MEDIAN).bind(P90)
+        .fetch_one(c).await?);
+    Ok(ResolutionTime {
+        count,
+        median_seconds: median.map(ms_to_seconds),
+        p90_seconds: p90.map(ms_to_seconds),
+    })
+}
+
+/// Escalations recorded in the period (timeline entries), split by their
+/// `automatic` flag.
+async fn escalations(
+    db: &Db,
+    tenant: &Tenant,
+    report: &ReportQuery,
+) -> Result<Escalations, StoreError> {
+    let automatic = match db.backend() {
+        Backend::Postgres => "a.details->>'automatic' = 'true'",
+        Backend::Sqlite => "json_extract(a.details, '$.automatic') = 1",
+    };
+    let (join, entity) = match report.entity_id {
+        Some(_) => (
+            " JOIN tickets t ON t.id = a.ticket_id",
+            " AND t.entity_id = $5",
+        ),
+        None => ("", ""),
+    };
+    let sql = format!(
+        "SELECT COUNT(*), COUNT(*) FILTER (WHERE {automatic}) FROM ticket_activities a{join} \
+         WHERE a.company_id = $1 AND a.mode = $2 AND a.kind = 'escalated' \
+         AND a.created_at >= $3 AND a.created_at < $4{entity}"
+    );
+    let (total, automatic) = on_db!(db, c => bind_scope!(
+        sqlx::query_as::<_, (i64, i64)>(AssertSqlSafe(sql)), tenant, report)
+        .fetch_one(c).await?);
+    Ok(Escalations {
+        total,
+        manual: total - automatic,
+        automatic,
+    })
+}

@@ -1,0 +1,110 @@
+//! SQL for the company profile: `companies.name`, and the other settings in
+//! the `companies.settings` JSON object (keys this service does not know
+//! are kept as they are).
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use sqlx::types::Json;
+use uuid::Uuid;
+
+use super::DEFAULT_TIMEZONE;
+use crate::db::{Backend, Db};
+use crate::error::StoreError;
+use crate::time::Timestamp;
+use crate::{on_db, on_tx};
+
+/// The company profile as `/settings` shows it.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct CompanySettings {
+    pub id: Uuid,
+    pub name: String,
+    /// IANA name; for clients (dashboards) to show times in. The API itself
+    /// answers in UTC.
+    pub timezone: String,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// A PATCH: `None` keeps a value.
+#[derive(Debug, Clone, Default)]
+pub struct SettingsUpdate {
+    pub name: Option<String>,
+    pub timezone: Option<String>,
+}
+
+#[derive(sqlx::FromRow)]
+struct CompanyRow {
+    id: Uuid,
+    name: String,
+    settings: Json<Map<String, Value>>,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+}
+
+impl From<CompanyRow> for CompanySettings {
+    fn from(row: CompanyRow) -> Self {
+        let timezone = row
+            .settings
+            .get("timezone")
+            .and_then(Value::as_str)
+            .unwrap_or(DEFAULT_TIMEZONE)
+            .to_string();
+        CompanySettings {
+            id: row.id,
+            name: row.name,
+            timezone,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        }
+    }
+}
+
+const COLUMNS: &str = "id, name, settings, created_at, updated_at";
+
+pub async fn find(db: &Db, company_id: Uuid) -> Result<CompanySettings, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM companies WHERE id = $1");
+    let row = on_db!(db, c => sqlx::query_as::<_, CompanyRow>(sqlx::AssertSqlSafe(sql))
+        .bind(company_id).fetch_one(c).await?);
+    Ok(row.into())
+}
+
+/// Applies a PATCH; `updatedAt` moves only when a value really changes.
+pub async fn update(
+    db: &Db,
+    company_id: Uuid,
+    update: SettingsUpdate,
+) -> Result<CompanySettings, StoreError> {
+    let mut tx = db.begin().await?;
+    let lock = match tx.backend() {
+        Backend::Postgres => " FOR NO KEY UPDATE",
+        Backend::Sqlite => "",
+    };
+    let sql = format!("SELECT {COLUMNS} FROM companies WHERE id = $1{lock}");
+    let row = on_tx!(&mut tx, c => sqlx::query_as::<_, CompanyRow>(sqlx::AssertSqlSafe(sql))
+        .bind(company_id).fetch_one(c).await?);
+    let mut settings = row.settings.0.clone();
+    let current = CompanySettings::from(row);
+    let name = update.name.unwrap_or_else(|| current.name.clone());
+    if let Some(timezone) = &update.timezone {
+        settings.insert("timezone".into(), Value::String(timezone.clone()));
+    }
+    let unchanged = name == current.name
+        && update
+            .timezone
+            .as_ref()
+            .is_none_or(|tz| *tz == current.timezone);
+    if unchanged {
+        tx.commit().await?;
+        return Ok(current);
+    }
+    let sql = format!(
+        "UPDATE companies SET name = $2, settings = $3, updated_at = $4 WHERE id = $1 \
+         RETURNING {COLUMNS}"
+    );
+    let row = on_tx!(&mut tx, c => sqlx::query_as::<_, CompanyRow>(sqlx::AssertSqlSafe(sql))
+        .bind(company_id).bind(&name).bind(Json(&settings)).bind(Timestamp::now())
+        .fetch_one(c).await?);
+    tx.commit().await?;
+    Ok(row.into())
+}

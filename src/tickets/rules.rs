@@ -1,0 +1,147 @@
+//! Escalation rules ("dashboard workflow settings"): per company and mode,
+//! a list of rules, each with conditions on a ticket and the escalation to
+//! apply. The scheduler evaluates them on every node (one node per pass on
+//! Postgres) and escalates each matching ticket exactly as the API does,
+//! once per rule and ticket. `/settings/escalation-rules` edits the list.
+
+mod scheduler;
+mod store;
+
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+pub use scheduler::{run_pass, spawn};
+
+use super::model::{IN_PROGRESS, OPEN};
+use crate::auth::Tenant;
+use crate::db::Db;
+use crate::error::{FieldError, StoreError};
+use crate::time::Timestamp;
+
+/// At most this many rules per company and mode.
+pub const MAX_RULES: usize = 100;
+/// The largest `minutesSince…` value: ten years.
+pub const MINUTES_MAX: i64 = 10 * 365 * 24 * 60;
+/// The statuses a rule applies to when it names none: open work only, so a
+/// rule never reopens a resolved or closed ticket unless it says so.
+pub const DEFAULT_STATUSES: &[&str] = &[OPEN, IN_PROGRESS];
+
+/// One rule as the API shows it and the scheduler reads it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Rule {
+    pub id: Uuid,
+    pub name: String,
+    pub enabled: bool,
+    pub conditions: Conditions,
+    pub action: Action,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// What a ticket must satisfy, all together; `None` is "any". At least one
+/// is set (checked on write).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Conditions {
+    /// The ticket's priority is one of these.
+    pub priorities: Option<Vec<String>>,
+    /// The ticket's status is one of these; `None` means OPEN or IN_PROGRESS.
+    pub statuses: Option<Vec<String>>,
+    pub entity_id: Option<Uuid>,
+    /// true: nobody is assigned; false: somebody is.
+    pub unassigned: Option<bool>,
+    /// At least this many minutes since the ticket was created.
+    pub minutes_since_created: Option<i64>,
+    /// At least this many minutes since its last change or comment
+    /// (`updatedAt`).
+    pub minutes_since_last_activity: Option<i64>,
+}
+
+impl Conditions {
+    pub fn is_empty(&self) -> bool {
+        *self == Conditions::default()
+    }
+}
+
+/// The escalation a rule applies.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Action {
+    /// A user of the company (checked on write and before every pass).
+    pub escalate_to_id: Uuid,
+    pub reason: Option<String>,
+}
+
+/// A rule as written by `PUT /settings/escalation-rules`: `id` keeps an
+/// existing rule (and its history of firings), `None` creates one.
+#[derive(Debug, Clone)]
+pub struct NewRule {
+    pub id: Option<Uuid>,
+    pub name: String,
+    pub enabled: bool,
+    pub conditions: Conditions,
+    pub action: Action,
+}
+
+/// The tenant's rules, in their order.
+pub async fn list(db: &Db, tenant: &Tenant) -> Result<Vec<Rule>, StoreError> {
+    store::list(db, tenant).await
+}
+
+/// Replaces the tenant's list with `rules`, in one transaction: rules whose
+/// id is given are updated (and keep their firings), the others created,
+/// and rules left out deleted. An id that is not one of the tenant's rules
+/// is an invalid reference (`rules[i].id`).
+pub async fn replace(db: &Db, tenant: &Tenant, rules: &[NewRule]) -> Result<Vec<Rule>, StoreError> {
+    store::replace(db, tenant, rules).await
+}
+
+/// Every reference in `rules` that does not name a record of the tenant:
+/// rule ids, `action.escalateToId` (a user of the company) and
+/// `conditions.entityId` (an entity of the company), as 400 details.
+pub async fn invalid_references(
+    db: &Db,
+    tenant: &Tenant,
+    rules: &[NewRule],
+) -> Result<Vec<FieldError>, StoreError> {
+    let rule_ids: Vec<Uuid> = rules.iter().filter_map(|r| r.id).collect();
+    let users: Vec<Uuid> = rules.iter().map(|r| r.action.escalate_to_id).collect();
+    let entities: Vec<Uuid> = rules
+        .iter()
+        .filter_map(|r| r.conditions.entity_id)
+        .collect();
+    let known = store::known_references(db, tenant, &rule_ids, &users, &entities).await?;
+    let mut errors = Vec::new();
+    let mut problem = |field: String, message: &str| {
+        errors.push(FieldError {
+            field,
+            message: message.to_string(),
+        })
+    };
+    for (i, rule) in rules.iter().enumerate() {
+        if let Some(id) = rule.id
+            && !known.rules.contains(&id)
+        {
+            problem(
+                format!("rules[{i}].id"),
+                "is not an escalation rule of this company and mode",
+            );
+        }
+        if let Some(entity) = rule.conditions.entity_id
+            && !known.entities.contains(&entity)
+        {
+            problem(
+                format!("rules[{i}].conditions.entityId"),
+                "must be an entity of this company",
+            );
+        }
+        if !known.users.contains(&rule.action.escalate_to_id) {
+            problem(
+                format!("rules[{i}].action.escalateToId"),
+                "must be a user of this company",
+            );
+        }
+    }
+    Ok(errors)
+}

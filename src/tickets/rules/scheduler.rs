@@ -1,0 +1,76 @@
+//! The escalation rules scheduler: every `rules_interval` each node tries
+//! to run a pass; on Postgres an advisory lock lets one node run it at a
+//! time. `run_pass` is public so tests drive it step by step.
+
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+use tokio::time::MissedTickBehavior;
+
+use super::store;
+use crate::app::AppState;
+use crate::db::Db;
+use crate::error::StoreError;
+use crate::time::Timestamp;
+
+/// At most this many tickets per rule per pass; the rest wait for the next.
+pub const BATCH: i64 = 500;
+
+/// Evaluates every enabled rule of every tenant once, with one query per
+/// rule, and escalates each matching ticket (in its own transaction, with
+/// the firing recorded in it). Returns how many escalations it made; 0 when
+/// another node holds the pass.
+pub async fn run_pass(db: &Db) -> Result<usize, StoreError> {
+    let Some(lock) = store::lock_pass(db).await? else {
+        return Ok(0);
+    };
+    let rules = store::enabled_rules(db).await?;
+    let mut fired = 0;
+    for (tenant, rule) in &rules {
+        let tickets = match store::matching_tickets(db, tenant, rule, Timestamp::now(), BATCH).await
+        {
+            Ok(tickets) => tickets,
+            Err(err) => {
+                tracing::warn!(rule = %rule.id, error = %err, "escalation rule not evaluated");
+                continue;
+            }
+        };
+        for ticket in tickets {
+            match store::fire(db, tenant, rule, ticket).await {
+                Ok(true) => fired += 1,
+                Ok(false) => {}
+                Err(err) => {
+                    tracing::warn!(rule = %rule.id, %ticket, error = %err, "escalation rule failed");
+                }
+            }
+        }
+    }
+    lock.release().await;
+    Ok(fired)
+}
+
+/// Runs a pass every `rules_interval` (the first at once) until shutdown.
+/// A pass interrupted by shutdown rolls back what it had not committed.
+pub fn spawn(state: &AppState) -> JoinHandle<()> {
+    let db = state.db.clone();
+    let every = state.config.rules_interval.max(Duration::from_millis(10));
+    let mut shutdown = state.shutdown.clone();
+    tokio::spawn(async move {
+        let mut ticker = tokio::time::interval(every);
+        ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = ticker.tick() => {}
+                _ = shutdown.wait_for(|stop| *stop) => break,
+            }
+            tokio::select! {
+                result = run_pass(&db) => match result {
+                    Ok(0) => {}
+                    Ok(fired) => tracing::info!(fired, "escalation rules fired"),
+                    Err(err) => tracing::warn!(error = %err, "escalation rules pass failed"),
+                },
+                _ = shutdown.wait_for(|stop| *stop) => break,
+            }
+        }
+    })
+}

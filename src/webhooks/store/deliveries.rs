@@ -1,0 +1,276 @@
+//! SQL for webhook deliveries and their attempts. A delivery row is both
+//! the log entry the API shows and the queue item the workers claim: it is
+//! due while `status = 'pending'`, `next_attempt_at` has passed and no
+//! unexpired lease (`locked_until`) holds it.
+
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::auth::Tenant;
+use crate::db::{Backend, Db, Tx};
+use crate::error::StoreError;
+use crate::time::{Timestamp, new_id};
+use crate::validate::Page;
+use crate::{on_db, on_tx};
+
+pub const STATUSES: &[&str] = &["pending", "delivered", "failed"];
+
+/// Longest response body kept in the attempt log.
+pub const RESPONSE_BODY_MAX: usize = 1024;
+
+/// One delivery as the API shows it, with its attempts.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[serde(rename_all = "camelCase")]
+pub struct Delivery {
+    /// The `X-Service-Delivery` / `webhook-id` header.
+    pub id: Uuid,
+    pub webhook_id: Uuid,
+    pub event_id: Uuid,
+    pub event: String,
+    /// `pending`, `delivered` or `failed`.
+    pub status: String,
+    #[sqlx(rename = "attempts")]
+    pub attempt_count: i32,
+    pub next_attempt_at: Option<Timestamp>,
+    pub last_response_status: Option<i32>,
+    pub last_error: Option<String>,
+    pub delivered_at: Option<Timestamp>,
+    pub redelivery_of: Option<Uuid>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    #[sqlx(skip)]
+    pub attempts: Vec<Attempt>,
+}
+
+const COLUMNS: &str = "id, webhook_id, event_id, event, status, attempts, next_attempt_at, \
+    last_status AS last_response_status, last_error, delivered_at, redelivery_of, created_at, updated_at";
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[serde(rename_all = "camelCase")]
+pub struct Attempt {
+    #[serde(skip)]
+    pub delivery_id: Uuid,
+    /// 1 for the first attempt; the `X-Service-Attempt` header.
+    pub attempt: i32,
+    pub attempted_at: Timestamp,
+    pub duration_ms: i64,
+    pub success: bool,
+    pub response_status: Option<i32>,
+    /// The first 1 KiB of the response body.
+    pub response_body: Option<String>,
+    /// Why no acceptable response came (timeout, connection refused, …).
+    pub error: Option<String>,
+}
+
+/// A delivery to queue: `body` is the exact payload every attempt sends.
+pub struct NewDelivery<'a> {
+    pub webhook_id: Uuid,
+    pub event_id: Uuid,
+    pub event: &'a str,
+    pub body: &'a str,
+    pub redelivery_of: Option<Uuid>,
+}
+
+/// Queues a delivery, due at once, inside `tx`.
+pub async fn insert(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    new: NewDelivery<'_>,
+) -> Result<Uuid, StoreError> {
+    let id = new_id();
+    let now = Timestamp::now();
+    on_tx!(tx, c => sqlx::query(
+        "INSERT INTO webhook_deliveries (id, webhook_id, company_id, mode, event_id, event, body, \
+         status, attempts, next_attempt_at, redelivery_of, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 0, $8, $9, $8, $8)")
+        .bind(id).bind(new.webhook_id).bind(tenant.company_id).bind(tenant.mode.as_str())
+        .bind(new.event_id).bind(new.event).bind(new.body).bind(now).bind(new.redelivery_of)
+        .execute(c).await?.rows_affected());
+    Ok(id)
+}
+
+/// A page of `webhook_id`'s deliveries (newest first) with their attempts,
+/// in two queries plus the count. The caller has checked the webhook
+/// belongs to `tenant`.
+pub async fn list(
+    db: &Db,
+    tenant: &Tenant,
+    webhook_id: Uuid,
+    status: Option<&str>,
+    page: Page,
+) -> Result<(Vec<Delivery>, i64), StoreError> {
+    let filter =
+        "webhook_id = $1 AND company_id = $2 AND mode = $3 AND ($4 IS NULL OR status = $4)";
+    let sql = format!(
+        "SELECT {COLUMNS} FROM webhook_deliveries WHERE {filter} \
+         ORDER BY created_at DESC, id DESC LIMIT $5 OFFSET $6"
+    );
+    let mut rows = on_db!(db, c => sqlx::query_as::<_, Delivery>(sqlx::AssertSqlSafe(sql))
+        .bind(webhook_id).bind(tenant.company_id).bind(tenant.mode.as_str()).bind(status)
+        .bind(page.limit).bind(page.offset).fetch_all(c).await?);
+    let count = format!("SELECT COUNT(*) FROM webhook_deliveries WHERE {filter}");
+    let total = on_db!(db, c => sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(count))
+        .bind(webhook_id).bind(tenant.company_id).bind(tenant.mode.as_str()).bind(status)
+        .fetch_one(c).await?);
+    let attempts_sql = format!(
+        "SELECT delivery_id, attempt, attempted_at, duration_ms, success, response_status, \
+         response_body, error FROM webhook_delivery_attempts WHERE delivery_id IN \
+         (SELECT id FROM webhook_deliveries WHERE {filter} \
+          ORDER BY created_at DESC, id DESC LIMIT $5 OFFSET $6) \
+         ORDER BY delivery_id, attempt"
+    );
+    let attempts = on_db!(db, c => sqlx::query_as::<_, Attempt>(sqlx::AssertSqlSafe(attempts_sql))
+        .bind(webhook_id).bind(tenant.company_id).bind(tenant.mode.as_str()).bind(status)
+        .bind(page.limit).bind(page.offset).fetch_all(c).await?);
+    for attempt in attempts {
+        if let Some(row) = rows.iter_mut().find(|d| d.id == attempt.delivery_id) {
+            row.attempts.push(attempt);
+        }
+    }
+    Ok((rows, total))
+}
+
+/// One delivery of `webhook_id` with its attempts.
+pub async fn find(
+    db: &Db,
+    tenant: &Tenant,
+    webhook_id: Uuid,
+    id: Uuid,
+) -> Result<(Delivery, String), StoreError> {
+    let sql = format!(
+        "SELECT {COLUMNS}, body FROM webhook_deliveries \
+         WHERE id = $1 AND webhook_id = $2 AND company_id = $3 AND mode = $4"
+    );
+    #[derive(sqlx::FromRow)]
+    struct WithBody {
+        #[sqlx(flatten)]
+        delivery: Delivery,
+        body: String,
+    }
+    let row = on_db!(db, c => sqlx::query_as::<_, WithBody>(sqlx::AssertSqlSafe(sql))
+        .bind(id).bind(webhook_id).bind(tenant.company_id).bind(tenant.mode.as_str())
+        .fetch_one(c).await?);
+    let mut delivery = row.delivery;
+    delivery.attempts = on_db!(db, c => sqlx::query_as::<_, Attempt>(
+        "SELECT delivery_id, attempt, attempted_at, duration_ms, success, response_status, \
+         response_body, error FROM webhook_delivery_attempts WHERE delivery_id = $1 ORDER BY attempt")
+        .bind(id).fetch_all(c).await?);
+    Ok((delivery, row.body))
+}
+
+/// A delivery claimed by a worker, leased until `lease`.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Claimed {
+    pub id: Uuid,
+    pub webhook_id: Uuid,
+    pub event: String,
+    pub body: String,
+    /// Attempts finished before this one.
+    pub attempts: i32,
+    /// The lease's expiry, which is also the claim's token: finishing is
+    /// refused if another worker has since re-claimed the row.
+    #[sqlx(rename = "locked_until")]
+    pub lease: Timestamp,
+}
+
+/// Claims up to `limit` due deliveries for this worker until `lease`, in one
+/// statement: `FOR UPDATE SKIP LOCKED` on Postgres, so concurrent nodes
+/// never claim the same row; on SQLite the statement holds the write lock.
+pub async fn claim_due(
+    db: &Db,
+    now: Timestamp,
+    lease: Timestamp,
+    limit: i64,
+) -> Result<Vec<Claimed>, StoreError> {
+    let lock = match db.backend() {
+        Backend::Postgres => "FOR UPDATE SKIP LOCKED",
+        Backend::Sqlite => "",
+    };
+    let sql = format!(
+        "UPDATE webhook_deliveries SET locked_until = $1 WHERE id IN \
+         (SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= $2 \
+          AND (locked_until IS NULL OR locked_until <= $2) \
+          ORDER BY next_attempt_at LIMIT $3 {lock}) \
+         RETURNING id, webhook_id, event, body, attempts, locked_until"
+    );
+    Ok(
+        on_db!(db, c => sqlx::query_as::<_, Claimed>(sqlx::AssertSqlSafe(sql))
+        .bind(lease).bind(now).bind(limit).fetch_all(c).await?),
+    )
+}
+
+/// The result of one attempt, to record.
+pub struct AttemptResult {
+    pub attempt: i32,
+    pub attempted_at: Timestamp,
+    pub duration_ms: i64,
+    pub success: bool,
+    pub response_status: Option<i32>,
+    pub response_body: Option<String>,
+    pub error: Option<String>,
+    /// When to try again; None with `success` false means `failed`.
+    pub next_attempt_at: Option<Timestamp>,
+}
+
+/// Records an attempt and moves the delivery on, if `claim` still holds
+/// the lease (else returns false and changes nothing: another worker owns
+/// the delivery now).
+pub async fn finish(
+    tx: &mut Tx,
+    claim: &Claimed,
+    result: &AttemptResult,
+) -> Result<bool, StoreError> {
+    let now = Timestamp::now();
+    let status = if result.success {
+        "delivered"
+    } else if result.next_attempt_at.is_some() {
+        "pending"
+    } else {
+        "failed"
+    };
+    let delivered_at = result.success.then_some(now);
+    let moved = on_tx!(tx, c => sqlx::query(
+        "UPDATE webhook_deliveries SET status = $3, attempts = $4, next_attempt_at = $5, \
+         locked_until = NULL, last_status = $6, last_error = $7, delivered_at = $8, updated_at = $9 \
+         WHERE id = $1 AND locked_until = $2 AND status = 'pending'")
+        .bind(claim.id).bind(claim.lease).bind(status).bind(result.attempt)
+        .bind(result.next_attempt_at).bind(result.response_status).bind(&result.error)
+        .bind(delivered_at).bind(now)
+        .execute(c).await?.rows_affected());
+    if moved == 0 {
+        return Ok(false);
+    }
+    on_tx!(tx, c => sqlx::query(
+        "INSERT INTO webhook_delivery_attempts (id, delivery_id, attempt, attempted_at, duration_ms, \
+         success, response_status, response_body, error) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)")
+        .bind(new_id()).bind(claim.id).bind(result.attempt).bind(result.attempted_at)
+        .bind(result.duration_ms).bind(result.success).bind(result.response_status)
+        .bind(&result.response_body).bind(&result.error)
+        .execute(c).await?.rows_affected());
+    Ok(true)
+}
+
+/// Ends a claimed delivery as `failed` without an attempt (its webhook was
+/// disabled or deleted meanwhile).
+pub async fn abandon(db: &Db, claim: &Claimed, reason: &str) -> Result<(), StoreError> {
+    on_db!(db, c => sqlx::query(
+        "UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, locked_until = NULL, \
+         last_error = $3, updated_at = $4 WHERE id = $1 AND locked_until = $2 AND status = 'pending'")
+        .bind(claim.id).bind(claim.lease).bind(reason).bind(Timestamp::now())
+        .execute(c).await?.rows_affected());
+    Ok(())
+}
+
+/// The event, event id and exact body of a delivery (for a redelivery).
+pub async fn source(
+    db: &Db,
+    tenant: &Tenant,
+    webhook_id: Uuid,
+    id: Uuid,
+) -> Result<(Uuid, String, String), StoreError> {
+    Ok(on_db!(db, c => sqlx::query_as::<_, (Uuid, String, String)>(
+        "SELECT event_id, event, body FROM webhook_deliveries \
+         WHERE id = $1 AND webhook_id = $2 AND company_id = $3 AND mode = $4")
+        .bind(id).bind(webhook_id).bind(tenant.company_id).bind(tenant.mode.as_str())
+        .fetch_one(c).await?))
+}

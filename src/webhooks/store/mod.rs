@@ -1,0 +1,263 @@
+//! SQL for webhook subscriptions; deliveries and attempts in `deliveries`.
+
+pub mod deliveries;
+
+use std::time::Duration;
+
+use serde::Serialize;
+use sqlx::types::Json;
+use uuid::Uuid;
+
+use crate::auth::Tenant;
+use crate::db::{Db, Tx};
+use crate::error::StoreError;
+use crate::time::{Timestamp, new_id};
+use crate::validate::Page;
+use crate::webhooks::signing;
+use crate::{on_db, on_tx};
+
+/// A webhook as the API shows it (never with its secret).
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[serde(rename_all = "camelCase")]
+pub struct Webhook {
+    pub id: Uuid,
+    pub name: String,
+    pub url: String,
+    pub events: Json<Vec<String>>,
+    pub is_active: bool,
+    /// Why the service turned it off (410, or 24 h of failures).
+    pub disabled_reason: Option<String>,
+    /// Start of the current run of failed attempts, if any.
+    pub failing_since: Option<Timestamp>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+const COLUMNS: &str =
+    "id, name, url, events, is_active, disabled_reason, failing_since, created_at, updated_at";
+
+/// What the delivery worker needs to send: where and with which secrets.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Target {
+    pub id: Uuid,
+    pub url: String,
+    pub secret: String,
+    pub previous_secret: Option<String>,
+    pub previous_secret_expires_at: Option<Timestamp>,
+    pub is_active: bool,
+}
+
+impl Target {
+    /// The previous secret while its rotation grace period lasts.
+    pub fn previous_secret_at(&self, now: Timestamp) -> Option<&str> {
+        match (&self.previous_secret, self.previous_secret_expires_at) {
+            (Some(secret), Some(until)) if until > now => Some(secret),
+            _ => None,
+        }
+    }
+}
+
+pub struct NewWebhook {
+    pub name: String,
+    pub url: String,
+    pub events: Vec<String>,
+}
+
+/// Creates a webhook with a new secret; returns it and the secret.
+pub async fn create(
+    db: &Db,
+    tenant: &Tenant,
+    new: NewWebhook,
+) -> Result<(Webhook, String), StoreError> {
+    let secret = signing::new_secret();
+    let now = Timestamp::now();
+    let sql = format!(
+        "INSERT INTO webhooks (id, company_id, mode, name, url, events, secret, is_active, \
+         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING {COLUMNS}"
+    );
+    let webhook = on_db!(db, c => sqlx::query_as::<_, Webhook>(sqlx::AssertSqlSafe(sql))
+        .bind(new_id())
+        .bind(tenant.company_id)
+        .bind(tenant.mode.as_str())
+        .bind(&new.name)
+        .bind(&new.url)
+        .bind(Json(&new.events))
+        .bind(&secret)
+        .bind(true)
+        .bind(now)
+        .fetch_one(c)
+        .await?);
+    Ok((webhook, secret))
+}
+
+pub async fn list(db: &Db, tenant: &Tenant, page: Page) -> Result<(Vec<Webhook>, i64), StoreError> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM webhooks WHERE company_id = $1 AND mode = $2 \
+         ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4"
+    );
+    let rows = on_db!(db, c => sqlx::query_as::<_, Webhook>(sqlx::AssertSqlSafe(sql))
+        .bind(tenant.company_id).bind(tenant.mode.as_str()).bind(page.limit).bind(page.offset)
+        .fetch_all(c).await?);
+    let total = on_db!(db, c => sqlx::query_scalar::<_, i64>(
+        "SELECT COUNT(*) FROM webhooks WHERE company_id = $1 AND mode = $2")
+        .bind(tenant.company_id).bind(tenant.mode.as_str()).fetch_one(c).await?);
+    Ok((rows, total))
+}
+
+/// The webhook `id` of `tenant`; another tenant's is NotFound.
+pub async fn find(db: &Db, tenant: &Tenant, id: Uuid) -> Result<Webhook, StoreError> {
+    let sql =
+        format!("SELECT {COLUMNS} FROM webhooks WHERE id = $1 AND company_id = $2 AND mode = $3");
+    Ok(
+        on_db!(db, c => sqlx::query_as::<_, Webhook>(sqlx::AssertSqlSafe(sql))
+        .bind(id).bind(tenant.company_id).bind(tenant.mode.as_str()).fetch_one(c).await?),
+    )
+}
+
+/// Changes to a webhook; `None` keeps the current value.
+#[derive(Default)]
+pub struct WebhookChanges {
+    pub name: Option<String>,
+    pub url: Option<String>,
+    pub events: Option<Vec<String>>,
+    pub is_active: Option<bool>,
+}
+
+/// Applies `changes`. Re-activating clears `disabledReason`; re-activating
+/// or a new URL clears the failure run, so the 24-hour clock starts again.
+pub async fn update(
+    db: &Db,
+    tenant: &Tenant,
+    id: Uuid,
+    changes: WebhookChanges,
+) -> Result<Webhook, StoreError> {
+    let sql = format!(
+        "UPDATE webhooks SET name = COALESCE($4, name), url = COALESCE($5, url), \
+         events = COALESCE($6, events), is_active = COALESCE($7, is_active), \
+         disabled_reason = CASE WHEN $7 IS NULL THEN disabled_reason ELSE NULL END, \
+         failing_since = CASE WHEN $7 OR $5 IS NOT NULL THEN NULL ELSE failing_since END, \
+         updated_at = $8 \
+         WHERE id = $1 AND company_id = $2 AND mode = $3 RETURNING {COLUMNS}"
+    );
+    Ok(
+        on_db!(db, c => sqlx::query_as::<_, Webhook>(sqlx::AssertSqlSafe(sql))
+        .bind(id).bind(tenant.company_id).bind(tenant.mode.as_str())
+        .bind(changes.name).bind(changes.url).bind(changes.events.map(Json))
+        .bind(changes.is_active).bind(Timestamp::now())
+        .fetch_one(c).await?),
+    )
+}
+
+/// Deletes a webhook with its delivery log.
+pub async fn delete(db: &Db, tenant: &Tenant, id: Uuid) -> Result<(), StoreError> {
+    let deleted = on_db!(db, c => sqlx::query(
+        "DELETE FROM webhooks WHERE id = $1 AND company_id = $2 AND mode = $3")
+        .bind(id).bind(tenant.company_id).bind(tenant.mode.as_str())
+        .execute(c).await?.rows_affected());
+    if deleted == 0 {
+        return Err(StoreError::NotFound);
+    }
+    Ok(())
+}
+
+/// Replaces the secret; the old one keeps signing (beside the new one) for
+/// `grace`, or stops at once when `grace` is zero. Returns the new secret
+/// and when the old one stops being used.
+pub async fn rotate_secret(
+    db: &Db,
+    tenant: &Tenant,
+    id: Uuid,
+    grace: Duration,
+) -> Result<(String, Option<Timestamp>), StoreError> {
+    let secret = signing::new_secret();
+    let now = Timestamp::now();
+    let until = (!grace.is_zero()).then(|| now.plus(grace));
+    let updated = on_db!(db, c => sqlx::query(
+        "UPDATE webhooks SET previous_secret = CASE WHEN $5 IS NULL THEN NULL ELSE secret END, \
+         previous_secret_expires_at = $5, secret = $4, updated_at = $6 \
+         WHERE id = $1 AND company_id = $2 AND mode = $3")
+        .bind(id).bind(tenant.company_id).bind(tenant.mode.as_str())
+        .bind(&secret).bind(until).bind(now)
+        .execute(c).await?.rows_affected());
+    if updated == 0 {
+        return Err(StoreError::NotFound);
+    }
+    Ok((secret, until))
+}
+
+/// Active webhooks of `tenant` subscribed to `event`, inside `tx`.
+pub async fn subscribed(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    event: &str,
+) -> Result<Vec<Uuid>, StoreError> {
+    let rows: Vec<(Uuid, Json<Vec<String>>)> = on_tx!(tx, c => sqlx::query_as(
+        "SELECT id, events FROM webhooks WHERE company_id = $1 AND mode = $2 AND is_active")
+        .bind(tenant.company_id).bind(tenant.mode.as_str()).fetch_all(c).await?);
+    Ok(rows
+        .into_iter()
+        .filter(|(_, events)| events.iter().any(|e| e == event))
+        .map(|(id, _)| id)
+        .collect())
+}
+
+/// Where and how to send a delivery of webhook `id` (any tenant: workers).
+pub async fn target(db: &Db, id: Uuid) -> Result<Target, StoreError> {
+    Ok(on_db!(db, c => sqlx::query_as::<_, Target>(
+        "SELECT id, url, secret, previous_secret, previous_secret_expires_at, is_active \
+         FROM webhooks WHERE id = $1")
+        .bind(id).fetch_one(c).await?))
+}
+
+/// The webhook's health after an attempt, in the attempt's transaction.
+pub enum Health {
+    /// A 2xx: the failure run ends.
+    Ok,
+    /// A failure: starts or extends the run; past `disable_after` of nothing
+    /// but failures the webhook is disabled.
+    Failed { disable_after: Duration },
+    /// The receiver answered 410 Gone: disabled at once.
+    Gone,
+}
+
+pub const REASON_GONE: &str = "The endpoint answered 410 Gone";
+pub const REASON_FAILING: &str = "Every delivery attempt failed for 24 hours";
+
+pub async fn record_health(
+    tx: &mut Tx,
+    id: Uuid,
+    health: Health,
+    now: Timestamp,
+) -> Result<(), StoreError> {
+    match health {
+        Health::Ok => {
+            on_tx!(tx, c => sqlx::query(
+                "UPDATE webhooks SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL")
+                .bind(id).execute(c).await?.rows_affected());
+        }
+        Health::Gone => disable(tx, id, REASON_GONE, now).await?,
+        Health::Failed { disable_after } => {
+            on_tx!(tx, c => sqlx::query(
+                "UPDATE webhooks SET failing_since = $2 WHERE id = $1 AND failing_since IS NULL")
+                .bind(id).bind(now).execute(c).await?.rows_affected());
+            let cutoff = Timestamp::from_datetime(
+                now.0 - chrono::Duration::from_std(disable_after).unwrap_or(chrono::Duration::MAX),
+            );
+            on_tx!(tx, c => sqlx::query(
+                "UPDATE webhooks SET is_active = $2, disabled_reason = $3, updated_at = $4 \
+                 WHERE id = $1 AND is_active AND failing_since <= $5")
+                .bind(id).bind(false).bind(REASON_FAILING).bind(now).bind(cutoff)
+                .execute(c).await?.rows_affected());
+        }
+    }
+    Ok(())
+}
+
+async fn disable(tx: &mut Tx, id: Uuid, reason: &str, now: Timestamp) -> Result<(), StoreError> {
+    on_tx!(tx, c => sqlx::query(
+        "UPDATE webhooks SET is_active = $2, disabled_reason = $3, updated_at = $4 \
+         WHERE id = $1 AND is_active")
+        .bind(id).bind(false).bind(reason).bind(now)
+        .execute(c).await?.rows_affected());
+    Ok(())
+}
