@@ -1,7 +1,291 @@
-//! HTTP routes of this area.
+//! `/chat/*`: sessions, messages, agent presence; and `/ws/tokens`, the
+//! short-lived socket tokens for browser agent consoles.
 
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
+
+use super::model::{BODY_MAX, Message, NewSession, SENDER_TYPES, STATUSES, Session, SessionFilter};
+use super::{service, store};
+use crate::app::AppState;
 use crate::auth::routes::ApiRouter;
+use crate::auth::{Principal, Scope};
+use crate::error::ApiResult;
+use crate::extract::{Id, Json, Query};
+use crate::realtime::presence::{AgentPresence, VISIBILITIES};
+use crate::time::Timestamp;
+use crate::users::store::ROLES;
+use crate::validate::{NAME_MAX, Page, PageQuery, Paged, Validator};
+
+/// How long a socket token may wait before it opens a socket.
+pub const SOCKET_TOKEN_TTL: Duration = Duration::from_secs(60);
 
 pub fn router() -> ApiRouter {
     ApiRouter::new()
+        .post("/chat/sessions", Scope::ChatWrite, create_session)
+        .get("/chat/sessions", Scope::ChatRead, list_sessions)
+        .get("/chat/sessions/{id}", Scope::ChatRead, get_session)
+        .patch("/chat/sessions/{id}", Scope::ChatWrite, update_session)
+        .post(
+            "/chat/sessions/{id}/messages",
+            Scope::ChatWrite,
+            send_message,
+        )
+        .post("/chat/agent-presence", Scope::ChatWrite, heartbeat)
+        .get("/chat/agent-presence", Scope::ChatRead, list_presence)
+        .delete(
+            "/chat/agent-presence/{userId}",
+            Scope::ChatWrite,
+            remove_presence,
+        )
+        .post("/ws/tokens", Scope::ChatRead, socket_token)
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CreateSession {
+    entity_id: Option<String>,
+    visitor_name: Option<String>,
+    visitor_email: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CreatedSession {
+    #[serde(flatten)]
+    session: Session,
+    visitor_token: String,
+}
+
+async fn create_session(
+    State(state): State<AppState>,
+    principal: Principal,
+    Json(body): Json<CreateSession>,
+) -> ApiResult<(StatusCode, Json<CreatedSession>)> {
+    let mut v = Validator::new();
+    let entity_id = v.required_uuid("entityId", body.entity_id.as_deref());
+    let visitor_name = v.optional("visitorName", body.visitor_name.as_deref(), NAME_MAX);
+    let visitor_email = v.email("visitorEmail", body.visitor_email.as_deref());
+    v.finish()?;
+    let new = NewSession {
+        entity_id: entity_id.unwrap_or_default(),
+        visitor_name: visitor_name.unwrap_or_else(|| "Visitor".into()),
+        visitor_email,
+    };
+    let (session, visitor_token) = service::create_session(&state, &principal.tenant, new).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(CreatedSession {
+            session,
+            visitor_token,
+        }),
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ListQuery {
+    entity_id: Option<String>,
+    status: Option<String>,
+    #[serde(flatten)]
+    page: PageQuery,
+}
+
+async fn list_sessions(
+    State(state): State<AppState>,
+    principal: Principal,
+    Query(query): Query<ListQuery>,
+) -> ApiResult<Json<Paged<Session>>> {
+    let page = Page::from_query(&query.page, 20, 100)?;
+    let mut v = Validator::new();
+    let filter = SessionFilter {
+        entity_id: v.uuid("entityId", query.entity_id.as_deref()),
+        status: v.one_of("status", query.status.as_deref(), STATUSES),
+    };
+    v.finish()?;
+    let (sessions, total) =
+        store::list_sessions(&state.db, &principal.tenant, &filter, page).await?;
+    Ok(Json(Paged::new(sessions, total, page)))
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SessionWithMessages {
+    #[serde(flatten)]
+    session: Session,
+    messages: Vec<Message>,
+}
+
+async fn get_session(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+) -> ApiResult<Json<SessionWithMessages>> {
+    let session = store::find_session(&state.db, &principal.tenant, id).await?;
+    let messages = store::messages(&state.db, &principal.tenant, id).await?;
+    Ok(Json(SessionWithMessages { session, messages }))
+}
+
+#[derive(Deserialize)]
+struct UpdateSession {
+    status: Option<String>,
+}
+
+async fn update_session(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+    Json(body): Json<UpdateSession>,
+) -> ApiResult<Json<Session>> {
+    let mut v = Validator::new();
+    if body.status.is_none() {
+        v.add("status", "is required");
+    }
+    let status = v.one_of("status", body.status.as_deref(), STATUSES);
+    v.finish()?;
+    let status = status.unwrap_or("CLOSED");
+    Ok(Json(
+        service::set_status(&state, &principal.tenant, id, status).await?,
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SendMessage {
+    body: Option<String>,
+    sender_type: Option<String>,
+    sender_id: Option<String>,
+}
+
+/// Checks a message body: required, trimmed, 1..=10 000 characters.
+pub fn message_body(v: &mut Validator, body: Option<&str>) -> Option<String> {
+    v.required("body", body, BODY_MAX)
+}
+
+async fn send_message(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+    Json(body): Json<SendMessage>,
+) -> ApiResult<(StatusCode, Json<Message>)> {
+    let mut v = Validator::new();
+    let text = message_body(&mut v, body.body.as_deref());
+    if body.sender_type.is_none() {
+        v.add("senderType", "is required");
+    }
+    let sender_type = v.one_of("senderType", body.sender_type.as_deref(), SENDER_TYPES);
+    let sender_id = v.uuid("senderId", body.sender_id.as_deref());
+    if sender_type == Some("agent") && sender_id.is_none() && !v.has_errors() {
+        v.add("senderId", "is required for agent messages");
+    }
+    v.finish()?;
+    let outgoing = service::Outgoing {
+        body: text.unwrap_or_default(),
+        sender_type: sender_type.unwrap_or("visitor"),
+        sender_id,
+    };
+    let message = service::send_message(&state, &principal.tenant, id, outgoing).await?;
+    Ok((StatusCode::CREATED, Json(message)))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct HeartbeatBody {
+    user_id: Option<String>,
+    name: Option<String>,
+    email: Option<String>,
+    role: Option<String>,
+    visibility: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct HeartbeatReply {
+    online: bool,
+    last_seen: Timestamp,
+}
+
+async fn heartbeat(
+    State(state): State<AppState>,
+    principal: Principal,
+    Json(body): Json<HeartbeatBody>,
+) -> ApiResult<Json<HeartbeatReply>> {
+    let mut v = Validator::new();
+    let user_id = v.required_uuid("userId", body.user_id.as_deref());
+    let name = v.optional("name", body.name.as_deref(), NAME_MAX);
+    let email = v.email("email", body.email.as_deref());
+    let role = v.one_of("role", body.role.as_deref(), ROLES);
+    let visibility = v.one_of("visibility", body.visibility.as_deref(), VISIBILITIES);
+    v.finish()?;
+    let beat = service::Heartbeat {
+        user_id: user_id.unwrap_or_default(),
+        name,
+        email,
+        role,
+        visibility: visibility.unwrap_or("PUBLIC"),
+    };
+    let record = service::heartbeat(&state, &principal.tenant, beat).await?;
+    Ok(Json(HeartbeatReply {
+        online: true,
+        last_seen: record.last_seen,
+    }))
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct OnlineAgent {
+    #[serde(flatten)]
+    agent: AgentPresence,
+    online: bool,
+}
+
+async fn list_presence(
+    State(state): State<AppState>,
+    principal: Principal,
+) -> ApiResult<Json<serde_json::Value>> {
+    let agents: Vec<OnlineAgent> = state
+        .realtime
+        .presence
+        .online(&principal.tenant)
+        .await?
+        .into_iter()
+        .map(|agent| OnlineAgent {
+            agent,
+            online: true,
+        })
+        .collect();
+    Ok(Json(serde_json::json!({ "data": agents })))
+}
+
+async fn remove_presence(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(user_id): Id,
+) -> ApiResult<Json<serde_json::Value>> {
+    let removed = service::remove_presence(&state, &principal.tenant, user_id).await?;
+    Ok(Json(serde_json::json!({ "removed": removed })))
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SocketToken {
+    token: String,
+    expires_at: Timestamp,
+}
+
+async fn socket_token(
+    State(state): State<AppState>,
+    principal: Principal,
+) -> ApiResult<(StatusCode, Json<SocketToken>)> {
+    let expires_at = Timestamp::now().plus(SOCKET_TOKEN_TTL);
+    let key = state.realtime.token_key(&state.db).await?;
+    let token = key.socket_token(
+        &principal.tenant,
+        principal.key_id,
+        &principal.scopes,
+        expires_at,
+    );
+    Ok((StatusCode::CREATED, Json(SocketToken { token, expires_at })))
 }

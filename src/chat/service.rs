@@ -1,0 +1,241 @@
+//! What REST handlers and sockets share: each function changes the store,
+//! then (after the commit) pushes the change to subscribed sockets.
+
+use uuid::Uuid;
+
+use super::model::{Message, NewMessage, NewSession, Session};
+use super::store::{self, SendError};
+use crate::app::AppState;
+use crate::auth::Tenant;
+use crate::error::{ApiError, ApiResult, StoreError};
+use crate::realtime::presence::AgentPresence;
+use crate::realtime::protocol::{self, Channel, HubChannel, Topic};
+use crate::time::Timestamp;
+use crate::users::store::{self as users, NewUser};
+
+impl From<SendError> for ApiError {
+    fn from(err: SendError) -> Self {
+        match err {
+            SendError::SessionClosed => ApiError::new(
+                axum::http::StatusCode::CONFLICT,
+                "session_closed",
+                "The chat session is closed",
+            ),
+            SendError::Store(err) => err.into(),
+        }
+    }
+}
+
+/// Creates a session and its visitor token; tells the entity's watchers.
+pub async fn create_session(
+    state: &AppState,
+    tenant: &Tenant,
+    new: NewSession,
+) -> ApiResult<(Session, String)> {
+    let session = store::create_session(&state.db, tenant, &new).await?;
+    let token = state
+        .realtime
+        .visitor_token(&state.db, tenant, session.id)
+        .await?;
+    publish_session(state, tenant, &session, false).await;
+    Ok((session, token))
+}
+
+/// Closes or reopens a session; pushes `chat.session` if it changed.
+pub async fn set_status(
+    state: &AppState,
+    tenant: &Tenant,
+    id: Uuid,
+    status: &str,
+) -> ApiResult<Session> {
+    let (session, changed) = store::set_status(&state.db, tenant, id, status).await?;
+    if changed {
+        publish_session(state, tenant, &session, true).await;
+    }
+    Ok(session)
+}
+
+/// A message to send, validated by the caller.
+pub struct Outgoing {
+    pub body: String,
+    pub sender_type: &'static str,
+    /// Required (a user of the company) for `agent`.
+    pub sender_id: Option<Uuid>,
+}
+
+/// Sends a message: committed, then pushed to `session:<id>` and
+/// `entity:<entityId>`; an agent's message is emailed to the visitor.
+pub async fn send_message(
+    state: &AppState,
+    tenant: &Tenant,
+    session_id: Uuid,
+    outgoing: Outgoing,
+) -> ApiResult<Message> {
+    let sender_name = match (outgoing.sender_type, outgoing.sender_id) {
+        ("agent", Some(id)) => Some(
+            users::find_reference(&state.db, tenant.company_id, id, "senderId")
+                .await?
+                .name,
+        ),
+        ("agent", None) => {
+            return Err(ApiError::invalid_field(
+                "senderId",
+                "is required for agent messages",
+            ));
+        }
+        _ => None,
+    };
+    let link = if outgoing.sender_type == "agent" {
+        let token = state
+            .realtime
+            .visitor_token(&state.db, tenant, session_id)
+            .await?;
+        Some(visitor_link(state, session_id, &token))
+    } else {
+        None
+    };
+    let new = NewMessage {
+        body: outgoing.body,
+        sender_type: outgoing.sender_type,
+        sender_id: outgoing.sender_id,
+        sender_name,
+    };
+    let (session, message) =
+        store::create_message(&state.db, tenant, session_id, new, link.as_deref()).await?;
+    for channel in [
+        Channel::Session(session.id),
+        Channel::Entity(session.entity_id),
+    ] {
+        let frame = protocol::event("chat.message", &channel.name(), None, &message);
+        state
+            .realtime
+            .publish(Topic::new(*tenant, channel.into()), Some(message.id), frame)
+            .await;
+    }
+    Ok(message)
+}
+
+/// The page that continues a chat: `{public_url}/demo/visitor.html#session=…&token=…`.
+pub fn visitor_link(state: &AppState, session_id: Uuid, token: &str) -> String {
+    format!(
+        "{}/demo/visitor.html#session={session_id}&token={token}",
+        state.public_url
+    )
+}
+
+/// Pushes `chat.session` to the entity's watchers (and the session's own
+/// subscribers unless it was just created: nobody can be subscribed yet).
+async fn publish_session(state: &AppState, tenant: &Tenant, session: &Session, to_session: bool) {
+    let mut channels = vec![Channel::Entity(session.entity_id)];
+    if to_session {
+        channels.insert(0, Channel::Session(session.id));
+    }
+    for channel in channels {
+        let frame = protocol::event("chat.session", &channel.name(), None, session);
+        state
+            .realtime
+            .publish(Topic::new(*tenant, channel.into()), None, frame)
+            .await;
+    }
+}
+
+/// A heartbeat, validated by the caller; `None` fields come from the user.
+pub struct Heartbeat {
+    pub user_id: Uuid,
+    pub name: Option<String>,
+    pub email: Option<String>,
+    pub role: Option<&'static str>,
+    pub visibility: &'static str,
+}
+
+/// Sets the agent online for the TTL, registering an unknown user first
+/// (which emits `user.created`). Transitions are pushed on `presence`.
+pub async fn heartbeat(
+    state: &AppState,
+    tenant: &Tenant,
+    beat: Heartbeat,
+) -> ApiResult<AgentPresence> {
+    let user = match users::find(&state.db, tenant.company_id, beat.user_id).await {
+        Ok(user) => user,
+        Err(StoreError::NotFound) => register_agent(state, tenant, &beat).await?,
+        Err(other) => return Err(other.into()),
+    };
+    let record = AgentPresence {
+        user_id: user.id,
+        name: beat.name.unwrap_or(user.name),
+        email: beat.email.unwrap_or(user.email),
+        role: beat.role.map(str::to_string).unwrap_or(user.role),
+        visibility: beat.visibility.to_string(),
+        last_seen: Timestamp::now(),
+    };
+    let before = state.realtime.presence.heartbeat(tenant, &record).await?;
+    state
+        .realtime
+        .presence_changed(tenant, before.as_ref(), Some(&record))
+        .await;
+    Ok(record)
+}
+
+async fn register_agent(
+    state: &AppState,
+    tenant: &Tenant,
+    beat: &Heartbeat,
+) -> ApiResult<users::User> {
+    let mut missing = Vec::new();
+    if beat.name.is_none() {
+        missing.push(("name", "is required to register a new agent"));
+    }
+    if beat.email.is_none() {
+        missing.push(("email", "is required to register a new agent"));
+    }
+    if !missing.is_empty() {
+        return Err(ApiError::validation(
+            missing
+                .into_iter()
+                .map(|(field, message)| crate::error::FieldError {
+                    field: field.into(),
+                    message: message.into(),
+                })
+                .collect(),
+        ));
+    }
+    let new = NewUser {
+        id: Some(beat.user_id),
+        name: beat.name.clone().unwrap_or_default(),
+        email: beat.email.clone().unwrap_or_default(),
+        role: beat.role.unwrap_or("AGENT").to_string(),
+    };
+    match users::create(&state.db, tenant, new).await {
+        Ok(user) => Ok(user),
+        // A concurrent first heartbeat registered the same agent.
+        Err(StoreError::Conflict(_)) => {
+            match users::find(&state.db, tenant.company_id, beat.user_id).await {
+                Ok(user) => Ok(user),
+                Err(StoreError::NotFound) => Err(ApiError::conflict(
+                    "userId or email already belongs to another user",
+                )),
+                Err(other) => Err(other.into()),
+            }
+        }
+        Err(other) => Err(other.into()),
+    }
+}
+
+/// Takes an agent offline; true if it was online.
+pub async fn remove_presence(state: &AppState, tenant: &Tenant, user_id: Uuid) -> ApiResult<bool> {
+    let removed = state.realtime.presence.remove(tenant, user_id).await?;
+    state
+        .realtime
+        .presence_changed(tenant, removed.as_ref(), None)
+        .await;
+    Ok(removed.is_some())
+}
+
+/// The hub channel a socket joins for `channel`: visitors see presence of
+/// PUBLIC agents only.
+pub fn hub_channel(channel: Channel, visitor: bool) -> HubChannel {
+    match (channel, visitor) {
+        (Channel::Presence, true) => HubChannel::PublicPresence,
+        (other, _) => other.into(),
+    }
+}

@@ -1,0 +1,235 @@
+//! Agent presence with a time to live (SPEC.md: 30 s after the last
+//! heartbeat). Two stores with one contract:
+//!
+//! - Redis: per agent `SET <prefix>presence:<company>:<mode>:<user> <json> PX
+//!   <ttl>`, plus sorted sets scored by expiry (one per tenant for listing,
+//!   one for the whole deployment for the sweeper) and a hash of the last
+//!   known record (so an expired agent can still be announced by name). A
+//!   sweeper on every node claims expired entries atomically (one Lua call),
+//!   so each expiry is announced once, with no keyspace notifications.
+//! - In process: a map with the same expiry.
+//!
+//! Each write returns the record it replaced, so the caller can tell a
+//! transition (offline → online) from a heartbeat that changes nothing.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+mod redis;
+
+use ::redis::Script;
+use ::redis::aio::ConnectionManager;
+use serde::{Deserialize, Serialize};
+
+pub use self::redis::RedisPresence;
+use self::redis::{HEARTBEAT, ONLINE, REMOVE, SWEEP, Scripts};
+use uuid::Uuid;
+
+use crate::auth::Tenant;
+use crate::error::StoreError;
+use crate::time::Timestamp;
+
+pub const VISIBILITIES: &[&str] = &["PUBLIC", "PRIVATE"];
+
+/// An online agent, as a heartbeat describes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentPresence {
+    pub user_id: Uuid,
+    pub name: String,
+    pub email: String,
+    pub role: String,
+    pub visibility: String,
+    pub last_seen: Timestamp,
+}
+
+impl AgentPresence {
+    pub fn is_public(&self) -> bool {
+        self.visibility == "PUBLIC"
+    }
+
+    /// Whether two records differ in anything a presence event shows.
+    pub fn same_view(&self, other: &AgentPresence) -> bool {
+        self.name == other.name && self.visibility == other.visibility
+    }
+}
+
+pub enum Presence {
+    Local(LocalPresence),
+    Redis(RedisPresence),
+}
+
+impl Presence {
+    pub fn local(ttl: Duration) -> Presence {
+        Presence::Local(LocalPresence {
+            ttl,
+            agents: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub fn redis(conn: ConnectionManager, prefix: &str, ttl: Duration) -> Presence {
+        Presence::Redis(RedisPresence {
+            conn,
+            prefix: format!("{prefix}presence:"),
+            ttl,
+            scripts: Scripts {
+                heartbeat: Script::new(HEARTBEAT),
+                remove: Script::new(REMOVE),
+                online: Script::new(ONLINE),
+                sweep: Script::new(SWEEP),
+            },
+        })
+    }
+
+    /// Marks `agent` online for the TTL; returns the record it replaced
+    /// (`None`: the agent was offline).
+    pub async fn heartbeat(
+        &self,
+        tenant: &Tenant,
+        agent: &AgentPresence,
+    ) -> Result<Option<AgentPresence>, StoreError> {
+        match self {
+            Presence::Local(local) => Ok(local.heartbeat(tenant, agent)),
+            Presence::Redis(redis) => redis.heartbeat(tenant, agent).await,
+        }
+    }
+
+    /// Takes the agent offline; returns the record removed, if it was online.
+    pub async fn remove(
+        &self,
+        tenant: &Tenant,
+        user_id: Uuid,
+    ) -> Result<Option<AgentPresence>, StoreError> {
+        match self {
+            Presence::Local(local) => Ok(local.remove(tenant, user_id)),
+            Presence::Redis(redis) => redis.remove(tenant, user_id).await,
+        }
+    }
+
+    /// The tenant's online agents, by name.
+    pub async fn online(&self, tenant: &Tenant) -> Result<Vec<AgentPresence>, StoreError> {
+        let mut agents = match self {
+            Presence::Local(local) => local.online(tenant),
+            Presence::Redis(redis) => redis.online(tenant).await?,
+        };
+        agents.sort_by(|a, b| a.name.cmp(&b.name).then(a.user_id.cmp(&b.user_id)));
+        Ok(agents)
+    }
+
+    /// Claims the agents whose presence has expired since the last sweep
+    /// (on any node): each expiry is returned exactly once.
+    pub async fn sweep(&self) -> Result<Vec<(Tenant, AgentPresence)>, StoreError> {
+        match self {
+            Presence::Local(local) => Ok(local.sweep()),
+            Presence::Redis(redis) => redis.sweep().await,
+        }
+    }
+}
+
+pub struct LocalPresence {
+    ttl: Duration,
+    agents: Mutex<HashMap<(Tenant, Uuid), (AgentPresence, Instant)>>,
+}
+
+impl LocalPresence {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(Tenant, Uuid), (AgentPresence, Instant)>> {
+        self.agents.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn heartbeat(&self, tenant: &Tenant, agent: &AgentPresence) -> Option<AgentPresence> {
+        let now = Instant::now();
+        let previous = self
+            .lock()
+            .insert((*tenant, agent.user_id), (agent.clone(), now + self.ttl));
+        // An expired entry the sweeper has not reached yet counts as offline;
+        // replacing it here means the sweeper will not announce it.
+        previous.and_then(|(record, expires)| (expires > now).then_some(record))
+    }
+
+    fn remove(&self, tenant: &Tenant, user_id: Uuid) -> Option<AgentPresence> {
+        let now = Instant::now();
+        self.lock()
+            .remove(&(*tenant, user_id))
+            .and_then(|(record, expires)| (expires > now).then_some(record))
+    }
+
+    fn online(&self, tenant: &Tenant) -> Vec<AgentPresence> {
+        let now = Instant::now();
+        self.lock()
+            .iter()
+            .filter(|((t, _), (_, expires))| t == tenant && *expires > now)
+            .map(|(_, (record, _))| record.clone())
+            .collect()
+    }
+
+    fn sweep(&self) -> Vec<(Tenant, AgentPresence)> {
+        let now = Instant::now();
+        let mut expired = Vec::new();
+        self.lock().retain(|(tenant, _), (record, expires)| {
+            if *expires <= now {
+                expired.push((*tenant, record.clone()));
+                false
+            } else {
+                true
+            }
+        });
+        expired
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::Mode;
+
+    fn agent(name: &str) -> AgentPresence {
+        AgentPresence {
+            user_id: Uuid::now_v7(),
+            name: name.into(),
+            email: "a@example.com".into(),
+            role: "AGENT".into(),
+            visibility: "PUBLIC".into(),
+            last_seen: Timestamp::now(),
+        }
+    }
+
+    #[tokio::test]
+    async fn local_presence_reports_transitions_and_expiry() {
+        let presence = Presence::local(Duration::from_millis(50));
+        let tenant = Tenant {
+            company_id: Uuid::now_v7(),
+            mode: Mode::Test,
+        };
+        let other_mode = Tenant {
+            mode: Mode::Live,
+            ..tenant
+        };
+        let ann = agent("Ann");
+        assert_eq!(presence.heartbeat(&tenant, &ann).await.expect("ok"), None);
+        assert_eq!(
+            presence.heartbeat(&tenant, &ann).await.expect("ok"),
+            Some(ann.clone())
+        );
+        assert_eq!(
+            presence.online(&tenant).await.expect("ok"),
+            vec![ann.clone()]
+        );
+        assert!(presence.online(&other_mode).await.expect("ok").is_empty());
+        tokio::time::sleep(Duration::from_millis(80)).await;
+        assert!(presence.online(&tenant).await.expect("ok").is_empty());
+        assert_eq!(
+            presence.sweep().await.expect("ok"),
+            vec![(tenant, ann.clone())]
+        );
+        assert!(presence.sweep().await.expect("ok").is_empty());
+        assert_eq!(
+            presence.remove(&tenant, ann.user_id).await.expect("ok"),
+            None
+        );
+        assert_eq!(
+            super::redis::parse_tenant(&RedisPresence::member(&tenant, ann.user_id)),
+            Some(tenant)
+        );
+    }
+}

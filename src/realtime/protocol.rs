@@ -1,0 +1,255 @@
+//! The socket protocol (docs/websocket.md): channel names, the frames a
+//! client sends and the frames the server sends. Every frame is a JSON text
+//! frame with a `type`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use uuid::Uuid;
+
+use crate::auth::{Mode, Tenant};
+
+/// A channel as clients name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Channel {
+    /// `session:<id>`: one chat session's messages, status and typing.
+    Session(Uuid),
+    /// `entity:<id>`: all chat activity of an entity's sessions.
+    Entity(Uuid),
+    /// `presence`: agents going online and offline.
+    Presence,
+}
+
+impl Channel {
+    pub fn parse(name: &str) -> Option<Channel> {
+        if name == "presence" {
+            return Some(Channel::Presence);
+        }
+        let (kind, id) = name.split_once(':')?;
+        let id = Uuid::parse_str(id).ok()?;
+        match kind {
+            "session" => Some(Channel::Session(id)),
+            "entity" => Some(Channel::Entity(id)),
+            _ => None,
+        }
+    }
+
+    pub fn name(&self) -> String {
+        match self {
+            Channel::Session(id) => format!("session:{id}"),
+            Channel::Entity(id) => format!("entity:{id}"),
+            Channel::Presence => "presence".into(),
+        }
+    }
+}
+
+/// Where an event is delivered: a channel of one tenant. Presence has two
+/// audiences: agents see every agent, visitors only PUBLIC ones, so visitor
+/// sockets subscribe to `PublicPresence` when they ask for `presence`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Topic {
+    pub tenant: Tenant,
+    pub channel: HubChannel,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HubChannel {
+    Session(Uuid),
+    Entity(Uuid),
+    Presence,
+    PublicPresence,
+}
+
+impl From<Channel> for HubChannel {
+    fn from(channel: Channel) -> Self {
+        match channel {
+            Channel::Session(id) => HubChannel::Session(id),
+            Channel::Entity(id) => HubChannel::Entity(id),
+            Channel::Presence => HubChannel::Presence,
+        }
+    }
+}
+
+/// Bus topics of realtime events start with this.
+pub const BUS_PREFIX: &str = "rt:";
+
+impl Topic {
+    pub fn new(tenant: Tenant, channel: HubChannel) -> Topic {
+        Topic { tenant, channel }
+    }
+
+    /// The bus topic: `rt:<company>:<mode>:<channel>[#<messageId>]`; the
+    /// message id lets a socket drop a live copy of a message it replayed.
+    pub fn bus_topic(&self, message_id: Option<Uuid>) -> String {
+        let channel = match self.channel {
+            HubChannel::Session(id) => format!("session:{id}"),
+            HubChannel::Entity(id) => format!("entity:{id}"),
+            HubChannel::Presence => "presence".into(),
+            HubChannel::PublicPresence => "presence.public".into(),
+        };
+        let mut topic = format!(
+            "{BUS_PREFIX}{}:{}:{channel}",
+            self.tenant.company_id,
+            self.tenant.mode.as_str()
+        );
+        if let Some(id) = message_id {
+            topic.push('#');
+            topic.push_str(&id.to_string());
+        }
+        topic
+    }
+
+    /// The inverse of `bus_topic`; `None` for other bus traffic.
+    pub fn parse_bus_topic(topic: &str) -> Option<(Topic, Option<Uuid>)> {
+        let rest = topic.strip_prefix(BUS_PREFIX)?;
+        let (rest, message_id) = match rest.split_once('#') {
+            Some((rest, id)) => (rest, Some(Uuid::parse_str(id).ok()?)),
+            None => (rest, None),
+        };
+        let (company, rest) = rest.split_once(':')?;
+        let (mode, channel) = rest.split_once(':')?;
+        let tenant = Tenant {
+            company_id: Uuid::parse_str(company).ok()?,
+            mode: Mode::parse(mode)?,
+        };
+        let channel = match channel {
+            "presence.public" => HubChannel::PublicPresence,
+            other => Channel::parse(other)?.into(),
+        };
+        Some((Topic { tenant, channel }, message_id))
+    }
+}
+
+/// A frame from a client. Fields are optional here and checked per type,
+/// so that a bad frame gets an `error` frame rather than a dropped socket.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientFrame {
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// Echoed on the reply.
+    pub id: Option<Value>,
+    pub channel: Option<String>,
+    pub since: Option<String>,
+    pub session_id: Option<String>,
+    pub body: Option<String>,
+    pub sender_id: Option<String>,
+}
+
+/// A server frame about a channel: `{type, channel, id?, data}`.
+#[derive(Serialize)]
+struct EventFrame<'a, T: Serialize> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    channel: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a Value>,
+    data: &'a T,
+}
+
+/// `{"type": kind, "channel": channel, "data": data}` (plus the echoed `id`).
+pub fn event(kind: &str, channel: &str, id: Option<&Value>, data: &impl Serialize) -> String {
+    serde_json::to_string(&EventFrame {
+        kind,
+        channel,
+        id,
+        data,
+    })
+    .unwrap_or_default()
+}
+
+#[derive(Serialize)]
+struct ReplyFrame<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    channel: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a Value>,
+}
+
+/// A reply without data: `subscribed`, `unsubscribed`, `pong`.
+pub fn reply(kind: &str, channel: Option<&str>, id: Option<&Value>) -> String {
+    serde_json::to_string(&ReplyFrame { kind, channel, id }).unwrap_or_default()
+}
+
+#[derive(Serialize)]
+struct ErrorFrame<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a Value>,
+    code: &'a str,
+    error: &'a str,
+}
+
+/// `{"type": "error", "code": …, "error": …}` with REST's codes.
+pub fn error(id: Option<&Value>, code: &str, message: &str) -> String {
+    serde_json::to_string(&ErrorFrame {
+        kind: "error",
+        id,
+        code,
+        error: message,
+    })
+    .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn channels_and_bus_topics_round_trip() {
+        let id = Uuid::now_v7();
+        assert_eq!(
+            Channel::parse(&format!("session:{id}")),
+            Some(Channel::Session(id))
+        );
+        assert_eq!(Channel::parse("presence"), Some(Channel::Presence));
+        assert_eq!(Channel::parse("session:nope"), None);
+        assert_eq!(Channel::parse("tickets:1"), None);
+        let tenant = Tenant {
+            company_id: Uuid::now_v7(),
+            mode: Mode::Test,
+        };
+        for channel in [
+            HubChannel::Session(id),
+            HubChannel::Entity(id),
+            HubChannel::Presence,
+            HubChannel::PublicPresence,
+        ] {
+            let topic = Topic::new(tenant, channel);
+            let message = Some(Uuid::now_v7());
+            assert_eq!(
+                Topic::parse_bus_topic(&topic.bus_topic(message)),
+                Some((topic, message))
+            );
+            assert_eq!(
+                Topic::parse_bus_topic(&topic.bus_topic(None)),
+                Some((topic, None))
+            );
+        }
+        assert_eq!(Topic::parse_bus_topic("auth"), None);
+    }
+
+    #[test]
+    fn frames_have_their_documented_shape() {
+        let id = Value::from("c1");
+        let frame: Value = serde_json::from_str(&event(
+            "typing",
+            "session:x",
+            Some(&id),
+            &serde_json::json!({"a": 1}),
+        ))
+        .expect("json");
+        assert_eq!(
+            frame,
+            serde_json::json!({"type": "typing", "channel": "session:x", "id": "c1", "data": {"a": 1}})
+        );
+        let frame: Value = serde_json::from_str(&error(None, "not_found", "x")).expect("json");
+        assert_eq!(
+            frame,
+            serde_json::json!({"type": "error", "code": "not_found", "error": "x"})
+        );
+        assert_eq!(reply("pong", None, None), r#"{"type":"pong"}"#);
+    }
+}

@@ -1,0 +1,298 @@
+//! `GET /api/v1/ws`: the socket of agent consoles and visitor widgets
+//! (protocol in docs/websocket.md).
+//!
+//! It is mounted beside the `/api/v1` router rather than in it (see
+//! `realtime::public_routes`): the router's scope layer refuses any request
+//! without a `Principal`, and a browser authenticates with `?token=`, not a
+//! key. So this handler authenticates both ways itself: `X-API-Key` through
+//! the same `principal_for` as the middleware (and requires `chat:read`), or
+//! a visitor or socket token.
+//!
+//! One task per socket, no split halves: it reads client frames, writes the
+//! frames its hub queue receives, pings when idle, and stops on a dead peer,
+//! a queue overflow (close 1013) or shutdown (close 1001).
+
+mod auth;
+mod frames;
+
+use std::time::{Duration, Instant};
+
+use axum::extract::State;
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use futures::SinkExt;
+use uuid::Uuid;
+
+pub use auth::{Credential, WsQuery, authenticate};
+
+use super::hub::{Connection, Frame, KickSignal};
+use super::protocol::{self, ClientFrame, HubChannel};
+use crate::app::AppState;
+use crate::error::{ApiError, StoreError};
+use crate::extract::Query;
+
+/// Buffers per socket (CRATES.md: defaults cost ~135 KiB per idle socket).
+const READ_BUFFER: usize = 4096;
+const WRITE_BUFFER: usize = 4096;
+/// Largest client frame: a 10 000-character message and its JSON.
+const MAX_MESSAGE: usize = 64 * 1024;
+/// Must hold the write buffer plus the largest frame we send.
+const MAX_WRITE_BUFFER: usize = 256 * 1024;
+/// A write that takes longer than this means the peer stopped reading.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Channels one socket may hold.
+pub const MAX_SUBSCRIPTIONS: usize = 100;
+/// Messages replayed per store query (replay loops until it has them all).
+const REPLAY_BATCH: i64 = 200;
+/// How long a replayed message's live copy is watched for (and dropped).
+const REPLAY_DEDUPE: Duration = Duration::from_secs(30);
+/// Typing events per session per socket are passed on at most this often.
+const TYPING_INTERVAL: Duration = Duration::from_millis(500);
+
+/// The handshake: authenticate (401/403 with the REST error body), then
+/// upgrade with small buffers.
+pub async fn handler(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(query): Query<WsQuery>,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> Response {
+    let credential = match authenticate(&state, &headers, query.token.as_deref()).await {
+        Ok(credential) => credential,
+        Err(error) => return error.into_response(),
+    };
+    let Ok(upgrade) = upgrade else {
+        return ApiError::new(
+            StatusCode::UPGRADE_REQUIRED,
+            "upgrade_required",
+            "This endpoint needs a WebSocket upgrade",
+        )
+        .into_response();
+    };
+    upgrade
+        .read_buffer_size(READ_BUFFER)
+        .write_buffer_size(WRITE_BUFFER)
+        .max_write_buffer_size(MAX_WRITE_BUFFER)
+        .max_message_size(MAX_MESSAGE)
+        .max_frame_size(MAX_MESSAGE)
+        .on_upgrade(move |ws| run(state, credential, ws))
+}
+
+/// Why a socket stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// The peer left, errored, or went silent: nothing more to say.
+    Gone,
+    /// The peer sent a close frame: answer it.
+    PeerClosed,
+    /// The queue overflowed: close with 1013.
+    Kicked,
+    /// The server is shutting down: close with 1001.
+    Shutdown,
+}
+
+/// What woke the socket's loop.
+enum Event {
+    Shutdown,
+    Kicked,
+    Incoming(Option<Result<Message, axum::Error>>),
+    Queued(Option<std::sync::Arc<Frame>>),
+    Tick,
+}
+
+/// Resolves once shutdown has begun.
+pub(crate) async fn stopping(shutdown: &mut tokio::sync::watch::Receiver<bool>) {
+    let _ = shutdown.wait_for(|stop| *stop).await;
+}
+
+/// A client frame's failure: an error frame, or the end of the socket.
+enum Fail {
+    Api(ApiError),
+    Stop(Stop),
+}
+
+impl From<ApiError> for Fail {
+    fn from(err: ApiError) -> Self {
+        Fail::Api(err)
+    }
+}
+
+impl From<StoreError> for Fail {
+    fn from(err: StoreError) -> Self {
+        Fail::Api(err.into())
+    }
+}
+
+impl From<Stop> for Fail {
+    fn from(stop: Stop) -> Self {
+        Fail::Stop(stop)
+    }
+}
+
+struct Socket {
+    state: AppState,
+    credential: Credential,
+    ws: WebSocket,
+    conn: Connection,
+    kick: KickSignal,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+    /// Messages this socket replayed, whose live copies it drops.
+    replayed: Option<(Instant, std::collections::HashSet<(HubChannel, Uuid)>)>,
+    /// Session → entity of sessions an agent socket has touched.
+    sessions: Vec<(Uuid, Uuid)>,
+    last_typing: Option<(Uuid, Instant)>,
+}
+
+async fn run(state: AppState, credential: Credential, ws: WebSocket) {
+    let conn = state.realtime.hub.connect();
+    let mut socket = Socket {
+        kick: conn.kick_signal(),
+        shutdown: state.shutdown.clone(),
+        state,
+        credential,
+        ws,
+        conn,
+        replayed: None,
+        sessions: Vec::new(),
+        last_typing: None,
+    };
+    let stop = socket.serve().await;
+    // Unsubscribe and drop queued frames at once, then say goodbye.
+    socket.conn.release();
+    let close = match stop {
+        Stop::Gone => None,
+        Stop::PeerClosed => {
+            // Flushes the close reply the library has queued.
+            let _ = tokio::time::timeout(CLOSE_TIMEOUT, SinkExt::close(&mut socket.ws)).await;
+            None
+        }
+        Stop::Kicked => Some((1013, "Too slow: the socket's queue overflowed")),
+        Stop::Shutdown => Some((1001, "Server is shutting down")),
+    };
+    if let Some((code, reason)) = close {
+        let frame = Message::Close(Some(CloseFrame {
+            code,
+            reason: reason.into(),
+        }));
+        let _ = tokio::time::timeout(CLOSE_TIMEOUT, socket.ws.send(frame)).await;
+    }
+}
+
+impl Socket {
+    async fn serve(&mut self) -> Stop {
+        let (ping_interval, dead_after) = self.state.realtime.keepalive();
+        let mut last_heard = Instant::now();
+        let start = tokio::time::Instant::now() + ping_interval;
+        let mut ticker = tokio::time::interval_at(start, ping_interval);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            let event = tokio::select! {
+                biased;
+                _ = stopping(&mut self.shutdown) => Event::Shutdown,
+                _ = self.kick.wait() => Event::Kicked,
+                incoming = self.ws.recv() => Event::Incoming(incoming),
+                frame = self.conn.recv() => Event::Queued(frame),
+                _ = ticker.tick() => Event::Tick,
+            };
+            let outcome = match event {
+                Event::Shutdown => Err(Stop::Shutdown),
+                Event::Kicked => Err(Stop::Kicked),
+                Event::Incoming(incoming) => {
+                    last_heard = Instant::now();
+                    match incoming {
+                        // Boxed: handling a frame awaits store queries whose
+                        // futures are large; inline they would grow every idle
+                        // socket's task by kilobytes.
+                        Some(Ok(Message::Text(text))) => Box::pin(self.on_text(&text)).await,
+                        Some(Ok(Message::Binary(_))) => {
+                            let frame =
+                                protocol::error(None, "invalid_json", "Frames must be JSON text");
+                            self.send_text(frame).await
+                        }
+                        Some(Ok(Message::Close(_))) => Err(Stop::PeerClosed),
+                        Some(Err(_)) | None => Err(Stop::Gone),
+                        Some(Ok(_)) => Ok(()), // ping (answered by the library) or pong
+                    }
+                }
+                Event::Queued(Some(frame)) => self.forward(&frame).await,
+                Event::Queued(None) => Err(Stop::Gone),
+                Event::Tick => {
+                    let silent = last_heard.elapsed();
+                    if silent >= dead_after {
+                        Err(Stop::Gone)
+                    } else if silent >= ping_interval {
+                        self.send(Message::Ping(Default::default())).await
+                    } else {
+                        Ok(())
+                    }
+                }
+            };
+            if let Err(stop) = outcome {
+                return stop;
+            }
+        }
+    }
+
+    /// Writes one frame, giving up on a peer that stopped reading, a kick,
+    /// or shutdown.
+    async fn send(&mut self, message: Message) -> Result<(), Stop> {
+        let kick = self.kick.clone();
+        tokio::select! {
+            sent = tokio::time::timeout(WRITE_TIMEOUT, self.ws.send(message)) => match sent {
+                Ok(Ok(())) => Ok(()),
+                _ => Err(Stop::Gone),
+            },
+            _ = kick.wait() => Err(Stop::Kicked),
+            _ = stopping(&mut self.shutdown) => Err(Stop::Shutdown),
+        }
+    }
+
+    async fn send_text(&mut self, text: String) -> Result<(), Stop> {
+        self.send(Message::Text(text.into())).await
+    }
+
+    /// A frame from the hub queue, unless it repeats a replayed message.
+    async fn forward(&mut self, frame: &Frame) -> Result<(), Stop> {
+        if let (Some(id), Some((since, replayed))) = (frame.message_id, &self.replayed) {
+            if since.elapsed() > REPLAY_DEDUPE {
+                self.replayed = None;
+            } else if replayed.contains(&(frame.topic.channel, id)) {
+                return Ok(());
+            }
+        }
+        self.send(Message::Text(frame.text.clone())).await
+    }
+
+    async fn on_text(&mut self, text: &Utf8Bytes) -> Result<(), Stop> {
+        let Ok(frame) = serde_json::from_str::<ClientFrame>(text.as_str()) else {
+            let error = protocol::error(None, "invalid_json", "Frame is not valid JSON");
+            return self.send_text(error).await;
+        };
+        let id = frame.id.clone();
+        let outcome = match frame.kind.as_deref() {
+            Some("subscribe") => self.subscribe(&frame, id.as_ref()).await,
+            Some("unsubscribe") => self.unsubscribe(&frame, id.as_ref()).await,
+            Some("message") => self.message(&frame, id.as_ref()).await,
+            Some("typing") => self.typing(&frame).await,
+            Some("ping") => Ok(self
+                .send_text(protocol::reply("pong", None, id.as_ref()))
+                .await?),
+            _ => Err(ApiError::invalid_field(
+                "type",
+                "must be one of: subscribe, unsubscribe, message, typing, ping",
+            )
+            .into()),
+        };
+        match outcome {
+            Ok(()) => Ok(()),
+            Err(Fail::Stop(stop)) => Err(stop),
+            Err(Fail::Api(error)) => {
+                let frame = protocol::error(id.as_ref(), error.code, &error.message);
+                self.send_text(frame).await
+            }
+        }
+    }
+}

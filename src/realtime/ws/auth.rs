@@ -1,0 +1,108 @@
+//! The socket handshake's credentials: an API key (`X-API-Key`, needs
+//! `chat:read`), a visitor token (one session) or a socket token (an agent
+//! console's short-lived pass from `POST /api/v1/ws/tokens`).
+
+use axum::http::{HeaderMap, StatusCode};
+use serde::Deserialize;
+use uuid::Uuid;
+
+use crate::app::AppState;
+use crate::auth::middleware::{API_KEY_HEADER, principal_for};
+use crate::auth::{Scope, Tenant};
+use crate::chat::store;
+use crate::error::{ApiError, StoreError};
+use crate::realtime::token::TokenGrant;
+
+/// Who is on the socket.
+#[derive(Debug, Clone)]
+pub enum Credential {
+    /// An API key or socket token with `chat:read` (`can_write`: `chat:write`).
+    Agent { tenant: Tenant, can_write: bool },
+    /// A visitor token: one session.
+    Visitor {
+        tenant: Tenant,
+        session_id: Uuid,
+        entity_id: Uuid,
+    },
+}
+
+impl Credential {
+    pub fn tenant(&self) -> Tenant {
+        match self {
+            Credential::Agent { tenant, .. } | Credential::Visitor { tenant, .. } => *tenant,
+        }
+    }
+
+    pub fn is_visitor(&self) -> bool {
+        matches!(self, Credential::Visitor { .. })
+    }
+}
+
+#[derive(Deserialize)]
+pub struct WsQuery {
+    pub token: Option<String>,
+}
+
+fn unauthorized(code: &'static str, message: &str) -> ApiError {
+    ApiError::new(StatusCode::UNAUTHORIZED, code, message)
+}
+
+/// Resolves the handshake's credentials: a key header wins over a token.
+pub async fn authenticate(
+    state: &AppState,
+    headers: &HeaderMap,
+    token: Option<&str>,
+) -> Result<Credential, ApiError> {
+    let token = token.map(str::trim).filter(|t| !t.is_empty());
+    let Some(token) = token.filter(|_| !headers.contains_key(API_KEY_HEADER)) else {
+        let principal = principal_for(state, headers.get(API_KEY_HEADER)).await?;
+        if !principal.scopes.contains(Scope::ChatRead) {
+            return Err(ApiError::forbidden_scope(Scope::ChatRead.as_str()));
+        }
+        return Ok(Credential::Agent {
+            tenant: principal.tenant,
+            can_write: principal.scopes.contains(Scope::ChatWrite),
+        });
+    };
+    let key = state.realtime.token_key(&state.db).await?;
+    let credential = match key.verify(token) {
+        Some(TokenGrant::Visitor { tenant, session_id }) => {
+            let session = match store::find_session(&state.db, &tenant, session_id).await {
+                Ok(session) => session,
+                Err(StoreError::NotFound) => {
+                    return Err(unauthorized("invalid_token", "Invalid token"));
+                }
+                Err(other) => return Err(other.into()),
+            };
+            Credential::Visitor {
+                tenant,
+                session_id,
+                entity_id: session.entity_id,
+            }
+        }
+        Some(TokenGrant::Socket {
+            tenant,
+            scopes,
+            expires_at,
+            ..
+        }) => {
+            if expires_at <= chrono::Utc::now().timestamp() {
+                return Err(unauthorized("invalid_token", "Token has expired"));
+            }
+            Credential::Agent {
+                tenant,
+                can_write: scopes.contains(Scope::ChatWrite),
+            }
+        }
+        None => return Err(unauthorized("invalid_token", "Invalid token")),
+    };
+    let company = crate::companies::store::find(&state.db, credential.tenant().company_id).await?;
+    if company.status != "active" {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "account_suspended",
+            "Account is suspended",
+        ));
+    }
+    Ok(credential)
+}

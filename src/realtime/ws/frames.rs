@@ -1,0 +1,329 @@
+//! Client frames: subscribe (with replay and the presence snapshot),
+//! unsubscribe, message, typing; each answered per docs/websocket.md.
+
+use std::collections::HashSet;
+use std::time::Instant;
+
+use axum::http::StatusCode;
+use serde::Serialize;
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::{Credential, Fail, MAX_SUBSCRIPTIONS, REPLAY_BATCH, Socket, TYPING_INTERVAL};
+use crate::auth::Scope;
+use crate::chat::routes::message_body;
+use crate::chat::{service, store};
+use crate::error::{ApiError, StoreError};
+use crate::realtime::protocol::{self, Channel, ClientFrame, Topic};
+use crate::validate::Validator;
+
+impl Socket {
+    fn parse_channel(frame: &ClientFrame) -> Result<(Channel, &str), ApiError> {
+        let Some(name) = frame.channel.as_deref() else {
+            return Err(ApiError::invalid_field("channel", "is required"));
+        };
+        let channel = Channel::parse(name).ok_or_else(|| {
+            ApiError::invalid_field("channel", "must be session:<id>, entity:<id> or presence")
+        })?;
+        Ok((channel, name))
+    }
+
+    fn topic(&self, channel: Channel) -> Topic {
+        let hub_channel = service::hub_channel(channel, self.credential.is_visitor());
+        Topic::new(self.credential.tenant(), hub_channel)
+    }
+
+    /// Whether this socket may read `channel` (404 for sessions and
+    /// entities it cannot see, like REST).
+    async fn authorize_read(&mut self, channel: Channel) -> Result<(), Fail> {
+        match (&self.credential, channel) {
+            (_, Channel::Presence) => Ok(()),
+            (Credential::Visitor { session_id, .. }, Channel::Session(id)) if *session_id == id => {
+                Ok(())
+            }
+            (Credential::Visitor { .. }, Channel::Session(_)) => Err(ApiError::not_found().into()),
+            (Credential::Visitor { .. }, Channel::Entity(_)) => Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "insufficient_scope",
+                "A visitor token gives its own session and presence only",
+            )
+            .into()),
+            (Credential::Agent { .. }, Channel::Session(id)) => {
+                self.entity_of(id).await?;
+                Ok(())
+            }
+            (Credential::Agent { tenant, .. }, Channel::Entity(id)) => {
+                crate::entities::store::find(&self.state.db, tenant.company_id, id).await?;
+                Ok(())
+            }
+        }
+    }
+
+    /// The entity of session `id` (NotFound outside the tenant), cached.
+    async fn entity_of(&mut self, id: Uuid) -> Result<Uuid, StoreError> {
+        if let Credential::Visitor {
+            session_id,
+            entity_id,
+            ..
+        } = &self.credential
+        {
+            return if *session_id == id {
+                Ok(*entity_id)
+            } else {
+                Err(StoreError::NotFound)
+            };
+        }
+        if let Some((_, entity)) = self.sessions.iter().find(|(s, _)| *s == id) {
+            return Ok(*entity);
+        }
+        let session = store::find_session(&self.state.db, &self.credential.tenant(), id).await?;
+        if self.sessions.len() >= 32 {
+            self.sessions.remove(0);
+        }
+        self.sessions.push((id, session.entity_id));
+        Ok(session.entity_id)
+    }
+
+    pub(super) async fn subscribe(
+        &mut self,
+        frame: &ClientFrame,
+        id: Option<&Value>,
+    ) -> Result<(), Fail> {
+        let (channel, name) = Self::parse_channel(frame)?;
+        let since = match frame.since.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(_) if channel == Channel::Presence => {
+                return Err(ApiError::invalid_field(
+                    "since",
+                    "applies to session and entity channels only",
+                )
+                .into());
+            }
+            Some(raw) => Some(
+                Uuid::parse_str(raw)
+                    .map_err(|_| ApiError::invalid_field("since", "must be a message id"))?,
+            ),
+        };
+        self.authorize_read(channel).await?;
+        let topic = self.topic(channel);
+        let fresh = !self.conn.is_subscribed(&topic);
+        if fresh && self.conn.subscriptions() >= MAX_SUBSCRIPTIONS {
+            return Err(ApiError::invalid_field(
+                "channel",
+                format!("a socket may subscribe to at most {MAX_SUBSCRIPTIONS} channels"),
+            )
+            .into());
+        }
+        // Subscribe before reading the store, so nothing falls in between.
+        self.conn.subscribe(topic);
+        let replay = match since {
+            None => None,
+            Some(since) => match self.replay_batch(channel, since).await {
+                Ok(batch) => Some(batch),
+                Err(err) => {
+                    if fresh {
+                        self.conn.unsubscribe(&topic);
+                    }
+                    return Err(match err {
+                        StoreError::NotFound => {
+                            ApiError::invalid_field("since", "must be a message of this channel")
+                                .into()
+                        }
+                        other => other.into(),
+                    });
+                }
+            },
+        };
+        self.send_text(protocol::reply("subscribed", Some(name), id))
+            .await?;
+        if let Some(batch) = replay {
+            self.replay(channel, topic, batch).await?;
+        }
+        if channel == Channel::Presence {
+            self.presence_snapshot().await?;
+        }
+        Ok(())
+    }
+
+    /// Up to `REPLAY_BATCH` messages of `channel` after `since`.
+    fn replay_batch(
+        &self,
+        channel: Channel,
+        since: Uuid,
+    ) -> impl Future<Output = Result<Vec<crate::chat::Message>, StoreError>> + Send + 'static {
+        let db = self.state.db.clone();
+        let tenant = self.credential.tenant();
+        async move {
+            let scope = match channel {
+                Channel::Session(id) => store::ReplayScope::Session(id),
+                Channel::Entity(id) => store::ReplayScope::Entity(id),
+                Channel::Presence => return Ok(Vec::new()),
+            };
+            store::messages_after(&db, &tenant, scope, since, REPLAY_BATCH).await
+        }
+    }
+
+    /// Sends the messages after `since`, batch by batch, and remembers the
+    /// last ones sent so that their live copies (maybe already queued) are
+    /// dropped.
+    async fn replay(
+        &mut self,
+        channel: Channel,
+        topic: Topic,
+        mut batch: Vec<crate::chat::Message>,
+    ) -> Result<(), Fail> {
+        let name = channel.name();
+        let mut recent = Vec::new();
+        while !batch.is_empty() {
+            for message in &batch {
+                let frame = protocol::event("chat.message", &name, None, message);
+                self.send_text(frame).await?;
+            }
+            recent = batch.iter().map(|m| (topic.channel, m.id)).collect();
+            let full = batch.len() as i64 == REPLAY_BATCH;
+            batch = match batch.last() {
+                Some(last) if full => self.replay_batch(channel, last.id).await?,
+                _ => Vec::new(),
+            };
+        }
+        let (since, seen) = self
+            .replayed
+            .get_or_insert_with(|| (Instant::now(), HashSet::new()));
+        *since = Instant::now();
+        seen.extend(recent);
+        Ok(())
+    }
+
+    /// On subscribing to `presence`: one frame per agent online now.
+    async fn presence_snapshot(&mut self) -> Result<(), Fail> {
+        let visitor = self.credential.is_visitor();
+        let online = self
+            .state
+            .realtime
+            .presence
+            .online(&self.credential.tenant())
+            .await?;
+        for agent in online.iter().filter(|a| !visitor || a.is_public()) {
+            self.send_text(crate::realtime::presence_frame(agent, true))
+                .await?;
+        }
+        Ok(())
+    }
+
+    pub(super) async fn unsubscribe(
+        &mut self,
+        frame: &ClientFrame,
+        id: Option<&Value>,
+    ) -> Result<(), Fail> {
+        let (channel, name) = Self::parse_channel(frame)?;
+        let topic = self.topic(channel);
+        self.conn.unsubscribe(&topic);
+        Ok(self
+            .send_text(protocol::reply("unsubscribed", Some(name), id))
+            .await?)
+    }
+
+    /// The session a `message` or `typing` frame is about, and who sends:
+    /// a visitor in their own session, or an agent with `chat:write`.
+    async fn writable_session(&mut self, frame: &ClientFrame) -> Result<(Uuid, Uuid), Fail> {
+        let raw = frame.session_id.as_deref().map(str::trim);
+        match &self.credential {
+            Credential::Visitor {
+                session_id,
+                entity_id,
+                ..
+            } => match raw {
+                None | Some("") => Ok((*session_id, *entity_id)),
+                Some(raw) if Uuid::parse_str(raw).ok() == Some(*session_id) => {
+                    Ok((*session_id, *entity_id))
+                }
+                Some(_) => Err(ApiError::not_found().into()),
+            },
+            Credential::Agent { can_write, .. } => {
+                if !can_write {
+                    return Err(ApiError::forbidden_scope(Scope::ChatWrite.as_str()).into());
+                }
+                let mut v = Validator::new();
+                let id = v.required_uuid("sessionId", raw);
+                v.finish()?;
+                let id = id.unwrap_or_default();
+                let entity = self.entity_of(id).await?;
+                Ok((id, entity))
+            }
+        }
+    }
+
+    pub(super) async fn message(
+        &mut self,
+        frame: &ClientFrame,
+        id: Option<&Value>,
+    ) -> Result<(), Fail> {
+        let mut v = Validator::new();
+        let body = message_body(&mut v, frame.body.as_deref());
+        let (sender_type, sender_id) = if self.credential.is_visitor() {
+            ("visitor", None)
+        } else {
+            (
+                "agent",
+                v.required_uuid("senderId", frame.sender_id.as_deref()),
+            )
+        };
+        v.finish()?;
+        let (session_id, _) = self.writable_session(frame).await?;
+        let outgoing = service::Outgoing {
+            body: body.unwrap_or_default(),
+            sender_type,
+            sender_id,
+        };
+        let tenant = self.credential.tenant();
+        let message = service::send_message(&self.state, &tenant, session_id, outgoing).await?;
+        let channel = Channel::Session(session_id).name();
+        let reply = protocol::event("chat.message", &channel, id, &message);
+        Ok(self.send_text(reply).await?)
+    }
+
+    pub(super) async fn typing(&mut self, frame: &ClientFrame) -> Result<(), Fail> {
+        let sender_id = if self.credential.is_visitor() {
+            None
+        } else {
+            let mut v = Validator::new();
+            let sender = v.uuid("senderId", frame.sender_id.as_deref());
+            v.finish()?;
+            sender
+        };
+        let (session_id, entity_id) = self.writable_session(frame).await?;
+        if let Some((last_session, at)) = self.last_typing
+            && last_session == session_id
+            && at.elapsed() < TYPING_INTERVAL
+        {
+            return Ok(());
+        }
+        self.last_typing = Some((session_id, Instant::now()));
+        let data = Typing {
+            session_id,
+            sender_type: if self.credential.is_visitor() {
+                "visitor"
+            } else {
+                "agent"
+            },
+            sender_id,
+        };
+        let tenant = self.credential.tenant();
+        for channel in [Channel::Session(session_id), Channel::Entity(entity_id)] {
+            let frame = protocol::event("typing", &channel.name(), None, &data);
+            self.state
+                .realtime
+                .publish(Topic::new(tenant, channel.into()), None, frame)
+                .await;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Typing {
+    session_id: Uuid,
+    sender_type: &'static str,
+    sender_id: Option<Uuid>,
+}

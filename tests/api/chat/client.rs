@@ -1,0 +1,111 @@
+//! A socket client for the tests: JSON text frames, with timeouts.
+
+use futures::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::{self, Message};
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+use super::WAIT;
+use crate::support::TestApp;
+
+pub type Stream = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// A socket client that reads JSON text frames.
+pub struct Client {
+    pub ws: Stream,
+}
+
+fn client_config() -> WebSocketConfig {
+    WebSocketConfig::default()
+        .read_buffer_size(4096)
+        .write_buffer_size(4096)
+}
+
+impl Client {
+    pub async fn connect(app: &TestApp, key: Option<&str>, token: Option<&str>) -> Client {
+        Self::try_connect(app, key, token)
+            .await
+            .expect("socket opens")
+    }
+
+    pub async fn try_connect(
+        app: &TestApp,
+        key: Option<&str>,
+        token: Option<&str>,
+    ) -> Result<Client, tungstenite::Error> {
+        let mut url = format!("ws://127.0.0.1:{}/api/v1/ws", app.port);
+        if let Some(token) = token {
+            url.push_str(&format!("?token={token}"));
+        }
+        let mut request = url.into_client_request().expect("request");
+        if let Some(key) = key {
+            request
+                .headers_mut()
+                .insert("X-API-Key", key.parse().expect("header"));
+        }
+        let (ws, _) =
+            tokio_tungstenite::connect_async_with_config(request, Some(client_config()), false)
+                .await?;
+        Ok(Client { ws })
+    }
+
+    pub async fn key(app: &TestApp, key: &str) -> Client {
+        Self::connect(app, Some(key), None).await
+    }
+
+    pub async fn token(app: &TestApp, token: &str) -> Client {
+        Self::connect(app, None, Some(token)).await
+    }
+
+    pub async fn send(&mut self, frame: Value) {
+        self.ws
+            .send(Message::text(frame.to_string()))
+            .await
+            .expect("frame sent");
+    }
+
+    /// The next JSON frame (pings and pongs skipped).
+    pub async fn next(&mut self) -> Value {
+        loop {
+            let message = tokio::time::timeout(WAIT, self.ws.next())
+                .await
+                .expect("a frame before the timeout")
+                .expect("socket open")
+                .expect("frame read");
+            match message {
+                Message::Text(text) => return serde_json::from_str(&text).expect("JSON frame"),
+                Message::Ping(_) | Message::Pong(_) => continue,
+                other => panic!("unexpected frame {other:?}"),
+            }
+        }
+    }
+
+    /// The next frame of `kind`, skipping others (e.g. a presence snapshot).
+    pub async fn next_of(&mut self, kind: &str) -> Value {
+        loop {
+            let frame = self.next().await;
+            if frame["type"] == kind {
+                return frame;
+            }
+        }
+    }
+
+    pub async fn subscribe(&mut self, channel: &str) {
+        self.send(json!({"type": "subscribe", "channel": channel}))
+            .await;
+        let reply = self.next().await;
+        assert_eq!(reply["type"], "subscribed", "reply {reply}");
+        assert_eq!(reply["channel"], channel);
+    }
+
+    /// Proves that nothing was queued before `marker` reaches this socket:
+    /// the next frame is the marker (a ping answered with a pong).
+    pub async fn assert_nothing_before_pong(&mut self) {
+        self.send(json!({"type": "ping", "id": "marker"})).await;
+        let frame = self.next().await;
+        assert_eq!(frame, json!({"type": "pong", "id": "marker"}));
+    }
+}
