@@ -132,8 +132,10 @@ export async function startConsole({ key, me, entities, storage, onSignOut }) {
   on(el.statusToggle, 'click', () => setOnline(!s.online));
 
   // Leaving the page (tab closed, navigation): offline at once, not after 30 s.
+  let left = false;
   const leave = () => {
-    if (!s.online || s.stopped) return;
+    if (!s.online || s.stopped || left) return;
+    left = true;
     clearInterval(s.heartbeat);
     fetch(`/api/v1/chat/agent-presence/${encodeURIComponent(me.id)}`, {
       method: 'DELETE',
@@ -143,8 +145,10 @@ export async function startConsole({ key, me, entities, storage, onSignOut }) {
     }).catch(() => {});
   };
   const comeBack = (event) => {
+    left = false;
     if (event.persisted && s.online && !s.stopped) setOnline(true);
   };
+  on(window, 'beforeunload', leave);
   on(window, 'pagehide', leave);
   on(window, 'pageshow', comeBack);
 
@@ -531,7 +535,7 @@ export async function startConsole({ key, me, entities, storage, onSignOut }) {
   // --- Replying ---------------------------------------------------------------------
 
   const sendTyping = throttle(() => {
-    if (s.openId) socket.send({ type: 'typing', sessionId: s.openId });
+    if (s.openId) socket.send({ type: 'typing', sessionId: s.openId, senderId: me.id });
   }, 2500);
 
   on(el.reply, 'input', () => {
@@ -685,11 +689,17 @@ export async function startConsole({ key, me, entities, storage, onSignOut }) {
           h(
             'span',
             { class: 'team-text' },
-            h('span', { class: 'team-name' }, agent.userId === me.id ? `${agent.name} (you)` : agent.name),
+            h('span', { class: 'team-name' }, agent.name),
             h(
               'span',
               { class: 'team-meta' },
-              `${agent.visibility === 'PRIVATE' ? 'Private' : 'Public'} · ${agent.role === 'ADMIN' ? 'Admin' : 'Agent'}`,
+              [
+                agent.userId === me.id ? 'You' : null,
+                agent.visibility === 'PRIVATE' ? 'Private' : 'Public',
+                agent.role === 'ADMIN' ? 'Admin' : 'Agent',
+              ]
+                .filter(Boolean)
+                .join(' · '),
             ),
           ),
           agent.visibility === 'PRIVATE' ? h('span', { class: 'badge' }, 'Hidden') : null,

@@ -123,6 +123,8 @@ const state = {
   pending: new Map(), // client id -> {body, li}
   typingTimer: null,
   presenceTimer: null,
+  /** PUBLIC agents online (id -> name) from the socket; null while polling. */
+  live: null,
 };
 
 // --- Views and panel ------------------------------------------------------
@@ -240,12 +242,19 @@ function renderPresence(presence) {
   el.presenceText.textContent = text;
 }
 
+/** Polls presence while the socket does not bring it live. */
 function schedulePresence() {
   clearTimeout(state.presenceTimer);
   state.presenceTimer = setTimeout(async () => {
-    if (document.visibilityState === 'visible') await refreshPresence();
+    if (document.visibilityState === 'visible' && !state.live) await refreshPresence();
     schedulePresence();
   }, config.pollMs);
+}
+
+function renderLivePresence() {
+  if (!state.live) return;
+  const agents = [...state.live.values()].sort().map((name) => ({ name }));
+  renderPresence({ online: agents.length > 0, agents });
 }
 
 document.addEventListener('visibilitychange', () => {
@@ -419,6 +428,8 @@ async function startConversation() {
     if (!ok || conversation !== current) return;
   }
   socket.subscribe(`session:${current.sessionId}`, lastMessageId());
+  // Live presence (PUBLIC agents only, the server filters for visitors).
+  socket.subscribe('presence');
   socket.start();
 }
 
@@ -448,6 +459,7 @@ async function loadHistory(current) {
 function forgetConversation(notice) {
   state.socket?.stop();
   state.socket = null;
+  state.live = null;
   conversation = null;
   state.historyLoaded = false;
   saveConversation(null);
@@ -463,6 +475,7 @@ function lastMessageId() {
 }
 
 function onSocketStatus(status, detail) {
+  if (status !== 'open') state.live = null; // back to polling until resubscribed
   el.conn.classList.toggle('is-warn', status === 'reconnecting');
   el.conn.dataset.status = status;
   if (status === 'open') {
@@ -489,6 +502,22 @@ async function verifyConversation() {
 
 function onFrame(frame) {
   switch (frame.type) {
+    case 'subscribed':
+      if (frame.channel === 'presence') {
+        // A snapshot of who is online follows, one frame per agent.
+        state.live = new Map();
+        setTimeout(renderLivePresence, 300);
+      }
+      break;
+    case 'presence': {
+      const agent = frame.data;
+      if (!agent?.userId) break;
+      state.live ??= new Map();
+      if (agent.online && agent.visibility !== 'PRIVATE') state.live.set(agent.userId, agent.name);
+      else state.live.delete(agent.userId);
+      renderLivePresence();
+      break;
+    }
     case 'chat.message': {
       const message = frame.data;
       if (!message || (message.sessionId && message.sessionId !== conversation?.sessionId)) return;
@@ -664,6 +693,15 @@ el.composer.addEventListener('submit', (event) => {
 el.newChat.addEventListener('click', () => {
   forgetConversation();
   focusView();
+});
+
+// A new address for this same page (a pasted link, another widget key):
+// start over from it, as a fresh load would.
+window.addEventListener('hashchange', () => {
+  const next = hashParams();
+  if (next.get('session') || (next.get('widgetKey') && next.get('widgetKey') !== config.widgetKey)) {
+    location.reload();
+  }
 });
 
 // --- Start ------------------------------------------------------------------
