@@ -77,12 +77,12 @@ for _ in $(seq 1 100); do
   sleep 0.2
 done
 
-echo "browser tests: service on $SD_BASE_URL, Chromium $("$CHROMIUM" --version 2>/dev/null | head -n1)"
+echo "browser tests: service on $SD_BASE_URL, $("$CHROMIUM" --version 2>/dev/null | head -n1)"
+echo "browser tests: screenshots go to $SD_SCREENSHOTS"
 status=0
-node --test --test-concurrency=1 --test-timeout=300000 demo.test.js || status=$?
+node --test --test-timeout=300000 demo.test.js || status=$?
 if [ "$status" -ne 0 ]; then
-  echo "browser tests: failed; the service log follows" >&2
+  echo "browser tests: failed; the end of the service log follows" >&2
   tail -n 80 "$WORK/server.log" >&2
 fi
-echo "browser tests: screenshots in $SD_SCREENSHOTS"
 exit "$status"
