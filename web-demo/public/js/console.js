@@ -242,10 +242,31 @@ export async function startConsole({ key, me, entities, storage, onSignOut }) {
       for (const [id, session] of s.sessions) if (session.status === filter) s.sessions.delete(id);
       for (const session of sessions) remember(session);
       renderSessions();
+      fillPreviews(sessions.map((x) => x.id));
     } catch (err) {
       if (err.status === 401) return signOut(`Signed out: ${err.message}.`);
       toast(`Could not load conversations: ${err.message}`, { error: true });
     }
+  }
+
+  /** The list has no last messages: read them for the first few, once. */
+  const previewed = new Set();
+  async function fillPreviews(ids) {
+    const todo = ids.filter((id) => !previewed.has(id) && !s.preview.has(id)).slice(0, 20);
+    for (const id of todo) previewed.add(id);
+    const worker = async () => {
+      for (let id = todo.shift(); id; id = todo.shift()) {
+        try {
+          const session = await api(`/chat/sessions/${encodeURIComponent(id)}`);
+          const last = session.messages?.at(-1);
+          if (last) notePreview(id, last);
+        } catch {
+          // The preview stays empty.
+        }
+      }
+    };
+    await Promise.all([worker(), worker(), worker()]);
+    if (!s.stopped) renderSessions();
   }
 
   function remember(session) {
