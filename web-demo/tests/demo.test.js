@@ -316,11 +316,23 @@ test('the widget survives a dropped connection without losing a message (since)'
       'the widget shows exactly what the store holds',
     );
 
-    // A reload rebuilds the conversation from the store.
+    // A reload rebuilds the conversation from the store; with the panel
+    // closed, a new reply shows as unread on the launcher.
     await page.reload();
+    await page.waitForFunction(() => document.querySelector('#sd-conn')?.dataset.status === 'open', null, {
+      timeout: WAIT,
+    });
+    await api('POST', `/chat/sessions/${sessionId}/messages`, {
+      body: 'Have a nice day!',
+      senderType: 'agent',
+      senderId: rex.id,
+    });
+    await textIn(page, '#sd-unread', '1');
+    await textIn(page, '#sd-launcher-label', '1 unread');
     await page.click('#sd-launcher');
-    await visible(page.locator('.sd-msg-visitor', { hasText: 'Great, thank you!' }));
-    assert.deepEqual(await page.locator('#sd-messages .sd-bubble').allTextContents(), bodies);
+    await visible(page.locator('.sd-msg-agent', { hasText: 'Have a nice day!' }));
+    assert.equal(await page.isVisible('#sd-unread'), false);
+    assert.deepEqual(await page.locator('#sd-messages .sd-bubble').allTextContents(), [...bodies, 'Have a nice day!']);
     await assertNoApiKey(visitor);
   } finally {
     await visitor.context.close();

@@ -710,3 +710,5 @@ renderPresence(null);
 if (!config.widgetKey && !conversation) showMissing('This widget is not set up');
 refreshPresence().finally(schedulePresence);
 if (openOnLoad) setOpen(true);
+// A chat in progress stays live while the panel is closed (unread badge).
+else if (conversation) startConversation();
