@@ -449,6 +449,42 @@ test('a visitor continues the chat from the link in the agent-message email, on 
   }
 });
 
+test('the widget works with the keyboard alone', async () => {
+  const visitor = await openVisitor(`widgetKey=${WIDGET_KEY}`);
+  const { page } = visitor;
+  const focused = () => page.evaluate(() => document.activeElement?.id ?? '');
+  try {
+    // The first Tab reaches the skip link, which leads to the launcher.
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    assert.equal(await focused(), 'sd-launcher');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.getAttribute('#sd-launcher', 'aria-expanded'), 'true');
+    assert.equal(await focused(), 'sd-question', 'focus moves into the panel');
+    await page.keyboard.type('Where can I download my invoices?');
+    await page.keyboard.press('Tab');
+    assert.equal(await focused(), 'sd-name');
+    await page.keyboard.type('Kim Keys');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    assert.equal(await focused(), 'sd-start');
+    await page.keyboard.press('Enter');
+    await visible(page.locator('.sd-msg-visitor:not(.is-pending)', { hasText: 'download my invoices' }));
+    assert.equal(await focused(), 'sd-input', 'the composer takes the focus');
+    await page.keyboard.type('Thanks in advance');
+    await page.keyboard.press('Enter');
+    await visible(page.locator('.sd-msg-visitor:not(.is-pending)', { hasText: 'Thanks in advance' }));
+    // Escape closes the panel and gives the focus back to the launcher.
+    await page.keyboard.press('Escape');
+    assert.equal(await page.isVisible('#sd-panel'), false);
+    assert.equal(await focused(), 'sd-launcher');
+    assert.match(page.url(), /#widgetKey=/, 'the address still names the widget key');
+    await assertNoApiKey(visitor);
+  } finally {
+    await visitor.context.close();
+  }
+});
+
 test('the landing page links both views, and the console refuses LIVE keys', async () => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
   const page = await context.newPage();

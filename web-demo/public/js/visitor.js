@@ -180,6 +180,12 @@ function updateUnread() {
 }
 
 el.launcher.addEventListener('click', () => setOpen(!state.open));
+// The skip link focuses the launcher without touching the address (which
+// carries the widget key).
+document.querySelector('.skip-link')?.addEventListener('click', (event) => {
+  event.preventDefault();
+  el.launcher.focus();
+});
 el.close.addEventListener('click', () => setOpen(false));
 el.panel.addEventListener('keydown', (event) => {
   if (event.key === 'Escape') {
