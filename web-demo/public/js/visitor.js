@@ -251,6 +251,7 @@ function renderPresence(presence) {
 /** Polls presence while the socket does not bring it live. */
 function schedulePresence() {
   clearTimeout(state.presenceTimer);
+  if (!state.keyValid) return; // an unknown key stays unknown: stop asking
   state.presenceTimer = setTimeout(async () => {
     if (document.visibilityState === 'visible' && !state.live) await refreshPresence();
     schedulePresence();
