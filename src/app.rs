@@ -205,6 +205,7 @@ fn router(state: AppState) -> Router {
         .merge(crate::realtime::public_routes())
         .nest("/api/v1", api)
         .merge(crate::demo::router())
+        .merge(crate::widget::router())
         .fallback(|| async { ApiError::not_found() })
         .method_not_allowed_fallback(|| async {
             ApiError::from_status(StatusCode::METHOD_NOT_ALLOWED)
