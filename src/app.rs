@@ -270,6 +270,7 @@ fn router(state: AppState) -> Router {
         .merge(crate::openapi::router())
         .nest("/api/v1", api)
         .merge(crate::demo::router())
+        .merge(crate::widget::router())
         .fallback(|| async { ApiError::not_found() })
         .method_not_allowed_fallback(|| async {
             ApiError::from_status(StatusCode::METHOD_NOT_ALLOWED)

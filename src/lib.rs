@@ -29,6 +29,7 @@ pub mod time;
 pub mod users;
 pub mod validate;
 pub mod webhooks;
+pub mod widget;
 
 pub use app::{App, AppState};
 pub use config::Config;
