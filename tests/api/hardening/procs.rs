@@ -258,7 +258,6 @@ impl Drop for PrivatePostgres {
 /// The real `supportdesk` binary as a child process, its output in a file.
 pub struct ServiceProcess {
     pub port: u16,
-    pub log: PathBuf,
     child: Child,
 }
 
@@ -306,11 +305,7 @@ impl ServiceProcess {
             },
         )
         .await;
-        ServiceProcess {
-            port,
-            log: log.to_path_buf(),
-            child,
-        }
+        ServiceProcess { port, child }
     }
 
     pub fn url(&self, path: &str) -> String {

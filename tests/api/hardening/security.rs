@@ -380,7 +380,6 @@ async fn no_secret_reaches_the_log() {
     for token in [&visitor, &socket] {
         let url = format!("ws://127.0.0.1:{port}/api/v1/ws?token={token}");
         if let Ok((mut ws, _)) = tokio_tungstenite::connect_async(url).await {
-            use futures::SinkExt;
             let _ = ws.close(None).await;
         }
     }
