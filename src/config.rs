@@ -56,6 +56,9 @@ pub struct ServeArgs {
     /// or two tests, share one Redis).
     #[arg(long, env = "SUPPORTDESK_REDIS_PREFIX", default_value = "sd:")]
     pub redis_prefix: String,
+    /// Seconds a client may take to send a request's headers.
+    #[arg(long, env = "SUPPORTDESK_HEADER_READ_TIMEOUT_SECS", default_value_t = 10)]
+    pub header_read_timeout_secs: u64,
 }
 
 /// Default time allowed for a request's headers to arrive.
@@ -112,7 +115,7 @@ impl Config {
             rules_interval: Duration::from_secs(args.rules_interval_secs),
             bootstrap_demo: true,
             run_workers: true,
-            header_read_timeout: HEADER_READ_TIMEOUT,
+            header_read_timeout: Duration::from_secs(args.header_read_timeout_secs.max(1)),
         })
     }
 
