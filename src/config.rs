@@ -57,7 +57,11 @@ pub struct ServeArgs {
     #[arg(long, env = "SUPPORTDESK_REDIS_PREFIX", default_value = "sd:")]
     pub redis_prefix: String,
     /// Seconds a client may take to send a request's headers.
-    #[arg(long, env = "SUPPORTDESK_HEADER_READ_TIMEOUT_SECS", default_value_t = 10)]
+    #[arg(
+        long,
+        env = "SUPPORTDESK_HEADER_READ_TIMEOUT_SECS",
+        default_value_t = 10
+    )]
     pub header_read_timeout_secs: u64,
 }
 

@@ -98,6 +98,7 @@ fn build() -> Document {
             complete_operation(operation, spec);
         }
     }
+    add_links(&mut doc);
     let components = doc.components.get_or_insert_with(Default::default);
     let scheme = ApiKey::Header(ApiKeyValue::with_description(
         "X-API-Key",
@@ -106,6 +107,44 @@ fn build() -> Document {
     ));
     components.add_security_scheme(SECURITY_SCHEME, SecurityScheme::ApiKey(scheme));
     doc
+}
+
+/// Links from each create (`POST P` answering 201 with an `id`) to every
+/// operation on `P/{id}…`, so clients and tools (schemathesis' stateful
+/// phase) can follow a created record to the operations on it.
+fn add_links(doc: &mut Document) {
+    use utoipa::openapi::link::LinkBuilder;
+    let operations: Vec<(String, String)> = doc
+        .paths
+        .paths
+        .iter()
+        .flat_map(|(path, item)| {
+            [&item.get, &item.post, &item.put, &item.patch, &item.delete]
+                .into_iter()
+                .flatten()
+                .filter_map(|op| op.operation_id.clone())
+                .map(move |id| (path.clone(), id))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    for (path, item) in doc.paths.paths.iter_mut() {
+        let Some(create) = item.post.as_mut() else {
+            continue;
+        };
+        let Some(RefOr::T(created)) = create.responses.responses.get_mut("201") else {
+            continue;
+        };
+        let prefix = format!("{path}/{{id}}");
+        for (target, operation_id) in &operations {
+            if target == &prefix || target.starts_with(&format!("{prefix}/")) {
+                let link = LinkBuilder::new()
+                    .operation_id(operation_id.clone())
+                    .parameter("id", "$response.body#/id")
+                    .build();
+                created.links.insert(operation_id.clone(), link.into());
+            }
+        }
+    }
 }
 
 /// Routes without an operation in the document, and operations under
