@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 ST_VERSION=4.32.5
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/supportdesk-target}"
 BIN="$CARGO_TARGET_DIR/debug/supportdesk"
-MAX_EXAMPLES="${SCHEMATHESIS_MAX_EXAMPLES:-40}"
+MAX_EXAMPLES="${SCHEMATHESIS_MAX_EXAMPLES:-60}"
 PG_URL="${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
 REDIS_URL_ST="${TEST_REDIS_URL:-redis://127.0.0.1:6379}"
 CHECKS=not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance
