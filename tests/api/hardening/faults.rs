@@ -405,9 +405,10 @@ async fn sigkill_during_delivery_loses_no_webhook_or_email() {
     .expect("key JSON");
     let key = key["key"].as_str().expect("key").to_string();
 
-    // The receiver is down while the events happen, so every delivery is
-    // still pending (and some in flight) when the service is killed.
+    // The receiver answers after 800 ms, so deliveries are in flight (claimed,
+    // leased, waiting for the answer) when the service is killed.
     let receiver_port = free_port();
+    let receiver = slow_receiver_on(receiver_port, Duration::from_millis(800)).await;
     let port = free_port();
     let log = dir.path().join("service.log");
     let service = ServiceProcess::serve(&env, port, &log).await;
@@ -442,11 +443,31 @@ async fn sigkill_during_delivery_loses_no_webhook_or_email() {
         assert_eq!(r.status(), 201);
         let ticket: Value = r.json().await.expect("ticket JSON");
         created.push(ticket["ticketNumber"].as_str().expect("number").to_string());
+        if n == TICKETS / 2 {
+            // Let the worker claim the first half.
+            tokio::time::sleep(Duration::from_millis(700)).await;
+        }
     }
     service.kill().await;
 
-    // Restart with the receiver up.
-    let receiver = slow_receiver_on(receiver_port).await;
+    // What the kill left: deliveries not yet delivered, some of them
+    // claimed (leased) by the dead process.
+    let db = sqlx::SqlitePool::connect(&env[0].1)
+        .await
+        .expect("open the db");
+    let (undelivered, leased): (i64, i64) = sqlx::query_as(
+        "SELECT count(*), count(locked_until) FROM webhook_deliveries WHERE status <> 'delivered'",
+    )
+    .fetch_one(&db)
+    .await
+    .expect("count deliveries");
+    db.close().await;
+    eprintln!("killed with {undelivered} deliveries undelivered, {leased} of them leased");
+    assert!(
+        undelivered > 0,
+        "the kill came before every delivery was done"
+    );
+
     let service = ServiceProcess::serve(&env, port, &log).await;
     let deliveries = service.url(&format!(
         "/api/v1/company/webhooks/{webhook}/deliveries?limit=100"
@@ -508,9 +529,9 @@ async fn sigkill_during_delivery_loses_no_webhook_or_email() {
     service.kill().await;
 }
 
-/// A receiver that answers 200 after 200 ms, on a given port: the
+/// A receiver that answers 200 after `delay`, on a given port: the
 /// recording receiver behind a small delaying TCP proxy.
-async fn slow_receiver_on(port: u16) -> Receiver {
+async fn slow_receiver_on(port: u16, delay: Duration) -> Receiver {
     let receiver = Receiver::always(200).await;
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
         .await
@@ -519,7 +540,7 @@ async fn slow_receiver_on(port: u16) -> Receiver {
     tokio::spawn(async move {
         while let Ok((mut inbound, _)) = listener.accept().await {
             tokio::spawn(async move {
-                tokio::time::sleep(Duration::from_millis(200)).await;
+                tokio::time::sleep(delay).await;
                 if let Ok(mut outbound) = TcpStream::connect(("127.0.0.1", upstream)).await {
                     let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
                 }
