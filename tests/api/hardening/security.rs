@@ -474,3 +474,174 @@ fn secrets_are_never_compared_with_eq() {
     .expect("token.rs");
     assert!(token.contains("verify_truncated_left") || token.contains("ct_eq"));
 }
+
+backend_tests!(another_tenants_ids_in_bodies_are_refused_like_unknown_ids);
+
+/// Ids of another company given in bodies and filters (entityId, parentId,
+/// assignedToId, escalateToId, authorId, senderId, categoryId, rule
+/// targets) are refused exactly like ids that do not exist: nothing is
+/// created, nothing tells them apart.
+async fn another_tenants_ids_in_bodies_are_refused_like_unknown_ids(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |c| c.run_workers = false).await;
+    let a = app.company().await;
+    let b = app.company().await;
+    let a_ids = records_of(&app, &a.key, &a.entity.id.to_string()).await;
+    let b_ticket = app
+        .post(
+            "/tickets",
+            &b.key,
+            json!({"subject": "B's ticket", "entityId": b.entity.id}),
+        )
+        .await;
+    let b_ticket = id(&b_ticket);
+    let b_article = app
+        .post(
+            "/kb/articles",
+            &b.key,
+            json!({"title": "B's article", "entityId": b.entity.id}),
+        )
+        .await;
+    let b_article = id(&b_article);
+    let b_session = app
+        .post("/chat/sessions", &b.key, json!({"entityId": b.entity.id}))
+        .await;
+    let b_session = id(&b_session);
+
+    type Case = (Method, String, fn(&str) -> Value);
+    let cases: Vec<(&str, Case)> = vec![
+        (
+            "entity",
+            (
+                Method::POST,
+                "/tickets".into(),
+                |x| json!({"subject": "S", "entityId": x}),
+            ),
+        ),
+        (
+            "entity",
+            (
+                Method::POST,
+                "/entities".into(),
+                |x| json!({"name": "N", "parentId": x}),
+            ),
+        ),
+        (
+            "entity",
+            (
+                Method::POST,
+                "/kb/articles".into(),
+                |x| json!({"title": "T", "entityId": x}),
+            ),
+        ),
+        (
+            "entity",
+            (
+                Method::POST,
+                "/kb/categories".into(),
+                |x| json!({"name": "N", "entityId": x}),
+            ),
+        ),
+        (
+            "entity",
+            (
+                Method::POST,
+                "/chat/sessions".into(),
+                |x| json!({"entityId": x}),
+            ),
+        ),
+        (
+            "user",
+            (
+                Method::PATCH,
+                format!("/tickets/{b_ticket}"),
+                |x| json!({"assignedToId": x}),
+            ),
+        ),
+        (
+            "user",
+            (
+                Method::POST,
+                format!("/tickets/{b_ticket}/escalate"),
+                |x| json!({"escalateToId": x}),
+            ),
+        ),
+        (
+            "user",
+            (
+                Method::POST,
+                format!("/tickets/{b_ticket}/comments"),
+                |x| json!({"body": "B", "authorId": x}),
+            ),
+        ),
+        (
+            "user",
+            (
+                Method::POST,
+                format!("/chat/sessions/{b_session}/messages"),
+                |x| json!({"body": "B", "senderType": "agent", "senderId": x}),
+            ),
+        ),
+        (
+            "category",
+            (
+                Method::PATCH,
+                format!("/kb/articles/{b_article}"),
+                |x| json!({"categoryId": x}),
+            ),
+        ),
+        (
+            "user",
+            (
+                Method::PUT,
+                "/settings/escalation-rules".into(),
+                |x| json!({"rules": [{"name": "R", "conditions": {"unassigned": true}, "action": {"escalateToId": x}}]}),
+            ),
+        ),
+    ];
+    for (kind, (method, path, body)) in cases {
+        let foreign = call(&app, &method, &path, &b.key, Some(body(&a_ids[kind]))).await;
+        let unknown = call(
+            &app,
+            &method,
+            &path,
+            &b.key,
+            Some(body(&uuid::Uuid::now_v7().to_string())),
+        )
+        .await;
+        assert!(
+            foreign.status == 400 || foreign.status == 404,
+            "{method} {path} with A's {kind}: {}",
+            foreign.text
+        );
+        assert_eq!(
+            (
+                foreign.status,
+                &foreign.body["code"],
+                &foreign.body["details"]
+            ),
+            (
+                unknown.status,
+                &unknown.body["code"],
+                &unknown.body["details"]
+            ),
+            "{method} {path}: A's {kind} and an unknown id answer alike"
+        );
+    }
+    // Filters: another company's entity filters like an unknown one.
+    for path in [
+        "/tickets",
+        "/kb/articles",
+        "/kb/categories",
+        "/chat/sessions",
+    ] {
+        let foreign = app
+            .get(&format!("{path}?entityId={}", a_ids["entity"]), &b.key)
+            .await;
+        let unknown = app
+            .get(&format!("{path}?entityId={}", uuid::Uuid::now_v7()), &b.key)
+            .await;
+        assert_eq!(foreign.status, unknown.status, "{path}: {}", foreign.text);
+        assert!(!foreign.text.contains(&a_ids["entity"]) || foreign.status != 200);
+    }
+    app.stop().await;
+}
