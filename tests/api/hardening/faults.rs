@@ -367,43 +367,7 @@ async fn sigkill_during_delivery_loses_no_webhook_or_email() {
         ("SUPPORTDESK_WEBHOOK_RETRY_DELAYS", "1,1,1,1".into()),
         ("RUST_LOG", "info".into()),
     ];
-    ServiceProcess::run(&env, &["migrate"]);
-    let company: Value = serde_json::from_str(&ServiceProcess::run(
-        &env,
-        &["companies", "create", "--name", "Killed", "--json"],
-    ))
-    .expect("company JSON");
-    let company = company["id"].as_str().expect("company id").to_string();
-    let entity: Value = serde_json::from_str(&ServiceProcess::run(
-        &env,
-        &[
-            "entities",
-            "create",
-            "--company",
-            &company,
-            "--name",
-            "Main",
-            "--json",
-        ],
-    ))
-    .expect("entity JSON");
-    let entity = entity["id"].as_str().expect("entity id").to_string();
-    let key: Value = serde_json::from_str(&ServiceProcess::run(
-        &env,
-        &[
-            "keys",
-            "create",
-            "--company",
-            &company,
-            "--type",
-            "test",
-            "--scopes",
-            "all",
-            "--json",
-        ],
-    ))
-    .expect("key JSON");
-    let key = key["key"].as_str().expect("key").to_string();
+    let (_company, entity, key) = ServiceProcess::provision(&env, "Killed");
 
     // The receiver answers after 800 ms, so deliveries are in flight (claimed,
     // leased, waiting for the answer) when the service is killed.

@@ -278,6 +278,40 @@ impl ServiceProcess {
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
+    /// Migrates, then creates a company named `name`, an entity and an
+    /// all-scope TEST key through the CLI: (company id, entity id, key).
+    pub fn provision(env: &[(&str, String)], name: &str) -> (String, String, String) {
+        let json = |args: &[&str]| -> serde_json::Value {
+            serde_json::from_str(&Self::run(env, args)).expect("CLI prints JSON")
+        };
+        Self::run(env, &["migrate"]);
+        let company = json(&["companies", "create", "--name", name, "--json"]);
+        let company = company["id"].as_str().expect("company id").to_string();
+        let entity = json(&[
+            "entities",
+            "create",
+            "--company",
+            &company,
+            "--name",
+            "Main",
+            "--json",
+        ]);
+        let entity = entity["id"].as_str().expect("entity id").to_string();
+        let key = json(&[
+            "keys",
+            "create",
+            "--company",
+            &company,
+            "--type",
+            "test",
+            "--scopes",
+            "all",
+            "--json",
+        ]);
+        let key = key["key"].as_str().expect("key").to_string();
+        (company, entity, key)
+    }
+
     /// `supportdesk serve` on `port`, output appended to `log`.
     pub async fn serve(env: &[(&str, String)], port: u16, log: &Path) -> ServiceProcess {
         let file = std::fs::OpenOptions::new()

@@ -266,41 +266,7 @@ async fn no_secret_reaches_the_log() {
         ("SUPPORTDESK_WEBHOOK_ALLOW_PRIVATE", "true".into()),
         ("RUST_LOG", "trace,hyper=debug,h2=debug,sqlx=debug".into()),
     ];
-    ServiceProcess::run(&env, &["migrate"]);
-    let company: Value = serde_json::from_str(&ServiceProcess::run(
-        &env,
-        &["companies", "create", "--name", "Logged", "--json"],
-    ))
-    .expect("company");
-    let company = company["id"].as_str().expect("id").to_string();
-    let entity: Value = serde_json::from_str(&ServiceProcess::run(
-        &env,
-        &[
-            "entities",
-            "create",
-            "--company",
-            &company,
-            "--name",
-            "Main",
-            "--json",
-        ],
-    ))
-    .expect("entity");
-    let entity = entity["id"].as_str().expect("id").to_string();
-    let key: Value = serde_json::from_str(&ServiceProcess::run(
-        &env,
-        &[
-            "keys",
-            "create",
-            "--company",
-            &company,
-            "--type",
-            "test",
-            "--json",
-        ],
-    ))
-    .expect("key");
-    let key = key["key"].as_str().expect("key").to_string();
+    let (_company, entity, key) = ServiceProcess::provision(&env, "Logged");
 
     let port = free_port();
     let log = dir.path().join("service.log");
