@@ -2,7 +2,6 @@
 //! background workers, and graceful shutdown. `App::build` binds the listener
 //! so tests can start the real service on port 0.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -177,15 +176,13 @@ impl App {
         } else {
             Vec::new()
         };
-        let mut shutdown = self.state.shutdown.clone();
-        let service = self
-            .router
-            .into_make_service_with_connect_info::<SocketAddr>();
-        axum::serve(self.listener, service)
-            .with_graceful_shutdown(async move {
-                let _ = shutdown.wait_for(|stop| *stop).await;
-            })
-            .await?;
+        serve(
+            self.listener,
+            self.router,
+            self.state.shutdown.clone(),
+            self.state.config.header_read_timeout,
+        )
+        .await;
         for worker in workers {
             if tokio::time::timeout(Duration::from_secs(10), worker)
                 .await
@@ -197,6 +194,73 @@ impl App {
         self.state.db.close().await;
         tracing::info!("stopped");
         Ok(())
+    }
+}
+
+/// Serves HTTP/1.1 and HTTP/2 (with upgrades, for sockets) until shutdown,
+/// then lets in-flight requests finish (30 s at most). Unlike `axum::serve`,
+/// connections get a timer, so a client that trickles its headers
+/// (slowloris) is cut off after `header_timeout`.
+async fn serve(
+    listener: TcpListener,
+    router: Router,
+    mut shutdown: watch::Receiver<bool>,
+    header_timeout: Duration,
+) {
+    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+    use hyper_util::server::conn::auto::Builder;
+    use tower::ServiceExt;
+
+    let mut builder = Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_timeout)
+        .max_buf_size(64 * 1024);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .enable_connect_protocol()
+        .max_header_list_size(64 * 1024);
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    loop {
+        let (stream, remote) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    // Out of file descriptors and the like: pause, go on.
+                    tracing::warn!(%error, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = async { shutdown.wait_for(|stop| *stop).await.map(|_| ()) } => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let router = router.clone();
+        let service =
+            hyper::service::service_fn(move |mut request: Request<hyper::body::Incoming>| {
+                request
+                    .extensions_mut()
+                    .insert(axum::extract::ConnectInfo(remote));
+                router.clone().oneshot(request.map(axum::body::Body::new))
+            });
+        let connection = builder
+            .serve_connection_with_upgrades(TokioIo::new(stream), service)
+            .into_owned();
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                tracing::trace!(%error, "connection ended");
+            }
+        });
+    }
+    drop(listener);
+    if tokio::time::timeout(Duration::from_secs(30), graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("connections still open 30 s after shutdown");
     }
 }
 
@@ -233,8 +297,10 @@ fn router(state: AppState) -> Router {
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .merge(crate::realtime::public_routes())
+        .merge(crate::openapi::router())
         .nest("/api/v1", api)
         .merge(crate::demo::router())
+        .merge(crate::widget::router())
         .fallback(|| async { ApiError::not_found() })
         .method_not_allowed_fallback(|| async {
             ApiError::from_status(StatusCode::METHOD_NOT_ALLOWED)

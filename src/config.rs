@@ -56,7 +56,17 @@ pub struct ServeArgs {
     /// or two tests, share one Redis).
     #[arg(long, env = "SUPPORTDESK_REDIS_PREFIX", default_value = "sd:")]
     pub redis_prefix: String,
+    /// Seconds a client may take to send a request's headers.
+    #[arg(
+        long,
+        env = "SUPPORTDESK_HEADER_READ_TIMEOUT_SECS",
+        default_value_t = 10
+    )]
+    pub header_read_timeout_secs: u64,
 }
+
+/// Default time allowed for a request's headers to arrive.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -79,6 +89,9 @@ pub struct Config {
     /// Run background workers (outbox, presence sweeper, rules). Tests that
     /// drive a worker step by step turn this off.
     pub run_workers: bool,
+    /// How long a client may take to send a request's headers before the
+    /// connection is closed (slowloris guard).
+    pub header_read_timeout: Duration,
 }
 
 impl Config {
@@ -106,6 +119,7 @@ impl Config {
             rules_interval: Duration::from_secs(args.rules_interval_secs),
             bootstrap_demo: true,
             run_workers: true,
+            header_read_timeout: Duration::from_secs(args.header_read_timeout_secs.max(1)),
         })
     }
 
@@ -128,6 +142,7 @@ impl Config {
             rules_interval: Duration::from_secs(30),
             bootstrap_demo: false,
             run_workers: true,
+            header_read_timeout: HEADER_READ_TIMEOUT,
         }
     }
 

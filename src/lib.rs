@@ -17,6 +17,7 @@ pub mod extract;
 pub mod kb;
 pub mod keys;
 pub mod mail;
+pub mod openapi;
 pub mod outbox;
 pub mod ratelimit;
 pub mod realtime;
@@ -28,6 +29,7 @@ pub mod time;
 pub mod users;
 pub mod validate;
 pub mod webhooks;
+pub mod widget;
 
 pub use app::{App, AppState};
 pub use config::Config;

@@ -117,9 +117,14 @@ pub fn is_plausible_email(value: &str) -> bool {
 
 /// Raw pagination parameters: strings, so that a non-numeric value is our
 /// 400 rather than a deserializer's message.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct PageQuery {
+    /// Page size (clamped to the endpoint's maximum).
+    #[param(value_type = Option<i64>, minimum = 1)]
     pub limit: Option<String>,
+    /// Records to skip.
+    #[param(value_type = Option<i64>, minimum = 0)]
     pub offset: Option<String>,
 }
 
@@ -183,7 +188,7 @@ impl Page {
 }
 
 /// The list envelope of SPEC.md: `{data, total, limit, offset}`.
-#[derive(Debug, serde::Serialize)]
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
 pub struct Paged<T> {
     pub data: Vec<T>,
     pub total: i64,

@@ -13,7 +13,7 @@ use uuid::Uuid;
 pub use scope::{Scope, ScopeSet};
 
 /// TEST keys see only test data, LIVE keys only live data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Mode {
     Test,

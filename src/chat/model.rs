@@ -11,11 +11,12 @@ pub const SENDER_TYPES: &[&str] = &["visitor", "agent", "system"];
 /// Longest message body, in characters (DESIGN.md section 4).
 pub const BODY_MAX: usize = 10_000;
 
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Session {
     pub id: Uuid,
     pub entity_id: Uuid,
+    #[schema(schema_with = session_status)]
     pub status: String,
     pub visitor_name: String,
     pub visitor_email: Option<String>,
@@ -24,18 +25,27 @@ pub struct Session {
     pub closed_at: Option<Timestamp>,
 }
 
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Message {
     pub id: Uuid,
     pub session_id: Uuid,
     pub body: String,
+    #[schema(schema_with = sender_type)]
     pub sender_type: String,
     pub sender_id: Option<Uuid>,
     /// The agent's name, on agent messages.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sender_name: Option<String>,
     pub created_at: Timestamp,
+}
+
+fn session_status() -> utoipa::openapi::ObjectBuilder {
+    crate::openapi::schema::enum_of(STATUSES)
+}
+
+fn sender_type() -> utoipa::openapi::ObjectBuilder {
+    crate::openapi::schema::enum_of(SENDER_TYPES)
 }
 
 pub struct NewSession {

@@ -22,6 +22,18 @@ use crate::validate::{NAME_MAX, Page, PageQuery, Paged, Validator};
 /// How long a socket token may wait before it opens a socket.
 pub const SOCKET_TOKEN_TTL: Duration = Duration::from_secs(60);
 
+fn session_status() -> utoipa::openapi::ObjectBuilder {
+    crate::openapi::schema::enum_of(STATUSES)
+}
+
+fn sender_type() -> utoipa::openapi::ObjectBuilder {
+    crate::openapi::schema::enum_of(SENDER_TYPES)
+}
+
+fn visibility() -> utoipa::openapi::ObjectBuilder {
+    crate::openapi::schema::enum_of(VISIBILITIES)
+}
+
 pub fn router() -> ApiRouter {
     ApiRouter::new()
         .post("/chat/sessions", Scope::ChatWrite, create_session)
@@ -43,19 +55,24 @@ pub fn router() -> ApiRouter {
         .post("/ws/tokens", Scope::ChatRead, socket_token)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct CreateSession {
+pub(crate) struct CreateSession {
+    #[schema(value_type = uuid::Uuid, required)]
     entity_id: Option<String>,
+    /// Defaults to "Visitor".
+    #[schema(value_type = String, max_length = 255)]
     visitor_name: Option<String>,
+    #[schema(value_type = String, format = Email, max_length = 255)]
     visitor_email: Option<String>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct CreatedSession {
+pub(crate) struct CreatedSession {
     #[serde(flatten)]
     session: Session,
+    /// For the visitor's widget: its socket and its messages.
     visitor_token: String,
 }
 
@@ -110,9 +127,9 @@ async fn list_sessions(
     Ok(Json(Paged::new(sessions, total, page)))
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct SessionWithMessages {
+pub(crate) struct SessionWithMessages {
     #[serde(flatten)]
     session: Session,
     messages: Vec<Message>,
@@ -128,8 +145,9 @@ async fn get_session(
     Ok(Json(SessionWithMessages { session, messages }))
 }
 
-#[derive(Deserialize)]
-struct UpdateSession {
+#[derive(Deserialize, utoipa::ToSchema)]
+pub(crate) struct UpdateSession {
+    #[schema(schema_with = session_status, required)]
     status: Option<String>,
 }
 
@@ -151,11 +169,15 @@ async fn update_session(
     ))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct SendMessage {
+pub(crate) struct SendMessage {
+    #[schema(value_type = String, required, min_length = 1, max_length = 10000)]
     body: Option<String>,
+    #[schema(schema_with = sender_type, required)]
     sender_type: Option<String>,
+    /// A user of the company; required for `agent` messages.
+    #[schema(value_type = Option<uuid::Uuid>)]
     sender_id: Option<String>,
 }
 
@@ -190,19 +212,24 @@ async fn send_message(
     Ok((StatusCode::CREATED, Json(message)))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct HeartbeatBody {
+pub(crate) struct HeartbeatBody {
+    #[schema(value_type = uuid::Uuid, required)]
     user_id: Option<String>,
+    #[schema(value_type = String, max_length = 255)]
     name: Option<String>,
+    #[schema(value_type = String, format = Email, max_length = 255)]
     email: Option<String>,
+    #[schema(schema_with = crate::openapi::schema::user_role)]
     role: Option<String>,
+    #[schema(schema_with = visibility)]
     visibility: Option<String>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct HeartbeatReply {
+pub(crate) struct HeartbeatReply {
     online: bool,
     last_seen: Timestamp,
 }
@@ -233,9 +260,9 @@ async fn heartbeat(
     }))
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct OnlineAgent {
+pub(crate) struct OnlineAgent {
     #[serde(flatten)]
     agent: AgentPresence,
     online: bool,
@@ -268,9 +295,9 @@ async fn remove_presence(
     Ok(Json(serde_json::json!({ "removed": removed })))
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct SocketToken {
+pub(crate) struct SocketToken {
     token: String,
     expires_at: Timestamp,
 }

@@ -3,6 +3,7 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
+use utoipa::ToSchema;
 
 use super::store;
 use crate::app::AppState;
@@ -10,6 +11,7 @@ use crate::auth::routes::ApiRouter;
 use crate::auth::{Principal, Scope};
 use crate::error::ApiResult;
 use crate::extract::{Id, Json};
+use crate::openapi::schema;
 use crate::validate::{NAME_MAX, Patch, Validator};
 
 pub fn router() -> ApiRouter {
@@ -20,18 +22,24 @@ pub fn router() -> ApiRouter {
         .patch("/entities/{id}", Scope::EntitiesWrite, update)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct CreateEntity {
+pub(crate) struct CreateEntity {
+    #[schema(schema_with = schema::name, required)]
     name: Option<String>,
+    /// An entity of the same company: makes this one a subsidiary.
+    #[schema(schema_with = schema::uuid)]
     parent_id: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct UpdateEntity {
+pub(crate) struct UpdateEntity {
+    #[schema(schema_with = schema::name)]
     name: Option<String>,
+    /// Null makes the entity top-level.
     #[serde(default)]
+    #[schema(value_type = Option<uuid::Uuid>)]
     parent_id: Patch<String>,
 }
 

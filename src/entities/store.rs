@@ -9,7 +9,7 @@ use crate::error::StoreError;
 use crate::on_db;
 use crate::time::{Timestamp, new_id};
 
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Entity {
     pub id: Uuid,

@@ -6,7 +6,7 @@ use uuid::Uuid;
 use crate::time::Timestamp;
 
 /// A whole article (`GET /kb/articles/{id}`, create and update responses).
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Article {
     pub id: Uuid,
@@ -27,7 +27,7 @@ pub struct Article {
 }
 
 /// An article in a list: no content.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ArticleSummary {
     pub id: Uuid,
@@ -39,7 +39,7 @@ pub struct ArticleSummary {
     pub created_at: Timestamp,
 }
 
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Category {
     pub id: Uuid,
@@ -53,7 +53,7 @@ pub struct Category {
 }
 
 /// One search result (`GET /kb/search`, and the widget's search).
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchHit {
     pub id: Uuid,
@@ -65,7 +65,7 @@ pub struct SearchHit {
     pub category: Option<CategoryRef>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct CategoryRef {
     pub name: String,
     pub slug: String,

@@ -5,6 +5,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use utoipa::{IntoParams, ToSchema};
 
 use super::model::{
     Article, ArticleChanges, ArticleFilter, ArticleSummary, Category, NewArticle, SearchHit, Status,
@@ -15,6 +16,7 @@ use crate::auth::routes::ApiRouter;
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult, StoreError};
 use crate::extract::{Id, Json, Query};
+use crate::openapi::schema;
 use crate::validate::{NAME_MAX, Page, Paged, Patch, Validator};
 
 /// DESIGN.md section 4: article content ≤ 200 000 characters.
@@ -90,11 +92,17 @@ fn sees_drafts(principal: &Principal) -> bool {
 
 // ------------------------------------------------------------------ search
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]
-struct SearchParams {
+#[into_params(parameter_in = Query)]
+pub(crate) struct SearchParams {
+    /// The words to find (1–500 characters).
+    #[param(value_type = String, required, min_length = 1, max_length = 500)]
     q: Option<String>,
+    #[param(value_type = Option<uuid::Uuid>)]
     entity_id: Option<String>,
+    /// At most 50 (default 10).
+    #[param(value_type = Option<i64>, minimum = 1)]
     limit: Option<String>,
 }
 
@@ -126,14 +134,45 @@ async fn search(
 
 // ---------------------------------------------------------------- articles
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]
-struct ListParams {
+#[into_params(parameter_in = Query)]
+pub(crate) struct ListParams {
+    #[param(value_type = Option<uuid::Uuid>)]
     entity_id: Option<String>,
+    #[param(value_type = Option<uuid::Uuid>)]
     category_id: Option<String>,
+    /// `published` (default); `draft` and `all` need kb:write.
+    #[param(schema_with = article_status)]
     status: Option<String>,
+    /// At most 100 (default 20).
+    #[param(value_type = Option<i64>, minimum = 1)]
     limit: Option<String>,
+    #[param(value_type = Option<i64>, minimum = 0)]
     offset: Option<String>,
+}
+
+fn article_status() -> utoipa::openapi::ObjectBuilder {
+    schema::enum_of(&Status::NAMES)
+}
+
+fn title_schema() -> utoipa::openapi::ObjectBuilder {
+    schema::name()
+}
+
+fn slug_schema() -> utoipa::openapi::ObjectBuilder {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::Type::String)
+        .pattern(Some("^[a-z0-9]+(-[a-z0-9]+)*$"))
+        .max_length(Some(text::SLUG_MAX))
+}
+
+fn content_schema() -> utoipa::openapi::ObjectBuilder {
+    schema::text(CONTENT_MAX)
+}
+
+fn excerpt_schema() -> utoipa::openapi::ObjectBuilder {
+    schema::text(EXCERPT_MAX)
 }
 
 async fn list_articles(
@@ -169,15 +208,26 @@ async fn list_articles(
     Ok(Json(Paged::new(data, total, page)))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct CreateArticle {
+pub(crate) struct CreateArticle {
+    #[schema(schema_with = title_schema, required)]
     title: Option<String>,
+    /// Generated from the title when absent; unique per entity.
+    #[schema(schema_with = slug_schema)]
     slug: Option<String>,
+    /// Markdown.
+    #[schema(schema_with = content_schema)]
     content: Option<String>,
+    /// Derived from the content when absent.
+    #[schema(schema_with = excerpt_schema)]
     excerpt: Option<String>,
+    /// A category of the same entity.
+    #[schema(schema_with = schema::uuid)]
     category_id: Option<String>,
+    #[schema(schema_with = schema::uuid, required)]
     entity_id: Option<String>,
+    /// Default false (a draft).
     is_published: Option<bool>,
 }
 
@@ -230,15 +280,22 @@ async fn get_article(
     Ok(Json(article))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct UpdateArticle {
+pub(crate) struct UpdateArticle {
+    #[schema(schema_with = title_schema)]
     title: Option<String>,
+    #[schema(schema_with = slug_schema)]
     slug: Option<String>,
+    #[schema(schema_with = content_schema)]
     content: Option<String>,
+    /// Null or empty: derive it from the content again.
     #[serde(default)]
+    #[schema(value_type = Option<String>, max_length = 500)]
     excerpt: Patch<String>,
+    /// Null makes the article uncategorised.
     #[serde(default)]
+    #[schema(value_type = Option<uuid::Uuid>)]
     category_id: Patch<String>,
     is_published: Option<bool>,
 }
@@ -324,8 +381,9 @@ async fn delete_article(
     Ok(Json(json!({ "id": id, "deleted": true })))
 }
 
-#[derive(Deserialize)]
-struct VoteBody {
+#[derive(Deserialize, ToSchema)]
+pub(crate) struct VoteBody {
+    #[schema(required)]
     helpful: Option<bool>,
 }
 
@@ -351,9 +409,11 @@ async fn vote(
 
 // -------------------------------------------------------------- categories
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]
-struct CategoryParams {
+#[into_params(parameter_in = Query)]
+pub(crate) struct CategoryParams {
+    #[param(value_type = Option<uuid::Uuid>)]
     entity_id: Option<String>,
 }
 
@@ -374,11 +434,14 @@ async fn list_categories(
     Ok(Json(json!({ "data": categories })))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct CreateCategory {
+pub(crate) struct CreateCategory {
+    #[schema(schema_with = schema::uuid, required)]
     entity_id: Option<String>,
+    #[schema(schema_with = title_schema, required)]
     name: Option<String>,
+    #[schema(schema_with = slug_schema)]
     slug: Option<String>,
 }
 
@@ -418,9 +481,11 @@ async fn get_category(
     ))
 }
 
-#[derive(Deserialize)]
-struct UpdateCategory {
+#[derive(Deserialize, ToSchema)]
+pub(crate) struct UpdateCategory {
+    #[schema(schema_with = title_schema)]
     name: Option<String>,
+    #[schema(schema_with = slug_schema)]
     slug: Option<String>,
 }
 

@@ -5,6 +5,7 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use super::store::{self, ApiKey, KeyChanges, NewKey};
 use crate::app::AppState;
@@ -13,6 +14,7 @@ use crate::auth::routes::ApiRouter;
 use crate::auth::{Mode, Principal, Scope, ScopeSet};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Id, Json, Query};
+use crate::openapi::schema;
 use crate::time::Timestamp;
 use crate::validate::{NAME_MAX, Page, PageQuery, Paged, Validator};
 
@@ -30,33 +32,69 @@ pub fn router() -> ApiRouter {
         .delete("/api-keys/{id}", Scope::ApiKeysWrite, revoke)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct CreateKey {
+pub(crate) struct CreateKey {
+    #[schema(schema_with = schema::name, required)]
     name: Option<String>,
+    /// The key's mode: must be the mode of the key making the request.
     #[serde(rename = "type")]
+    #[schema(value_type = Option<Mode>)]
     mode: Option<String>,
+    /// At least one; only scopes the requesting key holds itself.
+    #[schema(schema_with = scope_list, required)]
     scopes: Option<Vec<String>>,
+    /// Requests per hour (default 1000).
+    #[schema(minimum = 1, maximum = 1_000_000)]
     rate_limit: Option<i64>,
+    /// A future RFC 3339 time; not together with `expiresIn`.
+    #[schema(value_type = Option<String>, format = DateTime)]
     expires_at: Option<String>,
     /// Seconds (a number) or a duration such as `"30d"`, `"12h"`.
+    #[schema(schema_with = expires_in)]
     expires_in: Option<serde_json::Value>,
 }
 
-#[derive(Deserialize)]
+fn scope_list() -> utoipa::openapi::schema::ArrayBuilder {
+    utoipa::openapi::schema::ArrayBuilder::new()
+        .items(schema::scope_name())
+        .min_items(Some(1))
+}
+
+fn expires_in() -> utoipa::openapi::schema::OneOfBuilder {
+    use utoipa::openapi::{ObjectBuilder, Type};
+    utoipa::openapi::schema::OneOfBuilder::new()
+        .item(
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(1)),
+        )
+        .item(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some("^[0-9]+[smhd]$")),
+        )
+}
+
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct UpdateKey {
+pub(crate) struct UpdateKey {
+    #[schema(schema_with = schema::name)]
     name: Option<String>,
+    #[schema(schema_with = scope_list)]
     scopes: Option<Vec<String>>,
+    #[schema(minimum = 1, maximum = 1_000_000)]
     rate_limit: Option<i64>,
+    /// False deactivates the key (it then answers 401).
     is_active: Option<bool>,
 }
 
 /// The create response: the key record plus its value, shown this once.
-#[derive(Serialize)]
-struct CreatedKey {
+#[derive(Serialize, ToSchema)]
+pub(crate) struct CreatedKey {
     #[serde(flatten)]
     record: ApiKey,
+    /// The secret key: shown only in this response.
     key: String,
 }
 

@@ -12,7 +12,7 @@ use crate::time::{Timestamp, new_id};
 pub const DEFAULT_RATE_LIMIT: i64 = 1000;
 
 /// A key as the API shows it: never the secret, only its display prefix.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ApiKey {
     pub id: Uuid,

@@ -117,14 +117,36 @@ fn decode(raw: &str) -> Option<BusMessage> {
     })
 }
 
+/// How often the subscriber connection is checked while it is quiet.
+const SUBSCRIBER_CHECK: Duration = Duration::from_secs(1);
+
 /// Moves Redis pushes onto the local broadcast. Holds the subscriber
 /// connection so that it (and its subscription) lives as long as the bus.
+/// A connection manager reconnects only when it is used, and a subscriber
+/// sends nothing: a PING every second lets it notice that Redis went away
+/// and came back, reconnect and resubscribe (automatic resubscription).
 async fn forward_pushes(
     mut pushes: mpsc::UnboundedReceiver<redis::PushInfo>,
     local: broadcast::Sender<Arc<BusMessage>>,
-    _subscriber: ConnectionManager,
+    mut subscriber: ConnectionManager,
 ) {
-    while let Some(push) = pushes.recv().await {
+    let mut check = tokio::time::interval(SUBSCRIBER_CHECK);
+    check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    loop {
+        let push = tokio::select! {
+            push = pushes.recv() => push,
+            _ = check.tick() => {
+                let pong: redis::RedisResult<String> =
+                    redis::cmd("PING").query_async(&mut subscriber).await;
+                if let Err(error) = pong {
+                    tracing::debug!(%error, "bus subscriber: Redis unreachable");
+                }
+                continue;
+            }
+        };
+        let Some(push) = push else {
+            break;
+        };
         let Some(msg) = redis::Msg::from_push_info(push) else {
             continue;
         };

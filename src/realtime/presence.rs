@@ -33,7 +33,7 @@ use crate::time::Timestamp;
 pub const VISIBILITIES: &[&str] = &["PUBLIC", "PRIVATE"];
 
 /// An online agent, as a heartbeat describes it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentPresence {
     pub user_id: Uuid,

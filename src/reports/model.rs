@@ -32,7 +32,7 @@ impl ReportQuery {
     }
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TicketReport {
     pub from: Timestamp,
@@ -46,7 +46,7 @@ pub struct TicketReport {
 
 /// Tickets created in the period (by their current status and priority),
 /// and tickets resolved in it.
-#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TicketCounts {
     pub created: i64,
@@ -55,7 +55,7 @@ pub struct TicketCounts {
     pub by_priority: ByPriority,
 }
 
-#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub struct ByStatus {
     pub open: i64,
@@ -76,7 +76,7 @@ impl ByStatus {
     }
 }
 
-#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub struct ByPriority {
     pub low: i64,
@@ -98,7 +98,7 @@ impl ByPriority {
 }
 
 /// One UTC day: tickets created on it and tickets resolved on it.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Day {
     /// `YYYY-MM-DD`.
@@ -111,7 +111,7 @@ pub struct Day {
 /// percentiles by linear interpolation between the nearest ranks (what
 /// Postgres `percentile_cont` computes), in seconds rounded to the
 /// millisecond; null when no ticket was resolved.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResolutionTime {
     pub count: i64,
@@ -120,7 +120,7 @@ pub struct ResolutionTime {
 }
 
 /// Escalations made in the period, by the API (manual) or by rules.
-#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Escalations {
     pub total: i64,

@@ -18,11 +18,17 @@ pub fn router() -> ApiRouter {
     ApiRouter::new().get("/reports/tickets", Scope::ReportsRead, tickets)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase")]
-struct ReportParams {
+#[into_params(parameter_in = Query)]
+pub(crate) struct ReportParams {
+    #[param(value_type = Option<uuid::Uuid>)]
     entity_id: Option<String>,
+    /// A date (YYYY-MM-DD, from its start) or an RFC 3339 time; default `to` minus 30 days.
+    #[param(value_type = Option<String>)]
     from: Option<String>,
+    /// A date (YYYY-MM-DD, to its end) or an RFC 3339 time; default now. At most 366 days after `from`.
+    #[param(value_type = Option<String>)]
     to: Option<String>,
 }
 

@@ -3,7 +3,7 @@
 //! (`/settings/escalation-rules`, rules themselves in `tickets::rules`).
 
 pub mod routes;
-mod rules;
+pub(crate) mod rules;
 pub mod store;
 
 pub use store::CompanySettings;

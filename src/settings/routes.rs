@@ -24,12 +24,15 @@ pub fn router() -> ApiRouter {
 }
 
 /// Only these can change; anything else is a 400.
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct UpdateBody {
+pub(crate) struct UpdateBody {
     #[serde(default)]
+    #[schema(value_type = String, min_length = 1, max_length = 255)]
     name: Patch<String>,
+    /// An IANA time zone name, such as UTC or Europe/Paris.
     #[serde(default)]
+    #[schema(value_type = String, min_length = 1, max_length = 64)]
     timezone: Patch<String>,
 }
 

@@ -25,50 +25,70 @@ pub fn router() -> ApiRouter {
 
 /// `{rules: [...]}`, the shape of both the PUT body and every response, so
 /// a client can read the list, change it and send it back.
-#[derive(Serialize)]
-struct RulesResponse {
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct RulesResponse {
     rules: Vec<Rule>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct RulesBody {
+pub(crate) struct RulesBody {
+    #[schema(required)]
     rules: Option<Vec<RuleBody>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct RuleBody {
+pub(crate) struct RuleBody {
+    /// Keeps an existing rule (and its history); absent creates one.
+    #[schema(value_type = Option<uuid::Uuid>)]
     id: Option<String>,
+    #[schema(value_type = String, required, min_length = 1, max_length = 255)]
     name: Option<String>,
     enabled: Option<bool>,
+    #[schema(required)]
     conditions: Option<ConditionsBody>,
+    #[schema(required)]
     action: Option<ActionBody>,
     /// Shown by GET; accepted and ignored so a list can be sent back as read.
     #[serde(default, rename = "createdAt")]
+    #[schema(value_type = Option<String>)]
     _created_at: Option<Value>,
     #[serde(default, rename = "updatedAt")]
+    #[schema(value_type = Option<String>)]
     _updated_at: Option<Value>,
 }
 
 /// Unknown keys are refused: a misspelt condition must not silently widen
 /// a rule.
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ConditionsBody {
+pub(crate) struct ConditionsBody {
+    #[schema(schema_with = priority_list)]
     priorities: Option<Vec<String>>,
+    #[schema(schema_with = status_list)]
     statuses: Option<Vec<String>>,
+    #[schema(value_type = Option<uuid::Uuid>)]
     entity_id: Option<String>,
     unassigned: Option<bool>,
     minutes_since_created: Option<i64>,
     minutes_since_last_activity: Option<i64>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ActionBody {
+pub(crate) struct ActionBody {
+    #[schema(value_type = uuid::Uuid, required)]
     escalate_to_id: Option<String>,
     reason: Option<String>,
+}
+
+fn priority_list() -> utoipa::openapi::schema::ArrayBuilder {
+    utoipa::openapi::schema::ArrayBuilder::new().items(crate::openapi::schema::ticket_priority())
+}
+
+fn status_list() -> utoipa::openapi::schema::ArrayBuilder {
+    utoipa::openapi::schema::ArrayBuilder::new().items(crate::openapi::schema::ticket_status())
 }
 
 async fn list(

@@ -14,7 +14,7 @@ use crate::time::Timestamp;
 use crate::{on_db, on_tx};
 
 /// The company profile as `/settings` shows it.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CompanySettings {
     pub id: Uuid,

@@ -22,12 +22,20 @@ pub fn router() -> ApiRouter {
         .post("/tickets/{id}/comments", Scope::TicketsWrite, create)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct CreateComment {
+pub(crate) struct CreateComment {
+    #[schema(schema_with = body_schema, required)]
     body: Option<String>,
+    /// A user of the company.
+    #[schema(schema_with = crate::openapi::schema::uuid)]
     author_id: Option<String>,
+    /// Internal notes are for agents only (default false).
     is_internal: Option<bool>,
+}
+
+fn body_schema() -> utoipa::openapi::ObjectBuilder {
+    crate::openapi::schema::text(COMMENT_MAX).min_length(Some(1))
 }
 
 async fn create(

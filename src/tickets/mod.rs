@@ -3,7 +3,7 @@
 //! an escalation rule.
 
 mod activities;
-mod comments;
+pub(crate) mod comments;
 pub mod events;
 pub mod model;
 pub mod routes;

@@ -26,7 +26,7 @@ pub fn ticket_number(seq: i64) -> String {
 }
 
 /// A user as other records show them (assignee, comment author).
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct UserRef {
     pub id: Uuid,
     pub name: String,
@@ -34,14 +34,16 @@ pub struct UserRef {
 }
 
 /// The whole ticket: every response and every ticket event carries it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Ticket {
     pub id: Uuid,
     pub ticket_number: String,
     pub subject: String,
     pub description: Option<String>,
+    #[schema(schema_with = crate::openapi::schema::ticket_status)]
     pub status: String,
+    #[schema(schema_with = crate::openapi::schema::ticket_priority)]
     pub priority: String,
     pub entity_id: Uuid,
     pub visitor_email: Option<String>,
@@ -177,7 +179,7 @@ pub struct Escalation {
 }
 
 /// A comment on a ticket; `isInternal` ones are for agents only.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Comment {
     pub id: Uuid,
@@ -197,7 +199,7 @@ pub struct NewComment {
 }
 
 /// One entry of a ticket's timeline.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Activity {
     pub id: Uuid,

@@ -5,6 +5,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::json;
+use utoipa::{IntoParams, ToSchema};
 
 use super::model::{
     DESCRIPTION_MAX, Escalation, MEDIUM, NewTicket, PRIORITIES, REASON_MAX, STATUSES, Ticket,
@@ -16,6 +17,7 @@ use crate::auth::routes::ApiRouter;
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Id, Json, Query};
+use crate::openapi::schema;
 use crate::validate::{NAME_MAX, Page, Paged, Patch, Validator};
 
 /// GET /tickets: default and maximum page size (SPEC.md "Limits").
@@ -34,44 +36,75 @@ pub fn router() -> ApiRouter {
         .merge(activities::router())
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]
-struct ListQuery {
+#[into_params(parameter_in = Query)]
+pub(crate) struct ListQuery {
+    #[param(value_type = Option<uuid::Uuid>)]
     entity_id: Option<String>,
+    #[param(schema_with = schema::ticket_status)]
     status: Option<String>,
+    #[param(schema_with = schema::ticket_priority)]
     priority: Option<String>,
+    #[param(value_type = Option<uuid::Uuid>)]
     assigned_to_id: Option<String>,
+    /// Page size, at most 100 (default 20).
+    #[param(value_type = Option<i64>, minimum = 1)]
     limit: Option<String>,
+    #[param(value_type = Option<i64>, minimum = 0)]
     offset: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct CreateTicket {
+pub(crate) struct CreateTicket {
+    #[schema(schema_with = schema::name, required)]
     subject: Option<String>,
+    #[schema(schema_with = description_schema)]
     description: Option<String>,
+    /// Defaults to MEDIUM.
+    #[schema(schema_with = schema::ticket_priority)]
     priority: Option<String>,
+    /// An entity of the company.
+    #[schema(schema_with = schema::uuid, required)]
     entity_id: Option<String>,
+    /// The visitor's address: receives the ticket's emails.
+    #[schema(schema_with = schema::email)]
     visitor_email: Option<String>,
+}
+
+fn description_schema() -> utoipa::openapi::ObjectBuilder {
+    schema::text(DESCRIPTION_MAX)
+}
+
+fn reason_schema() -> utoipa::openapi::ObjectBuilder {
+    schema::text(REASON_MAX)
 }
 
 /// Only these fields can change; anything else is a 400 rather than
 /// silently ignored.
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct UpdateBody {
+pub(crate) struct UpdateBody {
     #[serde(default)]
+    #[schema(schema_with = schema::ticket_status)]
     status: Patch<String>,
     #[serde(default)]
+    #[schema(schema_with = schema::ticket_priority)]
     priority: Patch<String>,
+    /// A user of the company; null unassigns.
     #[serde(default)]
+    #[schema(value_type = Option<uuid::Uuid>)]
     assigned_to_id: Patch<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct EscalateBody {
+pub(crate) struct EscalateBody {
+    /// The user who takes the ticket over.
+    #[schema(schema_with = schema::uuid, required)]
     escalate_to_id: Option<String>,
+    #[schema(schema_with = reason_schema)]
     reason: Option<String>,
 }
 

@@ -27,7 +27,7 @@ pub const MINUTES_MAX: i64 = 10 * 365 * 24 * 60;
 pub const DEFAULT_STATUSES: &[&str] = &[OPEN, IN_PROGRESS];
 
 /// One rule as the API shows it and the scheduler reads it.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Rule {
     pub id: Uuid,
@@ -41,10 +41,11 @@ pub struct Rule {
 
 /// What a ticket must satisfy, all together; `None` is "any". At least one
 /// is set (checked on write).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Conditions {
     /// The ticket's priority is one of these.
+    #[schema(value_type = Option<Vec<String>>)]
     pub priorities: Option<Vec<String>>,
     /// The ticket's status is one of these; `None` means OPEN or IN_PROGRESS.
     pub statuses: Option<Vec<String>>,
@@ -65,7 +66,7 @@ impl Conditions {
 }
 
 /// The escalation a rule applies.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Action {
     /// A user of the company (checked on write and before every pass).

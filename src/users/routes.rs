@@ -4,6 +4,7 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
+use utoipa::ToSchema;
 
 use super::store::{self, NewUser, ROLES, User};
 use crate::app::AppState;
@@ -11,6 +12,7 @@ use crate::auth::routes::ApiRouter;
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult, StoreError};
 use crate::extract::{Id, Json, Query};
+use crate::openapi::schema;
 use crate::validate::{NAME_MAX, Page, PageQuery, Paged, Validator};
 
 pub fn router() -> ApiRouter {
@@ -21,17 +23,25 @@ pub fn router() -> ApiRouter {
         .patch("/users/{id}", Scope::UsersWrite, update)
 }
 
-#[derive(Deserialize)]
-struct CreateUser {
+#[derive(Deserialize, ToSchema)]
+pub(crate) struct CreateUser {
+    #[schema(schema_with = schema::name, required)]
     name: Option<String>,
+    /// Unique within the company (compared case-insensitively).
+    #[schema(schema_with = schema::email, required)]
     email: Option<String>,
+    /// Defaults to AGENT.
+    #[schema(schema_with = schema::user_role)]
     role: Option<String>,
 }
 
-#[derive(Deserialize)]
-struct UpdateUser {
+#[derive(Deserialize, ToSchema)]
+pub(crate) struct UpdateUser {
+    #[schema(schema_with = schema::name)]
     name: Option<String>,
+    #[schema(schema_with = schema::email)]
     email: Option<String>,
+    #[schema(schema_with = schema::user_role)]
     role: Option<String>,
 }
 

@@ -12,12 +12,13 @@ use crate::{events, on_db, on_tx};
 
 pub const ROLES: &[&str] = &["AGENT", "ADMIN"];
 
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct User {
     pub id: Uuid,
     pub name: String,
     pub email: String,
+    #[schema(schema_with = crate::openapi::schema::user_role)]
     pub role: String,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,

@@ -56,47 +56,65 @@ pub fn router() -> ApiRouter {
         )
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct CreateWebhook {
+pub(crate) struct CreateWebhook {
+    #[schema(value_type = String, required, min_length = 1, max_length = 255)]
     name: Option<String>,
+    /// An https (or, when allowed, http) URL; private addresses are refused.
+    #[schema(value_type = String, required, max_length = 2048)]
     url: Option<String>,
+    /// Event names (`ticket.created`, …) or `*`.
+    #[schema(value_type = Vec<String>, required)]
     events: Option<Value>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct UpdateWebhook {
+pub(crate) struct UpdateWebhook {
+    #[schema(value_type = String, min_length = 1, max_length = 255)]
     name: Option<String>,
+    #[schema(value_type = String, max_length = 2048)]
     url: Option<String>,
+    #[schema(value_type = Vec<String>)]
     events: Option<Value>,
     is_active: Option<bool>,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct RotateSecret {
+pub(crate) struct RotateSecret {
+    /// How long the previous secret keeps signing (default 24 h, at most 7 days).
+    #[schema(value_type = Option<i64>, minimum = 0, maximum = 604800)]
     grace_period_seconds: Option<Value>,
 }
 
-#[derive(Deserialize)]
-struct DeliveryQuery {
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct DeliveryQuery {
+    #[param(value_type = Option<i64>, minimum = 1)]
     limit: Option<String>,
+    #[param(value_type = Option<i64>, minimum = 0)]
     offset: Option<String>,
+    #[param(schema_with = delivery_status)]
     status: Option<String>,
 }
 
+fn delivery_status() -> utoipa::openapi::ObjectBuilder {
+    crate::openapi::schema::enum_of(deliveries::STATUSES)
+}
+
 /// The creation response: the webhook and its secret, shown only here.
-#[derive(Serialize)]
-struct WithSecret {
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct WithSecret {
     #[serde(flatten)]
     webhook: Webhook,
     secret: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct Rotated {
+pub(crate) struct Rotated {
     id: uuid::Uuid,
     secret: String,
     /// Until when the previous secret still signs (`webhook-signature`).
@@ -104,10 +122,12 @@ struct Rotated {
 }
 
 /// A delivery with the exact request body it sends.
-#[derive(Serialize)]
-struct DeliveryWithBody {
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct DeliveryWithBody {
     #[serde(flatten)]
     delivery: Delivery,
+    /// The exact JSON body every attempt sends.
+    #[schema(value_type = Object)]
     payload: Value,
 }
 

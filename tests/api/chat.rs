@@ -7,7 +7,7 @@
 //! `chat` holds the REST tests and the shared helpers; `sockets` the socket
 //! protocol; `scale` fan-out across nodes, slow sockets, many sockets.
 
-mod client;
+pub(crate) mod client;
 mod scale;
 mod sockets;
 

@@ -5,7 +5,7 @@ mod concurrency;
 mod delivery;
 mod mail;
 mod ssrf;
-mod support;
+pub(crate) mod support;
 
 use serde_json::json;
 use supportdesk::auth::{Mode, Scope, ScopeSet};

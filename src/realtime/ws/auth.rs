@@ -56,6 +56,12 @@ pub async fn authenticate(
     let token = token.map(str::trim).filter(|t| !t.is_empty());
     let Some(token) = token.filter(|_| !headers.contains_key(API_KEY_HEADER)) else {
         let principal = principal_for(state, headers.get(API_KEY_HEADER)).await?;
+        // Same order as every /api/v1 request: the key's allowance is spent
+        // before the scope is checked.
+        let decision = state.access.check_rate(&principal).await;
+        if !decision.allowed {
+            return Err(crate::ratelimit::exceeded(decision.retry_after_secs));
+        }
         if !principal.scopes.contains(Scope::ChatRead) {
             return Err(ApiError::forbidden_scope(Scope::ChatRead.as_str()));
         }

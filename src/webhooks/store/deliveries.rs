@@ -19,7 +19,7 @@ pub const STATUSES: &[&str] = &["pending", "delivered", "failed"];
 pub const RESPONSE_BODY_MAX: usize = 1024;
 
 /// One delivery as the API shows it, with its attempts.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Delivery {
     /// The `X-Service-Delivery` / `webhook-id` header.
@@ -45,7 +45,7 @@ pub struct Delivery {
 const COLUMNS: &str = "id, webhook_id, event_id, event, status, attempts, next_attempt_at, \
     last_status AS last_response_status, last_error, delivered_at, redelivery_of, created_at, updated_at";
 
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Attempt {
     #[serde(skip)]

@@ -17,12 +17,13 @@ use crate::webhooks::signing;
 use crate::{on_db, on_tx};
 
 /// A webhook as the API shows it (never with its secret).
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Webhook {
     pub id: Uuid,
     pub name: String,
     pub url: String,
+    #[schema(value_type = Vec<String>)]
     pub events: Json<Vec<String>>,
     pub is_active: bool,
     /// Why the service turned it off (410, or 24 h of failures).

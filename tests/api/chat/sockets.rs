@@ -66,6 +66,20 @@ async fn socket_handshake_refusals_have_the_rest_shape(backend: Backend) {
     TestResponse::from(plain(None, Some(&acme.key)).await)
         .await
         .assert_error(426, "upgrade_required");
+    // The handshake spends the key's allowance like any /api/v1 request.
+    let one_request = app
+        .key_with(acme.company.id, Mode::Test, ScopeSet::all(), 1)
+        .await;
+    TestResponse::from(plain(None, Some(&one_request)).await)
+        .await
+        .assert_error(426, "upgrade_required");
+    let limited = TestResponse::from(plain(None, Some(&one_request)).await).await;
+    limited.assert_error(429, "rate_limited");
+    assert!(
+        limited.header("retry-after").is_some(),
+        "{:?}",
+        limited.headers
+    );
 
     // The same refusals on a real handshake are HTTP errors.
     match Client::try_connect(&app, None, Some("st_forged")).await {

@@ -1,0 +1,365 @@
+//! The OpenAPI 3.1 document of the API, generated from the code.
+//!
+//! - Each area's operations are declared in `openapi/<area>.rs` with
+//!   `#[utoipa::path]` (method, path, parameters, body, success and specific
+//!   error responses); request and response types derive `ToSchema` where
+//!   they are defined, so the schemas are the types the handlers use.
+//! - What every operation shares is added here, from the router itself: the
+//!   scope of each operation comes from `app::api_route_specs()` (security
+//!   requirement, `x-required-scope`, a line in the description), and the
+//!   common errors (401, 403, 429, 500, 503 with the error schema) and the
+//!   rate-limit headers are added to every operation.
+//! - `mismatches()` lists routes without an operation and operations without
+//!   a route; a test keeps it empty.
+//!
+//! Served without a key at `GET /api/v1/openapi.json`, with Swagger UI
+//! (vendored assets, works offline) at `/docs`.
+
+mod access;
+mod chat;
+mod kb;
+pub mod schema;
+mod settings;
+mod tickets;
+mod webhooks;
+
+use std::collections::BTreeSet;
+use std::sync::LazyLock;
+
+use axum::Router;
+use utoipa::OpenApi;
+use utoipa::openapi::extensions::ExtensionsBuilder;
+use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::path::{HttpMethod, Operation};
+use utoipa::openapi::response::{Response, ResponseBuilder};
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityRequirement, SecurityScheme};
+use utoipa::openapi::{ContentBuilder, ObjectBuilder, OpenApi as Document, RefOr, Type};
+use utoipa_swagger_ui::SwaggerUi;
+
+use crate::app::AppState;
+use crate::auth::routes::RouteSpec;
+
+/// Where the API is mounted; operations' paths start with it.
+pub const API_PREFIX: &str = "/api/v1";
+/// The document's own path (no key needed).
+pub const DOCUMENT_PATH: &str = "/api/v1/openapi.json";
+/// The security scheme's name in the document.
+pub const SECURITY_SCHEME: &str = "ApiKey";
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "supportdesk API",
+        description = "Tickets, live chat, knowledge base and signed webhooks. Every `/api/v1` \
+                       request needs an API key in the `X-API-Key` header; each operation names \
+                       the scope it requires (`x-required-scope`). Errors always have the shape \
+                       `{error, code, status, details?}`. Lists are `{data, total, limit, offset}`, \
+                       newest first.",
+    ),
+    components(schemas(schema::ErrorBody, schema::FieldError)),
+    tags(
+        (name = "Entities", description = "Groups of records; `parentId` makes subsidiaries"),
+        (name = "Users", description = "Agents and admins of the company"),
+        (name = "API keys", description = "Keys of the company (secrets shown once)"),
+        (name = "Tickets", description = "Tickets, comments and their timeline"),
+        (name = "Knowledge base", description = "Articles, categories, search and votes"),
+        (name = "Chat", description = "Live chat sessions, messages and agent presence"),
+        (name = "Webhooks", description = "Signed event deliveries to your URLs"),
+        (name = "Settings", description = "Company profile and escalation rules"),
+        (name = "Reports", description = "Ticket statistics"),
+    )
+)]
+struct ApiDoc;
+
+/// The whole document, built once.
+static DOCUMENT: LazyLock<Document> = LazyLock::new(build);
+
+/// The document as served.
+pub fn document() -> Document {
+    DOCUMENT.clone()
+}
+
+fn annotated() -> Document {
+    let mut doc = ApiDoc::openapi();
+    doc.merge(access::Doc::openapi());
+    doc.merge(tickets::Doc::openapi());
+    doc.merge(kb::Doc::openapi());
+    doc.merge(chat::Doc::openapi());
+    doc.merge(webhooks::Doc::openapi());
+    doc.merge(settings::Doc::openapi());
+    doc
+}
+
+fn build() -> Document {
+    let mut doc = annotated();
+    let specs = crate::app::api_route_specs();
+    for spec in &specs {
+        if let Some(operation) = operation_mut(&mut doc, spec) {
+            complete_operation(operation, spec);
+        }
+    }
+    add_links(&mut doc);
+    let components = doc.components.get_or_insert_with(Default::default);
+    let scheme = ApiKey::Header(ApiKeyValue::with_description(
+        "X-API-Key",
+        "An API key (`svc_test_…` or `svc_live_…`); a TEST key sees only test data, a LIVE \
+         key only live data.",
+    ));
+    components.add_security_scheme(SECURITY_SCHEME, SecurityScheme::ApiKey(scheme));
+    doc
+}
+
+/// Links from each create (`POST P` answering 201 with an `id`) to every
+/// operation on `P/{id}…`, so clients and tools (schemathesis' stateful
+/// phase) can follow a created record to the operations on it.
+fn add_links(doc: &mut Document) {
+    use utoipa::openapi::link::LinkBuilder;
+    let operations: Vec<(String, String)> = doc
+        .paths
+        .paths
+        .iter()
+        .flat_map(|(path, item)| {
+            [&item.get, &item.post, &item.put, &item.patch, &item.delete]
+                .into_iter()
+                .flatten()
+                .filter_map(|op| op.operation_id.clone())
+                .map(move |id| (path.clone(), id))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    for (path, item) in doc.paths.paths.iter_mut() {
+        let Some(create) = item.post.as_mut() else {
+            continue;
+        };
+        let Some(RefOr::T(created)) = create.responses.responses.get_mut("201") else {
+            continue;
+        };
+        let prefix = format!("{path}/{{id}}");
+        for (target, operation_id) in &operations {
+            if target == &prefix || target.starts_with(&format!("{prefix}/")) {
+                let link = LinkBuilder::new()
+                    .operation_id(operation_id.clone())
+                    .parameter("id", "$response.body#/id")
+                    .build();
+                created.links.insert(operation_id.clone(), link.into());
+            }
+        }
+    }
+}
+
+/// Routes without an operation in the document, and operations under
+/// `/api/v1` without a route (the document itself excepted).
+pub fn mismatches() -> Vec<String> {
+    let doc = annotated();
+    let specs = crate::app::api_route_specs();
+    let mut problems = Vec::new();
+    let routes: BTreeSet<(String, String)> = specs
+        .iter()
+        .map(|s| (s.method.as_str().to_string(), full_path(s.path)))
+        .collect();
+    for (method, path) in &routes {
+        if !documented_operations(&doc).contains(&(method.clone(), path.clone())) {
+            problems.push(format!("route {method} {path} has no OpenAPI operation"));
+        }
+    }
+    for (method, path) in documented_operations(&doc) {
+        if path.starts_with(API_PREFIX)
+            && path != DOCUMENT_PATH
+            && !routes.contains(&(method.clone(), path.clone()))
+        {
+            problems.push(format!("OpenAPI operation {method} {path} has no route"));
+        }
+    }
+    problems
+}
+
+/// Every (METHOD, path) the document describes.
+pub fn documented_operations(doc: &Document) -> BTreeSet<(String, String)> {
+    let mut found = BTreeSet::new();
+    for (path, item) in &doc.paths.paths {
+        let ops = [
+            ("GET", &item.get),
+            ("POST", &item.post),
+            ("PUT", &item.put),
+            ("PATCH", &item.patch),
+            ("DELETE", &item.delete),
+            ("HEAD", &item.head),
+            ("OPTIONS", &item.options),
+            ("TRACE", &item.trace),
+        ];
+        for (method, op) in ops {
+            if op.is_some() {
+                found.insert((method.to_string(), path.clone()));
+            }
+        }
+    }
+    found
+}
+
+fn full_path(path: &str) -> String {
+    format!("{API_PREFIX}{path}")
+}
+
+fn operation_mut<'a>(doc: &'a mut Document, spec: &RouteSpec) -> Option<&'a mut Operation> {
+    let item = doc.paths.paths.get_mut(&full_path(spec.path))?;
+    let method = match spec.method.as_str() {
+        "GET" => HttpMethod::Get,
+        "POST" => HttpMethod::Post,
+        "PUT" => HttpMethod::Put,
+        "PATCH" => HttpMethod::Patch,
+        "DELETE" => HttpMethod::Delete,
+        _ => return None,
+    };
+    match method {
+        HttpMethod::Get => item.get.as_mut(),
+        HttpMethod::Post => item.post.as_mut(),
+        HttpMethod::Put => item.put.as_mut(),
+        HttpMethod::Patch => item.patch.as_mut(),
+        HttpMethod::Delete => item.delete.as_mut(),
+        _ => None,
+    }
+}
+
+/// Scope, security, common errors and rate-limit headers of one operation.
+fn complete_operation(operation: &mut Operation, spec: &RouteSpec) {
+    let scope = spec.scope.as_str();
+    operation.security = Some(vec![SecurityRequirement::new(SECURITY_SCHEME, [scope])]);
+    let extensions = ExtensionsBuilder::new()
+        .add("x-required-scope", scope)
+        .build();
+    match &mut operation.extensions {
+        Some(existing) => existing.merge(extensions),
+        None => operation.extensions = Some(extensions),
+    }
+    let line = format!("Requires scope `{scope}`.");
+    operation.description = Some(match operation.description.take() {
+        Some(text) if !text.is_empty() => format!("{text}\n\n{line}"),
+        _ => line,
+    });
+
+    let has_input = operation.request_body.is_some()
+        || operation
+            .parameters
+            .as_ref()
+            .is_some_and(|params| !params.is_empty());
+    let has_body = operation.request_body.is_some();
+    let has_path_param = spec.path.contains('{');
+    let mut common = vec![
+        ("401", "Missing, invalid, expired or inactive API key"),
+        (
+            "403",
+            "The key lacks the required scope, or the account is suspended",
+        ),
+        ("429", "Rate limit exceeded (see `Retry-After`)"),
+        (
+            "500",
+            "Internal error (details are in the log, by request id)",
+        ),
+        ("503", "A dependency (the database) is unavailable; retry"),
+    ];
+    if has_input {
+        common.push((
+            "400",
+            "Invalid input (`invalid_json` or `validation_failed`)",
+        ));
+    }
+    if has_path_param {
+        common.push(("404", "No such record for this key's company and mode"));
+    }
+    if has_body {
+        common.push(("413", "Request body exceeds 1 MiB"));
+        common.push(("415", "Content-Type must be application/json"));
+    }
+    for (status, description) in common {
+        operation
+            .responses
+            .responses
+            .entry(status.to_string())
+            .or_insert_with(|| error_response(description));
+    }
+    for (status, response) in operation.responses.responses.iter_mut() {
+        if let RefOr::T(response) = response {
+            add_rate_limit_headers(status, response);
+        }
+    }
+}
+
+/// A response with the shared error schema.
+pub fn error_response(description: &str) -> RefOr<Response> {
+    ResponseBuilder::new()
+        .description(description)
+        .content(
+            "application/json",
+            ContentBuilder::new()
+                .schema(Some(RefOr::Ref(utoipa::openapi::Ref::from_schema_name(
+                    "ErrorBody",
+                ))))
+                .build(),
+        )
+        .build()
+        .into()
+}
+
+/// Every response after authentication carries the rate-limit headers;
+/// 429 adds `Retry-After`. (401 responses come before the limiter.)
+fn add_rate_limit_headers(status: &str, response: &mut Response) {
+    if status == "401" {
+        return;
+    }
+    let integer = || ObjectBuilder::new().schema_type(Type::Integer).build();
+    let string = || ObjectBuilder::new().schema_type(Type::String).build();
+    let headers = [
+        (
+            "X-RateLimit-Limit",
+            integer(),
+            "The key's requests per hour",
+        ),
+        (
+            "X-RateLimit-Remaining",
+            integer(),
+            "Requests left in the allowance",
+        ),
+        (
+            "X-RateLimit-Reset",
+            integer(),
+            "Whole seconds until the allowance is full again",
+        ),
+        (
+            "RateLimit-Policy",
+            string(),
+            "IETF draft: `\"default\";q=LIMIT;w=3600`",
+        ),
+        (
+            "RateLimit",
+            string(),
+            "IETF draft: `\"default\";r=REMAINING;t=RESET`",
+        ),
+    ];
+    for (name, schema, description) in headers {
+        response.headers.entry(name.to_string()).or_insert_with(|| {
+            HeaderBuilder::new()
+                .schema(Some(schema))
+                .description(Some(description))
+                .build()
+                .into()
+        });
+    }
+    if status == "429" {
+        response
+            .headers
+            .entry("Retry-After".to_string())
+            .or_insert_with(|| {
+                HeaderBuilder::new()
+                    .schema(Some(integer()))
+                    .description(Some("Whole seconds until the next request is allowed"))
+                    .build()
+                    .into()
+            });
+    }
+}
+
+/// `GET /api/v1/openapi.json` (no key) and Swagger UI at `/docs`. Mounted
+/// beside, not inside, the authenticated `/api/v1` nest.
+pub fn router() -> Router<AppState> {
+    Router::from(SwaggerUi::new("/docs").url(DOCUMENT_PATH, document()))
+}

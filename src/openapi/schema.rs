@@ -1,0 +1,131 @@
+//! Schemas of the shared types (timestamps, PATCH fields, scopes, the error
+//! body, list envelopes) and helpers that turn the validators' constants
+//! into enum schemas, so the document and the validation share one source.
+
+use serde::Serialize;
+use utoipa::openapi::schema::{ArrayBuilder, KnownFormat, SchemaFormat};
+use utoipa::openapi::{ObjectBuilder, RefOr, Schema, Type};
+use utoipa::{PartialSchema, ToSchema};
+use uuid::Uuid;
+
+use crate::auth::{Scope, ScopeSet};
+use crate::time::Timestamp;
+
+pub use crate::error::FieldError;
+
+/// Every error, from every layer: `{error, code, status, details?}`.
+#[derive(Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// A human-readable message.
+    #[schema(example = "subject: is required")]
+    pub error: String,
+    /// A stable machine-readable code: `missing_api_key`, `invalid_api_key`,
+    /// `expired_api_key`, `insufficient_scope`, `account_suspended`,
+    /// `not_found`, `method_not_allowed`, `conflict`, `session_closed`,
+    /// `payload_too_large`, `unsupported_media_type`, `rate_limited`,
+    /// `invalid_json`, `validation_failed`, `internal`, `unavailable`.
+    #[schema(example = "validation_failed")]
+    pub code: String,
+    /// The HTTP status, repeated.
+    #[schema(example = 400)]
+    pub status: u16,
+    /// Validation errors: one entry per field.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub details: Option<Vec<FieldError>>,
+}
+
+/// `{"data": [...]}`: a list that is not paginated.
+#[derive(Serialize, ToSchema)]
+pub struct DataList<T: ToSchema> {
+    pub data: Vec<T>,
+}
+
+/// The answer to a DELETE.
+#[derive(Serialize, ToSchema)]
+pub struct Deleted {
+    pub id: Uuid,
+    /// Always true.
+    pub deleted: bool,
+}
+
+/// A string schema limited to `values` (the validators' own constants).
+pub fn enum_of(values: &[&str]) -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(values.iter().copied()))
+}
+
+fn string(min: Option<usize>, max: usize) -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .min_length(min)
+        .max_length(Some(max))
+}
+
+/// A required string field of 1..=255 characters (names, titles, subjects).
+pub fn name() -> ObjectBuilder {
+    string(Some(1), crate::validate::NAME_MAX)
+}
+
+/// An id given in a body or query: a UUID string.
+pub fn uuid() -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .format(Some(SchemaFormat::KnownFormat(KnownFormat::Uuid)))
+}
+
+/// An email address.
+pub fn email() -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .format(Some(SchemaFormat::KnownFormat(KnownFormat::Email)))
+        .max_length(Some(crate::validate::NAME_MAX))
+}
+
+/// A text of at most `max` characters.
+pub fn text(max: usize) -> ObjectBuilder {
+    string(None, max)
+}
+
+impl PartialSchema for Timestamp {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
+            .description(Some("RFC 3339, UTC, milliseconds"))
+            .examples(["2026-11-21T10:04:05.123Z"])
+            .into()
+    }
+}
+
+impl ToSchema for Timestamp {}
+
+/// The scope names, as an enum schema.
+pub fn scope_name() -> ObjectBuilder {
+    let names: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
+    enum_of(&names)
+}
+
+impl PartialSchema for ScopeSet {
+    fn schema() -> RefOr<Schema> {
+        ArrayBuilder::new()
+            .items(scope_name())
+            .description(Some("Permission scopes"))
+            .into()
+    }
+}
+
+impl ToSchema for ScopeSet {}
+
+pub fn user_role() -> ObjectBuilder {
+    enum_of(crate::users::store::ROLES)
+}
+
+pub fn ticket_status() -> ObjectBuilder {
+    enum_of(crate::tickets::model::STATUSES)
+}
+
+pub fn ticket_priority() -> ObjectBuilder {
+    enum_of(crate::tickets::model::PRIORITIES)
+}

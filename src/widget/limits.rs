@@ -1,0 +1,125 @@
+//! Per-client-IP rate limits of the public widget API: GCRA (governor) in
+//! process, one budget for every request and a tighter one for starting
+//! chats. Over either: 429 `rate_limited` with `Retry-After`.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+
+use crate::error::ApiError;
+
+/// Any widget request: 120 a minute per IP, all of it at once if need be
+/// (a visitor typing a search, presence polls, a chat starting).
+const REQUESTS_PER_MINUTE: u32 = 120;
+/// Chats started: a burst of 10 per IP, then one more every 2 minutes.
+const SESSIONS_BURST: u32 = 10;
+const SESSIONS_PER_HOUR: u32 = 30;
+/// Forget idle IPs every this many requests (the keyed store only grows).
+const SWEEP_EVERY: u64 = 4096;
+
+pub struct WidgetLimits {
+    requests: DefaultKeyedRateLimiter<IpAddr>,
+    sessions: DefaultKeyedRateLimiter<IpAddr>,
+    seen: AtomicU64,
+}
+
+fn nonzero(n: u32) -> NonZeroU32 {
+    NonZeroU32::new(n).unwrap_or(NonZeroU32::MIN)
+}
+
+impl WidgetLimits {
+    pub fn new() -> Arc<Self> {
+        Arc::new(WidgetLimits {
+            requests: RateLimiter::keyed(Quota::per_minute(nonzero(REQUESTS_PER_MINUTE))),
+            sessions: RateLimiter::keyed(
+                Quota::per_hour(nonzero(SESSIONS_PER_HOUR)).allow_burst(nonzero(SESSIONS_BURST)),
+            ),
+            seen: AtomicU64::new(0),
+        })
+    }
+
+    /// None when allowed, else the whole seconds to wait.
+    fn check(&self, ip: IpAddr, starts_session: bool) -> Option<u64> {
+        if self.seen.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
+            self.requests.retain_recent();
+            self.sessions.retain_recent();
+        }
+        let now = DefaultClock::default().now();
+        let wait = |limiter: &DefaultKeyedRateLimiter<IpAddr>| {
+            limiter
+                .check_key(&ip)
+                .err()
+                .map(|not_until| not_until.wait_time_from(now).as_secs_f64().ceil().max(1.0) as u64)
+        };
+        wait(&self.requests).or_else(|| {
+            if starts_session {
+                wait(&self.sessions)
+            } else {
+                None
+            }
+        })
+    }
+}
+
+/// The middleware on `/widget/v1`. The client is the TCP peer: behind a
+/// proxy, put the limit on the proxy or give each its own address.
+pub async fn limit(
+    State(limits): State<Arc<WidgetLimits>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let ip = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|info| info.0.ip())
+        .unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
+    let starts_session =
+        request.method() == Method::POST && request.uri().path().ends_with("/sessions");
+    match limits.check(ip, starts_session) {
+        None => next.run(request).await,
+        Some(seconds) => ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limited",
+            format!("Rate limit exceeded. Try again in {seconds} seconds."),
+        )
+        .with_header(header::RETRY_AFTER, HeaderValue::from(seconds))
+        .into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sessions_have_their_own_smaller_budget() {
+        let limits = WidgetLimits::new();
+        let ip: IpAddr = "203.0.113.7".parse().unwrap();
+        for _ in 0..SESSIONS_BURST {
+            assert_eq!(limits.check(ip, true), None);
+        }
+        let wait = limits.check(ip, true).expect("the 11th chat is refused");
+        assert!(wait >= 1);
+        // Other requests of that IP still pass, and other IPs are unaffected.
+        assert_eq!(limits.check(ip, false), None);
+        assert_eq!(limits.check("203.0.113.8".parse().unwrap(), true), None);
+    }
+
+    #[test]
+    fn every_request_counts_against_the_general_budget() {
+        let limits = WidgetLimits::new();
+        let ip: IpAddr = "198.51.100.1".parse().unwrap();
+        for _ in 0..REQUESTS_PER_MINUTE {
+            assert_eq!(limits.check(ip, false), None);
+        }
+        assert!(limits.check(ip, false).is_some());
+    }
+}

@@ -1,0 +1,39 @@
+//! The public visitor widget API (`/widget/v1`): what a browser on a
+//! customer's site may do with an entity's public widget key, never an API
+//! key. Open to any origin (CORS) and rate-limited per client IP. Everything
+//! else a widget does goes through `/api/v1/ws?token=` with its visitor token.
+
+mod limits;
+mod routes;
+pub mod store;
+
+use std::time::Duration;
+
+use axum::Router;
+use axum::http::{HeaderName, HeaderValue, Method, header};
+use tower_http::cors::{Any, CorsLayer};
+use tower_http::set_header::SetResponseHeaderLayer;
+
+use crate::app::AppState;
+
+/// The `/widget/v1` routes with their own layers: the per-IP limit inside,
+/// CORS outside (so preflights are answered at once and even a 429 is
+/// readable by the page), and `no-store` on every answer.
+pub fn router() -> Router<AppState> {
+    let cors = CorsLayer::new()
+        .allow_origin(Any)
+        .allow_methods([Method::GET, Method::POST])
+        .allow_headers([header::CONTENT_TYPE, header::AUTHORIZATION])
+        .expose_headers([header::RETRY_AFTER, HeaderName::from_static("x-request-id")])
+        .max_age(Duration::from_secs(600));
+    routes::router()
+        .layer(axum::middleware::from_fn_with_state(
+            limits::WidgetLimits::new(),
+            limits::limit,
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("no-store"),
+        ))
+        .layer(cors)
+}

@@ -1,0 +1,286 @@
+//! Handlers of `/widget/v1`.
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::routing::{get, post};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::store::{self, WidgetTarget};
+use crate::app::AppState;
+use crate::chat::model::NewSession;
+use crate::chat::{Message, Session, service};
+use crate::error::{ApiError, ApiResult, StoreError};
+use crate::extract::{Id, Json, Query};
+use crate::kb;
+use crate::realtime::token::TokenGrant;
+use crate::time::Timestamp;
+use crate::validate::{NAME_MAX, Validator};
+
+/// Search results a widget shows at most.
+const SEARCH_LIMIT_MAX: i64 = 20;
+const SEARCH_LIMIT_DEFAULT: i64 = 5;
+/// Longer search text is cut (a query is a question, not a document).
+const SEARCH_TEXT_MAX: usize = 500;
+
+/// Each route also takes OPTIONS: the CORS layer wraps only the methods a
+/// route has, and answers preflights there (the app-wide 405 fallback would
+/// otherwise answer them, without CORS headers).
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/widget/v1/sessions",
+            post(create_session).options(preflight),
+        )
+        .route(
+            "/widget/v1/sessions/{id}",
+            get(read_session).options(preflight),
+        )
+        .route("/widget/v1/presence", get(presence).options(preflight))
+        .route("/widget/v1/kb/search", get(search).options(preflight))
+        .route(
+            "/widget/v1/kb/articles/{id}",
+            get(article).options(preflight),
+        )
+}
+
+/// Reached only by an OPTIONS request that is not a CORS preflight.
+async fn preflight() -> StatusCode {
+    StatusCode::NO_CONTENT
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct KeyQuery {
+    widget_key: Option<String>,
+}
+
+/// The target of a widget key: 400 when missing, 404 when unknown, 403
+/// when its company is suspended.
+async fn target(state: &AppState, widget_key: Option<&str>) -> ApiResult<WidgetTarget> {
+    let mut v = Validator::new();
+    let key = v.required("widgetKey", widget_key, 100);
+    v.finish()?;
+    let key = key.unwrap_or_default();
+    let target = store::resolve(&state.db, &key)
+        .await?
+        .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, "not_found", "Unknown widget key"))?;
+    if target.company_status != "active" {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "account_suspended",
+            "Account is suspended",
+        ));
+    }
+    Ok(target)
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CreateSession {
+    widget_key: Option<String>,
+    visitor_name: Option<String>,
+    visitor_email: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CreatedSession {
+    #[serde(flatten)]
+    session: Session,
+    /// Opens `/api/v1/ws?token=` for this session, and reads it here.
+    visitor_token: String,
+}
+
+/// `POST /widget/v1/sessions {widgetKey, visitorName?, visitorEmail?}`: a
+/// chat session in the key's entity and mode, with its visitor token.
+async fn create_session(
+    State(state): State<AppState>,
+    Json(body): Json<CreateSession>,
+) -> ApiResult<(StatusCode, Json<CreatedSession>)> {
+    let target = target(&state, body.widget_key.as_deref()).await?;
+    let mut v = Validator::new();
+    let visitor_name = v.optional("visitorName", body.visitor_name.as_deref(), NAME_MAX);
+    let visitor_email = v.email("visitorEmail", body.visitor_email.as_deref());
+    v.finish()?;
+    let new = NewSession {
+        entity_id: target.entity_id,
+        visitor_name: visitor_name.unwrap_or_else(|| "Visitor".into()),
+        visitor_email,
+    };
+    let (session, visitor_token) = service::create_session(&state, &target.tenant, new).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(CreatedSession {
+            session,
+            visitor_token,
+        }),
+    ))
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SessionWithMessages {
+    #[serde(flatten)]
+    session: Session,
+    messages: Vec<Message>,
+}
+
+fn invalid_token(message: &str) -> ApiError {
+    ApiError::new(StatusCode::UNAUTHORIZED, "invalid_token", message)
+}
+
+/// `GET /widget/v1/sessions/{id}` with `Authorization: Bearer <visitorToken>`:
+/// the session and its messages (oldest first), for a widget that reloads
+/// or continues from the email link. The token opens its own session only.
+async fn read_session(
+    State(state): State<AppState>,
+    Id(id): Id,
+    headers: HeaderMap,
+) -> ApiResult<Json<SessionWithMessages>> {
+    let token = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| invalid_token("Authorization: Bearer <visitorToken> is required"))?;
+    let key = state.realtime.token_key(&state.db).await?;
+    let Some(TokenGrant::Visitor { tenant, session_id }) = key.verify(token) else {
+        return Err(invalid_token("Invalid token"));
+    };
+    if session_id != id {
+        return Err(ApiError::not_found());
+    }
+    let session = match crate::chat::store::find_session(&state.db, &tenant, id).await {
+        Ok(session) => session,
+        Err(StoreError::NotFound) => return Err(invalid_token("Invalid token")),
+        Err(other) => return Err(other.into()),
+    };
+    let company = crate::companies::store::find(&state.db, tenant.company_id).await?;
+    if company.status != "active" {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "account_suspended",
+            "Account is suspended",
+        ));
+    }
+    let messages = crate::chat::store::messages(&state.db, &tenant, id).await?;
+    Ok(Json(SessionWithMessages { session, messages }))
+}
+
+#[derive(Serialize)]
+struct PublicAgent {
+    name: String,
+}
+
+#[derive(Serialize)]
+struct PresenceReply {
+    online: bool,
+    agents: Vec<PublicAgent>,
+}
+
+/// `GET /widget/v1/presence?widgetKey=`: whether PUBLIC agents of the key's
+/// company and mode are online, with their names. Never a PRIVATE agent,
+/// never an email or id.
+async fn presence(
+    State(state): State<AppState>,
+    Query(query): Query<KeyQuery>,
+) -> ApiResult<Json<PresenceReply>> {
+    let target = target(&state, query.widget_key.as_deref()).await?;
+    let mut agents: Vec<PublicAgent> = state
+        .realtime
+        .presence
+        .online(&target.tenant)
+        .await?
+        .into_iter()
+        .filter(|agent| agent.is_public())
+        .map(|agent| PublicAgent { name: agent.name })
+        .collect();
+    agents.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(Json(PresenceReply {
+        online: !agents.is_empty(),
+        agents,
+    }))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SearchQuery {
+    widget_key: Option<String>,
+    q: Option<String>,
+    limit: Option<String>,
+}
+
+/// `GET /widget/v1/kb/search?widgetKey=&q=[&limit=]`: published articles of
+/// the key's entity, ranked (the knowledge base's own search).
+async fn search(
+    State(state): State<AppState>,
+    Query(query): Query<SearchQuery>,
+) -> ApiResult<Json<Vec<kb::model::SearchHit>>> {
+    let target = target(&state, query.widget_key.as_deref()).await?;
+    let mut v = Validator::new();
+    let text = v.required("q", query.q.as_deref(), usize::MAX);
+    let limit = match query.limit.as_deref().map(str::trim) {
+        None | Some("") => SEARCH_LIMIT_DEFAULT,
+        Some(raw) => match raw.parse::<i64>() {
+            Ok(n) if n >= 1 => n.min(SEARCH_LIMIT_MAX),
+            _ => {
+                v.add("limit", "must be a whole number of at least 1");
+                SEARCH_LIMIT_DEFAULT
+            }
+        },
+    };
+    v.finish()?;
+    let text: String = text
+        .unwrap_or_default()
+        .chars()
+        .take(SEARCH_TEXT_MAX)
+        .collect();
+    let hits = kb::store::search(
+        &state.db,
+        &target.tenant,
+        Some(target.entity_id),
+        &text,
+        limit,
+    )
+    .await?;
+    Ok(Json(hits))
+}
+
+/// A published article as a visitor reads it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PublicArticle {
+    id: Uuid,
+    title: String,
+    slug: String,
+    content: String,
+    excerpt: String,
+    category_id: Option<Uuid>,
+    updated_at: Timestamp,
+}
+
+/// `GET /widget/v1/kb/articles/{id}?widgetKey=`: one published article of
+/// the key's entity (a draft, or another entity's article, is 404).
+async fn article(
+    State(state): State<AppState>,
+    Id(id): Id,
+    Query(query): Query<KeyQuery>,
+) -> ApiResult<Json<PublicArticle>> {
+    let target = target(&state, query.widget_key.as_deref()).await?;
+    let article = kb::store::find_article(&state.db, &target.tenant, id, false).await?;
+    if article.entity_id != target.entity_id || !article.is_published {
+        return Err(ApiError::not_found());
+    }
+    Ok(Json(PublicArticle {
+        id: article.id,
+        title: article.title,
+        slug: article.slug,
+        content: article.content,
+        excerpt: article.excerpt,
+        category_id: article.category_id,
+        updated_at: article.updated_at,
+    }))
+}

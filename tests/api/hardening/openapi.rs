@@ -1,0 +1,132 @@
+//! The OpenAPI document: complete (every route, nothing else), its scopes
+//! taken from the route table, served without a key beside the
+//! authenticated API, and Swagger UI served offline.
+
+use reqwest::Method;
+use serde_json::Value;
+
+use crate::backend_tests;
+use crate::support::{Backend, TestApp, TestResponse};
+
+#[test]
+fn every_route_has_an_operation_and_every_operation_a_route() {
+    let problems = supportdesk::openapi::mismatches();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn every_operation_carries_its_routes_scope_and_the_common_errors() {
+    let doc = serde_json::to_value(supportdesk::openapi::document()).expect("serialises");
+    assert!(
+        doc["openapi"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("3.1")),
+        "OpenAPI 3.1: {}",
+        doc["openapi"]
+    );
+    assert_eq!(
+        doc["components"]["securitySchemes"]["ApiKey"]["in"],
+        "header"
+    );
+    assert_eq!(
+        doc["components"]["securitySchemes"]["ApiKey"]["name"],
+        "X-API-Key"
+    );
+    let specs = supportdesk::app::api_route_specs();
+    assert!(!specs.is_empty());
+    for spec in specs {
+        let path = format!("/api/v1{}", spec.path);
+        let method = spec.method.as_str().to_ascii_lowercase();
+        let op = &doc["paths"][&path][&method];
+        let scope = spec.scope.as_str();
+        assert_eq!(op["x-required-scope"], scope, "{method} {path}");
+        assert_eq!(op["security"][0]["ApiKey"][0], scope, "{method} {path}");
+        assert!(
+            op["description"]
+                .as_str()
+                .is_some_and(|d| d.contains(&format!("`{scope}`"))),
+            "{method} {path} description names its scope"
+        );
+        for status in ["401", "403", "429", "500"] {
+            let error = &op["responses"][status]["content"]["application/json"]["schema"]["$ref"];
+            assert_eq!(
+                error, "#/components/schemas/ErrorBody",
+                "{method} {path} documents {status}"
+            );
+        }
+        if spec.path.contains('{') {
+            assert!(
+                op["responses"]["404"].is_object(),
+                "{method} {path} documents 404"
+            );
+        }
+        let success = op["responses"]
+            .as_object()
+            .and_then(|r| r.iter().find(|(s, _)| s.starts_with('2')))
+            .map(|(_, r)| r.clone())
+            .unwrap_or(Value::Null);
+        assert!(success.is_object(), "{method} {path} documents its success");
+        assert!(
+            success["headers"]["X-RateLimit-Remaining"].is_object(),
+            "{method} {path} documents the rate-limit headers"
+        );
+    }
+    for field in ["error", "code", "status"] {
+        assert!(
+            doc["components"]["schemas"]["ErrorBody"]["required"]
+                .as_array()
+                .is_some_and(|r| r.iter().any(|f| f == field)),
+            "ErrorBody requires {field}"
+        );
+    }
+}
+
+backend_tests!(document_and_swagger_ui_are_served_without_a_key);
+
+async fn document_and_swagger_ui_are_served_without_a_key(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let served = TestResponse::from(app.api(Method::GET, "/openapi.json", None).send().await).await;
+    assert_eq!(served.status, 200, "{}", served.text);
+    assert!(
+        served
+            .header("content-type")
+            .is_some_and(|c| c.starts_with("application/json"))
+    );
+    let expected = serde_json::to_value(supportdesk::openapi::document()).expect("serialises");
+    assert_eq!(served.body, expected);
+
+    // The document's route does not open the rest of /api/v1.
+    TestResponse::from(app.api(Method::GET, "/tickets", None).send().await)
+        .await
+        .assert_error(401, "missing_api_key");
+    TestResponse::from(app.api(Method::GET, "/openapi.jsonx", None).send().await)
+        .await
+        .assert_error(401, "missing_api_key");
+
+    // Swagger UI, from the binary's own assets.
+    let ui = app.client.get(app.url("/docs/")).send().await.expect("ui");
+    assert_eq!(ui.status(), 200);
+    let html = ui.text().await.expect("html");
+    assert!(html.contains("swagger-ui"), "{html}");
+    let init = app
+        .client
+        .get(app.url("/docs/swagger-initializer.js"))
+        .send()
+        .await
+        .expect("initializer");
+    assert_eq!(init.status(), 200);
+    assert!(
+        init.text()
+            .await
+            .expect("js")
+            .contains("/api/v1/openapi.json")
+    );
+    let bundle = app
+        .client
+        .get(app.url("/docs/swagger-ui-bundle.js"))
+        .send()
+        .await
+        .expect("bundle");
+    assert_eq!(bundle.status(), 200);
+    assert!(bundle.bytes().await.expect("js").len() > 100_000);
+}

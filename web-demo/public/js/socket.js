@@ -1,0 +1,188 @@
+// A WebSocket to /api/v1/ws that stays up: it reconnects with backoff,
+// re-subscribes its channels, and asks for the messages it missed with
+// `since` (the last message id seen on each session channel), so a dropped
+// connection loses nothing. Protocol: docs/websocket.md.
+
+const PING_EVERY_MS = 25_000;
+const DEAD_AFTER_MS = 70_000;
+const MAX_BACKOFF_MS = 15_000;
+
+export class LiveSocket {
+  /**
+   * @param {object} options
+   * @param {() => Promise<string>} options.url  a fresh socket URL per connection
+   *   (agent consoles fetch a new short-lived token each time)
+   * @param {(frame: object) => void} options.onFrame  every server frame
+   * @param {(status: string, detail?: object) => void} [options.onStatus]
+   *   'connecting' | 'open' | 'reconnecting' | 'closed'
+   */
+  constructor({ url, onFrame, onStatus = () => {} }) {
+    this.urlFor = url;
+    this.onFrame = onFrame;
+    this.onStatus = onStatus;
+    this.ws = null;
+    this.channels = new Set();
+    this.cursors = new Map(); // channel -> last message id seen
+    this.outbox = []; // frames written while disconnected
+    this.attempt = 0;
+    this.stopped = true;
+    this.status = 'closed';
+    this.lastFrameAt = 0;
+    this.timers = { reconnect: null, ping: null };
+    this.nudge = () => {
+      if (!this.stopped && this.status !== 'open' && this.status !== 'connecting') this.connectNow();
+    };
+  }
+
+  start() {
+    if (!this.stopped) return;
+    this.stopped = false;
+    window.addEventListener('online', this.nudge);
+    document.addEventListener('visibilitychange', this.nudge);
+    this.connectNow();
+  }
+
+  stop() {
+    this.stopped = true;
+    window.removeEventListener('online', this.nudge);
+    document.removeEventListener('visibilitychange', this.nudge);
+    clearTimeout(this.timers.reconnect);
+    clearInterval(this.timers.ping);
+    if (this.ws) {
+      this.ws.onclose = null;
+      this.ws.close(1000, 'bye');
+      this.ws = null;
+    }
+    this.setStatus('closed');
+  }
+
+  get isOpen() {
+    return this.ws?.readyState === WebSocket.OPEN;
+  }
+
+  /** Subscribes now (if open) and after every reconnect. */
+  subscribe(channel, since) {
+    this.channels.add(channel);
+    if (since) this.noteMessage(channel, since);
+    if (this.isOpen) this.sendSubscribe(channel);
+  }
+
+  unsubscribe(channel) {
+    this.channels.delete(channel);
+    this.cursors.delete(channel);
+    if (this.isOpen) this.raw({ type: 'unsubscribe', channel });
+  }
+
+  /** Records that `messageId` was seen on `channel` (ids are time-ordered). */
+  noteMessage(channel, messageId) {
+    const current = this.cursors.get(channel);
+    if (!current || String(messageId) > String(current)) this.cursors.set(channel, messageId);
+  }
+
+  /**
+   * Sends a frame. With `queue`, a frame written while disconnected is kept
+   * and sent after the next successful (re)subscription.
+   */
+  send(frame, { queue = false } = {}) {
+    if (this.isOpen) {
+      this.raw(frame);
+      return true;
+    }
+    if (queue) this.outbox.push(frame);
+    return false;
+  }
+
+  // -- internals --
+
+  raw(frame) {
+    this.ws.send(JSON.stringify(frame));
+  }
+
+  sendSubscribe(channel) {
+    const frame = { type: 'subscribe', channel };
+    const since = this.cursors.get(channel);
+    if (since) frame.since = since;
+    this.raw(frame);
+  }
+
+  setStatus(status, detail) {
+    this.status = status;
+    this.onStatus(status, detail);
+  }
+
+  async connectNow() {
+    clearTimeout(this.timers.reconnect);
+    if (this.stopped) return;
+    this.setStatus(this.attempt === 0 ? 'connecting' : 'reconnecting', { attempt: this.attempt });
+    let url;
+    try {
+      url = await this.urlFor();
+    } catch (err) {
+      // The credentials themselves were refused: retrying will not help.
+      if (err?.status === 401 || err?.status === 403) {
+        this.stopped = true;
+        this.setStatus('closed', { error: err });
+        return;
+      }
+      this.scheduleReconnect();
+      return;
+    }
+    if (this.stopped) return;
+    const ws = new WebSocket(url);
+    this.ws = ws;
+    ws.onopen = () => {
+      if (this.ws !== ws) return;
+      this.attempt = 0;
+      this.lastFrameAt = Date.now();
+      this.setStatus('open');
+      for (const channel of this.channels) this.sendSubscribe(channel);
+      const pending = this.outbox.splice(0);
+      for (const frame of pending) this.raw(frame);
+      clearInterval(this.timers.ping);
+      this.timers.ping = setInterval(() => this.keepAlive(), PING_EVERY_MS);
+    };
+    ws.onmessage = (event) => {
+      if (this.ws !== ws) return;
+      this.lastFrameAt = Date.now();
+      let frame;
+      try {
+        frame = JSON.parse(event.data);
+      } catch {
+        return;
+      }
+      if (frame.type === 'chat.message' && frame.data?.id) {
+        const sessionChannel = `session:${frame.data.sessionId}`;
+        if (this.channels.has(sessionChannel)) this.noteMessage(sessionChannel, frame.data.id);
+      }
+      this.onFrame(frame);
+    };
+    ws.onclose = (event) => {
+      if (this.ws !== ws) return;
+      clearInterval(this.timers.ping);
+      this.ws = null;
+      if (this.stopped) return;
+      this.scheduleReconnect(event.code);
+    };
+    ws.onerror = () => {
+      // onclose follows; nothing to do here.
+    };
+  }
+
+  keepAlive() {
+    if (!this.isOpen) return;
+    if (Date.now() - this.lastFrameAt > DEAD_AFTER_MS) {
+      // No pong for too long: the connection is dead without knowing it.
+      this.ws.close(4000, 'dead');
+      return;
+    }
+    this.raw({ type: 'ping' });
+  }
+
+  scheduleReconnect(code) {
+    this.attempt += 1;
+    const base = Math.min(MAX_BACKOFF_MS, 500 * 2 ** Math.min(this.attempt - 1, 5));
+    const delay = base / 2 + Math.random() * (base / 2);
+    this.setStatus('reconnecting', { attempt: this.attempt, code, delay });
+    this.timers.reconnect = setTimeout(() => this.connectNow(), delay);
+  }
+}

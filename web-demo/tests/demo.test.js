@@ -1,0 +1,511 @@
+// Browser tests of the web demo against the running service (see run.sh):
+// headless Chromium (Debian's) driven through playwright-core, one browser
+// context per person so the visitor and the agents share nothing.
+
+import assert from 'node:assert/strict';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { chromium } from 'playwright-core';
+
+function env(name) {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run these tests through run.sh`);
+  return value;
+}
+
+const BASE = env('SD_BASE_URL');
+const API_KEY = env('SD_API_KEY');
+const WIDGET_KEY = env('SD_WIDGET_KEY');
+const ENTITY_ID = env('SD_ENTITY_ID');
+const MAIL_DIR = process.env.SD_MAIL_DIR;
+const SHOTS = process.env.SD_SCREENSHOTS ?? path.resolve('screenshots');
+/** Generous: the machine may be busy; every wait polls, none sleeps blindly. */
+const WAIT = 25_000;
+const API_KEY_PATTERN = /svc_(test|live)_[A-Za-z0-9]{8,}/;
+
+let browser;
+
+before(async () => {
+  await fs.mkdir(SHOTS, { recursive: true });
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  // The knowledge base the widget suggests from: two published articles of
+  // the entity and one draft (never suggested).
+  for (const [title, content, isPublished] of [
+    ['Reset your password', 'Open **Settings**, then **Security**, and choose *Reset password*. We email you a link that is valid for one hour.', true],
+    ['Set up two-factor authentication', 'Protect your account with an authenticator app: Settings, Security, Two-factor.', true],
+    ['Password policy (draft)', 'Internal notes about password rules.', false],
+  ]) {
+    await api('POST', '/kb/articles', { title, content, isPublished, entityId: ENTITY_ID });
+  }
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+// --- helpers -----------------------------------------------------------------
+
+/** The REST API with the TEST key, as a server would call it. */
+async function api(method, urlPath, body) {
+  const response = await fetch(`${BASE}/api/v1${urlPath}`, {
+    method,
+    headers: { 'X-API-Key': API_KEY, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${urlPath}: ${response.status} ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
+async function shot(page, name) {
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
+}
+
+/** Waits until the element's text contains `text`. */
+async function textIn(page, selector, text) {
+  await page.waitForFunction(
+    ([sel, expected]) => document.querySelector(sel)?.textContent.includes(expected),
+    [selector, text],
+    { timeout: WAIT },
+  );
+}
+
+/** Waits until the element's text no longer contains `text`. */
+async function textGone(page, selector, text) {
+  await page.waitForFunction(
+    ([sel, unexpected]) => !(document.querySelector(sel)?.textContent ?? '').includes(unexpected),
+    [selector, text],
+    { timeout: WAIT },
+  );
+}
+
+async function visible(locator) {
+  await locator.first().waitFor({ state: 'visible', timeout: WAIT });
+}
+
+/** An agent console in its own browser context, signed in and online. */
+async function signInAgent({ name, email, visibility = 'PUBLIC', width = 1440, height = 900 }) {
+  const context = await browser.newContext({ viewport: { width, height } });
+  const page = await context.newPage();
+  await page.goto(`${BASE}/demo/agent.html`);
+  await page.fill('#api-key', API_KEY);
+  await page.click('#key-submit');
+  await visible(page.locator('#identity-form'));
+  if (await page.isVisible('#existing-user')) await page.selectOption('#existing-user', '');
+  await page.fill('#agent-name', name);
+  await page.fill('#agent-email', email);
+  await page.selectOption('#agent-visibility', visibility);
+  await page.click('#identity-submit');
+  await visible(page.locator('#console'));
+  await textIn(page, '#conn-text', 'Live');
+  return { context, page };
+}
+
+/**
+ * A visitor's page, with everything it sends and receives recorded, so a
+ * test can prove that no API key ever reaches it.
+ */
+async function openVisitor(hash, { width = 1280, height = 800, routeSockets } = {}) {
+  const context = await browser.newContext({ viewport: { width, height } });
+  const page = await context.newPage();
+  const seen = [];
+  page.on('request', (request) => {
+    seen.push(`${request.method()} ${request.url()}`);
+    seen.push(JSON.stringify(request.headers()));
+    const body = request.postData();
+    if (body) seen.push(body);
+  });
+  page.on('response', async (response) => {
+    seen.push(JSON.stringify(response.headers()));
+    if (response.request().resourceType() === 'fetch') {
+      seen.push(await response.text().catch(() => ''));
+    }
+  });
+  page.on('websocket', (ws) => {
+    seen.push(ws.url());
+    ws.on('framesent', (frame) => seen.push(String(frame.payload)));
+    ws.on('framereceived', (frame) => seen.push(String(frame.payload)));
+  });
+  if (routeSockets) await page.routeWebSocket(/\/api\/v1\/ws/, routeSockets);
+  await page.goto(hash?.startsWith('http') ? hash : `${BASE}/demo/visitor.html${hash ? `#${hash}` : ''}`);
+  return { context, page, seen };
+}
+
+/** No API key in the visitor's requests, frames, DOM, storage or cookies. */
+async function assertNoApiKey({ page, seen }) {
+  const stored = await page.evaluate(() =>
+    JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage }, cookies: document.cookie }),
+  );
+  const everything = [...seen, await page.content(), stored];
+  assert.ok(seen.length > 10, 'the visitor page was observed');
+  for (const item of everything) {
+    assert.ok(!item.includes(API_KEY), `the API key reached the visitor page: ${item.slice(0, 200)}`);
+    assert.doesNotMatch(item, API_KEY_PATTERN, `an API key reached the visitor page: ${item.slice(0, 200)}`);
+    assert.ok(!/x-api-key/i.test(item), `an X-API-Key header in the visitor page: ${item.slice(0, 200)}`);
+  }
+}
+
+async function startChat(page, { question, name, email }) {
+  await page.click('#sd-launcher');
+  await visible(page.locator('#sd-view-start'));
+  await page.fill('#sd-question', question);
+  if (name) await page.fill('#sd-name', name);
+  if (email) await page.fill('#sd-email', email);
+  await page.click('#sd-start');
+  await visible(page.locator('.sd-msg-visitor:not(.is-pending)', { hasText: question }));
+}
+
+async function conversation(page) {
+  return page.evaluate(() => JSON.parse(localStorage.getItem('sd-widget-conversation') ?? 'null'));
+}
+
+async function agentUser(name, email) {
+  return api('POST', '/users', { name, email, role: 'AGENT' });
+}
+
+// --- tests -------------------------------------------------------------------
+
+test('a visitor starts a chat, an agent sees it live and replies, the visitor sees the reply live', async () => {
+  const ann = await signInAgent({ name: 'Ann Agent', email: 'ann@northwind.test' });
+  const visitor = await openVisitor(`widgetKey=${WIDGET_KEY}&poll=2`);
+  const { page } = visitor;
+  try {
+    await page.click('#sd-launcher');
+    await textIn(page, '#sd-presence-text', 'Ann Agent is online');
+
+    // Knowledge-base suggestions while the visitor types (published only).
+    await page.locator('#sd-question').pressSequentially('How do I reset my passw', { delay: 30 });
+    await visible(page.locator('#sd-start-suggestions .sd-suggestion', { hasText: 'Reset your password' }));
+    assert.equal(await page.locator('#sd-start-suggestions', { hasText: 'Password policy' }).count(), 0);
+    await page.locator('#sd-question').pressSequentially('ord?', { delay: 30 });
+    await page.fill('#sd-name', 'Vera Visitor');
+    await page.fill('#sd-email', 'vera@example.com');
+    await shot(page, 'visitor-1-suggestions');
+
+    // An article opens inside the widget, and back.
+    await page.locator('#sd-start-suggestions .sd-suggestion', { hasText: 'Reset your password' }).click();
+    await textIn(page, '#sd-article-content', 'valid for one hour');
+    await page.click('#sd-article-back');
+    await visible(page.locator('#sd-view-start'));
+
+    await page.click('#sd-start');
+    await visible(page.locator('.sd-msg-visitor:not(.is-pending)', { hasText: 'How do I reset my password?' }));
+
+    // The agent sees the new chat appear, opens it, reads the question.
+    const agent = ann.page;
+    const item = agent.locator('#session-list .session', { hasText: 'Vera Visitor' });
+    await visible(item);
+    await item.click();
+    await visible(agent.locator('#messages .msg-visitor', { hasText: 'How do I reset my password?' }));
+
+    // Typing, both ways.
+    await page.locator('#sd-input').pressSequentially('One more thing', { delay: 40 });
+    await visible(agent.locator('#typing'));
+    await textIn(agent, '#typing-text', 'Vera Visitor is typing');
+    await agent.locator('#reply').pressSequentially('Sure', { delay: 40 });
+    await visible(page.locator('#sd-typing'));
+    await page.fill('#sd-input', '');
+
+    // The reply arrives live, with the agent's name.
+    await agent.fill('#reply', 'Happy to help! Open Settings → Security and choose "Reset password".');
+    await agent.press('#reply', 'Enter');
+    await visible(page.locator('.sd-msg-agent', { hasText: 'Open Settings → Security' }));
+    await textIn(page, '#sd-messages', 'Ann Agent');
+    assert.equal(await page.locator('#sd-typing').isVisible(), false, 'typing ends with the message');
+
+    // And back: the visitor's follow-up reaches the agent live.
+    await page.fill('#sd-input', 'Thanks, that worked!');
+    await page.press('#sd-input', 'Enter');
+    await visible(agent.locator('#messages .msg-visitor', { hasText: 'Thanks, that worked!' }));
+
+    // The agent turns the chat into a ticket; the visitor sees a note.
+    await agent.click('#make-ticket');
+    await visible(agent.locator('#ticket-dialog'));
+    const subject = await agent.inputValue('#ticket-subject');
+    assert.match(subject, /Vera Visitor/);
+    await agent.click('#ticket-submit');
+    await visible(agent.locator('#thread-ticket', { hasText: 'TKT-' }));
+    await visible(page.locator('.sd-msg-system', { hasText: /Ticket TKT-\d+ was created/ }));
+    const tickets = await api('GET', '/tickets?limit=5');
+    const ticket = tickets.data.find((t) => t.subject === subject);
+    assert.ok(ticket, `the ticket exists: ${JSON.stringify(tickets.data)}`);
+    assert.match(ticket.description, /Thanks, that worked!/);
+
+    await shot(agent, 'agent-1-conversation');
+    await shot(page, 'visitor-2-chat');
+    await assertNoApiKey(visitor);
+  } finally {
+    await visitor.context.close();
+    await ann.page.close({ runBeforeUnload: true });
+    await ann.context.close();
+  }
+});
+
+test('the widget survives a dropped connection without losing a message (since)', async () => {
+  let offline = false;
+  const routes = [];
+  const visitor = await openVisitor(`widgetKey=${WIDGET_KEY}`, {
+    routeSockets: (ws) => {
+      if (offline) {
+        ws.close({ code: 1006 });
+        return;
+      }
+      const server = ws.connectToServer();
+      routes.push({ ws, server });
+    },
+  });
+  const { page } = visitor;
+  try {
+    await startChat(page, { question: 'Is my invoice paid?', name: 'Otto Offline' });
+    const { sessionId } = await conversation(page);
+    const rex = await agentUser('Rex Reply', 'rex@northwind.test');
+    await api('POST', `/chat/sessions/${sessionId}/messages`, {
+      body: 'Let me check that for you.',
+      senderType: 'agent',
+      senderId: rex.id,
+    });
+    await visible(page.locator('.sd-msg-agent', { hasText: 'Let me check that for you.' }));
+
+    // The connection drops; the agent keeps writing; the visitor too.
+    offline = true;
+    for (const { ws, server } of routes.splice(0)) {
+      await server.close().catch(() => {});
+      await ws.close({ code: 1006 }).catch(() => {});
+    }
+    await textIn(page, '#sd-conn', 'Reconnecting');
+    for (const body of ['It was paid on the 3rd.', 'A receipt is on its way.']) {
+      await api('POST', `/chat/sessions/${sessionId}/messages`, { body, senderType: 'agent', senderId: rex.id });
+    }
+    await page.fill('#sd-input', 'Great, thank you!');
+    await page.press('#sd-input', 'Enter');
+    await visible(page.locator('.sd-msg-visitor.is-pending', { hasText: 'Great, thank you!' }));
+    await shot(page, 'visitor-3-reconnecting');
+
+    // Back online: the missed messages are replayed, the queued one is sent.
+    offline = false;
+    await visible(page.locator('.sd-msg-agent', { hasText: 'A receipt is on its way.' }));
+    await visible(page.locator('.sd-msg-agent', { hasText: 'It was paid on the 3rd.' }));
+    await visible(page.locator('.sd-msg-visitor:not(.is-pending)', { hasText: 'Great, thank you!' }));
+    await textGone(page, '#sd-conn', 'Reconnecting');
+    assert.equal(await page.locator('.sd-msg-agent', { hasText: 'Let me check that for you.' }).count(), 1, 'no duplicates');
+    const bodies = await page.locator('#sd-messages .sd-bubble').allTextContents();
+    assert.deepEqual(bodies, [
+      'Is my invoice paid?',
+      'Let me check that for you.',
+      'It was paid on the 3rd.',
+      'A receipt is on its way.',
+      'Great, thank you!',
+    ]);
+    const stored = await api('GET', `/chat/sessions/${sessionId}`);
+    assert.deepEqual(
+      stored.messages.map((m) => m.body),
+      bodies,
+      'the widget shows exactly what the store holds',
+    );
+
+    // A reload rebuilds the conversation from the store; with the panel
+    // closed, a new reply shows as unread on the launcher.
+    await page.reload();
+    await page.waitForFunction(() => document.querySelector('#sd-conn')?.dataset.status === 'open', null, {
+      timeout: WAIT,
+    });
+    await api('POST', `/chat/sessions/${sessionId}/messages`, {
+      body: 'Have a nice day!',
+      senderType: 'agent',
+      senderId: rex.id,
+    });
+    await textIn(page, '#sd-unread', '1');
+    await textIn(page, '#sd-launcher-label', '1 unread');
+    await page.click('#sd-launcher');
+    await visible(page.locator('.sd-msg-agent', { hasText: 'Have a nice day!' }));
+    assert.equal(await page.isVisible('#sd-unread'), false);
+    assert.deepEqual(await page.locator('#sd-messages .sd-bubble').allTextContents(), [...bodies, 'Have a nice day!']);
+    await assertNoApiKey(visitor);
+  } finally {
+    await visitor.context.close();
+  }
+});
+
+test('agent presence appears and disappears in the widget; private agents never show', async () => {
+  const visitor = await openVisitor(`widgetKey=${WIDGET_KEY}&poll=2`);
+  const { page } = visitor;
+  let pat;
+  let bea;
+  try {
+    await page.click('#sd-launcher');
+    await page.waitForFunction(() => document.querySelector('#sd-presence')?.dataset.online !== undefined, null, {
+      timeout: WAIT,
+    });
+    await textGone(page, '#sd-presence-text', 'Bea Backup');
+
+    pat = await signInAgent({ name: 'Pat Private', email: 'pat@northwind.test', visibility: 'PRIVATE' });
+    bea = await signInAgent({ name: 'Bea Backup', email: 'bea@northwind.test', width: 1280, height: 800 });
+
+    // Bea appears in the widget; Pat (private) never does.
+    await textIn(page, '#sd-presence-text', 'Bea Backup is online');
+    assert.equal(await page.getAttribute('#sd-presence', 'data-online'), 'true');
+    assert.ok(!(await page.textContent('#sd-widget')).includes('Pat'), 'a private agent is never shown');
+
+    // Agents see each other live, the private one marked as hidden.
+    await visible(pat.page.locator('#team .team-member', { hasText: 'Bea Backup' }));
+    await visible(bea.page.locator('#team .team-member', { hasText: 'Pat Private' }));
+    await visible(bea.page.locator('#team .team-member', { hasText: 'Hidden' }));
+    await shot(page, 'visitor-4-agent-online');
+    await shot(pat.page, 'agent-2-team-presence');
+
+    // Bea closes her console: offline at once (DELETE on leaving), in the
+    // widget and in Pat's console.
+    await bea.page.close({ runBeforeUnload: true });
+    await textGone(page, '#sd-presence-text', 'Bea Backup');
+    await textIn(page, '#sd-presence-text', 'away');
+    assert.equal(await page.getAttribute('#sd-presence', 'data-online'), 'false');
+    await pat.page.waitForFunction(
+      () => ![...document.querySelectorAll('#team .team-member')].some((m) => m.textContent.includes('Bea Backup')),
+      null,
+      { timeout: WAIT },
+    );
+    const online = await api('GET', '/chat/agent-presence');
+    assert.deepEqual(
+      online.data.map((a) => a.name).sort(),
+      ['Pat Private'],
+      'only Pat is online after Bea left',
+    );
+    await shot(page, 'visitor-5-agents-away');
+    await assertNoApiKey(visitor);
+  } finally {
+    await visitor.context.close();
+    await bea?.context.close();
+    await pat?.page.close({ runBeforeUnload: true });
+    await pat?.context.close();
+  }
+});
+
+/** The link of the newest email to `to` (quoted-printable decoded). */
+async function emailedLink(to) {
+  const deadline = Date.now() + WAIT;
+  while (Date.now() < deadline) {
+    const files = (await fs.readdir(MAIL_DIR).catch(() => [])).filter((f) => f.endsWith('.eml'));
+    for (const file of files.sort().reverse()) {
+      const raw = await fs.readFile(path.join(MAIL_DIR, file), 'utf8');
+      if (!raw.includes(to)) continue;
+      const decoded = raw
+        .replace(/=\r?\n/g, '')
+        .replace(/=([0-9A-F]{2})/g, (_, hex) => String.fromCharCode(parseInt(hex, 16)));
+      const link = decoded.match(/https?:\/\/\S+\/demo\/visitor\.html#session=[0-9a-f-]+&token=[A-Za-z0-9_-]+/);
+      if (link) return link[0];
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`no email with a chat link to ${to} in ${MAIL_DIR}`);
+}
+
+test('a visitor continues the chat from the link in the agent-message email, on another device', async () => {
+  // A chat started with an email address, answered by an agent.
+  const started = await fetch(`${BASE}/widget/v1/sessions`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ widgetKey: WIDGET_KEY, visitorName: 'Mia Mobile', visitorEmail: 'mia@example.com' }),
+  }).then((r) => r.json());
+  const sam = await agentUser('Sam Support', 'sam@northwind.test');
+  await api('POST', `/chat/sessions/${started.id}/messages`, {
+    body: 'Your refund was approved. Anything else?',
+    senderType: 'agent',
+    senderId: sam.id,
+  });
+  const link = await emailedLink('mia@example.com');
+  assert.ok(link.startsWith(`${BASE}/demo/visitor.html#session=${started.id}&token=`), link);
+
+  // A phone with nothing stored opens the link: the widget opens with the
+  // conversation, and the token leaves the address bar.
+  const visitor = await openVisitor(link, { width: 390, height: 844 });
+  const { page } = visitor;
+  try {
+    await visible(page.locator('.sd-msg-agent', { hasText: 'Your refund was approved.' }));
+    await textIn(page, '#sd-messages', 'Sam Support');
+    assert.ok(!page.url().includes('token='), `the token left the address bar: ${page.url()}`);
+    await page.fill('#sd-input', 'No, that is all. Thanks!');
+    await page.press('#sd-input', 'Enter');
+    await visible(page.locator('.sd-msg-visitor:not(.is-pending)', { hasText: 'No, that is all.' }));
+    const stored = await api('GET', `/chat/sessions/${started.id}`);
+    assert.equal(stored.messages.at(-1).body, 'No, that is all. Thanks!');
+    assert.equal(stored.messages.at(-1).senderType, 'visitor');
+    await shot(page, 'visitor-6-mobile-from-email');
+    await assertNoApiKey(visitor);
+  } finally {
+    await visitor.context.close();
+  }
+});
+
+test('the widget works with the keyboard alone', async () => {
+  const visitor = await openVisitor(`widgetKey=${WIDGET_KEY}`);
+  const { page } = visitor;
+  const focused = () => page.evaluate(() => document.activeElement?.id ?? '');
+  try {
+    // The first Tab reaches the skip link, which leads to the launcher.
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    assert.equal(await focused(), 'sd-launcher');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.getAttribute('#sd-launcher', 'aria-expanded'), 'true');
+    assert.equal(await focused(), 'sd-question', 'focus moves into the panel');
+    await page.keyboard.type('Where can I download my invoices?');
+    await page.keyboard.press('Tab');
+    assert.equal(await focused(), 'sd-name');
+    await page.keyboard.type('Kim Keys');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    assert.equal(await focused(), 'sd-start');
+    await page.keyboard.press('Enter');
+    await visible(page.locator('.sd-msg-visitor:not(.is-pending)', { hasText: 'download my invoices' }));
+    assert.equal(await focused(), 'sd-input', 'the composer takes the focus');
+    await page.keyboard.type('Thanks in advance');
+    await page.keyboard.press('Enter');
+    await visible(page.locator('.sd-msg-visitor:not(.is-pending)', { hasText: 'Thanks in advance' }));
+    // Escape closes the panel and gives the focus back to the launcher.
+    await page.keyboard.press('Escape');
+    assert.equal(await page.isVisible('#sd-panel'), false);
+    assert.equal(await focused(), 'sd-launcher');
+    assert.match(page.url(), /#widgetKey=/, 'the address still names the widget key');
+    await assertNoApiKey(visitor);
+  } finally {
+    await visitor.context.close();
+  }
+});
+
+test('the landing page links both views, and the console refuses LIVE keys', async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  const page = await context.newPage();
+  try {
+    await page.goto(`${BASE}/demo/`);
+    await visible(page.locator('a[href="agent.html"]'));
+    await page.fill('#widget-key', WIDGET_KEY);
+    await page.click('#widget-form button[type="submit"]');
+    await page.waitForURL(/visitor\.html#widgetKey=/, { timeout: WAIT });
+    await page.goto(`${BASE}/demo/`);
+    await shot(page, 'landing');
+
+    await page.goto(`${BASE}/demo/agent.html`);
+    await page.fill('#api-key', `svc_live_${'x'.repeat(38)}`);
+    await page.click('#key-submit');
+    await textIn(page, '#key-error', 'TEST keys only');
+    await page.fill('#api-key', `svc_test_${'x'.repeat(38)}`);
+    await page.click('#key-submit');
+    await textIn(page, '#key-error', 'refused');
+    await shot(page, 'agent-0-sign-in');
+  } finally {
+    await context.close();
+  }
+});

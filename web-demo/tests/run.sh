@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Browser tests of the web demo: builds the service (debug), starts it on a
+# free port with SQLite in a temp dir, creates a company, an entity and a
+# TEST key with the CLI (--json), then runs demo.test.js (node's test runner
+# driving Debian's headless Chromium through playwright-core; no browser is
+# downloaded). Screenshots land in web-demo/tests/screenshots/.
+#
+#   bash web-demo/tests/run.sh
+#
+# Needs: cargo, node >= 18 with npm, /usr/bin/chromium (or CHROMIUM=...).
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/supportdesk-target}"
+export CHROMIUM="${CHROMIUM:-/usr/bin/chromium}"
+
+if [ ! -x "$CHROMIUM" ]; then
+  echo "browser tests: no Chromium at $CHROMIUM (apt-get install chromium)" >&2
+  exit 1
+fi
+
+echo "browser tests: building the service"
+(cd "$ROOT" && cargo build --quiet --bin supportdesk)
+BIN="$CARGO_TARGET_DIR/debug/supportdesk"
+
+cd "$HERE"
+if [ ! -d node_modules/playwright-core ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "browser tests: npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+
+WORK="$(mktemp -d)"
+SERVER_PID=""
+cleanup() {
+  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+  fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# The service under test: its own SQLite file and data dir, in-process
+# realtime (no Redis), nothing from the caller's environment.
+unset REDIS_URL SMTP_URL DATABASE_URL
+export SUPPORTDESK_DATA_DIR="$WORK/data"
+export DATABASE_URL="sqlite://$WORK/demo.db?mode=rwc"
+mkdir -p "$SUPPORTDESK_DATA_DIR"
+
+json_field() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const v=JSON.parse(s)[process.argv[1]];if(v===undefined)process.exit(1);console.log(v)})' "$1"; }
+
+COMPANY_JSON="$("$BIN" companies create --name "Northwind Cloud" --json)"
+COMPANY_ID="$(printf '%s' "$COMPANY_JSON" | json_field id)"
+ENTITY_JSON="$("$BIN" entities create --company "$COMPANY_ID" --name "Northwind Support" --json)"
+export SD_ENTITY_ID="$(printf '%s' "$ENTITY_JSON" | json_field id)"
+export SD_WIDGET_KEY="$(printf '%s' "$ENTITY_JSON" | json_field widgetKeyTest)"
+KEY_JSON="$("$BIN" keys create --company "$COMPANY_ID" --type test --scopes all --name "Browser tests" --json)"
+export SD_API_KEY="$(printf '%s' "$KEY_JSON" | json_field key)"
+
+PORT="$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
+export SD_BASE_URL="http://127.0.0.1:$PORT"
+export SD_MAIL_DIR="$SUPPORTDESK_DATA_DIR/mail"
+export SD_SCREENSHOTS="$HERE/screenshots"
+mkdir -p "$SD_SCREENSHOTS"
+
+SUPPORTDESK_BIND="127.0.0.1:$PORT" RUST_LOG="${RUST_LOG:-warn}" "$BIN" serve >"$WORK/server.log" 2>&1 &
+SERVER_PID=$!
+for _ in $(seq 1 100); do
+  if node -e 'fetch(process.argv[1]).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))' "$SD_BASE_URL/healthz"; then
+    break
+  fi
+  if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+    echo "browser tests: the service did not start" >&2
+    cat "$WORK/server.log" >&2
+    exit 1
+  fi
+  sleep 0.2
+done
+
+echo "browser tests: service on $SD_BASE_URL, $("$CHROMIUM" --version 2>/dev/null | head -n1)"
+echo "browser tests: screenshots go to $SD_SCREENSHOTS"
+status=0
+node --test --test-timeout=300000 demo.test.js || status=$?
+if [ "$status" -ne 0 ]; then
+  echo "browser tests: failed; the end of the service log follows" >&2
+  tail -n 80 "$WORK/server.log" >&2
+fi
+exit "$status"
