@@ -14,6 +14,7 @@ use uuid::Uuid;
 
 use crate::app::AppState;
 use crate::keys::store::KeyForAuth;
+use std::sync::Arc;
 
 /// How long a cached key may be used without a database read.
 pub const KEY_CACHE_TTL: Duration = Duration::from_secs(10);
@@ -57,7 +58,9 @@ impl Invalidation {
 }
 
 struct Cached {
-    record: KeyForAuth,
+    /// Shared so a cache hit (every authenticated request) costs one atomic
+    /// increment rather than a copy of the record's strings.
+    record: Arc<KeyForAuth>,
     fetched: Instant,
 }
 
@@ -76,10 +79,10 @@ impl KeyCache {
     }
 
     /// The cached record of `hash` if it is fresh enough.
-    pub fn get(&self, hash: &str) -> Option<KeyForAuth> {
+    pub fn get(&self, hash: &str) -> Option<Arc<KeyForAuth>> {
         let entry = self.entries.get(hash)?;
         if entry.fetched.elapsed() < KEY_CACHE_TTL {
-            return Some(entry.record.clone());
+            return Some(Arc::clone(&entry.record));
         }
         drop(entry);
         self.entries
@@ -94,7 +97,7 @@ impl KeyCache {
 
     /// Stores a record read from the database, unless an invalidation has
     /// happened since `generation` was taken.
-    pub fn insert(&self, hash: &str, record: KeyForAuth, generation: u64) {
+    pub fn insert(&self, hash: &str, record: Arc<KeyForAuth>, generation: u64) {
         if self.entries.len() > SWEEP_ABOVE {
             self.entries
                 .retain(|_, cached| cached.fetched.elapsed() < KEY_CACHE_TTL);
@@ -174,8 +177,8 @@ mod tests {
     use super::*;
     use crate::time::Timestamp;
 
-    fn record(id: Uuid, company_id: Uuid) -> KeyForAuth {
-        KeyForAuth {
+    fn record(id: Uuid, company_id: Uuid) -> Arc<KeyForAuth> {
+        Arc::new(KeyForAuth {
             id,
             company_id,
             mode: "test".into(),
@@ -185,7 +188,7 @@ mod tests {
             is_active: true,
             last_used_at: Some(Timestamp::now()),
             company_status: "active".into(),
-        }
+        })
     }
 
     #[test]

@@ -180,8 +180,9 @@ pub async fn principal_for(
             let record = key_store::find_for_auth(&state.db, &hash)
                 .await
                 .map_err(ApiError::from)?
+                .map(std::sync::Arc::new)
                 .ok_or_else(|| unauthorized("invalid_api_key", "Invalid API key"))?;
-            cache.insert(&hash, record.clone(), generation);
+            cache.insert(&hash, std::sync::Arc::clone(&record), generation);
             record
         }
     };
