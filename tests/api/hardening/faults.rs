@@ -371,8 +371,7 @@ async fn sigkill_during_delivery_loses_no_webhook_or_email() {
 
     // The receiver answers after 800 ms, so deliveries are in flight (claimed,
     // leased, waiting for the answer) when the service is killed.
-    let receiver_port = free_port();
-    let receiver = slow_receiver_on(receiver_port, Duration::from_millis(800)).await;
+    let (receiver, receiver_port) = slow_receiver(Duration::from_millis(800)).await;
     let port = free_port();
     let log = dir.path().join("service.log");
     let service = ServiceProcess::serve(&env, port, &log).await;
@@ -493,13 +492,15 @@ async fn sigkill_during_delivery_loses_no_webhook_or_email() {
     service.kill().await;
 }
 
-/// A receiver that answers 200 after `delay`, on a given port: the
-/// recording receiver behind a small delaying TCP proxy.
-async fn slow_receiver_on(port: u16, delay: Duration) -> Receiver {
+/// A receiver that answers 200 after `delay`: the recording receiver behind
+/// a small delaying TCP proxy, and the proxy's port. The proxy binds port 0
+/// itself (a port chosen earlier could be taken by a parallel test).
+async fn slow_receiver(delay: Duration) -> (Receiver, u16) {
     let receiver = Receiver::always(200).await;
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
         .await
-        .expect("bind the receiver port");
+        .expect("bind the receiver proxy");
+    let port = listener.local_addr().expect("proxy address").port();
     let upstream = receiver.port;
     tokio::spawn(async move {
         while let Ok((mut inbound, _)) = listener.accept().await {
@@ -511,7 +512,7 @@ async fn slow_receiver_on(port: u16, delay: Duration) -> Receiver {
             });
         }
     });
-    receiver
+    (receiver, port)
 }
 
 /// A receiver that is down, one that hangs, one that answers garbage: each
