@@ -18,60 +18,15 @@ use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 
-use crate::auth::routes::{ApiRouter, RouteSpec};
 use crate::bootstrap::{self, DemoCreated};
 use crate::config::Config;
 use crate::db::Db;
 use crate::error::ApiError;
+use crate::router::{ApiRouter, RouteSpec};
+use crate::state::{AppState, SharedState};
 
 /// Request bodies above this are refused with 413.
 pub const BODY_LIMIT: usize = 1024 * 1024;
-
-/// Everything a handler or worker needs. One `Arc`: axum clones the state
-/// several times per request (each middleware's service and state, the
-/// `State` extractor), and with the fields behind one pointer each clone and
-/// drop is one atomic operation instead of one per field (bench/RESULTS.md,
-/// scenario 3). Fields are reached through `Deref` (`state.db`).
-#[derive(Clone)]
-pub struct AppState(Arc<SharedState>);
-
-impl std::ops::Deref for AppState {
-    type Target = SharedState;
-
-    fn deref(&self) -> &SharedState {
-        &self.0
-    }
-}
-
-impl AppState {
-    pub fn new(shared: SharedState) -> Self {
-        AppState(Arc::new(shared))
-    }
-
-    /// A copy with some fields replaced (e.g. a test that runs a worker
-    /// with other settings).
-    pub fn modified(&self, change: impl FnOnce(&mut SharedState)) -> AppState {
-        let mut shared = (*self.0).clone();
-        change(&mut shared);
-        AppState::new(shared)
-    }
-}
-
-/// The fields of [`AppState`].
-#[derive(Clone)]
-pub struct SharedState {
-    pub config: Arc<Config>,
-    pub db: Db,
-    /// Shared Redis connection (reconnects by itself); None in embedded mode.
-    pub redis: Option<redis::aio::ConnectionManager>,
-    pub access: Arc<crate::auth::middleware::Access>,
-    pub realtime: Arc<crate::realtime::Realtime>,
-    pub outbound: Arc<crate::outbox::Outbound>,
-    /// The base URL used in links (emails, printed demo URL).
-    pub public_url: Arc<str>,
-    /// Flips to true when the service is shutting down.
-    pub shutdown: watch::Receiver<bool>,
-}
 
 /// Every `/api/v1` route with its scope, from the area routers.
 pub fn api_routes() -> ApiRouter {

@@ -125,7 +125,7 @@ enum KeyAction {
         #[arg(long, default_value_t = keys::store::DEFAULT_RATE_LIMIT)]
         rate_limit: i64,
         /// Lifetime such as `30d`, `12h`, `15m`, `45s`.
-        #[arg(long, value_parser = parse_duration)]
+        #[arg(long, value_parser = crate::time::parse_duration)]
         expires_in: Option<Duration>,
         #[arg(long, default_value = "CLI key")]
         name: String,
@@ -141,28 +141,6 @@ enum KeyAction {
     Revoke {
         id: Uuid,
     },
-}
-
-/// Parses `30d`, `12h`, `15m`, `45s`.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let split = text.len().saturating_sub(1);
-    let (number, unit) = text.split_at(split);
-    let n: u64 = number
-        .parse()
-        .map_err(|_| format!("invalid duration {text:?}: use e.g. 30d, 12h, 15m, 45s"))?;
-    let seconds = match unit {
-        "s" => n,
-        "m" => n * 60,
-        "h" => n * 3600,
-        "d" => n * 86_400,
-        _ => {
-            return Err(format!(
-                "invalid duration unit in {text:?}: use s, m, h or d"
-            ));
-        }
-    };
-    Ok(Duration::from_secs(seconds))
 }
 
 fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {

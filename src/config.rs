@@ -1,5 +1,5 @@
 //! Configuration from environment variables, each also a `serve` flag.
-//! Timings that tests shorten are settings whose defaults are SPEC.md's.
+//! Timings that tests shorten are settings whose defaults are the documented values (docs/operations.md).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -14,7 +14,7 @@ pub struct ServeArgs {
     /// Redis for presence, fan-out and rate limits across nodes; in-process without it.
     #[arg(long, env = "REDIS_URL")]
     pub redis_url: Option<String>,
-    #[arg(long, env = "SUPPORTDESK_BIND", default_value = "127.0.0.1:8080")]
+    #[arg(long, env = "SUPPORTDESK_BIND", default_value = defaults::BIND)]
     pub bind: String,
     /// Base URL used in links sent by email; default from the bind address.
     #[arg(long, env = "SUPPORTDESK_PUBLIC_URL")]
@@ -25,10 +25,10 @@ pub struct ServeArgs {
     #[arg(
         long,
         env = "SMTP_FROM",
-        default_value = "Support Desk <support@localhost>"
+        default_value = defaults::SMTP_FROM
     )]
     pub smtp_from: String,
-    #[arg(long, env = "SUPPORTDESK_DATA_DIR", default_value = "data")]
+    #[arg(long, env = "SUPPORTDESK_DATA_DIR", default_value = defaults::DATA_DIR)]
     pub data_dir: PathBuf,
     /// Allow webhook URLs on private and loopback addresses (development, tests).
     #[arg(
@@ -37,36 +37,48 @@ pub struct ServeArgs {
         default_value_t = false
     )]
     pub webhook_allow_private: bool,
-    #[arg(long, env = "SUPPORTDESK_PRESENCE_TTL_SECS", default_value_t = 30)]
+    #[arg(long, env = "SUPPORTDESK_PRESENCE_TTL_SECS", default_value_t = defaults::PRESENCE_TTL_SECS)]
     pub presence_ttl_secs: u64,
     /// Delays before webhook attempts 2, 3, … in seconds.
     #[arg(
         long,
         env = "SUPPORTDESK_WEBHOOK_RETRY_DELAYS",
-        default_value = "60,300,1800,7200"
+        default_value = defaults::WEBHOOK_RETRY_DELAYS
     )]
     pub webhook_retry_delays: String,
-    #[arg(long, env = "SUPPORTDESK_WEBHOOK_TIMEOUT_SECS", default_value_t = 10)]
+    #[arg(long, env = "SUPPORTDESK_WEBHOOK_TIMEOUT_SECS", default_value_t = defaults::WEBHOOK_TIMEOUT_SECS)]
     pub webhook_timeout_secs: u64,
-    #[arg(long, env = "SUPPORTDESK_RATE_WINDOW_SECS", default_value_t = 3600)]
+    #[arg(long, env = "SUPPORTDESK_RATE_WINDOW_SECS", default_value_t = defaults::RATE_WINDOW_SECS)]
     pub rate_window_secs: u64,
-    #[arg(long, env = "SUPPORTDESK_RULES_INTERVAL_SECS", default_value_t = 30)]
+    #[arg(long, env = "SUPPORTDESK_RULES_INTERVAL_SECS", default_value_t = defaults::RULES_INTERVAL_SECS)]
     pub rules_interval_secs: u64,
     /// Prefix of every Redis key and channel (lets nodes of two deployments,
     /// or two tests, share one Redis).
-    #[arg(long, env = "SUPPORTDESK_REDIS_PREFIX", default_value = "sd:")]
+    #[arg(long, env = "SUPPORTDESK_REDIS_PREFIX", default_value = defaults::REDIS_PREFIX)]
     pub redis_prefix: String,
     /// Seconds a client may take to send a request's headers.
     #[arg(
         long,
         env = "SUPPORTDESK_HEADER_READ_TIMEOUT_SECS",
-        default_value_t = 10
+        default_value_t = defaults::HEADER_READ_TIMEOUT_SECS
     )]
     pub header_read_timeout_secs: u64,
 }
 
-/// Default time allowed for a request's headers to arrive.
-pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// Every default, written once: the flags show them and `Config::new`
+/// (tests, embedding programs) starts from them.
+pub mod defaults {
+    pub const BIND: &str = "127.0.0.1:8080";
+    pub const SMTP_FROM: &str = "Support Desk <support@localhost>";
+    pub const DATA_DIR: &str = "data";
+    pub const PRESENCE_TTL_SECS: u64 = 30;
+    pub const WEBHOOK_RETRY_DELAYS: &str = "60,300,1800,7200";
+    pub const WEBHOOK_TIMEOUT_SECS: u64 = 10;
+    pub const RATE_WINDOW_SECS: u64 = 3600;
+    pub const RULES_INTERVAL_SECS: u64 = 30;
+    pub const REDIS_PREFIX: &str = "sd:";
+    pub const HEADER_READ_TIMEOUT_SECS: u64 = 10;
+}
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -123,26 +135,29 @@ impl Config {
         })
     }
 
-    /// Defaults for `database_url`, as a test or embedding program wants them.
+    /// The defaults for `database_url`, as a test or embedding program
+    /// wants them: bound to a free port, no demo bootstrap.
     pub fn new(database_url: impl Into<String>, data_dir: PathBuf) -> Self {
+        let secs = Duration::from_secs;
         Config {
             database_url: database_url.into(),
             redis_url: None,
-            redis_prefix: "sd:".into(),
+            redis_prefix: defaults::REDIS_PREFIX.into(),
             bind: "127.0.0.1:0".into(),
             public_url: None,
             smtp_url: None,
-            smtp_from: "Support Desk <support@localhost>".into(),
+            smtp_from: defaults::SMTP_FROM.into(),
             data_dir,
             webhook_allow_private: false,
-            presence_ttl: Duration::from_secs(30),
-            webhook_retry_delays: [60, 300, 1800, 7200].map(Duration::from_secs).to_vec(),
-            webhook_timeout: Duration::from_secs(10),
-            rate_window: Duration::from_secs(3600),
-            rules_interval: Duration::from_secs(30),
+            presence_ttl: secs(defaults::PRESENCE_TTL_SECS),
+            webhook_retry_delays: parse_delays(defaults::WEBHOOK_RETRY_DELAYS)
+                .expect("the default retry delays parse (unit test)"),
+            webhook_timeout: secs(defaults::WEBHOOK_TIMEOUT_SECS),
+            rate_window: secs(defaults::RATE_WINDOW_SECS),
+            rules_interval: secs(defaults::RULES_INTERVAL_SECS),
             bootstrap_demo: false,
             run_workers: true,
-            header_read_timeout: HEADER_READ_TIMEOUT,
+            header_read_timeout: secs(defaults::HEADER_READ_TIMEOUT_SECS),
         }
     }
 
@@ -180,4 +195,15 @@ pub fn parse_delays(text: &str) -> anyhow::Result<Vec<Duration>> {
                 .ok_or_else(|| anyhow::anyhow!("invalid delay {s:?} in webhook retry delays"))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_retry_delays_parse() {
+        let delays = parse_delays(defaults::WEBHOOK_RETRY_DELAYS).expect("parses");
+        assert_eq!(delays, [60, 300, 1800, 7200].map(Duration::from_secs));
+    }
 }

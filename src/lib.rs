@@ -22,7 +22,9 @@ pub mod outbox;
 pub mod ratelimit;
 pub mod realtime;
 pub mod reports;
+pub mod router;
 pub mod settings;
+pub mod state;
 pub mod telemetry;
 pub mod tickets;
 pub mod time;
@@ -31,5 +33,6 @@ pub mod validate;
 pub mod webhooks;
 pub mod widget;
 
-pub use app::{App, AppState};
+pub use app::App;
 pub use config::Config;
+pub use state::AppState;

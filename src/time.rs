@@ -54,6 +54,29 @@ pub fn new_id() -> uuid::Uuid {
     uuid::Uuid::now_v7()
 }
 
+/// Parses a duration written `30d`, `12h`, `15m` or `45s` (CLI flags and
+/// the keys API's `expiresIn`).
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let text = text.trim();
+    let split = text.len().saturating_sub(1);
+    let (number, unit) = text.split_at(split);
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("invalid duration {text:?}: use e.g. 30d, 12h, 15m, 45s"))?;
+    let seconds = match unit {
+        "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        "d" => n * 86_400,
+        _ => {
+            return Err(format!(
+                "invalid duration unit in {text:?}: use s, m, h or d"
+            ));
+        }
+    };
+    Ok(std::time::Duration::from_secs(seconds))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,4 +1,4 @@
-//! Input rules shared by every area (DESIGN.md section 4): trimmed strings
+//! Input rules shared by every area (docs/api.md, "Errors"): trimmed strings
 //! with length limits, exact enum values, emails, pagination. A `Validator`
 //! collects every problem so one 400 lists them all in `details`.
 
@@ -187,7 +187,7 @@ impl Page {
     }
 }
 
-/// The list envelope of SPEC.md: `{data, total, limit, offset}`.
+/// The list envelope of every paged endpoint: `{data, total, limit, offset}`.
 #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
 pub struct Paged<T> {
     pub data: Vec<T>,

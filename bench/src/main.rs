@@ -100,7 +100,7 @@ struct AllArgs {
     sockets: usize,
     #[arg(long, default_value_t = 1_000)]
     idle_sockets: usize,
-    /// SUPPORTDESK_PRESENCE_TTL_SECS for scenario 7 (SPEC.md: 30).
+    /// SUPPORTDESK_PRESENCE_TTL_SECS for scenario 7 (default 30).
     #[arg(long, default_value_t = 30)]
     presence_ttl: u64,
     #[arg(long, default_value_t = 15)]

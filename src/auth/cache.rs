@@ -12,8 +12,8 @@ use dashmap::DashMap;
 use tokio::sync::broadcast::error::RecvError;
 use uuid::Uuid;
 
-use crate::app::AppState;
 use crate::keys::store::KeyForAuth;
+use crate::state::AppState;
 use std::sync::Arc;
 
 /// How long a cached key may be used without a database read.

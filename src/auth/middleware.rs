@@ -1,4 +1,4 @@
-//! Authentication of every `/api/v1` request, in DESIGN.md's order:
+//! Authentication of every `/api/v1` request, in the documented order (docs/api.md, "Authentication"):
 //! 401 (missing, invalid, expired, inactive key) → 403 (suspended company)
 //! → 429 (rate limit) → routing (404/405) → scope (403, at the route).
 //! Every response after the rate-limit check carries the rate-limit headers.
@@ -15,12 +15,12 @@ use uuid::Uuid;
 
 use super::cache::KeyCache;
 use super::{Mode, Principal, ScopeSet, Tenant, key};
-use crate::app::AppState;
 use crate::config::Config;
 use crate::db::Db;
 use crate::error::ApiError;
 use crate::keys::store::{self as key_store, KeyForAuth};
 use crate::ratelimit::{self, Decision, Limiter, RateLimiter, RedisLimiter};
+use crate::state::AppState;
 use crate::time::Timestamp;
 
 /// `lastUsedAt` is written at most this often per key.
@@ -189,7 +189,7 @@ pub async fn principal_for(
     check_record(&record)
 }
 
-/// The outcome table of SPEC.md for a key that exists.
+/// What a key that exists is allowed to do, by its state.
 pub fn check_record(record: &KeyForAuth) -> Result<Principal, ApiError> {
     if record
         .expires_at

@@ -4,7 +4,6 @@
 pub mod cache;
 pub mod key;
 pub mod middleware;
-pub mod routes;
 pub mod scope;
 
 use serde::{Deserialize, Serialize};

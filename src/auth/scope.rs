@@ -1,4 +1,4 @@
-//! Permission scopes (SPEC.md "Permission scopes") as a compact bit set.
+//! Permission scopes (docs/api.md, "Authentication") as a compact bit set.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 

@@ -8,7 +8,7 @@ use crate::time::Timestamp;
 
 pub const STATUSES: &[&str] = &["ACTIVE", "CLOSED"];
 pub const SENDER_TYPES: &[&str] = &["visitor", "agent", "system"];
-/// Longest message body, in characters (DESIGN.md section 4).
+/// Longest message body, in characters (docs/api.md, "Chat").
 pub const BODY_MAX: usize = 10_000;
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
@@ -69,7 +69,7 @@ pub struct NewMessage {
     pub sender_name: Option<String>,
 }
 
-/// The email of SPEC.md: an agent replied; the message and a link that
+/// The visitor's email when an agent replied; the message and a link that
 /// continues the chat in the widget.
 pub fn agent_reply_email(session: &Session, message: &Message, link: &str) -> Option<Email> {
     let to = session.visitor_email.clone()?;

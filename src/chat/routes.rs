@@ -9,12 +9,12 @@ use serde::{Deserialize, Serialize};
 
 use super::model::{BODY_MAX, Message, NewSession, SENDER_TYPES, STATUSES, Session, SessionFilter};
 use super::{service, store};
-use crate::app::AppState;
-use crate::auth::routes::ApiRouter;
 use crate::auth::{Principal, Scope};
 use crate::error::ApiResult;
 use crate::extract::{Id, Json, Query};
 use crate::realtime::presence::{AgentPresence, VISIBILITIES};
+use crate::router::ApiRouter;
+use crate::state::AppState;
 use crate::time::Timestamp;
 use crate::users::store::ROLES;
 use crate::validate::{NAME_MAX, Page, PageQuery, Paged, Validator};

@@ -5,11 +5,11 @@ use uuid::Uuid;
 
 use super::model::{Message, NewMessage, NewSession, Session};
 use super::store::{self, SendError};
-use crate::app::AppState;
 use crate::auth::Tenant;
 use crate::error::{ApiError, ApiResult, StoreError};
 use crate::realtime::presence::AgentPresence;
 use crate::realtime::protocol::{self, Channel, HubChannel, Topic};
+use crate::state::AppState;
 use crate::time::Timestamp;
 use crate::users::store::{self as users, NewUser};
 

@@ -6,9 +6,9 @@ pub use store::Company;
 
 use uuid::Uuid;
 
-use crate::app::AppState;
 use crate::auth::cache::{self, Invalidation};
 use crate::error::StoreError;
+use crate::state::AppState;
 
 /// Suspends (or reactivates) a company and makes every node apply it to
 /// cached keys at once, not only after the key cache's 10 s.

@@ -9,8 +9,8 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use rust_embed::RustEmbed;
 
-use crate::app::AppState;
 use crate::error::ApiError;
+use crate::state::AppState;
 
 /// The demo's files. In debug builds rust-embed reads them from disk, so
 /// editing a page needs no rebuild; release builds carry them inside.

@@ -6,12 +6,12 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::store;
-use crate::app::AppState;
-use crate::auth::routes::ApiRouter;
 use crate::auth::{Principal, Scope};
 use crate::error::ApiResult;
 use crate::extract::{Id, Json};
 use crate::openapi::schema;
+use crate::router::ApiRouter;
+use crate::state::AppState;
 use crate::validate::{NAME_MAX, Patch, Validator};
 
 pub fn router() -> ApiRouter {

@@ -11,15 +11,15 @@ use super::model::{
     Article, ArticleChanges, ArticleFilter, ArticleSummary, Category, NewArticle, SearchHit, Status,
 };
 use super::{store, text};
-use crate::app::AppState;
-use crate::auth::routes::ApiRouter;
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult, StoreError};
 use crate::extract::{Id, Json, Query};
 use crate::openapi::schema;
+use crate::router::ApiRouter;
+use crate::state::AppState;
 use crate::validate::{NAME_MAX, Page, Paged, Patch, Validator};
 
-/// DESIGN.md section 4: article content ≤ 200 000 characters.
+/// Article content: at most 200 000 characters (docs/api.md, "Knowledge base").
 const CONTENT_MAX: usize = 200_000;
 const EXCERPT_MAX: usize = 500;
 const QUERY_MAX: usize = 500;

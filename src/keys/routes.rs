@@ -8,13 +8,13 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::store::{self, ApiKey, KeyChanges, NewKey};
-use crate::app::AppState;
 use crate::auth::cache::{self, Invalidation};
-use crate::auth::routes::ApiRouter;
 use crate::auth::{Mode, Principal, Scope, ScopeSet};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Id, Json, Query};
 use crate::openapi::schema;
+use crate::router::ApiRouter;
+use crate::state::AppState;
 use crate::time::Timestamp;
 use crate::validate::{NAME_MAX, Page, PageQuery, Paged, Validator};
 
@@ -303,7 +303,7 @@ fn expiry(
                 serde_json::Value::String(s)
                     if s.is_ascii() && (2..=12).contains(&s.trim().len()) =>
                 {
-                    crate::cli::parse_duration(s).ok().map(|d| d.as_secs())
+                    crate::time::parse_duration(s).ok().map(|d| d.as_secs())
                 }
                 _ => None,
             };

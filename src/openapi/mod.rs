@@ -36,8 +36,8 @@ use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityRequirement, Securi
 use utoipa::openapi::{ContentBuilder, ObjectBuilder, OpenApi as Document, RefOr, Type};
 use utoipa_swagger_ui::SwaggerUi;
 
-use crate::app::AppState;
-use crate::auth::routes::RouteSpec;
+use crate::router::RouteSpec;
+use crate::state::AppState;
 
 /// Where the API is mounted; operations' paths start with it.
 pub const API_PREFIX: &str = "/api/v1";

@@ -21,12 +21,12 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 use uuid::Uuid;
 
-use crate::app::AppState;
 use crate::auth::Tenant;
 use crate::config::Config;
 use crate::db::Tx;
 use crate::error::StoreError;
 use crate::mail::{self, Email, Mailer};
+use crate::state::AppState;
 use crate::time::Timestamp;
 use crate::webhooks::guard::GuardedResolver;
 use store::JobOutcome;

@@ -1,4 +1,4 @@
-//! Rate limits (DESIGN.md section 5): GCRA per API key, with the key's limit
+//! Rate limits (docs/api.md, "Rate limits"): GCRA per API key, with the key's limit
 //! per window as both rate and burst. Two limiters behind one interface: in
 //! process (`local`) and shared by all nodes through Redis (`redis`);
 //! `RateLimiter` uses Redis when configured and falls back to its local

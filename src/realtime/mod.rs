@@ -1,4 +1,4 @@
-//! Realtime, in three parts with narrow interfaces (STYLE.md, centrifuge):
+//! Realtime, in three parts with narrow interfaces (the split centrifuge uses):
 //!
 //! - [`hub`]: this node's sockets and their channel subscriptions;
 //! - [`bus`]: events between nodes (Redis pub/sub or in process);
@@ -28,11 +28,11 @@ use tokio::sync::OnceCell;
 use tokio::task::JoinHandle;
 use uuid::Uuid;
 
-use crate::app::AppState;
 use crate::auth::Tenant;
 use crate::config::Config;
 use crate::db::Db;
 use crate::error::StoreError;
+use crate::state::AppState;
 use crate::time::Timestamp;
 use bus::{Bus, BusMessage};
 use hub::{Frame, Hub};

@@ -6,11 +6,11 @@ use serde::Deserialize;
 
 use super::model::{DEFAULT_DAYS, MAX_DAYS, ReportQuery, TicketReport};
 use super::store;
-use crate::app::AppState;
-use crate::auth::routes::ApiRouter;
 use crate::auth::{Principal, Scope};
 use crate::error::ApiResult;
 use crate::extract::{Json, Query};
+use crate::router::ApiRouter;
+use crate::state::AppState;
 use crate::time::Timestamp;
 use crate::validate::Validator;
 

@@ -6,11 +6,11 @@ use serde::Deserialize;
 
 use super::store::{self, CompanySettings, SettingsUpdate};
 use super::{is_plausible_timezone, rules};
-use crate::app::AppState;
-use crate::auth::routes::ApiRouter;
 use crate::auth::{Principal, Scope};
 use crate::error::ApiResult;
 use crate::extract::Json;
+use crate::router::ApiRouter;
+use crate::state::AppState;
 use crate::validate::{NAME_MAX, Patch, Validator};
 
 /// Longest IANA name accepted.

@@ -8,11 +8,11 @@ use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::app::AppState;
-use crate::auth::routes::ApiRouter;
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::Json;
+use crate::router::ApiRouter;
+use crate::state::AppState;
 use crate::tickets::model::{PRIORITIES, REASON_MAX, STATUSES};
 use crate::tickets::rules::{self, Action, Conditions, MAX_RULES, MINUTES_MAX, NewRule, Rule};
 use crate::validate::{NAME_MAX, Validator};

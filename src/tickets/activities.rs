@@ -4,11 +4,11 @@ use axum::extract::State;
 
 use super::model::Activity;
 use super::store;
-use crate::app::AppState;
-use crate::auth::routes::ApiRouter;
 use crate::auth::{Principal, Scope};
 use crate::error::ApiResult;
 use crate::extract::{Id, Json, Query};
+use crate::router::ApiRouter;
+use crate::state::AppState;
 use crate::validate::{Page, PageQuery, Paged};
 
 const LIST_DEFAULT: i64 = 50;

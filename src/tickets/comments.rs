@@ -6,11 +6,11 @@ use serde::Deserialize;
 
 use super::model::{COMMENT_MAX, Comment, NewComment};
 use super::store;
-use crate::app::AppState;
-use crate::auth::routes::ApiRouter;
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Id, Json, Query};
+use crate::router::ApiRouter;
+use crate::state::AppState;
 use crate::validate::{Page, PageQuery, Paged, Validator};
 
 const LIST_DEFAULT: i64 = 50;

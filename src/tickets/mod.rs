@@ -12,7 +12,7 @@ pub mod store;
 
 use tokio::task::JoinHandle;
 
-use crate::app::AppState;
+use crate::state::AppState;
 
 pub use model::{Escalation, Ticket};
 

@@ -12,15 +12,15 @@ use super::model::{
     TicketFilter, TicketUpdate,
 };
 use super::{activities, comments, store};
-use crate::app::AppState;
-use crate::auth::routes::ApiRouter;
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Id, Json, Query};
 use crate::openapi::schema;
+use crate::router::ApiRouter;
+use crate::state::AppState;
 use crate::validate::{NAME_MAX, Page, Paged, Patch, Validator};
 
-/// GET /tickets: default and maximum page size (SPEC.md "Limits").
+/// GET /tickets: default and maximum page size (docs/api.md, "Tickets").
 const LIST_DEFAULT: i64 = 20;
 const LIST_MAX: i64 = 100;
 

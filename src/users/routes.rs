@@ -7,12 +7,12 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::store::{self, NewUser, ROLES, User};
-use crate::app::AppState;
-use crate::auth::routes::ApiRouter;
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult, StoreError};
 use crate::extract::{Id, Json, Query};
 use crate::openapi::schema;
+use crate::router::ApiRouter;
+use crate::state::AppState;
 use crate::validate::{NAME_MAX, Page, PageQuery, Paged, Validator};
 
 pub fn router() -> ApiRouter {

@@ -11,12 +11,12 @@ use serde_json::Value;
 use super::store::deliveries::{self, Delivery};
 use super::store::{self, NewWebhook, Webhook, WebhookChanges};
 use super::{dispatch, guard};
-use crate::app::AppState;
-use crate::auth::routes::ApiRouter;
 use crate::auth::{Principal, Scope, Tenant};
 use crate::error::{ApiError, ApiResult};
 use crate::events::EVENT_NAMES;
 use crate::extract::{Id, Ids, Json, Query};
+use crate::router::ApiRouter;
+use crate::state::AppState;
 use crate::time::Timestamp;
 use crate::validate::{NAME_MAX, Page, Paged, Validator};
 

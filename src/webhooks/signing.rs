@@ -3,7 +3,7 @@
 //! A secret is `whsec_` + base64 (standard alphabet) of 24 random bytes.
 //! - `X-Service-Signature: sha256=<hex>`: HMAC-SHA256 of the exact body
 //!   bytes, keyed with the whole secret string (`whsec_…`) as UTF-8 bytes,
-//!   the way a receiver reading SPEC.md would compute it.
+//!   the way a receiver following docs/api.md ("Webhooks") computes it.
 //! - `webhook-signature: v1,<base64>` (Standard Webhooks): HMAC-SHA256 of
 //!   `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded
 //!   part after `whsec_`, which is what the Standard Webhooks libraries do

@@ -10,9 +10,9 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use super::store::deliveries::{self, AttemptResult, Claimed, RESPONSE_BODY_MAX};
 use super::store::{self, Health, Target};
 use super::{guard, signing};
-use crate::app::AppState;
 use crate::error::StoreError;
 use crate::outbox::Outbound;
+use crate::state::AppState;
 use crate::time::Timestamp;
 
 /// How long a webhook may fail without a single success before it is disabled.
@@ -115,7 +115,7 @@ impl Sent {
     }
 }
 
-/// The headers of one attempt: SPEC.md's and the Standard Webhooks ones.
+/// The headers of one attempt: ours (`X-Service-*`) and the Standard Webhooks ones.
 fn headers(target: &Target, claim: &Claimed, attempt: i32, at: Timestamp) -> HeaderMap {
     let id = claim.id.to_string();
     let timestamp = at.0.timestamp();

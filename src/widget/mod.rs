@@ -14,7 +14,7 @@ use axum::http::{HeaderName, HeaderValue, Method, header};
 use tower_http::cors::{Any, CorsLayer};
 use tower_http::set_header::SetResponseHeaderLayer;
 
-use crate::app::AppState;
+use crate::state::AppState;
 
 /// The `/widget/v1` routes with their own layers: the per-IP limit inside,
 /// CORS outside (so preflights are answered at once and even a 429 is

@@ -8,13 +8,13 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::store::{self, WidgetTarget};
-use crate::app::AppState;
 use crate::chat::model::NewSession;
 use crate::chat::{Message, Session, service};
 use crate::error::{ApiError, ApiResult, StoreError};
 use crate::extract::{Id, Json, Query};
 use crate::kb;
 use crate::realtime::token::TokenGrant;
+use crate::state::AppState;
 use crate::time::Timestamp;
 use crate::validate::{NAME_MAX, Validator};
 

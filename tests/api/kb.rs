@@ -52,7 +52,7 @@ async fn creates_articles_with_slugs_and_excerpts(backend: Backend) {
     let acme = app.company().await;
     let (key, entity) = (acme.key.as_str(), acme.entity.id.to_string());
 
-    // SPEC.md shape; isPublished defaults to false; slug from the title.
+    // The documented shape; isPublished defaults to false; slug from the title.
     let body = create(
         &app,
         key,
@@ -1194,7 +1194,7 @@ async fn search_ranks_the_corpus_the_same_on_both_backends(backend: Backend) {
     let r = app.get("/kb/search?q=password", &other_company.key).await;
     assert_eq!(keys_of(r.assert_status(200)), vec!["other-company"]);
 
-    // SPEC.md shape: a bare array of {id, title, slug, excerpt, category}.
+    // The documented shape: a bare array of {id, title, slug, excerpt, category}.
     let r = app
         .get(&format!("/kb/search?entityId={entity}&q=password"), key)
         .await;
@@ -1410,7 +1410,7 @@ async fn votes_are_all_counted_under_concurrency(backend: Backend) {
     .await;
     let path = format!("/kb/articles/{}/helpful", field(&article, "id"));
 
-    // Readers vote (kb:read is enough); SPEC.md shape.
+    // Readers vote (kb:read is enough); the documented shape.
     let reader = app
         .key(acme.company.id, Mode::Test, read_only_key_scopes())
         .await;

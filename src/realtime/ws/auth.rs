@@ -6,12 +6,12 @@ use axum::http::{HeaderMap, StatusCode};
 use serde::Deserialize;
 use uuid::Uuid;
 
-use crate::app::AppState;
 use crate::auth::middleware::{API_KEY_HEADER, principal_for};
 use crate::auth::{Scope, Tenant};
 use crate::chat::store;
 use crate::error::{ApiError, StoreError};
 use crate::realtime::token::TokenGrant;
+use crate::state::AppState;
 
 /// Who is on the socket.
 #[derive(Debug, Clone)]

@@ -8,9 +8,9 @@ use tokio::task::JoinHandle;
 use tokio::time::MissedTickBehavior;
 
 use super::store;
-use crate::app::AppState;
 use crate::db::Db;
 use crate::error::StoreError;
+use crate::state::AppState;
 use crate::time::Timestamp;
 
 /// At most this many tickets per rule per pass; the rest wait for the next.

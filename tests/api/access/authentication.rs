@@ -256,7 +256,7 @@ async fn every_route_refuses_a_key_without_its_scope(backend: Backend) {
             r.text
         );
     }
-    // The access routes use DESIGN.md's scopes.
+    // The access routes use the scopes docs/api.md lists.
     let scope_of = |method: &str, path: &str| {
         specs
             .iter()

@@ -251,7 +251,7 @@ pub async fn deliveries(app: &TestApp, key: &str, webhook: &str) -> Vec<Value> {
         .clone()
 }
 
-/// `X-Service-Signature` checked as SPEC.md tells receivers to: hex
+/// `X-Service-Signature` checked as docs/api.md tells receivers to: hex
 /// HMAC-SHA256 of the raw body keyed with the secret, compared in constant
 /// time (`verify_slice`).
 pub fn service_signature_valid(secret: &str, body: &[u8], header: &str) -> bool {

@@ -372,7 +372,7 @@ impl TestResponse {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
-    /// Asserts the error shape of DESIGN.md section 4 with this status and code.
+    /// Asserts the error shape of docs/api.md ("Errors") with this status and code.
     #[track_caller]
     pub fn assert_error(&self, status: u16, code: &str) {
         assert_eq!(self.status, status, "status of {}", self.text);

@@ -11,9 +11,9 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodFilter, on};
 
-use super::{Principal, Scope};
-use crate::app::AppState;
+use crate::auth::{Principal, Scope};
 use crate::error::ApiError;
+use crate::state::AppState;
 
 /// One route of the table: what the scope test and the OpenAPI check read.
 #[derive(Debug, Clone, PartialEq, Eq)]

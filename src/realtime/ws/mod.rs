@@ -29,11 +29,11 @@ pub use auth::{Credential, WsQuery, authenticate};
 
 use super::hub::{Connection, Frame, KickSignal};
 use super::protocol::{self, ClientFrame, HubChannel};
-use crate::app::AppState;
 use crate::error::{ApiError, StoreError};
 use crate::extract::Query;
+use crate::state::AppState;
 
-/// Buffers per socket (CRATES.md: defaults cost ~135 KiB per idle socket).
+/// Buffers per socket (tungstenite's defaults cost ~135 KiB per idle socket).
 const READ_BUFFER: usize = 4096;
 const WRITE_BUFFER: usize = 4096;
 /// Largest client frame: a 10 000-character message and its JSON.

@@ -1,4 +1,4 @@
-//! Agent presence with a time to live (SPEC.md: 30 s after the last
+//! Agent presence with a time to live (30 s after the last
 //! heartbeat). Two stores with one contract:
 //!
 //! - Redis: per agent `SET <prefix>presence:<company>:<mode>:<user> <json> PX
