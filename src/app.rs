@@ -88,14 +88,14 @@ impl App {
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
         let access = Arc::new(crate::auth::middleware::Access::new(&config, redis.clone()));
         let realtime = Arc::new(crate::realtime::Realtime::new(&config, redis.clone()).await?);
-        let outbound = Arc::new(crate::outbox::Outbound::new(&config)?);
+        let jobs = Arc::new(crate::jobs::registry(&config)?);
         let state = AppState::new(SharedState {
             config: Arc::new(config),
             db,
             redis,
             access,
             realtime,
-            outbound,
+            jobs,
             public_url,
             shutdown: shutdown_rx,
         });

@@ -48,7 +48,8 @@ pub struct SharedState {
     pub redis: Option<redis::aio::ConnectionManager>,
     pub access: Arc<crate::auth::middleware::Access>,
     pub realtime: Arc<crate::realtime::Realtime>,
-    pub outbound: Arc<crate::outbox::Outbound>,
+    /// The outbox's job handlers by kind, and this node's worker slots.
+    pub jobs: Arc<crate::outbox::Jobs>,
     /// The base URL used in links (emails, printed demo URL).
     pub public_url: Arc<str>,
     /// Flips to true when the service is shutting down.

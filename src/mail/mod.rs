@@ -1,8 +1,9 @@
-//! Email to visitors. Messages are queued through the outbox (same
-//! transaction as the change that causes them) and sent by its workers:
-//! over SMTP when `SMTP_URL` is set, else as `.eml` files under `data/mail/`.
-//! Failed sends are retried on the webhook schedule.
+//! Email to visitors. Messages are queued as outbox jobs (same transaction
+//! as the change that causes them) and sent by [`EmailJob`]: over SMTP when
+//! `SMTP_URL` is set, else as `.eml` files under `data/mail/`. Failed sends
+//! are retried on the outbox's one schedule.
 
+mod job;
 pub mod mailer;
 
 use serde::{Deserialize, Serialize};
@@ -12,8 +13,10 @@ use crate::db::Tx;
 use crate::error::StoreError;
 use crate::time::Timestamp;
 
+pub use job::EmailJob;
 pub use mailer::Mailer;
 
+/// The outbox job kind that sends one email.
 pub const JOB_KIND: &str = "email";
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]

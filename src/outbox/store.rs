@@ -1,14 +1,15 @@
-//! SQL for `outbox_jobs` (emails). Same claim-with-lease pattern as the
-//! webhook deliveries: one statement claims due rows, the lease's expiry is
-//! the claim's token, and finishing is refused once another worker holds it.
+//! SQL for `outbox_jobs`: insert, claim with a lease, and the three ways an
+//! attempt ends (`finish`, `retry`, `abandon`), each refused once the lease
+//! is lost.
 
 use sqlx::types::Json;
 use uuid::Uuid;
 
+use super::JobStatus;
 use crate::auth::Tenant;
 use crate::db::{Backend, Db, Tx};
 use crate::error::StoreError;
-use crate::time::{Timestamp, new_id};
+use crate::time::Timestamp;
 use crate::{on_db, on_tx};
 
 /// A job claimed by this worker until `lease`.
@@ -19,39 +20,50 @@ pub struct Job {
     pub payload: Json<serde_json::Value>,
     /// Attempts finished before this one.
     pub attempts: i32,
+    /// The lease's expiry, which is also the claim's token: ending the
+    /// attempt is refused if another worker has since re-claimed the job.
     #[sqlx(rename = "locked_until")]
     pub lease: Timestamp,
 }
 
-/// Inserts a job, due at `run_at`, inside `tx`.
+impl Job {
+    /// The number of the attempt this claim makes (1-based).
+    pub fn attempt(&self) -> i32 {
+        self.attempts + 1
+    }
+}
+
+/// Inserts a pending job, due at `run_at`, inside `tx`.
 pub async fn insert(
     tx: &mut Tx,
+    id: Uuid,
     kind: &str,
     tenant: Option<&Tenant>,
     payload: &serde_json::Value,
     run_at: Timestamp,
-) -> Result<Uuid, StoreError> {
-    let id = new_id();
+) -> Result<(), StoreError> {
     let now = Timestamp::now();
     on_tx!(tx, c => sqlx::query(
         "INSERT INTO outbox_jobs (id, kind, company_id, mode, payload, status, attempts, run_at, \
-         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, 'pending', 0, $6, $7, $7)")
+         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $8, $8)")
         .bind(id)
         .bind(kind)
         .bind(tenant.map(|t| t.company_id))
         .bind(tenant.map(|t| t.mode.as_str()))
         .bind(Json(payload))
+        .bind(JobStatus::Pending.as_str())
         .bind(run_at)
         .bind(now)
         .execute(c)
-        .await?
-        .rows_affected());
-    Ok(id)
+        .await
+        .map(drop)?);
+    Ok(())
 }
 
-/// Claims up to `limit` due jobs of `kind` until `lease` (Postgres: `FOR
-/// UPDATE SKIP LOCKED`; SQLite: the statement holds the write lock).
-pub async fn claim_due(
+/// Claims up to `limit` due jobs of `kind` until `lease`, in one statement:
+/// `FOR UPDATE SKIP LOCKED` on Postgres, so concurrent nodes never claim
+/// the same job; on SQLite the statement holds the write lock.
+pub async fn claim(
     db: &Db,
     kind: &str,
     now: Timestamp,
@@ -64,45 +76,69 @@ pub async fn claim_due(
     };
     let sql = format!(
         "UPDATE outbox_jobs SET locked_until = $1 WHERE id IN \
-         (SELECT id FROM outbox_jobs WHERE status = 'pending' AND kind = $4 AND run_at <= $2 \
+         (SELECT id FROM outbox_jobs WHERE status = $5 AND kind = $4 AND run_at <= $2 \
           AND (locked_until IS NULL OR locked_until <= $2) ORDER BY run_at LIMIT $3 {lock}) \
          RETURNING id, kind, payload, attempts, locked_until"
     );
     Ok(
         on_db!(db, c => sqlx::query_as::<_, Job>(sqlx::AssertSqlSafe(sql))
-        .bind(lease).bind(now).bind(limit).bind(kind).fetch_all(c).await?),
+        .bind(lease).bind(now).bind(limit).bind(kind).bind(JobStatus::Pending.as_str())
+        .fetch_all(c).await?),
     )
 }
 
-/// How a job's attempt ended.
-pub enum JobOutcome {
-    Done,
-    Retry { at: Timestamp, error: String },
-    Failed { error: String },
+/// Ends `job` as done, inside `tx`, if its lease still holds; false (and
+/// nothing changed) otherwise.
+pub async fn finish(tx: &mut Tx, job: &Job) -> Result<bool, StoreError> {
+    end_attempt(tx, job, JobStatus::Done, None, None).await
 }
 
-/// Records the attempt of `job` if its lease still holds; false otherwise.
-pub async fn finish(db: &Db, job: &Job, outcome: &JobOutcome) -> Result<bool, StoreError> {
-    let (status, run_at, error) = match outcome {
-        JobOutcome::Done => ("done", None, None),
-        JobOutcome::Retry { at, error } => ("pending", Some(*at), Some(error.as_str())),
-        JobOutcome::Failed { error } => ("failed", None, Some(error.as_str())),
-    };
-    let moved = on_db!(db, c => sqlx::query(
+/// Makes `job` due again at `at` after a failed attempt, if its lease
+/// still holds.
+pub async fn retry(tx: &mut Tx, job: &Job, at: Timestamp, error: &str) -> Result<bool, StoreError> {
+    end_attempt(tx, job, JobStatus::Pending, Some(at), Some(error)).await
+}
+
+/// Gives `job` up (no further attempt), if its lease still holds.
+pub async fn abandon(tx: &mut Tx, job: &Job, error: &str) -> Result<bool, StoreError> {
+    end_attempt(tx, job, JobStatus::Failed, None, Some(error)).await
+}
+
+async fn end_attempt(
+    tx: &mut Tx,
+    job: &Job,
+    status: JobStatus,
+    run_at: Option<Timestamp>,
+    error: Option<&str>,
+) -> Result<bool, StoreError> {
+    let moved = on_tx!(tx, c => sqlx::query(
         "UPDATE outbox_jobs SET status = $3, attempts = $4, run_at = COALESCE($5, run_at), \
          locked_until = NULL, last_error = $6, updated_at = $7 \
-         WHERE id = $1 AND locked_until = $2 AND status = 'pending'")
-        .bind(job.id).bind(job.lease).bind(status).bind(job.attempts + 1)
-        .bind(run_at).bind(error).bind(Timestamp::now())
+         WHERE id = $1 AND locked_until = $2 AND status = $8")
+        .bind(job.id).bind(job.lease).bind(status.as_str()).bind(job.attempt())
+        .bind(run_at).bind(error).bind(Timestamp::now()).bind(JobStatus::Pending.as_str())
         .execute(c).await?.rows_affected());
     Ok(moved > 0)
 }
 
-/// A job's state, for tests and operators: (status, attempts, last error).
-pub async fn state(db: &Db, id: Uuid) -> Result<(String, i32, Option<String>), StoreError> {
-    Ok(
-        on_db!(db, c => sqlx::query_as::<_, (String, i32, Option<String>)>(
+/// Where a job stands, for tests and operators.
+#[derive(Debug, Clone)]
+pub struct JobState {
+    pub status: JobStatus,
+    pub attempts: i32,
+    pub last_error: Option<String>,
+}
+
+pub async fn state(db: &Db, id: Uuid) -> Result<JobState, StoreError> {
+    let (status, attempts, last_error) = on_db!(db, c => sqlx::query_as::<_, (String, i32, Option<String>)>(
         "SELECT status, attempts, last_error FROM outbox_jobs WHERE id = $1")
-        .bind(id).fetch_one(c).await?),
-    )
+        .bind(id).fetch_one(c).await?);
+    let status = status
+        .parse()
+        .map_err(|e: String| StoreError::Database(sqlx::Error::Decode(e.into())))?;
+    Ok(JobState {
+        status,
+        attempts,
+        last_error,
+    })
 }

@@ -7,12 +7,12 @@ use super::model::{Change, Comment, Escalation, RESOLVED, Ticket};
 use crate::auth::Tenant;
 use crate::db::Tx;
 use crate::error::StoreError;
-use crate::events::emit;
+use crate::events::{EventName, emit, payload};
 use crate::mail::{self, Email};
 
 /// `ticket.created` with the whole ticket; the visitor's confirmation email.
 pub async fn created(tx: &mut Tx, tenant: &Tenant, ticket: &Ticket) -> Result<(), StoreError> {
-    emit(tx, tenant, "ticket.created", ticket_data(ticket)).await?;
+    emit(tx, tenant, EventName::TicketCreated, &ticket_data(ticket)?).await?;
     if let Some(to) = &ticket.visitor_email {
         mail::queue(tx, tenant, &creation_email(to, ticket)).await?;
     }
@@ -28,14 +28,14 @@ pub async fn updated(
     ticket: &Ticket,
     changes: &[Change],
 ) -> Result<(), StoreError> {
-    let mut data = ticket_data(ticket);
+    let mut data = ticket_data(ticket)?;
     data["changes"] = changes_json(changes);
-    emit(tx, tenant, "ticket.updated", data).await?;
+    emit(tx, tenant, EventName::TicketUpdated, &data).await?;
     let resolved = changes
         .iter()
         .any(|c| c.field == "status" && c.to.as_deref() == Some(RESOLVED));
     if resolved {
-        emit(tx, tenant, "ticket.resolved", ticket_data(ticket)).await?;
+        emit(tx, tenant, EventName::TicketResolved, &ticket_data(ticket)?).await?;
         if let Some(to) = &ticket.visitor_email {
             mail::queue(tx, tenant, &resolution_email(to, ticket)).await?;
         }
@@ -50,9 +50,9 @@ pub async fn escalated(
     ticket: &Ticket,
     escalation: &Value,
 ) -> Result<(), StoreError> {
-    let mut data = ticket_data(ticket);
+    let mut data = ticket_data(ticket)?;
     data["escalation"] = escalation.clone();
-    emit(tx, tenant, "ticket.escalated", data).await?;
+    emit(tx, tenant, EventName::TicketEscalated, &data).await?;
     Ok(())
 }
 
@@ -62,8 +62,7 @@ pub async fn comment_created(
     tenant: &Tenant,
     comment: &Comment,
 ) -> Result<(), StoreError> {
-    let data = serde_json::to_value(comment).unwrap_or_default();
-    emit(tx, tenant, "comment.created", data).await?;
+    emit(tx, tenant, EventName::CommentCreated, comment).await?;
     Ok(())
 }
 
@@ -87,8 +86,8 @@ pub fn changes_json(changes: &[Change]) -> Value {
     Value::Object(map)
 }
 
-fn ticket_data(ticket: &Ticket) -> Value {
-    serde_json::to_value(ticket).unwrap_or_default()
+fn ticket_data(ticket: &Ticket) -> Result<Value, StoreError> {
+    payload(ticket)
 }
 
 fn creation_email(to: &str, ticket: &Ticket) -> Email {

@@ -59,8 +59,7 @@ pub async fn create_in(tx: &mut Tx, tenant: &Tenant, new: NewUser) -> Result<Use
         .bind(now)
         .fetch_one(c)
         .await?);
-    let data = serde_json::to_value(&user).unwrap_or_default();
-    events::emit(tx, tenant, "user.created", data).await?;
+    events::emit(tx, tenant, events::EventName::UserCreated, &user).await?;
     Ok(user)
 }
 

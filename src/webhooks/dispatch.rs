@@ -1,6 +1,7 @@
-//! Turns an emitted event into one delivery per subscribed webhook, inside
+//! Turns a recorded event into one delivery per subscribed webhook, inside
 //! the transaction of the change: no committed change without its
-//! deliveries, no delivery for a rolled-back change.
+//! deliveries, no delivery for a rolled-back change. Each delivery comes
+//! with the outbox job that sends it (`deliveries::insert`).
 
 use serde::Serialize;
 use uuid::Uuid;
@@ -9,7 +10,7 @@ use super::store::{self, deliveries};
 use crate::auth::{Mode, Tenant};
 use crate::db::{Db, Tx};
 use crate::error::StoreError;
-use crate::events::Event;
+use crate::event_catalogue::Event;
 use crate::time::{Timestamp, new_id};
 
 /// The name of the ping sent by `POST /company/webhooks/{id}/test`.
@@ -51,22 +52,17 @@ pub async fn queue_deliveries(
     tenant: &Tenant,
     event: &Event,
 ) -> Result<(), StoreError> {
-    let webhooks = store::subscribed(tx, tenant, &event.name).await?;
+    let name = event.name.as_str();
+    let webhooks = store::subscribed(tx, tenant, name).await?;
     if webhooks.is_empty() {
         return Ok(());
     }
-    let body = event_body(
-        event.id,
-        &event.name,
-        event.timestamp,
-        &event.data,
-        tenant.mode,
-    );
+    let body = event_body(event.id, name, event.timestamp, &event.data, tenant.mode);
     for webhook_id in webhooks {
         let new = deliveries::NewDelivery {
             webhook_id,
             event_id: event.id,
-            event: &event.name,
+            event: name,
             body: &body,
             redelivery_of: None,
         };

@@ -1,4 +1,4 @@
-//! Webhook subscriptions, signing, the SSRF guard and the delivery worker.
+//! Webhook subscriptions, signing, the SSRF guard and the delivery job.
 
 pub mod dispatch;
 pub mod guard;
@@ -6,3 +6,6 @@ pub mod routes;
 pub mod signing;
 pub mod store;
 pub mod worker;
+
+/// The outbox job kind that sends one attempt of a delivery.
+pub const JOB_KIND: &str = "webhook.delivery";

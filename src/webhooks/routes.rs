@@ -13,7 +13,7 @@ use super::store::{self, NewWebhook, Webhook, WebhookChanges};
 use super::{dispatch, guard};
 use crate::auth::{Principal, Scope, Tenant};
 use crate::error::{ApiError, ApiResult};
-use crate::events::EVENT_NAMES;
+use crate::event_catalogue::EVENT_NAMES;
 use crate::extract::{Id, Ids, Json, Query};
 use crate::router::ApiRouter;
 use crate::state::AppState;
@@ -331,7 +331,7 @@ async fn check_url(state: &AppState, v: &mut Validator, raw: Option<&str>) -> Op
             return None;
         }
     };
-    if let Err(reason) = guard::check_url(&parsed, state.outbound.allow_private).await {
+    if let Err(reason) = guard::check_url(&parsed, state.config.webhook_allow_private).await {
         v.add("url", reason);
         return None;
     }

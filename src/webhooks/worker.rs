@@ -1,93 +1,196 @@
-//! The delivery worker's step: claim due deliveries, send each (signed over
-//! the stored body bytes), record the attempt, schedule the retry or end it,
-//! and keep the webhook's health (410 disables at once, 24 h of nothing but
-//! failures disables it).
+//! The delivery job: sends one attempt of a delivery (signed over the
+//! stored body bytes), logs it and ends the job (retry on the schedule, or
+//! done, or failed) in one transaction, and keeps the webhook's health
+//! (410 disables at once, 24 h of nothing but failures disables it).
 
 use std::time::{Duration, Instant};
 
+use futures::future::BoxFuture;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 
-use super::store::deliveries::{self, AttemptResult, Claimed, RESPONSE_BODY_MAX};
+use super::store::deliveries::{self, AttemptResult, Pending, RESPONSE_BODY_MAX};
 use super::store::{self, Health, Target};
 use super::{guard, signing};
+use crate::config::Config;
 use crate::error::StoreError;
-use crate::outbox::Outbound;
+use crate::outbox::{self, Job, JobHandler, RetrySchedule};
 use crate::state::AppState;
 use crate::time::Timestamp;
 
 /// How long a webhook may fail without a single success before it is disabled.
 pub const DISABLE_AFTER: Duration = Duration::from_secs(24 * 3600);
 
-/// Claims up to `limit` due deliveries for this worker, leased for
-/// `outbound.lease`.
-pub async fn claim(state: &AppState, limit: i64) -> Result<Vec<Claimed>, StoreError> {
-    let now = Timestamp::now();
-    let lease = now.plus(state.outbound.lease);
-    deliveries::claim_due(&state.db, now, lease, limit).await
+/// Sends webhook deliveries: the outbox handler of [`super::JOB_KIND`].
+pub struct DeliveryJob {
+    /// SSRF-guarded (resolver filter), no redirects, no proxy, with the
+    /// webhook timeout.
+    http: reqwest::Client,
+    /// Lifts the SSRF guard (development, tests).
+    allow_private: bool,
+    timeout: Duration,
+    retry: RetrySchedule,
 }
 
-/// Sends one claimed delivery and records the attempt. A store error is
-/// logged: the lease then lapses and the delivery is tried again.
-pub async fn run(state: &AppState, claim: Claimed) {
-    if let Err(err) = deliver(state, &claim).await {
-        tracing::warn!(delivery = %claim.id, error = %err, "webhook delivery not recorded");
+impl DeliveryJob {
+    pub fn new(config: &Config, retry: RetrySchedule) -> anyhow::Result<Self> {
+        let http = reqwest::Client::builder()
+            .dns_resolver(guard::GuardedResolver {
+                allow_private: config.webhook_allow_private,
+            })
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .timeout(config.webhook_timeout)
+            .user_agent(concat!("Supportdesk-Webhooks/", env!("CARGO_PKG_VERSION")))
+            .build()?;
+        Ok(DeliveryJob {
+            http,
+            allow_private: config.webhook_allow_private,
+            timeout: config.webhook_timeout,
+            retry,
+        })
     }
 }
 
-async fn deliver(state: &AppState, claim: &Claimed) -> Result<(), StoreError> {
-    let target = match store::target(&state.db, claim.webhook_id).await {
-        Ok(target) => target,
-        Err(StoreError::NotFound) => return Ok(()), // deleted: its deliveries went with it
-        Err(err) => return Err(err),
-    };
-    if !target.is_active {
-        return deliveries::abandon(&state.db, claim, "webhook is disabled").await;
+impl JobHandler for DeliveryJob {
+    /// The timeout twice plus a margin for the store writes.
+    fn lease(&self) -> Duration {
+        self.timeout * 2 + Duration::from_secs(5)
     }
-    let attempt = claim.attempts + 1;
-    let attempted_at = Timestamp::now();
-    let started = Instant::now();
-    let sent = send(&state.outbound, &target, claim, attempt, attempted_at).await;
-    let duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
 
-    let success = sent.status.is_some_and(|s| (200..300).contains(&s));
-    let gone = sent.status == Some(410);
-    let now = Timestamp::now();
-    let next_attempt_at = if success || gone || attempt >= state.outbound.max_attempts() {
-        None
-    } else {
-        state.outbound.retry_at(attempt, now)
-    };
-    let error = match (&sent.error, sent.status) {
-        (Some(error), _) => Some(error.clone()),
-        (None, Some(status)) if !success => Some(describe_status(status)),
-        _ => None,
-    };
-    let result = AttemptResult {
-        attempt,
-        attempted_at,
-        duration_ms,
-        success,
-        response_status: sent.status.map(i32::from),
-        response_body: sent.body,
-        error,
-        next_attempt_at,
-    };
-    let health = if success {
-        Health::Ok
-    } else if gone {
-        Health::Gone
-    } else {
-        Health::Failed {
-            disable_after: DISABLE_AFTER,
+    fn run<'a>(
+        &'a self,
+        state: &'a AppState,
+        job: &'a Job,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(self.deliver(state, job))
+    }
+}
+
+impl DeliveryJob {
+    async fn deliver(&self, state: &AppState, job: &Job) -> Result<bool, StoreError> {
+        // The job has the delivery's id.
+        let Some(delivery) = deliveries::pending(&state.db, job.id).await? else {
+            return end_without_attempt(state, job, None, "the delivery no longer exists").await;
+        };
+        let target = match store::target(&state.db, delivery.webhook_id).await {
+            Ok(target) => target,
+            // Deleted: its deliveries went with it.
+            Err(StoreError::NotFound) => {
+                return end_without_attempt(state, job, None, "the webhook was deleted").await;
+            }
+            Err(err) => return Err(err),
+        };
+        if !target.is_active {
+            let reason = "webhook is disabled";
+            return end_without_attempt(state, job, Some(&delivery), reason).await;
         }
-    };
-    let mut tx = state.db.begin().await?;
-    if !deliveries::finish(&mut tx, claim, &result).await? {
-        tracing::warn!(delivery = %claim.id, attempt, "lease lost; the attempt is not recorded");
-        return Ok(());
+        let attempt = job.attempt();
+        let attempted_at = Timestamp::now();
+        let started = Instant::now();
+        let sent = self.send(&target, &delivery, attempt, attempted_at).await;
+        let duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+
+        let success = sent.status.is_some_and(|s| (200..300).contains(&s));
+        let gone = sent.status == Some(410);
+        let now = Timestamp::now();
+        let next_attempt_at = if success || gone || attempt >= self.retry.max_attempts() {
+            None
+        } else {
+            self.retry.retry_at(attempt, now)
+        };
+        let error = match (&sent.error, sent.status) {
+            (Some(error), _) => Some(error.clone()),
+            (None, Some(status)) if !success => Some(describe_status(status)),
+            _ => None,
+        };
+        let result = AttemptResult {
+            attempt,
+            attempted_at,
+            duration_ms,
+            success,
+            response_status: sent.status.map(i32::from),
+            response_body: sent.body,
+            error,
+            next_attempt_at,
+        };
+        let health = if success {
+            Health::Ok
+        } else if gone {
+            Health::Gone
+        } else {
+            Health::Failed {
+                disable_after: DISABLE_AFTER,
+            }
+        };
+        let mut tx = state.db.begin().await?;
+        let job_error = result.error.as_deref().unwrap_or("failed");
+        let held = match (success, next_attempt_at) {
+            (true, _) => outbox::store::finish(&mut tx, job).await?,
+            (false, Some(at)) => outbox::store::retry(&mut tx, job, at, job_error).await?,
+            (false, None) => outbox::store::abandon(&mut tx, job, job_error).await?,
+        };
+        if !held {
+            return Ok(false); // another worker owns the job now: change nothing
+        }
+        deliveries::record_attempt(&mut tx, delivery.id, &result).await?;
+        store::record_health(&mut tx, target.id, health, now).await?;
+        tx.commit().await?;
+        Ok(true)
     }
-    store::record_health(&mut tx, target.id, health, now).await?;
-    tx.commit().await
+
+    async fn send(&self, target: &Target, delivery: &Pending, attempt: i32, at: Timestamp) -> Sent {
+        let url = match reqwest::Url::parse(&target.url) {
+            Ok(url) if matches!(url.scheme(), "http" | "https") => url,
+            _ => return Sent::error("invalid webhook URL"),
+        };
+        // The resolver filters names; a literal IP never reaches it.
+        if !self.allow_private && guard::literal_ip(&url).is_some_and(guard::is_forbidden) {
+            return Sent::error(format!("blocked: the URL {}", guard::BLOCKED));
+        }
+        let request = self
+            .http
+            .post(url)
+            .headers(headers(target, delivery, attempt, at))
+            .body(delivery.body.clone())
+            .send();
+        // The client's timeout covers the request; this bounds the body read too.
+        let limit = self.timeout + Duration::from_secs(1);
+        let response = match tokio::time::timeout(limit, request).await {
+            Err(_) => return Sent::error(timeout_message(self.timeout)),
+            Ok(Err(err)) if err.is_timeout() => return Sent::error(timeout_message(self.timeout)),
+            Ok(Err(err)) => return Sent::error(error_chain(&err.without_url())),
+            Ok(Ok(response)) => response,
+        };
+        let status = response.status().as_u16();
+        let body = tokio::time::timeout(Duration::from_secs(1), read_prefix(response))
+            .await
+            .ok()
+            .flatten();
+        Sent {
+            status: Some(status),
+            body,
+            error: None,
+        }
+    }
+}
+
+/// Ends the job with no attempt made; `delivery` (when it still exists) is
+/// logged as failed with `reason`.
+async fn end_without_attempt(
+    state: &AppState,
+    job: &Job,
+    delivery: Option<&Pending>,
+    reason: &str,
+) -> Result<bool, StoreError> {
+    let mut tx = state.db.begin().await?;
+    if !outbox::store::abandon(&mut tx, job, reason).await? {
+        return Ok(false);
+    }
+    if let Some(delivery) = delivery {
+        deliveries::give_up(&mut tx, delivery.id, reason).await?;
+    }
+    tx.commit().await?;
+    Ok(true)
 }
 
 fn describe_status(status: u16) -> String {
@@ -116,15 +219,15 @@ impl Sent {
 }
 
 /// The headers of one attempt: ours (`X-Service-*`) and the Standard Webhooks ones.
-fn headers(target: &Target, claim: &Claimed, attempt: i32, at: Timestamp) -> HeaderMap {
-    let id = claim.id.to_string();
+fn headers(target: &Target, delivery: &Pending, attempt: i32, at: Timestamp) -> HeaderMap {
+    let id = delivery.id.to_string();
     let timestamp = at.0.timestamp();
     let signatures = signing::sign(
         &target.secret,
         target.previous_secret_at(at),
         &id,
         timestamp,
-        claim.body.as_bytes(),
+        delivery.body.as_bytes(),
     );
     let mut headers = HeaderMap::new();
     let mut put = |name: &'static str, value: String| {
@@ -133,7 +236,7 @@ fn headers(target: &Target, claim: &Claimed, attempt: i32, at: Timestamp) -> Hea
         }
     };
     put("x-service-signature", signatures.service);
-    put("x-service-event", claim.event.clone());
+    put("x-service-event", delivery.event.clone());
     put("x-service-delivery", id.clone());
     put("x-service-attempt", attempt.to_string());
     put("webhook-id", id);
@@ -141,47 +244,6 @@ fn headers(target: &Target, claim: &Claimed, attempt: i32, at: Timestamp) -> Hea
     put("webhook-signature", signatures.standard);
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     headers
-}
-
-async fn send(
-    outbound: &Outbound,
-    target: &Target,
-    claim: &Claimed,
-    attempt: i32,
-    at: Timestamp,
-) -> Sent {
-    let url = match reqwest::Url::parse(&target.url) {
-        Ok(url) if matches!(url.scheme(), "http" | "https") => url,
-        _ => return Sent::error("invalid webhook URL"),
-    };
-    // The resolver filters names; a literal IP never reaches it.
-    if !outbound.allow_private && guard::literal_ip(&url).is_some_and(guard::is_forbidden) {
-        return Sent::error(format!("blocked: the URL {}", guard::BLOCKED));
-    }
-    let request = outbound
-        .http
-        .post(url)
-        .headers(headers(target, claim, attempt, at))
-        .body(claim.body.clone())
-        .send();
-    // The client's timeout covers the request; this bounds the body read too.
-    let limit = outbound.timeout + Duration::from_secs(1);
-    let response = match tokio::time::timeout(limit, request).await {
-        Err(_) => return Sent::error(timeout_message(outbound.timeout)),
-        Ok(Err(err)) if err.is_timeout() => return Sent::error(timeout_message(outbound.timeout)),
-        Ok(Err(err)) => return Sent::error(error_chain(&err.without_url())),
-        Ok(Ok(response)) => response,
-    };
-    let status = response.status().as_u16();
-    let body = tokio::time::timeout(Duration::from_secs(1), read_prefix(response))
-        .await
-        .ok()
-        .flatten();
-    Sent {
-        status: Some(status),
-        body,
-        error: None,
-    }
 }
 
 fn timeout_message(timeout: Duration) -> String {

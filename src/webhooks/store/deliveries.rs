@@ -1,19 +1,61 @@
-//! SQL for webhook deliveries and their attempts. A delivery row is both
-//! the log entry the API shows and the queue item the workers claim: it is
-//! due while `status = 'pending'`, `next_attempt_at` has passed and no
-//! unexpired lease (`locked_until`) holds it.
+//! SQL for webhook deliveries and their attempts: the delivery log the API
+//! shows. Each delivery is sent by an outbox job with the delivery's id,
+//! inserted beside it; the log moves only in the transaction that ends an
+//! attempt of that job.
 
 use serde::Serialize;
 use uuid::Uuid;
 
 use crate::auth::Tenant;
-use crate::db::{Backend, Db, Tx};
+use crate::db::{Db, Tx};
 use crate::error::StoreError;
+use crate::outbox;
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
+use crate::webhooks::JOB_KIND;
 use crate::{on_db, on_tx};
 
-pub const STATUSES: &[&str] = &["pending", "delivered", "failed"];
+/// Where a delivery stands in the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeliveryStatus {
+    Pending,
+    Delivered,
+    Failed,
+}
+
+impl DeliveryStatus {
+    pub const ALL: [DeliveryStatus; 3] = [
+        DeliveryStatus::Pending,
+        DeliveryStatus::Delivered,
+        DeliveryStatus::Failed,
+    ];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            DeliveryStatus::Pending => "pending",
+            DeliveryStatus::Delivered => "delivered",
+            DeliveryStatus::Failed => "failed",
+        }
+    }
+}
+
+impl std::str::FromStr for DeliveryStatus {
+    type Err = String;
+
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        DeliveryStatus::ALL
+            .into_iter()
+            .find(|status| status.as_str() == value)
+            .ok_or_else(|| format!("unknown delivery status {value:?}"))
+    }
+}
+
+/// The wire spellings of [`DeliveryStatus::ALL`].
+pub const STATUSES: &[&str] = &[
+    DeliveryStatus::Pending.as_str(),
+    DeliveryStatus::Delivered.as_str(),
+    DeliveryStatus::Failed.as_str(),
+];
 
 /// Longest response body kept in the attempt log.
 pub const RESPONSE_BODY_MAX: usize = 1024;
@@ -71,7 +113,7 @@ pub struct NewDelivery<'a> {
     pub redelivery_of: Option<Uuid>,
 }
 
-/// Queues a delivery, due at once, inside `tx`.
+/// Queues a delivery, due at once, with the outbox job that sends it, inside `tx`.
 pub async fn insert(
     tx: &mut Tx,
     tenant: &Tenant,
@@ -82,10 +124,14 @@ pub async fn insert(
     on_tx!(tx, c => sqlx::query(
         "INSERT INTO webhook_deliveries (id, webhook_id, company_id, mode, event_id, event, body, \
          status, attempts, next_attempt_at, redelivery_of, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 0, $8, $9, $8, $8)")
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $10, 0, $8, $9, $8, $8)")
         .bind(id).bind(new.webhook_id).bind(tenant.company_id).bind(tenant.mode.as_str())
         .bind(new.event_id).bind(new.event).bind(new.body).bind(now).bind(new.redelivery_of)
-        .execute(c).await?.rows_affected());
+        .bind(DeliveryStatus::Pending.as_str())
+        .execute(c).await.map(drop)?);
+    // The job carries nothing but the delivery's id, which is its own.
+    let payload = serde_json::Value::Object(serde_json::Map::new());
+    outbox::enqueue_as(tx, id, JOB_KIND, Some(tenant), &payload, now).await?;
     Ok(id)
 }
 
@@ -158,45 +204,22 @@ pub async fn find(
     Ok((delivery, row.body))
 }
 
-/// A delivery claimed by a worker, leased until `lease`.
+/// What an attempt needs of a pending delivery (its job carries the
+/// attempt count and the lease).
 #[derive(Debug, Clone, sqlx::FromRow)]
-pub struct Claimed {
+pub struct Pending {
     pub id: Uuid,
     pub webhook_id: Uuid,
     pub event: String,
     pub body: String,
-    /// Attempts finished before this one.
-    pub attempts: i32,
-    /// The lease's expiry, which is also the claim's token: finishing is
-    /// refused if another worker has since re-claimed the row.
-    #[sqlx(rename = "locked_until")]
-    pub lease: Timestamp,
 }
 
-/// Claims up to `limit` due deliveries for this worker until `lease`, in one
-/// statement: `FOR UPDATE SKIP LOCKED` on Postgres, so concurrent nodes
-/// never claim the same row; on SQLite the statement holds the write lock.
-pub async fn claim_due(
-    db: &Db,
-    now: Timestamp,
-    lease: Timestamp,
-    limit: i64,
-) -> Result<Vec<Claimed>, StoreError> {
-    let lock = match db.backend() {
-        Backend::Postgres => "FOR UPDATE SKIP LOCKED",
-        Backend::Sqlite => "",
-    };
-    let sql = format!(
-        "UPDATE webhook_deliveries SET locked_until = $1 WHERE id IN \
-         (SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= $2 \
-          AND (locked_until IS NULL OR locked_until <= $2) \
-          ORDER BY next_attempt_at LIMIT $3 {lock}) \
-         RETURNING id, webhook_id, event, body, attempts, locked_until"
-    );
-    Ok(
-        on_db!(db, c => sqlx::query_as::<_, Claimed>(sqlx::AssertSqlSafe(sql))
-        .bind(lease).bind(now).bind(limit).fetch_all(c).await?),
-    )
+/// The delivery `id` while it is pending; None once it ended or went with
+/// its webhook.
+pub async fn pending(db: &Db, id: Uuid) -> Result<Option<Pending>, StoreError> {
+    Ok(on_db!(db, c => sqlx::query_as::<_, Pending>(
+        "SELECT id, webhook_id, event, body FROM webhook_deliveries WHERE id = $1 AND status = $2")
+        .bind(id).bind(DeliveryStatus::Pending.as_str()).fetch_optional(c).await?))
 }
 
 /// The result of one attempt, to record.
@@ -212,52 +235,52 @@ pub struct AttemptResult {
     pub next_attempt_at: Option<Timestamp>,
 }
 
-/// Records an attempt and moves the delivery on, if `claim` still holds
-/// the lease (else returns false and changes nothing: another worker owns
-/// the delivery now).
-pub async fn finish(
+impl AttemptResult {
+    pub fn status(&self) -> DeliveryStatus {
+        if self.success {
+            DeliveryStatus::Delivered
+        } else if self.next_attempt_at.is_some() {
+            DeliveryStatus::Pending
+        } else {
+            DeliveryStatus::Failed
+        }
+    }
+}
+
+/// Logs an attempt of delivery `id` and moves the delivery on, inside the
+/// transaction that ends the attempt's job (so only while its lease holds).
+pub async fn record_attempt(
     tx: &mut Tx,
-    claim: &Claimed,
+    id: Uuid,
     result: &AttemptResult,
-) -> Result<bool, StoreError> {
+) -> Result<(), StoreError> {
     let now = Timestamp::now();
-    let status = if result.success {
-        "delivered"
-    } else if result.next_attempt_at.is_some() {
-        "pending"
-    } else {
-        "failed"
-    };
     let delivered_at = result.success.then_some(now);
-    let moved = on_tx!(tx, c => sqlx::query(
-        "UPDATE webhook_deliveries SET status = $3, attempts = $4, next_attempt_at = $5, \
-         locked_until = NULL, last_status = $6, last_error = $7, delivered_at = $8, updated_at = $9 \
-         WHERE id = $1 AND locked_until = $2 AND status = 'pending'")
-        .bind(claim.id).bind(claim.lease).bind(status).bind(result.attempt)
+    on_tx!(tx, c => sqlx::query(
+        "UPDATE webhook_deliveries SET status = $2, attempts = $3, next_attempt_at = $4, \
+         last_status = $5, last_error = $6, delivered_at = $7, updated_at = $8 WHERE id = $1")
+        .bind(id).bind(result.status().as_str()).bind(result.attempt)
         .bind(result.next_attempt_at).bind(result.response_status).bind(&result.error)
         .bind(delivered_at).bind(now)
-        .execute(c).await?.rows_affected());
-    if moved == 0 {
-        return Ok(false);
-    }
+        .execute(c).await.map(drop)?);
     on_tx!(tx, c => sqlx::query(
         "INSERT INTO webhook_delivery_attempts (id, delivery_id, attempt, attempted_at, duration_ms, \
          success, response_status, response_body, error) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)")
-        .bind(new_id()).bind(claim.id).bind(result.attempt).bind(result.attempted_at)
+        .bind(new_id()).bind(id).bind(result.attempt).bind(result.attempted_at)
         .bind(result.duration_ms).bind(result.success).bind(result.response_status)
         .bind(&result.response_body).bind(&result.error)
-        .execute(c).await?.rows_affected());
-    Ok(true)
+        .execute(c).await.map(drop)?);
+    Ok(())
 }
 
-/// Ends a claimed delivery as `failed` without an attempt (its webhook was
-/// disabled or deleted meanwhile).
-pub async fn abandon(db: &Db, claim: &Claimed, reason: &str) -> Result<(), StoreError> {
-    on_db!(db, c => sqlx::query(
-        "UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, locked_until = NULL, \
-         last_error = $3, updated_at = $4 WHERE id = $1 AND locked_until = $2 AND status = 'pending'")
-        .bind(claim.id).bind(claim.lease).bind(reason).bind(Timestamp::now())
-        .execute(c).await?.rows_affected());
+/// Ends delivery `id` as failed without an attempt (its webhook was
+/// disabled meanwhile), inside the transaction that abandons its job.
+pub async fn give_up(tx: &mut Tx, id: Uuid, reason: &str) -> Result<(), StoreError> {
+    on_tx!(tx, c => sqlx::query(
+        "UPDATE webhook_deliveries SET status = $2, next_attempt_at = NULL, last_error = $3, \
+         updated_at = $4 WHERE id = $1")
+        .bind(id).bind(DeliveryStatus::Failed.as_str()).bind(reason).bind(Timestamp::now())
+        .execute(c).await.map(drop)?);
     Ok(())
 }
 

@@ -419,7 +419,9 @@ async fn sigkill_during_delivery_loses_no_webhook_or_email() {
         .await
         .expect("open the db");
     let (undelivered, leased): (i64, i64) = sqlx::query_as(
-        "SELECT count(*), count(locked_until) FROM webhook_deliveries WHERE status <> 'delivered'",
+        "SELECT count(*), (SELECT count(*) FROM outbox_jobs WHERE kind = 'webhook.delivery' \
+         AND status = 'pending' AND locked_until IS NOT NULL) \
+         FROM webhook_deliveries WHERE status <> 'delivered'",
     )
     .fetch_one(&db)
     .await

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use supportdesk::auth::{Mode, ScopeSet};
+use supportdesk::events::EventName;
 
 use super::support::{
     self, Receiver, Reply, create_user, create_webhook, deliveries, drive_until, drive_until_api,
@@ -363,8 +364,8 @@ async fn rolled_back_change_delivers_nothing(backend: Backend) {
     supportdesk::events::emit(
         &mut tx,
         &tenant,
-        "ticket.created",
-        json!({"subject": "rolled back"}),
+        EventName::TicketCreated,
+        &json!({"subject": "rolled back"}),
     )
     .await
     .expect("emit");
@@ -374,8 +375,8 @@ async fn rolled_back_change_delivers_nothing(backend: Backend) {
     supportdesk::events::emit(
         &mut tx,
         &tenant,
-        "ticket.created",
-        json!({"subject": "committed"}),
+        EventName::TicketCreated,
+        &json!({"subject": "committed"}),
     )
     .await
     .expect("emit");
@@ -573,8 +574,8 @@ async fn a_hanging_endpoint_does_not_hold_up_others(backend: Backend) {
     supportdesk::events::emit(
         &mut tx,
         &tenant,
-        "ticket.created",
-        json!({"subject": "slow"}),
+        EventName::TicketCreated,
+        &json!({"subject": "slow"}),
     )
     .await
     .expect("emit");

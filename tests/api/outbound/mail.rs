@@ -206,9 +206,14 @@ async fn unsendable_email_is_retried_then_failed(backend: Backend) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {
         supportdesk::outbox::run_due(&app.state).await;
-        let (status, attempts, error) = supportdesk::outbox::store::state(&app.state.db, job)
+        let job_state = supportdesk::outbox::store::state(&app.state.db, job)
             .await
             .expect("job");
+        let (status, attempts, error) = (
+            job_state.status.as_str(),
+            job_state.attempts,
+            job_state.last_error,
+        );
         if status == "failed" {
             assert_eq!(attempts, 5, "the webhook schedule: five attempts");
             assert!(error.is_some());

@@ -87,8 +87,8 @@ async fn private_addresses_are_refused_at_delivery(backend: Backend) {
 
     let mut config = app.config.clone();
     config.webhook_allow_private = false;
-    let outbound = Arc::new(supportdesk::outbox::Outbound::new(&config).expect("guarded outbound"));
-    let guarded = app.state.modified(|state| state.outbound = outbound);
+    let jobs = Arc::new(supportdesk::jobs::registry(&config).expect("guarded job handlers"));
+    let guarded = app.state.modified(|state| state.jobs = jobs);
 
     create_user(&app, &tenant(&acme, Mode::Test), "Probe").await;
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);

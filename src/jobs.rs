@@ -1,0 +1,16 @@
+//! The job kinds this service runs, assembled where the application is
+//! wired: the outbox runs them without knowing any of them.
+
+use crate::config::Config;
+use crate::mail::{self, EmailJob, Mailer};
+use crate::outbox::{Jobs, RetrySchedule};
+use crate::webhooks::{self, worker::DeliveryJob};
+
+/// Every job handler, by kind; failed attempts of every kind retry on the
+/// webhook schedule (`SUPPORTDESK_WEBHOOK_RETRY_DELAYS`).
+pub fn registry(config: &Config) -> anyhow::Result<Jobs> {
+    let retry = RetrySchedule::new(config.webhook_retry_delays.clone());
+    Ok(Jobs::new()
+        .register(webhooks::JOB_KIND, DeliveryJob::new(config, retry.clone())?)
+        .register(mail::JOB_KIND, EmailJob::new(Mailer::new(config)?, retry)))
+}

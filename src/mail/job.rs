@@ -1,0 +1,64 @@
+//! The email job: one attempt at sending a queued `Email`.
+
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+
+use super::{Email, Mailer};
+use crate::error::StoreError;
+use crate::outbox::{self, Job, JobHandler, RetrySchedule};
+use crate::state::AppState;
+use crate::time::Timestamp;
+
+/// Sends queued emails: the outbox handler of [`super::JOB_KIND`].
+pub struct EmailJob {
+    mailer: Mailer,
+    retry: RetrySchedule,
+}
+
+impl EmailJob {
+    pub fn new(mailer: Mailer, retry: RetrySchedule) -> Self {
+        EmailJob { mailer, retry }
+    }
+
+    async fn send(&self, state: &AppState, job: &Job) -> Result<bool, StoreError> {
+        let failure = match serde_json::from_value::<Email>(job.payload.0.clone()) {
+            Err(err) => Some((format!("unreadable email job: {err}"), None)),
+            Ok(email) => match self.mailer.send(job.id, &email).await {
+                Ok(()) => None,
+                Err(err) => {
+                    let retry_at = (!err.permanent)
+                        .then(|| self.retry.retry_at(job.attempt(), Timestamp::now()))
+                        .flatten();
+                    Some((err.message, retry_at))
+                }
+            },
+        };
+        if let Some((error, _)) = &failure {
+            tracing::warn!(job = %job.id, attempt = job.attempt(), %error, "email not sent");
+        }
+        let mut tx = state.db.begin().await?;
+        let held = match &failure {
+            None => outbox::store::finish(&mut tx, job).await?,
+            Some((error, Some(at))) => outbox::store::retry(&mut tx, job, *at, error).await?,
+            Some((error, None)) => outbox::store::abandon(&mut tx, job, error).await?,
+        };
+        tx.commit().await?;
+        Ok(held)
+    }
+}
+
+impl JobHandler for EmailJob {
+    /// Longer than the SMTP timeout.
+    fn lease(&self) -> Duration {
+        Duration::from_secs(120)
+    }
+
+    fn run<'a>(
+        &'a self,
+        state: &'a AppState,
+        job: &'a Job,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(self.send(state, job))
+    }
+}
