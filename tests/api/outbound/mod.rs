@@ -4,6 +4,7 @@
 mod concurrency;
 mod delivery;
 mod mail;
+mod queue;
 mod ssrf;
 pub(crate) mod support;
 
