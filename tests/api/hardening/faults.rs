@@ -26,14 +26,6 @@ fn main_backend() -> Backend {
     }
 }
 
-/// Every failure a client may see is our JSON error shape.
-#[track_caller]
-fn assert_json_error(r: &TestResponse) {
-    assert_eq!(r.body["status"], r.status, "error shape of {}", r.text);
-    assert!(r.body["code"].is_string(), "error code in {}", r.text);
-    assert!(r.body["error"].is_string(), "error message in {}", r.text);
-}
-
 async fn readyz(app: &TestApp) -> (u16, Value) {
     let r = TestResponse::from(app.client.get(app.url("/readyz")).send().await).await;
     (r.status, r.body)
@@ -196,11 +188,10 @@ async fn redis_outage_degrades_and_recovers() {
         "a message is stored without Redis: {}",
         sent.text
     );
-    let beat = heartbeat(&app, key, &user).await;
-    if beat.status != 200 {
-        assert_eq!(beat.status, 503, "{}", beat.text);
-        assert_json_error(&beat);
-    }
+    // Presence lives in Redis only: a heartbeat cannot be recorded.
+    heartbeat(&app, key, &user)
+        .await
+        .assert_error(503, "unavailable");
 
     redis.resume().await;
     eventually(
@@ -247,7 +238,7 @@ async fn redis_outage_degrades_and_recovers() {
 }
 
 /// Postgres restarted (immediate stop: connections cut) under a write load:
-/// requests fail with a clean 503/500 JSON error, the pool reconnects, and
+/// requests fail with a 503 `unavailable` JSON error, the pool reconnects, and
 /// every ticket whose 201 the client saw is in the database afterwards.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn postgres_restart_under_load_loses_no_accepted_write() {
@@ -293,7 +284,16 @@ async fn postgres_restart_under_load_loses_no_accepted_write() {
     }
     tokio::time::sleep(Duration::from_millis(800)).await;
     pg.stop_immediately();
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // While the server is down (not while it is shutting down or starting:
+    // see below) a write is refused as unavailable.
+    app.post(
+        "/tickets",
+        &key,
+        json!({"subject": "while down", "entityId": entity}),
+    )
+    .await
+    .assert_error(503, "unavailable");
+    tokio::time::sleep(Duration::from_secs(1)).await;
     pg.start_again();
     // Writes succeed again once the pool has reconnected.
     let client = app.client.clone();
@@ -319,22 +319,23 @@ async fn postgres_restart_under_load_loses_no_accepted_write() {
     stop.store(true, Ordering::Relaxed);
 
     let mut accepted = Vec::new();
-    let mut failed = 0;
+    let mut refused = 0;
     for writer in writers {
         for (status, body) in writer.await.expect("writer") {
-            match status {
-                201 => accepted.push(body["id"].as_str().expect("id").to_string()),
-                500 | 503 => {
-                    failed += 1;
-                    assert_eq!(body["status"], status, "JSON error: {body}");
-                    assert!(body["code"] == "unavailable" || body["code"] == "internal");
-                }
-                other => panic!("unexpected {other}: {body}"),
+            if status == 201 {
+                accepted.push(body["id"].as_str().expect("id").to_string());
+            } else {
+                // Connections cut by an immediate stop and refused while
+                // the server starts are both "store unavailable".
+                refused += 1;
+                assert_eq!(status, 503, "a refused write: {body}");
+                assert_eq!(body["code"], "unavailable", "a refused write: {body}");
+                assert_eq!(body["status"], 503, "the JSON error shape: {body}");
             }
         }
     }
     eprintln!(
-        "postgres restart: {} writes accepted, {failed} refused cleanly",
+        "postgres restart: {} writes accepted, {refused} refused as unavailable",
         accepted.len()
     );
     assert!(!accepted.is_empty());
@@ -521,8 +522,15 @@ async fn slow_receiver(delay: Duration) -> (Receiver, u16) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn misbehaving_receivers_keep_their_schedule_and_block_nothing() {
     const EVENTS: usize = 5;
+    // The last retry waits 10 s, so no bad schedule can end before the
+    // healthy receiver has every event: the check below sees them pending.
     let app = TestApp::spawn_with(main_backend(), |c| {
-        c.webhook_retry_delays = vec![Duration::from_millis(300); 4];
+        c.webhook_retry_delays = vec![
+            Duration::from_millis(300),
+            Duration::from_millis(300),
+            Duration::from_millis(300),
+            Duration::from_secs(10),
+        ];
         c.webhook_timeout = Duration::from_secs(1);
     })
     .await;
@@ -576,7 +584,7 @@ async fn misbehaving_receivers_keep_their_schedule_and_block_nothing() {
             .iter()
             .filter(|d| d["status"] != "failed")
             .count();
-        assert!(pending > 0 || r.body["total"] == EVENTS);
+        assert_eq!(pending, EVENTS, "no bad schedule has ended yet: {}", r.text);
     }
     // Every bad delivery ends failed after exactly five attempts.
     for id in &bad {
@@ -688,9 +696,9 @@ async fn slow_and_malicious_clients_do_not_starve_others() {
         .header("X-Padding", huge.as_str())
         .send()
         .await;
-    if let Ok(r) = r {
-        assert!(r.status().is_client_error(), "{}", r.status());
-    }
+    // A head larger than the server's read buffer (64 KiB) is refused
+    // before any handler runs.
+    assert_eq!(r.expect("an answer to the oversized header").status(), 431);
     let big_body = format!("{{\"subject\": \"{}\"}}", "b".repeat(2 * 1024 * 1024));
     let r = TestResponse::from(
         app.api(Method::POST, "/tickets", Some(&key))
@@ -712,17 +720,22 @@ async fn slow_and_malicious_clients_do_not_starve_others() {
             .send(tokio_tungstenite::tungstenite::Message::text(frame))
             .await;
         use futures::StreamExt;
-        let closed = tokio::time::timeout(Duration::from_secs(10), async {
+        // The server stops reading at the frame's header and drops the
+        // connection (no close handshake), so the client's next read fails.
+        let end = tokio::time::timeout(Duration::from_secs(10), async {
             loop {
                 match socket.ws.next().await {
-                    None | Some(Err(_)) => return true,
-                    Some(Ok(tokio_tungstenite::tungstenite::Message::Close(_))) => return true,
-                    Some(Ok(_)) => continue,
+                    Some(Ok(tokio_tungstenite::tungstenite::Message::Text(_))) => continue,
+                    end => return end,
                 }
             }
         })
-        .await;
-        assert_eq!(closed, Ok(true), "the oversized frame closed the socket");
+        .await
+        .expect("the socket ends within 10 s");
+        assert!(
+            matches!(end, Some(Err(_))),
+            "the oversized frame dropped the connection: {end:?}"
+        );
     }
     let mut other = Client::key(&app, &key).await;
     other.send(json!({"type": "ping", "id": "still"})).await;
@@ -768,9 +781,11 @@ async fn slow_and_malicious_clients_do_not_starve_others() {
         }
     }
     assert_eq!(totals.values().sum::<usize>(), 10_000);
-    assert!(
-        totals.keys().all(|s| *s == 401 || *s == 429),
-        "only 401 and 429: {totals:?}"
+    // Unknown keys are refused (401) until the IP is throttled (429).
+    assert_eq!(
+        totals.keys().copied().collect::<Vec<_>>(),
+        [401, 429],
+        "{totals:?}"
     );
     assert!(
         totals.get(&429).copied().unwrap_or(0) >= 9_000,
