@@ -86,9 +86,11 @@ static POSTGRES_SKIPPED: AtomicUsize = AtomicUsize::new(0);
 fn report_skipped(test: &str) {
     use std::io::Write;
     let skipped = POSTGRES_SKIPPED.fetch_add(1, Ordering::Relaxed) + 1;
+    // The name as libtest prints it, without the crate's own module.
+    let name = test.split_once("::").map_or(test, |(_, name)| name);
     let _ = writeln!(
         std::io::stderr().lock(),
-        "SKIPPED (no TEST_DATABASE_URL): {test} ({skipped} postgres tests skipped so far)"
+        "SKIPPED (no TEST_DATABASE_URL): {name} [postgres tests skipped so far: {skipped}]"
     );
 }
 
