@@ -616,20 +616,22 @@ async fn misbehaving_receivers_keep_their_schedule_and_block_nothing() {
     app.stop().await;
 }
 
-/// Slow and malicious clients: slowloris connections, a socket that never
-/// reads its responses, oversized headers, bodies and socket frames, and
-/// 10,000 invalid keys from one IP. Meanwhile other clients are served.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn slow_and_malicious_clients_do_not_starve_others() {
+/// A service with a 2 s header timeout, and a company key.
+async fn guarded_service() -> (TestApp, String) {
     let app = TestApp::spawn_with(Backend::Sqlite, |c| {
         c.header_read_timeout = Duration::from_secs(2);
     })
     .await;
-    let acme = app.company().await;
-    let key = acme.key.clone();
-    let addr = format!("127.0.0.1:{}", app.port);
+    let key = app.company().await.key;
+    (app, key)
+}
 
-    // Slowloris: 100 connections that trickle a header byte every 300 ms.
+/// 100 slowloris connections (a header byte every 300 ms) are cut at the
+/// header timeout, and other clients are served meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn slowloris_connections_are_cut_while_others_are_served() {
+    let (app, key) = guarded_service().await;
+    let addr = format!("127.0.0.1:{}", app.port);
     let mut slow = Vec::new();
     for _ in 0..100 {
         let mut stream = TcpStream::connect(&addr).await.expect("connect");
@@ -655,8 +657,25 @@ async fn slow_and_malicious_clients_do_not_starve_others() {
             started.elapsed()
         }));
     }
+    for _ in 0..10 {
+        app.get("/tickets", &key).await.assert_status(200);
+    }
+    for task in slow {
+        let kept = task.await.expect("slowloris task");
+        assert!(
+            kept < Duration::from_secs(20),
+            "a slowloris connection was kept {kept:?}"
+        );
+    }
+    app.stop().await;
+}
 
-    // A client that pipelines requests and never reads the answers.
+/// A client that pipelines requests and never reads the answers stops
+/// neither the service nor other clients.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_client_that_never_reads_does_not_stop_the_service() {
+    let (app, key) = guarded_service().await;
+    let addr = format!("127.0.0.1:{}", app.port);
     let mut never_reads = TcpStream::connect(&addr).await.expect("connect");
     let request =
         format!("GET /api/v1/openapi.json HTTP/1.1\r\nHost: x\r\nX-API-Key: {key}\r\n\r\n");
@@ -674,31 +693,33 @@ async fn slow_and_malicious_clients_do_not_starve_others() {
         }
         never_reads
     });
-
-    // Others are served meanwhile.
     for _ in 0..10 {
         app.get("/tickets", &key).await.assert_status(200);
     }
+    let _stuck = greedy.await.expect("greedy client");
+    app.get("/tickets", &key).await.assert_status(200);
+    app.stop().await;
+}
 
-    // The slowloris connections are cut at the header timeout.
-    for task in slow {
-        let kept = task.await.expect("slowloris task");
-        assert!(
-            kept < Duration::from_secs(20),
-            "a slowloris connection was kept {kept:?}"
-        );
-    }
-
-    // Oversized headers and bodies are refused, the service goes on.
+/// A head larger than the server's read buffer (64 KiB) is refused before
+/// any handler runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_oversized_header_is_431() {
+    let (app, key) = guarded_service().await;
     let huge = "a".repeat(200 * 1024);
     let r = app
         .api(Method::GET, "/tickets", Some(&key))
         .header("X-Padding", huge.as_str())
         .send()
         .await;
-    // A head larger than the server's read buffer (64 KiB) is refused
-    // before any handler runs.
     assert_eq!(r.expect("an answer to the oversized header").status(), 431);
+    app.get("/tickets", &key).await.assert_status(200);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_oversized_body_is_413() {
+    let (app, key) = guarded_service().await;
     let big_body = format!("{{\"subject\": \"{}\"}}", "b".repeat(2 * 1024 * 1024));
     let r = TestResponse::from(
         app.api(Method::POST, "/tickets", Some(&key))
@@ -709,40 +730,48 @@ async fn slow_and_malicious_clients_do_not_starve_others() {
     )
     .await;
     r.assert_error(413, "payload_too_large");
+    app.get("/tickets", &key).await.assert_status(200);
+    app.stop().await;
+}
 
-    // An oversized socket frame closes that socket only.
+/// An oversized socket frame drops that socket only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_oversized_socket_frame_drops_that_socket_only() {
+    use futures::{SinkExt, StreamExt};
+    let (app, key) = guarded_service().await;
     let mut socket = Client::key(&app, &key).await;
-    {
-        use futures::SinkExt;
-        let frame = "x".repeat(2 * 1024 * 1024);
-        let _ = socket
-            .ws
-            .send(tokio_tungstenite::tungstenite::Message::text(frame))
-            .await;
-        use futures::StreamExt;
-        // The server stops reading at the frame's header and drops the
-        // connection (no close handshake), so the client's next read fails.
-        let end = tokio::time::timeout(Duration::from_secs(10), async {
-            loop {
-                match socket.ws.next().await {
-                    Some(Ok(tokio_tungstenite::tungstenite::Message::Text(_))) => continue,
-                    end => return end,
-                }
+    let frame = "x".repeat(2 * 1024 * 1024);
+    let _ = socket
+        .ws
+        .send(tokio_tungstenite::tungstenite::Message::text(frame))
+        .await;
+    // The server stops reading at the frame's header and drops the
+    // connection (no close handshake), so the client's next read fails.
+    let end = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match socket.ws.next().await {
+                Some(Ok(tokio_tungstenite::tungstenite::Message::Text(_))) => continue,
+                end => return end,
             }
-        })
-        .await
-        .expect("the socket ends within 10 s");
-        assert!(
-            matches!(end, Some(Err(_))),
-            "the oversized frame dropped the connection: {end:?}"
-        );
-    }
+        }
+    })
+    .await
+    .expect("the socket ends within 10 s");
+    assert!(
+        matches!(end, Some(Err(_))),
+        "the oversized frame dropped the connection: {end:?}"
+    );
     let mut other = Client::key(&app, &key).await;
     other.send(json!({"type": "ping", "id": "still"})).await;
     assert_eq!(other.next().await["type"], "pong");
+    app.stop().await;
+}
 
-    // 10,000 invalid (well-formed, unknown) keys from one IP: the IP is
-    // throttled, a valid key from the same IP and other clients are not.
+/// 10,000 invalid (well-formed, unknown) keys from one IP: the IP is
+/// throttled, a valid key from the same IP is not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn invalid_keys_from_one_ip_are_throttled_and_a_valid_key_is_served() {
+    let (app, key) = guarded_service().await;
     let invalid: Vec<String> = (0..10_000)
         .map(|_| supportdesk::auth::key::generate(supportdesk::auth::Mode::Test))
         .collect();
@@ -791,9 +820,6 @@ async fn slow_and_malicious_clients_do_not_starve_others() {
         totals.get(&429).copied().unwrap_or(0) >= 9_000,
         "{totals:?}"
     );
-    app.get("/tickets", &key).await.assert_status(200);
-    // The non-reading client did not stop the service either.
-    let _stuck = greedy.await.expect("greedy client");
     app.get("/tickets", &key).await.assert_status(200);
     app.stop().await;
 }

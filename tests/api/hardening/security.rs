@@ -372,9 +372,12 @@ async fn no_secret_reaches_the_log() {
     }
 }
 
-backend_tests!(another_tenants_ids_in_bodies_are_refused_like_unknown_ids);
+backend_tests!(
+    another_tenants_ids_in_bodies_are_refused_like_unknown_ids,
+    another_tenants_entity_filters_answer_like_unknown_ones,
+);
 
-/// Ids of another company given in bodies and filters (entityId, parentId,
+/// Ids of another company given in bodies (entityId, parentId,
 /// assignedToId, escalateToId, authorId, senderId, categoryId, rule
 /// targets) are refused exactly like ids that do not exist: nothing is
 /// created, nothing tells them apart.
@@ -524,8 +527,17 @@ async fn another_tenants_ids_in_bodies_are_refused_like_unknown_ids(backend: Bac
             "{method} {path}: A's {kind} and an unknown id answer alike"
         );
     }
-    // Filters: another company's entity filters like an unknown one. The
-    // ticket and chat lists answer an empty page ...
+    app.stop().await;
+}
+
+/// Another company's entity as a list filter answers exactly like an entity
+/// that does not exist.
+async fn another_tenants_entity_filters_answer_like_unknown_ones(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |c| c.run_workers = false).await;
+    let a = app.company().await;
+    let b = app.company().await;
+    let a_ids = records_of(&app, &a.key, &a.entity.id.to_string()).await;
+    // The ticket and chat lists answer an empty page ...
     for path in ["/tickets", "/chat/sessions"] {
         let foreign = app
             .get(&format!("{path}?entityId={}", a_ids["entity"]), &b.key)
