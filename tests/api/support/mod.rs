@@ -6,10 +6,13 @@
 //!
 //! `backend_tests!(a, b)` turns each `async fn a(backend: Backend)` into the
 //! tests `a::sqlite` and `a::postgres`. Without `TEST_DATABASE_URL` the
-//! postgres ones print a notice and pass, unless `CI=true`, where they fail.
+//! postgres ones pass after printing `SKIPPED (no TEST_DATABASE_URL): <name>`
+//! with the running count of skips (past libtest's output capture, so the
+//! notice shows in a normal run), unless `CI=true`, where they fail.
 
 #![allow(dead_code)]
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use reqwest::Method;
@@ -33,7 +36,9 @@ macro_rules! backend_tests {
 
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn postgres() {
-                    if let Some(backend) = $crate::support::Backend::postgres() {
+                    if let Some(backend) =
+                        $crate::support::Backend::postgres(concat!(module_path!(), "::postgres"))
+                    {
                         super::$name(backend).await
                     }
                 }
@@ -49,8 +54,9 @@ pub enum Backend {
 }
 
 impl Backend {
-    /// The Postgres backend when configured; in CI its absence is a failure.
-    pub fn postgres() -> Option<Backend> {
+    /// The Postgres backend when configured; in CI its absence is a failure,
+    /// elsewhere the test named `test` is reported as skipped.
+    pub fn postgres(test: &str) -> Option<Backend> {
         if std::env::var("TEST_DATABASE_URL").is_ok_and(|u| !u.is_empty()) {
             if std::env::var("CI").is_ok_and(|v| v == "true") {
                 assert!(
@@ -64,9 +70,28 @@ impl Backend {
             !std::env::var("CI").is_ok_and(|v| v == "true"),
             "CI=true needs TEST_DATABASE_URL: Postgres tests must run in CI"
         );
-        eprintln!("postgres backend skipped: TEST_DATABASE_URL is not set");
+        report_skipped(test);
         None
     }
+}
+
+/// How many postgres variants this run has skipped so far.
+static POSTGRES_SKIPPED: AtomicUsize = AtomicUsize::new(0);
+
+/// Prints the skip on the real stderr: `eprintln!` is captured per test and
+/// only shown when the test fails, which would hide the skip. A libtest
+/// harness has no hook at the end of the run (and this crate forbids the
+/// unsafe `atexit`), so each line carries the running total: the last line
+/// printed is the run's count.
+fn report_skipped(test: &str) {
+    use std::io::Write;
+    let skipped = POSTGRES_SKIPPED.fetch_add(1, Ordering::Relaxed) + 1;
+    // The name as libtest prints it, without the crate's own module.
+    let name = test.split_once("::").map_or(test, |(_, name)| name);
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "SKIPPED (no TEST_DATABASE_URL): {name} [postgres tests skipped so far: {skipped}]"
+    );
 }
 
 /// A Postgres database created for one test and dropped after it.

@@ -4,7 +4,13 @@ use super::*;
 
 backend_tests!(
     foreign_unknown_and_malformed_ids_are_404,
-    invalid_input_is_400_with_field_details,
+    invalid_creates_are_400_and_create_nothing,
+    invalid_updates_are_400,
+    an_invalid_update_of_an_unknown_ticket_is_400,
+    invalid_escalations_are_400,
+    invalid_comments_are_400,
+    refused_writes_leave_the_ticket_unchanged,
+    invalid_list_parameters_are_400,
 );
 
 async fn foreign_unknown_and_malformed_ids_are_404(backend: Backend) {
@@ -80,11 +86,36 @@ fn assert_invalid(r: &TestResponse, fields: &[&str]) {
     }
 }
 
-async fn invalid_input_is_400_with_field_details(backend: Backend) {
+/// An app, the caller's company, a user of another company (Gina), and a
+/// ticket "Target" of the caller's with its path.
+struct Target {
+    app: TestApp,
+    acme: TestCompany,
+    gina: Uuid,
+    ticket: Value,
+    path: String,
+}
+
+async fn target(backend: Backend) -> Target {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let globex = app.company().await;
-    let gina = user(&app, globex.company.id, "Gina").await;
+    let gina = user(&app, globex.company.id, "Gina").await.id;
+    let ticket = ticket(&app, &acme, json!({"subject": "Target"})).await;
+    let path = format!("/tickets/{}", id_of(&ticket));
+    Target {
+        app,
+        acme,
+        gina,
+        ticket,
+        path,
+    }
+}
+
+async fn invalid_creates_are_400_and_create_nothing(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let globex = app.company().await;
     let key = acme.key.as_str();
     let entity = acme.entity.id;
 
@@ -154,10 +185,9 @@ async fn invalid_input_is_400_with_field_details(backend: Backend) {
         1,
         "nothing invalid was created"
     );
+}
 
-    // Update.
-    let t = ticket(&app, &acme, json!({"subject": "Target"})).await;
-    let path = format!("/tickets/{}", id_of(&t));
+async fn refuse_updates(app: &TestApp, key: &str, path: &str, gina: Uuid) {
     let cases: Vec<(Value, &str)> = vec![
         (json!({}), "body"),
         (json!({"status": "DONE"}), "status"),
@@ -166,12 +196,12 @@ async fn invalid_input_is_400_with_field_details(backend: Backend) {
         (json!({"priority": null}), "priority"),
         (json!({"priority": "CRITICAL"}), "priority"),
         (json!({"assignedToId": "x"}), "assignedToId"),
-        (json!({"assignedToId": gina.id}), "assignedToId"),
+        (json!({"assignedToId": gina}), "assignedToId"),
         (json!({"assignedToId": Uuid::now_v7()}), "assignedToId"),
         (json!({"subject": "Renamed"}), "subject"),
     ];
     for (body, field) in cases {
-        let r = app.patch(&path, key, body).await;
+        let r = app.patch(path, key, body).await;
         assert_invalid(&r, &[field]);
     }
     // Validation comes before the lookup: a bad body on an unknown ticket is 400.
@@ -179,15 +209,35 @@ async fn invalid_input_is_400_with_field_details(backend: Backend) {
         .patch(&format!("/tickets/{}", Uuid::now_v7()), key, json!({}))
         .await;
     assert_invalid(&r, &["body"]);
+}
 
-    // Escalate.
+async fn invalid_updates_are_400(backend: Backend) {
+    let t = target(backend).await;
+    refuse_updates(&t.app, &t.acme.key, &t.path, t.gina).await;
+}
+
+async fn an_invalid_update_of_an_unknown_ticket_is_400(backend: Backend) {
+    let t = target(backend).await;
+    // Validation comes before the lookup.
+    let r = t
+        .app
+        .patch(
+            &format!("/tickets/{}", Uuid::now_v7()),
+            &t.acme.key,
+            json!({}),
+        )
+        .await;
+    assert_invalid(&r, &["body"]);
+}
+
+async fn refuse_escalations(app: &TestApp, key: &str, path: &str, gina: Uuid) {
     let escalate = format!("{path}/escalate");
     let cases: Vec<(Value, &str)> = vec![
         (json!({}), "escalateToId"),
         (json!({"escalateToId": "x"}), "escalateToId"),
-        (json!({"escalateToId": gina.id}), "escalateToId"),
+        (json!({"escalateToId": gina}), "escalateToId"),
         (
-            json!({"escalateToId": gina.id, "reason": "r".repeat(1001)}),
+            json!({"escalateToId": gina, "reason": "r".repeat(1001)}),
             "reason",
         ),
     ];
@@ -195,28 +245,52 @@ async fn invalid_input_is_400_with_field_details(backend: Backend) {
         let r = app.post(&escalate, key, body).await;
         assert_invalid(&r, &[field]);
     }
+}
 
-    // Comments.
+async fn invalid_escalations_are_400(backend: Backend) {
+    let t = target(backend).await;
+    refuse_escalations(&t.app, &t.acme.key, &t.path, t.gina).await;
+}
+
+async fn refuse_comments(app: &TestApp, key: &str, path: &str, gina: Uuid) {
     let comments = format!("{path}/comments");
     let cases: Vec<(Value, &str)> = vec![
         (json!({}), "body"),
         (json!({"body": "  "}), "body"),
         (json!({"body": "b".repeat(50_001)}), "body"),
         (json!({"body": "hi", "authorId": "x"}), "authorId"),
-        (json!({"body": "hi", "authorId": gina.id}), "authorId"),
+        (json!({"body": "hi", "authorId": gina}), "authorId"),
         (json!({"body": "hi", "isInternal": "yes"}), "isInternal"),
     ];
     for (body, field) in cases {
         let r = app.post(&comments, key, body).await;
         assert_invalid(&r, &[field]);
     }
+}
 
-    // Nothing above changed the ticket.
-    let r = app.get(&path, key).await;
+async fn invalid_comments_are_400(backend: Backend) {
+    let t = target(backend).await;
+    refuse_comments(&t.app, &t.acme.key, &t.path, t.gina).await;
+}
+
+async fn refused_writes_leave_the_ticket_unchanged(backend: Backend) {
+    let t = target(backend).await;
+    let (app, key, path) = (&t.app, t.acme.key.as_str(), t.path.as_str());
+    refuse_updates(app, key, path, t.gina).await;
+    refuse_escalations(app, key, path, t.gina).await;
+    refuse_comments(app, key, path, t.gina).await;
+    let r = app.get(path, key).await;
     let unchanged = r.assert_status(200);
-    assert_eq!(unchanged, &t);
-    assert_eq!(activity_types(&app, key, &id_of(&t)).await, ["created"]);
+    assert_eq!(unchanged, &t.ticket);
+    assert_eq!(
+        activity_types(app, key, &id_of(&t.ticket)).await,
+        ["created"]
+    );
+}
 
+async fn invalid_list_parameters_are_400(backend: Backend) {
+    let t = target(backend).await;
+    let (app, key) = (&t.app, t.acme.key.as_str());
     // List parameters.
     for (query, field) in [
         ("status=open", "status"),
@@ -232,6 +306,6 @@ async fn invalid_input_is_400_with_field_details(backend: Backend) {
     }
     let r = app.get("/tickets?status=DONE&limit=0", key).await;
     assert_invalid(&r, &["status", "limit"]);
-    let r = app.get(&format!("{comments}?limit=0"), key).await;
+    let r = app.get(&format!("{}/comments?limit=0", t.path), key).await;
     assert_invalid(&r, &["limit"]);
 }
