@@ -44,7 +44,13 @@ pub fn api_routes() -> ApiRouter {
 
 /// The route table (method, path, scope) of the whole API.
 pub fn api_route_specs() -> Vec<RouteSpec> {
-    api_routes().into_parts().1
+    api_routes().into_parts().2
+}
+
+/// The OpenAPI document the service serves, from the same routers.
+pub fn openapi_document() -> utoipa::openapi::OpenApi {
+    let (_, operations, specs) = api_routes().into_parts();
+    crate::openapi::document(operations, &specs)
 }
 
 pub struct App {
@@ -237,7 +243,8 @@ fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {
 }
 
 fn router(state: AppState) -> Router {
-    let (api, _) = api_routes().into_parts();
+    let (api, operations, specs) = api_routes().into_parts();
+    let document = crate::openapi::document(operations, &specs);
     let api = api
         .fallback(|| async { ApiError::not_found() })
         .method_not_allowed_fallback(|| async {
@@ -252,7 +259,7 @@ fn router(state: AppState) -> Router {
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .merge(crate::realtime::public_routes())
-        .merge(crate::openapi::router())
+        .merge(crate::openapi::router(document))
         .nest("/api/v1", api)
         .merge(crate::demo::router())
         .merge(crate::widget::router())

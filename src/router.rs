@@ -1,32 +1,36 @@
 //! Routes are declared with the scope they need, in one place per area:
-//! `ApiRouter::new().get("/tickets", Scope::TicketsRead, list)`. The router
-//! keeps the table of (method, path, scope), so tests can check every route
-//! refuses a key without its scope, and no route exists without one.
+//! `ApiRouter::new().route(Scope::TicketsRead, routes!(list))`. The method
+//! and path come from the handler's `#[utoipa::path]`, so the route, its
+//! scope and its OpenAPI operation are one declaration. The router keeps the
+//! table of (method, path, scope), so tests can check every route refuses a
+//! key without its scope, and the document names each operation's scope.
 
 use axum::Router;
 use axum::extract::Request;
-use axum::handler::Handler;
 use axum::http::Method;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{MethodFilter, on};
+use utoipa::openapi::{OpenApi as Document, PathItem};
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter};
 
 use crate::auth::{Principal, Scope};
 use crate::error::ApiError;
 use crate::state::AppState;
 
-/// One route of the table: what the scope test and the OpenAPI check read.
+/// One route of the table: what the scope test and the document read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RouteSpec {
     pub method: Method,
     /// Path relative to `/api/v1`, with `{param}` segments.
-    pub path: &'static str,
+    pub path: String,
     pub scope: Scope,
 }
 
 #[derive(Default)]
 pub struct ApiRouter {
-    router: Router<AppState>,
+    /// Its document starts empty: what every operation shares is added by
+    /// `openapi::document`.
+    router: OpenApiRouter<AppState>,
     specs: Vec<RouteSpec>,
 }
 
@@ -35,61 +39,24 @@ impl ApiRouter {
         Self::default()
     }
 
-    pub fn get<H, T>(self, path: &'static str, scope: Scope, handler: H) -> Self
-    where
-        H: Handler<T, AppState>,
-        T: 'static,
-    {
-        self.add(Method::GET, path, scope, handler)
-    }
-
-    pub fn post<H, T>(self, path: &'static str, scope: Scope, handler: H) -> Self
-    where
-        H: Handler<T, AppState>,
-        T: 'static,
-    {
-        self.add(Method::POST, path, scope, handler)
-    }
-
-    pub fn put<H, T>(self, path: &'static str, scope: Scope, handler: H) -> Self
-    where
-        H: Handler<T, AppState>,
-        T: 'static,
-    {
-        self.add(Method::PUT, path, scope, handler)
-    }
-
-    pub fn patch<H, T>(self, path: &'static str, scope: Scope, handler: H) -> Self
-    where
-        H: Handler<T, AppState>,
-        T: 'static,
-    {
-        self.add(Method::PATCH, path, scope, handler)
-    }
-
-    pub fn delete<H, T>(self, path: &'static str, scope: Scope, handler: H) -> Self
-    where
-        H: Handler<T, AppState>,
-        T: 'static,
-    {
-        self.add(Method::DELETE, path, scope, handler)
-    }
-
-    fn add<H, T>(mut self, method: Method, path: &'static str, scope: Scope, handler: H) -> Self
-    where
-        H: Handler<T, AppState>,
-        T: 'static,
-    {
-        let filter = MethodFilter::try_from(method.clone()).unwrap_or(MethodFilter::GET);
-        let route = on(filter, handler).route_layer(middleware::from_fn(
-            move |request: Request, next: Next| require_scope(scope, request, next),
-        ));
-        self.router = self.router.route(path, route);
-        self.specs.push(RouteSpec {
-            method,
-            path,
-            scope,
-        });
+    /// Mounts the handler of `routes!(handler)` at its documented method
+    /// and path, behind a check that the key holds `scope`.
+    pub fn route(mut self, scope: Scope, handler: UtoipaMethodRouter<AppState>) -> Self {
+        let (schemas, paths, method_router) = handler;
+        for (path, item) in &paths.paths {
+            for method in methods(item) {
+                self.specs.push(RouteSpec {
+                    method,
+                    path: path.clone(),
+                    scope,
+                });
+            }
+        }
+        let method_router =
+            method_router.route_layer(middleware::from_fn(move |request: Request, next: Next| {
+                require_scope(scope, request, next)
+            }));
+        self.router = self.router.routes((schemas, paths, method_router));
         self
     }
 
@@ -99,9 +66,30 @@ impl ApiRouter {
         self
     }
 
-    pub fn into_parts(self) -> (Router<AppState>, Vec<RouteSpec>) {
-        (self.router, self.specs)
+    /// The axum router, the operations of its handlers (paths relative to
+    /// `/api/v1`) and the route table.
+    pub fn into_parts(self) -> (Router<AppState>, Document, Vec<RouteSpec>) {
+        let (router, operations) = self.router.split_for_parts();
+        (router, operations, self.specs)
     }
+}
+
+/// The methods a path item has operations for.
+fn methods(item: &PathItem) -> Vec<Method> {
+    [
+        (Method::GET, &item.get),
+        (Method::POST, &item.post),
+        (Method::PUT, &item.put),
+        (Method::PATCH, &item.patch),
+        (Method::DELETE, &item.delete),
+        (Method::HEAD, &item.head),
+        (Method::OPTIONS, &item.options),
+        (Method::TRACE, &item.trace),
+    ]
+    .into_iter()
+    .filter(|(_, operation)| operation.is_some())
+    .map(|(method, _)| method)
+    .collect()
 }
 
 async fn require_scope(scope: Scope, request: Request, next: Next) -> Response {

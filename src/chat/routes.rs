@@ -6,12 +6,14 @@ use std::time::Duration;
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
+use utoipa_axum::routes;
 
 use super::model::{BODY_MAX, Message, NewSession, SENDER_TYPES, STATUSES, Session, SessionFilter};
 use super::{service, store};
 use crate::auth::{Principal, Scope};
 use crate::error::ApiResult;
 use crate::extract::{Id, Json, Query};
+use crate::openapi::schema::{DataList, ErrorBody, Removed};
 use crate::realtime::presence::{AgentPresence, VISIBILITIES};
 use crate::router::ApiRouter;
 use crate::state::AppState;
@@ -36,23 +38,15 @@ fn visibility() -> utoipa::openapi::ObjectBuilder {
 
 pub fn router() -> ApiRouter {
     ApiRouter::new()
-        .post("/chat/sessions", Scope::ChatWrite, create_session)
-        .get("/chat/sessions", Scope::ChatRead, list_sessions)
-        .get("/chat/sessions/{id}", Scope::ChatRead, get_session)
-        .patch("/chat/sessions/{id}", Scope::ChatWrite, update_session)
-        .post(
-            "/chat/sessions/{id}/messages",
-            Scope::ChatWrite,
-            send_message,
-        )
-        .post("/chat/agent-presence", Scope::ChatWrite, heartbeat)
-        .get("/chat/agent-presence", Scope::ChatRead, list_presence)
-        .delete(
-            "/chat/agent-presence/{userId}",
-            Scope::ChatWrite,
-            remove_presence,
-        )
-        .post("/ws/tokens", Scope::ChatRead, socket_token)
+        .route(Scope::ChatWrite, routes!(create_session))
+        .route(Scope::ChatRead, routes!(list_sessions))
+        .route(Scope::ChatRead, routes!(get_session))
+        .route(Scope::ChatWrite, routes!(update_session))
+        .route(Scope::ChatWrite, routes!(send_message))
+        .route(Scope::ChatWrite, routes!(heartbeat))
+        .route(Scope::ChatRead, routes!(list_presence))
+        .route(Scope::ChatWrite, routes!(remove_presence))
+        .route(Scope::ChatRead, routes!(socket_token))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -76,6 +70,12 @@ pub(crate) struct CreatedSession {
     visitor_token: String,
 }
 
+/// Start a chat session
+///
+/// Returns the visitor's token (for the widget's socket) once.
+#[utoipa::path(post, path = "/chat/sessions", tag = "Chat",
+    request_body = CreateSession,
+    responses((status = 201, description = "Created", body = CreatedSession)))]
 async fn create_session(
     State(state): State<AppState>,
     principal: Principal,
@@ -110,6 +110,14 @@ struct ListQuery {
     page: PageQuery,
 }
 
+/// List chat sessions
+#[utoipa::path(get, path = "/chat/sessions", tag = "Chat",
+    params(
+        ("entityId" = Option<uuid::Uuid>, Query, description = "Only this entity's sessions"),
+        ("status" = Option<String>, Query, description = "ACTIVE or CLOSED"),
+        PageQuery,
+    ),
+    responses((status = 200, description = "A page of sessions", body = Paged<Session>)))]
 async fn list_sessions(
     State(state): State<AppState>,
     principal: Principal,
@@ -135,6 +143,12 @@ pub(crate) struct SessionWithMessages {
     messages: Vec<Message>,
 }
 
+/// Get a chat session with its messages
+#[utoipa::path(get, path = "/chat/sessions/{id}", tag = "Chat",
+    params(("id" = uuid::Uuid, Path, description = "Session id")),
+    responses(
+        (status = 200, description = "The session and its messages", body = SessionWithMessages),
+    ))]
 async fn get_session(
     State(state): State<AppState>,
     principal: Principal,
@@ -151,6 +165,11 @@ pub(crate) struct UpdateSession {
     status: Option<String>,
 }
 
+/// Close or reopen a chat session
+#[utoipa::path(patch, path = "/chat/sessions/{id}", tag = "Chat",
+    request_body = UpdateSession,
+    params(("id" = uuid::Uuid, Path, description = "Session id")),
+    responses((status = 200, description = "The session", body = Session)))]
 async fn update_session(
     State(state): State<AppState>,
     principal: Principal,
@@ -186,6 +205,16 @@ pub fn message_body(v: &mut Validator, body: Option<&str>) -> Option<String> {
     v.required("body", body, BODY_MAX)
 }
 
+/// Send a message
+///
+/// Pushed to the session's sockets; 409 `session_closed` on a closed session.
+#[utoipa::path(post, path = "/chat/sessions/{id}/messages", tag = "Chat",
+    request_body = SendMessage,
+    params(("id" = uuid::Uuid, Path, description = "Session id")),
+    responses(
+        (status = 201, description = "Sent", body = Message),
+        (status = 409, description = "The session is closed", body = ErrorBody),
+    ))]
 async fn send_message(
     State(state): State<AppState>,
     principal: Principal,
@@ -234,6 +263,20 @@ pub(crate) struct HeartbeatReply {
     last_seen: Timestamp,
 }
 
+/// Agent heartbeat
+///
+/// Marks the agent online for the presence TTL. An unknown `userId`
+/// creates the user (an AGENT) from `name` and `email`.
+#[utoipa::path(post, path = "/chat/agent-presence", tag = "Chat",
+    request_body = HeartbeatBody,
+    responses(
+        (status = 200, description = "Online", body = HeartbeatReply),
+        (
+            status = 409,
+            description = "The userId or email belongs to another user",
+            body = ErrorBody,
+        ),
+    ))]
 async fn heartbeat(
     State(state): State<AppState>,
     principal: Principal,
@@ -268,6 +311,9 @@ pub(crate) struct OnlineAgent {
     online: bool,
 }
 
+/// Agents online
+#[utoipa::path(get, path = "/chat/agent-presence", tag = "Chat",
+    responses((status = 200, description = "Online agents", body = DataList<OnlineAgent>)))]
 async fn list_presence(
     State(state): State<AppState>,
     principal: Principal,
@@ -286,6 +332,10 @@ async fn list_presence(
     Ok(Json(serde_json::json!({ "data": agents })))
 }
 
+/// Take an agent offline
+#[utoipa::path(delete, path = "/chat/agent-presence/{userId}", tag = "Chat",
+    params(("userId" = uuid::Uuid, Path, description = "The agent's user id")),
+    responses((status = 200, description = "Removed", body = Removed)))]
 async fn remove_presence(
     State(state): State<AppState>,
     principal: Principal,
@@ -302,6 +352,12 @@ pub(crate) struct SocketToken {
     expires_at: Timestamp,
 }
 
+/// A socket token
+///
+/// A short-lived token for a browser's socket (`/api/v1/ws?token=…`),
+/// carrying this key's tenant and scopes.
+#[utoipa::path(post, path = "/ws/tokens", tag = "Chat",
+    responses((status = 201, description = "Created", body = SocketToken)))]
 async fn socket_token(
     State(state): State<AppState>,
     principal: Principal,

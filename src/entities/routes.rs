@@ -4,22 +4,23 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
 use utoipa::ToSchema;
+use utoipa_axum::routes;
 
-use super::store;
+use super::{Entity, store};
 use crate::auth::{Principal, Scope};
 use crate::error::ApiResult;
 use crate::extract::{Id, Json};
-use crate::openapi::schema;
+use crate::openapi::schema::{self, DataList};
 use crate::router::ApiRouter;
 use crate::state::AppState;
 use crate::validate::{NAME_MAX, Patch, Validator};
 
 pub fn router() -> ApiRouter {
     ApiRouter::new()
-        .get("/entities", Scope::EntitiesRead, list)
-        .post("/entities", Scope::EntitiesWrite, create)
-        .get("/entities/{id}", Scope::EntitiesRead, get_one)
-        .patch("/entities/{id}", Scope::EntitiesWrite, update)
+        .route(Scope::EntitiesRead, routes!(list))
+        .route(Scope::EntitiesWrite, routes!(create))
+        .route(Scope::EntitiesRead, routes!(get_one))
+        .route(Scope::EntitiesWrite, routes!(update))
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -43,6 +44,11 @@ pub(crate) struct UpdateEntity {
     parent_id: Patch<String>,
 }
 
+/// List entities
+///
+/// Every entity of the company (entities are shared by both modes).
+#[utoipa::path(get, path = "/entities", operation_id = "list_entities", tag = "Entities",
+    responses((status = 200, description = "The company's entities", body = DataList<Entity>)))]
 async fn list(
     State(state): State<AppState>,
     principal: Principal,
@@ -51,6 +57,10 @@ async fn list(
     Ok(Json(serde_json::json!({ "data": entities })))
 }
 
+/// Create an entity
+#[utoipa::path(post, path = "/entities", operation_id = "create_entity", tag = "Entities",
+    request_body = CreateEntity,
+    responses((status = 201, description = "Created", body = Entity)))]
 async fn create(
     State(state): State<AppState>,
     principal: Principal,
@@ -65,6 +75,10 @@ async fn create(
     Ok((StatusCode::CREATED, Json(entity)))
 }
 
+/// Get an entity
+#[utoipa::path(get, path = "/entities/{id}", operation_id = "get_entity", tag = "Entities",
+    params(("id" = uuid::Uuid, Path, description = "Entity id")),
+    responses((status = 200, description = "The entity", body = Entity)))]
 async fn get_one(
     State(state): State<AppState>,
     principal: Principal,
@@ -75,6 +89,14 @@ async fn get_one(
     ))
 }
 
+/// Update an entity
+///
+/// Give at least one field; a `parentId` must be another entity of the
+/// company and must not make a cycle.
+#[utoipa::path(patch, path = "/entities/{id}", operation_id = "update_entity", tag = "Entities",
+    request_body = UpdateEntity,
+    params(("id" = uuid::Uuid, Path, description = "Entity id")),
+    responses((status = 200, description = "The updated entity", body = Entity)))]
 async fn update(
     State(state): State<AppState>,
     principal: Principal,

@@ -6,6 +6,7 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::routes;
 
 use super::model::{
     Article, ArticleChanges, ArticleFilter, ArticleSummary, Category, NewArticle, SearchHit, Status,
@@ -14,7 +15,7 @@ use super::{store, text};
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult, StoreError};
 use crate::extract::{Id, Json, Query};
-use crate::openapi::schema;
+use crate::openapi::schema::{self, DataList, Deleted, ErrorBody, VoteRecorded};
 use crate::router::ApiRouter;
 use crate::state::AppState;
 use crate::validate::{NAME_MAX, Page, Paged, Patch, Validator};
@@ -28,18 +29,18 @@ const SLUG_RULE: &str = "must be lower-case letters and digits separated by sing
 
 pub fn router() -> ApiRouter {
     ApiRouter::new()
-        .get("/kb/search", Scope::KbRead, search)
-        .get("/kb/articles", Scope::KbRead, list_articles)
-        .post("/kb/articles", Scope::KbWrite, create_article)
-        .get("/kb/articles/{id}", Scope::KbRead, get_article)
-        .patch("/kb/articles/{id}", Scope::KbWrite, update_article)
-        .delete("/kb/articles/{id}", Scope::KbDelete, delete_article)
-        .post("/kb/articles/{id}/helpful", Scope::KbRead, vote)
-        .get("/kb/categories", Scope::KbRead, list_categories)
-        .post("/kb/categories", Scope::KbWrite, create_category)
-        .get("/kb/categories/{id}", Scope::KbRead, get_category)
-        .patch("/kb/categories/{id}", Scope::KbWrite, update_category)
-        .delete("/kb/categories/{id}", Scope::KbDelete, delete_category)
+        .route(Scope::KbRead, routes!(search))
+        .route(Scope::KbRead, routes!(list_articles))
+        .route(Scope::KbWrite, routes!(create_article))
+        .route(Scope::KbRead, routes!(get_article))
+        .route(Scope::KbWrite, routes!(update_article))
+        .route(Scope::KbDelete, routes!(delete_article))
+        .route(Scope::KbRead, routes!(vote))
+        .route(Scope::KbRead, routes!(list_categories))
+        .route(Scope::KbWrite, routes!(create_category))
+        .route(Scope::KbRead, routes!(get_category))
+        .route(Scope::KbWrite, routes!(update_category))
+        .route(Scope::KbDelete, routes!(delete_category))
 }
 
 /// A taken slug is a 409 that says which.
@@ -106,6 +107,13 @@ pub(crate) struct SearchParams {
     limit: Option<String>,
 }
 
+/// Search published articles
+///
+/// Ranked by relevance (title matches first); each hit carries the matching
+/// passage.
+#[utoipa::path(get, path = "/kb/search", tag = "Knowledge base",
+    params(SearchParams),
+    responses((status = 200, description = "Hits, best first", body = Vec<SearchHit>)))]
 async fn search(
     State(state): State<AppState>,
     principal: Principal,
@@ -175,6 +183,16 @@ fn excerpt_schema() -> utoipa::openapi::ObjectBuilder {
     schema::text(EXCERPT_MAX)
 }
 
+/// List articles
+#[utoipa::path(get, path = "/kb/articles", tag = "Knowledge base",
+    params(ListParams),
+    responses(
+        (
+            status = 200,
+            description = "A page of articles (no content)",
+            body = Paged<ArticleSummary>,
+        ),
+    ))]
 async fn list_articles(
     State(state): State<AppState>,
     principal: Principal,
@@ -231,6 +249,13 @@ pub(crate) struct CreateArticle {
     is_published: Option<bool>,
 }
 
+/// Create an article
+#[utoipa::path(post, path = "/kb/articles", tag = "Knowledge base",
+    request_body = CreateArticle,
+    responses(
+        (status = 201, description = "Created", body = Article),
+        (status = 409, description = "The slug is taken in this entity", body = ErrorBody),
+    ))]
 async fn create_article(
     State(state): State<AppState>,
     principal: Principal,
@@ -270,6 +295,12 @@ async fn create_article(
     Ok((StatusCode::CREATED, Json(article)))
 }
 
+/// Get an article
+///
+/// Drafts only for a key with kb:write.
+#[utoipa::path(get, path = "/kb/articles/{id}", tag = "Knowledge base",
+    params(("id" = uuid::Uuid, Path, description = "Article id")),
+    responses((status = 200, description = "The article", body = Article)))]
 async fn get_article(
     State(state): State<AppState>,
     principal: Principal,
@@ -300,6 +331,14 @@ pub(crate) struct UpdateArticle {
     is_published: Option<bool>,
 }
 
+/// Update an article
+#[utoipa::path(patch, path = "/kb/articles/{id}", tag = "Knowledge base",
+    request_body = UpdateArticle,
+    params(("id" = uuid::Uuid, Path, description = "Article id")),
+    responses(
+        (status = 200, description = "The updated article", body = Article),
+        (status = 409, description = "The slug is taken in this entity", body = ErrorBody),
+    ))]
 async fn update_article(
     State(state): State<AppState>,
     principal: Principal,
@@ -372,6 +411,10 @@ async fn update_article(
     Ok(Json(article))
 }
 
+/// Delete an article
+#[utoipa::path(delete, path = "/kb/articles/{id}", tag = "Knowledge base",
+    params(("id" = uuid::Uuid, Path, description = "Article id")),
+    responses((status = 200, description = "Deleted", body = Deleted)))]
 async fn delete_article(
     State(state): State<AppState>,
     principal: Principal,
@@ -387,6 +430,13 @@ pub(crate) struct VoteBody {
     helpful: Option<bool>,
 }
 
+/// Vote on an article
+///
+/// Readers' feedback: counts into `helpfulCount` / `notHelpfulCount`.
+#[utoipa::path(post, path = "/kb/articles/{id}/helpful", tag = "Knowledge base",
+    request_body = VoteBody,
+    params(("id" = uuid::Uuid, Path, description = "Article id")),
+    responses((status = 200, description = "Recorded", body = VoteRecorded)))]
 async fn vote(
     State(state): State<AppState>,
     principal: Principal,
@@ -417,6 +467,10 @@ pub(crate) struct CategoryParams {
     entity_id: Option<String>,
 }
 
+/// List categories
+#[utoipa::path(get, path = "/kb/categories", tag = "Knowledge base",
+    params(CategoryParams),
+    responses((status = 200, description = "Categories", body = DataList<Category>)))]
 async fn list_categories(
     State(state): State<AppState>,
     principal: Principal,
@@ -445,6 +499,13 @@ pub(crate) struct CreateCategory {
     slug: Option<String>,
 }
 
+/// Create a category
+#[utoipa::path(post, path = "/kb/categories", tag = "Knowledge base",
+    request_body = CreateCategory,
+    responses(
+        (status = 201, description = "Created", body = Category),
+        (status = 409, description = "The slug is taken in this entity", body = ErrorBody),
+    ))]
 async fn create_category(
     State(state): State<AppState>,
     principal: Principal,
@@ -471,6 +532,10 @@ async fn create_category(
     Ok((StatusCode::CREATED, Json(category)))
 }
 
+/// Get a category
+#[utoipa::path(get, path = "/kb/categories/{id}", tag = "Knowledge base",
+    params(("id" = uuid::Uuid, Path, description = "Category id")),
+    responses((status = 200, description = "The category", body = Category)))]
 async fn get_category(
     State(state): State<AppState>,
     principal: Principal,
@@ -489,6 +554,14 @@ pub(crate) struct UpdateCategory {
     slug: Option<String>,
 }
 
+/// Update a category
+#[utoipa::path(patch, path = "/kb/categories/{id}", tag = "Knowledge base",
+    request_body = UpdateCategory,
+    params(("id" = uuid::Uuid, Path, description = "Category id")),
+    responses(
+        (status = 200, description = "The updated category", body = Category),
+        (status = 409, description = "The slug is taken in this entity", body = ErrorBody),
+    ))]
 async fn update_category(
     State(state): State<AppState>,
     principal: Principal,
@@ -524,6 +597,12 @@ async fn update_category(
     Ok(Json(category))
 }
 
+/// Delete a category
+///
+/// Its articles become uncategorised.
+#[utoipa::path(delete, path = "/kb/categories/{id}", tag = "Knowledge base",
+    params(("id" = uuid::Uuid, Path, description = "Category id")),
+    responses((status = 200, description = "Deleted", body = Deleted)))]
 async fn delete_category(
     State(state): State<AppState>,
     principal: Principal,

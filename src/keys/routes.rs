@@ -6,6 +6,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
+use utoipa_axum::routes;
 
 use super::store::{self, ApiKey, KeyChanges, NewKey};
 use crate::auth::cache::{self, Invalidation};
@@ -25,11 +26,11 @@ const MAX_EXPIRY_SECS: u64 = 100 * 365 * 86_400;
 
 pub fn router() -> ApiRouter {
     ApiRouter::new()
-        .get("/api-keys", Scope::ApiKeysRead, list)
-        .post("/api-keys", Scope::ApiKeysWrite, create)
-        .get("/api-keys/{id}", Scope::ApiKeysRead, get_one)
-        .patch("/api-keys/{id}", Scope::ApiKeysWrite, update)
-        .delete("/api-keys/{id}", Scope::ApiKeysWrite, revoke)
+        .route(Scope::ApiKeysRead, routes!(list))
+        .route(Scope::ApiKeysWrite, routes!(create))
+        .route(Scope::ApiKeysRead, routes!(get_one))
+        .route(Scope::ApiKeysWrite, routes!(update))
+        .route(Scope::ApiKeysWrite, routes!(revoke))
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -98,6 +99,12 @@ pub(crate) struct CreatedKey {
     key: String,
 }
 
+/// List API keys
+///
+/// Keys of the company in the requesting key's mode; never the secrets.
+#[utoipa::path(get, path = "/api-keys", operation_id = "list_api_keys", tag = "API keys",
+    params(PageQuery),
+    responses((status = 200, description = "A page of keys (max 100)", body = Paged<ApiKey>)))]
 async fn list(
     State(state): State<AppState>,
     principal: Principal,
@@ -109,6 +116,15 @@ async fn list(
     Ok(Json(Paged::new(keys, total, page)))
 }
 
+/// Create an API key
+///
+/// The secret `key` is in this response only. A key can only grant scopes
+/// it holds itself (403 otherwise).
+#[utoipa::path(post, path = "/api-keys", operation_id = "create_api_key", tag = "API keys",
+    request_body = CreateKey,
+    responses(
+        (status = 201, description = "Created; `key` is shown this once", body = CreatedKey),
+    ))]
 async fn create(
     State(state): State<AppState>,
     principal: Principal,
@@ -154,6 +170,10 @@ async fn create(
     Ok((StatusCode::CREATED, Json(CreatedKey { record, key })))
 }
 
+/// Get an API key
+#[utoipa::path(get, path = "/api-keys/{id}", operation_id = "get_api_key", tag = "API keys",
+    params(("id" = uuid::Uuid, Path, description = "Key id")),
+    responses((status = 200, description = "The key (no secret)", body = ApiKey)))]
 async fn get_one(
     State(state): State<AppState>,
     principal: Principal,
@@ -162,6 +182,14 @@ async fn get_one(
     Ok(Json(store::find(&state.db, &principal.tenant, id).await?))
 }
 
+/// Update an API key
+///
+/// Rename, change scopes or rate limit, deactivate or reactivate. Takes
+/// effect on every node at once.
+#[utoipa::path(patch, path = "/api-keys/{id}", operation_id = "update_api_key", tag = "API keys",
+    request_body = UpdateKey,
+    params(("id" = uuid::Uuid, Path, description = "Key id")),
+    responses((status = 200, description = "The updated key", body = ApiKey)))]
 async fn update(
     State(state): State<AppState>,
     principal: Principal,
@@ -205,6 +233,10 @@ async fn update(
     Ok(Json(updated))
 }
 
+/// Revoke an API key
+#[utoipa::path(delete, path = "/api-keys/{id}", operation_id = "revoke_api_key", tag = "API keys",
+    params(("id" = uuid::Uuid, Path, description = "Key id")),
+    responses((status = 204, description = "Revoked")))]
 async fn revoke(
     State(state): State<AppState>,
     principal: Principal,

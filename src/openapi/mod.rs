@@ -1,36 +1,26 @@
 //! The OpenAPI 3.1 document of the API, generated from the code.
 //!
-//! - Each area's operations are declared in `openapi/<area>.rs` with
-//!   `#[utoipa::path]` (method, path, parameters, body, success and specific
-//!   error responses); request and response types derive `ToSchema` where
-//!   they are defined, so the schemas are the types the handlers use.
-//! - What every operation shares is added here, from the router itself: the
-//!   scope of each operation comes from `app::api_route_specs()` (security
-//!   requirement, `x-required-scope`, a line in the description), and the
-//!   common errors (401, 403, 429, 500, 503 with the error schema) and the
-//!   rate-limit headers are added to every operation.
-//! - `mismatches()` lists routes without an operation and operations without
-//!   a route; a test keeps it empty.
+//! - Each operation is declared by `#[utoipa::path]` on its handler (method,
+//!   path, parameters, body, success and specific error responses), and the
+//!   area's router mounts it with `routes!`, so the route and its operation
+//!   are one declaration. Request and response types derive `ToSchema`
+//!   where they are defined, so the schemas are the types the handlers use.
+//! - What every operation shares is added here, from the route table of the
+//!   same router: the scope of each operation (security requirement,
+//!   `x-required-scope`, a line in the description), the common errors (401,
+//!   403, 429, 500, 503 with the error schema), the rate-limit headers, and
+//!   links from creates to the operations on the created record.
 //!
 //! Served without a key at `GET /api/v1/openapi.json`, with Swagger UI
 //! (vendored assets, works offline) at `/docs`.
 
-mod access;
-mod chat;
-mod kb;
 pub mod schema;
-mod settings;
-mod tickets;
-mod webhooks;
-
-use std::collections::BTreeSet;
-use std::sync::LazyLock;
 
 use axum::Router;
 use utoipa::OpenApi;
 use utoipa::openapi::extensions::ExtensionsBuilder;
 use utoipa::openapi::header::HeaderBuilder;
-use utoipa::openapi::path::{HttpMethod, Operation};
+use utoipa::openapi::path::Operation;
 use utoipa::openapi::response::{Response, ResponseBuilder};
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, ObjectBuilder, OpenApi as Document, RefOr, Type};
@@ -71,29 +61,12 @@ pub const SECURITY_SCHEME: &str = "ApiKey";
 )]
 struct ApiDoc;
 
-/// The whole document, built once.
-static DOCUMENT: LazyLock<Document> = LazyLock::new(build);
-
-/// The document as served.
-pub fn document() -> Document {
-    DOCUMENT.clone()
-}
-
-fn annotated() -> Document {
-    let mut doc = ApiDoc::openapi();
-    doc.merge(access::Doc::openapi());
-    doc.merge(tickets::Doc::openapi());
-    doc.merge(kb::Doc::openapi());
-    doc.merge(chat::Doc::openapi());
-    doc.merge(webhooks::Doc::openapi());
-    doc.merge(settings::Doc::openapi());
-    doc
-}
-
-fn build() -> Document {
-    let mut doc = annotated();
-    let specs = crate::app::api_route_specs();
-    for spec in &specs {
+/// The served document: `operations` (the handlers' own, with paths
+/// relative to `/api/v1`) completed with what every operation shares.
+/// `routes` is the route table of the router the operations come from.
+pub fn document(operations: Document, routes: &[RouteSpec]) -> Document {
+    let mut doc = ApiDoc::openapi().nest(API_PREFIX, operations);
+    for spec in routes {
         if let Some(operation) = operation_mut(&mut doc, spec) {
             complete_operation(operation, spec);
         }
@@ -147,75 +120,18 @@ fn add_links(doc: &mut Document) {
     }
 }
 
-/// Routes without an operation in the document, and operations under
-/// `/api/v1` without a route (the document itself excepted).
-pub fn mismatches() -> Vec<String> {
-    let doc = annotated();
-    let specs = crate::app::api_route_specs();
-    let mut problems = Vec::new();
-    let routes: BTreeSet<(String, String)> = specs
-        .iter()
-        .map(|s| (s.method.as_str().to_string(), full_path(s.path)))
-        .collect();
-    for (method, path) in &routes {
-        if !documented_operations(&doc).contains(&(method.clone(), path.clone())) {
-            problems.push(format!("route {method} {path} has no OpenAPI operation"));
-        }
-    }
-    for (method, path) in documented_operations(&doc) {
-        if path.starts_with(API_PREFIX)
-            && path != DOCUMENT_PATH
-            && !routes.contains(&(method.clone(), path.clone()))
-        {
-            problems.push(format!("OpenAPI operation {method} {path} has no route"));
-        }
-    }
-    problems
-}
-
-/// Every (METHOD, path) the document describes.
-pub fn documented_operations(doc: &Document) -> BTreeSet<(String, String)> {
-    let mut found = BTreeSet::new();
-    for (path, item) in &doc.paths.paths {
-        let ops = [
-            ("GET", &item.get),
-            ("POST", &item.post),
-            ("PUT", &item.put),
-            ("PATCH", &item.patch),
-            ("DELETE", &item.delete),
-            ("HEAD", &item.head),
-            ("OPTIONS", &item.options),
-            ("TRACE", &item.trace),
-        ];
-        for (method, op) in ops {
-            if op.is_some() {
-                found.insert((method.to_string(), path.clone()));
-            }
-        }
-    }
-    found
-}
-
 fn full_path(path: &str) -> String {
     format!("{API_PREFIX}{path}")
 }
 
 fn operation_mut<'a>(doc: &'a mut Document, spec: &RouteSpec) -> Option<&'a mut Operation> {
-    let item = doc.paths.paths.get_mut(&full_path(spec.path))?;
-    let method = match spec.method.as_str() {
-        "GET" => HttpMethod::Get,
-        "POST" => HttpMethod::Post,
-        "PUT" => HttpMethod::Put,
-        "PATCH" => HttpMethod::Patch,
-        "DELETE" => HttpMethod::Delete,
-        _ => return None,
-    };
-    match method {
-        HttpMethod::Get => item.get.as_mut(),
-        HttpMethod::Post => item.post.as_mut(),
-        HttpMethod::Put => item.put.as_mut(),
-        HttpMethod::Patch => item.patch.as_mut(),
-        HttpMethod::Delete => item.delete.as_mut(),
+    let item = doc.paths.paths.get_mut(&full_path(&spec.path))?;
+    match spec.method.as_str() {
+        "GET" => item.get.as_mut(),
+        "POST" => item.post.as_mut(),
+        "PUT" => item.put.as_mut(),
+        "PATCH" => item.patch.as_mut(),
+        "DELETE" => item.delete.as_mut(),
         _ => None,
     }
 }
@@ -358,8 +274,8 @@ fn add_rate_limit_headers(status: &str, response: &mut Response) {
     }
 }
 
-/// `GET /api/v1/openapi.json` (no key) and Swagger UI at `/docs`. Mounted
-/// beside, not inside, the authenticated `/api/v1` nest.
-pub fn router() -> Router<AppState> {
-    Router::from(SwaggerUi::new("/docs").url(DOCUMENT_PATH, document()))
+/// `GET /api/v1/openapi.json` (no key) serving `document`, and Swagger UI
+/// at `/docs`. Mounted beside, not inside, the authenticated `/api/v1` nest.
+pub fn router(document: Document) -> Router<AppState> {
+    Router::from(SwaggerUi::new("/docs").url(DOCUMENT_PATH, document))
 }

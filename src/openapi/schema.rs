@@ -1,6 +1,7 @@
 //! Schemas of the shared types (timestamps, PATCH fields, scopes, the error
-//! body, list envelopes) and helpers that turn the validators' constants
-//! into enum schemas, so the document and the validation share one source.
+//! body, list envelopes, the small answers handlers write as JSON literals)
+//! and helpers that turn the validators' constants into enum schemas, so the
+//! document and the validation share one source.
 
 use serde::Serialize;
 use utoipa::openapi::schema::{ArrayBuilder, KnownFormat, SchemaFormat};
@@ -47,6 +48,20 @@ pub struct Deleted {
     pub id: Uuid,
     /// Always true.
     pub deleted: bool,
+}
+
+/// The answer to a presence removal.
+#[derive(Serialize, ToSchema)]
+pub struct Removed {
+    /// Whether the agent was online.
+    pub removed: bool,
+}
+
+/// The answer to a vote.
+#[derive(Serialize, ToSchema)]
+pub struct VoteRecorded {
+    /// Always true.
+    pub recorded: bool,
 }
 
 /// A string schema limited to `values` (the validators' own constants).

@@ -3,6 +3,7 @@
 use axum::extract::State;
 use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
 use serde::Deserialize;
+use utoipa_axum::routes;
 
 use super::model::{DEFAULT_DAYS, MAX_DAYS, ReportQuery, TicketReport};
 use super::store;
@@ -15,7 +16,7 @@ use crate::time::Timestamp;
 use crate::validate::Validator;
 
 pub fn router() -> ApiRouter {
-    ApiRouter::new().get("/reports/tickets", Scope::ReportsRead, tickets)
+    ApiRouter::new().route(Scope::ReportsRead, routes!(tickets))
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -32,6 +33,13 @@ pub(crate) struct ReportParams {
     to: Option<String>,
 }
 
+/// Ticket report
+///
+/// Counts by status and priority, tickets created and resolved per day,
+/// time to resolution, escalations.
+#[utoipa::path(get, path = "/reports/tickets", operation_id = "ticket_report", tag = "Reports",
+    params(ReportParams),
+    responses((status = 200, description = "The report", body = TicketReport)))]
 async fn tickets(
     State(state): State<AppState>,
     principal: Principal,

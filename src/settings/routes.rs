@@ -3,6 +3,7 @@
 
 use axum::extract::State;
 use serde::Deserialize;
+use utoipa_axum::routes;
 
 use super::store::{self, CompanySettings, SettingsUpdate};
 use super::{is_plausible_timezone, rules};
@@ -18,8 +19,8 @@ const TIMEZONE_MAX: usize = 64;
 
 pub fn router() -> ApiRouter {
     ApiRouter::new()
-        .get("/settings", Scope::SettingsRead, get_settings)
-        .patch("/settings", Scope::SettingsWrite, update_settings)
+        .route(Scope::SettingsRead, routes!(get_settings))
+        .route(Scope::SettingsWrite, routes!(update_settings))
         .merge(rules::router())
 }
 
@@ -36,6 +37,11 @@ pub(crate) struct UpdateBody {
     timezone: Patch<String>,
 }
 
+/// Get the company settings
+///
+/// Shared by both modes.
+#[utoipa::path(get, path = "/settings", tag = "Settings",
+    responses((status = 200, description = "The company profile", body = CompanySettings)))]
 async fn get_settings(
     State(state): State<AppState>,
     principal: Principal,
@@ -45,6 +51,10 @@ async fn get_settings(
     ))
 }
 
+/// Update the company settings
+#[utoipa::path(patch, path = "/settings", tag = "Settings",
+    request_body = UpdateBody,
+    responses((status = 200, description = "The updated profile", body = CompanySettings)))]
 async fn update_settings(
     State(state): State<AppState>,
     principal: Principal,

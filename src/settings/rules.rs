@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use utoipa_axum::routes;
 
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult};
@@ -19,8 +20,8 @@ use crate::validate::{NAME_MAX, Validator};
 
 pub fn router() -> ApiRouter {
     ApiRouter::new()
-        .get("/settings/escalation-rules", Scope::SettingsRead, list)
-        .put("/settings/escalation-rules", Scope::SettingsWrite, replace)
+        .route(Scope::SettingsRead, routes!(list))
+        .route(Scope::SettingsWrite, routes!(replace))
 }
 
 /// `{rules: [...]}`, the shape of both the PUT body and every response, so
@@ -91,6 +92,12 @@ fn status_list() -> utoipa::openapi::schema::ArrayBuilder {
     utoipa::openapi::schema::ArrayBuilder::new().items(crate::openapi::schema::ticket_status())
 }
 
+/// List escalation rules
+///
+/// The key's mode's rules, in evaluation order.
+#[utoipa::path(get, path = "/settings/escalation-rules", operation_id = "list_rules",
+    tag = "Settings",
+    responses((status = 200, description = "The rules", body = RulesResponse)))]
 async fn list(
     State(state): State<AppState>,
     principal: Principal,
@@ -99,6 +106,15 @@ async fn list(
     Ok(Json(RulesResponse { rules }))
 }
 
+/// Replace escalation rules
+///
+/// The list is replaced whole; a rule sent with its `id` keeps its history.
+/// The response has the shape of the body, so a client can read, change and
+/// send it back.
+#[utoipa::path(put, path = "/settings/escalation-rules", operation_id = "replace_rules",
+    tag = "Settings",
+    request_body = RulesBody,
+    responses((status = 200, description = "The rules as stored", body = RulesResponse)))]
 async fn replace(
     State(state): State<AppState>,
     principal: Principal,

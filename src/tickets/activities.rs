@@ -1,6 +1,7 @@
 //! `/tickets/{id}/activities`: the ticket's timeline, oldest first.
 
 use axum::extract::State;
+use utoipa_axum::routes;
 
 use super::model::Activity;
 use super::store;
@@ -15,9 +16,16 @@ const LIST_DEFAULT: i64 = 50;
 const LIST_MAX: i64 = 100;
 
 pub fn router() -> ApiRouter {
-    ApiRouter::new().get("/tickets/{id}/activities", Scope::TicketsRead, list)
+    ApiRouter::new().route(Scope::TicketsRead, routes!(list))
 }
 
+/// A ticket's timeline
+///
+/// Oldest first: creation, changes, escalations, comments.
+#[utoipa::path(get, path = "/tickets/{id}/activities", operation_id = "list_activities",
+    tag = "Tickets",
+    params(("id" = uuid::Uuid, Path, description = "Ticket id"), PageQuery),
+    responses((status = 200, description = "A page of timeline entries", body = Paged<Activity>)))]
 async fn list(
     State(state): State<AppState>,
     principal: Principal,

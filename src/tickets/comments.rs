@@ -3,6 +3,7 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
+use utoipa_axum::routes;
 
 use super::model::{COMMENT_MAX, Comment, NewComment};
 use super::store;
@@ -18,8 +19,8 @@ const LIST_MAX: i64 = 100;
 
 pub fn router() -> ApiRouter {
     ApiRouter::new()
-        .get("/tickets/{id}/comments", Scope::TicketsRead, list)
-        .post("/tickets/{id}/comments", Scope::TicketsWrite, create)
+        .route(Scope::TicketsRead, routes!(list))
+        .route(Scope::TicketsWrite, routes!(create))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -38,6 +39,14 @@ fn body_schema() -> utoipa::openapi::ObjectBuilder {
     crate::openapi::schema::text(COMMENT_MAX).min_length(Some(1))
 }
 
+/// Comment on a ticket
+///
+/// Emits `comment.created`.
+#[utoipa::path(post, path = "/tickets/{id}/comments", operation_id = "create_comment",
+    tag = "Tickets",
+    request_body = CreateComment,
+    params(("id" = uuid::Uuid, Path, description = "Ticket id")),
+    responses((status = 201, description = "Created", body = Comment)))]
 async fn create(
     State(state): State<AppState>,
     principal: Principal,
@@ -58,6 +67,11 @@ async fn create(
     Ok((StatusCode::CREATED, Json(comment)))
 }
 
+/// List a ticket's comments
+#[utoipa::path(get, path = "/tickets/{id}/comments", operation_id = "list_comments",
+    tag = "Tickets",
+    params(("id" = uuid::Uuid, Path, description = "Ticket id"), PageQuery),
+    responses((status = 200, description = "A page of comments", body = Paged<Comment>)))]
 async fn list(
     State(state): State<AppState>,
     principal: Principal,

@@ -6,6 +6,7 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::json;
 use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::routes;
 
 use super::model::{
     DESCRIPTION_MAX, Escalation, MEDIUM, NewTicket, PRIORITIES, REASON_MAX, STATUSES, Ticket,
@@ -15,7 +16,7 @@ use super::{activities, comments, store};
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Id, Json, Query};
-use crate::openapi::schema;
+use crate::openapi::schema::{self, Deleted};
 use crate::router::ApiRouter;
 use crate::state::AppState;
 use crate::validate::{NAME_MAX, Page, Paged, Patch, Validator};
@@ -26,12 +27,12 @@ const LIST_MAX: i64 = 100;
 
 pub fn router() -> ApiRouter {
     ApiRouter::new()
-        .get("/tickets", Scope::TicketsRead, list)
-        .post("/tickets", Scope::TicketsWrite, create)
-        .get("/tickets/{id}", Scope::TicketsRead, get_one)
-        .patch("/tickets/{id}", Scope::TicketsWrite, update)
-        .delete("/tickets/{id}", Scope::TicketsDelete, delete)
-        .post("/tickets/{id}/escalate", Scope::TicketsWrite, escalate)
+        .route(Scope::TicketsRead, routes!(list))
+        .route(Scope::TicketsWrite, routes!(create))
+        .route(Scope::TicketsRead, routes!(get_one))
+        .route(Scope::TicketsWrite, routes!(update))
+        .route(Scope::TicketsDelete, routes!(delete))
+        .route(Scope::TicketsWrite, routes!(escalate))
         .merge(comments::router())
         .merge(activities::router())
 }
@@ -108,6 +109,12 @@ pub(crate) struct EscalateBody {
     reason: Option<String>,
 }
 
+/// List tickets
+///
+/// Newest first; filters combine. An empty filter value means no filter.
+#[utoipa::path(get, path = "/tickets", operation_id = "list_tickets", tag = "Tickets",
+    params(ListQuery),
+    responses((status = 200, description = "A page of tickets", body = Paged<Ticket>)))]
 async fn list(
     State(state): State<AppState>,
     principal: Principal,
@@ -146,6 +153,13 @@ fn non_empty(value: &Option<String>) -> Option<&str> {
     value.as_deref().filter(|v| !v.is_empty())
 }
 
+/// Create a ticket
+///
+/// Numbered `TKT-000001` per company and mode; emits `ticket.created` and
+/// emails the visitor when `visitorEmail` is given.
+#[utoipa::path(post, path = "/tickets", operation_id = "create_ticket", tag = "Tickets",
+    request_body = CreateTicket,
+    responses((status = 201, description = "Created", body = Ticket)))]
 async fn create(
     State(state): State<AppState>,
     principal: Principal,
@@ -172,6 +186,10 @@ async fn create(
     Ok((StatusCode::CREATED, Json(ticket)))
 }
 
+/// Get a ticket
+#[utoipa::path(get, path = "/tickets/{id}", operation_id = "get_ticket", tag = "Tickets",
+    params(("id" = uuid::Uuid, Path, description = "Ticket id")),
+    responses((status = 200, description = "The ticket", body = Ticket)))]
 async fn get_one(
     State(state): State<AppState>,
     principal: Principal,
@@ -180,6 +198,14 @@ async fn get_one(
     Ok(Json(store::find(&state.db, &principal.tenant, id).await?))
 }
 
+/// Update a ticket
+///
+/// Status, priority and assignee; each real change is recorded in the
+/// timeline and emitted as `ticket.updated`.
+#[utoipa::path(patch, path = "/tickets/{id}", operation_id = "update_ticket", tag = "Tickets",
+    request_body = UpdateBody,
+    params(("id" = uuid::Uuid, Path, description = "Ticket id")),
+    responses((status = 200, description = "The updated ticket", body = Ticket)))]
 async fn update(
     State(state): State<AppState>,
     principal: Principal,
@@ -224,6 +250,15 @@ fn required_enum(
     }
 }
 
+/// Escalate a ticket
+///
+/// Assigns it to `escalateToId`, raises the priority, emits
+/// `ticket.escalated`.
+#[utoipa::path(post, path = "/tickets/{id}/escalate", operation_id = "escalate_ticket",
+    tag = "Tickets",
+    request_body = EscalateBody,
+    params(("id" = uuid::Uuid, Path, description = "Ticket id")),
+    responses((status = 200, description = "The escalated ticket", body = Ticket)))]
 async fn escalate(
     State(state): State<AppState>,
     principal: Principal,
@@ -247,6 +282,10 @@ async fn escalate(
     Ok(Json(ticket))
 }
 
+/// Delete a ticket
+#[utoipa::path(delete, path = "/tickets/{id}", operation_id = "delete_ticket", tag = "Tickets",
+    params(("id" = uuid::Uuid, Path, description = "Ticket id")),
+    responses((status = 200, description = "Deleted", body = Deleted)))]
 async fn delete(
     State(state): State<AppState>,
     principal: Principal,

@@ -5,22 +5,23 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
 use utoipa::ToSchema;
+use utoipa_axum::routes;
 
 use super::store::{self, NewUser, ROLES, User};
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult, StoreError};
 use crate::extract::{Id, Json, Query};
-use crate::openapi::schema;
+use crate::openapi::schema::{self, ErrorBody};
 use crate::router::ApiRouter;
 use crate::state::AppState;
 use crate::validate::{NAME_MAX, Page, PageQuery, Paged, Validator};
 
 pub fn router() -> ApiRouter {
     ApiRouter::new()
-        .get("/users", Scope::UsersRead, list)
-        .post("/users", Scope::UsersWrite, create)
-        .get("/users/{id}", Scope::UsersRead, get_one)
-        .patch("/users/{id}", Scope::UsersWrite, update)
+        .route(Scope::UsersRead, routes!(list))
+        .route(Scope::UsersWrite, routes!(create))
+        .route(Scope::UsersRead, routes!(get_one))
+        .route(Scope::UsersWrite, routes!(update))
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -61,6 +62,10 @@ fn taken(error: StoreError) -> ApiError {
     }
 }
 
+/// List users
+#[utoipa::path(get, path = "/users", operation_id = "list_users", tag = "Users",
+    params(PageQuery),
+    responses((status = 200, description = "A page of users (max 100)", body = Paged<User>)))]
 async fn list(
     State(state): State<AppState>,
     principal: Principal,
@@ -77,6 +82,15 @@ async fn list(
     Ok(Json(Paged::new(users, total, page)))
 }
 
+/// Create a user
+///
+/// Emits `user.created`.
+#[utoipa::path(post, path = "/users", operation_id = "create_user", tag = "Users",
+    request_body = CreateUser,
+    responses(
+        (status = 201, description = "Created", body = User),
+        (status = 409, description = "The email is taken", body = ErrorBody),
+    ))]
 async fn create(
     State(state): State<AppState>,
     principal: Principal,
@@ -101,6 +115,10 @@ async fn create(
     Ok((StatusCode::CREATED, Json(user)))
 }
 
+/// Get a user
+#[utoipa::path(get, path = "/users/{id}", operation_id = "get_user", tag = "Users",
+    params(("id" = uuid::Uuid, Path, description = "User id")),
+    responses((status = 200, description = "The user", body = User)))]
 async fn get_one(
     State(state): State<AppState>,
     principal: Principal,
@@ -111,6 +129,14 @@ async fn get_one(
     ))
 }
 
+/// Update a user
+#[utoipa::path(patch, path = "/users/{id}", operation_id = "update_user", tag = "Users",
+    request_body = UpdateUser,
+    params(("id" = uuid::Uuid, Path, description = "User id")),
+    responses(
+        (status = 200, description = "The updated user", body = User),
+        (status = 409, description = "The email is taken", body = ErrorBody),
+    ))]
 async fn update(
     State(state): State<AppState>,
     principal: Principal,

@@ -7,6 +7,7 @@ use axum::http::StatusCode;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use utoipa_axum::routes;
 
 use super::store::deliveries::{self, Delivery};
 use super::store::{self, NewWebhook, Webhook, WebhookChanges};
@@ -15,10 +16,11 @@ use crate::auth::{Principal, Scope, Tenant};
 use crate::error::{ApiError, ApiResult};
 use crate::event_catalogue::EVENT_NAMES;
 use crate::extract::{Id, Ids, Json, Query};
+use crate::openapi::schema::{Deleted, ErrorBody};
 use crate::router::ApiRouter;
 use crate::state::AppState;
 use crate::time::Timestamp;
-use crate::validate::{NAME_MAX, Page, Paged, Validator};
+use crate::validate::{NAME_MAX, Page, PageQuery, Paged, Validator};
 
 pub const URL_MAX: usize = 2048;
 /// Default grace period of the old secret after a rotation.
@@ -28,32 +30,16 @@ pub const MAX_GRACE_SECS: u64 = 7 * 24 * 3600;
 
 pub fn router() -> ApiRouter {
     ApiRouter::new()
-        .get("/company/webhooks", Scope::SettingsRead, list)
-        .post("/company/webhooks", Scope::SettingsWrite, create)
-        .get("/company/webhooks/{id}", Scope::SettingsRead, get_one)
-        .patch("/company/webhooks/{id}", Scope::SettingsWrite, update)
-        .delete("/company/webhooks/{id}", Scope::SettingsWrite, delete)
-        .post(
-            "/company/webhooks/{id}/rotate-secret",
-            Scope::SettingsWrite,
-            rotate_secret,
-        )
-        .post("/company/webhooks/{id}/test", Scope::SettingsWrite, test)
-        .get(
-            "/company/webhooks/{id}/deliveries",
-            Scope::SettingsRead,
-            list_deliveries,
-        )
-        .get(
-            "/company/webhooks/{id}/deliveries/{deliveryId}",
-            Scope::SettingsRead,
-            get_delivery,
-        )
-        .post(
-            "/company/webhooks/{id}/deliveries/{deliveryId}/redeliver",
-            Scope::SettingsWrite,
-            redeliver,
-        )
+        .route(Scope::SettingsRead, routes!(list))
+        .route(Scope::SettingsWrite, routes!(create))
+        .route(Scope::SettingsRead, routes!(get_one))
+        .route(Scope::SettingsWrite, routes!(update))
+        .route(Scope::SettingsWrite, routes!(delete))
+        .route(Scope::SettingsWrite, routes!(rotate_secret))
+        .route(Scope::SettingsWrite, routes!(test))
+        .route(Scope::SettingsRead, routes!(list_deliveries))
+        .route(Scope::SettingsRead, routes!(get_delivery))
+        .route(Scope::SettingsWrite, routes!(redeliver))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -131,6 +117,12 @@ pub(crate) struct DeliveryWithBody {
     payload: Value,
 }
 
+/// List webhooks
+#[utoipa::path(get, path = "/company/webhooks", operation_id = "list_webhooks", tag = "Webhooks",
+    params(PageQuery),
+    responses(
+        (status = 200, description = "A page of webhooks (no secrets)", body = Paged<Webhook>),
+    ))]
 async fn list(
     State(state): State<AppState>,
     principal: Principal,
@@ -141,6 +133,12 @@ async fn list(
     Ok(Json(Paged::new(rows, total, page)))
 }
 
+/// Create a webhook
+///
+/// The signing `secret` is in this response only.
+#[utoipa::path(post, path = "/company/webhooks", operation_id = "create_webhook", tag = "Webhooks",
+    request_body = CreateWebhook,
+    responses((status = 201, description = "Created, with its secret", body = WithSecret)))]
 async fn create(
     State(state): State<AppState>,
     principal: Principal,
@@ -160,6 +158,10 @@ async fn create(
     Ok((StatusCode::CREATED, Json(WithSecret { webhook, secret })))
 }
 
+/// Get a webhook
+#[utoipa::path(get, path = "/company/webhooks/{id}", operation_id = "get_webhook", tag = "Webhooks",
+    params(("id" = uuid::Uuid, Path, description = "Webhook id")),
+    responses((status = 200, description = "The webhook", body = Webhook)))]
 async fn get_one(
     State(state): State<AppState>,
     principal: Principal,
@@ -168,6 +170,14 @@ async fn get_one(
     Ok(Json(store::find(&state.db, &principal.tenant, id).await?))
 }
 
+/// Update a webhook
+///
+/// `isActive: true` re-enables a webhook the service disabled.
+#[utoipa::path(patch, path = "/company/webhooks/{id}", operation_id = "update_webhook",
+    tag = "Webhooks",
+    request_body = UpdateWebhook,
+    params(("id" = uuid::Uuid, Path, description = "Webhook id")),
+    responses((status = 200, description = "The updated webhook", body = Webhook)))]
 async fn update(
     State(state): State<AppState>,
     principal: Principal,
@@ -206,6 +216,11 @@ async fn update(
     ))
 }
 
+/// Delete a webhook
+#[utoipa::path(delete, path = "/company/webhooks/{id}", operation_id = "delete_webhook",
+    tag = "Webhooks",
+    params(("id" = uuid::Uuid, Path, description = "Webhook id")),
+    responses((status = 200, description = "Deleted", body = Deleted)))]
 async fn delete(
     State(state): State<AppState>,
     principal: Principal,
@@ -215,6 +230,14 @@ async fn delete(
     Ok(Json(serde_json::json!({ "id": id, "deleted": true })))
 }
 
+/// Rotate the signing secret
+///
+/// The previous secret keeps signing (second signature) for the grace
+/// period. The body is optional.
+#[utoipa::path(post, path = "/company/webhooks/{id}/rotate-secret", tag = "Webhooks",
+    request_body(content = Option<RotateSecret>, description = "Optional"),
+    params(("id" = uuid::Uuid, Path, description = "Webhook id")),
+    responses((status = 200, description = "The new secret", body = Rotated)))]
 async fn rotate_secret(
     State(state): State<AppState>,
     principal: Principal,
@@ -243,6 +266,16 @@ async fn rotate_secret(
     }))
 }
 
+/// Send a test event
+///
+/// Queues a `webhook.test` delivery to this webhook.
+#[utoipa::path(post, path = "/company/webhooks/{id}/test", operation_id = "test_webhook",
+    tag = "Webhooks",
+    params(("id" = uuid::Uuid, Path, description = "Webhook id")),
+    responses(
+        (status = 202, description = "Queued", body = DeliveryWithBody),
+        (status = 409, description = "The webhook is inactive", body = ErrorBody),
+    ))]
 async fn test(
     State(state): State<AppState>,
     principal: Principal,
@@ -253,6 +286,16 @@ async fn test(
     accepted(&state, &principal.tenant, id, delivery_id).await
 }
 
+/// List deliveries
+#[utoipa::path(get, path = "/company/webhooks/{id}/deliveries", tag = "Webhooks",
+    params(("id" = uuid::Uuid, Path, description = "Webhook id"), DeliveryQuery),
+    responses(
+        (
+            status = 200,
+            description = "A page of deliveries with their attempts",
+            body = Paged<Delivery>,
+        ),
+    ))]
 async fn list_deliveries(
     State(state): State<AppState>,
     principal: Principal,
@@ -268,6 +311,19 @@ async fn list_deliveries(
     Ok(Json(Paged::new(rows, total, page)))
 }
 
+/// Get a delivery
+#[utoipa::path(get, path = "/company/webhooks/{id}/deliveries/{deliveryId}", tag = "Webhooks",
+    params(
+        ("id" = uuid::Uuid, Path, description = "Webhook id"),
+        ("deliveryId" = uuid::Uuid, Path, description = "Delivery id"),
+    ),
+    responses(
+        (
+            status = 200,
+            description = "The delivery, its attempts and its body",
+            body = DeliveryWithBody,
+        ),
+    ))]
 async fn get_delivery(
     State(state): State<AppState>,
     principal: Principal,
@@ -278,6 +334,19 @@ async fn get_delivery(
     ))
 }
 
+/// Redeliver
+///
+/// Queues a new delivery with the same body.
+#[utoipa::path(post, path = "/company/webhooks/{id}/deliveries/{deliveryId}/redeliver",
+    tag = "Webhooks",
+    params(
+        ("id" = uuid::Uuid, Path, description = "Webhook id"),
+        ("deliveryId" = uuid::Uuid, Path, description = "Delivery id"),
+    ),
+    responses(
+        (status = 202, description = "Queued", body = DeliveryWithBody),
+        (status = 409, description = "The webhook is inactive", body = ErrorBody),
+    ))]
 async fn redeliver(
     State(state): State<AppState>,
     principal: Principal,

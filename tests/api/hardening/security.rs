@@ -176,7 +176,7 @@ async fn another_tenants_ids_are_404_on_every_route(backend: Backend) {
         let method = &spec.method;
         if !spec.path.contains('{') {
             if *method == Method::GET {
-                let listed = app.get(spec.path, &b.key).await;
+                let listed = app.get(&spec.path, &b.key).await;
                 for (kind, value) in &ids {
                     assert!(
                         !listed.text.contains(value.as_str()),
@@ -188,7 +188,7 @@ async fn another_tenants_ids_are_404_on_every_route(backend: Backend) {
             }
             continue;
         }
-        let path = fill(spec.path, &ids);
+        let path = fill(&spec.path, &ids);
         // Entities, users and presence are shared by A's two modes.
         let shared = spec.path.starts_with("/entities")
             || spec.path.starts_with("/users")
@@ -198,7 +198,7 @@ async fn another_tenants_ids_are_404_on_every_route(backend: Backend) {
             callers.push(("A's LIVE key", a_live.as_str(), a_live_user.as_str()));
         }
         for (who, key, user) in callers {
-            let body = valid_body(method, spec.path, user);
+            let body = valid_body(method, &spec.path, user);
             let r = call(&app, method, &path, key, body).await;
             if spec.path == "/chat/agent-presence/{userId}" {
                 // Removing presence is idempotent: the same answer as for an
