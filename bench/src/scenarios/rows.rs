@@ -135,3 +135,69 @@ impl RowBuilder {
 pub(super) fn ratio(a: f64, b: f64) -> f64 {
     if b > 0.0 { a / b } else { f64::NAN }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats;
+
+    /// `ok` operations in `secs`, each taking `micros`.
+    fn run(ok: u64, secs: f64, micros: u64) -> Throughput {
+        let mut hist = stats::histogram();
+        for _ in 0..ok {
+            stats::record(&mut hist, micros);
+        }
+        Throughput {
+            ok,
+            errors: 0,
+            secs,
+            hist,
+            first_error: None,
+        }
+    }
+
+    fn service(ok: u64, secs: f64, micros: u64, peak_rss_kib: u64) -> Measured {
+        Measured {
+            t: run(ok, secs, micros),
+            peak_rss_kib,
+            cpu_secs: 0.0,
+            ops: 0.0,
+        }
+    }
+
+    #[test]
+    fn a_throughput_row_compares_the_rates_as_a_percentage() {
+        let row = RowBuilder::throughput(
+            "2 `GET /tickets`",
+            &service(600, 2.0, 2_000, 18_432),
+            &run(1_000, 2.0, 1_000),
+            "tx/s",
+            "pgbench, same 2 queries",
+        )
+        .goal("≥ 35% of pgbench", 0.35)
+        .build();
+        assert_eq!(
+            crate::report::table(&[row]).lines().nth(2),
+            Some(
+                "| 2 `GET /tickets` | 300 req/s | 500 tx/s (pgbench, same 2 queries) | 60% | ≥ 35% of pgbench | met | 2.0 ms / 2.0 ms (1.0 ms / 1.0 ms) | 18 MiB |"
+            )
+        );
+    }
+
+    #[test]
+    fn a_row_without_a_target_is_context_with_empty_cells() {
+        let row = RowBuilder::new("3 context")
+            .service("1 req/s".into())
+            .build();
+        assert_eq!(
+            crate::report::table(&[row]).lines().nth(2),
+            Some("| 3 context | 1 req/s | – | – | – | – | – | – |")
+        );
+    }
+
+    #[test]
+    fn a_ratio_without_a_baseline_reads_as_a_dash() {
+        let row = RowBuilder::new("x").ratio_times(ratio(1.0, 0.0)).build();
+        assert_eq!(row.ratio, "–");
+    }
+}
