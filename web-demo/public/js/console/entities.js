@@ -1,0 +1,37 @@
+// The entity picker, and the link to the entity's visitor widget.
+
+import { h } from '../util.js';
+
+export const ENTITY_ITEM = 'sd-agent-entity';
+
+/** Sets this part up on the console `c` and adds its functions to it. */
+export function setUpEntities(c) {
+  const { el, s, entities, storage, on } = c;
+  Object.assign(c, { showWidgetLink });
+
+  el.entity.replaceChildren(...entities.map((e) => h('option', { value: e.id }, e.name)));
+  el.entity.value = s.entityId;
+  on(el.entity, 'change', () => switchEntity(el.entity.value));
+
+  function showWidgetLink() {
+    const entity = entities.find((e) => e.id === s.entityId);
+    const widgetKey = entity?.widgetKeyTest ?? '';
+    const href = `visitor.html#widgetKey=${encodeURIComponent(widgetKey)}`;
+    el.widgetLink.href = href;
+    el.emptyWidgetLink.href = href;
+    el.widgetKey.textContent = widgetKey || 'not available';
+  }
+
+  function switchEntity(entityId) {
+    if (entityId === s.entityId) return;
+    c.socket.unsubscribe(`entity:${s.entityId}`);
+    s.entityId = entityId;
+    storage.setItem(ENTITY_ITEM, entityId);
+    c.socket.subscribe(`entity:${entityId}`);
+    c.closeThread();
+    s.sessions.clear();
+    c.renderSessions();
+    showWidgetLink();
+    c.loadSessions();
+  }
+}
