@@ -9,6 +9,7 @@ pub mod cli;
 pub mod companies;
 pub mod config;
 pub mod db;
+pub mod domain;
 pub mod demo;
 pub mod entities;
 pub mod error;

@@ -13,7 +13,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::Json;
 use crate::router::ApiRouter;
 use crate::state::AppState;
-use crate::tickets::model::{PRIORITIES, REASON_MAX, STATUSES};
+use crate::tickets::model::{Priority, REASON_MAX, TicketStatus};
 use crate::tickets::rules::{self, Action, Conditions, MAX_RULES, MINUTES_MAX, NewRule, Rule};
 use crate::validate::{NAME_MAX, Validator};
 
@@ -178,8 +178,8 @@ fn parse_conditions(v: &mut Validator, prefix: &str, body: ConditionsBody) -> Co
         );
     }
     Conditions {
-        priorities: enum_list(v, &field("priorities"), body.priorities, PRIORITIES),
-        statuses: enum_list(v, &field("statuses"), body.statuses, STATUSES),
+        priorities: enum_list(v, &field("priorities"), body.priorities, Priority::NAMES),
+        statuses: enum_list(v, &field("statuses"), body.statuses, TicketStatus::NAMES),
         entity_id: v.uuid(&field("entityId"), entity),
         unassigned: body.unassigned,
         minutes_since_created: minutes(

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::model::{Change, Comment, Escalation, RESOLVED, Ticket};
+use super::model::{Change, Comment, Escalation, Ticket, TicketStatus};
 use crate::auth::Tenant;
 use crate::db::Tx;
 use crate::error::StoreError;
@@ -12,7 +12,7 @@ use crate::mail::{self, Email};
 
 /// `ticket.created` with the whole ticket; the visitor's confirmation email.
 pub async fn created(tx: &mut Tx, tenant: &Tenant, ticket: &Ticket) -> Result<(), StoreError> {
-    emit(tx, tenant, "ticket.created", ticket_data(ticket)).await?;
+    emit(tx, tenant, "ticket.created", ticket_data(ticket)?).await?;
     if let Some(to) = &ticket.visitor_email {
         mail::queue(tx, tenant, &creation_email(to, ticket)).await?;
     }
@@ -28,14 +28,14 @@ pub async fn updated(
     ticket: &Ticket,
     changes: &[Change],
 ) -> Result<(), StoreError> {
-    let mut data = ticket_data(ticket);
+    let mut data = ticket_data(ticket)?;
     data["changes"] = changes_json(changes);
     emit(tx, tenant, "ticket.updated", data).await?;
     let resolved = changes
         .iter()
-        .any(|c| c.field == "status" && c.to.as_deref() == Some(RESOLVED));
+        .any(|c| c.field == "status" && c.to.as_deref() == Some(TicketStatus::Resolved.as_str()));
     if resolved {
-        emit(tx, tenant, "ticket.resolved", ticket_data(ticket)).await?;
+        emit(tx, tenant, "ticket.resolved", ticket_data(ticket)?).await?;
         if let Some(to) = &ticket.visitor_email {
             mail::queue(tx, tenant, &resolution_email(to, ticket)).await?;
         }
@@ -50,7 +50,7 @@ pub async fn escalated(
     ticket: &Ticket,
     escalation: &Value,
 ) -> Result<(), StoreError> {
-    let mut data = ticket_data(ticket);
+    let mut data = ticket_data(ticket)?;
     data["escalation"] = escalation.clone();
     emit(tx, tenant, "ticket.escalated", data).await?;
     Ok(())
@@ -62,7 +62,7 @@ pub async fn comment_created(
     tenant: &Tenant,
     comment: &Comment,
 ) -> Result<(), StoreError> {
-    let data = serde_json::to_value(comment).unwrap_or_default();
+    let data = serde_json::to_value(comment)?;
     emit(tx, tenant, "comment.created", data).await?;
     Ok(())
 }
@@ -87,8 +87,8 @@ pub fn changes_json(changes: &[Change]) -> Value {
     Value::Object(map)
 }
 
-fn ticket_data(ticket: &Ticket) -> Value {
-    serde_json::to_value(ticket).unwrap_or_default()
+fn ticket_data(ticket: &Ticket) -> Result<Value, StoreError> {
+    Ok(serde_json::to_value(ticket)?)
 }
 
 fn creation_email(to: &str, ticket: &Ticket) -> Email {
@@ -135,8 +135,8 @@ mod tests {
             ticket_number: "TKT-000042".into(),
             subject: "Printer on fire".into(),
             description: None,
-            status: RESOLVED.into(),
-            priority: "HIGH".into(),
+            status: TicketStatus::Resolved,
+            priority: crate::tickets::model::Priority::High,
             entity_id: uuid::Uuid::now_v7(),
             visitor_email: Some("v@example.com".into()),
             assigned_to_id: None,
