@@ -253,8 +253,9 @@ mod tests {
         let named = OutgoingMessage::parse(Some("hi"), SenderTypeInput::Named(Some("agent")), None)
             .expect_err("no senderId");
         assert_eq!(named.message, "senderId: is required for agent messages");
-        let fixed = OutgoingMessage::parse(Some("hi"), SenderTypeInput::Fixed(SenderType::Agent), None)
-            .expect_err("no senderId");
+        let fixed =
+            OutgoingMessage::parse(Some("hi"), SenderTypeInput::Fixed(SenderType::Agent), None)
+                .expect_err("no senderId");
         assert_eq!(fixed.message, "senderId: is required");
     }
 

@@ -3,7 +3,9 @@
 
 use uuid::Uuid;
 
-use super::model::{Message, NewMessage, NewSession, OutgoingMessage, Sender, Session, SessionStatus};
+use super::model::{
+    Message, NewMessage, NewSession, OutgoingMessage, Sender, Session, SessionStatus,
+};
 use super::store::{self, SendError};
 use crate::auth::Tenant;
 use crate::error::{ApiError, ApiResult, StoreError};
@@ -11,9 +13,9 @@ use crate::realtime::presence::{AgentPresence, Visibility};
 use crate::realtime::protocol::{self, Channel, HubChannel, Topic};
 use crate::state::AppState;
 use crate::time::Timestamp;
-use crate::validate::{Fields, problem};
 use crate::users::Role;
 use crate::users::store::{self as users, NewUser};
+use crate::validate::{Fields, problem};
 
 impl From<SendError> for ApiError {
     fn from(err: SendError) -> Self {
@@ -72,7 +74,10 @@ pub async fn send_message(
                 .realtime
                 .visitor_token(&state.db, tenant, session_id)
                 .await?;
-            (Some(agent.name), Some(visitor_link(state, session_id, &token)))
+            (
+                Some(agent.name),
+                Some(visitor_link(state, session_id, &token)),
+            )
         }
         Sender::Visitor(_) | Sender::System(_) => (None, None),
     };

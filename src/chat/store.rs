@@ -214,7 +214,7 @@ pub async fn create_message(
         .bind(tenant.company_id)
         .bind(tenant.mode.as_str())
         .bind(&message.body)
-        .bind(&message.sender_type)
+        .bind(message.sender_type)
         .bind(message.sender_id)
         .bind(message.created_at)
         .execute(c)

@@ -90,7 +90,11 @@ fn reject_nul(fields: &[(&str, Option<&str>)]) -> Result<(), Vec<FieldError>> {
         .filter(|(_, value)| value.is_some_and(|text| text.contains('\0')))
         .map(|(field, _)| problem(field, "must not contain NUL characters"))
         .collect();
-    if errors.is_empty() { Ok(()) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
 }
 
 /// Drafts are for editors: only a key with kb:write sees them.

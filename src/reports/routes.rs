@@ -39,7 +39,11 @@ async fn tickets(
 ) -> ApiResult<Json<TicketReport>> {
     let (entity_id, (from, to)) = (
         optional_id("entityId", params.entity_id.as_deref()),
-        period(params.from.as_deref(), params.to.as_deref(), Timestamp::now()),
+        period(
+            params.from.as_deref(),
+            params.to.as_deref(),
+            Timestamp::now(),
+        ),
     )
         .all_valid()?;
     let query = ReportQuery {
@@ -91,11 +95,8 @@ fn period(
     to: Option<&str>,
     now: Timestamp,
 ) -> Result<(Timestamp, Timestamp), Vec<FieldError>> {
-    let (from, to) = (
-        bound("from", from, Edge::Start),
-        bound("to", to, Edge::End),
-    )
-        .collect_errors()?;
+    let (from, to) =
+        (bound("from", from, Edge::Start), bound("to", to, Edge::End)).collect_errors()?;
     let to = to.unwrap_or(now);
     let from =
         from.unwrap_or_else(|| Timestamp::from_datetime(to.0 - TimeDelta::days(DEFAULT_DAYS)));
@@ -124,7 +125,10 @@ mod tests {
 
     #[test]
     fn dates_cover_whole_days() {
-        let start = parse("2026-03-02", Edge::Start).ok().flatten().expect("date");
+        let start = parse("2026-03-02", Edge::Start)
+            .ok()
+            .flatten()
+            .expect("date");
         let end = parse("2026-03-02", Edge::End).ok().flatten().expect("date");
         assert_eq!(start.to_rfc3339(), "2026-03-02T00:00:00.000Z");
         assert_eq!(end.to_rfc3339(), "2026-03-03T00:00:00.000Z");

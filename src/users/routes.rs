@@ -129,7 +129,10 @@ async fn update(
             .as_deref()
             .map(|raw| required_text("name", Some(raw), NAME_MAX))
             .transpose(),
-        body.email.as_deref().map(|raw| email(Some(raw))).transpose(),
+        body.email
+            .as_deref()
+            .map(|raw| email(Some(raw)))
+            .transpose(),
         optional_enum::<Role>("role", body.role.as_deref()),
     )
         .all_valid()?;

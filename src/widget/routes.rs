@@ -16,9 +16,7 @@ use crate::kb;
 use crate::realtime::token::TokenGrant;
 use crate::state::AppState;
 use crate::time::Timestamp;
-use crate::validate::{
-    Fields, NAME_MAX, optional_email, optional_text, problem, required_text,
-};
+use crate::validate::{Fields, NAME_MAX, optional_email, optional_text, problem, required_text};
 
 /// Search results a widget shows at most.
 const SEARCH_LIMIT_MAX: i64 = 20;
