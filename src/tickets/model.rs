@@ -24,6 +24,18 @@ crate::text_enum! {
     }
 }
 
+crate::text_enum! {
+    /// The kind of a timeline entry.
+    pub enum ActivityKind {
+        Created = "created",
+        StatusChanged = "status_changed",
+        PriorityChanged = "priority_changed",
+        AssigneeChanged = "assignee_changed",
+        Escalated = "escalated",
+        Commented = "commented",
+    }
+}
+
 pub const DESCRIPTION_MAX: usize = 50_000;
 pub const COMMENT_MAX: usize = 50_000;
 pub const REASON_MAX: usize = 1_000;
@@ -109,11 +121,11 @@ pub struct Change {
 
 impl Change {
     /// The timeline entry kind of this change.
-    pub fn activity_kind(&self) -> &'static str {
+    pub fn activity_kind(&self) -> ActivityKind {
         match self.field {
-            "status" => "status_changed",
-            "priority" => "priority_changed",
-            _ => "assignee_changed",
+            "status" => ActivityKind::StatusChanged,
+            "priority" => ActivityKind::PriorityChanged,
+            _ => ActivityKind::AssigneeChanged,
         }
     }
 }
@@ -212,7 +224,8 @@ pub struct Activity {
     /// `created`, `status_changed`, `priority_changed`, `assignee_changed`,
     /// `escalated` or `commented`.
     #[serde(rename = "type")]
-    pub kind: String,
+    #[schema(value_type = String)]
+    pub kind: ActivityKind,
     pub from: Option<String>,
     pub to: Option<String>,
     /// Kind-specific facts: the escalation (reason, rule…), the comment id.
@@ -258,7 +271,7 @@ mod tests {
         assert_eq!(changes.len(), 2);
         assert_eq!(changes[0].field, "status");
         assert_eq!(changes[1].to, Some(user.to_string()));
-        assert_eq!(changes[1].activity_kind(), "assignee_changed");
+        assert_eq!(changes[1].activity_kind(), ActivityKind::AssigneeChanged);
     }
 
     #[test]

@@ -10,6 +10,7 @@ use uuid::Uuid;
 use super::store::{self, WidgetTarget};
 use crate::chat::model::NewSession;
 use crate::chat::{Message, Session, service};
+use crate::companies::CompanyStatus;
 use crate::error::{ApiError, ApiResult, StoreError};
 use crate::extract::{Id, Json, Query};
 use crate::kb;
@@ -63,7 +64,7 @@ async fn target(state: &AppState, widget_key: Option<&str>) -> ApiResult<WidgetT
     let target = store::resolve(&state.db, &key)
         .await?
         .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, "not_found", "Unknown widget key"))?;
-    if target.company_status != "active" {
+    if target.company_status != CompanyStatus::Active {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "account_suspended",
@@ -157,7 +158,7 @@ async fn read_session(
         Err(other) => return Err(other.into()),
     };
     let company = crate::companies::store::find(&state.db, tenant.company_id).await?;
-    if company.status != "active" {
+    if company.status != CompanyStatus::Active {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "account_suspended",

@@ -15,8 +15,8 @@ use uuid::Uuid;
 
 use super::events;
 use super::model::{
-    Escalation, NewTicket, Priority, Ticket, TicketFilter, TicketState, TicketStatus, TicketUpdate,
-    UserRef, ticket_number,
+    ActivityKind, Escalation, NewTicket, Priority, Ticket, TicketFilter, TicketState, TicketStatus,
+    TicketUpdate, UserRef, ticket_number,
 };
 use crate::auth::Tenant;
 use crate::db::{Backend, Db, Tx};
@@ -108,7 +108,7 @@ pub async fn create(db: &Db, tenant: &Tenant, new: NewTicket) -> Result<Ticket, 
     let entry = NewActivity {
         to: Some(TicketStatus::Open.to_string()),
         details: Some(json!({"ticketNumber": number, "priority": new.priority})),
-        ..NewActivity::new("created")
+        ..NewActivity::new(ActivityKind::Created)
     };
     add_activity(&mut tx, tenant, id, entry, now).await?;
     let ticket = load(&mut tx, tenant, id).await?;
@@ -340,7 +340,7 @@ pub async fn escalate_in(
     details["changes"] = events::changes_json(&current.diff(&update));
     let entry = NewActivity {
         details: Some(details),
-        ..NewActivity::new("escalated")
+        ..NewActivity::new(ActivityKind::Escalated)
     };
     add_activity(tx, tenant, ticket_id, entry, now).await?;
     let ticket = load(tx, tenant, ticket_id).await?;
