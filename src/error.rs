@@ -195,6 +195,14 @@ impl From<sqlx::Error> for StoreError {
     }
 }
 
+/// A value that could not be encoded for its column (an event's JSON
+/// payload): a failed write like any other database error.
+impl From<serde_json::Error> for StoreError {
+    fn from(err: serde_json::Error) -> Self {
+        StoreError::Database(sqlx::Error::Encode(Box::new(err)))
+    }
+}
+
 impl From<StoreError> for ApiError {
     fn from(err: StoreError) -> Self {
         match err {

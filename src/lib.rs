@@ -10,6 +10,7 @@ pub mod companies;
 pub mod config;
 pub mod db;
 pub mod demo;
+pub mod domain;
 pub mod entities;
 pub mod error;
 pub mod event_catalogue;

@@ -1,108 +1,197 @@
 //! Input rules shared by every area (docs/api.md, "Errors"): trimmed strings
-//! with length limits, exact enum values, emails, pagination. A `Validator`
-//! collects every problem so one 400 lists them all in `details`.
+//! with length limits, exact enum values, emails, ids, pagination. Each field
+//! check returns the parsed value or its `FieldError`; `Fields::all_valid`
+//! over a tuple of checks returns every value, or one 400 that lists every
+//! problem in `details`, in the order of the tuple.
+
+use std::str::FromStr;
 
 use serde::Deserialize;
+use uuid::Uuid;
 
+use crate::domain::UnknownValue;
 use crate::error::{ApiError, FieldError};
 
 pub const NAME_MAX: usize = 255;
 
-#[derive(Default)]
-pub struct Validator {
-    errors: Vec<FieldError>,
-}
-
-impl Validator {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    pub fn add(&mut self, field: &str, message: impl Into<String>) {
-        self.errors.push(FieldError {
-            field: field.to_string(),
-            message: message.into(),
-        });
-    }
-
-    /// A required string, trimmed, of 1..=max characters.
-    pub fn required(&mut self, field: &str, value: Option<&str>, max: usize) -> Option<String> {
-        match value.map(str::trim) {
-            None => {
-                self.add(field, "is required");
-                None
-            }
-            Some("") => {
-                self.add(field, "must not be empty");
-                None
-            }
-            Some(v) => self.check_len(field, v, max),
-        }
-    }
-
-    /// An optional string, trimmed; empty counts as absent.
-    pub fn optional(&mut self, field: &str, value: Option<&str>, max: usize) -> Option<String> {
-        match value.map(str::trim) {
-            None | Some("") => None,
-            Some(v) => self.check_len(field, v, max),
-        }
-    }
-
-    /// An optional email address, trimmed and checked for a plausible shape.
-    pub fn email(&mut self, field: &str, value: Option<&str>) -> Option<String> {
-        let value = self.optional(field, value, NAME_MAX)?;
-        if is_plausible_email(&value) {
-            Some(value)
-        } else {
-            self.add(field, "must be a valid email address");
-            None
-        }
-    }
-
-    /// An enum value that must match one of `allowed` exactly.
-    pub fn one_of<'a>(
-        &mut self,
-        field: &str,
-        value: Option<&str>,
-        allowed: &[&'a str],
-    ) -> Option<&'a str> {
-        let value = value?;
-        match allowed.iter().find(|a| **a == value) {
-            Some(found) => Some(found),
-            None => {
-                self.add(field, format!("must be one of: {}", allowed.join(", ")));
-                None
-            }
-        }
-    }
-
-    fn check_len(&mut self, field: &str, value: &str, max: usize) -> Option<String> {
-        // Postgres refuses NUL in text; refusing it here keeps both backends
-        // answering 400 instead of one of them failing with a 500.
-        if value.contains('\0') {
-            self.add(field, "must not contain NUL characters");
-            None
-        } else if value.chars().count() > max {
-            self.add(field, format!("must be at most {max} characters"));
-            None
-        } else {
-            Some(value.to_string())
-        }
-    }
-
-    pub fn has_errors(&self) -> bool {
-        !self.errors.is_empty()
-    }
-
-    /// Ok when nothing was wrong, else the 400 listing every problem.
-    pub fn finish(self) -> Result<(), ApiError> {
-        if self.errors.is_empty() {
-            Ok(())
-        } else {
-            Err(ApiError::validation(self.errors))
-        }
+/// The problem `message` on `field`.
+pub fn problem(field: &str, message: impl Into<String>) -> FieldError {
+    FieldError {
+        field: field.to_string(),
+        message: message.into(),
     }
 }
+
+/// A required string, trimmed, of 1..=max characters.
+pub fn required_text(field: &str, value: Option<&str>, max: usize) -> Result<String, FieldError> {
+    match value.map(str::trim) {
+        None => Err(problem(field, "is required")),
+        Some("") => Err(problem(field, "must not be empty")),
+        Some(v) => checked_len(field, v, max),
+    }
+}
+
+/// An optional string, trimmed; empty counts as absent.
+pub fn optional_text(
+    field: &str,
+    value: Option<&str>,
+    max: usize,
+) -> Result<Option<String>, FieldError> {
+    match value.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(v) => checked_len(field, v, max).map(Some),
+    }
+}
+
+/// An optional email address, trimmed and checked for a plausible shape.
+pub fn optional_email(field: &str, value: Option<&str>) -> Result<Option<String>, FieldError> {
+    match optional_text(field, value, NAME_MAX)? {
+        Some(email) if !is_plausible_email(&email) => {
+            Err(problem(field, "must be a valid email address"))
+        }
+        email => Ok(email),
+    }
+}
+
+/// An optional enum value that must match one of the set exactly.
+pub fn optional_enum<E>(field: &str, value: Option<&str>) -> Result<Option<E>, FieldError>
+where
+    E: FromStr<Err = UnknownValue>,
+{
+    value
+        .map(|raw| {
+            raw.parse::<E>().map_err(|unknown| {
+                problem(
+                    field,
+                    format!("must be one of: {}", unknown.allowed.join(", ")),
+                )
+            })
+        })
+        .transpose()
+}
+
+/// A required enum value.
+pub fn required_enum<E>(field: &str, value: Option<&str>) -> Result<E, FieldError>
+where
+    E: FromStr<Err = UnknownValue>,
+{
+    optional_enum(field, value)?.ok_or_else(|| problem(field, "is required"))
+}
+
+/// An optional id given as a string; empty counts as absent, malformed is
+/// a 400.
+pub fn optional_id(field: &str, value: Option<&str>) -> Result<Option<Uuid>, FieldError> {
+    match value.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(raw) => Uuid::parse_str(raw)
+            .map(Some)
+            .map_err(|_| problem(field, "must be a valid id")),
+    }
+}
+
+/// A required id given as a string.
+pub fn required_id(field: &str, value: Option<&str>) -> Result<Uuid, FieldError> {
+    optional_id(field, value)?.ok_or_else(|| problem(field, "is required"))
+}
+
+/// A rule across fields: `Err(problem)` unless `holds`.
+pub fn ensure(holds: bool, field: &str, message: &str) -> Result<(), FieldError> {
+    if holds {
+        Ok(())
+    } else {
+        Err(problem(field, message))
+    }
+}
+
+fn checked_len(field: &str, value: &str, max: usize) -> Result<String, FieldError> {
+    // Postgres refuses NUL in text; refusing it here keeps both backends
+    // answering 400 instead of one of them failing with a 500.
+    if value.contains('\0') {
+        Err(problem(field, "must not contain NUL characters"))
+    } else if value.chars().count() > max {
+        Err(problem(field, format!("must be at most {max} characters")))
+    } else {
+        Ok(value.to_string())
+    }
+}
+
+/// What a failed check reports: one problem or several.
+pub trait IntoFieldErrors {
+    fn append_to(self, errors: &mut Vec<FieldError>);
+}
+
+impl IntoFieldErrors for FieldError {
+    fn append_to(self, errors: &mut Vec<FieldError>) {
+        errors.push(self);
+    }
+}
+
+impl IntoFieldErrors for Vec<FieldError> {
+    fn append_to(mut self, errors: &mut Vec<FieldError>) {
+        errors.append(&mut self);
+    }
+}
+
+/// A tuple of checks, each `Result<T, E: IntoFieldErrors>`.
+pub trait Fields {
+    type Output;
+
+    /// Every value, or every problem in tuple order.
+    fn collect_errors(self) -> Result<Self::Output, Vec<FieldError>>;
+
+    /// Every value, or the 400 that lists every problem.
+    fn all_valid(self) -> Result<Self::Output, ApiError>
+    where
+        Self: Sized,
+    {
+        self.collect_errors().map_err(ApiError::validation)
+    }
+}
+
+macro_rules! tuple_fields {
+    ($($value:ident: $ty:ident / $err:ident),+) => {
+        impl<$($ty, $err: IntoFieldErrors),+> Fields for ($(Result<$ty, $err>,)+) {
+            type Output = ($($ty,)+);
+
+            fn collect_errors(self) -> Result<Self::Output, Vec<FieldError>> {
+                let ($($value,)+) = self;
+                let mut errors = Vec::new();
+                $(
+                    let $value = match $value {
+                        Ok(value) => Some(value),
+                        Err(err) => {
+                            err.append_to(&mut errors);
+                            None
+                        }
+                    };
+                )+
+                match ($($value,)+) {
+                    ($(Some($value),)+) => Ok(($($value,)+)),
+                    _ => Err(errors),
+                }
+            }
+        }
+    };
+}
+
+tuple_fields!(a: A / EA);
+tuple_fields!(a: A / EA, b: B / EB);
+tuple_fields!(a: A / EA, b: B / EB, c: C / EC);
+tuple_fields!(a: A / EA, b: B / EB, c: C / EC, d: D / ED);
+tuple_fields!(a: A / EA, b: B / EB, c: C / EC, d: D / ED, e: E / EE);
+tuple_fields!(a: A / EA, b: B / EB, c: C / EC, d: D / ED, e: E / EE, f: F / EF);
+tuple_fields!(a: A / EA, b: B / EB, c: C / EC, d: D / ED, e: E / EE, f: F / EF, g: G / EG);
+tuple_fields!(
+    a: A / EA, b: B / EB, c: C / EC, d: D / ED, e: E / EE, f: F / EF, g: G / EG, h: H / EH
+);
+tuple_fields!(
+    a: A / EA, b: B / EB, c: C / EC, d: D / ED, e: E / EE, f: F / EF, g: G / EG, h: H / EH,
+    i: I / EI
+);
+tuple_fields!(
+    a: A / EA, b: B / EB, c: C / EC, d: D / ED, e: E / EE, f: F / EF, g: G / EG, h: H / EH,
+    i: I / EI, j: J / EJ
+);
 
 pub fn is_plausible_email(value: &str) -> bool {
     let Some((local, domain)) = value.rsplit_once('@') else {
@@ -144,36 +233,33 @@ impl Page {
         default: i64,
         max: i64,
     ) -> Result<Page, ApiError> {
-        let mut v = Validator::new();
+        Self::check(limit, offset, default, max).map_err(ApiError::validation)
+    }
+
+    /// `parse` as a field check, to list its problems beside others.
+    pub fn check(
+        limit: Option<&str>,
+        offset: Option<&str>,
+        default: i64,
+        max: i64,
+    ) -> Result<Page, Vec<FieldError>> {
         let limit = match limit.map(str::trim) {
-            None | Some("") => default,
+            None | Some("") => Ok(default),
             Some(raw) => match raw.parse::<i64>() {
-                Ok(n) if n >= 1 => n.min(max),
-                Ok(_) => {
-                    v.add("limit", "must be at least 1");
-                    default
-                }
-                Err(_) => {
-                    v.add("limit", "must be a whole number");
-                    default
-                }
+                Ok(n) if n >= 1 => Ok(n.min(max)),
+                Ok(_) => Err(problem("limit", "must be at least 1")),
+                Err(_) => Err(problem("limit", "must be a whole number")),
             },
         };
         let offset = match offset.map(str::trim) {
-            None | Some("") => 0,
+            None | Some("") => Ok(0),
             Some(raw) => match raw.parse::<i64>() {
-                Ok(n) if n >= 0 => n,
-                Ok(_) => {
-                    v.add("offset", "must not be negative");
-                    0
-                }
-                Err(_) => {
-                    v.add("offset", "must be a whole number");
-                    0
-                }
+                Ok(n) if n >= 0 => Ok(n),
+                Ok(_) => Err(problem("offset", "must not be negative")),
+                Err(_) => Err(problem("offset", "must be a whole number")),
             },
         };
-        v.finish()?;
+        let (limit, offset) = (limit, offset).collect_errors()?;
         Ok(Page { limit, offset })
     }
 
@@ -207,9 +293,39 @@ impl<T> Paged<T> {
     }
 }
 
+/// A PATCH field: absent, explicitly null (clear it), or a value. Use with
+/// `#[serde(default)]` on the field.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Patch<T> {
+    #[default]
+    Missing,
+    Null,
+    Value(T),
+}
+
+impl<T> Patch<T> {
+    pub fn is_missing(&self) -> bool {
+        matches!(self, Patch::Missing)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Patch<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Option::<T>::deserialize(deserializer).map(|v| v.map_or(Patch::Null, Patch::Value))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::text_enum;
+
+    text_enum! {
+        enum Level {
+            Low = "LOW",
+            High = "HIGH",
+        }
+    }
 
     #[test]
     fn page_defaults_clamps_and_rejects() {
@@ -233,60 +349,51 @@ mod tests {
     }
 
     #[test]
-    fn validator_collects_every_problem() {
-        let mut v = Validator::new();
-        assert_eq!(v.required("subject", Some("  hi "), 255), Some("hi".into()));
-        assert_eq!(v.required("name", Some("   "), 255), None);
-        assert_eq!(v.one_of("priority", Some("low"), &["LOW", "HIGH"]), None);
-        assert_eq!(v.email("email", Some("not-an-email")), None);
-        assert_eq!(v.optional("body", Some("a\0b"), 255), None);
-        let err = v.finish().expect_err("four problems");
-        assert_eq!(err.details.len(), 4);
+    fn valid_fields_come_back_parsed() {
+        let checked = (
+            required_text("subject", Some("  hi "), 255),
+            optional_enum::<Level>("priority", Some("HIGH")),
+            required_id("entityId", Some("018f0000-0000-7000-8000-000000000000")),
+            optional_email("email", None),
+        )
+            .all_valid()
+            .expect("all valid");
+        assert_eq!(checked.0, "hi");
+        assert_eq!(checked.1, Some(Level::High));
+        assert_eq!(checked.3, None);
+        assert_eq!(Level::ALL, &[Level::Low, Level::High]);
+    }
+
+    #[test]
+    fn every_problem_is_listed_in_tuple_order() {
+        let err = (
+            required_text("subject", Some("ok"), 255),
+            required_text("name", Some("   "), 255),
+            optional_enum::<Level>("priority", Some("low")),
+            optional_email("email", Some("not-an-email")),
+            optional_text("body", Some("a\0b"), 255),
+            required_id("entityId", None),
+            Page::check(Some("0"), Some("x"), 20, 100),
+        )
+            .all_valid()
+            .expect_err("six fields are wrong");
+        let listed: Vec<(&str, &str)> = err
+            .details
+            .iter()
+            .map(|d| (d.field.as_str(), d.message.as_str()))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                ("name", "must not be empty"),
+                ("priority", "must be one of: LOW, HIGH"),
+                ("email", "must be a valid email address"),
+                ("body", "must not contain NUL characters"),
+                ("entityId", "is required"),
+                ("limit", "must be at least 1"),
+                ("offset", "must be a whole number"),
+            ]
+        );
         assert_eq!(err.code, "validation_failed");
-    }
-}
-
-/// A PATCH field: absent, explicitly null (clear it), or a value. Use with
-/// `#[serde(default)]` on the field.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum Patch<T> {
-    #[default]
-    Missing,
-    Null,
-    Value(T),
-}
-
-impl<T> Patch<T> {
-    pub fn is_missing(&self) -> bool {
-        matches!(self, Patch::Missing)
-    }
-}
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Patch<T> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Option::<T>::deserialize(deserializer).map(|v| v.map_or(Patch::Null, Patch::Value))
-    }
-}
-
-impl Validator {
-    /// An optional id given as a string in a body; malformed is a 400.
-    pub fn uuid(&mut self, field: &str, value: Option<&str>) -> Option<uuid::Uuid> {
-        let raw = value.map(str::trim).filter(|v| !v.is_empty())?;
-        match uuid::Uuid::parse_str(raw) {
-            Ok(id) => Some(id),
-            Err(_) => {
-                self.add(field, "must be a valid id");
-                None
-            }
-        }
-    }
-
-    /// A required id given as a string in a body.
-    pub fn required_uuid(&mut self, field: &str, value: Option<&str>) -> Option<uuid::Uuid> {
-        if value.map(str::trim).is_none_or(str::is_empty) {
-            self.add(field, "is required");
-            return None;
-        }
-        self.uuid(field, value)
     }
 }

@@ -187,7 +187,7 @@ mod tests {
             expires_at: None,
             is_active: true,
             last_used_at: Some(Timestamp::now()),
-            company_status: "active".into(),
+            company_status: crate::companies::CompanyStatus::Active,
         })
     }
 

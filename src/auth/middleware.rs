@@ -15,6 +15,7 @@ use uuid::Uuid;
 
 use super::cache::KeyCache;
 use super::{Mode, Principal, ScopeSet, Tenant, key};
+use crate::companies::CompanyStatus;
 use crate::config::Config;
 use crate::db::Db;
 use crate::error::ApiError;
@@ -200,7 +201,7 @@ pub fn check_record(record: &KeyForAuth) -> Result<Principal, ApiError> {
     if !record.is_active {
         return Err(unauthorized("invalid_api_key", "API key is inactive"));
     }
-    if record.company_status != "active" {
+    if record.company_status != CompanyStatus::Active {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "account_suspended",

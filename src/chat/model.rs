@@ -3,11 +3,26 @@
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::error::ApiError;
 use crate::mail::Email;
 use crate::time::Timestamp;
+use crate::validate::{Fields, optional_id, required_enum, required_id, required_text};
 
-pub const STATUSES: &[&str] = &["ACTIVE", "CLOSED"];
-pub const SENDER_TYPES: &[&str] = &["visitor", "agent", "system"];
+crate::text_enum! {
+    pub enum SessionStatus {
+        Active = "ACTIVE",
+        Closed = "CLOSED",
+    }
+}
+
+crate::text_enum! {
+    pub enum SenderType {
+        Visitor = "visitor",
+        Agent = "agent",
+        System = "system",
+    }
+}
+
 /// Longest message body, in characters (docs/api.md, "Chat").
 pub const BODY_MAX: usize = 10_000;
 
@@ -17,7 +32,7 @@ pub struct Session {
     pub id: Uuid,
     pub entity_id: Uuid,
     #[schema(schema_with = session_status)]
-    pub status: String,
+    pub status: SessionStatus,
     pub visitor_name: String,
     pub visitor_email: Option<String>,
     pub created_at: Timestamp,
@@ -32,7 +47,7 @@ pub struct Message {
     pub session_id: Uuid,
     pub body: String,
     #[schema(schema_with = sender_type)]
-    pub sender_type: String,
+    pub sender_type: SenderType,
     pub sender_id: Option<Uuid>,
     /// The agent's name, on agent messages.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -40,12 +55,12 @@ pub struct Message {
     pub created_at: Timestamp,
 }
 
-fn session_status() -> utoipa::openapi::ObjectBuilder {
-    crate::openapi::schema::enum_of(STATUSES)
+pub(crate) fn session_status() -> utoipa::openapi::ObjectBuilder {
+    crate::openapi::schema::enum_of(SessionStatus::NAMES)
 }
 
-fn sender_type() -> utoipa::openapi::ObjectBuilder {
-    crate::openapi::schema::enum_of(SENDER_TYPES)
+pub(crate) fn sender_type() -> utoipa::openapi::ObjectBuilder {
+    crate::openapi::schema::enum_of(SenderType::NAMES)
 }
 
 pub struct NewSession {
@@ -57,14 +72,95 @@ pub struct NewSession {
 #[derive(Debug, Default)]
 pub struct SessionFilter {
     pub entity_id: Option<Uuid>,
-    pub status: Option<&'static str>,
+    pub status: Option<SessionStatus>,
 }
 
-/// A message to send; for `agent`, `sender_id` is a user of the company
+/// Who sends a message: an agent is always a known user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sender {
+    Visitor(Option<Uuid>),
+    Agent(Uuid),
+    System(Option<Uuid>),
+}
+
+impl Sender {
+    pub fn sender_type(self) -> SenderType {
+        match self {
+            Sender::Visitor(_) => SenderType::Visitor,
+            Sender::Agent(_) => SenderType::Agent,
+            Sender::System(_) => SenderType::System,
+        }
+    }
+
+    pub fn id(self) -> Option<Uuid> {
+        match self {
+            Sender::Agent(id) => Some(id),
+            Sender::Visitor(id) | Sender::System(id) => id,
+        }
+    }
+}
+
+/// Where a message's sender type comes from: the REST body names it, a
+/// socket's credential fixes it.
+#[derive(Debug, Clone, Copy)]
+pub enum SenderTypeInput<'a> {
+    Named(Option<&'a str>),
+    Fixed(SenderType),
+}
+
+/// A message to send, parsed from a REST body or a socket frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutgoingMessage {
+    pub body: String,
+    pub sender: Sender,
+}
+
+impl OutgoingMessage {
+    /// The body (required, trimmed, 1..=10 000 characters), the sender type
+    /// and `senderId`: optional when the type is named (but required for
+    /// `agent`), required for a fixed agent, ignored for a fixed visitor.
+    pub fn parse(
+        body: Option<&str>,
+        sender_type: SenderTypeInput,
+        sender_id: Option<&str>,
+    ) -> Result<OutgoingMessage, ApiError> {
+        let (sender_type, sender_id) = match sender_type {
+            SenderTypeInput::Named(raw) => (
+                required_enum("senderType", raw),
+                optional_id("senderId", sender_id),
+            ),
+            SenderTypeInput::Fixed(SenderType::Agent) => (
+                Ok(SenderType::Agent),
+                required_id("senderId", sender_id).map(Some),
+            ),
+            SenderTypeInput::Fixed(fixed) => (Ok(fixed), Ok(None)),
+        };
+        let (body, sender_type, sender_id) = (
+            required_text("body", body, BODY_MAX),
+            sender_type,
+            sender_id,
+        )
+            .all_valid()?;
+        let sender = match (sender_type, sender_id) {
+            (SenderType::Agent, Some(id)) => Sender::Agent(id),
+            (SenderType::Agent, None) => {
+                return Err(ApiError::invalid_field(
+                    "senderId",
+                    "is required for agent messages",
+                ));
+            }
+            (SenderType::Visitor, id) => Sender::Visitor(id),
+            (SenderType::System, id) => Sender::System(id),
+        };
+        Ok(OutgoingMessage { body, sender })
+    }
+}
+
+/// A message to store; for `agent`, `sender_id` is a user of the company
 /// and `sender_name` that user's name.
 pub struct NewMessage {
     pub body: String,
-    pub sender_type: &'static str,
+    pub sender_type: SenderType,
     pub sender_id: Option<Uuid>,
     pub sender_name: Option<String>,
 }
@@ -122,7 +218,7 @@ mod tests {
         let session = Session {
             id: Uuid::now_v7(),
             entity_id: Uuid::now_v7(),
-            status: "ACTIVE".into(),
+            status: SessionStatus::Active,
             visitor_name: "Vic".into(),
             visitor_email: Some("vic@example.com".into()),
             created_at: now,
@@ -133,7 +229,7 @@ mod tests {
             id: Uuid::now_v7(),
             session_id: session.id,
             body: "Try <b>this</b>".into(),
-            sender_type: "agent".into(),
+            sender_type: SenderType::Agent,
             sender_id: None,
             sender_name: Some("Ann".into()),
             created_at: now,
@@ -150,5 +246,28 @@ mod tests {
             ..session
         };
         assert!(agent_reply_email(&anonymous, &message, "l").is_none());
+    }
+
+    #[test]
+    fn an_agent_message_needs_a_sender_id() {
+        let named = OutgoingMessage::parse(Some("hi"), SenderTypeInput::Named(Some("agent")), None)
+            .expect_err("no senderId");
+        assert_eq!(named.message, "senderId: is required for agent messages");
+        let fixed =
+            OutgoingMessage::parse(Some("hi"), SenderTypeInput::Fixed(SenderType::Agent), None)
+                .expect_err("no senderId");
+        assert_eq!(fixed.message, "senderId: is required");
+    }
+
+    #[test]
+    fn a_fixed_visitor_ignores_the_sender_id() {
+        let message = OutgoingMessage::parse(
+            Some(" hi "),
+            SenderTypeInput::Fixed(SenderType::Visitor),
+            Some("not-an-id"),
+        )
+        .expect("valid");
+        assert_eq!(message.body, "hi");
+        assert_eq!(message.sender, Sender::Visitor(None));
     }
 }

@@ -8,32 +8,29 @@ use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa_axum::routes;
 
-use super::model::{BODY_MAX, Message, NewSession, SENDER_TYPES, STATUSES, Session, SessionFilter};
+use super::model::{
+    Message, NewSession, OutgoingMessage, SenderTypeInput, Session, SessionFilter, sender_type,
+    session_status,
+};
 use super::{service, store};
 use crate::auth::{Principal, Scope};
 use crate::error::ApiResult;
 use crate::extract::{Id, Json, Query};
 use crate::openapi::schema::{DataList, ErrorBody, Removed};
-use crate::realtime::presence::{AgentPresence, VISIBILITIES};
+use crate::realtime::presence::{AgentPresence, Visibility};
 use crate::router::ApiRouter;
 use crate::state::AppState;
 use crate::time::Timestamp;
-use crate::users::store::ROLES;
-use crate::validate::{NAME_MAX, Page, PageQuery, Paged, Validator};
+use crate::validate::{
+    Fields, NAME_MAX, Page, PageQuery, Paged, optional_email, optional_enum, optional_id,
+    optional_text, required_enum, required_id,
+};
 
 /// How long a socket token may wait before it opens a socket.
 pub const SOCKET_TOKEN_TTL: Duration = Duration::from_secs(60);
 
-fn session_status() -> utoipa::openapi::ObjectBuilder {
-    crate::openapi::schema::enum_of(STATUSES)
-}
-
-fn sender_type() -> utoipa::openapi::ObjectBuilder {
-    crate::openapi::schema::enum_of(SENDER_TYPES)
-}
-
 fn visibility() -> utoipa::openapi::ObjectBuilder {
-    crate::openapi::schema::enum_of(VISIBILITIES)
+    crate::openapi::schema::enum_of(Visibility::NAMES)
 }
 
 pub fn router() -> ApiRouter {
@@ -81,13 +78,14 @@ async fn create_session(
     principal: Principal,
     Json(body): Json<CreateSession>,
 ) -> ApiResult<(StatusCode, Json<CreatedSession>)> {
-    let mut v = Validator::new();
-    let entity_id = v.required_uuid("entityId", body.entity_id.as_deref());
-    let visitor_name = v.optional("visitorName", body.visitor_name.as_deref(), NAME_MAX);
-    let visitor_email = v.email("visitorEmail", body.visitor_email.as_deref());
-    v.finish()?;
+    let (entity_id, visitor_name, visitor_email) = (
+        required_id("entityId", body.entity_id.as_deref()),
+        optional_text("visitorName", body.visitor_name.as_deref(), NAME_MAX),
+        optional_email("visitorEmail", body.visitor_email.as_deref()),
+    )
+        .all_valid()?;
     let new = NewSession {
-        entity_id: entity_id.unwrap_or_default(),
+        entity_id,
         visitor_name: visitor_name.unwrap_or_else(|| "Visitor".into()),
         visitor_email,
     };
@@ -124,12 +122,12 @@ async fn list_sessions(
     Query(query): Query<ListQuery>,
 ) -> ApiResult<Json<Paged<Session>>> {
     let page = Page::from_query(&query.page, 20, 100)?;
-    let mut v = Validator::new();
-    let filter = SessionFilter {
-        entity_id: v.uuid("entityId", query.entity_id.as_deref()),
-        status: v.one_of("status", query.status.as_deref(), STATUSES),
-    };
-    v.finish()?;
+    let (entity_id, status) = (
+        optional_id("entityId", query.entity_id.as_deref()),
+        optional_enum("status", query.status.as_deref()),
+    )
+        .all_valid()?;
+    let filter = SessionFilter { entity_id, status };
     let (sessions, total) =
         store::list_sessions(&state.db, &principal.tenant, &filter, page).await?;
     Ok(Json(Paged::new(sessions, total, page)))
@@ -176,13 +174,7 @@ async fn update_session(
     Id(id): Id,
     Json(body): Json<UpdateSession>,
 ) -> ApiResult<Json<Session>> {
-    let mut v = Validator::new();
-    if body.status.is_none() {
-        v.add("status", "is required");
-    }
-    let status = v.one_of("status", body.status.as_deref(), STATUSES);
-    v.finish()?;
-    let status = status.unwrap_or("CLOSED");
+    let (status,) = (required_enum("status", body.status.as_deref()),).all_valid()?;
     Ok(Json(
         service::set_status(&state, &principal.tenant, id, status).await?,
     ))
@@ -198,11 +190,6 @@ pub(crate) struct SendMessage {
     /// A user of the company; required for `agent` messages.
     #[schema(value_type = Option<uuid::Uuid>)]
     sender_id: Option<String>,
-}
-
-/// Checks a message body: required, trimmed, 1..=10 000 characters.
-pub fn message_body(v: &mut Validator, body: Option<&str>) -> Option<String> {
-    v.required("body", body, BODY_MAX)
 }
 
 /// Send a message
@@ -221,22 +208,11 @@ async fn send_message(
     Id(id): Id,
     Json(body): Json<SendMessage>,
 ) -> ApiResult<(StatusCode, Json<Message>)> {
-    let mut v = Validator::new();
-    let text = message_body(&mut v, body.body.as_deref());
-    if body.sender_type.is_none() {
-        v.add("senderType", "is required");
-    }
-    let sender_type = v.one_of("senderType", body.sender_type.as_deref(), SENDER_TYPES);
-    let sender_id = v.uuid("senderId", body.sender_id.as_deref());
-    if sender_type == Some("agent") && sender_id.is_none() && !v.has_errors() {
-        v.add("senderId", "is required for agent messages");
-    }
-    v.finish()?;
-    let outgoing = service::Outgoing {
-        body: text.unwrap_or_default(),
-        sender_type: sender_type.unwrap_or("visitor"),
-        sender_id,
-    };
+    let outgoing = OutgoingMessage::parse(
+        body.body.as_deref(),
+        SenderTypeInput::Named(body.sender_type.as_deref()),
+        body.sender_id.as_deref(),
+    )?;
     let message = service::send_message(&state, &principal.tenant, id, outgoing).await?;
     Ok((StatusCode::CREATED, Json(message)))
 }
@@ -282,19 +258,20 @@ async fn heartbeat(
     principal: Principal,
     Json(body): Json<HeartbeatBody>,
 ) -> ApiResult<Json<HeartbeatReply>> {
-    let mut v = Validator::new();
-    let user_id = v.required_uuid("userId", body.user_id.as_deref());
-    let name = v.optional("name", body.name.as_deref(), NAME_MAX);
-    let email = v.email("email", body.email.as_deref());
-    let role = v.one_of("role", body.role.as_deref(), ROLES);
-    let visibility = v.one_of("visibility", body.visibility.as_deref(), VISIBILITIES);
-    v.finish()?;
+    let (user_id, name, email, role, visibility) = (
+        required_id("userId", body.user_id.as_deref()),
+        optional_text("name", body.name.as_deref(), NAME_MAX),
+        optional_email("email", body.email.as_deref()),
+        optional_enum("role", body.role.as_deref()),
+        optional_enum("visibility", body.visibility.as_deref()),
+    )
+        .all_valid()?;
     let beat = service::Heartbeat {
-        user_id: user_id.unwrap_or_default(),
+        user_id,
         name,
         email,
         role,
-        visibility: visibility.unwrap_or("PUBLIC"),
+        visibility: visibility.unwrap_or(Visibility::Public),
     };
     let record = service::heartbeat(&state, &principal.tenant, beat).await?;
     Ok(Json(HeartbeatReply {

@@ -3,15 +3,19 @@
 
 use uuid::Uuid;
 
-use super::model::{Message, NewMessage, NewSession, Session};
+use super::model::{
+    Message, NewMessage, NewSession, OutgoingMessage, Sender, Session, SessionStatus,
+};
 use super::store::{self, SendError};
 use crate::auth::Tenant;
 use crate::error::{ApiError, ApiResult, StoreError};
-use crate::realtime::presence::AgentPresence;
+use crate::realtime::presence::{AgentPresence, Visibility};
 use crate::realtime::protocol::{self, Channel, HubChannel, Topic};
 use crate::state::AppState;
 use crate::time::Timestamp;
+use crate::users::Role;
 use crate::users::store::{self as users, NewUser};
+use crate::validate::{Fields, problem};
 
 impl From<SendError> for ApiError {
     fn from(err: SendError) -> Self {
@@ -46,7 +50,7 @@ pub async fn set_status(
     state: &AppState,
     tenant: &Tenant,
     id: Uuid,
-    status: &str,
+    status: SessionStatus,
 ) -> ApiResult<Session> {
     let (session, changed) = store::set_status(&state.db, tenant, id, status).await?;
     if changed {
@@ -55,49 +59,32 @@ pub async fn set_status(
     Ok(session)
 }
 
-/// A message to send, validated by the caller.
-pub struct Outgoing {
-    pub body: String,
-    pub sender_type: &'static str,
-    /// Required (a user of the company) for `agent`.
-    pub sender_id: Option<Uuid>,
-}
-
 /// Sends a message: committed, then pushed to `session:<id>` and
 /// `entity:<entityId>`; an agent's message is emailed to the visitor.
 pub async fn send_message(
     state: &AppState,
     tenant: &Tenant,
     session_id: Uuid,
-    outgoing: Outgoing,
+    outgoing: OutgoingMessage,
 ) -> ApiResult<Message> {
-    let sender_name = match (outgoing.sender_type, outgoing.sender_id) {
-        ("agent", Some(id)) => Some(
-            users::find_reference(&state.db, tenant.company_id, id, "senderId")
-                .await?
-                .name,
-        ),
-        ("agent", None) => {
-            return Err(ApiError::invalid_field(
-                "senderId",
-                "is required for agent messages",
-            ));
+    let (sender_name, link) = match outgoing.sender {
+        Sender::Agent(id) => {
+            let agent = users::find_reference(&state.db, tenant.company_id, id, "senderId").await?;
+            let token = state
+                .realtime
+                .visitor_token(&state.db, tenant, session_id)
+                .await?;
+            (
+                Some(agent.name),
+                Some(visitor_link(state, session_id, &token)),
+            )
         }
-        _ => None,
-    };
-    let link = if outgoing.sender_type == "agent" {
-        let token = state
-            .realtime
-            .visitor_token(&state.db, tenant, session_id)
-            .await?;
-        Some(visitor_link(state, session_id, &token))
-    } else {
-        None
+        Sender::Visitor(_) | Sender::System(_) => (None, None),
     };
     let new = NewMessage {
         body: outgoing.body,
-        sender_type: outgoing.sender_type,
-        sender_id: outgoing.sender_id,
+        sender_type: outgoing.sender.sender_type(),
+        sender_id: outgoing.sender.id(),
         sender_name,
     };
     let (session, message) =
@@ -144,8 +131,8 @@ pub struct Heartbeat {
     pub user_id: Uuid,
     pub name: Option<String>,
     pub email: Option<String>,
-    pub role: Option<&'static str>,
-    pub visibility: &'static str,
+    pub role: Option<Role>,
+    pub visibility: Visibility,
 }
 
 /// Sets the agent online for the TTL, registering an unknown user first
@@ -164,8 +151,8 @@ pub async fn heartbeat(
         user_id: user.id,
         name: beat.name.unwrap_or(user.name),
         email: beat.email.unwrap_or(user.email),
-        role: beat.role.map(str::to_string).unwrap_or(user.role),
-        visibility: beat.visibility.to_string(),
+        role: beat.role.unwrap_or(user.role),
+        visibility: beat.visibility,
         last_seen: Timestamp::now(),
     };
     let before = state.realtime.presence.heartbeat(tenant, &record).await?;
@@ -181,29 +168,17 @@ async fn register_agent(
     tenant: &Tenant,
     beat: &Heartbeat,
 ) -> ApiResult<users::User> {
-    let mut missing = Vec::new();
-    if beat.name.is_none() {
-        missing.push(("name", "is required to register a new agent"));
-    }
-    if beat.email.is_none() {
-        missing.push(("email", "is required to register a new agent"));
-    }
-    if !missing.is_empty() {
-        return Err(ApiError::validation(
-            missing
-                .into_iter()
-                .map(|(field, message)| crate::error::FieldError {
-                    field: field.into(),
-                    message: message.into(),
-                })
-                .collect(),
-        ));
-    }
+    const NEEDED: &str = "is required to register a new agent";
+    let (name, email) = (
+        beat.name.clone().ok_or_else(|| problem("name", NEEDED)),
+        beat.email.clone().ok_or_else(|| problem("email", NEEDED)),
+    )
+        .all_valid()?;
     let new = NewUser {
         id: Some(beat.user_id),
-        name: beat.name.clone().unwrap_or_default(),
-        email: beat.email.clone().unwrap_or_default(),
-        role: beat.role.unwrap_or("AGENT").to_string(),
+        name,
+        email,
+        role: beat.role.unwrap_or(Role::Agent),
     };
     match users::create(&state.db, tenant, new).await {
         Ok(user) => Ok(user),

@@ -4,7 +4,10 @@
 
 use uuid::Uuid;
 
-use super::model::{Message, NewMessage, NewSession, Session, SessionFilter, agent_reply_email};
+use super::model::{
+    Message, NewMessage, NewSession, SenderType, Session, SessionFilter, SessionStatus,
+    agent_reply_email,
+};
 use crate::auth::Tenant;
 use crate::db::Db;
 use crate::error::StoreError;
@@ -152,10 +155,10 @@ pub async fn set_status(
     db: &Db,
     tenant: &Tenant,
     id: Uuid,
-    status: &str,
+    status: SessionStatus,
 ) -> Result<(Session, bool), StoreError> {
     let now = Timestamp::now();
-    let closed_at = (status == "CLOSED").then_some(now);
+    let closed_at = (status == SessionStatus::Closed).then_some(now);
     let sql = format!(
         "UPDATE chat_sessions SET status = $4, closed_at = $5, updated_at = $6 \
          WHERE id = $1 AND company_id = $2 AND mode = $3 AND status <> $4 \
@@ -191,14 +194,14 @@ pub async fn create_message(
         .bind(session_id).bind(tenant.company_id).bind(tenant.mode.as_str()).bind(now)
         .fetch_optional(c).await?)
     .ok_or(StoreError::NotFound)?;
-    if session.status == "CLOSED" {
+    if session.status == SessionStatus::Closed {
         return Err(SendError::SessionClosed);
     }
     let message = Message {
         id: new_id(),
         session_id,
         body: new.body,
-        sender_type: new.sender_type.to_string(),
+        sender_type: new.sender_type,
         sender_id: new.sender_id,
         sender_name: new.sender_name,
         created_at: now,
@@ -211,13 +214,13 @@ pub async fn create_message(
         .bind(tenant.company_id)
         .bind(tenant.mode.as_str())
         .bind(&message.body)
-        .bind(&message.sender_type)
+        .bind(message.sender_type)
         .bind(message.sender_id)
         .bind(message.created_at)
         .execute(c)
         .await?
         .rows_affected());
-    if message.sender_type == "agent"
+    if message.sender_type == SenderType::Agent
         && let Some(link) = visitor_link
         && let Some(email) = agent_reply_email(&session, &message, link)
     {

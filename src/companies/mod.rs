@@ -4,6 +4,14 @@ pub mod store;
 
 pub use store::Company;
 
+crate::text_enum! {
+    /// A suspended company's keys, widgets and sockets are refused.
+    pub enum CompanyStatus {
+        Active = "active",
+        Suspended = "suspended",
+    }
+}
+
 use uuid::Uuid;
 
 use crate::auth::cache::{self, Invalidation};

@@ -3,6 +3,7 @@
 use serde::Serialize;
 use uuid::Uuid;
 
+use super::CompanyStatus;
 use crate::db::Db;
 use crate::error::StoreError;
 use crate::on_db;
@@ -13,7 +14,7 @@ use crate::time::{Timestamp, new_id};
 pub struct Company {
     pub id: Uuid,
     pub name: String,
-    pub status: String,
+    pub status: CompanyStatus,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
@@ -43,7 +44,11 @@ pub async fn find(db: &Db, id: Uuid) -> Result<Company, StoreError> {
 
 /// Suspends or reactivates a company.
 pub async fn set_suspended(db: &Db, id: Uuid, suspended: bool) -> Result<Company, StoreError> {
-    let status = if suspended { "suspended" } else { "active" };
+    let status = if suspended {
+        CompanyStatus::Suspended
+    } else {
+        CompanyStatus::Active
+    };
     let sql = format!(
         "UPDATE companies SET status = $2, updated_at = $3 WHERE id = $1 RETURNING {COLUMNS}"
     );

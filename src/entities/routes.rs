@@ -13,7 +13,7 @@ use crate::extract::{Id, Json};
 use crate::openapi::schema::{self, DataList};
 use crate::router::ApiRouter;
 use crate::state::AppState;
-use crate::validate::{NAME_MAX, Patch, Validator};
+use crate::validate::{Fields, NAME_MAX, Patch, ensure, optional_id, required_id, required_text};
 
 pub fn router() -> ApiRouter {
     ApiRouter::new()
@@ -66,11 +66,11 @@ async fn create(
     principal: Principal,
     Json(body): Json<CreateEntity>,
 ) -> ApiResult<(StatusCode, Json<store::Entity>)> {
-    let mut v = Validator::new();
-    let name = v.required("name", body.name.as_deref(), NAME_MAX);
-    let parent = v.uuid("parentId", body.parent_id.as_deref());
-    v.finish()?;
-    let name = name.unwrap_or_default();
+    let (name, parent) = (
+        required_text("name", body.name.as_deref(), NAME_MAX),
+        optional_id("parentId", body.parent_id.as_deref()),
+    )
+        .all_valid()?;
     let entity = store::create(&state.db, principal.tenant.company_id, &name, parent).await?;
     Ok((StatusCode::CREATED, Json(entity)))
 }
@@ -103,20 +103,23 @@ async fn update(
     Id(id): Id,
     Json(body): Json<UpdateEntity>,
 ) -> ApiResult<Json<store::Entity>> {
-    let mut v = Validator::new();
-    if body.name.is_none() && body.parent_id.is_missing() {
-        v.add("body", "give at least one of: name, parentId");
-    }
-    let name = match body.name.as_deref() {
-        Some(raw) => v.required("name", Some(raw), NAME_MAX),
-        None => None,
-    };
-    let parent = match &body.parent_id {
-        Patch::Missing => None,
-        Patch::Null => Some(None),
-        Patch::Value(raw) => v.required_uuid("parentId", Some(raw)).map(Some),
-    };
-    v.finish()?;
+    let (_, name, parent) = (
+        ensure(
+            body.name.is_some() || !body.parent_id.is_missing(),
+            "body",
+            "give at least one of: name, parentId",
+        ),
+        body.name
+            .as_deref()
+            .map(|raw| required_text("name", Some(raw), NAME_MAX))
+            .transpose(),
+        match &body.parent_id {
+            Patch::Missing => Ok(None),
+            Patch::Null => Ok(Some(None)),
+            Patch::Value(raw) => required_id("parentId", Some(raw)).map(|id| Some(Some(id))),
+        },
+    )
+        .all_valid()?;
     let entity = store::update(
         &state.db,
         principal.tenant.company_id,

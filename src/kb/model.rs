@@ -71,24 +71,12 @@ pub struct CategoryRef {
     pub slug: String,
 }
 
-/// Which articles a list shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    Published,
-    Draft,
-    All,
-}
-
-impl Status {
-    pub const NAMES: [&'static str; 3] = ["published", "draft", "all"];
-
-    pub fn parse(value: &str) -> Option<Status> {
-        match value {
-            "published" => Some(Status::Published),
-            "draft" => Some(Status::Draft),
-            "all" => Some(Status::All),
-            _ => None,
-        }
+crate::text_enum! {
+    /// Which articles a list shows.
+    pub enum Status {
+        Published = "published",
+        Draft = "draft",
+        All = "all",
     }
 }
 

@@ -13,12 +13,15 @@ use super::model::{
 };
 use super::{store, text};
 use crate::auth::{Principal, Scope};
-use crate::error::{ApiError, ApiResult, StoreError};
+use crate::error::{ApiError, ApiResult, FieldError, StoreError};
 use crate::extract::{Id, Json, Query};
 use crate::openapi::schema::{self, DataList, Deleted, ErrorBody, VoteRecorded};
 use crate::router::ApiRouter;
 use crate::state::AppState;
-use crate::validate::{NAME_MAX, Page, Paged, Patch, Validator};
+use crate::validate::{
+    Fields, NAME_MAX, Page, Paged, Patch, ensure, optional_enum, optional_id, optional_text,
+    problem, required_id, required_text,
+};
 
 /// Article content: at most 200 000 characters (docs/api.md, "Knowledge base").
 const CONTENT_MAX: usize = 200_000;
@@ -54,35 +57,44 @@ fn slug_conflict(kind: &'static str) -> impl Fn(StoreError) -> ApiError {
 }
 
 /// An optional explicit slug, checked against the slug rule.
-fn slug_field(v: &mut Validator, value: Option<&str>) -> Option<String> {
-    let slug = v.optional("slug", value, text::SLUG_MAX + 1)?;
-    if text::is_valid_slug(&slug) {
-        Some(slug)
-    } else {
-        v.add("slug", SLUG_RULE);
-        None
+fn slug_field(value: Option<&str>) -> Result<Option<String>, FieldError> {
+    match optional_text("slug", value, text::SLUG_MAX + 1)? {
+        Some(slug) if !text::is_valid_slug(&slug) => Err(problem("slug", SLUG_RULE)),
+        slug => Ok(slug),
+    }
+}
+
+/// A slug in a PATCH: given empty is not "absent" but a bad slug.
+fn patched_slug(value: Option<&str>) -> Result<Option<String>, FieldError> {
+    match value {
+        Some(raw) if raw.trim().is_empty() => Err(problem("slug", SLUG_RULE)),
+        raw => slug_field(raw),
     }
 }
 
 /// Markdown content: kept as written (not trimmed), at most CONTENT_MAX.
-fn content_field(v: &mut Validator, value: Option<&str>) -> Option<String> {
-    let content = value?;
-    if content.chars().count() > CONTENT_MAX {
-        v.add(
+fn content_field(value: Option<&str>) -> Result<Option<String>, FieldError> {
+    match value {
+        Some(content) if content.chars().count() > CONTENT_MAX => Err(problem(
             "content",
             format!("must be at most {CONTENT_MAX} characters"),
-        );
-        return None;
+        )),
+        content => Ok(content.map(str::to_string)),
     }
-    Some(content.to_string())
 }
 
 /// Postgres text cannot hold NUL: refuse it as input (a 400, not a 500).
-fn reject_nul(v: &mut Validator, fields: &[(&str, Option<&str>)]) {
-    for (field, value) in fields {
-        if value.is_some_and(|text| text.contains('\0')) {
-            v.add(field, "must not contain NUL characters");
-        }
+/// Listed first, before each field's own checks.
+fn reject_nul(fields: &[(&str, Option<&str>)]) -> Result<(), Vec<FieldError>> {
+    let errors: Vec<FieldError> = fields
+        .iter()
+        .filter(|(_, value)| value.is_some_and(|text| text.contains('\0')))
+        .map(|(field, _)| problem(field, "must not contain NUL characters"))
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
     }
 }
 
@@ -119,24 +131,18 @@ async fn search(
     principal: Principal,
     Query(params): Query<SearchParams>,
 ) -> ApiResult<Json<Vec<SearchHit>>> {
-    let mut v = Validator::new();
-    let q = v.required("q", params.q.as_deref(), QUERY_MAX);
-    let entity = v.uuid("entityId", params.entity_id.as_deref());
-    v.finish()?;
+    let (q, entity) = (
+        required_text("q", params.q.as_deref(), QUERY_MAX),
+        optional_id("entityId", params.entity_id.as_deref()),
+    )
+        .all_valid()?;
     let page = Page::parse(params.limit.as_deref(), None, 10, 50)?;
     let tenant = principal.tenant;
     if let Some(entity) = entity {
         crate::entities::store::ensure_belongs(&state.db, tenant.company_id, entity, "entityId")
             .await?;
     }
-    let hits = store::search(
-        &state.db,
-        &tenant,
-        entity,
-        &q.unwrap_or_default(),
-        page.limit,
-    )
-    .await?;
+    let hits = store::search(&state.db, &tenant, entity, &q, page.limit).await?;
     Ok(Json(hits))
 }
 
@@ -161,7 +167,7 @@ pub(crate) struct ListParams {
 }
 
 fn article_status() -> utoipa::openapi::ObjectBuilder {
-    schema::enum_of(&Status::NAMES)
+    schema::enum_of(Status::NAMES)
 }
 
 fn title_schema() -> utoipa::openapi::ObjectBuilder {
@@ -198,16 +204,19 @@ async fn list_articles(
     principal: Principal,
     Query(params): Query<ListParams>,
 ) -> ApiResult<Json<Paged<ArticleSummary>>> {
-    let mut v = Validator::new();
-    let status = v.one_of("status", params.status.as_deref(), &Status::NAMES);
-    let status = status.and_then(Status::parse).unwrap_or(Status::Published);
+    let status = optional_enum("status", params.status.as_deref());
     // Drafts need kb:write; the scope is checked before the other input.
-    if status != Status::Published && !sees_drafts(&principal) {
+    let wants_drafts = matches!(status, Ok(Some(Status::Draft | Status::All)));
+    if wants_drafts && !sees_drafts(&principal) {
         return Err(ApiError::forbidden_scope(Scope::KbWrite.as_str()));
     }
-    let entity = v.uuid("entityId", params.entity_id.as_deref());
-    let category = v.uuid("categoryId", params.category_id.as_deref());
-    v.finish()?;
+    let (status, entity, category) = (
+        status,
+        optional_id("entityId", params.entity_id.as_deref()),
+        optional_id("categoryId", params.category_id.as_deref()),
+    )
+        .all_valid()?;
+    let status = status.unwrap_or(Status::Published);
     let page = Page::parse(params.limit.as_deref(), params.offset.as_deref(), 20, 100)?;
     let tenant = principal.tenant;
     if let Some(entity) = entity {
@@ -261,30 +270,26 @@ async fn create_article(
     principal: Principal,
     Json(body): Json<CreateArticle>,
 ) -> ApiResult<(StatusCode, Json<Article>)> {
-    let mut v = Validator::new();
-    reject_nul(
-        &mut v,
-        &[
+    let (_, title, entity_id, category, slug, content, excerpt) = (
+        reject_nul(&[
             ("title", body.title.as_deref()),
             ("content", body.content.as_deref()),
             ("excerpt", body.excerpt.as_deref()),
-        ],
-    );
-    let title = v.required("title", body.title.as_deref(), NAME_MAX);
-    let entity = v.required_uuid("entityId", body.entity_id.as_deref());
-    let category = v.uuid("categoryId", body.category_id.as_deref());
-    let slug = slug_field(&mut v, body.slug.as_deref());
-    let content = content_field(&mut v, body.content.as_deref());
-    let excerpt = v.optional("excerpt", body.excerpt.as_deref(), EXCERPT_MAX);
-    v.finish()?;
-    let (Some(title), Some(entity_id)) = (title, entity) else {
-        return Err(ApiError::internal());
-    };
+        ]),
+        required_text("title", body.title.as_deref(), NAME_MAX),
+        required_id("entityId", body.entity_id.as_deref()),
+        optional_id("categoryId", body.category_id.as_deref()),
+        slug_field(body.slug.as_deref()),
+        content_field(body.content.as_deref()),
+        optional_text("excerpt", body.excerpt.as_deref(), EXCERPT_MAX),
+    )
+        .all_valid()?;
     let new = NewArticle {
         entity_id,
         category_id: category,
         title,
         slug,
+        // An article may start without content: an empty draft.
         content: content.unwrap_or_default(),
         excerpt,
         is_published: body.is_published.unwrap_or(false),
@@ -345,58 +350,46 @@ async fn update_article(
     Id(id): Id,
     Json(body): Json<UpdateArticle>,
 ) -> ApiResult<Json<Article>> {
-    let mut v = Validator::new();
-    if body.title.is_none()
+    let nothing_given = body.title.is_none()
         && body.slug.is_none()
         && body.content.is_none()
         && body.excerpt.is_missing()
         && body.category_id.is_missing()
-        && body.is_published.is_none()
-    {
-        v.add(
-            "body",
-            "give at least one of: title, slug, content, excerpt, categoryId, isPublished",
-        );
-    }
+        && body.is_published.is_none();
     let excerpt_text = match &body.excerpt {
         Patch::Value(raw) => Some(raw.as_str()),
         _ => None,
     };
-    reject_nul(
-        &mut v,
-        &[
+    let (_, _, title, slug, content, excerpt, category_id) = (
+        ensure(
+            !nothing_given,
+            "body",
+            "give at least one of: title, slug, content, excerpt, categoryId, isPublished",
+        ),
+        reject_nul(&[
             ("title", body.title.as_deref()),
             ("content", body.content.as_deref()),
             ("excerpt", excerpt_text),
-        ],
-    );
-    let title = match body.title.as_deref() {
-        Some(raw) => v.required("title", Some(raw), NAME_MAX),
-        None => None,
-    };
-    let slug = match body.slug.as_deref() {
-        Some(raw) if raw.trim().is_empty() => {
-            v.add("slug", SLUG_RULE);
-            None
-        }
-        raw => slug_field(&mut v, raw),
-    };
-    let content = content_field(&mut v, body.content.as_deref());
-    let excerpt = match &body.excerpt {
-        Patch::Missing => None,
-        Patch::Null => Some(None),
-        Patch::Value(raw) => match v.optional("excerpt", Some(raw), EXCERPT_MAX) {
-            Some(excerpt) => Some(Some(excerpt)),
+        ]),
+        body.title
+            .as_deref()
+            .map(|raw| required_text("title", Some(raw), NAME_MAX))
+            .transpose(),
+        patched_slug(body.slug.as_deref()),
+        content_field(body.content.as_deref()),
+        match &body.excerpt {
+            Patch::Missing => Ok(None),
+            Patch::Null => Ok(Some(None)),
             // An empty excerpt means "derive it from the content" again.
-            None => Some(None),
+            Patch::Value(raw) => optional_text("excerpt", Some(raw), EXCERPT_MAX).map(Some),
         },
-    };
-    let category_id = match &body.category_id {
-        Patch::Missing => None,
-        Patch::Null => Some(None),
-        Patch::Value(raw) => v.required_uuid("categoryId", Some(raw)).map(Some),
-    };
-    v.finish()?;
+        match &body.category_id {
+            Patch::Missing => Ok(None),
+            Patch::Null => Ok(Some(None)),
+            Patch::Value(raw) => required_id("categoryId", Some(raw)).map(|id| Some(Some(id))),
+        },
+    )
+        .all_valid()?;
     let changes = ArticleChanges {
         title,
         slug,
@@ -476,9 +469,7 @@ async fn list_categories(
     principal: Principal,
     Query(params): Query<CategoryParams>,
 ) -> ApiResult<Json<Value>> {
-    let mut v = Validator::new();
-    let entity = v.uuid("entityId", params.entity_id.as_deref());
-    v.finish()?;
+    let (entity,) = (optional_id("entityId", params.entity_id.as_deref()),).all_valid()?;
     let tenant = principal.tenant;
     if let Some(entity) = entity {
         crate::entities::store::ensure_belongs(&state.db, tenant.company_id, entity, "entityId")
@@ -511,15 +502,13 @@ async fn create_category(
     principal: Principal,
     Json(body): Json<CreateCategory>,
 ) -> ApiResult<(StatusCode, Json<Category>)> {
-    let mut v = Validator::new();
-    reject_nul(&mut v, &[("name", body.name.as_deref())]);
-    let name = v.required("name", body.name.as_deref(), NAME_MAX);
-    let entity = v.required_uuid("entityId", body.entity_id.as_deref());
-    let slug = slug_field(&mut v, body.slug.as_deref());
-    v.finish()?;
-    let (Some(name), Some(entity_id)) = (name, entity) else {
-        return Err(ApiError::internal());
-    };
+    let (_, name, entity_id, slug) = (
+        reject_nul(&[("name", body.name.as_deref())]),
+        required_text("name", body.name.as_deref(), NAME_MAX),
+        required_id("entityId", body.entity_id.as_deref()),
+        slug_field(body.slug.as_deref()),
+    )
+        .all_valid()?;
     let category = store::create_category(
         &state.db,
         &principal.tenant,
@@ -568,23 +557,20 @@ async fn update_category(
     Id(id): Id,
     Json(body): Json<UpdateCategory>,
 ) -> ApiResult<Json<Category>> {
-    let mut v = Validator::new();
-    if body.name.is_none() && body.slug.is_none() {
-        v.add("body", "give at least one of: name, slug");
-    }
-    reject_nul(&mut v, &[("name", body.name.as_deref())]);
-    let name = match body.name.as_deref() {
-        Some(raw) => v.required("name", Some(raw), NAME_MAX),
-        None => None,
-    };
-    let slug = match body.slug.as_deref() {
-        Some(raw) if raw.trim().is_empty() => {
-            v.add("slug", SLUG_RULE);
-            None
-        }
-        raw => slug_field(&mut v, raw),
-    };
-    v.finish()?;
+    let (_, _, name, slug) = (
+        ensure(
+            body.name.is_some() || body.slug.is_some(),
+            "body",
+            "give at least one of: name, slug",
+        ),
+        reject_nul(&[("name", body.name.as_deref())]),
+        body.name
+            .as_deref()
+            .map(|raw| required_text("name", Some(raw), NAME_MAX))
+            .transpose(),
+        patched_slug(body.slug.as_deref()),
+    )
+        .all_valid()?;
     let category = store::update_category(
         &state.db,
         &principal.tenant,

@@ -11,13 +11,13 @@ use utoipa_axum::routes;
 use super::store::{self, ApiKey, KeyChanges, NewKey};
 use crate::auth::cache::{self, Invalidation};
 use crate::auth::{Mode, Principal, Scope, ScopeSet};
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::{Id, Json, Query};
 use crate::openapi::schema;
 use crate::router::ApiRouter;
 use crate::state::AppState;
 use crate::time::Timestamp;
-use crate::validate::{NAME_MAX, Page, PageQuery, Paged, Validator};
+use crate::validate::{Fields, NAME_MAX, Page, PageQuery, Paged, ensure, problem, required_text};
 
 /// The highest `rateLimit` a key may have (requests per window).
 pub const MAX_RATE_LIMIT: i64 = 1_000_000;
@@ -130,36 +130,24 @@ async fn create(
     principal: Principal,
     Json(body): Json<CreateKey>,
 ) -> ApiResult<(StatusCode, Json<CreatedKey>)> {
-    let mut v = Validator::new();
-    let name = v.required("name", body.name.as_deref(), NAME_MAX);
-    let mode = match v.one_of("type", body.mode.as_deref(), &["TEST", "LIVE"]) {
-        None => principal.tenant.mode,
-        Some(raw) => {
-            let mode = Mode::parse(raw).unwrap_or(principal.tenant.mode);
-            if mode != principal.tenant.mode {
-                let own = principal.tenant.mode.as_api();
-                v.add("type", format!("a {own} key can only create {own} keys"));
-            }
-            mode
-        }
-    };
-    let scopes = match &body.scopes {
-        None => {
-            v.add("scopes", "is required");
-            None
-        }
-        Some(names) => scope_set(&mut v, names),
-    };
-    let rate_limit = rate_limit(&mut v, body.rate_limit).unwrap_or(store::DEFAULT_RATE_LIMIT);
-    let expires_at = expiry(&mut v, body.expires_at.as_deref(), body.expires_in.as_ref());
-    v.finish()?;
-    let scopes = scopes.unwrap_or_default();
+    let (name, mode, scopes, rate_limit, expires_at) = (
+        required_text("name", body.name.as_deref(), NAME_MAX),
+        key_mode(body.mode.as_deref(), principal.tenant.mode),
+        match &body.scopes {
+            None => Err(problem("scopes", "is required")),
+            Some(names) => scope_set(names),
+        },
+        rate_limit(body.rate_limit),
+        expiry(body.expires_at.as_deref(), body.expires_in.as_ref()),
+    )
+        .all_valid()?;
+    let rate_limit = rate_limit.unwrap_or(store::DEFAULT_RATE_LIMIT);
     ensure_holds(&principal, &scopes)?;
     let (record, key) = store::create(
         &state.db,
         NewKey {
             company_id: principal.tenant.company_id,
-            name: name.unwrap_or_default(),
+            name,
             mode,
             scopes,
             rate_limit,
@@ -196,27 +184,24 @@ async fn update(
     Id(id): Id,
     Json(body): Json<UpdateKey>,
 ) -> ApiResult<Json<ApiKey>> {
-    let mut v = Validator::new();
-    if body.name.is_none()
+    let nothing_given = body.name.is_none()
         && body.scopes.is_none()
         && body.rate_limit.is_none()
-        && body.is_active.is_none()
-    {
-        v.add(
+        && body.is_active.is_none();
+    let (_, name, scopes, rate_limit) = (
+        ensure(
+            !nothing_given,
             "body",
             "give at least one of: name, scopes, rateLimit, isActive",
-        );
-    }
-    let name = match body.name.as_deref() {
-        Some(raw) => v.required("name", Some(raw), NAME_MAX),
-        None => None,
-    };
-    let scopes = match &body.scopes {
-        Some(names) => scope_set(&mut v, names),
-        None => None,
-    };
-    let rate_limit = rate_limit(&mut v, body.rate_limit);
-    v.finish()?;
+        ),
+        body.name
+            .as_deref()
+            .map(|raw| required_text("name", Some(raw), NAME_MAX))
+            .transpose(),
+        body.scopes.as_deref().map(scope_set).transpose(),
+        rate_limit(body.rate_limit),
+    )
+        .all_valid()?;
     let current = store::find(&state.db, &principal.tenant, id).await?;
     ensure_holds(&principal, &current.scopes)?;
     if let Some(scopes) = &scopes {
@@ -258,10 +243,9 @@ fn ensure_holds(principal: &Principal, scopes: &ScopeSet) -> Result<(), ApiError
     }
 }
 
-fn scope_set(v: &mut Validator, names: &[String]) -> Option<ScopeSet> {
+fn scope_set(names: &[String]) -> Result<ScopeSet, FieldError> {
     if names.is_empty() {
-        v.add("scopes", "must list at least one scope");
-        return None;
+        return Err(problem("scopes", "must list at least one scope"));
     }
     let unknown: Vec<&str> = names
         .iter()
@@ -270,63 +254,75 @@ fn scope_set(v: &mut Validator, names: &[String]) -> Option<ScopeSet> {
         .collect();
     if !unknown.is_empty() {
         let allowed: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
-        v.add(
+        return Err(problem(
             "scopes",
             format!(
                 "unknown scopes: {}; allowed: {}",
                 unknown.join(", "),
                 allowed.join(", ")
             ),
-        );
-        return None;
+        ));
     }
-    Some(ScopeSet::from_scopes(
+    Ok(ScopeSet::from_scopes(
         names.iter().filter_map(|n| Scope::parse(n.trim())),
     ))
 }
 
-fn rate_limit(v: &mut Validator, value: Option<i64>) -> Option<i64> {
-    let value = value?;
-    if (1..=MAX_RATE_LIMIT).contains(&value) {
-        Some(value)
-    } else {
-        v.add(
+fn rate_limit(value: Option<i64>) -> Result<Option<i64>, FieldError> {
+    match value {
+        Some(value) if !(1..=MAX_RATE_LIMIT).contains(&value) => Err(problem(
             "rateLimit",
             format!("must be between 1 and {MAX_RATE_LIMIT} requests per window"),
-        );
-        None
+        )),
+        value => Ok(value),
+    }
+}
+
+/// The `type` of a new key: absent means the requester's own mode, and a
+/// key can only create keys of its own mode.
+fn key_mode(raw: Option<&str>, own: Mode) -> Result<Mode, FieldError> {
+    let mode = match raw {
+        None => return Ok(own),
+        Some("TEST") => Mode::Test,
+        Some("LIVE") => Mode::Live,
+        Some(_) => return Err(problem("type", "must be one of: TEST, LIVE")),
+    };
+    if mode == own {
+        Ok(mode)
+    } else {
+        let own = own.as_api();
+        Err(problem(
+            "type",
+            format!("a {own} key can only create {own} keys"),
+        ))
     }
 }
 
 /// `expiresAt` (a future RFC 3339 time) or `expiresIn` (seconds, or `30d`,
 /// `12h`, `15m`, `45s`), not both; neither means the key never expires.
 fn expiry(
-    v: &mut Validator,
     at: Option<&str>,
     within: Option<&serde_json::Value>,
-) -> Option<Timestamp> {
+) -> Result<Option<Timestamp>, FieldError> {
     let now = Timestamp::now();
     let latest = now.plus(std::time::Duration::from_secs(MAX_EXPIRY_SECS));
     match (at, within) {
-        (Some(_), Some(_)) => {
-            v.add("expiresIn", "give either expiresAt or expiresIn, not both");
-            None
-        }
+        (Some(_), Some(_)) => Err(problem(
+            "expiresIn",
+            "give either expiresAt or expiresIn, not both",
+        )),
         (Some(raw), None) => {
             let parsed = serde_json::from_value::<Timestamp>(serde_json::json!(raw.trim()));
             match parsed {
-                Ok(at) if at > now && at <= latest => Some(at),
-                Ok(_) => {
-                    v.add("expiresAt", "must be in the future (and within 100 years)");
-                    None
-                }
-                Err(_) => {
-                    v.add(
-                        "expiresAt",
-                        "must be an RFC 3339 time, e.g. 2026-12-31T00:00:00Z",
-                    );
-                    None
-                }
+                Ok(at) if at > now && at <= latest => Ok(Some(at)),
+                Ok(_) => Err(problem(
+                    "expiresAt",
+                    "must be in the future (and within 100 years)",
+                )),
+                Err(_) => Err(problem(
+                    "expiresAt",
+                    "must be an RFC 3339 time, e.g. 2026-12-31T00:00:00Z",
+                )),
             }
         }
         (None, Some(value)) => {
@@ -341,17 +337,14 @@ fn expiry(
             };
             match seconds {
                 Some(s) if (1..=MAX_EXPIRY_SECS).contains(&s) => {
-                    Some(now.plus(std::time::Duration::from_secs(s)))
+                    Ok(Some(now.plus(std::time::Duration::from_secs(s))))
                 }
-                _ => {
-                    v.add(
-                        "expiresIn",
-                        "must be a positive number of seconds or a duration such as 30d, 12h, 15m, 45s (at most 100 years)",
-                    );
-                    None
-                }
+                _ => Err(problem(
+                    "expiresIn",
+                    "must be a positive number of seconds or a duration such as 30d, 12h, 15m, 45s (at most 100 years)",
+                )),
             }
         }
-        (None, None) => None,
+        (None, None) => Ok(None),
     }
 }

@@ -4,6 +4,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::auth::{Mode, ScopeSet, Tenant, key};
+use crate::companies::CompanyStatus;
 use crate::db::Db;
 use crate::error::StoreError;
 use crate::on_db;
@@ -208,7 +209,7 @@ pub struct KeyForAuth {
     pub expires_at: Option<Timestamp>,
     pub is_active: bool,
     pub last_used_at: Option<Timestamp>,
-    pub company_status: String,
+    pub company_status: CompanyStatus,
 }
 
 pub async fn find_for_auth(db: &Db, key_hash: &str) -> Result<Option<KeyForAuth>, StoreError> {

@@ -134,13 +134,13 @@ impl PartialSchema for ScopeSet {
 impl ToSchema for ScopeSet {}
 
 pub fn user_role() -> ObjectBuilder {
-    enum_of(crate::users::store::ROLES)
+    enum_of(crate::users::Role::NAMES)
 }
 
 pub fn ticket_status() -> ObjectBuilder {
-    enum_of(crate::tickets::model::STATUSES)
+    enum_of(crate::tickets::model::TicketStatus::NAMES)
 }
 
 pub fn ticket_priority() -> ObjectBuilder {
-    enum_of(crate::tickets::model::PRIORITIES)
+    enum_of(crate::tickets::model::Priority::NAMES)
 }

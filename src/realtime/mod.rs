@@ -36,7 +36,7 @@ use crate::state::AppState;
 use crate::time::Timestamp;
 use bus::{Bus, BusMessage};
 use hub::{Frame, Hub};
-use presence::{AgentPresence, Presence};
+use presence::{AgentPresence, Presence, Visibility};
 use protocol::{HubChannel, Topic};
 use token::TokenKey;
 
@@ -188,7 +188,7 @@ struct PresenceData<'a> {
     name: &'a str,
     online: bool,
     last_seen: Timestamp,
-    visibility: &'a str,
+    visibility: Visibility,
 }
 
 /// `{"type":"presence","channel":"presence","data":{userId, name, online, lastSeen, visibility}}`
@@ -202,7 +202,7 @@ pub fn presence_frame(agent: &AgentPresence, online: bool) -> String {
             name: &agent.name,
             online,
             last_seen: agent.last_seen,
-            visibility: &agent.visibility,
+            visibility: agent.visibility,
         },
     )
 }

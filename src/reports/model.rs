@@ -4,6 +4,7 @@ use chrono::{NaiveDate, TimeDelta};
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::tickets::model::{Priority, TicketStatus};
 use crate::time::Timestamp;
 
 /// The longest period a report covers (so `daily` stays bounded).
@@ -65,13 +66,12 @@ pub struct ByStatus {
 }
 
 impl ByStatus {
-    pub fn add(&mut self, status: &str, n: i64) {
+    pub fn add(&mut self, status: TicketStatus, n: i64) {
         match status {
-            "OPEN" => self.open += n,
-            "IN_PROGRESS" => self.in_progress += n,
-            "RESOLVED" => self.resolved += n,
-            "CLOSED" => self.closed += n,
-            _ => {}
+            TicketStatus::Open => self.open += n,
+            TicketStatus::InProgress => self.in_progress += n,
+            TicketStatus::Resolved => self.resolved += n,
+            TicketStatus::Closed => self.closed += n,
         }
     }
 }
@@ -86,13 +86,12 @@ pub struct ByPriority {
 }
 
 impl ByPriority {
-    pub fn add(&mut self, priority: &str, n: i64) {
+    pub fn add(&mut self, priority: Priority, n: i64) {
         match priority {
-            "LOW" => self.low += n,
-            "MEDIUM" => self.medium += n,
-            "HIGH" => self.high += n,
-            "URGENT" => self.urgent += n,
-            _ => {}
+            Priority::Low => self.low += n,
+            Priority::Medium => self.medium += n,
+            Priority::High => self.high += n,
+            Priority::Urgent => self.urgent += n,
         }
     }
 }

@@ -8,12 +8,12 @@ use utoipa_axum::routes;
 use super::model::{DEFAULT_DAYS, MAX_DAYS, ReportQuery, TicketReport};
 use super::store;
 use crate::auth::{Principal, Scope};
-use crate::error::ApiResult;
+use crate::error::{ApiResult, FieldError};
 use crate::extract::{Json, Query};
 use crate::router::ApiRouter;
 use crate::state::AppState;
 use crate::time::Timestamp;
-use crate::validate::Validator;
+use crate::validate::{Fields, optional_id, problem};
 
 pub fn router() -> ApiRouter {
     ApiRouter::new().route(Scope::ReportsRead, routes!(tickets))
@@ -45,14 +45,19 @@ async fn tickets(
     principal: Principal,
     Query(params): Query<ReportParams>,
 ) -> ApiResult<Json<TicketReport>> {
-    let mut v = Validator::new();
-    let entity_id = v.uuid("entityId", params.entity_id.as_deref());
-    let from = bound(&mut v, "from", params.from.as_deref(), Edge::Start);
-    let to = bound(&mut v, "to", params.to.as_deref(), Edge::End);
-    let query = period(&mut v, entity_id, from, to, Timestamp::now());
-    v.finish()?;
-    let Some(query) = query else {
-        return Err(crate::error::ApiError::internal());
+    let (entity_id, (from, to)) = (
+        optional_id("entityId", params.entity_id.as_deref()),
+        period(
+            params.from.as_deref(),
+            params.to.as_deref(),
+            Timestamp::now(),
+        ),
+    )
+        .all_valid()?;
+    let query = ReportQuery {
+        entity_id,
+        from,
+        to,
     };
     Ok(Json(
         store::ticket_report(&state.db, &principal.tenant, &query).await?,
@@ -68,15 +73,9 @@ enum Edge {
 }
 
 /// `YYYY-MM-DD` (a UTC day) or an RFC 3339 timestamp; empty is absent.
-/// `Some(None)` is absent, `None` is invalid.
-fn bound(
-    v: &mut Validator,
-    field: &str,
-    raw: Option<&str>,
-    edge: Edge,
-) -> Option<Option<Timestamp>> {
+fn bound(field: &str, raw: Option<&str>, edge: Edge) -> Result<Option<Timestamp>, FieldError> {
     let Some(raw) = raw.map(str::trim).filter(|r| !r.is_empty()) else {
-        return Some(None);
+        return Ok(None);
     };
     if let Ok(date) = NaiveDate::parse_from_str(raw, "%Y-%m-%d") {
         let day = match edge {
@@ -84,84 +83,82 @@ fn bound(
             Edge::End => date.succ_opt(),
         };
         if let Some(start) = day.and_then(|d| d.and_hms_opt(0, 0, 0)) {
-            return Some(Some(Timestamp::from_datetime(start.and_utc())));
+            return Ok(Some(Timestamp::from_datetime(start.and_utc())));
         }
     }
     if let Ok(at) = DateTime::parse_from_rfc3339(raw) {
-        return Some(Some(Timestamp::from_datetime(at.with_timezone(&Utc))));
+        return Ok(Some(Timestamp::from_datetime(at.with_timezone(&Utc))));
     }
-    v.add(
+    Err(problem(
         field,
         "must be a date (YYYY-MM-DD) or an RFC 3339 timestamp (2026-03-01T00:00:00Z)",
-    );
-    None
+    ))
 }
 
-/// The period from the parameters: `to` defaults to now, `from` to 30 days
-/// before `to`; `from` must come before `to`, at most 366 days apart.
+/// The period `(from, to)` from the parameters: `to` defaults to now,
+/// `from` to 30 days before `to`; `from` must come before `to`, at most 366
+/// days apart.
 fn period(
-    v: &mut Validator,
-    entity_id: Option<uuid::Uuid>,
-    from: Option<Option<Timestamp>>,
-    to: Option<Option<Timestamp>>,
+    from: Option<&str>,
+    to: Option<&str>,
     now: Timestamp,
-) -> Option<ReportQuery> {
-    let (from, to) = (from?, to?);
+) -> Result<(Timestamp, Timestamp), Vec<FieldError>> {
+    let (from, to) =
+        (bound("from", from, Edge::Start), bound("to", to, Edge::End)).collect_errors()?;
     let to = to.unwrap_or(now);
     let from =
         from.unwrap_or_else(|| Timestamp::from_datetime(to.0 - TimeDelta::days(DEFAULT_DAYS)));
     if from >= to {
-        v.add("from", "must be before to (which defaults to now)");
-        return None;
+        return Err(vec![problem(
+            "from",
+            "must be before to (which defaults to now)",
+        )]);
     }
     if to.0 - from.0 > TimeDelta::days(MAX_DAYS) {
-        v.add(
+        return Err(vec![problem(
             "from",
             format!("the period must not exceed {MAX_DAYS} days"),
-        );
-        return None;
+        )]);
     }
-    Some(ReportQuery {
-        entity_id,
-        from,
-        to,
-    })
+    Ok((from, to))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn parse(raw: &str, edge: Edge) -> Option<Option<Timestamp>> {
-        bound(&mut Validator::new(), "from", Some(raw), edge)
+    fn parse(raw: &str, edge: Edge) -> Result<Option<Timestamp>, FieldError> {
+        bound("from", Some(raw), edge)
     }
 
     #[test]
     fn dates_cover_whole_days() {
-        let start = parse("2026-03-02", Edge::Start).flatten().expect("date");
-        let end = parse("2026-03-02", Edge::End).flatten().expect("date");
+        let start = parse("2026-03-02", Edge::Start)
+            .ok()
+            .flatten()
+            .expect("date");
+        let end = parse("2026-03-02", Edge::End).ok().flatten().expect("date");
         assert_eq!(start.to_rfc3339(), "2026-03-02T00:00:00.000Z");
         assert_eq!(end.to_rfc3339(), "2026-03-03T00:00:00.000Z");
         let at = parse("2026-03-02T10:30:00+02:00", Edge::End)
+            .ok()
             .flatten()
             .expect("timestamp");
         assert_eq!(at.to_rfc3339(), "2026-03-02T08:30:00.000Z");
-        assert_eq!(parse("", Edge::Start), Some(None));
-        assert_eq!(parse("yesterday", Edge::Start), None);
-        assert_eq!(parse("2026-02-30", Edge::Start), None);
+        assert_eq!(parse("", Edge::Start), Ok(None));
+        assert!(parse("yesterday", Edge::Start).is_err());
+        assert!(parse("2026-02-30", Edge::Start).is_err());
     }
 
     #[test]
     fn periods_default_and_are_bounded() {
         let now = Timestamp::now();
-        let mut v = Validator::new();
-        let default = period(&mut v, None, Some(None), Some(None), now).expect("default");
-        assert_eq!(default.to, now);
-        assert_eq!((default.to.0 - default.from.0).num_days(), 30);
-        let long = Some(Some(Timestamp::from_datetime(now.0 - TimeDelta::days(400))));
-        assert!(period(&mut v, None, long, Some(None), now).is_none());
-        let later = Some(Some(now.plus(std::time::Duration::from_secs(60))));
-        assert!(period(&mut v, None, later, Some(None), now).is_none());
-        assert!(v.has_errors());
+        let (from, to) = period(None, None, now).expect("default");
+        assert_eq!(to, now);
+        assert_eq!((to.0 - from.0).num_days(), 30);
+        let long = (now.0 - TimeDelta::days(400)).to_rfc3339();
+        assert!(period(Some(&long), None, now).is_err());
+        let later = now.plus(std::time::Duration::from_secs(60)).to_rfc3339();
+        assert!(period(Some(&later), None, now).is_err());
     }
 }

@@ -3,6 +3,7 @@
 //! Where the dialects differ (day of a timestamp, durations, percentiles,
 //! JSON) each backend gets its own text, computing the same figures.
 
+use crate::tickets::model::{Priority, TicketStatus};
 use std::collections::HashMap;
 
 use sqlx::AssertSqlSafe;
@@ -86,13 +87,13 @@ async fn counts(
          GROUP BY t.status, t.priority"
     );
     let groups = on_db!(db, c => bind_scope!(
-        sqlx::query_as::<_, (String, String, i64)>(AssertSqlSafe(sql)), tenant, report)
+        sqlx::query_as::<_, (TicketStatus, Priority, i64)>(AssertSqlSafe(sql)), tenant, report)
         .fetch_all(c).await?);
     let mut counts = TicketCounts::default();
     for (status, priority, n) in groups {
         counts.created += n;
-        counts.by_status.add(&status, n);
-        counts.by_priority.add(&priority, n);
+        counts.by_status.add(status, n);
+        counts.by_priority.add(priority, n);
     }
 
     let (resolved, _) = scope("resolved_at", report);

@@ -8,11 +8,11 @@ use utoipa_axum::routes;
 use super::store::{self, CompanySettings, SettingsUpdate};
 use super::{is_plausible_timezone, rules};
 use crate::auth::{Principal, Scope};
-use crate::error::ApiResult;
+use crate::error::{ApiResult, FieldError};
 use crate::extract::Json;
 use crate::router::ApiRouter;
 use crate::state::AppState;
-use crate::validate::{NAME_MAX, Patch, Validator};
+use crate::validate::{Fields, NAME_MAX, Patch, ensure, problem, required_text};
 
 /// Longest IANA name accepted.
 const TIMEZONE_MAX: usize = 64;
@@ -60,21 +60,23 @@ async fn update_settings(
     principal: Principal,
     Json(body): Json<UpdateBody>,
 ) -> ApiResult<Json<CompanySettings>> {
-    let mut v = Validator::new();
-    if body.name.is_missing() && body.timezone.is_missing() {
-        v.add("body", "give at least one of: name, timezone");
-    }
-    let name = required_patch(&mut v, "name", &body.name, NAME_MAX);
-    let timezone = required_patch(&mut v, "timezone", &body.timezone, TIMEZONE_MAX);
-    if let Some(tz) = &timezone
-        && !is_plausible_timezone(tz)
-    {
-        v.add(
+    let timezone = match required_patch("timezone", &body.timezone, TIMEZONE_MAX) {
+        Ok(Some(tz)) if !is_plausible_timezone(&tz) => Err(problem(
             "timezone",
             "must be an IANA time zone name, such as UTC or Europe/Paris",
-        );
-    }
-    v.finish()?;
+        )),
+        checked => checked,
+    };
+    let (_, name, timezone) = (
+        ensure(
+            !(body.name.is_missing() && body.timezone.is_missing()),
+            "body",
+            "give at least one of: name, timezone",
+        ),
+        required_patch("name", &body.name, NAME_MAX),
+        timezone,
+    )
+        .all_valid()?;
     let update = SettingsUpdate { name, timezone };
     let settings = store::update(&state.db, principal.tenant.company_id, update).await?;
     Ok(Json(settings))
@@ -82,17 +84,13 @@ async fn update_settings(
 
 /// A PATCH string that may be absent but not null or empty.
 fn required_patch(
-    v: &mut Validator,
     field: &str,
     value: &Patch<String>,
     max: usize,
-) -> Option<String> {
+) -> Result<Option<String>, FieldError> {
     match value {
-        Patch::Missing => None,
-        Patch::Null => {
-            v.add(field, "must not be null");
-            None
-        }
-        Patch::Value(raw) => v.required(field, Some(raw), max),
+        Patch::Missing => Ok(None),
+        Patch::Null => Err(problem(field, "must not be null")),
+        Patch::Value(raw) => required_text(field, Some(raw), max).map(Some),
     }
 }

@@ -3,6 +3,8 @@
 //! `tickets::rules`; this module checks what a client sends.
 
 use std::collections::HashSet;
+use std::fmt::Display;
+use std::str::FromStr;
 
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
@@ -10,13 +12,17 @@ use serde_json::Value;
 use utoipa_axum::routes;
 
 use crate::auth::{Principal, Scope};
-use crate::error::{ApiError, ApiResult};
+use crate::domain::UnknownValue;
+use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::Json;
 use crate::router::ApiRouter;
 use crate::state::AppState;
-use crate::tickets::model::{PRIORITIES, REASON_MAX, STATUSES};
+use crate::tickets::model::{Priority, REASON_MAX, TicketStatus};
 use crate::tickets::rules::{self, Action, Conditions, MAX_RULES, MINUTES_MAX, NewRule, Rule};
-use crate::validate::{NAME_MAX, Validator};
+use crate::validate::{
+    Fields, NAME_MAX, ensure, optional_enum, optional_id, optional_text, problem, required_id,
+    required_text,
+};
 
 pub fn router() -> ApiRouter {
     ApiRouter::new()
@@ -131,53 +137,67 @@ async fn replace(
 
 /// Every rule checked, every problem listed (`rules[2].conditions.statuses`).
 fn parse_rules(body: RulesBody) -> Result<Vec<NewRule>, ApiError> {
-    let mut v = Validator::new();
     let Some(items) = body.rules else {
         return Err(ApiError::invalid_field("rules", "is required"));
     };
+    let mut errors = Vec::new();
     if items.len() > MAX_RULES {
-        v.add("rules", format!("must hold at most {MAX_RULES} rules"));
+        errors.push(problem(
+            "rules",
+            format!("must hold at most {MAX_RULES} rules"),
+        ));
     }
     let mut ids = HashSet::new();
     let mut rules = Vec::with_capacity(items.len());
     for (i, item) in items.into_iter().enumerate() {
-        let field = |name: &str| format!("rules[{i}].{name}");
-        let id = v.uuid(&field("id"), item.id.as_deref());
-        if let Some(id) = id
-            && !ids.insert(id)
-        {
-            v.add(&field("id"), "appears more than once in the list");
-        }
-        let name = v.required(&field("name"), item.name.as_deref(), NAME_MAX);
-        let conditions = match item.conditions {
-            Some(c) => Some(parse_conditions(&mut v, &field("conditions"), c)),
-            None => {
-                v.add(&field("conditions"), "is required");
-                None
-            }
-        };
-        let action = match item.action {
-            Some(a) => parse_action(&mut v, &field("action"), a),
-            None => {
-                v.add(&field("action"), "is required");
-                None
-            }
-        };
-        if let (Some(name), Some(conditions), Some(action)) = (name, conditions, action) {
-            rules.push(NewRule {
-                id,
-                name,
-                enabled: item.enabled.unwrap_or(true),
-                conditions,
-                action,
-            });
+        match parse_rule(&format!("rules[{i}]"), item, &mut ids) {
+            Ok(rule) => rules.push(rule),
+            Err(mut problems) => errors.append(&mut problems),
         }
     }
-    v.finish()?;
-    Ok(rules)
+    if errors.is_empty() {
+        Ok(rules)
+    } else {
+        Err(ApiError::validation(errors))
+    }
 }
 
-fn parse_conditions(v: &mut Validator, prefix: &str, body: ConditionsBody) -> Conditions {
+/// One rule; `ids` holds the ids of the rules before it.
+fn parse_rule(
+    prefix: &str,
+    item: RuleBody,
+    ids: &mut HashSet<uuid::Uuid>,
+) -> Result<NewRule, Vec<FieldError>> {
+    let field = |name: &str| format!("{prefix}.{name}");
+    let id = match optional_id(&field("id"), item.id.as_deref()) {
+        Ok(Some(id)) if !ids.insert(id) => {
+            Err(problem(&field("id"), "appears more than once in the list"))
+        }
+        checked => checked,
+    };
+    let (id, name, conditions, action) = (
+        id,
+        required_text(&field("name"), item.name.as_deref(), NAME_MAX),
+        match item.conditions {
+            Some(c) => parse_conditions(&field("conditions"), c),
+            None => Err(vec![problem(&field("conditions"), "is required")]),
+        },
+        match item.action {
+            Some(a) => parse_action(&field("action"), a),
+            None => Err(vec![problem(&field("action"), "is required")]),
+        },
+    )
+        .collect_errors()?;
+    Ok(NewRule {
+        id,
+        name,
+        enabled: item.enabled.unwrap_or(true),
+        conditions,
+        action,
+    })
+}
+
+fn parse_conditions(prefix: &str, body: ConditionsBody) -> Result<Conditions, Vec<FieldError>> {
     let field = |name: &str| format!("{prefix}.{name}");
     let entity = body.entity_id.as_deref().filter(|e| !e.trim().is_empty());
     let none_given = body.priorities.is_none()
@@ -186,78 +206,98 @@ fn parse_conditions(v: &mut Validator, prefix: &str, body: ConditionsBody) -> Co
         && body.unassigned.is_none()
         && body.minutes_since_created.is_none()
         && body.minutes_since_last_activity.is_none();
-    if none_given {
-        v.add(
-            prefix,
-            "give at least one of: priorities, statuses, entityId, unassigned, \
+    let (_, priorities, statuses, entity_id, minutes_since_created, minutes_since_last_activity) =
+        (
+            ensure(
+                !none_given,
+                prefix,
+                "give at least one of: priorities, statuses, entityId, unassigned, \
              minutesSinceCreated, minutesSinceLastActivity",
-        );
-    }
-    Conditions {
-        priorities: enum_list(v, &field("priorities"), body.priorities, PRIORITIES),
-        statuses: enum_list(v, &field("statuses"), body.statuses, STATUSES),
-        entity_id: v.uuid(&field("entityId"), entity),
+            ),
+            enum_list::<Priority>(&field("priorities"), body.priorities),
+            enum_list::<TicketStatus>(&field("statuses"), body.statuses),
+            optional_id(&field("entityId"), entity),
+            minutes(&field("minutesSinceCreated"), body.minutes_since_created),
+            minutes(
+                &field("minutesSinceLastActivity"),
+                body.minutes_since_last_activity,
+            ),
+        )
+            .collect_errors()?;
+    Ok(Conditions {
+        priorities,
+        statuses,
+        entity_id,
         unassigned: body.unassigned,
-        minutes_since_created: minutes(
-            v,
-            &field("minutesSinceCreated"),
-            body.minutes_since_created,
-        ),
-        minutes_since_last_activity: minutes(
-            v,
-            &field("minutesSinceLastActivity"),
-            body.minutes_since_last_activity,
-        ),
-    }
+        minutes_since_created,
+        minutes_since_last_activity,
+    })
 }
 
-/// A non-empty list of exact enum values, duplicates dropped.
-fn enum_list(
-    v: &mut Validator,
+/// A non-empty list of exact enum values, duplicates dropped, as their wire
+/// texts; every unknown value is listed.
+fn enum_list<E>(
     field: &str,
     values: Option<Vec<String>>,
-    allowed: &[&str],
-) -> Option<Vec<String>> {
-    let values = values?;
+) -> Result<Option<Vec<String>>, Vec<FieldError>>
+where
+    E: FromStr<Err = UnknownValue> + Display,
+{
+    let Some(values) = values else {
+        return Ok(None);
+    };
     if values.is_empty() {
-        v.add(
+        return Err(vec![problem(
             field,
             "must list at least one value (leave it out to match any)",
-        );
-        return None;
+        )]);
     }
     let mut list: Vec<String> = Vec::new();
+    let mut errors = Vec::new();
     for value in &values {
-        if let Some(found) = v.one_of(field, Some(value), allowed)
-            && !list.iter().any(|l| l == found)
-        {
-            list.push(found.to_string());
+        match optional_enum::<E>(field, Some(value)) {
+            Ok(Some(found)) => {
+                let found = found.to_string();
+                if !list.contains(&found) {
+                    list.push(found);
+                }
+            }
+            Ok(None) => {}
+            Err(err) => errors.push(err),
         }
     }
-    Some(list)
-}
-
-fn minutes(v: &mut Validator, field: &str, value: Option<i64>) -> Option<i64> {
-    let value = value?;
-    if !(0..=MINUTES_MAX).contains(&value) {
-        v.add(field, format!("must be between 0 and {MINUTES_MAX}"));
-        return None;
+    if errors.is_empty() {
+        Ok(Some(list))
+    } else {
+        Err(errors)
     }
-    Some(value)
 }
 
-fn parse_action(v: &mut Validator, prefix: &str, body: ActionBody) -> Option<Action> {
-    let to = v.required_uuid(
-        &format!("{prefix}.escalateToId"),
-        body.escalate_to_id.as_deref(),
-    );
-    let reason = v.optional(
-        &format!("{prefix}.reason"),
-        body.reason.as_deref(),
-        REASON_MAX,
-    );
-    Some(Action {
-        escalate_to_id: to?,
+fn minutes(field: &str, value: Option<i64>) -> Result<Option<i64>, FieldError> {
+    match value {
+        Some(value) if !(0..=MINUTES_MAX).contains(&value) => Err(problem(
+            field,
+            format!("must be between 0 and {MINUTES_MAX}"),
+        )),
+        value => Ok(value),
+    }
+}
+
+fn parse_action(prefix: &str, body: ActionBody) -> Result<Action, Vec<FieldError>> {
+    let (escalate_to_id, reason) = (
+        required_id(
+            &format!("{prefix}.escalateToId"),
+            body.escalate_to_id.as_deref(),
+        ),
+        optional_text(
+            &format!("{prefix}.reason"),
+            body.reason.as_deref(),
+            REASON_MAX,
+        ),
+    )
+        .collect_errors()?;
+    Ok(Action {
+        escalate_to_id,
         reason,
     })
 }

@@ -8,11 +8,11 @@ use utoipa_axum::routes;
 use super::model::{COMMENT_MAX, Comment, NewComment};
 use super::store;
 use crate::auth::{Principal, Scope};
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
 use crate::extract::{Id, Json, Query};
 use crate::router::ApiRouter;
 use crate::state::AppState;
-use crate::validate::{Page, PageQuery, Paged, Validator};
+use crate::validate::{Fields, Page, PageQuery, Paged, optional_id, required_text};
 
 const LIST_DEFAULT: i64 = 50;
 const LIST_MAX: i64 = 100;
@@ -53,11 +53,11 @@ async fn create(
     Id(ticket_id): Id,
     Json(body): Json<CreateComment>,
 ) -> ApiResult<(StatusCode, Json<Comment>)> {
-    let mut v = Validator::new();
-    let text = v.required("body", body.body.as_deref(), COMMENT_MAX);
-    let author_id = v.uuid("authorId", body.author_id.as_deref());
-    v.finish()?;
-    let text = text.ok_or_else(ApiError::internal)?;
+    let (text, author_id) = (
+        required_text("body", body.body.as_deref(), COMMENT_MAX),
+        optional_id("authorId", body.author_id.as_deref()),
+    )
+        .all_valid()?;
     let new = NewComment {
         body: text,
         author_id,

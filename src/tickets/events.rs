@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::model::{Change, Comment, Escalation, RESOLVED, Ticket};
+use super::model::{Change, Comment, Escalation, Ticket, TicketStatus};
 use crate::auth::Tenant;
 use crate::db::Tx;
 use crate::error::StoreError;
@@ -33,7 +33,7 @@ pub async fn updated(
     emit(tx, tenant, EventName::TicketUpdated, &data).await?;
     let resolved = changes
         .iter()
-        .any(|c| c.field == "status" && c.to.as_deref() == Some(RESOLVED));
+        .any(|c| c.field == "status" && c.to.as_deref() == Some(TicketStatus::Resolved.as_str()));
     if resolved {
         emit(tx, tenant, EventName::TicketResolved, &ticket_data(ticket)?).await?;
         if let Some(to) = &ticket.visitor_email {
@@ -134,8 +134,8 @@ mod tests {
             ticket_number: "TKT-000042".into(),
             subject: "Printer on fire".into(),
             description: None,
-            status: RESOLVED.into(),
-            priority: "HIGH".into(),
+            status: TicketStatus::Resolved,
+            priority: crate::tickets::model::Priority::High,
             entity_id: uuid::Uuid::now_v7(),
             visitor_email: Some("v@example.com".into()),
             assigned_to_id: None,

@@ -6,15 +6,35 @@ use uuid::Uuid;
 
 use crate::time::Timestamp;
 
-pub const OPEN: &str = "OPEN";
-pub const IN_PROGRESS: &str = "IN_PROGRESS";
-pub const RESOLVED: &str = "RESOLVED";
-pub const CLOSED: &str = "CLOSED";
-pub const STATUSES: &[&str] = &[OPEN, IN_PROGRESS, RESOLVED, CLOSED];
+crate::text_enum! {
+    pub enum TicketStatus {
+        Open = "OPEN",
+        InProgress = "IN_PROGRESS",
+        Resolved = "RESOLVED",
+        Closed = "CLOSED",
+    }
+}
 
-pub const MEDIUM: &str = "MEDIUM";
-pub const URGENT: &str = "URGENT";
-pub const PRIORITIES: &[&str] = &["LOW", MEDIUM, "HIGH", URGENT];
+crate::text_enum! {
+    pub enum Priority {
+        Low = "LOW",
+        Medium = "MEDIUM",
+        High = "HIGH",
+        Urgent = "URGENT",
+    }
+}
+
+crate::text_enum! {
+    /// The kind of a timeline entry.
+    pub enum ActivityKind {
+        Created = "created",
+        StatusChanged = "status_changed",
+        PriorityChanged = "priority_changed",
+        AssigneeChanged = "assignee_changed",
+        Escalated = "escalated",
+        Commented = "commented",
+    }
+}
 
 pub const DESCRIPTION_MAX: usize = 50_000;
 pub const COMMENT_MAX: usize = 50_000;
@@ -42,9 +62,9 @@ pub struct Ticket {
     pub subject: String,
     pub description: Option<String>,
     #[schema(schema_with = crate::openapi::schema::ticket_status)]
-    pub status: String,
+    pub status: TicketStatus,
     #[schema(schema_with = crate::openapi::schema::ticket_priority)]
-    pub priority: String,
+    pub priority: Priority,
     pub entity_id: Uuid,
     pub visitor_email: Option<String>,
     pub assigned_to_id: Option<Uuid>,
@@ -60,7 +80,7 @@ pub struct Ticket {
 pub struct NewTicket {
     pub subject: String,
     pub description: Option<String>,
-    pub priority: String,
+    pub priority: Priority,
     pub entity_id: Uuid,
     pub visitor_email: Option<String>,
 }
@@ -69,24 +89,24 @@ pub struct NewTicket {
 #[derive(Debug, Clone, Default)]
 pub struct TicketFilter {
     pub entity_id: Option<Uuid>,
-    pub status: Option<String>,
-    pub priority: Option<String>,
+    pub status: Option<TicketStatus>,
+    pub priority: Option<Priority>,
     pub assigned_to_id: Option<Uuid>,
 }
 
 /// A PATCH: `None` keeps a field; `assigned_to_id: Some(None)` unassigns.
 #[derive(Debug, Clone, Default)]
 pub struct TicketUpdate {
-    pub status: Option<String>,
-    pub priority: Option<String>,
+    pub status: Option<TicketStatus>,
+    pub priority: Option<Priority>,
     pub assigned_to_id: Option<Option<Uuid>>,
 }
 
 /// The fields a change can touch, as they are before it.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct TicketState {
-    pub status: String,
-    pub priority: String,
+    pub status: TicketStatus,
+    pub priority: Priority,
     pub assigned_to_id: Option<Uuid>,
     pub resolved_at: Option<Timestamp>,
 }
@@ -101,11 +121,11 @@ pub struct Change {
 
 impl Change {
     /// The timeline entry kind of this change.
-    pub fn activity_kind(&self) -> &'static str {
+    pub fn activity_kind(&self) -> ActivityKind {
         match self.field {
-            "status" => "status_changed",
-            "priority" => "priority_changed",
-            _ => "assignee_changed",
+            "status" => ActivityKind::StatusChanged,
+            "priority" => ActivityKind::PriorityChanged,
+            _ => ActivityKind::AssigneeChanged,
         }
     }
 }
@@ -115,22 +135,22 @@ impl TicketState {
     /// differs, so a PATCH that repeats the current values changes nothing.
     pub fn diff(&self, update: &TicketUpdate) -> Vec<Change> {
         let mut changes = Vec::new();
-        if let Some(status) = &update.status
-            && *status != self.status
+        if let Some(status) = update.status
+            && status != self.status
         {
             changes.push(Change {
                 field: "status",
-                from: Some(self.status.clone()),
-                to: Some(status.clone()),
+                from: Some(self.status.to_string()),
+                to: Some(status.to_string()),
             });
         }
-        if let Some(priority) = &update.priority
-            && *priority != self.priority
+        if let Some(priority) = update.priority
+            && priority != self.priority
         {
             changes.push(Change {
                 field: "priority",
-                from: Some(self.priority.clone()),
-                to: Some(priority.clone()),
+                from: Some(self.priority.to_string()),
+                to: Some(priority.to_string()),
             });
         }
         if let Some(assignee) = update.assigned_to_id
@@ -149,17 +169,14 @@ impl TicketState {
     /// set when it becomes RESOLVED, cleared when the ticket is reopened,
     /// kept when a resolved ticket is closed.
     pub fn apply(&self, update: &TicketUpdate, now: Timestamp) -> TicketState {
-        let status = update.status.clone().unwrap_or_else(|| self.status.clone());
-        let resolved_at = match status.as_str() {
-            RESOLVED if self.status != RESOLVED => Some(now),
-            OPEN | IN_PROGRESS => None,
-            _ => self.resolved_at,
+        let status = update.status.unwrap_or(self.status);
+        let resolved_at = match status {
+            TicketStatus::Resolved if self.status != TicketStatus::Resolved => Some(now),
+            TicketStatus::Open | TicketStatus::InProgress => None,
+            TicketStatus::Resolved | TicketStatus::Closed => self.resolved_at,
         };
         TicketState {
-            priority: update
-                .priority
-                .clone()
-                .unwrap_or_else(|| self.priority.clone()),
+            priority: update.priority.unwrap_or(self.priority),
             assigned_to_id: update.assigned_to_id.unwrap_or(self.assigned_to_id),
             status,
             resolved_at,
@@ -207,7 +224,8 @@ pub struct Activity {
     /// `created`, `status_changed`, `priority_changed`, `assignee_changed`,
     /// `escalated` or `commented`.
     #[serde(rename = "type")]
-    pub kind: String,
+    #[schema(value_type = String)]
+    pub kind: ActivityKind,
     pub from: Option<String>,
     pub to: Option<String>,
     /// Kind-specific facts: the escalation (reason, rule…), the comment id.
@@ -221,8 +239,8 @@ mod tests {
 
     fn state() -> TicketState {
         TicketState {
-            status: OPEN.into(),
-            priority: MEDIUM.into(),
+            status: TicketStatus::Open,
+            priority: Priority::Medium,
             assigned_to_id: None,
             resolved_at: None,
         }
@@ -239,13 +257,13 @@ mod tests {
     fn diff_lists_only_real_changes() {
         let user = Uuid::now_v7();
         let same = TicketUpdate {
-            status: Some(OPEN.into()),
-            priority: Some(MEDIUM.into()),
+            status: Some(TicketStatus::Open),
+            priority: Some(Priority::Medium),
             assigned_to_id: Some(None),
         };
         assert!(state().diff(&same).is_empty());
         let changed = TicketUpdate {
-            status: Some(RESOLVED.into()),
+            status: Some(TicketStatus::Resolved),
             priority: None,
             assigned_to_id: Some(Some(user)),
         };
@@ -253,25 +271,25 @@ mod tests {
         assert_eq!(changes.len(), 2);
         assert_eq!(changes[0].field, "status");
         assert_eq!(changes[1].to, Some(user.to_string()));
-        assert_eq!(changes[1].activity_kind(), "assignee_changed");
+        assert_eq!(changes[1].activity_kind(), ActivityKind::AssigneeChanged);
     }
 
     #[test]
     fn resolved_at_follows_the_status() {
         let now = Timestamp::now();
         let resolve = TicketUpdate {
-            status: Some(RESOLVED.into()),
+            status: Some(TicketStatus::Resolved),
             ..Default::default()
         };
         let resolved = state().apply(&resolve, now);
         assert_eq!(resolved.resolved_at, Some(now));
         let close = TicketUpdate {
-            status: Some(CLOSED.into()),
+            status: Some(TicketStatus::Closed),
             ..Default::default()
         };
         assert_eq!(resolved.apply(&close, now).resolved_at, Some(now));
         let reopen = TicketUpdate {
-            status: Some(OPEN.into()),
+            status: Some(TicketStatus::Open),
             ..Default::default()
         };
         assert_eq!(resolved.apply(&reopen, now).resolved_at, None);

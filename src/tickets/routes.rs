@@ -9,17 +9,20 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::routes;
 
 use super::model::{
-    DESCRIPTION_MAX, Escalation, MEDIUM, NewTicket, PRIORITIES, REASON_MAX, STATUSES, Ticket,
-    TicketFilter, TicketUpdate,
+    DESCRIPTION_MAX, Escalation, NewTicket, Priority, REASON_MAX, Ticket, TicketFilter,
+    TicketUpdate,
 };
 use super::{activities, comments, store};
 use crate::auth::{Principal, Scope};
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiResult, FieldError};
 use crate::extract::{Id, Json, Query};
 use crate::openapi::schema::{self, Deleted};
 use crate::router::ApiRouter;
 use crate::state::AppState;
-use crate::validate::{NAME_MAX, Page, Paged, Patch, Validator};
+use crate::validate::{
+    Fields, NAME_MAX, Page, Paged, Patch, ensure, optional_email, optional_enum, optional_id,
+    optional_text, problem, required_id, required_text,
+};
 
 /// GET /tickets: default and maximum page size (docs/api.md, "Tickets").
 const LIST_DEFAULT: i64 = 20;
@@ -120,30 +123,25 @@ async fn list(
     principal: Principal,
     Query(query): Query<ListQuery>,
 ) -> ApiResult<Json<Paged<Ticket>>> {
-    let mut v = Validator::new();
-    let page = Page::parse(
-        query.limit.as_deref(),
-        query.offset.as_deref(),
-        LIST_DEFAULT,
-        LIST_MAX,
-    );
-    if let Err(err) = &page {
-        for detail in &err.details {
-            v.add(&detail.field, detail.message.clone());
-        }
-    }
+    let (page, entity_id, status, priority, assigned_to_id) = (
+        Page::check(
+            query.limit.as_deref(),
+            query.offset.as_deref(),
+            LIST_DEFAULT,
+            LIST_MAX,
+        ),
+        optional_id("entityId", query.entity_id.as_deref()),
+        optional_enum("status", non_empty(&query.status)),
+        optional_enum("priority", non_empty(&query.priority)),
+        optional_id("assignedToId", query.assigned_to_id.as_deref()),
+    )
+        .all_valid()?;
     let filter = TicketFilter {
-        entity_id: v.uuid("entityId", query.entity_id.as_deref()),
-        status: v
-            .one_of("status", non_empty(&query.status), STATUSES)
-            .map(String::from),
-        priority: v
-            .one_of("priority", non_empty(&query.priority), PRIORITIES)
-            .map(String::from),
-        assigned_to_id: v.uuid("assignedToId", query.assigned_to_id.as_deref()),
+        entity_id,
+        status,
+        priority,
+        assigned_to_id,
     };
-    v.finish()?;
-    let page = page?;
     let (tickets, total) = store::list(&state.db, &principal.tenant, &filter, page).await?;
     Ok(Json(Paged::new(tickets, total, page)))
 }
@@ -165,20 +163,18 @@ async fn create(
     principal: Principal,
     Json(body): Json<CreateTicket>,
 ) -> ApiResult<(StatusCode, Json<Ticket>)> {
-    let mut v = Validator::new();
-    let subject = v.required("subject", body.subject.as_deref(), NAME_MAX);
-    let description = v.optional("description", body.description.as_deref(), DESCRIPTION_MAX);
-    let priority = v.one_of("priority", body.priority.as_deref(), PRIORITIES);
-    let entity_id = v.required_uuid("entityId", body.entity_id.as_deref());
-    let visitor_email = v.email("visitorEmail", body.visitor_email.as_deref());
-    v.finish()?;
-    let (Some(subject), Some(entity_id)) = (subject, entity_id) else {
-        return Err(ApiError::internal());
-    };
+    let (subject, description, priority, entity_id, visitor_email) = (
+        required_text("subject", body.subject.as_deref(), NAME_MAX),
+        optional_text("description", body.description.as_deref(), DESCRIPTION_MAX),
+        optional_enum("priority", body.priority.as_deref()),
+        required_id("entityId", body.entity_id.as_deref()),
+        optional_email("visitorEmail", body.visitor_email.as_deref()),
+    )
+        .all_valid()?;
     let new = NewTicket {
         subject,
         description,
-        priority: priority.unwrap_or(MEDIUM).to_string(),
+        priority: priority.unwrap_or(Priority::Medium),
         entity_id,
         visitor_email,
     };
@@ -212,41 +208,41 @@ async fn update(
     Id(id): Id,
     Json(body): Json<UpdateBody>,
 ) -> ApiResult<Json<Ticket>> {
-    let mut v = Validator::new();
-    if body.status.is_missing() && body.priority.is_missing() && body.assigned_to_id.is_missing() {
-        v.add(
+    let nothing_given =
+        body.status.is_missing() && body.priority.is_missing() && body.assigned_to_id.is_missing();
+    let (_, status, priority, assigned_to_id) = (
+        ensure(
+            !nothing_given,
             "body",
             "give at least one of: status, priority, assignedToId",
-        );
-    }
-    let update = TicketUpdate {
-        status: required_enum(&mut v, "status", &body.status, STATUSES),
-        priority: required_enum(&mut v, "priority", &body.priority, PRIORITIES),
-        assigned_to_id: match &body.assigned_to_id {
-            Patch::Missing => None,
-            Patch::Null => Some(None),
-            Patch::Value(raw) => v.required_uuid("assignedToId", Some(raw)).map(Some),
+        ),
+        patched_enum("status", &body.status),
+        patched_enum("priority", &body.priority),
+        match &body.assigned_to_id {
+            Patch::Missing => Ok(None),
+            Patch::Null => Ok(Some(None)),
+            Patch::Value(raw) => required_id("assignedToId", Some(raw)).map(|id| Some(Some(id))),
         },
+    )
+        .all_valid()?;
+    let update = TicketUpdate {
+        status,
+        priority,
+        assigned_to_id,
     };
-    v.finish()?;
     let ticket = store::update(&state.db, &principal.tenant, id, update).await?;
     Ok(Json(ticket))
 }
 
 /// A PATCH enum field: may be absent, not null.
-fn required_enum(
-    v: &mut Validator,
-    field: &str,
-    value: &Patch<String>,
-    allowed: &[&str],
-) -> Option<String> {
+fn patched_enum<E>(field: &str, value: &Patch<String>) -> Result<Option<E>, FieldError>
+where
+    E: std::str::FromStr<Err = crate::domain::UnknownValue>,
+{
     match value {
-        Patch::Missing => None,
-        Patch::Null => {
-            v.add(field, "must not be null");
-            None
-        }
-        Patch::Value(raw) => v.one_of(field, Some(raw), allowed).map(String::from),
+        Patch::Missing => Ok(None),
+        Patch::Null => Err(problem(field, "must not be null")),
+        Patch::Value(raw) => optional_enum(field, Some(raw)),
     }
 }
 
@@ -265,13 +261,11 @@ async fn escalate(
     Id(id): Id,
     Json(body): Json<EscalateBody>,
 ) -> ApiResult<Json<Ticket>> {
-    let mut v = Validator::new();
-    let to_user = v.required_uuid("escalateToId", body.escalate_to_id.as_deref());
-    let reason = v.optional("reason", body.reason.as_deref(), REASON_MAX);
-    v.finish()?;
-    let Some(to_user) = to_user else {
-        return Err(ApiError::internal());
-    };
+    let (to_user, reason) = (
+        required_id("escalateToId", body.escalate_to_id.as_deref()),
+        optional_text("reason", body.reason.as_deref(), REASON_MAX),
+    )
+        .all_valid()?;
     let escalation = Escalation {
         to_user,
         reason,

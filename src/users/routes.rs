@@ -7,14 +7,18 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 use utoipa_axum::routes;
 
-use super::store::{self, NewUser, ROLES, User};
+use super::model::Role;
+use super::store::{self, NewUser, User};
 use crate::auth::{Principal, Scope};
-use crate::error::{ApiError, ApiResult, StoreError};
+use crate::error::{ApiError, ApiResult, FieldError, StoreError};
 use crate::extract::{Id, Json, Query};
 use crate::openapi::schema::{self, ErrorBody};
 use crate::router::ApiRouter;
 use crate::state::AppState;
-use crate::validate::{NAME_MAX, Page, PageQuery, Paged, Validator};
+use crate::validate::{
+    Fields, NAME_MAX, Page, PageQuery, Paged, ensure, optional_email, optional_enum, problem,
+    required_text,
+};
 
 pub fn router() -> ApiRouter {
     ApiRouter::new()
@@ -47,12 +51,10 @@ pub(crate) struct UpdateUser {
 }
 
 /// Emails are compared case-insensitively: they are stored lower case.
-fn email(v: &mut Validator, raw: Option<&str>) -> Option<String> {
-    if raw.map(str::trim).is_none_or(str::is_empty) {
-        v.add("email", "is required");
-        return None;
-    }
-    v.email("email", raw).map(|e| e.to_lowercase())
+fn email(raw: Option<&str>) -> Result<String, FieldError> {
+    optional_email("email", raw)?
+        .map(|e| e.to_lowercase())
+        .ok_or_else(|| problem("email", "is required"))
 }
 
 fn taken(error: StoreError) -> ApiError {
@@ -96,18 +98,17 @@ async fn create(
     principal: Principal,
     Json(body): Json<CreateUser>,
 ) -> ApiResult<(StatusCode, Json<User>)> {
-    let mut v = Validator::new();
-    let name = v.required("name", body.name.as_deref(), NAME_MAX);
-    let email = email(&mut v, body.email.as_deref());
-    let role = v
-        .one_of("role", body.role.as_deref(), ROLES)
-        .unwrap_or("AGENT");
-    v.finish()?;
+    let (name, email, role) = (
+        required_text("name", body.name.as_deref(), NAME_MAX),
+        email(body.email.as_deref()),
+        optional_enum("role", body.role.as_deref()),
+    )
+        .all_valid()?;
     let new = NewUser {
         id: None,
-        name: name.unwrap_or_default(),
-        email: email.unwrap_or_default(),
-        role: role.to_string(),
+        name,
+        email,
+        role: role.unwrap_or(Role::Agent),
     };
     let user = store::create(&state.db, &principal.tenant, new)
         .await
@@ -143,20 +144,24 @@ async fn update(
     Id(id): Id,
     Json(body): Json<UpdateUser>,
 ) -> ApiResult<Json<User>> {
-    let mut v = Validator::new();
-    if body.name.is_none() && body.email.is_none() && body.role.is_none() {
-        v.add("body", "give at least one of: name, email, role");
-    }
-    let name = match body.name.as_deref() {
-        Some(raw) => v.required("name", Some(raw), NAME_MAX),
-        None => None,
-    };
-    let email = match body.email.as_deref() {
-        Some(raw) => email(&mut v, Some(raw)),
-        None => None,
-    };
-    let role = v.one_of("role", body.role.as_deref(), ROLES);
-    v.finish()?;
+    let nothing_given = body.name.is_none() && body.email.is_none() && body.role.is_none();
+    let (_, name, email, role) = (
+        ensure(
+            !nothing_given,
+            "body",
+            "give at least one of: name, email, role",
+        ),
+        body.name
+            .as_deref()
+            .map(|raw| required_text("name", Some(raw), NAME_MAX))
+            .transpose(),
+        body.email
+            .as_deref()
+            .map(|raw| email(Some(raw)))
+            .transpose(),
+        optional_enum::<Role>("role", body.role.as_deref()),
+    )
+        .all_valid()?;
     let user = store::update(
         &state.db,
         principal.tenant.company_id,

@@ -4,13 +4,12 @@
 use serde::Serialize;
 use uuid::Uuid;
 
+use super::model::Role;
 use crate::auth::Tenant;
 use crate::db::{Db, Tx};
 use crate::error::StoreError;
 use crate::time::{Timestamp, new_id};
 use crate::{events, on_db, on_tx};
-
-pub const ROLES: &[&str] = &["AGENT", "ADMIN"];
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -19,7 +18,7 @@ pub struct User {
     pub name: String,
     pub email: String,
     #[schema(schema_with = crate::openapi::schema::user_role)]
-    pub role: String,
+    pub role: Role,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
@@ -31,7 +30,7 @@ pub struct NewUser {
     pub id: Option<Uuid>,
     pub name: String,
     pub email: String,
-    pub role: String,
+    pub role: Role,
 }
 
 /// Creates a user and emits `user.created` (for `tenant`'s mode, the mode of
@@ -55,7 +54,7 @@ pub async fn create_in(tx: &mut Tx, tenant: &Tenant, new: NewUser) -> Result<Use
         .bind(tenant.company_id)
         .bind(&new.name)
         .bind(&new.email)
-        .bind(&new.role)
+        .bind(new.role)
         .bind(now)
         .fetch_one(c)
         .await?);
@@ -112,7 +111,7 @@ pub async fn update(
     id: Uuid,
     name: Option<&str>,
     email: Option<&str>,
-    role: Option<&str>,
+    role: Option<Role>,
 ) -> Result<User, StoreError> {
     let sql = format!(
         "UPDATE users SET name = COALESCE($3, name), email = COALESCE($4, email), \

@@ -13,14 +13,14 @@ use super::store::deliveries::{self, Delivery};
 use super::store::{self, NewWebhook, Webhook, WebhookChanges};
 use super::{dispatch, guard};
 use crate::auth::{Principal, Scope, Tenant};
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, FieldError};
 use crate::event_catalogue::EVENT_NAMES;
 use crate::extract::{Id, Ids, Json, Query};
 use crate::openapi::schema::{Deleted, ErrorBody};
 use crate::router::ApiRouter;
 use crate::state::AppState;
 use crate::time::Timestamp;
-use crate::validate::{NAME_MAX, Page, PageQuery, Paged, Validator};
+use crate::validate::{Fields, NAME_MAX, Page, PageQuery, Paged, ensure, problem, required_text};
 
 pub const URL_MAX: usize = 2048;
 /// Default grace period of the old secret after a rotation.
@@ -144,16 +144,14 @@ async fn create(
     principal: Principal,
     Json(body): Json<CreateWebhook>,
 ) -> ApiResult<(StatusCode, Json<WithSecret>)> {
-    let mut v = Validator::new();
-    let name = v.required("name", body.name.as_deref(), NAME_MAX);
-    let url = check_url(&state, &mut v, body.url.as_deref()).await;
-    let events = check_events(&mut v, body.events.as_ref());
-    v.finish()?;
-    let new = NewWebhook {
-        name: name.unwrap_or_default(),
-        url: url.unwrap_or_default(),
-        events: events.unwrap_or_default(),
-    };
+    let url = check_url(&state, body.url.as_deref()).await;
+    let (name, url, events) = (
+        required_text("name", body.name.as_deref(), NAME_MAX),
+        url,
+        check_events(body.events.as_ref()),
+    )
+        .all_valid()?;
+    let new = NewWebhook { name, url, events };
     let (webhook, secret) = store::create(&state.db, &principal.tenant, new).await?;
     Ok((StatusCode::CREATED, Json(WithSecret { webhook, secret })))
 }
@@ -184,27 +182,31 @@ async fn update(
     Id(id): Id,
     Json(body): Json<UpdateWebhook>,
 ) -> ApiResult<Json<Webhook>> {
-    let mut v = Validator::new();
-    if body.name.is_none()
+    let nothing_given = body.name.is_none()
         && body.url.is_none()
         && body.events.is_none()
-        && body.is_active.is_none()
-    {
-        v.add("body", "give at least one of: name, url, events, isActive");
-    }
-    let name = match body.name.as_deref() {
-        Some(raw) => v.required("name", Some(raw), NAME_MAX),
-        None => None,
-    };
+        && body.is_active.is_none();
     let url = match body.url.as_deref() {
-        Some(raw) => check_url(&state, &mut v, Some(raw)).await,
-        None => None,
+        Some(raw) => check_url(&state, Some(raw)).await.map(Some),
+        None => Ok(None),
     };
-    let events = match body.events.as_ref() {
-        Some(raw) => check_events(&mut v, Some(raw)),
-        None => None,
-    };
-    v.finish()?;
+    let (_, name, url, events) = (
+        ensure(
+            !nothing_given,
+            "body",
+            "give at least one of: name, url, events, isActive",
+        ),
+        body.name
+            .as_deref()
+            .map(|raw| required_text("name", Some(raw), NAME_MAX))
+            .transpose(),
+        url,
+        body.events
+            .as_ref()
+            .map(|raw| check_events(Some(raw)))
+            .transpose(),
+    )
+        .all_valid()?;
     let changes = WebhookChanges {
         name,
         url,
@@ -303,9 +305,7 @@ async fn list_deliveries(
     Query(query): Query<DeliveryQuery>,
 ) -> ApiResult<Json<Paged<Delivery>>> {
     let page = Page::parse(query.limit.as_deref(), query.offset.as_deref(), 20, 100)?;
-    let mut v = Validator::new();
-    let status = v.one_of("status", query.status.as_deref(), deliveries::STATUSES);
-    v.finish()?;
+    let (status,) = (delivery_status_filter(query.status.as_deref()),).all_valid()?;
     store::find(&state.db, &principal.tenant, id).await?;
     let (rows, total) = deliveries::list(&state.db, &principal.tenant, id, status, page).await?;
     Ok(Json(Paged::new(rows, total, page)))
@@ -391,39 +391,52 @@ async fn with_body(
 
 /// A required absolute http(s) URL of at most 2048 characters that passes
 /// the SSRF guard.
-async fn check_url(state: &AppState, v: &mut Validator, raw: Option<&str>) -> Option<String> {
-    let text = v.required("url", raw, URL_MAX)?;
+async fn check_url(state: &AppState, raw: Option<&str>) -> Result<String, FieldError> {
+    let text = required_text("url", raw, URL_MAX)?;
     let parsed = match reqwest::Url::parse(&text) {
         Ok(url) if matches!(url.scheme(), "http" | "https") && url.host_str().is_some() => url,
-        _ => {
-            v.add("url", "must be an absolute http or https URL");
-            return None;
-        }
+        _ => return Err(problem("url", "must be an absolute http or https URL")),
     };
-    if let Err(reason) = guard::check_url(&parsed, state.config.webhook_allow_private).await {
-        v.add("url", reason);
-        return None;
-    }
-    Some(text)
+    guard::check_url(&parsed, state.config.webhook_allow_private)
+        .await
+        .map_err(|reason| problem("url", reason))?;
+    Ok(text)
+}
+
+/// A delivery status filter: one of the delivery log's statuses.
+fn delivery_status_filter(raw: Option<&str>) -> Result<Option<&'static str>, FieldError> {
+    let Some(raw) = raw else {
+        return Ok(None);
+    };
+    deliveries::STATUSES
+        .iter()
+        .find(|status| **status == raw)
+        .map(|status| Some(*status))
+        .ok_or_else(|| {
+            problem(
+                "status",
+                format!("must be one of: {}", deliveries::STATUSES.join(", ")),
+            )
+        })
 }
 
 /// A non-empty array of known event names, without duplicates.
-fn check_events(v: &mut Validator, raw: Option<&Value>) -> Option<Vec<String>> {
+fn check_events(raw: Option<&Value>) -> Result<Vec<String>, FieldError> {
     let known = EVENT_NAMES.join(", ");
     let Some(raw) = raw.filter(|r| !r.is_null()) else {
-        v.add("events", "is required");
-        return None;
+        return Err(problem("events", "is required"));
     };
     let Some(items) = raw.as_array() else {
-        v.add(
+        return Err(problem(
             "events",
             format!("must be an array of event names: {known}"),
-        );
-        return None;
+        ));
     };
     if items.is_empty() {
-        v.add("events", format!("must name at least one event: {known}"));
-        return None;
+        return Err(problem(
+            "events",
+            format!("must name at least one event: {known}"),
+        ));
     }
     let mut events: Vec<String> = Vec::new();
     for item in items {
@@ -434,15 +447,14 @@ fn check_events(v: &mut Validator, raw: Option<&Value>) -> Option<Vec<String>> {
                 }
             }
             _ => {
-                v.add(
+                return Err(problem(
                     "events",
                     format!("unknown event {item}; known events: {known}"),
-                );
-                return None;
+                ));
             }
         }
     }
-    Some(events)
+    Ok(events)
 }
 
 /// A JSON body that may be absent (then `T::default()`).

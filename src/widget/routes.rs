@@ -10,13 +10,14 @@ use uuid::Uuid;
 use super::store::{self, WidgetTarget};
 use crate::chat::model::NewSession;
 use crate::chat::{Message, Session, service};
+use crate::companies::CompanyStatus;
 use crate::error::{ApiError, ApiResult, StoreError};
 use crate::extract::{Id, Json, Query};
 use crate::kb;
 use crate::realtime::token::TokenGrant;
 use crate::state::AppState;
 use crate::time::Timestamp;
-use crate::validate::{NAME_MAX, Validator};
+use crate::validate::{Fields, NAME_MAX, optional_email, optional_text, problem, required_text};
 
 /// Search results a widget shows at most.
 const SEARCH_LIMIT_MAX: i64 = 20;
@@ -59,14 +60,11 @@ struct KeyQuery {
 /// The target of a widget key: 400 when missing, 404 when unknown, 403
 /// when its company is suspended.
 async fn target(state: &AppState, widget_key: Option<&str>) -> ApiResult<WidgetTarget> {
-    let mut v = Validator::new();
-    let key = v.required("widgetKey", widget_key, 100);
-    v.finish()?;
-    let key = key.unwrap_or_default();
+    let (key,) = (required_text("widgetKey", widget_key, 100),).all_valid()?;
     let target = store::resolve(&state.db, &key)
         .await?
         .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, "not_found", "Unknown widget key"))?;
-    if target.company_status != "active" {
+    if target.company_status != CompanyStatus::Active {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "account_suspended",
@@ -100,10 +98,11 @@ async fn create_session(
     Json(body): Json<CreateSession>,
 ) -> ApiResult<(StatusCode, Json<CreatedSession>)> {
     let target = target(&state, body.widget_key.as_deref()).await?;
-    let mut v = Validator::new();
-    let visitor_name = v.optional("visitorName", body.visitor_name.as_deref(), NAME_MAX);
-    let visitor_email = v.email("visitorEmail", body.visitor_email.as_deref());
-    v.finish()?;
+    let (visitor_name, visitor_email) = (
+        optional_text("visitorName", body.visitor_name.as_deref(), NAME_MAX),
+        optional_email("visitorEmail", body.visitor_email.as_deref()),
+    )
+        .all_valid()?;
     let new = NewSession {
         entity_id: target.entity_id,
         visitor_name: visitor_name.unwrap_or_else(|| "Visitor".into()),
@@ -159,7 +158,7 @@ async fn read_session(
         Err(other) => return Err(other.into()),
     };
     let company = crate::companies::store::find(&state.db, tenant.company_id).await?;
-    if company.status != "active" {
+    if company.status != CompanyStatus::Active {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "account_suspended",
@@ -220,24 +219,15 @@ async fn search(
     Query(query): Query<SearchQuery>,
 ) -> ApiResult<Json<Vec<kb::model::SearchHit>>> {
     let target = target(&state, query.widget_key.as_deref()).await?;
-    let mut v = Validator::new();
-    let text = v.required("q", query.q.as_deref(), usize::MAX);
     let limit = match query.limit.as_deref().map(str::trim) {
-        None | Some("") => SEARCH_LIMIT_DEFAULT,
+        None | Some("") => Ok(SEARCH_LIMIT_DEFAULT),
         Some(raw) => match raw.parse::<i64>() {
-            Ok(n) if n >= 1 => n.min(SEARCH_LIMIT_MAX),
-            _ => {
-                v.add("limit", "must be a whole number of at least 1");
-                SEARCH_LIMIT_DEFAULT
-            }
+            Ok(n) if n >= 1 => Ok(n.min(SEARCH_LIMIT_MAX)),
+            _ => Err(problem("limit", "must be a whole number of at least 1")),
         },
     };
-    v.finish()?;
-    let text: String = text
-        .unwrap_or_default()
-        .chars()
-        .take(SEARCH_TEXT_MAX)
-        .collect();
+    let (text, limit) = (required_text("q", query.q.as_deref(), usize::MAX), limit).all_valid()?;
+    let text: String = text.chars().take(SEARCH_TEXT_MAX).collect();
     let hits = kb::store::search(
         &state.db,
         &target.tenant,

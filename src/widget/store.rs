@@ -4,6 +4,7 @@
 use uuid::Uuid;
 
 use crate::auth::{Mode, Tenant};
+use crate::companies::CompanyStatus;
 use crate::db::Db;
 use crate::error::StoreError;
 use crate::on_db;
@@ -15,7 +16,7 @@ pub struct WidgetTarget {
     pub entity_name: String,
     pub tenant: Tenant,
     /// `active` or `suspended`.
-    pub company_status: String,
+    pub company_status: CompanyStatus,
 }
 
 #[derive(sqlx::FromRow)]
@@ -23,7 +24,7 @@ struct Row {
     id: Uuid,
     company_id: Uuid,
     name: String,
-    company_status: String,
+    company_status: CompanyStatus,
 }
 
 /// The target of `widget_key` (`wk_test_…` or `wk_live_…`), None when no

@@ -29,8 +29,15 @@ use uuid::Uuid;
 use crate::auth::Tenant;
 use crate::error::StoreError;
 use crate::time::Timestamp;
+use crate::users::Role;
 
-pub const VISIBILITIES: &[&str] = &["PUBLIC", "PRIVATE"];
+crate::text_enum! {
+    /// Who sees an online agent: everyone, or agents only.
+    pub enum Visibility {
+        Public = "PUBLIC",
+        Private = "PRIVATE",
+    }
+}
 
 /// An online agent, as a heartbeat describes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -39,14 +46,16 @@ pub struct AgentPresence {
     pub user_id: Uuid,
     pub name: String,
     pub email: String,
-    pub role: String,
-    pub visibility: String,
+    #[schema(value_type = String)]
+    pub role: Role,
+    #[schema(value_type = String)]
+    pub visibility: Visibility,
     pub last_seen: Timestamp,
 }
 
 impl AgentPresence {
     pub fn is_public(&self) -> bool {
-        self.visibility == "PUBLIC"
+        self.visibility == Visibility::Public
     }
 
     /// Whether two records differ in anything a presence event shows.
@@ -188,8 +197,8 @@ mod tests {
             user_id: Uuid::now_v7(),
             name: name.into(),
             email: "a@example.com".into(),
-            role: "AGENT".into(),
-            visibility: "PUBLIC".into(),
+            role: Role::Agent,
+            visibility: Visibility::Public,
             last_seen: Timestamp::now(),
         }
     }

@@ -125,7 +125,7 @@ impl RedisPresence {
         tenant: &Tenant,
         agent: &AgentPresence,
     ) -> Result<Option<AgentPresence>, StoreError> {
-        let record = serde_json::to_string(agent).unwrap_or_default();
+        let record = serde_json::to_string(agent)?;
         let [key, tenant_set, expiry_set, last] = self.keys(tenant, agent.user_id);
         let ttl_ms = self.ttl.as_millis().max(1) as u64;
         let old: Option<String> = self

@@ -9,6 +9,7 @@ use uuid::Uuid;
 use crate::auth::middleware::{API_KEY_HEADER, principal_for};
 use crate::auth::{Scope, Tenant};
 use crate::chat::store;
+use crate::companies::CompanyStatus;
 use crate::error::{ApiError, StoreError};
 use crate::realtime::token::TokenGrant;
 use crate::state::AppState;
@@ -103,7 +104,7 @@ pub async fn authenticate(
         None => return Err(unauthorized("invalid_token", "Invalid token")),
     };
     let company = crate::companies::store::find(&state.db, credential.tenant().company_id).await?;
-    if company.status != "active" {
+    if company.status != CompanyStatus::Active {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "account_suspended",

@@ -11,11 +11,11 @@ use uuid::Uuid;
 
 use super::{Credential, Fail, MAX_SUBSCRIPTIONS, REPLAY_BATCH, Socket, TYPING_INTERVAL};
 use crate::auth::Scope;
-use crate::chat::routes::message_body;
+use crate::chat::model::{OutgoingMessage, SenderType, SenderTypeInput};
 use crate::chat::{service, store};
 use crate::error::{ApiError, StoreError};
 use crate::realtime::protocol::{self, Channel, ClientFrame, Topic};
-use crate::validate::Validator;
+use crate::validate::{Fields, optional_id, required_id};
 
 impl Socket {
     fn parse_channel(frame: &ClientFrame) -> Result<(Channel, &str), ApiError> {
@@ -26,6 +26,15 @@ impl Socket {
             ApiError::invalid_field("channel", "must be session:<id>, entity:<id> or presence")
         })?;
         Ok((channel, name))
+    }
+
+    /// Who this socket writes as: its credential decides.
+    fn sender_type(&self) -> SenderType {
+        if self.credential.is_visitor() {
+            SenderType::Visitor
+        } else {
+            SenderType::Agent
+        }
     }
 
     fn topic(&self, channel: Channel) -> Topic {
@@ -243,10 +252,7 @@ impl Socket {
                 if !can_write {
                     return Err(ApiError::forbidden_scope(Scope::ChatWrite.as_str()).into());
                 }
-                let mut v = Validator::new();
-                let id = v.required_uuid("sessionId", raw);
-                v.finish()?;
-                let id = id.unwrap_or_default();
+                let (id,) = (required_id("sessionId", raw),).all_valid()?;
                 let entity = self.entity_of(id).await?;
                 Ok((id, entity))
             }
@@ -258,23 +264,12 @@ impl Socket {
         frame: &ClientFrame,
         id: Option<&Value>,
     ) -> Result<(), Fail> {
-        let mut v = Validator::new();
-        let body = message_body(&mut v, frame.body.as_deref());
-        let (sender_type, sender_id) = if self.credential.is_visitor() {
-            ("visitor", None)
-        } else {
-            (
-                "agent",
-                v.required_uuid("senderId", frame.sender_id.as_deref()),
-            )
-        };
-        v.finish()?;
+        let outgoing = OutgoingMessage::parse(
+            frame.body.as_deref(),
+            SenderTypeInput::Fixed(self.sender_type()),
+            frame.sender_id.as_deref(),
+        )?;
         let (session_id, _) = self.writable_session(frame).await?;
-        let outgoing = service::Outgoing {
-            body: body.unwrap_or_default(),
-            sender_type,
-            sender_id,
-        };
         let tenant = self.credential.tenant();
         let message = service::send_message(&self.state, &tenant, session_id, outgoing).await?;
         let channel = Channel::Session(session_id).name();
@@ -286,9 +281,7 @@ impl Socket {
         let sender_id = if self.credential.is_visitor() {
             None
         } else {
-            let mut v = Validator::new();
-            let sender = v.uuid("senderId", frame.sender_id.as_deref());
-            v.finish()?;
+            let (sender,) = (optional_id("senderId", frame.sender_id.as_deref()),).all_valid()?;
             sender
         };
         let (session_id, entity_id) = self.writable_session(frame).await?;
@@ -301,11 +294,7 @@ impl Socket {
         self.last_typing = Some((session_id, Instant::now()));
         let data = Typing {
             session_id,
-            sender_type: if self.credential.is_visitor() {
-                "visitor"
-            } else {
-                "agent"
-            },
+            sender_type: self.sender_type(),
             sender_id,
         };
         let tenant = self.credential.tenant();
@@ -324,6 +313,6 @@ impl Socket {
 #[serde(rename_all = "camelCase")]
 struct Typing {
     session_id: Uuid,
-    sender_type: &'static str,
+    sender_type: SenderType,
     sender_id: Option<Uuid>,
 }

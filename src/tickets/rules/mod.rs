@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 pub use scheduler::{run_pass, spawn};
 
-use super::model::{IN_PROGRESS, OPEN};
+use super::model::TicketStatus;
 use crate::auth::Tenant;
 use crate::db::Db;
 use crate::error::{FieldError, StoreError};
@@ -24,7 +24,7 @@ pub const MAX_RULES: usize = 100;
 pub const MINUTES_MAX: i64 = 10 * 365 * 24 * 60;
 /// The statuses a rule applies to when it names none: open work only, so a
 /// rule never reopens a resolved or closed ticket unless it says so.
-pub const DEFAULT_STATUSES: &[&str] = &[OPEN, IN_PROGRESS];
+pub const DEFAULT_STATUSES: &[TicketStatus] = &[TicketStatus::Open, TicketStatus::InProgress];
 
 /// One rule as the API shows it and the scheduler reads it.
 #[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]

@@ -10,20 +10,20 @@ use crate::db::{Db, Tx};
 use crate::error::StoreError;
 use crate::on_db;
 use crate::on_tx;
-use crate::tickets::model::Activity;
+use crate::tickets::model::{Activity, ActivityKind};
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
 
 /// A timeline entry to write.
 pub(super) struct NewActivity {
-    pub kind: &'static str,
+    pub kind: ActivityKind,
     pub from: Option<String>,
     pub to: Option<String>,
     pub details: Option<Value>,
 }
 
 impl NewActivity {
-    pub fn new(kind: &'static str) -> Self {
+    pub fn new(kind: ActivityKind) -> Self {
         NewActivity {
             kind,
             from: None,
@@ -62,7 +62,7 @@ pub(super) async fn add_activity(
 struct ActivityRow {
     id: Uuid,
     ticket_id: Uuid,
-    kind: String,
+    kind: ActivityKind,
     from_value: Option<String>,
     to_value: Option<String>,
     details: Option<Json<Value>>,

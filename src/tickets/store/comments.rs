@@ -11,7 +11,7 @@ use crate::auth::Tenant;
 use crate::db::Db;
 use crate::error::StoreError;
 use crate::tickets::events;
-use crate::tickets::model::{Comment, NewComment};
+use crate::tickets::model::{ActivityKind, Comment, NewComment};
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
 use crate::{on_db, on_tx, users};
@@ -88,7 +88,7 @@ pub async fn add_comment(
             "authorId": new.author_id,
             "isInternal": new.is_internal,
         })),
-        ..NewActivity::new("commented")
+        ..NewActivity::new(ActivityKind::Commented)
     };
     add_activity(&mut tx, tenant, ticket_id, entry, now).await?;
     let sql = format!("{COMMENT_SELECT} WHERE c.id = $1");

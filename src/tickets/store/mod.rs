@@ -15,8 +15,8 @@ use uuid::Uuid;
 
 use super::events;
 use super::model::{
-    Escalation, IN_PROGRESS, NewTicket, OPEN, Ticket, TicketFilter, TicketState, TicketUpdate,
-    URGENT, UserRef, ticket_number,
+    ActivityKind, Escalation, NewTicket, Priority, Ticket, TicketFilter, TicketState, TicketStatus,
+    TicketUpdate, UserRef, ticket_number,
 };
 use crate::auth::Tenant;
 use crate::db::{Backend, Db, Tx};
@@ -39,8 +39,8 @@ struct TicketRow {
     ticket_number: String,
     subject: String,
     description: Option<String>,
-    status: String,
-    priority: String,
+    status: TicketStatus,
+    priority: Priority,
     entity_id: Uuid,
     visitor_email: Option<String>,
     assigned_to_id: Option<Uuid>,
@@ -98,17 +98,17 @@ pub async fn create(db: &Db, tenant: &Tenant, new: NewTicket) -> Result<Ticket, 
         .bind(&number)
         .bind(&new.subject)
         .bind(&new.description)
-        .bind(OPEN)
-        .bind(&new.priority)
+        .bind(TicketStatus::Open)
+        .bind(new.priority)
         .bind(&new.visitor_email)
         .bind(now)
         .execute(c)
         .await?
         .rows_affected());
     let entry = NewActivity {
-        to: Some(OPEN.to_string()),
+        to: Some(TicketStatus::Open.to_string()),
         details: Some(json!({"ticketNumber": number, "priority": new.priority})),
-        ..NewActivity::new("created")
+        ..NewActivity::new(ActivityKind::Created)
     };
     add_activity(&mut tx, tenant, id, entry, now).await?;
     let ticket = load(&mut tx, tenant, id).await?;
@@ -176,10 +176,10 @@ macro_rules! bind_filter {
         if let Some(v) = $filter.entity_id {
             q = q.bind(v);
         }
-        if let Some(v) = $filter.status.as_deref() {
+        if let Some(v) = $filter.status {
             q = q.bind(v);
         }
-        if let Some(v) = $filter.priority.as_deref() {
+        if let Some(v) = $filter.priority {
             q = q.bind(v);
         }
         if let Some(v) = $filter.assigned_to_id {
@@ -253,8 +253,8 @@ async fn write_state(
         .bind(id)
         .bind(tenant.company_id)
         .bind(tenant.mode.as_str())
-        .bind(&state.status)
-        .bind(&state.priority)
+        .bind(state.status)
+        .bind(state.priority)
         .bind(state.assigned_to_id)
         .bind(state.resolved_at)
         .bind(now)
@@ -329,8 +329,8 @@ pub async fn escalate_in(
 ) -> Result<Ticket, StoreError> {
     let current = lock(tx, tenant, ticket_id).await?;
     let update = TicketUpdate {
-        status: Some(IN_PROGRESS.to_string()),
-        priority: Some(URGENT.to_string()),
+        status: Some(TicketStatus::InProgress),
+        priority: Some(Priority::Urgent),
         assigned_to_id: Some(Some(escalation.to_user)),
     };
     let now = Timestamp::now();
@@ -340,7 +340,7 @@ pub async fn escalate_in(
     details["changes"] = events::changes_json(&current.diff(&update));
     let entry = NewActivity {
         details: Some(details),
-        ..NewActivity::new("escalated")
+        ..NewActivity::new(ActivityKind::Escalated)
     };
     add_activity(tx, tenant, ticket_id, entry, now).await?;
     let ticket = load(tx, tenant, ticket_id).await?;
@@ -380,7 +380,7 @@ mod tests {
     #[test]
     fn filter_clause_numbers_only_the_given_filters() {
         let filter = TicketFilter {
-            status: Some("OPEN".into()),
+            status: Some(TicketStatus::Open),
             assigned_to_id: Some(Uuid::now_v7()),
             ..Default::default()
         };

@@ -59,7 +59,7 @@ pub async fn agent(app: &TestApp, acme: &TestCompany, name: &str) -> Uuid {
             id: None,
             name: name.into(),
             email: format!("{}@acme.test", name.to_lowercase()),
-            role: "AGENT".into(),
+            role: supportdesk::users::Role::Agent,
         },
     )
     .await

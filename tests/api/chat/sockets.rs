@@ -632,7 +632,7 @@ async fn a_long_replay_arrives_whole_and_in_order(backend: Backend) {
     for n in 0..450 {
         let new = supportdesk::chat::model::NewMessage {
             body: format!("message {n}"),
-            sender_type: "system",
+            sender_type: supportdesk::chat::model::SenderType::System,
             sender_id: None,
             sender_name: None,
         };

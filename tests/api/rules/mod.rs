@@ -25,7 +25,7 @@ async fn user(app: &TestApp, company_id: Uuid, name: &str) -> User {
             id: None,
             name: name.into(),
             email: format!("{}-{}@example.com", name.to_lowercase(), Uuid::new_v4()),
-            role: "AGENT".into(),
+            role: supportdesk::users::Role::Agent,
         },
     )
     .await

@@ -238,8 +238,8 @@ async fn every_list_filter_combination_reads_its_index_in_order(backend: Backend
         let has = |bit: u32| mask & (1 << bit) != 0;
         let filter = TicketFilter {
             entity_id: has(0).then_some(entity),
-            status: has(1).then(|| "OPEN".to_string()),
-            priority: has(2).then(|| "HIGH".to_string()),
+            status: has(1).then_some(supportdesk::tickets::model::TicketStatus::Open),
+            priority: has(2).then_some(supportdesk::tickets::model::Priority::High),
             assigned_to_id: has(3).then_some(agent),
         };
         let suffix: String = ["e", "s", "p", "a"]
@@ -260,10 +260,10 @@ async fn every_list_filter_combination_reads_its_index_in_order(backend: Backend
                 if let Some(v) = filter.entity_id {
                     q = q.bind(v);
                 }
-                if let Some(v) = filter.status.as_deref() {
+                if let Some(v) = filter.status {
                     q = q.bind(v);
                 }
-                if let Some(v) = filter.priority.as_deref() {
+                if let Some(v) = filter.priority {
                     q = q.bind(v);
                 }
                 if let Some(v) = filter.assigned_to_id {
