@@ -146,7 +146,11 @@ impl IntoResponse for ApiError {
             status: self.status.as_u16(),
             details: &self.details,
         };
-        let json = serde_json::to_vec(&body).unwrap_or_default();
+        // The body is strings and numbers, so serialising cannot fail; were
+        // it to, the client still gets a JSON error rather than an empty body.
+        let json = serde_json::to_vec(&body).unwrap_or_else(|_| {
+            br#"{"error":"Internal server error","code":"internal","status":500}"#.to_vec()
+        });
         let mut response = (
             self.status,
             [(

@@ -148,13 +148,12 @@ struct EventFrame<'a, T: Serialize> {
 
 /// `{"type": kind, "channel": channel, "data": data}` (plus the echoed `id`).
 pub fn event(kind: &str, channel: &str, id: Option<&Value>, data: &impl Serialize) -> String {
-    serde_json::to_string(&EventFrame {
+    to_frame(&EventFrame {
         kind,
         channel,
         id,
         data,
     })
-    .unwrap_or_default()
 }
 
 #[derive(Serialize)]
@@ -169,7 +168,7 @@ struct ReplyFrame<'a> {
 
 /// A reply without data: `subscribed`, `unsubscribed`, `pong`.
 pub fn reply(kind: &str, channel: Option<&str>, id: Option<&Value>) -> String {
-    serde_json::to_string(&ReplyFrame { kind, channel, id }).unwrap_or_default()
+    to_frame(&ReplyFrame { kind, channel, id })
 }
 
 #[derive(Serialize)]
@@ -184,13 +183,22 @@ struct ErrorFrame<'a> {
 
 /// `{"type": "error", "code": …, "error": …}` with REST's codes.
 pub fn error(id: Option<&Value>, code: &str, message: &str) -> String {
-    serde_json::to_string(&ErrorFrame {
+    to_frame(&ErrorFrame {
         kind: "error",
         id,
         code,
         error: message,
     })
-    .unwrap_or_default()
+}
+
+/// The text of a frame. Only a payload whose `Serialize` fails (none of ours
+/// does) can end in the fallback: the client then gets an `internal` error
+/// frame rather than an empty message, and the log says why.
+fn to_frame(frame: &impl Serialize) -> String {
+    serde_json::to_string(frame).unwrap_or_else(|error| {
+        tracing::error!(%error, "a socket frame could not be serialised");
+        r#"{"type":"error","code":"internal","error":"Internal server error"}"#.to_string()
+    })
 }
 
 #[cfg(test)]
