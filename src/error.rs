@@ -168,7 +168,9 @@ impl IntoResponse for ApiError {
 pub enum StoreError {
     #[error("not found")]
     NotFound,
-    #[error("conflict: {0}")]
+    /// A unique value is taken; names the field as the request spells it
+    /// (the store that wrote the row says which), or "value" when unnamed.
+    #[error("conflict on {0}")]
     Conflict(String),
     /// A reference to a record that does not exist (or is another tenant's).
     #[error("invalid reference: {field}")]
@@ -184,7 +186,7 @@ impl From<sqlx::Error> for StoreError {
         match &err {
             sqlx::Error::RowNotFound => StoreError::NotFound,
             sqlx::Error::Database(db) if db.is_unique_violation() => {
-                StoreError::Conflict(db.constraint().unwrap_or("unique").to_string())
+                StoreError::Conflict("value".to_string())
             }
             sqlx::Error::PoolTimedOut
             | sqlx::Error::PoolClosed
@@ -199,8 +201,8 @@ impl From<StoreError> for ApiError {
     fn from(err: StoreError) -> Self {
         match err {
             StoreError::NotFound => ApiError::not_found(),
-            StoreError::Conflict(what) => {
-                ApiError::conflict(format!("A record with this value already exists ({what})"))
+            StoreError::Conflict(field) => {
+                ApiError::conflict(format!("A record with this {field} already exists"))
             }
             StoreError::InvalidReference { field, message } => {
                 ApiError::invalid_field(&field, message)

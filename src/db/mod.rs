@@ -2,6 +2,12 @@
 //! SQLite (embedded default) and Postgres (production). Store functions write
 //! one SQL text where the dialects agree and branch only where they differ.
 
+mod query;
+mod reference;
+
+pub use query::{AnyRow, On, Query, Value};
+pub use reference::{Table, ensure_reference};
+
 use std::str::FromStr;
 use std::time::Duration;
 
