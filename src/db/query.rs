@@ -163,6 +163,20 @@ impl Query {
         self
     }
 
+    /// Binds `value` and answers its placeholder, for text that uses one
+    /// value more than once or is written after its values are bound.
+    pub fn placeholder_for(&mut self, value: impl Into<Value>) -> String {
+        self.values.push(value.into());
+        format!("${}", self.values.len())
+    }
+
+    /// Puts `sql` before the text (an `EXPLAIN`, say); placeholders keep
+    /// their numbers.
+    pub fn prefixed(mut self, sql: &str) -> Self {
+        self.sql.insert_str(0, sql);
+        self
+    }
+
     /// Writes `($a, $b, …)` with one placeholder per value.
     pub fn push_bind_list<V: Into<Value>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
         self.sql.push('(');

@@ -117,10 +117,6 @@ async fn search(
     v.finish()?;
     let page = Page::parse(params.limit.as_deref(), None, 10, 50)?;
     let tenant = principal.tenant;
-    if let Some(entity) = entity {
-        crate::entities::store::ensure_belongs(&state.db, tenant.company_id, entity, "entityId")
-            .await?;
-    }
     let hits = store::search(
         &state.db,
         &tenant,
@@ -192,13 +188,6 @@ async fn list_articles(
     v.finish()?;
     let page = Page::parse(params.limit.as_deref(), params.offset.as_deref(), 20, 100)?;
     let tenant = principal.tenant;
-    if let Some(entity) = entity {
-        crate::entities::store::ensure_belongs(&state.db, tenant.company_id, entity, "entityId")
-            .await?;
-    }
-    if let Some(category) = category {
-        store::ensure_category(&state.db, &tenant, entity, category).await?;
-    }
     let filter = ArticleFilter {
         entity_id: entity,
         category_id: category,
@@ -426,10 +415,6 @@ async fn list_categories(
     let entity = v.uuid("entityId", params.entity_id.as_deref());
     v.finish()?;
     let tenant = principal.tenant;
-    if let Some(entity) = entity {
-        crate::entities::store::ensure_belongs(&state.db, tenant.company_id, entity, "entityId")
-            .await?;
-    }
     let categories = store::list_categories(&state.db, &tenant, entity).await?;
     Ok(Json(json!({ "data": categories })))
 }
