@@ -71,20 +71,12 @@ pub async fn send_message(
     session_id: Uuid,
     outgoing: Outgoing,
 ) -> ApiResult<Message> {
-    let sender_name = match (outgoing.sender_type, outgoing.sender_id) {
-        ("agent", Some(id)) => Some(
-            users::find_reference(&state.db, tenant.company_id, id, "senderId")
-                .await?
-                .name,
-        ),
-        ("agent", None) => {
-            return Err(ApiError::invalid_field(
-                "senderId",
-                "is required for agent messages",
-            ));
-        }
-        _ => None,
-    };
+    if let ("agent", None) = (outgoing.sender_type, outgoing.sender_id) {
+        return Err(ApiError::invalid_field(
+            "senderId",
+            "is required for agent messages",
+        ));
+    }
     let link = if outgoing.sender_type == "agent" {
         let token = state
             .realtime
@@ -98,7 +90,6 @@ pub async fn send_message(
         body: outgoing.body,
         sender_type: outgoing.sender_type,
         sender_id: outgoing.sender_id,
-        sender_name,
     };
     let (session, message) =
         store::create_message(&state.db, tenant, session_id, new, link.as_deref()).await?;

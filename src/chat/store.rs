@@ -6,7 +6,7 @@ use uuid::Uuid;
 
 use super::model::{Message, NewMessage, NewSession, Session, SessionFilter, agent_reply_email};
 use crate::auth::Tenant;
-use crate::db::{Db, Query, Table, ensure_reference};
+use crate::db::{Db, Query, Table, Tx, ensure_reference};
 use crate::error::StoreError;
 use crate::mail;
 use crate::time::{Timestamp, new_id};
@@ -162,6 +162,10 @@ pub async fn create_message(
 ) -> Result<(Session, Message), SendError> {
     let now = Timestamp::now();
     let mut tx = db.begin().await?;
+    let sender_name = match (new.sender_type, new.sender_id) {
+        ("agent", Some(agent)) => Some(agent_name(&mut tx, tenant, agent).await?),
+        _ => None,
+    };
     let session: Session = Query::new(format!(
         "UPDATE chat_sessions SET updated_at = $4 WHERE id = $1 AND company_id = $2 AND mode = $3 \
          RETURNING {SESSION_COLUMNS}"
@@ -180,7 +184,7 @@ pub async fn create_message(
         body: new.body,
         sender_type: new.sender_type.to_string(),
         sender_id: new.sender_id,
-        sender_name: new.sender_name,
+        sender_name,
         created_at: now,
     };
     Query::new(
@@ -204,6 +208,18 @@ pub async fn create_message(
     }
     tx.commit().await?;
     Ok((session, message))
+}
+
+/// The name of the agent `id` (a message's `senderId`), which must be a
+/// user of the company.
+async fn agent_name(tx: &mut Tx, tenant: &Tenant, id: Uuid) -> Result<String, StoreError> {
+    let name: Option<String> = Query::new("SELECT name FROM users WHERE id = $1 AND company_id = $2")
+        .bind(id)
+        .bind(tenant.company_id)
+        .fetch_column(tx)
+        .await?
+        .pop();
+    name.ok_or_else(|| Table::Users.invalid_reference("senderId"))
 }
 
 /// Where a replay looks: one session, or every session of an entity.

@@ -22,11 +22,15 @@ impl Table {
         }
     }
 
-    /// The 400 message when the reference names no record of the company.
-    fn requirement(self) -> &'static str {
-        match self {
+    /// The 400 on `field` when the reference names no record of the company.
+    pub fn invalid_reference(self, field: &str) -> StoreError {
+        let requirement = match self {
             Table::Users => "must be a user of this company",
             Table::Entities => "must be an entity of this company",
+        };
+        StoreError::InvalidReference {
+            field: field.to_string(),
+            message: requirement.to_string(),
         }
     }
 }
@@ -51,9 +55,6 @@ pub async fn ensure_reference<'c>(
         .await?;
     match found {
         Some(_) => Ok(()),
-        None => Err(StoreError::InvalidReference {
-            field: field.to_string(),
-            message: table.requirement().to_string(),
-        }),
+        None => Err(table.invalid_reference(field)),
     }
 }
