@@ -220,3 +220,15 @@ impl From<StoreError> for ApiError {
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_conflict_names_the_field_not_the_constraint() {
+        let error = ApiError::from(StoreError::Conflict("slug".into()));
+        assert_eq!(error.status, StatusCode::CONFLICT);
+        assert_eq!(error.message, "A record with this slug already exists");
+    }
+}

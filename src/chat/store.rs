@@ -49,7 +49,14 @@ pub async fn create_session(
 ) -> Result<Session, StoreError> {
     let mut tx = db.begin().await?;
     let entity = new.entity_id;
-    ensure_reference(&mut tx, tenant.company_id, Table::Entities, entity, "entityId").await?;
+    ensure_reference(
+        &mut tx,
+        tenant.company_id,
+        Table::Entities,
+        entity,
+        "entityId",
+    )
+    .await?;
     let session = Query::new(format!(
         "INSERT INTO chat_sessions (id, company_id, mode, entity_id, status, visitor_name, \
          visitor_email, created_at, updated_at) VALUES ($1, $2, $3, $4, 'ACTIVE', $5, $6, $7, $7) \
@@ -85,8 +92,8 @@ pub async fn list_sessions(
     page: Page,
 ) -> Result<(Vec<Session>, i64), StoreError> {
     let matching = |select: &str| {
-        let mut query = Query::new(format!("{select} FROM chat_sessions WHERE "))
-            .push_tenant(tenant, "");
+        let mut query =
+            Query::new(format!("{select} FROM chat_sessions WHERE ")).push_tenant(tenant, "");
         if let Some(entity) = filter.entity_id {
             query = query.push(" AND entity_id = ").push_bind(entity);
         }
@@ -213,12 +220,13 @@ pub async fn create_message(
 /// The name of the agent `id` (a message's `senderId`), which must be a
 /// user of the company.
 async fn agent_name(tx: &mut Tx, tenant: &Tenant, id: Uuid) -> Result<String, StoreError> {
-    let name: Option<String> = Query::new("SELECT name FROM users WHERE id = $1 AND company_id = $2")
-        .bind(id)
-        .bind(tenant.company_id)
-        .fetch_column(tx)
-        .await?
-        .pop();
+    let name: Option<String> =
+        Query::new("SELECT name FROM users WHERE id = $1 AND company_id = $2")
+            .bind(id)
+            .bind(tenant.company_id)
+            .fetch_column(tx)
+            .await?
+            .pop();
     name.ok_or_else(|| Table::Users.invalid_reference("senderId"))
 }
 

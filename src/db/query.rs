@@ -324,7 +324,6 @@ impl Query {
     }
 }
 
-
 fn add_value<A>(args: &mut A, value: &Value) -> Result<(), StoreError>
 where
     A: Arguments,

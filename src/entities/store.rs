@@ -68,7 +68,11 @@ async fn find_on<'c>(
     id: Uuid,
 ) -> Result<Entity, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM entities WHERE id = $1 AND company_id = $2");
-    Query::new(sql).bind(id).bind(company_id).fetch_one(on).await
+    Query::new(sql)
+        .bind(id)
+        .bind(company_id)
+        .fetch_one(on)
+        .await
 }
 
 pub async fn list(db: &Db, company_id: Uuid) -> Result<Vec<Entity>, StoreError> {

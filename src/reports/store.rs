@@ -80,8 +80,7 @@ async fn counts(
         "SELECT t.status, t.priority, COUNT(*) FROM tickets t{created} \
          GROUP BY t.status, t.priority"
     );
-    let groups: Vec<(String, String, i64)> =
-        scoped(sql, tenant, report).fetch_all(db).await?;
+    let groups: Vec<(String, String, i64)> = scoped(sql, tenant, report).fetch_all(db).await?;
     let mut counts = TicketCounts::default();
     for (status, priority, n) in groups {
         counts.created += n;

@@ -80,11 +80,12 @@ pub async fn update(
         Backend::Postgres => " FOR NO KEY UPDATE",
         Backend::Sqlite => "",
     };
-    let row: CompanyRow =
-        Query::new(format!("SELECT {COLUMNS} FROM companies WHERE id = $1{lock}"))
-            .bind(company_id)
-            .fetch_one(&mut tx)
-            .await?;
+    let row: CompanyRow = Query::new(format!(
+        "SELECT {COLUMNS} FROM companies WHERE id = $1{lock}"
+    ))
+    .bind(company_id)
+    .fetch_one(&mut tx)
+    .await?;
     let mut settings = row.settings.0.clone();
     let current = CompanySettings::from(row);
     let name = update.name.unwrap_or_else(|| current.name.clone());

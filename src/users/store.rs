@@ -67,7 +67,11 @@ pub async fn create_in(tx: &mut Tx, tenant: &Tenant, new: NewUser) -> Result<Use
 
 pub async fn find(db: &Db, company_id: Uuid, id: Uuid) -> Result<User, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM users WHERE id = $1 AND company_id = $2");
-    Query::new(sql).bind(id).bind(company_id).fetch_one(db).await
+    Query::new(sql)
+        .bind(id)
+        .bind(company_id)
+        .fetch_one(db)
+        .await
 }
 
 pub async fn list(

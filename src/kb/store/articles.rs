@@ -7,7 +7,9 @@ use super::{SLUG_ATTEMPTS, free_slug};
 use crate::auth::Tenant;
 use crate::db::{Backend, Db, Query, Table, ensure_reference};
 use crate::error::StoreError;
-use crate::kb::model::{Article, ArticleChanges, ArticleFilter, ArticleSummary, NewArticle, Status};
+use crate::kb::model::{
+    Article, ArticleChanges, ArticleFilter, ArticleSummary, NewArticle, Status,
+};
 use crate::kb::text;
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
@@ -125,8 +127,8 @@ pub async fn list_articles(
         ensure_category(db, tenant, filter.entity_id, category).await?;
     }
     let matching = |select: &str| {
-        let mut query = Query::new(format!("{select} FROM kb_articles WHERE "))
-            .push_tenant(tenant, "");
+        let mut query =
+            Query::new(format!("{select} FROM kb_articles WHERE ")).push_tenant(tenant, "");
         if let Some(entity) = filter.entity_id {
             query = query.push(" AND entity_id = ").push_bind(entity);
         }

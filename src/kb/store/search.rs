@@ -83,14 +83,18 @@ pub async fn explain_search(
     text: &str,
     limit: i64,
 ) -> Result<Vec<String>, StoreError> {
-    let query = search_query(db.backend(), tenant, entity_id, &TextQuery::parse(text), limit);
+    let query = search_query(
+        db.backend(),
+        tenant,
+        entity_id,
+        &TextQuery::parse(text),
+        limit,
+    );
     Ok(match db.backend() {
         Backend::Postgres => query.prefixed("EXPLAIN ").fetch_column(db).await?,
         Backend::Sqlite => {
-            let rows: Vec<(i64, i64, i64, String)> = query
-                .prefixed("EXPLAIN QUERY PLAN ")
-                .fetch_all(db)
-                .await?;
+            let rows: Vec<(i64, i64, i64, String)> =
+                query.prefixed("EXPLAIN QUERY PLAN ").fetch_all(db).await?;
             rows.into_iter().map(|(_, _, _, detail)| detail).collect()
         }
     })

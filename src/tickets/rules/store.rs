@@ -427,7 +427,12 @@ mod tests {
             minutes_since_last_activity: Some(0),
             ..Default::default()
         };
-        let query = match_clause("SELECT t.id", &tenant(), &rule(conditions), Timestamp::now());
+        let query = match_clause(
+            "SELECT t.id",
+            &tenant(),
+            &rule(conditions),
+            Timestamp::now(),
+        );
         assert_eq!(
             query.sql(),
             "SELECT t.id FROM tickets t WHERE t.company_id = $1 AND t.mode = $2 \

@@ -88,7 +88,14 @@ fn user_ref(id: Option<Uuid>, name: Option<String>, email: Option<String>) -> Op
 /// `created` timeline entry, `ticket.created` and the visitor's email.
 pub async fn create(db: &Db, tenant: &Tenant, new: NewTicket) -> Result<Ticket, StoreError> {
     let mut tx = db.begin().await?;
-    ensure_reference(&mut tx, tenant.company_id, Table::Entities, new.entity_id, "entityId").await?;
+    ensure_reference(
+        &mut tx,
+        tenant.company_id,
+        Table::Entities,
+        new.entity_id,
+        "entityId",
+    )
+    .await?;
     let number = ticket_number(next_number(&mut tx, tenant).await?);
     let id = new_id();
     let now = Timestamp::now();
@@ -142,11 +149,7 @@ pub async fn find(db: &Db, tenant: &Tenant, id: Uuid) -> Result<Ticket, StoreErr
 
 /// `find` on the pool or inside a transaction (to answer with what was
 /// just written).
-async fn load<'c>(
-    on: impl Into<On<'c>>,
-    tenant: &Tenant,
-    id: Uuid,
-) -> Result<Ticket, StoreError> {
+async fn load<'c>(on: impl Into<On<'c>>, tenant: &Tenant, id: Uuid) -> Result<Ticket, StoreError> {
     let row: TicketRow = by_id(TICKET_SELECT, tenant, id).fetch_one(on).await?;
     Ok(row.into())
 }
@@ -155,9 +158,7 @@ async fn load<'c>(
 /// given, so that each combination matches its index in 0004_tickets.sql
 /// exactly.
 fn filtered(select: &str, tenant: &Tenant, filter: &TicketFilter) -> Query {
-    let mut query = Query::new(select)
-        .push(" WHERE ")
-        .push_tenant(tenant, "t");
+    let mut query = Query::new(select).push(" WHERE ").push_tenant(tenant, "t");
     if let Some(entity) = filter.entity_id {
         query = query.push(" AND t.entity_id = ").push_bind(entity);
     }
@@ -264,7 +265,14 @@ pub async fn update(
 ) -> Result<Ticket, StoreError> {
     let mut tx = db.begin().await?;
     if let Some(Some(user)) = update.assigned_to_id {
-        ensure_reference(&mut tx, tenant.company_id, Table::Users, user, "assignedToId").await?;
+        ensure_reference(
+            &mut tx,
+            tenant.company_id,
+            Table::Users,
+            user,
+            "assignedToId",
+        )
+        .await?;
     }
     let current = lock(&mut tx, tenant, id).await?;
     let changes = current.diff(&update);
@@ -301,7 +309,14 @@ pub async fn escalate(
 ) -> Result<Ticket, StoreError> {
     let mut tx = db.begin().await?;
     let to_user = escalation.to_user;
-    ensure_reference(&mut tx, tenant.company_id, Table::Users, to_user, "escalateToId").await?;
+    ensure_reference(
+        &mut tx,
+        tenant.company_id,
+        Table::Users,
+        to_user,
+        "escalateToId",
+    )
+    .await?;
     let ticket = escalate_in(&mut tx, tenant, ticket_id, &escalation).await?;
     tx.commit().await?;
     Ok(ticket)
