@@ -21,22 +21,26 @@ macro_rules! run {
         let query = $query;
         match $on {
             On::Db(Db::Postgres(pool)) => {
-                let $q = $make(AssertSqlSafe(query.sql.clone()), query.pg_arguments()?);
+                let arguments = query.pg_arguments()?;
+                let $q = $make(AssertSqlSafe(query.sql), arguments);
                 let $c = pool;
                 $body
             }
             On::Db(Db::Sqlite(pool)) => {
-                let $q = $make(AssertSqlSafe(query.sql.clone()), query.sqlite_arguments()?);
+                let arguments = query.sqlite_arguments()?;
+                let $q = $make(AssertSqlSafe(query.sql), arguments);
                 let $c = pool;
                 $body
             }
             On::Tx(Tx::Postgres(tx)) => {
-                let $q = $make(AssertSqlSafe(query.sql.clone()), query.pg_arguments()?);
+                let arguments = query.pg_arguments()?;
+                let $q = $make(AssertSqlSafe(query.sql), arguments);
                 let $c = &mut **tx;
                 $body
             }
             On::Tx(Tx::Sqlite(tx)) => {
-                let $q = $make(AssertSqlSafe(query.sql.clone()), query.sqlite_arguments()?);
+                let arguments = query.sqlite_arguments()?;
+                let $q = $make(AssertSqlSafe(query.sql), arguments);
                 let $c = &mut **tx;
                 $body
             }
@@ -44,8 +48,9 @@ macro_rules! run {
     }};
 }
 
-/// A bind value. Every variant holds an `Option` so that a NULL keeps its
-/// column type (Postgres infers a parameter's type from the first bind).
+/// A bind value. Every variant holds an `Option` so that a NULL is still
+/// sent with its type, as a typed sqlx bind would send it. Closed sets
+/// stored as text (statuses, roles, modes) bind their `as_str()`.
 #[derive(Debug, Clone)]
 pub enum Value {
     Uuid(Option<Uuid>),
