@@ -175,6 +175,9 @@ pub enum StoreError {
     /// A reference to a record that does not exist (or is another tenant's).
     #[error("invalid reference: {field}")]
     InvalidReference { field: String, message: String },
+    /// Several such references, each a field error (all listed together).
+    #[error("invalid references: {0:?}")]
+    InvalidReferences(Vec<FieldError>),
     #[error("store unavailable: {0}")]
     Unavailable(String),
     #[error("database error: {0}")]
@@ -207,6 +210,7 @@ impl From<StoreError> for ApiError {
             StoreError::InvalidReference { field, message } => {
                 ApiError::invalid_field(&field, message)
             }
+            StoreError::InvalidReferences(problems) => ApiError::validation(problems),
             StoreError::Unavailable(reason) => {
                 tracing::error!(%reason, "store unavailable");
                 ApiError::unavailable()

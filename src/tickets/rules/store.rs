@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use sqlx::types::Json;
 use uuid::Uuid;
 
-use super::{Action, Conditions, DEFAULT_STATUSES, NewRule, Rule};
+use super::{Action, Conditions, DEFAULT_STATUSES, NewRule, Rule, reference_problems};
 use crate::auth::{Mode, Tenant};
 use crate::db::{Backend, Db, On, Query, Tx};
 use crate::error::StoreError;
@@ -76,17 +76,11 @@ pub(super) async fn replace(
             .execute(&mut tx)
             .await?;
     }
-    let current = list_on(&mut tx, tenant).await?;
-    for (i, rule) in rules.iter().enumerate() {
-        if let Some(id) = rule.id
-            && !current.iter().any(|r| r.id == id)
-        {
-            return Err(StoreError::InvalidReference {
-                field: format!("rules[{i}].id"),
-                message: "is not an escalation rule of this company and mode".into(),
-            });
-        }
+    let problems = reference_problems(rules, &known_references(&mut tx, tenant, rules).await?);
+    if !problems.is_empty() {
+        return Err(StoreError::InvalidReferences(problems));
     }
+    let current = list_on(&mut tx, tenant).await?;
     let kept: HashSet<Uuid> = rules.iter().filter_map(|r| r.id).collect();
     for old in current.iter().filter(|r| !kept.contains(&r.id)) {
         Query::new("DELETE FROM escalation_rules WHERE id = $1 AND company_id = $2 AND mode = $3")
@@ -157,30 +151,40 @@ fn conditions_json(conditions: &Conditions) -> Result<serde_json::Value, StoreEr
 /// Which of the given ids name the tenant's rules, the company's users and
 /// the company's entities.
 pub(super) struct Known {
-    pub rules: HashSet<Uuid>,
-    pub users: HashSet<Uuid>,
-    pub entities: HashSet<Uuid>,
+    pub(super) rules: HashSet<Uuid>,
+    pub(super) users: HashSet<Uuid>,
+    pub(super) entities: HashSet<Uuid>,
 }
 
-pub(super) async fn known_references(
-    db: &Db,
+async fn known_references(
+    tx: &mut Tx,
     tenant: &Tenant,
-    rules: &[Uuid],
-    users: &[Uuid],
-    entities: &[Uuid],
+    rules: &[NewRule],
 ) -> Result<Known, StoreError> {
+    let rule_ids: Vec<Uuid> = rules.iter().filter_map(|r| r.id).collect();
+    let users: Vec<Uuid> = rules.iter().map(|r| r.action.escalate_to_id).collect();
+    let entities: Vec<Uuid> = rules
+        .iter()
+        .filter_map(|r| r.conditions.entity_id)
+        .collect();
     let company = Scope::Company(tenant.company_id);
     Ok(Known {
-        rules: existing(db, "escalation_rules", Scope::Tenant(tenant), rules).await?,
-        users: existing(db, "users", company, users).await?,
-        entities: existing(db, "entities", company, entities).await?,
+        rules: existing(
+            &mut *tx,
+            "escalation_rules",
+            Scope::Tenant(tenant),
+            &rule_ids,
+        )
+        .await?,
+        users: existing(&mut *tx, "users", company, &users).await?,
+        entities: existing(&mut *tx, "entities", company, &entities).await?,
     })
 }
 
 /// The subset of `ids` found in `table` for the tenant (`Some`) or the
 /// company (`None`: records shared by both modes), in one query.
 async fn existing(
-    db: &Db,
+    tx: &mut Tx,
     table: &'static str,
     scope: Scope<'_>,
     ids: &[Uuid],
@@ -196,7 +200,7 @@ async fn existing(
     let found: Vec<Uuid> = query
         .push(" AND id IN ")
         .push_bind_list(ids.iter().copied())
-        .fetch_column(db)
+        .fetch_column(tx)
         .await?;
     Ok(found.into_iter().collect())
 }
