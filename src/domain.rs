@@ -121,6 +121,18 @@ macro_rules! text_enum {
                 Ok(text.parse::<$name>()?)
             }
         }
+
+        impl ::std::convert::From<$name> for $crate::db::Value {
+            fn from(value: $name) -> Self {
+                $crate::db::Value::from(value.as_str())
+            }
+        }
+
+        impl ::std::convert::From<::std::option::Option<$name>> for $crate::db::Value {
+            fn from(value: ::std::option::Option<$name>) -> Self {
+                $crate::db::Value::from(value.map($name::as_str))
+            }
+        }
     };
 }
 

@@ -172,11 +172,16 @@ impl IntoResponse for ApiError {
 pub enum StoreError {
     #[error("not found")]
     NotFound,
-    #[error("conflict: {0}")]
+    /// A unique value is taken; names the field as the request spells it
+    /// (the store that wrote the row says which), or "value" when unnamed.
+    #[error("conflict on {0}")]
     Conflict(String),
     /// A reference to a record that does not exist (or is another tenant's).
     #[error("invalid reference: {field}")]
     InvalidReference { field: String, message: String },
+    /// Several such references, each a field error (all listed together).
+    #[error("invalid references: {0:?}")]
+    InvalidReferences(Vec<FieldError>),
     #[error("store unavailable: {0}")]
     Unavailable(String),
     #[error("database error: {0}")]
@@ -188,7 +193,7 @@ impl From<sqlx::Error> for StoreError {
         match &err {
             sqlx::Error::RowNotFound => StoreError::NotFound,
             sqlx::Error::Database(db) if db.is_unique_violation() => {
-                StoreError::Conflict(db.constraint().unwrap_or("unique").to_string())
+                StoreError::Conflict("value".to_string())
             }
             sqlx::Error::PoolTimedOut
             | sqlx::Error::PoolClosed
@@ -211,12 +216,13 @@ impl From<StoreError> for ApiError {
     fn from(err: StoreError) -> Self {
         match err {
             StoreError::NotFound => ApiError::not_found(),
-            StoreError::Conflict(what) => {
-                ApiError::conflict(format!("A record with this value already exists ({what})"))
+            StoreError::Conflict(field) => {
+                ApiError::conflict(format!("A record with this {field} already exists"))
             }
             StoreError::InvalidReference { field, message } => {
                 ApiError::invalid_field(&field, message)
             }
+            StoreError::InvalidReferences(problems) => ApiError::validation(problems),
             StoreError::Unavailable(reason) => {
                 tracing::error!(%reason, "store unavailable");
                 ApiError::unavailable()
@@ -230,3 +236,15 @@ impl From<StoreError> for ApiError {
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_conflict_names_the_field_not_the_constraint() {
+        let error = ApiError::from(StoreError::Conflict("slug".into()));
+        assert_eq!(error.status, StatusCode::CONFLICT);
+        assert_eq!(error.message, "A record with this slug already exists");
+    }
+}

@@ -156,13 +156,12 @@ impl OutgoingMessage {
     }
 }
 
-/// A message to store; for `agent`, `sender_id` is a user of the company
-/// and `sender_name` that user's name.
+/// A message to send; for `agent`, `sender_id` must be a user of the
+/// company (the store checks it and reads the name in its transaction).
 pub struct NewMessage {
     pub body: String,
     pub sender_type: SenderType,
     pub sender_id: Option<Uuid>,
-    pub sender_name: Option<String>,
 }
 
 /// The visitor's email when an agent replied; the message and a link that

@@ -67,25 +67,20 @@ pub async fn send_message(
     session_id: Uuid,
     outgoing: OutgoingMessage,
 ) -> ApiResult<Message> {
-    let (sender_name, link) = match outgoing.sender {
-        Sender::Agent(id) => {
-            let agent = users::find_reference(&state.db, tenant.company_id, id, "senderId").await?;
+    let link = match outgoing.sender {
+        Sender::Agent(_) => {
             let token = state
                 .realtime
                 .visitor_token(&state.db, tenant, session_id)
                 .await?;
-            (
-                Some(agent.name),
-                Some(visitor_link(state, session_id, &token)),
-            )
+            Some(visitor_link(state, session_id, &token))
         }
-        Sender::Visitor(_) | Sender::System(_) => (None, None),
+        Sender::Visitor(_) | Sender::System(_) => None,
     };
     let new = NewMessage {
         body: outgoing.body,
         sender_type: outgoing.sender.sender_type(),
         sender_id: outgoing.sender.id(),
-        sender_name,
     };
     let (session, message) =
         store::create_message(&state.db, tenant, session_id, new, link.as_deref()).await?;

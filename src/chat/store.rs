@@ -9,11 +9,11 @@ use super::model::{
     agent_reply_email,
 };
 use crate::auth::Tenant;
-use crate::db::Db;
+use crate::db::{Db, Query, Table, Tx, ensure_reference};
 use crate::error::StoreError;
+use crate::mail;
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
-use crate::{mail, on_db, on_tx};
 
 const SESSION_COLUMNS: &str =
     "id, entity_id, status, visitor_name, visitor_email, created_at, updated_at, closed_at";
@@ -50,37 +50,41 @@ pub async fn create_session(
     tenant: &Tenant,
     new: &NewSession,
 ) -> Result<Session, StoreError> {
-    crate::entities::store::ensure_belongs(db, tenant.company_id, new.entity_id, "entityId")
-        .await?;
-    let now = Timestamp::now();
-    let sql = format!(
+    let mut tx = db.begin().await?;
+    let entity = new.entity_id;
+    ensure_reference(
+        &mut tx,
+        tenant.company_id,
+        Table::Entities,
+        entity,
+        "entityId",
+    )
+    .await?;
+    let session = Query::new(format!(
         "INSERT INTO chat_sessions (id, company_id, mode, entity_id, status, visitor_name, \
          visitor_email, created_at, updated_at) VALUES ($1, $2, $3, $4, 'ACTIVE', $5, $6, $7, $7) \
          RETURNING {SESSION_COLUMNS}"
-    );
-    Ok(
-        on_db!(db, c => sqlx::query_as::<_, Session>(sqlx::AssertSqlSafe(sql))
-        .bind(new_id())
-        .bind(tenant.company_id)
-        .bind(tenant.mode.as_str())
-        .bind(new.entity_id)
-        .bind(&new.visitor_name)
-        .bind(&new.visitor_email)
-        .bind(now)
-        .fetch_one(c)
-        .await?),
-    )
+    ))
+    .bind(new_id())
+    .bind_tenant(tenant)
+    .bind(entity)
+    .bind(&new.visitor_name)
+    .bind(new.visitor_email.as_deref())
+    .bind(Timestamp::now())
+    .fetch_one(&mut tx)
+    .await?;
+    tx.commit().await?;
+    Ok(session)
 }
 
 pub async fn find_session(db: &Db, tenant: &Tenant, id: Uuid) -> Result<Session, StoreError> {
-    let sql = format!(
+    Query::new(format!(
         "SELECT {SESSION_COLUMNS} FROM chat_sessions WHERE id = $1 AND company_id = $2 AND mode = $3"
-    );
-    Ok(
-        on_db!(db, c => sqlx::query_as::<_, Session>(sqlx::AssertSqlSafe(sql))
-        .bind(id).bind(tenant.company_id).bind(tenant.mode.as_str())
-        .fetch_one(c).await?),
-    )
+    ))
+    .bind(id)
+    .bind_tenant(tenant)
+    .fetch_one(db)
+    .await
 }
 
 /// A page of sessions, newest first, and the total matching the filter.
@@ -90,45 +94,25 @@ pub async fn list_sessions(
     filter: &SessionFilter,
     page: Page,
 ) -> Result<(Vec<Session>, i64), StoreError> {
-    let mut conditions = vec!["company_id = $1".to_string(), "mode = $2".to_string()];
-    if filter.entity_id.is_some() {
-        conditions.push(format!("entity_id = ${}", conditions.len() + 1));
-    }
-    if filter.status.is_some() {
-        conditions.push(format!("status = ${}", conditions.len() + 1));
-    }
-    let next = conditions.len() + 1;
-    let filter_sql = conditions.join(" AND ");
-    let sql = format!(
-        "SELECT {SESSION_COLUMNS} FROM chat_sessions WHERE {filter_sql} \
-         ORDER BY created_at DESC, id DESC LIMIT ${next} OFFSET ${}",
-        next + 1
-    );
-    let count_sql = format!("SELECT COUNT(*) FROM chat_sessions WHERE {filter_sql}");
-    let sessions = on_db!(db, c => {
-        let mut query = sqlx::query_as::<_, Session>(sqlx::AssertSqlSafe(sql))
-            .bind(tenant.company_id)
-            .bind(tenant.mode.as_str());
+    let matching = |select: &str| {
+        let mut query =
+            Query::new(format!("{select} FROM chat_sessions WHERE ")).push_tenant(tenant, "");
         if let Some(entity) = filter.entity_id {
-            query = query.bind(entity);
+            query = query.push(" AND entity_id = ").push_bind(entity);
         }
         if let Some(status) = filter.status {
-            query = query.bind(status);
+            query = query.push(" AND status = ").push_bind(status);
         }
-        query.bind(page.limit).bind(page.offset).fetch_all(c).await?
-    });
-    let total = on_db!(db, c => {
-        let mut query = sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(count_sql))
-            .bind(tenant.company_id)
-            .bind(tenant.mode.as_str());
-        if let Some(entity) = filter.entity_id {
-            query = query.bind(entity);
-        }
-        if let Some(status) = filter.status {
-            query = query.bind(status);
-        }
-        query.fetch_one(c).await?
-    });
+        query
+    };
+    let sessions = matching(&format!("SELECT {SESSION_COLUMNS}"))
+        .push(" ORDER BY created_at DESC, id DESC LIMIT ")
+        .push_bind(page.limit)
+        .push(" OFFSET ")
+        .push_bind(page.offset)
+        .fetch_all(db)
+        .await?;
+    let total = matching("SELECT COUNT(*)").fetch_scalar(db).await?;
     Ok((sessions, total))
 }
 
@@ -138,15 +122,14 @@ pub async fn messages(
     tenant: &Tenant,
     session_id: Uuid,
 ) -> Result<Vec<Message>, StoreError> {
-    let sql = format!(
-        "{MESSAGE_SELECT} WHERE m.session_id = $1 AND m.company_id = $2 AND m.mode = $3 \
-         ORDER BY m.created_at, m.id"
-    );
-    Ok(
-        on_db!(db, c => sqlx::query_as::<_, Message>(sqlx::AssertSqlSafe(sql))
-        .bind(session_id).bind(tenant.company_id).bind(tenant.mode.as_str())
-        .fetch_all(c).await?),
-    )
+    Query::new(MESSAGE_SELECT)
+        .push(" WHERE m.session_id = ")
+        .push_bind(session_id)
+        .push(" AND ")
+        .push_tenant(tenant, "m")
+        .push(" ORDER BY m.created_at, m.id")
+        .fetch_all(db)
+        .await
 }
 
 /// Sets the status (`CLOSED` closes, `ACTIVE` reopens). Returns the session
@@ -159,15 +142,18 @@ pub async fn set_status(
 ) -> Result<(Session, bool), StoreError> {
     let now = Timestamp::now();
     let closed_at = (status == SessionStatus::Closed).then_some(now);
-    let sql = format!(
+    let updated = Query::new(format!(
         "UPDATE chat_sessions SET status = $4, closed_at = $5, updated_at = $6 \
          WHERE id = $1 AND company_id = $2 AND mode = $3 AND status <> $4 \
          RETURNING {SESSION_COLUMNS}"
-    );
-    let updated = on_db!(db, c => sqlx::query_as::<_, Session>(sqlx::AssertSqlSafe(sql))
-        .bind(id).bind(tenant.company_id).bind(tenant.mode.as_str())
-        .bind(status).bind(closed_at).bind(now)
-        .fetch_optional(c).await?);
+    ))
+    .bind(id)
+    .bind_tenant(tenant)
+    .bind(status)
+    .bind(closed_at)
+    .bind(now)
+    .fetch_optional(db)
+    .await?;
     match updated {
         Some(session) => Ok((session, true)),
         None => Ok((find_session(db, tenant, id).await?, false)),
@@ -186,14 +172,19 @@ pub async fn create_message(
 ) -> Result<(Session, Message), SendError> {
     let now = Timestamp::now();
     let mut tx = db.begin().await?;
-    let sql = format!(
+    let sender_name = match (new.sender_type, new.sender_id) {
+        (SenderType::Agent, Some(agent)) => Some(agent_name(&mut tx, tenant, agent).await?),
+        _ => None,
+    };
+    let session: Session = Query::new(format!(
         "UPDATE chat_sessions SET updated_at = $4 WHERE id = $1 AND company_id = $2 AND mode = $3 \
          RETURNING {SESSION_COLUMNS}"
-    );
-    let session = on_tx!(&mut tx, c => sqlx::query_as::<_, Session>(sqlx::AssertSqlSafe(sql))
-        .bind(session_id).bind(tenant.company_id).bind(tenant.mode.as_str()).bind(now)
-        .fetch_optional(c).await?)
-    .ok_or(StoreError::NotFound)?;
+    ))
+    .bind(session_id)
+    .bind_tenant(tenant)
+    .bind(now)
+    .fetch_one(&mut tx)
+    .await?;
     if session.status == SessionStatus::Closed {
         return Err(SendError::SessionClosed);
     }
@@ -203,23 +194,22 @@ pub async fn create_message(
         body: new.body,
         sender_type: new.sender_type,
         sender_id: new.sender_id,
-        sender_name: new.sender_name,
+        sender_name,
         created_at: now,
     };
-    on_tx!(&mut tx, c => sqlx::query(
+    Query::new(
         "INSERT INTO chat_messages (id, session_id, company_id, mode, body, sender_type, \
-         sender_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)")
-        .bind(message.id)
-        .bind(session_id)
-        .bind(tenant.company_id)
-        .bind(tenant.mode.as_str())
-        .bind(&message.body)
-        .bind(message.sender_type)
-        .bind(message.sender_id)
-        .bind(message.created_at)
-        .execute(c)
-        .await?
-        .rows_affected());
+         sender_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    )
+    .bind(message.id)
+    .bind(session_id)
+    .bind_tenant(tenant)
+    .bind(&message.body)
+    .bind(message.sender_type.as_str())
+    .bind(message.sender_id)
+    .bind(message.created_at)
+    .execute(&mut tx)
+    .await?;
     if message.sender_type == SenderType::Agent
         && let Some(link) = visitor_link
         && let Some(email) = agent_reply_email(&session, &message, link)
@@ -228,6 +218,19 @@ pub async fn create_message(
     }
     tx.commit().await?;
     Ok((session, message))
+}
+
+/// The name of the agent `id` (a message's `senderId`), which must be a
+/// user of the company.
+async fn agent_name(tx: &mut Tx, tenant: &Tenant, id: Uuid) -> Result<String, StoreError> {
+    let name: Option<String> =
+        Query::new("SELECT name FROM users WHERE id = $1 AND company_id = $2")
+            .bind(id)
+            .bind(tenant.company_id)
+            .fetch_column(tx)
+            .await?
+            .pop();
+    name.ok_or_else(|| Table::Users.invalid_reference("senderId"))
 }
 
 /// Where a replay looks: one session, or every session of an entity.
@@ -247,30 +250,36 @@ pub async fn messages_after(
     since: Uuid,
     limit: i64,
 ) -> Result<Vec<Message>, StoreError> {
-    let (scope_sql, scope_id) = match scope {
-        ReplayScope::Session(id) => ("m.session_id = $4", id),
-        ReplayScope::Entity(id) => (
-            "m.session_id IN (SELECT s.id FROM chat_sessions s WHERE s.entity_id = $4 \
-             AND s.company_id = $2 AND s.mode = $3)",
-            id,
-        ),
+    // The anchor's time, read first: the page query compares with it.
+    let in_scope = |query: Query| match scope {
+        ReplayScope::Session(id) => query.push(" AND m.session_id = ").push_bind(id),
+        ReplayScope::Entity(id) => query
+            .push(" AND m.session_id IN (SELECT s.id FROM chat_sessions s WHERE s.entity_id = ")
+            .push_bind(id)
+            .push(" AND ")
+            .push_tenant(tenant, "s")
+            .push(")"),
     };
-    let anchor_sql = format!(
-        "SELECT m.created_at FROM chat_messages m \
-         WHERE m.id = $1 AND m.company_id = $2 AND m.mode = $3 AND {scope_sql}"
-    );
-    let anchor = on_db!(db, c => sqlx::query_scalar::<_, Timestamp>(sqlx::AssertSqlSafe(anchor_sql))
-        .bind(since).bind(tenant.company_id).bind(tenant.mode.as_str()).bind(scope_id)
-        .fetch_one(c).await?);
-    let sql = format!(
-        "{MESSAGE_SELECT} WHERE m.company_id = $2 AND m.mode = $3 AND {scope_sql} \
-         AND (m.created_at > $5 OR (m.created_at = $5 AND m.id > $1)) \
-         ORDER BY m.created_at, m.id LIMIT $6"
-    );
-    Ok(
-        on_db!(db, c => sqlx::query_as::<_, Message>(sqlx::AssertSqlSafe(sql))
-        .bind(since).bind(tenant.company_id).bind(tenant.mode.as_str()).bind(scope_id)
-        .bind(anchor).bind(limit)
-        .fetch_all(c).await?),
+    let anchor: Timestamp = in_scope(
+        Query::new("SELECT m.created_at FROM chat_messages m WHERE m.id = ")
+            .push_bind(since)
+            .push(" AND ")
+            .push_tenant(tenant, "m"),
     )
+    .fetch_scalar(db)
+    .await?;
+    let mut page = in_scope(
+        Query::new(MESSAGE_SELECT)
+            .push(" WHERE ")
+            .push_tenant(tenant, "m"),
+    );
+    let after = page.placeholder_for(anchor);
+    let since = page.placeholder_for(since);
+    page.push(&format!(
+        " AND (m.created_at > {after} OR (m.created_at = {after} AND m.id > {since})) \
+         ORDER BY m.created_at, m.id LIMIT "
+    ))
+    .push_bind(limit)
+    .fetch_all(db)
+    .await
 }

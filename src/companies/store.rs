@@ -4,9 +4,8 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::CompanyStatus;
-use crate::db::Db;
+use crate::db::{Db, Query};
 use crate::error::StoreError;
-use crate::on_db;
 use crate::time::{Timestamp, new_id};
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
@@ -28,18 +27,17 @@ pub async fn create(db: &Db, name: &str) -> Result<Company, StoreError> {
          VALUES ($1, $2, 'active', $3, $3) RETURNING {COLUMNS}"
     );
     let id = new_id();
-    Ok(
-        on_db!(db, c => sqlx::query_as::<_, Company>(sqlx::AssertSqlSafe(sql))
-        .bind(id).bind(name).bind(now).fetch_one(c).await?),
-    )
+    Query::new(sql)
+        .bind(id)
+        .bind(name)
+        .bind(now)
+        .fetch_one(db)
+        .await
 }
 
 pub async fn find(db: &Db, id: Uuid) -> Result<Company, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM companies WHERE id = $1");
-    Ok(
-        on_db!(db, c => sqlx::query_as::<_, Company>(sqlx::AssertSqlSafe(sql))
-        .bind(id).fetch_one(c).await?),
-    )
+    Query::new(sql).bind(id).fetch_one(db).await
 }
 
 /// Suspends or reactivates a company.
@@ -53,15 +51,16 @@ pub async fn set_suspended(db: &Db, id: Uuid, suspended: bool) -> Result<Company
         "UPDATE companies SET status = $2, updated_at = $3 WHERE id = $1 RETURNING {COLUMNS}"
     );
     let now = Timestamp::now();
-    Ok(
-        on_db!(db, c => sqlx::query_as::<_, Company>(sqlx::AssertSqlSafe(sql))
-        .bind(id).bind(status).bind(now).fetch_one(c).await?),
-    )
+    Query::new(sql)
+        .bind(id)
+        .bind(status)
+        .bind(now)
+        .fetch_one(db)
+        .await
 }
 
 pub async fn count(db: &Db) -> Result<i64, StoreError> {
-    Ok(
-        on_db!(db, c => sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM companies")
-        .fetch_one(c).await?),
-    )
+    Query::new("SELECT COUNT(*) FROM companies")
+        .fetch_scalar(db)
+        .await
 }

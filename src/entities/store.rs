@@ -4,9 +4,8 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::auth::key::random_base62;
-use crate::db::Db;
+use crate::db::{Db, On, Query, Table, Tx, ensure_reference};
 use crate::error::StoreError;
-use crate::on_db;
 use crate::time::{Timestamp, new_id};
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
@@ -32,13 +31,9 @@ pub async fn create(
     name: &str,
     parent_id: Option<Uuid>,
 ) -> Result<Entity, StoreError> {
-    if let Some(parent) = parent_id
-        && find(db, company_id, parent).await.is_err()
-    {
-        return Err(StoreError::InvalidReference {
-            field: "parentId".into(),
-            message: "must be an entity of this company".into(),
-        });
+    let mut tx = db.begin().await?;
+    if let Some(parent) = parent_id {
+        ensure_reference(&mut tx, company_id, Table::Entities, parent, "parentId").await?;
     }
     let now = Timestamp::now();
     let sql = format!(
@@ -48,49 +43,43 @@ pub async fn create(
     let id = new_id();
     let test_key = format!("wk_test_{}", random_base62(24));
     let live_key = format!("wk_live_{}", random_base62(24));
-    Ok(
-        on_db!(db, c => sqlx::query_as::<_, Entity>(sqlx::AssertSqlSafe(sql))
-        .bind(id).bind(company_id).bind(parent_id).bind(name)
-        .bind(&test_key).bind(&live_key).bind(now)
-        .fetch_one(c).await?),
-    )
+    let entity = Query::new(sql)
+        .bind(id)
+        .bind(company_id)
+        .bind(parent_id)
+        .bind(name)
+        .bind(test_key)
+        .bind(live_key)
+        .bind(now)
+        .fetch_one(&mut tx)
+        .await?;
+    tx.commit().await?;
+    Ok(entity)
 }
 
 /// The entity `id` of `company_id`; another company's entity is NotFound.
 pub async fn find(db: &Db, company_id: Uuid, id: Uuid) -> Result<Entity, StoreError> {
-    let sql = format!("SELECT {COLUMNS} FROM entities WHERE id = $1 AND company_id = $2");
-    Ok(
-        on_db!(db, c => sqlx::query_as::<_, Entity>(sqlx::AssertSqlSafe(sql))
-        .bind(id).bind(company_id).fetch_one(c).await?),
-    )
+    find_on(db, company_id, id).await
 }
 
-/// Checks that `entity_id` (as given in a request body, field `field`) names
-/// an entity of the company: 400 `validation_failed` otherwise.
-pub async fn ensure_belongs(
-    db: &Db,
+async fn find_on<'c>(
+    on: impl Into<On<'c>>,
     company_id: Uuid,
-    entity_id: Uuid,
-    field: &str,
-) -> Result<(), StoreError> {
-    match find(db, company_id, entity_id).await {
-        Ok(_) => Ok(()),
-        Err(StoreError::NotFound) => Err(StoreError::InvalidReference {
-            field: field.into(),
-            message: "must be an entity of this company".into(),
-        }),
-        Err(other) => Err(other),
-    }
+    id: Uuid,
+) -> Result<Entity, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM entities WHERE id = $1 AND company_id = $2");
+    Query::new(sql)
+        .bind(id)
+        .bind(company_id)
+        .fetch_one(on)
+        .await
 }
 
 pub async fn list(db: &Db, company_id: Uuid) -> Result<Vec<Entity>, StoreError> {
     let sql = format!(
         "SELECT {COLUMNS} FROM entities WHERE company_id = $1 ORDER BY created_at DESC, id DESC"
     );
-    Ok(
-        on_db!(db, c => sqlx::query_as::<_, Entity>(sqlx::AssertSqlSafe(sql))
-        .bind(company_id).fetch_all(c).await?),
-    )
+    Query::new(sql).bind(company_id).fetch_all(db).await
 }
 
 /// Renames an entity and/or moves it under another parent (`Some(None)`
@@ -102,12 +91,13 @@ pub async fn update(
     name: Option<&str>,
     parent_id: Option<Option<Uuid>>,
 ) -> Result<Entity, StoreError> {
-    let current = find(db, company_id, id).await?;
+    let mut tx = db.begin().await?;
+    let current = find_on(&mut tx, company_id, id).await?;
     let parent = match parent_id {
         None => current.parent_id,
         Some(None) => None,
         Some(Some(parent)) => {
-            ensure_not_descendant(db, company_id, id, parent).await?;
+            ensure_not_descendant(&mut tx, company_id, id, parent).await?;
             Some(parent)
         }
     };
@@ -117,16 +107,21 @@ pub async fn update(
     );
     let name = name.unwrap_or(&current.name);
     let now = Timestamp::now();
-    Ok(
-        on_db!(db, c => sqlx::query_as::<_, Entity>(sqlx::AssertSqlSafe(sql))
-        .bind(id).bind(company_id).bind(name).bind(parent).bind(now)
-        .fetch_one(c).await?),
-    )
+    let entity = Query::new(sql)
+        .bind(id)
+        .bind(company_id)
+        .bind(name)
+        .bind(parent)
+        .bind(now)
+        .fetch_one(&mut tx)
+        .await?;
+    tx.commit().await?;
+    Ok(entity)
 }
 
 /// `parent` must exist in the company and must not be `id` or below it.
 async fn ensure_not_descendant(
-    db: &Db,
+    tx: &mut Tx,
     company_id: Uuid,
     id: Uuid,
     parent: Uuid,
@@ -141,14 +136,9 @@ async fn ensure_not_descendant(
         if current == id {
             return Err(cycle());
         }
-        let entity = match find(db, company_id, current).await {
+        let entity = match find_on(&mut *tx, company_id, current).await {
             Ok(entity) => entity,
-            Err(StoreError::NotFound) => {
-                return Err(StoreError::InvalidReference {
-                    field: "parentId".into(),
-                    message: "must be an entity of this company".into(),
-                });
-            }
+            Err(StoreError::NotFound) => return Err(Table::Entities.invalid_reference("parentId")),
             Err(other) => return Err(other),
         };
         cursor = entity.parent_id;

@@ -138,10 +138,6 @@ async fn search(
         .all_valid()?;
     let page = Page::parse(params.limit.as_deref(), None, 10, 50)?;
     let tenant = principal.tenant;
-    if let Some(entity) = entity {
-        crate::entities::store::ensure_belongs(&state.db, tenant.company_id, entity, "entityId")
-            .await?;
-    }
     let hits = store::search(&state.db, &tenant, entity, &q, page.limit).await?;
     Ok(Json(hits))
 }
@@ -219,13 +215,6 @@ async fn list_articles(
     let status = status.unwrap_or(Status::Published);
     let page = Page::parse(params.limit.as_deref(), params.offset.as_deref(), 20, 100)?;
     let tenant = principal.tenant;
-    if let Some(entity) = entity {
-        crate::entities::store::ensure_belongs(&state.db, tenant.company_id, entity, "entityId")
-            .await?;
-    }
-    if let Some(category) = category {
-        store::ensure_category(&state.db, &tenant, entity, category).await?;
-    }
     let filter = ArticleFilter {
         entity_id: entity,
         category_id: category,
@@ -471,10 +460,6 @@ async fn list_categories(
 ) -> ApiResult<Json<Value>> {
     let (entity,) = (optional_id("entityId", params.entity_id.as_deref()),).all_valid()?;
     let tenant = principal.tenant;
-    if let Some(entity) = entity {
-        crate::entities::store::ensure_belongs(&state.db, tenant.company_id, entity, "entityId")
-            .await?;
-    }
     let categories = store::list_categories(&state.db, &tenant, entity).await?;
     Ok(Json(json!({ "data": categories })))
 }

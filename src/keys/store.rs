@@ -5,9 +5,8 @@ use uuid::Uuid;
 
 use crate::auth::{Mode, ScopeSet, Tenant, key};
 use crate::companies::CompanyStatus;
-use crate::db::Db;
+use crate::db::{Db, Query};
 use crate::error::StoreError;
-use crate::on_db;
 use crate::time::{Timestamp, new_id};
 
 pub const DEFAULT_RATE_LIMIT: i64 = 1000;
@@ -79,24 +78,26 @@ pub struct NewKey {
 pub async fn create(db: &Db, new: NewKey) -> Result<(ApiKey, String), StoreError> {
     let secret = key::generate(new.mode);
     let now = Timestamp::now();
-    let sql = format!(
-        "INSERT INTO api_keys (id, company_id, name, mode, key_hash, key_prefix, scopes, \
+    let owner = Tenant {
+        company_id: new.company_id,
+        mode: new.mode,
+    };
+    let row: KeyRow = Query::new(format!(
+        "INSERT INTO api_keys (id, company_id, mode, name, key_hash, key_prefix, scopes, \
          rate_limit, expires_at, is_active, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, TRUE, $10, $10) RETURNING {COLUMNS}"
-    );
-    let row = on_db!(db, c => sqlx::query_as::<_, KeyRow>(sqlx::AssertSqlSafe(sql))
-        .bind(new_id())
-        .bind(new.company_id)
-        .bind(&new.name)
-        .bind(new.mode.as_str())
-        .bind(key::hash(&secret))
-        .bind(key::display_prefix(&secret))
-        .bind(new.scopes.to_stored())
-        .bind(new.rate_limit)
-        .bind(new.expires_at)
-        .bind(now)
-        .fetch_one(c)
-        .await?);
+    ))
+    .bind(new_id())
+    .bind_tenant(&owner)
+    .bind(&new.name)
+    .bind(key::hash(&secret))
+    .bind(key::display_prefix(&secret))
+    .bind(new.scopes.to_stored())
+    .bind(new.rate_limit)
+    .bind(new.expires_at)
+    .bind(now)
+    .fetch_one(db)
+    .await?;
     Ok((row.into(), secret))
 }
 
@@ -105,8 +106,7 @@ pub async fn list(db: &Db, company_id: Uuid) -> Result<Vec<ApiKey>, StoreError> 
     let sql = format!(
         "SELECT {COLUMNS} FROM api_keys WHERE company_id = $1 ORDER BY created_at DESC, id DESC"
     );
-    let rows = on_db!(db, c => sqlx::query_as::<_, KeyRow>(sqlx::AssertSqlSafe(sql))
-        .bind(company_id).fetch_all(c).await?);
+    let rows: Vec<KeyRow> = Query::new(sql).bind(company_id).fetch_all(db).await?;
     Ok(rows.into_iter().map(ApiKey::from).collect())
 }
 
@@ -121,12 +121,16 @@ pub async fn list_page(
         "SELECT {COLUMNS} FROM api_keys WHERE company_id = $1 AND mode = $2 \
          ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4"
     );
-    let rows = on_db!(db, c => sqlx::query_as::<_, KeyRow>(sqlx::AssertSqlSafe(sql))
-        .bind(tenant.company_id).bind(tenant.mode.as_str()).bind(limit).bind(offset)
-        .fetch_all(c).await?);
-    let total = on_db!(db, c => sqlx::query_scalar::<_, i64>(
-        "SELECT COUNT(*) FROM api_keys WHERE company_id = $1 AND mode = $2")
-        .bind(tenant.company_id).bind(tenant.mode.as_str()).fetch_one(c).await?);
+    let rows: Vec<KeyRow> = Query::new(sql)
+        .bind_tenant(tenant)
+        .bind(limit)
+        .bind(offset)
+        .fetch_all(db)
+        .await?;
+    let total = Query::new("SELECT COUNT(*) FROM api_keys WHERE company_id = $1 AND mode = $2")
+        .bind_tenant(tenant)
+        .fetch_scalar(db)
+        .await?;
     Ok((rows.into_iter().map(ApiKey::from).collect(), total))
 }
 
@@ -134,8 +138,11 @@ pub async fn list_page(
 pub async fn find(db: &Db, tenant: &Tenant, id: Uuid) -> Result<ApiKey, StoreError> {
     let sql =
         format!("SELECT {COLUMNS} FROM api_keys WHERE id = $1 AND company_id = $2 AND mode = $3");
-    let row = on_db!(db, c => sqlx::query_as::<_, KeyRow>(sqlx::AssertSqlSafe(sql))
-        .bind(id).bind(tenant.company_id).bind(tenant.mode.as_str()).fetch_one(c).await?);
+    let row: KeyRow = Query::new(sql)
+        .bind(id)
+        .bind_tenant(tenant)
+        .fetch_one(db)
+        .await?;
     Ok(row.into())
 }
 
@@ -160,42 +167,36 @@ pub async fn update(
          rate_limit = COALESCE($6, rate_limit), is_active = COALESCE($7, is_active), \
          updated_at = $8 WHERE id = $1 AND company_id = $2 AND mode = $3 RETURNING {COLUMNS}"
     );
-    let row = on_db!(db, c => sqlx::query_as::<_, KeyRow>(sqlx::AssertSqlSafe(sql))
+    let row: KeyRow = Query::new(sql)
         .bind(id)
-        .bind(tenant.company_id)
-        .bind(tenant.mode.as_str())
+        .bind_tenant(tenant)
         .bind(changes.name)
         .bind(changes.scopes.map(|s| s.to_stored()))
         .bind(changes.rate_limit)
         .bind(changes.is_active)
         .bind(Timestamp::now())
-        .fetch_one(c)
-        .await?);
+        .fetch_one(db)
+        .await?;
     Ok(row.into())
 }
 
 /// Revokes (deletes) a key of the tenant: afterwards it is an invalid key.
 pub async fn revoke_in(db: &Db, tenant: &Tenant, id: Uuid) -> Result<(), StoreError> {
-    let deleted = on_db!(db, c => sqlx::query(
-        "DELETE FROM api_keys WHERE id = $1 AND company_id = $2 AND mode = $3")
-        .bind(id).bind(tenant.company_id).bind(tenant.mode.as_str())
-        .execute(c).await?.rows_affected());
-    if deleted == 0 {
-        return Err(StoreError::NotFound);
-    }
-    Ok(())
+    Query::new("DELETE FROM api_keys WHERE id = $1 AND company_id = $2 AND mode = $3")
+        .bind(id)
+        .bind_tenant(tenant)
+        .execute_or_not_found(db)
+        .await
 }
 
 /// Revokes (deletes) a key. With `company_id` the key must belong to it;
 /// without, any key (the CLI, which has no tenant).
 pub async fn revoke(db: &Db, company_id: Option<Uuid>, id: Uuid) -> Result<(), StoreError> {
-    let result = on_db!(db, c => sqlx::query(
-        "DELETE FROM api_keys WHERE id = $1 AND ($2 IS NULL OR company_id = $2)")
-        .bind(id).bind(company_id).execute(c).await?.rows_affected());
-    if result == 0 {
-        return Err(StoreError::NotFound);
-    }
-    Ok(())
+    Query::new("DELETE FROM api_keys WHERE id = $1 AND ($2 IS NULL OR company_id = $2)")
+        .bind(id)
+        .bind(company_id)
+        .execute_or_not_found(db)
+        .await
 }
 
 /// What authentication needs to know about a presented key, in one query.
@@ -213,11 +214,14 @@ pub struct KeyForAuth {
 }
 
 pub async fn find_for_auth(db: &Db, key_hash: &str) -> Result<Option<KeyForAuth>, StoreError> {
-    Ok(on_db!(db, c => sqlx::query_as::<_, KeyForAuth>(
+    Query::new(
         "SELECT k.id, k.company_id, k.mode, k.scopes, k.rate_limit, k.expires_at, k.is_active, \
          k.last_used_at, c.status AS company_status \
-         FROM api_keys k JOIN companies c ON c.id = k.company_id WHERE k.key_hash = $1")
-        .bind(key_hash).fetch_optional(c).await?))
+         FROM api_keys k JOIN companies c ON c.id = k.company_id WHERE k.key_hash = $1",
+    )
+    .bind(key_hash)
+    .fetch_optional(db)
+    .await
 }
 
 /// Records use of a key. Callers throttle this (at most once a minute per
@@ -225,9 +229,13 @@ pub async fn find_for_auth(db: &Db, key_hash: &str) -> Result<Option<KeyForAuth>
 /// alone, so authentication never writes per request.
 pub async fn touch_last_used(db: &Db, id: Uuid, at: Timestamp) -> Result<(), StoreError> {
     let recent = Timestamp::from_datetime(at.0 - chrono::Duration::seconds(60));
-    on_db!(db, c => sqlx::query(
+    Query::new(
         "UPDATE api_keys SET last_used_at = $2 \
-         WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $3)")
-        .bind(id).bind(at).bind(recent).execute(c).await?.rows_affected());
-    Ok(())
+         WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $3)",
+    )
+    .bind(id)
+    .bind(at)
+    .bind(recent)
+    .execute(db)
+    .await
 }

@@ -3,27 +3,25 @@
 //! read by every node, so a token signed on one node verifies on all.
 
 use crate::auth::key::random_base62;
-use crate::db::Db;
+use crate::db::{Db, Query};
 use crate::error::StoreError;
-use crate::on_db;
 use crate::time::Timestamp;
 
 /// The secret named `name`, created (random, 43 base62 characters ≈ 256
 /// bits) if no node has created it yet.
 pub async fn server_secret(db: &Db, name: &str) -> Result<String, StoreError> {
     let candidate = random_base62(43);
-    on_db!(db, c => sqlx::query(
+    Query::new(
         "INSERT INTO server_secrets (name, value, created_at) VALUES ($1, $2, $3) \
-         ON CONFLICT (name) DO NOTHING")
+         ON CONFLICT (name) DO NOTHING",
+    )
+    .bind(name)
+    .bind(candidate)
+    .bind(Timestamp::now())
+    .execute(db)
+    .await?;
+    Query::new("SELECT value FROM server_secrets WHERE name = $1")
         .bind(name)
-        .bind(&candidate)
-        .bind(Timestamp::now())
-        .execute(c)
-        .await?
-        .rows_affected());
-    Ok(on_db!(db, c => sqlx::query_scalar::<_, String>(
-        "SELECT value FROM server_secrets WHERE name = $1")
-        .bind(name)
-        .fetch_one(c)
-        .await?))
+        .fetch_scalar(db)
+        .await
 }

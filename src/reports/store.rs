@@ -6,31 +6,26 @@
 use crate::tickets::model::{Priority, TicketStatus};
 use std::collections::HashMap;
 
-use sqlx::AssertSqlSafe;
-
 use super::model::{
     Day, Escalations, MEDIAN, P90, ReportQuery, ResolutionTime, TicketCounts, TicketReport,
     ms_to_seconds,
 };
 use crate::auth::Tenant;
-use crate::db::{Backend, Db};
+use crate::db::{Backend, Db, Query};
 use crate::error::StoreError;
-use crate::on_db;
 
-/// Binds `$1` company, `$2` mode, `$3` from, `$4` to, and `$5` the entity
-/// when the report has one (see `scope`).
-macro_rules! bind_scope {
-    ($query:expr, $tenant:expr, $report:expr) => {{
-        let q = $query
-            .bind($tenant.company_id)
-            .bind($tenant.mode.as_str())
-            .bind($report.from)
-            .bind($report.to);
-        match $report.entity_id {
-            Some(entity) => q.bind(entity),
-            None => q,
-        }
-    }};
+/// `sql` (written with `scope`'s placeholders, which it may use more than
+/// once) with `$1` company, `$2` mode, `$3` from, `$4` to, and `$5` the
+/// entity when the report has one.
+fn scoped(sql: String, tenant: &Tenant, report: &ReportQuery) -> Query {
+    let query = Query::new(sql)
+        .bind_tenant(tenant)
+        .bind(report.from)
+        .bind(report.to);
+    match report.entity_id {
+        Some(entity) => query.bind(entity),
+        None => query,
+    }
 }
 
 /// `WHERE` for the tenant's tickets (alias `t`) whose `column` falls in the
@@ -86,9 +81,8 @@ async fn counts(
         "SELECT t.status, t.priority, COUNT(*) FROM tickets t{created} \
          GROUP BY t.status, t.priority"
     );
-    let groups = on_db!(db, c => bind_scope!(
-        sqlx::query_as::<_, (TicketStatus, Priority, i64)>(AssertSqlSafe(sql)), tenant, report)
-        .fetch_all(c).await?);
+    let groups: Vec<(TicketStatus, Priority, i64)> =
+        scoped(sql, tenant, report).fetch_all(db).await?;
     let mut counts = TicketCounts::default();
     for (status, priority, n) in groups {
         counts.created += n;
@@ -107,9 +101,7 @@ async fn counts(
          SELECT 'resolved' AS kind, {resolved_day} AS day, COUNT(*) AS n FROM tickets t{resolved} \
          GROUP BY {resolved_day}"
     );
-    let rows = on_db!(db, c => bind_scope!(
-        sqlx::query_as::<_, (String, String, i64)>(AssertSqlSafe(sql)), tenant, report)
-        .fetch_all(c).await?);
+    let rows: Vec<(String, String, i64)> = scoped(sql, tenant, report).fetch_all(db).await?;
     let mut per_day: HashMap<(String, String), i64> = HashMap::new();
     for (kind, day, n) in rows {
         if kind == "resolved" {
@@ -180,10 +172,11 @@ async fn resolution_time(
             )
         }
     };
-    let (count, median, p90) = on_db!(db, c => bind_scope!(
-        sqlx::query_as::<_, (i64, Option<f64>, Option<f64>)>(AssertSqlSafe(sql)), tenant, report)
-        .bind(MEDIAN).bind(P90)
-        .fetch_one(c).await?);
+    let (count, median, p90): (i64, Option<f64>, Option<f64>) = scoped(sql, tenant, report)
+        .bind(MEDIAN)
+        .bind(P90)
+        .fetch_one(db)
+        .await?;
     Ok(ResolutionTime {
         count,
         median_seconds: median.map(ms_to_seconds),
@@ -214,9 +207,7 @@ async fn escalations(
          WHERE a.company_id = $1 AND a.mode = $2 AND a.kind = 'escalated' \
          AND a.created_at >= $3 AND a.created_at < $4{entity}"
     );
-    let (total, automatic) = on_db!(db, c => bind_scope!(
-        sqlx::query_as::<_, (i64, i64)>(AssertSqlSafe(sql)), tenant, report)
-        .fetch_one(c).await?);
+    let (total, automatic): (i64, i64) = scoped(sql, tenant, report).fetch_one(db).await?;
     Ok(Escalations {
         total,
         manual: total - automatic,

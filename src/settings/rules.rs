@@ -127,10 +127,6 @@ async fn replace(
     Json(body): Json<RulesBody>,
 ) -> ApiResult<Json<RulesResponse>> {
     let new = parse_rules(body)?;
-    let problems = rules::invalid_references(&state.db, &principal.tenant, &new).await?;
-    if !problems.is_empty() {
-        return Err(ApiError::validation(problems));
-    }
     let rules = rules::replace(&state.db, &principal.tenant, &new).await?;
     Ok(Json(RulesResponse { rules }))
 }

@@ -8,10 +8,9 @@ use sqlx::types::Json;
 use uuid::Uuid;
 
 use super::DEFAULT_TIMEZONE;
-use crate::db::{Backend, Db};
+use crate::db::{Backend, Db, Query};
 use crate::error::StoreError;
 use crate::time::Timestamp;
-use crate::{on_db, on_tx};
 
 /// The company profile as `/settings` shows it.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
@@ -63,9 +62,10 @@ impl From<CompanyRow> for CompanySettings {
 const COLUMNS: &str = "id, name, settings, created_at, updated_at";
 
 pub async fn find(db: &Db, company_id: Uuid) -> Result<CompanySettings, StoreError> {
-    let sql = format!("SELECT {COLUMNS} FROM companies WHERE id = $1");
-    let row = on_db!(db, c => sqlx::query_as::<_, CompanyRow>(sqlx::AssertSqlSafe(sql))
-        .bind(company_id).fetch_one(c).await?);
+    let row: CompanyRow = Query::new(format!("SELECT {COLUMNS} FROM companies WHERE id = $1"))
+        .bind(company_id)
+        .fetch_one(db)
+        .await?;
     Ok(row.into())
 }
 
@@ -80,9 +80,12 @@ pub async fn update(
         Backend::Postgres => " FOR NO KEY UPDATE",
         Backend::Sqlite => "",
     };
-    let sql = format!("SELECT {COLUMNS} FROM companies WHERE id = $1{lock}");
-    let row = on_tx!(&mut tx, c => sqlx::query_as::<_, CompanyRow>(sqlx::AssertSqlSafe(sql))
-        .bind(company_id).fetch_one(c).await?);
+    let row: CompanyRow = Query::new(format!(
+        "SELECT {COLUMNS} FROM companies WHERE id = $1{lock}"
+    ))
+    .bind(company_id)
+    .fetch_one(&mut tx)
+    .await?;
     let mut settings = row.settings.0.clone();
     let current = CompanySettings::from(row);
     let name = update.name.unwrap_or_else(|| current.name.clone());
@@ -102,9 +105,13 @@ pub async fn update(
         "UPDATE companies SET name = $2, settings = $3, updated_at = $4 WHERE id = $1 \
          RETURNING {COLUMNS}"
     );
-    let row = on_tx!(&mut tx, c => sqlx::query_as::<_, CompanyRow>(sqlx::AssertSqlSafe(sql))
-        .bind(company_id).bind(&name).bind(Json(&settings)).bind(Timestamp::now())
-        .fetch_one(c).await?);
+    let row: CompanyRow = Query::new(sql)
+        .bind(company_id)
+        .bind(&name)
+        .bind(Value::Object(settings))
+        .bind(Timestamp::now())
+        .fetch_one(&mut tx)
+        .await?;
     tx.commit().await?;
     Ok(row.into())
 }

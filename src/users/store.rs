@@ -6,10 +6,10 @@ use uuid::Uuid;
 
 use super::model::Role;
 use crate::auth::Tenant;
-use crate::db::{Db, Tx};
+use crate::db::{Db, Query, Tx};
 use crate::error::StoreError;
+use crate::events;
 use crate::time::{Timestamp, new_id};
-use crate::{events, on_db, on_tx};
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -34,7 +34,7 @@ pub struct NewUser {
 }
 
 /// Creates a user and emits `user.created` (for `tenant`'s mode, the mode of
-/// the key that created it). A taken email is a Conflict.
+/// the key that created it). A taken email is a Conflict on `email`.
 pub async fn create(db: &Db, tenant: &Tenant, new: NewUser) -> Result<User, StoreError> {
     let mut tx = db.begin().await?;
     let user = create_in(&mut tx, tenant, new).await?;
@@ -49,41 +49,27 @@ pub async fn create_in(tx: &mut Tx, tenant: &Tenant, new: NewUser) -> Result<Use
         "INSERT INTO users (id, company_id, name, email, role, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING {COLUMNS}"
     );
-    let user = on_tx!(tx, c => sqlx::query_as::<_, User>(sqlx::AssertSqlSafe(sql))
+    let user: User = Query::new(sql)
         .bind(new.id.unwrap_or_else(new_id))
         .bind(tenant.company_id)
         .bind(&new.name)
         .bind(&new.email)
-        .bind(new.role)
+        .bind(new.role.as_str())
         .bind(now)
-        .fetch_one(c)
-        .await?);
+        .unique_field("email")
+        .fetch_one(&mut *tx)
+        .await?;
     events::emit(tx, tenant, events::EventName::UserCreated, &user).await?;
     Ok(user)
 }
 
 pub async fn find(db: &Db, company_id: Uuid, id: Uuid) -> Result<User, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM users WHERE id = $1 AND company_id = $2");
-    Ok(
-        on_db!(db, c => sqlx::query_as::<_, User>(sqlx::AssertSqlSafe(sql))
-        .bind(id).bind(company_id).fetch_one(c).await?),
-    )
-}
-
-/// The user `id` of the company, or a 400 on `field` ("assignedToId", …).
-pub async fn find_reference(
-    db: &Db,
-    company_id: Uuid,
-    id: Uuid,
-    field: &str,
-) -> Result<User, StoreError> {
-    match find(db, company_id, id).await {
-        Err(StoreError::NotFound) => Err(StoreError::InvalidReference {
-            field: field.into(),
-            message: "must be a user of this company".into(),
-        }),
-        other => other,
-    }
+    Query::new(sql)
+        .bind(id)
+        .bind(company_id)
+        .fetch_one(db)
+        .await
 }
 
 pub async fn list(
@@ -96,11 +82,16 @@ pub async fn list(
         "SELECT {COLUMNS} FROM users WHERE company_id = $1 \
          ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3"
     );
-    let users = on_db!(db, c => sqlx::query_as::<_, User>(sqlx::AssertSqlSafe(sql))
-        .bind(company_id).bind(limit).bind(offset).fetch_all(c).await?);
-    let total = on_db!(db, c => sqlx::query_scalar::<_, i64>(
-        "SELECT COUNT(*) FROM users WHERE company_id = $1")
-        .bind(company_id).fetch_one(c).await?);
+    let users = Query::new(sql)
+        .bind(company_id)
+        .bind(limit)
+        .bind(offset)
+        .fetch_all(db)
+        .await?;
+    let total = Query::new("SELECT COUNT(*) FROM users WHERE company_id = $1")
+        .bind(company_id)
+        .fetch_scalar(db)
+        .await?;
     Ok((users, total))
 }
 
@@ -119,9 +110,14 @@ pub async fn update(
          WHERE id = $1 AND company_id = $2 RETURNING {COLUMNS}"
     );
     let now = Timestamp::now();
-    Ok(
-        on_db!(db, c => sqlx::query_as::<_, User>(sqlx::AssertSqlSafe(sql))
-        .bind(id).bind(company_id).bind(name).bind(email).bind(role).bind(now)
-        .fetch_one(c).await?),
-    )
+    Query::new(sql)
+        .bind(id)
+        .bind(company_id)
+        .bind(name)
+        .bind(email)
+        .bind(role)
+        .bind(now)
+        .unique_field("email")
+        .fetch_one(db)
+        .await
 }

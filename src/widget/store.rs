@@ -5,9 +5,8 @@ use uuid::Uuid;
 
 use crate::auth::{Mode, Tenant};
 use crate::companies::CompanyStatus;
-use crate::db::Db;
+use crate::db::{Db, Query};
 use crate::error::StoreError;
-use crate::on_db;
 
 /// What a widget key opens: one entity of one company, in one mode.
 #[derive(Debug, Clone)]
@@ -42,8 +41,7 @@ pub async fn resolve(db: &Db, widget_key: &str) -> Result<Option<WidgetTarget>, 
         "SELECT e.id, e.company_id, e.name, c.status AS company_status \
          FROM entities e JOIN companies c ON c.id = e.company_id WHERE e.{column} = $1"
     );
-    let row = on_db!(db, c => sqlx::query_as::<_, Row>(sqlx::AssertSqlSafe(sql))
-        .bind(widget_key).fetch_optional(c).await?);
+    let row: Option<Row> = Query::new(sql).bind(widget_key).fetch_optional(db).await?;
     Ok(row.map(|row| WidgetTarget {
         entity_id: row.id,
         entity_name: row.name,

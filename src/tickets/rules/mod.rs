@@ -93,26 +93,16 @@ pub async fn list(db: &Db, tenant: &Tenant) -> Result<Vec<Rule>, StoreError> {
 /// Replaces the tenant's list with `rules`, in one transaction: rules whose
 /// id is given are updated (and keep their firings), the others created,
 /// and rules left out deleted. An id that is not one of the tenant's rules
-/// is an invalid reference (`rules[i].id`).
+/// is an invalid reference (`rules[i].id`). Every reference is checked in
+/// that transaction: the problems are listed together (`InvalidReferences`).
 pub async fn replace(db: &Db, tenant: &Tenant, rules: &[NewRule]) -> Result<Vec<Rule>, StoreError> {
     store::replace(db, tenant, rules).await
 }
 
-/// Every reference in `rules` that does not name a record of the tenant:
-/// rule ids, `action.escalateToId` (a user of the company) and
+/// Every reference in `rules` that `known` does not hold: rule ids,
+/// `action.escalateToId` (a user of the company) and
 /// `conditions.entityId` (an entity of the company), as 400 details.
-pub async fn invalid_references(
-    db: &Db,
-    tenant: &Tenant,
-    rules: &[NewRule],
-) -> Result<Vec<FieldError>, StoreError> {
-    let rule_ids: Vec<Uuid> = rules.iter().filter_map(|r| r.id).collect();
-    let users: Vec<Uuid> = rules.iter().map(|r| r.action.escalate_to_id).collect();
-    let entities: Vec<Uuid> = rules
-        .iter()
-        .filter_map(|r| r.conditions.entity_id)
-        .collect();
-    let known = store::known_references(db, tenant, &rule_ids, &users, &entities).await?;
+fn reference_problems(rules: &[NewRule], known: &store::Known) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let mut problem = |field: String, message: &str| {
         errors.push(FieldError {
@@ -144,5 +134,5 @@ pub async fn invalid_references(
             );
         }
     }
-    Ok(errors)
+    errors
 }

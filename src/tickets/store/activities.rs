@@ -6,10 +6,8 @@ use uuid::Uuid;
 
 use super::ensure_ticket;
 use crate::auth::Tenant;
-use crate::db::{Db, Tx};
+use crate::db::{Db, Query, Tx};
 use crate::error::StoreError;
-use crate::on_db;
-use crate::on_tx;
 use crate::tickets::model::{Activity, ActivityKind};
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
@@ -40,22 +38,20 @@ pub(super) async fn add_activity(
     entry: NewActivity,
     at: Timestamp,
 ) -> Result<(), StoreError> {
-    on_tx!(tx, c => sqlx::query(
+    Query::new(
         "INSERT INTO ticket_activities (id, company_id, mode, ticket_id, kind, from_value, \
-         to_value, details, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)")
-        .bind(new_id())
-        .bind(tenant.company_id)
-        .bind(tenant.mode.as_str())
-        .bind(ticket_id)
-        .bind(entry.kind)
-        .bind(&entry.from)
-        .bind(&entry.to)
-        .bind(entry.details.as_ref().map(Json))
-        .bind(at)
-        .execute(c)
-        .await?
-        .rows_affected());
-    Ok(())
+         to_value, details, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    )
+    .bind(new_id())
+    .bind_tenant(tenant)
+    .bind(ticket_id)
+    .bind(entry.kind)
+    .bind(entry.from)
+    .bind(entry.to)
+    .bind(entry.details)
+    .bind(at)
+    .execute(tx)
+    .await
 }
 
 #[derive(sqlx::FromRow)]
@@ -77,18 +73,25 @@ pub async fn list_activities(
     page: Page,
 ) -> Result<(Vec<Activity>, i64), StoreError> {
     ensure_ticket(db, tenant, ticket_id).await?;
-    let rows = on_db!(db, c => sqlx::query_as::<_, ActivityRow>(
+    let rows: Vec<ActivityRow> = Query::new(
         "SELECT id, ticket_id, kind, from_value, to_value, details, created_at \
          FROM ticket_activities WHERE ticket_id = $1 AND company_id = $2 AND mode = $3 \
-         ORDER BY created_at, id LIMIT $4 OFFSET $5")
-        .bind(ticket_id).bind(tenant.company_id).bind(tenant.mode.as_str())
-        .bind(page.limit).bind(page.offset)
-        .fetch_all(c).await?);
-    let total = on_db!(db, c => sqlx::query_scalar::<_, i64>(
+         ORDER BY created_at, id LIMIT $4 OFFSET $5",
+    )
+    .bind(ticket_id)
+    .bind_tenant(tenant)
+    .bind(page.limit)
+    .bind(page.offset)
+    .fetch_all(db)
+    .await?;
+    let total = Query::new(
         "SELECT COUNT(*) FROM ticket_activities \
-         WHERE ticket_id = $1 AND company_id = $2 AND mode = $3")
-        .bind(ticket_id).bind(tenant.company_id).bind(tenant.mode.as_str())
-        .fetch_one(c).await?);
+         WHERE ticket_id = $1 AND company_id = $2 AND mode = $3",
+    )
+    .bind(ticket_id)
+    .bind_tenant(tenant)
+    .fetch_scalar(db)
+    .await?;
     let activities = rows
         .into_iter()
         .map(|row| Activity {

@@ -2,19 +2,17 @@
 //! and `comment.created` in the same transaction.
 
 use serde_json::json;
-use sqlx::AssertSqlSafe;
 use uuid::Uuid;
 
 use super::activities::{NewActivity, add_activity};
 use super::{ensure_ticket, user_ref};
 use crate::auth::Tenant;
-use crate::db::Db;
+use crate::db::{Db, Query, Table, ensure_reference};
 use crate::error::StoreError;
 use crate::tickets::events;
 use crate::tickets::model::{ActivityKind, Comment, NewComment};
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
-use crate::{on_db, on_tx, users};
 
 const COMMENT_SELECT: &str = "SELECT c.id, c.ticket_id, c.body, c.author_id, \
      u.name AS author_name, u.email AS author_email, c.is_internal, c.created_at \
@@ -55,33 +53,33 @@ pub async fn add_comment(
     ticket_id: Uuid,
     new: NewComment,
 ) -> Result<Comment, StoreError> {
-    if let Some(author) = new.author_id {
-        users::store::find_reference(db, tenant.company_id, author, "authorId").await?;
-    }
     let mut tx = db.begin().await?;
-    let now = Timestamp::now();
-    let touched = on_tx!(&mut tx, c => sqlx::query(
-        "UPDATE tickets SET updated_at = $4 WHERE id = $1 AND company_id = $2 AND mode = $3")
-        .bind(ticket_id).bind(tenant.company_id).bind(tenant.mode.as_str()).bind(now)
-        .execute(c).await?.rows_affected());
-    if touched == 0 {
-        return Err(StoreError::NotFound);
+    if let Some(author) = new.author_id {
+        ensure_reference(&mut tx, tenant.company_id, Table::Users, author, "authorId").await?;
     }
+    let now = Timestamp::now();
+    Query::new(
+        "UPDATE tickets SET updated_at = $4 WHERE id = $1 AND company_id = $2 AND mode = $3",
+    )
+    .bind(ticket_id)
+    .bind_tenant(tenant)
+    .bind(now)
+    .execute_or_not_found(&mut tx)
+    .await?;
     let id = new_id();
-    on_tx!(&mut tx, c => sqlx::query(
+    Query::new(
         "INSERT INTO ticket_comments (id, company_id, mode, ticket_id, body, author_id, \
-         is_internal, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)")
-        .bind(id)
-        .bind(tenant.company_id)
-        .bind(tenant.mode.as_str())
-        .bind(ticket_id)
-        .bind(&new.body)
-        .bind(new.author_id)
-        .bind(new.is_internal)
-        .bind(now)
-        .execute(c)
-        .await?
-        .rows_affected());
+         is_internal, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    )
+    .bind(id)
+    .bind_tenant(tenant)
+    .bind(ticket_id)
+    .bind(&new.body)
+    .bind(new.author_id)
+    .bind(new.is_internal)
+    .bind(now)
+    .execute(&mut tx)
+    .await?;
     let entry = NewActivity {
         details: Some(json!({
             "commentId": id,
@@ -91,10 +89,12 @@ pub async fn add_comment(
         ..NewActivity::new(ActivityKind::Commented)
     };
     add_activity(&mut tx, tenant, ticket_id, entry, now).await?;
-    let sql = format!("{COMMENT_SELECT} WHERE c.id = $1");
-    let comment: Comment = on_tx!(&mut tx, c => sqlx::query_as::<_, CommentRow>(AssertSqlSafe(sql))
-        .bind(id).fetch_one(c).await?)
-    .into();
+    let row: CommentRow = Query::new(COMMENT_SELECT)
+        .push(" WHERE c.id = ")
+        .push_bind(id)
+        .fetch_one(&mut tx)
+        .await?;
+    let comment = Comment::from(row);
     events::comment_created(&mut tx, tenant, &comment).await?;
     tx.commit().await?;
     Ok(comment)
@@ -109,18 +109,24 @@ pub async fn list_comments(
     page: Page,
 ) -> Result<(Vec<Comment>, i64), StoreError> {
     ensure_ticket(db, tenant, ticket_id).await?;
-    let sql = format!(
-        "{COMMENT_SELECT} WHERE c.ticket_id = $1 AND c.company_id = $2 AND c.mode = $3 \
-         ORDER BY c.created_at, c.id LIMIT $4 OFFSET $5"
-    );
-    let rows = on_db!(db, c => sqlx::query_as::<_, CommentRow>(AssertSqlSafe(sql))
-        .bind(ticket_id).bind(tenant.company_id).bind(tenant.mode.as_str())
-        .bind(page.limit).bind(page.offset)
-        .fetch_all(c).await?);
-    let total = on_db!(db, c => sqlx::query_scalar::<_, i64>(
+    let rows: Vec<CommentRow> = Query::new(COMMENT_SELECT)
+        .push(" WHERE c.ticket_id = ")
+        .push_bind(ticket_id)
+        .push(" AND ")
+        .push_tenant(tenant, "c")
+        .push(" ORDER BY c.created_at, c.id LIMIT ")
+        .push_bind(page.limit)
+        .push(" OFFSET ")
+        .push_bind(page.offset)
+        .fetch_all(db)
+        .await?;
+    let total = Query::new(
         "SELECT COUNT(*) FROM ticket_comments WHERE ticket_id = $1 AND company_id = $2 \
-         AND mode = $3")
-        .bind(ticket_id).bind(tenant.company_id).bind(tenant.mode.as_str())
-        .fetch_one(c).await?);
+         AND mode = $3",
+    )
+    .bind(ticket_id)
+    .bind_tenant(tenant)
+    .fetch_scalar(db)
+    .await?;
     Ok((rows.into_iter().map(Comment::from).collect(), total))
 }

@@ -10,7 +10,6 @@ use activities::{NewActivity, add_activity};
 pub use comments::{add_comment, list_comments};
 
 use serde_json::json;
-use sqlx::AssertSqlSafe;
 use uuid::Uuid;
 
 use super::events;
@@ -18,12 +17,11 @@ use super::model::{
     ActivityKind, Escalation, NewTicket, Priority, Ticket, TicketFilter, TicketState, TicketStatus,
     TicketUpdate, UserRef, ticket_number,
 };
-use crate::auth::Tenant;
-use crate::db::{Backend, Db, Tx};
+use crate::auth::{Mode, Tenant};
+use crate::db::{Backend, Db, On, Query, Table, Tx, ensure_reference};
 use crate::error::StoreError;
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
-use crate::{entities, on_db, on_tx, users};
 
 /// A ticket with its assignee, in one read (no query per row).
 const TICKET_SELECT: &str = "SELECT t.id, t.ticket_number, t.subject, t.description, t.status, \
@@ -31,7 +29,14 @@ const TICKET_SELECT: &str = "SELECT t.id, t.ticket_number, t.subject, t.descript
      u.email AS assignee_email, t.resolved_at, t.created_at, t.updated_at \
      FROM tickets t LEFT JOIN users u ON u.id = t.assigned_to_id";
 
-const BY_ID: &str = " WHERE t.id = $1 AND t.company_id = $2 AND t.mode = $3";
+/// `SELECT … WHERE t.id = $1 AND` the tenant's.
+fn by_id(select: &str, tenant: &Tenant, id: Uuid) -> Query {
+    Query::new(select)
+        .push(" WHERE t.id = ")
+        .push_bind(id)
+        .push(" AND ")
+        .push_tenant(tenant, "t")
+}
 
 #[derive(sqlx::FromRow)]
 struct TicketRow {
@@ -82,29 +87,35 @@ fn user_ref(id: Option<Uuid>, name: Option<String>, email: Option<String>) -> Op
 /// Creates a ticket (OPEN) with the next number of the tenant, its
 /// `created` timeline entry, `ticket.created` and the visitor's email.
 pub async fn create(db: &Db, tenant: &Tenant, new: NewTicket) -> Result<Ticket, StoreError> {
-    entities::store::ensure_belongs(db, tenant.company_id, new.entity_id, "entityId").await?;
     let mut tx = db.begin().await?;
+    ensure_reference(
+        &mut tx,
+        tenant.company_id,
+        Table::Entities,
+        new.entity_id,
+        "entityId",
+    )
+    .await?;
     let number = ticket_number(next_number(&mut tx, tenant).await?);
     let id = new_id();
     let now = Timestamp::now();
-    on_tx!(&mut tx, c => sqlx::query(
+    Query::new(
         "INSERT INTO tickets (id, company_id, mode, entity_id, ticket_number, subject, \
          description, status, priority, visitor_email, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)")
-        .bind(id)
-        .bind(tenant.company_id)
-        .bind(tenant.mode.as_str())
-        .bind(new.entity_id)
-        .bind(&number)
-        .bind(&new.subject)
-        .bind(&new.description)
-        .bind(TicketStatus::Open)
-        .bind(new.priority)
-        .bind(&new.visitor_email)
-        .bind(now)
-        .execute(c)
-        .await?
-        .rows_affected());
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)",
+    )
+    .bind(id)
+    .bind_tenant(tenant)
+    .bind(new.entity_id)
+    .bind(&number)
+    .bind(&new.subject)
+    .bind(new.description.as_deref())
+    .bind(TicketStatus::Open.as_str())
+    .bind(new.priority.as_str())
+    .bind(new.visitor_email.as_deref())
+    .bind(now)
+    .execute(&mut tx)
+    .await?;
     let entry = NewActivity {
         to: Some(TicketStatus::Open.to_string()),
         details: Some(json!({"ticketNumber": number, "priority": new.priority})),
@@ -121,85 +132,71 @@ pub async fn create(db: &Db, tenant: &Tenant, new: NewTicket) -> Result<Ticket, 
 /// locked until the caller's transaction ends, so concurrent creates (on any
 /// node) take turns: no duplicates, and a rollback gives the number back.
 async fn next_number(tx: &mut Tx, tenant: &Tenant) -> Result<i64, StoreError> {
-    Ok(on_tx!(tx, c => sqlx::query_scalar::<_, i64>(
+    Query::new(
         "INSERT INTO counters (company_id, mode, name, value) VALUES ($1, $2, 'ticket', 1) \
          ON CONFLICT (company_id, mode, name) DO UPDATE SET value = counters.value + 1 \
-         RETURNING value")
-        .bind(tenant.company_id)
-        .bind(tenant.mode.as_str())
-        .fetch_one(c)
-        .await?))
+         RETURNING value",
+    )
+    .bind_tenant(tenant)
+    .fetch_scalar(tx)
+    .await
 }
 
 /// The ticket `id` of the tenant; another tenant's is NotFound.
 pub async fn find(db: &Db, tenant: &Tenant, id: Uuid) -> Result<Ticket, StoreError> {
-    let sql = format!("{TICKET_SELECT}{BY_ID}");
-    let row = on_db!(db, c => sqlx::query_as::<_, TicketRow>(AssertSqlSafe(sql))
-        .bind(id).bind(tenant.company_id).bind(tenant.mode.as_str())
-        .fetch_one(c).await?);
+    load(db, tenant, id).await
+}
+
+/// `find` on the pool or inside a transaction (to answer with what was
+/// just written).
+async fn load<'c>(on: impl Into<On<'c>>, tenant: &Tenant, id: Uuid) -> Result<Ticket, StoreError> {
+    let row: TicketRow = by_id(TICKET_SELECT, tenant, id).fetch_one(on).await?;
     Ok(row.into())
 }
 
-/// `find` inside a transaction (to answer with what was just written).
-async fn load(tx: &mut Tx, tenant: &Tenant, id: Uuid) -> Result<Ticket, StoreError> {
-    let sql = format!("{TICKET_SELECT}{BY_ID}");
-    let row = on_tx!(tx, c => sqlx::query_as::<_, TicketRow>(AssertSqlSafe(sql))
-        .bind(id).bind(tenant.company_id).bind(tenant.mode.as_str())
-        .fetch_one(c).await?);
-    Ok(row.into())
-}
-
-/// The WHERE clause for `filter`: only the filters given, so that each
-/// combination matches its index in 0004_tickets.sql exactly.
-fn filter_clause(filter: &TicketFilter) -> (String, usize) {
-    let mut sql = String::from(" WHERE t.company_id = $1 AND t.mode = $2");
-    let mut n = 2;
-    let given = [
-        ("entity_id", filter.entity_id.is_some()),
-        ("status", filter.status.is_some()),
-        ("priority", filter.priority.is_some()),
-        ("assigned_to_id", filter.assigned_to_id.is_some()),
-    ];
-    for (column, present) in given {
-        if present {
-            n += 1;
-            sql.push_str(&format!(" AND t.{column} = ${n}"));
-        }
+/// `select` WHERE the tenant's tickets match `filter`: only the filters
+/// given, so that each combination matches its index in 0004_tickets.sql
+/// exactly.
+fn filtered(select: &str, tenant: &Tenant, filter: &TicketFilter) -> Query {
+    let mut query = Query::new(select).push(" WHERE ").push_tenant(tenant, "t");
+    if let Some(entity) = filter.entity_id {
+        query = query.push(" AND t.entity_id = ").push_bind(entity);
     }
-    (sql, n)
+    if let Some(status) = filter.status {
+        query = query.push(" AND t.status = ").push_bind(status);
+    }
+    if let Some(priority) = filter.priority {
+        query = query.push(" AND t.priority = ").push_bind(priority);
+    }
+    if let Some(assignee) = filter.assigned_to_id {
+        query = query.push(" AND t.assigned_to_id = ").push_bind(assignee);
+    }
+    query
 }
 
-/// Binds the tenant and the given filters, in `filter_clause`'s order.
-macro_rules! bind_filter {
-    ($query:expr, $tenant:expr, $filter:expr) => {{
-        let mut q = $query.bind($tenant.company_id).bind($tenant.mode.as_str());
-        if let Some(v) = $filter.entity_id {
-            q = q.bind(v);
-        }
-        if let Some(v) = $filter.status {
-            q = q.bind(v);
-        }
-        if let Some(v) = $filter.priority {
-            q = q.bind(v);
-        }
-        if let Some(v) = $filter.assigned_to_id {
-            q = q.bind(v);
-        }
-        q
-    }};
+fn list_query(tenant: &Tenant, filter: &TicketFilter, page: Page) -> Query {
+    filtered(TICKET_SELECT, tenant, filter)
+        .push(" ORDER BY t.created_at DESC, t.id DESC LIMIT ")
+        .push_bind(page.limit)
+        .push(" OFFSET ")
+        .push_bind(page.offset)
 }
 
-/// The page query of `list` for `filter`. Its binds: company id, mode, the
-/// given filters in field order, limit, offset. Public for the test that
-/// checks every filter combination reads an index in order.
+/// The SQL text of `list`'s page query for `filter` (the text does not
+/// depend on the values bound). Its binds: company id, mode, the given
+/// filters in field order, limit, offset. Public for the test that checks
+/// every filter combination reads an index in order.
 #[doc(hidden)]
 pub fn list_sql(filter: &TicketFilter) -> String {
-    let (clause, n) = filter_clause(filter);
-    format!(
-        "{TICKET_SELECT}{clause} ORDER BY t.created_at DESC, t.id DESC LIMIT ${} OFFSET ${}",
-        n + 1,
-        n + 2
-    )
+    let any_tenant = Tenant {
+        company_id: Uuid::nil(),
+        mode: Mode::Test,
+    };
+    let any_page = Page {
+        limit: 0,
+        offset: 0,
+    };
+    list_query(&any_tenant, filter, any_page).sql().to_string()
 }
 
 /// One page of the tenant's tickets, newest first (id breaks ties), and
@@ -210,15 +207,10 @@ pub async fn list(
     filter: &TicketFilter,
     page: Page,
 ) -> Result<(Vec<Ticket>, i64), StoreError> {
-    let (clause, _) = filter_clause(filter);
-    let sql = list_sql(filter);
-    let rows = on_db!(db, c => bind_filter!(
-            sqlx::query_as::<_, TicketRow>(AssertSqlSafe(sql)), tenant, filter)
-        .bind(page.limit).bind(page.offset).fetch_all(c).await?);
-    let count = format!("SELECT COUNT(*) FROM tickets t{clause}");
-    let total = on_db!(db, c => bind_filter!(
-            sqlx::query_scalar::<_, i64>(AssertSqlSafe(count)), tenant, filter)
-        .fetch_one(c).await?);
+    let rows: Vec<TicketRow> = list_query(tenant, filter, page).fetch_all(db).await?;
+    let total = filtered("SELECT COUNT(*) FROM tickets t", tenant, filter)
+        .fetch_scalar(db)
+        .await?;
     Ok((rows.into_iter().map(Ticket::from).collect(), total))
 }
 
@@ -229,15 +221,14 @@ async fn lock(tx: &mut Tx, tenant: &Tenant, id: Uuid) -> Result<TicketState, Sto
         Backend::Postgres => " FOR UPDATE",
         Backend::Sqlite => "",
     };
-    let sql = format!(
-        "SELECT status, priority, assigned_to_id, resolved_at FROM tickets \
-         WHERE id = $1 AND company_id = $2 AND mode = $3{lock}"
-    );
-    Ok(
-        on_tx!(tx, c => sqlx::query_as::<_, TicketState>(AssertSqlSafe(sql))
-        .bind(id).bind(tenant.company_id).bind(tenant.mode.as_str())
-        .fetch_one(c).await?),
+    by_id(
+        "SELECT t.status, t.priority, t.assigned_to_id, t.resolved_at FROM tickets t",
+        tenant,
+        id,
     )
+    .push(lock)
+    .fetch_one(tx)
+    .await
 }
 
 async fn write_state(
@@ -247,21 +238,19 @@ async fn write_state(
     state: &TicketState,
     now: Timestamp,
 ) -> Result<(), StoreError> {
-    on_tx!(tx, c => sqlx::query(
+    Query::new(
         "UPDATE tickets SET status = $4, priority = $5, assigned_to_id = $6, resolved_at = $7, \
-         updated_at = $8 WHERE id = $1 AND company_id = $2 AND mode = $3")
-        .bind(id)
-        .bind(tenant.company_id)
-        .bind(tenant.mode.as_str())
-        .bind(state.status)
-        .bind(state.priority)
-        .bind(state.assigned_to_id)
-        .bind(state.resolved_at)
-        .bind(now)
-        .execute(c)
-        .await?
-        .rows_affected());
-    Ok(())
+         updated_at = $8 WHERE id = $1 AND company_id = $2 AND mode = $3",
+    )
+    .bind(id)
+    .bind_tenant(tenant)
+    .bind(state.status.as_str())
+    .bind(state.priority.as_str())
+    .bind(state.assigned_to_id)
+    .bind(state.resolved_at)
+    .bind(now)
+    .execute(tx)
+    .await
 }
 
 /// Applies a PATCH. Only fields whose value differs count: they get a
@@ -274,10 +263,17 @@ pub async fn update(
     id: Uuid,
     update: TicketUpdate,
 ) -> Result<Ticket, StoreError> {
-    if let Some(Some(user)) = update.assigned_to_id {
-        users::store::find_reference(db, tenant.company_id, user, "assignedToId").await?;
-    }
     let mut tx = db.begin().await?;
+    if let Some(Some(user)) = update.assigned_to_id {
+        ensure_reference(
+            &mut tx,
+            tenant.company_id,
+            Table::Users,
+            user,
+            "assignedToId",
+        )
+        .await?;
+    }
     let current = lock(&mut tx, tenant, id).await?;
     let changes = current.diff(&update);
     if changes.is_empty() {
@@ -311,8 +307,16 @@ pub async fn escalate(
     ticket_id: Uuid,
     escalation: Escalation,
 ) -> Result<Ticket, StoreError> {
-    users::store::find_reference(db, tenant.company_id, escalation.to_user, "escalateToId").await?;
     let mut tx = db.begin().await?;
+    let to_user = escalation.to_user;
+    ensure_reference(
+        &mut tx,
+        tenant.company_id,
+        Table::Users,
+        to_user,
+        "escalateToId",
+    )
+    .await?;
     let ticket = escalate_in(&mut tx, tenant, ticket_id, &escalation).await?;
     tx.commit().await?;
     Ok(ticket)
@@ -343,34 +347,26 @@ pub async fn escalate_in(
         ..NewActivity::new(ActivityKind::Escalated)
     };
     add_activity(tx, tenant, ticket_id, entry, now).await?;
-    let ticket = load(tx, tenant, ticket_id).await?;
+    let ticket = load(&mut *tx, tenant, ticket_id).await?;
     events::escalated(tx, tenant, &ticket, &summary).await?;
     Ok(ticket)
 }
 
 /// Deletes a ticket with its comments and timeline.
 pub async fn delete(db: &Db, tenant: &Tenant, id: Uuid) -> Result<(), StoreError> {
-    let deleted = on_db!(db, c => sqlx::query(
-        "DELETE FROM tickets WHERE id = $1 AND company_id = $2 AND mode = $3")
-        .bind(id).bind(tenant.company_id).bind(tenant.mode.as_str())
-        .execute(c).await?.rows_affected());
-    if deleted == 0 {
-        return Err(StoreError::NotFound);
-    }
-    Ok(())
+    Query::new("DELETE FROM tickets WHERE id = $1 AND company_id = $2 AND mode = $3")
+        .bind(id)
+        .bind_tenant(tenant)
+        .execute_or_not_found(db)
+        .await
 }
 
 /// NotFound unless the ticket exists for the tenant.
 async fn ensure_ticket(db: &Db, tenant: &Tenant, id: Uuid) -> Result<(), StoreError> {
-    let found = on_db!(db, c => sqlx::query(
-        "SELECT id FROM tickets WHERE id = $1 AND company_id = $2 AND mode = $3")
-        .bind(id).bind(tenant.company_id).bind(tenant.mode.as_str())
-        .fetch_optional(c).await?.is_some());
-    if found {
-        Ok(())
-    } else {
-        Err(StoreError::NotFound)
-    }
+    let _: (Uuid,) = by_id("SELECT t.id FROM tickets t", tenant, id)
+        .fetch_one(db)
+        .await?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -378,18 +374,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn filter_clause_numbers_only_the_given_filters() {
+    fn list_sql_numbers_only_the_given_filters() {
         let filter = TicketFilter {
             status: Some(TicketStatus::Open),
             assigned_to_id: Some(Uuid::now_v7()),
             ..Default::default()
         };
-        let (sql, n) = filter_clause(&filter);
         assert_eq!(
-            sql,
-            " WHERE t.company_id = $1 AND t.mode = $2 AND t.status = $3 \
-             AND t.assigned_to_id = $4"
+            list_sql(&filter),
+            format!(
+                "{TICKET_SELECT} WHERE t.company_id = $1 AND t.mode = $2 AND t.status = $3 \
+                 AND t.assigned_to_id = $4 ORDER BY t.created_at DESC, t.id DESC \
+                 LIMIT $5 OFFSET $6"
+            )
         );
-        assert_eq!(n, 4);
     }
 }

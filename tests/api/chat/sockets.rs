@@ -634,7 +634,6 @@ async fn a_long_replay_arrives_whole_and_in_order(backend: Backend) {
             body: format!("message {n}"),
             sender_type: supportdesk::chat::model::SenderType::System,
             sender_id: None,
-            sender_name: None,
         };
         let (_, message) =
             supportdesk::chat::store::create_message(&app.state.db, &tenant, id, new, None)

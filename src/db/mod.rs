@@ -1,6 +1,15 @@
 //! The store connection: one enum over the two sqlx pools, so one build serves
 //! SQLite (embedded default) and Postgres (production). Store functions write
-//! one SQL text where the dialects agree and branch only where they differ.
+//! one SQL text where the dialects agree and branch only where they differ,
+//! and run it through [`Query`], which binds the tenant in one place. The
+//! `on_db!` / `on_tx!` macros serve the stores not yet moved to `Query`
+//! (outbox, webhooks, events, mail) and tests that inspect the database.
+
+mod query;
+mod reference;
+
+pub use query::{AnyRow, On, Query, Value};
+pub use reference::{Table, ensure_reference};
 
 use std::str::FromStr;
 use std::time::Duration;

@@ -1,0 +1,403 @@
+//! The one way stores build and run SQL whose text or values vary: push text,
+//! bind typed values (each `push_bind` writes the next `$n`), and run the
+//! result on either backend, through a pool or inside a transaction. The
+//! tenant's company and mode are bound by `push_tenant` / `bind_tenant` only,
+//! so a tenant-scoped query cannot bind them wrongly or forget one.
+
+use sqlx::postgres::{PgArguments, PgRow};
+use sqlx::sqlite::{SqliteArguments, SqliteRow};
+use sqlx::{Arguments, AssertSqlSafe, FromRow};
+use uuid::Uuid;
+
+use super::{Db, Tx};
+use crate::auth::Tenant;
+use crate::error::StoreError;
+use crate::time::Timestamp;
+
+/// Builds the backend's arguments and runs `$body` with the sqlx query
+/// (`$make(sql, arguments)`) as `$q` and the executor as `$c`.
+macro_rules! run {
+    ($on:expr, $query:expr, $make:path, |$q:ident, $c:ident| $body:expr) => {{
+        let query = $query;
+        match $on {
+            On::Db(Db::Postgres(pool)) => {
+                let arguments = query.pg_arguments()?;
+                let $q = $make(AssertSqlSafe(query.sql), arguments);
+                let $c = pool;
+                $body
+            }
+            On::Db(Db::Sqlite(pool)) => {
+                let arguments = query.sqlite_arguments()?;
+                let $q = $make(AssertSqlSafe(query.sql), arguments);
+                let $c = pool;
+                $body
+            }
+            On::Tx(Tx::Postgres(tx)) => {
+                let arguments = query.pg_arguments()?;
+                let $q = $make(AssertSqlSafe(query.sql), arguments);
+                let $c = &mut **tx;
+                $body
+            }
+            On::Tx(Tx::Sqlite(tx)) => {
+                let arguments = query.sqlite_arguments()?;
+                let $q = $make(AssertSqlSafe(query.sql), arguments);
+                let $c = &mut **tx;
+                $body
+            }
+        }
+    }};
+}
+
+/// A bind value. Every variant holds an `Option` so that a NULL is still
+/// sent with its type, as a typed sqlx bind would send it. Closed sets
+/// stored as text (statuses, roles, modes) bind their `as_str()`.
+#[derive(Debug, Clone)]
+pub enum Value {
+    Uuid(Option<Uuid>),
+    Text(Option<String>),
+    Int(Option<i64>),
+    Float(Option<f64>),
+    Bool(Option<bool>),
+    Time(Option<Timestamp>),
+    Json(Option<serde_json::Value>),
+}
+
+macro_rules! value_from {
+    ($variant:ident, $ty:ty) => {
+        impl From<$ty> for Value {
+            fn from(value: $ty) -> Self {
+                Value::$variant(Some(value.into()))
+            }
+        }
+        impl From<Option<$ty>> for Value {
+            fn from(value: Option<$ty>) -> Self {
+                Value::$variant(value.map(Into::into))
+            }
+        }
+    };
+}
+
+value_from!(Uuid, Uuid);
+value_from!(Text, String);
+value_from!(Text, &str);
+value_from!(Text, &String);
+value_from!(Int, i64);
+value_from!(Float, f64);
+value_from!(Bool, bool);
+value_from!(Time, Timestamp);
+value_from!(Json, serde_json::Value);
+
+impl From<&serde_json::Value> for Value {
+    fn from(value: &serde_json::Value) -> Self {
+        Value::Json(Some(value.clone()))
+    }
+}
+
+impl From<Option<&serde_json::Value>> for Value {
+    fn from(value: Option<&serde_json::Value>) -> Self {
+        Value::Json(value.cloned())
+    }
+}
+
+/// Where a query runs: on the pool, or inside an open transaction.
+pub enum On<'c> {
+    Db(&'c Db),
+    Tx(&'c mut Tx),
+}
+
+impl<'c> From<&'c Db> for On<'c> {
+    fn from(db: &'c Db) -> Self {
+        On::Db(db)
+    }
+}
+
+impl<'c> From<&'c mut Tx> for On<'c> {
+    fn from(tx: &'c mut Tx) -> Self {
+        On::Tx(tx)
+    }
+}
+
+/// A row type readable from both backends.
+pub trait AnyRow:
+    for<'r> FromRow<'r, PgRow> + for<'r> FromRow<'r, SqliteRow> + Send + Unpin
+{
+}
+
+impl<T> AnyRow for T where
+    T: for<'r> FromRow<'r, PgRow> + for<'r> FromRow<'r, SqliteRow> + Send + Unpin
+{
+}
+
+/// SQL text and its bind values, plus what a constraint violation means in
+/// the request's terms (the store that writes a row knows which field a
+/// unique or foreign key refers to).
+#[derive(Debug, Clone, Default)]
+#[must_use]
+pub struct Query {
+    sql: String,
+    values: Vec<Value>,
+    unique_field: Option<&'static str>,
+    foreign_key: Option<(&'static str, &'static str)>,
+}
+
+impl Query {
+    /// Starts with `sql`, which may already contain `$1…$n`: give their
+    /// values with `bind`, in order, before any `push_bind`.
+    pub fn new(sql: impl Into<String>) -> Self {
+        Query {
+            sql: sql.into(),
+            ..Self::default()
+        }
+    }
+
+    pub fn push(mut self, sql: &str) -> Self {
+        self.sql.push_str(sql);
+        self
+    }
+
+    /// The value of the next placeholder already written in the text.
+    pub fn bind(mut self, value: impl Into<Value>) -> Self {
+        self.values.push(value.into());
+        self
+    }
+
+    /// Writes the next placeholder and binds `value` to it.
+    pub fn push_bind(mut self, value: impl Into<Value>) -> Self {
+        self.values.push(value.into());
+        self.sql.push_str(&format!("${}", self.values.len()));
+        self
+    }
+
+    /// Binds `value` and answers its placeholder, for text that uses one
+    /// value more than once or is written after its values are bound.
+    pub fn placeholder_for(&mut self, value: impl Into<Value>) -> String {
+        self.values.push(value.into());
+        format!("${}", self.values.len())
+    }
+
+    /// Puts `sql` before the text (an `EXPLAIN`, say); placeholders keep
+    /// their numbers.
+    pub fn prefixed(mut self, sql: &str) -> Self {
+        self.sql.insert_str(0, sql);
+        self
+    }
+
+    /// Writes `($a, $b, …)` with one placeholder per value.
+    pub fn push_bind_list<V: Into<Value>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
+        self.sql.push('(');
+        for (i, value) in values.into_iter().enumerate() {
+            if i > 0 {
+                self.sql.push_str(", ");
+            }
+            self = self.push_bind(value);
+        }
+        self.sql.push(')');
+        self
+    }
+
+    /// Writes `alias.company_id = $n AND alias.mode = $m` (no alias when
+    /// `alias` is empty) and binds the tenant's company and mode.
+    pub fn push_tenant(self, tenant: &Tenant, alias: &str) -> Self {
+        let prefix = if alias.is_empty() {
+            String::new()
+        } else {
+            format!("{alias}.")
+        };
+        let company = self.values.len() + 1;
+        self.push(&format!(
+            "{prefix}company_id = ${company} AND {prefix}mode = ${}",
+            company + 1
+        ))
+        .bind_tenant(tenant)
+    }
+
+    /// Binds the tenant's company and mode to the next two placeholders
+    /// already written in the text (an INSERT's values, say).
+    pub fn bind_tenant(self, tenant: &Tenant) -> Self {
+        self.bind(tenant.company_id).bind(tenant.mode.as_str())
+    }
+
+    /// A unique violation on this statement means `field`'s value is taken.
+    pub fn unique_field(mut self, field: &'static str) -> Self {
+        self.unique_field = Some(field);
+        self
+    }
+
+    /// A foreign-key violation on this statement means `field` names no
+    /// record it may name (the record vanished or never existed).
+    pub fn foreign_key_field(mut self, field: &'static str, message: &'static str) -> Self {
+        self.foreign_key = Some((field, message));
+        self
+    }
+
+    /// The SQL text as it will be sent.
+    pub fn sql(&self) -> &str {
+        &self.sql
+    }
+
+    /// Runs a statement for its effect.
+    pub async fn execute<'c>(self, on: impl Into<On<'c>>) -> Result<(), StoreError> {
+        self.rows_affected(on).await.map(|_| ())
+    }
+
+    /// Runs a statement that must change a row: NotFound when none matched.
+    pub async fn execute_or_not_found<'c>(self, on: impl Into<On<'c>>) -> Result<(), StoreError> {
+        match self.rows_affected(on).await? {
+            0 => Err(StoreError::NotFound),
+            _ => Ok(()),
+        }
+    }
+
+    /// Runs a statement and answers how many rows it changed.
+    pub async fn rows_affected<'c>(self, on: impl Into<On<'c>>) -> Result<u64, StoreError> {
+        let errors = self.errors();
+        let result = run!(on.into(), self, sqlx::query_with, |q, c| q
+            .execute(c)
+            .await
+            .map(|done| done.rows_affected()));
+        result.map_err(|err| errors.map(err))
+    }
+
+    pub async fn fetch_all<'c, R: AnyRow>(
+        self,
+        on: impl Into<On<'c>>,
+    ) -> Result<Vec<R>, StoreError> {
+        let errors = self.errors();
+        let result = run!(on.into(), self, sqlx::query_as_with, |q, c| q
+            .fetch_all(c)
+            .await);
+        result.map_err(|err| errors.map(err))
+    }
+
+    /// The first row; NotFound when there is none.
+    pub async fn fetch_one<'c, R: AnyRow>(self, on: impl Into<On<'c>>) -> Result<R, StoreError> {
+        self.fetch_optional(on).await?.ok_or(StoreError::NotFound)
+    }
+
+    pub async fn fetch_optional<'c, R: AnyRow>(
+        self,
+        on: impl Into<On<'c>>,
+    ) -> Result<Option<R>, StoreError> {
+        let errors = self.errors();
+        let result = run!(on.into(), self, sqlx::query_as_with, |q, c| q
+            .fetch_optional(c)
+            .await);
+        result.map_err(|err| errors.map(err))
+    }
+
+    /// The first column of every row.
+    pub async fn fetch_column<'c, T>(self, on: impl Into<On<'c>>) -> Result<Vec<T>, StoreError>
+    where
+        (T,): AnyRow,
+        T: Send + Unpin,
+    {
+        let rows: Vec<(T,)> = self.fetch_all(on).await?;
+        Ok(rows.into_iter().map(|(value,)| value).collect())
+    }
+
+    /// The first column of the first row; NotFound when there is none.
+    pub async fn fetch_scalar<'c, T>(self, on: impl Into<On<'c>>) -> Result<T, StoreError>
+    where
+        (T,): AnyRow,
+        T: Send + Unpin,
+    {
+        let (value,): (T,) = self.fetch_one(on).await?;
+        Ok(value)
+    }
+
+    fn errors(&self) -> ErrorMeaning {
+        ErrorMeaning {
+            unique_field: self.unique_field,
+            foreign_key: self.foreign_key,
+        }
+    }
+
+    fn pg_arguments(&self) -> Result<PgArguments, StoreError> {
+        let mut args = PgArguments::default();
+        for value in &self.values {
+            add_value(&mut args, value)?;
+        }
+        Ok(args)
+    }
+
+    fn sqlite_arguments(&self) -> Result<SqliteArguments, StoreError> {
+        let mut args = SqliteArguments::default();
+        for value in &self.values {
+            add_value(&mut args, value)?;
+        }
+        Ok(args)
+    }
+}
+
+fn add_value<A>(args: &mut A, value: &Value) -> Result<(), StoreError>
+where
+    A: Arguments,
+    for<'t> Option<Uuid>: sqlx::Encode<'t, A::Database> + sqlx::Type<A::Database>,
+    for<'t> Option<String>: sqlx::Encode<'t, A::Database> + sqlx::Type<A::Database>,
+    for<'t> Option<i64>: sqlx::Encode<'t, A::Database> + sqlx::Type<A::Database>,
+    for<'t> Option<f64>: sqlx::Encode<'t, A::Database> + sqlx::Type<A::Database>,
+    for<'t> Option<bool>: sqlx::Encode<'t, A::Database> + sqlx::Type<A::Database>,
+    for<'t> Option<Timestamp>: sqlx::Encode<'t, A::Database> + sqlx::Type<A::Database>,
+    for<'t> Option<sqlx::types::Json<serde_json::Value>>:
+        sqlx::Encode<'t, A::Database> + sqlx::Type<A::Database>,
+{
+    let added = match value {
+        Value::Uuid(v) => args.add(*v),
+        Value::Text(v) => args.add(v.clone()),
+        Value::Int(v) => args.add(*v),
+        Value::Float(v) => args.add(*v),
+        Value::Bool(v) => args.add(*v),
+        Value::Time(v) => args.add(*v),
+        Value::Json(v) => args.add(v.clone().map(sqlx::types::Json)),
+    };
+    added.map_err(|err| StoreError::Database(sqlx::Error::Encode(err)))
+}
+
+/// What the statement's constraint violations mean to the client.
+struct ErrorMeaning {
+    unique_field: Option<&'static str>,
+    foreign_key: Option<(&'static str, &'static str)>,
+}
+
+impl ErrorMeaning {
+    fn map(&self, err: sqlx::Error) -> StoreError {
+        if let sqlx::Error::Database(db) = &err {
+            if let (true, Some(field)) = (db.is_unique_violation(), self.unique_field) {
+                return StoreError::Conflict(field.to_string());
+            }
+            if let (true, Some((field, message))) =
+                (db.is_foreign_key_violation(), self.foreign_key)
+            {
+                return StoreError::InvalidReference {
+                    field: field.to_string(),
+                    message: message.to_string(),
+                };
+            }
+        }
+        StoreError::from(err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::Mode;
+
+    #[test]
+    fn push_bind_numbers_after_the_written_placeholders() {
+        let tenant = Tenant {
+            company_id: Uuid::now_v7(),
+            mode: Mode::Test,
+        };
+        let query = Query::new("SELECT id FROM t WHERE id = $1 AND ")
+            .bind(Uuid::now_v7())
+            .push_tenant(&tenant, "t")
+            .push(" AND status IN ")
+            .push_bind_list(["OPEN", "PENDING"]);
+        assert_eq!(
+            query.sql(),
+            "SELECT id FROM t WHERE id = $1 AND t.company_id = $2 AND t.mode = $3 \
+             AND status IN ($4, $5)"
+        );
+    }
+}
