@@ -195,6 +195,9 @@ impl From<sqlx::Error> for StoreError {
             sqlx::Error::Database(db) if db.is_unique_violation() => {
                 StoreError::Conflict("value".to_string())
             }
+            sqlx::Error::Database(db) if db.code().as_deref().is_some_and(is_server_going_away) => {
+                StoreError::Unavailable(err.to_string())
+            }
             sqlx::Error::PoolTimedOut
             | sqlx::Error::PoolClosed
             | sqlx::Error::Io(_)
@@ -202,6 +205,14 @@ impl From<sqlx::Error> for StoreError {
             _ => StoreError::Database(err),
         }
     }
+}
+
+/// Postgres SQLSTATEs that mean the server, not the statement, failed: a
+/// connection exception (class 08) or a shutdown in progress (57P01
+/// admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now). The
+/// client should retry, so they are 503s like a lost connection.
+fn is_server_going_away(code: &str) -> bool {
+    code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03")
 }
 
 /// A value that could not be encoded for its column (an event's JSON
@@ -240,6 +251,14 @@ pub type ApiResult<T> = Result<T, ApiError>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_server_shutting_down_is_unavailable_not_internal() {
+        assert!(is_server_going_away("57P01"));
+        assert!(is_server_going_away("08006"));
+        assert!(!is_server_going_away("23505"));
+        assert!(!is_server_going_away("42P01"));
+    }
 
     #[test]
     fn a_conflict_names_the_field_not_the_constraint() {
