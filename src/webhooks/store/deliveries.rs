@@ -113,8 +113,10 @@ pub async fn insert(
     Ok(id)
 }
 
-/// The filter of a page of `webhook_id`'s deliveries.
-fn page_filter(
+/// Appends the conditions that pick `tenant`'s deliveries of `webhook_id`
+/// (of `status`, when given): one filter for the page, its count and its
+/// attempts.
+fn push_filter(
     query: Query,
     tenant: &Tenant,
     webhook_id: Uuid,
@@ -142,7 +144,7 @@ pub async fn list(
     page: Page,
 ) -> Result<(Vec<Delivery>, i64), StoreError> {
     let newest_first = |query: Query| {
-        page_filter(query, tenant, webhook_id, status)
+        push_filter(query, tenant, webhook_id, status)
             .push(" ORDER BY created_at DESC, id DESC LIMIT ")
             .push_bind(page.limit)
             .push(" OFFSET ")
@@ -153,7 +155,7 @@ pub async fn list(
     )))
     .fetch_all(db)
     .await?;
-    let total = page_filter(
+    let total = push_filter(
         Query::new("SELECT COUNT(*) FROM webhook_deliveries WHERE "),
         tenant,
         webhook_id,
