@@ -8,9 +8,8 @@
 use serde::Serialize;
 
 use crate::auth::Tenant;
-use crate::db::Tx;
+use crate::db::{Query, Tx};
 use crate::error::StoreError;
-use crate::on_tx;
 use crate::time::{Timestamp, new_id};
 
 pub use crate::event_catalogue::{EVENT_NAMES, Event, EventName};
@@ -33,18 +32,17 @@ pub async fn emit(
     };
     // Nothing reads the `events` table yet; it is kept because it is to
     // become the public change feed.
-    on_tx!(tx, c => sqlx::query(
+    Query::new(
         "INSERT INTO events (id, company_id, mode, name, data, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6)")
-        .bind(event.id)
-        .bind(tenant.company_id)
-        .bind(tenant.mode.as_str())
-        .bind(event.name.as_str())
-        .bind(sqlx::types::Json(&event.data))
-        .bind(event.timestamp)
-        .execute(c)
-        .await
-        .map(drop)?);
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(event.id)
+    .bind_tenant(tenant)
+    .bind(event.name.as_str())
+    .bind(&event.data)
+    .bind(event.timestamp)
+    .execute(&mut *tx)
+    .await?;
     crate::webhooks::dispatch::queue_deliveries(tx, tenant, &event).await?;
     Ok(event)
 }

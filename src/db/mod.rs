@@ -2,8 +2,8 @@
 //! SQLite (embedded default) and Postgres (production). Store functions write
 //! one SQL text where the dialects agree and branch only where they differ,
 //! and run it through [`Query`], which binds the tenant in one place. The
-//! `on_db!` / `on_tx!` macros serve the stores not yet moved to `Query`
-//! (outbox, webhooks, events, mail) and tests that inspect the database.
+//! `on_db!` macro is for what `Query` does not cover: pool-level calls here
+//! and the raw counts of tests that inspect the database.
 
 mod query;
 mod reference;
@@ -48,24 +48,6 @@ macro_rules! on_db {
         match $db {
             $crate::db::Db::Postgres($c) => $body,
             $crate::db::Db::Sqlite($c) => $body,
-        }
-    };
-}
-
-/// Runs the same sqlx expression inside the transaction `$tx` (a `&mut Tx`).
-/// `$c` is bound to the transaction's connection, usable as an executor.
-#[macro_export]
-macro_rules! on_tx {
-    ($tx:expr, $c:ident => $body:expr) => {
-        match $tx {
-            $crate::db::Tx::Postgres(t) => {
-                let $c = &mut **t;
-                $body
-            }
-            $crate::db::Tx::Sqlite(t) => {
-                let $c = &mut **t;
-                $body
-            }
         }
     };
 }

@@ -16,8 +16,6 @@
 mod runner;
 pub mod store;
 
-use std::fmt;
-use std::str::FromStr;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -31,40 +29,14 @@ use crate::time::{Timestamp, new_id};
 pub use runner::{JobHandler, Jobs, Started, run_due, spawn_workers, start_due};
 pub use store::Job;
 
-/// Where a job stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JobStatus {
-    /// Due at its `run_at`, or claimed and running.
-    Pending,
-    Done,
-    /// Given up: no further attempt.
-    Failed,
-}
-
-impl JobStatus {
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            JobStatus::Pending => "pending",
-            JobStatus::Done => "done",
-            JobStatus::Failed => "failed",
-        }
-    }
-}
-
-impl fmt::Display for JobStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for JobStatus {
-    type Err = String;
-
-    fn from_str(value: &str) -> Result<Self, Self::Err> {
-        [JobStatus::Pending, JobStatus::Done, JobStatus::Failed]
-            .into_iter()
-            .find(|status| status.as_str() == value)
-            .ok_or_else(|| format!("unknown job status {value:?}"))
+crate::text_enum! {
+    /// Where a job stands.
+    pub enum JobStatus {
+        /// Due at its `run_at`, or claimed and running.
+        Pending = "pending",
+        Done = "done",
+        /// Given up: no further attempt.
+        Failed = "failed",
     }
 }
 

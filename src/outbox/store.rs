@@ -7,10 +7,9 @@ use uuid::Uuid;
 
 use super::JobStatus;
 use crate::auth::Tenant;
-use crate::db::{Backend, Db, Tx};
+use crate::db::{Backend, Db, Query, Tx};
 use crate::error::StoreError;
 use crate::time::Timestamp;
-use crate::{on_db, on_tx};
 
 /// A job claimed by this worker until `lease`.
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -42,22 +41,24 @@ pub async fn insert(
     payload: &serde_json::Value,
     run_at: Timestamp,
 ) -> Result<(), StoreError> {
-    let now = Timestamp::now();
-    on_tx!(tx, c => sqlx::query(
+    let query = Query::new(
         "INSERT INTO outbox_jobs (id, kind, company_id, mode, payload, status, attempts, run_at, \
-         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $8, $8)")
-        .bind(id)
-        .bind(kind)
-        .bind(tenant.map(|t| t.company_id))
-        .bind(tenant.map(|t| t.mode.as_str()))
-        .bind(Json(payload))
-        .bind(JobStatus::Pending.as_str())
+         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $8, $8)",
+    )
+    .bind(id)
+    .bind(kind);
+    let query = match tenant {
+        Some(tenant) => query.bind_tenant(tenant),
+        // A job of no tenant leaves both columns NULL.
+        None => query.bind(None::<Uuid>).bind(None::<&str>),
+    };
+    query
+        .bind(payload)
+        .bind(JobStatus::Pending)
         .bind(run_at)
-        .bind(now)
-        .execute(c)
+        .bind(Timestamp::now())
+        .execute(tx)
         .await
-        .map(drop)?);
-    Ok(())
 }
 
 /// Claims up to `limit` due jobs of `kind` until `lease`, in one statement:
@@ -74,17 +75,19 @@ pub async fn claim(
         Backend::Postgres => "FOR UPDATE SKIP LOCKED",
         Backend::Sqlite => "",
     };
-    let sql = format!(
+    Query::new(format!(
         "UPDATE outbox_jobs SET locked_until = $1 WHERE id IN \
          (SELECT id FROM outbox_jobs WHERE status = $5 AND kind = $4 AND run_at <= $2 \
           AND (locked_until IS NULL OR locked_until <= $2) ORDER BY run_at LIMIT $3 {lock}) \
          RETURNING id, kind, payload, attempts, locked_until"
-    );
-    Ok(
-        on_db!(db, c => sqlx::query_as::<_, Job>(sqlx::AssertSqlSafe(sql))
-        .bind(lease).bind(now).bind(limit).bind(kind).bind(JobStatus::Pending.as_str())
-        .fetch_all(c).await?),
-    )
+    ))
+    .bind(lease)
+    .bind(now)
+    .bind(limit)
+    .bind(kind)
+    .bind(JobStatus::Pending)
+    .fetch_all(db)
+    .await
 }
 
 /// Ends `job` as done, inside `tx`, if its lease still holds; false (and
@@ -111,18 +114,26 @@ async fn end_attempt(
     run_at: Option<Timestamp>,
     error: Option<&str>,
 ) -> Result<bool, StoreError> {
-    let moved = on_tx!(tx, c => sqlx::query(
+    let moved = Query::new(
         "UPDATE outbox_jobs SET status = $3, attempts = $4, run_at = COALESCE($5, run_at), \
          locked_until = NULL, last_error = $6, updated_at = $7 \
-         WHERE id = $1 AND locked_until = $2 AND status = $8")
-        .bind(job.id).bind(job.lease).bind(status.as_str()).bind(job.attempt())
-        .bind(run_at).bind(error).bind(Timestamp::now()).bind(JobStatus::Pending.as_str())
-        .execute(c).await?.rows_affected());
+         WHERE id = $1 AND locked_until = $2 AND status = $8",
+    )
+    .bind(job.id)
+    .bind(job.lease)
+    .bind(status)
+    .bind(i64::from(job.attempt()))
+    .bind(run_at)
+    .bind(error)
+    .bind(Timestamp::now())
+    .bind(JobStatus::Pending)
+    .rows_affected(tx)
+    .await?;
     Ok(moved > 0)
 }
 
 /// Where a job stands, for tests and operators.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct JobState {
     pub status: JobStatus,
     pub attempts: i32,
@@ -130,15 +141,8 @@ pub struct JobState {
 }
 
 pub async fn state(db: &Db, id: Uuid) -> Result<JobState, StoreError> {
-    let (status, attempts, last_error) = on_db!(db, c => sqlx::query_as::<_, (String, i32, Option<String>)>(
-        "SELECT status, attempts, last_error FROM outbox_jobs WHERE id = $1")
-        .bind(id).fetch_one(c).await?);
-    let status = status
-        .parse()
-        .map_err(|e: String| StoreError::Database(sqlx::Error::Decode(e.into())))?;
-    Ok(JobState {
-        status,
-        attempts,
-        last_error,
-    })
+    Query::new("SELECT status, attempts, last_error FROM outbox_jobs WHERE id = $1")
+        .bind(id)
+        .fetch_one(db)
+        .await
 }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa_axum::routes;
 
-use super::store::deliveries::{self, Delivery};
+use super::store::deliveries::{self, Delivery, DeliveryStatus};
 use super::store::{self, NewWebhook, Webhook, WebhookChanges};
 use super::{dispatch, guard};
 use crate::auth::{Principal, Scope, Tenant};
@@ -87,7 +87,7 @@ pub(crate) struct DeliveryQuery {
 }
 
 fn delivery_status() -> utoipa::openapi::ObjectBuilder {
-    crate::openapi::schema::enum_of(deliveries::STATUSES)
+    crate::openapi::schema::enum_of(DeliveryStatus::NAMES)
 }
 
 /// The creation response: the webhook and its secret, shown only here.
@@ -404,20 +404,16 @@ async fn check_url(state: &AppState, raw: Option<&str>) -> Result<String, FieldE
 }
 
 /// A delivery status filter: one of the delivery log's statuses.
-fn delivery_status_filter(raw: Option<&str>) -> Result<Option<&'static str>, FieldError> {
-    let Some(raw) = raw else {
-        return Ok(None);
-    };
-    deliveries::STATUSES
-        .iter()
-        .find(|status| **status == raw)
-        .map(|status| Some(*status))
-        .ok_or_else(|| {
+fn delivery_status_filter(raw: Option<&str>) -> Result<Option<DeliveryStatus>, FieldError> {
+    raw.map(|raw| {
+        raw.parse().map_err(|_| {
             problem(
                 "status",
-                format!("must be one of: {}", deliveries::STATUSES.join(", ")),
+                format!("must be one of: {}", DeliveryStatus::NAMES.join(", ")),
             )
         })
+    })
+    .transpose()
 }
 
 /// A non-empty array of known event names, without duplicates.

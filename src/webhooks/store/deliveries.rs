@@ -7,55 +7,21 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::auth::Tenant;
-use crate::db::{Db, Tx};
+use crate::db::{Db, Query, Tx};
 use crate::error::StoreError;
 use crate::outbox;
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
 use crate::webhooks::JOB_KIND;
-use crate::{on_db, on_tx};
 
-/// Where a delivery stands in the log.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DeliveryStatus {
-    Pending,
-    Delivered,
-    Failed,
-}
-
-impl DeliveryStatus {
-    pub const ALL: [DeliveryStatus; 3] = [
-        DeliveryStatus::Pending,
-        DeliveryStatus::Delivered,
-        DeliveryStatus::Failed,
-    ];
-
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            DeliveryStatus::Pending => "pending",
-            DeliveryStatus::Delivered => "delivered",
-            DeliveryStatus::Failed => "failed",
-        }
+crate::text_enum! {
+    /// Where a delivery stands in the log.
+    pub enum DeliveryStatus {
+        Pending = "pending",
+        Delivered = "delivered",
+        Failed = "failed",
     }
 }
-
-impl std::str::FromStr for DeliveryStatus {
-    type Err = String;
-
-    fn from_str(value: &str) -> Result<Self, Self::Err> {
-        DeliveryStatus::ALL
-            .into_iter()
-            .find(|status| status.as_str() == value)
-            .ok_or_else(|| format!("unknown delivery status {value:?}"))
-    }
-}
-
-/// The wire spellings of [`DeliveryStatus::ALL`].
-pub const STATUSES: &[&str] = &[
-    DeliveryStatus::Pending.as_str(),
-    DeliveryStatus::Delivered.as_str(),
-    DeliveryStatus::Failed.as_str(),
-];
 
 /// Longest response body kept in the attempt log.
 pub const RESPONSE_BODY_MAX: usize = 1024;
@@ -70,7 +36,8 @@ pub struct Delivery {
     pub event_id: Uuid,
     pub event: String,
     /// `pending`, `delivered` or `failed`.
-    pub status: String,
+    #[schema(value_type = String)]
+    pub status: DeliveryStatus,
     #[sqlx(rename = "attempts")]
     pub attempt_count: i32,
     pub next_attempt_at: Option<Timestamp>,
@@ -83,6 +50,9 @@ pub struct Delivery {
     #[sqlx(skip)]
     pub attempts: Vec<Attempt>,
 }
+
+const ATTEMPT_COLUMNS: &str = "delivery_id, attempt, attempted_at, duration_ms, success, \
+    response_status, response_body, error";
 
 const COLUMNS: &str = "id, webhook_id, event_id, event, status, attempts, next_attempt_at, \
     last_status AS last_response_status, last_error, delivered_at, redelivery_of, created_at, updated_at";
@@ -121,18 +91,46 @@ pub async fn insert(
 ) -> Result<Uuid, StoreError> {
     let id = new_id();
     let now = Timestamp::now();
-    on_tx!(tx, c => sqlx::query(
+    Query::new(
         "INSERT INTO webhook_deliveries (id, webhook_id, company_id, mode, event_id, event, body, \
          status, attempts, next_attempt_at, redelivery_of, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $10, 0, $8, $9, $8, $8)")
-        .bind(id).bind(new.webhook_id).bind(tenant.company_id).bind(tenant.mode.as_str())
-        .bind(new.event_id).bind(new.event).bind(new.body).bind(now).bind(new.redelivery_of)
-        .bind(DeliveryStatus::Pending.as_str())
-        .execute(c).await.map(drop)?);
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $9, $10, $9, $9)",
+    )
+    .bind(id)
+    .bind(new.webhook_id)
+    .bind_tenant(tenant)
+    .bind(new.event_id)
+    .bind(new.event)
+    .bind(new.body)
+    .bind(DeliveryStatus::Pending)
+    .bind(now)
+    .bind(new.redelivery_of)
+    .execute(&mut *tx)
+    .await?;
     // The job carries nothing but the delivery's id, which is its own.
     let payload = serde_json::Value::Object(serde_json::Map::new());
     outbox::enqueue_as(tx, id, JOB_KIND, Some(tenant), &payload, now).await?;
     Ok(id)
+}
+
+/// Appends the conditions that pick `tenant`'s deliveries of `webhook_id`
+/// (of `status`, when given): one filter for the page, its count and its
+/// attempts.
+fn push_filter(
+    query: Query,
+    tenant: &Tenant,
+    webhook_id: Uuid,
+    status: Option<DeliveryStatus>,
+) -> Query {
+    let query = query
+        .push("webhook_id = ")
+        .push_bind(webhook_id)
+        .push(" AND ")
+        .push_tenant(tenant, "");
+    match status {
+        Some(status) => query.push(" AND status = ").push_bind(status),
+        None => query,
+    }
 }
 
 /// A page of `webhook_id`'s deliveries (newest first) with their attempts,
@@ -142,32 +140,36 @@ pub async fn list(
     db: &Db,
     tenant: &Tenant,
     webhook_id: Uuid,
-    status: Option<&str>,
+    status: Option<DeliveryStatus>,
     page: Page,
 ) -> Result<(Vec<Delivery>, i64), StoreError> {
-    let filter =
-        "webhook_id = $1 AND company_id = $2 AND mode = $3 AND ($4 IS NULL OR status = $4)";
-    let sql = format!(
-        "SELECT {COLUMNS} FROM webhook_deliveries WHERE {filter} \
-         ORDER BY created_at DESC, id DESC LIMIT $5 OFFSET $6"
-    );
-    let mut rows = on_db!(db, c => sqlx::query_as::<_, Delivery>(sqlx::AssertSqlSafe(sql))
-        .bind(webhook_id).bind(tenant.company_id).bind(tenant.mode.as_str()).bind(status)
-        .bind(page.limit).bind(page.offset).fetch_all(c).await?);
-    let count = format!("SELECT COUNT(*) FROM webhook_deliveries WHERE {filter}");
-    let total = on_db!(db, c => sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(count))
-        .bind(webhook_id).bind(tenant.company_id).bind(tenant.mode.as_str()).bind(status)
-        .fetch_one(c).await?);
-    let attempts_sql = format!(
-        "SELECT delivery_id, attempt, attempted_at, duration_ms, success, response_status, \
-         response_body, error FROM webhook_delivery_attempts WHERE delivery_id IN \
-         (SELECT id FROM webhook_deliveries WHERE {filter} \
-          ORDER BY created_at DESC, id DESC LIMIT $5 OFFSET $6) \
-         ORDER BY delivery_id, attempt"
-    );
-    let attempts = on_db!(db, c => sqlx::query_as::<_, Attempt>(sqlx::AssertSqlSafe(attempts_sql))
-        .bind(webhook_id).bind(tenant.company_id).bind(tenant.mode.as_str()).bind(status)
-        .bind(page.limit).bind(page.offset).fetch_all(c).await?);
+    let newest_first = |query: Query| {
+        push_filter(query, tenant, webhook_id, status)
+            .push(" ORDER BY created_at DESC, id DESC LIMIT ")
+            .push_bind(page.limit)
+            .push(" OFFSET ")
+            .push_bind(page.offset)
+    };
+    let mut rows: Vec<Delivery> = newest_first(Query::new(format!(
+        "SELECT {COLUMNS} FROM webhook_deliveries WHERE "
+    )))
+    .fetch_all(db)
+    .await?;
+    let total = push_filter(
+        Query::new("SELECT COUNT(*) FROM webhook_deliveries WHERE "),
+        tenant,
+        webhook_id,
+        status,
+    )
+    .fetch_scalar(db)
+    .await?;
+    let attempts: Vec<Attempt> = newest_first(Query::new(format!(
+        "SELECT {ATTEMPT_COLUMNS} FROM webhook_delivery_attempts WHERE delivery_id IN \
+         (SELECT id FROM webhook_deliveries WHERE "
+    )))
+    .push(") ORDER BY delivery_id, attempt")
+    .fetch_all(db)
+    .await?;
     for attempt in attempts {
         if let Some(row) = rows.iter_mut().find(|d| d.id == attempt.delivery_id) {
             row.attempts.push(attempt);
@@ -183,24 +185,28 @@ pub async fn find(
     webhook_id: Uuid,
     id: Uuid,
 ) -> Result<(Delivery, String), StoreError> {
-    let sql = format!(
-        "SELECT {COLUMNS}, body FROM webhook_deliveries \
-         WHERE id = $1 AND webhook_id = $2 AND company_id = $3 AND mode = $4"
-    );
     #[derive(sqlx::FromRow)]
     struct WithBody {
         #[sqlx(flatten)]
         delivery: Delivery,
         body: String,
     }
-    let row = on_db!(db, c => sqlx::query_as::<_, WithBody>(sqlx::AssertSqlSafe(sql))
-        .bind(id).bind(webhook_id).bind(tenant.company_id).bind(tenant.mode.as_str())
-        .fetch_one(c).await?);
+    let row: WithBody = Query::new(format!(
+        "SELECT {COLUMNS}, body FROM webhook_deliveries WHERE id = $1 AND webhook_id = $2 AND "
+    ))
+    .bind(id)
+    .bind(webhook_id)
+    .push_tenant(tenant, "")
+    .fetch_one(db)
+    .await?;
     let mut delivery = row.delivery;
-    delivery.attempts = on_db!(db, c => sqlx::query_as::<_, Attempt>(
-        "SELECT delivery_id, attempt, attempted_at, duration_ms, success, response_status, \
-         response_body, error FROM webhook_delivery_attempts WHERE delivery_id = $1 ORDER BY attempt")
-        .bind(id).fetch_all(c).await?);
+    delivery.attempts = Query::new(format!(
+        "SELECT {ATTEMPT_COLUMNS} FROM webhook_delivery_attempts \
+         WHERE delivery_id = $1 ORDER BY attempt"
+    ))
+    .bind(id)
+    .fetch_all(db)
+    .await?;
     Ok((delivery, row.body))
 }
 
@@ -217,9 +223,13 @@ pub struct Pending {
 /// The delivery `id` while it is pending; None once it ended or went with
 /// its webhook.
 pub async fn pending(db: &Db, id: Uuid) -> Result<Option<Pending>, StoreError> {
-    Ok(on_db!(db, c => sqlx::query_as::<_, Pending>(
-        "SELECT id, webhook_id, event, body FROM webhook_deliveries WHERE id = $1 AND status = $2")
-        .bind(id).bind(DeliveryStatus::Pending.as_str()).fetch_optional(c).await?))
+    Query::new(
+        "SELECT id, webhook_id, event, body FROM webhook_deliveries WHERE id = $1 AND status = $2",
+    )
+    .bind(id)
+    .bind(DeliveryStatus::Pending)
+    .fetch_optional(db)
+    .await
 }
 
 /// The result of one attempt, to record.
@@ -255,33 +265,51 @@ pub async fn record_attempt(
     result: &AttemptResult,
 ) -> Result<(), StoreError> {
     let now = Timestamp::now();
-    let delivered_at = result.success.then_some(now);
-    on_tx!(tx, c => sqlx::query(
+    Query::new(
         "UPDATE webhook_deliveries SET status = $2, attempts = $3, next_attempt_at = $4, \
-         last_status = $5, last_error = $6, delivered_at = $7, updated_at = $8 WHERE id = $1")
-        .bind(id).bind(result.status().as_str()).bind(result.attempt)
-        .bind(result.next_attempt_at).bind(result.response_status).bind(&result.error)
-        .bind(delivered_at).bind(now)
-        .execute(c).await.map(drop)?);
-    on_tx!(tx, c => sqlx::query(
-        "INSERT INTO webhook_delivery_attempts (id, delivery_id, attempt, attempted_at, duration_ms, \
-         success, response_status, response_body, error) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)")
-        .bind(new_id()).bind(id).bind(result.attempt).bind(result.attempted_at)
-        .bind(result.duration_ms).bind(result.success).bind(result.response_status)
-        .bind(&result.response_body).bind(&result.error)
-        .execute(c).await.map(drop)?);
-    Ok(())
+         last_status = $5, last_error = $6, delivered_at = $7, updated_at = $8 WHERE id = $1",
+    )
+    .bind(id)
+    .bind(result.status())
+    .bind(i64::from(result.attempt))
+    .bind(result.next_attempt_at)
+    .bind(result.response_status.map(i64::from))
+    .bind(result.error.as_deref())
+    .bind(result.success.then_some(now))
+    .bind(now)
+    .execute(&mut *tx)
+    .await?;
+    Query::new(
+        "INSERT INTO webhook_delivery_attempts (id, delivery_id, attempt, attempted_at, \
+         duration_ms, success, response_status, response_body, error) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    )
+    .bind(new_id())
+    .bind(id)
+    .bind(i64::from(result.attempt))
+    .bind(result.attempted_at)
+    .bind(result.duration_ms)
+    .bind(result.success)
+    .bind(result.response_status.map(i64::from))
+    .bind(result.response_body.as_deref())
+    .bind(result.error.as_deref())
+    .execute(tx)
+    .await
 }
 
 /// Ends delivery `id` as failed without an attempt (its webhook was
 /// disabled meanwhile), inside the transaction that abandons its job.
 pub async fn give_up(tx: &mut Tx, id: Uuid, reason: &str) -> Result<(), StoreError> {
-    on_tx!(tx, c => sqlx::query(
+    Query::new(
         "UPDATE webhook_deliveries SET status = $2, next_attempt_at = NULL, last_error = $3, \
-         updated_at = $4 WHERE id = $1")
-        .bind(id).bind(DeliveryStatus::Failed.as_str()).bind(reason).bind(Timestamp::now())
-        .execute(c).await.map(drop)?);
-    Ok(())
+         updated_at = $4 WHERE id = $1",
+    )
+    .bind(id)
+    .bind(DeliveryStatus::Failed)
+    .bind(reason)
+    .bind(Timestamp::now())
+    .execute(tx)
+    .await
 }
 
 /// The event, event id and exact body of a delivery (for a redelivery).
@@ -291,9 +319,13 @@ pub async fn source(
     webhook_id: Uuid,
     id: Uuid,
 ) -> Result<(Uuid, String, String), StoreError> {
-    Ok(on_db!(db, c => sqlx::query_as::<_, (Uuid, String, String)>(
+    Query::new(
         "SELECT event_id, event, body FROM webhook_deliveries \
-         WHERE id = $1 AND webhook_id = $2 AND company_id = $3 AND mode = $4")
-        .bind(id).bind(webhook_id).bind(tenant.company_id).bind(tenant.mode.as_str())
-        .fetch_one(c).await?))
+         WHERE id = $1 AND webhook_id = $2 AND ",
+    )
+    .bind(id)
+    .bind(webhook_id)
+    .push_tenant(tenant, "")
+    .fetch_one(db)
+    .await
 }

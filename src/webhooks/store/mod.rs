@@ -9,12 +9,11 @@ use sqlx::types::Json;
 use uuid::Uuid;
 
 use crate::auth::Tenant;
-use crate::db::{Db, Tx};
+use crate::db::{Db, Query, Tx};
 use crate::error::StoreError;
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
 use crate::webhooks::signing;
-use crate::{on_db, on_tx};
 
 /// A webhook as the API shows it (never with its secret).
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
@@ -71,48 +70,46 @@ pub async fn create(
     new: NewWebhook,
 ) -> Result<(Webhook, String), StoreError> {
     let secret = signing::new_secret();
-    let now = Timestamp::now();
-    let sql = format!(
+    let webhook = Query::new(format!(
         "INSERT INTO webhooks (id, company_id, mode, name, url, events, secret, is_active, \
-         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING {COLUMNS}"
-    );
-    let webhook = on_db!(db, c => sqlx::query_as::<_, Webhook>(sqlx::AssertSqlSafe(sql))
-        .bind(new_id())
-        .bind(tenant.company_id)
-        .bind(tenant.mode.as_str())
-        .bind(&new.name)
-        .bind(&new.url)
-        .bind(Json(&new.events))
-        .bind(&secret)
-        .bind(true)
-        .bind(now)
-        .fetch_one(c)
-        .await?);
+         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, TRUE, $8, $8) \
+         RETURNING {COLUMNS}"
+    ))
+    .bind(new_id())
+    .bind_tenant(tenant)
+    .bind(new.name)
+    .bind(new.url)
+    .bind(serde_json::Value::from(new.events))
+    .bind(&secret)
+    .bind(Timestamp::now())
+    .fetch_one(db)
+    .await?;
     Ok((webhook, secret))
 }
 
 pub async fn list(db: &Db, tenant: &Tenant, page: Page) -> Result<(Vec<Webhook>, i64), StoreError> {
-    let sql = format!(
-        "SELECT {COLUMNS} FROM webhooks WHERE company_id = $1 AND mode = $2 \
-         ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4"
-    );
-    let rows = on_db!(db, c => sqlx::query_as::<_, Webhook>(sqlx::AssertSqlSafe(sql))
-        .bind(tenant.company_id).bind(tenant.mode.as_str()).bind(page.limit).bind(page.offset)
-        .fetch_all(c).await?);
-    let total = on_db!(db, c => sqlx::query_scalar::<_, i64>(
-        "SELECT COUNT(*) FROM webhooks WHERE company_id = $1 AND mode = $2")
-        .bind(tenant.company_id).bind(tenant.mode.as_str()).fetch_one(c).await?);
+    let rows = Query::new(format!("SELECT {COLUMNS} FROM webhooks WHERE "))
+        .push_tenant(tenant, "")
+        .push(" ORDER BY created_at DESC, id DESC LIMIT ")
+        .push_bind(page.limit)
+        .push(" OFFSET ")
+        .push_bind(page.offset)
+        .fetch_all(db)
+        .await?;
+    let total = Query::new("SELECT COUNT(*) FROM webhooks WHERE ")
+        .push_tenant(tenant, "")
+        .fetch_scalar(db)
+        .await?;
     Ok((rows, total))
 }
 
 /// The webhook `id` of `tenant`; another tenant's is NotFound.
 pub async fn find(db: &Db, tenant: &Tenant, id: Uuid) -> Result<Webhook, StoreError> {
-    let sql =
-        format!("SELECT {COLUMNS} FROM webhooks WHERE id = $1 AND company_id = $2 AND mode = $3");
-    Ok(
-        on_db!(db, c => sqlx::query_as::<_, Webhook>(sqlx::AssertSqlSafe(sql))
-        .bind(id).bind(tenant.company_id).bind(tenant.mode.as_str()).fetch_one(c).await?),
-    )
+    Query::new(format!("SELECT {COLUMNS} FROM webhooks WHERE id = $1 AND "))
+        .bind(id)
+        .push_tenant(tenant, "")
+        .fetch_one(db)
+        .await
 }
 
 /// Changes to a webhook; `None` keeps the current value.
@@ -132,33 +129,32 @@ pub async fn update(
     id: Uuid,
     changes: WebhookChanges,
 ) -> Result<Webhook, StoreError> {
-    let sql = format!(
-        "UPDATE webhooks SET name = COALESCE($4, name), url = COALESCE($5, url), \
-         events = COALESCE($6, events), is_active = COALESCE($7, is_active), \
-         disabled_reason = CASE WHEN $7 IS NULL THEN disabled_reason ELSE NULL END, \
-         failing_since = CASE WHEN $7 OR $5 IS NOT NULL THEN NULL ELSE failing_since END, \
-         updated_at = $8 \
-         WHERE id = $1 AND company_id = $2 AND mode = $3 RETURNING {COLUMNS}"
-    );
-    Ok(
-        on_db!(db, c => sqlx::query_as::<_, Webhook>(sqlx::AssertSqlSafe(sql))
-        .bind(id).bind(tenant.company_id).bind(tenant.mode.as_str())
-        .bind(changes.name).bind(changes.url).bind(changes.events.map(Json))
-        .bind(changes.is_active).bind(Timestamp::now())
-        .fetch_one(c).await?),
+    Query::new(
+        "UPDATE webhooks SET name = COALESCE($1, name), url = COALESCE($2, url), \
+         events = COALESCE($3, events), is_active = COALESCE($4, is_active), \
+         disabled_reason = CASE WHEN $4 IS NULL THEN disabled_reason ELSE NULL END, \
+         failing_since = CASE WHEN $4 OR $2 IS NOT NULL THEN NULL ELSE failing_since END, \
+         updated_at = $5 WHERE id = $6 AND ",
     )
+    .bind(changes.name)
+    .bind(changes.url)
+    .bind(changes.events.map(serde_json::Value::from))
+    .bind(changes.is_active)
+    .bind(Timestamp::now())
+    .bind(id)
+    .push_tenant(tenant, "")
+    .push(&format!(" RETURNING {COLUMNS}"))
+    .fetch_one(db)
+    .await
 }
 
 /// Deletes a webhook with its delivery log.
 pub async fn delete(db: &Db, tenant: &Tenant, id: Uuid) -> Result<(), StoreError> {
-    let deleted = on_db!(db, c => sqlx::query(
-        "DELETE FROM webhooks WHERE id = $1 AND company_id = $2 AND mode = $3")
-        .bind(id).bind(tenant.company_id).bind(tenant.mode.as_str())
-        .execute(c).await?.rows_affected());
-    if deleted == 0 {
-        return Err(StoreError::NotFound);
-    }
-    Ok(())
+    Query::new("DELETE FROM webhooks WHERE id = $1 AND ")
+        .bind(id)
+        .push_tenant(tenant, "")
+        .execute_or_not_found(db)
+        .await
 }
 
 /// Replaces the secret; the old one keeps signing (beside the new one) for
@@ -173,16 +169,17 @@ pub async fn rotate_secret(
     let secret = signing::new_secret();
     let now = Timestamp::now();
     let until = (!grace.is_zero()).then(|| now.plus(grace));
-    let updated = on_db!(db, c => sqlx::query(
-        "UPDATE webhooks SET previous_secret = CASE WHEN $5 IS NULL THEN NULL ELSE secret END, \
-         previous_secret_expires_at = $5, secret = $4, updated_at = $6 \
-         WHERE id = $1 AND company_id = $2 AND mode = $3")
-        .bind(id).bind(tenant.company_id).bind(tenant.mode.as_str())
-        .bind(&secret).bind(until).bind(now)
-        .execute(c).await?.rows_affected());
-    if updated == 0 {
-        return Err(StoreError::NotFound);
-    }
+    Query::new(
+        "UPDATE webhooks SET previous_secret = CASE WHEN $1 IS NULL THEN NULL ELSE secret END, \
+         previous_secret_expires_at = $1, secret = $2, updated_at = $3 WHERE id = $4 AND ",
+    )
+    .bind(until)
+    .bind(&secret)
+    .bind(now)
+    .bind(id)
+    .push_tenant(tenant, "")
+    .execute_or_not_found(db)
+    .await?;
     Ok((secret, until))
 }
 
@@ -192,9 +189,11 @@ pub async fn subscribed(
     tenant: &Tenant,
     event: &str,
 ) -> Result<Vec<Uuid>, StoreError> {
-    let rows: Vec<(Uuid, Json<Vec<String>>)> = on_tx!(tx, c => sqlx::query_as(
-        "SELECT id, events FROM webhooks WHERE company_id = $1 AND mode = $2 AND is_active")
-        .bind(tenant.company_id).bind(tenant.mode.as_str()).fetch_all(c).await?);
+    let rows: Vec<(Uuid, Json<Vec<String>>)> = Query::new("SELECT id, events FROM webhooks WHERE ")
+        .push_tenant(tenant, "")
+        .push(" AND is_active")
+        .fetch_all(tx)
+        .await?;
     Ok(rows
         .into_iter()
         .filter(|(_, events)| events.iter().any(|e| e == event))
@@ -204,10 +203,13 @@ pub async fn subscribed(
 
 /// Where and how to send a delivery of webhook `id` (any tenant: workers).
 pub async fn target(db: &Db, id: Uuid) -> Result<Target, StoreError> {
-    Ok(on_db!(db, c => sqlx::query_as::<_, Target>(
+    Query::new(
         "SELECT id, url, secret, previous_secret, previous_secret_expires_at, is_active \
-         FROM webhooks WHERE id = $1")
-        .bind(id).fetch_one(c).await?))
+         FROM webhooks WHERE id = $1",
+    )
+    .bind(id)
+    .fetch_one(db)
+    .await
 }
 
 /// The webhook's health after an attempt, in the attempt's transaction.
@@ -232,33 +234,48 @@ pub async fn record_health(
 ) -> Result<(), StoreError> {
     match health {
         Health::Ok => {
-            on_tx!(tx, c => sqlx::query(
-                "UPDATE webhooks SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL")
-                .bind(id).execute(c).await?.rows_affected());
+            Query::new(
+                "UPDATE webhooks SET failing_since = NULL \
+                 WHERE id = $1 AND failing_since IS NOT NULL",
+            )
+            .bind(id)
+            .execute(tx)
+            .await
         }
-        Health::Gone => disable(tx, id, REASON_GONE, now).await?,
+        Health::Gone => disable(tx, id, REASON_GONE, now).await,
         Health::Failed { disable_after } => {
-            on_tx!(tx, c => sqlx::query(
-                "UPDATE webhooks SET failing_since = $2 WHERE id = $1 AND failing_since IS NULL")
-                .bind(id).bind(now).execute(c).await?.rows_affected());
+            Query::new(
+                "UPDATE webhooks SET failing_since = $2 WHERE id = $1 AND failing_since IS NULL",
+            )
+            .bind(id)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
             let cutoff = Timestamp::from_datetime(
                 now.0 - chrono::Duration::from_std(disable_after).unwrap_or(chrono::Duration::MAX),
             );
-            on_tx!(tx, c => sqlx::query(
-                "UPDATE webhooks SET is_active = $2, disabled_reason = $3, updated_at = $4 \
-                 WHERE id = $1 AND is_active AND failing_since <= $5")
-                .bind(id).bind(false).bind(REASON_FAILING).bind(now).bind(cutoff)
-                .execute(c).await?.rows_affected());
+            Query::new(
+                "UPDATE webhooks SET is_active = FALSE, disabled_reason = $2, updated_at = $3 \
+                 WHERE id = $1 AND is_active AND failing_since <= $4",
+            )
+            .bind(id)
+            .bind(REASON_FAILING)
+            .bind(now)
+            .bind(cutoff)
+            .execute(tx)
+            .await
         }
     }
-    Ok(())
 }
 
 async fn disable(tx: &mut Tx, id: Uuid, reason: &str, now: Timestamp) -> Result<(), StoreError> {
-    on_tx!(tx, c => sqlx::query(
-        "UPDATE webhooks SET is_active = $2, disabled_reason = $3, updated_at = $4 \
-         WHERE id = $1 AND is_active")
-        .bind(id).bind(false).bind(reason).bind(now)
-        .execute(c).await?.rows_affected());
-    Ok(())
+    Query::new(
+        "UPDATE webhooks SET is_active = FALSE, disabled_reason = $2, updated_at = $3 \
+         WHERE id = $1 AND is_active",
+    )
+    .bind(id)
+    .bind(reason)
+    .bind(now)
+    .execute(tx)
+    .await
 }
