@@ -270,7 +270,7 @@ async fn keys_command(db: &Db, action: KeyAction) -> anyhow::Result<()> {
                 NewKey {
                     company_id: company,
                     name,
-                    mode: Mode::parse(&mode).unwrap_or(Mode::Test),
+                    mode: Mode::from_stored(&mode)?,
                     scopes,
                     rate_limit,
                     expires_at: expires_in.map(|d| Timestamp::now().plus(d)),
