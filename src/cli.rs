@@ -270,6 +270,7 @@ async fn keys_command(db: &Db, action: KeyAction) -> anyhow::Result<()> {
                 NewKey {
                     company_id: company,
                     name,
+                    // `--type` takes the column spelling (`test`, `live`).
                     mode: Mode::from_stored(&mode)?,
                     scopes,
                     rate_limit,

@@ -91,12 +91,6 @@ where
     }
 }
 
-impl From<Mode> for crate::db::Value {
-    fn from(mode: Mode) -> Self {
-        crate::db::Value::from(mode.as_str())
-    }
-}
-
 /// The data partition a request may touch: one company, one mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Tenant {

@@ -165,6 +165,12 @@ impl From<ScopeSet> for crate::db::Value {
     }
 }
 
+impl From<Option<ScopeSet>> for crate::db::Value {
+    fn from(scopes: Option<ScopeSet>) -> Self {
+        crate::db::Value::from(scopes.map(|scopes| scopes.to_stored()))
+    }
+}
+
 impl Serialize for ScopeSet {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.names().serialize(serializer)

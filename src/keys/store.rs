@@ -171,7 +171,7 @@ pub async fn update(
         .bind(id)
         .bind_tenant(tenant)
         .bind(changes.name)
-        .bind(changes.scopes.map(|s| s.to_stored()))
+        .bind(changes.scopes)
         .bind(changes.rate_limit)
         .bind(changes.is_active)
         .bind(Timestamp::now())
