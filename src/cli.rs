@@ -270,7 +270,8 @@ async fn keys_command(db: &Db, action: KeyAction) -> anyhow::Result<()> {
                 NewKey {
                     company_id: company,
                     name,
-                    mode: Mode::parse(&mode).unwrap_or(Mode::Test),
+                    // `--type` takes the column spelling (`test`, `live`).
+                    mode: Mode::from_stored(&mode)?,
                     scopes,
                     rate_limit,
                     expires_at: expires_in.map(|d| Timestamp::now().plus(d)),

@@ -181,8 +181,8 @@ mod tests {
         Arc::new(KeyForAuth {
             id,
             company_id,
-            mode: "test".into(),
-            scopes: "all".into(),
+            mode: crate::auth::Mode::Test,
+            scopes: crate::auth::ScopeSet::all(),
             rate_limit: 10,
             expires_at: None,
             is_active: true,

@@ -14,7 +14,7 @@ use dashmap::DashMap;
 use uuid::Uuid;
 
 use super::cache::KeyCache;
-use super::{Mode, Principal, ScopeSet, Tenant, key};
+use super::{Principal, Tenant, key};
 use crate::companies::CompanyStatus;
 use crate::config::Config;
 use crate::db::Db;
@@ -212,9 +212,9 @@ pub fn check_record(record: &KeyForAuth) -> Result<Principal, ApiError> {
         key_id: record.id,
         tenant: Tenant {
             company_id: record.company_id,
-            mode: Mode::parse(&record.mode).unwrap_or(Mode::Test),
+            mode: record.mode,
         },
-        scopes: ScopeSet::parse_list(&record.scopes).unwrap_or_default(),
+        scopes: record.scopes,
         rate_limit: record.rate_limit,
     })
 }

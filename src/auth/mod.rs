@@ -9,6 +9,8 @@ pub mod scope;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::domain::UnknownValue;
+
 pub use scope::{Scope, ScopeSet};
 
 /// TEST keys see only test data, LIVE keys only live data.
@@ -43,6 +45,50 @@ impl Mode {
             _ => None,
         }
     }
+
+    /// The spellings of `mode` columns, in `ALL` order.
+    pub const STORED: &'static [&'static str] = &["test", "live"];
+
+    /// A `mode` column's value, spelt exactly as stored: anything else is
+    /// a damaged row, never a mode to guess.
+    pub fn from_stored(text: &str) -> Result<Mode, UnknownValue> {
+        match text {
+            "test" => Ok(Mode::Test),
+            "live" => Ok(Mode::Live),
+            _ => Err(UnknownValue {
+                value: text.to_string(),
+                allowed: Self::STORED,
+            }),
+        }
+    }
+}
+
+// The API spells modes `TEST`/`LIVE` and the columns `test`/`live`, so Mode
+// cannot use `text_enum!` (one spelling for both); its columns are decoded
+// here with the stored spelling.
+impl<DB: sqlx::Database> sqlx::Type<DB> for Mode
+where
+    str: sqlx::Type<DB>,
+{
+    fn type_info() -> DB::TypeInfo {
+        <str as sqlx::Type<DB>>::type_info()
+    }
+
+    fn compatible(ty: &DB::TypeInfo) -> bool {
+        <str as sqlx::Type<DB>>::compatible(ty)
+    }
+}
+
+impl<'r, DB: sqlx::Database> sqlx::Decode<'r, DB> for Mode
+where
+    &'r str: sqlx::Decode<'r, DB>,
+{
+    fn decode(
+        value: <DB as sqlx::Database>::ValueRef<'r>,
+    ) -> Result<Self, sqlx::error::BoxDynError> {
+        let text = <&'r str as sqlx::Decode<'r, DB>>::decode(value)?;
+        Ok(Mode::from_stored(text)?)
+    }
 }
 
 /// The data partition a request may touch: one company, one mode.
@@ -76,5 +122,19 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Principal {
                 "X-API-Key header is required",
             )
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Mode;
+
+    #[test]
+    fn stored_modes_read_back_only_in_their_column_spelling() {
+        for mode in [Mode::Test, Mode::Live] {
+            assert_eq!(Mode::from_stored(mode.as_str()), Ok(mode));
+        }
+        let err = Mode::from_stored("TEST").expect_err("the API spelling is not stored");
+        assert_eq!(err.allowed, Mode::STORED);
     }
 }

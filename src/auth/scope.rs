@@ -121,6 +121,56 @@ impl ScopeSet {
     }
 }
 
+/// A stored list naming a scope this build does not know: a damaged row (or
+/// a newer build's), refused rather than read as fewer permissions.
+#[derive(Debug)]
+pub struct UnknownStoredScopes(Vec<String>);
+
+impl std::fmt::Display for UnknownStoredScopes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "unknown stored scopes: {}", self.0.join(", "))
+    }
+}
+
+impl std::error::Error for UnknownStoredScopes {}
+
+impl<DB: sqlx::Database> sqlx::Type<DB> for ScopeSet
+where
+    str: sqlx::Type<DB>,
+{
+    fn type_info() -> DB::TypeInfo {
+        <str as sqlx::Type<DB>>::type_info()
+    }
+
+    fn compatible(ty: &DB::TypeInfo) -> bool {
+        <str as sqlx::Type<DB>>::compatible(ty)
+    }
+}
+
+impl<'r, DB: sqlx::Database> sqlx::Decode<'r, DB> for ScopeSet
+where
+    &'r str: sqlx::Decode<'r, DB>,
+{
+    fn decode(
+        value: <DB as sqlx::Database>::ValueRef<'r>,
+    ) -> Result<Self, sqlx::error::BoxDynError> {
+        let text = <&'r str as sqlx::Decode<'r, DB>>::decode(value)?;
+        Ok(ScopeSet::parse_list(text).map_err(UnknownStoredScopes)?)
+    }
+}
+
+impl From<ScopeSet> for crate::db::Value {
+    fn from(scopes: ScopeSet) -> Self {
+        crate::db::Value::from(scopes.to_stored())
+    }
+}
+
+impl From<Option<ScopeSet>> for crate::db::Value {
+    fn from(scopes: Option<ScopeSet>) -> Self {
+        crate::db::Value::from(scopes.map(|scopes| scopes.to_stored()))
+    }
+}
+
 impl Serialize for ScopeSet {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.names().serialize(serializer)
@@ -156,5 +206,13 @@ mod tests {
         );
         assert!(set.is_subset_of(&ScopeSet::all()));
         assert!(!ScopeSet::all().is_subset_of(&set));
+    }
+
+    #[test]
+    fn a_stored_list_with_an_unknown_scope_is_refused() {
+        let err = ScopeSet::parse_list("tickets:read gone:away")
+            .map_err(UnknownStoredScopes)
+            .expect_err("unknown scope");
+        assert_eq!(err.to_string(), "unknown stored scopes: gone:away");
     }
 }

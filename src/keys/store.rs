@@ -34,9 +34,9 @@ struct KeyRow {
     id: Uuid,
     company_id: Uuid,
     name: String,
-    mode: String,
+    mode: Mode,
     key_prefix: String,
-    scopes: String,
+    scopes: ScopeSet,
     rate_limit: i64,
     expires_at: Option<Timestamp>,
     is_active: bool,
@@ -50,9 +50,9 @@ impl From<KeyRow> for ApiKey {
             id: row.id,
             company_id: row.company_id,
             name: row.name,
-            mode: Mode::parse(&row.mode).unwrap_or(Mode::Test),
+            mode: row.mode,
             prefix: row.key_prefix,
-            scopes: ScopeSet::parse_list(&row.scopes).unwrap_or_default(),
+            scopes: row.scopes,
             rate_limit: row.rate_limit,
             expires_at: row.expires_at,
             is_active: row.is_active,
@@ -92,7 +92,7 @@ pub async fn create(db: &Db, new: NewKey) -> Result<(ApiKey, String), StoreError
     .bind(&new.name)
     .bind(key::hash(&secret))
     .bind(key::display_prefix(&secret))
-    .bind(new.scopes.to_stored())
+    .bind(new.scopes)
     .bind(new.rate_limit)
     .bind(new.expires_at)
     .bind(now)
@@ -171,7 +171,7 @@ pub async fn update(
         .bind(id)
         .bind_tenant(tenant)
         .bind(changes.name)
-        .bind(changes.scopes.map(|s| s.to_stored()))
+        .bind(changes.scopes)
         .bind(changes.rate_limit)
         .bind(changes.is_active)
         .bind(Timestamp::now())
@@ -204,8 +204,8 @@ pub async fn revoke(db: &Db, company_id: Option<Uuid>, id: Uuid) -> Result<(), S
 pub struct KeyForAuth {
     pub id: Uuid,
     pub company_id: Uuid,
-    pub mode: String,
-    pub scopes: String,
+    pub mode: Mode,
+    pub scopes: ScopeSet,
     pub rate_limit: i64,
     pub expires_at: Option<Timestamp>,
     pub is_active: bool,

@@ -3,7 +3,6 @@
 //! `tickets::rules`; this module checks what a client sends.
 
 use std::collections::HashSet;
-use std::fmt::Display;
 use std::str::FromStr;
 
 use axum::extract::State;
@@ -230,14 +229,11 @@ fn parse_conditions(prefix: &str, body: ConditionsBody) -> Result<Conditions, Ve
     })
 }
 
-/// A non-empty list of exact enum values, duplicates dropped, as their wire
-/// texts; every unknown value is listed.
-fn enum_list<E>(
-    field: &str,
-    values: Option<Vec<String>>,
-) -> Result<Option<Vec<String>>, Vec<FieldError>>
+/// A non-empty list of exact enum values, duplicates dropped; every unknown
+/// value is listed.
+fn enum_list<E>(field: &str, values: Option<Vec<String>>) -> Result<Option<Vec<E>>, Vec<FieldError>>
 where
-    E: FromStr<Err = UnknownValue> + Display,
+    E: FromStr<Err = UnknownValue> + PartialEq,
 {
     let Some(values) = values else {
         return Ok(None);
@@ -248,12 +244,11 @@ where
             "must list at least one value (leave it out to match any)",
         )]);
     }
-    let mut list: Vec<String> = Vec::new();
+    let mut list: Vec<E> = Vec::new();
     let mut errors = Vec::new();
     for value in &values {
         match optional_enum::<E>(field, Some(value)) {
             Ok(Some(found)) => {
-                let found = found.to_string();
                 if !list.contains(&found) {
                     list.push(found);
                 }

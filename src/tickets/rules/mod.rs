@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 pub use scheduler::{run_pass, spawn};
 
-use super::model::TicketStatus;
+use super::model::{Priority, TicketStatus};
 use crate::auth::Tenant;
 use crate::db::Db;
 use crate::error::{FieldError, StoreError};
@@ -46,9 +46,10 @@ pub struct Rule {
 pub struct Conditions {
     /// The ticket's priority is one of these.
     #[schema(value_type = Option<Vec<String>>)]
-    pub priorities: Option<Vec<String>>,
+    pub priorities: Option<Vec<Priority>>,
     /// The ticket's status is one of these; `None` means OPEN or IN_PROGRESS.
-    pub statuses: Option<Vec<String>>,
+    #[schema(value_type = Option<Vec<String>>)]
+    pub statuses: Option<Vec<TicketStatus>>,
     pub entity_id: Option<Uuid>,
     /// true: nobody is assigned; false: somebody is.
     pub unassigned: Option<bool>,

@@ -215,7 +215,7 @@ enum Scope<'a> {
 #[derive(sqlx::FromRow)]
 struct TenantRuleRow {
     company_id: Uuid,
-    mode: String,
+    mode: Mode,
     #[sqlx(flatten)]
     rule: RuleRow,
 }
@@ -233,13 +233,12 @@ pub(super) async fn enabled_rules(db: &Db) -> Result<Vec<(Tenant, Rule)>, StoreE
     let rows: Vec<TenantRuleRow> = Query::new(sql).fetch_all(db).await?;
     Ok(rows
         .into_iter()
-        .filter_map(|row| {
-            let mode = Mode::parse(&row.mode)?;
+        .map(|row| {
             let tenant = Tenant {
                 company_id: row.company_id,
-                mode,
+                mode: row.mode,
             };
-            Some((tenant, Rule::from(row.rule)))
+            (tenant, Rule::from(row.rule))
         })
         .collect())
 }
@@ -251,17 +250,14 @@ fn match_clause(select: &str, tenant: &Tenant, rule: &Rule, now: Timestamp) -> Q
         .push(" FROM tickets t WHERE ")
         .push_tenant(tenant, "t");
     let c = &rule.conditions;
-    let default_statuses: Vec<String> = DEFAULT_STATUSES.iter().map(|s| s.to_string()).collect();
-    let statuses = c.statuses.as_ref().unwrap_or(&default_statuses);
-    for (column, values) in [
-        ("status", Some(statuses)),
-        ("priority", c.priorities.as_ref()),
-    ] {
-        if let Some(values) = values {
-            query = query
-                .push(&format!(" AND t.{column} IN "))
-                .push_bind_list(values.iter().map(String::as_str));
-        }
+    let statuses = c.statuses.as_deref().unwrap_or(DEFAULT_STATUSES);
+    query = query
+        .push(" AND t.status IN ")
+        .push_bind_list(statuses.iter().copied());
+    if let Some(priorities) = &c.priorities {
+        query = query
+            .push(" AND t.priority IN ")
+            .push_bind_list(priorities.iter().copied());
     }
     if let Some(entity) = c.entity_id {
         query = query.push(" AND t.entity_id = ").push_bind(entity);
@@ -398,6 +394,7 @@ impl PassLock {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tickets::model::Priority;
 
     fn rule(conditions: Conditions) -> Rule {
         Rule {
@@ -424,7 +421,7 @@ mod tests {
     #[test]
     fn clause_binds_every_condition_in_order() {
         let conditions = Conditions {
-            priorities: Some(vec!["HIGH".into(), "URGENT".into()]),
+            priorities: Some(vec![Priority::High, Priority::Urgent]),
             entity_id: Some(Uuid::now_v7()),
             unassigned: Some(true),
             minutes_since_created: Some(30),

@@ -24,6 +24,7 @@ backend_tests!(
     key_changes_take_effect_at_once,
     revoking_on_one_node_refuses_on_every_node,
     last_used_at_is_written_at_most_once_a_minute,
+    a_stored_scope_this_build_does_not_know_is_an_error_not_fewer_scopes,
 );
 
 // ---------------------------------------------------------- authentication
@@ -408,4 +409,18 @@ async fn last_used_at_is_written_at_most_once_a_minute(backend: Backend) {
         shown.body["data"][0]["lastUsedAt"],
         serde_json::to_value(first).expect("json")
     );
+}
+
+// ---------------------------------------------------------- damaged rows
+
+async fn a_stored_scope_this_build_does_not_know_is_an_error_not_fewer_scopes(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let id = key_id(&app, &acme.key).await;
+    supportdesk::on_db!(&app.state.db, c => sqlx::query(
+        "UPDATE api_keys SET scopes = 'tickets:read gone:away' WHERE id = $1")
+        .bind(id).execute(c).await.expect("damage the row").rows_affected());
+
+    let r = send(&app, Method::GET, "/tickets", Some(&acme.key)).await;
+    assert_message(&r, 500, "internal", "Internal server error");
 }
