@@ -72,27 +72,49 @@ enum Edge {
     End,
 }
 
-/// `YYYY-MM-DD` (a UTC day) or an RFC 3339 timestamp; empty is absent.
+/// The earliest and latest instants a bound may name: the stores compare
+/// four-digit-year timestamps, and arithmetic on the period must not
+/// overflow the calendar's range.
+fn earliest() -> DateTime<Utc> {
+    DateTime::UNIX_EPOCH
+}
+
+fn latest() -> DateTime<Utc> {
+    NaiveDate::from_ymd_opt(9999, 12, 31)
+        .and_then(|d| d.and_hms_milli_opt(23, 59, 59, 999))
+        .expect("9999-12-31T23:59:59.999 is a valid time")
+        .and_utc()
+}
+
+/// `YYYY-MM-DD` (a UTC day) or an RFC 3339 timestamp, in 1970–9999 (UTC);
+/// empty is absent.
 fn bound(field: &str, raw: Option<&str>, edge: Edge) -> Result<Option<Timestamp>, FieldError> {
     let Some(raw) = raw.map(str::trim).filter(|r| !r.is_empty()) else {
         return Ok(None);
     };
-    if let Ok(date) = NaiveDate::parse_from_str(raw, "%Y-%m-%d") {
-        let day = match edge {
-            Edge::Start => Some(date),
-            Edge::End => date.succ_opt(),
-        };
-        if let Some(start) = day.and_then(|d| d.and_hms_opt(0, 0, 0)) {
-            return Ok(Some(Timestamp::from_datetime(start.and_utc())));
-        }
+    let given = if let Ok(date) = NaiveDate::parse_from_str(raw, "%Y-%m-%d") {
+        date.and_hms_opt(0, 0, 0)
+            .map(|start| (start.and_utc(), true))
+    } else {
+        DateTime::parse_from_rfc3339(raw)
+            .ok()
+            .map(|at| (at.with_timezone(&Utc), false))
+    };
+    let Some((at, is_date)) = given else {
+        return Err(problem(
+            field,
+            "must be a date (YYYY-MM-DD) or an RFC 3339 timestamp (2026-03-01T00:00:00Z)",
+        ));
+    };
+    if at < earliest() || at > latest() {
+        return Err(problem(field, "must be between 1970-01-01 and 9999-12-31"));
     }
-    if let Ok(at) = DateTime::parse_from_rfc3339(raw) {
-        return Ok(Some(Timestamp::from_datetime(at.with_timezone(&Utc))));
-    }
-    Err(problem(
-        field,
-        "must be a date (YYYY-MM-DD) or an RFC 3339 timestamp (2026-03-01T00:00:00Z)",
-    ))
+    let at = match edge {
+        // The end of the last representable day is its last millisecond.
+        Edge::End if is_date => (at + TimeDelta::days(1)).min(latest()),
+        _ => at,
+    };
+    Ok(Some(Timestamp::from_datetime(at)))
 }
 
 /// The period `(from, to)` from the parameters: `to` defaults to now,
@@ -106,8 +128,9 @@ fn period(
     let (from, to) =
         (bound("from", from, Edge::Start), bound("to", to, Edge::End)).collect_errors()?;
     let to = to.unwrap_or(now);
-    let from =
-        from.unwrap_or_else(|| Timestamp::from_datetime(to.0 - TimeDelta::days(DEFAULT_DAYS)));
+    let from = from.unwrap_or_else(|| {
+        Timestamp::from_datetime((to.0 - TimeDelta::days(DEFAULT_DAYS)).max(earliest()))
+    });
     if from >= to {
         return Err(vec![problem(
             "from",

@@ -1,6 +1,8 @@
 //! Company settings, escalation rules (the list and the scheduler) and
-//! ticket reports. Shared helpers here; the tests in the submodules.
+//! ticket reports, and the bounds of every query parameter. Shared helpers
+//! here; the tests in the submodules.
 
+mod query_bounds;
 mod reports;
 mod scheduler;
 mod settings;

@@ -15,6 +15,10 @@ use crate::support::{Backend, TestApp};
 backend_tests!(
     report_figures_match_a_fixed_data_set,
     report_parameters_are_validated,
+    report_dates_at_the_ends_of_the_calendar_are_refused,
+    report_dates_outside_1970_to_9999_are_refused,
+    report_from_after_to_is_refused,
+    report_periods_at_the_edges_of_the_range_are_served,
 );
 
 /// One ticket of the data set.
@@ -428,5 +432,116 @@ async fn report_parameters_are_validated(backend: Backend) {
     ] {
         let r = app.get(&format!("/reports/tickets?{query}"), key).await;
         r.assert_status(200);
+    }
+}
+
+/// Asks for the report with each query and expects a 400 naming `field`.
+async fn assert_refused(app: &TestApp, key: &str, queries: &[&str], field: &str) {
+    for query in queries {
+        let r = app.get(&format!("/reports/tickets?{query}"), key).await;
+        assert_invalid(&r, &[field]);
+    }
+}
+
+async fn report_dates_at_the_ends_of_the_calendar_are_refused(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    assert_refused(
+        &app,
+        &acme.key,
+        &["to=-262143-01-01", "to=%2B262142-12-31"],
+        "to",
+    )
+    .await;
+    assert_refused(
+        &app,
+        &acme.key,
+        &["from=+262142-12-31", "from=-262143-01-01&to=2026-03-01"],
+        "from",
+    )
+    .await;
+}
+
+async fn report_dates_outside_1970_to_9999_are_refused(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let key = acme.key.as_str();
+    assert_refused(
+        &app,
+        key,
+        &[
+            "from=1969-12-31&to=1970-01-05",
+            "from=1970-01-01T00:00:00%2B01:00&to=1970-01-05",
+            "from=10000-01-01",
+        ],
+        "from",
+    )
+    .await;
+    assert_refused(
+        &app,
+        key,
+        &[
+            "to=1969-12-31",
+            "from=9999-12-01&to=10000-01-01",
+            "from=9999-12-01&to=9999-12-31T23:00:00-05:00",
+        ],
+        "to",
+    )
+    .await;
+    let r = app.get("/reports/tickets?from=1969-12-31", key).await;
+    assert_eq!(
+        r.body["details"][0]["message"], "must be between 1970-01-01 and 9999-12-31",
+        "{}",
+        r.text
+    );
+}
+
+async fn report_from_after_to_is_refused(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    assert_refused(
+        &app,
+        &acme.key,
+        &[
+            "from=9999-12-31&to=1970-01-01",
+            "from=2026-03-09&to=2026-03-01",
+            "to=1970-01-01T00:00:00Z",
+        ],
+        "from",
+    )
+    .await;
+}
+
+async fn report_periods_at_the_edges_of_the_range_are_served(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let key = acme.key.as_str();
+    let cases = [
+        (
+            "from=1970-01-01&to=1970-01-31",
+            "1970-01-01T00:00:00.000Z",
+            "1970-02-01T00:00:00.000Z",
+        ),
+        // `from` defaults to 30 days before `to`, but not before 1970.
+        (
+            "to=1970-01-01",
+            "1970-01-01T00:00:00.000Z",
+            "1970-01-02T00:00:00.000Z",
+        ),
+        // The end of the last day is its last millisecond.
+        (
+            "from=9999-12-31&to=9999-12-31",
+            "9999-12-31T00:00:00.000Z",
+            "9999-12-31T23:59:59.999Z",
+        ),
+    ];
+    for (query, from, to) in cases {
+        let r = app.get(&format!("/reports/tickets?{query}"), key).await;
+        let report = r.assert_status(200);
+        assert_eq!(
+            (report["from"].as_str(), report["to"].as_str()),
+            (Some(from), Some(to)),
+            "{query}"
+        );
     }
 }
