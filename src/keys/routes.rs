@@ -1,6 +1,7 @@
 //! `/api-keys`: list (never secrets), create (the value is returned once),
 //! get, update, revoke. A key manages only keys of its own company and mode,
-//! and never grants or touches scopes it does not hold itself.
+//! and never grants or touches scopes it does not hold itself, nor a later
+//! expiry or a higher rate limit than its own.
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -45,7 +46,8 @@ pub(crate) struct CreateKey {
     /// At least one; only scopes the requesting key holds itself.
     #[schema(schema_with = scope_list, required)]
     scopes: Option<Vec<String>>,
-    /// Requests per hour (default 1000).
+    /// Requests per hour (default 1000, or the calling key's own if lower);
+    /// never above the calling key's own.
     #[schema(minimum = 1, maximum = 1_000_000)]
     rate_limit: Option<i64>,
     /// A future RFC 3339 time; not together with `expiresIn`.
@@ -119,7 +121,8 @@ async fn list(
 /// Create an API key
 ///
 /// The secret `key` is in this response only. A key can only grant scopes
-/// it holds itself (403 otherwise).
+/// it holds itself, an expiry no later than its own and a `rateLimit` no
+/// higher than its own (403 otherwise).
 #[utoipa::path(post, path = "/api-keys", operation_id = "create_api_key", tag = "API keys",
     request_body = CreateKey,
     responses(
@@ -141,8 +144,13 @@ async fn create(
         expiry(body.expires_at.as_deref(), body.expires_in.as_ref()),
     )
         .all_valid()?;
-    let rate_limit = rate_limit.unwrap_or(store::DEFAULT_RATE_LIMIT);
     ensure_holds(&principal, &scopes)?;
+    let caller = store::find(&state.db, &principal.tenant, principal.key_id).await?;
+    // Left out, the limit is the default or the caller's own if lower, so a
+    // capped key can mint without naming one.
+    let rate_limit = rate_limit.unwrap_or_else(|| store::DEFAULT_RATE_LIMIT.min(caller.rate_limit));
+    ensure_rate_within(&caller, rate_limit)?;
+    ensure_expiry_within(&caller, expires_at, expiry_field(&body))?;
     let (record, key) = store::create(
         &state.db,
         NewKey {
@@ -173,7 +181,8 @@ async fn get_one(
 /// Update an API key
 ///
 /// Rename, change scopes or rate limit, deactivate or reactivate. Takes
-/// effect on every node at once.
+/// effect on every node at once. A key can only grant scopes it holds and a
+/// `rateLimit` no higher than its own (403 otherwise).
 #[utoipa::path(patch, path = "/api-keys/{id}", operation_id = "update_api_key", tag = "API keys",
     request_body = UpdateKey,
     params(("id" = uuid::Uuid, Path, description = "Key id")),
@@ -206,6 +215,10 @@ async fn update(
     ensure_holds(&principal, &current.scopes)?;
     if let Some(scopes) = &scopes {
         ensure_holds(&principal, scopes)?;
+    }
+    if let Some(rate_limit) = rate_limit {
+        let caller = store::find(&state.db, &principal.tenant, principal.key_id).await?;
+        ensure_rate_within(&caller, rate_limit)?;
     }
     let changes = KeyChanges {
         name,
@@ -241,6 +254,53 @@ fn ensure_holds(principal: &Principal, scopes: &ScopeSet) -> Result<(), ApiError
         Some(missing) => Err(ApiError::forbidden_scope(missing.as_str())),
         None => Ok(()),
     }
+}
+
+/// The caller's stored record, not its cached principal, is the cap: a
+/// limit lowered a moment ago already binds.
+fn ensure_rate_within(caller: &ApiKey, rate_limit: i64) -> Result<(), ApiError> {
+    if rate_limit > caller.rate_limit {
+        return Err(beyond_caller(format!(
+            "Cannot grant a rateLimit above the calling key's ({})",
+            caller.rate_limit
+        )));
+    }
+    Ok(())
+}
+
+/// A key that expires can only mint keys that expire no later than it does,
+/// or minting would outlive its own expiry.
+fn ensure_expiry_within(
+    caller: &ApiKey,
+    expires_at: Option<Timestamp>,
+    field: &str,
+) -> Result<(), ApiError> {
+    let Some(own) = caller.expires_at else {
+        return Ok(());
+    };
+    match expires_at {
+        None => Err(beyond_caller(format!(
+            "Cannot grant a key without expiresAt or expiresIn: the calling key expires at {own}"
+        ))),
+        Some(at) if at > own => Err(beyond_caller(format!(
+            "Cannot grant an {field} later than the calling key's expiry ({own})"
+        ))),
+        Some(_) => Ok(()),
+    }
+}
+
+/// The expiry field the request used, to name it in a refusal.
+fn expiry_field(body: &CreateKey) -> &'static str {
+    if body.expires_in.is_some() {
+        "expiresIn"
+    } else {
+        "expiresAt"
+    }
+}
+
+/// Exceeding the caller's own limits is refused like scope escalation.
+fn beyond_caller(message: String) -> ApiError {
+    ApiError::new(StatusCode::FORBIDDEN, "insufficient_scope", message)
 }
 
 fn scope_set(names: &[String]) -> Result<ScopeSet, FieldError> {

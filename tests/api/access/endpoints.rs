@@ -17,6 +17,7 @@ backend_tests!(
     entities_endpoints,
     keys_api_cannot_escalate_and_shows_the_value_once,
     keys_api_validates_its_input,
+    keys_api_cannot_exceed_the_callers_expiry_or_rate_limit,
 );
 
 // ---------------------------------------------------------------- endpoints
@@ -272,6 +273,83 @@ async fn keys_api_cannot_escalate_and_shows_the_value_once(backend: Backend) {
     app.get("/api-keys", &secret)
         .await
         .assert_error(401, "invalid_api_key");
+}
+
+async fn keys_api_cannot_exceed_the_callers_expiry_or_rate_limit(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let own_expiry = Timestamp::now().plus(Duration::from_secs(3600));
+    // Ten requests an hour: this test makes fewer than ten with the key.
+    let (record, capped) = supportdesk::keys::store::create(
+        &app.state.db,
+        supportdesk::keys::store::NewKey {
+            company_id: acme.company.id,
+            name: "capped".into(),
+            mode: Mode::Test,
+            scopes: ScopeSet::all(),
+            rate_limit: 10,
+            expires_at: Some(own_expiry),
+        },
+    )
+    .await
+    .expect("key");
+    let later = own_expiry.plus(Duration::from_secs(60)).to_rfc3339();
+    let expiry_refusals = [
+        (
+            json!({"name": "forever", "scopes": ["kb:read"]}),
+            format!(
+                "Cannot grant a key without expiresAt or expiresIn: the calling key expires at {own_expiry}"
+            ),
+        ),
+        (
+            json!({"name": "later", "scopes": ["kb:read"], "expiresAt": later}),
+            format!("Cannot grant an expiresAt later than the calling key's expiry ({own_expiry})"),
+        ),
+        (
+            json!({"name": "later", "scopes": ["kb:read"], "expiresIn": "2h"}),
+            format!("Cannot grant an expiresIn later than the calling key's expiry ({own_expiry})"),
+        ),
+    ];
+    for (body, message) in expiry_refusals {
+        let r = app.post("/api-keys", &capped, body).await;
+        assert_message(&r, 403, "insufficient_scope", &message);
+    }
+    let rate_refusal = "Cannot grant a rateLimit above the calling key's (10)";
+    let r = app
+        .post(
+            "/api-keys",
+            &capped,
+            json!({"name": "fast", "scopes": ["kb:read"], "expiresIn": "30m", "rateLimit": 11}),
+        )
+        .await;
+    assert_message(&r, 403, "insufficient_scope", rate_refusal);
+    let own_path = format!("/api-keys/{}", record.id);
+    let r = app
+        .patch(&own_path, &capped, json!({"rateLimit": 11}))
+        .await;
+    assert_message(&r, 403, "insufficient_scope", rate_refusal);
+
+    // Within the caps: created, and raising it past the caller is refused.
+    let within = app
+        .post(
+            "/api-keys",
+            &capped,
+            json!({"name": "ok", "scopes": ["kb:read"], "expiresIn": "30m", "rateLimit": 10}),
+        )
+        .await;
+    let within = within.assert_status(201).clone();
+    assert_eq!(within["rateLimit"], 10);
+    let within_path = format!("/api-keys/{}", within["id"].as_str().expect("id"));
+    let r = app
+        .patch(&within_path, &capped, json!({"rateLimit": 11}))
+        .await;
+    assert_message(&r, 403, "insufficient_scope", rate_refusal);
+
+    // Nothing was changed by the refusals.
+    let stored = app.get(&own_path, &acme.key).await;
+    assert_eq!(stored.assert_status(200)["rateLimit"], 10);
+    let listed = app.get("/api-keys?limit=100", &acme.key).await;
+    assert_eq!(listed.assert_status(200)["total"], 3);
 }
 
 async fn keys_api_validates_its_input(backend: Backend) {
