@@ -86,7 +86,7 @@ impl App {
         let public_url: Arc<str> = config.public_url(port).into();
 
         let demo = if config.bootstrap_demo {
-            bootstrap::ensure_demo(&db, &public_url).await?
+            bootstrap::on_start(&db, config.demo, &public_url).await?
         } else {
             None
         };

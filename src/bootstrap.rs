@@ -1,11 +1,14 @@
 //! First start on an empty database: a demo company, an entity and one TEST
 //! key with every scope, so `cargo run` gives a working service at once.
+//! Only for the embedded SQLite default or when asked (`serve --demo`,
+//! `SUPPORTDESK_DEMO=true`); a production start on Postgres creates nothing
+//! and prints the commands that create a company and a key instead.
 
 use serde::Serialize;
 
 use crate::auth::{Mode, ScopeSet};
 use crate::companies::{self, Company};
-use crate::db::Db;
+use crate::db::{Backend, Db};
 use crate::entities::{self, Entity};
 use crate::keys::{self, NewKey};
 
@@ -20,8 +23,58 @@ pub struct DemoCreated {
     pub visitor_url: String,
 }
 
-/// Creates the demo records when the database has no company yet.
+/// The Postgres advisory lock key that serialises demo creation between
+/// nodes starting together ("sd-demo" in ASCII).
+const DEMO_LOCK: i64 = 0x73_64_2d_64_65_6d_6f;
+
+/// What a start does with the database: on SQLite, or with `demo`, creates the
+/// demo when it has no company; otherwise, on an empty database, prints how to
+/// create a company and a key.
+pub async fn on_start(
+    db: &Db,
+    demo: bool,
+    public_url: &str,
+) -> anyhow::Result<Option<DemoCreated>> {
+    if demo || db.backend() == Backend::Sqlite {
+        return ensure_demo(db, public_url).await;
+    }
+    if companies::store::count(db).await? == 0 {
+        println!("This database has no company yet. Create one and an API key with:");
+        println!("  supportdesk companies create --name \"Acme\"");
+        println!("  supportdesk keys create --company <company id> --type live --scopes all");
+        println!("(or start with --demo / SUPPORTDESK_DEMO=true for a demo company and TEST key)");
+    }
+    Ok(None)
+}
+
+/// Creates the demo records when the database has no company yet. On
+/// Postgres an advisory lock makes check-and-create atomic across nodes.
 pub async fn ensure_demo(db: &Db, public_url: &str) -> anyhow::Result<Option<DemoCreated>> {
+    let Db::Postgres(pool) = db else {
+        // SQLite serves one process: apps built together in it take turns.
+        static IN_PROCESS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+        let _turn = IN_PROCESS.lock().await;
+        return create_if_empty(db, public_url).await;
+    };
+    let mut lock = pool.acquire().await?;
+    sqlx::query("SELECT pg_advisory_lock($1)")
+        .bind(DEMO_LOCK)
+        .execute(&mut *lock)
+        .await?;
+    let created = create_if_empty(db, public_url).await;
+    let unlocked = sqlx::query("SELECT pg_advisory_unlock($1)")
+        .bind(DEMO_LOCK)
+        .execute(&mut *lock)
+        .await;
+    if unlocked.is_err() {
+        // Never hand a connection still holding the lock back to the pool:
+        // closing it releases the lock.
+        drop(lock.detach());
+    }
+    created
+}
+
+async fn create_if_empty(db: &Db, public_url: &str) -> anyhow::Result<Option<DemoCreated>> {
     if companies::store::count(db).await? > 0 {
         return Ok(None);
     }

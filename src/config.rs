@@ -37,6 +37,10 @@ pub struct ServeArgs {
         default_value_t = false
     )]
     pub webhook_allow_private: bool,
+    /// Create the demo company and its all-scope TEST key on an empty
+    /// database. Always on for the embedded SQLite default.
+    #[arg(long, env = "SUPPORTDESK_DEMO", default_value_t = defaults::DEMO)]
+    pub demo: bool,
     #[arg(long, env = "SUPPORTDESK_PRESENCE_TTL_SECS", default_value_t = defaults::PRESENCE_TTL_SECS)]
     pub presence_ttl_secs: u64,
     /// Delays before webhook attempts 2, 3, … in seconds.
@@ -78,6 +82,7 @@ pub mod defaults {
     pub const RULES_INTERVAL_SECS: u64 = 30;
     pub const REDIS_PREFIX: &str = "sd:";
     pub const HEADER_READ_TIMEOUT_SECS: u64 = 10;
+    pub const DEMO: bool = false;
 }
 
 #[derive(Debug, Clone)]
@@ -96,8 +101,11 @@ pub struct Config {
     pub webhook_timeout: Duration,
     pub rate_window: Duration,
     pub rules_interval: Duration,
-    /// Create the demo company and key on an empty database (and print them).
+    /// Look at the database on start: create the demo company and key on an
+    /// empty one when allowed (see `demo`), or print how to create a company.
     pub bootstrap_demo: bool,
+    /// Whether that start may create the demo on Postgres (SQLite always may).
+    pub demo: bool,
     /// Run background workers (outbox, presence sweeper, rules). Tests that
     /// drive a worker step by step turn this off.
     pub run_workers: bool,
@@ -130,6 +138,7 @@ impl Config {
             rate_window: Duration::from_secs(args.rate_window_secs),
             rules_interval: Duration::from_secs(args.rules_interval_secs),
             bootstrap_demo: true,
+            demo: args.demo,
             run_workers: true,
             header_read_timeout: Duration::from_secs(args.header_read_timeout_secs.max(1)),
         })
@@ -156,6 +165,7 @@ impl Config {
             rate_window: secs(defaults::RATE_WINDOW_SECS),
             rules_interval: secs(defaults::RULES_INTERVAL_SECS),
             bootstrap_demo: false,
+            demo: defaults::DEMO,
             run_workers: true,
             header_read_timeout: secs(defaults::HEADER_READ_TIMEOUT_SECS),
         }

@@ -16,6 +16,8 @@ backend_tests!(
     request_ids_are_generated_or_echoed,
     migrations_apply_from_empty_and_again,
     bootstrap_creates_a_working_demo_key_once,
+    a_start_creates_the_demo_only_on_sqlite_or_when_asked,
+    nodes_starting_together_create_one_demo,
     cli_creates_companies_entities_and_keys,
     graceful_shutdown_finishes_in_flight_requests,
     health_and_readiness,
@@ -163,7 +165,11 @@ async fn migrations_apply_from_empty_and_again(backend: Backend) {
 }
 
 async fn bootstrap_creates_a_working_demo_key_once(backend: Backend) {
-    let app = TestApp::spawn_with(backend, |c| c.bootstrap_demo = true).await;
+    let app = TestApp::spawn_with(backend, |c| {
+        c.bootstrap_demo = true;
+        c.demo = true;
+    })
+    .await;
     // The harness app bootstrapped its empty database: find what it made by
     // building a second app on the same database, which must create nothing.
     let second = supportdesk::App::build(app.config.clone())
@@ -188,6 +194,52 @@ async fn bootstrap_creates_a_working_demo_key_once(backend: Backend) {
             .expect("bootstrap")
             .is_none()
     );
+}
+
+async fn companies(app: &TestApp) -> i64 {
+    supportdesk::companies::store::count(&app.state.db)
+        .await
+        .expect("count")
+}
+
+async fn a_start_creates_the_demo_only_on_sqlite_or_when_asked(backend: Backend) {
+    // A `serve` start without --demo: the embedded SQLite default gets the
+    // demo as before, a Postgres database is left empty.
+    let plain = TestApp::spawn_with(backend, |c| c.bootstrap_demo = true).await;
+    let expected = match backend {
+        Backend::Sqlite => 1,
+        Backend::Postgres => 0,
+    };
+    assert_eq!(companies(&plain).await, expected);
+
+    // With --demo / SUPPORTDESK_DEMO=true every backend gets it.
+    let demo = TestApp::spawn_with(backend, |c| {
+        c.bootstrap_demo = true;
+        c.demo = true;
+    })
+    .await;
+    assert_eq!(companies(&demo).await, 1);
+}
+
+async fn nodes_starting_together_create_one_demo(backend: Backend) {
+    // An empty database (the harness app bootstraps nothing), then two nodes
+    // with --demo starting on it at once.
+    let app = TestApp::spawn(backend).await;
+    let mut config = app.config.clone();
+    config.bootstrap_demo = true;
+    config.demo = true;
+    let (a, b) = tokio::join!(
+        supportdesk::App::build(config.clone()),
+        supportdesk::App::build(config)
+    );
+    let (a, b) = (a.expect("first node"), b.expect("second node"));
+    assert_eq!(
+        usize::from(a.demo.is_some()) + usize::from(b.demo.is_some()),
+        1,
+        "exactly one node creates the demo"
+    );
+    drop((a, b));
+    assert_eq!(companies(&app).await, 1);
 }
 
 fn cli(app: &TestApp, args: &[&str]) -> (bool, String, String) {
