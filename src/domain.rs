@@ -85,18 +85,7 @@ macro_rules! text_enum {
             }
         }
 
-        impl<DB: ::sqlx::Database> ::sqlx::Type<DB> for $name
-        where
-            str: ::sqlx::Type<DB>,
-        {
-            fn type_info() -> DB::TypeInfo {
-                <str as ::sqlx::Type<DB>>::type_info()
-            }
-
-            fn compatible(ty: &DB::TypeInfo) -> bool {
-                <str as ::sqlx::Type<DB>>::compatible(ty)
-            }
-        }
+        $crate::decoded_from_text!($name, |text| text.parse::<$name>());
 
         impl<'q, DB: ::sqlx::Database> ::sqlx::Encode<'q, DB> for $name
         where
@@ -110,18 +99,6 @@ macro_rules! text_enum {
             }
         }
 
-        impl<'r, DB: ::sqlx::Database> ::sqlx::Decode<'r, DB> for $name
-        where
-            &'r str: ::sqlx::Decode<'r, DB>,
-        {
-            fn decode(
-                value: <DB as ::sqlx::Database>::ValueRef<'r>,
-            ) -> Result<Self, ::sqlx::error::BoxDynError> {
-                let text = <&'r str as ::sqlx::Decode<'r, DB>>::decode(value)?;
-                Ok(text.parse::<$name>()?)
-            }
-        }
-
         impl ::std::convert::From<$name> for $crate::db::Value {
             fn from(value: $name) -> Self {
                 $crate::db::Value::from(value.as_str())
@@ -131,6 +108,42 @@ macro_rules! text_enum {
         impl ::std::convert::From<::std::option::Option<$name>> for $crate::db::Value {
             fn from(value: ::std::option::Option<$name>) -> Self {
                 $crate::db::Value::from(value.map($name::as_str))
+            }
+        }
+    };
+}
+
+/// A type stored as TEXT on both backends and read back by parsing the
+/// text with `$parse` (a closure from `&str` to `Result<Self, E>` where `E`
+/// is an error): an unreadable stored value is a decode error, never a
+/// default. Used by `text_enum!` and by the types with their own stored
+/// spelling (modes, scope lists).
+#[macro_export]
+macro_rules! decoded_from_text {
+    ($name:ty, $parse:expr) => {
+        impl<DB: ::sqlx::Database> ::sqlx::Type<DB> for $name
+        where
+            str: ::sqlx::Type<DB>,
+        {
+            fn type_info() -> DB::TypeInfo {
+                <str as ::sqlx::Type<DB>>::type_info()
+            }
+
+            fn compatible(ty: &DB::TypeInfo) -> bool {
+                <str as ::sqlx::Type<DB>>::compatible(ty)
+            }
+        }
+
+        impl<'r, DB: ::sqlx::Database> ::sqlx::Decode<'r, DB> for $name
+        where
+            &'r str: ::sqlx::Decode<'r, DB>,
+        {
+            fn decode(
+                value: <DB as ::sqlx::Database>::ValueRef<'r>,
+            ) -> Result<Self, ::sqlx::error::BoxDynError> {
+                let text = <&'r str as ::sqlx::Decode<'r, DB>>::decode(value)?;
+                let parse: fn(&str) -> Result<$name, _> = $parse;
+                Ok(parse(text)?)
             }
         }
     };

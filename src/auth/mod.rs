@@ -66,30 +66,7 @@ impl Mode {
 // The API spells modes `TEST`/`LIVE` and the columns `test`/`live`, so Mode
 // cannot use `text_enum!` (one spelling for both); its columns are decoded
 // here with the stored spelling.
-impl<DB: sqlx::Database> sqlx::Type<DB> for Mode
-where
-    str: sqlx::Type<DB>,
-{
-    fn type_info() -> DB::TypeInfo {
-        <str as sqlx::Type<DB>>::type_info()
-    }
-
-    fn compatible(ty: &DB::TypeInfo) -> bool {
-        <str as sqlx::Type<DB>>::compatible(ty)
-    }
-}
-
-impl<'r, DB: sqlx::Database> sqlx::Decode<'r, DB> for Mode
-where
-    &'r str: sqlx::Decode<'r, DB>,
-{
-    fn decode(
-        value: <DB as sqlx::Database>::ValueRef<'r>,
-    ) -> Result<Self, sqlx::error::BoxDynError> {
-        let text = <&'r str as sqlx::Decode<'r, DB>>::decode(value)?;
-        Ok(Mode::from_stored(text)?)
-    }
-}
+crate::decoded_from_text!(Mode, Mode::from_stored);
 
 /// The data partition a request may touch: one company, one mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -134,30 +134,9 @@ impl std::fmt::Display for UnknownStoredScopes {
 
 impl std::error::Error for UnknownStoredScopes {}
 
-impl<DB: sqlx::Database> sqlx::Type<DB> for ScopeSet
-where
-    str: sqlx::Type<DB>,
-{
-    fn type_info() -> DB::TypeInfo {
-        <str as sqlx::Type<DB>>::type_info()
-    }
-
-    fn compatible(ty: &DB::TypeInfo) -> bool {
-        <str as sqlx::Type<DB>>::compatible(ty)
-    }
-}
-
-impl<'r, DB: sqlx::Database> sqlx::Decode<'r, DB> for ScopeSet
-where
-    &'r str: sqlx::Decode<'r, DB>,
-{
-    fn decode(
-        value: <DB as sqlx::Database>::ValueRef<'r>,
-    ) -> Result<Self, sqlx::error::BoxDynError> {
-        let text = <&'r str as sqlx::Decode<'r, DB>>::decode(value)?;
-        Ok(ScopeSet::parse_list(text).map_err(UnknownStoredScopes)?)
-    }
-}
+crate::decoded_from_text!(ScopeSet, |text| {
+    ScopeSet::parse_list(text).map_err(UnknownStoredScopes)
+});
 
 impl From<ScopeSet> for crate::db::Value {
     fn from(scopes: ScopeSet) -> Self {
