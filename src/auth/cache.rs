@@ -102,16 +102,18 @@ impl KeyCache {
         Self::default()
     }
 
-    /// The cached record of `hash` if it is fresh enough.
+    /// The cached record of `hash` if it is fresh enough. A stale entry is
+    /// kept (until a sweep or an invalidation) for `served_before`.
     pub fn get(&self, hash: &str) -> Option<Arc<KeyForAuth>> {
         let entry = self.entries.get(hash)?;
-        if entry.fetched.elapsed() < KEY_CACHE_TTL {
-            return Some(Arc::clone(&entry.record));
-        }
-        drop(entry);
-        self.entries
-            .remove_if(hash, |_, cached| cached.fetched.elapsed() >= KEY_CACHE_TTL);
-        None
+        (entry.fetched.elapsed() < KEY_CACHE_TTL).then(|| Arc::clone(&entry.record))
+    }
+
+    /// Whether this node has found `hash` to be a key and not been told
+    /// since that it changed: such a key may be looked up again even for a
+    /// client over the failed-authentication limit (guesses never are).
+    pub fn served_before(&self, hash: &str) -> bool {
+        self.entries.contains_key(hash)
     }
 
     /// Call before reading the database; pass the value to `insert`.

@@ -1,7 +1,8 @@
 //! Authentication of every `/api/v1` request, in the documented order (docs/api.md, "Authentication"):
-//! 429 (a client over the failed-authentication limit, before any key
-//! lookup) → 401 (missing, invalid, expired, inactive key) → 403 (suspended
-//! company) → 429 (rate limit) → routing (404/405) → scope (403, at the route).
+//! 401 (missing, invalid, expired, inactive key; 429 instead for a client
+//! over the failed-authentication limit, decided before the key is looked
+//! up) → 403 (suspended company) → 429 (rate limit) → routing (404/405) →
+//! scope (403, at the route).
 //! Every response after the rate-limit check carries the rate-limit headers.
 
 use std::net::IpAddr;
@@ -171,10 +172,8 @@ pub async fn authenticate(
         return next.run(request).await;
     }
     let client = client_of(request.extensions());
-    if let Some(refusal) = state.access.refusal_for(client) {
-        return refusal.into_response();
-    }
-    let principal = match principal_for(&state, request.headers().get(API_KEY_HEADER)).await {
+    let principal = match principal_for(&state, request.headers().get(API_KEY_HEADER), client).await
+    {
         Ok(principal) => principal,
         Err(error) => {
             if error.status == StatusCode::UNAUTHORIZED
@@ -198,9 +197,15 @@ pub async fn authenticate(
 }
 
 /// Resolves the presented key to a principal, or the 401/403 to answer.
+///
+/// For a `client` over the failed-authentication limit it is 429 before the
+/// key is looked up (so guesses cost no query), unless this node has served
+/// the key before: a valid key keeps working from a throttled address. The
+/// caller counts a 401 as a failure of the client (`Access::note_failure`).
 pub async fn principal_for(
     state: &AppState,
     header: Option<&axum::http::HeaderValue>,
+    client: Option<IpAddr>,
 ) -> Result<Principal, ApiError> {
     let Some(header) = header else {
         return Err(unauthorized(
@@ -223,6 +228,11 @@ pub async fn principal_for(
     let cache = &state.access.keys;
     let record = match cache.get(&hash) {
         Some(record) => record,
+        None if !cache.served_before(&hash)
+            && let Some(refusal) = state.access.refusal_for(client) =>
+        {
+            return Err(refusal);
+        }
         None if cache.is_unknown(&hash) => {
             return Err(unauthorized("invalid_api_key", "Invalid API key"));
         }

@@ -2,6 +2,8 @@
 //! `chat:read`), a visitor token (one session) or a socket token (an agent
 //! console's short-lived pass from `POST /api/v1/ws/tokens`).
 
+use std::net::IpAddr;
+
 use axum::http::{HeaderMap, StatusCode};
 use serde::Deserialize;
 use uuid::Uuid;
@@ -56,14 +58,17 @@ fn unauthorized(code: &'static str, message: &str) -> ApiError {
 }
 
 /// Resolves the handshake's credentials: a key header wins over a token.
+/// `client` is the peer, for the failed-authentication limit (see
+/// `principal_for`); tokens are checked by their signature, with no lookup.
 pub async fn authenticate(
     state: &AppState,
     headers: &HeaderMap,
     token: Option<&str>,
+    client: Option<IpAddr>,
 ) -> Result<Credential, ApiError> {
     let token = token.map(str::trim).filter(|t| !t.is_empty());
     let Some(token) = token.filter(|_| !headers.contains_key(API_KEY_HEADER)) else {
-        let principal = principal_for(state, headers.get(API_KEY_HEADER)).await?;
+        let principal = principal_for(state, headers.get(API_KEY_HEADER), client).await?;
         // Same order as every /api/v1 request: the key's allowance is spent
         // before the scope is checked.
         let decision = state.access.check_rate(&principal).await;

@@ -55,11 +55,10 @@ const REPLAY_DEDUPE: Duration = Duration::from_secs(30);
 /// Typing events per session per socket are passed on at most this often.
 const TYPING_INTERVAL: Duration = Duration::from_millis(500);
 
-/// The handshake: a client over the failed-authentication limit is refused
-/// first (429, before any lookup); then authenticate (401/403 with the REST
-/// error body; a 401 counts as a failure of the client), take one of the
-/// token's socket slots (429 when all are open), and upgrade with small
-/// buffers.
+/// The handshake: authenticate (401/403 with the REST error body; a 401
+/// counts as a failure of the client, and a client over that limit gets
+/// 429 as on REST), take one of the token's socket slots (429 when all are
+/// open), and upgrade with small buffers.
 pub async fn handler(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -68,11 +67,8 @@ pub async fn handler(
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Response {
     let client = peer.map(|Extension(ConnectInfo(address))| address.ip());
-    if let Some(refusal) = state.access.refusal_for(client) {
-        return refusal.into_response();
-    }
     let token = query.token.as_deref();
-    let credential = match authenticate(&state, &headers, token).await {
+    let credential = match authenticate(&state, &headers, token, client).await {
         Ok(credential) => credential,
         Err(error) => {
             if error.status == StatusCode::UNAUTHORIZED
