@@ -47,8 +47,8 @@ pub struct Access {
     pub window: Duration,
     /// The window of the `FAILURE_LIMIT` failures a client may make.
     failure_window: Duration,
-    /// Clients the failure limit refused, until when: while there, their
-    /// requests are refused before any key lookup, without asking Redis.
+    /// Clients the failure limit refused, until when: while there, keys
+    /// they present are refused before the store lookup, without asking Redis.
     blocked: DashMap<IpAddr, Instant>,
     /// When this node last wrote `lastUsedAt` of each key.
     last_used: DashMap<Uuid, Instant>,
@@ -86,8 +86,9 @@ impl Access {
     }
 
     /// The 429 for a client this node has seen go over the failure limit,
-    /// until its next failure would be allowed again. Asked before any key
-    /// lookup, so a blocked client's guesses cost neither cache nor store.
+    /// until its next failure would be allowed again. Asked before a key is
+    /// looked up in the store, so a blocked client's guesses cost no query
+    /// (and no call to Redis either).
     pub fn refusal_for(&self, client: Option<IpAddr>) -> Option<ApiError> {
         let client = client_key(client?);
         let until = *self.blocked.get(&client)?;
