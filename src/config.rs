@@ -60,6 +60,14 @@ pub struct ServeArgs {
     /// or two tests, share one Redis).
     #[arg(long, env = "SUPPORTDESK_REDIS_PREFIX", default_value = defaults::REDIS_PREFIX)]
     pub redis_prefix: String,
+    /// Socket `message` frames of one visitor session: `<count>/<seconds>s`,
+    /// all of them at once if need be, then one every seconds/count.
+    #[arg(
+        long,
+        env = "SUPPORTDESK_VISITOR_MESSAGE_RATE",
+        default_value = defaults::VISITOR_MESSAGE_RATE
+    )]
+    pub visitor_message_rate: String,
     /// Seconds a client may take to send a request's headers.
     #[arg(
         long,
@@ -83,6 +91,8 @@ pub mod defaults {
     pub const REDIS_PREFIX: &str = "sd:";
     pub const HEADER_READ_TIMEOUT_SECS: u64 = 10;
     pub const DEMO: bool = false;
+    pub const VISITOR_MESSAGE_RATE: &str = "20/20s";
+    pub const AUTH_FAILURE_WINDOW_SECS: u64 = 60;
 }
 
 #[derive(Debug, Clone)]
@@ -112,6 +122,41 @@ pub struct Config {
     /// How long a client may take to send a request's headers before the
     /// connection is closed (slowloris guard).
     pub header_read_timeout: Duration,
+    /// The limit on socket `message` frames per visitor session.
+    pub visitor_message_rate: MessageRate,
+    /// The window of the per-client failed-authentication limit (a minute;
+    /// tests lengthen it so a refusal lasts long enough to look at).
+    pub auth_failure_window: Duration,
+}
+
+/// `limit` messages per `window`, all of them at once if need be (GCRA,
+/// like an API key's limit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MessageRate {
+    pub limit: u64,
+    pub window: Duration,
+}
+
+impl MessageRate {
+    /// Parses `20/20s` (or `20/20`): 20 messages per 20 seconds.
+    pub fn parse(text: &str) -> anyhow::Result<MessageRate> {
+        let invalid = || {
+            anyhow::anyhow!(
+                "invalid message rate {text:?}: expected <count>/<seconds>s, e.g. 20/20s"
+            )
+        };
+        let (count, seconds) = text.trim().split_once('/').ok_or_else(invalid)?;
+        let seconds = seconds.trim().trim_end_matches('s');
+        let limit: u64 = count.trim().parse().map_err(|_| invalid())?;
+        let seconds: f64 = seconds.parse().map_err(|_| invalid())?;
+        if limit == 0 || !seconds.is_finite() || seconds <= 0.0 {
+            return Err(invalid());
+        }
+        Ok(MessageRate {
+            limit,
+            window: Duration::from_secs_f64(seconds),
+        })
+    }
 }
 
 impl Config {
@@ -141,6 +186,8 @@ impl Config {
             demo: args.demo,
             run_workers: true,
             header_read_timeout: Duration::from_secs(args.header_read_timeout_secs.max(1)),
+            visitor_message_rate: MessageRate::parse(&args.visitor_message_rate)?,
+            auth_failure_window: Duration::from_secs(defaults::AUTH_FAILURE_WINDOW_SECS),
         })
     }
 
@@ -168,6 +215,9 @@ impl Config {
             demo: defaults::DEMO,
             run_workers: true,
             header_read_timeout: secs(defaults::HEADER_READ_TIMEOUT_SECS),
+            visitor_message_rate: MessageRate::parse(defaults::VISITOR_MESSAGE_RATE)
+                .expect("the default visitor message rate parses (unit test)"),
+            auth_failure_window: secs(defaults::AUTH_FAILURE_WINDOW_SECS),
         }
     }
 
@@ -215,5 +265,21 @@ mod tests {
     fn the_default_retry_delays_parse() {
         let delays = parse_delays(defaults::WEBHOOK_RETRY_DELAYS).expect("parses");
         assert_eq!(delays, [60, 300, 1800, 7200].map(Duration::from_secs));
+    }
+
+    #[test]
+    fn message_rates_parse_as_count_per_seconds() {
+        let default = MessageRate::parse(defaults::VISITOR_MESSAGE_RATE).expect("parses");
+        assert_eq!(
+            (default.limit, default.window),
+            (20, Duration::from_secs(20))
+        );
+        assert_eq!(
+            MessageRate::parse("5/2").expect("parses").window,
+            Duration::from_secs(2)
+        );
+        for bad in ["", "20", "0/20s", "20/0s", "x/20s", "20/-1s"] {
+            assert!(MessageRate::parse(bad).is_err(), "{bad:?}");
+        }
     }
 }

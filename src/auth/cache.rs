@@ -4,7 +4,13 @@
 //! company) publishes an invalidation on the bus topic `auth`, which every
 //! node applies at once; changes made elsewhere (the CLI) take effect
 //! within the TTL.
+//!
+//! It also remembers, for `UNKNOWN_TTL`, digests that matched no key, so a
+//! flood of made-up (checksum-valid) keys costs one store query per distinct
+//! key, not one per request. Creating a key through the API forgets them on
+//! every node (`Invalidation::KeyCreated`), so a new key works at once.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -25,27 +31,40 @@ pub const TOPIC: &str = "auth";
 /// Entries are swept when the cache grows past this.
 const SWEEP_ABOVE: usize = 10_000;
 
+/// How long a digest that matched no key is answered without a query.
+pub const UNKNOWN_TTL: Duration = Duration::from_secs(60);
+/// At most this many unknown digests are remembered (about 10 MB).
+pub const UNKNOWN_CAPACITY: usize = 100_000;
+/// A full set of unknown digests is swept at most this often, so a flood
+/// that keeps it full does not pay for a sweep on every request.
+const UNKNOWN_SWEEP_EVERY: Duration = Duration::from_secs(1);
+
 /// What to forget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Invalidation {
     Key(Uuid),
     Company(Uuid),
+    /// A key was created: forget the digests remembered as unknown.
+    KeyCreated,
     All,
 }
 
 impl Invalidation {
-    /// Wire form on the bus: `key:<id>`, `company:<id>` or `all`.
+    /// Wire form on the bus: `key:<id>`, `company:<id>`, `created` or `all`.
     pub fn encode(&self) -> String {
         match self {
             Invalidation::Key(id) => format!("key:{id}"),
             Invalidation::Company(id) => format!("company:{id}"),
+            Invalidation::KeyCreated => "created".to_string(),
             Invalidation::All => "all".to_string(),
         }
     }
 
     pub fn decode(text: &str) -> Option<Invalidation> {
-        if text == "all" {
-            return Some(Invalidation::All);
+        match text {
+            "all" => return Some(Invalidation::All),
+            "created" => return Some(Invalidation::KeyCreated),
+            _ => {}
         }
         let (kind, id) = text.split_once(':')?;
         let id = Uuid::parse_str(id).ok()?;
@@ -68,9 +87,14 @@ struct Cached {
 pub struct KeyCache {
     /// By the SHA-256 of the key.
     entries: DashMap<String, Cached>,
+    /// Digests that matched no key, with when that was learnt.
+    unknown: DashMap<String, Instant>,
+    unknown_swept: Mutex<Option<Instant>>,
     /// Bumped by every invalidation: a lookup that started before one must
     /// not store what it read (it may predate the change).
     generation: AtomicU64,
+    /// Key lookups that reached the store (the brute-force tests count them).
+    store_lookups: AtomicU64,
 }
 
 impl KeyCache {
@@ -78,16 +102,18 @@ impl KeyCache {
         Self::default()
     }
 
-    /// The cached record of `hash` if it is fresh enough.
+    /// The cached record of `hash` if it is fresh enough. A stale entry is
+    /// kept (until a sweep or an invalidation) for `served_before`.
     pub fn get(&self, hash: &str) -> Option<Arc<KeyForAuth>> {
         let entry = self.entries.get(hash)?;
-        if entry.fetched.elapsed() < KEY_CACHE_TTL {
-            return Some(Arc::clone(&entry.record));
-        }
-        drop(entry);
-        self.entries
-            .remove_if(hash, |_, cached| cached.fetched.elapsed() >= KEY_CACHE_TTL);
-        None
+        (entry.fetched.elapsed() < KEY_CACHE_TTL).then(|| Arc::clone(&entry.record))
+    }
+
+    /// Whether this node has found `hash` to be a key and not been told
+    /// since that it changed: such a key may be looked up again even for a
+    /// client over the failed-authentication limit (guesses never are).
+    pub fn served_before(&self, hash: &str) -> bool {
+        self.entries.contains_key(hash)
     }
 
     /// Call before reading the database; pass the value to `insert`.
@@ -118,13 +144,73 @@ impl KeyCache {
         }
     }
 
+    /// Whether `hash` matched no key less than `UNKNOWN_TTL` ago.
+    pub fn is_unknown(&self, hash: &str) -> bool {
+        let Some(learnt) = self.unknown.get(hash).map(|at| *at) else {
+            return false;
+        };
+        if learnt.elapsed() < UNKNOWN_TTL {
+            return true;
+        }
+        self.unknown
+            .remove_if(hash, |_, at| at.elapsed() >= UNKNOWN_TTL);
+        false
+    }
+
+    /// Remembers that `hash` matched no key, unless an invalidation (a key
+    /// created meanwhile) has happened since `generation` was taken. When
+    /// the set is full of fresh entries the digest is not remembered: its
+    /// requests then cost a query each, as before, within the per-IP limit.
+    pub fn remember_unknown(&self, hash: &str, generation: u64) {
+        if self.unknown.len() >= UNKNOWN_CAPACITY {
+            self.sweep_unknown();
+            if self.unknown.len() >= UNKNOWN_CAPACITY {
+                return;
+            }
+        }
+        if self.generation() != generation {
+            return;
+        }
+        self.unknown.insert(hash.to_string(), Instant::now());
+        if self.generation() != generation {
+            self.unknown.remove(hash);
+        }
+    }
+
+    fn sweep_unknown(&self) {
+        {
+            let Ok(mut swept) = self.unknown_swept.lock() else {
+                return;
+            };
+            if swept.is_some_and(|at| at.elapsed() < UNKNOWN_SWEEP_EVERY) {
+                return;
+            }
+            *swept = Some(Instant::now());
+        }
+        self.unknown.retain(|_, at| at.elapsed() < UNKNOWN_TTL);
+    }
+
+    /// Counts one key lookup that goes to the store.
+    pub fn note_store_lookup(&self) {
+        self.store_lookups.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Key lookups this node has sent to the store since it started.
+    pub fn store_lookups(&self) -> u64 {
+        self.store_lookups.load(Ordering::Relaxed)
+    }
+
     /// Forgets the matching entries on this node.
     pub fn apply(&self, what: Invalidation) {
         self.generation.fetch_add(1, Ordering::AcqRel);
         match what {
             Invalidation::Key(id) => self.entries.retain(|_, c| c.record.id != id),
             Invalidation::Company(id) => self.entries.retain(|_, c| c.record.company_id != id),
-            Invalidation::All => self.entries.clear(),
+            Invalidation::KeyCreated => self.unknown.clear(),
+            Invalidation::All => {
+                self.entries.clear();
+                self.unknown.clear();
+            }
         }
     }
 
@@ -197,6 +283,7 @@ mod tests {
         for what in [
             Invalidation::Key(key),
             Invalidation::Company(company),
+            Invalidation::KeyCreated,
             Invalidation::All,
         ] {
             assert_eq!(Invalidation::decode(&what.encode()), Some(what));
@@ -215,5 +302,37 @@ mod tests {
         cache.apply(Invalidation::Key(Uuid::now_v7()));
         cache.insert("h", record(Uuid::now_v7(), Uuid::now_v7()), before);
         assert!(cache.get("h").is_none());
+    }
+
+    #[test]
+    fn unknown_digests_are_remembered_until_a_key_is_created() {
+        let cache = KeyCache::new();
+        cache.remember_unknown("h", cache.generation());
+        assert!(cache.is_unknown("h"));
+        assert!(!cache.is_unknown("other"));
+        cache.apply(Invalidation::Key(Uuid::now_v7()));
+        assert!(cache.is_unknown("h"), "a key change leaves them");
+        cache.apply(Invalidation::KeyCreated);
+        assert!(!cache.is_unknown("h"));
+    }
+
+    #[test]
+    fn a_miss_older_than_a_key_creation_is_not_remembered() {
+        let cache = KeyCache::new();
+        let before = cache.generation();
+        cache.apply(Invalidation::KeyCreated);
+        cache.remember_unknown("h", before);
+        assert!(!cache.is_unknown("h"));
+    }
+
+    #[test]
+    fn unknown_digests_are_bounded() {
+        let cache = KeyCache::new();
+        let generation = cache.generation();
+        for n in 0..UNKNOWN_CAPACITY + 10 {
+            cache.remember_unknown(&n.to_string(), generation);
+        }
+        assert_eq!(cache.unknown.len(), UNKNOWN_CAPACITY);
+        assert!(!cache.is_unknown(&(UNKNOWN_CAPACITY + 5).to_string()));
     }
 }

@@ -1,12 +1,14 @@
 //! Authentication of every `/api/v1` request, in the documented order (docs/api.md, "Authentication"):
-//! 401 (missing, invalid, expired, inactive key) → 403 (suspended company)
-//! → 429 (rate limit) → routing (404/405) → scope (403, at the route).
+//! 401 (missing, invalid, expired, inactive key; 429 instead for a client
+//! over the failed-authentication limit, decided before the key is looked
+//! up) → 403 (suspended company) → 429 (rate limit) → routing (404/405) →
+//! scope (403, at the route).
 //! Every response after the rate-limit check carries the rate-limit headers.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
-use axum::extract::{ConnectInfo, Request, State};
+use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -20,6 +22,7 @@ use crate::config::Config;
 use crate::db::Db;
 use crate::error::ApiError;
 use crate::keys::store::{self as key_store, KeyForAuth};
+use crate::ratelimit::client::{client_key, client_of};
 use crate::ratelimit::{self, Decision, Limiter, RateLimiter, RedisLimiter};
 use crate::state::AppState;
 use crate::time::Timestamp;
@@ -27,17 +30,26 @@ use crate::time::Timestamp;
 /// `lastUsedAt` is written at most this often per key.
 pub const LAST_USED_EVERY: Duration = Duration::from_secs(60);
 
-/// Failed authentications allowed per client IP per `FAILURE_WINDOW`.
+/// Failed authentications allowed per client per failure window (a
+/// minute unless a test lengthens it, `Config::auth_failure_window`).
 pub const FAILURE_LIMIT: u64 = 100;
-pub const FAILURE_WINDOW: Duration = Duration::from_secs(60);
+
+/// Clients refused for failing too often are swept past this many.
+const BLOCKED_SWEEP_ABOVE: usize = 10_000;
 
 /// Shared authentication state: the key cache and the rate limiters.
 pub struct Access {
     pub keys: KeyCache,
-    /// Per API key (`key:<id>`) and per client IP for failures (`authfail:<ip>`).
+    /// Per API key (`key:<id>`), per client for failures (`authfail:<ip>`)
+    /// and per visitor session for socket messages (`visitor:<id>`).
     pub limiter: RateLimiter,
     /// The rate-limit window (an hour unless a test shortens it).
     pub window: Duration,
+    /// The window of the `FAILURE_LIMIT` failures a client may make.
+    failure_window: Duration,
+    /// Clients the failure limit refused, until when: while there, keys
+    /// they present are refused before the store lookup, without asking Redis.
+    blocked: DashMap<IpAddr, Instant>,
     /// When this node last wrote `lastUsedAt` of each key.
     last_used: DashMap<Uuid, Instant>,
 }
@@ -49,14 +61,23 @@ impl Access {
             keys: KeyCache::new(),
             limiter: RateLimiter::new(redis),
             window: config.rate_window,
+            failure_window: config.auth_failure_window,
+            blocked: DashMap::new(),
             last_used: DashMap::new(),
         }
     }
 
     /// Spends one request of the key's allowance.
     pub async fn check_rate(&self, principal: &Principal) -> Decision {
-        let limit = u64::try_from(principal.rate_limit).unwrap_or(1).max(1);
-        let key = format!("key:{}", principal.key_id);
+        self.check_key_rate(principal.key_id, principal.rate_limit)
+            .await
+    }
+
+    /// Spends one request of the allowance of key `key_id`, whose limit is
+    /// `rate_limit` per window (a socket's frames spend it too).
+    pub async fn check_key_rate(&self, key_id: Uuid, rate_limit: i64) -> Decision {
+        let limit = u64::try_from(rate_limit).unwrap_or(1).max(1);
+        let key = format!("key:{key_id}");
         match self.limiter.check(&key, limit, self.window).await {
             Ok(decision) => decision,
             // The node's limiter never fails; an allowance keeps serving.
@@ -64,17 +85,45 @@ impl Access {
         }
     }
 
-    /// Counts a failed authentication from `ip`; the 429 to answer once the
-    /// IP has failed more than `FAILURE_LIMIT` times in a minute.
-    pub async fn note_failure(&self, ip: Option<IpAddr>) -> Option<ApiError> {
-        let ip = ip?;
-        let key = format!("authfail:{ip}");
+    /// The 429 for a client this node has seen go over the failure limit,
+    /// until its next failure would be allowed again. Asked before a key is
+    /// looked up in the store, so a blocked client's guesses cost no query
+    /// (and no call to Redis either).
+    pub fn refusal_for(&self, client: Option<IpAddr>) -> Option<ApiError> {
+        let client = client_key(client?);
+        let until = *self.blocked.get(&client)?;
+        let now = Instant::now();
+        if until <= now {
+            self.blocked.remove_if(&client, |_, until| *until <= now);
+            return None;
+        }
+        let wait = until.duration_since(now).as_micros();
+        let seconds = u64::try_from(wait.div_ceil(1_000_000)).unwrap_or(u64::MAX);
+        Some(ratelimit::exceeded(seconds))
+    }
+
+    /// Counts a failed authentication of `client` (an IPv6 one by its /64);
+    /// the 429 to answer once it has failed more than `FAILURE_LIMIT` times
+    /// in the failure window.
+    pub async fn note_failure(&self, client: Option<IpAddr>) -> Option<ApiError> {
+        let client = client_key(client?);
+        let key = format!("authfail:{client}");
         let decision = self
             .limiter
-            .check(&key, FAILURE_LIMIT, FAILURE_WINDOW)
+            .check(&key, FAILURE_LIMIT, self.failure_window)
             .await
             .ok()?;
-        (!decision.allowed).then(|| ratelimit::exceeded(decision.retry_after_secs))
+        if decision.allowed {
+            return None;
+        }
+        let seconds = decision.retry_after_secs;
+        if self.blocked.len() > BLOCKED_SWEEP_ABOVE {
+            let now = Instant::now();
+            self.blocked.retain(|_, until| *until > now);
+        }
+        self.blocked
+            .insert(client, Instant::now() + Duration::from_secs(seconds));
+        Some(ratelimit::exceeded(seconds))
     }
 
     /// Records use of a key, at most once a minute per key and node (the
@@ -123,17 +172,15 @@ pub async fn authenticate(
     if request.uri().path().ends_with("/ws") && !request.headers().contains_key(API_KEY_HEADER) {
         return next.run(request).await;
     }
-    let principal = match principal_for(&state, request.headers().get(API_KEY_HEADER)).await {
+    let client = client_of(request.extensions());
+    let principal = match principal_for(&state, request.headers().get(API_KEY_HEADER), client).await
+    {
         Ok(principal) => principal,
         Err(error) => {
-            if error.status == StatusCode::UNAUTHORIZED {
-                let ip = request
-                    .extensions()
-                    .get::<ConnectInfo<SocketAddr>>()
-                    .map(|info| info.0.ip());
-                if let Some(refusal) = state.access.note_failure(ip).await {
-                    return refusal.into_response();
-                }
+            if error.status == StatusCode::UNAUTHORIZED
+                && let Some(refusal) = state.access.note_failure(client).await
+            {
+                return refusal.into_response();
             }
             return error.into_response();
         }
@@ -151,9 +198,15 @@ pub async fn authenticate(
 }
 
 /// Resolves the presented key to a principal, or the 401/403 to answer.
+///
+/// For a `client` over the failed-authentication limit it is 429 before the
+/// key is looked up (so guesses cost no query), unless this node has served
+/// the key before: a valid key keeps working from a throttled address. The
+/// caller counts a 401 as a failure of the client (`Access::note_failure`).
 pub async fn principal_for(
     state: &AppState,
     header: Option<&axum::http::HeaderValue>,
+    client: Option<IpAddr>,
 ) -> Result<Principal, ApiError> {
     let Some(header) = header else {
         return Err(unauthorized(
@@ -176,13 +229,25 @@ pub async fn principal_for(
     let cache = &state.access.keys;
     let record = match cache.get(&hash) {
         Some(record) => record,
+        None if !cache.served_before(&hash)
+            && let Some(refusal) = state.access.refusal_for(client) =>
+        {
+            return Err(refusal);
+        }
+        None if cache.is_unknown(&hash) => {
+            return Err(unauthorized("invalid_api_key", "Invalid API key"));
+        }
         None => {
             let generation = cache.generation();
-            let record = key_store::find_for_auth(&state.db, &hash)
+            cache.note_store_lookup();
+            let Some(record) = key_store::find_for_auth(&state.db, &hash)
                 .await
                 .map_err(ApiError::from)?
-                .map(std::sync::Arc::new)
-                .ok_or_else(|| unauthorized("invalid_api_key", "Invalid API key"))?;
+            else {
+                cache.remember_unknown(&hash, generation);
+                return Err(unauthorized("invalid_api_key", "Invalid API key"));
+            };
+            let record = std::sync::Arc::new(record);
             cache.insert(&hash, std::sync::Arc::clone(&record), generation);
             record
         }

@@ -163,6 +163,8 @@ async fn create(
         },
     )
     .await?;
+    // Digests remembered as unknown may include this one: forget them.
+    cache::invalidate(&state, Invalidation::KeyCreated).await;
     Ok((StatusCode::CREATED, Json(CreatedKey { record, key })))
 }
 

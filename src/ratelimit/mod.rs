@@ -2,8 +2,10 @@
 //! per window as both rate and burst. Two limiters behind one interface: in
 //! process (`local`) and shared by all nodes through Redis (`redis`);
 //! `RateLimiter` uses Redis when configured and falls back to its local
-//! limiter while Redis is unreachable. `headers` writes the response fields.
+//! limiter while Redis is unreachable. `headers` writes the response fields;
+//! `client` derives the key of per-client (per-IP) limits.
 
+pub mod client;
 pub mod gcra;
 pub mod local;
 pub mod redis;

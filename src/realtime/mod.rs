@@ -8,12 +8,13 @@
 //! receives the event on its single bus subscription and the dispatcher
 //! hands it to its hub, which queues the same bytes to each local socket.
 //! [`ws`] is the socket endpoint, [`protocol`] its frames, [`token`] the
-//! visitor and socket tokens.
+//! visitor and socket tokens, [`slots`] the caps on sockets per token.
 
 pub mod bus;
 pub mod hub;
 pub mod presence;
 pub mod protocol;
+pub mod slots;
 pub mod store;
 pub mod token;
 pub mod ws;
@@ -54,6 +55,8 @@ pub struct Realtime {
     pub bus: Bus,
     pub hub: Arc<Hub>,
     pub presence: Presence,
+    /// Sockets open per visitor or socket token on this node.
+    pub slots: slots::SocketSlots,
     tokens: OnceCell<TokenKey>,
     /// Ping interval and dead-peer limit in milliseconds (tests shorten them).
     keepalive: (AtomicU64, AtomicU64),
@@ -76,6 +79,7 @@ impl Realtime {
             bus,
             hub: Arc::new(Hub::default()),
             presence,
+            slots: slots::SocketSlots::default(),
             tokens: OnceCell::new(),
             keepalive: (
                 AtomicU64::new(PING_INTERVAL.as_millis() as u64),

@@ -179,6 +179,8 @@ struct ErrorFrame<'a> {
     id: Option<&'a Value>,
     code: &'a str,
     error: &'a str,
+    #[serde(rename = "retryAfter", skip_serializing_if = "Option::is_none")]
+    retry_after: Option<u64>,
 }
 
 /// `{"type": "error", "code": …, "error": …}` with REST's codes.
@@ -188,6 +190,20 @@ pub fn error(id: Option<&Value>, code: &str, message: &str) -> String {
         id,
         code,
         error: message,
+        retry_after: None,
+    })
+}
+
+/// The `rate_limited` error frame of a refused frame, with REST's message
+/// and the seconds to wait as `retryAfter`.
+pub fn rate_limited(id: Option<&Value>, retry_after_secs: u64) -> String {
+    let seconds = retry_after_secs.max(1);
+    to_frame(&ErrorFrame {
+        kind: "error",
+        id,
+        code: "rate_limited",
+        error: &format!("Rate limit exceeded. Try again in {seconds} seconds."),
+        retry_after: Some(seconds),
     })
 }
 

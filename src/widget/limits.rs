@@ -2,12 +2,12 @@
 //! process, one budget for every request and a tighter one for starting
 //! chats. Over either: 429 `rate_limited` with `Retry-After`.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr};
 use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use axum::extract::{ConnectInfo, Request, State};
+use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -69,17 +69,15 @@ impl WidgetLimits {
     }
 }
 
-/// The middleware on `/widget/v1`. The client is the TCP peer: behind a
-/// proxy, put the limit on the proxy or give each its own address.
+/// The middleware on `/widget/v1`. The client is the TCP peer (an IPv6
+/// peer by its /64): behind a proxy, put the limit on the proxy or give each
+/// its own address.
 pub async fn limit(
     State(limits): State<Arc<WidgetLimits>>,
     request: Request,
     next: Next,
 ) -> Response {
-    let ip = request
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|info| info.0.ip())
+    let ip = crate::ratelimit::client::client_of(request.extensions())
         .unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
     let starts_session =
         request.method() == Method::POST && request.uri().path().ends_with("/sessions");

@@ -2,6 +2,8 @@
 //! `chat:read`), a visitor token (one session) or a socket token (an agent
 //! console's short-lived pass from `POST /api/v1/ws/tokens`).
 
+use std::net::IpAddr;
+
 use axum::http::{HeaderMap, StatusCode};
 use serde::Deserialize;
 use uuid::Uuid;
@@ -18,7 +20,14 @@ use crate::state::AppState;
 #[derive(Debug, Clone)]
 pub enum Credential {
     /// An API key or socket token with `chat:read` (`can_write`: `chat:write`).
-    Agent { tenant: Tenant, can_write: bool },
+    /// `key_id` and `rate_limit` are the key's (the minting key's for a
+    /// socket token): its `message` frames spend that key's allowance.
+    Agent {
+        tenant: Tenant,
+        can_write: bool,
+        key_id: Uuid,
+        rate_limit: i64,
+    },
     /// A visitor token: one session.
     Visitor {
         tenant: Tenant,
@@ -49,14 +58,17 @@ fn unauthorized(code: &'static str, message: &str) -> ApiError {
 }
 
 /// Resolves the handshake's credentials: a key header wins over a token.
+/// `client` is the peer, for the failed-authentication limit (see
+/// `principal_for`); tokens are checked by their signature, with no lookup.
 pub async fn authenticate(
     state: &AppState,
     headers: &HeaderMap,
     token: Option<&str>,
+    client: Option<IpAddr>,
 ) -> Result<Credential, ApiError> {
     let token = token.map(str::trim).filter(|t| !t.is_empty());
     let Some(token) = token.filter(|_| !headers.contains_key(API_KEY_HEADER)) else {
-        let principal = principal_for(state, headers.get(API_KEY_HEADER)).await?;
+        let principal = principal_for(state, headers.get(API_KEY_HEADER), client).await?;
         // Same order as every /api/v1 request: the key's allowance is spent
         // before the scope is checked.
         let decision = state.access.check_rate(&principal).await;
@@ -69,6 +81,8 @@ pub async fn authenticate(
         return Ok(Credential::Agent {
             tenant: principal.tenant,
             can_write: principal.scopes.contains(Scope::ChatWrite),
+            key_id: principal.key_id,
+            rate_limit: principal.rate_limit,
         });
     };
     let key = state.realtime.token_key(&state.db).await?;
@@ -89,16 +103,26 @@ pub async fn authenticate(
         }
         Some(TokenGrant::Socket {
             tenant,
+            key_id,
             scopes,
             expires_at,
-            ..
         }) => {
             if expires_at <= chrono::Utc::now().timestamp() {
                 return Err(unauthorized("invalid_token", "Token has expired"));
             }
+            // The minting key's limit, for its `message` frames.
+            let minted_by = match crate::keys::store::find(&state.db, &tenant, key_id).await {
+                Ok(key) => key,
+                Err(StoreError::NotFound) => {
+                    return Err(unauthorized("invalid_api_key", "Invalid API key"));
+                }
+                Err(other) => return Err(other.into()),
+            };
             Credential::Agent {
                 tenant,
                 can_write: scopes.contains(Scope::ChatWrite),
+                key_id,
+                rate_limit: minted_by.rate_limit,
             }
         }
         None => return Err(unauthorized("invalid_token", "Invalid token")),
@@ -112,4 +136,28 @@ pub async fn authenticate(
         ));
     }
     Ok(credential)
+}
+
+/// The cap on sockets open at once with the handshake's token, and the key
+/// it is counted under: a visitor token per session (it names one), a socket
+/// token per token. Key-header sockets have none (the key's rate limit
+/// bounds its handshakes).
+pub fn slot_for(
+    credential: &Credential,
+    headers: &HeaderMap,
+    token: Option<&str>,
+) -> Option<(String, usize)> {
+    use crate::realtime::slots::{PER_SOCKET_TOKEN, PER_VISITOR_TOKEN};
+    let token = token
+        .map(str::trim)
+        .filter(|t| !t.is_empty() && !headers.contains_key(API_KEY_HEADER))?;
+    match credential {
+        Credential::Visitor { session_id, .. } => {
+            Some((format!("visitor:{session_id}"), PER_VISITOR_TOKEN))
+        }
+        Credential::Agent { .. } => Some((
+            format!("socket:{}", crate::auth::key::hash(token)),
+            PER_SOCKET_TOKEN,
+        )),
+    }
 }

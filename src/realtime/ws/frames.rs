@@ -14,6 +14,7 @@ use crate::auth::Scope;
 use crate::chat::model::{OutgoingMessage, SenderType, SenderTypeInput};
 use crate::chat::{service, store};
 use crate::error::{ApiError, StoreError};
+use crate::ratelimit::Limiter;
 use crate::realtime::protocol::{self, Channel, ClientFrame, Topic};
 use crate::validate::{Fields, optional_id, required_id};
 
@@ -264,6 +265,11 @@ impl Socket {
         frame: &ClientFrame,
         id: Option<&Value>,
     ) -> Result<(), Fail> {
+        if let Some(retry_after) = self.spend_message_allowance().await {
+            return Ok(self
+                .send_text(protocol::rate_limited(id, retry_after))
+                .await?);
+        }
         let outgoing = OutgoingMessage::parse(
             frame.body.as_deref(),
             SenderTypeInput::Fixed(self.sender_type()),
@@ -275,6 +281,34 @@ impl Socket {
         let channel = Channel::Session(session_id).name();
         let reply = protocol::event("chat.message", &channel, id, &message);
         Ok(self.send_text(reply).await?)
+    }
+
+    /// Spends one `message` frame of this socket's allowance: an agent's
+    /// from its key's rate limit (the bucket REST requests spend), a
+    /// visitor's from its session's message rate. The seconds to wait when
+    /// it is spent. (A future apart from `&self`: the socket is not `Sync`.)
+    fn spend_message_allowance(&self) -> impl Future<Output = Option<u64>> + Send + 'static {
+        let state = self.state.clone();
+        let credential = self.credential.clone();
+        async move {
+            let access = &state.access;
+            let decision = match credential {
+                Credential::Agent {
+                    key_id, rate_limit, ..
+                } => access.check_key_rate(key_id, rate_limit).await,
+                Credential::Visitor { session_id, .. } => {
+                    let rate = state.config.visitor_message_rate;
+                    let bucket = format!("visitor:{session_id}");
+                    // Never an error: without Redis the node's own limiter decides.
+                    access
+                        .limiter
+                        .check(&bucket, rate.limit, rate.window)
+                        .await
+                        .ok()?
+                }
+            };
+            (!decision.allowed).then_some(decision.retry_after_secs)
+        }
     }
 
     pub(super) async fn typing(&mut self, frame: &ClientFrame) -> Result<(), Fail> {

@@ -17,15 +17,18 @@ mod frames;
 
 use std::time::{Duration, Instant};
 
-use axum::extract::State;
+use std::net::SocketAddr;
+
+use axum::Extension;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures::SinkExt;
 use uuid::Uuid;
 
-pub use auth::{Credential, WsQuery, authenticate};
+pub use auth::{Credential, WsQuery, authenticate, slot_for};
 
 use super::hub::{Connection, Frame, KickSignal};
 use super::protocol::{self, ClientFrame, HubChannel};
@@ -52,17 +55,43 @@ const REPLAY_DEDUPE: Duration = Duration::from_secs(30);
 /// Typing events per session per socket are passed on at most this often.
 const TYPING_INTERVAL: Duration = Duration::from_millis(500);
 
-/// The handshake: authenticate (401/403 with the REST error body), then
-/// upgrade with small buffers.
+/// The handshake: authenticate (401/403 with the REST error body; a 401
+/// counts as a failure of the client, and a client over that limit gets
+/// 429 as on REST), take one of the token's socket slots (429 when all are
+/// open), and upgrade with small buffers.
 pub async fn handler(
     State(state): State<AppState>,
     headers: HeaderMap,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
     Query(query): Query<WsQuery>,
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Response {
-    let credential = match authenticate(&state, &headers, query.token.as_deref()).await {
+    let client = peer.map(|Extension(ConnectInfo(address))| address.ip());
+    let token = query.token.as_deref();
+    let credential = match authenticate(&state, &headers, token, client).await {
         Ok(credential) => credential,
-        Err(error) => return error.into_response(),
+        Err(error) => {
+            if error.status == StatusCode::UNAUTHORIZED
+                && let Some(refusal) = state.access.note_failure(client).await
+            {
+                return refusal.into_response();
+            }
+            return error.into_response();
+        }
+    };
+    let slot = match slot_for(&credential, &headers, token) {
+        None => None,
+        Some((key, cap)) => match state.realtime.slots.take(key, cap) {
+            Some(slot) => Some(slot),
+            None => {
+                return ApiError::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "rate_limited",
+                    format!("At most {cap} sockets may be open at once with this token"),
+                )
+                .into_response();
+            }
+        },
     };
     let Ok(upgrade) = upgrade else {
         return ApiError::new(
@@ -78,7 +107,10 @@ pub async fn handler(
         .max_write_buffer_size(MAX_WRITE_BUFFER)
         .max_message_size(MAX_MESSAGE)
         .max_frame_size(MAX_MESSAGE)
-        .on_upgrade(move |ws| run(state, credential, ws))
+        .on_upgrade(move |ws| async move {
+            run(state, credential, ws).await;
+            drop(slot);
+        })
 }
 
 /// Why a socket stops.

@@ -1,9 +1,12 @@
 //! Access: API-key authentication (every outcome, in order), scopes on every
 //! route, TEST/LIVE and company isolation, the key cache and its
 //! invalidation across nodes, rate limits (headers, 429, shared budget over
-//! Redis, local fallback), and the users, entities and api-keys endpoints.
+//! Redis, local fallback), brute-force costs (the per-client failure limit
+//! before any lookup, unknown keys remembered), and the users, entities and
+//! api-keys endpoints.
 
 mod authentication;
+mod brute_force;
 mod endpoints;
 mod isolation;
 mod rate_limits;

@@ -5,9 +5,11 @@
 //! versions of the same tests.
 //!
 //! `chat` holds the REST tests and the shared helpers; `sockets` the socket
-//! protocol; `scale` fan-out across nodes, slow sockets, many sockets.
+//! protocol; `limits` frame rate limits and socket caps; `scale` fan-out
+//! across nodes, slow sockets, many sockets.
 
 pub(crate) mod client;
+mod limits;
 mod scale;
 mod sockets;
 
