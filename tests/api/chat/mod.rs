@@ -5,9 +5,11 @@
 //! versions of the same tests.
 //!
 //! `chat` holds the REST tests and the shared helpers; `sockets` the socket
-//! protocol; `scale` fan-out across nodes, slow sockets, many sockets.
+//! protocol; `scale` fan-out across nodes, slow sockets, many sockets;
+//! `credentials` sockets closing when their key or company stops being valid.
 
 pub(crate) mod client;
+mod credentials;
 mod scale;
 mod sockets;
 
