@@ -185,13 +185,22 @@ pub async fn run_recheck(state: AppState) {
     let mut shutdown = state.shutdown.clone();
     let mut ticker = tokio::time::interval(state.realtime.recheck_interval());
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut failing = false;
     loop {
         tokio::select! {
-            _ = ticker.tick() => {
-                if let Err(error) = recheck_once(&state).await {
-                    tracing::warn!(%error, "socket credentials re-check failed; retrying");
+            _ = ticker.tick() => match recheck_once(&state).await {
+                Ok(()) if failing => {
+                    tracing::info!("socket credentials re-check works again");
+                    failing = false;
                 }
-            }
+                Ok(()) => {}
+                // Logged once per outage, not at every tick.
+                Err(error) if !failing => {
+                    tracing::warn!(%error, "socket credentials re-check failed; retrying");
+                    failing = true;
+                }
+                Err(_) => {}
+            },
             _ = super::ws::stopping(&mut shutdown) => return,
         }
     }

@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use clap::Parser;
 use serde_json::{Value, json};
 use supportdesk::auth::{Mode, Scope, ScopeSet};
 use supportdesk::chat::model::{OutgoingMessage, SenderType, SenderTypeInput};
@@ -29,6 +30,7 @@ backend_tests!(
     suspending_a_company_closes_agent_and_visitor_sockets,
     losing_chat_write_keeps_the_socket_but_refuses_its_writes,
     a_socket_token_handshake_spends_its_keys_allowance,
+    a_key_revoked_with_the_cli_closes_its_sockets,
 );
 
 /// The stated bound: a change reaches every socket within 2 s over the bus.
@@ -367,4 +369,40 @@ async fn a_socket_token_handshake_spends_its_keys_allowance(backend: Backend) {
     let mut first = Client::token(&app, &token).await;
     first.assert_nothing_before_pong().await;
     assert_refused(&app, &token, 429, "rate_limited").await;
+}
+
+async fn a_key_revoked_with_the_cli_closes_its_sockets(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let session = id_of(&new_session(&app, &acme, json!({})).await);
+    let (key_id, key) = new_key(&app, &acme, ScopeSet::all(), None).await;
+    let mut socket = Client::key(&app, &key).await;
+    socket.subscribe(&format!("session:{session}")).await;
+
+    let id = key_id.to_string();
+    let mut args = vec![
+        "supportdesk",
+        "keys",
+        "--database-url",
+        &app.config.database_url,
+        "--redis-prefix",
+        &app.config.redis_prefix,
+    ];
+    if let Some(url) = &app.config.redis_url {
+        args.extend(["--redis-url", url]);
+    }
+    args.extend(["revoke", &id]);
+    supportdesk::cli::run(supportdesk::cli::Cli::parse_from(args))
+        .await
+        .expect("the CLI revokes the key");
+    let changed = Instant::now();
+
+    // Over Redis the CLI tells the nodes; without, the node's re-check finds it.
+    let bound = if app.config.redis_url.is_some() {
+        BUS_DEADLINE
+    } else {
+        RECHECK_DEADLINE
+    };
+    let closed = socket.closed_by(changed + bound).await;
+    assert_eq!(closed, (4401, "key revoked".to_string()));
 }
