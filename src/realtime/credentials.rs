@@ -209,24 +209,38 @@ pub async fn run_recheck(state: AppState) {
 /// Reads, for each key and each visitor company with a socket on this
 /// node, its state now, and applies it.
 pub async fn recheck_once(state: &AppState) -> Result<(), StoreError> {
-    let hub = &state.realtime.hub;
-    for holder in hub.holders() {
-        let notice = match holder {
-            Holder::Key { key_id, .. } => {
-                let record = key_store::find_for_auth_by_id(&state.db, key_id).await?;
-                Notice::for_key(key_id, record.as_ref())
-            }
-            Holder::Visitor { company_id } => {
-                let company = crate::companies::store::find(&state.db, company_id).await?;
-                if company.status == CompanyStatus::Active {
-                    continue;
-                }
-                Notice::CompanySuspended { company_id }
-            }
-        };
-        notice.apply(hub);
+    for holder in state.realtime.hub.holders() {
+        if let Some(notice) = notice_for(state, holder).await? {
+            notice.apply(&state.realtime.hub);
+        }
     }
     Ok(())
+}
+
+/// Applies the state now of one holder's credentials to its sockets on
+/// this node (a failure is left to the periodic re-check).
+pub async fn recheck_holder(state: &AppState, holder: Holder) {
+    match notice_for(state, holder).await {
+        Ok(Some(notice)) => notice.apply(&state.realtime.hub),
+        Ok(None) => {}
+        Err(error) => tracing::debug!(%error, "socket credentials check failed"),
+    }
+}
+
+/// What `holder`'s credentials allow now (`None`: a visitor whose company
+/// is active).
+async fn notice_for(state: &AppState, holder: Holder) -> Result<Option<Notice>, StoreError> {
+    Ok(match holder {
+        Holder::Key { key_id, .. } => {
+            let record = key_store::find_for_auth_by_id(&state.db, key_id).await?;
+            Some(Notice::for_key(key_id, record.as_ref()))
+        }
+        Holder::Visitor { company_id } => {
+            let company = crate::companies::store::find(&state.db, company_id).await?;
+            (company.status != CompanyStatus::Active)
+                .then_some(Notice::CompanySuspended { company_id })
+        }
+    })
 }
 
 #[cfg(test)]

@@ -37,6 +37,8 @@ pub struct Hub {
     holders: DashMap<u64, Holding>,
     connections: AtomicUsize,
     next_id: AtomicU64,
+    /// Bumped by every credentials change applied here.
+    credential_changes: AtomicU64,
     queue_capacity: usize,
 }
 
@@ -131,6 +133,7 @@ impl Hub {
             holders: DashMap::new(),
             connections: AtomicUsize::new(0),
             next_id: AtomicU64::new(1),
+            credential_changes: AtomicU64::new(0),
             queue_capacity: queue_capacity.max(1),
         }
     }
@@ -173,6 +176,7 @@ impl Hub {
         close: Close,
         visitors: Option<Close>,
     ) -> usize {
+        self.credential_changes.fetch_add(1, Ordering::AcqRel);
         let mut closed = 0;
         for holding in self.holders.iter() {
             if !matches(&holding.holder) {
@@ -193,11 +197,19 @@ impl Hub {
 
     /// Lets the local sockets of `key_id` write (`chat:write`) or not.
     pub fn set_may_write(&self, key_id: Uuid, allowed: bool) {
+        self.credential_changes.fetch_add(1, Ordering::AcqRel);
         for holding in self.holders.iter() {
             if matches!(holding.holder, Holder::Key { key_id: k, .. } if k == key_id) {
                 holding.may_write.store(allowed, Ordering::Release);
             }
         }
+    }
+
+    /// How many credentials changes this hub has applied: a socket
+    /// authenticated while one was applied re-checks its own credentials
+    /// (the change may have passed before it registered).
+    pub fn credential_changes(&self) -> u64 {
+        self.credential_changes.load(Ordering::Acquire)
     }
 
     /// The distinct holders of the sockets open on this node.

@@ -63,6 +63,7 @@ pub async fn handler(
     Query(query): Query<WsQuery>,
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Response {
+    let changes_seen = state.realtime.hub.credential_changes();
     let credential = match authenticate(&state, &headers, query.token.as_deref()).await {
         Ok(credential) => credential,
         Err(error) => return error.into_response(),
@@ -81,7 +82,7 @@ pub async fn handler(
         .max_write_buffer_size(MAX_WRITE_BUFFER)
         .max_message_size(MAX_MESSAGE)
         .max_frame_size(MAX_MESSAGE)
-        .on_upgrade(move |ws| run(state, credential, ws))
+        .on_upgrade(move |ws| run(state, credential, changes_seen, ws))
 }
 
 /// Why a socket stops.
@@ -172,11 +173,14 @@ struct Socket {
     last_typing: Option<(Uuid, Instant)>,
 }
 
-async fn run(state: AppState, credential: Credential, ws: WebSocket) {
-    let conn = state
-        .realtime
-        .hub
-        .connect(credential.holder(), credential.can_write());
+async fn run(state: AppState, credential: Credential, changes_seen: u64, ws: WebSocket) {
+    let hub = &state.realtime.hub;
+    let conn = hub.connect(credential.holder(), credential.can_write());
+    // A change applied between the handshake and now did not see this
+    // socket: look at its credentials again rather than wait for the re-check.
+    if hub.credential_changes() != changes_seen {
+        super::credentials::recheck_holder(&state, credential.holder()).await;
+    }
     let mut socket = Socket {
         kick: conn.kick_signal(),
         shutdown: state.shutdown.clone(),
