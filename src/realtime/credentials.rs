@@ -84,25 +84,28 @@ pub enum Notice {
 impl Notice {
     /// What the key's record as it stands now (`None`: deleted) means.
     pub fn for_key(key_id: Uuid, record: Option<&KeyForAuth>) -> Notice {
-        let ending = match record {
-            None => Some(Ending::Revoked),
-            Some(r) if r.expires_at.is_some_and(|at| at <= Timestamp::now()) => {
-                Some(Ending::Expired)
-            }
-            Some(r) if !r.is_active => Some(Ending::Deactivated),
-            Some(r) if r.company_status != CompanyStatus::Active => Some(Ending::CompanySuspended),
-            Some(r) if !r.scopes.contains(Scope::ChatRead) => Some(Ending::ScopeRemoved),
-            Some(_) => None,
-        };
-        match (ending, record) {
-            (Some(ending), _) => Notice::KeyEnded { key_id, ending },
-            (None, Some(r)) => Notice::KeyValid {
-                key_id,
-                may_write: r.scopes.contains(Scope::ChatWrite),
-            },
-            (None, None) => Notice::KeyEnded {
+        let Some(record) = record else {
+            return Notice::KeyEnded {
                 key_id,
                 ending: Ending::Revoked,
+            };
+        };
+        let ending = if record.expires_at.is_some_and(|at| at <= Timestamp::now()) {
+            Some(Ending::Expired)
+        } else if !record.is_active {
+            Some(Ending::Deactivated)
+        } else if record.company_status != CompanyStatus::Active {
+            Some(Ending::CompanySuspended)
+        } else if !record.scopes.contains(Scope::ChatRead) {
+            Some(Ending::ScopeRemoved)
+        } else {
+            None
+        };
+        match ending {
+            Some(ending) => Notice::KeyEnded { key_id, ending },
+            None => Notice::KeyValid {
+                key_id,
+                may_write: record.scopes.contains(Scope::ChatWrite),
             },
         }
     }
@@ -246,6 +249,62 @@ async fn notice_for(state: &AppState, holder: Holder) -> Result<Option<Notice>, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn record(change: impl FnOnce(&mut KeyForAuth)) -> KeyForAuth {
+        let mut record = KeyForAuth {
+            id: Uuid::now_v7(),
+            company_id: Uuid::now_v7(),
+            mode: crate::auth::Mode::Test,
+            scopes: crate::auth::ScopeSet::all(),
+            rate_limit: 10,
+            expires_at: None,
+            is_active: true,
+            last_used_at: None,
+            company_status: CompanyStatus::Active,
+        };
+        change(&mut record);
+        record
+    }
+
+    #[test]
+    fn a_keys_record_decides_what_its_sockets_may_do() {
+        let id = Uuid::now_v7();
+        let ended = |ending| Notice::KeyEnded { key_id: id, ending };
+        assert_eq!(Notice::for_key(id, None), ended(Ending::Revoked));
+        let past = Timestamp::from_datetime(chrono::Utc::now() - chrono::Duration::seconds(1));
+        let cases = [
+            (
+                record(|r| r.expires_at = Some(past)),
+                ended(Ending::Expired),
+            ),
+            (record(|r| r.is_active = false), ended(Ending::Deactivated)),
+            (
+                record(|r| r.company_status = CompanyStatus::Suspended),
+                ended(Ending::CompanySuspended),
+            ),
+            (
+                record(|r| r.scopes = crate::auth::ScopeSet::from_scopes([Scope::ChatWrite])),
+                ended(Ending::ScopeRemoved),
+            ),
+            (
+                record(|r| r.scopes = crate::auth::ScopeSet::from_scopes([Scope::ChatRead])),
+                Notice::KeyValid {
+                    key_id: id,
+                    may_write: false,
+                },
+            ),
+            (
+                record(|_| {}),
+                Notice::KeyValid {
+                    key_id: id,
+                    may_write: true,
+                },
+            ),
+        ];
+        for (record, notice) in cases {
+            assert_eq!(Notice::for_key(id, Some(&record)), notice);
+        }
+    }
 
     #[test]
     fn notices_round_trip() {
