@@ -8,10 +8,13 @@ use clap::{Args, Parser, Subcommand};
 use uuid::Uuid;
 
 use crate::app::App;
+use crate::auth::cache::{self, Invalidation};
 use crate::auth::{Mode, ScopeSet};
 use crate::config::{Config, ServeArgs};
 use crate::db::Db;
 use crate::keys::{self, NewKey};
+use crate::realtime::bus::Bus;
+use crate::realtime::credentials::{self, Notice};
 use crate::time::Timestamp;
 use crate::{companies, entities};
 
@@ -32,6 +35,8 @@ enum Command {
     Companies {
         #[command(flatten)]
         db: DbArgs,
+        #[command(flatten)]
+        bus: BusArgs,
         #[command(subcommand)]
         action: CompanyAction,
     },
@@ -46,6 +51,8 @@ enum Command {
     Keys {
         #[command(flatten)]
         db: DbArgs,
+        #[command(flatten)]
+        bus: BusArgs,
         #[command(subcommand)]
         action: KeyAction,
     },
@@ -79,6 +86,39 @@ impl DbArgs {
         let db = Db::connect(&url).await?;
         db.migrate().await?;
         Ok(db)
+    }
+}
+
+/// The running nodes' bus, to tell them of a change at once. Without Redis
+/// they notice it by themselves within the key cache's 10 s.
+#[derive(Args)]
+struct BusArgs {
+    #[arg(long, env = "REDIS_URL", global = true)]
+    redis_url: Option<String>,
+    #[arg(long, env = "SUPPORTDESK_REDIS_PREFIX", default_value = crate::config::defaults::REDIS_PREFIX, global = true)]
+    redis_prefix: String,
+}
+
+impl BusArgs {
+    /// Publishes `notice` and the matching key-cache invalidation, if there
+    /// is a Redis to publish on.
+    async fn announce(&self, invalidation: Invalidation, notice: Option<Notice>) {
+        let Some(url) = self.redis_url.as_deref().filter(|u| !u.is_empty()) else {
+            return;
+        };
+        let bus = match Bus::redis(url, &self.redis_prefix).await {
+            Ok(bus) => bus,
+            Err(error) => {
+                eprintln!(
+                    "warning: could not reach Redis ({error}); nodes apply the change within 10 s"
+                );
+                return;
+            }
+        };
+        bus.publish(cache::TOPIC, invalidation.encode()).await;
+        if let Some(notice) = notice {
+            bus.publish(credentials::TOPIC, notice.encode()).await;
+        }
     }
 }
 
@@ -160,9 +200,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             eprintln!("migrations applied");
             Ok(())
         }
-        Command::Companies { db, action } => companies_command(&db.connect().await?, action).await,
+        Command::Companies { db, bus, action } => {
+            companies_command(&db.connect().await?, &bus, action).await
+        }
         Command::Entities { db, action } => entities_command(&db.connect().await?, action).await,
-        Command::Keys { db, action } => keys_command(&db.connect().await?, action).await,
+        Command::Keys { db, bus, action } => keys_command(&db.connect().await?, &bus, action).await,
     }
 }
 
@@ -213,14 +255,19 @@ async fn wait_for_signal() {
     }
 }
 
-async fn companies_command(db: &Db, action: CompanyAction) -> anyhow::Result<()> {
+async fn companies_command(db: &Db, bus: &BusArgs, action: CompanyAction) -> anyhow::Result<()> {
     let (company, json) = match action {
         CompanyAction::Create { name, json } => (companies::store::create(db, &name).await?, json),
         CompanyAction::Suspend { id } => {
-            (companies::store::set_suspended(db, id, true).await?, false)
+            let company = companies::store::set_suspended(db, id, true).await?;
+            let notice = Notice::CompanySuspended { company_id: id };
+            bus.announce(Invalidation::Company(id), Some(notice)).await;
+            (company, false)
         }
         CompanyAction::Activate { id } => {
-            (companies::store::set_suspended(db, id, false).await?, false)
+            let company = companies::store::set_suspended(db, id, false).await?;
+            bus.announce(Invalidation::Company(id), None).await;
+            (company, false)
         }
     };
     if json {
@@ -250,7 +297,7 @@ async fn entities_command(db: &Db, action: EntityAction) -> anyhow::Result<()> {
     }
 }
 
-async fn keys_command(db: &Db, action: KeyAction) -> anyhow::Result<()> {
+async fn keys_command(db: &Db, bus: &BusArgs, action: KeyAction) -> anyhow::Result<()> {
     match action {
         KeyAction::Create {
             company,
@@ -310,6 +357,8 @@ async fn keys_command(db: &Db, action: KeyAction) -> anyhow::Result<()> {
         }
         KeyAction::Revoke { id } => {
             keys::store::revoke(db, None, id).await?;
+            let notice = Notice::for_key(id, None);
+            bus.announce(Invalidation::Key(id), Some(notice)).await;
             println!("key {id} revoked");
             Ok(())
         }

@@ -1,9 +1,10 @@
-//! The key cache: what authentication learnt about a key hash, kept for at
-//! most `KEY_CACHE_TTL`, so a request needs no database read. Revoking,
-//! deactivating or changing a key through the API (and suspending a
-//! company) publishes an invalidation on the bus topic `auth`, which every
-//! node applies at once; changes made elsewhere (the CLI) take effect
-//! within the TTL.
+//! The key cache: what authentication learnt about a key hash (or, for
+//! socket tokens, a key id), kept for at most `KEY_CACHE_TTL`, so a request
+//! needs no database read. Revoking, deactivating or changing a key through
+//! the API (and suspending a company) publishes an invalidation on the bus
+//! topic `auth`, which every node applies at once; so does the CLI when it
+//! is given the nodes' Redis. Changes made otherwise (the CLI without
+//! Redis) take effect within the TTL.
 //!
 //! It also remembers, for `UNKNOWN_TTL`, digests that matched no key, so a
 //! flood of made-up (checksum-valid) keys costs one store query per distinct
@@ -100,6 +101,12 @@ pub struct KeyCache {
 impl KeyCache {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The slot of a key found by its id rather than its hash (a hash is
+    /// hex, so the two kinds of slot never collide).
+    pub fn id_slot(id: Uuid) -> String {
+        format!("id:{id}")
     }
 
     /// The cached record of `hash` if it is fresh enough. A stale entry is

@@ -281,5 +281,6 @@ pub fn check_record(record: &KeyForAuth) -> Result<Principal, ApiError> {
         },
         scopes: record.scopes,
         rate_limit: record.rate_limit,
+        expires_at: record.expires_at,
     })
 }

@@ -1,6 +1,7 @@
 //! Who is calling: API keys, their scopes, and the tenant (company + mode)
 //! every store function is given so that no query can forget it.
 
+pub mod by_id;
 pub mod cache;
 pub mod key;
 pub mod middleware;
@@ -83,6 +84,8 @@ pub struct Principal {
     pub tenant: Tenant,
     pub scopes: ScopeSet,
     pub rate_limit: i64,
+    /// When the key expires, if it does (open sockets close then).
+    pub expires_at: Option<crate::time::Timestamp>,
 }
 
 impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Principal {

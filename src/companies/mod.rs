@@ -19,7 +19,7 @@ use crate::error::StoreError;
 use crate::state::AppState;
 
 /// Suspends (or reactivates) a company and makes every node apply it to
-/// cached keys at once, not only after the key cache's 10 s.
+/// cached keys and open sockets at once, not only after the key cache's 10 s.
 pub async fn set_suspended(
     state: &AppState,
     id: Uuid,
@@ -27,5 +27,8 @@ pub async fn set_suspended(
 ) -> Result<Company, StoreError> {
     let company = store::set_suspended(&state.db, id, suspended).await?;
     cache::invalidate(state, Invalidation::Company(id)).await;
+    if suspended {
+        crate::realtime::credentials::company_suspended(&state.realtime.bus, id).await;
+    }
     Ok(company)
 }

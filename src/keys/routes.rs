@@ -15,6 +15,7 @@ use crate::auth::{Mode, Principal, Scope, ScopeSet};
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::{Id, Json, Query};
 use crate::openapi::schema;
+use crate::realtime::credentials;
 use crate::router::ApiRouter;
 use crate::state::AppState;
 use crate::time::Timestamp;
@@ -230,6 +231,7 @@ async fn update(
     };
     let updated = store::update(&state.db, &principal.tenant, id, changes).await?;
     cache::invalidate(&state, Invalidation::Key(id)).await;
+    credentials::key_changed(&state.db, &state.realtime.bus, id).await;
     Ok(Json(updated))
 }
 
@@ -246,6 +248,7 @@ async fn revoke(
     ensure_holds(&principal, &current.scopes)?;
     store::revoke_in(&state.db, &principal.tenant, id).await?;
     cache::invalidate(&state, Invalidation::Key(id)).await;
+    credentials::key_changed(&state.db, &state.realtime.bus, id).await;
     Ok(StatusCode::NO_CONTENT)
 }
 

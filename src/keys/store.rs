@@ -213,15 +213,24 @@ pub struct KeyForAuth {
     pub company_status: CompanyStatus,
 }
 
+const FOR_AUTH: &str = "SELECT k.id, k.company_id, k.mode, k.scopes, k.rate_limit, k.expires_at, \
+     k.is_active, k.last_used_at, c.status AS company_status \
+     FROM api_keys k JOIN companies c ON c.id = k.company_id";
+
 pub async fn find_for_auth(db: &Db, key_hash: &str) -> Result<Option<KeyForAuth>, StoreError> {
-    Query::new(
-        "SELECT k.id, k.company_id, k.mode, k.scopes, k.rate_limit, k.expires_at, k.is_active, \
-         k.last_used_at, c.status AS company_status \
-         FROM api_keys k JOIN companies c ON c.id = k.company_id WHERE k.key_hash = $1",
-    )
-    .bind(key_hash)
-    .fetch_optional(db)
-    .await
+    Query::new(format!("{FOR_AUTH} WHERE k.key_hash = $1"))
+        .bind(key_hash)
+        .fetch_optional(db)
+        .await
+}
+
+/// The same record by key id (socket tokens carry the id of the key that
+/// minted them, never its hash).
+pub async fn find_for_auth_by_id(db: &Db, id: Uuid) -> Result<Option<KeyForAuth>, StoreError> {
+    Query::new(format!("{FOR_AUTH} WHERE k.id = $1"))
+        .bind(id)
+        .fetch_optional(db)
+        .await
 }
 
 /// Records use of a key. Callers throttle this (at most once a minute per

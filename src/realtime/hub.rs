@@ -3,10 +3,13 @@
 //! (frames arrive serialised). Each event is serialised once and the same
 //! bytes are queued to every subscribed socket; each socket's queue is
 //! bounded, and a socket whose queue overflows is kicked (closed with 1013)
-//! rather than buffered without end.
+//! rather than buffered without end. Each socket also registers whose
+//! credentials it holds, so that a revoked key or a suspended company
+//! closes its sockets (4401/4403) and a key's lost `chat:write` applies at
+//! once.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use axum::extract::ws::Utf8Bytes;
 use dashmap::DashMap;
@@ -30,8 +33,12 @@ pub struct Frame {
 
 pub struct Hub {
     channels: DashMap<Topic, Vec<Subscriber>>,
+    /// By connection id: whose credentials each socket holds.
+    holders: DashMap<u64, Holding>,
     connections: AtomicUsize,
     next_id: AtomicU64,
+    /// Bumped by every credentials change applied here.
+    credential_changes: AtomicU64,
     queue_capacity: usize,
 }
 
@@ -42,20 +49,75 @@ struct Subscriber {
     kick: Arc<Kick>,
 }
 
-/// Raised once, when a socket's queue overflows.
+/// How the server closes a socket: a WebSocket close code and its reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Close {
+    pub code: u16,
+    pub reason: &'static str,
+}
+
+impl Close {
+    pub const TOO_SLOW: Close = Close {
+        code: 1013,
+        reason: "Too slow: the socket's queue overflowed",
+    };
+    pub const SHUTDOWN: Close = Close {
+        code: 1001,
+        reason: "Server is shutting down",
+    };
+    /// The credentials stopped being valid.
+    pub const fn unauthorized(reason: &'static str) -> Close {
+        Close { code: 4401, reason }
+    }
+    /// The credentials are valid but no longer allowed (suspended company).
+    pub const fn forbidden(reason: &'static str) -> Close {
+        Close { code: 4403, reason }
+    }
+}
+
+/// Raised once, with the first reason given: the socket must close.
 #[derive(Default)]
 struct Kick {
     raised: AtomicBool,
+    close: OnceLock<Close>,
     notify: Notify,
 }
 
 impl Kick {
-    fn raise(&self) {
+    fn raise(&self, close: Close) {
+        let _ = self.close.set(close);
         if !self.raised.swap(true, Ordering::AcqRel) {
             // notify_one keeps a permit if the socket is not waiting yet.
             self.notify.notify_one();
         }
     }
+
+    fn is_raised(&self) -> bool {
+        self.raised.load(Ordering::Acquire)
+    }
+}
+
+/// Whose credentials a socket holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holder {
+    /// An API key, by header or through a socket token it minted.
+    Key { company_id: Uuid, key_id: Uuid },
+    /// A visitor token of one of the company's sessions.
+    Visitor { company_id: Uuid },
+}
+
+impl Holder {
+    pub fn company_id(&self) -> Uuid {
+        match self {
+            Holder::Key { company_id, .. } | Holder::Visitor { company_id } => *company_id,
+        }
+    }
+}
+
+struct Holding {
+    holder: Holder,
+    kick: Arc<Kick>,
+    may_write: Arc<AtomicBool>,
 }
 
 impl Default for Hub {
@@ -68,26 +130,97 @@ impl Hub {
     pub fn new(queue_capacity: usize) -> Self {
         Hub {
             channels: DashMap::new(),
+            holders: DashMap::new(),
             connections: AtomicUsize::new(0),
             next_id: AtomicU64::new(1),
+            credential_changes: AtomicU64::new(0),
             queue_capacity: queue_capacity.max(1),
         }
     }
 
-    /// Registers a socket. The returned connection unregisters it (and all
+    /// Registers a socket holding `holder`'s credentials, allowed to write
+    /// while `may_write`. The returned connection unregisters it (and all
     /// its subscriptions) when dropped.
-    pub fn connect(self: &Arc<Self>) -> Connection {
+    pub fn connect(self: &Arc<Self>, holder: Holder, may_write: bool) -> Connection {
         let (queue, rx) = mpsc::channel(self.queue_capacity);
         self.connections.fetch_add(1, Ordering::Relaxed);
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let kick = Arc::new(Kick::default());
+        let may_write = Arc::new(AtomicBool::new(may_write));
+        self.holders.insert(
+            id,
+            Holding {
+                holder,
+                kick: kick.clone(),
+                may_write: may_write.clone(),
+            },
+        );
         Connection {
             hub: self.clone(),
-            id: self.next_id.fetch_add(1, Ordering::Relaxed),
+            id,
             queue,
             rx,
-            kick: Arc::new(Kick::default()),
+            kick,
+            may_write,
             topics: Vec::new(),
             released: false,
         }
+    }
+
+    /// Closes every local socket whose holder matches, with `close` for
+    /// key holders and `visitors` for visitor tokens (`None`: keep them).
+    /// Nothing is queued to them from now on. Returns how many closed.
+    pub fn close_where(
+        &self,
+        matches: impl Fn(&Holder) -> bool,
+        close: Close,
+        visitors: Option<Close>,
+    ) -> usize {
+        self.credential_changes.fetch_add(1, Ordering::AcqRel);
+        let mut closed = 0;
+        for holding in self.holders.iter() {
+            if !matches(&holding.holder) {
+                continue;
+            }
+            let close = match holding.holder {
+                Holder::Key { .. } => close,
+                Holder::Visitor { .. } => match visitors {
+                    Some(close) => close,
+                    None => continue,
+                },
+            };
+            holding.kick.raise(close);
+            closed += 1;
+        }
+        closed
+    }
+
+    /// Lets the local sockets of `key_id` write (`chat:write`) or not.
+    pub fn set_may_write(&self, key_id: Uuid, allowed: bool) {
+        self.credential_changes.fetch_add(1, Ordering::AcqRel);
+        for holding in self.holders.iter() {
+            if matches!(holding.holder, Holder::Key { key_id: k, .. } if k == key_id) {
+                holding.may_write.store(allowed, Ordering::Release);
+            }
+        }
+    }
+
+    /// How many credentials changes this hub has applied: a socket
+    /// authenticated while one was applied re-checks its own credentials
+    /// (the change may have passed before it registered).
+    pub fn credential_changes(&self) -> u64 {
+        self.credential_changes.load(Ordering::Acquire)
+    }
+
+    /// The distinct holders of the sockets open on this node.
+    pub fn holders(&self) -> Vec<Holder> {
+        let mut holders: Vec<Holder> = Vec::new();
+        for holding in self.holders.iter() {
+            if !holding.kick.is_raised() && !holders.contains(&holding.holder) {
+                holders.push(holding.holder);
+            }
+        }
+        holders
     }
 
     /// Queues `frame` to every local socket subscribed to its topic; returns
@@ -98,9 +231,13 @@ impl Hub {
         };
         let mut delivered = 0;
         for subscriber in subscribers.iter() {
+            // A socket being closed gets nothing more.
+            if subscriber.kick.is_raised() {
+                continue;
+            }
             match subscriber.queue.try_send(frame.clone()) {
                 Ok(()) => delivered += 1,
-                Err(mpsc::error::TrySendError::Full(_)) => subscriber.kick.raise(),
+                Err(mpsc::error::TrySendError::Full(_)) => subscriber.kick.raise(Close::TOO_SLOW),
                 Err(mpsc::error::TrySendError::Closed(_)) => {}
             }
         }
@@ -135,12 +272,13 @@ impl Hub {
 pub struct KickSignal(Arc<Kick>);
 
 impl KickSignal {
-    /// Resolves once the queue has overflowed (cancel-safe).
-    pub async fn wait(&self) {
-        if self.0.raised.load(Ordering::Acquire) {
-            return;
+    /// Resolves, with how to close, once the socket must close: its queue
+    /// overflowed or its credentials stopped being valid (cancel-safe).
+    pub async fn wait(&self) -> Close {
+        if !self.0.is_raised() {
+            self.0.notify.notified().await;
         }
-        self.0.notify.notified().await;
+        self.0.close.get().copied().unwrap_or(Close::TOO_SLOW)
     }
 }
 
@@ -152,6 +290,7 @@ pub struct Connection {
     queue: mpsc::Sender<Arc<Frame>>,
     rx: mpsc::Receiver<Arc<Frame>>,
     kick: Arc<Kick>,
+    may_write: Arc<AtomicBool>,
     topics: Vec<Topic>,
     released: bool,
 }
@@ -203,6 +342,18 @@ impl Connection {
         self.topics.contains(topic)
     }
 
+    /// Whether the socket's credentials allow writing now (a key's
+    /// `chat:write` can be taken away while the socket is open).
+    pub fn may_write(&self) -> bool {
+        self.may_write.load(Ordering::Acquire)
+    }
+
+    /// Closes this socket as if its credentials had changed (its own key
+    /// expiring, say).
+    pub fn close(&self, close: Close) {
+        self.kick.raise(close);
+    }
+
     /// Unregisters the socket now: ends every subscription and drops the
     /// queued frames (a socket saying goodbye no longer counts). Also done
     /// on drop.
@@ -211,6 +362,7 @@ impl Connection {
             return;
         }
         self.released = true;
+        self.hub.holders.remove(&self.id);
         for topic in std::mem::take(&mut self.topics) {
             self.hub.remove(&topic, self.id);
         }
@@ -242,6 +394,12 @@ mod tests {
         )
     }
 
+    fn visitor() -> Holder {
+        Holder::Visitor {
+            company_id: Uuid::nil(),
+        }
+    }
+
     fn frame(topic: Topic, text: &str) -> Arc<Frame> {
         Arc::new(Frame {
             topic,
@@ -253,8 +411,8 @@ mod tests {
     #[tokio::test]
     async fn frames_go_to_subscribers_of_their_topic_only() {
         let hub = Arc::new(Hub::new(4));
-        let mut test_socket = hub.connect();
-        let mut live_socket = hub.connect();
+        let mut test_socket = hub.connect(visitor(), false);
+        let mut live_socket = hub.connect(visitor(), false);
         assert!(test_socket.subscribe(topic(Mode::Test)));
         assert!(!test_socket.subscribe(topic(Mode::Test)));
         live_socket.subscribe(topic(Mode::Live));
@@ -273,17 +431,42 @@ mod tests {
     #[tokio::test]
     async fn a_full_queue_kicks_the_socket() {
         let hub = Arc::new(Hub::new(2));
-        let mut socket = hub.connect();
+        let mut socket = hub.connect(visitor(), false);
         socket.subscribe(topic(Mode::Test));
         for _ in 0..2 {
             assert_eq!(hub.dispatch(frame(topic(Mode::Test), "x")), 1);
         }
         assert_eq!(hub.dispatch(frame(topic(Mode::Test), "x")), 0);
-        tokio::time::timeout(
+        let close = tokio::time::timeout(
             std::time::Duration::from_secs(1),
             socket.kick_signal().wait(),
         )
         .await
         .expect("kicked");
+        assert_eq!(close, Close::TOO_SLOW);
+    }
+
+    #[tokio::test]
+    async fn closing_a_key_closes_its_sockets_and_stops_their_frames() {
+        let hub = Arc::new(Hub::new(4));
+        let (company_id, key_id) = (Uuid::now_v7(), Uuid::now_v7());
+        let mut agent = hub.connect(Holder::Key { company_id, key_id }, true);
+        let mut visitor = hub.connect(Holder::Visitor { company_id }, false);
+        agent.subscribe(topic(Mode::Test));
+        visitor.subscribe(topic(Mode::Test));
+        hub.set_may_write(key_id, false);
+        assert!(!agent.may_write());
+        let revoked = Close::unauthorized("key revoked");
+        let closed = hub.close_where(
+            |h| matches!(h, Holder::Key { key_id: k, .. } if *k == key_id),
+            revoked,
+            None,
+        );
+        assert_eq!(closed, 1);
+        assert_eq!(agent.kick_signal().wait().await, revoked);
+        // Only the visitor takes the next frame.
+        assert_eq!(hub.dispatch(frame(topic(Mode::Test), "after")), 1);
+        assert!(agent.rx.try_recv().is_err());
+        assert_eq!(hub.holders(), vec![Holder::Visitor { company_id }]);
     }
 }

@@ -8,9 +8,11 @@
 //! receives the event on its single bus subscription and the dispatcher
 //! hands it to its hub, which queues the same bytes to each local socket.
 //! [`ws`] is the socket endpoint, [`protocol`] its frames, [`token`] the
-//! visitor and socket tokens, [`slots`] the caps on sockets per token.
+//! visitor and socket tokens, [`slots`] the caps on sockets per token,
+//! [`credentials`] what closes a socket whose credentials stopped being valid.
 
 pub mod bus;
+pub mod credentials;
 pub mod hub;
 pub mod presence;
 pub mod protocol;
@@ -60,6 +62,8 @@ pub struct Realtime {
     tokens: OnceCell<TokenKey>,
     /// Ping interval and dead-peer limit in milliseconds (tests shorten them).
     keepalive: (AtomicU64, AtomicU64),
+    /// How often socket credentials are re-checked, in milliseconds.
+    recheck: AtomicU64,
 }
 
 impl Realtime {
@@ -85,6 +89,7 @@ impl Realtime {
                 AtomicU64::new(PING_INTERVAL.as_millis() as u64),
                 AtomicU64::new(DEAD_AFTER.as_millis() as u64),
             ),
+            recheck: AtomicU64::new(credentials::RECHECK_INTERVAL.as_millis() as u64),
         })
     }
 
@@ -163,6 +168,17 @@ impl Realtime {
         )
     }
 
+    /// How often this node re-checks its sockets' credentials. Applies to
+    /// the re-check worker started later (`App::run_until_stopped`).
+    pub fn set_recheck_interval(&self, interval: Duration) {
+        let millis = (interval.as_millis() as u64).max(1);
+        self.recheck.store(millis, Ordering::Relaxed);
+    }
+
+    pub fn recheck_interval(&self) -> Duration {
+        Duration::from_millis(self.recheck.load(Ordering::Relaxed))
+    }
+
     /// The signing key of socket and visitor tokens (loaded once per node).
     pub async fn token_key(&self, db: &Db) -> Result<&TokenKey, StoreError> {
         self.tokens
@@ -218,12 +234,14 @@ pub fn public_routes() -> Router<AppState> {
     Router::new().route("/api/v1/ws", axum::routing::get(ws::handler))
 }
 
-/// This node's realtime workers: the bus → hub dispatcher and the presence
-/// sweeper. Both stop on shutdown (sockets close themselves on it too).
+/// This node's realtime workers: the bus → hub dispatcher, the presence
+/// sweeper and the credentials re-check. All stop on shutdown (sockets
+/// close themselves on it too).
 pub fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {
     vec![
         tokio::spawn(run_dispatcher(state.clone())),
         tokio::spawn(run_sweeper(state.clone())),
+        tokio::spawn(credentials::run_recheck(state.clone())),
     ]
 }
 
@@ -234,6 +252,14 @@ async fn run_dispatcher(state: AppState) {
     loop {
         tokio::select! {
             received = messages.recv() => match received {
+                // Applied here, in bus order: an event published after a
+                // notice never reaches the sockets it closed.
+                Ok(message) if message.topic == credentials::TOPIC => {
+                    match credentials::Notice::decode(&message.payload) {
+                        Some(notice) => notice.apply(&realtime.hub),
+                        None => tracing::warn!(payload = %message.payload, "unknown credentials notice"),
+                    }
+                }
                 Ok(message) => {
                     realtime.dispatch(&message);
                 }

@@ -30,7 +30,9 @@ const FLAG_CHAT_WRITE: u8 = 1;
 pub enum TokenGrant {
     /// One chat session of `tenant`.
     Visitor { tenant: Tenant, session_id: Uuid },
-    /// The chat scopes of an API key (`chat:read`, maybe `chat:write`).
+    /// A pass for agent sockets of key `key_id`. `scopes` are the chat
+    /// scopes the key had when it minted the token; the handshake goes by
+    /// the key's scopes at that moment instead.
     Socket {
         tenant: Tenant,
         key_id: Uuid,

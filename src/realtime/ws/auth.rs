@@ -1,6 +1,8 @@
 //! The socket handshake's credentials: an API key (`X-API-Key`, needs
 //! `chat:read`), a visitor token (one session) or a socket token (an agent
-//! console's short-lived pass from `POST /api/v1/ws/tokens`).
+//! console's short-lived pass from `POST /api/v1/ws/tokens`). A socket
+//! token is only as good as the key that minted it: the handshake checks
+//! that key as it stands now and spends its allowance, as a key header does.
 
 use std::net::IpAddr;
 
@@ -8,24 +10,29 @@ use axum::http::{HeaderMap, StatusCode};
 use serde::Deserialize;
 use uuid::Uuid;
 
+use crate::auth::by_id::principal_by_id;
 use crate::auth::middleware::{API_KEY_HEADER, principal_for};
-use crate::auth::{Scope, Tenant};
+use crate::auth::{Principal, Scope, Tenant};
 use crate::chat::store;
 use crate::companies::CompanyStatus;
 use crate::error::{ApiError, StoreError};
+use crate::realtime::hub::Holder;
 use crate::realtime::token::TokenGrant;
 use crate::state::AppState;
+use crate::time::Timestamp;
 
 /// Who is on the socket.
 #[derive(Debug, Clone)]
 pub enum Credential {
-    /// An API key or socket token with `chat:read` (`can_write`: `chat:write`).
+    /// An API key or socket token with `chat:read` (`can_write`: whether
+    /// the key held `chat:write` at the handshake; the hub keeps it live).
     /// `key_id` and `rate_limit` are the key's (the minting key's for a
     /// socket token): its `message` frames spend that key's allowance.
     Agent {
         tenant: Tenant,
-        can_write: bool,
         key_id: Uuid,
+        can_write: bool,
+        expires_at: Option<Timestamp>,
         rate_limit: i64,
     },
     /// A visitor token: one session.
@@ -45,6 +52,27 @@ impl Credential {
 
     pub fn is_visitor(&self) -> bool {
         matches!(self, Credential::Visitor { .. })
+    }
+
+    /// Whose credentials these are, for the hub.
+    pub fn holder(&self) -> Holder {
+        match self {
+            Credential::Agent { tenant, key_id, .. } => Holder::Key {
+                company_id: tenant.company_id,
+                key_id: *key_id,
+            },
+            Credential::Visitor { tenant, .. } => Holder::Visitor {
+                company_id: tenant.company_id,
+            },
+        }
+    }
+
+    /// Whether the socket may send messages and typing at the handshake.
+    pub fn can_write(&self) -> bool {
+        match self {
+            Credential::Agent { can_write, .. } => *can_write,
+            Credential::Visitor { .. } => true,
+        }
     }
 }
 
@@ -69,21 +97,7 @@ pub async fn authenticate(
     let token = token.map(str::trim).filter(|t| !t.is_empty());
     let Some(token) = token.filter(|_| !headers.contains_key(API_KEY_HEADER)) else {
         let principal = principal_for(state, headers.get(API_KEY_HEADER), client).await?;
-        // Same order as every /api/v1 request: the key's allowance is spent
-        // before the scope is checked.
-        let decision = state.access.check_rate(&principal).await;
-        if !decision.allowed {
-            return Err(crate::ratelimit::exceeded(decision.retry_after_secs));
-        }
-        if !principal.scopes.contains(Scope::ChatRead) {
-            return Err(ApiError::forbidden_scope(Scope::ChatRead.as_str()));
-        }
-        return Ok(Credential::Agent {
-            tenant: principal.tenant,
-            can_write: principal.scopes.contains(Scope::ChatWrite),
-            key_id: principal.key_id,
-            rate_limit: principal.rate_limit,
-        });
+        return agent(state, principal).await;
     };
     let key = state.realtime.token_key(&state.db).await?;
     let credential = match key.verify(token) {
@@ -104,26 +118,18 @@ pub async fn authenticate(
         Some(TokenGrant::Socket {
             tenant,
             key_id,
-            scopes,
             expires_at,
+            ..
         }) => {
             if expires_at <= chrono::Utc::now().timestamp() {
                 return Err(unauthorized("invalid_token", "Token has expired"));
             }
-            // The minting key's limit, for its `message` frames.
-            let minted_by = match crate::keys::store::find(&state.db, &tenant, key_id).await {
-                Ok(key) => key,
-                Err(StoreError::NotFound) => {
-                    return Err(unauthorized("invalid_api_key", "Invalid API key"));
-                }
-                Err(other) => return Err(other.into()),
-            };
-            Credential::Agent {
-                tenant,
-                can_write: scopes.contains(Scope::ChatWrite),
-                key_id,
-                rate_limit: minted_by.rate_limit,
+            let principal = principal_by_id(state, key_id).await?;
+            if principal.tenant != tenant {
+                return Err(unauthorized("invalid_token", "Invalid token"));
             }
+            // The key's scopes now, not those it had when it minted the token.
+            return agent(state, principal).await;
         }
         None => return Err(unauthorized("invalid_token", "Invalid token")),
     };
@@ -160,4 +166,23 @@ pub fn slot_for(
             PER_SOCKET_TOKEN,
         )),
     }
+}
+
+/// An agent socket of `principal`'s key, in the order of every /api/v1
+/// request: the key's allowance is spent before the scope is checked.
+async fn agent(state: &AppState, principal: Principal) -> Result<Credential, ApiError> {
+    let decision = state.access.check_rate(&principal).await;
+    if !decision.allowed {
+        return Err(crate::ratelimit::exceeded(decision.retry_after_secs));
+    }
+    if !principal.scopes.contains(Scope::ChatRead) {
+        return Err(ApiError::forbidden_scope(Scope::ChatRead.as_str()));
+    }
+    Ok(Credential::Agent {
+        tenant: principal.tenant,
+        key_id: principal.key_id,
+        can_write: principal.scopes.contains(Scope::ChatWrite),
+        expires_at: principal.expires_at,
+        rate_limit: principal.rate_limit,
+    })
 }

@@ -249,8 +249,9 @@ impl Socket {
                 }
                 Some(_) => Err(ApiError::not_found().into()),
             },
-            Credential::Agent { can_write, .. } => {
-                if !can_write {
+            Credential::Agent { .. } => {
+                // Live: the key may have lost `chat:write` since the handshake.
+                if !self.conn.may_write() {
                     return Err(ApiError::forbidden_scope(Scope::ChatWrite.as_str()).into());
                 }
                 let (id,) = (required_id("sessionId", raw),).all_valid()?;

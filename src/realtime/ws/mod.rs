@@ -10,7 +10,9 @@
 //!
 //! One task per socket, no split halves: it reads client frames, writes the
 //! frames its hub queue receives, pings when idle, and stops on a dead peer,
-//! a queue overflow (close 1013) or shutdown (close 1001).
+//! a queue overflow (close 1013), its credentials ending (4401/4403: see
+//! `realtime::credentials`; its key's expiry is its own timer) or shutdown
+//! (close 1001).
 
 mod auth;
 mod frames;
@@ -30,7 +32,8 @@ use uuid::Uuid;
 
 pub use auth::{Credential, WsQuery, authenticate, slot_for};
 
-use super::hub::{Connection, Frame, KickSignal};
+use super::credentials::Ending;
+use super::hub::{Close, Connection, Frame, KickSignal};
 use super::protocol::{self, ClientFrame, HubChannel};
 use crate::error::{ApiError, StoreError};
 use crate::extract::Query;
@@ -68,6 +71,7 @@ pub async fn handler(
 ) -> Response {
     let client = peer.map(|Extension(ConnectInfo(address))| address.ip());
     let token = query.token.as_deref();
+    let changes_seen = state.realtime.hub.credential_changes();
     let credential = match authenticate(&state, &headers, token, client).await {
         Ok(credential) => credential,
         Err(error) => {
@@ -108,7 +112,7 @@ pub async fn handler(
         .max_message_size(MAX_MESSAGE)
         .max_frame_size(MAX_MESSAGE)
         .on_upgrade(move |ws| async move {
-            run(state, credential, ws).await;
+            run(state, credential, changes_seen, ws).await;
             drop(slot);
         })
 }
@@ -120,19 +124,42 @@ enum Stop {
     Gone,
     /// The peer sent a close frame: answer it.
     PeerClosed,
-    /// The queue overflowed: close with 1013.
-    Kicked,
-    /// The server is shutting down: close with 1001.
-    Shutdown,
+    /// The server closes it: queue overflow (1013), shutdown (1001), or
+    /// credentials no longer valid (4401, 4403).
+    Closed(Close),
 }
 
 /// What woke the socket's loop.
 enum Event {
     Shutdown,
-    Kicked,
+    Kicked(Close),
+    Expired,
     Incoming(Option<Result<Message, axum::Error>>),
     Queued(Option<std::sync::Arc<Frame>>),
     Tick,
+}
+
+/// When the socket's key expires, as an instant of the runtime's clock.
+fn key_expiry(credential: &Credential) -> Option<tokio::time::Instant> {
+    let Credential::Agent {
+        expires_at: Some(expires_at),
+        ..
+    } = credential
+    else {
+        return None;
+    };
+    let left = (expires_at.0 - chrono::Utc::now())
+        .to_std()
+        .unwrap_or(Duration::ZERO);
+    Some(tokio::time::Instant::now() + left)
+}
+
+/// Resolves at `deadline`, or never without one.
+async fn until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Resolves once shutdown has begun.
@@ -178,8 +205,14 @@ struct Socket {
     last_typing: Option<(Uuid, Instant)>,
 }
 
-async fn run(state: AppState, credential: Credential, ws: WebSocket) {
-    let conn = state.realtime.hub.connect();
+async fn run(state: AppState, credential: Credential, changes_seen: u64, ws: WebSocket) {
+    let hub = &state.realtime.hub;
+    let conn = hub.connect(credential.holder(), credential.can_write());
+    // A change applied between the handshake and now did not see this
+    // socket: look at its credentials again rather than wait for the re-check.
+    if hub.credential_changes() != changes_seen {
+        super::credentials::recheck_holder(&state, credential.holder()).await;
+    }
     let mut socket = Socket {
         kick: conn.kick_signal(),
         shutdown: state.shutdown.clone(),
@@ -201,13 +234,12 @@ async fn run(state: AppState, credential: Credential, ws: WebSocket) {
             let _ = tokio::time::timeout(CLOSE_TIMEOUT, SinkExt::close(&mut socket.ws)).await;
             None
         }
-        Stop::Kicked => Some((1013, "Too slow: the socket's queue overflowed")),
-        Stop::Shutdown => Some((1001, "Server is shutting down")),
+        Stop::Closed(close) => Some(close),
     };
-    if let Some((code, reason)) = close {
+    if let Some(close) = close {
         let frame = Message::Close(Some(CloseFrame {
-            code,
-            reason: reason.into(),
+            code: close.code,
+            reason: close.reason.into(),
         }));
         let _ = tokio::time::timeout(CLOSE_TIMEOUT, socket.ws.send(frame)).await;
     }
@@ -220,18 +252,27 @@ impl Socket {
         let start = tokio::time::Instant::now() + ping_interval;
         let mut ticker = tokio::time::interval_at(start, ping_interval);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let expiry = until(key_expiry(&self.credential));
+        tokio::pin!(expiry);
         loop {
             let event = tokio::select! {
                 biased;
                 _ = stopping(&mut self.shutdown) => Event::Shutdown,
-                _ = self.kick.wait() => Event::Kicked,
+                close = self.kick.wait() => Event::Kicked(close),
+                _ = &mut expiry => Event::Expired,
                 incoming = self.ws.recv() => Event::Incoming(incoming),
                 frame = self.conn.recv() => Event::Queued(frame),
                 _ = ticker.tick() => Event::Tick,
             };
             let outcome = match event {
-                Event::Shutdown => Err(Stop::Shutdown),
-                Event::Kicked => Err(Stop::Kicked),
+                Event::Shutdown => Err(Stop::Closed(Close::SHUTDOWN)),
+                Event::Kicked(close) => Err(Stop::Closed(close)),
+                Event::Expired => {
+                    let close = Close::unauthorized(Ending::Expired.reason());
+                    // Through the hub too, so nothing more is queued to it.
+                    self.conn.close(close);
+                    Err(Stop::Closed(close))
+                }
                 Event::Incoming(incoming) => {
                     last_heard = Instant::now();
                     match incoming {
@@ -277,8 +318,8 @@ impl Socket {
                 Ok(Ok(())) => Ok(()),
                 _ => Err(Stop::Gone),
             },
-            _ = kick.wait() => Err(Stop::Kicked),
-            _ = stopping(&mut self.shutdown) => Err(Stop::Shutdown),
+            close = kick.wait() => Err(Stop::Closed(close)),
+            _ = stopping(&mut self.shutdown) => Err(Stop::Closed(Close::SHUTDOWN)),
         }
     }
 

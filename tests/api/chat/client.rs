@@ -93,6 +93,25 @@ impl Client {
         }
     }
 
+    /// The server's close frame (code, reason), arriving by `deadline`
+    /// before any other JSON frame (pings and pongs skipped).
+    pub async fn closed_by(&mut self, deadline: tokio::time::Instant) -> (u16, String) {
+        loop {
+            let message = tokio::time::timeout_at(deadline, self.ws.next())
+                .await
+                .expect("closed before the deadline")
+                .expect("a close frame before the end of the stream")
+                .expect("frame read");
+            match message {
+                Message::Close(Some(frame)) => {
+                    return (frame.code.into(), frame.reason.to_string());
+                }
+                Message::Ping(_) | Message::Pong(_) => continue,
+                other => panic!("a frame before the close: {other:?}"),
+            }
+        }
+    }
+
     pub async fn subscribe(&mut self, channel: &str) {
         self.send(json!({"type": "subscribe", "channel": channel}))
             .await;

@@ -6,9 +6,11 @@
 //!
 //! `chat` holds the REST tests and the shared helpers; `sockets` the socket
 //! protocol; `limits` frame rate limits and socket caps; `scale` fan-out
-//! across nodes, slow sockets, many sockets.
+//! across nodes, slow sockets, many sockets; `credentials` sockets closing
+//! when their key or company stops being valid.
 
 pub(crate) mod client;
+mod credentials;
 mod limits;
 mod scale;
 mod sockets;

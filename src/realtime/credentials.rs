@@ -1,0 +1,331 @@
+//! Sockets obey their credentials for their whole life, not only at the
+//! handshake. Every change that can end or narrow a key (revoke, deactivate,
+//! scopes cut, company suspended; from the API or the CLI) publishes a
+//! [`Notice`] on the bus topic `credentials`, worked out from the key's
+//! record as committed. Each node's dispatcher applies notices to its hub in
+//! bus order, before the events published after them, so a message posted
+//! after the change never reaches a socket it closed. A key's expiry is the
+//! socket's own timer. Changes no notice reached (the CLI without Redis, a
+//! lost bus message) are found by each node's re-check of its sockets'
+//! credentials every `RECHECK_INTERVAL`, well within the key cache's life.
+
+use std::time::Duration;
+
+use uuid::Uuid;
+
+use super::bus::Bus;
+use super::hub::{Close, Holder, Hub};
+use crate::auth::Scope;
+use crate::companies::CompanyStatus;
+use crate::db::Db;
+use crate::error::StoreError;
+use crate::keys::store::{self as key_store, KeyForAuth};
+use crate::state::AppState;
+use crate::time::Timestamp;
+
+/// The bus topic of notices.
+pub const TOPIC: &str = "credentials";
+
+/// How often each node re-checks the credentials of its open sockets.
+pub const RECHECK_INTERVAL: Duration = Duration::from_secs(5);
+
+/// Why a key's sockets close (4401), as their close reason says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    Revoked,
+    Deactivated,
+    Expired,
+    ScopeRemoved,
+    CompanySuspended,
+}
+
+impl Ending {
+    const ALL: [Ending; 5] = [
+        Ending::Revoked,
+        Ending::Deactivated,
+        Ending::Expired,
+        Ending::ScopeRemoved,
+        Ending::CompanySuspended,
+    ];
+
+    /// The close frame's reason.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Ending::Revoked => "key revoked",
+            Ending::Deactivated => "key deactivated",
+            Ending::Expired => "key expired",
+            Ending::ScopeRemoved => "scope removed",
+            Ending::CompanySuspended => "company suspended",
+        }
+    }
+
+    fn wire(self) -> &'static str {
+        match self {
+            Ending::Revoked => "revoked",
+            Ending::Deactivated => "deactivated",
+            Ending::Expired => "expired",
+            Ending::ScopeRemoved => "scope-removed",
+            Ending::CompanySuspended => "company-suspended",
+        }
+    }
+}
+
+/// What a change of credentials means for the sockets that hold them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Notice {
+    /// The key's sockets close with 4401.
+    KeyEnded { key_id: Uuid, ending: Ending },
+    /// The key still reads chat; its sockets may write or not.
+    KeyValid { key_id: Uuid, may_write: bool },
+    /// The company's sockets close: agents 4401, visitors 4403.
+    CompanySuspended { company_id: Uuid },
+}
+
+impl Notice {
+    /// What the key's record as it stands now (`None`: deleted) means.
+    pub fn for_key(key_id: Uuid, record: Option<&KeyForAuth>) -> Notice {
+        let Some(record) = record else {
+            return Notice::KeyEnded {
+                key_id,
+                ending: Ending::Revoked,
+            };
+        };
+        let ending = if record.expires_at.is_some_and(|at| at <= Timestamp::now()) {
+            Some(Ending::Expired)
+        } else if !record.is_active {
+            Some(Ending::Deactivated)
+        } else if record.company_status != CompanyStatus::Active {
+            Some(Ending::CompanySuspended)
+        } else if !record.scopes.contains(Scope::ChatRead) {
+            Some(Ending::ScopeRemoved)
+        } else {
+            None
+        };
+        match ending {
+            Some(ending) => Notice::KeyEnded { key_id, ending },
+            None => Notice::KeyValid {
+                key_id,
+                may_write: record.scopes.contains(Scope::ChatWrite),
+            },
+        }
+    }
+
+    /// Wire form: `key-ended:<id>:<ending>`, `key-valid:<id>:<0|1>`,
+    /// `company-suspended:<id>`.
+    pub fn encode(&self) -> String {
+        match self {
+            Notice::KeyEnded { key_id, ending } => format!("key-ended:{key_id}:{}", ending.wire()),
+            Notice::KeyValid { key_id, may_write } => {
+                format!("key-valid:{key_id}:{}", u8::from(*may_write))
+            }
+            Notice::CompanySuspended { company_id } => format!("company-suspended:{company_id}"),
+        }
+    }
+
+    pub fn decode(text: &str) -> Option<Notice> {
+        let mut parts = text.splitn(3, ':');
+        let kind = parts.next()?;
+        let id = Uuid::parse_str(parts.next()?).ok()?;
+        let rest = parts.next();
+        match (kind, rest) {
+            ("key-ended", Some(wire)) => Some(Notice::KeyEnded {
+                key_id: id,
+                ending: Ending::ALL.into_iter().find(|e| e.wire() == wire)?,
+            }),
+            ("key-valid", Some("0" | "1")) => Some(Notice::KeyValid {
+                key_id: id,
+                may_write: rest == Some("1"),
+            }),
+            ("company-suspended", None) => Some(Notice::CompanySuspended { company_id: id }),
+            _ => None,
+        }
+    }
+
+    /// Closes or narrows the matching sockets of this node.
+    pub fn apply(&self, hub: &Hub) {
+        match *self {
+            Notice::KeyEnded { key_id, ending } => {
+                hub.close_where(
+                    |h| matches!(h, Holder::Key { key_id: k, .. } if *k == key_id),
+                    Close::unauthorized(ending.reason()),
+                    None,
+                );
+            }
+            Notice::KeyValid { key_id, may_write } => hub.set_may_write(key_id, may_write),
+            Notice::CompanySuspended { company_id } => {
+                let reason = Ending::CompanySuspended.reason();
+                hub.close_where(
+                    |h| h.company_id() == company_id,
+                    Close::unauthorized(reason),
+                    Some(Close::forbidden(reason)),
+                );
+            }
+        }
+    }
+}
+
+/// Tells every node what key `key_id` now allows, read from the store after
+/// the change has committed. Call after revoking or changing a key.
+pub async fn key_changed(db: &Db, bus: &Bus, key_id: Uuid) {
+    match key_store::find_for_auth_by_id(db, key_id).await {
+        Ok(record) => {
+            let notice = Notice::for_key(key_id, record.as_ref());
+            bus.publish(TOPIC, notice.encode()).await;
+        }
+        // The nodes' re-check will find the change instead.
+        Err(error) => tracing::warn!(%error, %key_id, "could not announce a key change"),
+    }
+}
+
+/// Tells every node to close the sockets of a company just suspended.
+pub async fn company_suspended(bus: &Bus, company_id: Uuid) {
+    let notice = Notice::CompanySuspended { company_id };
+    bus.publish(TOPIC, notice.encode()).await;
+}
+
+/// Re-checks the credentials of this node's sockets until shutdown.
+pub async fn run_recheck(state: AppState) {
+    let mut shutdown = state.shutdown.clone();
+    let mut ticker = tokio::time::interval(state.realtime.recheck_interval());
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut failing = false;
+    loop {
+        tokio::select! {
+            _ = ticker.tick() => match recheck_once(&state).await {
+                Ok(()) if failing => {
+                    tracing::info!("socket credentials re-check works again");
+                    failing = false;
+                }
+                Ok(()) => {}
+                // Logged once per outage, not at every tick.
+                Err(error) if !failing => {
+                    tracing::warn!(%error, "socket credentials re-check failed; retrying");
+                    failing = true;
+                }
+                Err(_) => {}
+            },
+            _ = super::ws::stopping(&mut shutdown) => return,
+        }
+    }
+}
+
+/// Reads, for each key and each visitor company with a socket on this
+/// node, its state now, and applies it.
+pub async fn recheck_once(state: &AppState) -> Result<(), StoreError> {
+    for holder in state.realtime.hub.holders() {
+        if let Some(notice) = notice_for(state, holder).await? {
+            notice.apply(&state.realtime.hub);
+        }
+    }
+    Ok(())
+}
+
+/// Applies the state now of one holder's credentials to its sockets on
+/// this node (a failure is left to the periodic re-check).
+pub async fn recheck_holder(state: &AppState, holder: Holder) {
+    match notice_for(state, holder).await {
+        Ok(Some(notice)) => notice.apply(&state.realtime.hub),
+        Ok(None) => {}
+        Err(error) => tracing::debug!(%error, "socket credentials check failed"),
+    }
+}
+
+/// What `holder`'s credentials allow now (`None`: a visitor whose company
+/// is active).
+async fn notice_for(state: &AppState, holder: Holder) -> Result<Option<Notice>, StoreError> {
+    Ok(match holder {
+        Holder::Key { key_id, .. } => {
+            let record = key_store::find_for_auth_by_id(&state.db, key_id).await?;
+            Some(Notice::for_key(key_id, record.as_ref()))
+        }
+        Holder::Visitor { company_id } => {
+            let company = crate::companies::store::find(&state.db, company_id).await?;
+            (company.status != CompanyStatus::Active)
+                .then_some(Notice::CompanySuspended { company_id })
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(change: impl FnOnce(&mut KeyForAuth)) -> KeyForAuth {
+        let mut record = KeyForAuth {
+            id: Uuid::now_v7(),
+            company_id: Uuid::now_v7(),
+            mode: crate::auth::Mode::Test,
+            scopes: crate::auth::ScopeSet::all(),
+            rate_limit: 10,
+            expires_at: None,
+            is_active: true,
+            last_used_at: None,
+            company_status: CompanyStatus::Active,
+        };
+        change(&mut record);
+        record
+    }
+
+    #[test]
+    fn a_keys_record_decides_what_its_sockets_may_do() {
+        let id = Uuid::now_v7();
+        let ended = |ending| Notice::KeyEnded { key_id: id, ending };
+        assert_eq!(Notice::for_key(id, None), ended(Ending::Revoked));
+        let past = Timestamp::from_datetime(chrono::Utc::now() - chrono::Duration::seconds(1));
+        let cases = [
+            (
+                record(|r| r.expires_at = Some(past)),
+                ended(Ending::Expired),
+            ),
+            (record(|r| r.is_active = false), ended(Ending::Deactivated)),
+            (
+                record(|r| r.company_status = CompanyStatus::Suspended),
+                ended(Ending::CompanySuspended),
+            ),
+            (
+                record(|r| r.scopes = crate::auth::ScopeSet::from_scopes([Scope::ChatWrite])),
+                ended(Ending::ScopeRemoved),
+            ),
+            (
+                record(|r| r.scopes = crate::auth::ScopeSet::from_scopes([Scope::ChatRead])),
+                Notice::KeyValid {
+                    key_id: id,
+                    may_write: false,
+                },
+            ),
+            (
+                record(|_| {}),
+                Notice::KeyValid {
+                    key_id: id,
+                    may_write: true,
+                },
+            ),
+        ];
+        for (record, notice) in cases {
+            assert_eq!(Notice::for_key(id, Some(&record)), notice);
+        }
+    }
+
+    #[test]
+    fn notices_round_trip() {
+        let id = Uuid::now_v7();
+        let mut notices: Vec<Notice> = Ending::ALL
+            .into_iter()
+            .map(|ending| Notice::KeyEnded { key_id: id, ending })
+            .collect();
+        notices.push(Notice::KeyValid {
+            key_id: id,
+            may_write: true,
+        });
+        notices.push(Notice::KeyValid {
+            key_id: id,
+            may_write: false,
+        });
+        notices.push(Notice::CompanySuspended { company_id: id });
+        for notice in notices {
+            assert_eq!(Notice::decode(&notice.encode()), Some(notice));
+        }
+        assert_eq!(Notice::decode(&format!("key-valid:{id}:2")), None);
+        assert_eq!(Notice::decode("key-ended:nope:revoked"), None);
+    }
+}
