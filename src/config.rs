@@ -112,6 +112,9 @@ pub struct Config {
     /// How long a client may take to send a request's headers before the
     /// connection is closed (slowloris guard).
     pub header_read_timeout: Duration,
+    /// Added to this node's wall clock (`time::Clock`); zero except in
+    /// tests that play a node whose clock is off.
+    pub clock_offset: chrono::TimeDelta,
 }
 
 impl Config {
@@ -141,6 +144,7 @@ impl Config {
             demo: args.demo,
             run_workers: true,
             header_read_timeout: Duration::from_secs(args.header_read_timeout_secs.max(1)),
+            clock_offset: chrono::TimeDelta::zero(),
         })
     }
 
@@ -168,6 +172,7 @@ impl Config {
             demo: defaults::DEMO,
             run_workers: true,
             header_read_timeout: secs(defaults::HEADER_READ_TIMEOUT_SECS),
+            clock_offset: chrono::TimeDelta::zero(),
         }
     }
 
