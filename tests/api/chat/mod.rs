@@ -8,6 +8,7 @@
 //! protocol; `scale` fan-out across nodes, slow sockets, many sockets.
 
 pub(crate) mod client;
+mod presence;
 mod scale;
 mod sockets;
 
