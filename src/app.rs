@@ -95,8 +95,10 @@ impl App {
         let access = Arc::new(crate::auth::middleware::Access::new(&config, redis.clone()));
         let realtime = Arc::new(crate::realtime::Realtime::new(&config, redis.clone()).await?);
         let jobs = Arc::new(crate::jobs::registry(&config)?);
+        let clock = crate::time::Clock::offset_by(config.clock_offset);
         let state = AppState::new(SharedState {
             config: Arc::new(config),
+            clock,
             db,
             redis,
             access,

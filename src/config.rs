@@ -127,6 +127,9 @@ pub struct Config {
     /// The window of the per-client failed-authentication limit (a minute;
     /// tests lengthen it so a refusal lasts long enough to look at).
     pub auth_failure_window: Duration,
+    /// Added to this node's wall clock (`time::Clock`); zero except in
+    /// tests that play a node whose clock is off.
+    pub clock_offset: chrono::TimeDelta,
 }
 
 /// `limit` messages per `window`, all of them at once if need be (GCRA,
@@ -188,6 +191,7 @@ impl Config {
             header_read_timeout: Duration::from_secs(args.header_read_timeout_secs.max(1)),
             visitor_message_rate: MessageRate::parse(&args.visitor_message_rate)?,
             auth_failure_window: Duration::from_secs(defaults::AUTH_FAILURE_WINDOW_SECS),
+            clock_offset: chrono::TimeDelta::zero(),
         })
     }
 
@@ -218,6 +222,7 @@ impl Config {
             visitor_message_rate: MessageRate::parse(defaults::VISITOR_MESSAGE_RATE)
                 .expect("the default visitor message rate parses (unit test)"),
             auth_failure_window: secs(defaults::AUTH_FAILURE_WINDOW_SECS),
+            clock_offset: chrono::TimeDelta::zero(),
         }
     }
 

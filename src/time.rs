@@ -49,6 +49,26 @@ impl<'de> Deserialize<'de> for Timestamp {
     }
 }
 
+/// This node's wall clock: the system clock plus a fixed offset, zero in
+/// production. Tests give a node an offset to play one whose clock is off.
+/// It stamps what the node records; work shared between nodes (leases, due
+/// times) is ordered by the database's clock instead (`db::Backend::now_sql`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Clock {
+    offset: chrono::TimeDelta,
+}
+
+impl Clock {
+    pub fn offset_by(offset: chrono::TimeDelta) -> Self {
+        Clock { offset }
+    }
+
+    pub fn now(&self) -> Timestamp {
+        let now = Utc::now();
+        Timestamp::from_datetime(now.checked_add_signed(self.offset).unwrap_or(now))
+    }
+}
+
 /// A new time-ordered id (UUIDv7).
 pub fn new_id() -> uuid::Uuid {
     uuid::Uuid::now_v7()
@@ -89,5 +109,12 @@ mod tests {
                 .with_timezone(&Utc),
         );
         assert_eq!(t.to_rfc3339(), "2026-11-21T10:04:05.123Z");
+    }
+
+    #[test]
+    fn a_clock_ahead_reads_later_by_its_offset() {
+        let ahead = Clock::offset_by(chrono::TimeDelta::seconds(30)).now();
+        let behind = Clock::default().now();
+        assert!((ahead.0 - behind.0).num_seconds() >= 29);
     }
 }

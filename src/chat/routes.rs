@@ -241,15 +241,16 @@ pub(crate) struct HeartbeatReply {
 
 /// Agent heartbeat
 ///
-/// Marks the agent online for the presence TTL. An unknown `userId`
-/// creates the user (an AGENT) from `name` and `email`.
+/// Marks the agent online for the presence TTL. A `userId` that is not a
+/// user of the company registers one (an AGENT) from `name` and `email`;
+/// an id that cannot be registered is 400 on `userId`.
 #[utoipa::path(post, path = "/chat/agent-presence", tag = "Chat",
     request_body = HeartbeatBody,
     responses(
         (status = 200, description = "Online", body = HeartbeatReply),
         (
             status = 409,
-            description = "The userId or email belongs to another user",
+            description = "The email belongs to another user of the company",
             body = ErrorBody,
         ),
     ))]
@@ -261,7 +262,8 @@ async fn heartbeat(
     let (user_id, name, email, role, visibility) = (
         required_id("userId", body.user_id.as_deref()),
         optional_text("name", body.name.as_deref(), NAME_MAX),
-        optional_email("email", body.email.as_deref()),
+        // Stored lower case, as `/users` stores them.
+        optional_email("email", body.email.as_deref()).map(|e| e.map(|e| e.to_lowercase())),
         optional_enum("role", body.role.as_deref()),
         optional_enum("visibility", body.visibility.as_deref()),
     )

@@ -169,6 +169,11 @@ async fn register_agent(
         beat.email.clone().ok_or_else(|| problem("email", NEEDED)),
     )
         .all_valid()?;
+    // An id held by another company's user gets the answer of any id that
+    // cannot be registered, so the answer does not tell that it exists.
+    if !can_register(beat.user_id) || users::id_taken(&state.db, beat.user_id).await? {
+        return Err(ApiError::invalid_field("userId", UNREGISTRABLE));
+    }
     let new = NewUser {
         id: Some(beat.user_id),
         name,
@@ -177,18 +182,28 @@ async fn register_agent(
     };
     match users::create(&state.db, tenant, new).await {
         Ok(user) => Ok(user),
-        // A concurrent first heartbeat registered the same agent.
+        // A concurrent first heartbeat registered the same agent, or the
+        // email belongs to another user of the company.
         Err(StoreError::Conflict(_)) => {
             match users::find(&state.db, tenant.company_id, beat.user_id).await {
                 Ok(user) => Ok(user),
-                Err(StoreError::NotFound) => Err(ApiError::conflict(
-                    "userId or email already belongs to another user",
-                )),
+                Err(StoreError::NotFound) => {
+                    Err(ApiError::conflict("A user with this email already exists"))
+                }
                 Err(other) => Err(other.into()),
             }
         }
         Err(other) => Err(other.into()),
     }
+}
+
+/// Why a heartbeat's unknown `userId` is refused.
+const UNREGISTRABLE: &str = "is not a user of this company and cannot be registered";
+
+/// Ids a new agent may be given: any but the nil and the max UUID, which
+/// stand for "no one" in clients.
+fn can_register(id: Uuid) -> bool {
+    !id.is_nil() && !id.is_max()
 }
 
 /// Takes an agent offline; true if it was online.

@@ -5,9 +5,11 @@
 //! `on_db!` macro is for what `Query` does not cover: pool-level calls here
 //! and the raw counts of tests that inspect the database.
 
+mod clock;
 mod query;
 mod reference;
 
+pub use clock::millis;
 pub use query::{AnyRow, On, Query, Value};
 pub use reference::{Table, ensure_reference};
 

@@ -8,7 +8,6 @@ use super::{Email, Mailer};
 use crate::error::StoreError;
 use crate::outbox::{self, Job, JobHandler, RetrySchedule};
 use crate::state::AppState;
-use crate::time::Timestamp;
 
 /// Sends queued emails: the outbox handler of [`super::JOB_KIND`].
 pub struct EmailJob {
@@ -27,10 +26,10 @@ impl EmailJob {
             Ok(email) => match self.mailer.send(job.id, &email).await {
                 Ok(()) => None,
                 Err(err) => {
-                    let retry_at = (!err.permanent)
-                        .then(|| self.retry.retry_at(job.attempt(), Timestamp::now()))
+                    let retry_delay = (!err.permanent)
+                        .then(|| self.retry.delay_after(job.attempt()))
                         .flatten();
-                    Some((err.message, retry_at))
+                    Some((err.message, retry_delay))
                 }
             },
         };
@@ -40,7 +39,9 @@ impl EmailJob {
         let mut tx = state.db.begin().await?;
         let held = match &failure {
             None => outbox::store::finish(&mut tx, job).await?,
-            Some((error, Some(at))) => outbox::store::retry(&mut tx, job, *at, error).await?,
+            Some((error, Some(delay))) => outbox::store::retry(&mut tx, job, *delay, error)
+                .await?
+                .is_some(),
             Some((error, None)) => outbox::store::abandon(&mut tx, job, error).await?,
         };
         tx.commit().await?;

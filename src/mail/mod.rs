@@ -11,7 +11,6 @@ use serde::{Deserialize, Serialize};
 use crate::auth::Tenant;
 use crate::db::Tx;
 use crate::error::StoreError;
-use crate::time::Timestamp;
 
 pub use job::EmailJob;
 pub use mailer::Mailer;
@@ -32,6 +31,6 @@ pub struct Email {
 
 /// Queues `email` for sending once `tx` commits.
 pub async fn queue(tx: &mut Tx, tenant: &Tenant, email: &Email) -> Result<(), StoreError> {
-    crate::outbox::enqueue(tx, JOB_KIND, Some(tenant), email, Timestamp::now()).await?;
+    crate::outbox::enqueue(tx, JOB_KIND, Some(tenant), email).await?;
     Ok(())
 }

@@ -24,7 +24,7 @@ use uuid::Uuid;
 use crate::auth::Tenant;
 use crate::db::Tx;
 use crate::error::StoreError;
-use crate::time::{Timestamp, new_id};
+use crate::time::new_id;
 
 pub use runner::{JobHandler, Jobs, Started, run_due, spawn_workers, start_due};
 pub use store::Job;
@@ -57,24 +57,23 @@ impl RetrySchedule {
         i32::try_from(self.delays.len() + 1).unwrap_or(i32::MAX)
     }
 
-    /// When to make the next attempt after attempt `attempt` (1-based)
-    /// failed at `now`; None once the schedule is used up.
-    pub fn retry_at(&self, attempt: i32, now: Timestamp) -> Option<Timestamp> {
+    /// How long after attempt `attempt` (1-based) failed to try again;
+    /// None once the schedule is used up.
+    pub fn delay_after(&self, attempt: i32) -> Option<Duration> {
         let index = usize::try_from(attempt).ok()?.checked_sub(1)?;
-        self.delays.get(index).map(|delay| now.plus(*delay))
+        self.delays.get(index).copied()
     }
 }
 
-/// Enqueues a job of `kind`, due at `run_at`, inside `tx`; returns its id.
+/// Enqueues a job of `kind`, due at once, inside `tx`; returns its id.
 pub async fn enqueue(
     tx: &mut Tx,
     kind: &str,
     tenant: Option<&Tenant>,
     payload: &impl Serialize,
-    run_at: Timestamp,
 ) -> Result<Uuid, StoreError> {
     let id = new_id();
-    enqueue_as(tx, id, kind, tenant, payload, run_at).await?;
+    enqueue_as(tx, id, kind, tenant, payload).await?;
     Ok(id)
 }
 
@@ -86,11 +85,10 @@ pub async fn enqueue_as(
     kind: &str,
     tenant: Option<&Tenant>,
     payload: &impl Serialize,
-    run_at: Timestamp,
 ) -> Result<(), StoreError> {
     let payload = serde_json::to_value(payload)
         .map_err(|e| StoreError::Database(sqlx::Error::Encode(Box::new(e))))?;
-    store::insert(tx, id, kind, tenant, &payload, run_at).await
+    store::insert(tx, id, kind, tenant, &payload).await
 }
 
 #[cfg(test)]
@@ -107,9 +105,8 @@ mod tests {
     #[test]
     fn the_schedule_ends_after_its_last_delay() {
         let schedule = RetrySchedule::new(vec![Duration::from_secs(1); 2]);
-        let now = Timestamp::now();
         assert_eq!(schedule.max_attempts(), 3);
-        assert!(schedule.retry_at(2, now).is_some());
-        assert!(schedule.retry_at(3, now).is_none());
+        assert_eq!(schedule.delay_after(2), Some(Duration::from_secs(1)));
+        assert!(schedule.delay_after(3).is_none());
     }
 }

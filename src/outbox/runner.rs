@@ -15,7 +15,6 @@ use tokio::task::{JoinHandle, JoinSet};
 use super::store::{self, Job};
 use crate::error::StoreError;
 use crate::state::AppState;
-use crate::time::Timestamp;
 
 /// Most jobs a node runs at once.
 const CONCURRENCY: usize = 32;
@@ -124,9 +123,8 @@ pub async fn start_due(state: &AppState) -> Started {
         if slots.is_empty() {
             break;
         }
-        let now = Timestamp::now();
         let limit = i64::try_from(slots.len()).unwrap_or(i64::MAX);
-        let due = match store::claim(&state.db, kind, now, now.plus(handler.lease()), limit).await {
+        let due = match store::claim(&state.db, kind, handler.lease(), limit).await {
             Ok(due) => due,
             Err(err) => {
                 tracing::warn!(kind, error = %err, "outbox: could not claim jobs");

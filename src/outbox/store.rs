@@ -2,12 +2,14 @@
 //! attempt ends (`finish`, `retry`, `abandon`), each refused once the lease
 //! is lost.
 
+use std::time::Duration;
+
 use sqlx::types::Json;
 use uuid::Uuid;
 
 use super::JobStatus;
 use crate::auth::Tenant;
-use crate::db::{Backend, Db, Query, Tx};
+use crate::db::{Backend, Db, Query, Tx, millis};
 use crate::error::StoreError;
 use crate::time::Timestamp;
 
@@ -32,19 +34,19 @@ impl Job {
     }
 }
 
-/// Inserts a pending job, due at `run_at`, inside `tx`.
+/// Inserts a pending job, due now by the database's clock, inside `tx`.
 pub async fn insert(
     tx: &mut Tx,
     id: Uuid,
     kind: &str,
     tenant: Option<&Tenant>,
     payload: &serde_json::Value,
-    run_at: Timestamp,
 ) -> Result<(), StoreError> {
-    let query = Query::new(
+    let query = Query::new(format!(
         "INSERT INTO outbox_jobs (id, kind, company_id, mode, payload, status, attempts, run_at, \
-         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $8, $8)",
-    )
+         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, 0, {now}, $7, $7)",
+        now = tx.backend().now_sql()
+    ))
     .bind(id)
     .bind(kind);
     let query = match tenant {
@@ -55,34 +57,35 @@ pub async fn insert(
     query
         .bind(payload)
         .bind(JobStatus::Pending)
-        .bind(run_at)
         .bind(Timestamp::now())
         .execute(tx)
         .await
 }
 
-/// Claims up to `limit` due jobs of `kind` until `lease`, in one statement:
+/// Claims up to `limit` due jobs of `kind` for `lease`, in one statement:
 /// `FOR UPDATE SKIP LOCKED` on Postgres, so concurrent nodes never claim
-/// the same job; on SQLite the statement holds the write lock.
+/// the same job; on SQLite the statement holds the write lock. "Due" and
+/// the lease's expiry are read from the database's clock, so a node whose
+/// clock runs ahead does not take a job another node still holds.
 pub async fn claim(
     db: &Db,
     kind: &str,
-    now: Timestamp,
-    lease: Timestamp,
+    lease: Duration,
     limit: i64,
 ) -> Result<Vec<Job>, StoreError> {
-    let lock = match db.backend() {
+    let backend = db.backend();
+    let lock = match backend {
         Backend::Postgres => "FOR UPDATE SKIP LOCKED",
         Backend::Sqlite => "",
     };
+    let (now, until) = (backend.now_sql(), backend.now_plus_sql("$1"));
     Query::new(format!(
-        "UPDATE outbox_jobs SET locked_until = $1 WHERE id IN \
-         (SELECT id FROM outbox_jobs WHERE status = $5 AND kind = $4 AND run_at <= $2 \
-          AND (locked_until IS NULL OR locked_until <= $2) ORDER BY run_at LIMIT $3 {lock}) \
+        "UPDATE outbox_jobs SET locked_until = {until} WHERE id IN \
+         (SELECT id FROM outbox_jobs WHERE status = $4 AND kind = $3 AND run_at <= {now} \
+          AND (locked_until IS NULL OR locked_until <= {now}) ORDER BY run_at LIMIT $2 {lock}) \
          RETURNING id, kind, payload, attempts, locked_until"
     ))
-    .bind(lease)
-    .bind(now)
+    .bind(millis(lease))
     .bind(limit)
     .bind(kind)
     .bind(JobStatus::Pending)
@@ -93,43 +96,58 @@ pub async fn claim(
 /// Ends `job` as done, inside `tx`, if its lease still holds; false (and
 /// nothing changed) otherwise.
 pub async fn finish(tx: &mut Tx, job: &Job) -> Result<bool, StoreError> {
-    end_attempt(tx, job, JobStatus::Done, None, None).await
+    let ended = end_attempt(tx, job, JobStatus::Done, None, None).await?;
+    Ok(ended.is_some())
 }
 
-/// Makes `job` due again at `at` after a failed attempt, if its lease
-/// still holds.
-pub async fn retry(tx: &mut Tx, job: &Job, at: Timestamp, error: &str) -> Result<bool, StoreError> {
-    end_attempt(tx, job, JobStatus::Pending, Some(at), Some(error)).await
+/// Makes `job` due again `delay` from now (by the database's clock) after
+/// a failed attempt, if its lease still holds; returns when it is due.
+pub async fn retry(
+    tx: &mut Tx,
+    job: &Job,
+    delay: Duration,
+    error: &str,
+) -> Result<Option<Timestamp>, StoreError> {
+    end_attempt(tx, job, JobStatus::Pending, Some(delay), Some(error)).await
 }
 
 /// Gives `job` up (no further attempt), if its lease still holds.
 pub async fn abandon(tx: &mut Tx, job: &Job, error: &str) -> Result<bool, StoreError> {
-    end_attempt(tx, job, JobStatus::Failed, None, Some(error)).await
+    let ended = end_attempt(tx, job, JobStatus::Failed, None, Some(error)).await?;
+    Ok(ended.is_some())
 }
 
+/// Ends the attempt, moving `run_at` on by `retry_delay` when given;
+/// returns the job's `run_at`, or None when the lease was lost.
 async fn end_attempt(
     tx: &mut Tx,
     job: &Job,
     status: JobStatus,
-    run_at: Option<Timestamp>,
+    retry_delay: Option<Duration>,
     error: Option<&str>,
-) -> Result<bool, StoreError> {
-    let moved = Query::new(
-        "UPDATE outbox_jobs SET status = $3, attempts = $4, run_at = COALESCE($5, run_at), \
-         locked_until = NULL, last_error = $6, updated_at = $7 \
-         WHERE id = $1 AND locked_until = $2 AND status = $8",
-    )
+) -> Result<Option<Timestamp>, StoreError> {
+    let run_at = match retry_delay {
+        Some(_) => tx.backend().now_plus_sql("$8"),
+        None => "run_at".to_string(),
+    };
+    let query = Query::new(format!(
+        "UPDATE outbox_jobs SET status = $3, attempts = $4, run_at = {run_at}, \
+         locked_until = NULL, last_error = $5, updated_at = $6 \
+         WHERE id = $1 AND locked_until = $2 AND status = $7 RETURNING run_at"
+    ))
     .bind(job.id)
     .bind(job.lease)
     .bind(status)
     .bind(i64::from(job.attempt()))
-    .bind(run_at)
     .bind(error)
     .bind(Timestamp::now())
-    .bind(JobStatus::Pending)
-    .rows_affected(tx)
-    .await?;
-    Ok(moved > 0)
+    .bind(JobStatus::Pending);
+    let query = match retry_delay {
+        Some(delay) => query.bind(millis(delay)),
+        None => query,
+    };
+    let ended: Option<(Timestamp,)> = query.fetch_optional(tx).await?;
+    Ok(ended.map(|(run_at,)| run_at))
 }
 
 /// Where a job stands, for tests and operators.

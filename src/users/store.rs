@@ -72,6 +72,16 @@ pub async fn find(db: &Db, company_id: Uuid, id: Uuid) -> Result<User, StoreErro
         .await
 }
 
+/// Whether a user of any company has id `id` (ids are unique across
+/// companies, so such an id cannot be given to a new user).
+pub async fn id_taken(db: &Db, id: Uuid) -> Result<bool, StoreError> {
+    let count: i64 = Query::new("SELECT COUNT(*) FROM users WHERE id = $1")
+        .bind(id)
+        .fetch_scalar(db)
+        .await?;
+    Ok(count > 0)
+}
+
 pub async fn list(
     db: &Db,
     company_id: Uuid,

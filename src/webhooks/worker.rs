@@ -85,25 +85,25 @@ impl DeliveryJob {
             return end_without_attempt(state, job, Some(&delivery), reason).await;
         }
         let attempt = job.attempt();
-        let attempted_at = Timestamp::now();
+        let attempted_at = state.clock.now();
         let started = Instant::now();
         let sent = self.send(&target, &delivery, attempt, attempted_at).await;
         let duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
 
         let success = sent.status.is_some_and(|s| (200..300).contains(&s));
         let gone = sent.status == Some(410);
-        let now = Timestamp::now();
-        let next_attempt_at = if success || gone || attempt >= self.retry.max_attempts() {
+        let now = state.clock.now();
+        let retry_delay = if success || gone || attempt >= self.retry.max_attempts() {
             None
         } else {
-            self.retry.retry_at(attempt, now)
+            self.retry.delay_after(attempt)
         };
         let error = match (&sent.error, sent.status) {
             (Some(error), _) => Some(error.clone()),
             (None, Some(status)) if !success => Some(describe_status(status)),
             _ => None,
         };
-        let result = AttemptResult {
+        let mut result = AttemptResult {
             attempt,
             attempted_at,
             duration_ms,
@@ -111,7 +111,8 @@ impl DeliveryJob {
             response_status: sent.status.map(i32::from),
             response_body: sent.body,
             error,
-            next_attempt_at,
+            // Set from the job's own `run_at` below.
+            next_attempt_at: None,
         };
         let health = if success {
             Health::Ok
@@ -124,9 +125,13 @@ impl DeliveryJob {
         };
         let mut tx = state.db.begin().await?;
         let job_error = result.error.as_deref().unwrap_or("failed");
-        let held = match (success, next_attempt_at) {
+        let held = match (success, retry_delay) {
             (true, _) => outbox::store::finish(&mut tx, job).await?,
-            (false, Some(at)) => outbox::store::retry(&mut tx, job, at, job_error).await?,
+            (false, Some(delay)) => {
+                result.next_attempt_at =
+                    outbox::store::retry(&mut tx, job, delay, job_error).await?;
+                result.next_attempt_at.is_some()
+            }
             (false, None) => outbox::store::abandon(&mut tx, job, job_error).await?,
         };
         if !held {

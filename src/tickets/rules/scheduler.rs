@@ -11,7 +11,6 @@ use super::store;
 use crate::db::Db;
 use crate::error::StoreError;
 use crate::state::AppState;
-use crate::time::Timestamp;
 
 /// At most this many tickets per rule per pass; the rest wait for the next.
 pub const BATCH: i64 = 500;
@@ -27,8 +26,7 @@ pub async fn run_pass(db: &Db) -> Result<usize, StoreError> {
     let rules = store::enabled_rules(db).await?;
     let mut fired = 0;
     for (tenant, rule) in &rules {
-        let tickets = match store::matching_tickets(db, tenant, rule, Timestamp::now(), BATCH).await
-        {
+        let tickets = match store::matching_tickets(db, tenant, rule, BATCH).await {
             Ok(tickets) => tickets,
             Err(err) => {
                 tracing::warn!(rule = %rule.id, error = %err, "escalation rule not evaluated");

@@ -244,8 +244,9 @@ pub(super) async fn enabled_rules(db: &Db) -> Result<Vec<(Tenant, Rule)>, StoreE
 }
 
 /// `FROM tickets t WHERE …`: the tickets of `tenant` that satisfy the
-/// rule's conditions at `now` and that the rule has not fired for.
-fn match_clause(select: &str, tenant: &Tenant, rule: &Rule, now: Timestamp) -> Query {
+/// rule's conditions now and that the rule has not fired for. "Now" is the
+/// database's clock, so every node judges a ticket's age alike.
+fn match_clause(select: &str, tenant: &Tenant, rule: &Rule, backend: Backend) -> Query {
     let mut query = Query::new(select)
         .push(" FROM tickets t WHERE ")
         .push_tenant(tenant, "t");
@@ -272,9 +273,11 @@ fn match_clause(select: &str, tenant: &Tenant, rule: &Rule, now: Timestamp) -> Q
         ("updated_at", c.minutes_since_last_activity),
     ] {
         if let Some(minutes) = minutes {
-            query = query
-                .push(&format!(" AND t.{column} <= "))
-                .push_bind(minutes_before(now, minutes));
+            let back = query.placeholder_for(minutes.saturating_mul(-60_000));
+            query = query.push(&format!(
+                " AND t.{column} <= {}",
+                backend.now_plus_sql(&back)
+            ));
         }
     }
     query
@@ -286,25 +289,15 @@ fn match_clause(select: &str, tenant: &Tenant, rule: &Rule, now: Timestamp) -> Q
         .push(" AND f.ticket_id = t.id)")
 }
 
-fn minutes_before(now: Timestamp, minutes: i64) -> Timestamp {
-    let delta = chrono::TimeDelta::try_minutes(minutes).unwrap_or(chrono::TimeDelta::MAX);
-    Timestamp::from_datetime(
-        now.0
-            .checked_sub_signed(delta)
-            .unwrap_or(chrono::DateTime::<chrono::Utc>::MIN_UTC),
-    )
-}
-
 /// The rule's query: up to `limit` ids of the tickets it matches now and
 /// has not fired for, oldest first.
 pub(super) async fn matching_tickets(
     db: &Db,
     tenant: &Tenant,
     rule: &Rule,
-    now: Timestamp,
     limit: i64,
 ) -> Result<Vec<Uuid>, StoreError> {
-    match_clause("SELECT t.id", tenant, rule, now)
+    match_clause("SELECT t.id", tenant, rule, db.backend())
         .push(&format!(" ORDER BY t.created_at, t.id LIMIT {limit}"))
         .fetch_column(db)
         .await
@@ -327,7 +320,7 @@ pub(super) async fn fire(
         Backend::Postgres => " FOR UPDATE OF t",
         Backend::Sqlite => "",
     };
-    let still: Option<(Uuid,)> = match_clause("SELECT t.id", tenant, rule, now)
+    let still: Option<(Uuid,)> = match_clause("SELECT t.id", tenant, rule, tx.backend())
         .push(" AND t.id = ")
         .push_bind(ticket_id)
         .push(lock)
@@ -432,23 +425,21 @@ mod tests {
             "SELECT t.id",
             &tenant(),
             &rule(conditions),
-            Timestamp::now(),
+            Backend::Postgres,
         );
+        let ago =
+            |n| format!("date_trunc('milliseconds', now() + ${n} * interval '1 millisecond')");
         assert_eq!(
             query.sql(),
-            "SELECT t.id FROM tickets t WHERE t.company_id = $1 AND t.mode = $2 \
-             AND t.status IN ($3, $4) AND t.priority IN ($5, $6) AND t.entity_id = $7 \
-             AND t.assigned_to_id IS NULL AND t.created_at <= $8 AND t.updated_at <= $9 \
-             AND NOT EXISTS (SELECT 1 FROM escalation_rule_firings f \
-             WHERE f.rule_id = $10 AND f.ticket_id = t.id)"
+            format!(
+                "SELECT t.id FROM tickets t WHERE t.company_id = $1 AND t.mode = $2 \
+                 AND t.status IN ($3, $4) AND t.priority IN ($5, $6) AND t.entity_id = $7 \
+                 AND t.assigned_to_id IS NULL AND t.created_at <= {} AND t.updated_at <= {} \
+                 AND NOT EXISTS (SELECT 1 FROM escalation_rule_firings f \
+                 WHERE f.rule_id = $10 AND f.ticket_id = t.id)",
+                ago(8),
+                ago(9)
+            )
         );
-    }
-
-    #[test]
-    fn minutes_count_back_from_now() {
-        let now = Timestamp::now();
-        let before = minutes_before(now, 90);
-        assert_eq!((now.0 - before.0).num_minutes(), 90);
-        assert_eq!(minutes_before(now, 0), now);
     }
 }

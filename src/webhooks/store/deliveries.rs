@@ -109,7 +109,7 @@ pub async fn insert(
     .await?;
     // The job carries nothing but the delivery's id, which is its own.
     let payload = serde_json::Value::Object(serde_json::Map::new());
-    outbox::enqueue_as(tx, id, JOB_KIND, Some(tenant), &payload, now).await?;
+    outbox::enqueue_as(tx, id, JOB_KIND, Some(tenant), &payload).await?;
     Ok(id)
 }
 

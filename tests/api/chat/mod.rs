@@ -12,6 +12,7 @@
 pub(crate) mod client;
 mod credentials;
 mod limits;
+mod presence;
 mod scale;
 mod sockets;
 

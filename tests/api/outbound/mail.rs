@@ -7,7 +7,6 @@ use std::time::Duration;
 use mailin_embedded::{Handler, Response, Server, response};
 use supportdesk::auth::Mode;
 use supportdesk::mail::{self, Email};
-use supportdesk::time::Timestamp;
 
 use super::support::{self, tenant};
 use crate::backend_tests;
@@ -197,7 +196,6 @@ async fn unsendable_email_is_retried_then_failed(backend: Backend) {
         mail::JOB_KIND,
         Some(&tenant(&acme, Mode::Test)),
         &welcome("ada@example.com"),
-        Timestamp::now(),
     )
     .await
     .expect("queued");

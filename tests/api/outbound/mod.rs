@@ -1,6 +1,7 @@
 //! Outbound: the webhooks API, signed deliveries with retries and a
 //! delivery log, the SSRF guard, the durable outbox and email.
 
+mod clock_skew;
 mod concurrency;
 mod delivery;
 mod mail;

@@ -32,6 +32,8 @@ pub enum Reply {
     LongBody(u16),
     /// Never answers (until the client gives up).
     Hang,
+    /// Answers `status` after a pause.
+    Slow(Duration, u16),
     /// A redirect to another path of the receiver.
     Redirect,
 }
@@ -140,6 +142,10 @@ async fn answer(shared: Shared, uri: Uri, headers: HeaderMap, body: Bytes) -> Re
         Reply::Hang => {
             tokio::time::sleep(Duration::from_secs(600)).await;
             StatusCode::OK.into_response()
+        }
+        Reply::Slow(pause, code) => {
+            tokio::time::sleep(pause).await;
+            status(code).into_response()
         }
         Reply::Redirect => (StatusCode::FOUND, [("location", "/elsewhere")]).into_response(),
     }

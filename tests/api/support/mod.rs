@@ -215,8 +215,14 @@ impl TestApp {
 
     /// A second node on the same database, Redis and data dir (multi-node tests).
     pub async fn spawn_peer(&self) -> TestApp {
+        self.spawn_peer_with(|_| {}).await
+    }
+
+    /// A second node whose config `adjust` has changed (e.g. its clock).
+    pub async fn spawn_peer_with(&self, adjust: impl FnOnce(&mut Config)) -> TestApp {
         let mut config = self.config.clone();
         config.bind = "127.0.0.1:0".into();
+        adjust(&mut config);
         Self::start(self.backend, config, self._dir.clone(), self._pg.clone()).await
     }
 
