@@ -60,6 +60,16 @@ pub struct ServeArgs {
     /// or two tests, share one Redis).
     #[arg(long, env = "SUPPORTDESK_REDIS_PREFIX", default_value = defaults::REDIS_PREFIX)]
     pub redis_prefix: String,
+    /// Days finished webhook deliveries (with their attempts) and events are kept.
+    #[arg(long, env = "SUPPORTDESK_RETENTION_DAYS", default_value_t = defaults::RETENTION_DAYS)]
+    pub retention_days: u64,
+    /// Seconds between two retention passes.
+    #[arg(
+        long,
+        env = "SUPPORTDESK_RETENTION_INTERVAL_SECS",
+        default_value_t = defaults::RETENTION_INTERVAL_SECS
+    )]
+    pub retention_interval_secs: u64,
     /// Seconds a client may take to send a request's headers.
     #[arg(
         long,
@@ -83,6 +93,14 @@ pub mod defaults {
     pub const REDIS_PREFIX: &str = "sd:";
     pub const HEADER_READ_TIMEOUT_SECS: u64 = 10;
     pub const DEMO: bool = false;
+    pub const RETENTION_DAYS: u64 = 30;
+    pub const RETENTION_INTERVAL_SECS: u64 = 3600;
+    /// Finished jobs are kept a week.
+    pub const JOB_RETENTION_DAYS: u64 = 7;
+}
+
+fn days(count: u64) -> Duration {
+    Duration::from_secs(count.saturating_mul(24 * 3600))
 }
 
 #[derive(Debug, Clone)]
@@ -112,6 +130,13 @@ pub struct Config {
     /// How long a client may take to send a request's headers before the
     /// connection is closed (slowloris guard).
     pub header_read_timeout: Duration,
+    /// How long finished webhook deliveries, their attempts and events are
+    /// kept (tests set seconds).
+    pub retention: Duration,
+    /// How long finished jobs are kept.
+    pub job_retention: Duration,
+    /// Time between two retention passes on a node.
+    pub retention_interval: Duration,
 }
 
 impl Config {
@@ -141,6 +166,9 @@ impl Config {
             demo: args.demo,
             run_workers: true,
             header_read_timeout: Duration::from_secs(args.header_read_timeout_secs.max(1)),
+            retention: days(args.retention_days),
+            job_retention: days(defaults::JOB_RETENTION_DAYS),
+            retention_interval: Duration::from_secs(args.retention_interval_secs.max(1)),
         })
     }
 
@@ -168,6 +196,9 @@ impl Config {
             demo: defaults::DEMO,
             run_workers: true,
             header_read_timeout: secs(defaults::HEADER_READ_TIMEOUT_SECS),
+            retention: days(defaults::RETENTION_DAYS),
+            job_retention: days(defaults::JOB_RETENTION_DAYS),
+            retention_interval: secs(defaults::RETENTION_INTERVAL_SECS),
         }
     }
 
