@@ -9,7 +9,6 @@ pub mod store;
 
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
 use tokio::task::JoinHandle;
 use tokio::time::MissedTickBehavior;
 
@@ -24,7 +23,7 @@ use store::{Cutoff, TARGETS, Target};
 pub const BATCH: u64 = 1_000;
 
 /// What one pass deleted from one table.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TableReport {
     pub table: &'static str,
     pub rows_deleted: u64,
@@ -35,7 +34,7 @@ pub struct TableReport {
 }
 
 /// What one pass did, table by table, and how long it took.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct PassReport {
     pub tables: Vec<TableReport>,
     pub took: Duration,

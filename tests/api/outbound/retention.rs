@@ -19,6 +19,7 @@ use crate::support::{Backend, TestApp};
 backend_tests!(
     a_pass_deletes_old_finished_rows_and_keeps_pending_leased_and_recent_ones,
     a_pass_over_100_000_old_rows_deletes_them_in_batches_of_at_most_1000,
+    two_nodes_passing_at_once_delete_each_row_once,
     the_worker_runs_a_pass_every_interval,
 );
 
@@ -176,6 +177,10 @@ async fn a_pass_deletes_old_finished_rows_and_keeps_pending_leased_and_recent_on
     let pending = rows.delivery("pending", old).await;
     let pending_attempt = rows.attempt(pending, 1).await;
     rows.job(pending, "pending", old, lease).await;
+    // Delivered, but its job has not ended yet (the two move together; the
+    // pass makes sure anyway).
+    let still_running = rows.delivery("delivered", old).await;
+    rows.job(still_running, "pending", old, lease).await;
     let recent = rows.delivery("delivered", Timestamp::now()).await;
     let recent_attempt = rows.attempt(recent, 1).await;
 
@@ -208,6 +213,7 @@ async fn a_pass_deletes_old_finished_rows_and_keeps_pending_leased_and_recent_on
         ("webhook_deliveries", pending),
         ("webhook_delivery_attempts", pending_attempt),
         ("outbox_jobs", pending),
+        ("webhook_deliveries", still_running),
         ("webhook_deliveries", recent),
         ("webhook_delivery_attempts", recent_attempt),
         ("outbox_jobs", due),
@@ -256,6 +262,25 @@ async fn a_pass_over_100_000_old_rows_deletes_them_in_batches_of_at_most_1000(ba
         .await
         .expect("count");
     assert_eq!(left, 0);
+}
+
+async fn two_nodes_passing_at_once_delete_each_row_once(backend: Backend) {
+    let app = quiet(backend).await;
+    let peer = app.spawn_peer().await;
+    let rows = rows(&app).await;
+    for _ in 0..30 {
+        rows.event(hours_ago(2)).await;
+    }
+    let (here, there) = tokio::join!(
+        retention::run_pass(&app.state.db, policy()),
+        retention::run_pass(&peer.state.db, policy()),
+    );
+    let deleted: u64 = [here, there]
+        .into_iter()
+        .map(|report| report.expect("pass ran").map_or(0, |r| r.rows_deleted()))
+        .sum();
+    assert_eq!(deleted, 30);
+    peer.stop().await;
 }
 
 async fn the_worker_runs_a_pass_every_interval(backend: Backend) {
