@@ -241,6 +241,7 @@ fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {
     workers.extend(crate::outbox::spawn_workers(state));
     workers.extend(crate::realtime::spawn_workers(state));
     workers.extend(crate::tickets::spawn_workers(state));
+    workers.push(crate::retention::spawn(state));
     workers
 }
 

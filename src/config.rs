@@ -68,6 +68,16 @@ pub struct ServeArgs {
         default_value = defaults::VISITOR_MESSAGE_RATE
     )]
     pub visitor_message_rate: String,
+    /// Days finished webhook deliveries (with their attempts) and events are kept.
+    #[arg(long, env = "SUPPORTDESK_RETENTION_DAYS", default_value_t = defaults::RETENTION_DAYS)]
+    pub retention_days: u64,
+    /// Seconds between two retention passes.
+    #[arg(
+        long,
+        env = "SUPPORTDESK_RETENTION_INTERVAL_SECS",
+        default_value_t = defaults::RETENTION_INTERVAL_SECS
+    )]
+    pub retention_interval_secs: u64,
     /// Seconds a client may take to send a request's headers.
     #[arg(
         long,
@@ -93,6 +103,14 @@ pub mod defaults {
     pub const DEMO: bool = false;
     pub const VISITOR_MESSAGE_RATE: &str = "20/20s";
     pub const AUTH_FAILURE_WINDOW_SECS: u64 = 60;
+    pub const RETENTION_DAYS: u64 = 30;
+    pub const RETENTION_INTERVAL_SECS: u64 = 3600;
+    /// Finished jobs are kept a week.
+    pub const JOB_RETENTION_DAYS: u64 = 7;
+}
+
+fn days(count: u64) -> Duration {
+    Duration::from_secs(count.saturating_mul(24 * 3600))
 }
 
 #[derive(Debug, Clone)]
@@ -130,6 +148,13 @@ pub struct Config {
     /// Added to this node's wall clock (`time::Clock`); zero except in
     /// tests that play a node whose clock is off.
     pub clock_offset: chrono::TimeDelta,
+    /// How long finished webhook deliveries, their attempts and events are
+    /// kept (tests set seconds).
+    pub retention: Duration,
+    /// How long finished jobs are kept.
+    pub job_retention: Duration,
+    /// Time between two retention passes on a node.
+    pub retention_interval: Duration,
 }
 
 /// `limit` messages per `window`, all of them at once if need be (GCRA,
@@ -192,6 +217,9 @@ impl Config {
             visitor_message_rate: MessageRate::parse(&args.visitor_message_rate)?,
             auth_failure_window: Duration::from_secs(defaults::AUTH_FAILURE_WINDOW_SECS),
             clock_offset: chrono::TimeDelta::zero(),
+            retention: days(args.retention_days),
+            job_retention: days(defaults::JOB_RETENTION_DAYS),
+            retention_interval: Duration::from_secs(args.retention_interval_secs.max(1)),
         })
     }
 
@@ -223,6 +251,9 @@ impl Config {
                 .expect("the default visitor message rate parses (unit test)"),
             auth_failure_window: secs(defaults::AUTH_FAILURE_WINDOW_SECS),
             clock_offset: chrono::TimeDelta::zero(),
+            retention: days(defaults::RETENTION_DAYS),
+            job_retention: days(defaults::JOB_RETENTION_DAYS),
+            retention_interval: secs(defaults::RETENTION_INTERVAL_SECS),
         }
     }
 

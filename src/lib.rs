@@ -25,6 +25,7 @@ pub mod outbox;
 pub mod ratelimit;
 pub mod realtime;
 pub mod reports;
+pub mod retention;
 pub mod router;
 pub mod settings;
 pub mod state;

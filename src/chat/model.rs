@@ -4,9 +4,10 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::error::ApiError;
+use crate::error::FieldError;
 use crate::mail::Email;
 use crate::time::Timestamp;
-use crate::validate::{Fields, optional_id, required_enum, required_id, required_text};
+use crate::validate::{Fields, optional_id, problem, required_enum, required_id, required_text};
 
 crate::text_enum! {
     pub enum SessionStatus {
@@ -25,6 +26,9 @@ crate::text_enum! {
 
 /// Longest message body, in characters (docs/api.md, "Chat").
 pub const BODY_MAX: usize = 10_000;
+
+/// Longest `clientMessageId`, in characters.
+pub const CLIENT_MESSAGE_ID_MAX: usize = 100;
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -52,6 +56,10 @@ pub struct Message {
     /// The agent's name, on agent messages.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sender_name: Option<String>,
+    /// The sender's own id for the message, when it gave one: a resend
+    /// with the same id in the same session is this message again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_message_id: Option<String>,
     pub created_at: Timestamp,
 }
 
@@ -113,17 +121,45 @@ pub enum SenderTypeInput<'a> {
 pub struct OutgoingMessage {
     pub body: String,
     pub sender: Sender,
+    pub client_message_id: Option<String>,
+}
+
+/// The fields of a message as a REST body or a socket frame gives them.
+#[derive(Debug, Clone, Copy)]
+pub struct MessageInput<'a> {
+    pub body: Option<&'a str>,
+    pub sender_type: SenderTypeInput<'a>,
+    pub sender_id: Option<&'a str>,
+    pub client_message_id: Option<&'a str>,
+}
+
+/// `clientMessageId`: optional, taken as given (an opaque key, so not
+/// trimmed), 1..=100 characters.
+pub fn optional_client_message_id(value: Option<&str>) -> Result<Option<String>, FieldError> {
+    match value {
+        None => Ok(None),
+        Some(id) if (1..=CLIENT_MESSAGE_ID_MAX).contains(&id.chars().count()) => {
+            Ok(Some(id.to_string()))
+        }
+        Some(_) => Err(problem(
+            "clientMessageId",
+            format!("must be 1 to {CLIENT_MESSAGE_ID_MAX} characters"),
+        )),
+    }
 }
 
 impl OutgoingMessage {
     /// The body (required, trimmed, 1..=10 000 characters), the sender type
     /// and `senderId`: optional when the type is named (but required for
-    /// `agent`), required for a fixed agent, ignored for a fixed visitor.
-    pub fn parse(
-        body: Option<&str>,
-        sender_type: SenderTypeInput,
-        sender_id: Option<&str>,
-    ) -> Result<OutgoingMessage, ApiError> {
+    /// `agent`), required for a fixed agent, ignored for a fixed visitor;
+    /// and the optional `clientMessageId`.
+    pub fn parse(input: MessageInput) -> Result<OutgoingMessage, ApiError> {
+        let MessageInput {
+            body,
+            sender_type,
+            sender_id,
+            client_message_id,
+        } = input;
         let (sender_type, sender_id) = match sender_type {
             SenderTypeInput::Named(raw) => (
                 required_enum("senderType", raw),
@@ -135,10 +171,11 @@ impl OutgoingMessage {
             ),
             SenderTypeInput::Fixed(fixed) => (Ok(fixed), Ok(None)),
         };
-        let (body, sender_type, sender_id) = (
+        let (body, sender_type, sender_id, client_message_id) = (
             required_text("body", body, BODY_MAX),
             sender_type,
             sender_id,
+            optional_client_message_id(client_message_id),
         )
             .all_valid()?;
         let sender = match (sender_type, sender_id) {
@@ -152,7 +189,11 @@ impl OutgoingMessage {
             (SenderType::Visitor, id) => Sender::Visitor(id),
             (SenderType::System, id) => Sender::System(id),
         };
-        Ok(OutgoingMessage { body, sender })
+        Ok(OutgoingMessage {
+            body,
+            sender,
+            client_message_id,
+        })
     }
 }
 
@@ -162,6 +203,7 @@ pub struct NewMessage {
     pub body: String,
     pub sender_type: SenderType,
     pub sender_id: Option<Uuid>,
+    pub client_message_id: Option<String>,
 }
 
 /// The visitor's email when an agent replied; the message and a link that
@@ -231,6 +273,7 @@ mod tests {
             sender_type: SenderType::Agent,
             sender_id: None,
             sender_name: Some("Ann".into()),
+            client_message_id: None,
             created_at: now,
         };
         let email = agent_reply_email(&session, &message, "http://x/demo#a&b").expect("email");
@@ -247,26 +290,54 @@ mod tests {
         assert!(agent_reply_email(&anonymous, &message, "l").is_none());
     }
 
+    fn input<'a>(
+        body: &'a str,
+        sender_type: SenderTypeInput<'a>,
+        sender_id: Option<&'a str>,
+    ) -> MessageInput<'a> {
+        MessageInput {
+            body: Some(body),
+            sender_type,
+            sender_id,
+            client_message_id: None,
+        }
+    }
+
     #[test]
     fn an_agent_message_needs_a_sender_id() {
-        let named = OutgoingMessage::parse(Some("hi"), SenderTypeInput::Named(Some("agent")), None)
-            .expect_err("no senderId");
+        let named =
+            OutgoingMessage::parse(input("hi", SenderTypeInput::Named(Some("agent")), None))
+                .expect_err("no senderId");
         assert_eq!(named.message, "senderId: is required for agent messages");
         let fixed =
-            OutgoingMessage::parse(Some("hi"), SenderTypeInput::Fixed(SenderType::Agent), None)
+            OutgoingMessage::parse(input("hi", SenderTypeInput::Fixed(SenderType::Agent), None))
                 .expect_err("no senderId");
         assert_eq!(fixed.message, "senderId: is required");
     }
 
     #[test]
     fn a_fixed_visitor_ignores_the_sender_id() {
-        let message = OutgoingMessage::parse(
-            Some(" hi "),
+        let message = OutgoingMessage::parse(input(
+            " hi ",
             SenderTypeInput::Fixed(SenderType::Visitor),
             Some("not-an-id"),
-        )
+        ))
         .expect("valid");
         assert_eq!(message.body, "hi");
         assert_eq!(message.sender, Sender::Visitor(None));
+    }
+
+    #[test]
+    fn a_client_message_id_has_1_to_100_characters() {
+        assert_eq!(optional_client_message_id(None), Ok(None));
+        let longest = "é".repeat(CLIENT_MESSAGE_ID_MAX);
+        assert_eq!(
+            optional_client_message_id(Some(&longest)),
+            Ok(Some(longest.clone()))
+        );
+        for refused in [String::new(), "x".repeat(CLIENT_MESSAGE_ID_MAX + 1)] {
+            let err = optional_client_message_id(Some(&refused)).expect_err("refused");
+            assert_eq!(err.field, "clientMessageId");
+        }
     }
 }

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use utoipa_axum::routes;
 
 use super::model::{
-    Message, NewSession, OutgoingMessage, SenderTypeInput, Session, SessionFilter, sender_type,
-    session_status,
+    Message, MessageInput, NewSession, OutgoingMessage, SenderTypeInput, Session, SessionFilter,
+    sender_type, session_status,
 };
 use super::{service, store};
 use crate::auth::{Principal, Scope};
@@ -190,16 +190,23 @@ pub(crate) struct SendMessage {
     /// A user of the company; required for `agent` messages.
     #[schema(value_type = Option<uuid::Uuid>)]
     sender_id: Option<String>,
+    /// The sender's own id for this message (e.g. a UUID): sending again
+    /// with the same id in the same session returns the first message and
+    /// stores nothing.
+    #[schema(value_type = String, min_length = 1, max_length = 100)]
+    client_message_id: Option<String>,
 }
 
 /// Send a message
 ///
 /// Pushed to the session's sockets; 409 `session_closed` on a closed session.
+/// A repeat of a `clientMessageId` answers 200 with the message first sent.
 #[utoipa::path(post, path = "/chat/sessions/{id}/messages", tag = "Chat",
     request_body = SendMessage,
     params(("id" = uuid::Uuid, Path, description = "Session id")),
     responses(
         (status = 201, description = "Sent", body = Message),
+        (status = 200, description = "Sent before with this clientMessageId", body = Message),
         (status = 409, description = "The session is closed", body = ErrorBody),
     ))]
 async fn send_message(
@@ -208,13 +215,19 @@ async fn send_message(
     Id(id): Id,
     Json(body): Json<SendMessage>,
 ) -> ApiResult<(StatusCode, Json<Message>)> {
-    let outgoing = OutgoingMessage::parse(
-        body.body.as_deref(),
-        SenderTypeInput::Named(body.sender_type.as_deref()),
-        body.sender_id.as_deref(),
-    )?;
-    let message = service::send_message(&state, &principal.tenant, id, outgoing).await?;
-    Ok((StatusCode::CREATED, Json(message)))
+    let outgoing = OutgoingMessage::parse(MessageInput {
+        body: body.body.as_deref(),
+        sender_type: SenderTypeInput::Named(body.sender_type.as_deref()),
+        sender_id: body.sender_id.as_deref(),
+        client_message_id: body.client_message_id.as_deref(),
+    })?;
+    let sent = service::send_message(&state, &principal.tenant, id, outgoing).await?;
+    let status = if sent.created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(sent.message)))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]

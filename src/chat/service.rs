@@ -6,7 +6,7 @@ use uuid::Uuid;
 use super::model::{
     Message, NewMessage, NewSession, OutgoingMessage, Sender, Session, SessionStatus,
 };
-use super::store::{self, SendError};
+use super::store::{self, SendError, Sent};
 use crate::auth::Tenant;
 use crate::error::{ApiError, ApiResult, StoreError};
 use crate::realtime::presence::{AgentPresence, Visibility};
@@ -59,14 +59,22 @@ pub async fn set_status(
     Ok(session)
 }
 
+/// What `send_message` answers: the message, and whether this send stored
+/// it (false: a repeat of its `clientMessageId`, nothing stored or pushed).
+pub struct SendOutcome {
+    pub message: Message,
+    pub created: bool,
+}
+
 /// Sends a message: committed, then pushed to `session:<id>` and
-/// `entity:<entityId>`; an agent's message is emailed to the visitor.
+/// `entity:<entityId>`; an agent's message is emailed to the visitor. A
+/// repeat of a `clientMessageId` answers with the first message only.
 pub async fn send_message(
     state: &AppState,
     tenant: &Tenant,
     session_id: Uuid,
     outgoing: OutgoingMessage,
-) -> ApiResult<Message> {
+) -> ApiResult<SendOutcome> {
     let link = match outgoing.sender {
         Sender::Agent(_) => {
             let token = state
@@ -81,9 +89,18 @@ pub async fn send_message(
         body: outgoing.body,
         sender_type: outgoing.sender.sender_type(),
         sender_id: outgoing.sender.id(),
+        client_message_id: outgoing.client_message_id,
     };
     let (session, message) =
-        store::create_message(&state.db, tenant, session_id, new, link.as_deref()).await?;
+        match store::create_message(&state.db, tenant, session_id, new, link.as_deref()).await? {
+            Sent::New { session, message } => (session, message),
+            Sent::Repeat(message) => {
+                return Ok(SendOutcome {
+                    message,
+                    created: false,
+                });
+            }
+        };
     for channel in [
         Channel::Session(session.id),
         Channel::Entity(session.entity_id),
@@ -94,7 +111,10 @@ pub async fn send_message(
             .publish(Topic::new(*tenant, channel.into()), Some(message.id), frame)
             .await;
     }
-    Ok(message)
+    Ok(SendOutcome {
+        message,
+        created: true,
+    })
 }
 
 /// The page that continues a chat: `{public_url}/demo/visitor.html#session=…&token=…`.

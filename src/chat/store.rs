@@ -1,6 +1,8 @@
 //! SQL for chat sessions and messages. Every query filters on the tenant
 //! (company and mode). Sending a message locks its session row (an UPDATE),
 //! so a message never lands in a session that a concurrent close has closed.
+//! A message with a `clientMessageId` is stored once per session: the
+//! unique index (session, client message id) decides between racing sends.
 
 use uuid::Uuid;
 
@@ -20,9 +22,27 @@ const SESSION_COLUMNS: &str =
 
 /// Messages with the agent's name (the join only matches agent messages).
 const MESSAGE_SELECT: &str = "SELECT m.id, m.session_id, m.body, m.sender_type, m.sender_id, \
-     u.name AS sender_name, m.created_at FROM chat_messages m \
+     u.name AS sender_name, m.client_message_id, m.created_at FROM chat_messages m \
      LEFT JOIN users u ON m.sender_type = 'agent' AND u.id = m.sender_id \
      AND u.company_id = m.company_id";
+
+/// What sending a message did.
+#[derive(Debug)]
+pub enum Sent {
+    /// Stored now; `session` as the send left it.
+    New { session: Session, message: Message },
+    /// The session already holds a message with this `clientMessageId`:
+    /// that one, and nothing was stored.
+    Repeat(Message),
+}
+
+impl Sent {
+    pub fn into_message(self) -> Message {
+        match self {
+            Sent::New { message, .. } | Sent::Repeat(message) => message,
+        }
+    }
+}
 
 /// Why a message was not sent.
 #[derive(Debug)]
@@ -162,14 +182,21 @@ pub async fn set_status(
 
 /// Adds a message to an ACTIVE session. An agent message to a session with
 /// a visitor email also queues the reply email (with `visitor_link`, the
-/// link that continues the chat) in the same transaction.
+/// link that continues the chat) in the same transaction. A message whose
+/// `client_message_id` the session already holds is not stored again: the
+/// first one is returned (even if the session has closed since).
 pub async fn create_message(
     db: &Db,
     tenant: &Tenant,
     session_id: Uuid,
     new: NewMessage,
     visitor_link: Option<&str>,
-) -> Result<(Session, Message), SendError> {
+) -> Result<Sent, SendError> {
+    if let Some(client_id) = new.client_message_id.as_deref()
+        && let Some(first) = message_by_client_id(db, tenant, session_id, client_id).await?
+    {
+        return Ok(Sent::Repeat(first));
+    }
     let now = Timestamp::now();
     let mut tx = db.begin().await?;
     let sender_name = match (new.sender_type, new.sender_id) {
@@ -195,11 +222,15 @@ pub async fn create_message(
         sender_type: new.sender_type,
         sender_id: new.sender_id,
         sender_name,
+        client_message_id: new.client_message_id,
         created_at: now,
     };
-    Query::new(
+    // A send racing this one (another node) may have stored the same
+    // client message id since the check above: the index keeps one.
+    let inserted = Query::new(
         "INSERT INTO chat_messages (id, session_id, company_id, mode, body, sender_type, \
-         sender_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+         sender_id, client_message_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+         ON CONFLICT (session_id, client_message_id) DO NOTHING",
     )
     .bind(message.id)
     .bind(session_id)
@@ -207,9 +238,19 @@ pub async fn create_message(
     .bind(&message.body)
     .bind(message.sender_type.as_str())
     .bind(message.sender_id)
+    .bind(message.client_message_id.as_deref())
     .bind(message.created_at)
-    .execute(&mut tx)
+    .rows_affected(&mut tx)
     .await?;
+    if inserted == 0
+        && let Some(client_id) = message.client_message_id.as_deref()
+    {
+        drop(tx); // rolls back: the racing send holds the message
+        let first = message_by_client_id(db, tenant, session_id, client_id).await?;
+        return first
+            .map(Sent::Repeat)
+            .ok_or(SendError::Store(StoreError::NotFound));
+    }
     if message.sender_type == SenderType::Agent
         && let Some(link) = visitor_link
         && let Some(email) = agent_reply_email(&session, &message, link)
@@ -217,7 +258,25 @@ pub async fn create_message(
         mail::queue(&mut tx, tenant, &email).await?;
     }
     tx.commit().await?;
-    Ok((session, message))
+    Ok(Sent::New { session, message })
+}
+
+/// The message of session `session_id` sent with `client_id`, if any.
+async fn message_by_client_id(
+    db: &Db,
+    tenant: &Tenant,
+    session_id: Uuid,
+    client_id: &str,
+) -> Result<Option<Message>, StoreError> {
+    Query::new(MESSAGE_SELECT)
+        .push(" WHERE m.session_id = ")
+        .push_bind(session_id)
+        .push(" AND m.client_message_id = ")
+        .push_bind(client_id)
+        .push(" AND ")
+        .push_tenant(tenant, "m")
+        .fetch_optional(db)
+        .await
 }
 
 /// The name of the agent `id` (a message's `senderId`), which must be a

@@ -133,6 +133,7 @@ pub struct ClientFrame {
     pub session_id: Option<String>,
     pub body: Option<String>,
     pub sender_id: Option<String>,
+    pub client_message_id: Option<String>,
 }
 
 /// A server frame about a channel: `{type, channel, id?, data}`.

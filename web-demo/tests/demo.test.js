@@ -339,6 +339,119 @@ test('the widget survives a dropped connection without losing a message (since)'
   }
 });
 
+test('a message lost with the connection, on the way out or its reply on the way back, arrives exactly once', async () => {
+  // What the next socket drops, then closes on: the visitor's frame with this
+  // body before the server sees it, or the server's reply to it.
+  let cut = null;
+  const visitor = await openVisitor(`widgetKey=${WIDGET_KEY}`, {
+    routeSockets: (ws) => {
+      const server = ws.connectToServer();
+      let dead = false;
+      const drop = () => {
+        dead = true;
+        server.close().catch(() => {});
+        ws.close({ code: 1006 }).catch(() => {});
+      };
+      const matches = (text, type, body) => {
+        try {
+          const frame = JSON.parse(String(text));
+          return frame.type === type && (frame.body ?? frame.data?.body) === body;
+        } catch {
+          return false;
+        }
+      };
+      ws.onMessage((text) => {
+        if (dead) return;
+        if (cut?.on === 'out' && matches(text, 'message', cut.body)) {
+          cut = null;
+          drop();
+          return;
+        }
+        server.send(text);
+      });
+      server.onMessage((text) => {
+        if (dead) return;
+        if (cut?.on === 'back' && matches(text, 'chat.message', cut.body)) {
+          cut = null;
+          drop();
+          return;
+        }
+        ws.send(text);
+      });
+    },
+  });
+  const { page } = visitor;
+  try {
+    await startChat(page, { question: 'Can I change my plan?', name: 'Lena Lost' });
+    const { sessionId } = await conversation(page);
+    const sent = [];
+    for (const [on, body] of [
+      ['out', 'Monthly billing now.'],
+      ['back', 'Yearly billing later.'],
+    ]) {
+      cut = { on, body };
+      await page.fill('#sd-input', body);
+      await page.press('#sd-input', 'Enter');
+      await visible(page.locator('.sd-msg-visitor:not(.is-pending)', { hasText: body }));
+      assert.equal(cut, null, `the connection was cut (${on})`);
+      sent.push(body);
+    }
+    await page.waitForFunction(() => document.querySelector('#sd-conn')?.dataset.status === 'open', null, {
+      timeout: WAIT,
+    });
+    const stored = await api('GET', `/chat/sessions/${sessionId}`);
+    assert.deepEqual(
+      stored.messages.map((m) => m.body),
+      ['Can I change my plan?', ...sent],
+      'each message stored once',
+    );
+    assert.deepEqual(await page.locator('#sd-messages .sd-bubble').allTextContents(), [
+      'Can I change my plan?',
+      ...sent,
+    ]);
+  } finally {
+    await visitor.context.close();
+  }
+});
+
+test('an agent reply whose answer was lost is sent again and stored once', async () => {
+  const kim = await signInAgent({ name: 'Kim Resend', email: 'kim@northwind.test' });
+  const agent = kim.page;
+  try {
+    const session = await api('POST', '/chat/sessions', { entityId: ENTITY_ID, visitorName: 'Rita Retry' });
+    const item = agent.locator('#session-list .session', { hasText: 'Rita Retry' });
+    await visible(item);
+    await item.click();
+    let posts = 0;
+    await agent.route('**/api/v1/chat/sessions/*/messages', async (route) => {
+      if (route.request().method() !== 'POST') return route.continue();
+      posts += 1;
+      if (posts === 1) {
+        // The service stores the reply, but its answer never reaches the console.
+        await route.fetch();
+        return route.abort('connectionreset');
+      }
+      return route.continue();
+    });
+    const body = 'Checking your account now.';
+    await agent.fill('#reply', body);
+    await agent.press('#reply', 'Enter');
+    await agent.waitForFunction(() => !document.querySelector('#reply-send')?.disabled, null, { timeout: WAIT });
+    await visible(agent.locator('#messages .msg-agent', { hasText: body }));
+    assert.equal(posts, 2, 'sent again after the lost answer');
+    assert.equal(await agent.inputValue('#reply'), '', 'nothing left for the agent to send by hand');
+    const stored = await api('GET', `/chat/sessions/${session.id}`);
+    assert.deepEqual(
+      stored.messages.map((m) => m.body),
+      [body],
+      'stored once',
+    );
+  } finally {
+    await kim.page.close({ runBeforeUnload: true });
+    await kim.context.close();
+  }
+});
+
 test('agent presence appears and disappears in the widget; private agents never show', async () => {
   const visitor = await openVisitor(`widgetKey=${WIDGET_KEY}&poll=2`);
   const { page } = visitor;

@@ -11,7 +11,7 @@ use uuid::Uuid;
 
 use super::{Credential, Fail, MAX_SUBSCRIPTIONS, REPLAY_BATCH, Socket, TYPING_INTERVAL};
 use crate::auth::Scope;
-use crate::chat::model::{OutgoingMessage, SenderType, SenderTypeInput};
+use crate::chat::model::{MessageInput, OutgoingMessage, SenderType, SenderTypeInput};
 use crate::chat::{service, store};
 use crate::error::{ApiError, StoreError};
 use crate::ratelimit::Limiter;
@@ -271,16 +271,18 @@ impl Socket {
                 .send_text(protocol::rate_limited(id, retry_after))
                 .await?);
         }
-        let outgoing = OutgoingMessage::parse(
-            frame.body.as_deref(),
-            SenderTypeInput::Fixed(self.sender_type()),
-            frame.sender_id.as_deref(),
-        )?;
+        let outgoing = OutgoingMessage::parse(MessageInput {
+            body: frame.body.as_deref(),
+            sender_type: SenderTypeInput::Fixed(self.sender_type()),
+            sender_id: frame.sender_id.as_deref(),
+            client_message_id: frame.client_message_id.as_deref(),
+        })?;
         let (session_id, _) = self.writable_session(frame).await?;
         let tenant = self.credential.tenant();
-        let message = service::send_message(&self.state, &tenant, session_id, outgoing).await?;
+        // A repeated clientMessageId is acknowledged with the first message.
+        let sent = service::send_message(&self.state, &tenant, session_id, outgoing).await?;
         let channel = Channel::Session(session_id).name();
-        let reply = protocol::event("chat.message", &channel, id, &message);
+        let reply = protocol::event("chat.message", &channel, id, &sent.message);
         Ok(self.send_text(reply).await?)
     }
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 use clap::Parser;
 use serde_json::{Value, json};
 use supportdesk::auth::{Mode, Scope, ScopeSet};
-use supportdesk::chat::model::{OutgoingMessage, SenderType, SenderTypeInput};
+use supportdesk::chat::model::{MessageInput, OutgoingMessage, SenderType, SenderTypeInput};
 use supportdesk::keys::NewKey;
 use supportdesk::time::Timestamp;
 use tokio::time::Instant;
@@ -134,11 +134,12 @@ async fn open_visitor_sockets(a: &TestApp, b: &TestApp, session: &Value) -> Vec<
 /// A message posted in the session (straight through the service, so it
 /// needs no credentials that may just have been suspended).
 async fn post_message(app: &TestApp, acme: &TestCompany, session: &str) {
-    let outgoing = OutgoingMessage::parse(
-        Some("posted after the change"),
-        SenderTypeInput::Fixed(SenderType::Visitor),
-        None,
-    )
+    let outgoing = OutgoingMessage::parse(MessageInput {
+        body: Some("posted after the change"),
+        sender_type: SenderTypeInput::Fixed(SenderType::Visitor),
+        sender_id: None,
+        client_message_id: None,
+    })
     .expect("message");
     let session_id = Uuid::parse_str(session).expect("session id");
     supportdesk::chat::service::send_message(&app.state, &tenant(acme), session_id, outgoing)

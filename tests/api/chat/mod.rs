@@ -10,6 +10,7 @@
 //! when their key or company stops being valid.
 
 pub(crate) mod client;
+mod client_ids;
 mod credentials;
 mod limits;
 mod presence;
@@ -346,7 +347,7 @@ async fn messages_are_validated_stored_and_closed_sessions_refuse_them(backend: 
     .assert_error(404, "not_found");
 }
 
-async fn queued_emails(app: &TestApp) -> Vec<Value> {
+pub async fn queued_emails(app: &TestApp) -> Vec<Value> {
     let db = &app.state.db;
     let rows: Vec<sqlx::types::Json<Value>> = supportdesk::on_db!(db, c => sqlx::query_scalar(
         "SELECT payload FROM outbox_jobs WHERE kind = 'email' ORDER BY created_at")

@@ -634,11 +634,13 @@ async fn a_long_replay_arrives_whole_and_in_order(backend: Backend) {
             body: format!("message {n}"),
             sender_type: supportdesk::chat::model::SenderType::System,
             sender_id: None,
+            client_message_id: None,
         };
-        let (_, message) =
+        let message =
             supportdesk::chat::store::create_message(&app.state.db, &tenant, id, new, None)
                 .await
-                .expect("stored");
+                .expect("stored")
+                .into_message();
         ids.push(message.id.to_string());
     }
     let mut socket = Client::key(&app, &acme.key).await;

@@ -6,6 +6,7 @@ mod concurrency;
 mod delivery;
 mod mail;
 mod queue;
+mod retention;
 mod ssrf;
 pub(crate) mod support;
 

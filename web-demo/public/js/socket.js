@@ -1,7 +1,11 @@
 // A WebSocket to /api/v1/ws that stays up: it reconnects with backoff,
 // re-subscribes its channels, and asks for the messages it missed with
 // `since` (the last message id seen on each session channel), so a dropped
-// connection loses nothing. Protocol: docs/websocket.md.
+// connection loses nothing. A `message` frame with a `clientMessageId` is
+// kept until its `chat.message` reply arrives and sent again after every
+// reconnect: the server stores a repeated clientMessageId once, so a
+// message whose reply was lost with the connection arrives exactly once.
+// Protocol: docs/websocket.md.
 
 const PING_EVERY_MS = 25_000;
 const DEAD_AFTER_MS = 70_000;
@@ -24,6 +28,7 @@ export class LiveSocket {
     this.channels = new Set();
     this.cursors = new Map(); // channel -> last message id seen
     this.outbox = []; // frames written while disconnected
+    this.unacked = new Map(); // clientMessageId -> message frame, until its reply
     this.attempt = 0;
     this.stopped = true;
     this.status = 'closed';
@@ -81,14 +86,18 @@ export class LiveSocket {
 
   /**
    * Sends a frame. With `queue`, a frame written while disconnected is kept
-   * and sent after the next successful (re)subscription.
+   * and sent after the next successful (re)subscription; a queued frame with
+   * a `clientMessageId` is kept until the server acknowledges it (sent again
+   * after each reconnect until then).
    */
   send(frame, { queue = false } = {}) {
+    const untilAcked = queue && frame.clientMessageId;
+    if (untilAcked) this.unacked.set(frame.clientMessageId, frame);
     if (this.isOpen) {
       this.raw(frame);
       return true;
     }
-    if (queue) this.outbox.push(frame);
+    if (queue && !untilAcked) this.outbox.push(frame);
     return false;
   }
 
@@ -138,6 +147,7 @@ export class LiveSocket {
       for (const channel of this.channels) this.sendSubscribe(channel);
       const pending = this.outbox.splice(0);
       for (const frame of pending) this.raw(frame);
+      for (const frame of this.unacked.values()) this.raw(frame);
       clearInterval(this.timers.ping);
       this.timers.ping = setInterval(() => this.keepAlive(), PING_EVERY_MS);
     };
@@ -150,6 +160,7 @@ export class LiveSocket {
       } catch {
         return;
       }
+      this.settle(frame);
       if (frame.type === 'chat.message' && frame.data?.id) {
         const sessionChannel = `session:${frame.data.sessionId}`;
         if (this.channels.has(sessionChannel)) this.noteMessage(sessionChannel, frame.data.id);
@@ -166,6 +177,17 @@ export class LiveSocket {
     ws.onerror = () => {
       // onclose follows; nothing to do here.
     };
+  }
+
+  /** A message frame is acknowledged by its reply, or refused by an error. */
+  settle(frame) {
+    if (frame.type === 'chat.message' && frame.data?.clientMessageId) {
+      this.unacked.delete(frame.data.clientMessageId);
+    } else if (frame.type === 'error' && frame.id !== undefined) {
+      for (const [clientMessageId, sent] of this.unacked) {
+        if (sent.id === frame.id) this.unacked.delete(clientMessageId);
+      }
+    }
   }
 
   keepAlive() {

@@ -1,5 +1,7 @@
 // The message list: messages in id order, the visitor's pending ones until
-// the server echoes them, the closed notice, the typing indicator.
+// the server echoes them, the closed notice, the typing indicator. Each
+// message is sent with a clientMessageId (its pending id), so the socket can
+// resend it after a reconnect without the server storing it twice.
 
 import { h, clientId, clockTime } from '../util.js';
 import { el } from './dom.js';
@@ -10,7 +12,9 @@ const TYPING_SHOWN_MS = 4000;
 /** Adds a message in id order (ids are time-ordered); false if already shown. */
 export function renderMessage(message) {
   if (!message?.id || state.rendered.has(message.id)) return false;
-  if (message.senderType === 'visitor') {
+  if (message.clientMessageId && state.pending.has(message.clientMessageId)) {
+    dropPending(message.clientMessageId);
+  } else if (message.senderType === 'visitor' && !message.clientMessageId) {
     for (const [cid, pending] of state.pending) {
       if (pending.body === message.body) {
         dropPending(cid);
@@ -63,7 +67,10 @@ export function sendMessage(body) {
   state.pending.set(cid, { body, li });
   el.messages.append(li);
   scrollToEnd();
-  state.socket?.send({ type: 'message', id: cid, sessionId: state.conversation.sessionId, body }, { queue: true });
+  state.socket?.send(
+    { type: 'message', id: cid, sessionId: state.conversation.sessionId, body, clientMessageId: cid },
+    { queue: true },
+  );
 }
 
 export function dropPending(cid) {

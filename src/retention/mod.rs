@@ -1,0 +1,174 @@
+//! The retention pass: keeps the delivery log, the attempts, the finished
+//! jobs and the `events` table from growing without end. Each node runs the
+//! pass every `retention_interval`; on Postgres an advisory lock lets one
+//! node at a time run it. Every DELETE removes at most [`BATCH`] rows, so no
+//! statement holds its locks for long, and nothing pending or leased is
+//! ever deleted. `run_pass` is public so tests drive it step by step.
+
+pub mod store;
+
+use std::time::{Duration, Instant};
+
+use tokio::task::JoinHandle;
+use tokio::time::MissedTickBehavior;
+
+use crate::config::Config;
+use crate::db::Db;
+use crate::error::StoreError;
+use crate::state::AppState;
+use crate::time::Timestamp;
+use store::{Cutoff, TARGETS, Target};
+
+/// Most rows one DELETE statement removes.
+pub const BATCH: u64 = 1_000;
+
+/// What one pass deleted from one table.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TableReport {
+    pub table: &'static str,
+    pub rows_deleted: u64,
+    /// Statements that deleted at least one row.
+    pub batches: u64,
+    /// The most rows one statement deleted.
+    pub largest_batch: u64,
+}
+
+/// What one pass did, table by table, and how long it took.
+#[derive(Debug, Clone)]
+pub struct PassReport {
+    pub tables: Vec<TableReport>,
+    pub took: Duration,
+}
+
+impl PassReport {
+    /// The report of `table`, if the pass visits it.
+    pub fn table(&self, table: &str) -> Option<&TableReport> {
+        self.tables.iter().find(|report| report.table == table)
+    }
+
+    pub fn rows_deleted(&self) -> u64 {
+        self.tables.iter().map(|report| report.rows_deleted).sum()
+    }
+}
+
+/// How old rows may grow, from the configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct Policy {
+    /// Finished deliveries with their attempts, and events.
+    pub retention: Duration,
+    /// Finished (done or failed) jobs.
+    pub job_retention: Duration,
+}
+
+impl Policy {
+    pub fn from_config(config: &Config) -> Policy {
+        Policy {
+            retention: config.retention,
+            job_retention: config.job_retention,
+        }
+    }
+
+    fn cutoff(&self, cutoff: Cutoff, now: Timestamp) -> Timestamp {
+        let age = match cutoff {
+            Cutoff::Retention => self.retention,
+            Cutoff::JobRetention => self.job_retention,
+            Cutoff::Expiry => Duration::ZERO,
+        };
+        // An age beyond what a date can hold keeps everything.
+        let age = chrono::Duration::from_std(age).unwrap_or(chrono::Duration::MAX);
+        Timestamp::from_datetime(
+            now.0
+                .checked_sub_signed(age)
+                .unwrap_or(chrono::DateTime::<chrono::Utc>::MIN_UTC),
+        )
+    }
+}
+
+/// One pass over every target, batch after batch until a batch comes back
+/// short. Returns its report, or None when another node holds the pass.
+pub async fn run_pass(db: &Db, policy: Policy) -> Result<Option<PassReport>, StoreError> {
+    let Some(lock) = store::lock_pass(db).await? else {
+        return Ok(None);
+    };
+    let started = Instant::now();
+    let now = Timestamp::now();
+    let mut tables = Vec::with_capacity(TARGETS.len());
+    for target in TARGETS {
+        match purge(db, target, policy.cutoff(target.cutoff, now)).await {
+            Ok(report) => tables.push(report),
+            Err(err) => {
+                lock.release().await;
+                return Err(err);
+            }
+        }
+    }
+    lock.release().await;
+    let report = PassReport {
+        tables,
+        took: started.elapsed(),
+    };
+    log(&report);
+    Ok(Some(report))
+}
+
+/// Deletes `target`'s rows older than `cutoff`, `BATCH` rows at a time.
+async fn purge(db: &Db, target: &Target, cutoff: Timestamp) -> Result<TableReport, StoreError> {
+    let limit = i64::try_from(BATCH).unwrap_or(i64::MAX);
+    let mut report = TableReport {
+        table: target.table,
+        ..TableReport::default()
+    };
+    loop {
+        let deleted = store::delete_batch(db, target, cutoff, limit).await?;
+        if deleted > 0 {
+            report.rows_deleted += deleted;
+            report.batches += 1;
+            report.largest_batch = report.largest_batch.max(deleted);
+        }
+        if deleted < BATCH {
+            return Ok(report);
+        }
+    }
+}
+
+fn log(report: &PassReport) {
+    let deleted: Vec<String> = report
+        .tables
+        .iter()
+        .map(|table| format!("{}={}", table.table, table.rows_deleted))
+        .collect();
+    tracing::info!(
+        took_ms = report.took.as_millis(),
+        deleted = %deleted.join(" "),
+        "retention pass"
+    );
+}
+
+/// Runs a pass every `retention_interval` (the first one interval after
+/// start) until shutdown. A pass interrupted by shutdown stops between
+/// statements; each batch commits on its own.
+pub fn spawn(state: &AppState) -> JoinHandle<()> {
+    let db = state.db.clone();
+    let policy = Policy::from_config(&state.config);
+    let every = state
+        .config
+        .retention_interval
+        .max(Duration::from_millis(10));
+    let mut shutdown = state.shutdown.clone();
+    tokio::spawn(async move {
+        let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = ticker.tick() => {}
+                _ = shutdown.wait_for(|stop| *stop) => break,
+            }
+            tokio::select! {
+                result = run_pass(&db, policy) => if let Err(err) = result {
+                    tracing::warn!(error = %err, "retention pass failed");
+                },
+                _ = shutdown.wait_for(|stop| *stop) => break,
+            }
+        }
+    })
+}

@@ -1,0 +1,126 @@
+//! SQL of the retention pass: one batch-sized DELETE per kind of row, and
+//! the lock that lets one node run the pass at a time.
+
+use crate::db::{Backend, Db, Query, Tx};
+use crate::error::StoreError;
+use crate::time::Timestamp;
+
+/// How a target's cutoff is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cutoff {
+    /// `now - retention` (`SUPPORTDESK_RETENTION_DAYS`).
+    Retention,
+    /// `now - job_retention` (finished jobs).
+    JobRetention,
+    /// `now`: rows that carry their own expiry.
+    Expiry,
+}
+
+/// One kind of row the pass deletes. `delete_batch` deletes at most `$2`
+/// rows older than the cutoff `$1`, and never a row still pending or
+/// leased; Postgres has no `DELETE … LIMIT`, so each statement picks its
+/// rows with a limited sub-select.
+#[derive(Debug, Clone, Copy)]
+pub struct Target {
+    /// The table as the pass's report and log name it.
+    pub table: &'static str,
+    pub cutoff: Cutoff,
+    pub delete_batch: &'static str,
+}
+
+/// A finished delivery (delivered or failed) past the cutoff whose job, if
+/// it still has one, is not pending: the job and the delivery move
+/// together, this only makes sure.
+macro_rules! finished_delivery {
+    () => {
+        "d.status <> 'pending' AND d.created_at < $1 AND NOT EXISTS \
+         (SELECT 1 FROM outbox_jobs j WHERE j.id = d.id AND j.status = 'pending')"
+    };
+}
+
+/// Every target, in the order a pass visits them: attempts before their
+/// deliveries (so no delete cascades into more rows than its batch).
+pub const TARGETS: &[Target] = &[
+    Target {
+        table: "webhook_delivery_attempts",
+        cutoff: Cutoff::Retention,
+        delete_batch: concat!(
+            "DELETE FROM webhook_delivery_attempts WHERE id IN (SELECT a.id \
+             FROM webhook_delivery_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id \
+             WHERE ",
+            finished_delivery!(),
+            " LIMIT $2)"
+        ),
+    },
+    Target {
+        table: "webhook_deliveries",
+        cutoff: Cutoff::Retention,
+        delete_batch: concat!(
+            "DELETE FROM webhook_deliveries WHERE id IN (SELECT d.id FROM webhook_deliveries d \
+             WHERE ",
+            finished_delivery!(),
+            " ORDER BY d.created_at LIMIT $2)"
+        ),
+    },
+    Target {
+        table: "outbox_jobs",
+        cutoff: Cutoff::JobRetention,
+        delete_batch: "DELETE FROM outbox_jobs WHERE id IN (SELECT id FROM outbox_jobs \
+             WHERE status <> 'pending' AND updated_at < $1 ORDER BY updated_at LIMIT $2)",
+    },
+    Target {
+        table: "events",
+        cutoff: Cutoff::Retention,
+        delete_batch: "DELETE FROM events WHERE id IN (SELECT id FROM events \
+             WHERE created_at < $1 ORDER BY created_at LIMIT $2)",
+    },
+    // Idempotency records: added where that table exists, as
+    // Target { table: "idempotency_keys", cutoff: Cutoff::Expiry,
+    //          delete_batch: "DELETE FROM idempotency_keys WHERE <key> IN
+    //              (SELECT <key> FROM idempotency_keys WHERE expires_at < $1 LIMIT $2)" },
+];
+
+/// Runs one batch of `target`; returns how many rows it deleted.
+pub async fn delete_batch(
+    db: &Db,
+    target: &Target,
+    cutoff: Timestamp,
+    limit: i64,
+) -> Result<u64, StoreError> {
+    Query::new(target.delete_batch)
+        .bind(cutoff)
+        .bind(limit)
+        .rows_affected(db)
+        .await
+}
+
+/// Held while a pass runs: on Postgres a transaction holding
+/// `pg_try_advisory_xact_lock`, released when the pass ends or by the
+/// server if the node dies. SQLite serves one node and needs none.
+pub struct PassLock(Option<Tx>);
+
+/// The key of the advisory lock ("SDRETAIN").
+const PASS_LOCK_KEY: i64 = 0x5344_5245_5441_494e;
+
+/// The pass lock, or None when another node is running a pass.
+pub async fn lock_pass(db: &Db) -> Result<Option<PassLock>, StoreError> {
+    if db.backend() == Backend::Sqlite {
+        return Ok(Some(PassLock(None)));
+    }
+    let mut tx = db.begin().await?;
+    let locked: bool = Query::new("SELECT pg_try_advisory_xact_lock($1)")
+        .bind(PASS_LOCK_KEY)
+        .fetch_scalar(&mut tx)
+        .await?;
+    Ok(locked.then_some(PassLock(Some(tx))))
+}
+
+impl PassLock {
+    pub async fn release(self) {
+        if let Some(tx) = self.0
+            && let Err(err) = tx.commit().await
+        {
+            tracing::warn!(error = %err, "releasing the retention lock");
+        }
+    }
+}
