@@ -67,6 +67,13 @@ pub struct ServeArgs {
         default_value_t = defaults::HEADER_READ_TIMEOUT_SECS
     )]
     pub header_read_timeout_secs: u64,
+    /// Hours an `Idempotency-Key` and its stored answer are kept.
+    #[arg(
+        long,
+        env = "SUPPORTDESK_IDEMPOTENCY_TTL_HOURS",
+        default_value_t = defaults::IDEMPOTENCY_TTL_HOURS
+    )]
+    pub idempotency_ttl_hours: u64,
 }
 
 /// Every default, written once: the flags show them and `Config::new`
@@ -83,6 +90,7 @@ pub mod defaults {
     pub const REDIS_PREFIX: &str = "sd:";
     pub const HEADER_READ_TIMEOUT_SECS: u64 = 10;
     pub const DEMO: bool = false;
+    pub const IDEMPOTENCY_TTL_HOURS: u64 = 24;
 }
 
 #[derive(Debug, Clone)]
@@ -112,6 +120,9 @@ pub struct Config {
     /// How long a client may take to send a request's headers before the
     /// connection is closed (slowloris guard).
     pub header_read_timeout: Duration,
+    /// How long an idempotency key's record is kept; after it the key may
+    /// be used again.
+    pub idempotency_ttl: Duration,
 }
 
 impl Config {
@@ -141,6 +152,7 @@ impl Config {
             demo: args.demo,
             run_workers: true,
             header_read_timeout: Duration::from_secs(args.header_read_timeout_secs.max(1)),
+            idempotency_ttl: Duration::from_secs(args.idempotency_ttl_hours.max(1) * 3600),
         })
     }
 
@@ -168,6 +180,7 @@ impl Config {
             demo: defaults::DEMO,
             run_workers: true,
             header_read_timeout: secs(defaults::HEADER_READ_TIMEOUT_SECS),
+            idempotency_ttl: secs(defaults::IDEMPOTENCY_TTL_HOURS * 3600),
         }
     }
 
