@@ -24,15 +24,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use axum::{Extension, RequestExt};
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use axum::{Extension, RequestExt};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use sha2::{Digest, Sha256};
+use tracing::Instrument;
 use uuid::Uuid;
 
 use crate::auth::{Principal, Tenant};
@@ -140,7 +141,9 @@ async fn run_keyed(
         return Ok(answer);
     }
     let request = Request::from_parts(parts, Body::from(body));
-    let finished = tokio::spawn(run_claimed(state, claim, next.run(request)));
+    let finished = tokio::spawn(
+        run_claimed(state, claim, next.run(request)).instrument(tracing::Span::current()),
+    );
     Ok(finished
         .await
         .unwrap_or_else(|_| ApiError::internal().into_response()))
@@ -329,8 +332,7 @@ impl CommitHook for ClaimHook {
         Box::pin(async move {
             // Once applied the row cannot be taken over (only running rows
             // can), so later transactions need not mark it again.
-            if self.applied.load(Ordering::Acquire) || store::mark_applied(tx, &self.claim).await?
-            {
+            if self.applied.load(Ordering::Acquire) || store::mark_applied(tx, &self.claim).await? {
                 Ok(())
             } else {
                 // Another request took the key over after our lease passed:

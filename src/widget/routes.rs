@@ -5,8 +5,8 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::{Extension, RequestExt, Router};
 use axum::routing::{get, post};
+use axum::{Extension, RequestExt, Router};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 

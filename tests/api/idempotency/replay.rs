@@ -18,6 +18,7 @@ backend_tests!(
     a_replayed_webhook_shows_the_first_secret,
     a_replayed_api_key_is_the_same_working_key,
     widget_sessions_are_replayed,
+    browsers_may_send_the_key_to_the_widget,
 );
 
 /// Posts `body` twice under one key; asserts the replay; the first answer.
@@ -30,7 +31,13 @@ async fn twice(app: &TestApp, acme: &TestCompany, path: &str, body: Value) -> Te
 }
 
 async fn events(app: &TestApp, acme: &TestCompany, name: &str) -> i64 {
-    count(app, "events", acme.company.id, &format!("AND name = '{name}'")).await
+    count(
+        app,
+        "events",
+        acme.company.id,
+        &format!("AND name = '{name}'"),
+    )
+    .await
 }
 
 async fn agent(app: &TestApp, acme: &TestCompany) -> Uuid {
@@ -74,7 +81,13 @@ async fn comments_and_escalations_are_replayed(backend: Backend) {
         .await;
     let path = format!("/tickets/{}", id_of(ticket.assert_status(201)));
 
-    let comment = twice(&app, &acme, &format!("{path}/comments"), json!({"body": "Looking"})).await;
+    let comment = twice(
+        &app,
+        &acme,
+        &format!("{path}/comments"),
+        json!({"body": "Looking"}),
+    )
+    .await;
     assert_eq!(comment.status, 201, "{}", comment.text);
     assert_eq!(count(&app, "ticket_comments", acme.company.id, "").await, 1);
     assert_eq!(events(&app, &acme, "comment.created").await, 1);
@@ -179,6 +192,29 @@ async fn widget_sessions_are_replayed(backend: Backend) {
     let repeat = send().await;
     assert_replayed(&first, &repeat);
     assert_eq!(count(&app, "chat_sessions", acme.company.id, "").await, 1);
+}
+
+async fn browsers_may_send_the_key_to_the_widget(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let preflight = app
+        .client
+        .request(reqwest::Method::OPTIONS, app.url("/widget/v1/sessions"))
+        .header("Origin", "https://shop.example")
+        .header("Access-Control-Request-Method", "POST")
+        .header(
+            "Access-Control-Request-Headers",
+            "content-type, idempotency-key",
+        )
+        .send()
+        .await
+        .expect("preflight");
+    let allowed = preflight
+        .headers()
+        .get("access-control-allow-headers")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    assert!(allowed.contains("idempotency-key"), "{allowed}");
 }
 
 /// A key without `scope` (kept for the refusal tests).

@@ -40,7 +40,8 @@ async fn tickets(app: &TestApp, acme: &TestCompany) -> i64 {
 /// asserts each answer is the stored 201 or 409 in progress; returns the 201.
 async fn ten_at_once(nodes: &[&TestApp], acme: &TestCompany) -> TestResponse {
     let body = ticket_body(acme);
-    let sends = (0..10).map(|i| post_keyed(nodes[i % nodes.len()], "/tickets", &acme.key, "once", &body));
+    let sends =
+        (0..10).map(|i| post_keyed(nodes[i % nodes.len()], "/tickets", &acme.key, "once", &body));
     let answers = futures::future::join_all(sends).await;
     let created: Vec<&TestResponse> = answers.iter().filter(|r| r.status == 201).collect();
     assert!(!created.is_empty(), "no 201 among {answers:?}");
@@ -180,7 +181,10 @@ async fn a_malformed_header_is_a_validation_error_naming_it(backend: Backend) {
         )
         .await;
         r.assert_error(400, "validation_failed");
-        assert_eq!(r.body["details"][0]["field"], "Idempotency-Key", "{value:?}");
+        assert_eq!(
+            r.body["details"][0]["field"], "Idempotency-Key",
+            "{value:?}"
+        );
     }
     let widget = TestResponse::from(
         app.client
