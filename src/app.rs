@@ -270,7 +270,9 @@ fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(|| async {
             ApiError::from_status(StatusCode::METHOD_NOT_ALLOWED)
         });
-    layered(routes).with_state(state)
+    // The state as an extension too, for route layers declared before the
+    // state exists (the idempotency layer of `ApiRouter::route`).
+    layered(routes.layer(axum::Extension(state.clone()))).with_state(state)
 }
 
 /// The middleware every route gets: request ids, tracing, panics and every

@@ -85,6 +85,13 @@ pub struct ServeArgs {
         default_value_t = defaults::HEADER_READ_TIMEOUT_SECS
     )]
     pub header_read_timeout_secs: u64,
+    /// Hours an `Idempotency-Key` and its stored answer are kept.
+    #[arg(
+        long,
+        env = "SUPPORTDESK_IDEMPOTENCY_TTL_HOURS",
+        default_value_t = defaults::IDEMPOTENCY_TTL_HOURS
+    )]
+    pub idempotency_ttl_hours: u64,
 }
 
 /// Every default, written once: the flags show them and `Config::new`
@@ -107,6 +114,7 @@ pub mod defaults {
     pub const RETENTION_INTERVAL_SECS: u64 = 3600;
     /// Finished jobs are kept a week.
     pub const JOB_RETENTION_DAYS: u64 = 7;
+    pub const IDEMPOTENCY_TTL_HOURS: u64 = 24;
 }
 
 fn days(count: u64) -> Duration {
@@ -155,6 +163,9 @@ pub struct Config {
     pub job_retention: Duration,
     /// Time between two retention passes on a node.
     pub retention_interval: Duration,
+    /// How long an idempotency key's record is kept; after it the key may
+    /// be used again.
+    pub idempotency_ttl: Duration,
 }
 
 /// `limit` messages per `window`, all of them at once if need be (GCRA,
@@ -220,6 +231,7 @@ impl Config {
             retention: days(args.retention_days),
             job_retention: days(defaults::JOB_RETENTION_DAYS),
             retention_interval: Duration::from_secs(args.retention_interval_secs.max(1)),
+            idempotency_ttl: Duration::from_secs(args.idempotency_ttl_hours.max(1) * 3600),
         })
     }
 
@@ -254,6 +266,7 @@ impl Config {
             retention: days(defaults::RETENTION_DAYS),
             job_retention: days(defaults::JOB_RETENTION_DAYS),
             retention_interval: secs(defaults::RETENTION_INTERVAL_SECS),
+            idempotency_ttl: secs(defaults::IDEMPOTENCY_TTL_HOURS * 3600),
         }
     }
 

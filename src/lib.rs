@@ -16,6 +16,7 @@ pub mod error;
 pub mod event_catalogue;
 pub mod events;
 pub mod extract;
+pub mod idempotency;
 pub mod jobs;
 pub mod kb;
 pub mod keys;

@@ -43,8 +43,10 @@ impl ApiRouter {
     /// and path, behind a check that the key holds `scope`.
     pub fn route(mut self, scope: Scope, handler: UtoipaMethodRouter<AppState>) -> Self {
         let (schemas, paths, method_router) = handler;
+        let mut has_post = false;
         for (path, item) in &paths.paths {
             for method in methods(item) {
+                has_post |= method == Method::POST;
                 self.specs.push(RouteSpec {
                     method,
                     path: path.clone(),
@@ -52,6 +54,13 @@ impl ApiRouter {
                 });
             }
         }
+        // Route layers run in reverse order of adding: the scope check
+        // first, then (POSTs) the idempotency layer, then the handler.
+        let method_router = if has_post {
+            method_router.route_layer(middleware::from_fn(crate::idempotency::guard))
+        } else {
+            method_router
+        };
         let method_router =
             method_router.route_layer(middleware::from_fn(move |request: Request, next: Next| {
                 require_scope(scope, request, next)

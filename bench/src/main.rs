@@ -203,7 +203,7 @@ async fn all(args: AllArgs) -> anyhow::Result<()> {
     };
     let wanted = |n: u32| args.only.is_empty() || args.only.contains(&n);
     // Scenario 2 reads the seeded tickets before scenario 1 adds to them.
-    let plan: [(u32, &str); 7] = [
+    let plan: [(u32, &str); 8] = [
         (2, "GET /tickets"),
         (1, "POST /tickets"),
         (3, "authenticated cheap GET vs /healthz"),
@@ -211,6 +211,7 @@ async fn all(args: AllArgs) -> anyhow::Result<()> {
         (5, "WebSocket memory and fan-out"),
         (6, "REST message -> socket"),
         (7, "presence expiry"),
+        (8, "POST /tickets with Idempotency-Key vs without"),
     ];
     for (n, name) in plan {
         if !wanted(n) {
@@ -227,7 +228,8 @@ async fn all(args: AllArgs) -> anyhow::Result<()> {
             4 => ctx.kb_search().await,
             5 => ctx.websocket().await,
             6 => ctx.message_to_socket().await,
-            _ => ctx.presence().await,
+            7 => ctx.presence().await,
+            _ => ctx.idempotent_create().await,
         };
         if let Err(e) = result {
             eprintln!("  scenario {n} failed: {e:#}");

@@ -6,10 +6,12 @@
 //! and the raw counts of tests that inspect the database.
 
 mod clock;
+mod hook;
 mod query;
 mod reference;
 
 pub use clock::millis;
+pub use hook::{CommitHook, with_commit_hook};
 pub use query::{AnyRow, On, Query, Value};
 pub use reference::{Table, ensure_reference};
 
@@ -126,10 +128,19 @@ impl Tx {
         }
     }
 
-    pub async fn commit(self) -> Result<(), StoreError> {
+    /// Commits, first running the task's commit hook (see [`CommitHook`])
+    /// inside the transaction; when the hook fails nothing is committed.
+    pub async fn commit(mut self) -> Result<(), StoreError> {
+        let hook = hook::current();
+        if let Some(hook) = &hook {
+            hook.before_commit(&mut self).await?;
+        }
         match self {
             Tx::Postgres(t) => t.commit().await?,
             Tx::Sqlite(t) => t.commit().await?,
+        }
+        if let Some(hook) = hook {
+            hook.committed();
         }
         Ok(())
     }

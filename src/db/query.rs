@@ -60,6 +60,7 @@ pub enum Value {
     Bool(Option<bool>),
     Time(Option<Timestamp>),
     Json(Option<serde_json::Value>),
+    Bytes(Option<Vec<u8>>),
 }
 
 macro_rules! value_from {
@@ -86,6 +87,7 @@ value_from!(Float, f64);
 value_from!(Bool, bool);
 value_from!(Time, Timestamp);
 value_from!(Json, serde_json::Value);
+value_from!(Bytes, Vec<u8>);
 
 impl From<&serde_json::Value> for Value {
     fn from(value: &serde_json::Value) -> Self {
@@ -340,6 +342,7 @@ where
     for<'t> Option<Timestamp>: sqlx::Encode<'t, A::Database> + sqlx::Type<A::Database>,
     for<'t> Option<sqlx::types::Json<serde_json::Value>>:
         sqlx::Encode<'t, A::Database> + sqlx::Type<A::Database>,
+    for<'t> Option<Vec<u8>>: sqlx::Encode<'t, A::Database> + sqlx::Type<A::Database>,
 {
     let added = match value {
         Value::Uuid(v) => args.add(*v),
@@ -349,6 +352,7 @@ where
         Value::Bool(v) => args.add(*v),
         Value::Time(v) => args.add(*v),
         Value::Json(v) => args.add(v.clone().map(sqlx::types::Json)),
+        Value::Bytes(v) => args.add(v.clone()),
     };
     added.map_err(|err| StoreError::Database(sqlx::Error::Encode(err)))
 }

@@ -193,9 +193,77 @@ fn complete_operation(operation: &mut Operation, spec: &RouteSpec) {
             .entry(status.to_string())
             .or_insert_with(|| error_response(description));
     }
+    if spec.method == axum::http::Method::POST {
+        add_idempotency(operation);
+    }
     for (status, response) in operation.responses.responses.iter_mut() {
         if let RefOr::T(response) = response {
             add_rate_limit_headers(status, response);
+        }
+    }
+}
+
+/// The `Idempotency-Key` header of a POST, its errors, and the
+/// `Idempotent-Replayed` header on the answers that are stored and replayed.
+fn add_idempotency(operation: &mut Operation) {
+    use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
+    let key = ParameterBuilder::new()
+        .name(crate::idempotency::KEY_HEADER_NAME)
+        .parameter_in(ParameterIn::Header)
+        .required(utoipa::openapi::Required::False)
+        .description(Some(
+            "Makes the request safe to retry: a repeat with the same key, method, path and \
+             body gets the first answer back (with `Idempotent-Replayed: true`) instead of \
+             running again. 1–255 printable ASCII characters; kept 24 hours by default.",
+        ))
+        .schema(Some(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .min_length(Some(1))
+                .max_length(Some(crate::idempotency::KEY_MAX_LEN))
+                .pattern(Some("^[\\x20-\\x7E]+$"))
+                .build(),
+        ))
+        .build();
+    operation
+        .parameters
+        .get_or_insert_with(Vec::new)
+        .push(RefOr::T(key));
+    let errors = [
+        (
+            "409",
+            "`idempotency_in_progress`: a request with this Idempotency-Key is still running \
+             (retry after `Retry-After`); `idempotency_response_lost`: it was carried out but \
+             its answer was lost",
+        ),
+        (
+            "422",
+            "`idempotency_key_reused`: the Idempotency-Key was used for another method, path \
+             or body",
+        ),
+    ];
+    for (status, description) in errors {
+        operation
+            .responses
+            .responses
+            .entry(status.to_string())
+            .or_insert_with(|| error_response(description));
+    }
+    for (status, response) in operation.responses.responses.iter_mut() {
+        let replayable = status.starts_with('2')
+            || (status.starts_with('4') && !matches!(status.as_str(), "401" | "403" | "429"));
+        if let (true, RefOr::T(response)) = (replayable, response) {
+            response.headers.insert(
+                "Idempotent-Replayed".to_string(),
+                HeaderBuilder::new()
+                    .schema(Some(ObjectBuilder::new().schema_type(Type::String).build()))
+                    .description(Some(
+                        "`true` when this is the stored answer to an earlier request with the \
+                         same Idempotency-Key",
+                    ))
+                    .build()
+                    .into(),
+            );
         }
     }
 }

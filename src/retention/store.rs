@@ -74,10 +74,13 @@ pub const TARGETS: &[Target] = &[
         delete_batch: "DELETE FROM events WHERE id IN (SELECT id FROM events \
              WHERE created_at < $1 ORDER BY created_at LIMIT $2)",
     },
-    // Idempotency records: added where that table exists, as
-    // Target { table: "idempotency_keys", cutoff: Cutoff::Expiry,
-    //          delete_batch: "DELETE FROM idempotency_keys WHERE <key> IN
-    //              (SELECT <key> FROM idempotency_keys WHERE expires_at < $1 LIMIT $2)" },
+    Target {
+        table: "idempotency_keys",
+        cutoff: Cutoff::Expiry,
+        delete_batch: "DELETE FROM idempotency_keys \
+             WHERE (company_id, mode, idempotency_key) IN (SELECT company_id, mode, \
+             idempotency_key FROM idempotency_keys WHERE expires_at < $1 LIMIT $2)",
+    },
 ];
 
 /// Runs one batch of `target`; returns how many rows it deleted.

@@ -23,8 +23,16 @@ pub fn router() -> Router<AppState> {
     let cors = CorsLayer::new()
         .allow_origin(Any)
         .allow_methods([Method::GET, Method::POST])
-        .allow_headers([header::CONTENT_TYPE, header::AUTHORIZATION])
-        .expose_headers([header::RETRY_AFTER, HeaderName::from_static("x-request-id")])
+        .allow_headers([
+            header::CONTENT_TYPE,
+            header::AUTHORIZATION,
+            HeaderName::from_static(crate::idempotency::KEY_HEADER),
+        ])
+        .expose_headers([
+            header::RETRY_AFTER,
+            HeaderName::from_static("x-request-id"),
+            HeaderName::from_static(crate::idempotency::REPLAYED_HEADER),
+        ])
         .max_age(Duration::from_secs(600));
     routes::router()
         .layer(axum::middleware::from_fn_with_state(

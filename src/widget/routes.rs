@@ -1,9 +1,12 @@
 //! Handlers of `/widget/v1`.
 
-use axum::Router;
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use axum::{Extension, RequestExt, Router};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -13,6 +16,7 @@ use crate::chat::{Message, Session, service};
 use crate::companies::CompanyStatus;
 use crate::error::{ApiError, ApiResult, StoreError};
 use crate::extract::{Id, Json, Query};
+use crate::idempotency;
 use crate::kb;
 use crate::realtime::token::TokenGrant;
 use crate::state::AppState;
@@ -32,7 +36,9 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route(
             "/widget/v1/sessions",
-            post(create_session).options(preflight),
+            post(create_session)
+                .options(preflight)
+                .route_layer(axum::middleware::from_fn(idempotent_session)),
         )
         .route(
             "/widget/v1/sessions/{id}",
@@ -80,6 +86,48 @@ struct CreateSession {
     widget_key: Option<String>,
     visitor_name: Option<String>,
     visitor_email: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WidgetKeyOnly {
+    widget_key: Option<String>,
+}
+
+/// `Idempotency-Key` on `POST /widget/v1/sessions`, scoped to the widget
+/// key's company and mode. A body without a known key of an active company
+/// runs as is: the handler refuses it, and nothing is recorded.
+async fn idempotent_session(
+    Extension(state): Extension<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if request.method() != Method::POST {
+        return next.run(request).await;
+    }
+    match idempotency::key_of(request.headers()) {
+        Ok(Some(_)) => {}
+        Ok(None) => return next.run(request).await,
+        Err(error) => return error.into_response(),
+    }
+    let (parts, body) = request.with_limited_body().into_parts();
+    let Ok(body) = axum::body::to_bytes(body, usize::MAX).await else {
+        return ApiError::from_status(StatusCode::PAYLOAD_TOO_LARGE).into_response();
+    };
+    let widget_key = serde_json::from_slice::<WidgetKeyOnly>(&body)
+        .ok()
+        .and_then(|body| body.widget_key);
+    let request = Request::from_parts(parts, Body::from(body));
+    let target = match widget_key {
+        Some(key) => store::resolve(&state.db, key.trim()).await.ok().flatten(),
+        None => None,
+    };
+    match target {
+        Some(target) if target.company_status == CompanyStatus::Active => {
+            idempotency::run(state.clone(), target.tenant, request, next).await
+        }
+        _ => next.run(request).await,
+    }
 }
 
 #[derive(Serialize)]

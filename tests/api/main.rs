@@ -8,6 +8,7 @@ mod bus;
 mod chat;
 mod demo;
 mod hardening;
+mod idempotency;
 mod kb;
 mod outbound;
 mod platform;

@@ -47,7 +47,7 @@ impl Ctx {
                         &server,
                         StatusCode::OK,
                         auth,
-                        Baseline::Http(health.clone()),
+                        Baseline::Http(health.clone(), StatusCode::OK),
                     )
                     .await?;
                 self.throughput_note(&format!("scenario 3 ({label}) GET /entities/{{id}}"), &m);
@@ -74,7 +74,7 @@ impl Ctx {
                     &server,
                     StatusCode::NOT_FOUND,
                     unrouted,
-                    Baseline::Http(health),
+                    Baseline::Http(health, StatusCode::OK),
                 )
                 .await?;
             server.stop().await;

@@ -1,4 +1,4 @@
-//! The seven scenarios, each with its baseline beside it in the same run:
+//! The eight scenarios, each with its baseline beside it in the same run:
 //! one module per scenario (`Ctx::<scenario>` methods), the context and the
 //! service-vs-baseline comparison they share here, their result rows built
 //! by [`rows::RowBuilder`].
@@ -6,6 +6,7 @@
 mod cheap_get;
 mod create_tickets;
 mod fanout;
+mod idempotent_create;
 mod kb_search;
 mod list_tickets;
 mod message_to_socket;
@@ -111,8 +112,8 @@ enum Baseline {
         script: &'static str,
         vars: Vec<(String, String)>,
     },
-    /// Another request to the same server.
-    Http(MakeRequest),
+    /// Another request to the same server, answered with this status.
+    Http(MakeRequest, StatusCode),
 }
 
 impl Ctx {
@@ -199,8 +200,8 @@ impl Ctx {
         for i in 0..slices {
             service.merge(measure(server, slice, expect, make.clone()).await?);
             match &baseline {
-                Baseline::Http(other) => {
-                    base.merge(measure(server, slice, StatusCode::OK, other.clone()).await?)
+                Baseline::Http(other, status) => {
+                    base.merge(measure(server, slice, *status, other.clone()).await?)
                 }
                 Baseline::Pgbench { name, script, vars } => {
                     let runnable = self.out_dir.join("pgbench").join(script);

@@ -229,6 +229,9 @@ pub async fn vote(
         " AND is_published = TRUE"
     };
     let (yes, no): (i64, i64) = if helpful { (1, 0) } else { (0, 1) };
+    // In a transaction so that an idempotent request's record commits
+    // with the vote (see `db::CommitHook`).
+    let mut tx = db.begin().await?;
     Query::new(format!(
         "UPDATE kb_articles SET helpful_count = helpful_count + $4, \
          not_helpful_count = not_helpful_count + $5 \
@@ -238,6 +241,7 @@ pub async fn vote(
     .bind_tenant(tenant)
     .bind(yes)
     .bind(no)
-    .execute_or_not_found(db)
-    .await
+    .execute_or_not_found(&mut tx)
+    .await?;
+    tx.commit().await
 }

@@ -169,6 +169,9 @@ pub async fn rotate_secret(
     let secret = signing::new_secret();
     let now = Timestamp::now();
     let until = (!grace.is_zero()).then(|| now.plus(grace));
+    // In a transaction so that an idempotent request's record commits
+    // with the new secret (see `db::CommitHook`).
+    let mut tx = db.begin().await?;
     Query::new(
         "UPDATE webhooks SET previous_secret = CASE WHEN $1 IS NULL THEN NULL ELSE secret END, \
          previous_secret_expires_at = $1, secret = $2, updated_at = $3 WHERE id = $4 AND ",
@@ -178,8 +181,9 @@ pub async fn rotate_secret(
     .bind(now)
     .bind(id)
     .push_tenant(tenant, "")
-    .execute_or_not_found(db)
+    .execute_or_not_found(&mut tx)
     .await?;
+    tx.commit().await?;
     Ok((secret, until))
 }
 

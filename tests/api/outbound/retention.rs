@@ -1,7 +1,7 @@
 //! The retention pass: old finished deliveries with their attempts, old
 //! finished jobs and old events go; pending, leased and recent rows stay;
 //! deletes come in batches of at most 1,000 rows; the worker runs on its
-//! interval.
+//! interval; idempotency records go once they expire.
 
 use std::time::Duration;
 
@@ -14,6 +14,7 @@ use uuid::Uuid;
 use super::support::create_webhook;
 use crate::backend_tests;
 use crate::chat::eventually;
+use crate::idempotency::post_keyed;
 use crate::support::{Backend, TestApp};
 
 backend_tests!(
@@ -21,6 +22,7 @@ backend_tests!(
     a_pass_over_100_000_old_rows_deletes_them_in_batches_of_at_most_1000,
     two_nodes_passing_at_once_delete_each_row_once,
     the_worker_runs_a_pass_every_interval,
+    expired_idempotency_records_go_and_kept_ones_stay,
 );
 
 /// Rows older than this minute are past retention in these tests.
@@ -295,4 +297,37 @@ async fn the_worker_runs_a_pass_every_interval(backend: Backend) {
         !rows.exists("events", old_event).await
     })
     .await;
+}
+
+/// A key whose record has expired is deleted; one still kept stays.
+async fn expired_idempotency_records_go_and_kept_ones_stay(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |c| {
+        c.run_workers = false;
+        c.idempotency_ttl = Duration::from_secs(1);
+    })
+    .await;
+    // A node keeping its records an hour, on the same store.
+    let keeping = app
+        .spawn_peer_with(|c| {
+            c.run_workers = false;
+            c.idempotency_ttl = Duration::from_secs(3600);
+        })
+        .await;
+    let acme = app.company().await;
+    let body = json!({"subject": "Lost parcel", "entityId": acme.entity.id});
+    let expiring = post_keyed(&app, "/tickets", &acme.key, "expiring", &body).await;
+    assert_eq!(expiring.status, 201, "{}", expiring.text);
+    let kept = post_keyed(&keeping, "/tickets", &acme.key, "kept", &body).await;
+    assert_eq!(kept.status, 201, "{}", kept.text);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+
+    let report = pass(&app).await;
+
+    let deleted = report.table("idempotency_keys").expect("visited");
+    assert_eq!(deleted.rows_deleted, 1);
+    let remaining: Vec<String> = Query::new("SELECT idempotency_key FROM idempotency_keys")
+        .fetch_column(&app.state.db)
+        .await
+        .expect("keys");
+    assert_eq!(remaining, vec!["kept".to_string()]);
 }

@@ -1,0 +1,37 @@
+//! Work that must commit with every transaction a task opens, without the
+//! store functions knowing about it: a layer installs a [`CommitHook`] for
+//! the duration of a request (a task-local), and [`Tx::commit`] runs it
+//! inside the transaction just before COMMIT. If the hook fails, the
+//! transaction is rolled back and the commit fails, so the hook's write
+//! and the change commit together or not at all.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+
+use super::Tx;
+use crate::error::StoreError;
+
+pub trait CommitHook: Send + Sync {
+    /// Runs inside `tx`, before it commits; an error rolls `tx` back.
+    fn before_commit<'a>(&'a self, tx: &'a mut Tx) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Told after a transaction that ran `before_commit` has committed.
+    fn committed(&self);
+}
+
+tokio::task_local! {
+    static COMMIT_HOOK: Arc<dyn CommitHook>;
+}
+
+/// Runs `work` with `hook` applied to every transaction it commits (in
+/// this task; tasks it spawns do not inherit it).
+pub async fn with_commit_hook<F: Future>(hook: Arc<dyn CommitHook>, work: F) -> F::Output {
+    COMMIT_HOOK.scope(hook, work).await
+}
+
+/// The hook of the running task, if any.
+pub(super) fn current() -> Option<Arc<dyn CommitHook>> {
+    COMMIT_HOOK.try_with(Arc::clone).ok()
+}

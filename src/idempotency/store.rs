@@ -1,0 +1,234 @@
+//! SQL for `idempotency_keys`. Every write after the claim names the claim
+//! token it holds, so a request that lost its row (taken over after its
+//! lease) can change nothing.
+//!
+//! Times are the node's clock, bound from Rust like every other lease here
+//! (the outbox's): leases last a minute, so a few seconds of clock skew
+//! between nodes only moves when a stalled request may be taken over.
+
+use uuid::Uuid;
+
+use crate::auth::Tenant;
+use crate::db::{Backend, Db, Query, Tx};
+use crate::error::StoreError;
+use crate::time::Timestamp;
+
+crate::text_enum! {
+    /// Where a key's request stands.
+    pub enum KeyState {
+        /// Claimed; its change (if any) has not committed.
+        Running = "running",
+        /// Its change committed; the answer is not stored yet.
+        Applied = "applied",
+        /// The answer is stored and is replayed.
+        Completed = "completed",
+    }
+}
+
+/// What a request is: a repeat must match all three.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestIdentity {
+    pub method: String,
+    /// Path and query.
+    pub path: String,
+    /// Hex SHA-256 of the body.
+    pub fingerprint: String,
+}
+
+/// The row of one key.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct KeyRecord {
+    pub method: String,
+    pub path: String,
+    pub fingerprint: String,
+    pub state: KeyState,
+    pub claim_token: Uuid,
+    pub lease_until: Timestamp,
+    pub response_status: Option<i32>,
+    pub response_content_type: Option<String>,
+    pub response_body: Option<Vec<u8>>,
+    pub expires_at: Timestamp,
+}
+
+impl KeyRecord {
+    pub fn names(&self, request: &RequestIdentity) -> bool {
+        self.method == request.method
+            && self.path == request.path
+            && self.fingerprint == request.fingerprint
+    }
+}
+
+/// A claim held by one request: the row's key and the token it wrote.
+#[derive(Debug, Clone)]
+pub struct Claim {
+    pub tenant: Tenant,
+    pub key: String,
+    pub token: Uuid,
+}
+
+/// When a claim's lease and its record end, from `now`.
+#[derive(Debug, Clone, Copy)]
+pub struct Terms {
+    pub now: Timestamp,
+    pub lease_until: Timestamp,
+    pub expires_at: Timestamp,
+}
+
+/// The answer to store.
+pub struct StoredAnswer {
+    pub status: u16,
+    pub content_type: Option<String>,
+    pub body: Vec<u8>,
+}
+
+/// A transaction for the key's own rows. On Postgres it commits without
+/// waiting for the WAL flush: these writes are bookkeeping around the
+/// change, whose own (synchronous) commit flushes every earlier record, so
+/// a claim is durable whenever its change is; an answer lost in a crash
+/// leaves the row `applied`, which is answered as a lost response, never
+/// run again. It spares two disk flushes per request.
+async fn bookkeeping(db: &Db) -> Result<Tx, StoreError> {
+    let mut tx = db.begin().await?;
+    if tx.backend() == Backend::Postgres {
+        Query::new("SET LOCAL synchronous_commit TO OFF")
+            .execute(&mut tx)
+            .await?;
+    }
+    Ok(tx)
+}
+
+/// Inserts a running row for `claim` unless the key has one: true when it
+/// was inserted, else the existing row (None if it vanished meanwhile).
+pub async fn claim(
+    db: &Db,
+    claim: &Claim,
+    request: &RequestIdentity,
+    terms: Terms,
+) -> Result<Result<(), Option<KeyRecord>>, StoreError> {
+    let mut tx = bookkeeping(db).await?;
+    let inserted = Query::new(
+        "INSERT INTO idempotency_keys (company_id, mode, idempotency_key, method, path, \
+         fingerprint, state, claim_token, lease_until, created_at, expires_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+         ON CONFLICT (company_id, mode, idempotency_key) DO NOTHING",
+    )
+    .bind_tenant(&claim.tenant)
+    .bind(&claim.key)
+    .bind(&request.method)
+    .bind(&request.path)
+    .bind(&request.fingerprint)
+    .bind(KeyState::Running)
+    .bind(claim.token)
+    .bind(terms.lease_until)
+    .bind(terms.now)
+    .bind(terms.expires_at)
+    .rows_affected(&mut tx)
+    .await?;
+    let outcome = if inserted == 1 {
+        Ok(())
+    } else {
+        Err(find(&mut tx, &claim.tenant, &claim.key).await?)
+    };
+    tx.commit().await?;
+    Ok(outcome)
+}
+
+async fn find(tx: &mut Tx, tenant: &Tenant, key: &str) -> Result<Option<KeyRecord>, StoreError> {
+    Query::new(
+        "SELECT method, path, fingerprint, state, claim_token, lease_until, response_status, \
+         response_content_type, response_body, expires_at FROM idempotency_keys \
+         WHERE idempotency_key = $1 AND ",
+    )
+    .bind(key)
+    .push_tenant(tenant, "")
+    .fetch_optional(tx)
+    .await
+}
+
+/// Makes `claim` the holder of a row that `previous` (its state and token
+/// as read) no longer holds: an expired record or a running request whose
+/// lease passed. False when the row changed since it was read.
+pub async fn take_over(
+    db: &Db,
+    claim: &Claim,
+    previous: &KeyRecord,
+    request: &RequestIdentity,
+    terms: Terms,
+) -> Result<bool, StoreError> {
+    let mut tx = bookkeeping(db).await?;
+    let changed = Query::new(
+        "UPDATE idempotency_keys SET method = $1, path = $2, fingerprint = $3, state = $4, \
+         claim_token = $5, lease_until = $6, response_status = NULL, \
+         response_content_type = NULL, response_body = NULL, created_at = $7, expires_at = $8 \
+         WHERE idempotency_key = $9 AND claim_token = $10 AND state = $11 AND ",
+    )
+    .bind(&request.method)
+    .bind(&request.path)
+    .bind(&request.fingerprint)
+    .bind(KeyState::Running)
+    .bind(claim.token)
+    .bind(terms.lease_until)
+    .bind(terms.now)
+    .bind(terms.expires_at)
+    .bind(&claim.key)
+    .bind(previous.claim_token)
+    .bind(previous.state)
+    .push_tenant(&claim.tenant, "")
+    .rows_affected(&mut tx)
+    .await?;
+    tx.commit().await?;
+    Ok(changed == 1)
+}
+
+/// Inside the transaction of the request's change: marks the row applied,
+/// false when `claim` no longer holds it.
+pub async fn mark_applied(tx: &mut Tx, claim: &Claim) -> Result<bool, StoreError> {
+    let changed = Query::new(
+        "UPDATE idempotency_keys SET state = $1 \
+         WHERE idempotency_key = $2 AND claim_token = $3 AND ",
+    )
+    .bind(KeyState::Applied)
+    .bind(&claim.key)
+    .bind(claim.token)
+    .push_tenant(&claim.tenant, "")
+    .rows_affected(tx)
+    .await?;
+    Ok(changed == 1)
+}
+
+/// Stores the answer of the request holding `claim`.
+pub async fn complete(db: &Db, claim: &Claim, answer: StoredAnswer) -> Result<(), StoreError> {
+    let mut tx = bookkeeping(db).await?;
+    Query::new(
+        "UPDATE idempotency_keys SET state = $1, response_status = $2, \
+         response_content_type = $3, response_body = $4 \
+         WHERE idempotency_key = $5 AND claim_token = $6 AND ",
+    )
+    .bind(KeyState::Completed)
+    .bind(i64::from(answer.status))
+    .bind(answer.content_type)
+    .bind(answer.body)
+    .bind(&claim.key)
+    .bind(claim.token)
+    .push_tenant(&claim.tenant, "")
+    .execute(&mut tx)
+    .await?;
+    tx.commit().await
+}
+
+/// Frees the key of a request that changed nothing and whose answer is
+/// not kept (401, 403, 429, 5xx): the client may retry with it.
+pub async fn release(db: &Db, claim: &Claim) -> Result<(), StoreError> {
+    let mut tx = bookkeeping(db).await?;
+    Query::new(
+        "DELETE FROM idempotency_keys WHERE idempotency_key = $1 AND claim_token = $2 \
+         AND state = $3 AND ",
+    )
+    .bind(&claim.key)
+    .bind(claim.token)
+    .bind(KeyState::Running)
+    .push_tenant(&claim.tenant, "")
+    .execute(&mut tx)
+    .await?;
+    tx.commit().await
+}
