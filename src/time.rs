@@ -97,6 +97,36 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     Ok(std::time::Duration::from_secs(seconds))
 }
 
+/// Runs `pass` every `period` (the first at `first`) until shutdown, one at
+/// a time: a pass that outlasts the period delays the next rather than
+/// overlapping it, and shutdown drops a pass midway (its open transaction
+/// rolls back).
+pub fn every<F, Fut>(
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+    first: tokio::time::Instant,
+    period: std::time::Duration,
+    mut pass: F,
+) -> tokio::task::JoinHandle<()>
+where
+    F: FnMut() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    tokio::spawn(async move {
+        let mut ticker = tokio::time::interval_at(first, period);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = ticker.tick() => {}
+                _ = shutdown.wait_for(|stop| *stop) => break,
+            }
+            tokio::select! {
+                () = pass() => {}
+                _ = shutdown.wait_for(|stop| *stop) => break,
+            }
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

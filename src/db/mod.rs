@@ -7,11 +7,13 @@
 
 mod clock;
 mod hook;
+mod pass_lock;
 mod query;
 mod reference;
 
 pub use clock::millis;
 pub use hook::{CommitHook, with_commit_hook};
+pub use pass_lock::PassLock;
 pub use query::{AnyRow, On, Query, Value};
 pub use reference::{Table, ensure_reference};
 

@@ -10,7 +10,6 @@ pub mod store;
 use std::time::{Duration, Instant};
 
 use tokio::task::JoinHandle;
-use tokio::time::MissedTickBehavior;
 
 use crate::config::Config;
 use crate::db::Db;
@@ -154,20 +153,12 @@ pub fn spawn(state: &AppState) -> JoinHandle<()> {
         .config
         .retention_interval
         .max(Duration::from_millis(10));
-    let mut shutdown = state.shutdown.clone();
-    tokio::spawn(async move {
-        let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-        ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                _ = ticker.tick() => {}
-                _ = shutdown.wait_for(|stop| *stop) => break,
-            }
-            tokio::select! {
-                result = run_pass(&db, policy) => if let Err(err) = result {
-                    tracing::warn!(error = %err, "retention pass failed");
-                },
-                _ = shutdown.wait_for(|stop| *stop) => break,
+    let first = tokio::time::Instant::now() + every;
+    crate::time::every(state.shutdown.clone(), first, every, move || {
+        let db = db.clone();
+        async move {
+            if let Err(err) = run_pass(&db, policy).await {
+                tracing::warn!(error = %err, "retention pass failed");
             }
         }
     })

@@ -1,7 +1,7 @@
 //! SQL of the retention pass: one batch-sized DELETE per kind of row, and
 //! the lock that lets one node run the pass at a time.
 
-use crate::db::{Backend, Db, Query, Tx};
+use crate::db::{Db, PassLock, Query};
 use crate::error::StoreError;
 use crate::time::Timestamp;
 
@@ -97,33 +97,10 @@ pub async fn delete_batch(
         .await
 }
 
-/// Held while a pass runs: on Postgres a transaction holding
-/// `pg_try_advisory_xact_lock`, released when the pass ends or by the
-/// server if the node dies. SQLite serves one node and needs none.
-pub struct PassLock(Option<Tx>);
-
-/// The key of the advisory lock ("SDRETAIN").
+/// The key of the pass's advisory lock ("SDRETAIN").
 const PASS_LOCK_KEY: i64 = 0x5344_5245_5441_494e;
 
 /// The pass lock, or None when another node is running a pass.
 pub async fn lock_pass(db: &Db) -> Result<Option<PassLock>, StoreError> {
-    if db.backend() == Backend::Sqlite {
-        return Ok(Some(PassLock(None)));
-    }
-    let mut tx = db.begin().await?;
-    let locked: bool = Query::new("SELECT pg_try_advisory_xact_lock($1)")
-        .bind(PASS_LOCK_KEY)
-        .fetch_scalar(&mut tx)
-        .await?;
-    Ok(locked.then_some(PassLock(Some(tx))))
-}
-
-impl PassLock {
-    pub async fn release(self) {
-        if let Some(tx) = self.0
-            && let Err(err) = tx.commit().await
-        {
-            tracing::warn!(error = %err, "releasing the retention lock");
-        }
-    }
+    PassLock::try_take(db, PASS_LOCK_KEY, "retention").await
 }

@@ -5,7 +5,6 @@
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
-use tokio::time::MissedTickBehavior;
 
 use super::store;
 use crate::db::Db;
@@ -52,22 +51,14 @@ pub async fn run_pass(db: &Db) -> Result<usize, StoreError> {
 pub fn spawn(state: &AppState) -> JoinHandle<()> {
     let db = state.db.clone();
     let every = state.config.rules_interval.max(Duration::from_millis(10));
-    let mut shutdown = state.shutdown.clone();
-    tokio::spawn(async move {
-        let mut ticker = tokio::time::interval(every);
-        ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                _ = ticker.tick() => {}
-                _ = shutdown.wait_for(|stop| *stop) => break,
-            }
-            tokio::select! {
-                result = run_pass(&db) => match result {
-                    Ok(0) => {}
-                    Ok(fired) => tracing::info!(fired, "escalation rules fired"),
-                    Err(err) => tracing::warn!(error = %err, "escalation rules pass failed"),
-                },
-                _ = shutdown.wait_for(|stop| *stop) => break,
+    let first = tokio::time::Instant::now();
+    crate::time::every(state.shutdown.clone(), first, every, move || {
+        let db = db.clone();
+        async move {
+            match run_pass(&db).await {
+                Ok(0) => {}
+                Ok(fired) => tracing::info!(fired, "escalation rules fired"),
+                Err(err) => tracing::warn!(error = %err, "escalation rules pass failed"),
             }
         }
     })

@@ -9,7 +9,7 @@ use uuid::Uuid;
 
 use super::{Action, Conditions, DEFAULT_STATUSES, NewRule, Rule, reference_problems};
 use crate::auth::{Mode, Tenant};
-use crate::db::{Backend, Db, On, Query, Tx};
+use crate::db::{Backend, Db, On, PassLock, Query, Tx};
 use crate::error::StoreError;
 use crate::tickets::model::Escalation;
 use crate::tickets::store::escalate_in;
@@ -352,36 +352,13 @@ pub(super) async fn fire(
     Ok(true)
 }
 
-/// Held while a node runs a pass. On Postgres it is a transaction holding
-/// `pg_try_advisory_xact_lock`: released when the pass ends, or by the
-/// rollback if the task is dropped or the connection dies.
-pub(super) struct PassLock(Option<Tx>);
-
-/// The key of the advisory lock ("SDRULES1").
+/// The key of the pass's advisory lock ("SDRULES1").
 const PASS_LOCK_KEY: i64 = 0x5344_5255_4c45_5331;
 
 /// The pass lock, or None when another node is running a pass. SQLite (one
 /// node) needs none: firings are unique anyway.
 pub(super) async fn lock_pass(db: &Db) -> Result<Option<PassLock>, StoreError> {
-    if db.backend() == Backend::Sqlite {
-        return Ok(Some(PassLock(None)));
-    }
-    let mut tx = db.begin().await?;
-    let locked: bool = Query::new("SELECT pg_try_advisory_xact_lock($1)")
-        .bind(PASS_LOCK_KEY)
-        .fetch_scalar(&mut tx)
-        .await?;
-    Ok(locked.then_some(PassLock(Some(tx))))
-}
-
-impl PassLock {
-    pub(super) async fn release(self) {
-        if let Some(tx) = self.0
-            && let Err(err) = tx.commit().await
-        {
-            tracing::warn!(error = %err, "releasing the escalation rules lock");
-        }
-    }
+    PassLock::try_take(db, PASS_LOCK_KEY, "escalation rules").await
 }
 
 #[cfg(test)]
