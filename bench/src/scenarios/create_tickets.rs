@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use hyper::StatusCode;
-use serde_json::json;
 
 use super::rows::{RowBuilder, ratio};
 use super::{Baseline, Ctx};
@@ -18,15 +17,7 @@ impl Ctx {
         let (scenario_p99, target_p99) = ("1 `POST /tickets` p99", "≤ 8× pgbench's p99");
         let server = self.start("s1-service", &self.service).await?;
         let entity = self.seed.entity.clone();
-        let body = move |seq: u64| {
-            json!({
-                "subject": format!("Bench ticket {seq}: cannot log in"),
-                "description": "The login page answers with an error after the password step. \
-                                Steps: open the app, enter the e-mail, enter the password.",
-                "priority": "HIGH",
-                "entityId": entity,
-            })
-        };
+        let body = move |seq: u64| super::ticket_body(&entity, seq);
         let (status, text) = self
             .probe(
                 &server,

@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use hyper::StatusCode;
-use serde_json::json;
 
 use super::rows::RowBuilder;
 use super::{Baseline, Ctx};
@@ -18,15 +17,7 @@ impl Ctx {
         let target = "≥ 80% of without";
         let server = self.start("s8-service", &self.service).await?;
         let entity = self.seed.entity.clone();
-        let body = move |seq: u64| {
-            json!({
-                "subject": format!("Bench ticket {seq}: cannot log in"),
-                "description": "The login page answers with an error after the password step. \
-                                Steps: open the app, enter the e-mail, enter the password.",
-                "priority": "HIGH",
-                "entityId": entity,
-            })
-        };
+        let body = move |seq: u64| super::ticket_body(&entity, seq);
         let key = self.key().to_string();
         let keyed = {
             let (key, body) = (key.clone(), body.clone());

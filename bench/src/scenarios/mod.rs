@@ -250,6 +250,18 @@ fn hist_of(micros: &[u32]) -> hdrhistogram::Histogram<u64> {
     h
 }
 
+/// The body of numbered ticket `seq` in `entity` (scenarios 1 and 8): a
+/// typical ticket, a subject and a few lines of description.
+fn ticket_body(entity: &str, seq: u64) -> serde_json::Value {
+    json!({
+        "subject": format!("Bench ticket {seq}: cannot log in"),
+        "description": "The login page answers with an error after the password step. \
+                        Steps: open the app, enter the e-mail, enter the password.",
+        "priority": "HIGH",
+        "entityId": entity,
+    })
+}
+
 /// The body of numbered chat message `seq` (a typical short chat line).
 fn chat_body(seq: u64) -> String {
     format!(
