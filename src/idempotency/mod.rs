@@ -40,7 +40,6 @@ use crate::auth::{Principal, Tenant};
 use crate::db::{CommitHook, Tx, with_commit_hook};
 use crate::error::{ApiError, ApiResult, StoreError};
 use crate::state::AppState;
-use crate::time::Timestamp;
 use store::{Claim, KeyRecord, KeyState, RequestIdentity, StoredAnswer, Terms};
 
 /// The request header carrying the key.
@@ -158,11 +157,9 @@ async fn acquire(
 ) -> ApiResult<Option<Response>> {
     let db = &state.db;
     for _ in 0..CLAIM_ATTEMPTS {
-        let now = Timestamp::now();
         let terms = Terms {
-            now,
-            lease_until: now.plus(LEASE),
-            expires_at: now.plus(state.config.idempotency_ttl),
+            lease: LEASE,
+            ttl: state.config.idempotency_ttl,
         };
         let record = match store::claim(db, claim, identity, terms).await? {
             Ok(()) => return Ok(None),
@@ -170,7 +167,7 @@ async fn acquire(
             Err(None) => continue,
             Err(Some(record)) => record,
         };
-        if record.expires_at <= now {
+        if record.expired {
             if store::take_over(db, claim, &record, identity, terms).await? {
                 return Ok(None);
             }
@@ -185,7 +182,7 @@ async fn acquire(
         }
         match record.state {
             KeyState::Completed => return replay(record).map(Some),
-            KeyState::Running | KeyState::Applied if record.lease_until > now => {
+            KeyState::Running | KeyState::Applied if !record.lease_passed => {
                 return Err(in_progress());
             }
             // Its request stopped before changing anything: run it now.

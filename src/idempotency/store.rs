@@ -2,16 +2,17 @@
 //! token it holds, so a request that lost its row (taken over after its
 //! lease) can change nothing.
 //!
-//! Times are the node's clock, bound from Rust like every other lease here
-//! (the outbox's): leases last a minute, so a few seconds of clock skew
-//! between nodes only moves when a stalled request may be taken over.
+//! Times come from the database's clock, like the outbox's leases: nodes
+//! whose clocks disagree still agree on when a stalled request's lease has
+//! passed and when a record has expired.
 
 use uuid::Uuid;
 
 use crate::auth::Tenant;
-use crate::db::{Backend, Db, Query, Tx};
+use std::time::Duration;
+
+use crate::db::{Backend, Db, Query, Tx, millis};
 use crate::error::StoreError;
-use crate::time::Timestamp;
 
 crate::text_enum! {
     /// Where a key's request stands.
@@ -43,11 +44,13 @@ pub struct KeyRecord {
     pub fingerprint: String,
     pub state: KeyState,
     pub claim_token: Uuid,
-    pub lease_until: Timestamp,
     pub response_status: Option<i32>,
     pub response_content_type: Option<String>,
     pub response_body: Option<Vec<u8>>,
-    pub expires_at: Timestamp,
+    /// Whether `lease_until` has passed, by the database's clock.
+    pub lease_passed: bool,
+    /// Whether `expires_at` has passed, by the database's clock.
+    pub expired: bool,
 }
 
 impl KeyRecord {
@@ -66,12 +69,11 @@ pub struct Claim {
     pub token: Uuid,
 }
 
-/// When a claim's lease and its record end, from `now`.
+/// How long a claim's lease and its record last, from the database's now.
 #[derive(Debug, Clone, Copy)]
 pub struct Terms {
-    pub now: Timestamp,
-    pub lease_until: Timestamp,
-    pub expires_at: Timestamp,
+    pub lease: Duration,
+    pub ttl: Duration,
 }
 
 /// The answer to store.
@@ -106,12 +108,16 @@ pub async fn claim(
     terms: Terms,
 ) -> Result<Result<(), Option<KeyRecord>>, StoreError> {
     let mut tx = bookkeeping(db).await?;
-    let inserted = Query::new(
+    let backend = tx.backend();
+    let inserted = Query::new(format!(
         "INSERT INTO idempotency_keys (company_id, mode, idempotency_key, method, path, \
          fingerprint, state, claim_token, lease_until, created_at, expires_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, {lease_until}, {now}, {expires_at}) \
          ON CONFLICT (company_id, mode, idempotency_key) DO NOTHING",
-    )
+        lease_until = backend.now_plus_sql("$9"),
+        now = backend.now_sql(),
+        expires_at = backend.now_plus_sql("$10"),
+    ))
     .bind_tenant(&claim.tenant)
     .bind(&claim.key)
     .bind(&request.method)
@@ -119,9 +125,8 @@ pub async fn claim(
     .bind(&request.fingerprint)
     .bind(KeyState::Running)
     .bind(claim.token)
-    .bind(terms.lease_until)
-    .bind(terms.now)
-    .bind(terms.expires_at)
+    .bind(millis(terms.lease))
+    .bind(millis(terms.ttl))
     .rows_affected(&mut tx)
     .await?;
     let outcome = if inserted == 1 {
@@ -134,11 +139,13 @@ pub async fn claim(
 }
 
 async fn find(tx: &mut Tx, tenant: &Tenant, key: &str) -> Result<Option<KeyRecord>, StoreError> {
-    Query::new(
-        "SELECT method, path, fingerprint, state, claim_token, lease_until, response_status, \
-         response_content_type, response_body, expires_at FROM idempotency_keys \
+    let now = tx.backend().now_sql();
+    Query::new(format!(
+        "SELECT method, path, fingerprint, state, claim_token, response_status, \
+         response_content_type, response_body, lease_until <= {now} AS lease_passed, \
+         expires_at <= {now} AS expired FROM idempotency_keys \
          WHERE idempotency_key = $1 AND ",
-    )
+    ))
     .bind(key)
     .push_tenant(tenant, "")
     .fetch_optional(tx)
@@ -156,20 +163,24 @@ pub async fn take_over(
     terms: Terms,
 ) -> Result<bool, StoreError> {
     let mut tx = bookkeeping(db).await?;
-    let changed = Query::new(
+    let backend = tx.backend();
+    let changed = Query::new(format!(
         "UPDATE idempotency_keys SET method = $1, path = $2, fingerprint = $3, state = $4, \
-         claim_token = $5, lease_until = $6, response_status = NULL, \
-         response_content_type = NULL, response_body = NULL, created_at = $7, expires_at = $8 \
-         WHERE idempotency_key = $9 AND claim_token = $10 AND state = $11 AND ",
-    )
+         claim_token = $5, lease_until = {lease_until}, response_status = NULL, \
+         response_content_type = NULL, response_body = NULL, created_at = {now}, \
+         expires_at = {expires_at} \
+         WHERE idempotency_key = $8 AND claim_token = $9 AND state = $10 AND ",
+        lease_until = backend.now_plus_sql("$6"),
+        now = backend.now_sql(),
+        expires_at = backend.now_plus_sql("$7"),
+    ))
     .bind(&request.method)
     .bind(&request.path)
     .bind(&request.fingerprint)
     .bind(KeyState::Running)
     .bind(claim.token)
-    .bind(terms.lease_until)
-    .bind(terms.now)
-    .bind(terms.expires_at)
+    .bind(millis(terms.lease))
+    .bind(millis(terms.ttl))
     .bind(&claim.key)
     .bind(previous.claim_token)
     .bind(previous.state)
