@@ -57,7 +57,7 @@ pub struct Realtime {
     pub bus: Bus,
     pub hub: Arc<Hub>,
     pub presence: Presence,
-    /// Sockets open per visitor or socket token on this node.
+    /// Sockets open per visitor or socket token (on every node with Redis).
     pub slots: slots::SocketSlots,
     tokens: OnceCell<TokenKey>,
     /// Ping interval and dead-peer limit in milliseconds (tests shorten them).
@@ -75,6 +75,11 @@ impl Realtime {
             Some(url) => Bus::redis(url, &config.redis_prefix).await?,
             None => Bus::local(),
         };
+        let slots = slots::SocketSlots::new(
+            redis
+                .clone()
+                .map(|conn| slots::RedisSlots::new(conn, &config.redis_prefix)),
+        );
         let presence = match redis {
             Some(conn) => Presence::redis(conn, &config.redis_prefix, config.presence_ttl),
             None => Presence::local(config.presence_ttl),
@@ -83,7 +88,7 @@ impl Realtime {
             bus,
             hub: Arc::new(Hub::default()),
             presence,
-            slots: slots::SocketSlots::default(),
+            slots,
             tokens: OnceCell::new(),
             keepalive: (
                 AtomicU64::new(PING_INTERVAL.as_millis() as u64),

@@ -35,6 +35,7 @@ pub use auth::{Credential, WsQuery, authenticate, slot_for};
 use super::credentials::Ending;
 use super::hub::{Close, Connection, Frame, KickSignal};
 use super::protocol::{self, ClientFrame, HubChannel};
+use super::slots::Slot;
 use crate::error::{ApiError, StoreError};
 use crate::extract::Query;
 use crate::state::AppState;
@@ -83,9 +84,10 @@ pub async fn handler(
             return error.into_response();
         }
     };
+    let (ping_interval, _) = state.realtime.keepalive();
     let slot = match slot_for(&credential, &headers, token) {
         None => None,
-        Some((key, cap)) => match state.realtime.slots.take(key, cap) {
+        Some((key, cap)) => match state.realtime.slots.take(key, cap, ping_interval).await {
             Some(slot) => Some(slot),
             None => {
                 return ApiError::new(
@@ -112,8 +114,7 @@ pub async fn handler(
         .max_message_size(MAX_MESSAGE)
         .max_frame_size(MAX_MESSAGE)
         .on_upgrade(move |ws| async move {
-            run(state, credential, changes_seen, ws).await;
-            drop(slot);
+            run(state, credential, slot, changes_seen, ws).await;
         })
 }
 
@@ -194,6 +195,8 @@ impl From<Stop> for Fail {
 struct Socket {
     state: AppState,
     credential: Credential,
+    /// The socket's place under its token's cap, freed when it is dropped.
+    slot: Option<Slot>,
     ws: WebSocket,
     conn: Connection,
     kick: KickSignal,
@@ -205,7 +208,13 @@ struct Socket {
     last_typing: Option<(Uuid, Instant)>,
 }
 
-async fn run(state: AppState, credential: Credential, changes_seen: u64, ws: WebSocket) {
+async fn run(
+    state: AppState,
+    credential: Credential,
+    slot: Option<Slot>,
+    changes_seen: u64,
+    ws: WebSocket,
+) {
     let hub = &state.realtime.hub;
     let conn = hub.connect(credential.holder(), credential.can_write());
     // A change applied between the handshake and now did not see this
@@ -218,6 +227,7 @@ async fn run(state: AppState, credential: Credential, changes_seen: u64, ws: Web
         shutdown: state.shutdown.clone(),
         state,
         credential,
+        slot,
         ws,
         conn,
         replayed: None,
@@ -293,6 +303,10 @@ impl Socket {
                 Event::Queued(Some(frame)) => self.forward(&frame).await,
                 Event::Queued(None) => Err(Stop::Gone),
                 Event::Tick => {
+                    if let Some(slot) = &self.slot {
+                        // Boxed like `on_text`: a Redis call's future is large.
+                        Box::pin(slot.refresh()).await;
+                    }
                     let silent = last_heard.elapsed();
                     if silent >= dead_after {
                         Err(Stop::Gone)

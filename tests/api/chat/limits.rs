@@ -20,6 +20,10 @@ backend_tests!(
     visitor_message_frames_are_limited_per_session,
     a_visitor_token_holds_at_most_five_sockets,
     a_socket_token_holds_at_most_twenty_sockets,
+    a_visitor_token_holds_at_most_five_sockets_across_nodes,
+    without_redis_answers_each_node_counts_its_own_sockets,
+    expired_places_of_a_dead_node_are_not_counted,
+    an_open_socket_keeps_its_place_fresh,
 );
 
 /// The bodies of the messages stored in `session`.
@@ -215,4 +219,167 @@ async fn a_socket_token_holds_at_most_twenty_sockets(backend: Backend) {
     );
     // The key itself is not capped.
     Client::key(&app, &acme.key).await;
+}
+
+/// Opens a socket with `token` on `app` and waits until it answers.
+async fn open_socket(app: &TestApp, token: &str) -> Client {
+    let mut socket = Client::token(app, token).await;
+    socket.assert_nothing_before_pong().await;
+    socket
+}
+
+async fn a_visitor_token_holds_at_most_five_sockets_across_nodes(backend: Backend) {
+    let node_a = TestApp::spawn(backend).await;
+    let node_b = node_a.spawn_peer().await;
+    let acme = node_a.company().await;
+    let session = new_session(&node_a, &acme, json!({})).await;
+    let token = session["visitorToken"].as_str().expect("token");
+    let mut on_a = Vec::new();
+    for _ in 0..3 {
+        on_a.push(open_socket(&node_a, token).await);
+    }
+    let mut on_b = Vec::new();
+    for _ in 0..2 {
+        on_b.push(open_socket(&node_b, token).await);
+    }
+    if node_a.config.redis_url.is_none() {
+        // Without Redis each node counts alone: node B has room for three more.
+        open_socket(&node_b, token).await;
+        eprintln!("caps across nodes need Redis: checked on the postgres backend");
+        return;
+    }
+    for node in [&node_a, &node_b] {
+        let (status, body) = refused_status(node, token).await;
+        assert_eq!(
+            (status, &body["code"]),
+            (429, &json!("rate_limited")),
+            "{body}"
+        );
+    }
+    // Closing one on node A frees a place on node B.
+    let mut closed = on_a.pop().expect("a socket");
+    closed.ws.close(None).await.expect("close sent");
+    eventually("a place is free again on the other node", || async {
+        Client::try_connect(&node_b, None, Some(token))
+            .await
+            .is_ok()
+    })
+    .await;
+}
+
+async fn without_redis_answers_each_node_counts_its_own_sockets(backend: Backend) {
+    let node_a = TestApp::spawn(backend).await;
+    let Some(redis) = node_a.state.redis.clone() else {
+        eprintln!("a failing Redis needs Redis: checked on the postgres backend");
+        return;
+    };
+    let node_b = node_a.spawn_peer().await;
+    let acme = node_a.company().await;
+    let session = new_session(&node_a, &acme, json!({})).await;
+    let token = session["visitorToken"].as_str().expect("token");
+    // A plain string where the sockets' set belongs: every call on it fails.
+    let slots = node_a.state.realtime.slots.redis().expect("Redis slots");
+    let key = slots.redis_key(&format!("visitor:{}", id_of(&session)));
+    let _: () = redis::cmd("SET")
+        .arg(&key)
+        .arg("not a set")
+        .query_async(&mut redis.clone())
+        .await
+        .expect("SET");
+    let mut open = Vec::new();
+    for _ in 0..5 {
+        open.push(open_socket(&node_a, token).await);
+    }
+    let (status, body) = refused_status(&node_a, token).await;
+    assert_eq!(
+        (status, &body["code"]),
+        (429, &json!("rate_limited")),
+        "{body}"
+    );
+    open.push(open_socket(&node_b, token).await);
+}
+
+/// The Redis connection and the key of `session`'s sockets set, when the
+/// app has Redis.
+fn sockets_set(app: &TestApp, session: &Value) -> Option<(redis::aio::ConnectionManager, String)> {
+    let redis = app.state.redis.clone()?;
+    let slots = app.state.realtime.slots.redis().expect("Redis slots");
+    Some((
+        redis,
+        slots.redis_key(&format!("visitor:{}", id_of(session))),
+    ))
+}
+
+async fn expired_places_of_a_dead_node_are_not_counted(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let session = new_session(&app, &acme, json!({})).await;
+    let token = session["visitorToken"].as_str().expect("token");
+    let Some((mut redis, key)) = sockets_set(&app, &session) else {
+        eprintln!("shared places need Redis: checked on the postgres backend");
+        return;
+    };
+    // Another node's places: three long expired (it died), two live.
+    let far_future = 32_503_680_000_000_i64; // year 3000, in ms
+    let _: i64 = redis::cmd("ZADD")
+        .arg(&key)
+        .arg(1)
+        .arg("dead-1")
+        .arg(1)
+        .arg("dead-2")
+        .arg(1)
+        .arg("dead-3")
+        .arg(far_future)
+        .arg("live-1")
+        .arg(far_future)
+        .arg("live-2")
+        .query_async(&mut redis)
+        .await
+        .expect("ZADD");
+    let mut open = Vec::new();
+    for _ in 0..3 {
+        open.push(open_socket(&app, token).await);
+    }
+    let (status, body) = refused_status(&app, token).await;
+    assert_eq!(
+        (status, &body["code"]),
+        (429, &json!("rate_limited")),
+        "{body}"
+    );
+}
+
+async fn an_open_socket_keeps_its_place_fresh(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let session = new_session(&app, &acme, json!({})).await;
+    let token = session["visitorToken"].as_str().expect("token");
+    let Some((redis, key)) = sockets_set(&app, &session) else {
+        eprintln!("shared places need Redis: checked on the postgres backend");
+        return;
+    };
+    app.state
+        .realtime
+        .set_keepalive(Duration::from_millis(100), Duration::from_secs(60));
+    let _socket = open_socket(&app, token).await;
+    let expiry = || {
+        let mut redis = redis.clone();
+        let key = key.clone();
+        async move {
+            let members: Vec<(String, i64)> = redis::cmd("ZRANGE")
+                .arg(&key)
+                .arg(0)
+                .arg(-1)
+                .arg("WITHSCORES")
+                .query_async(&mut redis)
+                .await
+                .expect("ZRANGE");
+            assert_eq!(members.len(), 1, "{members:?}");
+            members[0].1
+        }
+    };
+    let first = expiry().await;
+    eventually("the socket's place is refreshed", || async {
+        expiry().await > first
+    })
+    .await;
 }
