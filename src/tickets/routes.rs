@@ -19,7 +19,8 @@ use crate::extract::{Id, Json, Query};
 use crate::openapi::schema::{self, Deleted};
 use crate::router::ApiRouter;
 use crate::state::AppState;
-use crate::tags::model::{TagEdit, optional_tag_set, tag_filter, tag_set};
+use crate::tags::model::{optional_tag_set, tag_filter, tag_set};
+use crate::tags::routes::{TagEditBody, tag_edit};
 use crate::validate::{
     Fields, NAME_MAX, Page, Paged, Patch, ensure, optional_email, optional_enum, optional_id,
     optional_text, problem, required_id, required_text,
@@ -110,18 +111,6 @@ pub(crate) struct UpdateBody {
     #[serde(default)]
     #[schema(value_type = Option<Vec<String>>)]
     tags: Patch<serde_json::Value>,
-}
-
-/// Tags to add and to remove, in one atomic change.
-#[derive(Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub(crate) struct TagEditBody {
-    /// Tags to add (normalised as on create); those present are kept.
-    #[schema(value_type = Option<Vec<String>>)]
-    add: Option<serde_json::Value>,
-    /// Tags to remove; those absent are ignored.
-    #[schema(value_type = Option<Vec<String>>)]
-    remove: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -336,29 +325,6 @@ async fn edit_tags(
     let edit = tag_edit(&body)?;
     let ticket = store::edit_tags(&state.db, &principal.tenant, id, edit).await?;
     Ok(Json(ticket))
-}
-
-/// The checked `add` / `remove` of a tag edit: at least one given, no tag
-/// in both.
-pub(crate) fn tag_edit(body: &TagEditBody) -> Result<TagEdit, crate::error::ApiError> {
-    let (_, add, remove) = (
-        ensure(
-            body.add.is_some() || body.remove.is_some(),
-            "body",
-            "give at least one of: add, remove",
-        ),
-        optional_tag_set("add", body.add.as_ref()),
-        optional_tag_set("remove", body.remove.as_ref()),
-    )
-        .all_valid()?;
-    let both: Vec<&String> = add.iter().filter(|tag| remove.contains(tag)).collect();
-    if let Some(tag) = both.first() {
-        return Err(crate::error::ApiError::invalid_field(
-            "remove",
-            format!("{tag:?} is also in add"),
-        ));
-    }
-    Ok(TagEdit { add, remove })
 }
 
 /// Delete a ticket

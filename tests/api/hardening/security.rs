@@ -33,6 +33,7 @@ fn valid_body(method: &Method, path: &str, other_user: &str) -> Option<Value> {
         ("POST", "/tickets/{id}/escalate") => json!({"escalateToId": other_user}),
         ("POST", "/tickets/{id}/comments") => json!({"body": "Hi"}),
         ("POST", "/tickets/{id}/tags") => json!({"add": ["b-was-here"]}),
+        ("POST", "/chat/sessions/{id}/tags") => json!({"add": ["b-was-here"]}),
         ("PATCH", "/kb/articles/{id}") => json!({"title": "Renamed"}),
         ("POST", "/kb/articles/{id}/helpful") => json!({"helpful": true}),
         ("PATCH", "/kb/categories/{id}") => json!({"name": "Renamed"}),

@@ -5,6 +5,7 @@
 mod counts;
 mod edits;
 mod filters;
+mod sessions;
 
 use serde_json::{Value, json};
 use uuid::Uuid;
