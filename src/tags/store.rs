@@ -124,6 +124,7 @@ pub async fn edit(
         .fetch_scalar(&mut *tx)
         .await?;
         if count > TAGS_PER_RECORD as i64 {
+            // The store's way to a 400 `validation_failed` naming a field.
             return Err(StoreError::InvalidReferences(vec![too_many("add")]));
         }
     }
