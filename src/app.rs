@@ -36,6 +36,7 @@ pub fn api_routes() -> ApiRouter {
         .merge(crate::keys::routes::router())
         .merge(crate::webhooks::routes::router())
         .merge(crate::tickets::routes::router())
+        .merge(crate::tags::routes::router())
         .merge(crate::chat::routes::router())
         .merge(crate::kb::routes::router())
         .merge(crate::settings::routes::router())

@@ -30,6 +30,7 @@ pub mod retention;
 pub mod router;
 pub mod settings;
 pub mod state;
+pub mod tags;
 pub mod telemetry;
 pub mod tickets;
 pub mod time;

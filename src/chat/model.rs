@@ -6,6 +6,7 @@ use uuid::Uuid;
 use crate::error::ApiError;
 use crate::error::FieldError;
 use crate::mail::Email;
+use crate::tags::model::{TagEdit, TagFilter};
 use crate::time::Timestamp;
 use crate::validate::{Fields, optional_id, problem, required_enum, required_id, required_text};
 
@@ -42,6 +43,9 @@ pub struct Session {
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
     pub closed_at: Option<Timestamp>,
+    /// Sorted.
+    #[sqlx(skip)]
+    pub tags: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
@@ -75,12 +79,25 @@ pub struct NewSession {
     pub entity_id: Uuid,
     pub visitor_name: String,
     pub visitor_email: Option<String>,
+    /// A sorted set.
+    pub tags: Vec<String>,
 }
 
 #[derive(Debug, Default)]
 pub struct SessionFilter {
     pub entity_id: Option<Uuid>,
     pub status: Option<SessionStatus>,
+    pub tags: TagFilter,
+}
+
+/// What a PATCH or `POST …/tags` does to a session's tags.
+#[derive(Debug, Clone, Default)]
+pub enum SessionTags {
+    #[default]
+    Keep,
+    /// Make this sorted set the tags.
+    Replace(Vec<String>),
+    Edit(TagEdit),
 }
 
 /// Who sends a message: an agent is always a known user.
@@ -265,6 +282,7 @@ mod tests {
             created_at: now,
             updated_at: now,
             closed_at: None,
+            tags: Vec::new(),
         };
         let message = Message {
             id: Uuid::now_v7(),

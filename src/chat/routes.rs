@@ -3,14 +3,14 @@
 
 use std::time::Duration;
 
-use axum::extract::State;
+use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa_axum::routes;
 
 use super::model::{
     Message, MessageInput, NewSession, OutgoingMessage, SenderTypeInput, Session, SessionFilter,
-    sender_type, session_status,
+    SessionTags, sender_type, session_status,
 };
 use super::{service, store};
 use crate::auth::{Principal, Scope};
@@ -20,10 +20,12 @@ use crate::openapi::schema::{DataList, ErrorBody, Removed};
 use crate::realtime::presence::{AgentPresence, Visibility};
 use crate::router::ApiRouter;
 use crate::state::AppState;
+use crate::tags::model::{optional_tag_set, tag_filter, tag_set};
+use crate::tags::routes::{TagEditBody, tag_edit};
 use crate::time::Timestamp;
 use crate::validate::{
-    Fields, NAME_MAX, Page, PageQuery, Paged, optional_email, optional_enum, optional_id,
-    optional_text, required_enum, required_id,
+    Fields, NAME_MAX, Page, PageQuery, Paged, ensure, optional_email, optional_enum, optional_id,
+    optional_text, required_id,
 };
 
 /// How long a socket token may wait before it opens a socket.
@@ -39,6 +41,7 @@ pub fn router() -> ApiRouter {
         .route(Scope::ChatRead, routes!(list_sessions))
         .route(Scope::ChatRead, routes!(get_session))
         .route(Scope::ChatWrite, routes!(update_session))
+        .route(Scope::ChatWrite, routes!(edit_session_tags))
         .route(Scope::ChatWrite, routes!(send_message))
         .route(Scope::ChatWrite, routes!(heartbeat))
         .route(Scope::ChatRead, routes!(list_presence))
@@ -56,6 +59,10 @@ pub(crate) struct CreateSession {
     visitor_name: Option<String>,
     #[schema(value_type = String, format = Email, max_length = 255)]
     visitor_email: Option<String>,
+    /// Tags: trimmed and lower-cased, 1-50 letters, digits, `-`, `_`, `:`
+    /// or `.` each, at most 50; duplicates collapse.
+    #[schema(value_type = Option<Vec<String>>)]
+    tags: Option<serde_json::Value>,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -78,16 +85,18 @@ async fn create_session(
     principal: Principal,
     Json(body): Json<CreateSession>,
 ) -> ApiResult<(StatusCode, Json<CreatedSession>)> {
-    let (entity_id, visitor_name, visitor_email) = (
+    let (entity_id, visitor_name, visitor_email, tags) = (
         required_id("entityId", body.entity_id.as_deref()),
         optional_text("visitorName", body.visitor_name.as_deref(), NAME_MAX),
         optional_email("visitorEmail", body.visitor_email.as_deref()),
+        optional_tag_set("tags", body.tags.as_ref()),
     )
         .all_valid()?;
     let new = NewSession {
         entity_id,
         visitor_name: visitor_name.unwrap_or_else(|| "Visitor".into()),
         visitor_email,
+        tags,
     };
     let (session, visitor_token) = service::create_session(&state, &principal.tenant, new).await?;
     Ok((
@@ -113,6 +122,11 @@ struct ListQuery {
     params(
         ("entityId" = Option<uuid::Uuid>, Query, description = "Only this entity's sessions"),
         ("status" = Option<String>, Query, description = "ACTIVE or CLOSED"),
+        ("tag" = Option<Vec<String>>, Query, explode = true,
+            description = "Only sessions carrying every one of these tags (repeat the \
+                           parameter or separate with commas)"),
+        ("anyTag" = Option<String>, Query,
+            description = "Only sessions carrying at least one of these comma-separated tags"),
         PageQuery,
     ),
     responses((status = 200, description = "A page of sessions", body = Paged<Session>)))]
@@ -120,14 +134,20 @@ async fn list_sessions(
     State(state): State<AppState>,
     principal: Principal,
     Query(query): Query<ListQuery>,
+    RawQuery(raw_query): RawQuery,
 ) -> ApiResult<Json<Paged<Session>>> {
     let page = Page::from_query(&query.page, 20, 100)?;
-    let (entity_id, status) = (
+    let (entity_id, status, tags) = (
         optional_id("entityId", query.entity_id.as_deref()),
         optional_enum("status", query.status.as_deref()),
+        tag_filter(raw_query.as_deref()),
     )
         .all_valid()?;
-    let filter = SessionFilter { entity_id, status };
+    let filter = SessionFilter {
+        entity_id,
+        status,
+        tags,
+    };
     let (sessions, total) =
         store::list_sessions(&state.db, &principal.tenant, &filter, page).await?;
     Ok(Json(Paged::new(sessions, total, page)))
@@ -159,11 +179,16 @@ async fn get_session(
 
 #[derive(Deserialize, utoipa::ToSchema)]
 pub(crate) struct UpdateSession {
-    #[schema(schema_with = session_status, required)]
+    #[schema(schema_with = session_status)]
     status: Option<String>,
+    /// Replaces the session's tags (normalised as on create).
+    #[schema(value_type = Option<Vec<String>>)]
+    tags: Option<serde_json::Value>,
 }
 
-/// Close or reopen a chat session
+/// Close or reopen a chat session, or replace its tags
+///
+/// At least one of `status` and `tags`.
 #[utoipa::path(patch, path = "/chat/sessions/{id}", tag = "Chat",
     request_body = UpdateSession,
     params(("id" = uuid::Uuid, Path, description = "Session id")),
@@ -174,10 +199,43 @@ async fn update_session(
     Id(id): Id,
     Json(body): Json<UpdateSession>,
 ) -> ApiResult<Json<Session>> {
-    let (status,) = (required_enum("status", body.status.as_deref()),).all_valid()?;
-    Ok(Json(
-        service::set_status(&state, &principal.tenant, id, status).await?,
-    ))
+    let (_, status, tags) = (
+        ensure(
+            body.status.is_some() || body.tags.is_some(),
+            "body",
+            "give at least one of: status, tags",
+        ),
+        optional_enum("status", body.status.as_deref()),
+        body.tags
+            .as_ref()
+            .map(|tags| tag_set("tags", tags))
+            .transpose(),
+    )
+        .all_valid()?;
+    let tags = tags.map(SessionTags::Replace).unwrap_or_default();
+    let session = service::update_session(&state, &principal.tenant, id, status, tags).await?;
+    Ok(Json(session))
+}
+
+/// Add and remove a session's tags
+///
+/// One atomic change: concurrent calls each keep their own tags. More than
+/// 50 tags afterwards is a 400 that changes nothing. A real change is
+/// pushed to the session's sockets as `chat.session`.
+#[utoipa::path(post, path = "/chat/sessions/{id}/tags", tag = "Chat",
+    operation_id = "edit_session_tags",
+    request_body = TagEditBody,
+    params(("id" = uuid::Uuid, Path, description = "Session id")),
+    responses((status = 200, description = "The session with its tags", body = Session)))]
+async fn edit_session_tags(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+    Json(body): Json<TagEditBody>,
+) -> ApiResult<Json<Session>> {
+    let edit = SessionTags::Edit(tag_edit(&body)?);
+    let session = service::update_session(&state, &principal.tenant, id, None, edit).await?;
+    Ok(Json(session))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]

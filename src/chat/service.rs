@@ -4,7 +4,7 @@
 use uuid::Uuid;
 
 use super::model::{
-    Message, NewMessage, NewSession, OutgoingMessage, Sender, Session, SessionStatus,
+    Message, NewMessage, NewSession, OutgoingMessage, Sender, Session, SessionStatus, SessionTags,
 };
 use super::store::{self, SendError, Sent};
 use crate::auth::Tenant;
@@ -45,14 +45,16 @@ pub async fn create_session(
     Ok((session, token))
 }
 
-/// Closes or reopens a session; pushes `chat.session` if it changed.
-pub async fn set_status(
+/// Changes a session's status and / or tags in one transaction; pushes
+/// `chat.session` if it changed.
+pub async fn update_session(
     state: &AppState,
     tenant: &Tenant,
     id: Uuid,
-    status: SessionStatus,
+    status: Option<SessionStatus>,
+    tags: SessionTags,
 ) -> ApiResult<Session> {
-    let (session, changed) = store::set_status(&state.db, tenant, id, status).await?;
+    let (session, changed) = store::update_session(&state.db, tenant, id, status, &tags).await?;
     if changed {
         publish_session(state, tenant, &session, true).await;
     }

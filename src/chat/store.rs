@@ -8,12 +8,13 @@ use uuid::Uuid;
 
 use super::model::{
     Message, NewMessage, NewSession, SenderType, Session, SessionFilter, SessionStatus,
-    agent_reply_email,
+    SessionTags, agent_reply_email,
 };
 use crate::auth::Tenant;
-use crate::db::{Db, Query, Table, Tx, ensure_reference};
+use crate::db::{Backend, Db, On, Query, Table, Tx, ensure_reference};
 use crate::error::StoreError;
 use crate::mail;
+use crate::tags::store::{self as tag_store, Tagged};
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
 
@@ -80,7 +81,7 @@ pub async fn create_session(
         "entityId",
     )
     .await?;
-    let session = Query::new(format!(
+    let mut session: Session = Query::new(format!(
         "INSERT INTO chat_sessions (id, company_id, mode, entity_id, status, visitor_name, \
          visitor_email, created_at, updated_at) VALUES ($1, $2, $3, $4, 'ACTIVE', $5, $6, $7, $7) \
          RETURNING {SESSION_COLUMNS}"
@@ -93,18 +94,41 @@ pub async fn create_session(
     .bind(Timestamp::now())
     .fetch_one(&mut tx)
     .await?;
+    tag_store::replace(&mut tx, tenant, Tagged::ChatSession, session.id, &new.tags).await?;
+    session.tags = new.tags.clone();
     tx.commit().await?;
     Ok(session)
 }
 
 pub async fn find_session(db: &Db, tenant: &Tenant, id: Uuid) -> Result<Session, StoreError> {
-    Query::new(format!(
+    load_session(db, tenant, id, "").await
+}
+
+/// The session with its tags, on the pool or in a transaction; `suffix`
+/// ends the row query (a lock).
+async fn load_session<'c>(
+    on: impl Into<On<'c>>,
+    tenant: &Tenant,
+    id: Uuid,
+    suffix: &str,
+) -> Result<Session, StoreError> {
+    let mut on = on.into();
+    let mut session: Session = Query::new(format!(
         "SELECT {SESSION_COLUMNS} FROM chat_sessions WHERE id = $1 AND company_id = $2 AND mode = $3"
     ))
+    .push(suffix)
     .bind(id)
     .bind_tenant(tenant)
-    .fetch_one(db)
-    .await
+    .fetch_one(on.reborrow())
+    .await?;
+    session.tags = tag_store::of(on, Tagged::ChatSession, id).await?;
+    Ok(session)
+}
+
+/// `session` with its tags read.
+async fn with_tags<'c>(on: impl Into<On<'c>>, mut session: Session) -> Result<Session, StoreError> {
+    session.tags = tag_store::of(on, Tagged::ChatSession, session.id).await?;
+    Ok(session)
 }
 
 /// A page of sessions, newest first, and the total matching the filter.
@@ -123,9 +147,9 @@ pub async fn list_sessions(
         if let Some(status) = filter.status {
             query = query.push(" AND status = ").push_bind(status);
         }
-        query
+        tag_store::push_filter(query, Tagged::ChatSession, "chat_sessions.id", &filter.tags)
     };
-    let sessions = matching(&format!("SELECT {SESSION_COLUMNS}"))
+    let mut sessions: Vec<Session> = matching(&format!("SELECT {SESSION_COLUMNS}"))
         .push(" ORDER BY created_at DESC, id DESC LIMIT ")
         .push_bind(page.limit)
         .push(" OFFSET ")
@@ -133,6 +157,11 @@ pub async fn list_sessions(
         .fetch_all(db)
         .await?;
     let total = matching("SELECT COUNT(*)").fetch_scalar(db).await?;
+    let ids: Vec<Uuid> = sessions.iter().map(|s| s.id).collect();
+    let mut tags = tag_store::of_each(db, Tagged::ChatSession, &ids).await?;
+    for session in &mut sessions {
+        session.tags = tags.remove(&session.id).unwrap_or_default();
+    }
     Ok((sessions, total))
 }
 
@@ -152,32 +181,67 @@ pub async fn messages(
         .await
 }
 
-/// Sets the status (`CLOSED` closes, `ACTIVE` reopens). Returns the session
-/// and whether anything changed.
-pub async fn set_status(
+/// A PATCH or a tag edit in one transaction, under the session's lock (so
+/// concurrent tag edits each keep theirs): the status when it differs,
+/// then the tags. A tag edit leaving more than 50 tags is a 400 on `add`
+/// and changes nothing. Returns the session and whether anything changed
+/// (then `updated_at` is now).
+pub async fn update_session(
     db: &Db,
     tenant: &Tenant,
     id: Uuid,
-    status: SessionStatus,
+    status: Option<SessionStatus>,
+    tags: &SessionTags,
 ) -> Result<(Session, bool), StoreError> {
+    let mut tx = db.begin().await?;
+    let lock = match tx.backend() {
+        Backend::Postgres => " FOR UPDATE",
+        Backend::Sqlite => "",
+    };
+    let current = load_session(&mut tx, tenant, id, lock).await?;
     let now = Timestamp::now();
-    let closed_at = (status == SessionStatus::Closed).then_some(now);
-    let updated = Query::new(format!(
-        "UPDATE chat_sessions SET status = $4, closed_at = $5, updated_at = $6 \
-         WHERE id = $1 AND company_id = $2 AND mode = $3 AND status <> $4 \
-         RETURNING {SESSION_COLUMNS}"
-    ))
+    let mut changed = false;
+    if let Some(status) = status
+        && status != current.status
+    {
+        let closed_at = (status == SessionStatus::Closed).then_some(now);
+        Query::new(
+            "UPDATE chat_sessions SET status = $4, closed_at = $5 \
+             WHERE id = $1 AND company_id = $2 AND mode = $3",
+        )
+        .bind(id)
+        .bind_tenant(tenant)
+        .bind(status)
+        .bind(closed_at)
+        .execute(&mut tx)
+        .await?;
+        changed = true;
+    }
+    let tag_change = match tags {
+        SessionTags::Keep => Default::default(),
+        SessionTags::Replace(wanted) => {
+            tag_store::replace(&mut tx, tenant, Tagged::ChatSession, id, wanted).await?
+        }
+        SessionTags::Edit(edit) => {
+            tag_store::edit(&mut tx, tenant, Tagged::ChatSession, id, edit).await?
+        }
+    };
+    changed |= !tag_change.is_empty();
+    if !changed {
+        tx.commit().await?;
+        return Ok((current, false));
+    }
+    Query::new(
+        "UPDATE chat_sessions SET updated_at = $4 WHERE id = $1 AND company_id = $2 AND mode = $3",
+    )
     .bind(id)
     .bind_tenant(tenant)
-    .bind(status)
-    .bind(closed_at)
     .bind(now)
-    .fetch_optional(db)
+    .execute(&mut tx)
     .await?;
-    match updated {
-        Some(session) => Ok((session, true)),
-        None => Ok((find_session(db, tenant, id).await?, false)),
-    }
+    let session = load_session(&mut tx, tenant, id, "").await?;
+    tx.commit().await?;
+    Ok((session, true))
 }
 
 /// Adds a message to an ACTIVE session. An agent message to a session with
@@ -212,6 +276,7 @@ pub async fn create_message(
     .bind(now)
     .fetch_one(&mut tx)
     .await?;
+    let session = with_tags(&mut tx, session).await?;
     if session.status == SessionStatus::Closed {
         return Err(SendError::SessionClosed);
     }

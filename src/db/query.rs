@@ -107,6 +107,16 @@ pub enum On<'c> {
     Tx(&'c mut Tx),
 }
 
+impl On<'_> {
+    /// The same pool or transaction, for one more query.
+    pub fn reborrow(&mut self) -> On<'_> {
+        match self {
+            On::Db(db) => On::Db(db),
+            On::Tx(tx) => On::Tx(tx),
+        }
+    }
+}
+
 impl<'c> From<&'c Db> for On<'c> {
     fn from(db: &'c Db) -> Self {
         On::Db(db)

@@ -9,6 +9,7 @@ use crate::db::Tx;
 use crate::error::StoreError;
 use crate::events::{EventName, emit, payload};
 use crate::mail::{self, Email};
+use crate::tags::model::TagChange;
 
 /// `ticket.created` with the whole ticket; the visitor's confirmation email.
 pub async fn created(tx: &mut Tx, tenant: &Tenant, ticket: &Ticket) -> Result<(), StoreError> {
@@ -19,17 +20,21 @@ pub async fn created(tx: &mut Tx, tenant: &Tenant, ticket: &Ticket) -> Result<()
     Ok(())
 }
 
-/// `ticket.updated` with `changes` (only called when something changed),
-/// then `ticket.resolved` and the visitor's email when the status became
-/// RESOLVED.
+/// `ticket.updated` with `changes` (only called when something changed;
+/// `changes.tags` is `{added, removed}`), then `ticket.resolved` and the
+/// visitor's email when the status became RESOLVED.
 pub async fn updated(
     tx: &mut Tx,
     tenant: &Tenant,
     ticket: &Ticket,
     changes: &[Change],
+    tags: &TagChange,
 ) -> Result<(), StoreError> {
     let mut data = ticket_data(ticket)?;
     data["changes"] = changes_json(changes);
+    if !tags.is_empty() {
+        data["changes"]["tags"] = json!(tags);
+    }
     emit(tx, tenant, EventName::TicketUpdated, &data).await?;
     let resolved = changes
         .iter()
@@ -140,6 +145,7 @@ mod tests {
             visitor_email: Some("v@example.com".into()),
             assigned_to_id: None,
             assigned_to: None,
+            tags: Vec::new(),
             resolved_at: None,
             created_at: Timestamp::now(),
             updated_at: Timestamp::now(),

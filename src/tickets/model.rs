@@ -4,6 +4,7 @@
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::tags::model::TagFilter;
 use crate::time::Timestamp;
 
 crate::text_enum! {
@@ -33,6 +34,7 @@ crate::text_enum! {
         AssigneeChanged = "assignee_changed",
         Escalated = "escalated",
         Commented = "commented",
+        TagsChanged = "tags_changed",
     }
 }
 
@@ -70,6 +72,8 @@ pub struct Ticket {
     pub assigned_to_id: Option<Uuid>,
     /// `{id, name, email}` of the assignee, null when unassigned.
     pub assigned_to: Option<UserRef>,
+    /// Sorted.
+    pub tags: Vec<String>,
     pub resolved_at: Option<Timestamp>,
     pub created_at: Timestamp,
     /// Last change or comment.
@@ -83,23 +87,28 @@ pub struct NewTicket {
     pub priority: Priority,
     pub entity_id: Uuid,
     pub visitor_email: Option<String>,
+    /// A sorted set.
+    pub tags: Vec<String>,
 }
 
-/// GET /tickets filters; `None` means "any".
+/// GET /tickets filters; `None` (an empty tag filter) means "any".
 #[derive(Debug, Clone, Default)]
 pub struct TicketFilter {
     pub entity_id: Option<Uuid>,
     pub status: Option<TicketStatus>,
     pub priority: Option<Priority>,
     pub assigned_to_id: Option<Uuid>,
+    pub tags: TagFilter,
 }
 
-/// A PATCH: `None` keeps a field; `assigned_to_id: Some(None)` unassigns.
+/// A PATCH: `None` keeps a field; `assigned_to_id: Some(None)` unassigns;
+/// `tags` (a sorted set) replaces the ticket's tags.
 #[derive(Debug, Clone, Default)]
 pub struct TicketUpdate {
     pub status: Option<TicketStatus>,
     pub priority: Option<Priority>,
     pub assigned_to_id: Option<Option<Uuid>>,
+    pub tags: Option<Vec<String>>,
 }
 
 /// The fields a change can touch, as they are before it.
@@ -222,13 +231,14 @@ pub struct Activity {
     pub id: Uuid,
     pub ticket_id: Uuid,
     /// `created`, `status_changed`, `priority_changed`, `assignee_changed`,
-    /// `escalated` or `commented`.
+    /// `escalated`, `commented` or `tags_changed`.
     #[serde(rename = "type")]
     #[schema(value_type = String)]
     pub kind: ActivityKind,
     pub from: Option<String>,
     pub to: Option<String>,
-    /// Kind-specific facts: the escalation (reason, rule…), the comment id.
+    /// Kind-specific facts: the escalation (reason, rule…), the comment id,
+    /// the tags `added` and `removed`.
     pub details: Option<serde_json::Value>,
     pub created_at: Timestamp,
 }
@@ -260,12 +270,14 @@ mod tests {
             status: Some(TicketStatus::Open),
             priority: Some(Priority::Medium),
             assigned_to_id: Some(None),
+            tags: None,
         };
         assert!(state().diff(&same).is_empty());
         let changed = TicketUpdate {
             status: Some(TicketStatus::Resolved),
             priority: None,
             assigned_to_id: Some(Some(user)),
+            tags: None,
         };
         let changes = state().diff(&changed);
         assert_eq!(changes.len(), 2);

@@ -1,7 +1,7 @@
 //! `/tickets`: list, create, get, update, escalate, delete. Comments and
 //! the timeline have their own modules; `router()` gathers them all.
 
-use axum::extract::State;
+use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::json;
@@ -19,6 +19,8 @@ use crate::extract::{Id, Json, Query};
 use crate::openapi::schema::{self, Deleted};
 use crate::router::ApiRouter;
 use crate::state::AppState;
+use crate::tags::model::{optional_tag_set, tag_filter, tag_set};
+use crate::tags::routes::{TagEditBody, tag_edit};
 use crate::validate::{
     Fields, NAME_MAX, Page, Paged, Patch, ensure, optional_email, optional_enum, optional_id,
     optional_text, problem, required_id, required_text,
@@ -36,6 +38,7 @@ pub fn router() -> ApiRouter {
         .route(Scope::TicketsWrite, routes!(update))
         .route(Scope::TicketsDelete, routes!(delete))
         .route(Scope::TicketsWrite, routes!(escalate))
+        .route(Scope::TicketsWrite, routes!(edit_tags))
         .merge(comments::router())
         .merge(activities::router())
 }
@@ -75,6 +78,10 @@ pub(crate) struct CreateTicket {
     /// The visitor's address: receives the ticket's emails.
     #[schema(schema_with = schema::email)]
     visitor_email: Option<String>,
+    /// Tags: trimmed and lower-cased, 1-50 letters, digits, `-`, `_`, `:`
+    /// or `.` each, at most 50; duplicates collapse.
+    #[schema(value_type = Option<Vec<String>>)]
+    tags: Option<serde_json::Value>,
 }
 
 fn description_schema() -> utoipa::openapi::ObjectBuilder {
@@ -100,6 +107,10 @@ pub(crate) struct UpdateBody {
     #[serde(default)]
     #[schema(value_type = Option<uuid::Uuid>)]
     assigned_to_id: Patch<String>,
+    /// Replaces the ticket's tags (normalised as on create).
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<String>>)]
+    tags: Patch<serde_json::Value>,
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -116,14 +127,20 @@ pub(crate) struct EscalateBody {
 ///
 /// Newest first; filters combine. An empty filter value means no filter.
 #[utoipa::path(get, path = "/tickets", operation_id = "list_tickets", tag = "Tickets",
-    params(ListQuery),
+    params(ListQuery,
+        ("tag" = Option<Vec<String>>, Query, explode = true,
+            description = "Only tickets carrying every one of these tags (repeat the \
+                           parameter or separate with commas)"),
+        ("anyTag" = Option<String>, Query,
+            description = "Only tickets carrying at least one of these comma-separated tags")),
     responses((status = 200, description = "A page of tickets", body = Paged<Ticket>)))]
 async fn list(
     State(state): State<AppState>,
     principal: Principal,
     Query(query): Query<ListQuery>,
+    RawQuery(raw_query): RawQuery,
 ) -> ApiResult<Json<Paged<Ticket>>> {
-    let (page, entity_id, status, priority, assigned_to_id) = (
+    let (page, entity_id, status, priority, assigned_to_id, tags) = (
         Page::check(
             query.limit.as_deref(),
             query.offset.as_deref(),
@@ -134,6 +151,7 @@ async fn list(
         optional_enum("status", non_empty(&query.status)),
         optional_enum("priority", non_empty(&query.priority)),
         optional_id("assignedToId", query.assigned_to_id.as_deref()),
+        tag_filter(raw_query.as_deref()),
     )
         .all_valid()?;
     let filter = TicketFilter {
@@ -141,6 +159,7 @@ async fn list(
         status,
         priority,
         assigned_to_id,
+        tags,
     };
     let (tickets, total) = store::list(&state.db, &principal.tenant, &filter, page).await?;
     Ok(Json(Paged::new(tickets, total, page)))
@@ -163,12 +182,13 @@ async fn create(
     principal: Principal,
     Json(body): Json<CreateTicket>,
 ) -> ApiResult<(StatusCode, Json<Ticket>)> {
-    let (subject, description, priority, entity_id, visitor_email) = (
+    let (subject, description, priority, entity_id, visitor_email, tags) = (
         required_text("subject", body.subject.as_deref(), NAME_MAX),
         optional_text("description", body.description.as_deref(), DESCRIPTION_MAX),
         optional_enum("priority", body.priority.as_deref()),
         required_id("entityId", body.entity_id.as_deref()),
         optional_email("visitorEmail", body.visitor_email.as_deref()),
+        optional_tag_set("tags", body.tags.as_ref()),
     )
         .all_valid()?;
     let new = NewTicket {
@@ -177,6 +197,7 @@ async fn create(
         priority: priority.unwrap_or(Priority::Medium),
         entity_id,
         visitor_email,
+        tags,
     };
     let ticket = store::create(&state.db, &principal.tenant, new).await?;
     Ok((StatusCode::CREATED, Json(ticket)))
@@ -196,8 +217,8 @@ async fn get_one(
 
 /// Update a ticket
 ///
-/// Status, priority and assignee; each real change is recorded in the
-/// timeline and emitted as `ticket.updated`.
+/// Status, priority, assignee and tags (`tags` replaces the set); each real
+/// change is recorded in the timeline and emitted as `ticket.updated`.
 #[utoipa::path(patch, path = "/tickets/{id}", operation_id = "update_ticket", tag = "Tickets",
     request_body = UpdateBody,
     params(("id" = uuid::Uuid, Path, description = "Ticket id")),
@@ -208,13 +229,15 @@ async fn update(
     Id(id): Id,
     Json(body): Json<UpdateBody>,
 ) -> ApiResult<Json<Ticket>> {
-    let nothing_given =
-        body.status.is_missing() && body.priority.is_missing() && body.assigned_to_id.is_missing();
-    let (_, status, priority, assigned_to_id) = (
+    let nothing_given = body.status.is_missing()
+        && body.priority.is_missing()
+        && body.assigned_to_id.is_missing()
+        && body.tags.is_missing();
+    let (_, status, priority, assigned_to_id, tags) = (
         ensure(
             !nothing_given,
             "body",
-            "give at least one of: status, priority, assignedToId",
+            "give at least one of: status, priority, assignedToId, tags",
         ),
         patched_enum("status", &body.status),
         patched_enum("priority", &body.priority),
@@ -223,12 +246,18 @@ async fn update(
             Patch::Null => Ok(Some(None)),
             Patch::Value(raw) => required_id("assignedToId", Some(raw)).map(|id| Some(Some(id))),
         },
+        match &body.tags {
+            Patch::Missing => Ok(None),
+            Patch::Null => Err(problem("tags", "must not be null")),
+            Patch::Value(raw) => tag_set("tags", raw).map(Some),
+        },
     )
         .all_valid()?;
     let update = TicketUpdate {
         status,
         priority,
         assigned_to_id,
+        tags,
     };
     let ticket = store::update(&state.db, &principal.tenant, id, update).await?;
     Ok(Json(ticket))
@@ -273,6 +302,28 @@ async fn escalate(
         rule_id: None,
     };
     let ticket = store::escalate(&state.db, &principal.tenant, id, escalation).await?;
+    Ok(Json(ticket))
+}
+
+/// Add and remove tags
+///
+/// One atomic change: concurrent calls each keep their own tags. More than
+/// 50 tags afterwards is a 400 that changes nothing. A real change is
+/// recorded in the timeline and emitted as `ticket.updated` with
+/// `changes.tags {added, removed}`.
+#[utoipa::path(post, path = "/tickets/{id}/tags", operation_id = "edit_ticket_tags",
+    tag = "Tickets",
+    request_body = TagEditBody,
+    params(("id" = uuid::Uuid, Path, description = "Ticket id")),
+    responses((status = 200, description = "The ticket with its tags", body = Ticket)))]
+async fn edit_tags(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+    Json(body): Json<TagEditBody>,
+) -> ApiResult<Json<Ticket>> {
+    let edit = tag_edit(&body)?;
+    let ticket = store::edit_tags(&state.db, &principal.tenant, id, edit).await?;
     Ok(Json(ticket))
 }
 

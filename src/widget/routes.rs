@@ -155,6 +155,7 @@ async fn create_session(
         entity_id: target.entity_id,
         visitor_name: visitor_name.unwrap_or_else(|| "Visitor".into()),
         visitor_email,
+        tags: Vec::new(),
     };
     let (session, visitor_token) = service::create_session(&state, &target.tenant, new).await?;
     Ok((

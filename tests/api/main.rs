@@ -13,5 +13,6 @@ mod kb;
 mod outbound;
 mod platform;
 mod rules;
+mod tags;
 mod tickets;
 mod widget;

@@ -20,6 +20,8 @@ use super::model::{
 use crate::auth::{Mode, Tenant};
 use crate::db::{Backend, Db, On, Query, Table, Tx, ensure_reference};
 use crate::error::StoreError;
+use crate::tags::model::{TagChange, TagEdit};
+use crate::tags::store::{self as tag_store, Tagged};
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
 
@@ -56,8 +58,9 @@ struct TicketRow {
     updated_at: Timestamp,
 }
 
-impl From<TicketRow> for Ticket {
-    fn from(row: TicketRow) -> Self {
+impl TicketRow {
+    fn into_ticket(self, tags: Vec<String>) -> Ticket {
+        let row = self;
         let assigned_to = user_ref(row.assigned_to_id, row.assignee_name, row.assignee_email);
         Ticket {
             id: row.id,
@@ -70,6 +73,7 @@ impl From<TicketRow> for Ticket {
             visitor_email: row.visitor_email,
             assigned_to_id: row.assigned_to_id,
             assigned_to,
+            tags,
             resolved_at: row.resolved_at,
             created_at: row.created_at,
             updated_at: row.updated_at,
@@ -116,9 +120,10 @@ pub async fn create(db: &Db, tenant: &Tenant, new: NewTicket) -> Result<Ticket, 
     .bind(now)
     .execute(&mut tx)
     .await?;
+    tag_store::replace(&mut tx, tenant, Tagged::Ticket, id, &new.tags).await?;
     let entry = NewActivity {
         to: Some(TicketStatus::Open.to_string()),
-        details: Some(json!({"ticketNumber": number, "priority": new.priority})),
+        details: Some(json!({"ticketNumber": number, "priority": new.priority, "tags": new.tags})),
         ..NewActivity::new(ActivityKind::Created)
     };
     add_activity(&mut tx, tenant, id, entry, now).await?;
@@ -150,13 +155,17 @@ pub async fn find(db: &Db, tenant: &Tenant, id: Uuid) -> Result<Ticket, StoreErr
 /// `find` on the pool or inside a transaction (to answer with what was
 /// just written).
 async fn load<'c>(on: impl Into<On<'c>>, tenant: &Tenant, id: Uuid) -> Result<Ticket, StoreError> {
-    let row: TicketRow = by_id(TICKET_SELECT, tenant, id).fetch_one(on).await?;
-    Ok(row.into())
+    let mut on = on.into();
+    let row: TicketRow = by_id(TICKET_SELECT, tenant, id)
+        .fetch_one(on.reborrow())
+        .await?;
+    let tags = tag_store::of(on, Tagged::Ticket, id).await?;
+    Ok(row.into_ticket(tags))
 }
 
 /// `select` WHERE the tenant's tickets match `filter`: only the filters
 /// given, so that each combination matches its index in 0004_tickets.sql
-/// exactly.
+/// exactly; tag filters are EXISTS probes of `ticket_tags`'s primary key.
 fn filtered(select: &str, tenant: &Tenant, filter: &TicketFilter) -> Query {
     let mut query = Query::new(select).push(" WHERE ").push_tenant(tenant, "t");
     if let Some(entity) = filter.entity_id {
@@ -171,7 +180,7 @@ fn filtered(select: &str, tenant: &Tenant, filter: &TicketFilter) -> Query {
     if let Some(assignee) = filter.assigned_to_id {
         query = query.push(" AND t.assigned_to_id = ").push_bind(assignee);
     }
-    query
+    tag_store::push_filter(query, Tagged::Ticket, "t.id", &filter.tags)
 }
 
 fn list_query(tenant: &Tenant, filter: &TicketFilter, page: Page) -> Query {
@@ -211,7 +220,16 @@ pub async fn list(
     let total = filtered("SELECT COUNT(*) FROM tickets t", tenant, filter)
         .fetch_scalar(db)
         .await?;
-    Ok((rows.into_iter().map(Ticket::from).collect(), total))
+    let ids: Vec<Uuid> = rows.iter().map(|row| row.id).collect();
+    let mut tags = tag_store::of_each(db, Tagged::Ticket, &ids).await?;
+    let tickets = rows
+        .into_iter()
+        .map(|row| {
+            let ticket_tags = tags.remove(&row.id).unwrap_or_default();
+            row.into_ticket(ticket_tags)
+        })
+        .collect();
+    Ok((tickets, total))
 }
 
 /// The changeable fields of a ticket, locked until the transaction ends
@@ -276,7 +294,11 @@ pub async fn update(
     }
     let current = lock(&mut tx, tenant, id).await?;
     let changes = current.diff(&update);
-    if changes.is_empty() {
+    let tags = match &update.tags {
+        Some(wanted) => tag_store::replace(&mut tx, tenant, Tagged::Ticket, id, wanted).await?,
+        None => TagChange::default(),
+    };
+    if changes.is_empty() && tags.is_empty() {
         let ticket = load(&mut tx, tenant, id).await?;
         tx.commit().await?;
         return Ok(ticket);
@@ -291,10 +313,55 @@ pub async fn update(
         };
         add_activity(&mut tx, tenant, id, entry, now).await?;
     }
+    announce_tags(&mut tx, tenant, id, &tags, now).await?;
     let ticket = load(&mut tx, tenant, id).await?;
-    events::updated(&mut tx, tenant, &ticket, &changes).await?;
+    events::updated(&mut tx, tenant, &ticket, &changes, &tags).await?;
     tx.commit().await?;
     Ok(ticket)
+}
+
+/// Adds and removes tags (`POST /tickets/{id}/tags`) under the ticket's
+/// lock, so concurrent edits each keep theirs. A real change touches the
+/// ticket, gets a `tags_changed` timeline entry and a `ticket.updated`
+/// with `changes.tags`; one that changes nothing writes nothing.
+pub async fn edit_tags(
+    db: &Db,
+    tenant: &Tenant,
+    id: Uuid,
+    edit: TagEdit,
+) -> Result<Ticket, StoreError> {
+    let mut tx = db.begin().await?;
+    let current = lock(&mut tx, tenant, id).await?;
+    let tags = tag_store::edit(&mut tx, tenant, Tagged::Ticket, id, &edit).await?;
+    if !tags.is_empty() {
+        let now = Timestamp::now();
+        write_state(&mut tx, tenant, id, &current, now).await?;
+        announce_tags(&mut tx, tenant, id, &tags, now).await?;
+    }
+    let ticket = load(&mut tx, tenant, id).await?;
+    if !tags.is_empty() {
+        events::updated(&mut tx, tenant, &ticket, &[], &tags).await?;
+    }
+    tx.commit().await?;
+    Ok(ticket)
+}
+
+/// The `tags_changed` timeline entry of a real tag change.
+async fn announce_tags(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    id: Uuid,
+    tags: &TagChange,
+    now: Timestamp,
+) -> Result<(), StoreError> {
+    if tags.is_empty() {
+        return Ok(());
+    }
+    let entry = NewActivity {
+        details: Some(json!(tags)),
+        ..NewActivity::new(ActivityKind::TagsChanged)
+    };
+    add_activity(tx, tenant, id, entry, now).await
 }
 
 /// Escalates a ticket: IN_PROGRESS, URGENT, assigned to `to_user` (which
@@ -336,6 +403,7 @@ pub async fn escalate_in(
         status: Some(TicketStatus::InProgress),
         priority: Some(Priority::Urgent),
         assigned_to_id: Some(Some(escalation.to_user)),
+        tags: None,
     };
     let now = Timestamp::now();
     write_state(tx, tenant, ticket_id, &current.apply(&update, now), now).await?;

@@ -32,6 +32,8 @@ fn valid_body(method: &Method, path: &str, other_user: &str) -> Option<Value> {
         ("PATCH", "/tickets/{id}") => json!({"status": "CLOSED"}),
         ("POST", "/tickets/{id}/escalate") => json!({"escalateToId": other_user}),
         ("POST", "/tickets/{id}/comments") => json!({"body": "Hi"}),
+        ("POST", "/tickets/{id}/tags") => json!({"add": ["b-was-here"]}),
+        ("POST", "/chat/sessions/{id}/tags") => json!({"add": ["b-was-here"]}),
         ("PATCH", "/kb/articles/{id}") => json!({"title": "Renamed"}),
         ("POST", "/kb/articles/{id}/helpful") => json!({"helpful": true}),
         ("PATCH", "/kb/categories/{id}") => json!({"name": "Renamed"}),
@@ -243,6 +245,7 @@ async fn another_tenants_ids_are_404_on_every_route(backend: Backend) {
         .get(&format!("/tickets/{}", ids["ticket"]), &a.key)
         .await;
     assert_eq!(ticket.body["status"], "OPEN");
+    assert_eq!(ticket.body["tags"], json!([]));
     let presence = app.get("/chat/agent-presence", &a.key).await;
     assert!(
         presence.text.contains(&ids["user"]),

@@ -241,6 +241,7 @@ async fn every_list_filter_combination_reads_its_index_in_order(backend: Backend
             status: has(1).then_some(supportdesk::tickets::model::TicketStatus::Open),
             priority: has(2).then_some(supportdesk::tickets::model::Priority::High),
             assigned_to_id: has(3).then_some(agent),
+            ..Default::default()
         };
         let suffix: String = ["e", "s", "p", "a"]
             .iter()
