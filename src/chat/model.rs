@@ -48,6 +48,18 @@ pub struct Session {
     pub tags: Vec<String>,
 }
 
+impl Session {
+    /// The session as its visitor may see it: without `tags`, which are the
+    /// agents' own notes about the conversation ("angry", "refund-risk").
+    pub fn visitor_view(&self) -> serde_json::Value {
+        let mut value = serde_json::to_value(self).unwrap_or_default();
+        if let Some(fields) = value.as_object_mut() {
+            fields.remove("tags");
+        }
+        value
+    }
+}
+
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Message {

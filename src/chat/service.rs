@@ -128,14 +128,25 @@ pub fn visitor_link(state: &AppState, session_id: Uuid, token: &str) -> String {
 }
 
 /// Pushes `chat.session` to the entity's watchers (and the session's own
-/// subscribers unless it was just created: nobody can be subscribed yet).
+/// subscribers unless it was just created: nobody can be subscribed yet;
+/// those get the visitor's view, without tags).
 async fn publish_session(state: &AppState, tenant: &Tenant, session: &Session, to_session: bool) {
     let mut channels = vec![Channel::Entity(session.entity_id)];
     if to_session {
         channels.insert(0, Channel::Session(session.id));
     }
     for channel in channels {
-        let frame = protocol::event("chat.session", &channel.name(), None, session);
+        // A session's own channel reaches its visitor, who must not see the
+        // agents' tags; the entity channel (agents only) carries them.
+        let frame = match channel {
+            Channel::Session(_) => protocol::event(
+                "chat.session",
+                &channel.name(),
+                None,
+                &session.visitor_view(),
+            ),
+            _ => protocol::event("chat.session", &channel.name(), None, session),
+        };
         state
             .realtime
             .publish(Topic::new(*tenant, channel.into()), None, frame)

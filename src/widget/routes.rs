@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use super::store::{self, WidgetTarget};
 use crate::chat::model::NewSession;
-use crate::chat::{Message, Session, service};
+use crate::chat::{Message, service};
 use crate::companies::CompanyStatus;
 use crate::error::{ApiError, ApiResult, StoreError};
 use crate::extract::{Id, Json, Query};
@@ -133,8 +133,9 @@ async fn idempotent_session(
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct CreatedSession {
+    /// `Session::visitor_view`: no tags.
     #[serde(flatten)]
-    session: Session,
+    session: serde_json::Value,
     /// Opens `/api/v1/ws?token=` for this session, and reads it here.
     visitor_token: String,
 }
@@ -161,7 +162,7 @@ async fn create_session(
     Ok((
         StatusCode::CREATED,
         Json(CreatedSession {
-            session,
+            session: session.visitor_view(),
             visitor_token,
         }),
     ))
@@ -170,8 +171,9 @@ async fn create_session(
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct SessionWithMessages {
+    /// `Session::visitor_view`: no tags.
     #[serde(flatten)]
-    session: Session,
+    session: serde_json::Value,
     messages: Vec<Message>,
 }
 
@@ -215,7 +217,10 @@ async fn read_session(
         ));
     }
     let messages = crate::chat::store::messages(&state.db, &tenant, id).await?;
-    Ok(Json(SessionWithMessages { session, messages }))
+    Ok(Json(SessionWithMessages {
+        session: session.visitor_view(),
+        messages,
+    }))
 }
 
 #[derive(Serialize)]

@@ -10,6 +10,7 @@ backend_tests!(
     concurrent_session_tag_adds_keep_every_tag,
     session_tag_filters_give_exactly_the_matching_sessions,
     session_tag_changes_reach_its_sockets,
+    visitors_never_see_session_tags,
     tag_counts_include_chat_sessions,
 );
 
@@ -166,8 +167,8 @@ async fn session_tag_changes_reach_its_sockets(backend: Backend) {
     let acme = app.company().await;
     let s = session(&app, &acme, json!({})).await;
     let id = id_of(&s);
-    let mut socket = Client::key(&app, &acme.key).await;
-    socket.subscribe(&format!("session:{id}")).await;
+    let mut agent = Client::key(&app, &acme.key).await;
+    agent.subscribe(&format!("entity:{}", acme.entity.id)).await;
     app.post(
         &format!("/chat/sessions/{id}/tags"),
         &acme.key,
@@ -175,8 +176,7 @@ async fn session_tag_changes_reach_its_sockets(backend: Backend) {
     )
     .await
     .assert_status(200);
-    let frame = socket.next().await;
-    assert_eq!(frame["type"], "chat.session");
+    let frame = agent.next_of("chat.session").await;
     assert_eq!(frame["data"]["tags"], json!(["vip"]));
     // Adding it again changes nothing and pushes nothing.
     app.post(
@@ -186,7 +186,41 @@ async fn session_tag_changes_reach_its_sockets(backend: Backend) {
     )
     .await
     .assert_status(200);
-    socket.assert_nothing_before_pong().await;
+    agent.assert_nothing_before_pong().await;
+}
+
+/// Tags are the agents' notes: the session's own channel, which its visitor
+/// hears, and the widget's answers leave them out.
+async fn visitors_never_see_session_tags(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let s = session(&app, &acme, json!({"tags": ["angry"]})).await;
+    let id = id_of(&s);
+    let token = s["visitorToken"].as_str().expect("visitor token");
+    let mut visitor = Client::token(&app, token).await;
+    visitor.subscribe(&format!("session:{id}")).await;
+    app.post(
+        &format!("/chat/sessions/{id}/tags"),
+        &acme.key,
+        json!({"add": ["refund-risk"]}),
+    )
+    .await
+    .assert_status(200);
+    let frame = visitor.next_of("chat.session").await;
+    assert!(frame["data"].get("tags").is_none(), "{frame}");
+
+    let widget = app
+        .client
+        .get(app.url(&format!("/widget/v1/sessions/{id}")))
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("widget request")
+        .json::<Value>()
+        .await
+        .expect("json");
+    assert_eq!(widget["id"], json!(id));
+    assert!(widget.get("tags").is_none(), "{widget}");
 }
 
 async fn tag_counts_include_chat_sessions(backend: Backend) {
