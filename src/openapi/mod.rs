@@ -232,6 +232,11 @@ fn add_idempotency(operation: &mut Operation) {
         .push(RefOr::T(key));
     let errors = [
         (
+            "400",
+            "`validation_failed`: the request is not valid, e.g. a malformed Idempotency-Key \
+             (not 1–255 printable ASCII characters, or sent twice)",
+        ),
+        (
             "409",
             "`idempotency_in_progress`: a request with this Idempotency-Key is still running \
              (retry after `Retry-After`); `idempotency_response_lost`: it was carried out but \
