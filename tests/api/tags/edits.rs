@@ -163,17 +163,7 @@ async fn concurrent_adds_keep_every_tag(backend: Backend) {
     let acme = app.company().await;
     let t = ticket(&app, &acme, json!({})).await;
     let path = format!("/tickets/{}/tags", id_of(&t));
-    let requests = (0..20).map(|i| {
-        let (app, path, key) = (&app, &path, &acme.key);
-        async move {
-            app.post(path, key, json!({ "add": [format!("tag{i:02}")] }))
-                .await
-        }
-    });
-    for r in futures::future::join_all(requests).await {
-        r.assert_status(200);
-    }
-    let expected: Vec<String> = (0..20).map(|i| format!("tag{i:02}")).collect();
+    let expected = add_twenty_at_once(&app, &acme.key, &path).await;
     assert_eq!(stored_tags(&app, &acme.key, &id_of(&t)).await, expected);
 }
 

@@ -72,3 +72,16 @@ async fn updated_events(app: &TestApp, company_id: Uuid) -> Vec<Value> {
 fn strings(values: &[&str]) -> Vec<String> {
     values.iter().map(|v| v.to_string()).collect()
 }
+
+/// Sends 20 `POST {path}` at once, each adding its own tag; all succeed.
+/// Returns the 20 tags, sorted.
+async fn add_twenty_at_once(app: &TestApp, key: &str, path: &str) -> Vec<String> {
+    let requests = (0..20).map(|i| async move {
+        app.post(path, key, json!({ "add": [format!("tag{i:02}")] }))
+            .await
+    });
+    for r in futures::future::join_all(requests).await {
+        r.assert_status(200);
+    }
+    (0..20).map(|i| format!("tag{i:02}")).collect()
+}

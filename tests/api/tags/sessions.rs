@@ -109,17 +109,7 @@ async fn concurrent_session_tag_adds_keep_every_tag(backend: Backend) {
     let acme = app.company().await;
     let s = session(&app, &acme, json!({})).await;
     let path = format!("/chat/sessions/{}/tags", id_of(&s));
-    let requests = (0..20).map(|i| {
-        let (app, path, key) = (&app, &path, &acme.key);
-        async move {
-            app.post(path, key, json!({ "add": [format!("tag{i:02}")] }))
-                .await
-        }
-    });
-    for r in futures::future::join_all(requests).await {
-        r.assert_status(200);
-    }
-    let expected: Vec<String> = (0..20).map(|i| format!("tag{i:02}")).collect();
+    let expected = add_twenty_at_once(&app, &acme.key, &path).await;
     assert_eq!(session_tags(&app, &acme.key, &id_of(&s)).await, expected);
 }
 
