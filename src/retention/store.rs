@@ -68,6 +68,8 @@ pub const TARGETS: &[Target] = &[
         delete_batch: "DELETE FROM outbox_jobs WHERE id IN (SELECT id FROM outbox_jobs \
              WHERE status <> 'pending' AND updated_at < $1 ORDER BY updated_at LIMIT $2)",
     },
+    // The pass deletes events through `changes::store::delete_expired_batch`
+    // (which also records the feed's watermark); this text is its DELETE.
     Target {
         table: "events",
         cutoff: Cutoff::Retention,
