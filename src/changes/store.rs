@@ -13,27 +13,9 @@ use sqlx::types::Json;
 use uuid::Uuid;
 
 use super::model::{Cursor, Op, RecordType};
-use crate::auth::{Mode, Tenant};
-use crate::db::{Backend, Db, Query, Tx};
+use crate::auth::Tenant;
+use crate::db::{Db, Query};
 use crate::error::StoreError;
-use crate::time::Timestamp;
-
-/// The next feed number of `tenant`, for an entry written in `tx`, or None
-/// where the database numbers entries at commit (Postgres).
-pub async fn number_in_write(tx: &mut Tx, tenant: &Tenant) -> Result<Option<i64>, StoreError> {
-    if tx.backend() == Backend::Postgres {
-        return Ok(None);
-    }
-    let next: i64 = Query::new(
-        "INSERT INTO counters (company_id, mode, name, value) VALUES ($1, $2, 'changes', 1) \
-         ON CONFLICT (company_id, mode, name) DO UPDATE SET value = counters.value + 1 \
-         RETURNING value",
-    )
-    .bind_tenant(tenant)
-    .fetch_scalar(tx)
-    .await?;
-    Ok(Some(next))
-}
 
 /// One entry as the feed returns it.
 #[derive(Debug, sqlx::FromRow)]
@@ -119,57 +101,4 @@ async fn watermark(db: &Db, tenant: &Tenant) -> Result<i64, StoreError> {
         .fetch_optional(db)
         .await?;
     Ok(value.map_or(0, |(seq,)| seq))
-}
-
-#[derive(sqlx::FromRow)]
-struct Deleted {
-    company_id: Uuid,
-    mode: Mode,
-    seq: Option<i64>,
-}
-
-/// The retention pass's batch for `events`: deletes up to `limit` events
-/// older than `cutoff`, oldest first, and raises the watermark of each
-/// tenant whose feed entries it deleted, in one transaction (so a reader
-/// never sees entries gone without the watermark that says so).
-pub async fn delete_expired_batch(
-    db: &Db,
-    cutoff: Timestamp,
-    limit: i64,
-) -> Result<u64, StoreError> {
-    let mut tx = db.begin().await?;
-    let deleted: Vec<Deleted> = Query::new(
-        "DELETE FROM events WHERE id IN (SELECT id FROM events \
-         WHERE created_at < $1 ORDER BY created_at LIMIT $2) RETURNING company_id, mode, seq",
-    )
-    .bind(cutoff)
-    .bind(limit)
-    .fetch_all(&mut tx)
-    .await?;
-    let mut highest: Vec<(Tenant, i64)> = Vec::new();
-    for row in &deleted {
-        let Some(seq) = row.seq else { continue };
-        let tenant = Tenant {
-            company_id: row.company_id,
-            mode: row.mode,
-        };
-        match highest.iter_mut().find(|(known, _)| *known == tenant) {
-            Some((_, max)) => *max = (*max).max(seq),
-            None => highest.push((tenant, seq)),
-        }
-    }
-    for (tenant, seq) in &highest {
-        Query::new(
-            "INSERT INTO change_feed_watermarks (company_id, mode, seq) VALUES ($1, $2, $3) \
-             ON CONFLICT (company_id, mode) DO UPDATE SET seq = CASE \
-             WHEN excluded.seq > change_feed_watermarks.seq THEN excluded.seq \
-             ELSE change_feed_watermarks.seq END",
-        )
-        .bind_tenant(tenant)
-        .bind(*seq)
-        .execute(&mut tx)
-        .await?;
-    }
-    tx.commit().await?;
-    Ok(u64::try_from(deleted.len()).unwrap_or(u64::MAX))
 }

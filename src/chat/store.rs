@@ -11,10 +11,10 @@ use super::model::{
     SessionTags, agent_reply_email,
 };
 use crate::auth::Tenant;
-use crate::changes::model::{RecordChange, RecordType};
 use crate::db::{Backend, Db, On, Query, Table, Tx, ensure_reference};
 use crate::error::StoreError;
 use crate::events;
+use crate::events::{RecordChange, RecordType};
 use crate::mail;
 use crate::tags::store::{self as tag_store, Tagged};
 use crate::time::{Timestamp, new_id};

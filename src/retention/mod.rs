@@ -120,7 +120,7 @@ async fn purge(db: &Db, target: &Target, cutoff: Timestamp) -> Result<TableRepor
     loop {
         // Deleting change feed entries also raises the feed's watermark.
         let deleted = if target.table == "events" {
-            crate::changes::store::delete_expired_batch(db, cutoff, limit).await?
+            store::delete_events_batch(db, cutoff, limit).await?
         } else {
             store::delete_batch(db, target, cutoff, limit).await?
         };

@@ -5,10 +5,10 @@ use serde_json::{Map, Value, json};
 
 use super::model::{Change, Comment, Escalation, Ticket, TicketStatus};
 use crate::auth::Tenant;
-use crate::changes::model::{RecordChange, RecordType};
 use crate::db::Tx;
 use crate::error::StoreError;
 use crate::events::{EventName, emit, emit_change, payload};
+use crate::events::{RecordChange, RecordType};
 use crate::mail::{self, Email};
 use crate::tags::model::TagChange;
 

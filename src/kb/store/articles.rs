@@ -5,10 +5,10 @@ use uuid::Uuid;
 use super::categories::ensure_category;
 use super::{SLUG_ATTEMPTS, free_slug};
 use crate::auth::Tenant;
-use crate::changes::model::{RecordChange, RecordType};
 use crate::db::{Backend, Db, Query, Table, Tx, ensure_reference};
 use crate::error::StoreError;
 use crate::events;
+use crate::events::{RecordChange, RecordType};
 use crate::kb::model::{
     Article, ArticleChanges, ArticleFilter, ArticleSummary, NewArticle, Status,
 };

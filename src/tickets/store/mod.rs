@@ -18,9 +18,9 @@ use super::model::{
     TicketUpdate, UserRef, ticket_number,
 };
 use crate::auth::{Mode, Tenant};
-use crate::changes::model::{RecordChange, RecordType};
 use crate::db::{Backend, Db, On, Query, Table, Tx, ensure_reference};
 use crate::error::StoreError;
+use crate::events::{RecordChange, RecordType};
 use crate::tags::model::{TagChange, TagEdit};
 use crate::tags::store::{self as tag_store, Tagged};
 use crate::time::{Timestamp, new_id};

@@ -8,12 +8,14 @@
 use serde::Serialize;
 
 use crate::auth::Tenant;
-use crate::changes::model::RecordChange;
 use crate::db::{Query, Tx};
 use crate::error::StoreError;
 use crate::time::{Timestamp, new_id};
 
+mod change;
+
 pub use crate::event_catalogue::{EVENT_NAMES, Event, EventName};
+pub use change::{Op, RecordChange, RecordType};
 
 /// Records `name` with `data` for `tenant` in `tx`, and queues its webhook
 /// deliveries in the same transaction. A payload that does not serialise is
@@ -81,7 +83,7 @@ struct Row<'a> {
 }
 
 /// The events row; a change also gets its feed number (see
-/// `changes::store::number_in_write`).
+/// `change::number_in_write`).
 async fn insert(
     tx: &mut Tx,
     tenant: &Tenant,
@@ -89,7 +91,7 @@ async fn insert(
     change: Option<&RecordChange>,
 ) -> Result<(), StoreError> {
     let seq = match change {
-        Some(_) => crate::changes::store::number_in_write(tx, tenant).await?,
+        Some(_) => change::number_in_write(tx, tenant).await?,
         None => None,
     };
     Query::new(
