@@ -41,6 +41,7 @@ pub fn api_routes() -> ApiRouter {
         .merge(crate::kb::routes::router())
         .merge(crate::settings::routes::router())
         .merge(crate::reports::routes::router())
+        .merge(crate::changes::routes::router())
 }
 
 /// The route table (method, path, scope) of the whole API.

@@ -4,6 +4,7 @@
 pub mod app;
 pub mod auth;
 pub mod bootstrap;
+pub mod changes;
 pub mod chat;
 pub mod cli;
 pub mod companies;

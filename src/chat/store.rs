@@ -13,6 +13,8 @@ use super::model::{
 use crate::auth::Tenant;
 use crate::db::{Backend, Db, On, Query, Table, Tx, ensure_reference};
 use crate::error::StoreError;
+use crate::events;
+use crate::events::{RecordChange, RecordType};
 use crate::mail;
 use crate::tags::store::{self as tag_store, Tagged};
 use crate::time::{Timestamp, new_id};
@@ -81,7 +83,7 @@ pub async fn create_session(
         "entityId",
     )
     .await?;
-    let mut session: Session = Query::new(format!(
+    let session: Session = Query::new(format!(
         "INSERT INTO chat_sessions (id, company_id, mode, entity_id, status, visitor_name, \
          visitor_email, created_at, updated_at) VALUES ($1, $2, $3, $4, 'ACTIVE', $5, $6, $7, $7) \
          RETURNING {SESSION_COLUMNS}"
@@ -95,7 +97,7 @@ pub async fn create_session(
     .fetch_one(&mut tx)
     .await?;
     tag_store::replace(&mut tx, tenant, Tagged::ChatSession, session.id, &new.tags).await?;
-    session.tags = new.tags.clone();
+    let session = record_session(&mut tx, tenant, session.id).await?;
     tx.commit().await?;
     Ok(session)
 }
@@ -122,6 +124,14 @@ async fn load_session<'c>(
     .fetch_one(on.reborrow())
     .await?;
     session.tags = tag_store::of(on, Tagged::ChatSession, id).await?;
+    Ok(session)
+}
+
+/// The session as `tx` now holds it, recorded for the change feed.
+async fn record_session(tx: &mut Tx, tenant: &Tenant, id: Uuid) -> Result<Session, StoreError> {
+    let session = load_session(&mut *tx, tenant, id, "").await?;
+    let change = RecordChange::upsert(RecordType::ChatSession, id, &session)?;
+    events::record_change(tx, tenant, &change).await?;
     Ok(session)
 }
 
@@ -239,7 +249,7 @@ pub async fn update_session(
     .bind(now)
     .execute(&mut tx)
     .await?;
-    let session = load_session(&mut tx, tenant, id, "").await?;
+    let session = record_session(&mut tx, tenant, id).await?;
     tx.commit().await?;
     Ok((session, true))
 }
@@ -322,6 +332,11 @@ pub async fn create_message(
     {
         mail::queue(&mut tx, tenant, &email).await?;
     }
+    // The message touched the session (`updatedAt`): the feed carries both.
+    let change = RecordChange::upsert(RecordType::ChatSession, session.id, &session)?;
+    events::record_change(&mut tx, tenant, &change).await?;
+    let change = RecordChange::upsert(RecordType::ChatMessage, message.id, &message)?;
+    events::record_change(&mut tx, tenant, &change).await?;
     tx.commit().await?;
     Ok(Sent::New { session, message })
 }

@@ -58,6 +58,7 @@ pub const SECURITY_SCHEME: &str = "ApiKey";
         (name = "Webhooks", description = "Signed event deliveries to your URLs"),
         (name = "Settings", description = "Company profile and escalation rules"),
         (name = "Reports", description = "Ticket statistics"),
+        (name = "Changes", description = "The change feed: every create, update and delete, in commit order"),
     )
 )]
 struct ApiDoc;

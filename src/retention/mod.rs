@@ -118,7 +118,12 @@ async fn purge(db: &Db, target: &Target, cutoff: Timestamp) -> Result<TableRepor
         ..TableReport::default()
     };
     loop {
-        let deleted = store::delete_batch(db, target, cutoff, limit).await?;
+        // Deleting change feed entries also raises the feed's watermark.
+        let deleted = if target.table == "events" {
+            store::delete_events_batch(db, cutoff, limit).await?
+        } else {
+            store::delete_batch(db, target, cutoff, limit).await?
+        };
         if deleted > 0 {
             report.rows_deleted += deleted;
             report.batches += 1;

@@ -1,6 +1,9 @@
 //! SQL of the retention pass: one batch-sized DELETE per kind of row, and
 //! the lock that lets one node run the pass at a time.
 
+use uuid::Uuid;
+
+use crate::auth::{Mode, Tenant};
 use crate::db::{Db, PassLock, Query};
 use crate::error::StoreError;
 use crate::time::Timestamp;
@@ -68,6 +71,8 @@ pub const TARGETS: &[Target] = &[
         delete_batch: "DELETE FROM outbox_jobs WHERE id IN (SELECT id FROM outbox_jobs \
              WHERE status <> 'pending' AND updated_at < $1 ORDER BY updated_at LIMIT $2)",
     },
+    // The pass deletes events through `delete_events_batch` (which also
+    // records the change feed's watermark); this text is its DELETE.
     Target {
         table: "events",
         cutoff: Cutoff::Retention,
@@ -103,4 +108,58 @@ const PASS_LOCK_KEY: i64 = 0x5344_5245_5441_494e;
 /// The pass lock, or None when another node is running a pass.
 pub async fn lock_pass(db: &Db) -> Result<Option<PassLock>, StoreError> {
     PassLock::try_take(db, PASS_LOCK_KEY, "retention").await
+}
+
+#[derive(sqlx::FromRow)]
+struct Deleted {
+    company_id: Uuid,
+    mode: Mode,
+    seq: Option<i64>,
+}
+
+/// The retention pass's batch for `events`: deletes up to `limit` events
+/// older than `cutoff`, oldest first, and raises the watermark of each
+/// tenant whose feed entries it deleted, in one transaction (so a reader
+/// never sees entries gone without the watermark that says so).
+pub async fn delete_events_batch(
+    db: &Db,
+    cutoff: Timestamp,
+    limit: i64,
+) -> Result<u64, StoreError> {
+    let mut tx = db.begin().await?;
+    let events = TARGETS
+        .iter()
+        .find(|target| target.table == "events")
+        .map_or("", |target| target.delete_batch);
+    let deleted: Vec<Deleted> = Query::new(format!("{events} RETURNING company_id, mode, seq"))
+        .bind(cutoff)
+        .bind(limit)
+        .fetch_all(&mut tx)
+        .await?;
+    let mut highest: Vec<(Tenant, i64)> = Vec::new();
+    for row in &deleted {
+        let Some(seq) = row.seq else { continue };
+        let tenant = Tenant {
+            company_id: row.company_id,
+            mode: row.mode,
+        };
+        match highest.iter_mut().find(|(known, _)| *known == tenant) {
+            Some((_, max)) => *max = (*max).max(seq),
+            None => highest.push((tenant, seq)),
+        }
+    }
+    for (tenant, seq) in &highest {
+        Query::new(
+            "INSERT INTO change_feed_watermarks (company_id, mode, seq) VALUES ($1, $2, $3) \
+             ON CONFLICT (company_id, mode) DO UPDATE SET seq = CASE \
+             WHEN excluded.seq > change_feed_watermarks.seq THEN excluded.seq \
+             ELSE change_feed_watermarks.seq END",
+        )
+        .bind_tenant(tenant)
+        .bind(*seq)
+        .execute(&mut tx)
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(u64::try_from(deleted.len()).unwrap_or(u64::MAX))
 }

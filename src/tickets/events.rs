@@ -7,13 +7,22 @@ use super::model::{Change, Comment, Escalation, Ticket, TicketStatus};
 use crate::auth::Tenant;
 use crate::db::Tx;
 use crate::error::StoreError;
-use crate::events::{EventName, emit, payload};
+use crate::events::{EventName, emit, emit_change, payload};
+use crate::events::{RecordChange, RecordType};
 use crate::mail::{self, Email};
 use crate::tags::model::TagChange;
 
 /// `ticket.created` with the whole ticket; the visitor's confirmation email.
 pub async fn created(tx: &mut Tx, tenant: &Tenant, ticket: &Ticket) -> Result<(), StoreError> {
-    emit(tx, tenant, EventName::TicketCreated, &ticket_data(ticket)?).await?;
+    let change = ticket_change(ticket)?;
+    emit_change(
+        tx,
+        tenant,
+        EventName::TicketCreated,
+        &ticket_data(ticket)?,
+        Some(&change),
+    )
+    .await?;
     if let Some(to) = &ticket.visitor_email {
         mail::queue(tx, tenant, &creation_email(to, ticket)).await?;
     }
@@ -35,7 +44,8 @@ pub async fn updated(
     if !tags.is_empty() {
         data["changes"]["tags"] = json!(tags);
     }
-    emit(tx, tenant, EventName::TicketUpdated, &data).await?;
+    let change = ticket_change(ticket)?;
+    emit_change(tx, tenant, EventName::TicketUpdated, &data, Some(&change)).await?;
     let resolved = changes
         .iter()
         .any(|c| c.field == "status" && c.to.as_deref() == Some(TicketStatus::Resolved.as_str()));
@@ -57,7 +67,8 @@ pub async fn escalated(
 ) -> Result<(), StoreError> {
     let mut data = ticket_data(ticket)?;
     data["escalation"] = escalation.clone();
-    emit(tx, tenant, EventName::TicketEscalated, &data).await?;
+    let change = ticket_change(ticket)?;
+    emit_change(tx, tenant, EventName::TicketEscalated, &data, Some(&change)).await?;
     Ok(())
 }
 
@@ -67,8 +78,22 @@ pub async fn comment_created(
     tenant: &Tenant,
     comment: &Comment,
 ) -> Result<(), StoreError> {
-    emit(tx, tenant, EventName::CommentCreated, comment).await?;
+    let change = RecordChange::upsert(RecordType::Comment, comment.id, comment)?;
+    emit_change(
+        tx,
+        tenant,
+        EventName::CommentCreated,
+        comment,
+        Some(&change),
+    )
+    .await?;
     Ok(())
+}
+
+/// The change feed's entry for the ticket as it now is (its events carry
+/// more than the record, e.g. `changes`, so the entry keeps its own copy).
+pub fn ticket_change(ticket: &Ticket) -> Result<RecordChange, StoreError> {
+    RecordChange::upsert(RecordType::Ticket, ticket.id, ticket)
 }
 
 /// The `escalation` object of the event and of the timeline entry.

@@ -5,6 +5,7 @@ mod support;
 
 mod access;
 mod bus;
+mod changes;
 mod chat;
 mod demo;
 mod hardening;

@@ -5,8 +5,10 @@ use uuid::Uuid;
 use super::categories::ensure_category;
 use super::{SLUG_ATTEMPTS, free_slug};
 use crate::auth::Tenant;
-use crate::db::{Backend, Db, Query, Table, ensure_reference};
+use crate::db::{Backend, Db, Query, Table, Tx, ensure_reference};
 use crate::error::StoreError;
+use crate::events;
+use crate::events::{RecordChange, RecordType};
 use crate::kb::model::{
     Article, ArticleChanges, ArticleFilter, ArticleSummary, NewArticle, Status,
 };
@@ -81,6 +83,7 @@ pub async fn create_article(
         .await;
         match inserted {
             Ok(article) => {
+                record_article(&mut tx, tenant, &article).await?;
                 tx.commit().await?;
                 return Ok(article);
             }
@@ -202,16 +205,31 @@ pub async fn update_article(
     .foreign_key_field(CATEGORY_FIELD, CATEGORY_REQUIREMENT)
     .fetch_one(&mut tx)
     .await?;
+    record_article(&mut tx, tenant, &article).await?;
     tx.commit().await?;
     Ok(article)
 }
 
+/// The change feed's entry for the article as `tx` now holds it.
+pub(super) async fn record_article(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    article: &Article,
+) -> Result<(), StoreError> {
+    let change = RecordChange::upsert(RecordType::KbArticle, article.id, article)?;
+    events::record_change(tx, tenant, &change).await
+}
+
 pub async fn delete_article(db: &Db, tenant: &Tenant, id: Uuid) -> Result<(), StoreError> {
+    let mut tx = db.begin().await?;
     Query::new("DELETE FROM kb_articles WHERE id = $1 AND company_id = $2 AND mode = $3")
         .bind(id)
         .bind_tenant(tenant)
-        .execute_or_not_found(db)
-        .await
+        .execute_or_not_found(&mut tx)
+        .await?;
+    let change = RecordChange::delete(RecordType::KbArticle, id);
+    events::record_change(&mut tx, tenant, &change).await?;
+    tx.commit().await
 }
 
 /// Records a helpful / not-helpful vote: one atomic counter increment, so
@@ -232,16 +250,33 @@ pub async fn vote(
     // In a transaction so that an idempotent request's record commits
     // with the vote (see `db::CommitHook`).
     let mut tx = db.begin().await?;
-    Query::new(format!(
+    let article: Article = Query::new(format!(
         "UPDATE kb_articles SET helpful_count = helpful_count + $4, \
          not_helpful_count = not_helpful_count + $5 \
-         WHERE id = $1 AND company_id = $2 AND mode = $3{published}"
+         WHERE id = $1 AND company_id = $2 AND mode = $3{published} RETURNING {ARTICLE_COLUMNS}"
     ))
     .bind(id)
     .bind_tenant(tenant)
     .bind(yes)
     .bind(no)
-    .execute_or_not_found(&mut tx)
+    .fetch_one(&mut tx)
     .await?;
+    record_article(&mut tx, tenant, &article).await?;
     tx.commit().await
+}
+
+/// Records, for the change feed, the articles `ids` as `tx` now holds them
+/// (a deleted category left them uncategorised).
+pub(super) async fn record_articles(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    ids: &[Uuid],
+) -> Result<(), StoreError> {
+    for id in ids {
+        let article: Article = by_id(&format!("SELECT {ARTICLE_COLUMNS}"), tenant, *id)
+            .fetch_one(&mut *tx)
+            .await?;
+        record_article(tx, tenant, &article).await?;
+    }
+    Ok(())
 }

@@ -112,13 +112,24 @@ pub async fn update_category(
     find_category(db, tenant, id).await
 }
 
-/// Deletes a category; its articles become uncategorised (ON DELETE SET NULL).
+/// Deletes a category; its articles become uncategorised (ON DELETE SET
+/// NULL), which the change feed records for each.
 pub async fn delete_category(db: &Db, tenant: &Tenant, id: Uuid) -> Result<(), StoreError> {
+    let mut tx = db.begin().await?;
+    let articles: Vec<Uuid> = Query::new("SELECT a.id FROM kb_articles a WHERE a.category_id = ")
+        .push_bind(id)
+        .push(" AND ")
+        .push_tenant(tenant, "a")
+        .push(" ORDER BY a.id")
+        .fetch_column(&mut tx)
+        .await?;
     Query::new("DELETE FROM kb_categories WHERE id = $1 AND company_id = $2 AND mode = $3")
         .bind(id)
         .bind_tenant(tenant)
-        .execute_or_not_found(db)
-        .await
+        .execute_or_not_found(&mut tx)
+        .await?;
+    super::articles::record_articles(&mut tx, tenant, &articles).await?;
+    tx.commit().await
 }
 
 /// Checks that `category_id` (a filter or body field) names a category of

@@ -95,6 +95,9 @@ pub async fn add_comment(
         .fetch_one(&mut tx)
         .await?;
     let comment = Comment::from(row);
+    // The comment touched the ticket (`updatedAt`): the feed carries both.
+    let ticket = super::load(&mut tx, tenant, ticket_id).await?;
+    crate::events::record_change(&mut tx, tenant, &events::ticket_change(&ticket)?).await?;
     events::comment_created(&mut tx, tenant, &comment).await?;
     tx.commit().await?;
     Ok(comment)

@@ -20,6 +20,7 @@ use super::model::{
 use crate::auth::{Mode, Tenant};
 use crate::db::{Backend, Db, On, Query, Table, Tx, ensure_reference};
 use crate::error::StoreError;
+use crate::events::{RecordChange, RecordType};
 use crate::tags::model::{TagChange, TagEdit};
 use crate::tags::store::{self as tag_store, Tagged};
 use crate::time::{Timestamp, new_id};
@@ -420,13 +421,30 @@ pub async fn escalate_in(
     Ok(ticket)
 }
 
-/// Deletes a ticket with its comments and timeline.
+/// Deletes a ticket with its comments and timeline. The change feed gets
+/// a delete for each comment (the database deletes them with the ticket)
+/// and then for the ticket, so a mirror ends without either.
 pub async fn delete(db: &Db, tenant: &Tenant, id: Uuid) -> Result<(), StoreError> {
+    let mut tx = db.begin().await?;
+    let comments: Vec<Uuid> = Query::new("SELECT c.id FROM ticket_comments c WHERE c.ticket_id = ")
+        .push_bind(id)
+        .push(" AND ")
+        .push_tenant(tenant, "c")
+        .push(" ORDER BY c.created_at, c.id")
+        .fetch_column(&mut tx)
+        .await?;
     Query::new("DELETE FROM tickets WHERE id = $1 AND company_id = $2 AND mode = $3")
         .bind(id)
         .bind_tenant(tenant)
-        .execute_or_not_found(db)
-        .await
+        .execute_or_not_found(&mut tx)
+        .await?;
+    for comment in comments {
+        let change = RecordChange::delete(RecordType::Comment, comment);
+        crate::events::record_change(&mut tx, tenant, &change).await?;
+    }
+    let change = RecordChange::delete(RecordType::Ticket, id);
+    crate::events::record_change(&mut tx, tenant, &change).await?;
+    tx.commit().await
 }
 
 /// NotFound unless the ticket exists for the tenant.

@@ -54,7 +54,8 @@ fn id_of(value: &Value) -> String {
     value["id"].as_str().expect("id").to_string()
 }
 
-/// The company's ticket and comment events (not `user.created`), oldest first.
+/// The company's ticket and comment webhook events (not `user.created`, nor
+/// the change feed's entries that have no webhook event), oldest first.
 async fn events(app: &TestApp, company_id: Uuid) -> Vec<(String, Value)> {
     let rows = supportdesk::on_db!(&app.state.db, c => sqlx::query_as::<_, (String, sqlx::types::Json<Value>)>(
         "SELECT name, data FROM events WHERE company_id = $1 AND name <> 'user.created' \
@@ -64,6 +65,7 @@ async fn events(app: &TestApp, company_id: Uuid) -> Vec<(String, Value)> {
         .await
         .expect("events read"));
     rows.into_iter()
+        .filter(|(name, _)| supportdesk::events::EVENT_NAMES.contains(&name.as_str()))
         .map(|(name, data)| (name, data.0))
         .collect()
 }

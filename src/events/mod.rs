@@ -1,0 +1,119 @@
+//! Records domain events (`ticket.created`, `user.created`, …). `emit`
+//! writes the event inside the caller's transaction, so an event exists
+//! exactly when the change that caused it commits, and asks the webhooks
+//! store for the deliveries (and their outbox jobs) of the subscribed hooks
+//! in the same transaction. The names and the event's shape live in
+//! `event_catalogue`, below both this module and `webhooks`.
+
+use serde::Serialize;
+
+use crate::auth::Tenant;
+use crate::db::{Query, Tx};
+use crate::error::StoreError;
+use crate::time::{Timestamp, new_id};
+
+mod change;
+
+pub use crate::event_catalogue::{EVENT_NAMES, Event, EventName};
+pub use change::{Op, RecordChange, RecordType};
+
+/// Records `name` with `data` for `tenant` in `tx`, and queues its webhook
+/// deliveries in the same transaction. A payload that does not serialise is
+/// an error, never an event with `data: null`.
+pub async fn emit(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    name: EventName,
+    data: &impl Serialize,
+) -> Result<Event, StoreError> {
+    emit_change(tx, tenant, name, data, None).await
+}
+
+/// `emit`, the event row also being the change feed's entry for `change`
+/// (one row, one mechanism: the feed reads the events table).
+pub async fn emit_change(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    name: EventName,
+    data: &impl Serialize,
+    change: Option<&RecordChange>,
+) -> Result<Event, StoreError> {
+    let event = Event {
+        id: new_id(),
+        name,
+        tenant_company: tenant.company_id,
+        timestamp: Timestamp::now(),
+        data: payload(data)?,
+    };
+    let row = Row {
+        id: event.id,
+        name: event.name.as_str(),
+        data: &event.data,
+        created_at: event.timestamp,
+    };
+    insert(tx, tenant, row, change).await?;
+    crate::webhooks::dispatch::queue_deliveries(tx, tenant, &event).await?;
+    Ok(event)
+}
+
+/// Records a change that has no webhook event (chat, knowledge base,
+/// deletes) for the change feed only: an events row named
+/// `<type>.<op>` that no webhook is sent for.
+pub async fn record_change(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    change: &RecordChange,
+) -> Result<(), StoreError> {
+    let name = format!("{}.{}", change.record_type, change.op);
+    let row = Row {
+        id: new_id(),
+        name: &name,
+        data: &serde_json::json!({ "id": change.id }),
+        created_at: Timestamp::now(),
+    };
+    insert(tx, tenant, row, Some(change)).await
+}
+
+/// An events row's own columns.
+struct Row<'a> {
+    id: uuid::Uuid,
+    name: &'a str,
+    data: &'a serde_json::Value,
+    created_at: Timestamp,
+}
+
+/// The events row; a change also gets its feed number (see
+/// `change::number_in_write`).
+async fn insert(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    row: Row<'_>,
+    change: Option<&RecordChange>,
+) -> Result<(), StoreError> {
+    let seq = match change {
+        Some(_) => change::number_in_write(tx, tenant).await?,
+        None => None,
+    };
+    Query::new(
+        "INSERT INTO events (id, company_id, mode, name, data, created_at, record_type, \
+         record_id, op, record, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+    )
+    .bind(row.id)
+    .bind_tenant(tenant)
+    .bind(row.name)
+    .bind(row.data)
+    .bind(row.created_at)
+    .bind(change.map(|c| c.record_type))
+    .bind(change.map(|c| c.id))
+    .bind(change.map(|c| c.op))
+    .bind(change.and_then(|c| c.record.as_ref()))
+    .bind(seq)
+    .execute(&mut *tx)
+    .await
+}
+
+/// `data` as an event payload; a value that does not serialise is a store
+/// error (it would otherwise be sent as `null`).
+pub fn payload(data: &impl Serialize) -> Result<serde_json::Value, StoreError> {
+    serde_json::to_value(data).map_err(|e| StoreError::Database(sqlx::Error::Encode(Box::new(e))))
+}
