@@ -6,6 +6,7 @@ mod query_bounds;
 mod reports;
 mod scheduler;
 mod settings;
+mod tag_conditions;
 
 use serde_json::{Value, json};
 use supportdesk::auth::{Mode, Tenant};
