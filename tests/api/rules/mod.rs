@@ -3,6 +3,7 @@
 //! here; the tests in the submodules.
 
 mod query_bounds;
+mod report_tags;
 mod reports;
 mod scheduler;
 mod settings;
