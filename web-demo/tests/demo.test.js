@@ -466,6 +466,56 @@ test('an agent reply whose answer was lost is sent again and stored once', async
   }
 });
 
+test('an agent tags a chat with suggestions from the company\'s tags; the tags survive a reload', async () => {
+  // Another record carries the tag the agent will pick from the
+  // suggestions; the chat is created before the console opens.
+  await api('POST', '/tickets', { subject: 'Gold customer', entityId: ENTITY_ID, tags: ['loyalty.gold'] });
+  const session = await api('POST', '/chat/sessions', { entityId: ENTITY_ID, visitorName: 'Tina Tags' });
+  const tess = await signInAgent({ name: 'Tess Tagger', email: 'tess@northwind.test' });
+  const agent = tess.page;
+  const tagsShown = () => agent.$$eval('#tag-list .tag', (items) => items.map((li) => li.dataset.tag));
+  const openChat = async () => {
+    const item = agent.locator('#session-list .session', { hasText: 'Tina Tags' });
+    await visible(item);
+    await item.click();
+    await visible(agent.locator('#chat-tags'));
+  };
+  try {
+    await openChat();
+    assert.deepEqual(await tagsShown(), []);
+
+    // Typing a prefix fills the suggestions from GET /tags; picking one
+    // puts its value in the input, as choosing a <datalist> option does.
+    await agent.fill('#tag-input', 'LOY');
+    const suggestion = agent.locator('#tag-options option[value="loyalty.gold"]');
+    await suggestion.waitFor({ state: 'attached', timeout: WAIT });
+    await agent.fill('#tag-input', await suggestion.getAttribute('value'));
+    await agent.press('#tag-input', 'Enter');
+    await visible(agent.locator('#tag-list .tag[data-tag="loyalty.gold"]'));
+
+    // A typed tag is normalised by the service; the list shows its answer.
+    await agent.fill('#tag-input', ' Billing ');
+    await agent.click('#tag-add');
+    await visible(agent.locator('#tag-list .tag[data-tag="billing"]'));
+    assert.deepEqual(await tagsShown(), ['billing', 'loyalty.gold']);
+    await shot(agent, 'agent-chat-tags');
+
+    await agent.click('#tag-list .tag[data-tag="billing"] .tag-remove');
+    await agent.locator('#tag-list .tag[data-tag="billing"]').waitFor({ state: 'detached', timeout: WAIT });
+    assert.deepEqual((await api('GET', `/chat/sessions/${session.id}`)).tags, ['loyalty.gold']);
+    // No custom field applies to chats here: the panel stays hidden.
+    assert.equal(await agent.isVisible('#chat-fields'), false);
+
+    await agent.reload();
+    await visible(agent.locator('#console'));
+    await openChat();
+    await visible(agent.locator('#tag-list .tag[data-tag="loyalty.gold"]'));
+    assert.deepEqual(await tagsShown(), ['loyalty.gold']);
+  } finally {
+    await leaveConsole(tess, 'Tess Tagger');
+  }
+});
+
 test('agent presence appears and disappears in the widget; private agents never show', async () => {
   const visitor = await openVisitor(`widgetKey=${WIDGET_KEY}&poll=2`);
   const { page } = visitor;
