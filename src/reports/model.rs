@@ -4,6 +4,7 @@ use chrono::{NaiveDate, TimeDelta};
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::tags::model::TagFilter;
 use crate::tickets::model::{Priority, TicketStatus};
 use crate::time::Timestamp;
 
@@ -15,11 +16,12 @@ pub const DEFAULT_DAYS: i64 = 30;
 pub const MEDIAN: f64 = 0.5;
 pub const P90: f64 = 0.9;
 
-/// Which tickets a report covers: the tenant's (optionally one entity's),
-/// over `[from, to)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which tickets a report covers: the tenant's (optionally one entity's,
+/// optionally only those the tag filters select), over `[from, to)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReportQuery {
     pub entity_id: Option<Uuid>,
+    pub tags: TagFilter,
     pub from: Timestamp,
     pub to: Timestamp,
 }
@@ -149,6 +151,7 @@ mod tests {
     fn days_cover_the_period() {
         let whole = ReportQuery {
             entity_id: None,
+            tags: TagFilter::default(),
             from: at("2026-03-02T00:00:00Z"),
             to: at("2026-03-05T00:00:00Z"),
         };

@@ -1,6 +1,6 @@
-//! `GET /reports/tickets?entityId&from&to`.
+//! `GET /reports/tickets?entityId&from&to&tag&anyTag`.
 
-use axum::extract::State;
+use axum::extract::{RawQuery, State};
 use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
 use serde::Deserialize;
 use utoipa_axum::routes;
@@ -12,6 +12,7 @@ use crate::error::{ApiResult, FieldError};
 use crate::extract::{Json, Query};
 use crate::router::ApiRouter;
 use crate::state::AppState;
+use crate::tags::model::tag_filter;
 use crate::time::Timestamp;
 use crate::validate::{Fields, optional_id, problem};
 
@@ -38,15 +39,22 @@ pub(crate) struct ReportParams {
 /// Counts by status and priority, tickets created and resolved per day,
 /// time to resolution, escalations.
 #[utoipa::path(get, path = "/reports/tickets", operation_id = "ticket_report", tag = "Reports",
-    params(ReportParams),
+    params(ReportParams,
+        ("tag" = Option<Vec<String>>, Query, explode = true,
+            description = "Only tickets carrying every one of these tags (repeat the \
+                           parameter or separate with commas), as on `GET /tickets`"),
+        ("anyTag" = Option<String>, Query,
+            description = "Only tickets carrying at least one of these comma-separated tags")),
     responses((status = 200, description = "The report", body = TicketReport)))]
 async fn tickets(
     State(state): State<AppState>,
     principal: Principal,
     Query(params): Query<ReportParams>,
+    RawQuery(raw_query): RawQuery,
 ) -> ApiResult<Json<TicketReport>> {
-    let (entity_id, (from, to)) = (
+    let (entity_id, tags, (from, to)) = (
         optional_id("entityId", params.entity_id.as_deref()),
+        tag_filter(raw_query.as_deref()),
         period(
             params.from.as_deref(),
             params.to.as_deref(),
@@ -56,6 +64,7 @@ async fn tickets(
         .all_valid()?;
     let query = ReportQuery {
         entity_id,
+        tags,
         from,
         to,
     };

@@ -13,33 +13,53 @@ use super::model::{
 use crate::auth::Tenant;
 use crate::db::{Backend, Db, Query};
 use crate::error::StoreError;
+use crate::tags::store::{self as tag_store, Tagged};
 
 /// `sql` (written with `scope`'s placeholders, which it may use more than
-/// once) with `$1` company, `$2` mode, `$3` from, `$4` to, and `$5` the
-/// entity when the report has one.
+/// once) with `$1` company, `$2` mode, `$3` from, `$4` to, then the
+/// filters' values as `filters` numbers them.
 fn scoped(sql: String, tenant: &Tenant, report: &ReportQuery) -> Query {
-    let query = Query::new(sql)
+    let mut query = Query::new(sql)
         .bind_tenant(tenant)
         .bind(report.from)
         .bind(report.to);
-    match report.entity_id {
-        Some(entity) => query.bind(entity),
-        None => query,
+    if let Some(entity) = report.entity_id {
+        query = query.bind(entity);
     }
+    for tag in report.tags.values() {
+        query = query.bind(tag);
+    }
+    query
 }
 
 /// `WHERE` for the tenant's tickets (alias `t`) whose `column` falls in the
 /// period, and the number of the last placeholder used.
 fn scope(column: &str, report: &ReportQuery) -> (String, usize) {
-    let mut sql = format!(
-        " WHERE t.company_id = $1 AND t.mode = $2 AND t.{column} >= $3 AND t.{column} < $4"
+    let (filters, last) = filters(report);
+    let sql = format!(
+        " WHERE t.company_id = $1 AND t.mode = $2 AND t.{column} >= $3 AND t.{column} < $4\
+         {filters}"
     );
+    (sql, last)
+}
+
+/// The report's optional filters on tickets (alias `t`): the entity (`$5`)
+/// and the tags (as `GET /tickets` filters them, from the next
+/// placeholder on); and the number of the last placeholder used.
+fn filters(report: &ReportQuery) -> (String, usize) {
+    let mut sql = String::new();
+    let mut last = 4;
     if report.entity_id.is_some() {
         sql.push_str(" AND t.entity_id = $5");
-        (sql, 5)
-    } else {
-        (sql, 4)
+        last = 5;
     }
+    sql.push_str(&tag_store::filter_sql(
+        Tagged::Ticket,
+        "t.id",
+        &report.tags,
+        last + 1,
+    ));
+    (sql, last + report.tags.values().count())
 }
 
 /// The UTC calendar day (`YYYY-MM-DD`) of a timestamp column.
@@ -195,17 +215,16 @@ async fn escalations(
         Backend::Postgres => "a.details->>'automatic' = 'true'",
         Backend::Sqlite => "json_extract(a.details, '$.automatic') = 1",
     };
-    let (join, entity) = match report.entity_id {
-        Some(_) => (
-            " JOIN tickets t ON t.id = a.ticket_id",
-            " AND t.entity_id = $5",
-        ),
-        None => ("", ""),
+    let (filters, _) = filters(report);
+    let join = if filters.is_empty() {
+        ""
+    } else {
+        " JOIN tickets t ON t.id = a.ticket_id"
     };
     let sql = format!(
         "SELECT COUNT(*), COUNT(*) FILTER (WHERE {automatic}) FROM ticket_activities a{join} \
          WHERE a.company_id = $1 AND a.mode = $2 AND a.kind = 'escalated' \
-         AND a.created_at >= $3 AND a.created_at < $4{entity}"
+         AND a.created_at >= $3 AND a.created_at < $4{filters}"
     );
     let (total, automatic): (i64, i64) = scoped(sql, tenant, report).fetch_one(db).await?;
     Ok(Escalations {

@@ -16,6 +16,7 @@ use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::Json;
 use crate::router::ApiRouter;
 use crate::state::AppState;
+use crate::tags::model::tag_set;
 use crate::tickets::model::{Priority, REASON_MAX, TicketStatus};
 use crate::tickets::rules::{self, Action, Conditions, MAX_RULES, MINUTES_MAX, NewRule, Rule};
 use crate::validate::{
@@ -79,6 +80,12 @@ pub(crate) struct ConditionsBody {
     unassigned: Option<bool>,
     minutes_since_created: Option<i64>,
     minutes_since_last_activity: Option<i64>,
+    /// The ticket carries every one of these tags (normalised like tags).
+    #[schema(value_type = Option<Vec<String>>)]
+    tags: Option<Value>,
+    /// The ticket carries at least one of these tags.
+    #[schema(value_type = Option<Vec<String>>)]
+    any_tags: Option<Value>,
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -200,25 +207,37 @@ fn parse_conditions(prefix: &str, body: ConditionsBody) -> Result<Conditions, Ve
         && entity.is_none()
         && body.unassigned.is_none()
         && body.minutes_since_created.is_none()
-        && body.minutes_since_last_activity.is_none();
-    let (_, priorities, statuses, entity_id, minutes_since_created, minutes_since_last_activity) =
-        (
-            ensure(
-                !none_given,
-                prefix,
-                "give at least one of: priorities, statuses, entityId, unassigned, \
-             minutesSinceCreated, minutesSinceLastActivity",
-            ),
-            enum_list::<Priority>(&field("priorities"), body.priorities),
-            enum_list::<TicketStatus>(&field("statuses"), body.statuses),
-            optional_id(&field("entityId"), entity),
-            minutes(&field("minutesSinceCreated"), body.minutes_since_created),
-            minutes(
-                &field("minutesSinceLastActivity"),
-                body.minutes_since_last_activity,
-            ),
-        )
-            .collect_errors()?;
+        && body.minutes_since_last_activity.is_none()
+        && body.tags.is_none()
+        && body.any_tags.is_none();
+    let (
+        _,
+        priorities,
+        statuses,
+        entity_id,
+        minutes_since_created,
+        minutes_since_last_activity,
+        tags,
+        any_tags,
+    ) = (
+        ensure(
+            !none_given,
+            prefix,
+            "give at least one of: priorities, statuses, entityId, unassigned, \
+             minutesSinceCreated, minutesSinceLastActivity, tags, anyTags",
+        ),
+        enum_list::<Priority>(&field("priorities"), body.priorities),
+        enum_list::<TicketStatus>(&field("statuses"), body.statuses),
+        optional_id(&field("entityId"), entity),
+        minutes(&field("minutesSinceCreated"), body.minutes_since_created),
+        minutes(
+            &field("minutesSinceLastActivity"),
+            body.minutes_since_last_activity,
+        ),
+        tag_list(&field("tags"), body.tags),
+        tag_list(&field("anyTags"), body.any_tags),
+    )
+        .collect_errors()?;
     Ok(Conditions {
         priorities,
         statuses,
@@ -226,7 +245,24 @@ fn parse_conditions(prefix: &str, body: ConditionsBody) -> Result<Conditions, Ve
         unassigned: body.unassigned,
         minutes_since_created,
         minutes_since_last_activity,
+        tags,
+        any_tags,
     })
+}
+
+/// A non-empty set of tags, normalised as on a ticket (trimmed,
+/// lower-cased, duplicates collapsed, sorted); `null` is absent.
+fn tag_list(field: &str, value: Option<Value>) -> Result<Option<Vec<String>>, FieldError> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => match tag_set(field, &value)? {
+            tags if tags.is_empty() => Err(problem(
+                field,
+                "must list at least one tag (leave it out to match any)",
+            )),
+            tags => Ok(Some(tags)),
+        },
+    }
 }
 
 /// A non-empty list of exact enum values, duplicates dropped; every unknown

@@ -111,6 +111,11 @@ impl TagFilter {
     pub fn is_empty(&self) -> bool {
         self.all.is_empty() && self.any.is_empty()
     }
+
+    /// Every tag of the filter, in the order its SQL binds them.
+    pub fn values(&self) -> impl Iterator<Item = &String> {
+        self.all.iter().chain(&self.any)
+    }
 }
 
 /// The tag filters of a raw query string: `tag` (all of) and `anyTag`

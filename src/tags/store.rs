@@ -191,22 +191,44 @@ async fn delete(
 /// EXISTS with `tag IN (…)` is flattened by SQLite's planner into a join
 /// that repeats a record carrying several of the tags.)
 pub fn push_filter(mut query: Query, kind: Tagged, record_id: &str, filter: &TagFilter) -> Query {
+    let sql = filter_text(kind, record_id, filter, |tag| query.placeholder_for(tag));
+    query.push(&sql)
+}
+
+/// The text `push_filter` adds, for a query written as text with numbered
+/// placeholders: the tags take `$first` onwards, and the caller binds
+/// `filter.values()` to them in that order.
+pub fn filter_sql(kind: Tagged, record_id: &str, filter: &TagFilter, first: usize) -> String {
+    let mut next = first;
+    filter_text(kind, record_id, filter, |_| {
+        next += 1;
+        format!("${}", next - 1)
+    })
+}
+
+fn filter_text(
+    kind: Tagged,
+    record_id: &str,
+    filter: &TagFilter,
+    mut placeholder: impl FnMut(&String) -> String,
+) -> String {
     let exists = format!(
         "EXISTS (SELECT 1 FROM {table} x WHERE x.{owner} = {record_id} AND x.tag = ",
         table = kind.table(),
         owner = kind.owner()
     );
+    let mut sql = String::new();
     for tag in &filter.all {
-        query = query.push(" AND ").push(&exists).push_bind(tag).push(")");
+        sql.push_str(&format!(" AND {exists}{})", placeholder(tag)));
     }
     for (i, tag) in filter.any.iter().enumerate() {
         let joint = if i == 0 { " AND (" } else { " OR " };
-        query = query.push(joint).push(&exists).push_bind(tag).push(")");
+        sql.push_str(&format!("{joint}{exists}{})", placeholder(tag)));
     }
     if !filter.any.is_empty() {
-        query = query.push(")");
+        sql.push(')');
     }
-    query
+    sql
 }
 
 /// One tag of the company with how many records carry it.

@@ -466,6 +466,126 @@ test('an agent reply whose answer was lost is sent again and stored once', async
   }
 });
 
+test('an agent tags a chat with suggestions from the company\'s tags; the tags survive a reload', async () => {
+  // Another record carries the tag the agent will pick from the
+  // suggestions; the chat is created before the console opens.
+  await api('POST', '/tickets', { subject: 'Gold customer', entityId: ENTITY_ID, tags: ['loyalty.gold'] });
+  const session = await api('POST', '/chat/sessions', { entityId: ENTITY_ID, visitorName: 'Tina Tags' });
+  const tess = await signInAgent({ name: 'Tess Tagger', email: 'tess@northwind.test' });
+  const agent = tess.page;
+  const tagsShown = () => agent.$$eval('#tag-list .tag', (items) => items.map((li) => li.dataset.tag));
+  const openChat = async () => {
+    const item = agent.locator('#session-list .session', { hasText: 'Tina Tags' });
+    await visible(item);
+    await item.click();
+    await visible(agent.locator('#chat-tags'));
+  };
+  try {
+    await openChat();
+    assert.deepEqual(await tagsShown(), []);
+
+    // Typing a prefix fills the suggestions from GET /tags; picking one
+    // puts its value in the input, as choosing a <datalist> option does.
+    await agent.fill('#tag-input', 'LOY');
+    const suggestion = agent.locator('#tag-options option[value="loyalty.gold"]');
+    await suggestion.waitFor({ state: 'attached', timeout: WAIT });
+    await agent.fill('#tag-input', await suggestion.getAttribute('value'));
+    await agent.press('#tag-input', 'Enter');
+    await visible(agent.locator('#tag-list .tag[data-tag="loyalty.gold"]'));
+
+    // A typed tag is normalised by the service; the list shows its answer.
+    await agent.fill('#tag-input', ' Billing ');
+    await agent.click('#tag-add');
+    await visible(agent.locator('#tag-list .tag[data-tag="billing"]'));
+    assert.deepEqual(await tagsShown(), ['billing', 'loyalty.gold']);
+    await shot(agent, 'agent-chat-tags');
+
+    await agent.click('#tag-list .tag[data-tag="billing"] .tag-remove');
+    await agent.locator('#tag-list .tag[data-tag="billing"]').waitFor({ state: 'detached', timeout: WAIT });
+    assert.deepEqual((await api('GET', `/chat/sessions/${session.id}`)).tags, ['loyalty.gold']);
+    // No custom field applies to chats here: the panel stays hidden.
+    assert.equal(await agent.isVisible('#chat-fields'), false);
+
+    await agent.reload();
+    await visible(agent.locator('#console'));
+    await openChat();
+    await visible(agent.locator('#tag-list .tag[data-tag="loyalty.gold"]'));
+    assert.deepEqual(await tagsShown(), ['loyalty.gold']);
+  } finally {
+    await leaveConsole(tess, 'Tess Tagger');
+  }
+});
+
+test('custom fields of a chat: one input per type, only changed keys saved, empty clears (definitions and values stubbed)', async () => {
+  // The console's side of custom fields, with the service's answers
+  // stubbed in the page: definitions, the session's values, and a PATCH
+  // that merges as the service does (null clears a key).
+  const session = await api('POST', '/chat/sessions', { entityId: ENTITY_ID, visitorName: 'Cora Fields' });
+  const definitions = [
+    { key: 'order_id', label: 'Order', type: 'text', appliesTo: ['chat'], options: null, required: true },
+    { key: 'total', label: 'Total', type: 'number', appliesTo: ['ticket', 'chat'], options: null, required: false },
+    { key: 'vip', label: 'VIP', type: 'boolean', appliesTo: ['chat'], options: null, required: false },
+    { key: 'renewal', label: 'Renewal', type: 'date', appliesTo: ['chat'], options: null, required: false },
+    { key: 'callback', label: 'Call back', type: 'datetime', appliesTo: ['chat'], options: null, required: false },
+    { key: 'plan', label: 'Plan', type: 'select', appliesTo: ['chat'], options: ['free', 'pro'], required: false },
+    { key: 'topics', label: 'Topics', type: 'multiselect', appliesTo: ['chat'], options: ['billing', 'bugs', 'sales'], required: false },
+    { key: 'sla_note', label: 'SLA note', type: 'text', appliesTo: ['ticket'], options: null, required: false },
+  ];
+  const stored = { order_id: 'A-1', plan: 'free', topics: ['bugs'] };
+  const patches = [];
+  const fay = await signInAgent({ name: 'Fay Fields', email: 'fay@northwind.test' });
+  const agent = fay.page;
+  try {
+    await agent.route('**/api/v1/settings/custom-fields', (route) => route.fulfill({ json: { data: definitions } }));
+    await agent.route(`**/api/v1/chat/sessions/${session.id}`, async (route) => {
+      if (route.request().method() === 'PATCH') {
+        const body = route.request().postDataJSON();
+        patches.push(body);
+        for (const [key, value] of Object.entries(body.customFields)) {
+          if (value === null) delete stored[key];
+          else stored[key] = value;
+        }
+        const real = await api('GET', `/chat/sessions/${session.id}`);
+        return route.fulfill({ json: { ...real, customFields: stored } });
+      }
+      const response = await route.fetch();
+      return route.fulfill({ response, json: { ...(await response.json()), customFields: stored } });
+    });
+    const item = agent.locator('#session-list .session', { hasText: 'Cora Fields' });
+    await visible(item);
+    await item.click();
+    await visible(agent.locator('#chat-fields'));
+
+    const typeOf = (selector) => agent.$eval(selector, (node) => (node.tagName === 'SELECT' ? `select${node.multiple ? '-multiple' : ''}` : node.type));
+    assert.deepEqual(
+      await Promise.all(['order_id', 'total', 'vip', 'renewal', 'callback', 'plan', 'topics'].map((key) => typeOf(`#cf-${key}`))),
+      ['text', 'number', 'checkbox', 'date', 'datetime-local', 'select', 'select-multiple'],
+    );
+    assert.equal(await agent.locator('#cf-sla_note').count(), 0, 'ticket-only fields are not shown');
+    assert.equal(await agent.inputValue('#cf-order_id'), 'A-1');
+    assert.equal(await agent.inputValue('#cf-plan'), 'free');
+
+    await agent.fill('#cf-order_id', '');
+    await agent.fill('#cf-total', '99.5');
+    await agent.check('#cf-vip');
+    await agent.fill('#cf-renewal', '2026-12-31');
+    await agent.selectOption('#cf-plan', 'pro');
+    await agent.selectOption('#cf-topics', ['billing', 'sales']);
+    await agent.click('#fields-save');
+    await agent.waitForFunction(() => !document.querySelector('#fields-save')?.disabled, null, { timeout: WAIT });
+    assert.deepEqual(patches, [
+      {
+        customFields: { order_id: null, total: 99.5, vip: true, renewal: '2026-12-31', plan: 'pro', topics: ['billing', 'sales'] },
+      },
+    ]);
+    assert.equal(await agent.inputValue('#cf-order_id'), '');
+    assert.equal(await agent.isChecked('#cf-vip'), true);
+    await shot(agent, 'agent-chat-fields');
+  } finally {
+    await leaveConsole(fay, 'Fay Fields');
+  }
+});
+
 test('agent presence appears and disappears in the widget; private agents never show', async () => {
   const visitor = await openVisitor(`widgetKey=${WIDGET_KEY}&poll=2`);
   const { page } = visitor;

@@ -16,6 +16,7 @@ use super::model::{Priority, TicketStatus};
 use crate::auth::Tenant;
 use crate::db::Db;
 use crate::error::{FieldError, StoreError};
+use crate::tags::model::TagFilter;
 use crate::time::Timestamp;
 
 /// At most this many rules per company and mode.
@@ -58,11 +59,27 @@ pub struct Conditions {
     /// At least this many minutes since its last change or comment
     /// (`updatedAt`).
     pub minutes_since_last_activity: Option<i64>,
+    /// The ticket carries every one of these tags (normalised, sorted).
+    /// Rules stored before tag conditions existed read as `None`.
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
+    /// The ticket carries at least one of these tags (normalised, sorted).
+    #[serde(default)]
+    pub any_tags: Option<Vec<String>>,
 }
 
 impl Conditions {
     pub fn is_empty(&self) -> bool {
         *self == Conditions::default()
+    }
+
+    /// The tag conditions as the list filters spell them, so a rule and
+    /// `GET /tickets?tag=…&anyTag=…` select tickets with the same SQL.
+    pub fn tag_filter(&self) -> TagFilter {
+        TagFilter {
+            all: self.tags.clone().unwrap_or_default(),
+            any: self.any_tags.clone().unwrap_or_default(),
+        }
     }
 }
 

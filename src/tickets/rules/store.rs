@@ -11,6 +11,7 @@ use super::{Action, Conditions, DEFAULT_STATUSES, NewRule, Rule, reference_probl
 use crate::auth::{Mode, Tenant};
 use crate::db::{Backend, Db, On, PassLock, Query, Tx};
 use crate::error::StoreError;
+use crate::tags::store::{self as tag_store, Tagged};
 use crate::tickets::model::Escalation;
 use crate::tickets::store::escalate_in;
 use crate::time::{Timestamp, new_id};
@@ -280,6 +281,7 @@ fn match_clause(select: &str, tenant: &Tenant, rule: &Rule, backend: Backend) ->
             ));
         }
     }
+    query = tag_store::push_filter(query, Tagged::Ticket, "t.id", &c.tag_filter());
     query
         .push(
             " AND NOT EXISTS (SELECT 1 FROM escalation_rule_firings f \

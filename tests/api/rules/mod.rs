@@ -3,9 +3,11 @@
 //! here; the tests in the submodules.
 
 mod query_bounds;
+mod report_tags;
 mod reports;
 mod scheduler;
 mod settings;
+mod tag_conditions;
 
 use serde_json::{Value, json};
 use supportdesk::auth::{Mode, Tenant};

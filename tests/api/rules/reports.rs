@@ -22,7 +22,7 @@ backend_tests!(
 );
 
 /// One ticket of the data set.
-struct Spec {
+pub(super) struct Spec {
     created: &'static str,
     resolved: Option<&'static str>,
     status: &'static str,
@@ -52,7 +52,7 @@ const fn spec(
 const FROM: &str = "2026-03-02T00:00:00Z";
 const TO: &str = "2026-03-09T00:00:00Z";
 
-const TICKETS: &[Spec] = &[
+pub(super) const TICKETS: &[Spec] = &[
     // Created the millisecond before the period, resolved in it (2 h).
     spec(
         "2026-03-01T23:59:59.999Z",
@@ -142,7 +142,7 @@ const TICKETS: &[Spec] = &[
 ];
 
 /// Escalations: (index into TICKETS, at, automatic).
-const ESCALATIONS: &[(usize, &str, bool)] = &[
+pub(super) const ESCALATIONS: &[(usize, &str, bool)] = &[
     (4, "2026-03-03T11:00:00Z", false),
     (8, "2026-03-05T07:00:00Z", true),
     (8, "2026-03-05T08:00:00Z", false),
@@ -161,7 +161,7 @@ fn in_period(text: &str) -> bool {
     (at(FROM)..at(TO)).contains(&at(text))
 }
 
-async fn insert_ticket(
+pub(super) async fn insert_ticket(
     app: &TestApp,
     tenant: &Tenant,
     entity: Uuid,
@@ -192,7 +192,7 @@ async fn insert_ticket(
     id
 }
 
-async fn insert_escalation(
+pub(super) async fn insert_escalation(
     app: &TestApp,
     tenant: &Tenant,
     ticket: Uuid,
@@ -231,9 +231,22 @@ fn percentile(sorted: &[f64], p: f64) -> Value {
 /// The report computed by hand from TICKETS and ESCALATIONS; `second`
 /// selects the second entity's tickets only.
 fn expected(second: Uuid, only_second: bool) -> Value {
+    let entity_id = if only_second {
+        json!(second)
+    } else {
+        Value::Null
+    };
+    expected_where(entity_id, &|_, t| !only_second || t.second)
+}
+
+/// The report over the tickets of TICKETS (by index) that `keep` selects,
+/// with `entityId` as given.
+pub(super) fn expected_where(entity_id: Value, keep: &dyn Fn(usize, &Spec) -> bool) -> Value {
     let tickets: Vec<&Spec> = TICKETS
         .iter()
-        .filter(|t| !only_second || t.second)
+        .enumerate()
+        .filter(|(i, t)| keep(*i, t))
+        .map(|(_, t)| t)
         .collect();
     let created: Vec<&&Spec> = tickets.iter().filter(|t| in_period(t.created)).collect();
     let resolved: Vec<&&Spec> = tickets
@@ -272,14 +285,14 @@ fn expected(second: Uuid, only_second: bool) -> Value {
     ms.sort_by(f64::total_cmp);
     let escalations: Vec<bool> = ESCALATIONS
         .iter()
-        .filter(|(i, when, _)| in_period(when) && (!only_second || TICKETS[*i].second))
+        .filter(|(i, when, _)| in_period(when) && keep(*i, &TICKETS[*i]))
         .map(|(_, _, automatic)| *automatic)
         .collect();
     let automatic = escalations.iter().filter(|a| **a).count();
     json!({
         "from": "2026-03-02T00:00:00.000Z",
         "to": "2026-03-09T00:00:00.000Z",
-        "entityId": if only_second { json!(second) } else { Value::Null },
+        "entityId": entity_id,
         "tickets": {
             "created": created.len(),
             "resolved": resolved.len(),

@@ -113,7 +113,8 @@ async fn rules_are_replaced_and_listed(backend: Backend) {
     assert_eq!(
         first["conditions"],
         json!({"priorities": ["URGENT", "HIGH"], "statuses": null, "entityId": null,
-               "unassigned": true, "minutesSinceCreated": 30, "minutesSinceLastActivity": null})
+               "unassigned": true, "minutesSinceCreated": 30, "minutesSinceLastActivity": null,
+               "tags": null, "anyTags": null})
     );
     assert_eq!(
         first["action"],

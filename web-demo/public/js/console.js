@@ -9,9 +9,11 @@ import { setUpComposer } from './console/composer.js';
 import { setUpConversation } from './console/conversation.js';
 import { consoleElements } from './console/elements.js';
 import { ENTITY_ITEM, setUpEntities } from './console/entities.js';
+import { setUpFields } from './console/fields.js';
 import { setUpLive } from './console/live.js';
 import { setUpPresence } from './console/presence.js';
 import { setUpSessions } from './console/sessions.js';
+import { setUpTags } from './console/tags.js';
 import { setUpTeam } from './console/team.js';
 import { setUpTicket } from './console/ticket.js';
 import { setUpTyping } from './console/typing.js';
@@ -54,6 +56,8 @@ export async function startConsole({ key, me, entities, storage, onSignOut }) {
   setUpTyping(c);
   setUpConversation(c);
   setUpComposer(c);
+  setUpTags(c);
+  setUpFields(c);
   setUpTicket(c);
   setUpTeam(c);
 

@@ -18,6 +18,8 @@ export function setUpConversation(c) {
     el.empty.hidden = true;
     el.thread.hidden = false;
     s.open = s.sessions.get(id) ?? { id };
+    c.hideTags();
+    c.hideFields();
     renderThreadHead();
     c.renderSessions();
     try {
@@ -25,6 +27,8 @@ export function setUpConversation(c) {
       if (s.openId !== id) return;
       s.open = { ...s.open, ...session };
       c.remember(session);
+      c.showTags(session);
+      c.showFields(session);
       for (const message of session.messages ?? []) appendMessage({ ...message, sessionId: id }, false);
       renderThreadHead();
       c.renderSessions();
@@ -45,6 +49,8 @@ export function setUpConversation(c) {
     el.thread.hidden = true;
     el.empty.hidden = false;
     el.details.hidden = true;
+    c.hideTags();
+    c.hideFields();
     el.layout.classList.remove('has-thread');
   }
 
