@@ -11,6 +11,7 @@ mod hardening;
 mod idempotency;
 mod kb;
 mod outbound;
+mod paging;
 mod platform;
 mod rules;
 mod tags;
