@@ -23,6 +23,10 @@ CREATE TABLE cursor_secret (
 -- company deletion cascading). Unassigned is the nil UUID (16 zero bytes,
 -- as a UUID is stored here), so the key can be a primary key and the
 -- upsert has a conflict target. A row that drops to zero stays.
+--
+-- A later migration that rebuilds `tickets` (the SQLite way to change a
+-- CHECK: create, copy, drop, rename) drops these triggers with the old
+-- table: it must create them again and rebuild the counts.
 CREATE TABLE ticket_counts (
     company_id  BLOB NOT NULL REFERENCES companies (id) ON DELETE CASCADE,
     mode        TEXT NOT NULL,

@@ -3,6 +3,7 @@
 
 mod cursors;
 mod lists;
+mod openapi;
 mod totals;
 mod walk;
 
