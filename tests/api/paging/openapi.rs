@@ -27,7 +27,7 @@ fn resolve<'a>(doc: &'a Value, schema: &'a Value) -> &'a Value {
 fn each_cursor_paged_list_documents_after_and_next_cursor() {
     let doc = serde_json::to_value(supportdesk::app::openapi_document()).expect("serialises");
     for path in LISTS {
-        let operation = &doc["paths"][path]["get"];
+        let operation = &doc["paths"][format!("/api/v1{path}")]["get"];
         let params: Vec<&str> = operation["parameters"]
             .as_array()
             .expect("parameters")
