@@ -79,6 +79,7 @@ impl App {
     pub async fn build(config: Config) -> anyhow::Result<App> {
         let db = Db::connect(&config.database_url).await?;
         db.migrate().await?;
+        let cursors = Arc::new(crate::paging::Cursors::load(&db).await?);
         let redis = match &config.redis_url {
             Some(url) => Some(connect_redis(url).await?),
             None => None,
@@ -101,6 +102,7 @@ impl App {
         let state = AppState::new(SharedState {
             config: Arc::new(config),
             clock,
+            cursors,
             db,
             redis,
             access,

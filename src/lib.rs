@@ -24,6 +24,7 @@ pub mod keys;
 pub mod mail;
 pub mod openapi;
 pub mod outbox;
+pub mod paging;
 pub mod ratelimit;
 pub mod realtime;
 pub mod reports;

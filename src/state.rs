@@ -52,6 +52,8 @@ pub struct SharedState {
     pub jobs: Arc<crate::outbox::Jobs>,
     /// The base URL used in links (emails, printed demo URL).
     pub public_url: Arc<str>,
+    /// Seals and opens list cursors with the service-wide key.
+    pub cursors: Arc<crate::paging::Cursors>,
     /// This node's wall clock (see `time::Clock`).
     pub clock: crate::time::Clock,
     /// Flips to true when the service is shutting down.

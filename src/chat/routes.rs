@@ -17,6 +17,7 @@ use crate::auth::{Principal, Scope};
 use crate::error::ApiResult;
 use crate::extract::{Id, Json, Query};
 use crate::openapi::schema::{DataList, ErrorBody, Removed};
+use crate::paging::{After, CursorPage, ListId, ListRequest};
 use crate::realtime::presence::{AgentPresence, Visibility};
 use crate::router::ApiRouter;
 use crate::state::AppState;
@@ -24,8 +25,8 @@ use crate::tags::model::{optional_tag_set, tag_filter, tag_set};
 use crate::tags::routes::{TagEditBody, tag_edit};
 use crate::time::Timestamp;
 use crate::validate::{
-    Fields, NAME_MAX, Page, PageQuery, Paged, ensure, optional_email, optional_enum, optional_id,
-    optional_text, required_id,
+    Fields, NAME_MAX, ensure, optional_email, optional_enum, optional_id, optional_text,
+    required_id,
 };
 
 /// How long a socket token may wait before it opens a socket.
@@ -114,7 +115,7 @@ struct ListQuery {
     entity_id: Option<String>,
     status: Option<String>,
     #[serde(flatten)]
-    page: PageQuery,
+    page: ListRequest,
 }
 
 /// List chat sessions
@@ -127,17 +128,17 @@ struct ListQuery {
                            parameter or separate with commas)"),
         ("anyTag" = Option<String>, Query,
             description = "Only sessions carrying at least one of these comma-separated tags"),
-        PageQuery,
+        ListRequest,
     ),
-    responses((status = 200, description = "A page of sessions", body = Paged<Session>)))]
+    responses((status = 200, description = "A page of sessions", body = CursorPage<Session>)))]
 async fn list_sessions(
     State(state): State<AppState>,
     principal: Principal,
     Query(query): Query<ListQuery>,
     RawQuery(raw_query): RawQuery,
-) -> ApiResult<Json<Paged<Session>>> {
-    let page = Page::from_query(&query.page, 20, 100)?;
-    let (entity_id, status, tags) = (
+) -> ApiResult<Json<CursorPage<Session>>> {
+    let ((page, after), entity_id, status, tags) = (
+        query.page.check(20, 100),
         optional_id("entityId", query.entity_id.as_deref()),
         optional_enum("status", query.status.as_deref()),
         tag_filter(raw_query.as_deref()),
@@ -148,9 +149,22 @@ async fn list_sessions(
         status,
         tags,
     };
+    let list = ListId::new("chat_sessions", &principal.tenant, &filter);
+    let after = state.cursors.open_after(&list, after.as_deref())?;
     let (sessions, total) =
-        store::list_sessions(&state.db, &principal.tenant, &filter, page).await?;
-    Ok(Json(Paged::new(sessions, total, page)))
+        store::list_sessions(&state.db, &principal.tenant, &filter, page, after.as_ref()).await?;
+    let position = |session: &Session| After {
+        created_at: session.created_at,
+        id: session.id,
+    };
+    Ok(Json(CursorPage::by_time(
+        sessions,
+        total,
+        page,
+        &state.cursors,
+        &list,
+        position,
+    )))
 }
 
 #[derive(Serialize, utoipa::ToSchema)]

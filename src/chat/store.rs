@@ -16,6 +16,7 @@ use crate::error::StoreError;
 use crate::events;
 use crate::events::{RecordChange, RecordType};
 use crate::mail;
+use crate::paging::{After, COUNT_CAP, Order, Total, capped_count, push_after};
 use crate::tags::store::{self as tag_store, Tagged};
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
@@ -141,13 +142,16 @@ async fn with_tags<'c>(on: impl Into<On<'c>>, mut session: Session) -> Result<Se
     Ok(session)
 }
 
-/// A page of sessions, newest first, and the total matching the filter.
+/// A page of sessions, newest first, read with one row more than
+/// `page.limit`, and the total matching the filter (capped with tag
+/// filters, see `paging::capped_count`).
 pub async fn list_sessions(
     db: &Db,
     tenant: &Tenant,
     filter: &SessionFilter,
     page: Page,
-) -> Result<(Vec<Session>, i64), StoreError> {
+    after: Option<&After>,
+) -> Result<(Vec<Session>, Total), StoreError> {
     let matching = |select: &str| {
         let mut query =
             Query::new(format!("{select} FROM chat_sessions WHERE ")).push_tenant(tenant, "");
@@ -159,14 +163,19 @@ pub async fn list_sessions(
         }
         tag_store::push_filter(query, Tagged::ChatSession, "chat_sessions.id", &filter.tags)
     };
-    let mut sessions: Vec<Session> = matching(&format!("SELECT {SESSION_COLUMNS}"))
+    let page_query = matching(&format!("SELECT {SESSION_COLUMNS}"));
+    let mut sessions: Vec<Session> = push_after(page_query, "", after, Order::NewestFirst)
         .push(" ORDER BY created_at DESC, id DESC LIMIT ")
-        .push_bind(page.limit)
+        .push_bind(page.limit + 1)
         .push(" OFFSET ")
         .push_bind(page.offset)
         .fetch_all(db)
         .await?;
-    let total = matching("SELECT COUNT(*)").fetch_scalar(db).await?;
+    let total = if filter.tags.is_empty() {
+        Total::exact(matching("SELECT COUNT(*)").fetch_scalar(db).await?)
+    } else {
+        capped_count(db, matching("SELECT 1"), COUNT_CAP).await?
+    };
     let ids: Vec<Uuid> = sessions.iter().map(|s| s.id).collect();
     let mut tags = tag_store::of_each(db, Tagged::ChatSession, &ids).await?;
     for session in &mut sessions {

@@ -16,11 +16,12 @@ use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult, FieldError, StoreError};
 use crate::extract::{Id, Json, Query};
 use crate::openapi::schema::{self, DataList, Deleted, ErrorBody, VoteRecorded};
+use crate::paging::{After, CursorPage, ListId, ListRequest, Total};
 use crate::router::ApiRouter;
 use crate::state::AppState;
 use crate::validate::{
-    Fields, NAME_MAX, Page, Paged, Patch, ensure, optional_enum, optional_id, optional_text,
-    problem, required_id, required_text,
+    Fields, NAME_MAX, Page, Patch, ensure, optional_enum, optional_id, optional_text, problem,
+    required_id, required_text,
 };
 
 /// Article content: at most 200 000 characters (docs/api.md, "Knowledge base").
@@ -155,11 +156,10 @@ pub(crate) struct ListParams {
     /// `published` (default); `draft` and `all` need kb:write.
     #[param(schema_with = article_status)]
     status: Option<String>,
-    /// At most 100 (default 20).
-    #[param(value_type = Option<i64>, minimum = 1)]
-    limit: Option<String>,
-    #[param(value_type = Option<i64>, minimum = 0)]
-    offset: Option<String>,
+    /// `limit`, `offset`, `after`: documented by `ListRequest`.
+    #[serde(flatten)]
+    #[param(ignore)]
+    page: ListRequest,
 }
 
 fn article_status() -> utoipa::openapi::ObjectBuilder {
@@ -187,41 +187,55 @@ fn excerpt_schema() -> utoipa::openapi::ObjectBuilder {
 
 /// List articles
 #[utoipa::path(get, path = "/kb/articles", tag = "Knowledge base",
-    params(ListParams),
+    params(ListParams, ListRequest),
     responses(
         (
             status = 200,
             description = "A page of articles (no content)",
-            body = Paged<ArticleSummary>,
+            body = CursorPage<ArticleSummary>,
         ),
     ))]
 async fn list_articles(
     State(state): State<AppState>,
     principal: Principal,
     Query(params): Query<ListParams>,
-) -> ApiResult<Json<Paged<ArticleSummary>>> {
+) -> ApiResult<Json<CursorPage<ArticleSummary>>> {
     let status = optional_enum("status", params.status.as_deref());
     // Drafts need kb:write; the scope is checked before the other input.
     let wants_drafts = matches!(status, Ok(Some(Status::Draft | Status::All)));
     if wants_drafts && !sees_drafts(&principal) {
         return Err(ApiError::forbidden_scope(Scope::KbWrite.as_str()));
     }
-    let (status, entity, category) = (
+    let (status, entity, category, (page, after)) = (
         status,
         optional_id("entityId", params.entity_id.as_deref()),
         optional_id("categoryId", params.category_id.as_deref()),
+        params.page.check(20, 100),
     )
         .all_valid()?;
     let status = status.unwrap_or(Status::Published);
-    let page = Page::parse(params.limit.as_deref(), params.offset.as_deref(), 20, 100)?;
     let tenant = principal.tenant;
     let filter = ArticleFilter {
         entity_id: entity,
         category_id: category,
         status,
     };
-    let (data, total) = store::list_articles(&state.db, &tenant, filter, page).await?;
-    Ok(Json(Paged::new(data, total, page)))
+    let list = ListId::new("kb_articles", &tenant, &filter);
+    let after = state.cursors.open_after(&list, after.as_deref())?;
+    let (data, total) =
+        store::list_articles(&state.db, &tenant, filter, page, after.as_ref()).await?;
+    let position = |article: &ArticleSummary| After {
+        created_at: article.created_at,
+        id: article.id,
+    };
+    Ok(Json(CursorPage::by_time(
+        data,
+        Total::exact(total),
+        page,
+        &state.cursors,
+        &list,
+        position,
+    )))
 }
 
 #[derive(Deserialize, ToSchema)]

@@ -8,11 +8,12 @@ use utoipa_axum::routes;
 use super::model::{COMMENT_MAX, Comment, NewComment};
 use super::store;
 use crate::auth::{Principal, Scope};
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
 use crate::extract::{Id, Json, Query};
+use crate::paging::{After, CursorPage, ListId, ListRequest, Total};
 use crate::router::ApiRouter;
 use crate::state::AppState;
-use crate::validate::{Fields, Page, PageQuery, Paged, optional_id, required_text};
+use crate::validate::{Fields, optional_id, required_text};
 
 const LIST_DEFAULT: i64 = 50;
 const LIST_MAX: i64 = 100;
@@ -70,16 +71,37 @@ async fn create(
 /// List a ticket's comments
 #[utoipa::path(get, path = "/tickets/{id}/comments", operation_id = "list_comments",
     tag = "Tickets",
-    params(("id" = uuid::Uuid, Path, description = "Ticket id"), PageQuery),
-    responses((status = 200, description = "A page of comments", body = Paged<Comment>)))]
+    params(("id" = uuid::Uuid, Path, description = "Ticket id"), ListRequest),
+    responses((status = 200, description = "A page of comments", body = CursorPage<Comment>)))]
 async fn list(
     State(state): State<AppState>,
     principal: Principal,
     Id(ticket_id): Id,
-    Query(query): Query<PageQuery>,
-) -> ApiResult<Json<Paged<Comment>>> {
-    let page = Page::from_query(&query, LIST_DEFAULT, LIST_MAX)?;
-    let (comments, total) =
-        store::list_comments(&state.db, &principal.tenant, ticket_id, page).await?;
-    Ok(Json(Paged::new(comments, total, page)))
+    Query(query): Query<ListRequest>,
+) -> ApiResult<Json<CursorPage<Comment>>> {
+    let (page, after) = query
+        .check(LIST_DEFAULT, LIST_MAX)
+        .map_err(ApiError::validation)?;
+    let list = ListId::new("ticket_comments", &principal.tenant, &ticket_id);
+    let after = state.cursors.open_after(&list, after.as_deref())?;
+    let (comments, total) = store::list_comments(
+        &state.db,
+        &principal.tenant,
+        ticket_id,
+        page,
+        after.as_ref(),
+    )
+    .await?;
+    let position = |row: &Comment| After {
+        created_at: row.created_at,
+        id: row.id,
+    };
+    Ok(Json(CursorPage::by_time(
+        comments,
+        Total::exact(total),
+        page,
+        &state.cursors,
+        &list,
+        position,
+    )))
 }

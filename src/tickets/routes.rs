@@ -17,13 +17,14 @@ use crate::auth::{Principal, Scope};
 use crate::error::{ApiResult, FieldError};
 use crate::extract::{Id, Json, Query};
 use crate::openapi::schema::{self, Deleted};
+use crate::paging::{After, CursorPage, ListId, ListRequest};
 use crate::router::ApiRouter;
 use crate::state::AppState;
 use crate::tags::model::{optional_tag_set, tag_filter, tag_set};
 use crate::tags::routes::{TagEditBody, tag_edit};
 use crate::validate::{
-    Fields, NAME_MAX, Page, Paged, Patch, ensure, optional_email, optional_enum, optional_id,
-    optional_text, problem, required_id, required_text,
+    Fields, NAME_MAX, Patch, ensure, optional_email, optional_enum, optional_id, optional_text,
+    problem, required_id, required_text,
 };
 
 /// GET /tickets: default and maximum page size (docs/api.md, "Tickets").
@@ -55,11 +56,10 @@ pub(crate) struct ListQuery {
     priority: Option<String>,
     #[param(value_type = Option<uuid::Uuid>)]
     assigned_to_id: Option<String>,
-    /// Page size, at most 100 (default 20).
-    #[param(value_type = Option<i64>, minimum = 1)]
-    limit: Option<String>,
-    #[param(value_type = Option<i64>, minimum = 0)]
-    offset: Option<String>,
+    /// `limit`, `offset`, `after`: documented by `ListRequest`.
+    #[serde(flatten)]
+    #[param(ignore)]
+    page: ListRequest,
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -127,26 +127,21 @@ pub(crate) struct EscalateBody {
 ///
 /// Newest first; filters combine. An empty filter value means no filter.
 #[utoipa::path(get, path = "/tickets", operation_id = "list_tickets", tag = "Tickets",
-    params(ListQuery,
+    params(ListQuery, ListRequest,
         ("tag" = Option<Vec<String>>, Query, explode = true,
             description = "Only tickets carrying every one of these tags (repeat the \
                            parameter or separate with commas)"),
         ("anyTag" = Option<String>, Query,
             description = "Only tickets carrying at least one of these comma-separated tags")),
-    responses((status = 200, description = "A page of tickets", body = Paged<Ticket>)))]
+    responses((status = 200, description = "A page of tickets", body = CursorPage<Ticket>)))]
 async fn list(
     State(state): State<AppState>,
     principal: Principal,
     Query(query): Query<ListQuery>,
     RawQuery(raw_query): RawQuery,
-) -> ApiResult<Json<Paged<Ticket>>> {
-    let (page, entity_id, status, priority, assigned_to_id, tags) = (
-        Page::check(
-            query.limit.as_deref(),
-            query.offset.as_deref(),
-            LIST_DEFAULT,
-            LIST_MAX,
-        ),
+) -> ApiResult<Json<CursorPage<Ticket>>> {
+    let ((page, after), entity_id, status, priority, assigned_to_id, tags) = (
+        query.page.check(LIST_DEFAULT, LIST_MAX),
         optional_id("entityId", query.entity_id.as_deref()),
         optional_enum("status", non_empty(&query.status)),
         optional_enum("priority", non_empty(&query.priority)),
@@ -161,8 +156,21 @@ async fn list(
         assigned_to_id,
         tags,
     };
-    let (tickets, total) = store::list(&state.db, &principal.tenant, &filter, page).await?;
-    Ok(Json(Paged::new(tickets, total, page)))
+    let list = ListId::new("tickets", &principal.tenant, &filter);
+    let after = state.cursors.open_after(&list, after.as_deref())?;
+    let (tickets, total) =
+        store::list(&state.db, &principal.tenant, &filter, page, after.as_ref()).await?;
+    Ok(Json(CursorPage::by_time(
+        tickets,
+        total,
+        page,
+        &state.cursors,
+        &list,
+        |t| After {
+            created_at: t.created_at,
+            id: t.id,
+        },
+    )))
 }
 
 /// A query parameter given empty (`?status=`) counts as absent.

@@ -17,6 +17,7 @@ use crate::error::{ApiError, ApiResult, FieldError};
 use crate::event_catalogue::EVENT_NAMES;
 use crate::extract::{Id, Ids, Json, Query};
 use crate::openapi::schema::{Deleted, ErrorBody};
+use crate::paging::{After, CursorPage, ListId, ListRequest, Total};
 use crate::router::ApiRouter;
 use crate::state::AppState;
 use crate::time::Timestamp;
@@ -78,10 +79,10 @@ pub(crate) struct RotateSecret {
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub(crate) struct DeliveryQuery {
-    #[param(value_type = Option<i64>, minimum = 1)]
-    limit: Option<String>,
-    #[param(value_type = Option<i64>, minimum = 0)]
-    offset: Option<String>,
+    /// `limit`, `offset`, `after`: documented by `ListRequest`.
+    #[serde(flatten)]
+    #[param(ignore)]
+    page: ListRequest,
     #[param(schema_with = delivery_status)]
     status: Option<String>,
 }
@@ -290,12 +291,12 @@ async fn test(
 
 /// List deliveries
 #[utoipa::path(get, path = "/company/webhooks/{id}/deliveries", tag = "Webhooks",
-    params(("id" = uuid::Uuid, Path, description = "Webhook id"), DeliveryQuery),
+    params(("id" = uuid::Uuid, Path, description = "Webhook id"), DeliveryQuery, ListRequest),
     responses(
         (
             status = 200,
             description = "A page of deliveries with their attempts",
-            body = Paged<Delivery>,
+            body = CursorPage<Delivery>,
         ),
     ))]
 async fn list_deliveries(
@@ -303,12 +304,36 @@ async fn list_deliveries(
     principal: Principal,
     Id(id): Id,
     Query(query): Query<DeliveryQuery>,
-) -> ApiResult<Json<Paged<Delivery>>> {
-    let page = Page::parse(query.limit.as_deref(), query.offset.as_deref(), 20, 100)?;
-    let (status,) = (delivery_status_filter(query.status.as_deref()),).all_valid()?;
+) -> ApiResult<Json<CursorPage<Delivery>>> {
+    let ((page, after), status) = (
+        query.page.check(20, 100),
+        delivery_status_filter(query.status.as_deref()),
+    )
+        .all_valid()?;
     store::find(&state.db, &principal.tenant, id).await?;
-    let (rows, total) = deliveries::list(&state.db, &principal.tenant, id, status, page).await?;
-    Ok(Json(Paged::new(rows, total, page)))
+    let list = ListId::new("webhook_deliveries", &principal.tenant, &(id, status));
+    let after = state.cursors.open_after(&list, after.as_deref())?;
+    let (rows, total) = deliveries::list(
+        &state.db,
+        &principal.tenant,
+        id,
+        status,
+        page,
+        after.as_ref(),
+    )
+    .await?;
+    let position = |delivery: &Delivery| After {
+        created_at: delivery.created_at,
+        id: delivery.id,
+    };
+    Ok(Json(CursorPage::by_time(
+        rows,
+        Total::exact(total),
+        page,
+        &state.cursors,
+        &list,
+        position,
+    )))
 }
 
 /// Get a delivery

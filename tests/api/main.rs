@@ -12,6 +12,7 @@ mod hardening;
 mod idempotency;
 mod kb;
 mod outbound;
+mod paging;
 mod platform;
 mod rules;
 mod tags;

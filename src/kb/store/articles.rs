@@ -13,6 +13,7 @@ use crate::kb::model::{
     Article, ArticleChanges, ArticleFilter, ArticleSummary, NewArticle, Status,
 };
 use crate::kb::text;
+use crate::paging::{After, Order, push_after};
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
 
@@ -114,7 +115,8 @@ pub async fn find_article(
         .await
 }
 
-/// A page of articles, newest first, and the total matching the filter.
+/// A page of articles, newest first, read with one row more than
+/// `page.limit`, and the total matching the filter.
 /// The entity and category filters must name the tenant's (a 400 on the
 /// field otherwise), the category one of the entity when both are given.
 pub async fn list_articles(
@@ -122,6 +124,7 @@ pub async fn list_articles(
     tenant: &Tenant,
     filter: ArticleFilter,
     page: Page,
+    after: Option<&After>,
 ) -> Result<(Vec<ArticleSummary>, i64), StoreError> {
     if let Some(entity) = filter.entity_id {
         ensure_reference(db, tenant.company_id, Table::Entities, entity, "entityId").await?;
@@ -145,9 +148,10 @@ pub async fn list_articles(
         }
     };
     let total = matching("SELECT COUNT(*)").fetch_scalar(db).await?;
-    let rows = matching(&format!("SELECT {SUMMARY_COLUMNS}"))
+    let page_query = matching(&format!("SELECT {SUMMARY_COLUMNS}"));
+    let rows = push_after(page_query, "", after, Order::NewestFirst)
         .push(" ORDER BY created_at DESC, id DESC LIMIT ")
-        .push_bind(page.limit)
+        .push_bind(page.limit + 1)
         .push(" OFFSET ")
         .push_bind(page.offset)
         .fetch_all(db)

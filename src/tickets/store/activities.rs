@@ -8,6 +8,7 @@ use super::ensure_ticket;
 use crate::auth::Tenant;
 use crate::db::{Db, Query, Tx};
 use crate::error::StoreError;
+use crate::paging::{After, Order, push_after};
 use crate::tickets::model::{Activity, ActivityKind};
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
@@ -65,25 +66,29 @@ struct ActivityRow {
     created_at: Timestamp,
 }
 
-/// A page of the ticket's timeline, oldest first, and its length.
+/// A page of the ticket's timeline, oldest first, read with one row more
+/// than `page.limit`, and its length.
 pub async fn list_activities(
     db: &Db,
     tenant: &Tenant,
     ticket_id: Uuid,
     page: Page,
+    after: Option<&After>,
 ) -> Result<(Vec<Activity>, i64), StoreError> {
     ensure_ticket(db, tenant, ticket_id).await?;
-    let rows: Vec<ActivityRow> = Query::new(
+    let matching = Query::new(
         "SELECT id, ticket_id, kind, from_value, to_value, details, created_at \
-         FROM ticket_activities WHERE ticket_id = $1 AND company_id = $2 AND mode = $3 \
-         ORDER BY created_at, id LIMIT $4 OFFSET $5",
+         FROM ticket_activities WHERE ticket_id = $1 AND company_id = $2 AND mode = $3",
     )
     .bind(ticket_id)
-    .bind_tenant(tenant)
-    .bind(page.limit)
-    .bind(page.offset)
-    .fetch_all(db)
-    .await?;
+    .bind_tenant(tenant);
+    let rows: Vec<ActivityRow> = push_after(matching, "", after, Order::OldestFirst)
+        .push(" ORDER BY created_at, id LIMIT ")
+        .push_bind(page.limit + 1)
+        .push(" OFFSET ")
+        .push_bind(page.offset)
+        .fetch_all(db)
+        .await?;
     let total = Query::new(
         "SELECT COUNT(*) FROM ticket_activities \
          WHERE ticket_id = $1 AND company_id = $2 AND mode = $3",

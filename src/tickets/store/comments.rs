@@ -9,6 +9,7 @@ use super::{ensure_ticket, user_ref};
 use crate::auth::Tenant;
 use crate::db::{Db, Query, Table, ensure_reference};
 use crate::error::StoreError;
+use crate::paging::{After, Order, push_after};
 use crate::tickets::events;
 use crate::tickets::model::{ActivityKind, Comment, NewComment};
 use crate::time::{Timestamp, new_id};
@@ -103,22 +104,24 @@ pub async fn add_comment(
     Ok(comment)
 }
 
-/// A page of the ticket's comments, oldest first (a conversation), and
-/// their number.
+/// A page of the ticket's comments, oldest first (a conversation), read
+/// with one row more than `page.limit`, and their number.
 pub async fn list_comments(
     db: &Db,
     tenant: &Tenant,
     ticket_id: Uuid,
     page: Page,
+    after: Option<&After>,
 ) -> Result<(Vec<Comment>, i64), StoreError> {
     ensure_ticket(db, tenant, ticket_id).await?;
-    let rows: Vec<CommentRow> = Query::new(COMMENT_SELECT)
+    let matching = Query::new(COMMENT_SELECT)
         .push(" WHERE c.ticket_id = ")
         .push_bind(ticket_id)
         .push(" AND ")
-        .push_tenant(tenant, "c")
+        .push_tenant(tenant, "c");
+    let rows: Vec<CommentRow> = push_after(matching, "c", after, Order::OldestFirst)
         .push(" ORDER BY c.created_at, c.id LIMIT ")
-        .push_bind(page.limit)
+        .push_bind(page.limit + 1)
         .push(" OFFSET ")
         .push_bind(page.offset)
         .fetch_all(db)

@@ -21,6 +21,7 @@ use crate::auth::{Mode, Tenant};
 use crate::db::{Backend, Db, On, Query, Table, Tx, ensure_reference};
 use crate::error::StoreError;
 use crate::events::{RecordChange, RecordType};
+use crate::paging::{After, COUNT_CAP, Order, Total, capped_count, push_after};
 use crate::tags::model::{TagChange, TagEdit};
 use crate::tags::store::{self as tag_store, Tagged};
 use crate::time::{Timestamp, new_id};
@@ -184,20 +185,26 @@ fn filtered(select: &str, tenant: &Tenant, filter: &TicketFilter) -> Query {
     tag_store::push_filter(query, Tagged::Ticket, "t.id", &filter.tags)
 }
 
-fn list_query(tenant: &Tenant, filter: &TicketFilter, page: Page) -> Query {
-    filtered(TICKET_SELECT, tenant, filter)
-        .push(" ORDER BY t.created_at DESC, t.id DESC LIMIT ")
-        .push_bind(page.limit)
-        .push(" OFFSET ")
-        .push_bind(page.offset)
+fn list_query(tenant: &Tenant, filter: &TicketFilter, page: Page, after: Option<&After>) -> Query {
+    push_after(
+        filtered(TICKET_SELECT, tenant, filter),
+        "t",
+        after,
+        Order::NewestFirst,
+    )
+    .push(" ORDER BY t.created_at DESC, t.id DESC LIMIT ")
+    .push_bind(page.limit + 1)
+    .push(" OFFSET ")
+    .push_bind(page.offset)
 }
 
-/// The SQL text of `list`'s page query for `filter` (the text does not
-/// depend on the values bound). Its binds: company id, mode, the given
-/// filters in field order, limit, offset. Public for the test that checks
-/// every filter combination reads an index in order.
+/// The SQL text of `list`'s page query for `filter`, first page or (with
+/// `cursor`) a cursor page (the text does not depend on the values bound).
+/// Its binds: company id, mode, the given filters in field order, then for a
+/// cursor page its created_at and id, then limit, offset. Public for the
+/// test that checks every filter combination reads an index in order.
 #[doc(hidden)]
-pub fn list_sql(filter: &TicketFilter) -> String {
+pub fn list_sql(filter: &TicketFilter, cursor: bool) -> String {
     let any_tenant = Tenant {
         company_id: Uuid::nil(),
         mode: Mode::Test,
@@ -206,21 +213,30 @@ pub fn list_sql(filter: &TicketFilter) -> String {
         limit: 0,
         offset: 0,
     };
-    list_query(&any_tenant, filter, any_page).sql().to_string()
+    let any_position = After {
+        created_at: Timestamp::now(),
+        id: Uuid::nil(),
+    };
+    let after = cursor.then_some(&any_position);
+    list_query(&any_tenant, filter, any_page, after)
+        .sql()
+        .to_string()
 }
 
-/// One page of the tenant's tickets, newest first (id breaks ties), and
-/// the total matching `filter`: one query for the page, one for the count.
+/// One page of the tenant's tickets, newest first (id breaks ties), read
+/// with one row more than `page.limit` (it says whether a next page exists),
+/// and the total matching `filter`.
 pub async fn list(
     db: &Db,
     tenant: &Tenant,
     filter: &TicketFilter,
     page: Page,
-) -> Result<(Vec<Ticket>, i64), StoreError> {
-    let rows: Vec<TicketRow> = list_query(tenant, filter, page).fetch_all(db).await?;
-    let total = filtered("SELECT COUNT(*) FROM tickets t", tenant, filter)
-        .fetch_scalar(db)
+    after: Option<&After>,
+) -> Result<(Vec<Ticket>, Total), StoreError> {
+    let rows: Vec<TicketRow> = list_query(tenant, filter, page, after)
+        .fetch_all(db)
         .await?;
+    let total = count(db, tenant, filter, COUNT_CAP).await?;
     let ids: Vec<Uuid> = rows.iter().map(|row| row.id).collect();
     let mut tags = tag_store::of_each(db, Tagged::Ticket, &ids).await?;
     let tickets = rows
@@ -231,6 +247,41 @@ pub async fn list(
         })
         .collect();
     Ok((tickets, total))
+}
+
+/// The number of the tenant's tickets matching `filter`. Without tag
+/// filters, exact from `ticket_counts` (kept by triggers in every ticket
+/// write's transaction; its migration says why): a sum over the few rows of
+/// the tenant's (entity, status, priority, assignee) combinations, whatever
+/// the number of tickets. With tag filters, which no counter follows, the
+/// matching tickets are counted up to `cap`, and beyond it the total is
+/// `cap` and a lower bound.
+pub async fn count(
+    db: &Db,
+    tenant: &Tenant,
+    filter: &TicketFilter,
+    cap: i64,
+) -> Result<Total, StoreError> {
+    if !filter.tags.is_empty() {
+        return capped_count(db, filtered("SELECT 1 FROM tickets t", tenant, filter), cap).await;
+    }
+    let mut query = Query::new(
+        "SELECT CAST(COALESCE(SUM(c.tickets), 0) AS BIGINT) FROM ticket_counts c WHERE ",
+    )
+    .push_tenant(tenant, "c");
+    if let Some(entity) = filter.entity_id {
+        query = query.push(" AND c.entity_id = ").push_bind(entity);
+    }
+    if let Some(status) = filter.status {
+        query = query.push(" AND c.status = ").push_bind(status);
+    }
+    if let Some(priority) = filter.priority {
+        query = query.push(" AND c.priority = ").push_bind(priority);
+    }
+    if let Some(assignee) = filter.assigned_to_id {
+        query = query.push(" AND c.assignee = ").push_bind(assignee);
+    }
+    Ok(Total::exact(query.fetch_scalar(db).await?))
 }
 
 /// The changeable fields of a ticket, locked until the transaction ends
@@ -467,11 +518,19 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            list_sql(&filter),
+            list_sql(&filter, false),
             format!(
                 "{TICKET_SELECT} WHERE t.company_id = $1 AND t.mode = $2 AND t.status = $3 \
                  AND t.assigned_to_id = $4 ORDER BY t.created_at DESC, t.id DESC \
                  LIMIT $5 OFFSET $6"
+            )
+        );
+        assert_eq!(
+            list_sql(&filter, true),
+            format!(
+                "{TICKET_SELECT} WHERE t.company_id = $1 AND t.mode = $2 AND t.status = $3 \
+                 AND t.assigned_to_id = $4 AND (t.created_at, t.id) < ($5, $6) \
+                 ORDER BY t.created_at DESC, t.id DESC LIMIT $7 OFFSET $8"
             )
         );
     }

@@ -10,6 +10,7 @@ use crate::auth::Tenant;
 use crate::db::{Db, Query, Tx};
 use crate::error::StoreError;
 use crate::outbox;
+use crate::paging::{After, Order, push_after};
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
 use crate::webhooks::JOB_KIND;
@@ -133,8 +134,8 @@ fn push_filter(
     }
 }
 
-/// A page of `webhook_id`'s deliveries (newest first) with their attempts,
-/// in two queries plus the count. The caller has checked the webhook
+/// A page of `webhook_id`'s deliveries (newest first, one row more than
+/// `page.limit`) with their attempts, in two queries plus the count. The caller has checked the webhook
 /// belongs to `tenant`.
 pub async fn list(
     db: &Db,
@@ -142,11 +143,13 @@ pub async fn list(
     webhook_id: Uuid,
     status: Option<DeliveryStatus>,
     page: Page,
+    after: Option<&After>,
 ) -> Result<(Vec<Delivery>, i64), StoreError> {
     let newest_first = |query: Query| {
-        push_filter(query, tenant, webhook_id, status)
+        let matching = push_filter(query, tenant, webhook_id, status);
+        push_after(matching, "", after, Order::NewestFirst)
             .push(" ORDER BY created_at DESC, id DESC LIMIT ")
-            .push_bind(page.limit)
+            .push_bind(page.limit + 1)
             .push(" OFFSET ")
             .push_bind(page.offset)
     };
