@@ -28,6 +28,7 @@ pub mod realtime;
 pub mod reports;
 pub mod retention;
 pub mod router;
+pub mod search;
 pub mod settings;
 pub mod state;
 pub mod tags;

@@ -19,6 +19,7 @@ use crate::extract::{Id, Json, Query};
 use crate::openapi::schema::{DataList, ErrorBody, Removed};
 use crate::realtime::presence::{AgentPresence, Visibility};
 use crate::router::ApiRouter;
+use crate::search;
 use crate::state::AppState;
 use crate::tags::model::{optional_tag_set, tag_filter, tag_set};
 use crate::tags::routes::{TagEditBody, tag_edit};
@@ -113,6 +114,7 @@ async fn create_session(
 struct ListQuery {
     entity_id: Option<String>,
     status: Option<String>,
+    q: Option<String>,
     #[serde(flatten)]
     page: PageQuery,
 }
@@ -122,6 +124,11 @@ struct ListQuery {
     params(
         ("entityId" = Option<uuid::Uuid>, Query, description = "Only this entity's sessions"),
         ("status" = Option<String>, Query, description = "ACTIVE or CLOSED"),
+        ("q" = Option<String>, Query,
+            description = "Full-text search: ranks matches by visitor name, then visitor \
+                           email, then message bodies. Every word must match (stemmed), the \
+                           last one also as a prefix; punctuation and operators are ignored. \
+                           Results come best match first, then newest. Blank means no search."),
         ("tag" = Option<Vec<String>>, Query, explode = true,
             description = "Only sessions carrying every one of these tags (repeat the \
                            parameter or separate with commas)"),
@@ -147,6 +154,7 @@ async fn list_sessions(
         entity_id,
         status,
         tags,
+        search: search::from_param(query.q.as_deref()),
     };
     let (sessions, total) =
         store::list_sessions(&state.db, &principal.tenant, &filter, page).await?;

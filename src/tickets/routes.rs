@@ -10,7 +10,7 @@ use utoipa_axum::routes;
 
 use super::model::{
     DESCRIPTION_MAX, Escalation, NewTicket, Priority, REASON_MAX, Ticket, TicketFilter,
-    TicketUpdate,
+    TicketSearch, TicketUpdate,
 };
 use super::{activities, comments, store};
 use crate::auth::{Principal, Scope};
@@ -18,6 +18,7 @@ use crate::error::{ApiResult, FieldError};
 use crate::extract::{Id, Json, Query};
 use crate::openapi::schema::{self, Deleted};
 use crate::router::ApiRouter;
+use crate::search;
 use crate::state::AppState;
 use crate::tags::model::{optional_tag_set, tag_filter, tag_set};
 use crate::tags::routes::{TagEditBody, tag_edit};
@@ -55,6 +56,12 @@ pub(crate) struct ListQuery {
     priority: Option<String>,
     #[param(value_type = Option<uuid::Uuid>)]
     assigned_to_id: Option<String>,
+    /// Full-text search: ranks matches by subject, then description, then
+    /// public comments; internal notes are searched only for keys holding
+    /// `tickets:write`. Every word must match (stemmed), the last one also
+    /// as a prefix; punctuation and operators are ignored. Results come
+    /// best match first, then newest. Blank means no search.
+    q: Option<String>,
     /// Page size, at most 100 (default 20).
     #[param(value_type = Option<i64>, minimum = 1)]
     limit: Option<String>,
@@ -126,6 +133,7 @@ pub(crate) struct EscalateBody {
 /// List tickets
 ///
 /// Newest first; filters combine. An empty filter value means no filter.
+/// With `q`, only matching tickets, best match first, then newest.
 #[utoipa::path(get, path = "/tickets", operation_id = "list_tickets", tag = "Tickets",
     params(ListQuery,
         ("tag" = Option<Vec<String>>, Query, explode = true,
@@ -154,12 +162,17 @@ async fn list(
         tag_filter(raw_query.as_deref()),
     )
         .all_valid()?;
+    let search = search::from_param(query.q.as_deref()).map(|text| TicketSearch {
+        text,
+        include_internal: principal.scopes.contains(Scope::TicketsWrite),
+    });
     let filter = TicketFilter {
         entity_id,
         status,
         priority,
         assigned_to_id,
         tags,
+        search,
     };
     let (tickets, total) = store::list(&state.db, &principal.tenant, &filter, page).await?;
     Ok(Json(Paged::new(tickets, total, page)))

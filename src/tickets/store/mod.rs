@@ -14,12 +14,13 @@ use uuid::Uuid;
 
 use super::events;
 use super::model::{
-    ActivityKind, Escalation, NewTicket, Priority, Ticket, TicketFilter, TicketState, TicketStatus,
-    TicketUpdate, UserRef, ticket_number,
+    ActivityKind, Escalation, NewTicket, Priority, Ticket, TicketFilter, TicketSearch, TicketState,
+    TicketStatus, TicketUpdate, UserRef, ticket_number,
 };
 use crate::auth::{Mode, Tenant};
 use crate::db::{Backend, Db, On, Query, Table, Tx, ensure_reference};
 use crate::error::StoreError;
+use crate::search::{Index, Search, Visible};
 use crate::tags::model::{TagChange, TagEdit};
 use crate::tags::store::{self as tag_store, Tagged};
 use crate::time::{Timestamp, new_id};
@@ -163,11 +164,46 @@ async fn load<'c>(on: impl Into<On<'c>>, tenant: &Tenant, id: Uuid) -> Result<Ti
     Ok(row.into_ticket(tags))
 }
 
+/// The ticket search documents: subject, description, public comments and
+/// internal notes, ranked in that order (weights A to D on Postgres).
+static TICKET_INDEX: Index = Index {
+    documents: "ticket_search",
+    key: "ticket_id",
+    fts: "ticket_search_fts",
+    ts_rank_weights: "{0.1, 0.2, 0.4, 1.0}",
+    bm25_weights: "10.0, 4.0, 2.0, 1.0",
+};
+
+/// What a caller without `tickets:write` may match: all but internal notes.
+static PUBLIC_TEXT: Visible = Visible {
+    labels: "{a,b,c}",
+    ts_rank_weights: "{0, 0.2, 0.4, 1.0}",
+    fts_columns: "subject description public_text",
+};
+
+fn search_of(search: &TicketSearch) -> Search<'_> {
+    Search {
+        index: &TICKET_INDEX,
+        text: &search.text,
+        visible: (!search.include_internal).then_some(&PUBLIC_TEXT),
+    }
+}
+
 /// `select` WHERE the tenant's tickets match `filter`: only the filters
 /// given, so that each combination matches its index in 0004_tickets.sql
 /// exactly; tag filters are EXISTS probes of `ticket_tags`'s primary key.
-fn filtered(select: &str, tenant: &Tenant, filter: &TicketFilter) -> Query {
-    let mut query = Query::new(select).push(" WHERE ").push_tenant(tenant, "t");
+/// With a search, also the ORDER BY term that ranks the best match first.
+fn filtered(
+    backend: Backend,
+    select: &str,
+    tenant: &Tenant,
+    filter: &TicketFilter,
+) -> (Query, Option<String>) {
+    let search = filter.search.as_ref().map(search_of);
+    let join = search.map_or(String::new(), |s| s.join(backend, "t.id"));
+    let mut query = Query::new(format!("{select}{join}"))
+        .push(" WHERE ")
+        .push_tenant(tenant, "t");
     if let Some(entity) = filter.entity_id {
         query = query.push(" AND t.entity_id = ").push_bind(entity);
     }
@@ -180,12 +216,23 @@ fn filtered(select: &str, tenant: &Tenant, filter: &TicketFilter) -> Query {
     if let Some(assignee) = filter.assigned_to_id {
         query = query.push(" AND t.assigned_to_id = ").push_bind(assignee);
     }
-    tag_store::push_filter(query, Tagged::Ticket, "t.id", &filter.tags)
+    let query = tag_store::push_filter(query, Tagged::Ticket, "t.id", &filter.tags);
+    match search {
+        Some(search) => {
+            let (query, rank) = search.push_match(query, backend);
+            (query, Some(rank))
+        }
+        None => (query, None),
+    }
 }
 
-fn list_query(tenant: &Tenant, filter: &TicketFilter, page: Page) -> Query {
-    filtered(TICKET_SELECT, tenant, filter)
-        .push(" ORDER BY t.created_at DESC, t.id DESC LIMIT ")
+/// A page of `filter`'s tickets: the best match first when searching,
+/// then newest first.
+fn list_query(backend: Backend, tenant: &Tenant, filter: &TicketFilter, page: Page) -> Query {
+    let (query, rank) = filtered(backend, TICKET_SELECT, tenant, filter);
+    let rank = rank.map_or(String::new(), |rank| format!("{rank}, "));
+    query
+        .push(&format!(" ORDER BY {rank}t.created_at DESC, t.id DESC LIMIT "))
         .push_bind(page.limit)
         .push(" OFFSET ")
         .push_bind(page.offset)
@@ -205,21 +252,25 @@ pub fn list_sql(filter: &TicketFilter) -> String {
         limit: 0,
         offset: 0,
     };
-    list_query(&any_tenant, filter, any_page).sql().to_string()
+    list_query(Backend::Sqlite, &any_tenant, filter, any_page)
+        .sql()
+        .to_string()
 }
 
-/// One page of the tenant's tickets, newest first (id breaks ties), and
-/// the total matching `filter`: one query for the page, one for the count.
+/// One page of the tenant's tickets, best match first when searching, then
+/// newest first (id breaks ties), and the total matching `filter`: one query for the page, one for the count.
 pub async fn list(
     db: &Db,
     tenant: &Tenant,
     filter: &TicketFilter,
     page: Page,
 ) -> Result<(Vec<Ticket>, i64), StoreError> {
-    let rows: Vec<TicketRow> = list_query(tenant, filter, page).fetch_all(db).await?;
-    let total = filtered("SELECT COUNT(*) FROM tickets t", tenant, filter)
-        .fetch_scalar(db)
+    let backend = db.backend();
+    let rows: Vec<TicketRow> = list_query(backend, tenant, filter, page)
+        .fetch_all(db)
         .await?;
+    let (count, _) = filtered(backend, "SELECT COUNT(*) FROM tickets t", tenant, filter);
+    let total = count.fetch_scalar(db).await?;
     let ids: Vec<Uuid> = rows.iter().map(|row| row.id).collect();
     let mut tags = tag_store::of_each(db, Tagged::Ticket, &ids).await?;
     let tickets = rows
