@@ -80,7 +80,10 @@ impl Search<'_> {
     /// goes after the FROM clause.
     pub fn join(&self, backend: Backend, row_id: &str) -> String {
         let Index {
-            documents, key, fts, ..
+            documents,
+            key,
+            fts,
+            ..
         } = self.index;
         match backend {
             Backend::Postgres => format!(" JOIN {documents} {DOC} ON {DOC}.{key} = {row_id}"),

@@ -13,6 +13,7 @@ mod kb;
 mod outbound;
 mod platform;
 mod rules;
+mod search;
 mod tags;
 mod tickets;
 mod widget;

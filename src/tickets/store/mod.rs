@@ -232,7 +232,9 @@ fn list_query(backend: Backend, tenant: &Tenant, filter: &TicketFilter, page: Pa
     let (query, rank) = filtered(backend, TICKET_SELECT, tenant, filter);
     let rank = rank.map_or(String::new(), |rank| format!("{rank}, "));
     query
-        .push(&format!(" ORDER BY {rank}t.created_at DESC, t.id DESC LIMIT "))
+        .push(&format!(
+            " ORDER BY {rank}t.created_at DESC, t.id DESC LIMIT "
+        ))
         .push_bind(page.limit)
         .push(" OFFSET ")
         .push_bind(page.offset)
