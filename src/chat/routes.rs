@@ -124,11 +124,12 @@ struct ListQuery {
     params(
         ("entityId" = Option<uuid::Uuid>, Query, description = "Only this entity's sessions"),
         ("status" = Option<String>, Query, description = "ACTIVE or CLOSED"),
-        ("q" = Option<String>, Query,
+        ("q" = Option<String>, Query, max_length = 500,
             description = "Full-text search: ranks matches by visitor name, then visitor \
                            email, then message bodies. Every word must match (stemmed), the \
                            last one also as a prefix; punctuation and operators are ignored. \
-                           Results come best match first, then newest. Blank means no search."),
+                           Results come best match first, then newest. Blank means no search; \
+                           at most 500 characters."),
         ("tag" = Option<Vec<String>>, Query, explode = true,
             description = "Only sessions carrying every one of these tags (repeat the \
                            parameter or separate with commas)"),
@@ -144,17 +145,18 @@ async fn list_sessions(
     RawQuery(raw_query): RawQuery,
 ) -> ApiResult<Json<Paged<Session>>> {
     let page = Page::from_query(&query.page, 20, 100)?;
-    let (entity_id, status, tags) = (
+    let (entity_id, status, tags, search) = (
         optional_id("entityId", query.entity_id.as_deref()),
         optional_enum("status", query.status.as_deref()),
         tag_filter(raw_query.as_deref()),
+        search::optional_query(query.q.as_deref()),
     )
         .all_valid()?;
     let filter = SessionFilter {
         entity_id,
         status,
         tags,
-        search: search::from_param(query.q.as_deref()),
+        search,
     };
     let (sessions, total) =
         store::list_sessions(&state.db, &principal.tenant, &filter, page).await?;

@@ -17,6 +17,7 @@ use crate::error::{ApiError, ApiResult, FieldError, StoreError};
 use crate::extract::{Id, Json, Query};
 use crate::openapi::schema::{self, DataList, Deleted, ErrorBody, VoteRecorded};
 use crate::router::ApiRouter;
+use crate::search;
 use crate::state::AppState;
 use crate::validate::{
     Fields, NAME_MAX, Page, Paged, Patch, ensure, optional_enum, optional_id, optional_text,
@@ -26,7 +27,6 @@ use crate::validate::{
 /// Article content: at most 200 000 characters (docs/api.md, "Knowledge base").
 const CONTENT_MAX: usize = 200_000;
 const EXCERPT_MAX: usize = 500;
-const QUERY_MAX: usize = 500;
 const SLUG_RULE: &str = "must be lower-case letters and digits separated by single hyphens, \
                          at most 100 characters";
 
@@ -132,7 +132,7 @@ async fn search(
     Query(params): Query<SearchParams>,
 ) -> ApiResult<Json<Vec<SearchHit>>> {
     let (q, entity) = (
-        required_text("q", params.q.as_deref(), QUERY_MAX),
+        required_text("q", params.q.as_deref(), search::QUERY_MAX),
         optional_id("entityId", params.entity_id.as_deref()),
     )
         .all_valid()?;

@@ -8,11 +8,16 @@ mod query;
 pub use query::{MAX_WORD_CHARS, MAX_WORDS, TextQuery};
 
 use crate::db::{Backend, Query};
+use crate::error::FieldError;
+use crate::validate::optional_text;
+
+/// Longest search text, in characters (a 400 on `q` beyond).
+pub const QUERY_MAX: usize = 500;
 
 /// The `q` parameter of a list: `None` (no search) when absent or blank,
-/// else its words.
-pub fn from_param(q: Option<&str>) -> Option<TextQuery> {
-    q.filter(|q| !q.trim().is_empty()).map(TextQuery::parse)
+/// else its words; longer than [`QUERY_MAX`] is a problem on `q`.
+pub fn optional_query(q: Option<&str>) -> Result<Option<TextQuery>, FieldError> {
+    optional_text("q", q, QUERY_MAX).map(|text| text.as_deref().map(TextQuery::parse))
 }
 
 /// The Postgres tsquery of `text`, its values bound to `query`: every whole

@@ -61,6 +61,7 @@ pub(crate) struct ListQuery {
     /// `tickets:write`. Every word must match (stemmed), the last one also
     /// as a prefix; punctuation and operators are ignored. Results come
     /// best match first, then newest. Blank means no search.
+    #[param(max_length = 500)]
     q: Option<String>,
     /// Page size, at most 100 (default 20).
     #[param(value_type = Option<i64>, minimum = 1)]
@@ -148,7 +149,7 @@ async fn list(
     Query(query): Query<ListQuery>,
     RawQuery(raw_query): RawQuery,
 ) -> ApiResult<Json<Paged<Ticket>>> {
-    let (page, entity_id, status, priority, assigned_to_id, tags) = (
+    let (page, entity_id, status, priority, assigned_to_id, tags, text) = (
         Page::check(
             query.limit.as_deref(),
             query.offset.as_deref(),
@@ -160,9 +161,10 @@ async fn list(
         optional_enum("priority", non_empty(&query.priority)),
         optional_id("assignedToId", query.assigned_to_id.as_deref()),
         tag_filter(raw_query.as_deref()),
+        search::optional_query(query.q.as_deref()),
     )
         .all_valid()?;
-    let search = search::from_param(query.q.as_deref()).map(|text| TicketSearch {
+    let search = text.map(|text| TicketSearch {
         text,
         include_internal: principal.scopes.contains(Scope::TicketsWrite),
     });
