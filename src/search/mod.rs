@@ -137,3 +137,79 @@ impl Search<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static INDEX: Index = Index {
+        documents: "docs",
+        key: "row_id",
+        fts: "docs_fts",
+        ts_rank_weights: "{0.1, 0.2, 0.4, 1.0}",
+        bm25_weights: "10.0, 1.0",
+    };
+    static PUBLIC: Visible = Visible {
+        labels: "{a}",
+        ts_rank_weights: "{0, 0, 0, 1.0}",
+        fts_columns: "title",
+    };
+
+    fn rendered(backend: Backend, visible: Option<&'static Visible>) -> (String, String) {
+        let text = TextQuery::parse("reset passw");
+        let search = Search {
+            index: &INDEX,
+            text: &text,
+            visible,
+        };
+        let select = format!(
+            "SELECT r.id FROM rows r{} WHERE",
+            search.join(backend, "r.id")
+        );
+        let (query, rank) = search.push_match(Query::new(select).push(" TRUE"), backend);
+        (query.sql().to_string(), rank)
+    }
+
+    #[test]
+    fn hidden_text_is_filtered_out_on_postgres() {
+        let (sql, rank) = rendered(Backend::Postgres, Some(&PUBLIC));
+        let tsquery = "(websearch_to_tsquery('english', $1) && to_tsquery('english', $2))";
+        assert_eq!(
+            sql,
+            format!(
+                "SELECT r.id FROM rows r JOIN docs search_doc ON search_doc.row_id = r.id \
+                 WHERE TRUE AND search_doc.search_vector @@ {tsquery} \
+                 AND ts_filter(search_doc.search_vector, '{{a}}') @@ {tsquery}"
+            )
+        );
+        assert_eq!(
+            rank,
+            format!("ts_rank('{{0, 0, 0, 1.0}}', search_doc.search_vector, {tsquery}) DESC")
+        );
+    }
+
+    #[test]
+    fn hidden_columns_are_left_out_of_the_fts5_match() {
+        let (sql, rank) = rendered(Backend::Sqlite, Some(&PUBLIC));
+        assert_eq!(
+            sql,
+            "SELECT r.id FROM rows r JOIN docs search_doc ON search_doc.row_id = r.id \
+             JOIN docs_fts ON docs_fts.rowid = search_doc.seq WHERE TRUE AND docs_fts MATCH $1"
+        );
+        assert_eq!(rank, "bm25(docs_fts, 10.0, 1.0)");
+        let (all, _) = rendered(Backend::Sqlite, None);
+        assert!(all.ends_with("docs_fts MATCH $1"), "{all}");
+    }
+
+    #[test]
+    fn a_text_without_words_matches_nothing() {
+        let text = TextQuery::parse("*** \"");
+        let search = Search {
+            index: &INDEX,
+            text: &text,
+            visible: None,
+        };
+        let (query, _) = search.push_match(Query::new("SELECT 1 WHERE TRUE"), Backend::Sqlite);
+        assert_eq!(query.sql(), "SELECT 1 WHERE TRUE AND 1 = 0");
+    }
+}
