@@ -4,6 +4,7 @@
 
 mod activities;
 mod comments;
+mod search;
 
 pub use activities::list_activities;
 use activities::{NewActivity, add_activity};
@@ -14,13 +15,12 @@ use uuid::Uuid;
 
 use super::events;
 use super::model::{
-    ActivityKind, Escalation, NewTicket, Priority, Ticket, TicketFilter, TicketSearch, TicketState,
-    TicketStatus, TicketUpdate, UserRef, ticket_number,
+    ActivityKind, Escalation, NewTicket, Priority, Ticket, TicketFilter, TicketState, TicketStatus,
+    TicketUpdate, UserRef, ticket_number,
 };
 use crate::auth::{Mode, Tenant};
 use crate::db::{Backend, Db, On, Query, Table, Tx, ensure_reference};
 use crate::error::StoreError;
-use crate::search::{Index, Search, Visible};
 use crate::tags::model::{TagChange, TagEdit};
 use crate::tags::store::{self as tag_store, Tagged};
 use crate::time::{Timestamp, new_id};
@@ -164,31 +164,6 @@ async fn load<'c>(on: impl Into<On<'c>>, tenant: &Tenant, id: Uuid) -> Result<Ti
     Ok(row.into_ticket(tags))
 }
 
-/// The ticket search documents: subject, description, public comments and
-/// internal notes, ranked in that order (weights A to D on Postgres).
-static TICKET_INDEX: Index = Index {
-    documents: "ticket_search",
-    key: "ticket_id",
-    fts: "ticket_search_fts",
-    ts_rank_weights: "{0.1, 0.2, 0.4, 1.0}",
-    bm25_weights: "10.0, 4.0, 2.0, 1.0",
-};
-
-/// What a caller without `tickets:write` may match: all but internal notes.
-static PUBLIC_TEXT: Visible = Visible {
-    labels: "{a,b,c}",
-    ts_rank_weights: "{0, 0.2, 0.4, 1.0}",
-    fts_columns: "subject description public_text",
-};
-
-fn search_of(search: &TicketSearch) -> Search<'_> {
-    Search {
-        index: &TICKET_INDEX,
-        text: &search.text,
-        visible: (!search.include_internal).then_some(&PUBLIC_TEXT),
-    }
-}
-
 /// `select` WHERE the tenant's tickets match `filter`: only the filters
 /// given, so that each combination matches its index in 0004_tickets.sql
 /// exactly; tag filters are EXISTS probes of `ticket_tags`'s primary key.
@@ -199,7 +174,7 @@ fn filtered(
     tenant: &Tenant,
     filter: &TicketFilter,
 ) -> (Query, Option<String>) {
-    let search = filter.search.as_ref().map(search_of);
+    let search = filter.search.as_ref().map(search::of);
     let join = search.map_or(String::new(), |s| s.join(backend, "t.id"));
     let mut query = Query::new(format!("{select}{join}"))
         .push(" WHERE ")
