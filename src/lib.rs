@@ -30,6 +30,7 @@ pub mod realtime;
 pub mod reports;
 pub mod retention;
 pub mod router;
+pub mod search;
 pub mod settings;
 pub mod state;
 pub mod tags;

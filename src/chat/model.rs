@@ -6,6 +6,7 @@ use uuid::Uuid;
 use crate::error::ApiError;
 use crate::error::FieldError;
 use crate::mail::Email;
+use crate::search::TextQuery;
 use crate::tags::model::{TagEdit, TagFilter};
 use crate::time::Timestamp;
 use crate::validate::{Fields, optional_id, problem, required_enum, required_id, required_text};
@@ -100,6 +101,8 @@ pub struct SessionFilter {
     pub entity_id: Option<Uuid>,
     pub status: Option<SessionStatus>,
     pub tags: TagFilter,
+    /// `?q=`: ranked full-text search (`None` when absent or blank).
+    pub search: Option<TextQuery>,
 }
 
 /// What a PATCH or `POST …/tags` does to a session's tags.

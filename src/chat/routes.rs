@@ -17,9 +17,10 @@ use crate::auth::{Principal, Scope};
 use crate::error::ApiResult;
 use crate::extract::{Id, Json, Query};
 use crate::openapi::schema::{DataList, ErrorBody, Removed};
-use crate::paging::{After, CursorPage, ListId, ListRequest};
+use crate::paging::{After, CursorPage, ListId, ListRequest, refuse_after_in_rank_order};
 use crate::realtime::presence::{AgentPresence, Visibility};
 use crate::router::ApiRouter;
+use crate::search;
 use crate::state::AppState;
 use crate::tags::model::{optional_tag_set, tag_filter, tag_set};
 use crate::tags::routes::{TagEditBody, tag_edit};
@@ -114,6 +115,7 @@ async fn create_session(
 struct ListQuery {
     entity_id: Option<String>,
     status: Option<String>,
+    q: Option<String>,
     #[serde(flatten)]
     page: ListRequest,
 }
@@ -123,6 +125,12 @@ struct ListQuery {
     params(
         ("entityId" = Option<uuid::Uuid>, Query, description = "Only this entity's sessions"),
         ("status" = Option<String>, Query, description = "ACTIVE or CLOSED"),
+        ("q" = Option<String>, Query, max_length = 500,
+            description = "Full-text search: ranks matches by visitor name, then visitor \
+                           email, then message bodies. Every word must match (stemmed), the \
+                           last one also as a prefix; punctuation and operators are ignored. \
+                           Results come best match first, then newest. Blank means no search; \
+                           at most 500 characters."),
         ("tag" = Option<Vec<String>>, Query, explode = true,
             description = "Only sessions carrying every one of these tags (repeat the \
                            parameter or separate with commas)"),
@@ -137,19 +145,23 @@ async fn list_sessions(
     Query(query): Query<ListQuery>,
     RawQuery(raw_query): RawQuery,
 ) -> ApiResult<Json<CursorPage<Session>>> {
-    let ((page, after), entity_id, status, tags) = (
+    let ((page, after), entity_id, status, tags, search) = (
         query.page.check(20, 100),
         optional_id("entityId", query.entity_id.as_deref()),
         optional_enum("status", query.status.as_deref()),
         tag_filter(raw_query.as_deref()),
+        search::optional_query(query.q.as_deref()),
     )
         .all_valid()?;
     let filter = SessionFilter {
         entity_id,
         status,
         tags,
+        search,
     };
     let list = ListId::new("chat_sessions", &principal.tenant, &filter);
+    let searching = filter.search.is_some();
+    let after = refuse_after_in_rank_order(searching, after)?;
     let after = state.cursors.open_after(&list, after.as_deref())?;
     let (sessions, total) =
         store::list_sessions(&state.db, &principal.tenant, &filter, page, after.as_ref()).await?;
@@ -157,14 +169,8 @@ async fn list_sessions(
         created_at: session.created_at,
         id: session.id,
     };
-    Ok(Json(CursorPage::by_time(
-        sessions,
-        total,
-        page,
-        &state.cursors,
-        &list,
-        position,
-    )))
+    let page = CursorPage::by_time(sessions, total, page, &state.cursors, &list, position);
+    Ok(Json(page.ranked(searching)))
 }
 
 #[derive(Serialize, utoipa::ToSchema)]

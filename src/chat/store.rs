@@ -17,12 +17,18 @@ use crate::events;
 use crate::events::{RecordChange, RecordType};
 use crate::mail;
 use crate::paging::{After, COUNT_CAP, Order, Total, capped_count, push_after};
+use crate::search::{Index, Search};
 use crate::tags::store::{self as tag_store, Tagged};
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
 
 const SESSION_COLUMNS: &str =
     "id, entity_id, status, visitor_name, visitor_email, created_at, updated_at, closed_at";
+
+/// [`SESSION_COLUMNS`] qualified, for a list that may join search documents.
+const SESSION_SELECT: &str = "chat_sessions.id, chat_sessions.entity_id, chat_sessions.status, \
+     chat_sessions.visitor_name, chat_sessions.visitor_email, chat_sessions.created_at, \
+     chat_sessions.updated_at, chat_sessions.closed_at";
 
 /// Messages with the agent's name (the join only matches agent messages).
 const MESSAGE_SELECT: &str = "SELECT m.id, m.session_id, m.body, m.sender_type, m.sender_id, \
@@ -142,9 +148,20 @@ async fn with_tags<'c>(on: impl Into<On<'c>>, mut session: Session) -> Result<Se
     Ok(session)
 }
 
-/// A page of sessions, newest first, read with one row more than
-/// `page.limit`, and the total matching the filter (capped with tag
-/// filters, see `paging::capped_count`).
+/// The session search documents: visitor name, visitor email and message
+/// bodies, ranked in that order (weights A to C on Postgres).
+static SESSION_INDEX: Index = Index {
+    documents: "chat_session_search",
+    key: "session_id",
+    fts: "chat_session_search_fts",
+    ts_rank_weights: "{0.1, 0.2, 0.4, 1.0}",
+    bm25_weights: "10.0, 4.0, 2.0",
+};
+
+/// A page of sessions, best match first when searching, then newest
+/// first, read with one row more than `page.limit`, and the total matching
+/// the filter (capped with tag filters or a search, see
+/// `paging::capped_count`).
 pub async fn list_sessions(
     db: &Db,
     tenant: &Tenant,
@@ -152,29 +169,46 @@ pub async fn list_sessions(
     page: Page,
     after: Option<&After>,
 ) -> Result<(Vec<Session>, Total), StoreError> {
+    let backend = db.backend();
+    let search = filter.search.as_ref().map(|text| Search {
+        index: &SESSION_INDEX,
+        text,
+        visible: None,
+    });
     let matching = |select: &str| {
-        let mut query =
-            Query::new(format!("{select} FROM chat_sessions WHERE ")).push_tenant(tenant, "");
+        let join = search.map_or(String::new(), |s| s.join(backend, "chat_sessions.id"));
+        let mut query = Query::new(format!("{select} FROM chat_sessions{join} WHERE "))
+            .push_tenant(tenant, "chat_sessions");
         if let Some(entity) = filter.entity_id {
             query = query.push(" AND entity_id = ").push_bind(entity);
         }
         if let Some(status) = filter.status {
             query = query.push(" AND status = ").push_bind(status);
         }
-        tag_store::push_filter(query, Tagged::ChatSession, "chat_sessions.id", &filter.tags)
+        let query =
+            tag_store::push_filter(query, Tagged::ChatSession, "chat_sessions.id", &filter.tags);
+        match search {
+            Some(search) => {
+                let (query, rank) = search.push_match(query, backend);
+                (query, format!("{rank}, "))
+            }
+            None => (query, String::new()),
+        }
     };
-    let page_query = matching(&format!("SELECT {SESSION_COLUMNS}"));
-    let mut sessions: Vec<Session> = push_after(page_query, "", after, Order::NewestFirst)
-        .push(" ORDER BY created_at DESC, id DESC LIMIT ")
+    let (query, rank) = matching(&format!("SELECT {SESSION_SELECT}"));
+    let mut sessions: Vec<Session> = push_after(query, "chat_sessions", after, Order::NewestFirst)
+        .push(&format!(
+            " ORDER BY {rank}chat_sessions.created_at DESC, chat_sessions.id DESC LIMIT "
+        ))
         .push_bind(page.limit + 1)
         .push(" OFFSET ")
         .push_bind(page.offset)
         .fetch_all(db)
         .await?;
-    let total = if filter.tags.is_empty() {
-        Total::exact(matching("SELECT COUNT(*)").fetch_scalar(db).await?)
+    let total = if filter.tags.is_empty() && search.is_none() {
+        Total::exact(matching("SELECT COUNT(*)").0.fetch_scalar(db).await?)
     } else {
-        capped_count(db, matching("SELECT 1"), COUNT_CAP).await?
+        capped_count(db, matching("SELECT 1").0, COUNT_CAP).await?
     };
     let ids: Vec<Uuid> = sessions.iter().map(|s| s.id).collect();
     let mut tags = tag_store::of_each(db, Tagged::ChatSession, &ids).await?;

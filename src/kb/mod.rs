@@ -3,6 +3,5 @@
 
 pub mod model;
 pub mod routes;
-pub mod search;
 pub mod store;
 pub mod text;

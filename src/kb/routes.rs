@@ -18,6 +18,7 @@ use crate::extract::{Id, Json, Query};
 use crate::openapi::schema::{self, DataList, Deleted, ErrorBody, VoteRecorded};
 use crate::paging::{After, CursorPage, ListId, ListRequest, Total};
 use crate::router::ApiRouter;
+use crate::search;
 use crate::state::AppState;
 use crate::validate::{
     Fields, NAME_MAX, Page, Patch, ensure, optional_enum, optional_id, optional_text, problem,
@@ -27,7 +28,6 @@ use crate::validate::{
 /// Article content: at most 200 000 characters (docs/api.md, "Knowledge base").
 const CONTENT_MAX: usize = 200_000;
 const EXCERPT_MAX: usize = 500;
-const QUERY_MAX: usize = 500;
 const SLUG_RULE: &str = "must be lower-case letters and digits separated by single hyphens, \
                          at most 100 characters";
 
@@ -133,7 +133,7 @@ async fn search(
     Query(params): Query<SearchParams>,
 ) -> ApiResult<Json<Vec<SearchHit>>> {
     let (q, entity) = (
-        required_text("q", params.q.as_deref(), QUERY_MAX),
+        required_text("q", params.q.as_deref(), search::QUERY_MAX),
         optional_id("entityId", params.entity_id.as_deref()),
     )
         .all_valid()?;

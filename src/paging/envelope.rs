@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::count::Total;
 use super::cursor::{After, Cursors, ListId, SortKey};
-use crate::error::FieldError;
+use crate::error::{ApiError, FieldError};
 use crate::validate::{Page, problem};
 
 /// Raw paging parameters: strings, so that a non-numeric value is our 400
@@ -36,6 +36,19 @@ impl ListRequest {
         }
         Ok((page, after))
     }
+}
+
+/// Search results are ordered by rank, which is no position a cursor can
+/// hold: they page by offset only, so `after` on a search is a 400.
+pub fn refuse_after_in_rank_order(
+    ranked: bool,
+    after: Option<String>,
+) -> Result<Option<String>, ApiError> {
+    if ranked && after.is_some() {
+        let why = "search results page by offset (a cursor holds no rank)";
+        return Err(ApiError::validation(vec![problem("after", why)]));
+    }
+    Ok(after)
 }
 
 /// `{data, total, limit, offset, nextCursor}` and, when the total was
@@ -82,6 +95,15 @@ impl<T> CursorPage<T> {
             next_cursor,
             total_is_lower_bound: total.is_lower_bound,
         }
+    }
+
+    /// The page without `nextCursor` when it is in rank order (see
+    /// [`refuse_after_in_rank_order`]).
+    pub fn ranked(mut self, ranked: bool) -> Self {
+        if ranked {
+            self.next_cursor = None;
+        }
+        self
     }
 
     /// `new` for lists ordered by `(created_at, id)`.

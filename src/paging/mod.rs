@@ -18,5 +18,5 @@ mod secret;
 
 pub use count::{COUNT_CAP, Total, capped_count};
 pub use cursor::{After, Cursors, ListId, SortKey, SortValue};
-pub use envelope::{CursorPage, ListRequest};
+pub use envelope::{CursorPage, ListRequest, refuse_after_in_rank_order};
 pub use keyset::{Order, push_after};

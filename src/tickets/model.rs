@@ -4,6 +4,7 @@
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::search::TextQuery;
 use crate::tags::model::TagFilter;
 use crate::time::Timestamp;
 
@@ -99,6 +100,16 @@ pub struct TicketFilter {
     pub priority: Option<Priority>,
     pub assigned_to_id: Option<Uuid>,
     pub tags: TagFilter,
+    /// `?q=`: ranked full-text search (`None` when absent or blank).
+    pub search: Option<TicketSearch>,
+}
+
+/// A ticket search: the words, and whether internal notes are searched
+/// (only for callers that may write tickets, who read notes anyway).
+#[derive(Debug, Clone)]
+pub struct TicketSearch {
+    pub text: TextQuery,
+    pub include_internal: bool,
 }
 
 /// A PATCH: `None` keeps a field; `assigned_to_id: Some(None)` unassigns;

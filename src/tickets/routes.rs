@@ -10,15 +10,16 @@ use utoipa_axum::routes;
 
 use super::model::{
     DESCRIPTION_MAX, Escalation, NewTicket, Priority, REASON_MAX, Ticket, TicketFilter,
-    TicketUpdate,
+    TicketSearch, TicketUpdate,
 };
 use super::{activities, comments, store};
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiResult, FieldError};
 use crate::extract::{Id, Json, Query};
 use crate::openapi::schema::{self, Deleted};
-use crate::paging::{After, CursorPage, ListId, ListRequest};
+use crate::paging::{After, CursorPage, ListId, ListRequest, refuse_after_in_rank_order};
 use crate::router::ApiRouter;
+use crate::search;
 use crate::state::AppState;
 use crate::tags::model::{optional_tag_set, tag_filter, tag_set};
 use crate::tags::routes::{TagEditBody, tag_edit};
@@ -56,6 +57,13 @@ pub(crate) struct ListQuery {
     priority: Option<String>,
     #[param(value_type = Option<uuid::Uuid>)]
     assigned_to_id: Option<String>,
+    /// Full-text search: ranks matches by subject, then description, then
+    /// public comments; internal notes are searched only for keys holding
+    /// `tickets:write`. Every word must match (stemmed), the last one also
+    /// as a prefix; punctuation and operators are ignored. Results come
+    /// best match first, then newest. Blank means no search.
+    #[param(max_length = 500)]
+    q: Option<String>,
     /// `limit`, `offset`, `after`: documented by `ListRequest`.
     #[serde(flatten)]
     #[param(ignore)]
@@ -126,6 +134,7 @@ pub(crate) struct EscalateBody {
 /// List tickets
 ///
 /// Newest first; filters combine. An empty filter value means no filter.
+/// With `q`, only matching tickets, best match first, then newest.
 #[utoipa::path(get, path = "/tickets", operation_id = "list_tickets", tag = "Tickets",
     params(ListQuery, ListRequest,
         ("tag" = Option<Vec<String>>, Query, explode = true,
@@ -140,37 +149,39 @@ async fn list(
     Query(query): Query<ListQuery>,
     RawQuery(raw_query): RawQuery,
 ) -> ApiResult<Json<CursorPage<Ticket>>> {
-    let ((page, after), entity_id, status, priority, assigned_to_id, tags) = (
+    let ((page, after), entity_id, status, priority, assigned_to_id, tags, text) = (
         query.page.check(LIST_DEFAULT, LIST_MAX),
         optional_id("entityId", query.entity_id.as_deref()),
         optional_enum("status", non_empty(&query.status)),
         optional_enum("priority", non_empty(&query.priority)),
         optional_id("assignedToId", query.assigned_to_id.as_deref()),
         tag_filter(raw_query.as_deref()),
+        search::optional_query(query.q.as_deref()),
     )
         .all_valid()?;
+    let search = text.map(|text| TicketSearch {
+        text,
+        include_internal: principal.scopes.contains(Scope::TicketsWrite),
+    });
     let filter = TicketFilter {
         entity_id,
         status,
         priority,
         assigned_to_id,
         tags,
+        search,
     };
     let list = ListId::new("tickets", &principal.tenant, &filter);
+    let searching = filter.search.is_some();
+    let after = refuse_after_in_rank_order(searching, after)?;
     let after = state.cursors.open_after(&list, after.as_deref())?;
     let (tickets, total) =
         store::list(&state.db, &principal.tenant, &filter, page, after.as_ref()).await?;
-    Ok(Json(CursorPage::by_time(
-        tickets,
-        total,
-        page,
-        &state.cursors,
-        &list,
-        |t| After {
-            created_at: t.created_at,
-            id: t.id,
-        },
-    )))
+    let page = CursorPage::by_time(tickets, total, page, &state.cursors, &list, |t| After {
+        created_at: t.created_at,
+        id: t.id,
+    });
+    Ok(Json(page.ranked(searching)))
 }
 
 /// A query parameter given empty (`?status=`) counts as absent.

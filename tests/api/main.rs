@@ -15,6 +15,7 @@ mod outbound;
 mod paging;
 mod platform;
 mod rules;
+mod search;
 mod tags;
 mod tickets;
 mod widget;

@@ -7,8 +7,8 @@ use crate::auth::Tenant;
 use crate::db::{Backend, Db, Query, Table, ensure_reference};
 use crate::error::StoreError;
 use crate::kb::model::{CategoryRef, SearchHit};
-use crate::kb::search::TextQuery;
 use crate::kb::text;
+use crate::search::{TextQuery, postgres_tsquery};
 
 #[derive(sqlx::FromRow)]
 struct SearchRow {
@@ -116,21 +116,7 @@ fn search_query(
     };
     let sql = match backend {
         Backend::Postgres => {
-            let words = text.postgres_words().map(|w| {
-                format!(
-                    "websearch_to_tsquery('english', {})",
-                    query.placeholder_for(w)
-                )
-            });
-            let prefix = text
-                .postgres_prefix()
-                .map(|p| format!("to_tsquery('english', {})", query.placeholder_for(p)));
-            let tsquery = match (words, prefix) {
-                (Some(w), Some(p)) => format!("({w} && {p})"),
-                (Some(one), None) | (None, Some(one)) => one,
-                // An empty query matches nothing (search() never gets here).
-                (None, None) => "''::tsquery".to_string(),
-            };
+            let tsquery = postgres_tsquery(&mut query, text);
             let limit = query.placeholder_for(limit);
             let options = query.placeholder_for(HEADLINE_OPTIONS);
             format!(

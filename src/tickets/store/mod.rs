@@ -4,6 +4,7 @@
 
 mod activities;
 mod comments;
+mod search;
 
 pub use activities::list_activities;
 use activities::{NewActivity, add_activity};
@@ -168,8 +169,18 @@ async fn load<'c>(on: impl Into<On<'c>>, tenant: &Tenant, id: Uuid) -> Result<Ti
 /// `select` WHERE the tenant's tickets match `filter`: only the filters
 /// given, so that each combination matches its index in 0004_tickets.sql
 /// exactly; tag filters are EXISTS probes of `ticket_tags`'s primary key.
-fn filtered(select: &str, tenant: &Tenant, filter: &TicketFilter) -> Query {
-    let mut query = Query::new(select).push(" WHERE ").push_tenant(tenant, "t");
+/// With a search, also the ORDER BY term that ranks the best match first.
+fn filtered(
+    backend: Backend,
+    select: &str,
+    tenant: &Tenant,
+    filter: &TicketFilter,
+) -> (Query, Option<String>) {
+    let search = filter.search.as_ref().map(search::of);
+    let join = search.map_or(String::new(), |s| s.join(backend, "t.id"));
+    let mut query = Query::new(format!("{select}{join}"))
+        .push(" WHERE ")
+        .push_tenant(tenant, "t");
     if let Some(entity) = filter.entity_id {
         query = query.push(" AND t.entity_id = ").push_bind(entity);
     }
@@ -182,20 +193,36 @@ fn filtered(select: &str, tenant: &Tenant, filter: &TicketFilter) -> Query {
     if let Some(assignee) = filter.assigned_to_id {
         query = query.push(" AND t.assigned_to_id = ").push_bind(assignee);
     }
-    tag_store::push_filter(query, Tagged::Ticket, "t.id", &filter.tags)
+    let query = tag_store::push_filter(query, Tagged::Ticket, "t.id", &filter.tags);
+    match search {
+        Some(search) => {
+            let (query, rank) = search.push_match(query, backend);
+            (query, Some(rank))
+        }
+        None => (query, None),
+    }
 }
 
-fn list_query(tenant: &Tenant, filter: &TicketFilter, page: Page, after: Option<&After>) -> Query {
-    push_after(
-        filtered(TICKET_SELECT, tenant, filter),
-        "t",
-        after,
-        Order::NewestFirst,
-    )
-    .push(" ORDER BY t.created_at DESC, t.id DESC LIMIT ")
-    .push_bind(page.limit + 1)
-    .push(" OFFSET ")
-    .push_bind(page.offset)
+/// A page of `filter`'s tickets: the best match first when searching,
+/// then newest first; read with one row more than `page.limit` (it says
+/// whether a next page exists). Searches page by offset (their order is a
+/// rank, not a position a cursor could hold).
+fn list_query(
+    backend: Backend,
+    tenant: &Tenant,
+    filter: &TicketFilter,
+    page: Page,
+    after: Option<&After>,
+) -> Query {
+    let (query, rank) = filtered(backend, TICKET_SELECT, tenant, filter);
+    let rank = rank.map_or(String::new(), |rank| format!("{rank}, "));
+    push_after(query, "t", after, Order::NewestFirst)
+        .push(&format!(
+            " ORDER BY {rank}t.created_at DESC, t.id DESC LIMIT "
+        ))
+        .push_bind(page.limit + 1)
+        .push(" OFFSET ")
+        .push_bind(page.offset)
 }
 
 /// The SQL text of `list`'s page query for `filter`, first page or (with
@@ -218,14 +245,14 @@ pub fn list_sql(filter: &TicketFilter, cursor: bool) -> String {
         id: Uuid::nil(),
     };
     let after = cursor.then_some(&any_position);
-    list_query(&any_tenant, filter, any_page, after)
+    list_query(Backend::Sqlite, &any_tenant, filter, any_page, after)
         .sql()
         .to_string()
 }
 
-/// One page of the tenant's tickets, newest first (id breaks ties), read
-/// with one row more than `page.limit` (it says whether a next page exists),
-/// and the total matching `filter`.
+/// One page of the tenant's tickets, best match first when searching, then
+/// newest first (id breaks ties), read with one row more than `page.limit`
+/// (it says whether a next page exists), and the total matching `filter`.
 pub async fn list(
     db: &Db,
     tenant: &Tenant,
@@ -233,7 +260,7 @@ pub async fn list(
     page: Page,
     after: Option<&After>,
 ) -> Result<(Vec<Ticket>, Total), StoreError> {
-    let rows: Vec<TicketRow> = list_query(tenant, filter, page, after)
+    let rows: Vec<TicketRow> = list_query(db.backend(), tenant, filter, page, after)
         .fetch_all(db)
         .await?;
     let total = count(db, tenant, filter, COUNT_CAP).await?;
@@ -262,8 +289,9 @@ pub async fn count(
     filter: &TicketFilter,
     cap: i64,
 ) -> Result<Total, StoreError> {
-    if !filter.tags.is_empty() {
-        return capped_count(db, filtered("SELECT 1 FROM tickets t", tenant, filter), cap).await;
+    if !filter.tags.is_empty() || filter.search.is_some() {
+        let (matching, _) = filtered(db.backend(), "SELECT 1 FROM tickets t", tenant, filter);
+        return capped_count(db, matching, cap).await;
     }
     let mut query = Query::new(
         "SELECT CAST(COALESCE(SUM(c.tickets), 0) AS BIGINT) FROM ticket_counts c WHERE ",

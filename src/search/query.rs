@@ -1,6 +1,6 @@
-//! A visitor's search text reduced to plain words that both backends treat
-//! alike, and rendered for each: Postgres `websearch_to_tsquery` plus a
-//! prefix `to_tsquery` term, SQLite an FTS5 MATCH expression. Only letters
+//! A search text reduced to plain words that both backends treat alike,
+//! and rendered for each: Postgres `websearch_to_tsquery` plus a prefix
+//! `to_tsquery` term, SQLite an FTS5 MATCH expression. Only letters
 //! and digits survive, so no input can be FTS syntax (or a 500).
 
 /// Words beyond this are ignored (a query is a question, not a document).
@@ -57,6 +57,12 @@ impl TextQuery {
         }
         parts.join(" ")
     }
+
+    /// [`Self::fts5_match`] matched only in `columns` (FTS5 column names,
+    /// space-separated).
+    pub fn fts5_match_in(&self, columns: &str) -> String {
+        format!("{{{columns}}} : ({})", self.fts5_match())
+    }
 }
 
 /// Postgres's `english` stop words (`tsearch_data/english.stop`). Postgres
@@ -99,6 +105,15 @@ mod tests {
         );
         assert!(TextQuery::parse("*** ((( \"").is_empty());
         assert!(TextQuery::parse("the of and").is_empty());
+    }
+
+    #[test]
+    fn a_column_filter_wraps_the_whole_expression() {
+        let q = TextQuery::parse("refund pend");
+        assert_eq!(
+            q.fts5_match_in("subject description"),
+            "{subject description} : (\"refund\" \"pend\"*)"
+        );
     }
 
     #[test]
