@@ -5,6 +5,7 @@
 
 mod chat;
 mod input;
+mod paging;
 mod tickets;
 
 use serde_json::{Value, json};
