@@ -3,6 +3,7 @@
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::custom_fields::model::{FieldFilter, FieldPatch, FieldValues};
 use crate::error::ApiError;
 use crate::error::FieldError;
 use crate::mail::Email;
@@ -46,15 +47,23 @@ pub struct Session {
     /// Sorted.
     #[sqlx(skip)]
     pub tags: Vec<String>,
+    /// Values of the company's custom fields, by key (absent when unset).
+    #[sqlx(json)]
+    #[schema(value_type = Object)]
+    pub custom_fields: FieldValues,
 }
 
 impl Session {
     /// The session as its visitor may see it: without `tags`, which are the
-    /// agents' own notes about the conversation ("angry", "refund-risk").
+    /// agents' own notes about the conversation ("angry", "refund-risk"),
+    /// nor `customFields`, which are the company's data about the visitor
+    /// (even the visitor-writable ones: a visitor writes them, never reads
+    /// them back, so one view fits every field).
     pub fn visitor_view(&self) -> serde_json::Value {
         let mut value = serde_json::to_value(self).unwrap_or_default();
         if let Some(fields) = value.as_object_mut() {
             fields.remove("tags");
+            fields.remove("customFields");
         }
         value
     }
@@ -93,6 +102,8 @@ pub struct NewSession {
     pub visitor_email: Option<String>,
     /// A sorted set.
     pub tags: Vec<String>,
+    /// Checked against the definitions; required ones present.
+    pub custom_fields: FieldPatch,
 }
 
 #[derive(Debug, Default)]
@@ -100,6 +111,7 @@ pub struct SessionFilter {
     pub entity_id: Option<Uuid>,
     pub status: Option<SessionStatus>,
     pub tags: TagFilter,
+    pub custom_fields: FieldFilter,
 }
 
 /// What a PATCH or `POST …/tags` does to a session's tags.
@@ -295,6 +307,7 @@ mod tests {
             updated_at: now,
             closed_at: None,
             tags: Vec::new(),
+            custom_fields: Default::default(),
         };
         let message = Message {
             id: Uuid::now_v7(),

@@ -11,6 +11,8 @@ use super::model::{
     SessionTags, agent_reply_email,
 };
 use crate::auth::Tenant;
+use crate::custom_fields::model::FieldPatch;
+use crate::custom_fields::store::{self as field_store, Recorded};
 use crate::db::{Backend, Db, On, Query, Table, Tx, ensure_reference};
 use crate::error::StoreError;
 use crate::mail;
@@ -18,8 +20,8 @@ use crate::tags::store::{self as tag_store, Tagged};
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
 
-const SESSION_COLUMNS: &str =
-    "id, entity_id, status, visitor_name, visitor_email, created_at, updated_at, closed_at";
+const SESSION_COLUMNS: &str = "id, entity_id, status, visitor_name, visitor_email, created_at, updated_at, closed_at, \
+     custom_fields";
 
 /// Messages with the agent's name (the join only matches agent messages).
 const MESSAGE_SELECT: &str = "SELECT m.id, m.session_id, m.body, m.sender_type, m.sender_id, \
@@ -96,6 +98,16 @@ pub async fn create_session(
     .await?;
     tag_store::replace(&mut tx, tenant, Tagged::ChatSession, session.id, &new.tags).await?;
     session.tags = new.tags.clone();
+    field_store::apply(
+        &mut tx,
+        tenant,
+        Recorded::ChatSession,
+        session.id,
+        &new.custom_fields,
+    )
+    .await?;
+    session.custom_fields =
+        field_store::current(&mut tx, Recorded::ChatSession, session.id).await?;
     tx.commit().await?;
     Ok(session)
 }
@@ -147,7 +159,14 @@ pub async fn list_sessions(
         if let Some(status) = filter.status {
             query = query.push(" AND status = ").push_bind(status);
         }
-        tag_store::push_filter(query, Tagged::ChatSession, "chat_sessions.id", &filter.tags)
+        let query =
+            tag_store::push_filter(query, Tagged::ChatSession, "chat_sessions.id", &filter.tags);
+        field_store::push_filter(
+            query,
+            Recorded::ChatSession,
+            "chat_sessions.id",
+            &filter.custom_fields,
+        )
     };
     let mut sessions: Vec<Session> = matching(&format!("SELECT {SESSION_COLUMNS}"))
         .push(" ORDER BY created_at DESC, id DESC LIMIT ")
@@ -183,7 +202,7 @@ pub async fn messages(
 
 /// A PATCH or a tag edit in one transaction, under the session's lock (so
 /// concurrent tag edits each keep theirs): the status when it differs,
-/// then the tags. A tag edit leaving more than 50 tags is a 400 on `add`
+/// then the tags, then the custom field values. A tag edit leaving more than 50 tags is a 400 on `add`
 /// and changes nothing. Returns the session and whether anything changed
 /// (then `updated_at` is now).
 pub async fn update_session(
@@ -192,6 +211,7 @@ pub async fn update_session(
     id: Uuid,
     status: Option<SessionStatus>,
     tags: &SessionTags,
+    custom_fields: &FieldPatch,
 ) -> Result<(Session, bool), StoreError> {
     let mut tx = db.begin().await?;
     let lock = match tx.backend() {
@@ -227,6 +247,9 @@ pub async fn update_session(
         }
     };
     changed |= !tag_change.is_empty();
+    let fields =
+        field_store::apply(&mut tx, tenant, Recorded::ChatSession, id, custom_fields).await?;
+    changed |= !fields.is_empty();
     if !changed {
         tx.commit().await?;
         return Ok((current, false));

@@ -6,6 +6,7 @@ mod support;
 mod access;
 mod bus;
 mod chat;
+mod custom_fields;
 mod demo;
 mod hardening;
 mod idempotency;
