@@ -9,7 +9,8 @@ backend_tests!(
     a_duplicate_key_is_409,
     a_type_change_is_refused_while_values_exist,
     removing_an_option_in_use_is_refused,
-    deleting_a_definition_removes_its_values
+    deleting_a_definition_removes_its_values,
+    a_company_has_at_most_100_definitions
 );
 
 async fn definitions_are_created_listed_and_updated(backend: Backend) {
@@ -208,4 +209,30 @@ async fn deleting_a_definition_removes_its_values(backend: Backend) {
     r.assert_status(200);
     let r = app.delete("/settings/custom-fields/plan", &acme.key).await;
     r.assert_error(404, "not_found");
+}
+
+async fn a_company_has_at_most_100_definitions(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    for i in 0..100 {
+        define(
+            &app,
+            &acme,
+            json!({"key": format!("f{i}"), "label": "F", "type": "text", "appliesTo": ["ticket"]}),
+        )
+        .await;
+    }
+    let r = app
+        .post(
+            "/settings/custom-fields",
+            &acme.key,
+            json!({"key": "f100", "label": "F", "type": "text", "appliesTo": ["ticket"]}),
+        )
+        .await;
+    assert_invalid(&r, &["key"]);
+    let r = app.get("/settings/custom-fields", &acme.key).await;
+    assert_eq!(
+        r.assert_status(200)["data"].as_array().map(Vec::len),
+        Some(100)
+    );
 }
