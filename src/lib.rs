@@ -9,6 +9,7 @@ pub mod chat;
 pub mod cli;
 pub mod companies;
 pub mod config;
+pub mod custom_fields;
 pub mod db;
 pub mod demo;
 pub mod domain;

@@ -3,6 +3,7 @@
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::custom_fields::model::{FieldFilter, FieldPatch, FieldValues};
 use crate::error::ApiError;
 use crate::error::FieldError;
 use crate::mail::Email;
@@ -47,15 +48,23 @@ pub struct Session {
     /// Sorted.
     #[sqlx(skip)]
     pub tags: Vec<String>,
+    /// Values of the company's custom fields, by key (absent when unset).
+    #[sqlx(json)]
+    #[schema(value_type = Object)]
+    pub custom_fields: FieldValues,
 }
 
 impl Session {
     /// The session as its visitor may see it: without `tags`, which are the
-    /// agents' own notes about the conversation ("angry", "refund-risk").
+    /// agents' own notes about the conversation ("angry", "refund-risk"),
+    /// nor `customFields`, which are the company's data about the visitor
+    /// (even the visitor-writable ones: a visitor writes them, never reads
+    /// them back, so one view fits every field).
     pub fn visitor_view(&self) -> serde_json::Value {
         let mut value = serde_json::to_value(self).unwrap_or_default();
         if let Some(fields) = value.as_object_mut() {
             fields.remove("tags");
+            fields.remove("customFields");
         }
         value
     }
@@ -94,6 +103,8 @@ pub struct NewSession {
     pub visitor_email: Option<String>,
     /// A sorted set.
     pub tags: Vec<String>,
+    /// Checked against the definitions; required ones present.
+    pub custom_fields: FieldPatch,
 }
 
 #[derive(Debug, Default)]
@@ -103,6 +114,7 @@ pub struct SessionFilter {
     pub tags: TagFilter,
     /// `?q=`: ranked full-text search (`None` when absent or blank).
     pub search: Option<TextQuery>,
+    pub custom_fields: FieldFilter,
 }
 
 /// What a PATCH or `POST …/tags` does to a session's tags.
@@ -298,6 +310,7 @@ mod tests {
             updated_at: now,
             closed_at: None,
             tags: Vec::new(),
+            custom_fields: Default::default(),
         };
         let message = Message {
             id: Uuid::now_v7(),

@@ -14,6 +14,9 @@ use super::model::{
 };
 use super::{service, store};
 use crate::auth::{Principal, Scope};
+use crate::custom_fields::model::{RecordKind, check_values, field_filter};
+use crate::custom_fields::routes::definitions_for_filters;
+use crate::custom_fields::store as field_store;
 use crate::error::ApiResult;
 use crate::extract::{Id, Json, Query};
 use crate::openapi::schema::{DataList, ErrorBody, Removed};
@@ -65,6 +68,10 @@ pub(crate) struct CreateSession {
     /// or `.` each, at most 50; duplicates collapse.
     #[schema(value_type = Option<Vec<String>>)]
     tags: Option<serde_json::Value>,
+    /// Values of custom fields applying to chats, by key; each required
+    /// one must be given.
+    #[schema(value_type = Option<Object>)]
+    custom_fields: Option<serde_json::Value>,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -87,11 +94,19 @@ async fn create_session(
     principal: Principal,
     Json(body): Json<CreateSession>,
 ) -> ApiResult<(StatusCode, Json<CreatedSession>)> {
-    let (entity_id, visitor_name, visitor_email, tags) = (
+    let definitions = field_store::list(&state.db, &principal.tenant).await?;
+    let (entity_id, visitor_name, visitor_email, tags, custom_fields) = (
         required_id("entityId", body.entity_id.as_deref()),
         optional_text("visitorName", body.visitor_name.as_deref(), NAME_MAX),
         optional_email("visitorEmail", body.visitor_email.as_deref()),
         optional_tag_set("tags", body.tags.as_ref()),
+        check_values(
+            &definitions,
+            RecordKind::Chat,
+            body.custom_fields.as_ref(),
+            true,
+            false,
+        ),
     )
         .all_valid()?;
     let new = NewSession {
@@ -99,6 +114,7 @@ async fn create_session(
         visitor_name: visitor_name.unwrap_or_else(|| "Visitor".into()),
         visitor_email,
         tags,
+        custom_fields,
     };
     let (session, visitor_token) = service::create_session(&state, &principal.tenant, new).await?;
     Ok((
@@ -136,6 +152,10 @@ struct ListQuery {
                            parameter or separate with commas)"),
         ("anyTag" = Option<String>, Query,
             description = "Only sessions carrying at least one of these comma-separated tags"),
+        ("cf.{key}" = Option<String>, Query,
+            description = "Only sessions whose custom field `key` equals this (a multiselect: \
+                           contains it); `cf.{key}[gt|gte|lt|lte]` compares numbers, dates and \
+                           datetimes"),
         ListRequest,
     ),
     responses((status = 200, description = "A page of sessions", body = CursorPage<Session>)))]
@@ -145,12 +165,14 @@ async fn list_sessions(
     Query(query): Query<ListQuery>,
     RawQuery(raw_query): RawQuery,
 ) -> ApiResult<Json<CursorPage<Session>>> {
-    let ((page, after), entity_id, status, tags, search) = (
+    let definitions = definitions_for_filters(&state, &principal, raw_query.as_deref()).await?;
+    let ((page, after), entity_id, status, tags, search, custom_fields) = (
         query.page.check(20, 100),
         optional_id("entityId", query.entity_id.as_deref()),
         optional_enum("status", query.status.as_deref()),
         tag_filter(raw_query.as_deref()),
         search::optional_query(query.q.as_deref()),
+        field_filter(raw_query.as_deref(), &definitions, RecordKind::Chat),
     )
         .all_valid()?;
     let filter = SessionFilter {
@@ -158,6 +180,7 @@ async fn list_sessions(
         status,
         tags,
         search,
+        custom_fields,
     };
     let list = ListId::new("chat_sessions", &principal.tenant, &filter);
     let searching = filter.search.is_some();
@@ -198,17 +221,22 @@ async fn get_session(
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct UpdateSession {
     #[schema(schema_with = session_status)]
     status: Option<String>,
     /// Replaces the session's tags (normalised as on create).
     #[schema(value_type = Option<Vec<String>>)]
     tags: Option<serde_json::Value>,
+    /// Sets the custom field values it names (null clears one) and keeps
+    /// the others.
+    #[schema(value_type = Option<Object>)]
+    custom_fields: Option<serde_json::Value>,
 }
 
-/// Close or reopen a chat session, or replace its tags
+/// Close or reopen a chat session, replace its tags, set custom fields
 ///
-/// At least one of `status` and `tags`.
+/// At least one of `status`, `tags` and `customFields`.
 #[utoipa::path(patch, path = "/chat/sessions/{id}", tag = "Chat",
     request_body = UpdateSession,
     params(("id" = uuid::Uuid, Path, description = "Session id")),
@@ -219,21 +247,30 @@ async fn update_session(
     Id(id): Id,
     Json(body): Json<UpdateSession>,
 ) -> ApiResult<Json<Session>> {
-    let (_, status, tags) = (
+    let definitions = match &body.custom_fields {
+        Some(_) => field_store::list(&state.db, &principal.tenant).await?,
+        None => Vec::new(),
+    };
+    let (_, status, tags, custom_fields) = (
         ensure(
-            body.status.is_some() || body.tags.is_some(),
+            body.status.is_some() || body.tags.is_some() || body.custom_fields.is_some(),
             "body",
-            "give at least one of: status, tags",
+            "give at least one of: status, tags, customFields",
         ),
         optional_enum("status", body.status.as_deref()),
         body.tags
             .as_ref()
             .map(|tags| tag_set("tags", tags))
             .transpose(),
+        match &body.custom_fields {
+            None => Ok(Default::default()),
+            Some(raw) => check_values(&definitions, RecordKind::Chat, Some(raw), false, false),
+        },
     )
         .all_valid()?;
     let tags = tags.map(SessionTags::Replace).unwrap_or_default();
-    let session = service::update_session(&state, &principal.tenant, id, status, tags).await?;
+    let session =
+        service::update_session(&state, &principal.tenant, id, status, tags, custom_fields).await?;
     Ok(Json(session))
 }
 
@@ -254,7 +291,15 @@ async fn edit_session_tags(
     Json(body): Json<TagEditBody>,
 ) -> ApiResult<Json<Session>> {
     let edit = SessionTags::Edit(tag_edit(&body)?);
-    let session = service::update_session(&state, &principal.tenant, id, None, edit).await?;
+    let session = service::update_session(
+        &state,
+        &principal.tenant,
+        id,
+        None,
+        edit,
+        Default::default(),
+    )
+    .await?;
     Ok(Json(session))
 }
 

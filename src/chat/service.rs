@@ -1,6 +1,7 @@
 //! What REST handlers and sockets share: each function changes the store,
 //! then (after the commit) pushes the change to subscribed sockets.
 
+use crate::custom_fields::model::FieldPatch;
 use uuid::Uuid;
 
 use super::model::{
@@ -45,7 +46,8 @@ pub async fn create_session(
     Ok((session, token))
 }
 
-/// Changes a session's status and / or tags in one transaction; pushes
+/// Changes a session's status, tags and / or custom field values in one
+/// transaction; pushes
 /// `chat.session` if it changed.
 pub async fn update_session(
     state: &AppState,
@@ -53,8 +55,10 @@ pub async fn update_session(
     id: Uuid,
     status: Option<SessionStatus>,
     tags: SessionTags,
+    custom_fields: FieldPatch,
 ) -> ApiResult<Session> {
-    let (session, changed) = store::update_session(&state.db, tenant, id, status, &tags).await?;
+    let (session, changed) =
+        store::update_session(&state.db, tenant, id, status, &tags, &custom_fields).await?;
     if changed {
         publish_session(state, tenant, &session, true).await;
     }

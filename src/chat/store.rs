@@ -11,6 +11,8 @@ use super::model::{
     SessionTags, agent_reply_email,
 };
 use crate::auth::Tenant;
+use crate::custom_fields::model::FieldPatch;
+use crate::custom_fields::store::{self as field_store, Recorded};
 use crate::db::{Backend, Db, On, Query, Table, Tx, ensure_reference};
 use crate::error::StoreError;
 use crate::events;
@@ -22,8 +24,8 @@ use crate::tags::store::{self as tag_store, Tagged};
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
 
-const SESSION_COLUMNS: &str =
-    "id, entity_id, status, visitor_name, visitor_email, created_at, updated_at, closed_at";
+const SESSION_COLUMNS: &str = "id, entity_id, status, visitor_name, visitor_email, created_at, updated_at, closed_at, \
+     custom_fields";
 
 /// [`SESSION_COLUMNS`] qualified, for a list that may join search documents.
 const SESSION_SELECT: &str = "chat_sessions.id, chat_sessions.entity_id, chat_sessions.status, \
@@ -104,6 +106,14 @@ pub async fn create_session(
     .fetch_one(&mut tx)
     .await?;
     tag_store::replace(&mut tx, tenant, Tagged::ChatSession, session.id, &new.tags).await?;
+    field_store::apply(
+        &mut tx,
+        tenant,
+        Recorded::ChatSession,
+        session.id,
+        &new.custom_fields,
+    )
+    .await?;
     let session = record_session(&mut tx, tenant, session.id).await?;
     tx.commit().await?;
     Ok(session)
@@ -187,6 +197,12 @@ pub async fn list_sessions(
         }
         let query =
             tag_store::push_filter(query, Tagged::ChatSession, "chat_sessions.id", &filter.tags);
+        let query = field_store::push_filter(
+            query,
+            Recorded::ChatSession,
+            "chat_sessions.id",
+            &filter.custom_fields,
+        );
         match search {
             Some(search) => {
                 let (query, rank) = search.push_match(query, backend);
@@ -205,7 +221,7 @@ pub async fn list_sessions(
         .push_bind(page.offset)
         .fetch_all(db)
         .await?;
-    let total = if filter.tags.is_empty() && search.is_none() {
+    let total = if filter.tags.is_empty() && search.is_none() && filter.custom_fields.is_empty() {
         Total::exact(matching("SELECT COUNT(*)").0.fetch_scalar(db).await?)
     } else {
         capped_count(db, matching("SELECT 1").0, COUNT_CAP).await?
@@ -236,7 +252,7 @@ pub async fn messages(
 
 /// A PATCH or a tag edit in one transaction, under the session's lock (so
 /// concurrent tag edits each keep theirs): the status when it differs,
-/// then the tags. A tag edit leaving more than 50 tags is a 400 on `add`
+/// then the tags, then the custom field values. A tag edit leaving more than 50 tags is a 400 on `add`
 /// and changes nothing. Returns the session and whether anything changed
 /// (then `updated_at` is now).
 pub async fn update_session(
@@ -245,6 +261,7 @@ pub async fn update_session(
     id: Uuid,
     status: Option<SessionStatus>,
     tags: &SessionTags,
+    custom_fields: &FieldPatch,
 ) -> Result<(Session, bool), StoreError> {
     let mut tx = db.begin().await?;
     let lock = match tx.backend() {
@@ -280,6 +297,9 @@ pub async fn update_session(
         }
     };
     changed |= !tag_change.is_empty();
+    let fields =
+        field_store::apply(&mut tx, tenant, Recorded::ChatSession, id, custom_fields).await?;
+    changed |= !fields.is_empty();
     if !changed {
         tx.commit().await?;
         return Ok((current, false));

@@ -56,7 +56,7 @@ pub const SECURITY_SCHEME: &str = "ApiKey";
         (name = "Knowledge base", description = "Articles, categories, search and votes"),
         (name = "Chat", description = "Live chat sessions, messages and agent presence"),
         (name = "Webhooks", description = "Signed event deliveries to your URLs"),
-        (name = "Settings", description = "Company profile and escalation rules"),
+        (name = "Settings", description = "Company profile, escalation rules and custom fields"),
         (name = "Reports", description = "Ticket statistics"),
         (name = "Changes", description = "The change feed: every create, update and delete, in commit order"),
     )

@@ -1,10 +1,13 @@
 //! What each ticket change announces, inside the change's transaction:
 //! events (and through them webhooks) and the visitor's emails.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Map, Value, json};
 
 use super::model::{Change, Comment, Escalation, Ticket, TicketStatus};
 use crate::auth::Tenant;
+use crate::custom_fields::model::FieldChange;
 use crate::db::Tx;
 use crate::error::StoreError;
 use crate::events::{EventName, emit, emit_change, payload};
@@ -30,7 +33,8 @@ pub async fn created(tx: &mut Tx, tenant: &Tenant, ticket: &Ticket) -> Result<()
 }
 
 /// `ticket.updated` with `changes` (only called when something changed;
-/// `changes.tags` is `{added, removed}`), then `ticket.resolved` and the
+/// `changes.tags` is `{added, removed}`, `changes.customFields` is
+/// `{key: {from, to}}`), then `ticket.resolved` and the
 /// visitor's email when the status became RESOLVED.
 pub async fn updated(
     tx: &mut Tx,
@@ -38,11 +42,15 @@ pub async fn updated(
     ticket: &Ticket,
     changes: &[Change],
     tags: &TagChange,
+    custom_fields: &BTreeMap<String, FieldChange>,
 ) -> Result<(), StoreError> {
     let mut data = ticket_data(ticket)?;
     data["changes"] = changes_json(changes);
     if !tags.is_empty() {
         data["changes"]["tags"] = json!(tags);
+    }
+    if !custom_fields.is_empty() {
+        data["changes"]["customFields"] = json!(custom_fields);
     }
     let change = ticket_change(ticket)?;
     emit_change(tx, tenant, EventName::TicketUpdated, &data, Some(&change)).await?;
@@ -171,6 +179,7 @@ mod tests {
             assigned_to_id: None,
             assigned_to: None,
             tags: Vec::new(),
+            custom_fields: Default::default(),
             resolved_at: None,
             created_at: Timestamp::now(),
             updated_at: Timestamp::now(),

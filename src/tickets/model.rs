@@ -4,6 +4,7 @@
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::custom_fields::model::{FieldFilter, FieldPatch, FieldValues};
 use crate::search::TextQuery;
 use crate::tags::model::TagFilter;
 use crate::time::Timestamp;
@@ -36,6 +37,7 @@ crate::text_enum! {
         Escalated = "escalated",
         Commented = "commented",
         TagsChanged = "tags_changed",
+        CustomFieldsChanged = "custom_fields_changed",
     }
 }
 
@@ -75,6 +77,9 @@ pub struct Ticket {
     pub assigned_to: Option<UserRef>,
     /// Sorted.
     pub tags: Vec<String>,
+    /// Values of the company's custom fields, by key (absent when unset).
+    #[schema(value_type = Object)]
+    pub custom_fields: FieldValues,
     pub resolved_at: Option<Timestamp>,
     pub created_at: Timestamp,
     /// Last change or comment.
@@ -90,6 +95,8 @@ pub struct NewTicket {
     pub visitor_email: Option<String>,
     /// A sorted set.
     pub tags: Vec<String>,
+    /// Checked against the definitions; required ones present.
+    pub custom_fields: FieldPatch,
 }
 
 /// GET /tickets filters; `None` (an empty tag filter) means "any".
@@ -102,6 +109,7 @@ pub struct TicketFilter {
     pub tags: TagFilter,
     /// `?q=`: ranked full-text search (`None` when absent or blank).
     pub search: Option<TicketSearch>,
+    pub custom_fields: FieldFilter,
 }
 
 /// A ticket search: the words, and whether internal notes are searched
@@ -113,13 +121,15 @@ pub struct TicketSearch {
 }
 
 /// A PATCH: `None` keeps a field; `assigned_to_id: Some(None)` unassigns;
-/// `tags` (a sorted set) replaces the ticket's tags.
+/// `tags` (a sorted set) replaces the ticket's tags; `custom_fields` sets
+/// (or, with `None`, clears) the values it names and keeps the others.
 #[derive(Debug, Clone, Default)]
 pub struct TicketUpdate {
     pub status: Option<TicketStatus>,
     pub priority: Option<Priority>,
     pub assigned_to_id: Option<Option<Uuid>>,
     pub tags: Option<Vec<String>>,
+    pub custom_fields: FieldPatch,
 }
 
 /// The fields a change can touch, as they are before it.
@@ -242,14 +252,14 @@ pub struct Activity {
     pub id: Uuid,
     pub ticket_id: Uuid,
     /// `created`, `status_changed`, `priority_changed`, `assignee_changed`,
-    /// `escalated`, `commented` or `tags_changed`.
+    /// `escalated`, `commented`, `tags_changed` or `custom_fields_changed`.
     #[serde(rename = "type")]
     #[schema(value_type = String)]
     pub kind: ActivityKind,
     pub from: Option<String>,
     pub to: Option<String>,
     /// Kind-specific facts: the escalation (reason, rule…), the comment id,
-    /// the tags `added` and `removed`.
+    /// the tags `added` and `removed`, the custom fields `{key: {from, to}}`.
     pub details: Option<serde_json::Value>,
     pub created_at: Timestamp,
 }
@@ -282,6 +292,7 @@ mod tests {
             priority: Some(Priority::Medium),
             assigned_to_id: Some(None),
             tags: None,
+            custom_fields: Default::default(),
         };
         assert!(state().diff(&same).is_empty());
         let changed = TicketUpdate {
@@ -289,6 +300,7 @@ mod tests {
             priority: None,
             assigned_to_id: Some(Some(user)),
             tags: None,
+            custom_fields: Default::default(),
         };
         let changes = state().diff(&changed);
         assert_eq!(changes.len(), 2);

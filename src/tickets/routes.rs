@@ -14,6 +14,9 @@ use super::model::{
 };
 use super::{activities, comments, store};
 use crate::auth::{Principal, Scope};
+use crate::custom_fields::model::{RecordKind, check_values, field_filter};
+use crate::custom_fields::routes::definitions_for_filters;
+use crate::custom_fields::store as field_store;
 use crate::error::{ApiResult, FieldError};
 use crate::extract::{Id, Json, Query};
 use crate::openapi::schema::{self, Deleted};
@@ -90,6 +93,10 @@ pub(crate) struct CreateTicket {
     /// or `.` each, at most 50; duplicates collapse.
     #[schema(value_type = Option<Vec<String>>)]
     tags: Option<serde_json::Value>,
+    /// Values of custom fields applying to tickets, by key; each required
+    /// one must be given.
+    #[schema(value_type = Option<Object>)]
+    custom_fields: Option<serde_json::Value>,
 }
 
 fn description_schema() -> utoipa::openapi::ObjectBuilder {
@@ -119,6 +126,10 @@ pub(crate) struct UpdateBody {
     #[serde(default)]
     #[schema(value_type = Option<Vec<String>>)]
     tags: Patch<serde_json::Value>,
+    /// Sets the values it names (null clears one) and keeps the others.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    custom_fields: Patch<serde_json::Value>,
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -141,7 +152,11 @@ pub(crate) struct EscalateBody {
             description = "Only tickets carrying every one of these tags (repeat the \
                            parameter or separate with commas)"),
         ("anyTag" = Option<String>, Query,
-            description = "Only tickets carrying at least one of these comma-separated tags")),
+            description = "Only tickets carrying at least one of these comma-separated tags"),
+        ("cf.{key}" = Option<String>, Query,
+            description = "Only tickets whose custom field `key` equals this (a multiselect: \
+                           contains it); `cf.{key}[gt|gte|lt|lte]` compares numbers, dates and \
+                           datetimes")),
     responses((status = 200, description = "A page of tickets", body = CursorPage<Ticket>)))]
 async fn list(
     State(state): State<AppState>,
@@ -149,7 +164,8 @@ async fn list(
     Query(query): Query<ListQuery>,
     RawQuery(raw_query): RawQuery,
 ) -> ApiResult<Json<CursorPage<Ticket>>> {
-    let ((page, after), entity_id, status, priority, assigned_to_id, tags, text) = (
+    let definitions = definitions_for_filters(&state, &principal, raw_query.as_deref()).await?;
+    let ((page, after), entity_id, status, priority, assigned_to_id, tags, text, custom_fields) = (
         query.page.check(LIST_DEFAULT, LIST_MAX),
         optional_id("entityId", query.entity_id.as_deref()),
         optional_enum("status", non_empty(&query.status)),
@@ -157,6 +173,7 @@ async fn list(
         optional_id("assignedToId", query.assigned_to_id.as_deref()),
         tag_filter(raw_query.as_deref()),
         search::optional_query(query.q.as_deref()),
+        field_filter(raw_query.as_deref(), &definitions, RecordKind::Ticket),
     )
         .all_valid()?;
     let search = text.map(|text| TicketSearch {
@@ -170,6 +187,7 @@ async fn list(
         assigned_to_id,
         tags,
         search,
+        custom_fields,
     };
     let list = ListId::new("tickets", &principal.tenant, &filter);
     let searching = filter.search.is_some();
@@ -201,13 +219,21 @@ async fn create(
     principal: Principal,
     Json(body): Json<CreateTicket>,
 ) -> ApiResult<(StatusCode, Json<Ticket>)> {
-    let (subject, description, priority, entity_id, visitor_email, tags) = (
+    let definitions = field_store::list(&state.db, &principal.tenant).await?;
+    let (subject, description, priority, entity_id, visitor_email, tags, custom_fields) = (
         required_text("subject", body.subject.as_deref(), NAME_MAX),
         optional_text("description", body.description.as_deref(), DESCRIPTION_MAX),
         optional_enum("priority", body.priority.as_deref()),
         required_id("entityId", body.entity_id.as_deref()),
         optional_email("visitorEmail", body.visitor_email.as_deref()),
         optional_tag_set("tags", body.tags.as_ref()),
+        check_values(
+            &definitions,
+            RecordKind::Ticket,
+            body.custom_fields.as_ref(),
+            true,
+            false,
+        ),
     )
         .all_valid()?;
     let new = NewTicket {
@@ -217,6 +243,7 @@ async fn create(
         entity_id,
         visitor_email,
         tags,
+        custom_fields,
     };
     let ticket = store::create(&state.db, &principal.tenant, new).await?;
     Ok((StatusCode::CREATED, Json(ticket)))
@@ -251,12 +278,17 @@ async fn update(
     let nothing_given = body.status.is_missing()
         && body.priority.is_missing()
         && body.assigned_to_id.is_missing()
-        && body.tags.is_missing();
-    let (_, status, priority, assigned_to_id, tags) = (
+        && body.tags.is_missing()
+        && body.custom_fields.is_missing();
+    let definitions = match &body.custom_fields {
+        Patch::Value(_) => field_store::list(&state.db, &principal.tenant).await?,
+        Patch::Missing | Patch::Null => Vec::new(),
+    };
+    let (_, status, priority, assigned_to_id, tags, custom_fields) = (
         ensure(
             !nothing_given,
             "body",
-            "give at least one of: status, priority, assignedToId, tags",
+            "give at least one of: status, priority, assignedToId, tags, customFields",
         ),
         patched_enum("status", &body.status),
         patched_enum("priority", &body.priority),
@@ -270,6 +302,13 @@ async fn update(
             Patch::Null => Err(problem("tags", "must not be null")),
             Patch::Value(raw) => tag_set("tags", raw).map(Some),
         },
+        match &body.custom_fields {
+            Patch::Missing => Ok(Default::default()),
+            Patch::Null => Err(vec![problem("customFields", "must not be null")]),
+            Patch::Value(raw) => {
+                check_values(&definitions, RecordKind::Ticket, Some(raw), false, false)
+            }
+        },
     )
         .all_valid()?;
     let update = TicketUpdate {
@@ -277,6 +316,7 @@ async fn update(
         priority,
         assigned_to_id,
         tags,
+        custom_fields,
     };
     let ticket = store::update(&state.db, &principal.tenant, id, update).await?;
     Ok(Json(ticket))

@@ -14,6 +14,8 @@ use super::store::{self, WidgetTarget};
 use crate::chat::model::NewSession;
 use crate::chat::{Message, service};
 use crate::companies::CompanyStatus;
+use crate::custom_fields::model::{RecordKind, check_values};
+use crate::custom_fields::store as field_store;
 use crate::error::{ApiError, ApiResult, StoreError};
 use crate::extract::{Id, Json, Query};
 use crate::idempotency;
@@ -86,6 +88,8 @@ struct CreateSession {
     widget_key: Option<String>,
     visitor_name: Option<String>,
     visitor_email: Option<String>,
+    /// Values of the company's visitor-writable custom fields only.
+    custom_fields: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -140,16 +144,25 @@ struct CreatedSession {
     visitor_token: String,
 }
 
-/// `POST /widget/v1/sessions {widgetKey, visitorName?, visitorEmail?}`: a
-/// chat session in the key's entity and mode, with its visitor token.
+/// `POST /widget/v1/sessions {widgetKey, visitorName?, visitorEmail?,
+/// customFields?}`: a chat session in the key's entity and mode, with its
+/// visitor token. `customFields` may name visitor-writable fields only.
 async fn create_session(
     State(state): State<AppState>,
     Json(body): Json<CreateSession>,
 ) -> ApiResult<(StatusCode, Json<CreatedSession>)> {
     let target = target(&state, body.widget_key.as_deref()).await?;
-    let (visitor_name, visitor_email) = (
+    let definitions = field_store::list(&state.db, &target.tenant).await?;
+    let (visitor_name, visitor_email, custom_fields) = (
         optional_text("visitorName", body.visitor_name.as_deref(), NAME_MAX),
         optional_email("visitorEmail", body.visitor_email.as_deref()),
+        check_values(
+            &definitions,
+            RecordKind::Chat,
+            body.custom_fields.as_ref(),
+            true,
+            true,
+        ),
     )
         .all_valid()?;
     let new = NewSession {
@@ -157,6 +170,7 @@ async fn create_session(
         visitor_name: visitor_name.unwrap_or_else(|| "Visitor".into()),
         visitor_email,
         tags: Vec::new(),
+        custom_fields,
     };
     let (session, visitor_token) = service::create_session(&state, &target.tenant, new).await?;
     Ok((

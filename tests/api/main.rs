@@ -7,6 +7,7 @@ mod access;
 mod bus;
 mod changes;
 mod chat;
+mod custom_fields;
 mod demo;
 mod hardening;
 mod idempotency;

@@ -10,7 +10,10 @@ pub use activities::list_activities;
 use activities::{NewActivity, add_activity};
 pub use comments::{add_comment, list_comments};
 
+use std::collections::BTreeMap;
+
 use serde_json::json;
+use sqlx::types::Json;
 use uuid::Uuid;
 
 use super::events;
@@ -19,6 +22,8 @@ use super::model::{
     TicketUpdate, UserRef, ticket_number,
 };
 use crate::auth::{Mode, Tenant};
+use crate::custom_fields::model::{FieldChange, FieldValues};
+use crate::custom_fields::store::{self as field_store, Recorded};
 use crate::db::{Backend, Db, On, Query, Table, Tx, ensure_reference};
 use crate::error::StoreError;
 use crate::events::{RecordChange, RecordType};
@@ -31,7 +36,7 @@ use crate::validate::Page;
 /// A ticket with its assignee, in one read (no query per row).
 const TICKET_SELECT: &str = "SELECT t.id, t.ticket_number, t.subject, t.description, t.status, \
      t.priority, t.entity_id, t.visitor_email, t.assigned_to_id, u.name AS assignee_name, \
-     u.email AS assignee_email, t.resolved_at, t.created_at, t.updated_at \
+     u.email AS assignee_email, t.custom_fields, t.resolved_at, t.created_at, t.updated_at \
      FROM tickets t LEFT JOIN users u ON u.id = t.assigned_to_id";
 
 /// `SELECT … WHERE t.id = $1 AND` the tenant's.
@@ -56,6 +61,7 @@ struct TicketRow {
     assigned_to_id: Option<Uuid>,
     assignee_name: Option<String>,
     assignee_email: Option<String>,
+    custom_fields: Json<FieldValues>,
     resolved_at: Option<Timestamp>,
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -77,6 +83,7 @@ impl TicketRow {
             assigned_to_id: row.assigned_to_id,
             assigned_to,
             tags,
+            custom_fields: field_store::sorted(row.custom_fields.0),
             resolved_at: row.resolved_at,
             created_at: row.created_at,
             updated_at: row.updated_at,
@@ -124,9 +131,13 @@ pub async fn create(db: &Db, tenant: &Tenant, new: NewTicket) -> Result<Ticket, 
     .execute(&mut tx)
     .await?;
     tag_store::replace(&mut tx, tenant, Tagged::Ticket, id, &new.tags).await?;
+    field_store::apply(&mut tx, tenant, Recorded::Ticket, id, &new.custom_fields).await?;
     let entry = NewActivity {
         to: Some(TicketStatus::Open.to_string()),
-        details: Some(json!({"ticketNumber": number, "priority": new.priority, "tags": new.tags})),
+        details: Some(
+            json!({"ticketNumber": number, "priority": new.priority, "tags": new.tags,
+            "customFields": new.custom_fields}),
+        ),
         ..NewActivity::new(ActivityKind::Created)
     };
     add_activity(&mut tx, tenant, id, entry, now).await?;
@@ -168,7 +179,8 @@ async fn load<'c>(on: impl Into<On<'c>>, tenant: &Tenant, id: Uuid) -> Result<Ti
 
 /// `select` WHERE the tenant's tickets match `filter`: only the filters
 /// given, so that each combination matches its index in 0004_tickets.sql
-/// exactly; tag filters are EXISTS probes of `ticket_tags`'s primary key.
+/// exactly; tag and custom field filters are EXISTS probes of
+/// `ticket_tags`'s primary key and of `ticket_field_values`.
 /// With a search, also the ORDER BY term that ranks the best match first.
 fn filtered(
     backend: Backend,
@@ -194,6 +206,7 @@ fn filtered(
         query = query.push(" AND t.assigned_to_id = ").push_bind(assignee);
     }
     let query = tag_store::push_filter(query, Tagged::Ticket, "t.id", &filter.tags);
+    let query = field_store::push_filter(query, Recorded::Ticket, "t.id", &filter.custom_fields);
     match search {
         Some(search) => {
             let (query, rank) = search.push_match(query, backend);
@@ -289,7 +302,7 @@ pub async fn count(
     filter: &TicketFilter,
     cap: i64,
 ) -> Result<Total, StoreError> {
-    if !filter.tags.is_empty() || filter.search.is_some() {
+    if !filter.tags.is_empty() || filter.search.is_some() || !filter.custom_fields.is_empty() {
         let (matching, _) = filtered(db.backend(), "SELECT 1 FROM tickets t", tenant, filter);
         return capped_count(db, matching, cap).await;
     }
@@ -378,7 +391,9 @@ pub async fn update(
         Some(wanted) => tag_store::replace(&mut tx, tenant, Tagged::Ticket, id, wanted).await?,
         None => TagChange::default(),
     };
-    if changes.is_empty() && tags.is_empty() {
+    let fields =
+        field_store::apply(&mut tx, tenant, Recorded::Ticket, id, &update.custom_fields).await?;
+    if changes.is_empty() && tags.is_empty() && fields.is_empty() {
         let ticket = load(&mut tx, tenant, id).await?;
         tx.commit().await?;
         return Ok(ticket);
@@ -394,8 +409,9 @@ pub async fn update(
         add_activity(&mut tx, tenant, id, entry, now).await?;
     }
     announce_tags(&mut tx, tenant, id, &tags, now).await?;
+    announce_fields(&mut tx, tenant, id, &fields, now).await?;
     let ticket = load(&mut tx, tenant, id).await?;
-    events::updated(&mut tx, tenant, &ticket, &changes, &tags).await?;
+    events::updated(&mut tx, tenant, &ticket, &changes, &tags, &fields).await?;
     tx.commit().await?;
     Ok(ticket)
 }
@@ -420,7 +436,7 @@ pub async fn edit_tags(
     }
     let ticket = load(&mut tx, tenant, id).await?;
     if !tags.is_empty() {
-        events::updated(&mut tx, tenant, &ticket, &[], &tags).await?;
+        events::updated(&mut tx, tenant, &ticket, &[], &tags, &BTreeMap::new()).await?;
     }
     tx.commit().await?;
     Ok(ticket)
@@ -440,6 +456,25 @@ async fn announce_tags(
     let entry = NewActivity {
         details: Some(json!(tags)),
         ..NewActivity::new(ActivityKind::TagsChanged)
+    };
+    add_activity(tx, tenant, id, entry, now).await
+}
+
+/// The `custom_fields_changed` timeline entry of a real change of values:
+/// `details` is `{key: {from, to}}`.
+async fn announce_fields(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    id: Uuid,
+    fields: &BTreeMap<String, FieldChange>,
+    now: Timestamp,
+) -> Result<(), StoreError> {
+    if fields.is_empty() {
+        return Ok(());
+    }
+    let entry = NewActivity {
+        details: Some(json!(fields)),
+        ..NewActivity::new(ActivityKind::CustomFieldsChanged)
     };
     add_activity(tx, tenant, id, entry, now).await
 }
@@ -484,6 +519,7 @@ pub async fn escalate_in(
         priority: Some(Priority::Urgent),
         assigned_to_id: Some(Some(escalation.to_user)),
         tags: None,
+        custom_fields: Default::default(),
     };
     let now = Timestamp::now();
     write_state(tx, tenant, ticket_id, &current.apply(&update, now), now).await?;

@@ -40,6 +40,7 @@ fn valid_body(method: &Method, path: &str, other_user: &str) -> Option<Value> {
         ("PATCH", "/company/webhooks/{id}") => json!({"name": "Renamed"}),
         ("POST", "/company/webhooks/{id}/rotate-secret") => json!({}),
         ("PATCH", "/chat/sessions/{id}") => json!({"status": "CLOSED"}),
+        ("PATCH", "/settings/custom-fields/{key}") => json!({"label": "Renamed"}),
         ("POST", "/chat/sessions/{id}/messages") => {
             json!({"body": "Hi", "senderType": "visitor"})
         }
@@ -124,6 +125,15 @@ async fn records_of(app: &TestApp, key: &str, entity: &str) -> BTreeMap<&'static
         .await;
     ids.insert("session", id(&session));
     app.post(
+        "/settings/custom-fields",
+        key,
+        json!({"key": "a_only_field", "label": "A's field", "type": "text",
+               "appliesTo": ["ticket"]}),
+    )
+    .await
+    .assert_status(201);
+    ids.insert("custom field", "a_only_field".to_string());
+    app.post(
         "/chat/agent-presence",
         key,
         json!({"userId": ids["user"], "name": "Agent A", "email": "a@a.example"}),
@@ -145,9 +155,11 @@ fn fill(path: &str, ids: &BTreeMap<&'static str, String>) -> String {
         "chat" => "user",
         "kb" if path.starts_with("/kb/articles") => "article",
         "kb" => "category",
+        "settings" if path.starts_with("/settings/custom-fields") => "custom field",
         other => panic!("no record kind for /{other}: add it to the isolation table"),
     };
     path.replace("{id}", &ids[kind])
+        .replace("{key}", &ids[kind])
         .replace("{userId}", &ids["user"])
         .replace("{deliveryId}", &ids["delivery"])
 }
@@ -246,6 +258,8 @@ async fn another_tenants_ids_are_404_on_every_route(backend: Backend) {
         .await;
     assert_eq!(ticket.body["status"], "OPEN");
     assert_eq!(ticket.body["tags"], json!([]));
+    let fields = app.get("/settings/custom-fields", &a.key).await;
+    assert_eq!(fields.body["data"][0]["label"], "A's field");
     let presence = app.get("/chat/agent-presence", &a.key).await;
     assert!(
         presence.text.contains(&ids["user"]),

@@ -29,6 +29,7 @@ fn new_ticket(entity_id: Uuid, subject: String) -> NewTicket {
         entity_id,
         visitor_email: None,
         tags: Vec::new(),
+        custom_fields: Default::default(),
     }
 }
 

@@ -9,6 +9,7 @@ backend_tests!(
     each_filter_and_every_combination_selects_its_tickets,
     offset_paging_walks_the_same_order_without_gaps_or_repeats,
     every_list_filter_combination_reads_its_index_in_order,
+    tag_and_custom_field_filters_probe_their_indexes,
 );
 
 /// One ticket of the list scenario, as the test expects it.
@@ -318,4 +319,76 @@ async fn every_list_filter_combination_reads_its_index_in_order(backend: Backend
             "no sort for {filter:?} (cursor: {cursor}):\n{plan}"
         );
     }
+}
+
+/// A tag filter and a custom field filter (with a status) are probes of
+/// their tables' indexes beside the status index: no table is scanned.
+async fn tag_and_custom_field_filters_probe_their_indexes(backend: Backend) {
+    use supportdesk::custom_fields::model::{FieldCondition, FieldFilter, FilterValue, Operator};
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let filter = TicketFilter {
+        status: Some(supportdesk::tickets::model::TicketStatus::Open),
+        tags: supportdesk::tags::model::TagFilter {
+            all: vec!["vip".into()],
+            any: Vec::new(),
+        },
+        custom_fields: FieldFilter {
+            conditions: vec![FieldCondition {
+                key: "order_total".into(),
+                operator: Operator::Gte,
+                value: FilterValue::Number(100.0),
+            }],
+        },
+        ..Default::default()
+    };
+    let sql = store::list_sql(&filter, false);
+    macro_rules! bind_all {
+        ($q:expr) => {
+            $q.bind(acme.company.id)
+                .bind("test")
+                .bind("OPEN")
+                .bind("vip")
+                .bind("order_total")
+                .bind(100.0f64)
+                .bind(20i64)
+                .bind(0i64)
+        };
+    }
+    let plan: String = match &app.state.db {
+        Db::Sqlite(pool) => {
+            let rows = bind_all!(sqlx::query_as::<_, (i64, i64, i64, String)>(
+                sqlx::AssertSqlSafe(format!("EXPLAIN QUERY PLAN {sql}"))
+            ))
+            .fetch_all(pool)
+            .await
+            .expect("plan");
+            rows.into_iter().map(|r| r.3 + "\n").collect()
+        }
+        Db::Postgres(pool) => {
+            let mut tx = pool.begin().await.expect("tx");
+            sqlx::query("SET LOCAL enable_seqscan = off")
+                .execute(&mut *tx)
+                .await
+                .expect("set");
+            let rows = bind_all!(sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(
+                format!("EXPLAIN {sql}")
+            )))
+            .fetch_all(&mut *tx)
+            .await
+            .expect("plan");
+            rows.join("\n") + "\n"
+        }
+    };
+    let tag_key = match backend {
+        Backend::Postgres => "ticket_tags_pkey",
+        Backend::Sqlite => "sqlite_autoindex_ticket_tags_1",
+    };
+    for index in ["tickets_list_s", tag_key, "ticket_field_values_record"] {
+        assert!(plan.contains(index), "{index}:\n{plan}");
+    }
+    assert!(
+        !plan.contains("Seq Scan") && !plan.contains("SCAN "),
+        "no table scan:\n{plan}"
+    );
 }

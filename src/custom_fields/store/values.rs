@@ -1,0 +1,244 @@
+//! SQL for custom field values on records: the record's `custom_fields`
+//! column (what reads return) and its rows in the values table (what the
+//! filters probe), always written together in the caller's transaction,
+//! after the caller has locked the record.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use sqlx::types::Json;
+use uuid::Uuid;
+
+use crate::auth::Tenant;
+use crate::custom_fields::model::{
+    FieldChange, FieldFilter, FieldPatch, FieldValues, FilterValue, RecordKind, merge,
+};
+use crate::db::{Backend, On, Query, Tx};
+use crate::error::StoreError;
+
+/// The kind of record values belong to, with its tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    Ticket,
+    ChatSession,
+}
+
+impl Recorded {
+    pub fn record_kind(self) -> RecordKind {
+        match self {
+            Recorded::Ticket => RecordKind::Ticket,
+            Recorded::ChatSession => RecordKind::Chat,
+        }
+    }
+
+    fn records(self) -> &'static str {
+        match self {
+            Recorded::Ticket => "tickets",
+            Recorded::ChatSession => "chat_sessions",
+        }
+    }
+
+    fn values(self) -> &'static str {
+        match self {
+            Recorded::Ticket => "ticket_field_values",
+            Recorded::ChatSession => "chat_session_field_values",
+        }
+    }
+
+    fn owner(self) -> &'static str {
+        match self {
+            Recorded::Ticket => "ticket_id",
+            Recorded::ChatSession => "session_id",
+        }
+    }
+}
+
+/// `values` with its keys sorted: Postgres's JSONB orders keys its own way
+/// (shortest first), SQLite keeps the written order.
+pub fn sorted(values: FieldValues) -> FieldValues {
+    let by_key: BTreeMap<String, Value> = values.into_iter().collect();
+    by_key.into_iter().collect()
+}
+
+/// The record's values.
+pub async fn current<'c>(
+    on: impl Into<On<'c>>,
+    kind: Recorded,
+    record: Uuid,
+) -> Result<FieldValues, StoreError> {
+    let Json(values): Json<FieldValues> = Query::new(format!(
+        "SELECT custom_fields FROM {} WHERE id = $1",
+        kind.records()
+    ))
+    .bind(record)
+    .fetch_scalar(on)
+    .await?;
+    Ok(sorted(values))
+}
+
+/// Applies `patch` to the record's values; answers what really changed
+/// (nothing written when nothing did).
+pub async fn apply(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    kind: Recorded,
+    record: Uuid,
+    patch: &FieldPatch,
+) -> Result<BTreeMap<String, FieldChange>, StoreError> {
+    if patch.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let before = current(&mut *tx, kind, record).await?;
+    let (after, changes) = merge(&before, patch);
+    if changes.is_empty() {
+        return Ok(changes);
+    }
+    Query::new(format!(
+        "UPDATE {} SET custom_fields = $1 WHERE id = $2",
+        kind.records()
+    ))
+    .bind(Value::Object(sorted(after)))
+    .bind(record)
+    .execute(&mut *tx)
+    .await?;
+    let keys: Vec<&String> = changes.keys().collect();
+    Query::new(format!(
+        "DELETE FROM {} WHERE {} = $1 AND key IN ",
+        kind.values(),
+        kind.owner()
+    ))
+    .bind(record)
+    .push_bind_list(keys)
+    .execute(&mut *tx)
+    .await?;
+    let rows: Vec<(&String, FilterValue)> = changes
+        .iter()
+        .filter_map(|(key, change)| change.to.as_ref().map(|v| (key, v)))
+        .flat_map(|(key, value)| stored_rows(value).into_iter().map(move |v| (key, v)))
+        .collect();
+    if rows.is_empty() {
+        return Ok(changes);
+    }
+    let mut insert = Query::new(format!(
+        "INSERT INTO {} ({}, company_id, mode, key, text_value, number_value) VALUES ",
+        kind.values(),
+        kind.owner()
+    ))
+    .bind(record)
+    .bind_tenant(tenant);
+    for (i, (key, value)) in rows.into_iter().enumerate() {
+        let (text, number) = match value {
+            FilterValue::Text(text) => (Some(text), None),
+            FilterValue::Number(number) => (None, Some(number)),
+        };
+        insert = insert
+            .push(if i == 0 {
+                "($1, $2, $3, "
+            } else {
+                ", ($1, $2, $3, "
+            })
+            .push_bind(key)
+            .push(", ")
+            .push_bind(text)
+            .push(", ")
+            .push_bind(number)
+            .push(")");
+    }
+    insert.execute(&mut *tx).await?;
+    Ok(changes)
+}
+
+/// The rows a stored value is probed by: numbers in `number_value`,
+/// booleans as `true` / `false`, one row per option of a multiselect.
+fn stored_rows(value: &Value) -> Vec<FilterValue> {
+    match value {
+        Value::Number(n) => n.as_f64().map(FilterValue::Number).into_iter().collect(),
+        Value::Bool(b) => vec![FilterValue::Text(b.to_string())],
+        Value::String(s) => vec![FilterValue::Text(s.clone())],
+        Value::Array(items) => items.iter().flat_map(stored_rows).collect(),
+        Value::Null | Value::Object(_) => Vec::new(),
+    }
+}
+
+/// Whether any record of `kind` holds a value of `key` (one of `options`,
+/// when given).
+pub(super) async fn in_use(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    kind: Recorded,
+    key: &str,
+    options: Option<&[String]>,
+) -> Result<bool, StoreError> {
+    let mut query = Query::new(format!("SELECT 1 FROM {} WHERE ", kind.values()))
+        .push_tenant(tenant, "")
+        .push(" AND key = ")
+        .push_bind(key);
+    if let Some(options) = options {
+        query = query.push(" AND text_value IN ").push_bind_list(options);
+    }
+    let found: Option<(i32,)> = query.push(" LIMIT 1").fetch_optional(tx).await?;
+    Ok(found.is_some())
+}
+
+/// Removes `key` from every record of the tenant that holds it.
+pub(super) async fn remove_key(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    kind: Recorded,
+    key: &str,
+) -> Result<(), StoreError> {
+    let without = match tx.backend() {
+        Backend::Postgres => "custom_fields - $1",
+        // Keys are `[a-z][a-z0-9_]*`: safe in a JSON path.
+        Backend::Sqlite => "json_remove(custom_fields, '$.' || $1)",
+    };
+    Query::new(format!(
+        "UPDATE {records} SET custom_fields = {without} WHERE id IN (SELECT {owner} FROM {values} \
+         WHERE company_id = $2 AND mode = $3 AND key = $1)",
+        records = kind.records(),
+        owner = kind.owner(),
+        values = kind.values(),
+    ))
+    .bind(key)
+    .bind_tenant(tenant)
+    .execute(&mut *tx)
+    .await?;
+    Query::new(format!(
+        "DELETE FROM {} WHERE company_id = $2 AND mode = $3 AND key = $1",
+        kind.values()
+    ))
+    .bind(key)
+    .bind_tenant(tenant)
+    .execute(&mut *tx)
+    .await
+}
+
+/// Adds `filter` to a list query as one EXISTS probe of the values table
+/// per condition (`record_id` is the listed record's id column, `t.id`).
+pub fn push_filter(
+    mut query: Query,
+    kind: Recorded,
+    record_id: &str,
+    filter: &FieldFilter,
+) -> Query {
+    for condition in &filter.conditions {
+        let column = match condition.value {
+            FilterValue::Text(_) => "text_value",
+            FilterValue::Number(_) => "number_value",
+        };
+        query = query
+            .push(&format!(
+                " AND EXISTS (SELECT 1 FROM {values} v WHERE v.{owner} = {record_id} AND v.key = ",
+                values = kind.values(),
+                owner = kind.owner(),
+            ))
+            .push_bind(&condition.key)
+            .push(&format!(" AND v.{column} {} ", condition.operator.sql()));
+        query = match &condition.value {
+            FilterValue::Text(text) => query.push_bind(text),
+            FilterValue::Number(number) => query.push_bind(*number),
+        }
+        .push(")");
+    }
+    query
+}
