@@ -24,13 +24,13 @@ use crate::tags::store::{self as tag_store, Tagged};
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
 
-const SESSION_COLUMNS: &str = "id, entity_id, status, visitor_name, visitor_email, created_at, updated_at, closed_at, \
-     custom_fields";
+const SESSION_COLUMNS: &str = "id, entity_id, status, visitor_name, visitor_email, created_at, \
+     updated_at, closed_at, custom_fields";
 
 /// [`SESSION_COLUMNS`] qualified, for a list that may join search documents.
 const SESSION_SELECT: &str = "chat_sessions.id, chat_sessions.entity_id, chat_sessions.status, \
      chat_sessions.visitor_name, chat_sessions.visitor_email, chat_sessions.created_at, \
-     chat_sessions.updated_at, chat_sessions.closed_at";
+     chat_sessions.updated_at, chat_sessions.closed_at, chat_sessions.custom_fields";
 
 /// Messages with the agent's name (the join only matches agent messages).
 const MESSAGE_SELECT: &str = "SELECT m.id, m.session_id, m.body, m.sender_type, m.sender_id, \

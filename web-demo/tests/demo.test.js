@@ -503,8 +503,6 @@ test('an agent tags a chat with suggestions from the company\'s tags; the tags s
     await agent.click('#tag-list .tag[data-tag="billing"] .tag-remove');
     await agent.locator('#tag-list .tag[data-tag="billing"]').waitFor({ state: 'detached', timeout: WAIT });
     assert.deepEqual((await api('GET', `/chat/sessions/${session.id}`)).tags, ['loyalty.gold']);
-    // No custom field applies to chats here: the panel stays hidden.
-    assert.equal(await agent.isVisible('#chat-fields'), false);
 
     await agent.reload();
     await visible(agent.locator('#console'));
@@ -516,41 +514,34 @@ test('an agent tags a chat with suggestions from the company\'s tags; the tags s
   }
 });
 
-test('custom fields of a chat: one input per type, only changed keys saved, empty clears (definitions and values stubbed)', async () => {
-  // The console's side of custom fields, with the service's answers
-  // stubbed in the page: definitions, the session's values, and a PATCH
-  // that merges as the service does (null clears a key).
-  const session = await api('POST', '/chat/sessions', { entityId: ENTITY_ID, visitorName: 'Cora Fields' });
+test('custom fields of a chat: one input per type, only changed keys saved, empty clears', async () => {
+  // Definitions of every type (one for tickets only), and a chat that
+  // already holds some values; the console edits them through the service.
   const definitions = [
-    { key: 'order_id', label: 'Order', type: 'text', appliesTo: ['chat'], options: null, required: true },
-    { key: 'total', label: 'Total', type: 'number', appliesTo: ['ticket', 'chat'], options: null, required: false },
-    { key: 'vip', label: 'VIP', type: 'boolean', appliesTo: ['chat'], options: null, required: false },
-    { key: 'renewal', label: 'Renewal', type: 'date', appliesTo: ['chat'], options: null, required: false },
-    { key: 'callback', label: 'Call back', type: 'datetime', appliesTo: ['chat'], options: null, required: false },
-    { key: 'plan', label: 'Plan', type: 'select', appliesTo: ['chat'], options: ['free', 'pro'], required: false },
-    { key: 'topics', label: 'Topics', type: 'multiselect', appliesTo: ['chat'], options: ['billing', 'bugs', 'sales'], required: false },
-    { key: 'sla_note', label: 'SLA note', type: 'text', appliesTo: ['ticket'], options: null, required: false },
+    { key: 'order_id', label: 'Order', type: 'text', appliesTo: ['chat'] },
+    { key: 'total', label: 'Total', type: 'number', appliesTo: ['ticket', 'chat'] },
+    { key: 'vip', label: 'VIP', type: 'boolean', appliesTo: ['chat'] },
+    { key: 'renewal', label: 'Renewal', type: 'date', appliesTo: ['chat'] },
+    { key: 'callback', label: 'Call back', type: 'datetime', appliesTo: ['chat'] },
+    { key: 'plan', label: 'Plan', type: 'select', appliesTo: ['chat'], options: ['free', 'pro'] },
+    { key: 'topics', label: 'Topics', type: 'multiselect', appliesTo: ['chat'], options: ['billing', 'bugs', 'sales'] },
+    { key: 'sla_note', label: 'SLA note', type: 'text', appliesTo: ['ticket'] },
   ];
-  const stored = { order_id: 'A-1', plan: 'free', topics: ['bugs'] };
+  for (const definition of definitions) await api('POST', '/settings/custom-fields', definition);
+  const session = await api('POST', '/chat/sessions', {
+    entityId: ENTITY_ID,
+    visitorName: 'Cora Fields',
+    customFields: { order_id: 'A-1', plan: 'free', topics: ['bugs'] },
+  });
   const patches = [];
   const fay = await signInAgent({ name: 'Fay Fields', email: 'fay@northwind.test' });
   const agent = fay.page;
+  agent.on('request', (request) => {
+    if (request.method() === 'PATCH' && request.url().endsWith(`/chat/sessions/${session.id}`)) {
+      patches.push(request.postDataJSON());
+    }
+  });
   try {
-    await agent.route('**/api/v1/settings/custom-fields', (route) => route.fulfill({ json: { data: definitions } }));
-    await agent.route(`**/api/v1/chat/sessions/${session.id}`, async (route) => {
-      if (route.request().method() === 'PATCH') {
-        const body = route.request().postDataJSON();
-        patches.push(body);
-        for (const [key, value] of Object.entries(body.customFields)) {
-          if (value === null) delete stored[key];
-          else stored[key] = value;
-        }
-        const real = await api('GET', `/chat/sessions/${session.id}`);
-        return route.fulfill({ json: { ...real, customFields: stored } });
-      }
-      const response = await route.fetch();
-      return route.fulfill({ response, json: { ...(await response.json()), customFields: stored } });
-    });
     const item = agent.locator('#session-list .session', { hasText: 'Cora Fields' });
     await visible(item);
     await item.click();
@@ -578,6 +569,13 @@ test('custom fields of a chat: one input per type, only changed keys saved, empt
         customFields: { order_id: null, total: 99.5, vip: true, renewal: '2026-12-31', plan: 'pro', topics: ['billing', 'sales'] },
       },
     ]);
+    assert.deepEqual((await api('GET', `/chat/sessions/${session.id}`)).customFields, {
+      plan: 'pro',
+      renewal: '2026-12-31',
+      topics: ['billing', 'sales'],
+      total: 99.5,
+      vip: true,
+    });
     assert.equal(await agent.inputValue('#cf-order_id'), '');
     assert.equal(await agent.isChecked('#cf-vip'), true);
     await shot(agent, 'agent-chat-fields');
