@@ -6,6 +6,7 @@ mod activities;
 pub(crate) mod comments;
 pub mod events;
 pub mod model;
+mod nested;
 pub mod routes;
 pub mod rules;
 pub mod store;

@@ -147,13 +147,7 @@ pub async fn create(
     )
     .bind_tenant(tenant)
     .bind(key)
-    .bind(&input.label)
-    .bind(input.field_type)
-    .bind(input.applies_to.contains(&RecordKind::Ticket))
-    .bind(input.applies_to.contains(&RecordKind::Chat))
-    .bind(serde_json::json!(input.options))
-    .bind(input.required)
-    .bind(input.visitor_writable)
+    .bind_definition(input)
     .bind(now)
     .unique_field("key")
     .execute(&mut tx)
@@ -215,13 +209,7 @@ pub async fn update(
     )
     .bind_tenant(tenant)
     .bind(key)
-    .bind(&input.label)
-    .bind(input.field_type)
-    .bind(input.applies_to.contains(&RecordKind::Ticket))
-    .bind(input.applies_to.contains(&RecordKind::Chat))
-    .bind(serde_json::json!(input.options))
-    .bind(input.required)
-    .bind(input.visitor_writable)
+    .bind_definition(input)
     .bind(Timestamp::now())
     .execute(&mut tx)
     .await?;
@@ -250,5 +238,24 @@ pub async fn delete(db: &Db, tenant: &Tenant, key: &str) -> Result<(), StoreErro
 impl std::fmt::Display for Recorded {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.record_kind().as_str())
+    }
+}
+
+/// Binds a definition's columns in the order both writes list them: label,
+/// type, applies_to_ticket, applies_to_chat, options, required,
+/// visitor_writable.
+trait BindDefinition {
+    fn bind_definition(self, input: &DefinitionInput) -> Self;
+}
+
+impl BindDefinition for Query {
+    fn bind_definition(self, input: &DefinitionInput) -> Self {
+        self.bind(input.label.clone())
+            .bind(input.field_type)
+            .bind(input.applies_to.contains(&RecordKind::Ticket))
+            .bind(input.applies_to.contains(&RecordKind::Chat))
+            .bind(serde_json::json!(input.options))
+            .bind(input.required)
+            .bind(input.visitor_writable)
     }
 }

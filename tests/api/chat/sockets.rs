@@ -349,14 +349,17 @@ async fn typing_reaches_the_other_side(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let ann = agent(&app, &acme, "Ann").await;
-    let session = new_session(&app, &acme, json!({})).await;
-    let id = id_of(&session);
-    let mut visitor = Client::token(&app, session["visitorToken"].as_str().expect("token")).await;
-    visitor.subscribe(&format!("session:{id}")).await;
     let mut console = Client::key(&app, &acme.key).await;
     console
         .subscribe(&format!("entity:{}", acme.entity.id))
         .await;
+    let session = new_session(&app, &acme, json!({})).await;
+    let id = id_of(&session);
+    // Subscribed first, so the session's creation frame surely comes first
+    // (it may otherwise arrive after the subscription, before the typing).
+    console.next_of("chat.session").await;
+    let mut visitor = Client::token(&app, session["visitorToken"].as_str().expect("token")).await;
+    visitor.subscribe(&format!("session:{id}")).await;
 
     visitor.send(json!({"type": "typing"})).await;
     let typing = console.next().await;

@@ -9,10 +9,9 @@ mod sessions;
 mod values;
 
 use serde_json::{Value, json};
-use uuid::Uuid;
 
 use crate::backend_tests;
-use crate::support::{Backend, TestApp, TestCompany, TestResponse};
+use crate::support::{Backend, TestApp, TestCompany, TestResponse, assert_invalid, updated_events};
 
 /// Defines a field; answers the definition.
 async fn define(app: &TestApp, acme: &TestCompany, body: Value) -> Value {
@@ -67,29 +66,4 @@ async fn create_ticket(app: &TestApp, acme: &TestCompany, body: Value) -> TestRe
 
 fn id_of(value: &Value) -> String {
     value["id"].as_str().expect("id").to_string()
-}
-
-/// Asserts a 400 `validation_failed` whose details name exactly `fields`.
-#[track_caller]
-fn assert_invalid(r: &TestResponse, fields: &[&str]) {
-    r.assert_error(400, "validation_failed");
-    let named: Vec<&str> = r.body["details"]
-        .as_array()
-        .expect("details")
-        .iter()
-        .map(|d| d["field"].as_str().expect("field"))
-        .collect();
-    assert_eq!(named, fields, "{}", r.text);
-}
-
-/// Data of the company's `ticket.updated` events, oldest first.
-async fn updated_events(app: &TestApp, company_id: Uuid) -> Vec<Value> {
-    let rows = supportdesk::on_db!(&app.state.db, c => sqlx::query_as::<_, (sqlx::types::Json<Value>,)>(
-        "SELECT data FROM events WHERE company_id = $1 AND name = 'ticket.updated' \
-         ORDER BY created_at, id")
-        .bind(company_id)
-        .fetch_all(c)
-        .await
-        .expect("events read"));
-    rows.into_iter().map(|(data,)| data.0).collect()
 }

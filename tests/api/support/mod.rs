@@ -428,3 +428,29 @@ impl TestResponse {
         &self.body
     }
 }
+
+/// Asserts a 400 `validation_failed` whose details name exactly `fields`,
+/// in that order.
+#[track_caller]
+pub fn assert_invalid(r: &TestResponse, fields: &[&str]) {
+    r.assert_error(400, "validation_failed");
+    let named: Vec<&str> = r.body["details"]
+        .as_array()
+        .expect("details")
+        .iter()
+        .map(|d| d["field"].as_str().expect("field"))
+        .collect();
+    assert_eq!(named, fields, "{}", r.text);
+}
+
+/// Data of the company's `ticket.updated` events, oldest first.
+pub async fn updated_events(app: &TestApp, company_id: uuid::Uuid) -> Vec<Value> {
+    let rows = supportdesk::on_db!(&app.state.db, c => sqlx::query_as::<_, (sqlx::types::Json<Value>,)>(
+        "SELECT data FROM events WHERE company_id = $1 AND name = 'ticket.updated' \
+         ORDER BY created_at, id")
+        .bind(company_id)
+        .fetch_all(c)
+        .await
+        .expect("events read"));
+    rows.into_iter().map(|(data,)| data.0).collect()
+}

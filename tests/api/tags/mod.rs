@@ -8,10 +8,9 @@ mod filters;
 mod sessions;
 
 use serde_json::{Value, json};
-use uuid::Uuid;
 
 use crate::backend_tests;
-use crate::support::{Backend, TestApp, TestCompany, TestResponse};
+use crate::support::{Backend, TestApp, TestCompany, TestResponse, assert_invalid, updated_events};
 
 async fn ticket(app: &TestApp, acme: &TestCompany, body: Value) -> Value {
     let mut body = body;
@@ -42,31 +41,6 @@ fn tags_of(value: &Value) -> Vec<String> {
 async fn stored_tags(app: &TestApp, key: &str, id: &str) -> Vec<String> {
     let r = app.get(&format!("/tickets/{id}"), key).await;
     tags_of(r.assert_status(200))
-}
-
-/// Asserts a 400 `validation_failed` whose details name exactly `fields`.
-#[track_caller]
-fn assert_invalid(r: &TestResponse, fields: &[&str]) {
-    r.assert_error(400, "validation_failed");
-    let named: Vec<&str> = r.body["details"]
-        .as_array()
-        .expect("details")
-        .iter()
-        .map(|d| d["field"].as_str().expect("field"))
-        .collect();
-    assert_eq!(named, fields, "{}", r.text);
-}
-
-/// Data of the company's `ticket.updated` events, oldest first.
-async fn updated_events(app: &TestApp, company_id: Uuid) -> Vec<Value> {
-    let rows = supportdesk::on_db!(&app.state.db, c => sqlx::query_as::<_, (sqlx::types::Json<Value>,)>(
-        "SELECT data FROM events WHERE company_id = $1 AND name = 'ticket.updated' \
-         ORDER BY created_at, id")
-        .bind(company_id)
-        .fetch_all(c)
-        .await
-        .expect("events read"));
-    rows.into_iter().map(|(data,)| data.0).collect()
 }
 
 fn strings(values: &[&str]) -> Vec<String> {

@@ -155,10 +155,13 @@ async fn session_tag_filters_give_exactly_the_matching_sessions(backend: Backend
 async fn session_tag_changes_reach_its_sockets(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    let s = session(&app, &acme, json!({})).await;
-    let id = id_of(&s);
     let mut agent = Client::key(&app, &acme.key).await;
     agent.subscribe(&format!("entity:{}", acme.entity.id)).await;
+    let s = session(&app, &acme, json!({})).await;
+    let id = id_of(&s);
+    // Subscribed first, so the creation's frame surely comes first (it may
+    // otherwise arrive after the subscription and pass for the tag change).
+    agent.next_of("chat.session").await;
     app.post(
         &format!("/chat/sessions/{id}/tags"),
         &acme.key,
