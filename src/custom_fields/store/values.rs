@@ -283,3 +283,50 @@ fn filter_text(
     }
     sql
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::custom_fields::model::{FieldCondition, Operator};
+
+    fn filter() -> FieldFilter {
+        FieldFilter {
+            conditions: vec![
+                FieldCondition {
+                    key: "plan".into(),
+                    operator: Operator::Eq,
+                    value: FilterValue::Text("pro".into()),
+                },
+                FieldCondition {
+                    key: "order_total".into(),
+                    operator: Operator::Gte,
+                    value: FilterValue::Number(100.0),
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn numbered_text_is_the_list_filters_text() {
+        let listed = push_filter(
+            Query::new("SELECT t.id FROM tickets t WHERE t.id = ").push_bind(Uuid::nil()),
+            Recorded::Ticket,
+            "t.id",
+            &filter(),
+        );
+        let numbered = filter_sql(Recorded::Ticket, "t.id", &filter(), 2);
+        assert_eq!(
+            listed.sql(),
+            format!("SELECT t.id FROM tickets t WHERE t.id = $1{numbered}")
+        );
+        assert_eq!(
+            numbered,
+            " AND EXISTS (SELECT 1 FROM ticket_field_values v WHERE v.ticket_id = t.id \
+             AND v.key = $2 AND v.text_value = $3) \
+             AND EXISTS (SELECT 1 FROM ticket_field_values v WHERE v.ticket_id = t.id \
+             AND v.key = $4 AND v.number_value >= $5)"
+        );
+        assert_eq!(filter_placeholders(&filter()), 4);
+        assert_eq!(filter_values(&filter()).len(), 4);
+    }
+}
