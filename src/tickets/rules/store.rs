@@ -378,6 +378,7 @@ pub(super) async fn lock_pass(db: &Db) -> Result<Option<PassLock>, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::custom_fields::model::{FieldCondition, FilterValue, Operator};
     use crate::tickets::model::Priority;
 
     fn rule(conditions: Conditions) -> Rule {
@@ -400,6 +401,36 @@ mod tests {
             company_id: Uuid::now_v7(),
             mode: Mode::Test,
         }
+    }
+
+    #[test]
+    fn custom_field_conditions_probe_the_values_as_the_list_filters_do() {
+        let fields = FieldFilter {
+            conditions: vec![FieldCondition {
+                key: "order_total".into(),
+                operator: Operator::Gte,
+                value: FilterValue::Number(100.0),
+            }],
+        };
+        let query = match_clause(
+            "SELECT t.id",
+            &tenant(),
+            &rule(Conditions {
+                custom_fields: Some(serde_json::json!({"order_total": {"gte": 100}})),
+                ..Default::default()
+            }),
+            &fields,
+            Backend::Sqlite,
+        );
+        assert_eq!(
+            query.sql(),
+            "SELECT t.id FROM tickets t WHERE t.company_id = $1 AND t.mode = $2 \
+             AND t.status IN ($3, $4) \
+             AND EXISTS (SELECT 1 FROM ticket_field_values v WHERE v.ticket_id = t.id \
+             AND v.key = $5 AND v.number_value >= $6) \
+             AND NOT EXISTS (SELECT 1 FROM escalation_rule_firings f \
+             WHERE f.rule_id = $7 AND f.ticket_id = t.id)"
+        );
     }
 
     #[test]
