@@ -4,6 +4,7 @@ use chrono::{NaiveDate, TimeDelta};
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::custom_fields::model::FieldFilter;
 use crate::tags::model::TagFilter;
 use crate::tickets::model::{Priority, TicketStatus};
 use crate::time::Timestamp;
@@ -17,11 +18,13 @@ pub const MEDIAN: f64 = 0.5;
 pub const P90: f64 = 0.9;
 
 /// Which tickets a report covers: the tenant's (optionally one entity's,
-/// optionally only those the tag filters select), over `[from, to)`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// optionally only those the tag and custom field filters select), over
+/// `[from, to)`.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ReportQuery {
     pub entity_id: Option<Uuid>,
     pub tags: TagFilter,
+    pub fields: FieldFilter,
     pub from: Timestamp,
     pub to: Timestamp,
 }
@@ -152,6 +155,7 @@ mod tests {
         let whole = ReportQuery {
             entity_id: None,
             tags: TagFilter::default(),
+            fields: FieldFilter::default(),
             from: at("2026-03-02T00:00:00Z"),
             to: at("2026-03-05T00:00:00Z"),
         };

@@ -1,4 +1,4 @@
-//! `GET /reports/tickets?entityId&from&to&tag&anyTag`.
+//! `GET /reports/tickets?entityId&from&to&tag&anyTag&cf.<key>`.
 
 use axum::extract::{RawQuery, State};
 use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
@@ -8,6 +8,8 @@ use utoipa_axum::routes;
 use super::model::{DEFAULT_DAYS, MAX_DAYS, ReportQuery, TicketReport};
 use super::store;
 use crate::auth::{Principal, Scope};
+use crate::custom_fields::model::{RecordKind, field_filter};
+use crate::custom_fields::routes::definitions_for_filters;
 use crate::error::{ApiResult, FieldError};
 use crate::extract::{Json, Query};
 use crate::router::ApiRouter;
@@ -44,7 +46,11 @@ pub(crate) struct ReportParams {
             description = "Only tickets carrying every one of these tags (repeat the \
                            parameter or separate with commas), as on `GET /tickets`"),
         ("anyTag" = Option<String>, Query,
-            description = "Only tickets carrying at least one of these comma-separated tags")),
+            description = "Only tickets carrying at least one of these comma-separated tags"),
+        ("cf.{key}" = Option<String>, Query,
+            description = "Only tickets whose custom field `key` equals this (a multiselect: \
+                           contains it); `cf.{key}[gt|gte|lt|lte]` compares numbers, dates and \
+                           datetimes, as on `GET /tickets`")),
     responses((status = 200, description = "The report", body = TicketReport)))]
 async fn tickets(
     State(state): State<AppState>,
@@ -52,9 +58,11 @@ async fn tickets(
     Query(params): Query<ReportParams>,
     RawQuery(raw_query): RawQuery,
 ) -> ApiResult<Json<TicketReport>> {
-    let (entity_id, tags, (from, to)) = (
+    let definitions = definitions_for_filters(&state, &principal, raw_query.as_deref()).await?;
+    let (entity_id, tags, fields, (from, to)) = (
         optional_id("entityId", params.entity_id.as_deref()),
         tag_filter(raw_query.as_deref()),
+        field_filter(raw_query.as_deref(), &definitions, RecordKind::Ticket),
         period(
             params.from.as_deref(),
             params.to.as_deref(),
@@ -65,6 +73,7 @@ async fn tickets(
     let query = ReportQuery {
         entity_id,
         tags,
+        fields,
         from,
         to,
     };

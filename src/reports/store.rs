@@ -11,6 +11,7 @@ use super::model::{
     ms_to_seconds,
 };
 use crate::auth::Tenant;
+use crate::custom_fields::store::{self as field_store, Recorded};
 use crate::db::{Backend, Db, Query};
 use crate::error::StoreError;
 use crate::tags::store::{self as tag_store, Tagged};
@@ -29,6 +30,9 @@ fn scoped(sql: String, tenant: &Tenant, report: &ReportQuery) -> Query {
     for tag in report.tags.values() {
         query = query.bind(tag);
     }
+    for value in field_store::filter_values(&report.fields) {
+        query = query.bind(value);
+    }
     query
 }
 
@@ -44,8 +48,8 @@ fn scope(column: &str, report: &ReportQuery) -> (String, usize) {
 }
 
 /// The report's optional filters on tickets (alias `t`): the entity (`$5`)
-/// and the tags (as `GET /tickets` filters them, from the next
-/// placeholder on); and the number of the last placeholder used.
+/// then the tags and the custom fields (as `GET /tickets` filters them, from
+/// the next placeholder on); and the number of the last placeholder used.
 fn filters(report: &ReportQuery) -> (String, usize) {
     let mut sql = String::new();
     let mut last = 4;
@@ -59,7 +63,14 @@ fn filters(report: &ReportQuery) -> (String, usize) {
         &report.tags,
         last + 1,
     ));
-    (sql, last + report.tags.values().count())
+    let last = last + report.tags.values().count();
+    sql.push_str(&field_store::filter_sql(
+        Recorded::Ticket,
+        "t.id",
+        &report.fields,
+        last + 1,
+    ));
+    (sql, last + field_store::filter_placeholders(&report.fields))
 }
 
 /// The UTC calendar day (`YYYY-MM-DD`) of a timestamp column.

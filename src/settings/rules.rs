@@ -11,6 +11,8 @@ use serde_json::Value;
 use utoipa_axum::routes;
 
 use crate::auth::{Principal, Scope};
+use crate::custom_fields;
+use crate::custom_fields::model::{Definition, RecordKind, json_filter};
 use crate::domain::UnknownValue;
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::Json;
@@ -18,7 +20,9 @@ use crate::router::ApiRouter;
 use crate::state::AppState;
 use crate::tags::model::tag_set;
 use crate::tickets::model::{Priority, REASON_MAX, TicketStatus};
-use crate::tickets::rules::{self, Action, Conditions, MAX_RULES, MINUTES_MAX, NewRule, Rule};
+use crate::tickets::rules::{
+    self, Action, Conditions, MAX_RULES, MINUTES_MAX, NewRule, Rule, stored_field_condition,
+};
 use crate::validate::{
     Fields, NAME_MAX, ensure, optional_enum, optional_id, optional_text, problem, required_id,
     required_text,
@@ -86,6 +90,11 @@ pub(crate) struct ConditionsBody {
     /// The ticket carries at least one of these tags.
     #[schema(value_type = Option<Vec<String>>)]
     any_tags: Option<Value>,
+    /// The ticket's custom fields satisfy these, as the `cf.` filters of
+    /// `GET /tickets`: `{"plan": "pro", "order_total": {"gte": 100, "lt": 500}}`
+    /// (a value alone is `eq`; operators `eq`, `gt`, `gte`, `lt`, `lte`).
+    #[schema(value_type = Option<Object>)]
+    custom_fields: Option<Value>,
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -132,13 +141,31 @@ async fn replace(
     principal: Principal,
     Json(body): Json<RulesBody>,
 ) -> ApiResult<Json<RulesResponse>> {
-    let new = parse_rules(body)?;
+    let definitions = if body.has_field_conditions() {
+        custom_fields::store::list(&state.db, &principal.tenant).await?
+    } else {
+        Vec::new()
+    };
+    let new = parse_rules(body, &definitions)?;
     let rules = rules::replace(&state.db, &principal.tenant, &new).await?;
     Ok(Json(RulesResponse { rules }))
 }
 
-/// Every rule checked, every problem listed (`rules[2].conditions.statuses`).
-fn parse_rules(body: RulesBody) -> Result<Vec<NewRule>, ApiError> {
+impl RulesBody {
+    /// Whether a rule has a custom field condition (which needs the
+    /// definitions to be checked).
+    fn has_field_conditions(&self) -> bool {
+        self.rules.iter().flatten().any(|rule| {
+            rule.conditions
+                .as_ref()
+                .is_some_and(|c| c.custom_fields.as_ref().is_some_and(|v| !v.is_null()))
+        })
+    }
+}
+
+/// Every rule checked, every problem listed (`rules[2].conditions.statuses`);
+/// custom field conditions against `definitions`.
+fn parse_rules(body: RulesBody, definitions: &[Definition]) -> Result<Vec<NewRule>, ApiError> {
     let Some(items) = body.rules else {
         return Err(ApiError::invalid_field("rules", "is required"));
     };
@@ -152,7 +179,7 @@ fn parse_rules(body: RulesBody) -> Result<Vec<NewRule>, ApiError> {
     let mut ids = HashSet::new();
     let mut rules = Vec::with_capacity(items.len());
     for (i, item) in items.into_iter().enumerate() {
-        match parse_rule(&format!("rules[{i}]"), item, &mut ids) {
+        match parse_rule(&format!("rules[{i}]"), item, &mut ids, definitions) {
             Ok(rule) => rules.push(rule),
             Err(mut problems) => errors.append(&mut problems),
         }
@@ -169,6 +196,7 @@ fn parse_rule(
     prefix: &str,
     item: RuleBody,
     ids: &mut HashSet<uuid::Uuid>,
+    definitions: &[Definition],
 ) -> Result<NewRule, Vec<FieldError>> {
     let field = |name: &str| format!("{prefix}.{name}");
     let id = match optional_id(&field("id"), item.id.as_deref()) {
@@ -181,7 +209,7 @@ fn parse_rule(
         id,
         required_text(&field("name"), item.name.as_deref(), NAME_MAX),
         match item.conditions {
-            Some(c) => parse_conditions(&field("conditions"), c),
+            Some(c) => parse_conditions(&field("conditions"), c, definitions),
             None => Err(vec![problem(&field("conditions"), "is required")]),
         },
         match item.action {
@@ -199,8 +227,13 @@ fn parse_rule(
     })
 }
 
-fn parse_conditions(prefix: &str, body: ConditionsBody) -> Result<Conditions, Vec<FieldError>> {
+fn parse_conditions(
+    prefix: &str,
+    body: ConditionsBody,
+    definitions: &[Definition],
+) -> Result<Conditions, Vec<FieldError>> {
     let field = |name: &str| format!("{prefix}.{name}");
+    let given_fields = body.custom_fields.filter(|v| !v.is_null());
     let entity = body.entity_id.as_deref().filter(|e| !e.trim().is_empty());
     let none_given = body.priorities.is_none()
         && body.statuses.is_none()
@@ -209,7 +242,8 @@ fn parse_conditions(prefix: &str, body: ConditionsBody) -> Result<Conditions, Ve
         && body.minutes_since_created.is_none()
         && body.minutes_since_last_activity.is_none()
         && body.tags.is_none()
-        && body.any_tags.is_none();
+        && body.any_tags.is_none()
+        && given_fields.is_none();
     let (
         _,
         priorities,
@@ -219,12 +253,13 @@ fn parse_conditions(prefix: &str, body: ConditionsBody) -> Result<Conditions, Ve
         minutes_since_last_activity,
         tags,
         any_tags,
+        custom_fields,
     ) = (
         ensure(
             !none_given,
             prefix,
             "give at least one of: priorities, statuses, entityId, unassigned, \
-             minutesSinceCreated, minutesSinceLastActivity, tags, anyTags",
+             minutesSinceCreated, minutesSinceLastActivity, tags, anyTags, customFields",
         ),
         enum_list::<Priority>(&field("priorities"), body.priorities),
         enum_list::<TicketStatus>(&field("statuses"), body.statuses),
@@ -236,6 +271,7 @@ fn parse_conditions(prefix: &str, body: ConditionsBody) -> Result<Conditions, Ve
         ),
         tag_list(&field("tags"), body.tags),
         tag_list(&field("anyTags"), body.any_tags),
+        field_conditions(&field("customFields"), given_fields, definitions),
     )
         .collect_errors()?;
     Ok(Conditions {
@@ -247,7 +283,28 @@ fn parse_conditions(prefix: &str, body: ConditionsBody) -> Result<Conditions, Ve
         minutes_since_last_activity,
         tags,
         any_tags,
+        custom_fields,
     })
+}
+
+/// A non-empty custom field condition, parsed as the `cf.` filters are and
+/// kept in the form the scheduler parses again at every pass.
+fn field_conditions(
+    field: &str,
+    value: Option<Value>,
+    definitions: &[Definition],
+) -> Result<Option<Value>, Vec<FieldError>> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    let filter = json_filter(field, &value, definitions, RecordKind::Ticket)?;
+    if filter.is_empty() {
+        return Err(vec![problem(
+            field,
+            "must name at least one field (leave it out to match any)",
+        )]);
+    }
+    Ok(Some(stored_field_condition(&filter)))
 }
 
 /// A non-empty set of tags, normalised as on a ticket (trimmed,

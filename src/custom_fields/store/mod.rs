@@ -5,7 +5,9 @@
 
 mod values;
 
-pub use values::{Recorded, apply, current, push_filter, sorted};
+pub use values::{
+    Recorded, apply, current, filter_placeholders, filter_sql, filter_values, push_filter, sorted,
+};
 
 use sqlx::types::Json;
 

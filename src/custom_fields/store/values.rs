@@ -221,24 +221,112 @@ pub fn push_filter(
     record_id: &str,
     filter: &FieldFilter,
 ) -> Query {
+    let sql = filter_text(kind, record_id, filter, |value| match value {
+        FilterValue::Text(text) => query.placeholder_for(text.clone()),
+        FilterValue::Number(number) => query.placeholder_for(*number),
+    });
+    query.push(&sql)
+}
+
+/// The text `push_filter` adds, for a query written as text with numbered
+/// placeholders: each condition takes two, its key then its value, from
+/// `$first` on; the caller binds them in that order (`filter_values`).
+pub fn filter_sql(kind: Recorded, record_id: &str, filter: &FieldFilter, first: usize) -> String {
+    let mut next = first;
+    filter_text(kind, record_id, filter, |_| {
+        next += 1;
+        format!("${}", next - 1)
+    })
+}
+
+/// How many placeholders `filter_sql` uses.
+pub fn filter_placeholders(filter: &FieldFilter) -> usize {
+    filter.conditions.len() * 2
+}
+
+/// The values `filter_sql`'s placeholders take, in order.
+pub fn filter_values(filter: &FieldFilter) -> Vec<crate::db::Value> {
+    filter
+        .conditions
+        .iter()
+        .flat_map(|condition| {
+            let value = match &condition.value {
+                FilterValue::Text(text) => crate::db::Value::from(text.clone()),
+                FilterValue::Number(number) => crate::db::Value::from(*number),
+            };
+            [crate::db::Value::from(condition.key.clone()), value]
+        })
+        .collect()
+}
+
+fn filter_text(
+    kind: Recorded,
+    record_id: &str,
+    filter: &FieldFilter,
+    mut placeholder: impl FnMut(&FilterValue) -> String,
+) -> String {
+    let mut sql = String::new();
     for condition in &filter.conditions {
+        let key = placeholder(&FilterValue::Text(condition.key.clone()));
+        let value = placeholder(&condition.value);
         let column = match condition.value {
             FilterValue::Text(_) => "text_value",
             FilterValue::Number(_) => "number_value",
         };
-        query = query
-            .push(&format!(
-                " AND EXISTS (SELECT 1 FROM {values} v WHERE v.{owner} = {record_id} AND v.key = ",
-                values = kind.values(),
-                owner = kind.owner(),
-            ))
-            .push_bind(&condition.key)
-            .push(&format!(" AND v.{column} {} ", condition.operator.sql()));
-        query = match &condition.value {
-            FilterValue::Text(text) => query.push_bind(text),
-            FilterValue::Number(number) => query.push_bind(*number),
-        }
-        .push(")");
+        sql.push_str(&format!(
+            " AND EXISTS (SELECT 1 FROM {values} v WHERE v.{owner} = {record_id} \
+             AND v.key = {key} AND v.{column} {op} {value})",
+            values = kind.values(),
+            owner = kind.owner(),
+            op = condition.operator.sql(),
+        ));
     }
-    query
+    sql
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::custom_fields::model::{FieldCondition, Operator};
+
+    fn filter() -> FieldFilter {
+        FieldFilter {
+            conditions: vec![
+                FieldCondition {
+                    key: "plan".into(),
+                    operator: Operator::Eq,
+                    value: FilterValue::Text("pro".into()),
+                },
+                FieldCondition {
+                    key: "order_total".into(),
+                    operator: Operator::Gte,
+                    value: FilterValue::Number(100.0),
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn numbered_text_is_the_list_filters_text() {
+        let listed = push_filter(
+            Query::new("SELECT t.id FROM tickets t WHERE t.id = ").push_bind(Uuid::nil()),
+            Recorded::Ticket,
+            "t.id",
+            &filter(),
+        );
+        let numbered = filter_sql(Recorded::Ticket, "t.id", &filter(), 2);
+        assert_eq!(
+            listed.sql(),
+            format!("SELECT t.id FROM tickets t WHERE t.id = $1{numbered}")
+        );
+        assert_eq!(
+            numbered,
+            " AND EXISTS (SELECT 1 FROM ticket_field_values v WHERE v.ticket_id = t.id \
+             AND v.key = $2 AND v.text_value = $3) \
+             AND EXISTS (SELECT 1 FROM ticket_field_values v WHERE v.ticket_id = t.id \
+             AND v.key = $4 AND v.number_value >= $5)"
+        );
+        assert_eq!(filter_placeholders(&filter()), 4);
+        assert_eq!(filter_values(&filter()).len(), 4);
+    }
 }

@@ -14,6 +14,9 @@ pub use scheduler::{run_pass, spawn};
 
 use super::model::{Priority, TicketStatus};
 use crate::auth::Tenant;
+use crate::custom_fields::model::{
+    Definition, FieldFilter, FilterValue, Operator, RecordKind, json_filter,
+};
 use crate::db::Db;
 use crate::error::{FieldError, StoreError};
 use crate::tags::model::TagFilter;
@@ -66,6 +69,14 @@ pub struct Conditions {
     /// The ticket carries at least one of these tags (normalised, sorted).
     #[serde(default)]
     pub any_tags: Option<Vec<String>>,
+    /// The ticket's custom fields satisfy these, as the `cf.` list filters:
+    /// `{"plan": {"eq": "pro"}, "order_total": {"gte": 100, "lt": 500}}`.
+    /// Kept in this form and checked again against the definitions at every
+    /// pass: a condition that no longer fits them (its field deleted, its
+    /// type changed) matches no ticket, and the pass logs a warning.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub custom_fields: Option<serde_json::Value>,
 }
 
 impl Conditions {
@@ -81,6 +92,53 @@ impl Conditions {
             any: self.any_tags.clone().unwrap_or_default(),
         }
     }
+
+    /// The custom field condition as the list filters spell it, checked
+    /// against `definitions` (the tenant's, now); `None` when the rule has
+    /// none, `Err` when it no longer fits them.
+    pub fn field_filter(
+        &self,
+        definitions: &[Definition],
+    ) -> Option<Result<FieldFilter, Vec<FieldError>>> {
+        let condition = self.custom_fields.as_ref()?;
+        Some(json_filter(
+            "customFields",
+            condition,
+            definitions,
+            RecordKind::Ticket,
+        ))
+    }
+}
+
+/// A custom field filter in the form rules store and show:
+/// `{key: {operator: value}}`, operators `eq`, `gt`, `gte`, `lt`, `lte`,
+/// values as the filter parsed them (numbers as numbers, times in UTC).
+pub fn stored_field_condition(filter: &FieldFilter) -> serde_json::Value {
+    let mut fields = serde_json::Map::new();
+    for condition in &filter.conditions {
+        let operator = match condition.operator {
+            Operator::Eq => "eq",
+            Operator::Gt => "gt",
+            Operator::Gte => "gte",
+            Operator::Lt => "lt",
+            Operator::Lte => "lte",
+        };
+        let value = match &condition.value {
+            FilterValue::Text(text) => serde_json::Value::from(text.clone()),
+            // Whole numbers read back as written (100, not 100.0).
+            FilterValue::Number(n) if n.fract() == 0.0 && n.abs() < 9.0e15 => {
+                serde_json::Value::from(*n as i64)
+            }
+            FilterValue::Number(n) => serde_json::Value::from(*n),
+        };
+        if let serde_json::Value::Object(ops) = fields
+            .entry(condition.key.clone())
+            .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()))
+        {
+            ops.insert(operator.to_string(), value);
+        }
+    }
+    serde_json::Value::Object(fields)
 }
 
 /// The escalation a rule applies.

@@ -2,11 +2,15 @@
 //! to run a pass; on Postgres an advisory lock lets one node run it at a
 //! time. `run_pass` is public so tests drive it step by step.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
 
-use super::store;
+use super::{Rule, store};
+use crate::auth::Tenant;
+use crate::custom_fields;
+use crate::custom_fields::model::{Definition, FieldFilter};
 use crate::db::Db;
 use crate::error::StoreError;
 use crate::state::AppState;
@@ -23,9 +27,13 @@ pub async fn run_pass(db: &Db) -> Result<usize, StoreError> {
         return Ok(0);
     };
     let rules = store::enabled_rules(db).await?;
+    let mut definitions = Definitions::default();
     let mut fired = 0;
     for (tenant, rule) in &rules {
-        let tickets = match store::matching_tickets(db, tenant, rule, BATCH).await {
+        let Some(fields) = definitions.field_filter(db, tenant, rule).await else {
+            continue;
+        };
+        let tickets = match store::matching_tickets(db, tenant, rule, &fields, BATCH).await {
             Ok(tickets) => tickets,
             Err(err) => {
                 tracing::warn!(rule = %rule.id, error = %err, "escalation rule not evaluated");
@@ -33,7 +41,7 @@ pub async fn run_pass(db: &Db) -> Result<usize, StoreError> {
             }
         };
         for ticket in tickets {
-            match store::fire(db, tenant, rule, ticket).await {
+            match store::fire(db, tenant, rule, &fields, ticket).await {
                 Ok(true) => fired += 1,
                 Ok(false) => {}
                 Err(err) => {
@@ -44,6 +52,58 @@ pub async fn run_pass(db: &Db) -> Result<usize, StoreError> {
     }
     lock.release().await;
     Ok(fired)
+}
+
+/// The custom field definitions of the tenants whose rules have custom
+/// field conditions, loaded once per pass.
+#[derive(Default)]
+struct Definitions {
+    by_tenant: HashMap<Tenant, Vec<Definition>>,
+}
+
+impl Definitions {
+    /// The rule's custom field condition checked against the tenant's
+    /// definitions now (empty when it has none). `None`, logged, when the
+    /// condition no longer fits them (a field deleted, its type changed,
+    /// an option removed) or they cannot be read: the rule then matches
+    /// nothing until it is fixed, rather than matching more than it says.
+    async fn field_filter(&mut self, db: &Db, tenant: &Tenant, rule: &Rule) -> Option<FieldFilter> {
+        if rule.conditions.custom_fields.is_none() {
+            return Some(FieldFilter::default());
+        }
+        if !self.by_tenant.contains_key(tenant) {
+            match custom_fields::store::list(db, tenant).await {
+                Ok(list) => {
+                    self.by_tenant.insert(*tenant, list);
+                }
+                Err(err) => {
+                    tracing::warn!(rule = %rule.id, error = %err, "escalation rule not evaluated");
+                    return None;
+                }
+            }
+        }
+        let definitions = self
+            .by_tenant
+            .get(tenant)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        match rule.conditions.field_filter(definitions)? {
+            Ok(filter) => Some(filter),
+            Err(problems) => {
+                let problems: Vec<String> = problems
+                    .iter()
+                    .map(|p| format!("{}: {}", p.field, p.message))
+                    .collect();
+                tracing::warn!(
+                    rule = %rule.id,
+                    problems = %problems.join("; "),
+                    "escalation rule's custom field condition no longer fits the definitions; \
+                     it matches no ticket"
+                );
+                None
+            }
+        }
+    }
 }
 
 /// Runs a pass every `rules_interval` (the first at once) until shutdown.

@@ -9,6 +9,8 @@ use uuid::Uuid;
 
 use super::{Action, Conditions, DEFAULT_STATUSES, NewRule, Rule, reference_problems};
 use crate::auth::{Mode, Tenant};
+use crate::custom_fields::model::FieldFilter;
+use crate::custom_fields::store::{self as field_store, Recorded};
 use crate::db::{Backend, Db, On, PassLock, Query, Tx};
 use crate::error::StoreError;
 use crate::tags::store::{self as tag_store, Tagged};
@@ -247,7 +249,14 @@ pub(super) async fn enabled_rules(db: &Db) -> Result<Vec<(Tenant, Rule)>, StoreE
 /// `FROM tickets t WHERE …`: the tickets of `tenant` that satisfy the
 /// rule's conditions now and that the rule has not fired for. "Now" is the
 /// database's clock, so every node judges a ticket's age alike.
-fn match_clause(select: &str, tenant: &Tenant, rule: &Rule, backend: Backend) -> Query {
+/// `fields` is the rule's custom field condition as checked at this pass.
+fn match_clause(
+    select: &str,
+    tenant: &Tenant,
+    rule: &Rule,
+    fields: &FieldFilter,
+    backend: Backend,
+) -> Query {
     let mut query = Query::new(select)
         .push(" FROM tickets t WHERE ")
         .push_tenant(tenant, "t");
@@ -282,6 +291,7 @@ fn match_clause(select: &str, tenant: &Tenant, rule: &Rule, backend: Backend) ->
         }
     }
     query = tag_store::push_filter(query, Tagged::Ticket, "t.id", &c.tag_filter());
+    query = field_store::push_filter(query, Recorded::Ticket, "t.id", fields);
     query
         .push(
             " AND NOT EXISTS (SELECT 1 FROM escalation_rule_firings f \
@@ -297,9 +307,10 @@ pub(super) async fn matching_tickets(
     db: &Db,
     tenant: &Tenant,
     rule: &Rule,
+    fields: &FieldFilter,
     limit: i64,
 ) -> Result<Vec<Uuid>, StoreError> {
-    match_clause("SELECT t.id", tenant, rule, db.backend())
+    match_clause("SELECT t.id", tenant, rule, fields, db.backend())
         .push(&format!(" ORDER BY t.created_at, t.id LIMIT {limit}"))
         .fetch_column(db)
         .await
@@ -314,6 +325,7 @@ pub(super) async fn fire(
     db: &Db,
     tenant: &Tenant,
     rule: &Rule,
+    fields: &FieldFilter,
     ticket_id: Uuid,
 ) -> Result<bool, StoreError> {
     let now = Timestamp::now();
@@ -322,7 +334,7 @@ pub(super) async fn fire(
         Backend::Postgres => " FOR UPDATE OF t",
         Backend::Sqlite => "",
     };
-    let still: Option<(Uuid,)> = match_clause("SELECT t.id", tenant, rule, tx.backend())
+    let still: Option<(Uuid,)> = match_clause("SELECT t.id", tenant, rule, fields, tx.backend())
         .push(" AND t.id = ")
         .push_bind(ticket_id)
         .push(lock)
@@ -366,6 +378,7 @@ pub(super) async fn lock_pass(db: &Db) -> Result<Option<PassLock>, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::custom_fields::model::{FieldCondition, FilterValue, Operator};
     use crate::tickets::model::Priority;
 
     fn rule(conditions: Conditions) -> Rule {
@@ -391,6 +404,36 @@ mod tests {
     }
 
     #[test]
+    fn custom_field_conditions_probe_the_values_as_the_list_filters_do() {
+        let fields = FieldFilter {
+            conditions: vec![FieldCondition {
+                key: "order_total".into(),
+                operator: Operator::Gte,
+                value: FilterValue::Number(100.0),
+            }],
+        };
+        let query = match_clause(
+            "SELECT t.id",
+            &tenant(),
+            &rule(Conditions {
+                custom_fields: Some(serde_json::json!({"order_total": {"gte": 100}})),
+                ..Default::default()
+            }),
+            &fields,
+            Backend::Sqlite,
+        );
+        assert_eq!(
+            query.sql(),
+            "SELECT t.id FROM tickets t WHERE t.company_id = $1 AND t.mode = $2 \
+             AND t.status IN ($3, $4) \
+             AND EXISTS (SELECT 1 FROM ticket_field_values v WHERE v.ticket_id = t.id \
+             AND v.key = $5 AND v.number_value >= $6) \
+             AND NOT EXISTS (SELECT 1 FROM escalation_rule_firings f \
+             WHERE f.rule_id = $7 AND f.ticket_id = t.id)"
+        );
+    }
+
+    #[test]
     fn clause_binds_every_condition_in_order() {
         let conditions = Conditions {
             priorities: Some(vec![Priority::High, Priority::Urgent]),
@@ -404,6 +447,7 @@ mod tests {
             "SELECT t.id",
             &tenant(),
             &rule(conditions),
+            &FieldFilter::default(),
             Backend::Postgres,
         );
         let ago =

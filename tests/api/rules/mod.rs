@@ -2,7 +2,9 @@
 //! ticket reports, and the bounds of every query parameter. Shared helpers
 //! here; the tests in the submodules.
 
+mod field_conditions;
 mod query_bounds;
+mod report_fields;
 mod report_tags;
 mod reports;
 mod scheduler;

@@ -114,7 +114,7 @@ async fn rules_are_replaced_and_listed(backend: Backend) {
         first["conditions"],
         json!({"priorities": ["URGENT", "HIGH"], "statuses": null, "entityId": null,
                "unassigned": true, "minutesSinceCreated": 30, "minutesSinceLastActivity": null,
-               "tags": null, "anyTags": null})
+               "tags": null, "anyTags": null, "customFields": null})
     );
     assert_eq!(
         first["action"],
