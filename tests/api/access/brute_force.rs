@@ -12,7 +12,7 @@ use serde_json::json;
 use supportdesk::auth::middleware::FAILURE_LIMIT;
 use supportdesk::auth::{Mode, ScopeSet, key};
 
-use super::{eventually, key_id, send};
+use super::{eventually, key_id, send, spawn_slow_failure_window};
 use crate::backend_tests;
 use crate::support::{Backend, TestApp, TestResponse};
 
@@ -23,16 +23,6 @@ backend_tests!(
     a_created_key_is_forgotten_as_unknown_on_every_node,
     ipv6_clients_share_the_failure_limit_per_64,
 );
-
-/// A node whose failure window is an hour: a refused client stays refused
-/// for 36 s (one failure is earned back every 3600/100 s), long enough to
-/// look at without racing the clock.
-async fn spawn_slow_failure_window(backend: Backend) -> TestApp {
-    TestApp::spawn_with(backend, |c| {
-        c.auth_failure_window = Duration::from_secs(3600)
-    })
-    .await
-}
 
 /// A client whose connections come from `address` (any 127.0.0.0/8
 /// address reaches the server on loopback).

@@ -17,7 +17,7 @@ use reqwest::Method;
 use supportdesk::auth::key;
 use uuid::Uuid;
 
-use crate::support::{TestApp, TestResponse};
+use crate::support::{Backend, TestApp, TestResponse};
 
 // ---------------------------------------------------------------- helpers
 
@@ -97,4 +97,14 @@ pub(super) async fn eventually(limit: Duration, mut check: impl AsyncFnMut() -> 
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// A node whose failure window is an hour: a refused client stays refused
+/// for 36 s (one failure is earned back every 3600/100 s), long enough to
+/// look at without racing the clock.
+pub(super) async fn spawn_slow_failure_window(backend: Backend) -> TestApp {
+    TestApp::spawn_with(backend, |c| {
+        c.auth_failure_window = Duration::from_secs(3600)
+    })
+    .await
 }

@@ -9,7 +9,7 @@ use serde_json::json;
 use supportdesk::auth::{Mode, Scope, ScopeSet, key};
 use uuid::Uuid;
 
-use super::{assert_rate_headers, eventually, header_u64, key_id, send};
+use super::{assert_rate_headers, eventually, header_u64, key_id, send, spawn_slow_failure_window};
 use crate::backend_tests;
 use crate::support::{Backend, TestApp, TestResponse};
 
@@ -276,7 +276,8 @@ async fn without_redis_the_service_keeps_serving_with_local_limits(backend: Back
 }
 
 async fn failed_authentications_are_limited_per_ip(backend: Backend) {
-    let app = TestApp::spawn(backend).await;
+    // An hour's window: the 100 failures cannot outlast it on a busy machine.
+    let app = spawn_slow_failure_window(backend).await;
     let acme = app.company().await;
     for attempt in 0..100 {
         let guess = key::generate(Mode::Live);
