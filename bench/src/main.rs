@@ -202,9 +202,10 @@ async fn all(args: AllArgs) -> anyhow::Result<()> {
         notes: Vec::new(),
     };
     let wanted = |n: u32| args.only.is_empty() || args.only.contains(&n);
-    // Scenario 2 reads the seeded tickets before scenario 1 adds to them.
-    let plan: [(u32, &str); 8] = [
+    // Scenarios 2 and 9 read the seeded tickets before scenario 1 adds to them.
+    let plan: [(u32, &str); 9] = [
         (2, "GET /tickets"),
+        (9, "GET /tickets filtered by tag, custom field and status"),
         (1, "POST /tickets"),
         (3, "authenticated cheap GET vs /healthz"),
         (4, "KB search"),
@@ -229,6 +230,7 @@ async fn all(args: AllArgs) -> anyhow::Result<()> {
             5 => ctx.websocket().await,
             6 => ctx.message_to_socket().await,
             7 => ctx.presence().await,
+            9 => ctx.filtered_list().await,
             _ => ctx.idempotent_create().await,
         };
         if let Err(e) = result {
@@ -256,7 +258,7 @@ async fn all(args: AllArgs) -> anyhow::Result<()> {
         command: args.command.clone(),
         duration_secs: started.elapsed().as_secs_f64(),
         settings: format!(
-            "{} keep-alive HTTP/1.1 connections and {} pgbench clients (prepared protocol) per throughput run; service and baseline alternate in {} slices, each {} s warm-up + {} s measured ({} s measured per side); {} sockets (scenario 5), {} idle sockets (6); presence TTL {} s, heartbeats every {} s (7); seeded: {} tickets, {} KB articles, 50 companies; the service on Postgres + Redis unless stated",
+            "{} keep-alive HTTP/1.1 connections and {} pgbench clients (prepared protocol) per throughput run; service and baseline alternate in {} slices, each {} s warm-up + {} s measured ({} s measured per side); {} sockets (scenario 5), {} idle sockets (6); presence TTL {} s, heartbeats every {} s (7); seeded: {} tickets ({} tags on them, {} values of a `plan` select custom field), {} KB articles, 50 companies; the service on Postgres + Redis unless stated",
             args.conns,
             args.conns,
             args.slices,
@@ -268,6 +270,12 @@ async fn all(args: AllArgs) -> anyhow::Result<()> {
             args.presence_ttl,
             args.heartbeat_secs,
             ctx.seed.tickets.map_or("no".to_string(), |n| n.to_string()),
+            ctx.seed
+                .ticket_tags
+                .map_or("no".to_string(), |n| n.to_string()),
+            ctx.seed
+                .field_values
+                .map_or("no".to_string(), |n| n.to_string()),
             ctx.seed
                 .articles
                 .map_or("no".to_string(), |n| n.to_string()),

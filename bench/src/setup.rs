@@ -16,6 +16,10 @@ pub struct Seed {
     pub agents: Vec<String>,
     /// Whether the tickets / KB tables exist and were seeded.
     pub tickets: Option<u64>,
+    /// The tags and custom field values the tickets seed gave them (when
+    /// their tables exist).
+    pub ticket_tags: Option<u64>,
+    pub field_values: Option<u64>,
     pub articles: Option<u64>,
 }
 
@@ -164,6 +168,18 @@ pub async fn seed(bin: &Path, database_url: &str, sql_dir: &Path) -> anyhow::Res
 
     let tickets =
         seed_optional(database_url, sql_dir, "tickets", "seed_tickets.sql", &vars).await?;
+    let (ticket_tags, field_values) = match tickets {
+        Some(_) => (
+            count_rows(database_url, "ticket_tags").await?,
+            count_rows(database_url, "ticket_field_values").await?,
+        ),
+        None => (None, None),
+    };
+    eprintln!(
+        "  the tickets carry {} tags and {} custom field values",
+        ticket_tags.unwrap_or(0),
+        field_values.unwrap_or(0)
+    );
     let articles =
         seed_optional(database_url, sql_dir, "kb_articles", "seed_kb.sql", &vars).await?;
     // Steady state, as autovacuum leaves a live database: statistics, and
@@ -178,8 +194,25 @@ pub async fn seed(bin: &Path, database_url: &str, sql_dir: &Path) -> anyhow::Res
         key,
         agents,
         tickets,
+        ticket_tags,
+        field_values,
         articles,
     })
+}
+
+/// The rows of `table`, None when it does not exist.
+async fn count_rows(database_url: &str, table: &str) -> anyhow::Result<Option<u64>> {
+    if !table_exists(database_url, table).await? {
+        return Ok(None);
+    }
+    let count = psql(
+        database_url,
+        Sql::Text(&format!("SELECT count(*) FROM {table}")),
+        &[],
+    )
+    .await?
+    .parse()?;
+    Ok(Some(count))
 }
 
 /// Runs `file` when `table` exists; returns its row count afterwards.

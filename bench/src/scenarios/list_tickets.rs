@@ -1,5 +1,7 @@
 //! Scenario 2: `GET /tickets?status=OPEN&limit=20` against pgbench running
-//! the same two queries, and its p99 at half the maximum rate.
+//! the same two queries, and its p99 at half the maximum rate. The
+//! comparison and its two rows are shared with scenario 9 (the same list
+//! with tag and custom field filters).
 
 use std::sync::Arc;
 
@@ -8,21 +10,35 @@ use hyper::StatusCode;
 use super::rows::RowBuilder;
 use super::{Baseline, Ctx};
 use crate::http::{self, MakeRequest, Req};
+use crate::process::Server;
 use crate::report::Row;
 use crate::stats::fmt_ms;
 
+/// The names a list scenario reports under.
+pub(super) struct ListLabels {
+    /// Its number, prefixing the notes ("scenario 2 …").
+    pub number: u32,
+    /// The throughput row's scenario cell.
+    pub scenario: &'static str,
+    /// The latency row's scenario cell (the half rate is appended).
+    pub scenario_p99: &'static str,
+    /// What the pgbench baseline runs, in the baseline cell's brackets.
+    pub baseline: &'static str,
+}
+
+const TARGET: &str = "≥ 35% of pgbench";
+const TARGET_P99: &str = "p99 ≤ 15 ms";
+
 impl Ctx {
     pub async fn list_tickets(&mut self) -> anyhow::Result<()> {
-        let (scenario, target) = ("2 `GET /tickets?status=OPEN&limit=20`", "≥ 35% of pgbench");
-        let (scenario_p99, target_p99) = ("2 `GET /tickets` p99", "p99 ≤ 15 ms");
+        let labels = ListLabels {
+            number: 2,
+            scenario: "2 `GET /tickets?status=OPEN&limit=20`",
+            scenario_p99: "2 `GET /tickets` p99",
+            baseline: "pgbench, same 2 queries",
+        };
         if self.seed.tickets.is_none() {
-            self.rows.push(Row::not_run(
-                scenario,
-                target,
-                "no tickets table (tickets area not merged)",
-            ));
-            self.rows
-                .push(Row::not_run(scenario_p99, target_p99, "as above"));
+            self.list_not_run(&labels, "no tickets table (tickets area not merged)");
             return Ok(());
         }
         let server = self.start("s2-service", &self.service).await?;
@@ -30,10 +46,7 @@ impl Ctx {
         let (status, body) = self.probe(&server, Req::get(path).key(self.key())).await?;
         if status != StatusCode::OK {
             server.stop().await;
-            let reason = format!("GET /tickets answered {status}");
-            self.rows.push(Row::not_run(scenario, target, &reason));
-            self.rows
-                .push(Row::not_run(scenario_p99, target_p99, &reason));
+            self.list_not_run(&labels, &format!("GET /tickets answered {status}"));
             return Ok(());
         }
         let page: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
@@ -51,6 +64,28 @@ impl Ctx {
             script: "pgbench_tickets_list.sql",
             vars,
         };
+        self.compare_list(server, &labels, make, baseline).await
+    }
+
+    /// The two rows of a list scenario that could not run, saying why.
+    pub(super) fn list_not_run(&mut self, labels: &ListLabels, reason: &str) {
+        self.rows
+            .push(Row::not_run(labels.scenario, TARGET, reason));
+        self.rows
+            .push(Row::not_run(labels.scenario_p99, TARGET_P99, "as above"));
+    }
+
+    /// Runs a list request against its pgbench baseline (throughput, the
+    /// target ≥ 35%), then alone at half the service's maximum rate (the p99
+    /// target), stops the server and adds the two rows.
+    pub(super) async fn compare_list(
+        &mut self,
+        server: Server,
+        labels: &ListLabels,
+        make: MakeRequest,
+        baseline: Baseline,
+    ) -> anyhow::Result<()> {
+        let n = labels.number;
         let (m, pg) = self
             .compare(&server, StatusCode::OK, make.clone(), baseline)
             .await?;
@@ -67,27 +102,28 @@ impl Ctx {
         )
         .await?;
         server.stop().await;
-        self.throughput_note("scenario 2 service", &m);
+        self.throughput_note(&format!("scenario {n} service"), &m);
         self.note(format!(
-            "scenario 2 at half load ({half:.0} req/s, open loop over {} connections): {} ok, {} errors, p50 {} / p99 {}",
+            "scenario {n} at half load ({half:.0} req/s, open loop over {} connections): {} ok, {} errors, p50 {} / p99 {}",
             self.load.conns,
             at_half.ok,
             at_half.errors,
             fmt_ms(at_half.p50_ms()),
             fmt_ms(at_half.p99_ms())
         ));
-        self.pg_note("scenario 2 pgbench", &pg);
+        self.pg_note(&format!("scenario {n} pgbench"), &pg);
         self.rows.push(
-            RowBuilder::throughput(scenario, &m, &pg, "tx/s", "pgbench, same 2 queries")
-                .goal(target, 0.35)
+            RowBuilder::throughput(labels.scenario, &m, &pg, "tx/s", labels.baseline)
+                .goal(TARGET, 0.35)
                 .build(),
         );
         self.rows.push(
             RowBuilder::new(format!(
-                "{scenario_p99} at half the max rate ({half:.0} req/s, open loop)"
+                "{} at half the max rate ({half:.0} req/s, open loop)",
+                labels.scenario_p99
             ))
             .service(fmt_ms(at_half.p99_ms()))
-            .met_if(target_p99, at_half.p99_ms() <= 15.0 && at_half.errors == 0)
+            .met_if(TARGET_P99, at_half.p99_ms() <= 15.0 && at_half.errors == 0)
             .latency(format!(
                 "{} / {}; at saturation ({} connections): {} / {}",
                 fmt_ms(at_half.p50_ms()),

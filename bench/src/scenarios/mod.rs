@@ -1,4 +1,4 @@
-//! The eight scenarios, each with its baseline beside it in the same run:
+//! The nine scenarios, each with its baseline beside it in the same run:
 //! one module per scenario (`Ctx::<scenario>` methods), the context and the
 //! service-vs-baseline comparison they share here, their result rows built
 //! by [`rows::RowBuilder`].
@@ -6,6 +6,7 @@
 mod cheap_get;
 mod create_tickets;
 mod fanout;
+mod filtered_list;
 mod idempotent_create;
 mod kb_search;
 mod list_tickets;
