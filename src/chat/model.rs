@@ -178,10 +178,14 @@ pub struct MessageInput<'a> {
 }
 
 /// `clientMessageId`: optional, taken as given (an opaque key, so not
-/// trimmed), 1..=100 characters.
+/// trimmed), 1..=100 characters, no NUL (Postgres text cannot hold it).
 pub fn optional_client_message_id(value: Option<&str>) -> Result<Option<String>, FieldError> {
     match value {
         None => Ok(None),
+        Some(id) if id.contains('\0') => Err(problem(
+            "clientMessageId",
+            "must not contain NUL characters",
+        )),
         Some(id) if (1..=CLIENT_MESSAGE_ID_MAX).contains(&id.chars().count()) => {
             Ok(Some(id.to_string()))
         }
@@ -374,14 +378,18 @@ mod tests {
     }
 
     #[test]
-    fn a_client_message_id_has_1_to_100_characters() {
+    fn a_client_message_id_has_1_to_100_characters_and_no_nul() {
         assert_eq!(optional_client_message_id(None), Ok(None));
         let longest = "é".repeat(CLIENT_MESSAGE_ID_MAX);
         assert_eq!(
             optional_client_message_id(Some(&longest)),
             Ok(Some(longest.clone()))
         );
-        for refused in [String::new(), "x".repeat(CLIENT_MESSAGE_ID_MAX + 1)] {
+        for refused in [
+            String::new(),
+            "x".repeat(CLIENT_MESSAGE_ID_MAX + 1),
+            "a\0b".to_string(),
+        ] {
             let err = optional_client_message_id(Some(&refused)).expect_err("refused");
             assert_eq!(err.field, "clientMessageId");
         }

@@ -143,7 +143,7 @@ async fn an_invalid_client_message_id_is_refused(backend: Backend) {
     let id = id_of(&session);
     let path = format!("/chat/sessions/{id}/messages");
 
-    for invalid in [String::new(), "x".repeat(101)] {
+    for invalid in [String::new(), "x".repeat(101), "a\0b".to_string()] {
         let refused = app
             .post(
                 &path,
