@@ -1,6 +1,6 @@
 //! Cursor paging and list totals shared by every list endpoint.
 //!
-//! A list answers `limit` plus either `offset` (SPEC.md's paging, unchanged)
+//! A list answers `limit` plus either `offset` (the contract's offset paging, unchanged)
 //! or `after=<cursor>`, and always says where the next page starts
 //! (`nextCursor`, null at the end). A cursor carries the last record's
 //! place in the list's order (its sort key), never an offset, so the next
