@@ -99,49 +99,11 @@ pub async fn table_exists(database_url: &str, table: &str) -> anyhow::Result<boo
 pub async fn seed(bin: &Path, database_url: &str, sql_dir: &Path) -> anyhow::Result<Seed> {
     let started = Instant::now();
     // The CLI applies the migrations on connect.
-    let company = cli_json(
-        bin,
-        database_url,
-        &["companies", "create", "--name", "Bench company 1"],
-    )
-    .await?;
-    let company = company["id"].as_str().context("company id")?.to_string();
-    let entity = cli_json(
-        bin,
-        database_url,
-        &[
-            "entities",
-            "create",
-            "--company",
-            &company,
-            "--name",
-            "Bench entity",
-        ],
-    )
-    .await?;
-    let entity = entity["id"].as_str().context("entity id")?.to_string();
-    // A rate limit far above what the benchmark sends, so the limiter is
-    // exercised (one GCRA step per request) but never refuses.
-    let key = cli_json(
-        bin,
-        database_url,
-        &[
-            "keys",
-            "create",
-            "--company",
-            &company,
-            "--type",
-            "live",
-            "--scopes",
-            "all",
-            "--rate-limit",
-            "1000000000",
-            "--name",
-            "bench",
-        ],
-    )
-    .await?;
-    let key = key["key"].as_str().context("key")?.to_string();
+    let Tenant {
+        company,
+        entity,
+        key,
+    } = create_tenant(bin, database_url, "Bench company 1").await?;
     let vars = [("company", company.as_str()), ("entity", entity.as_str())];
     psql(
         database_url,
@@ -197,6 +159,61 @@ pub async fn seed(bin: &Path, database_url: &str, sql_dir: &Path) -> anyhow::Res
         ticket_tags,
         field_values,
         articles,
+    })
+}
+
+/// A company with one entity and a live key of every scope, made with the
+/// service's CLI.
+pub struct Tenant {
+    pub company: String,
+    pub entity: String,
+    pub key: String,
+}
+
+pub async fn create_tenant(bin: &Path, database_url: &str, name: &str) -> anyhow::Result<Tenant> {
+    let company = cli_json(bin, database_url, &["companies", "create", "--name", name]).await?;
+    let company = company["id"].as_str().context("company id")?.to_string();
+    let entity_name = format!("{name} entity");
+    let entity = cli_json(
+        bin,
+        database_url,
+        &[
+            "entities",
+            "create",
+            "--company",
+            &company,
+            "--name",
+            &entity_name,
+        ],
+    )
+    .await?;
+    let entity = entity["id"].as_str().context("entity id")?.to_string();
+    // A rate limit far above what the benchmark sends, so the limiter is
+    // exercised (one GCRA step per request) but never refuses.
+    let key = cli_json(
+        bin,
+        database_url,
+        &[
+            "keys",
+            "create",
+            "--company",
+            &company,
+            "--type",
+            "live",
+            "--scopes",
+            "all",
+            "--rate-limit",
+            "1000000000",
+            "--name",
+            "bench",
+        ],
+    )
+    .await?;
+    let key = key["key"].as_str().context("key")?.to_string();
+    Ok(Tenant {
+        company,
+        entity,
+        key,
     })
 }
 

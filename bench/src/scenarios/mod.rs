@@ -1,4 +1,4 @@
-//! The nine scenarios, each with its baseline beside it in the same run:
+//! The ten scenarios, each with its baseline beside it in the same run:
 //! one module per scenario (`Ctx::<scenario>` methods), the context and the
 //! service-vs-baseline comparison they share here, their result rows built
 //! by [`rows::RowBuilder`].
@@ -14,6 +14,7 @@ mod message_to_socket;
 mod pgbench_script;
 mod presence;
 mod rows;
+mod scale;
 mod websocket;
 
 use std::path::PathBuf;
