@@ -2,6 +2,7 @@
 //! targets per priority, and the calendar arithmetic that turns a target
 //! of business minutes into an exact due time.
 
+pub mod apply;
 pub mod calendar;
 pub mod model;
 pub mod routes;
