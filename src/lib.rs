@@ -33,6 +33,7 @@ pub mod retention;
 pub mod router;
 pub mod search;
 pub mod settings;
+pub mod sla;
 pub mod state;
 pub mod tags;
 pub mod telemetry;

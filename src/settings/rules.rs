@@ -289,7 +289,7 @@ fn parse_conditions(
 
 /// A non-empty custom field condition, parsed as the `cf.` filters are and
 /// kept in the form the scheduler parses again at every pass.
-fn field_conditions(
+pub(crate) fn field_conditions(
     field: &str,
     value: Option<Value>,
     definitions: &[Definition],
@@ -309,7 +309,10 @@ fn field_conditions(
 
 /// A non-empty set of tags, normalised as on a ticket (trimmed,
 /// lower-cased, duplicates collapsed, sorted); `null` is absent.
-fn tag_list(field: &str, value: Option<Value>) -> Result<Option<Vec<String>>, FieldError> {
+pub(crate) fn tag_list(
+    field: &str,
+    value: Option<Value>,
+) -> Result<Option<Vec<String>>, FieldError> {
     match value {
         None | Some(Value::Null) => Ok(None),
         Some(value) => match tag_set(field, &value)? {
@@ -324,7 +327,10 @@ fn tag_list(field: &str, value: Option<Value>) -> Result<Option<Vec<String>>, Fi
 
 /// A non-empty list of exact enum values, duplicates dropped; every unknown
 /// value is listed.
-fn enum_list<E>(field: &str, values: Option<Vec<String>>) -> Result<Option<Vec<E>>, Vec<FieldError>>
+pub(crate) fn enum_list<E>(
+    field: &str,
+    values: Option<Vec<String>>,
+) -> Result<Option<Vec<E>>, Vec<FieldError>>
 where
     E: FromStr<Err = UnknownValue> + PartialEq,
 {

@@ -17,6 +17,7 @@ mod paging;
 mod platform;
 mod rules;
 mod search;
+mod sla;
 mod tags;
 mod tickets;
 mod widget;

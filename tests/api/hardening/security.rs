@@ -41,6 +41,7 @@ fn valid_body(method: &Method, path: &str, other_user: &str) -> Option<Value> {
         ("POST", "/company/webhooks/{id}/rotate-secret") => json!({}),
         ("PATCH", "/chat/sessions/{id}") => json!({"status": "CLOSED"}),
         ("PATCH", "/settings/custom-fields/{key}") => json!({"label": "Renamed"}),
+        ("PATCH", "/settings/business-hours/{id}") => json!({"name": "Renamed"}),
         ("POST", "/chat/sessions/{id}/messages") => {
             json!({"body": "Hi", "senderType": "visitor"})
         }
@@ -133,6 +134,15 @@ async fn records_of(app: &TestApp, key: &str, entity: &str) -> BTreeMap<&'static
     .await
     .assert_status(201);
     ids.insert("custom field", "a_only_field".to_string());
+    let calendar = app
+        .post(
+            "/settings/business-hours",
+            key,
+            json!({"name": "A's hours", "timezone": "UTC",
+                   "weekly": [{"day": "mon", "open": "09:00", "close": "17:00"}]}),
+        )
+        .await;
+    ids.insert("business hours", id(&calendar));
     app.post(
         "/chat/agent-presence",
         key,
@@ -156,6 +166,7 @@ fn fill(path: &str, ids: &BTreeMap<&'static str, String>) -> String {
         "kb" if path.starts_with("/kb/articles") => "article",
         "kb" => "category",
         "settings" if path.starts_with("/settings/custom-fields") => "custom field",
+        "settings" if path.starts_with("/settings/business-hours") => "business hours",
         other => panic!("no record kind for /{other}: add it to the isolation table"),
     };
     path.replace("{id}", &ids[kind])
@@ -260,6 +271,8 @@ async fn another_tenants_ids_are_404_on_every_route(backend: Backend) {
     assert_eq!(ticket.body["tags"], json!([]));
     let fields = app.get("/settings/custom-fields", &a.key).await;
     assert_eq!(fields.body["data"][0]["label"], "A's field");
+    let hours = app.get("/settings/business-hours", &a.key).await;
+    assert_eq!(hours.body["data"][0]["name"], "A's hours");
     let presence = app.get("/chat/agent-presence", &a.key).await;
     assert!(
         presence.text.contains(&ids["user"]),
