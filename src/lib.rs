@@ -35,6 +35,7 @@ pub mod search;
 pub mod settings;
 pub mod state;
 pub mod tags;
+pub mod teams;
 pub mod telemetry;
 pub mod tickets;
 pub mod time;

@@ -41,6 +41,8 @@ scopes! {
     ApiKeysWrite => "api-keys:write",
     BillingRead => "billing:read",
     BillingWrite => "billing:write",
+    TeamsRead => "teams:read",
+    TeamsWrite => "teams:write",
 }
 
 impl std::fmt::Display for Scope {

@@ -18,5 +18,6 @@ mod platform;
 mod rules;
 mod search;
 mod tags;
+mod teams;
 mod tickets;
 mod widget;
