@@ -56,10 +56,14 @@ pub async fn create_session_in(
         .visitor_token(&state.db, tenant, session.id)
         .await?;
     publish_session(state, tenant, &session, false).await;
-    if let Some(team) = session.team_id
-        && routing::drain(state, tenant, team).await?
-    {
-        session = store::find_session(&state.db, tenant, session.id).await?;
+    if let Some(team) = session.team_id {
+        // The session has committed: a failed drain is logged, and the
+        // periodic drain assigns the chat instead.
+        match routing::drain(state, tenant, team).await {
+            Ok(true) => session = store::find_session(&state.db, tenant, session.id).await?,
+            Ok(false) => {}
+            Err(err) => tracing::warn!(error = %err, %team, "team queue drain failed"),
+        }
     }
     Ok((session, token))
 }

@@ -3,7 +3,7 @@
 //! offline agent's unanswered chats.
 //!
 //! A claim runs in one transaction that first locks the team's row (Postgres
-//! `FOR UPDATE`; SQLite's `BEGIN IMMEDIATE` excludes every other writer), so
+//! `FOR NO KEY UPDATE`; SQLite's `BEGIN IMMEDIATE` excludes every other writer), so
 //! two nodes draining one team take turns and each sees the other's
 //! assignments when it counts; then it locks the rows of the members it may
 //! pick, in id order, because a member of several teams is counted by claims
@@ -88,7 +88,7 @@ pub async fn claim_next(
     )
     .bind(team)
     .push_tenant(tenant, "")
-    .push(lock(tx.backend()))
+    .push(claim_lock(tx.backend()))
     .fetch_optional(&mut tx)
     .await?;
     let Some(routing) = routing.filter(|r| r.routing_mode != RoutingMode::Manual) else {
@@ -166,7 +166,7 @@ async fn member_loads(
     if tx.backend() == Backend::Postgres {
         Query::new("SELECT id FROM users WHERE id IN ")
             .push_bind_list(members.iter().copied())
-            .push(" ORDER BY id FOR UPDATE")
+            .push(" ORDER BY id FOR NO KEY UPDATE")
             .execute(&mut *tx)
             .await?;
     }
@@ -294,6 +294,16 @@ pub async fn assign_manually(
 pub struct Queued {
     pub id: Uuid,
     pub entity_id: Uuid,
+}
+
+/// The claim's lock of the team row on Postgres: `NO KEY UPDATE`, so that
+/// inserting a session that references the team (a key share) does not
+/// wait for a claim, while claims of the team still take turns.
+fn claim_lock(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Postgres => " FOR NO KEY UPDATE",
+        Backend::Sqlite => "",
+    }
 }
 
 /// `team`'s queue in arrival order.

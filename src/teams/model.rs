@@ -136,6 +136,8 @@ pub fn id_set(field: &str, value: &Value) -> Result<Vec<Uuid>, FieldError> {
     Ok(ids)
 }
 
+const ROUTING_FIELDS: [&str; 4] = ["mode", "chatCapacity", "ticketCapacity", "includeTickets"];
+
 /// The `routing` object of a create or PATCH body.
 pub fn routing_patch(value: &Value) -> Result<RoutingPatch, Vec<FieldError>> {
     let Value::Object(fields) = value else {
@@ -143,32 +145,42 @@ pub fn routing_patch(value: &Value) -> Result<RoutingPatch, Vec<FieldError>> {
     };
     let mut patch = RoutingPatch::default();
     let mut problems = Vec::new();
-    for (key, value) in fields {
-        match key.as_str() {
-            "mode" => match value.as_str().and_then(|raw| raw.parse().ok()) {
-                Some(mode) => patch.mode = Some(mode),
-                None => problems.push(problem(
-                    "routing.mode",
-                    format!("must be one of: {}", RoutingMode::NAMES.join(", ")),
-                )),
-            },
-            "chatCapacity" => match capacity(value, CHAT_CAPACITY_MAX) {
-                Some(n) => patch.chat_capacity = Some(n),
-                None => problems.push(capacity_problem("routing.chatCapacity", CHAT_CAPACITY_MAX)),
-            },
-            "ticketCapacity" => match capacity(value, TICKET_CAPACITY_MAX) {
-                Some(n) => patch.ticket_capacity = Some(n),
-                None => problems.push(capacity_problem(
-                    "routing.ticketCapacity",
-                    TICKET_CAPACITY_MAX,
-                )),
-            },
-            "includeTickets" => match value.as_bool() {
-                Some(flag) => patch.include_tickets = Some(flag),
-                None => problems.push(problem("routing.includeTickets", "must be a boolean")),
-            },
-            other => problems.push(problem(&format!("routing.{other}"), "is not a field")),
+    // Checked in the documented order, so the 400 lists them in it.
+    if let Some(value) = fields.get("mode") {
+        match value.as_str().and_then(|raw| raw.parse().ok()) {
+            Some(mode) => patch.mode = Some(mode),
+            None => problems.push(problem(
+                "routing.mode",
+                format!("must be one of: {}", RoutingMode::NAMES.join(", ")),
+            )),
         }
+    }
+    if let Some(value) = fields.get("chatCapacity") {
+        match capacity(value, CHAT_CAPACITY_MAX) {
+            Some(n) => patch.chat_capacity = Some(n),
+            None => problems.push(capacity_problem("routing.chatCapacity", CHAT_CAPACITY_MAX)),
+        }
+    }
+    if let Some(value) = fields.get("ticketCapacity") {
+        match capacity(value, TICKET_CAPACITY_MAX) {
+            Some(n) => patch.ticket_capacity = Some(n),
+            None => problems.push(capacity_problem(
+                "routing.ticketCapacity",
+                TICKET_CAPACITY_MAX,
+            )),
+        }
+    }
+    if let Some(value) = fields.get("includeTickets") {
+        match value.as_bool() {
+            Some(flag) => patch.include_tickets = Some(flag),
+            None => problems.push(problem("routing.includeTickets", "must be a boolean")),
+        }
+    }
+    for key in fields
+        .keys()
+        .filter(|k| !ROUTING_FIELDS.contains(&k.as_str()))
+    {
+        problems.push(problem(&format!("routing.{key}"), "is not a field"));
     }
     if problems.is_empty() {
         Ok(patch)
@@ -200,16 +212,15 @@ mod tests {
             "includeTickets": "yes", "extra": 1
         }))
         .unwrap_err();
-        let mut fields: Vec<&str> = problems.iter().map(|p| p.field.as_str()).collect();
-        fields.sort();
+        let fields: Vec<&str> = problems.iter().map(|p| p.field.as_str()).collect();
         assert_eq!(
             fields,
             [
-                "routing.chatCapacity",
-                "routing.extra",
-                "routing.includeTickets",
                 "routing.mode",
-                "routing.ticketCapacity"
+                "routing.chatCapacity",
+                "routing.ticketCapacity",
+                "routing.includeTickets",
+                "routing.extra"
             ]
         );
     }

@@ -165,8 +165,12 @@ async fn update(
         routing,
     };
     let (_, mut team) = store::update(&state.db, &principal.tenant, id, &patch).await?;
-    if routing::drain(&state, &principal.tenant, id).await? {
-        team = store::find(&state.db, &principal.tenant, id).await?;
+    // The change has committed: a failed drain is logged, and the periodic
+    // drain assigns the chats instead.
+    match routing::drain(&state, &principal.tenant, id).await {
+        Ok(true) => team = store::find(&state.db, &principal.tenant, id).await?,
+        Ok(false) => {}
+        Err(err) => tracing::warn!(error = %err, team = %id, "team queue drain failed"),
     }
     Ok(Json(team))
 }

@@ -46,6 +46,14 @@ async fn available(state: &AppState, tenant: &Tenant) -> Result<Vec<Uuid>, Store
 /// Assigns `team`'s queued chats while a member can take one, then pushes
 /// the assignments and the queue. Answers whether anything was assigned.
 pub async fn drain(state: &AppState, tenant: &Tenant, team: Uuid) -> Result<bool, StoreError> {
+    let assigned = assign_queued(state, tenant, team).await?;
+    publish_queue(state, tenant, team).await?;
+    Ok(assigned)
+}
+
+/// The claims of a drain, pushing each assignment; the queue is the
+/// caller's to push.
+async fn assign_queued(state: &AppState, tenant: &Tenant, team: Uuid) -> Result<bool, StoreError> {
     let online = available(state, tenant).await?;
     let mut assigned = false;
     loop {
@@ -58,7 +66,6 @@ pub async fn drain(state: &AppState, tenant: &Tenant, team: Uuid) -> Result<bool
             Claim::Nothing => break,
         }
     }
-    publish_queue(state, tenant, team).await?;
     Ok(assigned)
 }
 
@@ -150,8 +157,12 @@ pub async fn tick(state: &AppState) -> Result<(), StoreError> {
             publish_assignment(state, &tenant, &requeued).await;
         }
     }
+    // The queue is pushed only when it moved: visitors hear of changes,
+    // not of every tick.
     for (team, tenant) in claim::teams_waiting(&state.db).await? {
-        drain(state, &tenant, team).await?;
+        if assign_queued(state, &tenant, team).await? {
+            publish_queue(state, &tenant, team).await?;
+        }
     }
     Ok(())
 }
