@@ -44,7 +44,11 @@ const MESSAGE_SELECT: &str = "SELECT m.id, m.session_id, m.body, m.sender_type, 
 #[derive(Debug)]
 pub enum Sent {
     /// Stored now; `session` as the send left it.
-    New { session: Session, message: Message },
+    /// (Boxed: a session is much larger than a message.)
+    New {
+        session: Box<Session>,
+        message: Message,
+    },
     /// The session already holds a message with this `clientMessageId`:
     /// that one, and nothing was stored.
     Repeat(Message),
@@ -421,7 +425,10 @@ pub async fn create_message(
     let change = RecordChange::upsert(RecordType::ChatMessage, message.id, &message)?;
     events::record_change(&mut tx, tenant, &change).await?;
     tx.commit().await?;
-    Ok(Sent::New { session, message })
+    Ok(Sent::New {
+        session: Box::new(session),
+        message,
+    })
 }
 
 /// The message of session `session_id` sent with `client_id`, if any.
