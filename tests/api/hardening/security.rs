@@ -41,6 +41,7 @@ fn valid_body(method: &Method, path: &str, other_user: &str) -> Option<Value> {
         ("POST", "/company/webhooks/{id}/rotate-secret") => json!({}),
         ("PATCH", "/chat/sessions/{id}") => json!({"status": "CLOSED"}),
         ("PATCH", "/settings/custom-fields/{key}") => json!({"label": "Renamed"}),
+        ("PATCH", "/teams/{id}") => json!({"name": "Renamed"}),
         ("POST", "/chat/sessions/{id}/messages") => {
             json!({"body": "Hi", "senderType": "visitor"})
         }
@@ -124,6 +125,14 @@ async fn records_of(app: &TestApp, key: &str, entity: &str) -> BTreeMap<&'static
         .post("/chat/sessions", key, json!({"entityId": entity}))
         .await;
     ids.insert("session", id(&session));
+    let team = app
+        .post(
+            "/teams",
+            key,
+            json!({"name": "A's team", "memberIds": [ids["user"]]}),
+        )
+        .await;
+    ids.insert("team", id(&team));
     app.post(
         "/settings/custom-fields",
         key,
@@ -156,6 +165,7 @@ fn fill(path: &str, ids: &BTreeMap<&'static str, String>) -> String {
         "kb" if path.starts_with("/kb/articles") => "article",
         "kb" => "category",
         "settings" if path.starts_with("/settings/custom-fields") => "custom field",
+        "teams" => "team",
         other => panic!("no record kind for /{other}: add it to the isolation table"),
     };
     path.replace("{id}", &ids[kind])

@@ -4,6 +4,7 @@
 //! Shared helpers here.
 
 mod crud;
+mod nodes;
 mod routing;
 
 use serde_json::{Value, json};
