@@ -59,11 +59,12 @@ pub async fn create_session_in(
     if let Some(team) = session.team_id {
         // The session has committed: a failed drain is logged, and the
         // periodic drain assigns the chat instead.
-        match routing::drain(state, tenant, team).await {
-            Ok(true) => session = store::find_session(&state.db, tenant, session.id).await?,
-            Ok(false) => {}
-            Err(err) => tracing::warn!(error = %err, %team, "team queue drain failed"),
+        if let Err(err) = routing::drain(state, tenant, team).await {
+            tracing::warn!(error = %err, %team, "team queue drain failed");
         }
+        // Read again even if this drain assigned nothing: another node's
+        // (or the periodic) drain may have taken the chat first.
+        session = store::find_session(&state.db, tenant, session.id).await?;
     }
     Ok((session, token))
 }

@@ -164,14 +164,13 @@ async fn update(
         entity_ids: entities,
         routing,
     };
-    let (_, mut team) = store::update(&state.db, &principal.tenant, id, &patch).await?;
+    store::update(&state.db, &principal.tenant, id, &patch).await?;
     // The change has committed: a failed drain is logged, and the periodic
     // drain assigns the chats instead.
-    match routing::drain(&state, &principal.tenant, id).await {
-        Ok(true) => team = store::find(&state.db, &principal.tenant, id).await?,
-        Ok(false) => {}
-        Err(err) => tracing::warn!(error = %err, team = %id, "team queue drain failed"),
+    if let Err(err) = routing::drain(&state, &principal.tenant, id).await {
+        tracing::warn!(error = %err, team = %id, "team queue drain failed");
     }
+    let team = store::find(&state.db, &principal.tenant, id).await?;
     Ok(Json(team))
 }
 
