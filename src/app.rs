@@ -37,6 +37,7 @@ pub fn api_routes() -> ApiRouter {
         .merge(crate::webhooks::routes::router())
         .merge(crate::tickets::routes::router())
         .merge(crate::tags::routes::router())
+        .merge(crate::teams::routes::router())
         .merge(crate::chat::routes::router())
         .merge(crate::kb::routes::router())
         .merge(crate::settings::routes::router())
@@ -248,6 +249,7 @@ fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {
     workers.extend(crate::realtime::spawn_workers(state));
     workers.extend(crate::tickets::spawn_workers(state));
     workers.push(crate::retention::spawn(state));
+    workers.push(crate::teams::routing::spawn_worker(state));
     workers
 }
 

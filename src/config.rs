@@ -43,6 +43,10 @@ pub struct ServeArgs {
     pub demo: bool,
     #[arg(long, env = "SUPPORTDESK_PRESENCE_TTL_SECS", default_value_t = defaults::PRESENCE_TTL_SECS)]
     pub presence_ttl_secs: u64,
+    /// Seconds an agent may be away (presence expired) before the chats
+    /// routing gave them and they have not answered go back to the queue.
+    #[arg(long, env = "SUPPORTDESK_REASSIGN_AFTER_SECS", default_value_t = defaults::REASSIGN_AFTER_SECS)]
+    pub reassign_after_secs: u64,
     /// Delays before webhook attempts 2, 3, … in seconds.
     #[arg(
         long,
@@ -101,6 +105,7 @@ pub mod defaults {
     pub const SMTP_FROM: &str = "Support Desk <support@localhost>";
     pub const DATA_DIR: &str = "data";
     pub const PRESENCE_TTL_SECS: u64 = 30;
+    pub const REASSIGN_AFTER_SECS: u64 = 120;
     pub const WEBHOOK_RETRY_DELAYS: &str = "60,300,1800,7200";
     pub const WEBHOOK_TIMEOUT_SECS: u64 = 10;
     pub const RATE_WINDOW_SECS: u64 = 3600;
@@ -133,6 +138,7 @@ pub struct Config {
     pub data_dir: PathBuf,
     pub webhook_allow_private: bool,
     pub presence_ttl: Duration,
+    pub reassign_after: Duration,
     pub webhook_retry_delays: Vec<Duration>,
     pub webhook_timeout: Duration,
     pub rate_window: Duration,
@@ -217,6 +223,7 @@ impl Config {
             data_dir: args.data_dir,
             webhook_allow_private: args.webhook_allow_private,
             presence_ttl: Duration::from_secs(args.presence_ttl_secs),
+            reassign_after: Duration::from_secs(args.reassign_after_secs),
             webhook_retry_delays: parse_delays(&args.webhook_retry_delays)?,
             webhook_timeout: Duration::from_secs(args.webhook_timeout_secs),
             rate_window: Duration::from_secs(args.rate_window_secs),
@@ -250,6 +257,7 @@ impl Config {
             data_dir,
             webhook_allow_private: false,
             presence_ttl: secs(defaults::PRESENCE_TTL_SECS),
+            reassign_after: secs(defaults::REASSIGN_AFTER_SECS),
             webhook_retry_delays: parse_delays(defaults::WEBHOOK_RETRY_DELAYS)
                 .expect("the default retry delays parse (unit test)"),
             webhook_timeout: secs(defaults::WEBHOOK_TIMEOUT_SECS),

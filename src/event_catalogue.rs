@@ -20,16 +20,18 @@ pub enum EventName {
     TicketEscalated,
     CommentCreated,
     UserCreated,
+    ChatAssigned,
 }
 
 impl EventName {
-    pub const ALL: [EventName; 6] = [
+    pub const ALL: [EventName; 7] = [
         EventName::TicketCreated,
         EventName::TicketUpdated,
         EventName::TicketResolved,
         EventName::TicketEscalated,
         EventName::CommentCreated,
         EventName::UserCreated,
+        EventName::ChatAssigned,
     ];
 
     /// The wire spelling (`ticket.created`), as receivers and the API see it.
@@ -41,6 +43,7 @@ impl EventName {
             EventName::TicketEscalated => "ticket.escalated",
             EventName::CommentCreated => "comment.created",
             EventName::UserCreated => "user.created",
+            EventName::ChatAssigned => "chat.assigned",
         }
     }
 }
@@ -53,6 +56,7 @@ pub const EVENT_NAMES: &[&str] = &[
     EventName::TicketEscalated.as_str(),
     EventName::CommentCreated.as_str(),
     EventName::UserCreated.as_str(),
+    EventName::ChatAssigned.as_str(),
 ];
 
 impl fmt::Display for EventName {

@@ -36,6 +36,7 @@ pub mod settings;
 pub mod sla;
 pub mod state;
 pub mod tags;
+pub mod teams;
 pub mod telemetry;
 pub mod tickets;
 pub mod time;

@@ -23,6 +23,15 @@ impl Timestamp {
         Timestamp::from_datetime(self.0 + delta)
     }
 
+    pub fn minus(self, duration: std::time::Duration) -> Self {
+        let delta = chrono::Duration::from_std(duration).unwrap_or(chrono::Duration::MAX);
+        Timestamp::from_datetime(
+            self.0
+                .checked_sub_signed(delta)
+                .unwrap_or(DateTime::<Utc>::MIN_UTC),
+        )
+    }
+
     pub fn to_rfc3339(&self) -> String {
         self.0.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
     }

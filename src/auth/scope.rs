@@ -41,6 +41,8 @@ scopes! {
     ApiKeysWrite => "api-keys:write",
     BillingRead => "billing:read",
     BillingWrite => "billing:write",
+    TeamsRead => "teams:read",
+    TeamsWrite => "teams:write",
 }
 
 impl std::fmt::Display for Scope {
@@ -177,7 +179,7 @@ mod tests {
         assert_eq!(ScopeSet::parse_list(&set.to_stored()), Ok(set));
         assert_eq!(
             ScopeSet::parse_list("all").map(|s| s.iter().count()),
-            Ok(19)
+            Ok(Scope::ALL.len())
         );
         assert_eq!(
             ScopeSet::parse_list("tickets:read,nope"),

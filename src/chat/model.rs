@@ -45,6 +45,12 @@ pub struct Session {
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
     pub closed_at: Option<Timestamp>,
+    /// The team the chat belongs to; with no `assigneeId` while ACTIVE, the
+    /// chat waits in that team's queue.
+    pub team_id: Option<Uuid>,
+    /// The agent handling the chat.
+    pub assignee_id: Option<Uuid>,
+    pub assigned_at: Option<Timestamp>,
     /// Sorted.
     #[sqlx(skip)]
     pub tags: Vec<String>,
@@ -110,6 +116,7 @@ pub struct NewSession {
 #[derive(Debug, Default)]
 pub struct SessionFilter {
     pub entity_id: Option<Uuid>,
+    pub team_id: Option<Uuid>,
     pub status: Option<SessionStatus>,
     pub tags: TagFilter,
     /// `?q=`: ranked full-text search (`None` when absent or blank).
@@ -313,6 +320,9 @@ mod tests {
             created_at: now,
             updated_at: now,
             closed_at: None,
+            team_id: None,
+            assignee_id: None,
+            assigned_at: None,
             tags: Vec::new(),
             custom_fields: Default::default(),
         };

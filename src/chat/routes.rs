@@ -17,7 +17,7 @@ use crate::auth::{Principal, Scope};
 use crate::custom_fields::model::{RecordKind, check_values, field_filter};
 use crate::custom_fields::routes::definitions_for_filters;
 use crate::custom_fields::store as field_store;
-use crate::error::ApiResult;
+use crate::error::{ApiResult, FieldError};
 use crate::extract::{Id, Json, Query};
 use crate::openapi::schema::{DataList, ErrorBody, Removed};
 use crate::paging::{After, CursorPage, ListId, ListRequest, refuse_after_in_rank_order};
@@ -29,7 +29,7 @@ use crate::tags::model::{optional_tag_set, tag_filter, tag_set};
 use crate::tags::routes::{TagEditBody, tag_edit};
 use crate::time::Timestamp;
 use crate::validate::{
-    Fields, NAME_MAX, ensure, optional_email, optional_enum, optional_id, optional_text,
+    Fields, NAME_MAX, Patch, ensure, optional_email, optional_enum, optional_id, optional_text,
     required_id,
 };
 
@@ -72,6 +72,10 @@ pub(crate) struct CreateSession {
     /// one must be given.
     #[schema(value_type = Option<Object>)]
     custom_fields: Option<serde_json::Value>,
+    /// A team of the company (in the key's mode); defaults to the entity's
+    /// default team. A routed team assigns the chat or queues it.
+    #[schema(value_type = Option<uuid::Uuid>)]
+    team_id: Option<String>,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -95,7 +99,7 @@ async fn create_session(
     Json(body): Json<CreateSession>,
 ) -> ApiResult<(StatusCode, Json<CreatedSession>)> {
     let definitions = field_store::list(&state.db, &principal.tenant).await?;
-    let (entity_id, visitor_name, visitor_email, tags, custom_fields) = (
+    let (entity_id, visitor_name, visitor_email, tags, custom_fields, team_id) = (
         required_id("entityId", body.entity_id.as_deref()),
         optional_text("visitorName", body.visitor_name.as_deref(), NAME_MAX),
         optional_email("visitorEmail", body.visitor_email.as_deref()),
@@ -107,6 +111,7 @@ async fn create_session(
             true,
             false,
         ),
+        optional_id("teamId", body.team_id.as_deref()),
     )
         .all_valid()?;
     let new = NewSession {
@@ -116,7 +121,8 @@ async fn create_session(
         tags,
         custom_fields,
     };
-    let (session, visitor_token) = service::create_session(&state, &principal.tenant, new).await?;
+    let (session, visitor_token) =
+        service::create_session_in(&state, &principal.tenant, new, team_id).await?;
     Ok((
         StatusCode::CREATED,
         Json(CreatedSession {
@@ -130,6 +136,7 @@ async fn create_session(
 #[serde(rename_all = "camelCase")]
 struct ListQuery {
     entity_id: Option<String>,
+    team_id: Option<String>,
     status: Option<String>,
     q: Option<String>,
     #[serde(flatten)]
@@ -141,6 +148,7 @@ struct ListQuery {
     params(
         ("entityId" = Option<uuid::Uuid>, Query, description = "Only this entity's sessions"),
         ("status" = Option<String>, Query, description = "ACTIVE or CLOSED"),
+        ("teamId" = Option<uuid::Uuid>, Query, description = "Only this team's sessions"),
         ("q" = Option<String>, Query, max_length = 500,
             description = "Full-text search: ranks matches by visitor name, then visitor \
                            email, then message bodies. Every word must match (stemmed), the \
@@ -166,9 +174,10 @@ async fn list_sessions(
     RawQuery(raw_query): RawQuery,
 ) -> ApiResult<Json<CursorPage<Session>>> {
     let definitions = definitions_for_filters(&state, &principal, raw_query.as_deref()).await?;
-    let ((page, after), entity_id, status, tags, search, custom_fields) = (
+    let ((page, after), entity_id, team_id, status, tags, search, custom_fields) = (
         query.page.check(20, 100),
         optional_id("entityId", query.entity_id.as_deref()),
+        optional_id("teamId", query.team_id.as_deref()),
         optional_enum("status", query.status.as_deref()),
         tag_filter(raw_query.as_deref()),
         search::optional_query(query.q.as_deref()),
@@ -177,6 +186,7 @@ async fn list_sessions(
         .all_valid()?;
     let filter = SessionFilter {
         entity_id,
+        team_id,
         status,
         tags,
         search,
@@ -232,11 +242,32 @@ pub(crate) struct UpdateSession {
     /// the others.
     #[schema(value_type = Option<Object>)]
     custom_fields: Option<serde_json::Value>,
+    /// Moves the chat to this team (null: no team).
+    #[serde(default)]
+    #[schema(value_type = Option<uuid::Uuid>)]
+    team_id: Patch<String>,
+    /// Assigns the chat to this user (null: unassigned, so a routed team
+    /// queues it). Routing never changes an assignee a person chose.
+    #[serde(default)]
+    #[schema(value_type = Option<uuid::Uuid>)]
+    assignee_id: Patch<String>,
 }
 
-/// Close or reopen a chat session, replace its tags, set custom fields
+/// A PATCH's id that may be null: kept, cleared or set.
+fn patch_id(field: &str, value: &Patch<String>) -> Result<Option<Option<uuid::Uuid>>, FieldError> {
+    match value {
+        Patch::Missing => Ok(None),
+        Patch::Null => Ok(Some(None)),
+        Patch::Value(raw) => required_id(field, Some(raw)).map(|id| Some(Some(id))),
+    }
+}
+
+/// Close or reopen a chat session, replace its tags, set custom fields,
+/// assign it
 ///
-/// At least one of `status`, `tags` and `customFields`.
+/// At least one of `status`, `tags`, `customFields`, `teamId` and
+/// `assigneeId`. A change of team or assignee emits `chat.assigned` (reason
+/// `manual`) and pushes an `assignment` frame.
 #[utoipa::path(patch, path = "/chat/sessions/{id}", tag = "Chat",
     request_body = UpdateSession,
     params(("id" = uuid::Uuid, Path, description = "Session id")),
@@ -251,11 +282,13 @@ async fn update_session(
         Some(_) => field_store::list(&state.db, &principal.tenant).await?,
         None => Vec::new(),
     };
-    let (_, status, tags, custom_fields) = (
+    let assigning = !body.team_id.is_missing() || !body.assignee_id.is_missing();
+    let others = body.status.is_some() || body.tags.is_some() || body.custom_fields.is_some();
+    let (_, status, tags, custom_fields, team, assignee) = (
         ensure(
-            body.status.is_some() || body.tags.is_some() || body.custom_fields.is_some(),
+            others || assigning,
             "body",
-            "give at least one of: status, tags, customFields",
+            "give at least one of: status, tags, customFields, teamId, assigneeId",
         ),
         optional_enum("status", body.status.as_deref()),
         body.tags
@@ -266,8 +299,18 @@ async fn update_session(
             None => Ok(Default::default()),
             Some(raw) => check_values(&definitions, RecordKind::Chat, Some(raw), false, false),
         },
+        patch_id("teamId", &body.team_id),
+        patch_id("assigneeId", &body.assignee_id),
     )
         .all_valid()?;
+    if assigning {
+        service::assign_session(&state, &principal.tenant, id, team, assignee).await?;
+    }
+    if !others {
+        return Ok(Json(
+            store::find_session(&state.db, &principal.tenant, id).await?,
+        ));
+    }
     let tags = tags.map(SessionTags::Replace).unwrap_or_default();
     let session =
         service::update_session(&state, &principal.tenant, id, status, tags, custom_fields).await?;

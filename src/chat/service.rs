@@ -13,6 +13,7 @@ use crate::error::{ApiError, ApiResult, StoreError};
 use crate::realtime::presence::{AgentPresence, Visibility};
 use crate::realtime::protocol::{self, Channel, HubChannel, Topic};
 use crate::state::AppState;
+use crate::teams::{claim, routing};
 use crate::time::Timestamp;
 use crate::users::Role;
 use crate::users::store::{self as users, NewUser};
@@ -32,18 +33,59 @@ impl From<SendError> for ApiError {
 }
 
 /// Creates a session and its visitor token; tells the entity's watchers.
+/// The session joins its entity's default team, if any.
 pub async fn create_session(
     state: &AppState,
     tenant: &Tenant,
     new: NewSession,
 ) -> ApiResult<(Session, String)> {
-    let session = store::create_session(&state.db, tenant, &new).await?;
+    create_session_in(state, tenant, new, None).await
+}
+
+/// `create_session`, the session joining `team` (else the entity's default
+/// team); a routed team assigns it (or queues it) before this answers.
+pub async fn create_session_in(
+    state: &AppState,
+    tenant: &Tenant,
+    new: NewSession,
+    team: Option<Uuid>,
+) -> ApiResult<(Session, String)> {
+    let mut session = store::create_session(&state.db, tenant, &new, team).await?;
     let token = state
         .realtime
         .visitor_token(&state.db, tenant, session.id)
         .await?;
     publish_session(state, tenant, &session, false).await;
+    if let Some(team) = session.team_id {
+        // The session has committed: a failed drain is logged, and the
+        // periodic drain assigns the chat instead.
+        if let Err(err) = routing::drain(state, tenant, team).await {
+            tracing::warn!(error = %err, %team, "team queue drain failed");
+        }
+        // Read again even if this drain assigned nothing: another node's
+        // (or the periodic) drain may have taken the chat first.
+        session = store::find_session(&state.db, tenant, session.id).await?;
+    }
     Ok((session, token))
+}
+
+/// A person's change of a session's team and / or assignee (`None` keeps,
+/// `Some(None)` clears): `chat.assigned` with reason `manual`, the
+/// `assignment` frame, and the queues it touched drained.
+pub async fn assign_session(
+    state: &AppState,
+    tenant: &Tenant,
+    id: Uuid,
+    team: Option<Option<Uuid>>,
+    assignee: Option<Option<Uuid>>,
+) -> ApiResult<()> {
+    let before = store::find_session(&state.db, tenant, id).await?;
+    if let Some(assigned) = claim::assign_manually(&state.db, tenant, id, team, assignee).await? {
+        routing::publish_assignment(state, tenant, &assigned).await;
+        let teams = [before.team_id, assigned.session.team_id];
+        routing::drain_all(state, tenant, teams.into_iter().flatten()).await;
+    }
+    Ok(())
 }
 
 /// Changes a session's status, tags and / or custom field values in one
@@ -61,6 +103,14 @@ pub async fn update_session(
         store::update_session(&state.db, tenant, id, status, &tags, &custom_fields).await?;
     if changed {
         publish_session(state, tenant, &session, true).await;
+    }
+    if changed && status.is_some() {
+        // A close frees its agent in every team of theirs, and a queued
+        // chat closing (or reopening) moves the positions of its queue.
+        routing::drain_all(state, tenant, session.team_id).await;
+        if let Some(agent) = session.assignee_id {
+            routing::member_freed(state, tenant, agent).await;
+        }
     }
     Ok(session)
 }
@@ -192,6 +242,10 @@ pub async fn heartbeat(
         .realtime
         .presence_changed(tenant, before.as_ref(), Some(&record))
         .await;
+    let was_available = before.is_some_and(|b| b.visibility == Visibility::Public);
+    if record.visibility == Visibility::Public && !was_available {
+        routing::agent_available(state, tenant, record.user_id).await;
+    }
     Ok(record)
 }
 
@@ -250,6 +304,9 @@ pub async fn remove_presence(state: &AppState, tenant: &Tenant, user_id: Uuid) -
         .realtime
         .presence_changed(tenant, removed.as_ref(), None)
         .await;
+    if removed.is_some() {
+        routing::agent_away(state, tenant, user_id).await;
+    }
     Ok(removed.is_some())
 }
 

@@ -21,16 +21,18 @@ use crate::mail;
 use crate::paging::{After, COUNT_CAP, Order, Total, capped_count, push_after};
 use crate::search::{Index, Search};
 use crate::tags::store::{self as tag_store, Tagged};
+use crate::teams::store as team_store;
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
 
 const SESSION_COLUMNS: &str = "id, entity_id, status, visitor_name, visitor_email, created_at, \
-     updated_at, closed_at, custom_fields";
+     updated_at, closed_at, custom_fields, team_id, assignee_id, assigned_at";
 
 /// [`SESSION_COLUMNS`] qualified, for a list that may join search documents.
 const SESSION_SELECT: &str = "chat_sessions.id, chat_sessions.entity_id, chat_sessions.status, \
      chat_sessions.visitor_name, chat_sessions.visitor_email, chat_sessions.created_at, \
-     chat_sessions.updated_at, chat_sessions.closed_at, chat_sessions.custom_fields";
+     chat_sessions.updated_at, chat_sessions.closed_at, chat_sessions.custom_fields, \
+     chat_sessions.team_id, chat_sessions.assignee_id, chat_sessions.assigned_at";
 
 /// Messages with the agent's name (the join only matches agent messages).
 const MESSAGE_SELECT: &str = "SELECT m.id, m.session_id, m.body, m.sender_type, m.sender_id, \
@@ -42,7 +44,11 @@ const MESSAGE_SELECT: &str = "SELECT m.id, m.session_id, m.body, m.sender_type, 
 #[derive(Debug)]
 pub enum Sent {
     /// Stored now; `session` as the send left it.
-    New { session: Session, message: Message },
+    /// (Boxed: a session is much larger than a message.)
+    New {
+        session: Box<Session>,
+        message: Message,
+    },
     /// The session already holds a message with this `clientMessageId`:
     /// that one, and nothing was stored.
     Repeat(Message),
@@ -76,11 +82,14 @@ impl From<sqlx::Error> for SendError {
     }
 }
 
-/// Creates an ACTIVE session. The entity must be one of the company's.
+/// Creates an ACTIVE session. The entity must be one of the company's; the
+/// session joins `team` (a team of the tenant) or else the entity's default
+/// team, if any.
 pub async fn create_session(
     db: &Db,
     tenant: &Tenant,
     new: &NewSession,
+    team: Option<Uuid>,
 ) -> Result<Session, StoreError> {
     let mut tx = db.begin().await?;
     let entity = new.entity_id;
@@ -92,10 +101,17 @@ pub async fn create_session(
         "entityId",
     )
     .await?;
+    let team = match team {
+        Some(team) => {
+            team_store::ensure_team(&mut tx, tenant, team, "teamId").await?;
+            Some(team)
+        }
+        None => team_store::default_team(&mut tx, tenant, entity).await?,
+    };
     let session: Session = Query::new(format!(
         "INSERT INTO chat_sessions (id, company_id, mode, entity_id, status, visitor_name, \
-         visitor_email, created_at, updated_at) VALUES ($1, $2, $3, $4, 'ACTIVE', $5, $6, $7, $7) \
-         RETURNING {SESSION_COLUMNS}"
+         visitor_email, created_at, updated_at, team_id) \
+         VALUES ($1, $2, $3, $4, 'ACTIVE', $5, $6, $7, $7, $8) RETURNING {SESSION_COLUMNS}"
     ))
     .bind(new_id())
     .bind_tenant(tenant)
@@ -103,6 +119,7 @@ pub async fn create_session(
     .bind(&new.visitor_name)
     .bind(new.visitor_email.as_deref())
     .bind(Timestamp::now())
+    .bind(team)
     .fetch_one(&mut tx)
     .await?;
     tag_store::replace(&mut tx, tenant, Tagged::ChatSession, session.id, &new.tags).await?;
@@ -145,7 +162,11 @@ async fn load_session<'c>(
 }
 
 /// The session as `tx` now holds it, recorded for the change feed.
-async fn record_session(tx: &mut Tx, tenant: &Tenant, id: Uuid) -> Result<Session, StoreError> {
+pub(crate) async fn record_session(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    id: Uuid,
+) -> Result<Session, StoreError> {
     let session = load_session(&mut *tx, tenant, id, "").await?;
     let change = RecordChange::upsert(RecordType::ChatSession, id, &session)?;
     events::record_change(tx, tenant, &change).await?;
@@ -194,6 +215,9 @@ pub async fn list_sessions(
         }
         if let Some(status) = filter.status {
             query = query.push(" AND status = ").push_bind(status);
+        }
+        if let Some(team) = filter.team_id {
+            query = query.push(" AND team_id = ").push_bind(team);
         }
         let query =
             tag_store::push_filter(query, Tagged::ChatSession, "chat_sessions.id", &filter.tags);
@@ -401,7 +425,10 @@ pub async fn create_message(
     let change = RecordChange::upsert(RecordType::ChatMessage, message.id, &message)?;
     events::record_change(&mut tx, tenant, &change).await?;
     tx.commit().await?;
-    Ok(Sent::New { session, message })
+    Ok(Sent::New {
+        session: Box::new(session),
+        message,
+    })
 }
 
 /// The message of session `session_id` sent with `client_id`, if any.

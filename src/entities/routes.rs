@@ -13,6 +13,7 @@ use crate::extract::{Id, Json};
 use crate::openapi::schema::{self, DataList};
 use crate::router::ApiRouter;
 use crate::state::AppState;
+use crate::teams::store as team_store;
 use crate::validate::{Fields, NAME_MAX, Patch, ensure, optional_id, required_id, required_text};
 
 pub fn router() -> ApiRouter {
@@ -42,6 +43,22 @@ pub(crate) struct UpdateEntity {
     #[serde(default)]
     #[schema(value_type = Option<uuid::Uuid>)]
     parent_id: Patch<String>,
+    /// The team (of the key's mode) new chats of the entity join, widget
+    /// chats included; null: none.
+    #[serde(default)]
+    #[schema(value_type = Option<uuid::Uuid>)]
+    default_team_id: Patch<String>,
+}
+
+/// The entity with its default team in the key's mode.
+async fn with_default_team(
+    state: &AppState,
+    principal: &Principal,
+    mut entity: store::Entity,
+) -> ApiResult<store::Entity> {
+    entity.default_team_id =
+        team_store::default_team(&state.db, &principal.tenant, entity.id).await?;
+    Ok(entity)
 }
 
 /// List entities
@@ -53,7 +70,10 @@ async fn list(
     State(state): State<AppState>,
     principal: Principal,
 ) -> ApiResult<Json<serde_json::Value>> {
-    let entities = store::list(&state.db, principal.tenant.company_id).await?;
+    let mut entities = Vec::new();
+    for entity in store::list(&state.db, principal.tenant.company_id).await? {
+        entities.push(with_default_team(&state, &principal, entity).await?);
+    }
     Ok(Json(serde_json::json!({ "data": entities })))
 }
 
@@ -84,15 +104,15 @@ async fn get_one(
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<store::Entity>> {
-    Ok(Json(
-        store::find(&state.db, principal.tenant.company_id, id).await?,
-    ))
+    let entity = store::find(&state.db, principal.tenant.company_id, id).await?;
+    Ok(Json(with_default_team(&state, &principal, entity).await?))
 }
 
 /// Update an entity
 ///
 /// Give at least one field; a `parentId` must be another entity of the
-/// company and must not make a cycle.
+/// company and must not make a cycle; a `defaultTeamId` a team of the key's
+/// mode (the default is per mode, as teams are).
 #[utoipa::path(patch, path = "/entities/{id}", operation_id = "update_entity", tag = "Entities",
     request_body = UpdateEntity,
     params(("id" = uuid::Uuid, Path, description = "Entity id")),
@@ -103,11 +123,12 @@ async fn update(
     Id(id): Id,
     Json(body): Json<UpdateEntity>,
 ) -> ApiResult<Json<store::Entity>> {
-    let (_, name, parent) = (
+    let entity_fields = body.name.is_some() || !body.parent_id.is_missing();
+    let (_, name, parent, default_team) = (
         ensure(
-            body.name.is_some() || !body.parent_id.is_missing(),
+            entity_fields || !body.default_team_id.is_missing(),
             "body",
-            "give at least one of: name, parentId",
+            "give at least one of: name, parentId, defaultTeamId",
         ),
         body.name
             .as_deref()
@@ -118,15 +139,25 @@ async fn update(
             Patch::Null => Ok(Some(None)),
             Patch::Value(raw) => required_id("parentId", Some(raw)).map(|id| Some(Some(id))),
         },
+        match &body.default_team_id {
+            Patch::Missing => Ok(None),
+            Patch::Null => Ok(Some(None)),
+            Patch::Value(raw) => required_id("defaultTeamId", Some(raw)).map(|id| Some(Some(id))),
+        },
     )
         .all_valid()?;
-    let entity = store::update(
-        &state.db,
-        principal.tenant.company_id,
-        id,
-        name.as_deref(),
-        parent,
-    )
-    .await?;
-    Ok(Json(entity))
+    let company = principal.tenant.company_id;
+    let entity = if entity_fields {
+        if let Some(Some(team)) = default_team {
+            // Checked first, so a bad team changes nothing.
+            team_store::ensure_team(&state.db, &principal.tenant, team, "defaultTeamId").await?;
+        }
+        store::update(&state.db, company, id, name.as_deref(), parent).await?
+    } else {
+        store::find(&state.db, company, id).await?
+    };
+    if let Some(team) = default_team {
+        team_store::set_default_team(&state.db, &principal.tenant, id, team).await?;
+    }
+    Ok(Json(with_default_team(&state, &principal, entity).await?))
 }

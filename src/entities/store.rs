@@ -19,6 +19,11 @@ pub struct Entity {
     pub widget_key_live: String,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+    /// The team new chats of the entity join, in the key's mode (absent:
+    /// none).
+    #[sqlx(skip)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_team_id: Option<Uuid>,
 }
 
 pub const COLUMNS: &str =

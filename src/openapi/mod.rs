@@ -53,6 +53,7 @@ pub const SECURITY_SCHEME: &str = "ApiKey";
         (name = "API keys", description = "Keys of the company (secrets shown once)"),
         (name = "Tickets", description = "Tickets, comments and their timeline"),
         (name = "Tags", description = "Tags of tickets and chat sessions, with their counts"),
+        (name = "Teams", description = "Teams of agents and how new chats are routed to them"),
         (name = "Knowledge base", description = "Articles, categories, search and votes"),
         (name = "Chat", description = "Live chat sessions, messages and agent presence"),
         (name = "Webhooks", description = "Signed event deliveries to your URLs"),

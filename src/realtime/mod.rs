@@ -311,6 +311,7 @@ pub async fn sweep_once(state: &AppState) -> Result<(), StoreError> {
             .realtime
             .presence_changed(&tenant, Some(&agent), None)
             .await;
+        crate::teams::routing::agent_away(state, &tenant, agent.user_id).await;
     }
     Ok(())
 }

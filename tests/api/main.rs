@@ -19,5 +19,6 @@ mod rules;
 mod search;
 mod sla;
 mod tags;
+mod teams;
 mod tickets;
 mod widget;

@@ -152,6 +152,23 @@ impl Socket {
         if channel == Channel::Presence {
             self.presence_snapshot().await?;
         }
+        if let Channel::Session(session) = channel {
+            self.queue_snapshot(session).await?;
+        }
+        Ok(())
+    }
+
+    /// On subscribing to a queued session: its place in line now, so a
+    /// widget that (re)connects shows it before the queue next moves.
+    async fn queue_snapshot(&mut self, session: Uuid) -> Result<(), Fail> {
+        let tenant = self.credential.tenant();
+        let place = crate::teams::claim::position(&self.state.db, &tenant, session).await?;
+        if let Some((team, position)) = place {
+            let name = Channel::Session(session).name();
+            let data = serde_json::json!({ "teamId": team, "position": position });
+            self.send_text(protocol::event("queue", &name, None, &data))
+                .await?;
+        }
         Ok(())
     }
 

@@ -42,6 +42,7 @@ fn valid_body(method: &Method, path: &str, other_user: &str) -> Option<Value> {
         ("PATCH", "/chat/sessions/{id}") => json!({"status": "CLOSED"}),
         ("PATCH", "/settings/custom-fields/{key}") => json!({"label": "Renamed"}),
         ("PATCH", "/settings/business-hours/{id}") => json!({"name": "Renamed"}),
+        ("PATCH", "/teams/{id}") => json!({"name": "Renamed"}),
         ("POST", "/chat/sessions/{id}/messages") => {
             json!({"body": "Hi", "senderType": "visitor"})
         }
@@ -125,6 +126,14 @@ async fn records_of(app: &TestApp, key: &str, entity: &str) -> BTreeMap<&'static
         .post("/chat/sessions", key, json!({"entityId": entity}))
         .await;
     ids.insert("session", id(&session));
+    let team = app
+        .post(
+            "/teams",
+            key,
+            json!({"name": "A's team", "memberIds": [ids["user"]]}),
+        )
+        .await;
+    ids.insert("team", id(&team));
     app.post(
         "/settings/custom-fields",
         key,
@@ -167,6 +176,7 @@ fn fill(path: &str, ids: &BTreeMap<&'static str, String>) -> String {
         "kb" => "category",
         "settings" if path.starts_with("/settings/custom-fields") => "custom field",
         "settings" if path.starts_with("/settings/business-hours") => "business hours",
+        "teams" => "team",
         other => panic!("no record kind for /{other}: add it to the isolation table"),
     };
     path.replace("{id}", &ids[kind])

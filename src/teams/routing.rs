@@ -1,0 +1,205 @@
+//! Live assignment: drains a team's queue to its available members and
+//! tells the sockets. A drain runs when something may let a member take a
+//! chat (a chat joins a team, an assigned chat closes, a member comes
+//! online, a team's routing or members change), and every second on every
+//! node as a safety net (a trigger lost to a crash between commit and
+//! drain). The claim itself is the store's (`claim`), atomic across nodes.
+//!
+//! Who is available: a member with presence whose visibility is PUBLIC.
+//! PRIVATE is how an agent works without being seen by visitors; routing
+//! reads it as "busy": they keep their chats but get no new ones, and their
+//! unanswered routed chats are not requeued while they stay online.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::task::JoinHandle;
+use uuid::Uuid;
+
+use super::claim::{self, Assigned, Claim};
+use super::store;
+use crate::auth::Tenant;
+use crate::error::StoreError;
+use crate::realtime::presence::Visibility;
+use crate::realtime::protocol::{self, Channel, Topic};
+use crate::state::AppState;
+use crate::time::Timestamp;
+
+/// How often each node drains waiting queues and requeues the unanswered
+/// chats of agents who went away.
+pub const TICK: Duration = Duration::from_secs(1);
+
+/// The members online and taking new work.
+async fn available(state: &AppState, tenant: &Tenant) -> Result<Vec<Uuid>, StoreError> {
+    Ok(state
+        .realtime
+        .presence
+        .online(tenant)
+        .await?
+        .into_iter()
+        .filter(|agent| agent.visibility == Visibility::Public)
+        .map(|agent| agent.user_id)
+        .collect())
+}
+
+/// Assigns `team`'s queued chats while a member can take one, then pushes
+/// the assignments and the queue. Answers whether anything was assigned.
+pub async fn drain(state: &AppState, tenant: &Tenant, team: Uuid) -> Result<bool, StoreError> {
+    let assigned = assign_queued(state, tenant, team).await?;
+    publish_queue(state, tenant, team).await?;
+    Ok(assigned)
+}
+
+/// The claims of a drain, pushing each assignment; the queue is the
+/// caller's to push.
+async fn assign_queued(state: &AppState, tenant: &Tenant, team: Uuid) -> Result<bool, StoreError> {
+    let online = available(state, tenant).await?;
+    let mut assigned = false;
+    loop {
+        match claim::claim_next(&state.db, tenant, team, &online).await? {
+            Claim::Assigned(done) => {
+                publish_assignment(state, tenant, &done).await;
+                assigned = true;
+            }
+            Claim::Raced => continue,
+            Claim::Nothing => break,
+        }
+    }
+    Ok(assigned)
+}
+
+/// `drain` for each of `teams`, logging failures: the caller's own change
+/// has committed, and the periodic drain retries.
+pub async fn drain_all(state: &AppState, tenant: &Tenant, teams: impl IntoIterator<Item = Uuid>) {
+    let teams: BTreeSet<Uuid> = teams.into_iter().collect();
+    for team in teams {
+        if let Err(err) = drain(state, tenant, team).await {
+            tracing::warn!(error = %err, %team, "team queue drain failed; the next tick retries");
+        }
+    }
+}
+
+/// Drains every team `user` is a member of (the agent came online or
+/// closed a chat).
+pub async fn member_freed(state: &AppState, tenant: &Tenant, user: Uuid) {
+    match store::teams_of_member(&state.db, tenant, user).await {
+        Ok(teams) => drain_all(state, tenant, teams).await,
+        Err(err) => tracing::warn!(error = %err, "teams of a member could not be read"),
+    }
+}
+
+/// Pushes an assignment: `assignment` to the session (its visitor learns an
+/// agent took the chat) and to its entity channel (the agents' consoles,
+/// where the assignee finds it).
+pub async fn publish_assignment(state: &AppState, tenant: &Tenant, assigned: &Assigned) {
+    let session = &assigned.session;
+    let data = json!({
+        "sessionId": session.id,
+        "assigneeId": assigned.assignment.assignee_id,
+        "assignment": assigned.assignment,
+    });
+    for channel in [
+        Channel::Session(session.id),
+        Channel::Entity(session.entity_id),
+    ] {
+        let frame = protocol::event("assignment", &channel.name(), None, &data);
+        state
+            .realtime
+            .publish(Topic::new(*tenant, channel.into()), None, frame)
+            .await;
+    }
+}
+
+/// Pushes the queue: `queue` `{teamId, position}` to each waiting session
+/// (1 is next) and `queue` `{teamId, length}` to the entity channels of the
+/// team's entities and of the waiting sessions.
+pub async fn publish_queue(
+    state: &AppState,
+    tenant: &Tenant,
+    team: Uuid,
+) -> Result<(), StoreError> {
+    let queue = claim::queue(&state.db, team).await?;
+    let mut entities: BTreeSet<Uuid> = match store::find(&state.db, tenant, team).await {
+        Ok(found) => found.entity_ids.into_iter().collect(),
+        Err(StoreError::NotFound) => return Ok(()),
+        Err(other) => return Err(other),
+    };
+    for (i, queued) in queue.iter().enumerate() {
+        entities.insert(queued.entity_id);
+        let channel = Channel::Session(queued.id);
+        let data = json!({ "teamId": team, "position": i + 1 });
+        let frame = protocol::event("queue", &channel.name(), None, &data);
+        state
+            .realtime
+            .publish(Topic::new(*tenant, channel.into()), None, frame)
+            .await;
+    }
+    for entity in entities {
+        let channel = Channel::Entity(entity);
+        let data = json!({ "teamId": team, "length": queue.len() });
+        let frame = protocol::event("queue", &channel.name(), None, &data);
+        state
+            .realtime
+            .publish(Topic::new(*tenant, channel.into()), None, frame)
+            .await;
+    }
+    Ok(())
+}
+
+/// One tick: requeues the unanswered routed chats of agents away for
+/// longer than the grace period, then drains every waiting queue (public
+/// so a test can drive it).
+pub async fn tick(state: &AppState) -> Result<(), StoreError> {
+    let before = Timestamp::now().minus(state.config.reassign_after);
+    for (session, agent, tenant) in claim::unanswered_away_before(&state.db, before).await? {
+        if let Some(requeued) = claim::requeue(&state.db, &tenant, session, agent).await? {
+            publish_assignment(state, &tenant, &requeued).await;
+        }
+    }
+    // The queue is pushed only when it moved: visitors hear of changes,
+    // not of every tick.
+    for (team, tenant) in claim::teams_waiting(&state.db).await? {
+        if assign_queued(state, &tenant, team).await? {
+            publish_queue(state, &tenant, team).await?;
+        }
+    }
+    Ok(())
+}
+
+/// An agent's presence ended (expired or removed): no new work from now
+/// (routing reads presence), and the grace period starts.
+pub async fn agent_away(state: &AppState, tenant: &Tenant, user: Uuid) {
+    if let Err(err) = claim::mark_away(&state.db, tenant, user).await {
+        tracing::warn!(error = %err, "an agent's absence could not be recorded");
+    }
+}
+
+/// An agent came online or became PUBLIC: the grace period ends and their
+/// teams' queues may move.
+pub async fn agent_available(state: &AppState, tenant: &Tenant, user: Uuid) {
+    if let Err(err) = claim::mark_back(&state.db, tenant, user).await {
+        tracing::warn!(error = %err, "an agent's return could not be recorded");
+    }
+    member_freed(state, tenant, user).await;
+}
+
+/// The node's routing worker: `tick` every second until shutdown.
+pub fn spawn_worker(state: &AppState) -> JoinHandle<()> {
+    let state = state.clone();
+    tokio::spawn(async move {
+        let mut shutdown = state.shutdown.clone();
+        let mut ticker = tokio::time::interval(TICK);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = ticker.tick() => {
+                    if let Err(err) = tick(&state).await {
+                        tracing::warn!(error = %err, "routing tick failed; retrying");
+                    }
+                }
+                _ = crate::realtime::ws::stopping(&mut shutdown) => return,
+            }
+        }
+    })
+}

@@ -1,0 +1,66 @@
+//! Two nodes routing one team at once: the claim is atomic across nodes.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::json;
+use uuid::Uuid;
+
+use super::{agents, assigned_events, chat, online, routed_team};
+use crate::backend_tests;
+use crate::chat::eventually;
+use crate::support::{Backend, TestApp};
+
+backend_tests!(two_nodes_never_assign_beyond_capacity_nor_one_chat_twice);
+
+async fn two_nodes_never_assign_beyond_capacity_nor_one_chat_twice(backend: Backend) {
+    let first = TestApp::spawn(backend).await;
+    let second = first.spawn_peer().await;
+    let acme = first.company().await;
+    let team_agents = agents(&first, &acme, 5).await;
+    let team = routed_team(&first, &acme, &team_agents, "least_busy", 10).await;
+    for &a in &team_agents {
+        // Without Redis each node knows only its own heartbeats.
+        online(&first, &acme, a).await;
+        online(&second, &acme, a).await;
+    }
+
+    let creates = (0..200).map(|i| {
+        let node = if i % 2 == 0 { &first } else { &second };
+        chat(node, &acme)
+    });
+    futures::future::join_all(creates).await;
+    // No chat closes, so an agent's count only grows: the events at the end
+    // show the most any agent ever held.
+    eventually("every agent is at capacity", || async {
+        assigned_events(&first, &acme).await.len() >= 50
+    })
+    .await;
+    let at_capacity = assigned_events(&first, &acme).await;
+    first
+        .patch(
+            &format!("/teams/{team}"),
+            &acme.key,
+            json!({"routing": {"chatCapacity": 40}}),
+        )
+        .await
+        .assert_status(200);
+    eventually("the queue drains", || async {
+        first.get(&format!("/teams/{team}"), &acme.key).await.body["queueLength"] == 0
+    })
+    .await;
+    let all = assigned_events(&first, &acme).await;
+
+    let mut per_agent: HashMap<String, usize> = HashMap::new();
+    for event in &at_capacity {
+        let agent = event["assignment"]["assigneeId"].as_str().expect("agent");
+        *per_agent.entry(agent.to_string()).or_default() += 1;
+    }
+    let full: HashMap<String, usize> = team_agents.iter().map(|a| (a.to_string(), 10)).collect();
+    assert_eq!(per_agent, full);
+    let sessions: HashSet<Uuid> = all
+        .iter()
+        .map(|e| Uuid::parse_str(e["session"]["id"].as_str().expect("id")).expect("uuid"))
+        .collect();
+    assert_eq!((all.len(), sessions.len()), (200, 200));
+    second.stop().await;
+}
