@@ -115,6 +115,7 @@ async fn create_session(
         visitor_email,
         tags,
         custom_fields,
+        identity: Default::default(),
     };
     let (session, visitor_token) = service::create_session(&state, &principal.tenant, new).await?;
     Ok((

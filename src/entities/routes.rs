@@ -13,7 +13,9 @@ use crate::extract::{Id, Json};
 use crate::openapi::schema::{self, DataList};
 use crate::router::ApiRouter;
 use crate::state::AppState;
-use crate::validate::{Fields, NAME_MAX, Patch, ensure, optional_id, required_id, required_text};
+use crate::validate::{
+    Fields, NAME_MAX, Patch, ensure, optional_id, required_enum, required_id, required_text,
+};
 
 pub fn router() -> ApiRouter {
     ApiRouter::new()
@@ -42,6 +44,10 @@ pub(crate) struct UpdateEntity {
     #[serde(default)]
     #[schema(value_type = Option<uuid::Uuid>)]
     parent_id: Patch<String>,
+    /// `optional` or `required`: whether widget sessions need a verified
+    /// identity token.
+    #[schema(value_type = Option<String>)]
+    widget_identity: Option<String>,
 }
 
 /// List entities
@@ -103,11 +109,11 @@ async fn update(
     Id(id): Id,
     Json(body): Json<UpdateEntity>,
 ) -> ApiResult<Json<store::Entity>> {
-    let (_, name, parent) = (
+    let (_, name, parent, widget_identity) = (
         ensure(
-            body.name.is_some() || !body.parent_id.is_missing(),
+            body.name.is_some() || !body.parent_id.is_missing() || body.widget_identity.is_some(),
             "body",
-            "give at least one of: name, parentId",
+            "give at least one of: name, parentId, widgetIdentity",
         ),
         body.name
             .as_deref()
@@ -118,6 +124,10 @@ async fn update(
             Patch::Null => Ok(Some(None)),
             Patch::Value(raw) => required_id("parentId", Some(raw)).map(|id| Some(Some(id))),
         },
+        body.widget_identity
+            .as_deref()
+            .map(|raw| required_enum("widgetIdentity", Some(raw)))
+            .transpose(),
     )
         .all_valid()?;
     let entity = store::update(
@@ -126,6 +136,7 @@ async fn update(
         id,
         name.as_deref(),
         parent,
+        widget_identity,
     )
     .await?;
     Ok(Json(entity))
