@@ -43,8 +43,12 @@ const MESSAGE_SELECT: &str = "SELECT m.id, m.session_id, m.body, m.sender_type, 
 /// What sending a message did.
 #[derive(Debug)]
 pub enum Sent {
-    /// Stored now; `session` as the send left it.
-    New { session: Session, message: Message },
+    /// Stored now; `session` as the send left it (boxed: a session is
+    /// much larger than a message).
+    New {
+        session: Box<Session>,
+        message: Message,
+    },
     /// The session already holds a message with this `clientMessageId`:
     /// that one, and nothing was stored.
     Repeat(Message),
@@ -417,7 +421,10 @@ pub async fn create_message(
     let change = RecordChange::upsert(RecordType::ChatMessage, message.id, &message)?;
     events::record_change(&mut tx, tenant, &change).await?;
     tx.commit().await?;
-    Ok(Sent::New { session, message })
+    Ok(Sent::New {
+        session: Box::new(session),
+        message,
+    })
 }
 
 /// The message of session `session_id` sent with `client_id`, if any.
