@@ -80,7 +80,7 @@ done
 echo "browser tests: service on $SD_BASE_URL, $("$CHROMIUM" --version 2>/dev/null | head -n1)"
 echo "browser tests: screenshots go to $SD_SCREENSHOTS"
 status=0
-node --test --test-timeout=300000 demo.test.js || status=$?
+node --test --test-timeout=300000 ${SD_TESTS:-demo.test.js widget.test.js} || status=$?
 if [ "$status" -ne 0 ]; then
   echo "browser tests: failed; the end of the service log follows" >&2
   tail -n 80 "$WORK/server.log" >&2

@@ -23,6 +23,7 @@
   var isOpen = false;
   var unread = 0;
   var frame, launcher, badge;
+  var phone = !!(window.matchMedia && window.matchMedia('(max-width: 480px)').matches);
 
   function readSettings(data, global) {
     function pick(name, dataName) {
@@ -91,7 +92,7 @@
       background: '#fff', 'z-index': '2147483646', display: 'none',
     });
     frame.style.setProperty(side, '20px');
-    if (window.matchMedia && window.matchMedia('(max-width: 480px)').matches) {
+    if (phone) {
       css(frame, { bottom: '0', width: '100vw', height: '100vh', 'max-height': '100vh', 'max-width': '100vw', 'border-radius': '0' });
       frame.style.setProperty(side, '0');
     }
@@ -144,6 +145,8 @@
     if (isOpen) return;
     isOpen = true;
     frame.style.display = 'block';
+    // Full screen on a phone: the frame's own close button is the way out.
+    if (phone) launcher.style.display = 'none';
     launcher.setAttribute('aria-expanded', 'true');
     launcher.setAttribute('aria-label', label.close);
     launcher.replaceChild(svg(CLOSE_ICON), launcher.firstChild);
@@ -156,6 +159,7 @@
     if (!isOpen) return;
     isOpen = false;
     frame.style.display = 'none';
+    if (!settings.hideLauncher) launcher.style.display = 'flex';
     launcher.setAttribute('aria-expanded', 'false');
     launcher.setAttribute('aria-label', label.open);
     launcher.replaceChild(svg(CHAT_ICON), launcher.firstChild);
