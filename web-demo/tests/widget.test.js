@@ -4,6 +4,7 @@
 // as a customer would.
 
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
@@ -170,5 +171,34 @@ test('on a phone the chat fills the screen', async () => {
   await page.click('[data-supportdesk=launcher]');
   await frame.locator('#question').waitFor({ state: 'visible', timeout: WAIT });
   await page.screenshot({ path: path.join(SHOTS, 'widget-phone.png') });
+  await context.close();
+});
+
+/** An identity token as the shop's backend signs it (HS256). */
+function signToken(claims, secret) {
+  const b64 = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const signed = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64(claims)}`;
+  const signature = crypto.createHmac('sha256', secret).update(signed).digest('base64url');
+  return `${signed}.${signature}`;
+}
+
+test('identify() makes the next chat a verified one', async () => {
+  const entityId = env('SD_ENTITY_ID');
+  const { secret } = await api('POST', `/entities/${entityId}/widget-secret/rotate`, {});
+  const now = Math.floor(Date.now() / 1000);
+  const token = signToken({ sub: 'shop-user-7', name: 'Vera Verified', email: 'vera@teapots.example', iat: now, exp: now + 600 }, secret);
+  const { context, page } = await openShop();
+  await page.evaluate((t) => {
+    window.Supportdesk.identify({ token: t });
+    window.Supportdesk.open();
+  }, token);
+  const frame = page.frameLocator(`iframe[src^="${BASE}/widget/frame.html"]`);
+  await frame.locator('#question').fill('Where is my order?');
+  await frame.locator('#start button[type=submit]').click();
+  await frame.locator('#messages').getByText('Where is my order?').waitFor({ timeout: WAIT });
+  const sessions = await api('GET', '/chat/sessions');
+  const session = sessions.data.find((s) => s.visitor?.externalId === 'shop-user-7');
+  assert.ok(session, 'a session of the identified visitor');
+  assert.deepEqual(session.visitor, { externalId: 'shop-user-7', email: 'vera@teapots.example', name: 'Vera Verified', verified: true });
   await context.close();
 });
