@@ -32,6 +32,7 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
 pub fn api_routes() -> ApiRouter {
     ApiRouter::new()
         .merge(crate::entities::routes::router())
+        .merge(crate::widget::secret::router())
         .merge(crate::users::routes::router())
         .merge(crate::keys::routes::router())
         .merge(crate::webhooks::routes::router())

@@ -51,6 +51,12 @@ pub struct Session {
     /// The agent handling the chat.
     pub assignee_id: Option<Uuid>,
     pub assigned_at: Option<Timestamp>,
+    /// Who the visitor is, and whether the widget proved it.
+    #[sqlx(flatten)]
+    pub visitor: Visitor,
+    /// False while an email the visitor typed (unproven) awaits its
+    /// confirmation link: agent replies are not mailed to it until then.
+    pub email_verified: bool,
     /// Sorted.
     #[sqlx(skip)]
     pub tags: Vec<String>,
@@ -95,6 +101,44 @@ pub struct Message {
     pub created_at: Timestamp,
 }
 
+/// The visitor of a session. `externalId` is the customer's own user id
+/// from a verified identity token; `verified` says the customer's backend
+/// signed the identity (name and email included).
+#[derive(Debug, Clone, Default, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Visitor {
+    #[sqlx(rename = "visitor_external_id")]
+    pub external_id: Option<String>,
+    #[sqlx(rename = "visitor_email")]
+    pub email: Option<String>,
+    #[sqlx(rename = "visitor_name")]
+    pub name: String,
+    #[sqlx(rename = "visitor_verified")]
+    pub verified: bool,
+}
+
+/// How a new session's visitor is known. The default is a session an API
+/// key opened: the integrator vouches for the email it gives.
+#[derive(Debug, Clone)]
+pub struct SessionIdentity {
+    pub external_id: Option<String>,
+    pub verified: bool,
+    pub email_verified: bool,
+    /// An unproven email: the link's token hash, and the email that sends it.
+    pub confirmation: Option<(String, Email)>,
+}
+
+impl Default for SessionIdentity {
+    fn default() -> Self {
+        SessionIdentity {
+            external_id: None,
+            verified: false,
+            email_verified: true,
+            confirmation: None,
+        }
+    }
+}
+
 pub(crate) fn session_status() -> utoipa::openapi::ObjectBuilder {
     crate::openapi::schema::enum_of(SessionStatus::NAMES)
 }
@@ -111,6 +155,7 @@ pub struct NewSession {
     pub tags: Vec<String>,
     /// Checked against the definitions; required ones present.
     pub custom_fields: FieldPatch,
+    pub identity: SessionIdentity,
 }
 
 #[derive(Debug, Default)]
@@ -263,7 +308,11 @@ pub struct NewMessage {
 
 /// The visitor's email when an agent replied; the message and a link that
 /// continues the chat in the widget.
+/// None while the visitor's email is unconfirmed.
 pub fn agent_reply_email(session: &Session, message: &Message, link: &str) -> Option<Email> {
+    if !session.email_verified {
+        return None;
+    }
     let to = session.visitor_email.clone()?;
     let agent = message.sender_name.as_deref().unwrap_or("An agent");
     let text = format!(
@@ -323,6 +372,12 @@ mod tests {
             team_id: None,
             assignee_id: None,
             assigned_at: None,
+            visitor: Visitor {
+                name: "Vic".into(),
+                email: Some("vic@example.com".into()),
+                ..Visitor::default()
+            },
+            email_verified: true,
             tags: Vec::new(),
             custom_fields: Default::default(),
         };
@@ -348,6 +403,12 @@ mod tests {
             ..session
         };
         assert!(agent_reply_email(&anonymous, &message, "l").is_none());
+        let unconfirmed = Session {
+            email_verified: false,
+            visitor_email: Some("vic@example.com".into()),
+            ..anonymous
+        };
+        assert!(agent_reply_email(&unconfirmed, &message, "l").is_none());
     }
 
     fn input<'a>(

@@ -120,6 +120,7 @@ async fn create_session(
         visitor_email,
         tags,
         custom_fields,
+        identity: Default::default(),
     };
     let (session, visitor_token) =
         service::create_session_in(&state, &principal.tenant, new, team_id).await?;

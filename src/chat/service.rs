@@ -88,6 +88,16 @@ pub async fn assign_session(
     Ok(())
 }
 
+/// Confirms a visitor's email from its link (once); tells the watchers.
+/// None when the link is unknown or was used.
+pub async fn confirm_visitor_email(state: &AppState, hash: &str) -> ApiResult<Option<Session>> {
+    let Some((tenant, session)) = store::confirm_visitor_email(&state.db, hash).await? else {
+        return Ok(None);
+    };
+    publish_session(state, &tenant, &session, true).await;
+    Ok(Some(session))
+}
+
 /// Changes a session's status, tags and / or custom field values in one
 /// transaction; pushes
 /// `chat.session` if it changed.

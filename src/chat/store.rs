@@ -26,13 +26,16 @@ use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
 
 const SESSION_COLUMNS: &str = "id, entity_id, status, visitor_name, visitor_email, created_at, \
-     updated_at, closed_at, custom_fields, team_id, assignee_id, assigned_at";
+     updated_at, closed_at, custom_fields, team_id, assignee_id, assigned_at, \
+     visitor_external_id, visitor_verified, email_verified";
 
 /// [`SESSION_COLUMNS`] qualified, for a list that may join search documents.
 const SESSION_SELECT: &str = "chat_sessions.id, chat_sessions.entity_id, chat_sessions.status, \
      chat_sessions.visitor_name, chat_sessions.visitor_email, chat_sessions.created_at, \
      chat_sessions.updated_at, chat_sessions.closed_at, chat_sessions.custom_fields, \
-     chat_sessions.team_id, chat_sessions.assignee_id, chat_sessions.assigned_at";
+     chat_sessions.team_id, chat_sessions.assignee_id, chat_sessions.assigned_at, \
+     chat_sessions.visitor_external_id, chat_sessions.visitor_verified, \
+     chat_sessions.email_verified";
 
 /// Messages with the agent's name (the join only matches agent messages).
 const MESSAGE_SELECT: &str = "SELECT m.id, m.session_id, m.body, m.sender_type, m.sender_id, \
@@ -110,8 +113,10 @@ pub async fn create_session(
     };
     let session: Session = Query::new(format!(
         "INSERT INTO chat_sessions (id, company_id, mode, entity_id, status, visitor_name, \
-         visitor_email, created_at, updated_at, team_id) \
-         VALUES ($1, $2, $3, $4, 'ACTIVE', $5, $6, $7, $7, $8) RETURNING {SESSION_COLUMNS}"
+         visitor_email, created_at, updated_at, team_id, visitor_external_id, \
+         visitor_verified, email_verified, email_confirmation_hash) \
+         VALUES ($1, $2, $3, $4, 'ACTIVE', $5, $6, $7, $7, $8, $9, $10, $11, $12) \
+         RETURNING {SESSION_COLUMNS}"
     ))
     .bind(new_id())
     .bind_tenant(tenant)
@@ -120,8 +125,20 @@ pub async fn create_session(
     .bind(new.visitor_email.as_deref())
     .bind(Timestamp::now())
     .bind(team)
+    .bind(new.identity.external_id.as_deref())
+    .bind(new.identity.verified)
+    .bind(new.identity.email_verified)
+    .bind(
+        new.identity
+            .confirmation
+            .as_ref()
+            .map(|(hash, _)| hash.as_str()),
+    )
     .fetch_one(&mut tx)
     .await?;
+    if let Some((_, email)) = &new.identity.confirmation {
+        mail::queue(&mut tx, tenant, email).await?;
+    }
     tag_store::replace(&mut tx, tenant, Tagged::ChatSession, session.id, &new.tags).await?;
     field_store::apply(
         &mut tx,
@@ -508,6 +525,57 @@ pub async fn messages_after(
         " AND (m.created_at > {after} OR (m.created_at = {after} AND m.id > {since})) \
          ORDER BY m.created_at, m.id LIMIT "
     ))
+    .push_bind(limit)
+    .fetch_all(db)
+    .await
+}
+
+/// Marks the email of the session holding confirmation `hash` as
+/// confirmed and forgets the hash, so the link works once. None when no
+/// session holds it (unknown, or already used).
+pub async fn confirm_visitor_email(
+    db: &Db,
+    hash: &str,
+) -> Result<Option<(Tenant, Session)>, StoreError> {
+    let mut tx = db.begin().await?;
+    let row: Option<(Uuid, Uuid, crate::auth::Mode)> = Query::new(
+        "UPDATE chat_sessions SET email_verified = $2, email_confirmation_hash = NULL, \
+         updated_at = $3 WHERE email_confirmation_hash = $1 RETURNING id, company_id, mode",
+    )
+    .bind(hash)
+    .bind(true)
+    .bind(Timestamp::now())
+    .fetch_optional(&mut tx)
+    .await?;
+    let Some((id, company_id, mode)) = row else {
+        return Ok(None);
+    };
+    let tenant = Tenant { company_id, mode };
+    let session = record_session(&mut tx, &tenant, id).await?;
+    tx.commit().await?;
+    Ok(Some((tenant, session)))
+}
+
+/// The sessions of a verified visitor (`external_id`) in one entity,
+/// newest first, at most `limit`.
+pub async fn visitor_sessions(
+    db: &Db,
+    tenant: &Tenant,
+    entity_id: Uuid,
+    external_id: &str,
+    limit: i64,
+) -> Result<Vec<Session>, StoreError> {
+    Query::new(format!(
+        "SELECT {SESSION_COLUMNS} FROM chat_sessions WHERE "
+    ))
+    .push_tenant(tenant, "")
+    .push(" AND entity_id = ")
+    .push_bind(entity_id)
+    .push(" AND visitor_external_id = ")
+    .push_bind(external_id)
+    .push(" AND visitor_verified = ")
+    .push_bind(true)
+    .push(" ORDER BY created_at DESC, id DESC LIMIT ")
     .push_bind(limit)
     .fetch_all(db)
     .await

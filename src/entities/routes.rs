@@ -14,7 +14,9 @@ use crate::openapi::schema::{self, DataList};
 use crate::router::ApiRouter;
 use crate::state::AppState;
 use crate::teams::store as team_store;
-use crate::validate::{Fields, NAME_MAX, Patch, ensure, optional_id, required_id, required_text};
+use crate::validate::{
+    Fields, NAME_MAX, Patch, ensure, optional_id, required_enum, required_id, required_text,
+};
 
 pub fn router() -> ApiRouter {
     ApiRouter::new()
@@ -48,6 +50,10 @@ pub(crate) struct UpdateEntity {
     #[serde(default)]
     #[schema(value_type = Option<uuid::Uuid>)]
     default_team_id: Patch<String>,
+    /// `optional` or `required`: whether widget sessions need a verified
+    /// identity token.
+    #[schema(value_type = Option<String>)]
+    widget_identity: Option<String>,
 }
 
 /// The entity with its default team in the key's mode.
@@ -123,12 +129,13 @@ async fn update(
     Id(id): Id,
     Json(body): Json<UpdateEntity>,
 ) -> ApiResult<Json<store::Entity>> {
-    let entity_fields = body.name.is_some() || !body.parent_id.is_missing();
-    let (_, name, parent, default_team) = (
+    let entity_fields =
+        body.name.is_some() || !body.parent_id.is_missing() || body.widget_identity.is_some();
+    let (_, name, parent, widget_identity, default_team) = (
         ensure(
             entity_fields || !body.default_team_id.is_missing(),
             "body",
-            "give at least one of: name, parentId, defaultTeamId",
+            "give at least one of: name, parentId, widgetIdentity, defaultTeamId",
         ),
         body.name
             .as_deref()
@@ -139,6 +146,10 @@ async fn update(
             Patch::Null => Ok(Some(None)),
             Patch::Value(raw) => required_id("parentId", Some(raw)).map(|id| Some(Some(id))),
         },
+        body.widget_identity
+            .as_deref()
+            .map(|raw| required_enum("widgetIdentity", Some(raw)))
+            .transpose(),
         match &body.default_team_id {
             Patch::Missing => Ok(None),
             Patch::Null => Ok(Some(None)),
@@ -147,12 +158,20 @@ async fn update(
     )
         .all_valid()?;
     let company = principal.tenant.company_id;
+    if let Some(Some(team)) = default_team {
+        // Checked first, so a bad team changes nothing.
+        team_store::ensure_team(&state.db, &principal.tenant, team, "defaultTeamId").await?;
+    }
     let entity = if entity_fields {
-        if let Some(Some(team)) = default_team {
-            // Checked first, so a bad team changes nothing.
-            team_store::ensure_team(&state.db, &principal.tenant, team, "defaultTeamId").await?;
-        }
-        store::update(&state.db, company, id, name.as_deref(), parent).await?
+        store::update(
+            &state.db,
+            company,
+            id,
+            name.as_deref(),
+            parent,
+            widget_identity,
+        )
+        .await?
     } else {
         store::find(&state.db, company, id).await?
     };

@@ -8,6 +8,19 @@ use crate::db::{Db, On, Query, Table, Tx, ensure_reference};
 use crate::error::StoreError;
 use crate::time::{Timestamp, new_id};
 
+crate::text_enum! {
+    /// Whether the visitor widget may open sessions without a verified
+    /// identity token.
+    pub enum WidgetIdentity {
+        Optional = "optional",
+        Required = "required",
+    }
+}
+
+fn widget_identity() -> utoipa::openapi::ObjectBuilder {
+    crate::openapi::schema::enum_of(WidgetIdentity::NAMES)
+}
+
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Entity {
@@ -17,6 +30,11 @@ pub struct Entity {
     pub name: String,
     pub widget_key_test: String,
     pub widget_key_live: String,
+    /// `required`: widget sessions need a valid identity token.
+    #[schema(schema_with = widget_identity)]
+    pub widget_identity: WidgetIdentity,
+    /// Whether an identity secret exists (the secret itself is shown once).
+    pub widget_secret_set: bool,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
     /// The team new chats of the entity join, in the key's mode (absent:
@@ -26,8 +44,8 @@ pub struct Entity {
     pub default_team_id: Option<Uuid>,
 }
 
-pub const COLUMNS: &str =
-    "id, company_id, parent_id, name, widget_key_test, widget_key_live, created_at, updated_at";
+pub const COLUMNS: &str = "id, company_id, parent_id, name, widget_key_test, widget_key_live, \
+     widget_identity, widget_secret IS NOT NULL AS widget_secret_set, created_at, updated_at";
 
 /// Creates an entity; a `parent_id` must be an entity of the same company.
 pub async fn create(
@@ -95,6 +113,7 @@ pub async fn update(
     id: Uuid,
     name: Option<&str>,
     parent_id: Option<Option<Uuid>>,
+    widget_identity: Option<WidgetIdentity>,
 ) -> Result<Entity, StoreError> {
     let mut tx = db.begin().await?;
     let current = find_on(&mut tx, company_id, id).await?;
@@ -107,10 +126,11 @@ pub async fn update(
         }
     };
     let sql = format!(
-        "UPDATE entities SET name = $3, parent_id = $4, updated_at = $5 \
+        "UPDATE entities SET name = $3, parent_id = $4, updated_at = $5, widget_identity = $6 \
          WHERE id = $1 AND company_id = $2 RETURNING {COLUMNS}"
     );
     let name = name.unwrap_or(&current.name);
+    let widget_identity = widget_identity.unwrap_or(current.widget_identity);
     let now = Timestamp::now();
     let entity = Query::new(sql)
         .bind(id)
@@ -118,6 +138,7 @@ pub async fn update(
         .bind(name)
         .bind(parent)
         .bind(now)
+        .bind(widget_identity)
         .fetch_one(&mut tx)
         .await?;
     tx.commit().await?;

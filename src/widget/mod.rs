@@ -3,9 +3,13 @@
 //! key. Open to any origin (CORS) and rate-limited per client IP. Everything
 //! else a widget does goes through `/api/v1/ws?token=` with its visitor token.
 
+mod assets;
+pub mod identity;
 mod limits;
 mod routes;
+pub mod secret;
 pub mod store;
+mod visitors;
 
 use std::time::Duration;
 
@@ -20,6 +24,10 @@ use crate::state::AppState;
 /// CORS outside (so preflights are answered at once and even a 429 is
 /// readable by the page), and `no-store` on every answer.
 pub fn router() -> Router<AppState> {
+    api_router().merge(assets::router())
+}
+
+fn api_router() -> Router<AppState> {
     let cors = CorsLayer::new()
         .allow_origin(Any)
         .allow_methods([Method::GET, Method::POST])

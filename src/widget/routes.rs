@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::store::{self, WidgetTarget};
+use crate::auth::Tenant;
 use crate::chat::model::NewSession;
 use crate::chat::{Message, service};
 use crate::companies::CompanyStatus;
@@ -39,6 +40,7 @@ pub fn router() -> Router<AppState> {
         .route(
             "/widget/v1/sessions",
             post(create_session)
+                .get(super::visitors::history)
                 .options(preflight)
                 .route_layer(axum::middleware::from_fn(idempotent_session)),
         )
@@ -52,10 +54,11 @@ pub fn router() -> Router<AppState> {
             "/widget/v1/kb/articles/{id}",
             get(article).options(preflight),
         )
+        .merge(super::visitors::router())
 }
 
 /// Reached only by an OPTIONS request that is not a CORS preflight.
-async fn preflight() -> StatusCode {
+pub(super) async fn preflight() -> StatusCode {
     StatusCode::NO_CONTENT
 }
 
@@ -88,6 +91,8 @@ struct CreateSession {
     widget_key: Option<String>,
     visitor_name: Option<String>,
     visitor_email: Option<String>,
+    /// A JWT from the customer's backend: the session is then verified.
+    identity_token: Option<String>,
     /// Values of the company's visitor-writable custom fields only.
     custom_fields: Option<serde_json::Value>,
 }
@@ -145,8 +150,10 @@ struct CreatedSession {
 }
 
 /// `POST /widget/v1/sessions {widgetKey, visitorName?, visitorEmail?,
-/// customFields?}`: a chat session in the key's entity and mode, with its
-/// visitor token. `customFields` may name visitor-writable fields only.
+/// identityToken?, customFields?}`: a chat session in the key's entity and
+/// mode, with its visitor token. `customFields` may name visitor-writable
+/// fields only. With an identity token the visitor's name and email come
+/// from its claims.
 async fn create_session(
     State(state): State<AppState>,
     Json(body): Json<CreateSession>,
@@ -165,12 +172,20 @@ async fn create_session(
         ),
     )
         .all_valid()?;
+    let (visitor_name, visitor_email, identity) = super::visitors::visitor(
+        &state,
+        &target,
+        body.identity_token.as_deref(),
+        visitor_name,
+        visitor_email,
+    )?;
     let new = NewSession {
         entity_id: target.entity_id,
-        visitor_name: visitor_name.unwrap_or_else(|| "Visitor".into()),
+        visitor_name,
         visitor_email,
         tags: Vec::new(),
         custom_fields,
+        identity,
     };
     let (session, visitor_token) = service::create_session(&state, &target.tenant, new).await?;
     Ok((
@@ -222,6 +237,16 @@ async fn read_session(
         Err(StoreError::NotFound) => return Err(invalid_token("Invalid token")),
         Err(other) => return Err(other.into()),
     };
+    ensure_active(&state, &tenant).await?;
+    let messages = crate::chat::store::messages(&state.db, &tenant, id).await?;
+    Ok(Json(SessionWithMessages {
+        session: session.visitor_view(),
+        messages,
+    }))
+}
+
+/// 403 when the tenant's company is suspended.
+pub(super) async fn ensure_active(state: &AppState, tenant: &Tenant) -> ApiResult<()> {
     let company = crate::companies::store::find(&state.db, tenant.company_id).await?;
     if company.status != CompanyStatus::Active {
         return Err(ApiError::new(
@@ -230,11 +255,7 @@ async fn read_session(
             "Account is suspended",
         ));
     }
-    let messages = crate::chat::store::messages(&state.db, &tenant, id).await?;
-    Ok(Json(SessionWithMessages {
-        session: session.visitor_view(),
-        messages,
-    }))
+    Ok(())
 }
 
 #[derive(Serialize)]

@@ -638,8 +638,10 @@ test('agent presence appears and disappears in the widget; private agents never 
   }
 });
 
-/** The link of the newest email to `to` (quoted-printable decoded). */
-async function emailedLink(to) {
+const CHAT_LINK = /https?:\/\/\S+\/demo\/visitor\.html#session=[0-9a-f-]+&token=[A-Za-z0-9_-]+/;
+
+/** The newest link like `pattern` emailed to `to` (quoted-printable decoded). */
+async function emailedLink(to, pattern = CHAT_LINK) {
   const deadline = Date.now() + WAIT;
   while (Date.now() < deadline) {
     const files = (await fs.readdir(MAIL_DIR).catch(() => [])).filter((f) => f.endsWith('.eml'));
@@ -649,12 +651,12 @@ async function emailedLink(to) {
       const decoded = raw
         .replace(/=\r?\n/g, '')
         .replace(/=([0-9A-F]{2})/g, (_, hex) => String.fromCharCode(parseInt(hex, 16)));
-      const link = decoded.match(/https?:\/\/\S+\/demo\/visitor\.html#session=[0-9a-f-]+&token=[A-Za-z0-9_-]+/);
+      const link = decoded.match(pattern);
       if (link) return link[0];
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  throw new Error(`no email with a chat link to ${to} in ${MAIL_DIR}`);
+  throw new Error(`no email with a link like ${pattern} to ${to} in ${MAIL_DIR}`);
 }
 
 test('a visitor continues the chat from the link in the agent-message email, on another device', async () => {
@@ -664,6 +666,10 @@ test('a visitor continues the chat from the link in the agent-message email, on 
     headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify({ widgetKey: WIDGET_KEY, visitorName: 'Mia Mobile', visitorEmail: 'mia@example.com' }),
   }).then((r) => r.json());
+  // A typed address is unproven: replies are mailed once its owner opens
+  // the confirmation link.
+  const confirm = await emailedLink('mia@example.com', /https?:\/\/\S+\/widget\/v1\/confirm-email\?token=[A-Za-z0-9_]+/);
+  assert.equal((await fetch(confirm)).status, 200);
   const sam = await agentUser('Sam Support', 'sam@northwind.test');
   await api('POST', `/chat/sessions/${started.id}/messages`, {
     body: 'Your refund was approved. Anything else?',

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Browser tests of the web demo: builds the service (debug), starts it on a
 # free port with SQLite in a temp dir, creates a company, an entity and a
-# TEST key with the CLI (--json), then runs demo.test.js (node's test runner
-# driving Debian's headless Chromium through playwright-core; no browser is
-# downloaded). Screenshots land in web-demo/tests/screenshots/.
+# TEST key with the CLI (--json), then runs demo.test.js and widget.test.js,
+# one file after the other (node's test runner driving Debian's headless
+# Chromium through playwright-core; no browser is downloaded). Screenshots
+# land in web-demo/tests/screenshots/.
 #
 #   bash web-demo/tests/run.sh
+#   SD_TESTS=widget.test.js bash web-demo/tests/run.sh   # one file
 #
 # Needs: cargo, node >= 18 with npm, /usr/bin/chromium (or CHROMIUM=...).
 set -euo pipefail
@@ -80,7 +82,7 @@ done
 echo "browser tests: service on $SD_BASE_URL, $("$CHROMIUM" --version 2>/dev/null | head -n1)"
 echo "browser tests: screenshots go to $SD_SCREENSHOTS"
 status=0
-node --test --test-timeout=300000 demo.test.js || status=$?
+node --test --test-concurrency=1 --test-timeout=300000 ${SD_TESTS:-demo.test.js widget.test.js} || status=$?
 if [ "$status" -ne 0 ]; then
   echo "browser tests: failed; the end of the service log follows" >&2
   tail -n 80 "$WORK/server.log" >&2

@@ -3,7 +3,9 @@
 //! Knowledge-base reads are in `kb`, chats and presence in `chat`.
 
 mod chat;
+mod identity;
 mod kb;
+mod loader;
 
 use reqwest::Method;
 use serde_json::{Value, json};

@@ -1,0 +1,229 @@
+// The chat inside the widget's iframe, on our origin. It knows the entity's
+// public widget key and its own session's visitor token, never an API key.
+// The host page reaches it only through postMessage, checked against the
+// page origin the loader gave (and the loader checks ours).
+
+const params = new URLSearchParams(location.hash.slice(1));
+const widgetKey = params.get('widgetKey') ?? '';
+const parentOrigin = originOf(params.get('parentOrigin'));
+const locale = params.get('locale') === 'fr' ? 'fr' : 'en';
+const STORE = `sd-chat:${widgetKey}`;
+
+const $ = (id) => document.getElementById(id);
+const ui = {
+  messages: $('messages'), note: $('note'), start: $('start'), composer: $('composer'),
+  input: $('input'), name: $('name'), email: $('email'), question: $('question'), greeting: $('greeting'),
+};
+
+let text = {};
+let identityToken = null;
+let customFields = null;
+let socket = null;
+let conversation = load();
+const seen = new Set();
+
+function originOf(value) {
+  try {
+    const origin = new URL(value).origin;
+    return origin === value ? origin : null;
+  } catch {
+    return null;
+  }
+}
+
+function load() {
+  try {
+    const saved = JSON.parse(localStorage.getItem(STORE) ?? 'null');
+    return saved?.sessionId && saved?.token ? saved : null;
+  } catch {
+    return null;
+  }
+}
+
+function save(value) {
+  try {
+    if (value) localStorage.setItem(STORE, JSON.stringify(value));
+    else localStorage.removeItem(STORE);
+  } catch {
+    // Storage may be blocked for third-party frames: the chat lasts the page.
+  }
+}
+
+/** To the host page, and only to the origin the loader named. */
+function tell(type, data = {}) {
+  if (parentOrigin && window.parent !== window) window.parent.postMessage({ sd: 1, type, ...data }, parentOrigin);
+}
+
+async function api(path, { method = 'GET', body, token } = {}) {
+  const headers = { Accept: 'application/json' };
+  if (body) headers['Content-Type'] = 'application/json';
+  if (token) headers.Authorization = `Bearer ${token}`;
+  const response = await fetch(path, { method, headers, body: body && JSON.stringify(body), credentials: 'omit', cache: 'no-store' });
+  const data = await response.json().catch(() => null);
+  if (!response.ok) throw Object.assign(new Error(data?.error ?? text.failed), { status: response.status });
+  return data;
+}
+
+function render(message, { earlier = false } = {}) {
+  if (seen.has(message.id)) return false;
+  seen.add(message.id);
+  const li = document.createElement('li');
+  li.className = `${message.senderType}${earlier ? ' earlier' : ''}`;
+  li.dataset.id = message.id;
+  const who = document.createElement('span');
+  who.className = 'who';
+  who.textContent = message.senderType === 'visitor' ? text.you : (message.senderName ?? text.agent);
+  li.append(who, document.createTextNode(message.body));
+  ui.messages.append(li);
+  ui.messages.scrollTop = ui.messages.scrollHeight;
+  return true;
+}
+
+function divider(label) {
+  const li = document.createElement('li');
+  li.className = 'divider';
+  li.textContent = label;
+  ui.messages.append(li);
+}
+
+function showChat(closed = false) {
+  ui.start.hidden = true;
+  ui.composer.hidden = closed;
+  if (closed) ui.note.textContent = text.closed;
+}
+
+function connect() {
+  if (socket || !conversation) return;
+  const current = conversation;
+  const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  let attempt = 0;
+  const open = () => {
+    const ws = new WebSocket(`${scheme}//${location.host}/api/v1/ws?token=${encodeURIComponent(current.token)}`);
+    socket = ws;
+    ws.onopen = () => {
+      attempt = 0;
+      ui.note.textContent = '';
+      const last = [...seen].sort().pop();
+      ws.send(JSON.stringify({ type: 'subscribe', channel: `session:${current.sessionId}`, ...(last ? { since: last } : {}) }));
+    };
+    ws.onmessage = (event) => onFrame(JSON.parse(event.data));
+    ws.onclose = () => {
+      if (socket !== ws || conversation !== current) return;
+      ui.note.textContent = text.offline;
+      attempt += 1;
+      setTimeout(open, Math.min(30_000, 500 * 2 ** attempt));
+    };
+  };
+  ui.note.textContent = text.connecting;
+  open();
+}
+
+function onFrame(frame) {
+  if (frame.type === 'chat.message' && frame.data?.sessionId === conversation?.sessionId) {
+    if (render(frame.data) && frame.data.senderType !== 'visitor') {
+      tell('message', { message: { id: frame.data.id, body: frame.data.body, senderName: frame.data.senderName ?? null } });
+    }
+  } else if (frame.type === 'chat.session' && frame.data?.id === conversation?.sessionId) {
+    showChat(frame.data.status === 'CLOSED');
+  } else if (frame.type === 'error') {
+    ui.note.textContent = frame.error ?? text.failed;
+  }
+}
+
+function send(body) {
+  if (socket?.readyState === WebSocket.OPEN) {
+    socket.send(JSON.stringify({ type: 'message', sessionId: conversation.sessionId, body }));
+    return true;
+  }
+  ui.note.textContent = text.offline;
+  return false;
+}
+
+async function resume() {
+  try {
+    const session = await api(`/widget/v1/sessions/${encodeURIComponent(conversation.sessionId)}`, { token: conversation.token });
+    for (const message of session.messages) render(message);
+    showChat(session.status === 'CLOSED');
+    connect();
+  } catch (err) {
+    if (err.status === 401 || err.status === 404) {
+      conversation = null;
+      save(null);
+      ui.start.hidden = false;
+    } else {
+      ui.note.textContent = err.message;
+    }
+  }
+}
+
+/** A verified visitor's earlier chats (another device, another day). */
+async function showEarlier() {
+  const { data } = await api('/widget/v1/sessions', { token: conversation.token });
+  const earlier = data.filter((s) => s.id !== conversation.sessionId).slice(0, 3).reverse();
+  const before = [...ui.messages.children];
+  for (const past of earlier) {
+    const session = await api(`/widget/v1/sessions/${encodeURIComponent(past.id)}`, { token: past.visitorToken });
+    divider(text.earlier);
+    for (const message of session.messages) render(message, { earlier: true });
+  }
+  ui.messages.append(...before);
+}
+
+async function startChat(event) {
+  event.preventDefault();
+  const question = ui.question.value.trim();
+  if (!question) return;
+  const body = { widgetKey, visitorName: ui.name.value.trim() || undefined, visitorEmail: ui.email.value.trim() || undefined };
+  if (identityToken) body.identityToken = identityToken;
+  if (customFields) body.customFields = customFields;
+  try {
+    const session = await api('/widget/v1/sessions', { method: 'POST', body });
+    conversation = { sessionId: session.id, token: session.visitorToken };
+    save(conversation);
+    showChat();
+    if (session.visitor?.verified) await showEarlier().catch(() => {});
+    if (session.emailVerified === false) ui.note.textContent = text.confirmEmail;
+    connect();
+    const waitOpen = setInterval(() => {
+      if (send(question)) clearInterval(waitOpen);
+    }, 200);
+  } catch (err) {
+    ui.note.textContent = err.message;
+  }
+}
+
+window.addEventListener('message', (event) => {
+  // Only the page that embeds us, from the origin the loader named.
+  if (!parentOrigin || event.source !== window.parent || event.origin !== parentOrigin) return;
+  const data = event.data;
+  if (!data || data.sd !== 1) return;
+  if (data.type === 'open') (conversation ? ui.input : ui.question).focus();
+  else if (data.type === 'identify' && typeof data.token === 'string') identityToken = data.token;
+  else if (data.type === 'customFields' && data.fields && typeof data.fields === 'object') customFields = data.fields;
+});
+
+async function boot() {
+  text = await fetch(`locales/${locale}.json`).then((r) => r.json());
+  document.documentElement.lang = locale;
+  for (const node of document.querySelectorAll('[data-text]')) node.textContent = text[node.dataset.text];
+  for (const node of document.querySelectorAll('[data-label]')) node.setAttribute('aria-label', text[node.dataset.label]);
+  const colour = params.get('colour');
+  if (/^#[0-9a-fA-F]{3,8}$/.test(colour ?? '')) document.documentElement.style.setProperty('--sd-colour', colour);
+  const greeting = params.get('greeting');
+  if (greeting) {
+    ui.greeting.textContent = greeting;
+    ui.greeting.hidden = false;
+  }
+  $('close').addEventListener('click', () => tell('close'));
+  ui.start.addEventListener('submit', startChat);
+  ui.composer.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const body = ui.input.value.trim();
+    if (body && send(body)) ui.input.value = '';
+  });
+  if (conversation) await resume();
+  else ui.start.hidden = false;
+  tell('ready');
+}
+
+boot();
