@@ -21,7 +21,7 @@ export function consoleElements() {
     listEmpty: $('#sessions-empty'),
     emptyWidgetLink: $('#empty-widget-link'),
     countActive: $('#count-active'),
-    segments: $$('.segment'),
+    segments: $$('.sessions .segment'),
     main: $('#main'),
     empty: $('#conversation-empty'),
     thread: $('#thread'),

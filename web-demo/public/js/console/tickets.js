@@ -181,12 +181,9 @@ export function setUpTickets(c) {
     const changes = Object.entries(data.changes ?? {})
       .filter(([field]) => field !== 'tags' && field !== 'customFields')
       .map(([field, change]) => `${field} → ${change?.to ?? 'none'}`);
+    if (type === 'ticket.escalated') return `escalated to ${data.assignedTo?.name ?? 'a teammate'}`;
     if (data.changes?.assignedToId) return `assigned to ${data.assignedTo?.name ?? 'nobody'}`;
-    return {
-      'ticket.created': 'new ticket',
-      'ticket.resolved': 'resolved',
-      'ticket.escalated': `escalated to ${data.assignedTo?.name ?? 'a teammate'}`,
-    }[type] ?? (changes.join(', ') || 'updated');
+    return changes.join(', ') || 'updated';
   }
 
   function onTicketEvent(frame) {
@@ -207,9 +204,9 @@ export function setUpTickets(c) {
       if (mine) markSeen(ticket);
       c.refreshTicketPage?.();
     }
-    if (!mine && frame.type !== 'ticket.resolved') {
-      const who = frame.type === 'ticket.created' ? '' : ' (by a teammate)';
-      toast(`${ticket.ticketNumber}: ${describe(frame.type, data)}${who}`);
+    // A new ticket shows in the list; a teammate's change says so too.
+    if (!mine && frame.type !== 'ticket.created' && frame.type !== 'ticket.resolved') {
+      toast(`${ticket.ticketNumber}: ${describe(frame.type, data)} (by a teammate)`);
     }
   }
 
