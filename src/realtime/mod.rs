@@ -110,6 +110,9 @@ impl Realtime {
     /// Hands a bus message to this node's sockets (other bus traffic is
     /// ignored). Returns how many sockets took it.
     pub fn dispatch(&self, message: &BusMessage) -> usize {
+        if let Some(delivered) = tickets::dispatch(&self.hub, message) {
+            return delivered;
+        }
         let Some((topic, message_id)) = Topic::parse_bus_topic(&message.topic) else {
             return 0;
         };

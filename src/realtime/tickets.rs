@@ -9,10 +9,13 @@
 //! own hub channel. Replay after `since` reads the events table.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 use uuid::Uuid;
 
+use super::bus::BusMessage;
+use super::hub::{Frame, Hub};
 use super::protocol::{self, HubChannel, Topic};
 use super::store;
 use crate::auth::{Mode, Tenant};
@@ -166,23 +169,75 @@ async fn announce(state: &AppState, staged: Vec<Staged>) {
     }
 }
 
-/// To `tickets` and `tickets:<entity>`, each for keys that read notes and,
-/// unless it is an internal note, for those that do not.
+/// Bus topics of ticket events start with this: one bus message per event,
+/// `tk:<company>:<mode>:<entity or ->:<internal 0|1>` with the webhook body,
+/// which each node fans out to its own subscribers of `tickets` and
+/// `tickets:<entity>` (one publish per event keeps a change's cost on the
+/// bus, and its wait when Redis is slow, that of one chat message).
+const BUS_PREFIX: &str = "tk:";
+
+/// Publishes `event` once on the bus.
 async fn publish(state: &AppState, tenant: &Tenant, entity: Option<Uuid>, event: &TicketEvent) {
-    let audiences: &[bool] = if event.is_internal() {
-        &[true]
-    } else {
-        &[true, false]
+    let entity = entity.map_or_else(|| "-".to_string(), |id| id.to_string());
+    let topic = format!(
+        "{BUS_PREFIX}{}:{}:{entity}:{}",
+        tenant.company_id,
+        tenant.mode.as_str(),
+        u8::from(event.is_internal())
+    );
+    let body = crate::webhooks::dispatch::event_body(
+        event.id,
+        &event.name,
+        event.timestamp,
+        &event.data,
+        tenant.mode,
+    );
+    state.realtime.bus.publish(&topic, body).await;
+}
+
+/// Hands a ticket event from the bus to this node's subscribers of
+/// `tickets` and `tickets:<entity>` (those that read notes, and the others
+/// unless it is an internal note). None for other bus traffic.
+pub fn dispatch(hub: &Hub, message: &BusMessage) -> Option<usize> {
+    let rest = message.topic.strip_prefix(BUS_PREFIX)?;
+    let mut parts = rest.split(':');
+    let company_id = Uuid::parse_str(parts.next()?).ok()?;
+    let mode = Mode::parse(parts.next()?)?;
+    let entity = match parts.next()? {
+        "-" => None,
+        id => Some(Uuid::parse_str(id).ok()?),
     };
-    let channels = std::iter::once(None).chain(entity.map(Some));
-    for entity in channels {
-        let frame = event.frame(&channel_name(entity), tenant.mode);
+    let internal = parts.next()? == "1";
+    let tenant = Tenant { company_id, mode };
+    let audiences: &[bool] = if internal { &[true] } else { &[true, false] };
+    let mut delivered = 0;
+    let mut body: Option<Value> = None;
+    for entity in std::iter::once(None).chain(entity.map(Some)) {
         for &notes in audiences {
-            let topic = Topic::new(*tenant, HubChannel::Tickets { entity, notes });
-            state
-                .realtime
-                .publish(topic, Some(event.id), frame.clone())
-                .await;
+            let topic = Topic::new(tenant, HubChannel::Tickets { entity, notes });
+            if hub.subscribers(&topic) == 0 {
+                continue;
+            }
+            // Parsed once, and only when a socket here listens.
+            let body = match &body {
+                Some(body) => body,
+                None => body.insert(serde_json::from_str(&message.payload).ok()?),
+            };
+            let name = body
+                .get("event")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let id = body
+                .get("id")
+                .and_then(Value::as_str)
+                .and_then(|id| Uuid::parse_str(id).ok());
+            let text = protocol::event(name, &channel_name(entity), None, body);
+            delivered += hub.dispatch(Arc::new(Frame {
+                topic,
+                message_id: id,
+                text: text.into(),
+            }));
         }
     }
+    Some(delivered)
 }
