@@ -278,7 +278,12 @@ fn router(state: AppState) -> Router {
         .fallback(|| async { ApiError::not_found() })
         .method_not_allowed_fallback(|| async {
             ApiError::from_status(StatusCode::METHOD_NOT_ALLOWED)
-        });
+        })
+        // Every route that can change a ticket (the API, the widget's).
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            announce_ticket_events,
+        ));
     // The state as an extension too, for route layers declared before the
     // state exists (the idempotency layer of `ApiRouter::route`).
     layered(routes.layer(axum::Extension(state.clone()))).with_state(state)
@@ -312,6 +317,17 @@ pub fn layered(routes: Router<AppState>) -> Router<AppState> {
             }),
         )
         .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
+}
+
+/// Announces on the sockets the ticket events a request committed, before
+/// its response leaves (a client that reads the response and then listens
+/// has missed nothing it caused).
+async fn announce_ticket_events(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    crate::realtime::tickets::announcing(&state, next.run(request)).await
 }
 
 /// Safety net: any error response that is not JSON (a rejection or a

@@ -13,6 +13,7 @@ use crate::error::StoreError;
 use crate::time::{Timestamp, new_id};
 
 mod change;
+pub mod live;
 
 pub use crate::event_catalogue::{EVENT_NAMES, Event, EventName};
 pub use change::{Op, RecordChange, RecordType};
@@ -53,6 +54,7 @@ pub async fn emit_change(
     };
     insert(tx, tenant, row, change).await?;
     crate::webhooks::dispatch::queue_deliveries(tx, tenant, &event).await?;
+    live::stage(tenant, &event);
     Ok(event)
 }
 

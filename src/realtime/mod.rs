@@ -9,7 +9,8 @@
 //! hands it to its hub, which queues the same bytes to each local socket.
 //! [`ws`] is the socket endpoint, [`protocol`] its frames, [`token`] the
 //! visitor and socket tokens, [`slots`] the caps on sockets per token,
-//! [`credentials`] what closes a socket whose credentials stopped being valid.
+//! [`credentials`] what closes a socket whose credentials stopped being valid,
+//! [`tickets`] what the ticket channels carry once a change has committed.
 
 pub mod bus;
 pub mod credentials;
@@ -18,6 +19,7 @@ pub mod presence;
 pub mod protocol;
 pub mod slots;
 pub mod store;
+pub mod tickets;
 pub mod token;
 pub mod ws;
 
@@ -108,6 +110,9 @@ impl Realtime {
     /// Hands a bus message to this node's sockets (other bus traffic is
     /// ignored). Returns how many sockets took it.
     pub fn dispatch(&self, message: &BusMessage) -> usize {
+        if let Some(delivered) = tickets::dispatch(&self.hub, message) {
+            return delivered;
+        }
         let Some((topic, message_id)) = Topic::parse_bus_topic(&message.topic) else {
             return 0;
         };

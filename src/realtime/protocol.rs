@@ -17,18 +17,24 @@ pub enum Channel {
     Entity(Uuid),
     /// `presence`: agents going online and offline.
     Presence,
+    /// `tickets:<entityId>`: the ticket events of one entity; `tickets`
+    /// (None): those of the whole company and mode.
+    Tickets(Option<Uuid>),
 }
 
 impl Channel {
     pub fn parse(name: &str) -> Option<Channel> {
-        if name == "presence" {
-            return Some(Channel::Presence);
+        match name {
+            "presence" => return Some(Channel::Presence),
+            "tickets" => return Some(Channel::Tickets(None)),
+            _ => {}
         }
         let (kind, id) = name.split_once(':')?;
         let id = Uuid::parse_str(id).ok()?;
         match kind {
             "session" => Some(Channel::Session(id)),
             "entity" => Some(Channel::Entity(id)),
+            "tickets" => Some(Channel::Tickets(Some(id))),
             _ => None,
         }
     }
@@ -38,6 +44,8 @@ impl Channel {
             Channel::Session(id) => format!("session:{id}"),
             Channel::Entity(id) => format!("entity:{id}"),
             Channel::Presence => "presence".into(),
+            Channel::Tickets(None) => "tickets".into(),
+            Channel::Tickets(Some(id)) => format!("tickets:{id}"),
         }
     }
 }
@@ -45,6 +53,8 @@ impl Channel {
 /// Where an event is delivered: a channel of one tenant. Presence has two
 /// audiences: agents see every agent, visitors only PUBLIC ones, so visitor
 /// sockets subscribe to `PublicPresence` when they ask for `presence`.
+/// Ticket channels have two as well: keys that read internal notes
+/// subscribe to `Tickets { notes: true, .. }`, which also carries them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Topic {
     pub tenant: Tenant,
@@ -57,6 +67,7 @@ pub enum HubChannel {
     Entity(Uuid),
     Presence,
     PublicPresence,
+    Tickets { entity: Option<Uuid>, notes: bool },
 }
 
 impl From<Channel> for HubChannel {
@@ -65,9 +76,16 @@ impl From<Channel> for HubChannel {
             Channel::Session(id) => HubChannel::Session(id),
             Channel::Entity(id) => HubChannel::Entity(id),
             Channel::Presence => HubChannel::Presence,
+            Channel::Tickets(entity) => HubChannel::Tickets {
+                entity,
+                notes: false,
+            },
         }
     }
 }
+
+/// The bus spelling of the ticket channels' audience with internal notes.
+const TICKETS_WITH_NOTES: &str = "tickets.notes";
 
 /// Bus topics of realtime events start with this.
 pub const BUS_PREFIX: &str = "rt:";
@@ -85,6 +103,13 @@ impl Topic {
             HubChannel::Entity(id) => format!("entity:{id}"),
             HubChannel::Presence => "presence".into(),
             HubChannel::PublicPresence => "presence.public".into(),
+            HubChannel::Tickets { entity, notes } => {
+                let base = if notes { TICKETS_WITH_NOTES } else { "tickets" };
+                match entity {
+                    Some(id) => format!("{base}:{id}"),
+                    None => base.to_string(),
+                }
+            }
         };
         let mut topic = format!(
             "{BUS_PREFIX}{}:{}:{channel}",
@@ -113,7 +138,17 @@ impl Topic {
         };
         let channel = match channel {
             "presence.public" => HubChannel::PublicPresence,
-            other => Channel::parse(other)?.into(),
+            TICKETS_WITH_NOTES => HubChannel::Tickets {
+                entity: None,
+                notes: true,
+            },
+            other => match other.strip_prefix(TICKETS_WITH_NOTES) {
+                Some(rest) => HubChannel::Tickets {
+                    entity: Some(Uuid::parse_str(rest.strip_prefix(':')?).ok()?),
+                    notes: true,
+                },
+                None => Channel::parse(other)?.into(),
+            },
         };
         Some((Topic { tenant, channel }, message_id))
     }
@@ -232,6 +267,11 @@ mod tests {
         assert_eq!(Channel::parse("presence"), Some(Channel::Presence));
         assert_eq!(Channel::parse("session:nope"), None);
         assert_eq!(Channel::parse("tickets:1"), None);
+        assert_eq!(Channel::parse("tickets"), Some(Channel::Tickets(None)));
+        assert_eq!(
+            Channel::parse(&format!("tickets:{id}")),
+            Some(Channel::Tickets(Some(id)))
+        );
         let tenant = Tenant {
             company_id: Uuid::now_v7(),
             mode: Mode::Test,
@@ -241,6 +281,18 @@ mod tests {
             HubChannel::Entity(id),
             HubChannel::Presence,
             HubChannel::PublicPresence,
+            HubChannel::Tickets {
+                entity: None,
+                notes: false,
+            },
+            HubChannel::Tickets {
+                entity: Some(id),
+                notes: true,
+            },
+            HubChannel::Tickets {
+                entity: None,
+                notes: true,
+            },
         ] {
             let topic = Topic::new(tenant, channel);
             let message = Some(Uuid::now_v7());

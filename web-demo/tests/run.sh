@@ -56,7 +56,8 @@ COMPANY_ID="$(printf '%s' "$COMPANY_JSON" | json_field id)"
 ENTITY_JSON="$("$BIN" entities create --company "$COMPANY_ID" --name "Northwind Support" --json)"
 export SD_ENTITY_ID="$(printf '%s' "$ENTITY_JSON" | json_field id)"
 export SD_WIDGET_KEY="$(printf '%s' "$ENTITY_JSON" | json_field widgetKeyTest)"
-KEY_JSON="$("$BIN" keys create --company "$COMPANY_ID" --type test --scopes all --name "Browser tests" --json)"
+# A generous rate limit: one test creates a thousand tickets with this key.
+KEY_JSON="$("$BIN" keys create --company "$COMPANY_ID" --type test --scopes all --rate-limit 100000 --name "Browser tests" --json)"
 export SD_API_KEY="$(printf '%s' "$KEY_JSON" | json_field key)"
 
 PORT="$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"

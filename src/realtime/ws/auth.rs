@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use crate::auth::by_id::principal_by_id;
 use crate::auth::middleware::{API_KEY_HEADER, principal_for};
-use crate::auth::{Principal, Scope, Tenant};
+use crate::auth::{Principal, Scope, ScopeSet, Tenant};
 use crate::chat::store;
 use crate::companies::CompanyStatus;
 use crate::error::{ApiError, StoreError};
@@ -34,6 +34,9 @@ pub enum Credential {
         can_write: bool,
         expires_at: Option<Timestamp>,
         rate_limit: i64,
+        /// The key's scopes at the handshake (ticket channels need
+        /// `tickets:read`; internal notes need `tickets:write`).
+        scopes: ScopeSet,
     },
     /// A visitor token: one session.
     Visitor {
@@ -184,5 +187,6 @@ async fn agent(state: &AppState, principal: Principal) -> Result<Credential, Api
         can_write: principal.scopes.contains(Scope::ChatWrite),
         expires_at: principal.expires_at,
         rate_limit: principal.rate_limit,
+        scopes: principal.scopes,
     })
 }

@@ -15,7 +15,7 @@ use crate::chat::model::{MessageInput, OutgoingMessage, SenderType, SenderTypeIn
 use crate::chat::{service, store};
 use crate::error::{ApiError, StoreError};
 use crate::ratelimit::Limiter;
-use crate::realtime::protocol::{self, Channel, ClientFrame, Topic};
+use crate::realtime::protocol::{self, Channel, ClientFrame, HubChannel, Topic};
 use crate::validate::{Fields, optional_id, required_id};
 
 impl Socket {
@@ -24,7 +24,10 @@ impl Socket {
             return Err(ApiError::invalid_field("channel", "is required"));
         };
         let channel = Channel::parse(name).ok_or_else(|| {
-            ApiError::invalid_field("channel", "must be session:<id>, entity:<id> or presence")
+            ApiError::invalid_field(
+                "channel",
+                "must be session:<id>, entity:<id>, tickets, tickets:<id> or presence",
+            )
         })?;
         Ok((channel, name))
     }
@@ -39,8 +42,19 @@ impl Socket {
     }
 
     fn topic(&self, channel: Channel) -> Topic {
-        let hub_channel = service::hub_channel(channel, self.credential.is_visitor());
+        let hub_channel = match channel {
+            Channel::Tickets(entity) => HubChannel::Tickets {
+                entity,
+                notes: self.reads_notes(),
+            },
+            other => service::hub_channel(other, self.credential.is_visitor()),
+        };
         Topic::new(self.credential.tenant(), hub_channel)
+    }
+
+    /// Whether this socket hears of internal notes: its key reads them.
+    pub(super) fn reads_notes(&self) -> bool {
+        matches!(&self.credential, Credential::Agent { scopes, .. } if scopes.contains(Scope::TicketsWrite))
     }
 
     /// Whether this socket may read `channel` (404 for sessions and
@@ -63,6 +77,22 @@ impl Socket {
                 Ok(())
             }
             (Credential::Agent { tenant, .. }, Channel::Entity(id)) => {
+                crate::entities::store::find(&self.state.db, tenant.company_id, id).await?;
+                Ok(())
+            }
+            (Credential::Visitor { .. }, Channel::Tickets(_)) => Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "insufficient_scope",
+                "A visitor token gives its own session and presence only",
+            )
+            .into()),
+            (Credential::Agent { scopes, .. }, Channel::Tickets(_))
+                if !scopes.contains(Scope::TicketsRead) =>
+            {
+                Err(ApiError::forbidden_scope(Scope::TicketsRead.as_str()).into())
+            }
+            (Credential::Agent { .. }, Channel::Tickets(None)) => Ok(()),
+            (Credential::Agent { tenant, .. }, Channel::Tickets(Some(id))) => {
                 crate::entities::store::find(&self.state.db, tenant.company_id, id).await?;
                 Ok(())
             }
@@ -109,10 +139,13 @@ impl Socket {
                 )
                 .into());
             }
-            Some(raw) => Some(
-                Uuid::parse_str(raw)
-                    .map_err(|_| ApiError::invalid_field("since", "must be a message id"))?,
-            ),
+            Some(raw) => Some(Uuid::parse_str(raw).map_err(|_| {
+                let what = match channel {
+                    Channel::Tickets(_) => "must be an event id",
+                    _ => "must be a message id",
+                };
+                ApiError::invalid_field("since", what)
+            })?),
         };
         self.authorize_read(channel).await?;
         let topic = self.topic(channel);
@@ -126,6 +159,33 @@ impl Socket {
         }
         // Subscribe before reading the store, so nothing falls in between.
         self.conn.subscribe(topic);
+        if let Channel::Tickets(entity) = channel {
+            let replay = match since {
+                Some(since) => match self.ticket_events_after(since).await {
+                    Ok(batch) => Some(batch),
+                    Err(err) => {
+                        if fresh {
+                            self.conn.unsubscribe(&topic);
+                        }
+                        return Err(match err {
+                            StoreError::NotFound => ApiError::invalid_field(
+                                "since",
+                                "must be the id of a ticket event of this company and mode",
+                            )
+                            .into(),
+                            other => other.into(),
+                        });
+                    }
+                },
+                None => None,
+            };
+            self.send_text(protocol::reply("subscribed", Some(name), id))
+                .await?;
+            if let Some(batch) = replay {
+                self.replay_tickets(entity, topic, batch).await?;
+            }
+            return Ok(());
+        }
         let replay = match since {
             None => None,
             Some(since) => match self.replay_batch(channel, since).await {
@@ -184,7 +244,7 @@ impl Socket {
             let scope = match channel {
                 Channel::Session(id) => store::ReplayScope::Session(id),
                 Channel::Entity(id) => store::ReplayScope::Entity(id),
-                Channel::Presence => return Ok(Vec::new()),
+                Channel::Presence | Channel::Tickets(_) => return Ok(Vec::new()),
             };
             store::messages_after(&db, &tenant, scope, since, REPLAY_BATCH).await
         }

@@ -16,6 +16,7 @@
 
 mod auth;
 mod frames;
+mod ticket_replay;
 
 use std::time::{Duration, Instant};
 

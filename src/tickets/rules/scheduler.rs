@@ -109,13 +109,15 @@ impl Definitions {
 /// Runs a pass every `rules_interval` (the first at once) until shutdown.
 /// A pass interrupted by shutdown rolls back what it had not committed.
 pub fn spawn(state: &AppState) -> JoinHandle<()> {
-    let db = state.db.clone();
+    let state = state.clone();
     let every = state.config.rules_interval.max(Duration::from_millis(10));
     let first = tokio::time::Instant::now();
     crate::time::every(state.shutdown.clone(), first, every, move || {
-        let db = db.clone();
+        let state = state.clone();
         async move {
-            match run_pass(&db).await {
+            let pass = run_pass(&state.db);
+            // Its escalations reach the ticket channels as the API's do.
+            match crate::realtime::tickets::announcing(&state, pass).await {
                 Ok(0) => {}
                 Ok(fired) => tracing::info!(fired, "escalation rules fired"),
                 Err(err) => tracing::warn!(error = %err, "escalation rules pass failed"),

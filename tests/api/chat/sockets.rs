@@ -119,7 +119,7 @@ async fn socket_handshake_refusals_have_the_rest_shape(backend: Backend) {
         (Some("error"), Some("validation_failed"), &json!(7))
     );
     server
-        .send(json!({"type": "subscribe", "channel": "tickets"}))
+        .send(json!({"type": "subscribe", "channel": "tickets:nope"}))
         .await;
     assert_eq!(server.next().await["code"], "validation_failed");
     server

@@ -5,6 +5,7 @@
 mod crud;
 mod errors;
 mod list;
+mod live;
 mod notify;
 mod numbers;
 

@@ -1,8 +1,8 @@
-// Agent console, part two: the workspace. Each concern is a module of
-// console/ that sets itself up on one shared console object `c` (the key,
-// me, the elements, the state, the API helper, the socket, and the
-// functions the parts call one another by); the order below is the order
-// the page wires itself.
+// Agent console, part two: the workspace (Chats and Tickets). Each concern
+// is a module of console/ that sets itself up on one shared console object
+// `c` (the key, me, the elements, the state, the API helper, the socket,
+// and the functions the parts call one another by); the order below is the
+// order the page wires itself.
 
 import { request } from './api.js';
 import { setUpComposer } from './console/composer.js';
@@ -16,6 +16,8 @@ import { setUpSessions } from './console/sessions.js';
 import { setUpTags } from './console/tags.js';
 import { setUpTeam } from './console/team.js';
 import { setUpTicket } from './console/ticket.js';
+import { setUpTicketPage } from './console/ticket-page.js';
+import { setUpTickets } from './console/tickets.js';
 import { setUpTyping } from './console/typing.js';
 
 export async function startConsole({ key, me, entities, storage, onSignOut }) {
@@ -60,6 +62,8 @@ export async function startConsole({ key, me, entities, storage, onSignOut }) {
   setUpFields(c);
   setUpTicket(c);
   setUpTeam(c);
+  setUpTickets(c);
+  setUpTicketPage(c);
 
   // --- Layout and signing out -------------------------------------------------------
 

@@ -1,5 +1,6 @@
 // The one socket (a fresh short-lived token per connection), subscribed to
-// presence and to the entity's chat activity, and what its frames change.
+// presence, to the entity's chat activity and to the company's tickets, and
+// what its frames change.
 
 import { socketUrl } from '../api.js';
 import { LiveSocket } from '../socket.js';
@@ -29,11 +30,13 @@ export function setUpLive(c) {
         // After (re)subscribing, fetch a fresh snapshot: nothing missed.
         c.loadSessions();
         c.loadTeam();
+        if (c.t?.loaded) c.reloadTickets();
       }
     },
   });
   socket.subscribe('presence');
   socket.subscribe(`entity:${s.entityId}`);
+  socket.subscribe('tickets');
 
   function onFrame(frame) {
     switch (frame.type) {
@@ -48,6 +51,13 @@ export function setUpLive(c) {
         break;
       case 'presence':
         if (frame.data) c.onPresence(frame.data);
+        break;
+      case 'ticket.created':
+      case 'ticket.updated':
+      case 'ticket.resolved':
+      case 'ticket.escalated':
+      case 'comment.created':
+        c.onTicketEvent(frame);
         break;
       case 'error':
         toast(frame.error ?? 'Something went wrong', { error: true });

@@ -47,6 +47,9 @@ export function setUpTicket(c) {
       if (session.visitorEmail) body.visitorEmail = session.visitorEmail;
       const ticket = await api('/tickets', { method: 'POST', body });
       s.tickets.set(session.id, ticket);
+      // Our own ticket: never unread in our Tickets view.
+      c.markSeen(ticket);
+      c.upsertTicket(ticket, true);
       el.dialog.close();
       c.renderThreadHead();
       toast(`Ticket ${ticket.ticketNumber ?? ''} created`);

@@ -1,0 +1,296 @@
+// The Tickets view: the list (GET /tickets with the view's filters, newest
+// first, a page of 50 at a time with cursors, so a thousand tickets stay
+// light), kept current from the `tickets` socket channel; an unread marker
+// (in localStorage) on tickets someone else changed since this agent last
+// opened them; and the keys j / k (move), Enter (open), r (reply).
+
+import { listOf } from '../api.js';
+import { $, debounce, h, safeStorage, shortTime, toast } from '../util.js';
+
+const PAGE = 50;
+const local = safeStorage('localStorage');
+
+/** Sets this part up on the console `c` and adds its functions to it. */
+export function setUpTickets(c) {
+  const { el, me, api, on, entities } = c;
+  const t = {
+    view: 'chats',
+    loaded: false,
+    list: [], // tickets in list order
+    next: null, // { after } or { offset } of the next page, or null
+    selected: -1,
+    openId: null,
+    fresh: new Set(), // created by someone else while the list was open
+    touched: new Set(), // commented on by someone else
+    pending: new Map(), // ticket id -> own requests in flight
+    generation: 0,
+    loadingMore: false,
+  };
+  c.t = t;
+  const seenItem = `sd-ticket-seen:${me.id}`;
+  let seen = {};
+  try {
+    seen = JSON.parse(local.getItem(seenItem) ?? '{}') ?? {};
+  } catch {
+    seen = {};
+  }
+  Object.assign(c, { onTicketEvent, reloadTickets, noteOwnChange, markSeen, ownRequest, upsertTicket });
+
+  for (const entity of entities) el.tfEntity.append(h('option', { value: entity.id }, entity.name));
+
+  // --- Views ----------------------------------------------------------------------
+
+  for (const button of el.views) {
+    on(button, 'click', () => showView(button.dataset.view));
+  }
+
+  function showView(view) {
+    t.view = view;
+    for (const button of el.views) button.setAttribute('aria-pressed', String(button.dataset.view === view));
+    el.layout.hidden = view !== 'chats';
+    el.ticketsView.hidden = view !== 'tickets';
+    if (view === 'tickets' && !t.loaded) reloadTickets();
+  }
+
+  // --- Loading --------------------------------------------------------------------------
+
+  function filters() {
+    return {
+      status: el.tfStatus.value,
+      priority: el.tfPriority.value,
+      assignedToId: el.tfAssignee.value === 'me' ? me.id : '',
+      entityId: el.tfEntity.value,
+      tag: el.tfTag.value.trim(),
+      q: el.tfQ.value.trim(),
+    };
+  }
+
+  async function loadPage(reset) {
+    // One next page at a time (j near the end asks on every key).
+    if (!reset && (t.loadingMore || !t.next)) return;
+    const generation = reset ? ++t.generation : t.generation;
+    if (!reset) t.loadingMore = true;
+    const query = new URLSearchParams({ limit: String(PAGE) });
+    for (const [name, value] of Object.entries(filters())) if (value) query.set(name, value);
+    if (!reset && t.next?.after) query.set('after', t.next.after);
+    if (!reset && t.next?.offset) query.set('offset', String(t.next.offset));
+    try {
+      const page = await api(`/tickets?${query}`);
+      if (generation !== t.generation) return;
+      const rows = listOf(page);
+      const known = reset ? [] : t.list;
+      const ids = new Set(known.map((x) => x.id));
+      t.list = [...known, ...rows.filter((x) => !ids.has(x.id))];
+      if (page?.nextCursor) t.next = { after: page.nextCursor };
+      else if (rows.length === PAGE) t.next = { offset: (Number(page?.offset) || 0) + rows.length };
+      else t.next = null;
+      t.loaded = true;
+      if (reset) t.selected = Math.min(t.selected, t.list.length - 1);
+      renderTickets();
+    } catch (err) {
+      if (err.status === 401) return c.signOut(`Signed out: ${err.message}.`);
+      toast(`Could not load tickets: ${err.message}`, { error: true });
+    } finally {
+      if (!reset) t.loadingMore = false;
+    }
+  }
+
+  function reloadTickets() {
+    return loadPage(true);
+  }
+
+  on(el.ticketsMore, 'click', () => loadPage(false));
+  for (const control of [el.tfStatus, el.tfPriority, el.tfAssignee, el.tfEntity]) on(control, 'change', reloadTickets);
+  const typed = debounce(reloadTickets, 300);
+  on(el.tfTag, 'input', typed);
+  on(el.tfQ, 'input', typed);
+  on(el.ticketFilters, 'submit', (event) => {
+    event.preventDefault();
+    reloadTickets();
+  });
+
+  // --- Unread -----------------------------------------------------------------------------
+
+  function isUnread(ticket) {
+    if (ticket.id === t.openId) return false;
+    if (t.fresh.has(ticket.id) || t.touched.has(ticket.id)) return true;
+    const last = seen[ticket.id];
+    return Boolean(last && ticket.updatedAt > last);
+  }
+
+  function markSeen(ticket) {
+    t.fresh.delete(ticket.id);
+    t.touched.delete(ticket.id);
+    seen[ticket.id] = ticket.updatedAt;
+    const ids = Object.keys(seen);
+    // Bounded: the oldest ids go first (they are UUIDv7, time-ordered).
+    for (const id of ids.sort().slice(0, Math.max(0, ids.length - 2000))) delete seen[id];
+    local.setItem(seenItem, JSON.stringify(seen));
+  }
+
+  /** Runs `work` (a request changing `ticketId`), its live echo being ours. */
+  async function ownRequest(ticketId, work) {
+    t.pending.set(ticketId, (t.pending.get(ticketId) ?? 0) + 1);
+    try {
+      const result = await work();
+      if (result?.updatedAt && result.id === ticketId) noteOwnChange(result);
+      return result;
+    } finally {
+      const left = (t.pending.get(ticketId) ?? 1) - 1;
+      if (left > 0) t.pending.set(ticketId, left);
+      else setTimeout(() => t.pending.delete(ticketId), 1500);
+    }
+  }
+
+  function noteOwnChange(ticket) {
+    if (seen[ticket.id] || ticket.id === t.openId) markSeen(ticket);
+    upsertTicket(ticket);
+  }
+
+  // --- Live ------------------------------------------------------------------------------------
+
+  function matches(ticket) {
+    const f = filters();
+    if (f.q) return null; // Only the server ranks a search: ask it again.
+    if (f.status && ticket.status !== f.status) return false;
+    if (f.priority && ticket.priority !== f.priority) return false;
+    if (f.assignedToId && ticket.assignedToId !== f.assignedToId) return false;
+    if (f.entityId && ticket.entityId !== f.entityId) return false;
+    if (f.tag && !(ticket.tags ?? []).includes(f.tag.toLowerCase())) return false;
+    return true;
+  }
+
+  function upsertTicket(ticket, created = false) {
+    const at = t.list.findIndex((x) => x.id === ticket.id);
+    const fits = matches(ticket);
+    if (fits === null) return typed();
+    if (at >= 0 && fits) t.list[at] = { ...t.list[at], ...ticket };
+    else if (at >= 0) t.list.splice(at, 1);
+    else if (fits && created) t.list.unshift(ticket);
+    else if (fits) t.list.splice(insertionPoint(ticket), 0, ticket);
+    renderTickets();
+  }
+
+  /** Newest first, as the list is sorted. */
+  function insertionPoint(ticket) {
+    const at = t.list.findIndex((x) => String(x.createdAt) < String(ticket.createdAt));
+    return at < 0 ? t.list.length : at;
+  }
+
+  function describe(type, data) {
+    const changes = Object.entries(data.changes ?? {})
+      .filter(([field]) => field !== 'tags' && field !== 'customFields')
+      .map(([field, change]) => `${field} → ${change?.to ?? 'none'}`);
+    if (type === 'ticket.escalated') return `escalated to ${data.assignedTo?.name ?? 'a teammate'}`;
+    if (data.changes?.assignedToId) return `assigned to ${data.assignedTo?.name ?? 'nobody'}`;
+    return changes.join(', ') || 'updated';
+  }
+
+  function onTicketEvent(frame) {
+    const data = frame.data?.data;
+    if (!data) return;
+    if (frame.type === 'comment.created') {
+      const mine = data.authorId === me.id || t.pending.has(data.ticketId);
+      if (!mine && data.ticketId !== t.openId) t.touched.add(data.ticketId);
+      if (data.ticketId === t.openId) c.refreshTicketPage?.();
+      renderTickets();
+      return;
+    }
+    const { changes: _changes, escalation: _escalation, ...ticket } = data;
+    const mine = t.pending.has(ticket.id);
+    if (!mine && frame.type === 'ticket.created') t.fresh.add(ticket.id);
+    upsertTicket(ticket, frame.type === 'ticket.created');
+    if (ticket.id === t.openId) {
+      if (mine) markSeen(ticket);
+      c.refreshTicketPage?.();
+    }
+    // A new ticket shows in the list; a teammate's change says so too.
+    if (!mine && frame.type !== 'ticket.created' && frame.type !== 'ticket.resolved') {
+      toast(`${ticket.ticketNumber}: ${describe(frame.type, data)} (by a teammate)`);
+    }
+  }
+
+  // --- Rendering ----------------------------------------------------------------------------------
+
+  function renderTickets() {
+    const items = t.list.map(ticketItem);
+    el.ticketList.replaceChildren(...items);
+    el.ticketsEmpty.hidden = t.list.length > 0;
+    el.ticketsMore.hidden = !t.next;
+    const unread = t.list.filter(isUnread).length;
+    el.countTicketUnread.textContent = unread > 0 ? String(unread) : '';
+  }
+
+  function ticketItem(ticket, index) {
+    const unread = isUnread(ticket);
+    const classes = ['ticket-item'];
+    if (unread) classes.push('is-unread');
+    if (t.fresh.has(ticket.id)) classes.push('is-new');
+    return h(
+      'li',
+      {},
+      h(
+        'button',
+        {
+          type: 'button',
+          class: classes.join(' '),
+          'aria-selected': index === t.selected ? 'true' : 'false',
+          'aria-current': ticket.id === t.openId ? 'true' : null,
+          'aria-label': `${ticket.ticketNumber} ${ticket.subject}${unread ? ', unread' : ''}`,
+          dataset: { id: ticket.id, number: ticket.ticketNumber, status: ticket.status },
+          onclick: () => {
+            t.selected = index;
+            openSelected();
+          },
+        },
+        h(
+          'span',
+          { class: 'ticket-top' },
+          h('span', { class: 'mono' }, ticket.ticketNumber),
+          h('span', { class: `prio-${ticket.priority}` }, ticket.priority),
+          h('span', {}, ticket.status.replace('_', ' ')),
+          h('span', {}, shortTime(ticket.updatedAt)),
+        ),
+        h('span', { class: 'ticket-subject' }, ticket.subject),
+        h('span', { class: 'ticket-meta' }, ticket.assignedTo ? `Assigned to ${ticket.assignedTo.name}` : 'Unassigned'),
+      ),
+    );
+  }
+
+  function openSelected() {
+    const ticket = t.list[t.selected];
+    if (!ticket) return;
+    t.openId = ticket.id;
+    markSeen(ticket);
+    renderTickets();
+    c.openTicket(ticket.id);
+  }
+
+  function move(by) {
+    if (t.list.length === 0) return;
+    t.selected = Math.max(0, Math.min(t.list.length - 1, t.selected + by));
+    renderTickets();
+    const item = $(`.ticket-item[aria-selected="true"]`, el.ticketList);
+    item?.scrollIntoView({ block: 'nearest' });
+    item?.focus();
+    // Near the end of what is loaded: fetch the next page ahead.
+    if (t.next && t.selected >= t.list.length - 5) loadPage(false);
+  }
+
+  on(document, 'keydown', (event) => {
+    if (t.view !== 'tickets' || event.ctrlKey || event.metaKey || event.altKey) return;
+    const target = event.target;
+    if (target.closest?.('input, textarea, select, dialog')) return;
+    if (event.key === 'j') move(1);
+    else if (event.key === 'k') move(-1);
+    else if (event.key === 'Enter' && target.closest?.('.ticket-list')) {
+      event.preventDefault();
+      openSelected();
+    } else if (event.key === 'Enter' && t.selected >= 0) openSelected();
+    else if (event.key === 'r' && t.openId) {
+      event.preventDefault();
+      el.tdReply.focus();
+    } else return;
+    event.preventDefault();
+  });
+}
