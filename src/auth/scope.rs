@@ -41,6 +41,8 @@ scopes! {
     ApiKeysWrite => "api-keys:write",
     BillingRead => "billing:read",
     BillingWrite => "billing:write",
+    AttachmentsRead => "attachments:read",
+    AttachmentsWrite => "attachments:write",
 }
 
 impl std::fmt::Display for Scope {

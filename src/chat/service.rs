@@ -96,6 +96,7 @@ pub async fn send_message(
         sender_type: outgoing.sender.sender_type(),
         sender_id: outgoing.sender.id(),
         client_message_id: outgoing.client_message_id,
+        attachment_ids: outgoing.attachment_ids,
     };
     let (session, message) =
         match store::create_message(&state.db, tenant, session_id, new, link.as_deref()).await? {
