@@ -4,6 +4,7 @@
 
 mod downloads;
 mod lifecycle;
+mod messages;
 mod records;
 mod uploads;
 
