@@ -133,6 +133,14 @@ async fn records_of(app: &TestApp, key: &str, entity: &str) -> BTreeMap<&'static
     .await
     .assert_status(201);
     ids.insert("custom field", "a_only_field".to_string());
+    let attachment = TestResponse::from(
+        app.api(Method::POST, "/attachments?filename=a.txt", Some(key))
+            .body("A's file")
+            .send()
+            .await,
+    )
+    .await;
+    ids.insert("attachment", id(&attachment));
     app.post(
         "/chat/agent-presence",
         key,
@@ -156,6 +164,7 @@ fn fill(path: &str, ids: &BTreeMap<&'static str, String>) -> String {
         "kb" if path.starts_with("/kb/articles") => "article",
         "kb" => "category",
         "settings" if path.starts_with("/settings/custom-fields") => "custom field",
+        "attachments" => "attachment",
         other => panic!("no record kind for /{other}: add it to the isolation table"),
     };
     path.replace("{id}", &ids[kind])
