@@ -59,10 +59,13 @@ pub struct NewAttachment {
 pub enum Owner {
     Ticket(Uuid),
     Comment(Uuid),
-    /// A chat message, and its session (a visitor's upload fits only there).
+    /// A chat message, and its session (a visitor's upload fits only
+    /// there). `session_only`: only the session's visitor uploads fit (a
+    /// message a visitor sends with its token).
     Message {
         id: Uuid,
         session: Uuid,
+        session_only: bool,
     },
 }
 
@@ -194,6 +197,11 @@ pub async fn attach(
     .push_bind_list(ids.iter().copied())
     .push(" AND ticket_id IS NULL AND comment_id IS NULL AND message_id IS NULL AND ");
     query = match owner {
+        Owner::Message {
+            session,
+            session_only: true,
+            ..
+        } => query.push("session_id = ").push_bind(session).push(" AND "),
         Owner::Message { session, .. } => query
             .push("(session_id IS NULL OR session_id = ")
             .push_bind(session)

@@ -172,6 +172,9 @@ pub struct OutgoingMessage {
     pub client_message_id: Option<String>,
     /// Unattached uploads to attach (a visitor's only its session's).
     pub attachment_ids: Vec<Uuid>,
+    /// Sent with a visitor token: only the session's own visitor uploads
+    /// may be attached (set by the socket after parsing).
+    pub visitor_uploads_only: bool,
 }
 
 /// The fields of a message as a REST body or a socket frame gives them.
@@ -251,6 +254,7 @@ impl OutgoingMessage {
             sender,
             client_message_id,
             attachment_ids,
+            visitor_uploads_only: false,
         })
     }
 }
@@ -263,6 +267,8 @@ pub struct NewMessage {
     pub sender_id: Option<Uuid>,
     pub client_message_id: Option<String>,
     pub attachment_ids: Vec<Uuid>,
+    /// Only the session's own visitor uploads may be attached.
+    pub visitor_uploads_only: bool,
 }
 
 /// The visitor's email when an agent replied; the message and a link that

@@ -408,6 +408,7 @@ pub async fn create_message(
     let owner = Owner::Message {
         id: message.id,
         session: session_id,
+        session_only: new.visitor_uploads_only,
     };
     attachment_store::attach(&mut tx, tenant, owner, &new.attachment_ids, "attachmentIds").await?;
     let message = Message {

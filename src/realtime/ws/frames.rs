@@ -271,13 +271,15 @@ impl Socket {
                 .send_text(protocol::rate_limited(id, retry_after))
                 .await?);
         }
-        let outgoing = OutgoingMessage::parse(MessageInput {
+        let mut outgoing = OutgoingMessage::parse(MessageInput {
             body: frame.body.as_deref(),
             sender_type: SenderTypeInput::Fixed(self.sender_type()),
             sender_id: frame.sender_id.as_deref(),
             client_message_id: frame.client_message_id.as_deref(),
             attachment_ids: frame.attachment_ids.as_ref(),
         })?;
+        // A visitor names only what its own token uploaded.
+        outgoing.visitor_uploads_only = matches!(self.credential, Credential::Visitor { .. });
         let (session_id, _) = self.writable_session(frame).await?;
         let tenant = self.credential.tenant();
         // A repeated clientMessageId is acknowledged with the first message.

@@ -8,6 +8,7 @@ use crate::chat::new_session;
 backend_tests!(
     a_rest_message_carries_its_attachments,
     a_socket_message_carries_its_attachments,
+    a_visitor_socket_cannot_name_a_keys_upload,
     a_visitor_uploads_an_image_for_its_session,
     a_visitor_upload_refuses_other_types,
     a_visitor_upload_fits_only_its_session,
@@ -58,8 +59,10 @@ async fn a_socket_message_carries_its_attachments(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let session = new_session(&app, &acme, json!({"visitorName": "Vic"})).await;
-    let file = uploaded(&app, &acme, b"socket file").await;
-    let mut visitor = Client::token(&app, &token_of(&session)).await;
+    let token = token_of(&session);
+    let r = visitor_upload(&app, &token, "shot.png", PNG.to_vec()).await;
+    let file = r.assert_status(201).clone();
+    let mut visitor = Client::token(&app, &token).await;
     visitor
         .send(
             json!({"type": "message", "sessionId": id_of(&session), "body": "look",
@@ -70,6 +73,22 @@ async fn a_socket_message_carries_its_attachments(backend: Backend) {
     let listed = &reply["data"]["attachments"][0];
     assert_eq!(listed["id"], file["id"], "{reply}");
     assert!(listed["url"].as_str().is_some_and(|u| u.contains("sig=")));
+}
+
+async fn a_visitor_socket_cannot_name_a_keys_upload(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let session = new_session(&app, &acme, json!({"visitorName": "Vic"})).await;
+    let file = uploaded(&app, &acme, b"the company's file").await;
+    let mut visitor = Client::token(&app, &token_of(&session)).await;
+    visitor
+        .send(
+            json!({"type": "message", "sessionId": id_of(&session), "body": "look",
+            "attachmentIds": [file["id"]], "id": "m1"}),
+        )
+        .await;
+    let reply = visitor.next_of("error").await;
+    assert_eq!(reply["code"], "validation_failed", "{reply}");
 }
 
 async fn a_visitor_uploads_an_image_for_its_session(backend: Backend) {
