@@ -46,6 +46,7 @@ pub fn api_routes() -> ApiRouter {
         .merge(crate::custom_fields::routes::router())
         .merge(crate::reports::routes::router())
         .merge(crate::changes::routes::router())
+        .merge(crate::attachments::routes::router())
 }
 
 /// The route table (method, path, scope) of the whole API.
@@ -103,9 +104,12 @@ impl App {
         let realtime = Arc::new(crate::realtime::Realtime::new(&config, redis.clone()).await?);
         let jobs = Arc::new(crate::jobs::registry(&config)?);
         let clock = crate::time::Clock::offset_by(config.clock_offset);
+        let attachments =
+            Arc::new(crate::attachments::Attachments::new(&config, &db, public_url.clone()).await?);
         let state = AppState::new(SharedState {
             config: Arc::new(config),
             clock,
+            attachments,
             cursors,
             db,
             redis,
@@ -251,6 +255,7 @@ fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {
     workers.extend(crate::tickets::spawn_workers(state));
     workers.push(crate::retention::spawn(state));
     workers.push(crate::teams::routing::spawn_worker(state));
+    workers.push(crate::attachments::sweep::spawn(state));
     workers
 }
 
@@ -275,6 +280,7 @@ fn router(state: AppState) -> Router {
         .nest("/api/v1", api)
         .merge(crate::demo::router())
         .merge(crate::widget::router())
+        .merge(crate::attachments::files::router())
         .fallback(|| async { ApiError::not_found() })
         .method_not_allowed_fallback(|| async {
             ApiError::from_status(StatusCode::METHOD_NOT_ALLOWED)

@@ -96,6 +96,20 @@ pub struct ServeArgs {
         default_value_t = defaults::IDEMPOTENCY_TTL_HOURS
     )]
     pub idempotency_ttl_hours: u64,
+    /// Largest attachment an API key may upload, in bytes.
+    #[arg(
+        long,
+        env = "SUPPORTDESK_MAX_ATTACHMENT_BYTES",
+        default_value_t = defaults::MAX_ATTACHMENT_BYTES
+    )]
+    pub max_attachment_bytes: u64,
+    /// Largest attachment a visitor may upload, in bytes.
+    #[arg(
+        long,
+        env = "SUPPORTDESK_MAX_VISITOR_ATTACHMENT_BYTES",
+        default_value_t = defaults::MAX_VISITOR_ATTACHMENT_BYTES
+    )]
+    pub max_visitor_attachment_bytes: u64,
 }
 
 /// Every default, written once: the flags show them and `Config::new`
@@ -120,6 +134,10 @@ pub mod defaults {
     /// Finished jobs are kept a week.
     pub const JOB_RETENTION_DAYS: u64 = 7;
     pub const IDEMPOTENCY_TTL_HOURS: u64 = 24;
+    pub const MAX_ATTACHMENT_BYTES: u64 = 25 * 1024 * 1024;
+    pub const MAX_VISITOR_ATTACHMENT_BYTES: u64 = 10 * 1024 * 1024;
+    /// Uploads never attached to a record are deleted after a day.
+    pub const ATTACHMENT_ORPHAN_HOURS: u64 = 24;
 }
 
 fn days(count: u64) -> Duration {
@@ -172,6 +190,12 @@ pub struct Config {
     /// How long an idempotency key's record is kept; after it the key may
     /// be used again.
     pub idempotency_ttl: Duration,
+    /// Largest attachment an API key may upload, in bytes.
+    pub max_attachment_bytes: u64,
+    /// Largest attachment a visitor may upload, in bytes.
+    pub max_visitor_attachment_bytes: u64,
+    /// How long an upload may stay unattached (tests set seconds).
+    pub attachment_orphan_age: Duration,
 }
 
 /// `limit` messages per `window`, all of them at once if need be (GCRA,
@@ -239,6 +263,9 @@ impl Config {
             job_retention: days(defaults::JOB_RETENTION_DAYS),
             retention_interval: Duration::from_secs(args.retention_interval_secs.max(1)),
             idempotency_ttl: Duration::from_secs(args.idempotency_ttl_hours.max(1) * 3600),
+            max_attachment_bytes: args.max_attachment_bytes,
+            max_visitor_attachment_bytes: args.max_visitor_attachment_bytes,
+            attachment_orphan_age: Duration::from_secs(defaults::ATTACHMENT_ORPHAN_HOURS * 3600),
         })
     }
 
@@ -275,6 +302,9 @@ impl Config {
             job_retention: days(defaults::JOB_RETENTION_DAYS),
             retention_interval: secs(defaults::RETENTION_INTERVAL_SECS),
             idempotency_ttl: secs(defaults::IDEMPOTENCY_TTL_HOURS * 3600),
+            max_attachment_bytes: defaults::MAX_ATTACHMENT_BYTES,
+            max_visitor_attachment_bytes: defaults::MAX_VISITOR_ATTACHMENT_BYTES,
+            attachment_orphan_age: secs(defaults::ATTACHMENT_ORPHAN_HOURS * 3600),
         }
     }
 

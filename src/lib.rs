@@ -2,6 +2,7 @@
 //! a knowledge base, signed webhooks, API keys with scopes and rate limits.
 
 pub mod app;
+pub mod attachments;
 pub mod auth;
 pub mod bootstrap;
 pub mod changes;

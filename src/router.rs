@@ -55,7 +55,10 @@ impl ApiRouter {
             }
         }
         // Route layers run in reverse order of adding: the scope check
-        // first, then (POSTs) the idempotency layer, then the handler.
+        // first, then (POSTs) the idempotency layer, then the one that
+        // signs attachment links in the answer, then the handler.
+        let method_router =
+            method_router.route_layer(middleware::from_fn(crate::attachments::links::in_scope));
         let method_router = if has_post {
             method_router.route_layer(middleware::from_fn(crate::idempotency::guard))
         } else {

@@ -54,6 +54,8 @@ pub struct SharedState {
     pub public_url: Arc<str>,
     /// Seals and opens list cursors with the service-wide key.
     pub cursors: Arc<crate::paging::Cursors>,
+    /// Attachment storage, download links and upload limits.
+    pub attachments: Arc<crate::attachments::Attachments>,
     /// This node's wall clock (see `time::Clock`).
     pub clock: crate::time::Clock,
     /// Flips to true when the service is shutting down.

@@ -43,6 +43,8 @@ scopes! {
     BillingWrite => "billing:write",
     TeamsRead => "teams:read",
     TeamsWrite => "teams:write",
+    AttachmentsRead => "attachments:read",
+    AttachmentsWrite => "attachments:write",
 }
 
 impl std::fmt::Display for Scope {

@@ -1,5 +1,6 @@
 //! Chat records as the API shows them, and the email an agent's reply sends.
 
+use crate::attachments::AttachmentRef;
 use serde::Serialize;
 use uuid::Uuid;
 
@@ -98,6 +99,9 @@ pub struct Message {
     /// with the same id in the same session is this message again.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_message_id: Option<String>,
+    /// Files attached to the message (read apart from its row).
+    #[sqlx(skip)]
+    pub attachments: Vec<AttachmentRef>,
     pub created_at: Timestamp,
 }
 
@@ -218,6 +222,11 @@ pub struct OutgoingMessage {
     pub body: String,
     pub sender: Sender,
     pub client_message_id: Option<String>,
+    /// Unattached uploads to attach (a visitor's only its session's).
+    pub attachment_ids: Vec<Uuid>,
+    /// Sent with a visitor token: only the session's own visitor uploads
+    /// may be attached (set by the socket after parsing).
+    pub visitor_uploads_only: bool,
 }
 
 /// The fields of a message as a REST body or a socket frame gives them.
@@ -227,6 +236,7 @@ pub struct MessageInput<'a> {
     pub sender_type: SenderTypeInput<'a>,
     pub sender_id: Option<&'a str>,
     pub client_message_id: Option<&'a str>,
+    pub attachment_ids: Option<&'a serde_json::Value>,
 }
 
 /// `clientMessageId`: optional, taken as given (an opaque key, so not
@@ -259,6 +269,7 @@ impl OutgoingMessage {
             sender_type,
             sender_id,
             client_message_id,
+            attachment_ids,
         } = input;
         let (sender_type, sender_id) = match sender_type {
             SenderTypeInput::Named(raw) => (
@@ -271,11 +282,12 @@ impl OutgoingMessage {
             ),
             SenderTypeInput::Fixed(fixed) => (Ok(fixed), Ok(None)),
         };
-        let (body, sender_type, sender_id, client_message_id) = (
+        let (body, sender_type, sender_id, client_message_id, attachment_ids) = (
             required_text("body", body, BODY_MAX),
             sender_type,
             sender_id,
             optional_client_message_id(client_message_id),
+            crate::attachments::model::attachment_ids("attachmentIds", attachment_ids),
         )
             .all_valid()?;
         let sender = match (sender_type, sender_id) {
@@ -293,6 +305,8 @@ impl OutgoingMessage {
             body,
             sender,
             client_message_id,
+            attachment_ids,
+            visitor_uploads_only: false,
         })
     }
 }
@@ -304,6 +318,9 @@ pub struct NewMessage {
     pub sender_type: SenderType,
     pub sender_id: Option<Uuid>,
     pub client_message_id: Option<String>,
+    pub attachment_ids: Vec<Uuid>,
+    /// Only the session's own visitor uploads may be attached.
+    pub visitor_uploads_only: bool,
 }
 
 /// The visitor's email when an agent replied; the message and a link that
@@ -389,6 +406,7 @@ mod tests {
             sender_id: None,
             sender_name: Some("Ann".into()),
             client_message_id: None,
+            attachments: Vec::new(),
             created_at: now,
         };
         let email = agent_reply_email(&session, &message, "http://x/demo#a&b").expect("email");
@@ -421,6 +439,7 @@ mod tests {
             sender_type,
             sender_id,
             client_message_id: None,
+            attachment_ids: None,
         }
     }
 

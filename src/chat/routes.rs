@@ -362,6 +362,9 @@ pub(crate) struct SendMessage {
     /// stores nothing.
     #[schema(value_type = String, min_length = 1, max_length = 100)]
     client_message_id: Option<String>,
+    /// Up to 10 unattached uploads of the company and mode to attach.
+    #[schema(value_type = Option<Vec<uuid::Uuid>>)]
+    attachment_ids: Option<serde_json::Value>,
 }
 
 /// Send a message
@@ -387,6 +390,7 @@ async fn send_message(
         sender_type: SenderTypeInput::Named(body.sender_type.as_deref()),
         sender_id: body.sender_id.as_deref(),
         client_message_id: body.client_message_id.as_deref(),
+        attachment_ids: body.attachment_ids.as_ref(),
     })?;
     let sent = service::send_message(&state, &principal.tenant, id, outgoing).await?;
     let status = if sent.created {

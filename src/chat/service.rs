@@ -156,6 +156,8 @@ pub async fn send_message(
         sender_type: outgoing.sender.sender_type(),
         sender_id: outgoing.sender.id(),
         client_message_id: outgoing.client_message_id,
+        attachment_ids: outgoing.attachment_ids,
+        visitor_uploads_only: outgoing.visitor_uploads_only,
     };
     let (session, message) =
         match store::create_message(&state.db, tenant, session_id, new, link.as_deref()).await? {

@@ -10,6 +10,7 @@ use super::model::{
     Message, NewMessage, NewSession, SenderType, Session, SessionFilter, SessionStatus,
     SessionTags, agent_reply_email,
 };
+use crate::attachments::store::{self as attachment_store, Kind, Owner};
 use crate::auth::Tenant;
 use crate::custom_fields::model::FieldPatch;
 use crate::custom_fields::store::{self as field_store, Recorded};
@@ -281,14 +282,28 @@ pub async fn messages(
     tenant: &Tenant,
     session_id: Uuid,
 ) -> Result<Vec<Message>, StoreError> {
-    Query::new(MESSAGE_SELECT)
+    let messages = Query::new(MESSAGE_SELECT)
         .push(" WHERE m.session_id = ")
         .push_bind(session_id)
         .push(" AND ")
         .push_tenant(tenant, "m")
         .push(" ORDER BY m.created_at, m.id")
         .fetch_all(db)
-        .await
+        .await?;
+    with_attachments(db, messages).await
+}
+
+/// The messages with their attachments (one query for all).
+async fn with_attachments(db: &Db, messages: Vec<Message>) -> Result<Vec<Message>, StoreError> {
+    let ids: Vec<Uuid> = messages.iter().map(|message| message.id).collect();
+    let mut files = attachment_store::of_each(db, Kind::Message, &ids).await?;
+    Ok(messages
+        .into_iter()
+        .map(|message| Message {
+            attachments: files.remove(&message.id).unwrap_or_default(),
+            ..message
+        })
+        .collect())
 }
 
 /// A PATCH or a tag edit in one transaction, under the session's lock (so
@@ -402,6 +417,7 @@ pub async fn create_message(
         sender_id: new.sender_id,
         sender_name,
         client_message_id: new.client_message_id,
+        attachments: Vec::new(),
         created_at: now,
     };
     // A send racing this one (another node) may have stored the same
@@ -430,6 +446,16 @@ pub async fn create_message(
             .map(Sent::Repeat)
             .ok_or(SendError::Store(StoreError::NotFound));
     }
+    let owner = Owner::Message {
+        id: message.id,
+        session: session_id,
+        session_only: new.visitor_uploads_only,
+    };
+    attachment_store::attach(&mut tx, tenant, owner, &new.attachment_ids, "attachmentIds").await?;
+    let message = Message {
+        attachments: attachment_store::of(&mut tx, owner).await?,
+        ..message
+    };
     if message.sender_type == SenderType::Agent
         && let Some(link) = visitor_link
         && let Some(email) = agent_reply_email(&session, &message, link)
@@ -455,7 +481,7 @@ async fn message_by_client_id(
     session_id: Uuid,
     client_id: &str,
 ) -> Result<Option<Message>, StoreError> {
-    Query::new(MESSAGE_SELECT)
+    let message: Option<Message> = Query::new(MESSAGE_SELECT)
         .push(" WHERE m.session_id = ")
         .push_bind(session_id)
         .push(" AND m.client_message_id = ")
@@ -463,7 +489,11 @@ async fn message_by_client_id(
         .push(" AND ")
         .push_tenant(tenant, "m")
         .fetch_optional(db)
-        .await
+        .await?;
+    match message {
+        Some(message) => Ok(with_attachments(db, vec![message]).await?.pop()),
+        None => Ok(None),
+    }
 }
 
 /// The name of the agent `id` (a message's `senderId`), which must be a
@@ -521,13 +551,15 @@ pub async fn messages_after(
     );
     let after = page.placeholder_for(anchor);
     let since = page.placeholder_for(since);
-    page.push(&format!(
-        " AND (m.created_at > {after} OR (m.created_at = {after} AND m.id > {since})) \
+    let messages = page
+        .push(&format!(
+            " AND (m.created_at > {after} OR (m.created_at = {after} AND m.id > {since})) \
          ORDER BY m.created_at, m.id LIMIT "
-    ))
-    .push_bind(limit)
-    .fetch_all(db)
-    .await
+        ))
+        .push_bind(limit)
+        .fetch_all(db)
+        .await?;
+    with_attachments(db, messages).await
 }
 
 /// Marks the email of the session holding confirmation `hash` as

@@ -169,6 +169,7 @@ pub struct ClientFrame {
     pub body: Option<String>,
     pub sender_id: Option<String>,
     pub client_message_id: Option<String>,
+    pub attachment_ids: Option<Value>,
 }
 
 /// A server frame about a channel: `{type, channel, id?, data}`.

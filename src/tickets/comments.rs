@@ -8,6 +8,7 @@ use utoipa_axum::routes;
 use super::model::{COMMENT_MAX, Comment, NewComment};
 use super::nested::ticket_page;
 use super::store;
+use crate::attachments::model::attachment_ids;
 use crate::auth::{Principal, Scope};
 use crate::error::ApiResult;
 use crate::extract::{Id, Json, Query};
@@ -32,6 +33,9 @@ pub(crate) struct CreateComment {
     author_id: Option<String>,
     /// Internal notes are for agents only (default false).
     is_internal: Option<bool>,
+    /// Up to 10 unattached uploads of the company and mode to attach.
+    #[schema(value_type = Option<Vec<uuid::Uuid>>)]
+    attachment_ids: Option<serde_json::Value>,
 }
 
 fn body_schema() -> utoipa::openapi::ObjectBuilder {
@@ -52,15 +56,17 @@ async fn create(
     Id(ticket_id): Id,
     Json(body): Json<CreateComment>,
 ) -> ApiResult<(StatusCode, Json<Comment>)> {
-    let (text, author_id) = (
+    let (text, author_id, files) = (
         required_text("body", body.body.as_deref(), COMMENT_MAX),
         optional_id("authorId", body.author_id.as_deref()),
+        attachment_ids("attachmentIds", body.attachment_ids.as_ref()),
     )
         .all_valid()?;
     let new = NewComment {
         body: text,
         author_id,
         is_internal: body.is_internal.unwrap_or(false),
+        attachment_ids: files,
     };
     let comment = store::add_comment(&state.db, &principal.tenant, ticket_id, new).await?;
     Ok((StatusCode::CREATED, Json(comment)))

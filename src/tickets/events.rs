@@ -180,6 +180,7 @@ mod tests {
             assigned_to: None,
             tags: Vec::new(),
             custom_fields: Default::default(),
+            attachments: Vec::new(),
             resolved_at: None,
             created_at: Timestamp::now(),
             updated_at: Timestamp::now(),

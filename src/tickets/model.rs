@@ -4,6 +4,7 @@
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::attachments::AttachmentRef;
 use crate::custom_fields::model::{FieldFilter, FieldPatch, FieldValues};
 use crate::search::TextQuery;
 use crate::tags::model::TagFilter;
@@ -80,6 +81,8 @@ pub struct Ticket {
     /// Values of the company's custom fields, by key (absent when unset).
     #[schema(value_type = Object)]
     pub custom_fields: FieldValues,
+    /// Files attached when the ticket was created (comments carry their own).
+    pub attachments: Vec<AttachmentRef>,
     pub resolved_at: Option<Timestamp>,
     pub created_at: Timestamp,
     /// Last change or comment.
@@ -97,6 +100,8 @@ pub struct NewTicket {
     pub tags: Vec<String>,
     /// Checked against the definitions; required ones present.
     pub custom_fields: FieldPatch,
+    /// Unattached uploads of the tenant to attach.
+    pub attachment_ids: Vec<Uuid>,
 }
 
 /// GET /tickets filters; `None` (an empty tag filter) means "any".
@@ -235,6 +240,7 @@ pub struct Comment {
     pub author_id: Option<Uuid>,
     pub author: Option<UserRef>,
     pub is_internal: bool,
+    pub attachments: Vec<AttachmentRef>,
     pub created_at: Timestamp,
 }
 
@@ -243,6 +249,8 @@ pub struct NewComment {
     pub body: String,
     pub author_id: Option<Uuid>,
     pub is_internal: bool,
+    /// Unattached uploads of the tenant to attach.
+    pub attachment_ids: Vec<Uuid>,
 }
 
 /// One entry of a ticket's timeline.

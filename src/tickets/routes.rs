@@ -13,6 +13,7 @@ use super::model::{
     TicketSearch, TicketUpdate,
 };
 use super::{activities, comments, store};
+use crate::attachments::model::attachment_ids;
 use crate::auth::{Principal, Scope};
 use crate::custom_fields::model::{RecordKind, check_values, field_filter};
 use crate::custom_fields::routes::definitions_for_filters;
@@ -97,6 +98,10 @@ pub(crate) struct CreateTicket {
     /// one must be given.
     #[schema(value_type = Option<Object>)]
     custom_fields: Option<serde_json::Value>,
+    /// Up to 10 unattached uploads of the company and mode (`POST
+    /// /attachments`) to attach.
+    #[schema(value_type = Option<Vec<uuid::Uuid>>)]
+    attachment_ids: Option<serde_json::Value>,
 }
 
 fn description_schema() -> utoipa::openapi::ObjectBuilder {
@@ -220,7 +225,7 @@ async fn create(
     Json(body): Json<CreateTicket>,
 ) -> ApiResult<(StatusCode, Json<Ticket>)> {
     let definitions = field_store::list(&state.db, &principal.tenant).await?;
-    let (subject, description, priority, entity_id, visitor_email, tags, custom_fields) = (
+    let (subject, description, priority, entity_id, visitor_email, tags, custom_fields, files) = (
         required_text("subject", body.subject.as_deref(), NAME_MAX),
         optional_text("description", body.description.as_deref(), DESCRIPTION_MAX),
         optional_enum("priority", body.priority.as_deref()),
@@ -234,6 +239,7 @@ async fn create(
             true,
             false,
         ),
+        attachment_ids("attachmentIds", body.attachment_ids.as_ref()),
     )
         .all_valid()?;
     let new = NewTicket {
@@ -244,6 +250,7 @@ async fn create(
         visitor_email,
         tags,
         custom_fields,
+        attachment_ids: files,
     };
     let ticket = store::create(&state.db, &principal.tenant, new).await?;
     Ok((StatusCode::CREATED, Json(ticket)))

@@ -48,6 +48,10 @@ pub fn router() -> Router<AppState> {
             "/widget/v1/sessions/{id}",
             get(read_session).options(preflight),
         )
+        .route(
+            "/widget/v1/attachments",
+            post(crate::attachments::visitor::upload).options(preflight),
+        )
         .route("/widget/v1/presence", get(presence).options(preflight))
         .route("/widget/v1/kb/search", get(search).options(preflight))
         .route(

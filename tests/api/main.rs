@@ -4,6 +4,7 @@
 mod support;
 
 mod access;
+mod attachments;
 mod bus;
 mod changes;
 mod chat;

@@ -348,18 +348,30 @@ impl Socket {
                 .send_text(protocol::rate_limited(id, retry_after))
                 .await?);
         }
-        let outgoing = OutgoingMessage::parse(MessageInput {
+        let mut outgoing = OutgoingMessage::parse(MessageInput {
             body: frame.body.as_deref(),
             sender_type: SenderTypeInput::Fixed(self.sender_type()),
             sender_id: frame.sender_id.as_deref(),
             client_message_id: frame.client_message_id.as_deref(),
+            attachment_ids: frame.attachment_ids.as_ref(),
         })?;
+        // A visitor names only what its own token uploaded.
+        outgoing.visitor_uploads_only = matches!(self.credential, Credential::Visitor { .. });
         let (session_id, _) = self.writable_session(frame).await?;
         let tenant = self.credential.tenant();
         // A repeated clientMessageId is acknowledged with the first message.
-        let sent = service::send_message(&self.state, &tenant, session_id, outgoing).await?;
+        // Links in the frames it publishes are signed as of now.
+        let links = self.state.attachments.links.clone();
+        let sending = service::send_message(&self.state, &tenant, session_id, outgoing);
+        let sent =
+            crate::attachments::links::signing(links, self.state.clock.now(), sending).await?;
         let channel = Channel::Session(session_id).name();
-        let reply = protocol::event("chat.message", &channel, id, &sent.message);
+        let reply = crate::attachments::links::signing(
+            self.state.attachments.links.clone(),
+            self.state.clock.now(),
+            async { protocol::event("chat.message", &channel, id, &sent.message) },
+        )
+        .await;
         Ok(self.send_text(reply).await?)
     }
 

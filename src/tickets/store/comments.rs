@@ -6,6 +6,7 @@ use uuid::Uuid;
 
 use super::activities::{NewActivity, add_activity};
 use super::{ensure_ticket, user_ref};
+use crate::attachments::store::{self as attachment_store, Kind, Owner};
 use crate::auth::Tenant;
 use crate::db::{Db, Query, Table, ensure_reference};
 use crate::error::StoreError;
@@ -40,6 +41,7 @@ impl From<CommentRow> for Comment {
             body: row.body,
             author_id: row.author_id,
             is_internal: row.is_internal,
+            attachments: Vec::new(),
             created_at: row.created_at,
         }
     }
@@ -81,6 +83,8 @@ pub async fn add_comment(
     .bind(now)
     .execute(&mut tx)
     .await?;
+    let owner = Owner::Comment(id);
+    attachment_store::attach(&mut tx, tenant, owner, &new.attachment_ids, "attachmentIds").await?;
     let entry = NewActivity {
         details: Some(json!({
             "commentId": id,
@@ -95,7 +99,10 @@ pub async fn add_comment(
         .push_bind(id)
         .fetch_one(&mut tx)
         .await?;
-    let comment = Comment::from(row);
+    let comment = Comment {
+        attachments: attachment_store::of(&mut tx, owner).await?,
+        ..Comment::from(row)
+    };
     // The comment touched the ticket (`updatedAt`): the feed carries both.
     let ticket = super::load(&mut tx, tenant, ticket_id).await?;
     crate::events::record_change(&mut tx, tenant, &events::ticket_change(&ticket)?).await?;
@@ -126,6 +133,15 @@ pub async fn list_comments(
         .push_bind(page.offset)
         .fetch_all(db)
         .await?;
+    let ids: Vec<Uuid> = rows.iter().map(|row| row.id).collect();
+    let mut files = attachment_store::of_each(db, Kind::Comment, &ids).await?;
+    let rows: Vec<Comment> = rows
+        .into_iter()
+        .map(|row| Comment {
+            attachments: files.remove(&row.id).unwrap_or_default(),
+            ..Comment::from(row)
+        })
+        .collect();
     let total = Query::new(
         "SELECT COUNT(*) FROM ticket_comments WHERE ticket_id = $1 AND company_id = $2 \
          AND mode = $3",
@@ -134,5 +150,5 @@ pub async fn list_comments(
     .bind_tenant(tenant)
     .fetch_scalar(db)
     .await?;
-    Ok((rows.into_iter().map(Comment::from).collect(), total))
+    Ok((rows, total))
 }

@@ -21,6 +21,7 @@ use super::model::{
     ActivityKind, Escalation, NewTicket, Priority, Ticket, TicketFilter, TicketState, TicketStatus,
     TicketUpdate, UserRef, ticket_number,
 };
+use crate::attachments::store::{self as attachment_store, Kind, Owner};
 use crate::auth::{Mode, Tenant};
 use crate::custom_fields::model::{FieldChange, FieldValues};
 use crate::custom_fields::store::{self as field_store, Recorded};
@@ -84,6 +85,7 @@ impl TicketRow {
             assigned_to,
             tags,
             custom_fields: field_store::sorted(row.custom_fields.0),
+            attachments: Vec::new(),
             resolved_at: row.resolved_at,
             created_at: row.created_at,
             updated_at: row.updated_at,
@@ -132,6 +134,8 @@ pub async fn create(db: &Db, tenant: &Tenant, new: NewTicket) -> Result<Ticket, 
     .await?;
     tag_store::replace(&mut tx, tenant, Tagged::Ticket, id, &new.tags).await?;
     field_store::apply(&mut tx, tenant, Recorded::Ticket, id, &new.custom_fields).await?;
+    let owner = Owner::Ticket(id);
+    attachment_store::attach(&mut tx, tenant, owner, &new.attachment_ids, "attachmentIds").await?;
     let entry = NewActivity {
         to: Some(TicketStatus::Open.to_string()),
         details: Some(
@@ -173,8 +177,10 @@ async fn load<'c>(on: impl Into<On<'c>>, tenant: &Tenant, id: Uuid) -> Result<Ti
     let row: TicketRow = by_id(TICKET_SELECT, tenant, id)
         .fetch_one(on.reborrow())
         .await?;
-    let tags = tag_store::of(on, Tagged::Ticket, id).await?;
-    Ok(row.into_ticket(tags))
+    let tags = tag_store::of(on.reborrow(), Tagged::Ticket, id).await?;
+    let mut ticket = row.into_ticket(tags);
+    ticket.attachments = attachment_store::of(on, Owner::Ticket(id)).await?;
+    Ok(ticket)
 }
 
 /// `select` WHERE the tenant's tickets match `filter`: only the filters
@@ -279,11 +285,16 @@ pub async fn list(
     let total = count(db, tenant, filter, COUNT_CAP).await?;
     let ids: Vec<Uuid> = rows.iter().map(|row| row.id).collect();
     let mut tags = tag_store::of_each(db, Tagged::Ticket, &ids).await?;
+    let mut files = attachment_store::of_each(db, Kind::Ticket, &ids).await?;
     let tickets = rows
         .into_iter()
         .map(|row| {
             let ticket_tags = tags.remove(&row.id).unwrap_or_default();
-            row.into_ticket(ticket_tags)
+            let attachments = files.remove(&row.id).unwrap_or_default();
+            Ticket {
+                attachments,
+                ..row.into_ticket(ticket_tags)
+            }
         })
         .collect();
     Ok((tickets, total))

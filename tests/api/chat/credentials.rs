@@ -139,6 +139,7 @@ async fn post_message(app: &TestApp, acme: &TestCompany, session: &str) {
         sender_type: SenderTypeInput::Fixed(SenderType::Visitor),
         sender_id: None,
         client_message_id: None,
+        attachment_ids: None,
     })
     .expect("message");
     let session_id = Uuid::parse_str(session).expect("session id");

@@ -638,6 +638,8 @@ async fn a_long_replay_arrives_whole_and_in_order(backend: Backend) {
             sender_type: supportdesk::chat::model::SenderType::System,
             sender_id: None,
             client_message_id: None,
+            attachment_ids: Vec::new(),
+            visitor_uploads_only: false,
         };
         let message =
             supportdesk::chat::store::create_message(&app.state.db, &tenant, id, new, None)

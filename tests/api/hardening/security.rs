@@ -152,6 +152,14 @@ async fn records_of(app: &TestApp, key: &str, entity: &str) -> BTreeMap<&'static
         )
         .await;
     ids.insert("business hours", id(&calendar));
+    let attachment = TestResponse::from(
+        app.api(Method::POST, "/attachments?filename=a.txt", Some(key))
+            .body("A's file")
+            .send()
+            .await,
+    )
+    .await;
+    ids.insert("attachment", id(&attachment));
     app.post(
         "/chat/agent-presence",
         key,
@@ -177,6 +185,7 @@ fn fill(path: &str, ids: &BTreeMap<&'static str, String>) -> String {
         "settings" if path.starts_with("/settings/custom-fields") => "custom field",
         "settings" if path.starts_with("/settings/business-hours") => "business hours",
         "teams" => "team",
+        "attachments" => "attachment",
         other => panic!("no record kind for /{other}: add it to the isolation table"),
     };
     path.replace("{id}", &ids[kind])

@@ -30,6 +30,7 @@ fn new_ticket(entity_id: Uuid, subject: String) -> NewTicket {
         visitor_email: None,
         tags: Vec::new(),
         custom_fields: Default::default(),
+        attachment_ids: Vec::new(),
     }
 }
 

@@ -1,0 +1,126 @@
+//! Signed download links: `/files/<id>?exp=<unix seconds>&sig=<hex>`, an
+//! HMAC of the id and the expiry with a key derived from the service-wide
+//! secret, so every node signs and checks the same links without any
+//! configuration, and a browser can open one without an API key.
+
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::Sha256;
+use uuid::Uuid;
+
+use crate::time::Timestamp;
+
+/// How long a link stays valid.
+pub const LINK_TTL_SECS: i64 = 15 * 60;
+
+#[derive(Clone)]
+pub struct Links {
+    key: [u8; 32],
+    /// The service's public base URL, without a trailing slash.
+    base: std::sync::Arc<str>,
+}
+
+impl std::fmt::Debug for Links {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Links(..)")
+    }
+}
+
+impl Links {
+    pub fn new(key: [u8; 32], base: std::sync::Arc<str>) -> Links {
+        Links { key, base }
+    }
+
+    fn mac(&self, id: Uuid, expires: i64) -> Hmac<Sha256> {
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key)
+            .unwrap_or_else(|_| unreachable!("HMAC takes any key length"));
+        mac.update(format!("{id}\0{expires}").as_bytes());
+        mac
+    }
+
+    /// A link to `id` valid for [`LINK_TTL_SECS`] from `now`.
+    pub fn url(&self, id: Uuid, now: Timestamp) -> String {
+        let expires = now.0.timestamp() + LINK_TTL_SECS;
+        let sig = hex::encode(self.mac(id, expires).finalize().into_bytes());
+        format!("{}/files/{id}?exp={expires}&sig={sig}", self.base)
+    }
+
+    /// Whether `sig` signs `id` until `expires`, and that is still ahead.
+    pub fn verify(&self, id: Uuid, expires: i64, sig: &str, now: Timestamp) -> bool {
+        let Ok(sig) = hex::decode(sig) else {
+            return false;
+        };
+        // Constant-time comparison: `verify_slice` does not leak how many
+        // leading bytes of a forged signature were right.
+        self.mac(id, expires).verify_slice(&sig).is_ok() && now.0.timestamp() < expires
+    }
+}
+
+tokio::task_local! {
+    /// The signer of the request being answered, and its time.
+    static SIGNER: (Links, Timestamp);
+}
+
+/// Runs `work` with links signed by `links` as of `now` in every
+/// attachment it writes out (answers, events, frames).
+pub async fn signing<F: std::future::Future>(links: Links, now: Timestamp, work: F) -> F::Output {
+    SIGNER.scope((links, now), work).await
+}
+
+/// A fresh link to `id` when the running task signs links.
+pub fn current_url(id: Uuid) -> Option<String> {
+    SIGNER.try_with(|(links, now)| links.url(id, *now)).ok()
+}
+
+/// The route layer that signs links in the handler's answers and events:
+/// innermost, so it wraps the handler in whatever task runs it.
+pub async fn in_scope(
+    axum::Extension(state): axum::Extension<crate::state::AppState>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let links = state.attachments.links.clone();
+    signing(links, state.clock.now(), next.run(request)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn links() -> Links {
+        Links::new([7; 32], "http://desk.test".into())
+    }
+
+    fn query(url: &str) -> (i64, String) {
+        let (_, query) = url.split_once('?').expect("query");
+        let mut exp = 0;
+        let mut sig = String::new();
+        for pair in query.split('&') {
+            match pair.split_once('=') {
+                Some(("exp", value)) => exp = value.parse().expect("exp"),
+                Some(("sig", value)) => sig = value.to_string(),
+                _ => {}
+            }
+        }
+        (exp, sig)
+    }
+
+    #[test]
+    fn a_link_verifies_until_it_expires() {
+        let id = Uuid::now_v7();
+        let now = Timestamp::now();
+        let (exp, sig) = query(&links().url(id, now));
+        assert!(links().verify(id, exp, &sig, now));
+        let later = now.plus(std::time::Duration::from_secs(LINK_TTL_SECS as u64 + 1));
+        assert!(!links().verify(id, exp, &sig, later));
+    }
+
+    #[test]
+    fn an_altered_link_does_not_verify() {
+        let id = Uuid::now_v7();
+        let now = Timestamp::now();
+        let (exp, sig) = query(&links().url(id, now));
+        assert!(!links().verify(id, exp + 60, &sig, now));
+        assert!(!links().verify(Uuid::now_v7(), exp, &sig, now));
+        assert!(!links().verify(id, exp, "00", now));
+    }
+}

@@ -1,0 +1,251 @@
+//! `/attachments`: upload (raw body or `multipart/form-data`), read the
+//! metadata, download the bytes with a key.
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::Response;
+use serde::Deserialize;
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+use super::ingest::{IngestError, ingest};
+use super::model::{self, Attachment};
+use super::store::{self, NewAttachment, Stored};
+use super::{Attachments, Storage, files};
+use crate::auth::{Principal, Scope, Tenant};
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{Id, Json, Query};
+use crate::router::ApiRouter;
+use crate::state::AppState;
+
+pub fn router() -> ApiRouter {
+    ApiRouter::new()
+        .route(Scope::AttachmentsWrite, routes!(upload))
+        .route(Scope::AttachmentsRead, routes!(get_one))
+        .route(Scope::AttachmentsRead, routes!(content))
+}
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct UploadQuery {
+    /// The file's name, for a raw body without `Content-Disposition`.
+    filename: Option<String>,
+}
+
+/// The `multipart/form-data` form: one `file` part.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub(crate) struct UploadForm {
+    #[schema(value_type = String, format = Binary)]
+    file: Vec<u8>,
+}
+
+/// Upload an attachment
+///
+/// The file is the raw body (`Content-Type` the client's claim, the name in
+/// `Content-Disposition: attachment; filename="…"` or `?filename=`), or
+/// the `file` part of a `multipart/form-data` body. It is streamed to
+/// storage; past the size limit (25 MiB by default) the upload stops with
+/// 413 and nothing is kept; an empty file is 400. The type is sniffed from
+/// the bytes. Unattached uploads are deleted after 24 hours.
+#[utoipa::path(post, path = "/attachments", operation_id = "upload_attachment",
+    tag = "Attachments",
+    params(UploadQuery),
+    request_body(content(
+        (Vec<u8> = "application/octet-stream"),
+        (UploadForm = "multipart/form-data"),
+    )),
+    responses(
+        (status = 201, description = "Stored", body = Attachment),
+        (status = 413, description = "Larger than the limit", body = crate::openapi::schema::ErrorBody),
+    ))]
+async fn upload(
+    State(state): State<AppState>,
+    principal: Principal,
+    Query(query): Query<UploadQuery>,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<(StatusCode, Json<Attachment>)> {
+    let rules = Rules {
+        limit: state.attachments.max_bytes,
+        session: None,
+        allowed: |_| true,
+    };
+    let stored = receive(
+        &state,
+        &principal.tenant,
+        &headers,
+        query.filename,
+        body,
+        rules,
+    )
+    .await?;
+    Ok((StatusCode::CREATED, Json(stored.into())))
+}
+
+/// Get an attachment's metadata
+#[utoipa::path(get, path = "/attachments/{id}", operation_id = "get_attachment",
+    tag = "Attachments",
+    params(("id" = uuid::Uuid, Path, description = "Attachment id")),
+    responses((status = 200, description = "The attachment", body = Attachment)))]
+async fn get_one(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+) -> ApiResult<Json<Attachment>> {
+    let stored = store::find(&state.db, &principal.tenant, id).await?;
+    Ok(Json(stored.into()))
+}
+
+/// Download an attachment
+///
+/// The bytes, with `Content-Disposition: attachment` (inline only for PNG,
+/// JPEG, GIF and WebP), `X-Content-Type-Options: nosniff` and
+/// `Content-Security-Policy: sandbox`. A single `Range` is honoured (206).
+#[utoipa::path(get, path = "/attachments/{id}/content", operation_id = "download_attachment",
+    tag = "Attachments",
+    params(("id" = uuid::Uuid, Path, description = "Attachment id")),
+    responses(
+        (status = 200, description = "The bytes", content_type = "application/octet-stream", body = Vec<u8>),
+        (status = 206, description = "The requested range", content_type = "application/octet-stream", body = Vec<u8>),
+    ))]
+async fn content(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let stored = store::find(&state.db, &principal.tenant, id).await?;
+    files::serve(&state.attachments.storage, &stored, &headers).await
+}
+
+/// What an upload may be: how large, for which chat session (a visitor's),
+/// and of which sniffed types.
+pub(crate) struct Rules {
+    pub limit: u64,
+    pub session: Option<Uuid>,
+    pub allowed: fn(&str) -> bool,
+}
+
+/// Streams the upload in `body` to storage and records it.
+pub(crate) async fn receive(
+    state: &AppState,
+    tenant: &Tenant,
+    headers: &HeaderMap,
+    query_name: Option<String>,
+    body: Body,
+    rules: Rules,
+) -> ApiResult<Stored> {
+    let attachments: &Attachments = &state.attachments;
+    let storage = &attachments.storage;
+    let claimed = header_text(headers, header::CONTENT_TYPE);
+    let (name, claimed, ingested) = match multipart_boundary(claimed.as_deref()) {
+        Some(boundary) => receive_form(storage, body, boundary, rules.limit).await?,
+        None => {
+            let name = header_text(headers, header::CONTENT_DISPOSITION)
+                .and_then(|value| model::disposition_filename(&value))
+                .or(query_name);
+            let ingested = ingest(storage, body.into_data_stream(), rules.limit)
+                .await
+                .map_err(ingest_error)?;
+            (name, claimed, ingested)
+        }
+    };
+    let content_type = model::content_type(&ingested.head, claimed.as_deref());
+    if !(rules.allowed)(&content_type) {
+        let _ = storage.remove(&ingested.temporary).await;
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            format!("Files of type {content_type} cannot be uploaded here"),
+        ));
+    }
+    let new = NewAttachment {
+        filename: model::sanitize_filename(name.as_deref().unwrap_or_default()),
+        content_type,
+        size: i64::try_from(ingested.size).unwrap_or(i64::MAX),
+        sha256: ingested.sha256,
+        session_id: rules.session,
+    };
+    let stored = match store::create(&state.db, tenant, new).await {
+        Ok(stored) => stored,
+        Err(err) => {
+            let _ = storage.remove(&ingested.temporary).await;
+            return Err(err.into());
+        }
+    };
+    // The row first, then the bytes: a sweeper that saw no row for these
+    // bytes has finished (the row waited for it) before they are put back.
+    let key = Storage::object_key(tenant.company_id, &stored.sha256);
+    if let Err(err) = storage.publish(&ingested.temporary, &key).await {
+        tracing::error!(error = %err, "storing an attachment failed");
+        let _ = store::forget(&state.db, tenant, stored.id).await;
+        let _ = storage.remove(&ingested.temporary).await;
+        return Err(ApiError::internal());
+    }
+    Ok(stored)
+}
+
+/// The name, the claimed type and the bytes of the form's `file` part;
+/// other parts are skipped.
+async fn receive_form(
+    storage: &Storage,
+    body: Body,
+    boundary: String,
+    limit: u64,
+) -> ApiResult<(Option<String>, Option<String>, super::ingest::Ingested)> {
+    let mut form = multer::Multipart::new(body.into_data_stream(), boundary);
+    loop {
+        let field = form
+            .next_field()
+            .await
+            .map_err(|err| ApiError::invalid_field("file", format!("malformed form: {err}")))?
+            .ok_or_else(|| ApiError::invalid_field("file", "the form has no `file` part"))?;
+        if field.name() != Some("file") {
+            continue;
+        }
+        let name = field.file_name().map(str::to_string);
+        let claimed = field.content_type().map(|mime| mime.to_string());
+        let ingested = ingest(storage, field, limit).await.map_err(ingest_error)?;
+        return Ok((name, claimed, ingested));
+    }
+}
+
+fn multipart_boundary(content_type: Option<&str>) -> Option<String> {
+    let content_type = content_type?;
+    if !content_type
+        .trim_start()
+        .to_ascii_lowercase()
+        .starts_with("multipart/form-data")
+    {
+        return None;
+    }
+    multer::parse_boundary(content_type).ok()
+}
+
+fn header_text(headers: &HeaderMap, name: header::HeaderName) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_string)
+}
+
+fn ingest_error(err: IngestError) -> ApiError {
+    match err {
+        IngestError::TooLarge(limit) => ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            format!("Attachments may be at most {limit} bytes"),
+        ),
+        IngestError::Empty => ApiError::invalid_field("file", "must not be empty"),
+        IngestError::Client(reason) => {
+            ApiError::invalid_field("file", format!("could not be read: {reason}"))
+        }
+        IngestError::Storage(err) => {
+            tracing::error!(error = %err, "writing an attachment failed");
+            ApiError::internal()
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! Where attachment bytes live: an `object_store` store, the local
+//! filesystem under `<data dir>/attachments/` today. Everything else talks
+//! to this wrapper only, so an S3-compatible store is a change of the
+//! constructor, not of its callers. Keys: `<company>/<sha256>` for stored
+//! bytes (one object per company and content), `tmp/<uuid>` while an
+//! upload streams in.
+
+use std::path::Path as FsPath;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::stream::BoxStream;
+use futures::{StreamExt, TryStreamExt};
+use object_store::buffered::BufWriter;
+use object_store::local::LocalFileSystem;
+use object_store::path::Path;
+use object_store::{GetOptions, GetRange, ObjectStore};
+use uuid::Uuid;
+
+/// Bytes an upload buffers before each write to the store: small, so many
+/// parallel uploads cost little memory.
+const WRITE_CHUNK: usize = 256 * 1024;
+
+#[derive(Clone, Debug)]
+pub struct Storage {
+    store: Arc<dyn ObjectStore>,
+}
+
+/// A stored object's bytes, or the part of them a range asked for.
+pub struct Download {
+    pub body: BoxStream<'static, std::io::Result<Bytes>>,
+}
+
+impl Storage {
+    /// The local filesystem under `<data_dir>/attachments/` (created).
+    pub fn local(data_dir: &FsPath) -> anyhow::Result<Storage> {
+        let root = data_dir.join("attachments");
+        std::fs::create_dir_all(&root)?;
+        let store = LocalFileSystem::new_with_prefix(root)?;
+        Ok(Storage {
+            store: Arc::new(store),
+        })
+    }
+
+    /// The key of `company`'s bytes with this SHA-256.
+    pub fn object_key(company: Uuid, sha256: &str) -> Path {
+        Path::from(format!("{company}/{sha256}"))
+    }
+
+    /// A writer for a new temporary object; `finish` or `abort` it.
+    pub fn temporary(&self) -> (Path, BufWriter) {
+        let key = Path::from(format!("tmp/{}", Uuid::now_v7()));
+        let writer = BufWriter::with_capacity(self.store.clone(), key.clone(), WRITE_CHUNK);
+        (key, writer)
+    }
+
+    /// Moves a finished temporary object to its content key, replacing
+    /// what is there (the same bytes, by construction).
+    pub async fn publish(&self, temporary: &Path, key: &Path) -> object_store::Result<()> {
+        self.store.rename(temporary, key).await
+    }
+
+    /// Removes an object; one already gone is not an error.
+    pub async fn remove(&self, key: &Path) -> object_store::Result<()> {
+        match self.store.delete(key).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Whether an object exists (tests and the sweeper's checks).
+    pub async fn exists(&self, key: &Path) -> object_store::Result<bool> {
+        match self.store.head(key).await {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// How many objects hold stored bytes (not counting uploads in flight).
+    pub async fn count_objects(&self) -> object_store::Result<usize> {
+        let all: Vec<_> = self.store.list(None).try_collect().await?;
+        Ok(all
+            .iter()
+            .filter(|meta| !meta.location.as_ref().starts_with("tmp/"))
+            .count())
+    }
+
+    /// The bytes of `key` in `range` (end exclusive), or all of them.
+    pub async fn read(
+        &self,
+        key: &Path,
+        range: Option<std::ops::Range<u64>>,
+    ) -> object_store::Result<Download> {
+        let options = GetOptions {
+            range: range.map(GetRange::Bounded),
+            ..GetOptions::default()
+        };
+        let result = self.store.get_opts(key, options).await?;
+        let body = result.into_stream().map_err(std::io::Error::other).boxed();
+        Ok(Download { body })
+    }
+}

@@ -1,0 +1,329 @@
+//! SQL for attachments. An upload writes its object row (one per company
+//! and SHA-256) and its own attachment row together; records claim
+//! unattached uploads inside their own transactions; the sweeper deletes
+//! old unattached rows and object rows no attachment names.
+
+use std::collections::HashMap;
+
+use uuid::Uuid;
+
+use super::model::{Attachment, AttachmentRef};
+use crate::auth::Tenant;
+use crate::db::{Db, On, Query, Tx, millis};
+use crate::error::StoreError;
+use crate::time::{Timestamp, new_id};
+
+const SELECT: &str = "SELECT a.id, a.company_id, a.filename, a.content_type, a.size, a.sha256, \
+     a.session_id, a.created_at FROM attachments a";
+
+/// An upload as the store holds it: the answer's fields and where its
+/// bytes are.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Stored {
+    pub id: Uuid,
+    pub company_id: Uuid,
+    pub filename: String,
+    pub content_type: String,
+    pub size: i64,
+    pub sha256: String,
+    /// The chat session a visitor uploaded it for.
+    pub session_id: Option<Uuid>,
+    pub created_at: Timestamp,
+}
+
+impl From<Stored> for Attachment {
+    fn from(row: Stored) -> Self {
+        Attachment {
+            id: row.id,
+            filename: row.filename,
+            content_type: row.content_type,
+            size: row.size,
+            sha256: row.sha256,
+            created_at: row.created_at,
+        }
+    }
+}
+
+/// A finished upload to record.
+#[derive(Debug, Clone)]
+pub struct NewAttachment {
+    pub filename: String,
+    pub content_type: String,
+    pub size: i64,
+    pub sha256: String,
+    pub session_id: Option<Uuid>,
+}
+
+/// The record an upload is attached to.
+#[derive(Debug, Clone, Copy)]
+pub enum Owner {
+    Ticket(Uuid),
+    Comment(Uuid),
+    /// A chat message, and its session (a visitor's upload fits only
+    /// there). `session_only`: only the session's visitor uploads fit (a
+    /// message a visitor sends with its token).
+    Message {
+        id: Uuid,
+        session: Uuid,
+        session_only: bool,
+    },
+}
+
+/// The kinds of record attachments go on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Ticket,
+    Comment,
+    Message,
+}
+
+impl Kind {
+    fn column(self) -> &'static str {
+        match self {
+            Kind::Ticket => "ticket_id",
+            Kind::Comment => "comment_id",
+            Kind::Message => "message_id",
+        }
+    }
+}
+
+impl Owner {
+    fn kind(self) -> Kind {
+        match self {
+            Owner::Ticket(_) => Kind::Ticket,
+            Owner::Comment(_) => Kind::Comment,
+            Owner::Message { .. } => Kind::Message,
+        }
+    }
+
+    fn id(self) -> Uuid {
+        match self {
+            Owner::Ticket(id) | Owner::Comment(id) | Owner::Message { id, .. } => id,
+        }
+    }
+}
+
+/// Records an upload. The object row is written with `DO UPDATE` so that
+/// it is locked until commit: a sweeper deleting the same bytes waits for
+/// this upload, or this upload waits for the sweeper and writes a new row.
+pub async fn create(db: &Db, tenant: &Tenant, new: NewAttachment) -> Result<Stored, StoreError> {
+    let mut tx = db.begin().await?;
+    let now = Timestamp::now();
+    Query::new(
+        "INSERT INTO attachment_objects (company_id, sha256, size, created_at) \
+         VALUES ($1, $2, $3, $4) ON CONFLICT (company_id, sha256) \
+         DO UPDATE SET size = excluded.size",
+    )
+    .bind(tenant.company_id)
+    .bind(&new.sha256)
+    .bind(new.size)
+    .bind(now)
+    .execute(&mut tx)
+    .await?;
+    let id = new_id();
+    Query::new(
+        "INSERT INTO attachments (id, company_id, mode, filename, content_type, size, sha256, \
+         session_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    )
+    .bind(id)
+    .bind_tenant(tenant)
+    .bind(&new.filename)
+    .bind(&new.content_type)
+    .bind(new.size)
+    .bind(&new.sha256)
+    .bind(new.session_id)
+    .bind(now)
+    .execute(&mut tx)
+    .await?;
+    let stored = find(&mut tx, tenant, id).await?;
+    tx.commit().await?;
+    Ok(stored)
+}
+
+/// The tenant's upload `id`; another tenant's is NotFound.
+pub async fn find<'c>(
+    on: impl Into<On<'c>>,
+    tenant: &Tenant,
+    id: Uuid,
+) -> Result<Stored, StoreError> {
+    Query::new(SELECT)
+        .push(" WHERE a.id = ")
+        .push_bind(id)
+        .push(" AND ")
+        .push_tenant(tenant, "a")
+        .fetch_one(on)
+        .await
+}
+
+/// Upload `id` whoever owns it: for signed links, whose signature is the
+/// permission.
+pub async fn find_signed(db: &Db, id: Uuid) -> Result<Stored, StoreError> {
+    Query::new(SELECT)
+        .push(" WHERE a.id = ")
+        .push_bind(id)
+        .fetch_one(db)
+        .await
+}
+
+/// Removes an upload whose bytes could not be stored after all.
+pub async fn forget(db: &Db, tenant: &Tenant, id: Uuid) -> Result<(), StoreError> {
+    Query::new("DELETE FROM attachments WHERE id = $1 AND company_id = $2 AND mode = $3")
+        .bind(id)
+        .bind_tenant(tenant)
+        .execute(db)
+        .await
+}
+
+/// Attaches `ids` to `owner` in the caller's transaction. Each must be an
+/// unattached upload of the tenant (a visitor's only on a message of its
+/// session); otherwise nothing is attached and the error names
+/// `field`.
+pub async fn attach(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    owner: Owner,
+    ids: &[Uuid],
+    field: &str,
+) -> Result<(), StoreError> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let mut query = Query::new(format!(
+        "UPDATE attachments SET {} = ",
+        owner.kind().column()
+    ))
+    .push_bind(owner.id())
+    .push(" WHERE id IN ")
+    .push_bind_list(ids.iter().copied())
+    .push(" AND ticket_id IS NULL AND comment_id IS NULL AND message_id IS NULL AND ");
+    query = match owner {
+        Owner::Message {
+            session,
+            session_only: true,
+            ..
+        } => query.push("session_id = ").push_bind(session).push(" AND "),
+        Owner::Message { session, .. } => query
+            .push("(session_id IS NULL OR session_id = ")
+            .push_bind(session)
+            .push(") AND "),
+        _ => query.push("session_id IS NULL AND "),
+    };
+    let attached = query
+        .push_tenant(tenant, "")
+        .rows_affected(&mut *tx)
+        .await?;
+    if attached != ids.len() as u64 {
+        return Err(StoreError::InvalidReference {
+            field: field.to_string(),
+            message: "each id must be an unattached upload of this company and mode".into(),
+        });
+    }
+    Ok(())
+}
+
+#[derive(sqlx::FromRow)]
+struct RefRow {
+    owner: Uuid,
+    id: Uuid,
+    filename: String,
+    content_type: String,
+    size: i64,
+}
+
+impl From<RefRow> for AttachmentRef {
+    fn from(row: RefRow) -> Self {
+        AttachmentRef {
+            id: row.id,
+            filename: row.filename,
+            content_type: row.content_type,
+            size: row.size,
+            url: (),
+        }
+    }
+}
+
+/// The attachments of one record, oldest first, without links yet.
+pub async fn of<'c>(on: impl Into<On<'c>>, owner: Owner) -> Result<Vec<AttachmentRef>, StoreError> {
+    let mut found = of_each(on, owner.kind(), &[owner.id()]).await?;
+    Ok(found.remove(&owner.id()).unwrap_or_default())
+}
+
+/// The attachments of each of `records` (of `kind`), oldest first;
+/// records without any are absent.
+pub async fn of_each<'c>(
+    on: impl Into<On<'c>>,
+    kind: Kind,
+    records: &[Uuid],
+) -> Result<HashMap<Uuid, Vec<AttachmentRef>>, StoreError> {
+    let mut found: HashMap<Uuid, Vec<AttachmentRef>> = HashMap::new();
+    if records.is_empty() {
+        return Ok(found);
+    }
+    let column = kind.column();
+    // A ticket's own attachments are those not on one of its comments.
+    let own = match kind {
+        Kind::Ticket => " AND comment_id IS NULL",
+        _ => "",
+    };
+    let rows: Vec<RefRow> = Query::new(format!(
+        "SELECT {column} AS owner, id, filename, content_type, size FROM attachments \
+         WHERE {column} IN "
+    ))
+    .push_bind_list(records.iter().copied())
+    .push(own)
+    .push(" ORDER BY created_at, id")
+    .fetch_all(on)
+    .await?;
+    for row in rows {
+        found.entry(row.owner).or_default().push(row.into());
+    }
+    Ok(found)
+}
+
+/// Deletes up to `limit` uploads never attached and older than `age` by
+/// the database's clock; answers how many.
+pub async fn delete_orphans(
+    db: &Db,
+    age: std::time::Duration,
+    limit: i64,
+) -> Result<u64, StoreError> {
+    let mut query = Query::new("");
+    let age = query.placeholder_for(-millis(age));
+    let cutoff = db.backend().now_plus_sql(&age);
+    let limit = query.placeholder_for(limit);
+    query
+        .push(&format!(
+            "DELETE FROM attachments WHERE id IN (SELECT id FROM attachments \
+             WHERE ticket_id IS NULL AND comment_id IS NULL AND message_id IS NULL \
+             AND created_at < {cutoff} ORDER BY created_at LIMIT {limit})"
+        ))
+        .rows_affected(db)
+        .await
+}
+
+/// Up to `limit` objects (company, SHA-256) no attachment names.
+pub async fn unnamed_objects(db: &Db, limit: i64) -> Result<Vec<(Uuid, String)>, StoreError> {
+    Query::new(
+        "SELECT o.company_id, o.sha256 FROM attachment_objects o WHERE NOT EXISTS \
+         (SELECT 1 FROM attachments a WHERE a.company_id = o.company_id \
+         AND a.sha256 = o.sha256) LIMIT $1",
+    )
+    .bind(limit)
+    .fetch_all(db)
+    .await
+}
+
+/// Deletes the object row if still no attachment names it; the caller
+/// removes the bytes before committing, so an upload of the same bytes
+/// (which waits on this row) stores them again afterwards.
+pub async fn drop_object(tx: &mut Tx, company: Uuid, sha256: &str) -> Result<bool, StoreError> {
+    let dropped = Query::new(
+        "DELETE FROM attachment_objects WHERE company_id = $1 AND sha256 = $2 AND NOT EXISTS \
+         (SELECT 1 FROM attachments a WHERE a.company_id = $1 AND a.sha256 = $2)",
+    )
+    .bind(company)
+    .bind(sha256)
+    .rows_affected(tx)
+    .await?;
+    Ok(dropped > 0)
+}

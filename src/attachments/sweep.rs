@@ -1,0 +1,92 @@
+//! The sweeper: deletes uploads left unattached past their age, then the
+//! stored bytes no upload names any more (those of deleted tickets,
+//! comments and messages too, whose rows went with them). Each object is
+//! dropped in its own transaction that holds its row while the bytes are
+//! removed, so an upload of the same bytes meanwhile waits and stores them
+//! again. `run_pass` is public so tests drive it.
+
+use tokio::task::JoinHandle;
+
+use super::Attachments;
+use super::storage::Storage;
+use super::store;
+use crate::db::Db;
+use crate::error::StoreError;
+use crate::state::AppState;
+
+/// Most rows or objects one statement or pass step handles.
+const BATCH: i64 = 500;
+
+/// What one pass deleted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SweepReport {
+    pub uploads: u64,
+    pub objects: u64,
+}
+
+/// Deletes old unattached uploads, then unnamed objects, batch after batch.
+pub async fn run_pass(db: &Db, attachments: &Attachments) -> Result<SweepReport, StoreError> {
+    let mut report = SweepReport::default();
+    loop {
+        let deleted = store::delete_orphans(db, attachments.orphan_age, BATCH).await?;
+        report.uploads += deleted;
+        if deleted < BATCH as u64 {
+            break;
+        }
+    }
+    loop {
+        let unnamed = store::unnamed_objects(db, BATCH).await?;
+        for (company, sha256) in &unnamed {
+            if drop_object(db, &attachments.storage, *company, sha256).await? {
+                report.objects += 1;
+            }
+        }
+        if unnamed.len() < BATCH as usize {
+            return Ok(report);
+        }
+    }
+}
+
+async fn drop_object(
+    db: &Db,
+    storage: &Storage,
+    company: uuid::Uuid,
+    sha256: &str,
+) -> Result<bool, StoreError> {
+    let mut tx = db.begin().await?;
+    if !store::drop_object(&mut tx, company, sha256).await? {
+        return Ok(false);
+    }
+    let key = Storage::object_key(company, sha256);
+    if let Err(err) = storage.remove(&key).await {
+        // Keep the row: the next pass tries again.
+        tracing::warn!(error = %err, "removing attachment bytes failed");
+        return Ok(false);
+    }
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// Runs a pass every retention interval until shutdown.
+pub fn spawn(state: &AppState) -> JoinHandle<()> {
+    let db = state.db.clone();
+    let attachments = state.attachments.clone();
+    let every = state
+        .config
+        .retention_interval
+        .max(std::time::Duration::from_millis(10));
+    let first = tokio::time::Instant::now() + every;
+    crate::time::every(state.shutdown.clone(), first, every, move || {
+        let db = db.clone();
+        let attachments = attachments.clone();
+        async move {
+            match run_pass(&db, &attachments).await {
+                Ok(report) if report != SweepReport::default() => {
+                    tracing::info!(?report, "attachment sweep");
+                }
+                Ok(_) => {}
+                Err(err) => tracing::warn!(error = %err, "attachment sweep failed"),
+            }
+        }
+    })
+}

@@ -1,0 +1,71 @@
+//! `POST /widget/v1/attachments`: a visitor's upload with its visitor token
+//! (`Authorization: Bearer vt_…`). Smaller (10 MiB by default), images and
+//! PDFs only, and usable only on messages of the token's own session. The
+//! widget's per-IP limit applies as on every widget route.
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+
+use super::model::{Attachment, visitor_may_upload};
+use super::routes::{Rules, receive};
+use crate::chat::model::SessionStatus;
+use crate::error::{ApiError, ApiResult, StoreError};
+use crate::extract::{Json, Query};
+use crate::realtime::token::TokenGrant;
+use crate::state::AppState;
+
+#[derive(serde::Deserialize)]
+pub(crate) struct VisitorUploadQuery {
+    filename: Option<String>,
+}
+
+pub(crate) async fn upload(
+    State(state): State<AppState>,
+    Query(query): Query<VisitorUploadQuery>,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<(StatusCode, Json<Attachment>)> {
+    let token = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| invalid_token("Authorization: Bearer <visitorToken> is required"))?;
+    let key = state.realtime.token_key(&state.db).await?;
+    let Some(TokenGrant::Visitor { tenant, session_id }) = key.verify(token) else {
+        return Err(invalid_token("Invalid token"));
+    };
+    let session = match crate::chat::store::find_session(&state.db, &tenant, session_id).await {
+        Ok(session) => session,
+        Err(StoreError::NotFound) => return Err(invalid_token("Invalid token")),
+        Err(other) => return Err(other.into()),
+    };
+    let company = crate::companies::store::find(&state.db, tenant.company_id).await?;
+    if company.status != crate::companies::CompanyStatus::Active {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "account_suspended",
+            "Account is suspended",
+        ));
+    }
+    if session.status == SessionStatus::Closed {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "session_closed",
+            "The chat session is closed",
+        ));
+    }
+    let rules = Rules {
+        limit: state.attachments.max_visitor_bytes,
+        session: Some(session_id),
+        allowed: visitor_may_upload,
+    };
+    let stored = receive(&state, &tenant, &headers, query.filename, body, rules).await?;
+    Ok((StatusCode::CREATED, Json(stored.into())))
+}
+
+fn invalid_token(message: &str) -> ApiError {
+    ApiError::new(StatusCode::UNAUTHORIZED, "invalid_token", message)
+}
