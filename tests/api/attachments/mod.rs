@@ -12,7 +12,9 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::backend_tests;
-use crate::support::{Backend, TestApp, TestCompany, TestResponse, assert_invalid};
+use crate::support::{
+    Backend, TestApp, TestCompany, TestResponse, assert_invalid, post_refused_body,
+};
 
 /// The first bytes of a PNG file: enough for the type to be sniffed.
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0";

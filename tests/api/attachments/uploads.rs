@@ -115,17 +115,13 @@ async fn an_upload_past_the_limit_is_413_and_stores_nothing(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     // 30 MiB against the default 25 MiB limit, sent in 1 MiB chunks.
-    let chunks = (0..30).map(|_| Ok::<_, std::io::Error>(vec![b'a'; 1024 * 1024]));
-    let body = reqwest::Body::wrap_stream(futures::stream::iter(chunks));
-    let r = TestResponse::from(
-        app.api(
-            Method::POST,
-            "/attachments?filename=big.bin",
-            Some(&acme.key),
-        )
-        .body(body)
-        .send()
-        .await,
+    let chunks = (0..30).map(|_| vec![b'a'; 1024 * 1024]).collect();
+    let r = post_refused_body(
+        &app,
+        "/attachments?filename=big.bin",
+        &acme.key,
+        "application/octet-stream",
+        chunks,
     )
     .await;
     r.assert_error(413, "payload_too_large");

@@ -15,7 +15,7 @@ use tokio::net::TcpStream;
 use super::procs::{PrivatePostgres, PrivateRedis, ServiceProcess, eventually, free_port};
 use crate::chat::client::Client;
 use crate::outbound::support::{Receiver, Reply, create_webhook};
-use crate::support::{Backend, TestApp, TestResponse};
+use crate::support::{Backend, TestApp, TestResponse, post_refused_body};
 
 /// Postgres + the private Redis when Postgres is configured, else SQLite.
 fn main_backend() -> Backend {
@@ -723,12 +723,12 @@ async fn an_oversized_header_is_431() {
 async fn an_oversized_body_is_413() {
     let (app, key) = guarded_service().await;
     let big_body = format!("{{\"subject\": \"{}\"}}", "b".repeat(2 * 1024 * 1024));
-    let r = TestResponse::from(
-        app.api(Method::POST, "/tickets", Some(&key))
-            .header("content-type", "application/json")
-            .body(big_body)
-            .send()
-            .await,
+    let r = post_refused_body(
+        &app,
+        "/tickets",
+        &key,
+        "application/json",
+        vec![big_body.into_bytes()],
     )
     .await;
     r.assert_error(413, "payload_too_large");

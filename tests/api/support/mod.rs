@@ -15,6 +15,10 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+mod oversized;
+
+pub use oversized::post_refused_body;
+
 use reqwest::Method;
 use serde_json::Value;
 use supportdesk::auth::{Mode, ScopeSet};
