@@ -108,8 +108,8 @@ async fn get_one(
     tag = "Attachments",
     params(("id" = uuid::Uuid, Path, description = "Attachment id")),
     responses(
-        (status = 200, description = "The bytes", content_type = "application/octet-stream", body = Vec<u8>),
-        (status = 206, description = "The requested range", content_type = "application/octet-stream", body = Vec<u8>),
+        (status = 200, description = "The bytes, typed as sniffed at upload", content_type = "*/*", body = Vec<u8>),
+        (status = 206, description = "The requested range", content_type = "*/*", body = Vec<u8>),
     ))]
 async fn content(
     State(state): State<AppState>,
