@@ -19,28 +19,29 @@ use crate::time::Timestamp;
 macro_rules! run {
     ($on:expr, $query:expr, $make:path, |$q:ident, $c:ident| $body:expr) => {{
         let query = $query;
+        let persistent = !query.planned_per_call;
         match $on {
             On::Db(Db::Postgres(pool)) => {
                 let arguments = query.pg_arguments()?;
-                let $q = $make(AssertSqlSafe(query.sql), arguments);
+                let $q = $make(AssertSqlSafe(query.sql), arguments).persistent(persistent);
                 let $c = pool;
                 $body
             }
             On::Db(Db::Sqlite(pool)) => {
                 let arguments = query.sqlite_arguments()?;
-                let $q = $make(AssertSqlSafe(query.sql), arguments);
+                let $q = $make(AssertSqlSafe(query.sql), arguments).persistent(persistent);
                 let $c = pool;
                 $body
             }
             On::Tx(Tx::Postgres(tx)) => {
                 let arguments = query.pg_arguments()?;
-                let $q = $make(AssertSqlSafe(query.sql), arguments);
+                let $q = $make(AssertSqlSafe(query.sql), arguments).persistent(persistent);
                 let $c = &mut **tx;
                 $body
             }
             On::Tx(Tx::Sqlite(tx)) => {
                 let arguments = query.sqlite_arguments()?;
-                let $q = $make(AssertSqlSafe(query.sql), arguments);
+                let $q = $make(AssertSqlSafe(query.sql), arguments).persistent(persistent);
                 let $c = &mut **tx;
                 $body
             }
@@ -150,6 +151,7 @@ pub struct Query {
     values: Vec<Value>,
     unique_field: Option<&'static str>,
     foreign_key: Option<(&'static str, &'static str)>,
+    planned_per_call: bool,
 }
 
 impl Query {
@@ -243,6 +245,21 @@ impl Query {
     }
 
     /// The SQL text as it will be sent.
+    /// Plans the statement with its values every time it runs instead of
+    /// once for any values (it is not kept prepared). For statements whose
+    /// best plan depends on the values: a search's plan depends on how many
+    /// tickets the company holds, and Postgres' plan for any company, made
+    /// for one of average size, builds a hash of every ticket of a company
+    /// with a million (seconds instead of milliseconds).
+    pub fn planned_per_call(mut self) -> Self {
+        self.planned_per_call = true;
+        self
+    }
+
+    pub fn is_planned_per_call(&self) -> bool {
+        self.planned_per_call
+    }
+
     pub fn sql(&self) -> &str {
         &self.sql
     }
