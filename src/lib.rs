@@ -14,6 +14,7 @@ pub mod custom_fields;
 pub mod db;
 pub mod demo;
 pub mod domain;
+pub mod embedded;
 pub mod entities;
 pub mod error;
 pub mod event_catalogue;

@@ -4,7 +4,7 @@
 
 use axum::Router;
 use axum::extract::Path;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use rust_embed::RustEmbed;
@@ -43,33 +43,10 @@ fn serve(path: &str, headers: &HeaderMap) -> Response {
     } else {
         path.to_string()
     };
-    // Never let `..` or a backslash near the file lookup (debug builds read
-    // from disk).
-    let suspicious = path.split(['/', '\\']).any(|seg| seg == "..") || path.contains('\\');
-    let Some(file) = (!suspicious).then(|| Assets::get(&path)).flatten() else {
+    let Some(mut response) = crate::embedded::serve::<Assets>(&path, headers) else {
         return ApiError::not_found().into_response();
     };
-    let etag = format!("\"{}\"", hex::encode(&file.metadata.sha256_hash()[..16]));
-    let fresh = headers
-        .get(header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|tag| tag.trim() == etag));
-    let mut response = if fresh {
-        StatusCode::NOT_MODIFIED.into_response()
-    } else {
-        (
-            [(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static(content_type(&path)),
-            )],
-            file.data.into_owned(),
-        )
-            .into_response()
-    };
     let out = response.headers_mut();
-    if let Ok(value) = HeaderValue::from_str(&etag) {
-        out.insert(header::ETAG, value);
-    }
     // Revalidate every time: a demo upgrade must never mix old and new modules.
     out.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     out.insert(
@@ -100,35 +77,9 @@ fn serve(path: &str, headers: &HeaderMap) -> Response {
     response
 }
 
-/// The content type of a demo file, with a charset for text.
-fn content_type(path: &str) -> &'static str {
-    let ext = path.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
-    match ext.to_ascii_lowercase().as_str() {
-        "html" => "text/html; charset=utf-8",
-        "css" => "text/css; charset=utf-8",
-        "js" | "mjs" => "text/javascript; charset=utf-8",
-        "json" => "application/json",
-        "webmanifest" => "application/manifest+json",
-        "svg" => "image/svg+xml",
-        "png" => "image/png",
-        "ico" => "image/x-icon",
-        "txt" => "text/plain; charset=utf-8",
-        _ => "application/octet-stream",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn text_types_carry_a_charset() {
-        assert_eq!(content_type("index.html"), "text/html; charset=utf-8");
-        assert_eq!(content_type("js/app.js"), "text/javascript; charset=utf-8");
-        assert_eq!(content_type("css/app.css"), "text/css; charset=utf-8");
-        assert_eq!(content_type("icon.svg"), "image/svg+xml");
-        assert_eq!(content_type("x.bin"), "application/octet-stream");
-    }
 
     #[test]
     fn the_pages_are_embedded() {

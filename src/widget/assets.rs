@@ -6,7 +6,7 @@
 
 use axum::Router;
 use axum::extract::Path;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use rust_embed::RustEmbed;
@@ -43,31 +43,10 @@ pub fn router() -> Router<AppState> {
 /// One embedded file with an ETag; pages get the frame's headers, and every
 /// file may be cached briefly (a release reaches every site within minutes).
 fn serve(path: &str, headers: &HeaderMap) -> Response {
-    let suspicious = path.split(['/', '\\']).any(|seg| seg == "..") || path.contains('\\');
-    let Some(file) = (!suspicious).then(|| Assets::get(path)).flatten() else {
+    let Some(mut response) = crate::embedded::serve::<Assets>(path, headers) else {
         return ApiError::not_found().into_response();
     };
-    let etag = format!("\"{}\"", hex::encode(&file.metadata.sha256_hash()[..16]));
-    let fresh = headers
-        .get(header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|tag| tag.trim() == etag));
-    let mut response = if fresh {
-        StatusCode::NOT_MODIFIED.into_response()
-    } else {
-        (
-            [(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static(content_type(path)),
-            )],
-            file.data.into_owned(),
-        )
-            .into_response()
-    };
     let out = response.headers_mut();
-    if let Ok(value) = HeaderValue::from_str(&etag) {
-        out.insert(header::ETAG, value);
-    }
     out.insert(
         header::CACHE_CONTROL,
         HeaderValue::from_static("public, max-age=300"),
@@ -92,15 +71,4 @@ fn serve(path: &str, headers: &HeaderMap) -> Response {
         );
     }
     response
-}
-
-fn content_type(path: &str) -> &'static str {
-    match path.rsplit_once('.').map(|(_, ext)| ext) {
-        Some("html") => "text/html; charset=utf-8",
-        Some("css") => "text/css; charset=utf-8",
-        Some("js") => "text/javascript; charset=utf-8",
-        Some("json") => "application/json",
-        Some("svg") => "image/svg+xml",
-        _ => "application/octet-stream",
-    }
 }
