@@ -247,8 +247,8 @@ pub async fn list_sessions(
         );
         match search {
             Some(search) => {
-                let (query, rank) = search.push_match(query, backend);
-                (query, format!("{rank}, "))
+                let (query, rank) = search.push_match(query, backend, tenant);
+                (query, format!("{}, ", rank.order_term()))
             }
             None => (query, String::new()),
         }

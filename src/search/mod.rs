@@ -7,6 +7,7 @@ mod query;
 
 pub use query::{MAX_WORD_CHARS, MAX_WORDS, TextQuery};
 
+use crate::auth::Tenant;
 use crate::db::{Backend, Query};
 use crate::error::FieldError;
 use crate::validate::optional_text;
@@ -99,13 +100,28 @@ impl Search<'_> {
         }
     }
 
-    /// Appends ` AND` the match condition to `query` (after its WHERE) and
-    /// answers the ORDER BY term that ranks the best match first. A text
-    /// with no searchable word matches nothing.
-    pub fn push_match(&self, mut query: Query, backend: Backend) -> (Query, String) {
-        if self.text.is_empty() {
-            return (query.push(" AND 1 = 0"), "1".to_string());
+    /// `FROM` the documents alone (with their FTS5 index on SQLite), for a
+    /// search without other filters: the documents carry the tenant.
+    pub fn from_documents(&self, backend: Backend) -> String {
+        let Index { documents, fts, .. } = self.index;
+        match backend {
+            Backend::Postgres => format!(" FROM {documents} {DOC}"),
+            Backend::Sqlite => {
+                format!(" FROM {documents} {DOC} JOIN {fts} ON {fts}.rowid = {DOC}.seq")
+            }
         }
+    }
+
+    /// Appends ` AND` the match condition to `query` (after its WHERE):
+    /// the tenant's documents that match (the tenant leads the Postgres
+    /// index, so a search reads its own company's matches only), and
+    /// answers how to rank them. A text with no searchable word matches
+    /// nothing.
+    pub fn push_match(&self, query: Query, backend: Backend, tenant: &Tenant) -> (Query, Rank) {
+        if self.text.is_empty() {
+            return (query.push(" AND 1 = 0"), Rank::none());
+        }
+        let mut query = query.push(" AND ").push_tenant(tenant, DOC);
         let index = self.index;
         match backend {
             Backend::Postgres => {
@@ -121,7 +137,10 @@ impl Search<'_> {
                     ));
                     weights = visible.ts_rank_weights;
                 }
-                let rank = format!("ts_rank('{weights}', {DOC}.search_vector, {tsquery}) DESC");
+                let rank = Rank {
+                    expression: format!("ts_rank('{weights}', {DOC}.search_vector, {tsquery})"),
+                    best_first: "DESC",
+                };
                 // The GIN index or the tenant's rows first: only the values
                 // (a company's size, a word's frequency) tell which is cheap.
                 (query.push(&condition).planned_per_call(), rank)
@@ -133,16 +152,51 @@ impl Search<'_> {
                     None => self.text.fts5_match(),
                 };
                 let matching = query.placeholder_for(expression);
-                let rank = format!("bm25({fts}, {})", index.bm25_weights);
+                let rank = Rank {
+                    expression: format!("bm25({fts}, {})", index.bm25_weights),
+                    best_first: "ASC",
+                };
                 (query.push(&format!(" AND {fts} MATCH {matching}")), rank)
             }
         }
     }
 }
 
+/// How a search ranks its matches: an SQL expression over the matched
+/// document (valid in the statement that matched it) and the direction
+/// that puts the best match first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rank {
+    pub expression: String,
+    pub best_first: &'static str,
+}
+
+impl Rank {
+    /// The rank of a search that matches nothing.
+    pub fn none() -> Self {
+        Rank {
+            expression: "1".to_string(),
+            best_first: "ASC",
+        }
+    }
+
+    /// The ORDER BY term, best match first.
+    pub fn order_term(&self) -> String {
+        format!("{} {}", self.expression, self.best_first)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::auth::Mode;
+
+    fn tenant() -> Tenant {
+        Tenant {
+            company_id: uuid::Uuid::nil(),
+            mode: Mode::Test,
+        }
+    }
 
     static INDEX: Index = Index {
         documents: "docs",
@@ -168,19 +222,20 @@ mod tests {
             "SELECT r.id FROM rows r{} WHERE",
             search.join(backend, "r.id")
         );
-        let (query, rank) = search.push_match(Query::new(select).push(" TRUE"), backend);
-        (query.sql().to_string(), rank)
+        let (query, rank) = search.push_match(Query::new(select).push(" TRUE"), backend, &tenant());
+        (query.sql().to_string(), rank.order_term())
     }
 
     #[test]
     fn hidden_text_is_filtered_out_on_postgres() {
         let (sql, rank) = rendered(Backend::Postgres, Some(&PUBLIC));
-        let tsquery = "(websearch_to_tsquery('english', $1) && to_tsquery('english', $2))";
+        let tsquery = "(websearch_to_tsquery('english', $3) && to_tsquery('english', $4))";
         assert_eq!(
             sql,
             format!(
                 "SELECT r.id FROM rows r JOIN docs search_doc ON search_doc.row_id = r.id \
-                 WHERE TRUE AND search_doc.search_vector @@ {tsquery} \
+                 WHERE TRUE AND search_doc.company_id = $1 AND search_doc.mode = $2 \
+                 AND search_doc.search_vector @@ {tsquery} \
                  AND ts_filter(search_doc.search_vector, '{{a}}') @@ {tsquery}"
             )
         );
@@ -198,7 +253,11 @@ mod tests {
             text: &text,
             visible: None,
         };
-        let (query, _) = search.push_match(Query::new("SELECT 1 WHERE TRUE"), Backend::Postgres);
+        let (query, _) = search.push_match(
+            Query::new("SELECT 1 WHERE TRUE"),
+            Backend::Postgres,
+            &tenant(),
+        );
         assert!(query.is_planned_per_call());
     }
 
@@ -208,11 +267,12 @@ mod tests {
         assert_eq!(
             sql,
             "SELECT r.id FROM rows r JOIN docs search_doc ON search_doc.row_id = r.id \
-             JOIN docs_fts ON docs_fts.rowid = search_doc.seq WHERE TRUE AND docs_fts MATCH $1"
+             JOIN docs_fts ON docs_fts.rowid = search_doc.seq WHERE TRUE \
+             AND search_doc.company_id = $1 AND search_doc.mode = $2 AND docs_fts MATCH $3"
         );
-        assert_eq!(rank, "bm25(docs_fts, 10.0, 1.0)");
+        assert_eq!(rank, "bm25(docs_fts, 10.0, 1.0) ASC");
         let (all, _) = rendered(Backend::Sqlite, None);
-        assert!(all.ends_with("docs_fts MATCH $1"), "{all}");
+        assert!(all.ends_with("docs_fts MATCH $3"), "{all}");
     }
 
     #[test]
@@ -223,7 +283,11 @@ mod tests {
             text: &text,
             visible: None,
         };
-        let (query, _) = search.push_match(Query::new("SELECT 1 WHERE TRUE"), Backend::Sqlite);
+        let (query, _) = search.push_match(
+            Query::new("SELECT 1 WHERE TRUE"),
+            Backend::Sqlite,
+            &tenant(),
+        );
         assert_eq!(query.sql(), "SELECT 1 WHERE TRUE AND 1 = 0");
     }
 }

@@ -117,6 +117,29 @@ pub struct TicketFilter {
     pub custom_fields: FieldFilter,
 }
 
+impl TicketFilter {
+    /// Whether any filter but the search is given (a search alone reads
+    /// only the search documents, which carry the tenant).
+    pub fn filters_records(&self) -> bool {
+        // Destructured so that a new filter cannot be forgotten here.
+        let TicketFilter {
+            entity_id,
+            status,
+            priority,
+            assigned_to_id,
+            tags,
+            search: _,
+            custom_fields,
+        } = self;
+        entity_id.is_some()
+            || status.is_some()
+            || priority.is_some()
+            || assigned_to_id.is_some()
+            || !tags.is_empty()
+            || !custom_fields.is_empty()
+    }
+}
+
 /// A ticket search: the words, and whether internal notes are searched
 /// (only for callers that may write tickets, who read notes anyway).
 #[derive(Debug, Clone)]

@@ -6,10 +6,11 @@
 mod chat;
 mod input;
 mod paging;
+mod ranked;
 mod tickets;
 
 use serde_json::{Value, json};
-use supportdesk::auth::{Mode, Scope, ScopeSet};
+use supportdesk::auth::{Mode, Scope, ScopeSet, Tenant};
 
 use crate::backend_tests;
 use crate::support::{Backend, TestApp, TestCompany};

@@ -140,12 +140,18 @@ async fn internal_notes_reach_only_keys_that_read_them(backend: Backend) {
             ScopeSet::from_scopes([Scope::ChatRead, Scope::TicketsRead]),
         )
         .await;
-    let t = ticket(&app, &acme, json!({"subject": "Refund"})).await;
-    let comments = format!("/tickets/{}/comments", id_of(&t));
     let mut writer_socket = Client::key(&app, &acme.key).await;
     writer_socket.subscribe("tickets").await;
     let mut reader_socket = Client::key(&app, &reader).await;
     reader_socket.subscribe("tickets").await;
+    // Both sockets are subscribed before the ticket exists, so its
+    // `ticket.created` reaches both (however late the bus delivers it) and
+    // is read here, before the comments.
+    let t = ticket(&app, &acme, json!({"subject": "Refund"})).await;
+    let comments = format!("/tickets/{}/comments", id_of(&t));
+    for socket in [&mut writer_socket, &mut reader_socket] {
+        assert_eq!(socket.next().await["type"], "ticket.created");
+    }
 
     for (body, internal) in [("Customer is difficult", true), ("We are on it", false)] {
         app.post(
