@@ -66,6 +66,8 @@ pub struct TicketCounts {
 pub struct ByStatus {
     pub open: i64,
     pub in_progress: i64,
+    /// Waiting on the customer (an addition to the four statuses).
+    pub pending: i64,
     pub resolved: i64,
     pub closed: i64,
 }
@@ -75,6 +77,7 @@ impl ByStatus {
         match status {
             TicketStatus::Open => self.open += n,
             TicketStatus::InProgress => self.in_progress += n,
+            TicketStatus::Pending => self.pending += n,
             TicketStatus::Resolved => self.resolved += n,
             TicketStatus::Closed => self.closed += n,
         }
