@@ -310,6 +310,11 @@ pub(super) fn expected_where(entity_id: Value, keep: &dyn Fn(usize, &Spec) -> bo
             "manual": escalations.len() - automatic,
             "automatic": automatic,
         },
+        // No SLA policy in this data set.
+        "sla": {
+            "achievement": [],
+            "firstResponse": {"count": 0, "medianBusinessMinutes": null, "p90BusinessMinutes": null},
+        },
     })
 }
 

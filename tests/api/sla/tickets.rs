@@ -29,13 +29,13 @@ backend_tests!(
 );
 
 /// Schedulers off: tests run the passes themselves.
-async fn quiet(backend: Backend) -> TestApp {
+pub(super) async fn quiet(backend: Backend) -> TestApp {
     TestApp::spawn_with(backend, |c| c.run_workers = false).await
 }
 
 /// HIGH and URGENT tickets: 30/240 minutes; everyone else (MEDIUM only):
 /// 60/480 and a next response within 30.
-async fn two_policies(app: &TestApp, acme: &TestCompany) -> Vec<Value> {
+pub(super) async fn two_policies(app: &TestApp, acme: &TestCompany) -> Vec<Value> {
     put_policies(
         app,
         &acme.key,
@@ -51,7 +51,7 @@ async fn two_policies(app: &TestApp, acme: &TestCompany) -> Vec<Value> {
     .await
 }
 
-async fn ticket(app: &TestApp, acme: &TestCompany, priority: &str) -> Value {
+pub(super) async fn ticket(app: &TestApp, acme: &TestCompany, priority: &str) -> Value {
     app.post(
         "/tickets",
         &acme.key,
@@ -70,7 +70,12 @@ async fn get_ticket(app: &TestApp, acme: &TestCompany, ticket: &Value) -> Value 
         .clone()
 }
 
-async fn comment(app: &TestApp, acme: &TestCompany, ticket: &Value, body: Value) -> Value {
+pub(super) async fn comment(
+    app: &TestApp,
+    acme: &TestCompany,
+    ticket: &Value,
+    body: Value,
+) -> Value {
     let id = ticket["id"].as_str().expect("id");
     app.post(&format!("/tickets/{id}/comments"), &acme.key, body)
         .await
@@ -78,7 +83,12 @@ async fn comment(app: &TestApp, acme: &TestCompany, ticket: &Value, body: Value)
         .clone()
 }
 
-async fn set_status(app: &TestApp, acme: &TestCompany, ticket: &Value, status: &str) -> Value {
+pub(super) async fn set_status(
+    app: &TestApp,
+    acme: &TestCompany,
+    ticket: &Value,
+    status: &str,
+) -> Value {
     let id = ticket["id"].as_str().expect("id");
     app.patch(
         &format!("/tickets/{id}"),
@@ -116,7 +126,7 @@ async fn sla_events(app: &TestApp, acme: &TestCompany) -> Vec<String> {
     rows.into_iter().map(|(name,)| name).collect()
 }
 
-async fn pass(app: &TestApp) -> usize {
+pub(super) async fn pass(app: &TestApp) -> usize {
     let now = app.state.clock.now();
     supportdesk::realtime::tickets::announcing(&app.state, run_pass(&app.state.db, now))
         .await
