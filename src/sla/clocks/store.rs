@@ -268,8 +268,11 @@ pub async fn reevaluate(
     }
     let mut clocks = clocks_of(&mut *tx, ticket_id).await?;
     for clock in &mut clocks {
+        let before = clock.clone();
         if clock.retarget(&terms) {
-            save(tx, tenant, clock).await?;
+            if *clock != before {
+                save(tx, tenant, clock).await?;
+            }
         } else {
             Query::new("DELETE FROM ticket_sla WHERE ticket_id = $1 AND metric = $2")
                 .bind(ticket_id)
