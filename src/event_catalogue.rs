@@ -21,10 +21,13 @@ pub enum EventName {
     CommentCreated,
     UserCreated,
     ChatAssigned,
+    SlaWarning,
+    SlaBreached,
+    SlaFulfilled,
 }
 
 impl EventName {
-    pub const ALL: [EventName; 7] = [
+    pub const ALL: [EventName; 10] = [
         EventName::TicketCreated,
         EventName::TicketUpdated,
         EventName::TicketResolved,
@@ -32,6 +35,9 @@ impl EventName {
         EventName::CommentCreated,
         EventName::UserCreated,
         EventName::ChatAssigned,
+        EventName::SlaWarning,
+        EventName::SlaBreached,
+        EventName::SlaFulfilled,
     ];
 
     /// The wire spelling (`ticket.created`), as receivers and the API see it.
@@ -44,6 +50,9 @@ impl EventName {
             EventName::CommentCreated => "comment.created",
             EventName::UserCreated => "user.created",
             EventName::ChatAssigned => "chat.assigned",
+            EventName::SlaWarning => "sla.warning",
+            EventName::SlaBreached => "sla.breached",
+            EventName::SlaFulfilled => "sla.fulfilled",
         }
     }
 }
@@ -57,6 +66,9 @@ pub const EVENT_NAMES: &[&str] = &[
     EventName::CommentCreated.as_str(),
     EventName::UserCreated.as_str(),
     EventName::ChatAssigned.as_str(),
+    EventName::SlaWarning.as_str(),
+    EventName::SlaBreached.as_str(),
+    EventName::SlaFulfilled.as_str(),
 ];
 
 impl fmt::Display for EventName {

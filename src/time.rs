@@ -58,23 +58,40 @@ impl<'de> Deserialize<'de> for Timestamp {
     }
 }
 
-/// This node's wall clock: the system clock plus a fixed offset, zero in
-/// production. Tests give a node an offset to play one whose clock is off.
-/// It stamps what the node records; work shared between nodes (leases, due
-/// times) is ordered by the database's clock instead (`db::Backend::now_sql`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// This node's wall clock: the system clock plus an offset, zero in
+/// production. Tests give a node an offset to play one whose clock is off,
+/// and move it forward (`advance`) to play time passing without sleeping:
+/// clones share the offset, so moving the app state's clock moves every
+/// part of the node that reads it (the SLA scheduler's "now" among them).
+/// Work shared between nodes (leases) is ordered by the database's clock
+/// instead (`db::Backend::now_sql`).
+#[derive(Debug, Clone, Default)]
 pub struct Clock {
-    offset: chrono::TimeDelta,
+    offset_ms: std::sync::Arc<std::sync::atomic::AtomicI64>,
 }
 
 impl Clock {
     pub fn offset_by(offset: chrono::TimeDelta) -> Self {
-        Clock { offset }
+        Clock {
+            offset_ms: std::sync::Arc::new(std::sync::atomic::AtomicI64::new(
+                offset.num_milliseconds(),
+            )),
+        }
+    }
+
+    /// Moves this clock (and its clones) `by` forward; a fake clock for
+    /// tests.
+    pub fn advance(&self, by: chrono::TimeDelta) {
+        self.offset_ms
+            .fetch_add(by.num_milliseconds(), std::sync::atomic::Ordering::SeqCst);
     }
 
     pub fn now(&self) -> Timestamp {
         let now = Utc::now();
-        Timestamp::from_datetime(now.checked_add_signed(self.offset).unwrap_or(now))
+        let offset = chrono::TimeDelta::milliseconds(
+            self.offset_ms.load(std::sync::atomic::Ordering::SeqCst),
+        );
+        Timestamp::from_datetime(now.checked_add_signed(offset).unwrap_or(now))
     }
 }
 
@@ -148,6 +165,14 @@ mod tests {
                 .with_timezone(&Utc),
         );
         assert_eq!(t.to_rfc3339(), "2026-11-21T10:04:05.123Z");
+    }
+
+    #[test]
+    fn an_advanced_clock_moves_its_clones() {
+        let clock = Clock::default();
+        let clone = clock.clone();
+        clock.advance(chrono::TimeDelta::hours(2));
+        assert!((clone.now().0 - Utc::now()).num_minutes() >= 119);
     }
 
     #[test]

@@ -141,6 +141,10 @@ pub fn ticket_status() -> ObjectBuilder {
     enum_of(crate::tickets::model::TicketStatus::NAMES)
 }
 
+pub fn author_type() -> ObjectBuilder {
+    enum_of(crate::tickets::model::AuthorType::NAMES)
+}
+
 pub fn ticket_priority() -> ObjectBuilder {
     enum_of(crate::tickets::model::Priority::NAMES)
 }

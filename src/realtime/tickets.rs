@@ -27,12 +27,15 @@ use crate::state::AppState;
 use crate::time::Timestamp;
 
 /// The events the ticket channels carry.
-pub const CARRIED: [EventName; 5] = [
+pub const CARRIED: [EventName; 8] = [
     EventName::TicketCreated,
     EventName::TicketUpdated,
     EventName::TicketResolved,
     EventName::TicketEscalated,
     EventName::CommentCreated,
+    EventName::SlaWarning,
+    EventName::SlaBreached,
+    EventName::SlaFulfilled,
 ];
 
 fn carried(name: &str) -> bool {

@@ -48,6 +48,60 @@ pub struct TicketReport {
     pub daily: Vec<Day>,
     pub resolution_time: ResolutionTime,
     pub escalations: Escalations,
+    pub sla: SlaReport,
+}
+
+/// SLA achievement of the tickets created in the period.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SlaReport {
+    /// One row per metric and priority that has a met or breached target,
+    /// by metric (`firstResponse`, `nextResponse`, `resolution`) then
+    /// priority.
+    pub achievement: Vec<SlaAchievement>,
+    /// Business minutes to the first response of the tickets whose first
+    /// response was met or came late.
+    pub first_response: FirstResponseTime,
+}
+
+/// Met: the target was reached in time; breached: it was not (whether or
+/// not it was reached later). Targets still running count in neither.
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SlaAchievement {
+    pub metric: &'static str,
+    #[schema(schema_with = crate::openapi::schema::ticket_priority)]
+    pub priority: Priority,
+    pub met: i64,
+    pub breached: i64,
+    /// `met / (met + breached)` in percent, to one decimal.
+    pub percent_met: f64,
+}
+
+/// Percentiles by linear interpolation between the nearest ranks, in
+/// business minutes to one decimal; null without a first response.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FirstResponseTime {
+    pub count: i64,
+    pub median_business_minutes: Option<f64>,
+    pub p90_business_minutes: Option<f64>,
+}
+
+/// The `p` percentile of sorted `values` by linear interpolation between
+/// the nearest ranks (what Postgres `percentile_cont` computes).
+pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
+    let last = sorted.len().checked_sub(1)?;
+    let position = p * last as f64;
+    let k = position.floor() as usize;
+    let low = *sorted.get(k)?;
+    let high = *sorted.get((k + 1).min(last))?;
+    Some(low + (high - low) * (position - k as f64))
+}
+
+/// A value rounded to one decimal.
+pub fn one_decimal(value: f64) -> f64 {
+    (value * 10.0).round() / 10.0
 }
 
 /// Tickets created in the period (by their current status and priority),
@@ -66,6 +120,8 @@ pub struct TicketCounts {
 pub struct ByStatus {
     pub open: i64,
     pub in_progress: i64,
+    /// Waiting on the customer (an addition to the four statuses).
+    pub pending: i64,
     pub resolved: i64,
     pub closed: i64,
 }
@@ -75,6 +131,7 @@ impl ByStatus {
         match status {
             TicketStatus::Open => self.open += n,
             TicketStatus::InProgress => self.in_progress += n,
+            TicketStatus::Pending => self.pending += n,
             TicketStatus::Resolved => self.resolved += n,
             TicketStatus::Closed => self.closed += n,
         }
@@ -167,6 +224,15 @@ mod tests {
             ..whole
         };
         assert_eq!(partial.days().len(), 2);
+    }
+
+    #[test]
+    fn percentiles_interpolate_between_ranks() {
+        let values = [10.0, 20.0, 30.0, 40.0];
+        assert_eq!(percentile(&values, 0.5), Some(25.0));
+        assert_eq!(percentile(&values, 0.9).map(one_decimal), Some(37.0));
+        assert_eq!(percentile(&[], 0.5), None);
+        assert_eq!(percentile(&[7.0], 0.9), Some(7.0));
     }
 
     #[test]

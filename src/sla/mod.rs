@@ -4,6 +4,7 @@
 
 pub mod apply;
 pub mod calendar;
+pub mod clocks;
 pub mod model;
 pub mod routes;
 pub mod store;

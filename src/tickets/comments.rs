@@ -5,7 +5,7 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 use utoipa_axum::routes;
 
-use super::model::{COMMENT_MAX, Comment, NewComment};
+use super::model::{AuthorType, COMMENT_MAX, Comment, NewComment};
 use super::nested::ticket_page;
 use super::store;
 use crate::attachments::model::attachment_ids;
@@ -15,7 +15,7 @@ use crate::extract::{Id, Json, Query};
 use crate::paging::{After, CursorPage, ListRequest};
 use crate::router::ApiRouter;
 use crate::state::AppState;
-use crate::validate::{Fields, optional_id, required_text};
+use crate::validate::{Fields, optional_enum, optional_id, problem, required_text};
 
 pub fn router() -> ApiRouter {
     ApiRouter::new()
@@ -33,6 +33,11 @@ pub(crate) struct CreateComment {
     author_id: Option<String>,
     /// Internal notes are for agents only (default false).
     is_internal: Option<bool>,
+    /// `agent` (default) or `customer`: a customer's comment starts the
+    /// SLA next-response clock, an agent's public one meets it. A
+    /// customer's comment cannot be internal.
+    #[schema(schema_with = crate::openapi::schema::author_type)]
+    author_type: Option<String>,
     /// Up to 10 unattached uploads of the company and mode to attach.
     #[schema(value_type = Option<Vec<uuid::Uuid>>)]
     attachment_ids: Option<serde_json::Value>,
@@ -56,16 +61,29 @@ async fn create(
     Id(ticket_id): Id,
     Json(body): Json<CreateComment>,
 ) -> ApiResult<(StatusCode, Json<Comment>)> {
-    let (text, author_id, files) = (
+    let is_internal = body.is_internal.unwrap_or(false);
+    let author_type =
+        optional_enum("authorType", body.author_type.as_deref()).and_then(|t| {
+            match t.unwrap_or(AuthorType::Agent) {
+                AuthorType::Customer if is_internal => Err(problem(
+                    "authorType",
+                    "a customer's comment cannot be internal (isInternal: true)",
+                )),
+                author_type => Ok(author_type),
+            }
+        });
+    let (text, author_id, author_type, files) = (
         required_text("body", body.body.as_deref(), COMMENT_MAX),
         optional_id("authorId", body.author_id.as_deref()),
+        author_type,
         attachment_ids("attachmentIds", body.attachment_ids.as_ref()),
     )
         .all_valid()?;
     let new = NewComment {
         body: text,
         author_id,
-        is_internal: body.is_internal.unwrap_or(false),
+        author_type,
+        is_internal,
         attachment_ids: files,
     };
     let comment = store::add_comment(&state.db, &principal.tenant, ticket_id, new).await?;

@@ -13,6 +13,7 @@ use crate::error::StoreError;
 use crate::events::{EventName, emit, emit_change, payload};
 use crate::events::{RecordChange, RecordType};
 use crate::mail::{self, Email};
+use crate::sla::clocks::store::{Happening, Met};
 use crate::tags::model::TagChange;
 
 /// `ticket.created` with the whole ticket; the visitor's confirmation email.
@@ -96,6 +97,30 @@ pub async fn comment_created(
     )
     .await?;
     Ok(())
+}
+
+/// `sla.warning`, `sla.breached` or `sla.fulfilled` with the whole ticket
+/// and `slaEvent` `{metric, dueAt, at}`.
+pub async fn sla(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    ticket: &Ticket,
+    met: &Met,
+) -> Result<(), StoreError> {
+    let name = match met.happening {
+        Happening::Warning => EventName::SlaWarning,
+        Happening::Breached => EventName::SlaBreached,
+        Happening::Fulfilled => EventName::SlaFulfilled,
+    };
+    let mut data = ticket_data(ticket)?;
+    data["slaEvent"] = sla_json(met);
+    emit(tx, tenant, name, &data).await?;
+    Ok(())
+}
+
+/// `{metric, dueAt, at}` of an SLA event and its timeline entry.
+pub fn sla_json(met: &Met) -> Value {
+    json!({"metric": met.metric.api_name(), "dueAt": met.due_at, "at": met.at})
 }
 
 /// The change feed's entry for the ticket as it now is (its events carry
@@ -184,6 +209,7 @@ mod tests {
             resolved_at: None,
             created_at: Timestamp::now(),
             updated_at: Timestamp::now(),
+            sla: None,
         }
     }
 

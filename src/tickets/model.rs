@@ -7,6 +7,7 @@ use uuid::Uuid;
 use crate::attachments::AttachmentRef;
 use crate::custom_fields::model::{FieldFilter, FieldPatch, FieldValues};
 use crate::search::TextQuery;
+use crate::sla::clocks::TicketSla;
 use crate::tags::model::TagFilter;
 use crate::time::Timestamp;
 
@@ -14,6 +15,9 @@ crate::text_enum! {
     pub enum TicketStatus {
         Open = "OPEN",
         InProgress = "IN_PROGRESS",
+        /// Waiting on the customer: an addition to the four statuses, on
+        /// which SLA resolution clocks pause.
+        Pending = "PENDING",
         Resolved = "RESOLVED",
         Closed = "CLOSED",
     }
@@ -29,6 +33,15 @@ crate::text_enum! {
 }
 
 crate::text_enum! {
+    /// Who wrote a comment: an agent (the default) or the customer, whose
+    /// comments start an SLA next-response clock.
+    pub enum AuthorType {
+        Agent = "agent",
+        Customer = "customer",
+    }
+}
+
+crate::text_enum! {
     /// The kind of a timeline entry.
     pub enum ActivityKind {
         Created = "created",
@@ -39,6 +52,9 @@ crate::text_enum! {
         Commented = "commented",
         TagsChanged = "tags_changed",
         CustomFieldsChanged = "custom_fields_changed",
+        SlaWarning = "sla_warning",
+        SlaBreached = "sla_breached",
+        SlaFulfilled = "sla_fulfilled",
     }
 }
 
@@ -87,6 +103,9 @@ pub struct Ticket {
     pub created_at: Timestamp,
     /// Last change or comment.
     pub updated_at: Timestamp,
+    /// The SLA policy's due times, breaches and fulfilments; null when no
+    /// policy applies.
+    pub sla: Option<TicketSla>,
 }
 
 #[derive(Debug, Clone)]
@@ -115,6 +134,13 @@ pub struct TicketFilter {
     /// `?q=`: ranked full-text search (`None` when absent or blank).
     pub search: Option<TicketSearch>,
     pub custom_fields: FieldFilter,
+    /// `slaBreached`: tickets with (true) or without (false) a breach.
+    pub sla_breached: Option<bool>,
+    /// `slaDueBefore`: tickets with a running SLA clock due before then.
+    pub sla_due_before: Option<Timestamp>,
+    /// `order=sla_due`: the soonest running SLA due time first (tickets
+    /// without one last), then newest.
+    pub by_sla_due: bool,
 }
 
 impl TicketFilter {
@@ -130,6 +156,9 @@ impl TicketFilter {
             tags,
             search: _,
             custom_fields,
+            sla_breached,
+            sla_due_before,
+            by_sla_due: _,
         } = self;
         entity_id.is_some()
             || status.is_some()
@@ -137,6 +166,8 @@ impl TicketFilter {
             || assigned_to_id.is_some()
             || !tags.is_empty()
             || !custom_fields.is_empty()
+            || sla_breached.is_some()
+            || sla_due_before.is_some()
     }
 }
 
@@ -230,7 +261,7 @@ impl TicketState {
         let status = update.status.unwrap_or(self.status);
         let resolved_at = match status {
             TicketStatus::Resolved if self.status != TicketStatus::Resolved => Some(now),
-            TicketStatus::Open | TicketStatus::InProgress => None,
+            TicketStatus::Open | TicketStatus::InProgress | TicketStatus::Pending => None,
             TicketStatus::Resolved | TicketStatus::Closed => self.resolved_at,
         };
         TicketState {
@@ -262,6 +293,9 @@ pub struct Comment {
     pub body: String,
     pub author_id: Option<Uuid>,
     pub author: Option<UserRef>,
+    /// `agent` or `customer`.
+    #[schema(schema_with = crate::openapi::schema::author_type)]
+    pub author_type: AuthorType,
     pub is_internal: bool,
     pub attachments: Vec<AttachmentRef>,
     pub created_at: Timestamp,
@@ -271,6 +305,7 @@ pub struct Comment {
 pub struct NewComment {
     pub body: String,
     pub author_id: Option<Uuid>,
+    pub author_type: AuthorType,
     pub is_internal: bool,
     /// Unattached uploads of the tenant to attach.
     pub attachment_ids: Vec<Uuid>,

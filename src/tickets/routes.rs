@@ -27,6 +27,7 @@ use crate::search;
 use crate::state::AppState;
 use crate::tags::model::{optional_tag_set, tag_filter, tag_set};
 use crate::tags::routes::{TagEditBody, tag_edit};
+use crate::time::Timestamp;
 use crate::validate::{
     Fields, NAME_MAX, Patch, ensure, optional_email, optional_enum, optional_id, optional_text,
     problem, required_id, required_text,
@@ -68,6 +69,18 @@ pub(crate) struct ListQuery {
     /// best match first, then newest. Blank means no search.
     #[param(max_length = 500)]
     q: Option<String>,
+    /// `true`: only tickets with an SLA breach; `false`: only tickets
+    /// without one.
+    #[param(value_type = Option<bool>)]
+    sla_breached: Option<String>,
+    /// Only tickets with a running SLA clock (first response, next
+    /// response or resolution) due before this instant (RFC 3339).
+    #[param(value_type = Option<chrono::DateTime<chrono::Utc>>)]
+    sla_due_before: Option<String>,
+    /// `newest` (default) or `sla_due`: the soonest running SLA due time
+    /// first, tickets without one last (pages by offset, like a search).
+    #[param(schema_with = order_schema)]
+    order: Option<String>,
     /// `limit`, `offset`, `after`: documented by `ListRequest`.
     #[serde(flatten)]
     #[param(ignore)]
@@ -102,6 +115,44 @@ pub(crate) struct CreateTicket {
     /// /attachments`) to attach.
     #[schema(value_type = Option<Vec<uuid::Uuid>>)]
     attachment_ids: Option<serde_json::Value>,
+}
+
+fn order_schema() -> utoipa::openapi::ObjectBuilder {
+    schema::enum_of(&["newest", "sla_due"])
+}
+
+/// `?slaBreached=true|false`.
+fn optional_bool(field: &str, value: Option<&str>) -> Result<Option<bool>, FieldError> {
+    match value {
+        None => Ok(None),
+        Some("true") => Ok(Some(true)),
+        Some("false") => Ok(Some(false)),
+        Some(_) => Err(problem(field, "must be true or false")),
+    }
+}
+
+/// `?slaDueBefore=<RFC 3339 instant>`.
+fn optional_instant(field: &str, value: Option<&str>) -> Result<Option<Timestamp>, FieldError> {
+    let Some(text) = value else {
+        return Ok(None);
+    };
+    chrono::DateTime::parse_from_rfc3339(text)
+        .map(|t| Some(Timestamp::from_datetime(t.with_timezone(&chrono::Utc))))
+        .map_err(|_| {
+            problem(
+                field,
+                "must be an RFC 3339 instant, e.g. 2026-11-24T09:00:00Z",
+            )
+        })
+}
+
+/// `?order=newest|sla_due`: whether the soonest SLA due time comes first.
+fn by_sla_due(value: Option<&str>) -> Result<bool, FieldError> {
+    match value {
+        None | Some("newest") => Ok(false),
+        Some("sla_due") => Ok(true),
+        Some(_) => Err(problem("order", "must be newest or sla_due")),
+    }
 }
 
 fn description_schema() -> utoipa::openapi::ObjectBuilder {
@@ -181,6 +232,12 @@ async fn list(
         field_filter(raw_query.as_deref(), &definitions, RecordKind::Ticket),
     )
         .all_valid()?;
+    let (sla_breached, sla_due_before, by_sla_due) = (
+        optional_bool("slaBreached", non_empty(&query.sla_breached)),
+        optional_instant("slaDueBefore", non_empty(&query.sla_due_before)),
+        by_sla_due(non_empty(&query.order)),
+    )
+        .all_valid()?;
     let search = text.map(|text| TicketSearch {
         text,
         include_internal: principal.scopes.contains(Scope::TicketsWrite),
@@ -193,9 +250,13 @@ async fn list(
         tags,
         search,
         custom_fields,
+        sla_breached,
+        sla_due_before,
+        by_sla_due,
     };
     let list = ListId::new("tickets", &principal.tenant, &filter);
-    let searching = filter.search.is_some();
+    // Like a search's rank, an SLA due time is no position a cursor holds.
+    let searching = filter.search.is_some() || filter.by_sla_due;
     let after = refuse_after_in_rank_order(searching, after)?;
     let after = state.cursors.open_after(&list, after.as_deref())?;
     let (tickets, total) =

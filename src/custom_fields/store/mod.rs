@@ -13,7 +13,7 @@ use sqlx::types::Json;
 
 use super::model::{DEFINITIONS_MAX, Definition, FieldType, RecordKind};
 use crate::auth::Tenant;
-use crate::db::{Backend, Db, Query, Tx};
+use crate::db::{Backend, Db, On, Query, Tx};
 use crate::error::{ApiError, StoreError};
 use crate::time::Timestamp;
 use crate::validate::problem;
@@ -94,12 +94,16 @@ impl From<Refused> for ApiError {
     }
 }
 
-/// The tenant's definitions, by key.
-pub async fn list(db: &Db, tenant: &Tenant) -> Result<Vec<Definition>, StoreError> {
+/// The tenant's definitions, by key (on the pool, or inside a transaction
+/// that decides by them).
+pub async fn list<'c>(
+    on: impl Into<On<'c>>,
+    tenant: &Tenant,
+) -> Result<Vec<Definition>, StoreError> {
     let rows: Vec<DefinitionRow> = Query::new(DEFINITION_SELECT)
         .push(" WHERE ")
         .push_tenant(tenant, "")
-        .fetch_all(db)
+        .fetch_all(on)
         .await?;
     let mut definitions: Vec<Definition> = rows.into_iter().map(Definition::from).collect();
     definitions.sort_by(|a, b| a.key.cmp(&b.key));

@@ -11,13 +11,14 @@ use crate::auth::Tenant;
 use crate::db::{Db, Query, Table, ensure_reference};
 use crate::error::StoreError;
 use crate::paging::{After, Order, push_after};
+use crate::sla::clocks::store::{self as sla_store, Reply};
 use crate::tickets::events;
-use crate::tickets::model::{ActivityKind, Comment, NewComment};
+use crate::tickets::model::{ActivityKind, AuthorType, Comment, NewComment};
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
 
 const COMMENT_SELECT: &str = "SELECT c.id, c.ticket_id, c.body, c.author_id, \
-     u.name AS author_name, u.email AS author_email, c.is_internal, c.created_at \
+     u.name AS author_name, u.email AS author_email, c.author_type, c.is_internal, c.created_at \
      FROM ticket_comments c LEFT JOIN users u ON u.id = c.author_id";
 
 #[derive(sqlx::FromRow)]
@@ -28,6 +29,7 @@ struct CommentRow {
     author_id: Option<Uuid>,
     author_name: Option<String>,
     author_email: Option<String>,
+    author_type: AuthorType,
     is_internal: bool,
     created_at: Timestamp,
 }
@@ -40,6 +42,7 @@ impl From<CommentRow> for Comment {
             ticket_id: row.ticket_id,
             body: row.body,
             author_id: row.author_id,
+            author_type: row.author_type,
             is_internal: row.is_internal,
             attachments: Vec::new(),
             created_at: row.created_at,
@@ -72,7 +75,7 @@ pub async fn add_comment(
     let id = new_id();
     Query::new(
         "INSERT INTO ticket_comments (id, company_id, mode, ticket_id, body, author_id, \
-         is_internal, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+         is_internal, created_at, author_type) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
     )
     .bind(id)
     .bind_tenant(tenant)
@@ -81,14 +84,22 @@ pub async fn add_comment(
     .bind(new.author_id)
     .bind(new.is_internal)
     .bind(now)
+    .bind(new.author_type)
     .execute(&mut tx)
     .await?;
+    let reply = match (new.author_type, new.is_internal) {
+        (AuthorType::Customer, _) => Reply::Customer,
+        (AuthorType::Agent, true) => Reply::Internal,
+        (AuthorType::Agent, false) => Reply::AgentPublic,
+    };
+    let met = sla_store::commented(&mut tx, tenant, ticket_id, reply, now).await?;
     let owner = Owner::Comment(id);
     attachment_store::attach(&mut tx, tenant, owner, &new.attachment_ids, "attachmentIds").await?;
     let entry = NewActivity {
         details: Some(json!({
             "commentId": id,
             "authorId": new.author_id,
+            "authorType": new.author_type,
             "isInternal": new.is_internal,
         })),
         ..NewActivity::new(ActivityKind::Commented)
@@ -107,6 +118,9 @@ pub async fn add_comment(
     let ticket = super::load(&mut tx, tenant, ticket_id).await?;
     crate::events::record_change(&mut tx, tenant, &events::ticket_change(&ticket)?).await?;
     events::comment_created(&mut tx, tenant, &comment).await?;
+    if !met.is_empty() {
+        super::record_sla(&mut tx, tenant, ticket_id, &met).await?;
+    }
     tx.commit().await?;
     Ok(comment)
 }

@@ -18,8 +18,8 @@ use uuid::Uuid;
 
 use super::events;
 use super::model::{
-    ActivityKind, Escalation, NewTicket, Priority, Ticket, TicketFilter, TicketState, TicketStatus,
-    TicketUpdate, UserRef, ticket_number,
+    ActivityKind, Change, Escalation, NewTicket, Priority, Ticket, TicketFilter, TicketState,
+    TicketStatus, TicketUpdate, UserRef, ticket_number,
 };
 use crate::attachments::store::{self as attachment_store, Kind, Owner};
 use crate::auth::{Mode, Tenant};
@@ -30,6 +30,7 @@ use crate::error::StoreError;
 use crate::events::{RecordChange, RecordType};
 use crate::paging::{After, COUNT_CAP, Order, Total, capped_count, push_after};
 use crate::search::Rank;
+use crate::sla::clocks::store::{self as sla_store, Happening, Met};
 use crate::tags::model::{TagChange, TagEdit};
 use crate::tags::store::{self as tag_store, Tagged};
 use crate::time::{Timestamp, new_id};
@@ -38,7 +39,8 @@ use crate::validate::Page;
 /// A ticket with its assignee, in one read (no query per row).
 const TICKET_SELECT: &str = "SELECT t.id, t.ticket_number, t.subject, t.description, t.status, \
      t.priority, t.entity_id, t.visitor_email, t.assigned_to_id, u.name AS assignee_name, \
-     u.email AS assignee_email, t.custom_fields, t.resolved_at, t.created_at, t.updated_at \
+     u.email AS assignee_email, t.custom_fields, t.resolved_at, t.created_at, t.updated_at, \
+     t.sla_policy_id \
      FROM tickets t LEFT JOIN users u ON u.id = t.assigned_to_id";
 
 /// `SELECT … WHERE t.id = $1 AND` the tenant's.
@@ -67,6 +69,7 @@ struct TicketRow {
     resolved_at: Option<Timestamp>,
     created_at: Timestamp,
     updated_at: Timestamp,
+    sla_policy_id: Option<Uuid>,
 }
 
 impl TicketRow {
@@ -90,6 +93,7 @@ impl TicketRow {
             resolved_at: row.resolved_at,
             created_at: row.created_at,
             updated_at: row.updated_at,
+            sla: None,
         }
     }
 }
@@ -137,6 +141,8 @@ pub async fn create(db: &Db, tenant: &Tenant, new: NewTicket) -> Result<Ticket, 
     field_store::apply(&mut tx, tenant, Recorded::Ticket, id, &new.custom_fields).await?;
     let owner = Owner::Ticket(id);
     attachment_store::attach(&mut tx, tenant, owner, &new.attachment_ids, "attachmentIds").await?;
+    // After the tags and fields: the policy's conditions read them.
+    sla_store::start(&mut tx, tenant, id).await?;
     let entry = NewActivity {
         to: Some(TicketStatus::Open.to_string()),
         details: Some(
@@ -179,8 +185,10 @@ async fn load<'c>(on: impl Into<On<'c>>, tenant: &Tenant, id: Uuid) -> Result<Ti
         .fetch_one(on.reborrow())
         .await?;
     let tags = tag_store::of(on.reborrow(), Tagged::Ticket, id).await?;
+    let policy_id = row.sla_policy_id;
     let mut ticket = row.into_ticket(tags);
-    ticket.attachments = attachment_store::of(on, Owner::Ticket(id)).await?;
+    ticket.attachments = attachment_store::of(on.reborrow(), Owner::Ticket(id)).await?;
+    ticket.sla = sla_store::of(on, id, policy_id).await?;
     Ok(ticket)
 }
 
@@ -212,6 +220,7 @@ fn filtered(
     if let Some(assignee) = filter.assigned_to_id {
         query = query.push(" AND t.assigned_to_id = ").push_bind(assignee);
     }
+    let query = sla_store::push_filter(query, "t.id", filter.sla_breached, filter.sla_due_before);
     let query = tag_store::push_filter(query, Tagged::Ticket, "t.id", &filter.tags);
     let query = field_store::push_filter(query, Recorded::Ticket, "t.id", &filter.custom_fields);
     match search {
@@ -245,8 +254,15 @@ fn list_query(
         return ranked_query(backend, tenant, filter, page);
     }
     let (query, _) = filtered(backend, TICKET_SELECT, tenant, filter);
+    let order = if filter.by_sla_due {
+        format!("{}, ", sla_store::SOONEST_DUE_ORDER)
+    } else {
+        String::new()
+    };
     push_after(query, "t", after, Order::NewestFirst)
-        .push(" ORDER BY t.created_at DESC, t.id DESC LIMIT ")
+        .push(&format!(
+            " ORDER BY {order}t.created_at DESC, t.id DESC LIMIT "
+        ))
         .push_bind(page.limit + 1)
         .push(" OFFSET ")
         .push_bind(page.offset)
@@ -343,13 +359,19 @@ pub async fn list(
     let ids: Vec<Uuid> = rows.iter().map(|row| row.id).collect();
     let mut tags = tag_store::of_each(db, Tagged::Ticket, &ids).await?;
     let mut files = attachment_store::of_each(db, Kind::Ticket, &ids).await?;
+    let mut clocks = sla_store::of_each(db, &ids).await?;
     let tickets = rows
         .into_iter()
         .map(|row| {
             let ticket_tags = tags.remove(&row.id).unwrap_or_default();
             let attachments = files.remove(&row.id).unwrap_or_default();
+            let sla = sla_store::sla_of(
+                row.sla_policy_id,
+                &clocks.remove(&row.id).unwrap_or_default(),
+            );
             Ticket {
                 attachments,
+                sla,
                 ..row.into_ticket(ticket_tags)
             }
         })
@@ -374,7 +396,8 @@ pub async fn count(
         let (matches, _) = matching(db.backend(), " FROM tickets t", tenant, filter);
         return capped_count(db, matches.prefixed("SELECT 1"), cap).await;
     }
-    if !filter.tags.is_empty() || !filter.custom_fields.is_empty() {
+    let sla_filtered = filter.sla_breached.is_some() || filter.sla_due_before.is_some();
+    if !filter.tags.is_empty() || !filter.custom_fields.is_empty() || sla_filtered {
         let (matches, _) = filtered(db.backend(), "SELECT 1 FROM tickets t", tenant, filter);
         return capped_count(db, matches, cap).await;
     }
@@ -472,6 +495,7 @@ pub async fn update(
     }
     let now = Timestamp::now();
     write_state(&mut tx, tenant, id, &current.apply(&update, now), now).await?;
+    let met = move_sla_clocks(&mut tx, tenant, id, &current, &changes, now).await?;
     for change in &changes {
         let entry = NewActivity {
             from: change.from.clone(),
@@ -484,8 +508,59 @@ pub async fn update(
     announce_fields(&mut tx, tenant, id, &fields, now).await?;
     let ticket = load(&mut tx, tenant, id).await?;
     events::updated(&mut tx, tenant, &ticket, &changes, &tags, &fields).await?;
+    if !met.is_empty() {
+        record_sla(&mut tx, tenant, id, &met).await?;
+    }
     tx.commit().await?;
     Ok(ticket)
+}
+
+/// The SLA clocks after a real change: the policy chosen again (a changed
+/// priority, tag or field may select another one or other targets), then
+/// the status's effect.
+async fn move_sla_clocks(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    id: Uuid,
+    before: &TicketState,
+    changes: &[Change],
+    now: Timestamp,
+) -> Result<Vec<Met>, StoreError> {
+    sla_store::reevaluate(tx, tenant, id, now).await?;
+    if changes.iter().any(|c| c.field == "status") {
+        return sla_store::status_changed(tx, tenant, id, before.status, now).await;
+    }
+    Ok(Vec::new())
+}
+
+/// SLA warnings, breaches and fulfilments of a ticket: a timeline entry
+/// each and its `sla.*` event with the ticket as it now is. The scheduler
+/// records warnings and breaches through it, the ticket's own changes
+/// their fulfilments.
+pub async fn record_sla(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    id: Uuid,
+    met: &[Met],
+) -> Result<(), StoreError> {
+    for happening in met {
+        let kind = match happening.happening {
+            Happening::Warning => ActivityKind::SlaWarning,
+            Happening::Breached => ActivityKind::SlaBreached,
+            Happening::Fulfilled => ActivityKind::SlaFulfilled,
+        };
+        let entry = NewActivity {
+            to: Some(happening.metric.api_name().to_string()),
+            details: Some(events::sla_json(happening)),
+            ..NewActivity::new(kind)
+        };
+        add_activity(tx, tenant, id, entry, happening.at).await?;
+    }
+    let ticket = load(&mut *tx, tenant, id).await?;
+    for happening in met {
+        events::sla(tx, tenant, &ticket, happening).await?;
+    }
+    Ok(())
 }
 
 /// Adds and removes tags (`POST /tickets/{id}/tags`) under the ticket's
@@ -504,6 +579,7 @@ pub async fn edit_tags(
     if !tags.is_empty() {
         let now = Timestamp::now();
         write_state(&mut tx, tenant, id, &current, now).await?;
+        sla_store::reevaluate(&mut tx, tenant, id, now).await?;
         announce_tags(&mut tx, tenant, id, &tags, now).await?;
     }
     let ticket = load(&mut tx, tenant, id).await?;
@@ -595,9 +671,11 @@ pub async fn escalate_in(
     };
     let now = Timestamp::now();
     write_state(tx, tenant, ticket_id, &current.apply(&update, now), now).await?;
+    let changes = current.diff(&update);
+    let met = move_sla_clocks(tx, tenant, ticket_id, &current, &changes, now).await?;
     let summary = events::escalation_json(escalation, current.assigned_to_id);
     let mut details = summary.clone();
-    details["changes"] = events::changes_json(&current.diff(&update));
+    details["changes"] = events::changes_json(&changes);
     let entry = NewActivity {
         details: Some(details),
         ..NewActivity::new(ActivityKind::Escalated)
@@ -605,6 +683,9 @@ pub async fn escalate_in(
     add_activity(tx, tenant, ticket_id, entry, now).await?;
     let ticket = load(&mut *tx, tenant, ticket_id).await?;
     events::escalated(tx, tenant, &ticket, &summary).await?;
+    if !met.is_empty() {
+        record_sla(tx, tenant, ticket_id, &met).await?;
+    }
     Ok(ticket)
 }
 

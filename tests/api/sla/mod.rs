@@ -4,6 +4,8 @@
 
 mod calendars;
 mod policies;
+mod reports;
+mod tickets;
 
 use serde_json::{Value, json};
 
