@@ -39,6 +39,7 @@ crate::text_enum! {
         Commented = "commented",
         TagsChanged = "tags_changed",
         CustomFieldsChanged = "custom_fields_changed",
+        TeamChanged = "team_changed",
     }
 }
 
@@ -76,6 +77,8 @@ pub struct Ticket {
     pub assigned_to_id: Option<Uuid>,
     /// `{id, name, email}` of the assignee, null when unassigned.
     pub assigned_to: Option<UserRef>,
+    /// The team the ticket belongs to (its routing may assign it).
+    pub team_id: Option<Uuid>,
     /// Sorted.
     pub tags: Vec<String>,
     /// Values of the company's custom fields, by key (absent when unset).
@@ -96,6 +99,8 @@ pub struct NewTicket {
     pub priority: Priority,
     pub entity_id: Uuid,
     pub visitor_email: Option<String>,
+    /// A team of the tenant.
+    pub team_id: Option<Uuid>,
     /// A sorted set.
     pub tags: Vec<String>,
     /// Checked against the definitions; required ones present.
@@ -111,6 +116,7 @@ pub struct TicketFilter {
     pub status: Option<TicketStatus>,
     pub priority: Option<Priority>,
     pub assigned_to_id: Option<Uuid>,
+    pub team_id: Option<Uuid>,
     pub tags: TagFilter,
     /// `?q=`: ranked full-text search (`None` when absent or blank).
     pub search: Option<TicketSearch>,
@@ -125,7 +131,8 @@ pub struct TicketSearch {
     pub include_internal: bool,
 }
 
-/// A PATCH: `None` keeps a field; `assigned_to_id: Some(None)` unassigns;
+/// A PATCH: `None` keeps a field; `assigned_to_id: Some(None)` unassigns
+/// (`team_id: Some(None)` takes the ticket out of its team);
 /// `tags` (a sorted set) replaces the ticket's tags; `custom_fields` sets
 /// (or, with `None`, clears) the values it names and keeps the others.
 #[derive(Debug, Clone, Default)]
@@ -133,6 +140,7 @@ pub struct TicketUpdate {
     pub status: Option<TicketStatus>,
     pub priority: Option<Priority>,
     pub assigned_to_id: Option<Option<Uuid>>,
+    pub team_id: Option<Option<Uuid>>,
     pub tags: Option<Vec<String>>,
     pub custom_fields: FieldPatch,
 }
@@ -143,7 +151,17 @@ pub struct TicketState {
     pub status: TicketStatus,
     pub priority: Priority,
     pub assigned_to_id: Option<Uuid>,
+    pub team_id: Option<Uuid>,
     pub resolved_at: Option<Timestamp>,
+}
+
+/// `assignment` of a `ticket.updated` whose assignee changed: who decided
+/// (routing or a person) and the ticket's team at that moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TicketAssignment {
+    pub reason: crate::teams::claim::Reason,
+    pub team_id: Option<Uuid>,
 }
 
 /// One field that really changed, by its API name.
@@ -160,12 +178,18 @@ impl Change {
         match self.field {
             "status" => ActivityKind::StatusChanged,
             "priority" => ActivityKind::PriorityChanged,
+            "teamId" => ActivityKind::TeamChanged,
             _ => ActivityKind::AssigneeChanged,
         }
     }
 }
 
 impl TicketState {
+    /// Open work for an agent's ticket capacity: OPEN or IN_PROGRESS.
+    pub fn is_open_work(&self) -> bool {
+        matches!(self.status, TicketStatus::Open | TicketStatus::InProgress)
+    }
+
     /// The changes `update` makes to this state: only fields whose value
     /// differs, so a PATCH that repeats the current values changes nothing.
     pub fn diff(&self, update: &TicketUpdate) -> Vec<Change> {
@@ -197,6 +221,15 @@ impl TicketState {
                 to: assignee.map(|id| id.to_string()),
             });
         }
+        if let Some(team) = update.team_id
+            && team != self.team_id
+        {
+            changes.push(Change {
+                field: "teamId",
+                from: self.team_id.map(|id| id.to_string()),
+                to: team.map(|id| id.to_string()),
+            });
+        }
         changes
     }
 
@@ -213,6 +246,7 @@ impl TicketState {
         TicketState {
             priority: update.priority.unwrap_or(self.priority),
             assigned_to_id: update.assigned_to_id.unwrap_or(self.assigned_to_id),
+            team_id: update.team_id.unwrap_or(self.team_id),
             status,
             resolved_at,
         }
@@ -260,7 +294,8 @@ pub struct Activity {
     pub id: Uuid,
     pub ticket_id: Uuid,
     /// `created`, `status_changed`, `priority_changed`, `assignee_changed`,
-    /// `escalated`, `commented`, `tags_changed` or `custom_fields_changed`.
+    /// `escalated`, `commented`, `tags_changed`, `custom_fields_changed` or
+    /// `team_changed`.
     #[serde(rename = "type")]
     #[schema(value_type = String)]
     pub kind: ActivityKind,
@@ -281,6 +316,7 @@ mod tests {
             status: TicketStatus::Open,
             priority: Priority::Medium,
             assigned_to_id: None,
+            team_id: None,
             resolved_at: None,
         }
     }
@@ -299,6 +335,7 @@ mod tests {
             status: Some(TicketStatus::Open),
             priority: Some(Priority::Medium),
             assigned_to_id: Some(None),
+            team_id: None,
             tags: None,
             custom_fields: Default::default(),
         };
@@ -307,6 +344,7 @@ mod tests {
             status: Some(TicketStatus::Resolved),
             priority: None,
             assigned_to_id: Some(Some(user)),
+            team_id: None,
             tags: None,
             custom_fields: Default::default(),
         };
