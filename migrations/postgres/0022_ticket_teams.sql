@@ -99,3 +99,11 @@ CREATE INDEX tickets_list_tsa ON tickets (company_id, mode, team_id, status, ass
 -- round_robin over tickets: the member who got the team's last routed
 -- ticket (chats keep their own rotation in last_assigned_id).
 ALTER TABLE teams ADD COLUMN last_ticket_assignee_id UUID;
+
+-- Escalation rules may send a ticket to a team (and its routing) instead of,
+-- or beside, a person: `escalate_to_id` becomes optional. A deleted team
+-- leaves its rules without that target; a rule left with no target at all
+-- does not fire.
+ALTER TABLE escalation_rules ALTER COLUMN escalate_to_id DROP NOT NULL;
+ALTER TABLE escalation_rules
+    ADD COLUMN escalate_to_team_id UUID REFERENCES teams (id) ON DELETE SET NULL;

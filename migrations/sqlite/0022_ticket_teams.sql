@@ -86,3 +86,36 @@ CREATE INDEX tickets_list_tsa ON tickets (company_id, mode, team_id, status, ass
 -- round_robin over tickets: the member who got the team's last routed
 -- ticket (chats keep their own rotation in last_assigned_id).
 ALTER TABLE teams ADD COLUMN last_ticket_assignee_id BLOB;
+
+-- Escalation rules may send a ticket to a team (and its routing) instead of,
+-- or beside, a person: `escalate_to_id` becomes optional. SQLite changes a
+-- NOT NULL by rebuilding the table; dropping the old one deletes its
+-- firings (ON DELETE CASCADE), so they are kept aside and put back. A
+-- deleted team leaves its rules without that target; a rule left with no
+-- target at all does not fire.
+CREATE TABLE escalation_rules_new (
+    id                   BLOB PRIMARY KEY,
+    company_id           BLOB NOT NULL REFERENCES companies (id) ON DELETE CASCADE,
+    mode                 TEXT NOT NULL CHECK (mode IN ('test', 'live')),
+    position             INTEGER NOT NULL,
+    name                 TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 255),
+    enabled              INTEGER NOT NULL,
+    conditions           TEXT NOT NULL,
+    escalate_to_id       BLOB REFERENCES users (id),
+    escalate_to_team_id  BLOB REFERENCES teams (id) ON DELETE SET NULL,
+    reason               TEXT CHECK (length(reason) <= 1000),
+    created_at           TEXT NOT NULL,
+    updated_at           TEXT NOT NULL
+);
+INSERT INTO escalation_rules_new (id, company_id, mode, position, name, enabled, conditions,
+    escalate_to_id, reason, created_at, updated_at)
+    SELECT id, company_id, mode, position, name, enabled, conditions, escalate_to_id, reason,
+           created_at, updated_at FROM escalation_rules;
+CREATE TEMP TABLE escalation_rule_firings_kept AS SELECT * FROM escalation_rule_firings;
+DROP TABLE escalation_rules;
+ALTER TABLE escalation_rules_new RENAME TO escalation_rules;
+INSERT INTO escalation_rule_firings (rule_id, ticket_id, fired_at)
+    SELECT rule_id, ticket_id, fired_at FROM escalation_rule_firings_kept;
+DROP TABLE escalation_rule_firings_kept;
+CREATE INDEX escalation_rules_tenant ON escalation_rules (company_id, mode, position);
+CREATE INDEX escalation_rules_enabled ON escalation_rules (company_id, mode, position) WHERE enabled;

@@ -123,13 +123,18 @@ pub fn ticket_change(ticket: &Ticket) -> Result<RecordChange, StoreError> {
 
 /// The `escalation` object of the event and of the timeline entry.
 pub fn escalation_json(escalation: &Escalation, previous_assignee: Option<uuid::Uuid>) -> Value {
-    json!({
+    let mut summary = json!({
         "reason": escalation.reason,
         "escalatedToId": escalation.to_user,
         "previousAssigneeId": previous_assignee,
         "automatic": escalation.automatic,
         "ruleId": escalation.rule_id,
-    })
+    });
+    // Only a rule's escalation to a team has one: absent otherwise.
+    if let Some(team) = escalation.to_team {
+        summary["escalatedToTeamId"] = json!(team);
+    }
+    summary
 }
 
 /// `{field: {from, to}}` for each change.

@@ -258,7 +258,11 @@ impl TicketState {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Escalation {
     /// The agent who takes the ticket over; must be a user of the company.
-    pub to_user: Uuid,
+    /// `None` (a rule's escalation to a team alone) unassigns the ticket, so
+    /// that the team's routing may assign it.
+    pub to_user: Option<Uuid>,
+    /// The team the ticket moves into (escalation rules only).
+    pub to_team: Option<Uuid>,
     pub reason: Option<String>,
     pub automatic: bool,
     pub rule_id: Option<Uuid>,

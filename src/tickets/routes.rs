@@ -418,7 +418,8 @@ async fn escalate(
     )
         .all_valid()?;
     let escalation = Escalation {
-        to_user,
+        to_user: Some(to_user),
+        to_team: None,
         reason,
         automatic: false,
         rule_id: None,

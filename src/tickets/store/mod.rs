@@ -537,15 +537,16 @@ pub async fn escalate(
     escalation: Escalation,
 ) -> Result<Ticket, StoreError> {
     let mut tx = db.begin().await?;
-    let to_user = escalation.to_user;
-    ensure_reference(
-        &mut tx,
-        tenant.company_id,
-        Table::Users,
-        to_user,
-        "escalateToId",
-    )
-    .await?;
+    if let Some(to_user) = escalation.to_user {
+        ensure_reference(
+            &mut tx,
+            tenant.company_id,
+            Table::Users,
+            to_user,
+            "escalateToId",
+        )
+        .await?;
+    }
     let ticket = escalate_in(&mut tx, tenant, ticket_id, &escalation).await?;
     tx.commit().await?;
     Ok(ticket)
@@ -553,7 +554,9 @@ pub async fn escalate(
 
 /// `escalate` inside the caller's transaction (a rule scheduler records
 /// that its rule fired in the same one). The caller has checked that
-/// `escalation.to_user` is a user of the tenant's company.
+/// `escalation.to_user` is a user of the tenant's company and `to_team`
+/// one of its teams. An escalation to a team alone leaves the ticket
+/// unassigned in that team, for its routing.
 pub async fn escalate_in(
     tx: &mut Tx,
     tenant: &Tenant,
@@ -564,8 +567,8 @@ pub async fn escalate_in(
     let update = TicketUpdate {
         status: Some(TicketStatus::InProgress),
         priority: Some(Priority::Urgent),
-        assigned_to_id: Some(Some(escalation.to_user)),
-        team_id: None,
+        assigned_to_id: Some(escalation.to_user),
+        team_id: escalation.to_team.map(Some),
         tags: None,
         custom_fields: Default::default(),
     };

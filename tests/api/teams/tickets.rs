@@ -7,6 +7,7 @@ use uuid::Uuid;
 
 use super::{agents, online};
 use crate::backend_tests;
+use crate::chat::client::Client;
 use crate::chat::id_of;
 use crate::support::{Backend, TestApp, TestCompany, assert_invalid};
 
@@ -17,6 +18,9 @@ backend_tests!(
     a_team_whose_routing_leaves_tickets_out_keeps_them_unassigned,
     a_ticket_patched_into_a_routed_team_is_assigned_by_routing,
     a_manual_assignment_of_a_ticket_is_never_overridden_by_routing,
+    an_escalation_rule_sends_a_ticket_into_a_team_and_its_routing,
+    an_escalation_rule_targets_only_teams_of_the_company,
+    the_assignee_hears_of_a_routed_ticket_on_the_entitys_ticket_channel,
 );
 
 /// A team of `members` with `routing`; returns its id.
@@ -239,5 +243,83 @@ async fn a_manual_assignment_of_a_ticket_is_never_overridden_by_routing(backend:
     assert_eq!(
         assignments,
         [json!({ "reason": "manual", "teamId": billing })]
+    );
+}
+
+async fn an_escalation_rule_sends_a_ticket_into_a_team_and_its_routing(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let members = agents(&app, &acme, 1).await;
+    let tier2 = team(&app, &acme, &members, routing_on("least_busy", 5)).await;
+    online(&app, &acme, members[0]).await;
+    let id = id_of(&new_ticket(&app, &acme, json!({ "priority": "HIGH" })).await);
+    app.put(
+        "/settings/escalation-rules",
+        &acme.key,
+        json!({ "rules": [{ "name": "High to tier 2",
+            "conditions": { "priorities": ["HIGH"] },
+            "action": { "escalateToTeamId": tier2 } }] }),
+    )
+    .await
+    .assert_status(200);
+
+    let fired = supportdesk::tickets::rules::run_pass_and_route(&app.state)
+        .await
+        .expect("pass");
+
+    assert_eq!(fired, 1);
+    let ticket = app.get(&format!("/tickets/{id}"), &acme.key).await;
+    let ticket = ticket.assert_status(200);
+    assert_eq!(ticket["teamId"], json!(tier2));
+    assert_eq!(ticket["assignedToId"], json!(members[0]));
+    let updates = ticket_updates(&app, &acme).await;
+    assert_eq!(
+        updates.last().expect("the routing's update")["assignment"],
+        json!({ "reason": "routing", "teamId": tier2 })
+    );
+}
+
+async fn an_escalation_rule_targets_only_teams_of_the_company(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let other = app.company().await;
+    let foreign = team(&app, &other, &[], json!({})).await;
+
+    let put = |action: Value| {
+        let body = json!({ "rules": [{ "name": "To a team",
+            "conditions": { "priorities": ["HIGH"] }, "action": action }] });
+        app.put("/settings/escalation-rules", &acme.key, body)
+    };
+
+    let foreign_team = put(json!({ "escalateToTeamId": foreign })).await;
+    let no_target = put(json!({ "reason": "nobody" })).await;
+
+    assert_invalid(&foreign_team, &["rules[0].action.escalateToTeamId"]);
+    assert_invalid(&no_target, &["rules[0].action.escalateToId"]);
+    let rules = app.get("/settings/escalation-rules", &acme.key).await;
+    assert_eq!(rules.assert_status(200)["rules"], json!([]));
+}
+
+/// Agents learn of their tickets where consoles already listen: the
+/// `tickets:<entityId>` channel carries the routing's `ticket.updated`.
+async fn the_assignee_hears_of_a_routed_ticket_on_the_entitys_ticket_channel(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let members = agents(&app, &acme, 1).await;
+    let billing = team(&app, &acme, &members, routing_on("least_busy", 5)).await;
+    online(&app, &acme, members[0]).await;
+    let mut console = Client::key(&app, &acme.key).await;
+    console
+        .subscribe(&format!("tickets:{}", acme.entity.id))
+        .await;
+
+    let created = new_ticket(&app, &acme, json!({ "teamId": billing })).await;
+
+    let frame = console.next_of("ticket.updated").await;
+    assert_eq!(frame["data"]["data"]["id"], created["id"], "{frame}");
+    assert_eq!(frame["data"]["data"]["assignedToId"], json!(members[0]));
+    assert_eq!(
+        frame["data"]["data"]["assignment"],
+        json!({ "reason": "routing", "teamId": billing })
     );
 }
