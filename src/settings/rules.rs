@@ -24,8 +24,7 @@ use crate::tickets::rules::{
     self, Action, Conditions, MAX_RULES, MINUTES_MAX, NewRule, Rule, stored_field_condition,
 };
 use crate::validate::{
-    Fields, NAME_MAX, ensure, optional_enum, optional_id, optional_text, problem, required_id,
-    required_text,
+    Fields, NAME_MAX, ensure, optional_enum, optional_id, optional_text, problem, required_text,
 };
 
 pub fn router() -> ApiRouter {
@@ -100,8 +99,14 @@ pub(crate) struct ConditionsBody {
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct ActionBody {
-    #[schema(value_type = uuid::Uuid, required)]
+    /// A user of the company who takes the ticket over.
+    #[schema(value_type = Option<uuid::Uuid>)]
     escalate_to_id: Option<String>,
+    /// A team of the company (in the key's mode): the ticket moves into it
+    /// and, without `escalateToId`, is unassigned and enters its routing.
+    /// At least one of `escalateToId` and `escalateToTeamId` is required.
+    #[schema(value_type = Option<uuid::Uuid>)]
+    escalate_to_team_id: Option<String>,
     reason: Option<String>,
 }
 
@@ -374,10 +379,14 @@ fn minutes(field: &str, value: Option<i64>) -> Result<Option<i64>, FieldError> {
 }
 
 fn parse_action(prefix: &str, body: ActionBody) -> Result<Action, Vec<FieldError>> {
-    let (escalate_to_id, reason) = (
-        required_id(
+    let (escalate_to_id, escalate_to_team_id, reason) = (
+        optional_id(
             &format!("{prefix}.escalateToId"),
             body.escalate_to_id.as_deref(),
+        ),
+        optional_id(
+            &format!("{prefix}.escalateToTeamId"),
+            body.escalate_to_team_id.as_deref(),
         ),
         optional_text(
             &format!("{prefix}.reason"),
@@ -386,8 +395,15 @@ fn parse_action(prefix: &str, body: ActionBody) -> Result<Action, Vec<FieldError
         ),
     )
         .collect_errors()?;
+    if escalate_to_id.is_none() && escalate_to_team_id.is_none() {
+        return Err(vec![problem(
+            &format!("{prefix}.escalateToId"),
+            "give escalateToId, escalateToTeamId or both",
+        )]);
+    }
     Ok(Action {
         escalate_to_id,
+        escalate_to_team_id,
         reason,
     })
 }

@@ -24,6 +24,7 @@ use crate::error::StoreError;
 use crate::realtime::presence::Visibility;
 use crate::realtime::protocol::{self, Channel, Topic};
 use crate::state::AppState;
+use crate::tickets::model::{Ticket, TicketStatus};
 use crate::time::Timestamp;
 
 /// How often each node drains waiting queues and requeues the unanswered
@@ -67,6 +68,32 @@ async fn assign_queued(state: &AppState, tenant: &Tenant, team: Uuid) -> Result<
         }
     }
     Ok(assigned)
+}
+
+/// Routes a ticket that entered a team unassigned (created in it or moved
+/// into it): answers it assigned when the team's routing took it, as it
+/// was otherwise. A failure is logged, not answered: the ticket's own
+/// change has committed, and it stays unassigned in its team for a person.
+pub async fn route_ticket(state: &AppState, tenant: &Tenant, ticket: Ticket) -> Ticket {
+    let Some(team) = ticket.team_id else {
+        return ticket;
+    };
+    let open = matches!(ticket.status, TicketStatus::Open | TicketStatus::InProgress);
+    if ticket.assigned_to_id.is_some() || !open {
+        return ticket;
+    }
+    let routed = async {
+        let online = available(state, tenant).await?;
+        claim::claim_ticket(&state.db, tenant, team, ticket.id, &online).await
+    };
+    match routed.await {
+        Ok(Some(assigned)) => assigned,
+        Ok(None) => ticket,
+        Err(err) => {
+            tracing::warn!(error = %err, ticket = %ticket.id, "ticket routing failed");
+            ticket
+        }
+    }
 }
 
 /// `drain` for each of `teams`, logging failures: the caller's own change

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::model::{Change, Comment, Escalation, Ticket, TicketStatus};
+use super::model::{Change, Comment, Escalation, Ticket, TicketAssignment, TicketStatus};
 use crate::auth::Tenant;
 use crate::custom_fields::model::FieldChange;
 use crate::db::Tx;
@@ -33,20 +33,37 @@ pub async fn created(tx: &mut Tx, tenant: &Tenant, ticket: &Ticket) -> Result<()
     Ok(())
 }
 
+/// What a `ticket.updated` reports beside the ticket.
+pub struct Announced<'a> {
+    pub changes: &'a [Change],
+    pub tags: &'a TagChange,
+    pub custom_fields: &'a BTreeMap<String, FieldChange>,
+    /// Present when the assignee changed.
+    pub assignment: Option<TicketAssignment>,
+}
+
 /// `ticket.updated` with `changes` (only called when something changed;
 /// `changes.tags` is `{added, removed}`, `changes.customFields` is
-/// `{key: {from, to}}`), then `ticket.resolved` and the
-/// visitor's email when the status became RESOLVED.
+/// `{key: {from, to}}`) and, when the assignee changed, `assignment
+/// {reason, teamId}`; then `ticket.resolved` and the visitor's email when
+/// the status became RESOLVED.
 pub async fn updated(
     tx: &mut Tx,
     tenant: &Tenant,
     ticket: &Ticket,
-    changes: &[Change],
-    tags: &TagChange,
-    custom_fields: &BTreeMap<String, FieldChange>,
+    announced: Announced<'_>,
 ) -> Result<(), StoreError> {
+    let Announced {
+        changes,
+        tags,
+        custom_fields,
+        assignment,
+    } = announced;
     let mut data = ticket_data(ticket)?;
     data["changes"] = changes_json(changes);
+    if let Some(assignment) = assignment {
+        data["assignment"] = json!(assignment);
+    }
     if !tags.is_empty() {
         data["changes"]["tags"] = json!(tags);
     }
@@ -131,13 +148,18 @@ pub fn ticket_change(ticket: &Ticket) -> Result<RecordChange, StoreError> {
 
 /// The `escalation` object of the event and of the timeline entry.
 pub fn escalation_json(escalation: &Escalation, previous_assignee: Option<uuid::Uuid>) -> Value {
-    json!({
+    let mut summary = json!({
         "reason": escalation.reason,
         "escalatedToId": escalation.to_user,
         "previousAssigneeId": previous_assignee,
         "automatic": escalation.automatic,
         "ruleId": escalation.rule_id,
-    })
+    });
+    // Only a rule's escalation to a team has one: absent otherwise.
+    if let Some(team) = escalation.to_team {
+        summary["escalatedToTeamId"] = json!(team);
+    }
+    summary
 }
 
 /// `{field: {from, to}}` for each change.
@@ -203,6 +225,7 @@ mod tests {
             visitor_email: Some("v@example.com".into()),
             assigned_to_id: None,
             assigned_to: None,
+            team_id: None,
             tags: Vec::new(),
             custom_fields: Default::default(),
             attachments: Vec::new(),

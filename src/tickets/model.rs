@@ -55,6 +55,7 @@ crate::text_enum! {
         SlaWarning = "sla_warning",
         SlaBreached = "sla_breached",
         SlaFulfilled = "sla_fulfilled",
+        TeamChanged = "team_changed",
     }
 }
 
@@ -92,6 +93,8 @@ pub struct Ticket {
     pub assigned_to_id: Option<Uuid>,
     /// `{id, name, email}` of the assignee, null when unassigned.
     pub assigned_to: Option<UserRef>,
+    /// The team the ticket belongs to (its routing may assign it).
+    pub team_id: Option<Uuid>,
     /// Sorted.
     pub tags: Vec<String>,
     /// Values of the company's custom fields, by key (absent when unset).
@@ -115,6 +118,8 @@ pub struct NewTicket {
     pub priority: Priority,
     pub entity_id: Uuid,
     pub visitor_email: Option<String>,
+    /// A team of the tenant.
+    pub team_id: Option<Uuid>,
     /// A sorted set.
     pub tags: Vec<String>,
     /// Checked against the definitions; required ones present.
@@ -130,6 +135,7 @@ pub struct TicketFilter {
     pub status: Option<TicketStatus>,
     pub priority: Option<Priority>,
     pub assigned_to_id: Option<Uuid>,
+    pub team_id: Option<Uuid>,
     pub tags: TagFilter,
     /// `?q=`: ranked full-text search (`None` when absent or blank).
     pub search: Option<TicketSearch>,
@@ -159,6 +165,7 @@ impl TicketFilter {
             sla_breached,
             sla_due_before,
             by_sla_due: _,
+            team_id,
         } = self;
         entity_id.is_some()
             || status.is_some()
@@ -168,6 +175,7 @@ impl TicketFilter {
             || !custom_fields.is_empty()
             || sla_breached.is_some()
             || sla_due_before.is_some()
+            || team_id.is_some()
     }
 }
 
@@ -179,7 +187,8 @@ pub struct TicketSearch {
     pub include_internal: bool,
 }
 
-/// A PATCH: `None` keeps a field; `assigned_to_id: Some(None)` unassigns;
+/// A PATCH: `None` keeps a field; `assigned_to_id: Some(None)` unassigns
+/// (`team_id: Some(None)` takes the ticket out of its team);
 /// `tags` (a sorted set) replaces the ticket's tags; `custom_fields` sets
 /// (or, with `None`, clears) the values it names and keeps the others.
 #[derive(Debug, Clone, Default)]
@@ -187,6 +196,7 @@ pub struct TicketUpdate {
     pub status: Option<TicketStatus>,
     pub priority: Option<Priority>,
     pub assigned_to_id: Option<Option<Uuid>>,
+    pub team_id: Option<Option<Uuid>>,
     pub tags: Option<Vec<String>>,
     pub custom_fields: FieldPatch,
 }
@@ -197,7 +207,17 @@ pub struct TicketState {
     pub status: TicketStatus,
     pub priority: Priority,
     pub assigned_to_id: Option<Uuid>,
+    pub team_id: Option<Uuid>,
     pub resolved_at: Option<Timestamp>,
+}
+
+/// `assignment` of a `ticket.updated` whose assignee changed: who decided
+/// (routing or a person) and the ticket's team at that moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TicketAssignment {
+    pub reason: crate::teams::claim::Reason,
+    pub team_id: Option<Uuid>,
 }
 
 /// One field that really changed, by its API name.
@@ -214,12 +234,18 @@ impl Change {
         match self.field {
             "status" => ActivityKind::StatusChanged,
             "priority" => ActivityKind::PriorityChanged,
+            "teamId" => ActivityKind::TeamChanged,
             _ => ActivityKind::AssigneeChanged,
         }
     }
 }
 
 impl TicketState {
+    /// Open work for an agent's ticket capacity: OPEN or IN_PROGRESS.
+    pub fn is_open_work(&self) -> bool {
+        matches!(self.status, TicketStatus::Open | TicketStatus::InProgress)
+    }
+
     /// The changes `update` makes to this state: only fields whose value
     /// differs, so a PATCH that repeats the current values changes nothing.
     pub fn diff(&self, update: &TicketUpdate) -> Vec<Change> {
@@ -251,6 +277,15 @@ impl TicketState {
                 to: assignee.map(|id| id.to_string()),
             });
         }
+        if let Some(team) = update.team_id
+            && team != self.team_id
+        {
+            changes.push(Change {
+                field: "teamId",
+                from: self.team_id.map(|id| id.to_string()),
+                to: team.map(|id| id.to_string()),
+            });
+        }
         changes
     }
 
@@ -267,6 +302,7 @@ impl TicketState {
         TicketState {
             priority: update.priority.unwrap_or(self.priority),
             assigned_to_id: update.assigned_to_id.unwrap_or(self.assigned_to_id),
+            team_id: update.team_id.unwrap_or(self.team_id),
             status,
             resolved_at,
         }
@@ -278,7 +314,11 @@ impl TicketState {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Escalation {
     /// The agent who takes the ticket over; must be a user of the company.
-    pub to_user: Uuid,
+    /// `None` (a rule's escalation to a team alone) unassigns the ticket, so
+    /// that the team's routing may assign it.
+    pub to_user: Option<Uuid>,
+    /// The team the ticket moves into (escalation rules only).
+    pub to_team: Option<Uuid>,
     pub reason: Option<String>,
     pub automatic: bool,
     pub rule_id: Option<Uuid>,
@@ -318,7 +358,8 @@ pub struct Activity {
     pub id: Uuid,
     pub ticket_id: Uuid,
     /// `created`, `status_changed`, `priority_changed`, `assignee_changed`,
-    /// `escalated`, `commented`, `tags_changed` or `custom_fields_changed`.
+    /// `escalated`, `commented`, `tags_changed`, `custom_fields_changed` or
+    /// `team_changed`.
     #[serde(rename = "type")]
     #[schema(value_type = String)]
     pub kind: ActivityKind,
@@ -339,6 +380,7 @@ mod tests {
             status: TicketStatus::Open,
             priority: Priority::Medium,
             assigned_to_id: None,
+            team_id: None,
             resolved_at: None,
         }
     }
@@ -357,6 +399,7 @@ mod tests {
             status: Some(TicketStatus::Open),
             priority: Some(Priority::Medium),
             assigned_to_id: Some(None),
+            team_id: None,
             tags: None,
             custom_fields: Default::default(),
         };
@@ -365,6 +408,7 @@ mod tests {
             status: Some(TicketStatus::Resolved),
             priority: None,
             assigned_to_id: Some(Some(user)),
+            team_id: None,
             tags: None,
             custom_fields: Default::default(),
         };

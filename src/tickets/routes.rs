@@ -27,6 +27,7 @@ use crate::search;
 use crate::state::AppState;
 use crate::tags::model::{optional_tag_set, tag_filter, tag_set};
 use crate::tags::routes::{TagEditBody, tag_edit};
+use crate::teams::routing;
 use crate::time::Timestamp;
 use crate::validate::{
     Fields, NAME_MAX, Patch, ensure, optional_email, optional_enum, optional_id, optional_text,
@@ -62,6 +63,9 @@ pub(crate) struct ListQuery {
     priority: Option<String>,
     #[param(value_type = Option<uuid::Uuid>)]
     assigned_to_id: Option<String>,
+    /// Only the tickets of this team.
+    #[param(value_type = Option<uuid::Uuid>)]
+    team_id: Option<String>,
     /// Full-text search: ranks matches by subject, then description, then
     /// public comments; internal notes are searched only for keys holding
     /// `tickets:write`. Every word must match (stemmed), the last one also
@@ -103,6 +107,10 @@ pub(crate) struct CreateTicket {
     /// The visitor's address: receives the ticket's emails.
     #[schema(schema_with = schema::email)]
     visitor_email: Option<String>,
+    /// A team of the company (in the key's mode). When its routing takes
+    /// tickets, an online member below capacity is assigned at once.
+    #[schema(value_type = Option<uuid::Uuid>)]
+    team_id: Option<String>,
     /// Tags: trimmed and lower-cased, 1-50 letters, digits, `-`, `_`, `:`
     /// or `.` each, at most 50; duplicates collapse.
     #[schema(value_type = Option<Vec<String>>)]
@@ -178,6 +186,12 @@ pub(crate) struct UpdateBody {
     #[serde(default)]
     #[schema(value_type = Option<uuid::Uuid>)]
     assigned_to_id: Patch<String>,
+    /// A team of the company; null takes the ticket out of its team. An
+    /// unassigned ticket moved into a team that routes tickets is assigned
+    /// to an online member below capacity.
+    #[serde(default)]
+    #[schema(value_type = Option<uuid::Uuid>)]
+    team_id: Patch<String>,
     /// Replaces the ticket's tags (normalised as on create).
     #[serde(default)]
     #[schema(value_type = Option<Vec<String>>)]
@@ -221,12 +235,23 @@ async fn list(
     RawQuery(raw_query): RawQuery,
 ) -> ApiResult<Json<CursorPage<Ticket>>> {
     let definitions = definitions_for_filters(&state, &principal, raw_query.as_deref()).await?;
-    let ((page, after), entity_id, status, priority, assigned_to_id, tags, text, custom_fields) = (
+    let (
+        (page, after),
+        entity_id,
+        status,
+        priority,
+        assigned_to_id,
+        team_id,
+        tags,
+        text,
+        custom_fields,
+    ) = (
         query.page.check(LIST_DEFAULT, LIST_MAX),
         optional_id("entityId", query.entity_id.as_deref()),
         optional_enum("status", non_empty(&query.status)),
         optional_enum("priority", non_empty(&query.priority)),
         optional_id("assignedToId", query.assigned_to_id.as_deref()),
+        optional_id("teamId", query.team_id.as_deref()),
         tag_filter(raw_query.as_deref()),
         search::optional_query(query.q.as_deref()),
         field_filter(raw_query.as_deref(), &definitions, RecordKind::Ticket),
@@ -247,6 +272,7 @@ async fn list(
         status,
         priority,
         assigned_to_id,
+        team_id,
         tags,
         search,
         custom_fields,
@@ -286,12 +312,23 @@ async fn create(
     Json(body): Json<CreateTicket>,
 ) -> ApiResult<(StatusCode, Json<Ticket>)> {
     let definitions = field_store::list(&state.db, &principal.tenant).await?;
-    let (subject, description, priority, entity_id, visitor_email, tags, custom_fields, files) = (
+    let (
+        subject,
+        description,
+        priority,
+        entity_id,
+        visitor_email,
+        team_id,
+        tags,
+        custom_fields,
+        files,
+    ) = (
         required_text("subject", body.subject.as_deref(), NAME_MAX),
         optional_text("description", body.description.as_deref(), DESCRIPTION_MAX),
         optional_enum("priority", body.priority.as_deref()),
         required_id("entityId", body.entity_id.as_deref()),
         optional_email("visitorEmail", body.visitor_email.as_deref()),
+        optional_id("teamId", body.team_id.as_deref()),
         optional_tag_set("tags", body.tags.as_ref()),
         check_values(
             &definitions,
@@ -309,11 +346,13 @@ async fn create(
         priority: priority.unwrap_or(Priority::Medium),
         entity_id,
         visitor_email,
+        team_id,
         tags,
         custom_fields,
         attachment_ids: files,
     };
     let ticket = store::create(&state.db, &principal.tenant, new).await?;
+    let ticket = routing::route_ticket(&state, &principal.tenant, ticket).await;
     Ok((StatusCode::CREATED, Json(ticket)))
 }
 
@@ -331,7 +370,7 @@ async fn get_one(
 
 /// Update a ticket
 ///
-/// Status, priority, assignee and tags (`tags` replaces the set); each real
+/// Status, priority, assignee, team and tags (`tags` replaces the set); each real
 /// change is recorded in the timeline and emitted as `ticket.updated`.
 #[utoipa::path(patch, path = "/tickets/{id}", operation_id = "update_ticket", tag = "Tickets",
     request_body = UpdateBody,
@@ -346,25 +385,23 @@ async fn update(
     let nothing_given = body.status.is_missing()
         && body.priority.is_missing()
         && body.assigned_to_id.is_missing()
+        && body.team_id.is_missing()
         && body.tags.is_missing()
         && body.custom_fields.is_missing();
     let definitions = match &body.custom_fields {
         Patch::Value(_) => field_store::list(&state.db, &principal.tenant).await?,
         Patch::Missing | Patch::Null => Vec::new(),
     };
-    let (_, status, priority, assigned_to_id, tags, custom_fields) = (
+    let (_, status, priority, assigned_to_id, team_id, tags, custom_fields) = (
         ensure(
             !nothing_given,
             "body",
-            "give at least one of: status, priority, assignedToId, tags, customFields",
+            "give at least one of: status, priority, assignedToId, teamId, tags, customFields",
         ),
         patched_enum("status", &body.status),
         patched_enum("priority", &body.priority),
-        match &body.assigned_to_id {
-            Patch::Missing => Ok(None),
-            Patch::Null => Ok(Some(None)),
-            Patch::Value(raw) => required_id("assignedToId", Some(raw)).map(|id| Some(Some(id))),
-        },
+        patched_id("assignedToId", &body.assigned_to_id),
+        patched_id("teamId", &body.team_id),
         match &body.tags {
             Patch::Missing => Ok(None),
             Patch::Null => Err(problem("tags", "must not be null")),
@@ -383,11 +420,30 @@ async fn update(
         status,
         priority,
         assigned_to_id,
+        team_id,
         tags,
         custom_fields,
     };
+    let moved_into_team = matches!(update.team_id, Some(Some(_)));
     let ticket = store::update(&state.db, &principal.tenant, id, update).await?;
+    let ticket = if moved_into_team {
+        routing::route_ticket(&state, &principal.tenant, ticket).await
+    } else {
+        ticket
+    };
     Ok(Json(ticket))
+}
+
+/// A PATCH id field: absent keeps, null clears, a value must be an id.
+fn patched_id(
+    field: &str,
+    value: &Patch<String>,
+) -> Result<Option<Option<uuid::Uuid>>, FieldError> {
+    match value {
+        Patch::Missing => Ok(None),
+        Patch::Null => Ok(Some(None)),
+        Patch::Value(raw) => required_id(field, Some(raw)).map(|id| Some(Some(id))),
+    }
 }
 
 /// A PATCH enum field: may be absent, not null.
@@ -423,7 +479,8 @@ async fn escalate(
     )
         .all_valid()?;
     let escalation = Escalation {
-        to_user,
+        to_user: Some(to_user),
+        to_team: None,
         reason,
         automatic: false,
         rule_id: None,

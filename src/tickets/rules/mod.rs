@@ -10,7 +10,7 @@ mod store;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-pub use scheduler::{run_pass, spawn};
+pub use scheduler::{run_pass, run_pass_and_route, spawn};
 
 use super::model::{Priority, TicketStatus};
 use crate::auth::Tenant;
@@ -146,7 +146,13 @@ pub fn stored_field_condition(filter: &FieldFilter) -> serde_json::Value {
 #[serde(rename_all = "camelCase")]
 pub struct Action {
     /// A user of the company (checked on write and before every pass).
-    pub escalate_to_id: Uuid,
+    pub escalate_to_id: Option<Uuid>,
+    /// A team of the company and mode: the ticket moves into it and, when
+    /// no `escalateToId` is given, is unassigned and enters its routing.
+    /// At least one of the two targets is given. Absent rather than null
+    /// when not set, so rules written before teams read back unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub escalate_to_team_id: Option<Uuid>,
     pub reason: Option<String>,
 }
 
@@ -176,7 +182,8 @@ pub async fn replace(db: &Db, tenant: &Tenant, rules: &[NewRule]) -> Result<Vec<
 }
 
 /// Every reference in `rules` that `known` does not hold: rule ids,
-/// `action.escalateToId` (a user of the company) and
+/// `action.escalateToId` (a user of the company), `action.escalateToTeamId`
+/// (a team of the tenant) and
 /// `conditions.entityId` (an entity of the company), as 400 details.
 fn reference_problems(rules: &[NewRule], known: &store::Known) -> Vec<FieldError> {
     let mut errors = Vec::new();
@@ -203,10 +210,20 @@ fn reference_problems(rules: &[NewRule], known: &store::Known) -> Vec<FieldError
                 "must be an entity of this company",
             );
         }
-        if !known.users.contains(&rule.action.escalate_to_id) {
+        if let Some(user) = rule.action.escalate_to_id
+            && !known.users.contains(&user)
+        {
             problem(
                 format!("rules[{i}].action.escalateToId"),
                 "must be a user of this company",
+            );
+        }
+        if let Some(team) = rule.action.escalate_to_team_id
+            && !known.teams.contains(&team)
+        {
+            problem(
+                format!("rules[{i}].action.escalateToTeamId"),
+                "must be a team of this company (in the key's mode)",
             );
         }
     }

@@ -14,6 +14,7 @@ use crate::custom_fields::model::{Definition, FieldFilter};
 use crate::db::Db;
 use crate::error::StoreError;
 use crate::state::AppState;
+use crate::tickets::model::Ticket;
 
 /// At most this many tickets per rule per pass; the rest wait for the next.
 pub const BATCH: i64 = 500;
@@ -23,12 +24,29 @@ pub const BATCH: i64 = 500;
 /// the firing recorded in it). Returns how many escalations it made; 0 when
 /// another node holds the pass.
 pub async fn run_pass(db: &Db) -> Result<usize, StoreError> {
+    Ok(pass(db).await?.len())
+}
+
+/// `run_pass`, then the routing of each ticket a rule sent to a team with
+/// nobody assigned (as the API routes a ticket entering a team): what the
+/// scheduler runs.
+pub async fn run_pass_and_route(state: &AppState) -> Result<usize, StoreError> {
+    let escalated = pass(&state.db).await?;
+    let fired = escalated.len();
+    for (tenant, ticket) in escalated {
+        crate::teams::routing::route_ticket(state, &tenant, ticket).await;
+    }
+    Ok(fired)
+}
+
+/// One pass: the tickets escalated, with their tenants.
+async fn pass(db: &Db) -> Result<Vec<(Tenant, Ticket)>, StoreError> {
     let Some(lock) = store::lock_pass(db).await? else {
-        return Ok(0);
+        return Ok(Vec::new());
     };
     let rules = store::enabled_rules(db).await?;
     let mut definitions = Definitions::default();
-    let mut fired = 0;
+    let mut fired = Vec::new();
     for (tenant, rule) in &rules {
         let Some(fields) = definitions.field_filter(db, tenant, rule).await else {
             continue;
@@ -42,8 +60,8 @@ pub async fn run_pass(db: &Db) -> Result<usize, StoreError> {
         };
         for ticket in tickets {
             match store::fire(db, tenant, rule, &fields, ticket).await {
-                Ok(true) => fired += 1,
-                Ok(false) => {}
+                Ok(Some(escalated)) => fired.push((*tenant, escalated)),
+                Ok(None) => {}
                 Err(err) => {
                     tracing::warn!(rule = %rule.id, %ticket, error = %err, "escalation rule failed");
                 }
@@ -115,7 +133,7 @@ pub fn spawn(state: &AppState) -> JoinHandle<()> {
     crate::time::every(state.shutdown.clone(), first, every, move || {
         let state = state.clone();
         async move {
-            let pass = run_pass(&state.db);
+            let pass = run_pass_and_route(&state);
             // Its escalations reach the ticket channels as the API's do.
             match crate::realtime::tickets::announcing(&state, pass).await {
                 Ok(0) => {}

@@ -14,12 +14,12 @@ use crate::custom_fields::store::{self as field_store, Recorded};
 use crate::db::{Backend, Db, On, PassLock, Query, Tx};
 use crate::error::StoreError;
 use crate::tags::store::{self as tag_store, Tagged};
-use crate::tickets::model::Escalation;
+use crate::tickets::model::{Escalation, Ticket};
 use crate::tickets::store::escalate_in;
 use crate::time::{Timestamp, new_id};
 
-const RULE_COLUMNS: &str = "r.id, r.name, r.enabled, r.conditions, r.escalate_to_id, r.reason, \
-     r.created_at, r.updated_at";
+const RULE_COLUMNS: &str = "r.id, r.name, r.enabled, r.conditions, r.escalate_to_id, \
+     r.escalate_to_team_id, r.reason, r.created_at, r.updated_at";
 
 #[derive(sqlx::FromRow)]
 struct RuleRow {
@@ -27,7 +27,8 @@ struct RuleRow {
     name: String,
     enabled: bool,
     conditions: Json<Conditions>,
-    escalate_to_id: Uuid,
+    escalate_to_id: Option<Uuid>,
+    escalate_to_team_id: Option<Uuid>,
     reason: Option<String>,
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -42,6 +43,7 @@ impl From<RuleRow> for Rule {
             conditions: row.conditions.0,
             action: Action {
                 escalate_to_id: row.escalate_to_id,
+                escalate_to_team_id: row.escalate_to_team_id,
                 reason: row.reason,
             },
             created_at: row.created_at,
@@ -105,8 +107,8 @@ pub(super) async fn replace(
                 let updated_at = if changed { now } else { old.updated_at };
                 Query::new(
                     "UPDATE escalation_rules SET position = $4, name = $5, enabled = $6, \
-                     conditions = $7, escalate_to_id = $8, reason = $9, updated_at = $10 \
-                     WHERE id = $1 AND company_id = $2 AND mode = $3",
+                     conditions = $7, escalate_to_id = $8, reason = $9, updated_at = $10, \
+                     escalate_to_team_id = $11 WHERE id = $1 AND company_id = $2 AND mode = $3",
                 )
                 .bind(old.id)
                 .bind_tenant(tenant)
@@ -117,14 +119,16 @@ pub(super) async fn replace(
                 .bind(rule.action.escalate_to_id)
                 .bind(rule.action.reason.as_deref())
                 .bind(updated_at)
+                .bind(rule.action.escalate_to_team_id)
                 .execute(&mut tx)
                 .await?;
             }
             None => {
                 Query::new(
                     "INSERT INTO escalation_rules (id, company_id, mode, position, name, enabled, \
-                     conditions, escalate_to_id, reason, created_at, updated_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)",
+                     conditions, escalate_to_id, reason, created_at, updated_at, \
+                     escalate_to_team_id) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11)",
                 )
                 .bind(new_id())
                 .bind_tenant(tenant)
@@ -135,6 +139,7 @@ pub(super) async fn replace(
                 .bind(rule.action.escalate_to_id)
                 .bind(rule.action.reason.as_deref())
                 .bind(now)
+                .bind(rule.action.escalate_to_team_id)
                 .execute(&mut tx)
                 .await?;
             }
@@ -157,6 +162,7 @@ pub(super) struct Known {
     pub(super) rules: HashSet<Uuid>,
     pub(super) users: HashSet<Uuid>,
     pub(super) entities: HashSet<Uuid>,
+    pub(super) teams: HashSet<Uuid>,
 }
 
 async fn known_references(
@@ -165,7 +171,14 @@ async fn known_references(
     rules: &[NewRule],
 ) -> Result<Known, StoreError> {
     let rule_ids: Vec<Uuid> = rules.iter().filter_map(|r| r.id).collect();
-    let users: Vec<Uuid> = rules.iter().map(|r| r.action.escalate_to_id).collect();
+    let users: Vec<Uuid> = rules
+        .iter()
+        .filter_map(|r| r.action.escalate_to_id)
+        .collect();
+    let teams: Vec<Uuid> = rules
+        .iter()
+        .filter_map(|r| r.action.escalate_to_team_id)
+        .collect();
     let entities: Vec<Uuid> = rules
         .iter()
         .filter_map(|r| r.conditions.entity_id)
@@ -181,6 +194,7 @@ async fn known_references(
         .await?,
         users: existing(&mut *tx, "users", company, &users).await?,
         entities: existing(&mut *tx, "entities", company, &entities).await?,
+        teams: existing(&mut *tx, "teams", Scope::Tenant(tenant), &teams).await?,
     })
 }
 
@@ -224,13 +238,16 @@ struct TenantRuleRow {
 }
 
 /// Every enabled rule of every active company, by tenant and in list order,
-/// whose target is (still) a user of the rule's company.
+/// whose person target (if any) is still a user of the rule's company and
+/// which still has a target (a deleted team clears its rules' team target).
 pub(super) async fn enabled_rules(db: &Db) -> Result<Vec<(Tenant, Rule)>, StoreError> {
     let sql = format!(
         "SELECT r.company_id, r.mode, {RULE_COLUMNS} FROM escalation_rules r \
          JOIN companies co ON co.id = r.company_id \
-         JOIN users u ON u.id = r.escalate_to_id AND u.company_id = r.company_id \
          WHERE r.enabled AND co.status = 'active' \
+         AND (r.escalate_to_id IS NOT NULL OR r.escalate_to_team_id IS NOT NULL) \
+         AND (r.escalate_to_id IS NULL OR EXISTS (SELECT 1 FROM users u \
+              WHERE u.id = r.escalate_to_id AND u.company_id = r.company_id)) \
          ORDER BY r.company_id, r.mode, r.position"
     );
     let rows: Vec<TenantRuleRow> = Query::new(sql).fetch_all(db).await?;
@@ -319,15 +336,15 @@ pub(super) async fn matching_tickets(
 /// Fires `rule` for one ticket, in one transaction: checks (with the ticket
 /// locked) that it still matches, records the firing (the primary key
 /// refuses a second one, from any node), and escalates it as the API does,
-/// marked automatic with the rule's id. False when it no longer matches or
-/// has already fired.
+/// marked automatic with the rule's id. `None` when it no longer matches or
+/// has already fired; else the escalated ticket.
 pub(super) async fn fire(
     db: &Db,
     tenant: &Tenant,
     rule: &Rule,
     fields: &FieldFilter,
     ticket_id: Uuid,
-) -> Result<bool, StoreError> {
+) -> Result<Option<Ticket>, StoreError> {
     let now = Timestamp::now();
     let mut tx = db.begin().await?;
     let lock = match tx.backend() {
@@ -341,7 +358,7 @@ pub(super) async fn fire(
         .fetch_optional(&mut tx)
         .await?;
     if still.is_none() {
-        return Ok(false);
+        return Ok(None);
     }
     let recorded = Query::new(
         "INSERT INTO escalation_rule_firings (rule_id, ticket_id, fired_at) VALUES ($1, $2, $3) \
@@ -353,17 +370,18 @@ pub(super) async fn fire(
     .rows_affected(&mut tx)
     .await?;
     if recorded == 0 {
-        return Ok(false);
+        return Ok(None);
     }
     let escalation = Escalation {
         to_user: rule.action.escalate_to_id,
+        to_team: rule.action.escalate_to_team_id,
         reason: rule.action.reason.clone(),
         automatic: true,
         rule_id: Some(rule.id),
     };
-    escalate_in(&mut tx, tenant, ticket_id, &escalation).await?;
+    let ticket = escalate_in(&mut tx, tenant, ticket_id, &escalation).await?;
     tx.commit().await?;
-    Ok(true)
+    Ok(Some(ticket))
 }
 
 /// The key of the pass's advisory lock ("SDRULES1").
@@ -388,7 +406,8 @@ mod tests {
             enabled: true,
             conditions,
             action: Action {
-                escalate_to_id: Uuid::now_v7(),
+                escalate_to_id: Some(Uuid::now_v7()),
+                escalate_to_team_id: None,
                 reason: None,
             },
             created_at: Timestamp::now(),

@@ -18,8 +18,8 @@ use uuid::Uuid;
 
 use super::events;
 use super::model::{
-    ActivityKind, Change, Escalation, NewTicket, Priority, Ticket, TicketFilter, TicketState,
-    TicketStatus, TicketUpdate, UserRef, ticket_number,
+    ActivityKind, Change, Escalation, NewTicket, Priority, Ticket, TicketAssignment, TicketFilter,
+    TicketState, TicketStatus, TicketUpdate, UserRef, ticket_number,
 };
 use crate::attachments::store::{self as attachment_store, Kind, Owner};
 use crate::auth::{Mode, Tenant};
@@ -33,14 +33,16 @@ use crate::search::Rank;
 use crate::sla::clocks::store::{self as sla_store, Happening, Met};
 use crate::tags::model::{TagChange, TagEdit};
 use crate::tags::store::{self as tag_store, Tagged};
+use crate::teams::claim::Reason;
+use crate::teams::store as team_store;
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
 
 /// A ticket with its assignee, in one read (no query per row).
 const TICKET_SELECT: &str = "SELECT t.id, t.ticket_number, t.subject, t.description, t.status, \
      t.priority, t.entity_id, t.visitor_email, t.assigned_to_id, u.name AS assignee_name, \
-     u.email AS assignee_email, t.custom_fields, t.resolved_at, t.created_at, t.updated_at, \
-     t.sla_policy_id \
+     u.email AS assignee_email, t.team_id, t.custom_fields, t.resolved_at, t.created_at, \
+     t.updated_at, t.sla_policy_id \
      FROM tickets t LEFT JOIN users u ON u.id = t.assigned_to_id";
 
 /// `SELECT … WHERE t.id = $1 AND` the tenant's.
@@ -65,6 +67,7 @@ struct TicketRow {
     assigned_to_id: Option<Uuid>,
     assignee_name: Option<String>,
     assignee_email: Option<String>,
+    team_id: Option<Uuid>,
     custom_fields: Json<FieldValues>,
     resolved_at: Option<Timestamp>,
     created_at: Timestamp,
@@ -87,6 +90,7 @@ impl TicketRow {
             visitor_email: row.visitor_email,
             assigned_to_id: row.assigned_to_id,
             assigned_to,
+            team_id: row.team_id,
             tags,
             custom_fields: field_store::sorted(row.custom_fields.0),
             attachments: Vec::new(),
@@ -117,13 +121,16 @@ pub async fn create(db: &Db, tenant: &Tenant, new: NewTicket) -> Result<Ticket, 
         "entityId",
     )
     .await?;
+    if let Some(team) = new.team_id {
+        team_store::ensure_team(&mut tx, tenant, team, "teamId").await?;
+    }
     let number = ticket_number(next_number(&mut tx, tenant).await?);
     let id = new_id();
     let now = Timestamp::now();
     Query::new(
         "INSERT INTO tickets (id, company_id, mode, entity_id, ticket_number, subject, \
-         description, status, priority, visitor_email, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)",
+         description, status, priority, visitor_email, team_id, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)",
     )
     .bind(id)
     .bind_tenant(tenant)
@@ -134,6 +141,7 @@ pub async fn create(db: &Db, tenant: &Tenant, new: NewTicket) -> Result<Ticket, 
     .bind(TicketStatus::Open.as_str())
     .bind(new.priority.as_str())
     .bind(new.visitor_email.as_deref())
+    .bind(new.team_id)
     .bind(now)
     .execute(&mut tx)
     .await?;
@@ -147,7 +155,7 @@ pub async fn create(db: &Db, tenant: &Tenant, new: NewTicket) -> Result<Ticket, 
         to: Some(TicketStatus::Open.to_string()),
         details: Some(
             json!({"ticketNumber": number, "priority": new.priority, "tags": new.tags,
-            "customFields": new.custom_fields}),
+            "customFields": new.custom_fields, "teamId": new.team_id}),
         ),
         ..NewActivity::new(ActivityKind::Created)
     };
@@ -219,6 +227,9 @@ fn filtered(
     }
     if let Some(assignee) = filter.assigned_to_id {
         query = query.push(" AND t.assigned_to_id = ").push_bind(assignee);
+    }
+    if let Some(team) = filter.team_id {
+        query = query.push(" AND t.team_id = ").push_bind(team);
     }
     let query = sla_store::push_filter(query, "t.id", filter.sla_breached, filter.sla_due_before);
     let query = tag_store::push_filter(query, Tagged::Ticket, "t.id", &filter.tags);
@@ -382,10 +393,10 @@ pub async fn list(
 /// The number of the tenant's tickets matching `filter`. Without tag
 /// filters, exact from `ticket_counts` (kept by triggers in every ticket
 /// write's transaction; its migration says why): a sum over the few rows of
-/// the tenant's (entity, status, priority, assignee) combinations, whatever
-/// the number of tickets. With a search, or tag or custom field filters,
-/// which no counter follows, the matching tickets are counted up to `cap`,
-/// and beyond it the total is `cap` and a lower bound.
+/// the tenant's (entity, status, priority, assignee, team) combinations,
+/// whatever the number of tickets. With a search, or tag, custom field or
+/// SLA filters, which no counter follows, the matching tickets are counted
+/// up to `cap`, and beyond it the total is `cap` and a lower bound.
 pub async fn count(
     db: &Db,
     tenant: &Tenant,
@@ -417,6 +428,9 @@ pub async fn count(
     if let Some(assignee) = filter.assigned_to_id {
         query = query.push(" AND c.assignee = ").push_bind(assignee);
     }
+    if let Some(team) = filter.team_id {
+        query = query.push(" AND c.team = ").push_bind(team);
+    }
     Ok(Total::exact(query.fetch_scalar(db).await?))
 }
 
@@ -428,7 +442,7 @@ async fn lock(tx: &mut Tx, tenant: &Tenant, id: Uuid) -> Result<TicketState, Sto
         Backend::Sqlite => "",
     };
     by_id(
-        "SELECT t.status, t.priority, t.assigned_to_id, t.resolved_at FROM tickets t",
+        "SELECT t.status, t.priority, t.assigned_to_id, t.team_id, t.resolved_at FROM tickets t",
         tenant,
         id,
     )
@@ -445,14 +459,15 @@ async fn write_state(
     now: Timestamp,
 ) -> Result<(), StoreError> {
     Query::new(
-        "UPDATE tickets SET status = $4, priority = $5, assigned_to_id = $6, resolved_at = $7, \
-         updated_at = $8 WHERE id = $1 AND company_id = $2 AND mode = $3",
+        "UPDATE tickets SET status = $4, priority = $5, assigned_to_id = $6, team_id = $7, \
+         resolved_at = $8, updated_at = $9 WHERE id = $1 AND company_id = $2 AND mode = $3",
     )
     .bind(id)
     .bind_tenant(tenant)
     .bind(state.status.as_str())
     .bind(state.priority.as_str())
     .bind(state.assigned_to_id)
+    .bind(state.team_id)
     .bind(state.resolved_at)
     .bind(now)
     .execute(tx)
@@ -480,6 +495,9 @@ pub async fn update(
         )
         .await?;
     }
+    if let Some(Some(team)) = update.team_id {
+        team_store::ensure_team(&mut tx, tenant, team, "teamId").await?;
+    }
     let current = lock(&mut tx, tenant, id).await?;
     let changes = current.diff(&update);
     let tags = match &update.tags {
@@ -494,7 +512,8 @@ pub async fn update(
         return Ok(ticket);
     }
     let now = Timestamp::now();
-    write_state(&mut tx, tenant, id, &current.apply(&update, now), now).await?;
+    let after = current.apply(&update, now);
+    write_state(&mut tx, tenant, id, &after, now).await?;
     let met = move_sla_clocks(&mut tx, tenant, id, &current, &changes, now).await?;
     for change in &changes {
         let entry = NewActivity {
@@ -507,7 +526,17 @@ pub async fn update(
     announce_tags(&mut tx, tenant, id, &tags, now).await?;
     announce_fields(&mut tx, tenant, id, &fields, now).await?;
     let ticket = load(&mut tx, tenant, id).await?;
-    events::updated(&mut tx, tenant, &ticket, &changes, &tags, &fields).await?;
+    let assignment = (after.assigned_to_id != current.assigned_to_id).then_some(TicketAssignment {
+        reason: Reason::Manual,
+        team_id: after.team_id,
+    });
+    let announced = events::Announced {
+        changes: &changes,
+        tags: &tags,
+        custom_fields: &fields,
+        assignment,
+    };
+    events::updated(&mut tx, tenant, &ticket, announced).await?;
     if !met.is_empty() {
         record_sla(&mut tx, tenant, id, &met).await?;
     }
@@ -584,7 +613,14 @@ pub async fn edit_tags(
     }
     let ticket = load(&mut tx, tenant, id).await?;
     if !tags.is_empty() {
-        events::updated(&mut tx, tenant, &ticket, &[], &tags, &BTreeMap::new()).await?;
+        let fields = BTreeMap::new();
+        let announced = events::Announced {
+            changes: &[],
+            tags: &tags,
+            custom_fields: &fields,
+            assignment: None,
+        };
+        events::updated(&mut tx, tenant, &ticket, announced).await?;
     }
     tx.commit().await?;
     Ok(ticket)
@@ -638,15 +674,16 @@ pub async fn escalate(
     escalation: Escalation,
 ) -> Result<Ticket, StoreError> {
     let mut tx = db.begin().await?;
-    let to_user = escalation.to_user;
-    ensure_reference(
-        &mut tx,
-        tenant.company_id,
-        Table::Users,
-        to_user,
-        "escalateToId",
-    )
-    .await?;
+    if let Some(to_user) = escalation.to_user {
+        ensure_reference(
+            &mut tx,
+            tenant.company_id,
+            Table::Users,
+            to_user,
+            "escalateToId",
+        )
+        .await?;
+    }
     let ticket = escalate_in(&mut tx, tenant, ticket_id, &escalation).await?;
     tx.commit().await?;
     Ok(ticket)
@@ -654,7 +691,9 @@ pub async fn escalate(
 
 /// `escalate` inside the caller's transaction (a rule scheduler records
 /// that its rule fired in the same one). The caller has checked that
-/// `escalation.to_user` is a user of the tenant's company.
+/// `escalation.to_user` is a user of the tenant's company and `to_team`
+/// one of its teams. An escalation to a team alone leaves the ticket
+/// unassigned in that team, for its routing.
 pub async fn escalate_in(
     tx: &mut Tx,
     tenant: &Tenant,
@@ -665,7 +704,8 @@ pub async fn escalate_in(
     let update = TicketUpdate {
         status: Some(TicketStatus::InProgress),
         priority: Some(Priority::Urgent),
-        assigned_to_id: Some(Some(escalation.to_user)),
+        assigned_to_id: Some(escalation.to_user),
+        team_id: escalation.to_team.map(Some),
         tags: None,
         custom_fields: Default::default(),
     };
@@ -687,6 +727,60 @@ pub async fn escalate_in(
         record_sla(tx, tenant, ticket_id, &met).await?;
     }
     Ok(ticket)
+}
+
+/// Routing's assignment of ticket `id` to `agent`, in the claim's
+/// transaction (which holds the team's and the members' locks): only if
+/// the ticket is still in `team`, unassigned and open (OPEN or
+/// IN_PROGRESS), so a person's assignment that came first is never
+/// overwritten. Records the timeline entry and `ticket.updated` with
+/// `assignment {reason: "routing", teamId}`; `None` when the ticket moved
+/// on meanwhile.
+pub async fn assign_by_routing(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    id: Uuid,
+    team: Uuid,
+    agent: Uuid,
+) -> Result<Option<Ticket>, StoreError> {
+    let current = match lock(tx, tenant, id).await {
+        Ok(current) => current,
+        Err(StoreError::NotFound) => return Ok(None),
+        Err(other) => return Err(other),
+    };
+    if current.assigned_to_id.is_some() || current.team_id != Some(team) || !current.is_open_work()
+    {
+        return Ok(None);
+    }
+    let update = TicketUpdate {
+        assigned_to_id: Some(Some(agent)),
+        ..Default::default()
+    };
+    let changes = current.diff(&update);
+    let now = Timestamp::now();
+    write_state(tx, tenant, id, &current.apply(&update, now), now).await?;
+    let assignment = TicketAssignment {
+        reason: Reason::Routing,
+        team_id: Some(team),
+    };
+    for change in &changes {
+        let entry = NewActivity {
+            from: change.from.clone(),
+            to: change.to.clone(),
+            details: Some(json!({ "assignment": assignment })),
+            ..NewActivity::new(change.activity_kind())
+        };
+        add_activity(tx, tenant, id, entry, now).await?;
+    }
+    let ticket = load(&mut *tx, tenant, id).await?;
+    let announced = events::Announced {
+        changes: &changes,
+        tags: &TagChange::default(),
+        custom_fields: &BTreeMap::new(),
+        assignment: Some(assignment),
+    };
+    events::updated(tx, tenant, &ticket, announced).await?;
+    Ok(Some(ticket))
 }
 
 /// Deletes a ticket with its comments and timeline. The change feed gets

@@ -35,6 +35,7 @@ async fn counted(app: &TestApp, company: Uuid, filters: &[(&str, String)]) -> i6
             "entityId" => "entity_id",
             "status" => "status",
             "priority" => "priority",
+            "teamId" => "team_id",
             _ => "assigned_to_id",
         };
         sql.push_str(&format!(" AND {column} = ${}", n + 2));
@@ -43,7 +44,7 @@ async fn counted(app: &TestApp, company: Uuid, filters: &[(&str, String)]) -> i6
         let mut query = sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(sql.clone())).bind(company);
         for (name, value) in filters {
             query = match *name {
-                "entityId" | "assignedToId" => query.bind(Uuid::parse_str(value).expect("uuid")),
+                "entityId" | "assignedToId" | "teamId" => query.bind(Uuid::parse_str(value).expect("uuid")),
                 _ => query.bind(value.clone()),
             };
         }
@@ -79,6 +80,17 @@ async fn the_total_is_exact_for_every_filter_combination_after_random_writes(bac
         agents.push(user.id.to_string());
     }
     let entities = [acme.entity.id.to_string(), second.id.to_string()];
+    let mut teams = Vec::new();
+    for name in ["Billing", "Sales"] {
+        let r = app
+            .post("/teams", &acme.key, json!({"name": name, "memberIds": []}))
+            .await;
+        teams.push(r.assert_status(201)["id"].as_str().expect("id").to_string());
+    }
+    let any_team = || match rand::rng().random_range(0..3) {
+        0 => Value::Null,
+        n => json!(teams[n - 1]),
+    };
     let mut tickets: Vec<String> = Vec::new();
     for round in 0..120 {
         let roll = if tickets.len() < 5 {
@@ -92,6 +104,7 @@ async fn the_total_is_exact_for_every_filter_combination_after_random_writes(bac
                     "subject": format!("T{round}"),
                     "entityId": pick(&[&entities[0], &entities[1]]),
                     "priority": pick(&PRIORITIES),
+                    "teamId": any_team(),
                 });
                 let r = app.post("/tickets", &acme.key, body).await;
                 tickets.push(r.assert_status(201)["id"].as_str().expect("id").into());
@@ -107,6 +120,7 @@ async fn the_total_is_exact_for_every_filter_combination_after_random_writes(bac
                     "status": pick(&STATUSES),
                     "priority": pick(&PRIORITIES),
                     "assignedToId": assignee,
+                    "teamId": any_team(),
                 });
                 app.patch(&format!("/tickets/{id}"), &acme.key, body).await
             }
@@ -124,31 +138,36 @@ async fn the_total_is_exact_for_every_filter_combination_after_random_writes(bac
         assert!(r.status < 300, "round {round}: {} {}", r.status, r.body);
     }
 
-    // Every combination of the four filters, each absent or one of its values.
+    // Every combination of the five filters, each absent or one of its values.
     let entity_values = [None, Some(&entities[0]), Some(&entities[1])];
     let agent_values = [None, Some(&agents[0]), Some(&agents[1])];
+    let team_values = [None, Some(&teams[0]), Some(&teams[1])];
     let status_values = [None].into_iter().chain(STATUSES.map(Some));
     for status in status_values {
         for priority in [None].into_iter().chain(PRIORITIES.map(Some)) {
-            for entity in entity_values {
-                for agent in agent_values {
-                    let chosen: Vec<(&str, String)> = [
-                        ("entityId", entity.cloned()),
-                        ("status", status.map(String::from)),
-                        ("priority", priority.map(String::from)),
-                        ("assignedToId", agent.cloned()),
-                    ]
-                    .into_iter()
-                    .filter_map(|(name, value)| value.map(|v| (name, v)))
-                    .collect();
-                    let query: Vec<String> =
-                        chosen.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                    let r = app
-                        .get(&format!("/tickets?limit=1&{}", query.join("&")), &acme.key)
-                        .await;
-                    let want = counted(&app, acme.company.id, &chosen).await;
-                    assert_eq!(r.assert_status(200)["total"], want, "{query:?}");
-                }
+            let cells = entity_values.iter().flat_map(|e| {
+                agent_values
+                    .iter()
+                    .flat_map(|a| team_values.iter().map(|t| (*e, *a, *t)))
+                    .collect::<Vec<_>>()
+            });
+            for (entity, agent, team) in cells {
+                let chosen: Vec<(&str, String)> = [
+                    ("entityId", entity.cloned()),
+                    ("status", status.map(String::from)),
+                    ("priority", priority.map(String::from)),
+                    ("assignedToId", agent.cloned()),
+                    ("teamId", team.cloned()),
+                ]
+                .into_iter()
+                .filter_map(|(name, value)| value.map(|v| (name, v)))
+                .collect();
+                let query: Vec<String> = chosen.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                let r = app
+                    .get(&format!("/tickets?limit=1&{}", query.join("&")), &acme.key)
+                    .await;
+                let want = counted(&app, acme.company.id, &chosen).await;
+                assert_eq!(r.assert_status(200)["total"], want, "{query:?}");
             }
         }
     }

@@ -25,6 +25,7 @@ fn new_ticket(entity_id: Uuid, subject: &str, description: &str) -> NewTicket {
         tags: Vec::new(),
         custom_fields: Default::default(),
         attachment_ids: Vec::new(),
+        team_id: None,
     }
 }
 

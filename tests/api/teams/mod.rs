@@ -6,6 +6,7 @@
 mod crud;
 mod nodes;
 mod routing;
+mod tickets;
 
 use serde_json::{Value, json};
 use uuid::Uuid;

@@ -184,7 +184,8 @@ async fn escalates_to_another_agent(backend: Backend) {
         &test_tenant(acme.company.id),
         Uuid::parse_str(&id).expect("uuid"),
         Escalation {
-            to_user: ann.id,
+            to_user: Some(ann.id),
+            to_team: None,
             reason: Some("No answer for 2 hours".into()),
             automatic: true,
             rule_id: Some(rule),

@@ -19,15 +19,17 @@ struct Expected {
     status: &'static str,
     priority: &'static str,
     assignee: Option<Uuid>,
+    team: Option<String>,
 }
 
 /// 25 tickets "Ticket i": even ones in the company's entity, odd ones in a
 /// second; priorities cycle; every third RESOLVED; i % 5 == 0 assigned to
-/// Ann, i % 5 == 1 to Bob.
+/// Ann, i % 5 == 1 to Bob; i % 7 < 3 in the team Billing.
 struct Listed {
     app: TestApp,
     acme: TestCompany,
     ann: User,
+    team: String,
     /// Newest first.
     all: Vec<Expected>,
 }
@@ -42,6 +44,14 @@ async fn listed(backend: Backend) -> Listed {
     let ann = user(&app, acme.company.id, "Ann").await;
     let bob = user(&app, acme.company.id, "Bob").await;
     let priorities = ["LOW", "MEDIUM", "HIGH", "URGENT"];
+    let team = app
+        .post(
+            "/teams",
+            &acme.key,
+            json!({"name": "Billing", "memberIds": []}),
+        )
+        .await;
+    let team = id_of(team.assert_status(201));
 
     let mut all = Vec::new();
     for i in 0..25usize {
@@ -50,12 +60,13 @@ async fn listed(backend: Backend) -> Listed {
         } else {
             other_entity.id
         };
+        let in_team = (i % 7 < 3).then(|| team.clone());
         let r = app
             .post(
                 "/tickets",
                 &acme.key,
                 json!({"subject": format!("Ticket {i}"), "entityId": entity,
-                       "priority": priorities[i % 4]}),
+                       "priority": priorities[i % 4], "teamId": in_team}),
             )
             .await;
         let id = id_of(r.assert_status(201));
@@ -80,6 +91,7 @@ async fn listed(backend: Backend) -> Listed {
             status,
             priority: priorities[i % 4],
             assignee,
+            team: in_team,
         });
     }
     // Newest first.
@@ -88,6 +100,7 @@ async fn listed(backend: Backend) -> Listed {
         app,
         acme,
         ann,
+        team,
         all,
     }
 }
@@ -146,7 +159,7 @@ async fn empty_filter_values_are_no_filter(backend: Backend) {
     let Listed { app, acme, .. } = listed(backend).await;
     let r = app
         .get(
-            "/tickets?status=&priority=&entityId=&assignedToId=",
+            "/tickets?status=&priority=&entityId=&assignedToId=&teamId=",
             &acme.key,
         )
         .await;
@@ -158,15 +171,17 @@ async fn each_filter_and_every_combination_selects_its_tickets(backend: Backend)
         app,
         acme,
         ann,
+        team,
         all,
     } = listed(backend).await;
-    let filters: [(&str, String); 4] = [
+    let filters: [(&str, String); 5] = [
         ("entityId", acme.entity.id.to_string()),
         ("status", "RESOLVED".into()),
         ("priority", "HIGH".into()),
         ("assignedToId", ann.id.to_string()),
+        ("teamId", team),
     ];
-    for mask in 1u32..16 {
+    for mask in 1u32..32 {
         let chosen: Vec<&(&str, String)> = filters
             .iter()
             .enumerate()
@@ -181,6 +196,7 @@ async fn each_filter_and_every_combination_selects_its_tickets(backend: Backend)
                     "entityId" => t.entity.to_string() == *v,
                     "status" => t.status == v,
                     "priority" => t.priority == v,
+                    "teamId" => t.team.as_ref() == Some(v),
                     _ => t.assignee.map(|a| a.to_string()).as_ref() == Some(v),
                 })
             })
@@ -231,18 +247,22 @@ async fn offset_paging_walks_the_same_order_without_gaps_or_repeats(backend: Bac
 
 /// For each subset of the list filters, the page query's plan reads the
 /// index made for that subset, in order: no sort, whatever the table size;
-/// a cursor page (`after`) reads the same index as the first page.
+/// a cursor page (`after`) reads the same index as the first page. With a
+/// team, one of the list indexes (the team's own, or one whose columns the
+/// other filters name) is read in order, never sorted.
 async fn every_list_filter_combination_reads_its_index_in_order(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let (company, entity, agent) = (acme.company.id, acme.entity.id, Uuid::now_v7());
-    for (mask, cursor) in (0u32..16).flat_map(|mask| [(mask, false), (mask, true)]) {
+    let team = Uuid::now_v7();
+    for (mask, cursor) in (0u32..32).flat_map(|mask| [(mask, false), (mask, true)]) {
         let has = |bit: u32| mask & (1 << bit) != 0;
         let filter = TicketFilter {
             entity_id: has(0).then_some(entity),
             status: has(1).then_some(supportdesk::tickets::model::TicketStatus::Open),
             priority: has(2).then_some(supportdesk::tickets::model::Priority::High),
             assigned_to_id: has(3).then_some(agent),
+            team_id: has(4).then_some(team),
             ..Default::default()
         };
         let suffix: String = ["e", "s", "p", "a"]
@@ -251,10 +271,12 @@ async fn every_list_filter_combination_reads_its_index_in_order(backend: Backend
             .filter(|(i, _)| has(*i as u32))
             .map(|(_, c)| *c)
             .collect();
-        let index = if suffix.is_empty() {
+        let index = if has(4) {
             "tickets_list".to_string()
+        } else if suffix.is_empty() {
+            "tickets_list ".to_string()
         } else {
-            format!("tickets_list_{suffix}")
+            format!("tickets_list_{suffix} ")
         };
         let sql = store::list_sql(&filter, cursor);
         macro_rules! bind_all {
@@ -270,6 +292,9 @@ async fn every_list_filter_combination_reads_its_index_in_order(backend: Backend
                     q = q.bind(v);
                 }
                 if let Some(v) = filter.assigned_to_id {
+                    q = q.bind(v);
+                }
+                if let Some(v) = filter.team_id {
                     q = q.bind(v);
                 }
                 if cursor {
@@ -311,7 +336,7 @@ async fn every_list_filter_combination_reads_its_index_in_order(backend: Backend
         };
         let plan_index = plan.replace('\n', " ");
         assert!(
-            plan_index.contains(&format!("{index} ")),
+            plan_index.contains(&index),
             "{index} for {filter:?} (cursor: {cursor}):\n{plan}"
         );
         assert!(
