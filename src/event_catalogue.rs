@@ -21,10 +21,12 @@ pub enum EventName {
     CommentCreated,
     UserCreated,
     ChatAssigned,
+    CsatSubmitted,
+    CsatUpdated,
 }
 
 impl EventName {
-    pub const ALL: [EventName; 7] = [
+    pub const ALL: [EventName; 9] = [
         EventName::TicketCreated,
         EventName::TicketUpdated,
         EventName::TicketResolved,
@@ -32,6 +34,8 @@ impl EventName {
         EventName::CommentCreated,
         EventName::UserCreated,
         EventName::ChatAssigned,
+        EventName::CsatSubmitted,
+        EventName::CsatUpdated,
     ];
 
     /// The wire spelling (`ticket.created`), as receivers and the API see it.
@@ -44,6 +48,8 @@ impl EventName {
             EventName::CommentCreated => "comment.created",
             EventName::UserCreated => "user.created",
             EventName::ChatAssigned => "chat.assigned",
+            EventName::CsatSubmitted => "csat.submitted",
+            EventName::CsatUpdated => "csat.updated",
         }
     }
 }
@@ -57,6 +63,8 @@ pub const EVENT_NAMES: &[&str] = &[
     EventName::CommentCreated.as_str(),
     EventName::UserCreated.as_str(),
     EventName::ChatAssigned.as_str(),
+    EventName::CsatSubmitted.as_str(),
+    EventName::CsatUpdated.as_str(),
 ];
 
 impl fmt::Display for EventName {

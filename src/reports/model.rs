@@ -48,6 +48,10 @@ pub struct TicketReport {
     pub daily: Vec<Day>,
     pub resolution_time: ResolutionTime,
     pub escalations: Escalations,
+    /// Satisfaction ratings (of chats and tickets) first submitted in the
+    /// period, of the entity when one is given; the tag and custom field
+    /// filters do not apply to them.
+    pub csat: crate::csat::model::CsatSummary,
 }
 
 /// Tickets created in the period (by their current status and priority),

@@ -32,6 +32,12 @@ pub async fn created(tx: &mut Tx, tenant: &Tenant, ticket: &Ticket) -> Result<()
     Ok(())
 }
 
+/// What a resolution email may add: the signed link to rate the ticket.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Resolution<'a> {
+    pub rating_link: Option<&'a str>,
+}
+
 /// `ticket.updated` with `changes` (only called when something changed;
 /// `changes.tags` is `{added, removed}`, `changes.customFields` is
 /// `{key: {from, to}}`), then `ticket.resolved` and the
@@ -43,6 +49,7 @@ pub async fn updated(
     changes: &[Change],
     tags: &TagChange,
     custom_fields: &BTreeMap<String, FieldChange>,
+    resolution: Resolution<'_>,
 ) -> Result<(), StoreError> {
     let mut data = ticket_data(ticket)?;
     data["changes"] = changes_json(changes);
@@ -60,7 +67,11 @@ pub async fn updated(
     if resolved {
         emit(tx, tenant, EventName::TicketResolved, &ticket_data(ticket)?).await?;
         if let Some(to) = &ticket.visitor_email {
-            mail::queue(tx, tenant, &resolution_email(to, ticket)).await?;
+            let rating_link = match resolution.rating_link {
+                Some(link) if asks_automatically(tx, tenant, ticket).await? => Some(link),
+                _ => None,
+            };
+            mail::queue(tx, tenant, &resolution_email(to, ticket, rating_link)).await?;
         }
     }
     Ok(())
@@ -143,7 +154,17 @@ fn creation_email(to: &str, ticket: &Ticket) -> Email {
     }
 }
 
-fn resolution_email(to: &str, ticket: &Ticket) -> Email {
+/// Whether the ticket's entity asks for a rating when a ticket is resolved.
+async fn asks_automatically(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    ticket: &Ticket,
+) -> Result<bool, StoreError> {
+    let mode = crate::csat::store::mode_of(&mut *tx, tenant.company_id, ticket.entity_id).await?;
+    Ok(mode == crate::csat::CsatMode::Auto)
+}
+
+fn resolution_email(to: &str, ticket: &Ticket, rating_link: Option<&str>) -> Email {
     let number = &ticket.ticket_number;
     Email {
         to: to.to_string(),
@@ -154,8 +175,13 @@ fn resolution_email(to: &str, ticket: &Ticket) -> Email {
         text: format!(
             "Hello,\n\nYour request \"{subject}\" ({number}) has been resolved.\n\n\
              If something is still not right, reply quoting {number} and we will \
-             look at it again.\n",
+             look at it again.\n{rating}",
             subject = ticket.subject,
+            rating = rating_link
+                .map(|link| format!(
+                    "\nHow satisfied are you with the help you got? Rate it here: {link}\n"
+                ))
+                .unwrap_or_default(),
         ),
         html: None,
     }
@@ -192,7 +218,7 @@ mod tests {
         let t = ticket();
         for email in [
             creation_email("v@example.com", &t),
-            resolution_email("v@example.com", &t),
+            resolution_email("v@example.com", &t, None),
         ] {
             assert_eq!(email.to, "v@example.com");
             assert!(email.subject.contains("TKT-000042"));

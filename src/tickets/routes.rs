@@ -10,7 +10,7 @@ use utoipa_axum::routes;
 
 use super::model::{
     DESCRIPTION_MAX, Escalation, NewTicket, Priority, REASON_MAX, Ticket, TicketFilter,
-    TicketSearch, TicketUpdate,
+    TicketSearch, TicketStatus, TicketUpdate,
 };
 use super::{activities, comments, store};
 use crate::attachments::model::attachment_ids;
@@ -325,7 +325,20 @@ async fn update(
         tags,
         custom_fields,
     };
-    let ticket = store::update(&state.db, &principal.tenant, id, update).await?;
+    // Signed before the change: the store adds it to the resolution email
+    // only if the ticket becomes RESOLVED in an entity asking automatically.
+    let rating_link = match status {
+        Some(TicketStatus::Resolved) => Some(crate::csat::notify::ticket_link(&state, id).await?),
+        _ => None,
+    };
+    let ticket = store::update_with_rating_link(
+        &state.db,
+        &principal.tenant,
+        id,
+        update,
+        rating_link.as_deref(),
+    )
+    .await?;
     Ok(Json(ticket))
 }
 

@@ -385,6 +385,19 @@ pub async fn update(
     id: Uuid,
     update: TicketUpdate,
 ) -> Result<Ticket, StoreError> {
+    update_with_rating_link(db, tenant, id, update, None).await
+}
+
+/// `update`; when the ticket becomes RESOLVED and its entity asks for
+/// ratings automatically, the visitor's resolution email carries
+/// `rating_link` (signed by the caller, which holds the signing key).
+pub async fn update_with_rating_link(
+    db: &Db,
+    tenant: &Tenant,
+    id: Uuid,
+    update: TicketUpdate,
+    rating_link: Option<&str>,
+) -> Result<Ticket, StoreError> {
     let mut tx = db.begin().await?;
     if let Some(Some(user)) = update.assigned_to_id {
         ensure_reference(
@@ -422,7 +435,11 @@ pub async fn update(
     announce_tags(&mut tx, tenant, id, &tags, now).await?;
     announce_fields(&mut tx, tenant, id, &fields, now).await?;
     let ticket = load(&mut tx, tenant, id).await?;
-    events::updated(&mut tx, tenant, &ticket, &changes, &tags, &fields).await?;
+    let resolution = events::Resolution { rating_link };
+    events::updated(
+        &mut tx, tenant, &ticket, &changes, &tags, &fields, resolution,
+    )
+    .await?;
     tx.commit().await?;
     Ok(ticket)
 }
@@ -447,7 +464,12 @@ pub async fn edit_tags(
     }
     let ticket = load(&mut tx, tenant, id).await?;
     if !tags.is_empty() {
-        events::updated(&mut tx, tenant, &ticket, &[], &tags, &BTreeMap::new()).await?;
+        let (no_changes, no_fields) = (&[], &BTreeMap::new());
+        let resolution = events::Resolution::default();
+        events::updated(
+            &mut tx, tenant, &ticket, no_changes, &tags, no_fields, resolution,
+        )
+        .await?;
     }
     tx.commit().await?;
     Ok(ticket)
