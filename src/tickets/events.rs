@@ -202,6 +202,8 @@ mod tests {
             priority: crate::tickets::model::Priority::High,
             entity_id: uuid::Uuid::now_v7(),
             visitor_email: Some("v@example.com".into()),
+            chat_session_id: None,
+            visitor: None,
             assigned_to_id: None,
             assigned_to: None,
             tags: Vec::new(),

@@ -90,6 +90,11 @@ pub(crate) struct CreateTicket {
     /// The visitor's address: receives the ticket's emails.
     #[schema(schema_with = schema::email)]
     visitor_email: Option<String>,
+    /// A chat session of the company and mode the ticket is made from: the
+    /// ticket's `visitor` is the chat's, and without `visitorEmail` the
+    /// chat's email (if proven) receives the ticket's emails.
+    #[schema(schema_with = schema::uuid)]
+    chat_session_id: Option<String>,
     /// Tags: trimmed and lower-cased, 1-50 letters, digits, `-`, `_`, `:`
     /// or `.` each, at most 50; duplicates collapse.
     #[schema(value_type = Option<Vec<String>>)]
@@ -225,12 +230,23 @@ async fn create(
     Json(body): Json<CreateTicket>,
 ) -> ApiResult<(StatusCode, Json<Ticket>)> {
     let definitions = field_store::list(&state.db, &principal.tenant).await?;
-    let (subject, description, priority, entity_id, visitor_email, tags, custom_fields, files) = (
+    let (
+        subject,
+        description,
+        priority,
+        entity_id,
+        visitor_email,
+        chat,
+        tags,
+        custom_fields,
+        files,
+    ) = (
         required_text("subject", body.subject.as_deref(), NAME_MAX),
         optional_text("description", body.description.as_deref(), DESCRIPTION_MAX),
         optional_enum("priority", body.priority.as_deref()),
         required_id("entityId", body.entity_id.as_deref()),
         optional_email("visitorEmail", body.visitor_email.as_deref()),
+        optional_id("chatSessionId", body.chat_session_id.as_deref()),
         optional_tag_set("tags", body.tags.as_ref()),
         check_values(
             &definitions,
@@ -248,6 +264,7 @@ async fn create(
         priority: priority.unwrap_or(Priority::Medium),
         entity_id,
         visitor_email,
+        chat_session_id: chat,
         tags,
         custom_fields,
         attachment_ids: files,

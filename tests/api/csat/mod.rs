@@ -6,6 +6,7 @@
 mod links;
 mod listing;
 mod ratings;
+mod visitors;
 
 use serde_json::{Value, json};
 use uuid::Uuid;

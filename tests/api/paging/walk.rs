@@ -28,6 +28,7 @@ fn new_ticket(entity_id: Uuid, subject: String) -> NewTicket {
         priority: Priority::Medium,
         entity_id,
         visitor_email: None,
+        chat_session_id: None,
         tags: Vec::new(),
         custom_fields: Default::default(),
         attachment_ids: Vec::new(),
