@@ -45,6 +45,7 @@ pub fn api_routes() -> ApiRouter {
         .merge(crate::sla::routes::router())
         .merge(crate::custom_fields::routes::router())
         .merge(crate::reports::routes::router())
+        .merge(crate::csat::routes::router())
         .merge(crate::changes::routes::router())
         .merge(crate::attachments::routes::router())
 }

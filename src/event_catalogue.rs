@@ -24,10 +24,12 @@ pub enum EventName {
     SlaWarning,
     SlaBreached,
     SlaFulfilled,
+    CsatSubmitted,
+    CsatUpdated,
 }
 
 impl EventName {
-    pub const ALL: [EventName; 10] = [
+    pub const ALL: [EventName; 12] = [
         EventName::TicketCreated,
         EventName::TicketUpdated,
         EventName::TicketResolved,
@@ -38,6 +40,8 @@ impl EventName {
         EventName::SlaWarning,
         EventName::SlaBreached,
         EventName::SlaFulfilled,
+        EventName::CsatSubmitted,
+        EventName::CsatUpdated,
     ];
 
     /// The wire spelling (`ticket.created`), as receivers and the API see it.
@@ -53,6 +57,8 @@ impl EventName {
             EventName::SlaWarning => "sla.warning",
             EventName::SlaBreached => "sla.breached",
             EventName::SlaFulfilled => "sla.fulfilled",
+            EventName::CsatSubmitted => "csat.submitted",
+            EventName::CsatUpdated => "csat.updated",
         }
     }
 }
@@ -69,6 +75,8 @@ pub const EVENT_NAMES: &[&str] = &[
     EventName::SlaWarning.as_str(),
     EventName::SlaBreached.as_str(),
     EventName::SlaFulfilled.as_str(),
+    EventName::CsatSubmitted.as_str(),
+    EventName::CsatUpdated.as_str(),
 ];
 
 impl fmt::Display for EventName {

@@ -10,6 +10,7 @@ pub mod chat;
 pub mod cli;
 pub mod companies;
 pub mod config;
+pub mod csat;
 pub mod custom_fields;
 pub mod db;
 pub mod demo;

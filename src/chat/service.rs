@@ -122,6 +122,9 @@ pub async fn update_session(
             routing::member_freed(state, tenant, agent).await;
         }
     }
+    if changed && status == Some(SessionStatus::Closed) {
+        crate::csat::notify::chat_closed(state, tenant, &session).await;
+    }
     Ok(session)
 }
 

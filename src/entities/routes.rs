@@ -54,6 +54,10 @@ pub(crate) struct UpdateEntity {
     /// identity token.
     #[schema(value_type = Option<String>)]
     widget_identity: Option<String>,
+    /// `auto`, `manual` or `off`: when visitors are asked for a
+    /// satisfaction rating (default `auto`).
+    #[schema(schema_with = crate::csat::model::csat_mode_schema)]
+    csat: Option<String>,
 }
 
 /// The entity with its default team in the key's mode.
@@ -129,13 +133,15 @@ async fn update(
     Id(id): Id,
     Json(body): Json<UpdateEntity>,
 ) -> ApiResult<Json<store::Entity>> {
-    let entity_fields =
-        body.name.is_some() || !body.parent_id.is_missing() || body.widget_identity.is_some();
-    let (_, name, parent, widget_identity, default_team) = (
+    let entity_fields = body.name.is_some()
+        || !body.parent_id.is_missing()
+        || body.widget_identity.is_some()
+        || body.csat.is_some();
+    let (_, name, parent, widget_identity, csat, default_team) = (
         ensure(
             entity_fields || !body.default_team_id.is_missing(),
             "body",
-            "give at least one of: name, parentId, widgetIdentity, defaultTeamId",
+            "give at least one of: name, parentId, widgetIdentity, csat, defaultTeamId",
         ),
         body.name
             .as_deref()
@@ -149,6 +155,10 @@ async fn update(
         body.widget_identity
             .as_deref()
             .map(|raw| required_enum("widgetIdentity", Some(raw)))
+            .transpose(),
+        body.csat
+            .as_deref()
+            .map(|raw| required_enum("csat", Some(raw)))
             .transpose(),
         match &body.default_team_id {
             Patch::Missing => Ok(None),
@@ -170,6 +180,7 @@ async fn update(
             name.as_deref(),
             parent,
             widget_identity,
+            csat,
         )
         .await?
     } else {

@@ -4,6 +4,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::auth::key::random_base62;
+use crate::csat::CsatMode;
 use crate::db::{Db, On, Query, Table, Tx, ensure_reference};
 use crate::error::StoreError;
 use crate::time::{Timestamp, new_id};
@@ -33,6 +34,10 @@ pub struct Entity {
     /// `required`: widget sessions need a valid identity token.
     #[schema(schema_with = widget_identity)]
     pub widget_identity: WidgetIdentity,
+    /// When visitors are asked for a satisfaction rating: `auto` (a chat
+    /// closes, a ticket is resolved), `manual` (an agent asks) or `off`.
+    #[schema(schema_with = crate::csat::model::csat_mode_schema)]
+    pub csat: CsatMode,
     /// Whether an identity secret exists (the secret itself is shown once).
     pub widget_secret_set: bool,
     pub created_at: Timestamp,
@@ -45,7 +50,8 @@ pub struct Entity {
 }
 
 pub const COLUMNS: &str = "id, company_id, parent_id, name, widget_key_test, widget_key_live, \
-     widget_identity, widget_secret IS NOT NULL AS widget_secret_set, created_at, updated_at";
+     widget_identity, csat, widget_secret IS NOT NULL AS widget_secret_set, created_at, \
+     updated_at";
 
 /// Creates an entity; a `parent_id` must be an entity of the same company.
 pub async fn create(
@@ -114,6 +120,7 @@ pub async fn update(
     name: Option<&str>,
     parent_id: Option<Option<Uuid>>,
     widget_identity: Option<WidgetIdentity>,
+    csat: Option<CsatMode>,
 ) -> Result<Entity, StoreError> {
     let mut tx = db.begin().await?;
     let current = find_on(&mut tx, company_id, id).await?;
@@ -126,11 +133,12 @@ pub async fn update(
         }
     };
     let sql = format!(
-        "UPDATE entities SET name = $3, parent_id = $4, updated_at = $5, widget_identity = $6 \
-         WHERE id = $1 AND company_id = $2 RETURNING {COLUMNS}"
+        "UPDATE entities SET name = $3, parent_id = $4, updated_at = $5, widget_identity = $6, \
+         csat = $7 WHERE id = $1 AND company_id = $2 RETURNING {COLUMNS}"
     );
     let name = name.unwrap_or(&current.name);
     let widget_identity = widget_identity.unwrap_or(current.widget_identity);
+    let csat = csat.unwrap_or(current.csat);
     let now = Timestamp::now();
     let entity = Query::new(sql)
         .bind(id)
@@ -139,6 +147,7 @@ pub async fn update(
         .bind(parent)
         .bind(now)
         .bind(widget_identity)
+        .bind(csat)
         .fetch_one(&mut tx)
         .await?;
     tx.commit().await?;

@@ -49,6 +49,10 @@ pub struct TicketReport {
     pub resolution_time: ResolutionTime,
     pub escalations: Escalations,
     pub sla: SlaReport,
+    /// Satisfaction ratings (of chats and tickets) first submitted in the
+    /// period, of the entity when one is given; the tag and custom field
+    /// filters do not apply to them.
+    pub csat: crate::csat::model::CsatSummary,
 }
 
 /// SLA achievement of the tickets created in the period.

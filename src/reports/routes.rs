@@ -39,7 +39,7 @@ pub(crate) struct ReportParams {
 /// Ticket report
 ///
 /// Counts by status and priority, tickets created and resolved per day,
-/// time to resolution, escalations.
+/// time to resolution, escalations, satisfaction ratings (CSAT).
 #[utoipa::path(get, path = "/reports/tickets", operation_id = "ticket_report", tag = "Reports",
     params(ReportParams,
         ("tag" = Option<Vec<String>>, Query, explode = true,
@@ -85,7 +85,7 @@ async fn tickets(
 /// Which end of the period a parameter gives: a date means the start of
 /// that day for `from`, and the end of it (the next day's start) for `to`.
 #[derive(Clone, Copy)]
-enum Edge {
+pub(crate) enum Edge {
     Start,
     End,
 }
@@ -106,7 +106,11 @@ fn latest() -> DateTime<Utc> {
 
 /// `YYYY-MM-DD` (a UTC day) or an RFC 3339 timestamp, in 1970–9999 (UTC);
 /// empty is absent.
-fn bound(field: &str, raw: Option<&str>, edge: Edge) -> Result<Option<Timestamp>, FieldError> {
+pub(crate) fn bound(
+    field: &str,
+    raw: Option<&str>,
+    edge: Edge,
+) -> Result<Option<Timestamp>, FieldError> {
     let Some(raw) = raw.map(str::trim).filter(|r| !r.is_empty()) else {
         return Ok(None);
     };

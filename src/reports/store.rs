@@ -92,6 +92,10 @@ pub async fn ticket_report(
     let resolution_time = resolution_time(db, tenant, report).await?;
     let escalations = escalations(db, tenant, report).await?;
     let sla = sla(db, tenant, report).await?;
+    // Ratings of chats and tickets alike, by when they were first
+    // submitted; the tag and custom field filters select tickets only.
+    let csat =
+        crate::csat::store::summary(db, tenant, report.entity_id, report.from, report.to).await?;
     Ok(TicketReport {
         from: report.from,
         to: report.to,
@@ -101,6 +105,7 @@ pub async fn ticket_report(
         resolution_time,
         escalations,
         sla,
+        csat,
     })
 }
 

@@ -33,6 +33,12 @@ pub async fn created(tx: &mut Tx, tenant: &Tenant, ticket: &Ticket) -> Result<()
     Ok(())
 }
 
+/// What a resolution email may add: the signed link to rate the ticket.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Resolution<'a> {
+    pub rating_link: Option<&'a str>,
+}
+
 /// What a `ticket.updated` reports beside the ticket.
 pub struct Announced<'a> {
     pub changes: &'a [Change],
@@ -40,6 +46,8 @@ pub struct Announced<'a> {
     pub custom_fields: &'a BTreeMap<String, FieldChange>,
     /// Present when the assignee changed.
     pub assignment: Option<TicketAssignment>,
+    /// The resolution email's additions, when the ticket became RESOLVED.
+    pub resolution: Resolution<'a>,
 }
 
 /// `ticket.updated` with `changes` (only called when something changed;
@@ -58,6 +66,7 @@ pub async fn updated(
         tags,
         custom_fields,
         assignment,
+        resolution,
     } = announced;
     let mut data = ticket_data(ticket)?;
     data["changes"] = changes_json(changes);
@@ -78,7 +87,11 @@ pub async fn updated(
     if resolved {
         emit(tx, tenant, EventName::TicketResolved, &ticket_data(ticket)?).await?;
         if let Some(to) = &ticket.visitor_email {
-            mail::queue(tx, tenant, &resolution_email(to, ticket)).await?;
+            let rating_link = match resolution.rating_link {
+                Some(link) if asks_automatically(tx, tenant, ticket).await? => Some(link),
+                _ => None,
+            };
+            mail::queue(tx, tenant, &resolution_email(to, ticket, rating_link)).await?;
         }
     }
     Ok(())
@@ -190,7 +203,17 @@ fn creation_email(to: &str, ticket: &Ticket) -> Email {
     }
 }
 
-fn resolution_email(to: &str, ticket: &Ticket) -> Email {
+/// Whether the ticket's entity asks for a rating when a ticket is resolved.
+async fn asks_automatically(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    ticket: &Ticket,
+) -> Result<bool, StoreError> {
+    let mode = crate::csat::store::mode_of(&mut *tx, tenant.company_id, ticket.entity_id).await?;
+    Ok(mode == crate::csat::CsatMode::Auto)
+}
+
+fn resolution_email(to: &str, ticket: &Ticket, rating_link: Option<&str>) -> Email {
     let number = &ticket.ticket_number;
     Email {
         to: to.to_string(),
@@ -201,8 +224,13 @@ fn resolution_email(to: &str, ticket: &Ticket) -> Email {
         text: format!(
             "Hello,\n\nYour request \"{subject}\" ({number}) has been resolved.\n\n\
              If something is still not right, reply quoting {number} and we will \
-             look at it again.\n",
+             look at it again.\n{rating}",
             subject = ticket.subject,
+            rating = rating_link
+                .map(|link| format!(
+                    "\nHow satisfied are you with the help you got? Rate it here: {link}\n"
+                ))
+                .unwrap_or_default(),
         ),
         html: None,
     }
@@ -223,6 +251,8 @@ mod tests {
             priority: crate::tickets::model::Priority::High,
             entity_id: uuid::Uuid::now_v7(),
             visitor_email: Some("v@example.com".into()),
+            chat_session_id: None,
+            visitor: None,
             assigned_to_id: None,
             assigned_to: None,
             team_id: None,
@@ -241,7 +271,7 @@ mod tests {
         let t = ticket();
         for email in [
             creation_email("v@example.com", &t),
-            resolution_email("v@example.com", &t),
+            resolution_email("v@example.com", &t, None),
         ] {
             assert_eq!(email.to, "v@example.com");
             assert!(email.subject.contains("TKT-000042"));

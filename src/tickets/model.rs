@@ -90,6 +90,11 @@ pub struct Ticket {
     pub priority: Priority,
     pub entity_id: Uuid,
     pub visitor_email: Option<String>,
+    /// The widget chat the ticket was made from (null: none).
+    pub chat_session_id: Option<Uuid>,
+    /// `{externalId, email, name, verified}` of the chat's visitor when the
+    /// ticket was made from a chat; null when it is not from a visitor.
+    pub visitor: Option<crate::chat::model::Visitor>,
     pub assigned_to_id: Option<Uuid>,
     /// `{id, name, email}` of the assignee, null when unassigned.
     pub assigned_to: Option<UserRef>,
@@ -120,6 +125,9 @@ pub struct NewTicket {
     pub visitor_email: Option<String>,
     /// A team of the tenant.
     pub team_id: Option<Uuid>,
+    /// A chat session of the tenant the ticket is made from: the ticket
+    /// takes its visitor (and its email, if proven and none is given).
+    pub chat_session_id: Option<Uuid>,
     /// A sorted set.
     pub tags: Vec<String>,
     /// Checked against the definitions; required ones present.

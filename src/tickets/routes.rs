@@ -10,7 +10,7 @@ use utoipa_axum::routes;
 
 use super::model::{
     DESCRIPTION_MAX, Escalation, NewTicket, Priority, REASON_MAX, Ticket, TicketFilter,
-    TicketSearch, TicketUpdate,
+    TicketSearch, TicketStatus, TicketUpdate,
 };
 use super::{activities, comments, store};
 use crate::attachments::model::attachment_ids;
@@ -111,6 +111,11 @@ pub(crate) struct CreateTicket {
     /// tickets, an online member below capacity is assigned at once.
     #[schema(value_type = Option<uuid::Uuid>)]
     team_id: Option<String>,
+    /// A chat session of the company and mode the ticket is made from: the
+    /// ticket's `visitor` is the chat's, and without `visitorEmail` the
+    /// chat's email (if proven) receives the ticket's emails.
+    #[schema(schema_with = schema::uuid)]
+    chat_session_id: Option<String>,
     /// Tags: trimmed and lower-cased, 1-50 letters, digits, `-`, `_`, `:`
     /// or `.` each, at most 50; duplicates collapse.
     #[schema(value_type = Option<Vec<String>>)]
@@ -319,6 +324,7 @@ async fn create(
         entity_id,
         visitor_email,
         team_id,
+        chat,
         tags,
         custom_fields,
         files,
@@ -329,6 +335,7 @@ async fn create(
         required_id("entityId", body.entity_id.as_deref()),
         optional_email("visitorEmail", body.visitor_email.as_deref()),
         optional_id("teamId", body.team_id.as_deref()),
+        optional_id("chatSessionId", body.chat_session_id.as_deref()),
         optional_tag_set("tags", body.tags.as_ref()),
         check_values(
             &definitions,
@@ -347,6 +354,7 @@ async fn create(
         entity_id,
         visitor_email,
         team_id,
+        chat_session_id: chat,
         tags,
         custom_fields,
         attachment_ids: files,
@@ -425,7 +433,20 @@ async fn update(
         custom_fields,
     };
     let moved_into_team = matches!(update.team_id, Some(Some(_)));
-    let ticket = store::update(&state.db, &principal.tenant, id, update).await?;
+    // Signed before the change: the store adds it to the resolution email
+    // only if the ticket becomes RESOLVED in an entity asking automatically.
+    let rating_link = match status {
+        Some(TicketStatus::Resolved) => Some(crate::csat::notify::ticket_link(&state, id).await?),
+        _ => None,
+    };
+    let ticket = store::update_with_rating_link(
+        &state.db,
+        &principal.tenant,
+        id,
+        update,
+        rating_link.as_deref(),
+    )
+    .await?;
     let ticket = if moved_into_team {
         routing::route_ticket(&state, &principal.tenant, ticket).await
     } else {

@@ -11,6 +11,8 @@ pub mod secret;
 pub mod store;
 mod visitors;
 
+pub(crate) use routes::{ensure_active, preflight};
+
 use std::time::Duration;
 
 use axum::Router;

@@ -59,10 +59,11 @@ pub fn router() -> Router<AppState> {
             get(article).options(preflight),
         )
         .merge(super::visitors::router())
+        .merge(crate::csat::widget::router())
 }
 
 /// Reached only by an OPTIONS request that is not a CORS preflight.
-pub(super) async fn preflight() -> StatusCode {
+pub(crate) async fn preflight() -> StatusCode {
     StatusCode::NO_CONTENT
 }
 
@@ -250,7 +251,7 @@ async fn read_session(
 }
 
 /// 403 when the tenant's company is suspended.
-pub(super) async fn ensure_active(state: &AppState, tenant: &Tenant) -> ApiResult<()> {
+pub(crate) async fn ensure_active(state: &AppState, tenant: &Tenant) -> ApiResult<()> {
     let company = crate::companies::store::find(&state.db, tenant.company_id).await?;
     if company.status != CompanyStatus::Active {
         return Err(ApiError::new(

@@ -202,3 +202,37 @@ test('identify() makes the next chat a verified one', async () => {
   assert.deepEqual(session.visitor, { externalId: 'shop-user-7', email: 'vera@teapots.example', name: 'Vera Verified', verified: true });
   await context.close();
 });
+
+test('when the agent closes the chat the widget asks for a rating and sends it', async () => {
+  const { context, page } = await openShop();
+  await page.click('[data-supportdesk=launcher]');
+  const frame = page.frameLocator(`iframe[src^="${BASE}/widget/frame.html"]`);
+  await frame.locator('#name').fill('Rita');
+  await frame.locator('#question').fill('Do you ship teapots abroad?');
+  await frame.locator('#start button[type=submit]').click();
+  await frame.locator('#messages').getByText('ship teapots abroad').waitFor({ timeout: WAIT });
+
+  let session;
+  for (let i = 0; i < 100 && !session; i += 1) {
+    const sessions = await api('GET', '/chat/sessions?status=ACTIVE');
+    session = sessions.data.find((s) => s.visitorName === 'Rita');
+    if (!session) await new Promise((r) => setTimeout(r, 200));
+  }
+  assert.ok(session, 'the chat reached the agents');
+  await api('PATCH', `/chat/sessions/${session.id}`, { status: 'CLOSED' });
+
+  // The entity asks automatically (the default): the card appears.
+  await frame.locator('#rating').waitFor({ state: 'visible', timeout: WAIT });
+  await frame.locator('#rating .stars button[data-score="4"]').click();
+  await frame.locator('#rating-comment').fill('Quick and clear.');
+  await page.screenshot({ path: path.join(SHOTS, 'widget-rating.png') });
+  await frame.locator('#rating button[type=submit]').click();
+  await frame.locator('#rating').getByText(/thank you/i).waitFor({ timeout: WAIT });
+
+  const ratings = await api('GET', `/ratings?entityId=${env('SD_ENTITY_ID')}`);
+  const rating = ratings.data.find((r) => r.chatSessionId === session.id);
+  assert.ok(rating, 'the rating was stored');
+  assert.equal(rating.score, 4);
+  assert.equal(rating.comment, 'Quick and clear.');
+  await context.close();
+});

@@ -125,9 +125,68 @@ function onFrame(frame) {
     }
   } else if (frame.type === 'chat.session' && frame.data?.id === conversation?.sessionId) {
     showChat(frame.data.status === 'CLOSED');
+  } else if (frame.type === 'rating_requested' && frame.data?.chatSessionId === conversation?.sessionId) {
+    showRating();
   } else if (frame.type === 'error') {
     ui.note.textContent = frame.error ?? text.failed;
   }
+}
+
+/** The rating card an agent's close (or request) brings: 1-5 stars and a comment. */
+function showRating() {
+  if (document.getElementById('rating')) return;
+  const form = document.createElement('form');
+  form.id = 'rating';
+  form.className = 'rating';
+  const title = document.createElement('p');
+  title.textContent = text.rateTitle;
+  const stars = document.createElement('div');
+  stars.className = 'stars';
+  stars.setAttribute('role', 'radiogroup');
+  stars.setAttribute('aria-label', text.rateTitle);
+  let score = 0;
+  for (let n = 1; n <= 5; n += 1) {
+    const star = document.createElement('button');
+    star.type = 'button';
+    star.textContent = '\u2605';
+    star.dataset.score = String(n);
+    star.setAttribute('role', 'radio');
+    star.setAttribute('aria-checked', 'false');
+    star.setAttribute('aria-label', `${n} / 5`);
+    star.addEventListener('click', () => {
+      score = n;
+      for (const other of stars.children) {
+        const on = Number(other.dataset.score) <= n;
+        other.classList.toggle('on', on);
+        other.setAttribute('aria-checked', String(Number(other.dataset.score) === n));
+      }
+    });
+    stars.append(star);
+  }
+  const comment = document.createElement('textarea');
+  comment.id = 'rating-comment';
+  comment.maxLength = 2000;
+  comment.rows = 2;
+  comment.placeholder = text.rateComment;
+  comment.setAttribute('aria-label', text.rateComment);
+  const submit = document.createElement('button');
+  submit.type = 'submit';
+  submit.textContent = text.rateSend;
+  form.append(title, stars, comment, submit);
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    if (!score) {
+      ui.note.textContent = text.ratePick;
+      return;
+    }
+    try {
+      await api('/widget/v1/ratings', { method: 'POST', token: conversation.token, body: { score, comment: comment.value.trim() || undefined } });
+      form.replaceChildren(Object.assign(document.createElement('p'), { textContent: text.rateThanks }));
+    } catch (err) {
+      ui.note.textContent = err.message;
+    }
+  });
+  ui.composer.after(form);
 }
 
 function send(body) {

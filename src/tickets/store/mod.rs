@@ -40,7 +40,8 @@ use crate::validate::Page;
 
 /// A ticket with its assignee, in one read (no query per row).
 const TICKET_SELECT: &str = "SELECT t.id, t.ticket_number, t.subject, t.description, t.status, \
-     t.priority, t.entity_id, t.visitor_email, t.assigned_to_id, u.name AS assignee_name, \
+     t.priority, t.entity_id, t.visitor_email, t.chat_session_id, t.visitor_external_id, \
+     t.visitor_name, t.visitor_verified, t.assigned_to_id, u.name AS assignee_name, \
      u.email AS assignee_email, t.team_id, t.custom_fields, t.resolved_at, t.created_at, \
      t.updated_at, t.sla_policy_id \
      FROM tickets t LEFT JOIN users u ON u.id = t.assigned_to_id";
@@ -64,6 +65,10 @@ struct TicketRow {
     priority: Priority,
     entity_id: Uuid,
     visitor_email: Option<String>,
+    chat_session_id: Option<Uuid>,
+    visitor_external_id: Option<String>,
+    visitor_name: Option<String>,
+    visitor_verified: bool,
     assigned_to_id: Option<Uuid>,
     assignee_name: Option<String>,
     assignee_email: Option<String>,
@@ -79,6 +84,14 @@ impl TicketRow {
     fn into_ticket(self, tags: Vec<String>) -> Ticket {
         let row = self;
         let assigned_to = user_ref(row.assigned_to_id, row.assignee_name, row.assignee_email);
+        // A ticket is from a visitor when it was made from a chat, which
+        // always names its visitor.
+        let visitor = row.visitor_name.map(|name| crate::chat::model::Visitor {
+            external_id: row.visitor_external_id,
+            email: row.visitor_email.clone(),
+            name,
+            verified: row.visitor_verified,
+        });
         Ticket {
             id: row.id,
             ticket_number: row.ticket_number,
@@ -88,6 +101,8 @@ impl TicketRow {
             priority: row.priority,
             entity_id: row.entity_id,
             visitor_email: row.visitor_email,
+            chat_session_id: row.chat_session_id,
+            visitor,
             assigned_to_id: row.assigned_to_id,
             assigned_to,
             team_id: row.team_id,
@@ -124,13 +139,25 @@ pub async fn create(db: &Db, tenant: &Tenant, new: NewTicket) -> Result<Ticket, 
     if let Some(team) = new.team_id {
         team_store::ensure_team(&mut tx, tenant, team, "teamId").await?;
     }
+    let from_chat = match new.chat_session_id {
+        Some(session) => Some(chat_visitor(&mut tx, tenant, session).await?),
+        None => None,
+    };
+    // An email the visitor typed but never confirmed is not mailed.
+    let visitor_email = new.visitor_email.clone().or_else(|| {
+        from_chat
+            .as_ref()
+            .filter(|chat| chat.email_verified)
+            .and_then(|chat| chat.visitor_email.clone())
+    });
     let number = ticket_number(next_number(&mut tx, tenant).await?);
     let id = new_id();
     let now = Timestamp::now();
     Query::new(
         "INSERT INTO tickets (id, company_id, mode, entity_id, ticket_number, subject, \
-         description, status, priority, visitor_email, team_id, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)",
+         description, status, priority, visitor_email, team_id, created_at, updated_at, \
+         chat_session_id, visitor_external_id, visitor_name, visitor_verified) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13, $14, $15, $16)",
     )
     .bind(id)
     .bind_tenant(tenant)
@@ -140,9 +167,17 @@ pub async fn create(db: &Db, tenant: &Tenant, new: NewTicket) -> Result<Ticket, 
     .bind(new.description.as_deref())
     .bind(TicketStatus::Open.as_str())
     .bind(new.priority.as_str())
-    .bind(new.visitor_email.as_deref())
+    .bind(visitor_email.as_deref())
     .bind(new.team_id)
     .bind(now)
+    .bind(new.chat_session_id)
+    .bind(
+        from_chat
+            .as_ref()
+            .and_then(|c| c.visitor_external_id.clone()),
+    )
+    .bind(from_chat.as_ref().map(|c| c.visitor_name.clone()))
+    .bind(from_chat.as_ref().is_some_and(|c| c.visitor_verified))
     .execute(&mut tx)
     .await?;
     tag_store::replace(&mut tx, tenant, Tagged::Ticket, id, &new.tags).await?;
@@ -164,6 +199,34 @@ pub async fn create(db: &Db, tenant: &Tenant, new: NewTicket) -> Result<Ticket, 
     events::created(&mut tx, tenant, &ticket).await?;
     tx.commit().await?;
     Ok(ticket)
+}
+
+/// The visitor of a chat session a ticket is made from.
+#[derive(sqlx::FromRow)]
+struct ChatVisitor {
+    visitor_external_id: Option<String>,
+    visitor_email: Option<String>,
+    visitor_name: String,
+    visitor_verified: bool,
+    email_verified: bool,
+}
+
+/// The visitor of the tenant's chat session `id`; another tenant's (or no)
+/// session is a 400 on `chatSessionId`.
+async fn chat_visitor(tx: &mut Tx, tenant: &Tenant, id: Uuid) -> Result<ChatVisitor, StoreError> {
+    let found: Option<ChatVisitor> = Query::new(
+        "SELECT s.visitor_external_id, s.visitor_email, s.visitor_name, s.visitor_verified, \
+         s.email_verified FROM chat_sessions s WHERE s.id = ",
+    )
+    .push_bind(id)
+    .push(" AND ")
+    .push_tenant(tenant, "s")
+    .fetch_optional(tx)
+    .await?;
+    found.ok_or_else(|| StoreError::InvalidReference {
+        field: "chatSessionId".into(),
+        message: "must be a chat session of the key's company and mode".into(),
+    })
 }
 
 /// The next value of the tenant's ticket sequence. The counter row stays
@@ -484,6 +547,19 @@ pub async fn update(
     id: Uuid,
     update: TicketUpdate,
 ) -> Result<Ticket, StoreError> {
+    update_with_rating_link(db, tenant, id, update, None).await
+}
+
+/// `update`; when the ticket becomes RESOLVED and its entity asks for
+/// ratings automatically, the visitor's resolution email carries
+/// `rating_link` (signed by the caller, which holds the signing key).
+pub async fn update_with_rating_link(
+    db: &Db,
+    tenant: &Tenant,
+    id: Uuid,
+    update: TicketUpdate,
+    rating_link: Option<&str>,
+) -> Result<Ticket, StoreError> {
     let mut tx = db.begin().await?;
     if let Some(Some(user)) = update.assigned_to_id {
         ensure_reference(
@@ -535,6 +611,7 @@ pub async fn update(
         tags: &tags,
         custom_fields: &fields,
         assignment,
+        resolution: events::Resolution { rating_link },
     };
     events::updated(&mut tx, tenant, &ticket, announced).await?;
     if !met.is_empty() {
@@ -619,6 +696,7 @@ pub async fn edit_tags(
             tags: &tags,
             custom_fields: &fields,
             assignment: None,
+            resolution: events::Resolution::default(),
         };
         events::updated(&mut tx, tenant, &ticket, announced).await?;
     }
@@ -778,6 +856,7 @@ pub async fn assign_by_routing(
         tags: &TagChange::default(),
         custom_fields: &BTreeMap::new(),
         assignment: Some(assignment),
+        resolution: events::Resolution::default(),
     };
     events::updated(tx, tenant, &ticket, announced).await?;
     Ok(Some(ticket))

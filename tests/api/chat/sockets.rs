@@ -181,6 +181,8 @@ async fn a_rest_message_reaches_subscribed_sockets(backend: Backend) {
     assert_eq!(closed["type"], "chat.session");
     assert_eq!(closed["data"]["status"], "CLOSED");
     assert_eq!(closed["data"]["id"], id.as_str());
+    // The close also asks the session's visitor for a rating (csat auto).
+    assert_eq!(by_session.next().await["type"], "rating_requested");
     assert_eq!(by_entity.next().await["type"], "chat.session");
     // A no-op close pushes nothing.
     app.patch(
@@ -315,6 +317,9 @@ async fn a_visitor_socket_reads_and_writes_only_its_session(backend: Backend) {
         "CLOSED"
     );
     assert_eq!(agent_socket.next().await["type"], "chat.session");
+    // The close asks for a rating on the session's channel (both see it).
+    assert_eq!(agent_socket.next().await["type"], "rating_requested");
+    assert_eq!(visitor.next().await["type"], "rating_requested");
     visitor
         .send(json!({"type": "message", "body": "hello?"}))
         .await;

@@ -29,6 +29,7 @@ fn new_ticket(entity_id: Uuid, subject: String) -> NewTicket {
         entity_id,
         visitor_email: None,
         team_id: None,
+        chat_session_id: None,
         tags: Vec::new(),
         custom_fields: Default::default(),
         attachment_ids: Vec::new(),

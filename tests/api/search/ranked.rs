@@ -26,6 +26,7 @@ fn new_ticket(entity_id: Uuid, subject: &str, description: &str) -> NewTicket {
         custom_fields: Default::default(),
         attachment_ids: Vec::new(),
         team_id: None,
+        chat_session_id: None,
     }
 }
 

@@ -1,0 +1,183 @@
+//! What a rating is, and the rules a submission must pass.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::time::Timestamp;
+
+crate::text_enum! {
+    /// When an entity's visitors are asked for a rating: `auto` when a
+    /// chat closes or a ticket is resolved, `manual` only after an agent
+    /// asks (`request-rating`), `off` never (ratings are refused).
+    pub enum CsatMode {
+        Auto = "auto",
+        Manual = "manual",
+        Off = "off",
+    }
+}
+
+pub fn csat_mode_schema() -> utoipa::openapi::ObjectBuilder {
+    crate::openapi::schema::enum_of(CsatMode::NAMES)
+}
+
+/// How long after its first submission a rating may still be changed.
+pub const CHANGE_WINDOW: Duration = Duration::from_secs(7 * 24 * 3600);
+/// The longest comment, in characters.
+pub const COMMENT_MAX: usize = 2000;
+pub const SCORE_MIN: i64 = 1;
+pub const SCORE_MAX: i64 = 5;
+
+/// What is rated: a chat session or a ticket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RatingTarget {
+    Chat(Uuid),
+    Ticket(Uuid),
+}
+
+impl RatingTarget {
+    pub fn id(self) -> Uuid {
+        match self {
+            RatingTarget::Chat(id) | RatingTarget::Ticket(id) => id,
+        }
+    }
+}
+
+/// One visitor's rating of one closed chat or resolved ticket.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Rating {
+    pub id: Uuid,
+    pub entity_id: Uuid,
+    /// The rated chat session (null when a ticket was rated).
+    pub chat_session_id: Option<Uuid>,
+    /// The rated ticket (null when a chat was rated).
+    pub ticket_id: Option<Uuid>,
+    /// 1 (very unhappy) to 5 (very happy).
+    #[schema(minimum = 1, maximum = 5)]
+    pub score: i64,
+    #[schema(max_length = 2000)]
+    pub comment: Option<String>,
+    /// The first submission; the rating may change until 7 days after it.
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl Rating {
+    /// Whether the rating may still be changed at `now`.
+    pub fn changeable_at(&self, now: Timestamp) -> bool {
+        now < self.created_at.plus(CHANGE_WINDOW)
+    }
+}
+
+/// A submission: the score, checked to be 1-5, and the trimmed comment.
+#[derive(Debug, Clone)]
+pub struct NewRating {
+    pub target: RatingTarget,
+    pub score: i64,
+    pub comment: Option<String>,
+}
+
+/// Why a rating (or a rating request) is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The entity's `csat` setting is `off`.
+    Off,
+    /// The chat is not closed, or the ticket not resolved (or closed).
+    NotFinished,
+    /// The entity's setting is `manual` and no agent has asked yet.
+    NotRequested,
+    /// The rating was first submitted more than 7 days ago.
+    Locked,
+}
+
+/// The filters of `GET /ratings`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RatingFilter {
+    pub entity_id: Option<Uuid>,
+    pub from: Option<Timestamp>,
+    pub to: Option<Timestamp>,
+    pub score: Option<i64>,
+}
+
+/// The CSAT part of a report: ratings submitted in the period.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CsatSummary {
+    pub count: i64,
+    /// The mean score, rounded to two decimals; null without ratings.
+    pub average: Option<f64>,
+    /// How many ratings gave each score.
+    pub distribution: Distribution,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq, utoipa::ToSchema)]
+pub struct Distribution {
+    #[serde(rename = "1")]
+    pub one: i64,
+    #[serde(rename = "2")]
+    pub two: i64,
+    #[serde(rename = "3")]
+    pub three: i64,
+    #[serde(rename = "4")]
+    pub four: i64,
+    #[serde(rename = "5")]
+    pub five: i64,
+}
+
+impl CsatSummary {
+    /// The summary of `(score, count)` pairs.
+    pub fn from_counts(counts: &[(i64, i64)]) -> CsatSummary {
+        let mut summary = CsatSummary::default();
+        let mut sum = 0;
+        for &(score, n) in counts {
+            let slot = match score {
+                1 => &mut summary.distribution.one,
+                2 => &mut summary.distribution.two,
+                3 => &mut summary.distribution.three,
+                4 => &mut summary.distribution.four,
+                5 => &mut summary.distribution.five,
+                _ => continue,
+            };
+            *slot += n;
+            summary.count += n;
+            sum += score * n;
+        }
+        summary.average = (summary.count > 0)
+            .then(|| (sum as f64 / summary.count as f64 * 100.0).round() / 100.0);
+        summary
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_summary_counts_averages_and_distributes() {
+        let summary = CsatSummary::from_counts(&[(5, 2), (4, 1), (1, 1)]);
+        assert_eq!(summary.count, 4);
+        assert_eq!(summary.average, Some(3.75));
+        assert_eq!(summary.distribution.five, 2);
+        assert_eq!(summary.distribution.two, 0);
+        assert_eq!(CsatSummary::from_counts(&[]).average, None);
+    }
+
+    #[test]
+    fn a_rating_is_changeable_for_seven_days() {
+        let now = Timestamp::now();
+        let rating = Rating {
+            id: Uuid::now_v7(),
+            entity_id: Uuid::now_v7(),
+            chat_session_id: None,
+            ticket_id: Some(Uuid::now_v7()),
+            score: 3,
+            comment: None,
+            created_at: now,
+            updated_at: now,
+        };
+        assert!(rating.changeable_at(now.plus(CHANGE_WINDOW - Duration::from_secs(1))));
+        assert!(!rating.changeable_at(now.plus(CHANGE_WINDOW)));
+    }
+}

@@ -1,0 +1,52 @@
+//! How a visitor is asked for a rating: a `rating_requested` frame on the
+//! chat's own channel (the widget shows its rating card), or a signed link
+//! in an email (tickets).
+
+use uuid::Uuid;
+
+use super::links::RatingLinks;
+use super::model::{CsatMode, RatingTarget};
+use super::store;
+use crate::auth::Tenant;
+use crate::chat::Session;
+use crate::error::StoreError;
+use crate::realtime::protocol::{self, Channel, Topic};
+use crate::state::AppState;
+
+/// The socket frame that asks a chat's visitor for a rating.
+pub const RATING_REQUESTED: &str = "rating_requested";
+
+/// Pushes `rating_requested` to the chat's own channel (its visitor).
+pub async fn ask_in_chat(state: &AppState, tenant: &Tenant, session_id: Uuid) {
+    let channel = Channel::Session(session_id);
+    let frame = protocol::event(
+        RATING_REQUESTED,
+        &channel.name(),
+        None,
+        &serde_json::json!({ "chatSessionId": session_id }),
+    );
+    state
+        .realtime
+        .publish(Topic::new(*tenant, channel.into()), None, frame)
+        .await;
+}
+
+/// A chat was just closed: in `auto` mode its visitor is asked at once.
+/// A failure to read the setting is logged: the close has committed.
+pub async fn chat_closed(state: &AppState, tenant: &Tenant, session: &Session) {
+    match store::mode_of(&state.db, tenant.company_id, session.entity_id).await {
+        Ok(CsatMode::Auto) => ask_in_chat(state, tenant, session.id).await,
+        Ok(_) => {}
+        Err(err) => tracing::warn!(error = %err, session = %session.id, "csat setting unread"),
+    }
+}
+
+/// The signed rating link of a ticket, as of now, for its emails.
+pub async fn ticket_link(state: &AppState, ticket_id: Uuid) -> Result<String, StoreError> {
+    let links = RatingLinks::load(&state.db).await?;
+    Ok(links.url(
+        &state.public_url,
+        RatingTarget::Ticket(ticket_id),
+        state.clock.now(),
+    ))
+}

@@ -1,0 +1,214 @@
+//! The visitor's side of ratings: `POST /widget/v1/ratings` (with the
+//! visitor token, or with the token of a signed rating link) and the small
+//! page a rating link opens (`GET /widget/v1/rate?token=`).
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::Html;
+use axum::routing::{get, post};
+use serde::Deserialize;
+
+use super::links::{BadLink, RatingLinks};
+use super::model::{COMMENT_MAX, NewRating, Rating, RatingTarget, SCORE_MAX, SCORE_MIN};
+use super::routes::refused;
+use super::store::{self, Submitted};
+use crate::auth::Tenant;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{Json, Query};
+use crate::openapi::schema::ErrorBody;
+use crate::realtime::token::TokenGrant;
+use crate::state::AppState;
+use crate::validate::{Fields, optional_id, optional_text, problem};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/widget/v1/ratings",
+            post(rate).options(crate::widget::preflight),
+        )
+        .route(
+            "/widget/v1/rate",
+            get(page).options(crate::widget::preflight),
+        )
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct RateBody {
+    /// 1 (very unhappy) to 5 (very happy).
+    #[schema(value_type = i64, minimum = 1, maximum = 5, required)]
+    score: Option<i64>,
+    #[schema(value_type = Option<String>, max_length = 2000)]
+    comment: Option<String>,
+    /// The `token` of a signed rating link (from a resolution email):
+    /// rates its chat or ticket without a visitor token.
+    #[schema(value_type = Option<String>)]
+    token: Option<String>,
+    /// With a visitor token: the session to rate (default: the token's own
+    /// session, the only one it may rate).
+    #[schema(value_type = Option<uuid::Uuid>)]
+    session_id: Option<String>,
+    /// With a visitor token: a ticket made from the token's session.
+    #[schema(value_type = Option<uuid::Uuid>)]
+    ticket_id: Option<String>,
+}
+
+fn unauthorized(message: &str) -> ApiError {
+    ApiError::new(StatusCode::UNAUTHORIZED, "invalid_token", message)
+}
+
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+}
+
+/// Rate a closed chat or a resolved ticket (visitor)
+///
+/// With `Authorization: Bearer <visitorToken>` (the token's own session, or
+/// a ticket made from it) or with a signed link's `token` in the body.
+/// 201 for the first rating, 200 when it changes one (possible for 7 days
+/// after the first submission, then 409).
+#[utoipa::path(post, path = "/widget/v1/ratings", operation_id = "widget_rate",
+    tag = "Widget",
+    request_body = RateBody,
+    responses(
+        (status = 201, description = "Rated", body = Rating),
+        (status = 200, description = "The rating changed", body = Rating),
+        (status = 400, description = "`validation_failed`", body = ErrorBody),
+        (status = 401, description = "`invalid_token`: no valid visitor token or link",
+            body = ErrorBody),
+        (status = 403, description = "`invalid_link`: an altered or expired link; `csat_off`",
+            body = ErrorBody),
+        (status = 404, description = "`not_found`", body = ErrorBody),
+        (status = 409, description = "`conflict`: not closed or resolved, not requested \
+            (manual), or the 7 days to change it are over", body = ErrorBody)))]
+pub(crate) async fn rate(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Json(body): Json<RateBody>,
+) -> ApiResult<(StatusCode, Json<Rating>)> {
+    let now = state.clock.now();
+    let (tenant, target) = match (bearer(&headers), body.token.as_deref()) {
+        (Some(token), _) => visitor_target(&state, token, &body).await?,
+        (None, Some(link)) => link_target(&state, link, now).await?,
+        (None, None) => {
+            return Err(unauthorized(
+                "Authorization: Bearer <visitorToken> or a rating link token is required",
+            ));
+        }
+    };
+    crate::widget::ensure_active(&state, &tenant).await?;
+    let (score, comment) = (
+        match body.score {
+            Some(n) if (SCORE_MIN..=SCORE_MAX).contains(&n) => Ok(n),
+            _ => Err(problem("score", "is required: a whole number from 1 to 5")),
+        },
+        optional_text("comment", body.comment.as_deref(), COMMENT_MAX),
+    )
+        .all_valid()?;
+    let new = NewRating {
+        target,
+        score,
+        comment,
+    };
+    let (rating, submitted) = store::rate(&state.db, &tenant, &new, now)
+        .await
+        .map_err(refused)?;
+    let status = match submitted {
+        Submitted::Created => StatusCode::CREATED,
+        Submitted::Updated => StatusCode::OK,
+    };
+    Ok((status, Json(rating)))
+}
+
+/// What a visitor token may rate: its own session, or a ticket made from it.
+async fn visitor_target(
+    state: &AppState,
+    token: &str,
+    body: &RateBody,
+) -> ApiResult<(Tenant, RatingTarget)> {
+    let key = state.realtime.token_key(&state.db).await?;
+    let Some(TokenGrant::Visitor { tenant, session_id }) = key.verify(token) else {
+        return Err(unauthorized("Invalid token"));
+    };
+    let (session, ticket) = (
+        optional_id("sessionId", body.session_id.as_deref()),
+        optional_id("ticketId", body.ticket_id.as_deref()),
+    )
+        .all_valid()?;
+    if session.is_some_and(|id| id != session_id) {
+        return Err(ApiError::not_found());
+    }
+    let target = match ticket {
+        Some(ticket) => {
+            if store::ticket_chat(&state.db, &tenant, ticket).await? != Some(session_id) {
+                return Err(ApiError::not_found());
+            }
+            RatingTarget::Ticket(ticket)
+        }
+        None => RatingTarget::Chat(session_id),
+    };
+    Ok((tenant, target))
+}
+
+/// What a signed link's token rates: 403 when it was altered or expired.
+async fn link_target(
+    state: &AppState,
+    token: &str,
+    now: crate::time::Timestamp,
+) -> ApiResult<(Tenant, RatingTarget)> {
+    let links = RatingLinks::load(&state.db).await?;
+    let target = links.open(token, now).map_err(|bad| {
+        let message = match bad {
+            BadLink::Invalid => "This rating link is not valid",
+            BadLink::Expired => "This rating link has expired",
+        };
+        ApiError::new(StatusCode::FORBIDDEN, "invalid_link", message)
+    })?;
+    let tenant = store::tenant_of(&state.db, target)
+        .await?
+        .ok_or_else(ApiError::not_found)?;
+    Ok((tenant, target))
+}
+
+#[derive(Deserialize)]
+struct PageQuery {
+    #[allow(dead_code)]
+    token: Option<String>,
+}
+
+/// `GET /widget/v1/rate?token=`: the page a rating link opens. It reads
+/// the token from its own address and posts the rating with it, so the
+/// page itself holds nothing secret and needs no server state.
+async fn page(Query(_query): Query<PageQuery>) -> Html<&'static str> {
+    Html(RATE_PAGE)
+}
+
+const RATE_PAGE: &str = r#"<!doctype html>
+<html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<title>Rate the help you got</title>
+<style>body{font:16px system-ui,sans-serif;max-width:28rem;margin:2rem auto;padding:0 1rem}
+.stars button{font-size:2rem;background:none;border:0;cursor:pointer;color:#bbb}
+.stars button.on{color:#f5a623}textarea{width:100%;min-height:5rem}</style>
+<h1>How satisfied are you?</h1>
+<form id="f"><div class="stars" role="radiogroup" aria-label="Score">
+<button type="button" data-score="1" aria-label="1 of 5">★</button><button type="button" data-score="2" aria-label="2 of 5">★</button><button type="button" data-score="3" aria-label="3 of 5">★</button><button type="button" data-score="4" aria-label="4 of 5">★</button><button type="button" data-score="5" aria-label="5 of 5">★</button>
+</div><p><label>Comment (optional)<br><textarea name="comment" maxlength="2000"></textarea></label></p>
+<p><button type="submit">Send</button></p><p id="out" role="status"></p></form>
+<script>
+(function(){var token=new URLSearchParams(location.search).get("token")||"",score=0;
+var stars=document.querySelectorAll(".stars button"),out=document.getElementById("out");
+stars.forEach(function(b){b.onclick=function(){score=+b.dataset.score;
+stars.forEach(function(s){s.classList.toggle("on",+s.dataset.score<=score)})}});
+document.getElementById("f").onsubmit=function(e){e.preventDefault();
+if(!score){out.textContent="Choose 1 to 5 stars.";return}
+fetch("/widget/v1/ratings",{method:"POST",headers:{"Content-Type":"application/json"},
+body:JSON.stringify({token:token,score:score,comment:e.target.comment.value})})
+.then(function(r){return r.json().then(function(b){out.textContent=r.ok?"Thank you for your rating.":b.error})})
+.catch(function(){out.textContent="The rating could not be sent. Try again."})}})();
+</script></html>"#;
