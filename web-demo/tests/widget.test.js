@@ -232,12 +232,28 @@ test('signing in on the shop verifies the visitor, who sees the same customer\'s
   await frameB.locator('#start button[type=submit]').click();
   await frameB.locator('#messages li.earlier').getByText('order 1234').waitFor({ timeout: WAIT });
   await frameB.locator('#messages').getByText('order 5678').waitFor({ timeout: WAIT });
-  await second.page.screenshot({ path: path.join(SHOTS, 'widget-verified-history.png') });
 
   const sessions = await api('GET', '/chat/sessions');
   const mine = sessions.data.filter((s) => s.visitor?.externalId === 'demo-customer-1');
   assert.equal(mine.length, 2);
   assert.ok(mine.every((s) => s.visitor.verified === true));
+
+  // The new chat is live although earlier chats are shown above it: an
+  // agent's reply to it arrives.
+  let current;
+  for (let i = 0; i < 100 && !current; i += 1) {
+    for (const s of mine) {
+      const { messages } = await api('GET', `/chat/sessions/${s.id}`);
+      if (messages.some((m) => m.body.includes('order 5678'))) current = s;
+    }
+    if (!current) await new Promise((r) => setTimeout(r, 200));
+  }
+  assert.ok(current, 'the second chat reached the agents');
+  const users = await api('GET', '/users');
+  const agent = users.data[0] ?? (await api('POST', '/users', { name: 'Ann', email: 'ann@teapots.example', role: 'AGENT' }));
+  await api('POST', `/chat/sessions/${current.id}/messages`, { body: 'Both shipped today.', senderType: 'agent', senderId: agent.id });
+  await frameB.locator('#messages').getByText('Both shipped today.').waitFor({ timeout: WAIT });
+  await second.page.screenshot({ path: path.join(SHOTS, 'widget-verified-history.png') });
   assert.deepEqual(second.violations, []);
   await second.context.close();
 });
