@@ -257,3 +257,28 @@ test('signing in on the shop verifies the visitor, who sees the same customer\'s
   assert.deepEqual(second.violations, []);
   await second.context.close();
 });
+
+test('calls a page pushed before the loader ran are replayed: open, then a verified chat', async () => {
+  const entityId = env('SD_ENTITY_ID');
+  const { secret } = await api('POST', `/entities/${entityId}/widget-secret/rotate`, {});
+  const now = Math.floor(Date.now() / 1000);
+  const token = signToken({ sub: 'shop-user-early', name: 'Erin Early', email: 'erin@teapots.example', iat: now, exp: now + 600 }, secret);
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  // The stub of the docs, in place before any script of the page runs.
+  await page.addInitScript((t) => {
+    window.Supportdesk = window.Supportdesk || [];
+    window.Supportdesk.push(['identify', { token: t }], ['open']);
+  }, token);
+  await page.goto(`${SHOP}/`);
+  const frame = page.frameLocator(FRAME);
+  await frame.locator('#question').waitFor({ state: 'visible', timeout: WAIT });
+  await frame.locator('#question').fill('Do you ship to Norway?');
+  await frame.locator('#start button[type=submit]').click();
+  await frame.locator('#messages').getByText('ship to Norway').waitFor({ timeout: WAIT });
+  const sessions = await api('GET', '/chat/sessions');
+  const session = sessions.data.find((s) => s.visitor?.externalId === 'shop-user-early');
+  assert.ok(session, 'a session of the identified visitor');
+  assert.equal(session.visitor.verified, true);
+  await context.close();
+});
