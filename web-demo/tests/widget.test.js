@@ -282,3 +282,38 @@ test('calls a page pushed before the loader ran are replayed: open, then a verif
   assert.equal(session.visitor.verified, true);
   await context.close();
 });
+
+test('the chat frame ignores a postMessage from a frame of another origin', async () => {
+  const entityId = env('SD_ENTITY_ID');
+  const { secret } = await api('POST', `/entities/${entityId}/widget-secret/rotate`, {});
+  const now = Math.floor(Date.now() / 1000);
+  const token = signToken({ sub: 'forged-user', name: 'Mallory', email: 'mallory@teapots.example', iat: now, exp: now + 600 }, secret);
+  const { context, page } = await openShop();
+  await page.click('[data-supportdesk=launcher]');
+  const frame = page.frameLocator(FRAME);
+  await frame.locator('#question').waitFor({ state: 'visible', timeout: WAIT });
+  // A frame of another origin than the shop (allowed by the shop's
+  // frame-src) posts a valid identity to the chat frame, its sibling.
+  await page.evaluate((src) => new Promise((resolve) => {
+    const other = document.createElement('iframe');
+    other.src = src;
+    other.id = 'foreign';
+    other.onload = resolve;
+    document.body.append(other);
+  }), `${BASE}/healthz`);
+  const foreign = page.frames().find((f) => f.url() === `${BASE}/healthz`);
+  assert.ok(foreign, 'the foreign frame');
+  await foreign.evaluate(([t, origin]) => {
+    window.parent.frames[0].postMessage({ sd: 1, type: 'identify', token: t }, origin);
+  }, [token, BASE]);
+  await frame.locator('#name').fill('Not Mallory');
+  await frame.locator('#question').fill('Who am I?');
+  await frame.locator('#start button[type=submit]').click();
+  await frame.locator('#messages').getByText('Who am I?').waitFor({ timeout: WAIT });
+  const sessions = await api('GET', '/chat/sessions');
+  assert.equal(sessions.data.some((s) => s.visitor?.externalId === 'forged-user'), false);
+  const mine = sessions.data.find((s) => s.visitorName === 'Not Mallory');
+  assert.ok(mine, 'the chat started');
+  assert.notEqual(mine.visitor?.verified, true);
+  await context.close();
+});
