@@ -69,6 +69,14 @@ pub struct App {
     shutdown_tx: watch::Sender<bool>,
     /// Set when this start created the demo company (empty database).
     pub demo: Option<DemoCreated>,
+    /// The demo's made-up shop, on its own port, when the demo is enabled.
+    shop: Option<DemoShop>,
+}
+
+struct DemoShop {
+    listener: TcpListener,
+    url: Arc<str>,
+    router: Router,
 }
 
 /// Triggers a graceful shutdown from anywhere (signal handler, test).
@@ -93,6 +101,15 @@ impl App {
         let listener = TcpListener::bind(&config.bind).await?;
         let port = listener.local_addr()?.port();
         let public_url: Arc<str> = config.public_url(port).into();
+        let shop_listener = if config.demo {
+            let listener = TcpListener::bind(&config.demo_shop_bind).await?;
+            let url: Arc<str> =
+                crate::config::local_url(&config.demo_shop_bind, listener.local_addr()?.port())
+                    .into();
+            Some((listener, url))
+        } else {
+            None
+        };
 
         let demo = if config.bootstrap_demo {
             bootstrap::on_start(&db, config.demo, &public_url).await?
@@ -120,7 +137,16 @@ impl App {
             public_url,
             shutdown: shutdown_rx,
         });
-        let router = router(state.clone());
+        let router = router(
+            state.clone(),
+            shop_listener.as_ref().map(|(_, url)| url.clone()),
+        );
+        let shop = shop_listener.map(|(listener, url)| DemoShop {
+            listener,
+            url,
+            router: layered(crate::demo::shop::router(state.public_url.clone()))
+                .with_state(state.clone()),
+        });
         crate::auth::cache::spawn_invalidation_listener(&state);
         Ok(App {
             listener,
@@ -129,7 +155,13 @@ impl App {
             router,
             shutdown_tx,
             demo,
+            shop,
         })
+    }
+
+    /// The demo shop's base URL, when the demo is enabled.
+    pub fn shop_url(&self) -> Option<Arc<str>> {
+        self.shop.as_ref().map(|shop| shop.url.clone())
     }
 
     pub fn port(&self) -> u16 {
@@ -152,6 +184,14 @@ impl App {
         } else {
             Vec::new()
         };
+        let shop = self.shop.map(|shop| {
+            tokio::spawn(serve(
+                shop.listener,
+                shop.router,
+                self.state.shutdown.clone(),
+                self.state.config.header_read_timeout,
+            ))
+        });
         serve(
             self.listener,
             self.router,
@@ -159,6 +199,9 @@ impl App {
             self.state.config.header_read_timeout,
         )
         .await;
+        if let Some(shop) = shop {
+            let _ = shop.await;
+        }
         for worker in workers {
             if tokio::time::timeout(Duration::from_secs(10), worker)
                 .await
@@ -261,7 +304,7 @@ fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {
     workers
 }
 
-fn router(state: AppState) -> Router {
+fn router(state: AppState, shop_url: Option<Arc<str>>) -> Router {
     let (api, operations, specs) = api_routes().into_parts();
     let document = crate::openapi::document(operations, &specs);
     let api = api
@@ -280,7 +323,7 @@ fn router(state: AppState) -> Router {
         .merge(crate::realtime::public_routes())
         .merge(crate::openapi::router(document))
         .nest("/api/v1", api)
-        .merge(crate::demo::router())
+        .merge(crate::demo::router(shop_url))
         .merge(crate::widget::router())
         .merge(crate::attachments::files::router())
         .fallback(|| async { ApiError::not_found() })

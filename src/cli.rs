@@ -224,6 +224,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         println!("  Demo:           {}", demo.demo_url);
         println!("  Visitor widget: {}", demo.visitor_url);
     }
+    if let Some(shop) = app.shop_url() {
+        println!("  Demo shop (the widget on another origin): {shop}/");
+    }
     tracing::info!(url = %app.state().public_url, "supportdesk listening");
     let handle = app.shutdown_handle();
     tokio::spawn(async move {

@@ -41,6 +41,10 @@ pub struct ServeArgs {
     /// database. Always on for the embedded SQLite default.
     #[arg(long, env = "SUPPORTDESK_DEMO", default_value_t = defaults::DEMO)]
     pub demo: bool,
+    /// Where the demo's made-up shop listens when the demo is enabled: its
+    /// own port, so the widget runs on another origin than the API.
+    #[arg(long, env = "SUPPORTDESK_DEMO_SHOP_BIND", default_value = defaults::DEMO_SHOP_BIND)]
+    pub demo_shop_bind: String,
     #[arg(long, env = "SUPPORTDESK_PRESENCE_TTL_SECS", default_value_t = defaults::PRESENCE_TTL_SECS)]
     pub presence_ttl_secs: u64,
     /// Seconds an agent may be away (presence expired) before the chats
@@ -127,6 +131,7 @@ pub mod defaults {
     pub const REDIS_PREFIX: &str = "sd:";
     pub const HEADER_READ_TIMEOUT_SECS: u64 = 10;
     pub const DEMO: bool = false;
+    pub const DEMO_SHOP_BIND: &str = "127.0.0.1:8081";
     pub const VISITOR_MESSAGE_RATE: &str = "20/20s";
     pub const AUTH_FAILURE_WINDOW_SECS: u64 = 60;
     pub const RETENTION_DAYS: u64 = 30;
@@ -164,8 +169,11 @@ pub struct Config {
     /// Look at the database on start: create the demo company and key on an
     /// empty one when allowed (see `demo`), or print how to create a company.
     pub bootstrap_demo: bool,
-    /// Whether that start may create the demo on Postgres (SQLite always may).
+    /// Whether the demo is enabled: that start may create the demo on
+    /// Postgres (SQLite always may), and the demo shop runs on
+    /// `demo_shop_bind` with its identity-token route.
     pub demo: bool,
+    pub demo_shop_bind: String,
     /// Run background workers (outbox, presence sweeper, rules). Tests that
     /// drive a worker step by step turn this off.
     pub run_workers: bool,
@@ -254,6 +262,7 @@ impl Config {
             rules_interval: Duration::from_secs(args.rules_interval_secs),
             bootstrap_demo: true,
             demo: args.demo,
+            demo_shop_bind: args.demo_shop_bind,
             run_workers: true,
             header_read_timeout: Duration::from_secs(args.header_read_timeout_secs.max(1)),
             visitor_message_rate: MessageRate::parse(&args.visitor_message_rate)?,
@@ -292,6 +301,7 @@ impl Config {
             rules_interval: secs(defaults::RULES_INTERVAL_SECS),
             bootstrap_demo: false,
             demo: defaults::DEMO,
+            demo_shop_bind: "127.0.0.1:0".into(),
             run_workers: true,
             header_read_timeout: secs(defaults::HEADER_READ_TIMEOUT_SECS),
             visitor_message_rate: MessageRate::parse(defaults::VISITOR_MESSAGE_RATE)
@@ -312,21 +322,20 @@ impl Config {
     pub fn public_url(&self, bound_port: u16) -> String {
         match &self.public_url {
             Some(url) => url.trim_end_matches('/').to_string(),
-            None => {
-                let host = self
-                    .bind
-                    .rsplit_once(':')
-                    .map(|(h, _)| h)
-                    .unwrap_or("127.0.0.1");
-                let host = if host == "0.0.0.0" || host.is_empty() {
-                    "127.0.0.1"
-                } else {
-                    host
-                };
-                format!("http://{host}:{bound_port}")
-            }
+            None => local_url(&self.bind, bound_port),
         }
     }
+}
+
+/// `http://host:port` for a bind address (a wildcard host becomes loopback).
+pub fn local_url(bind: &str, bound_port: u16) -> String {
+    let host = bind.rsplit_once(':').map(|(h, _)| h).unwrap_or("127.0.0.1");
+    let host = if host == "0.0.0.0" || host.is_empty() {
+        "127.0.0.1"
+    } else {
+        host
+    };
+    format!("http://{host}:{bound_port}")
 }
 
 /// Parses `60,300,1800` (seconds) into durations.

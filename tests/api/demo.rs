@@ -1,5 +1,8 @@
 //! The web demo at `/demo/`: embedded pages with their content types and
-//! security headers, no API key anywhere in what a visitor loads.
+//! security headers, no API key anywhere in what a visitor loads; the
+//! made-up shop on its own origin and its demo-only identity-token route.
+
+use serde_json::json;
 
 use crate::backend_tests;
 use crate::support::{Backend, TestApp, TestResponse};
@@ -7,7 +10,124 @@ use crate::support::{Backend, TestApp, TestResponse};
 backend_tests!(
     demo_pages_are_served_with_security_headers,
     demo_serves_only_its_own_files,
+    the_shop_embeds_the_widget_from_another_origin_as_a_customer_would,
+    the_demo_leads_to_the_shop_on_its_own_origin,
+    the_identity_token_route_is_absent_when_the_demo_is_off,
+    a_demo_identity_token_gives_a_verified_session,
+    the_identity_token_route_refuses_an_unknown_widget_key,
 );
+
+async fn spawn_demo(backend: Backend) -> (TestApp, String) {
+    let app = TestApp::spawn_with(backend, |config| config.demo = true).await;
+    let shop = app.shop_url.clone().expect("the demo shop runs");
+    (app, shop)
+}
+
+async fn the_shop_embeds_the_widget_from_another_origin_as_a_customer_would(backend: Backend) {
+    let (app, shop) = spawn_demo(backend).await;
+    let acme = app.company().await;
+    assert_ne!(shop, app.address, "another origin");
+    let page = TestResponse::from(app.client.get(format!("{shop}/")).send().await).await;
+    page.assert_status(200);
+    assert_eq!(
+        page.header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    let tag = format!(
+        r#"<script src="{}/widget.js" data-widget-key="{}""#,
+        app.address, acme.entity.widget_key_test
+    );
+    assert!(page.text.contains(&tag), "{tag} in the page");
+    let csp = page.header("content-security-policy").expect("a CSP");
+    for directive in [
+        format!("script-src 'self' {}", app.address),
+        format!("frame-src {}", app.address),
+        "default-src 'self'".to_string(),
+    ] {
+        assert!(csp.contains(&directive), "{directive} in {csp}");
+    }
+    let script =
+        TestResponse::from(app.client.get(format!("{shop}/js/shop.js")).send().await).await;
+    script.assert_status(200);
+    assert!(!page.text.contains("svc_"), "no API key in the shop");
+}
+
+async fn the_demo_leads_to_the_shop_on_its_own_origin(backend: Backend) {
+    let (app, shop) = spawn_demo(backend).await;
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let r = TestResponse::from(client.get(app.url("/demo/")).send().await).await;
+    assert_eq!(r.status, 303);
+    assert_eq!(r.header("location"), Some(format!("{shop}/").as_str()));
+}
+
+async fn the_identity_token_route_is_absent_when_the_demo_is_off(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    assert_eq!(app.shop_url, None);
+    let body = json!({"widgetKey": acme.entity.widget_key_test});
+    let r = TestResponse::from(
+        app.client
+            .post(app.url("/demo/identity-token"))
+            .json(&body)
+            .send()
+            .await,
+    )
+    .await;
+    r.assert_error(404, "not_found");
+}
+
+async fn a_demo_identity_token_gives_a_verified_session(backend: Backend) {
+    let (app, shop) = spawn_demo(backend).await;
+    let acme = app.company().await;
+    let body = json!({"widgetKey": acme.entity.widget_key_test});
+    let signed = TestResponse::from(
+        app.client
+            .post(format!("{shop}/identity-token"))
+            .json(&body)
+            .send()
+            .await,
+    )
+    .await;
+    let token = signed.assert_status(200)["token"]
+        .as_str()
+        .expect("token")
+        .to_string();
+    let session = TestResponse::from(
+        app.client
+            .post(app.url("/widget/v1/sessions"))
+            .json(&json!({"widgetKey": acme.entity.widget_key_test, "identityToken": token}))
+            .send()
+            .await,
+    )
+    .await;
+    assert_eq!(
+        session.assert_status(201)["visitor"],
+        json!({"externalId": "demo-customer-1", "email": "dana@teapots.example",
+            "name": "Dana Demo", "verified": true})
+    );
+}
+
+async fn the_identity_token_route_refuses_an_unknown_widget_key(backend: Backend) {
+    let (app, _shop) = spawn_demo(backend).await;
+    let acme = app.company().await;
+    for key in [
+        "wk_test_nobodyhasthis".to_string(),
+        acme.entity.widget_key_live.clone(),
+    ] {
+        let r = TestResponse::from(
+            app.client
+                .post(app.url("/demo/identity-token"))
+                .json(&json!({"widgetKey": key}))
+                .send()
+                .await,
+        )
+        .await;
+        r.assert_error(400, "validation_failed");
+    }
+}
 
 async fn page(app: &TestApp, path: &str) -> TestResponse {
     TestResponse::from(app.client.get(app.url(path)).send().await).await
@@ -16,8 +136,6 @@ async fn page(app: &TestApp, path: &str) -> TestResponse {
 async fn demo_pages_are_served_with_security_headers(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     for (path, content_type) in [
-        ("/demo/", "text/html; charset=utf-8"),
-        ("/demo/index.html", "text/html; charset=utf-8"),
         ("/demo/visitor.html", "text/html; charset=utf-8"),
         ("/demo/agent.html", "text/html; charset=utf-8"),
         ("/demo/js/visitor.js", "text/javascript; charset=utf-8"),
@@ -46,8 +164,6 @@ async fn demo_pages_are_served_with_security_headers(backend: Backend) {
     }
 
     // The pages link what they need, and the visitor page holds no key.
-    let landing = page(&app, "/demo/").await;
-    assert!(landing.text.contains("agent.html") && landing.text.contains("visitor.html"));
     let visitor = page(&app, "/demo/visitor.html").await;
     assert!(visitor.text.contains("js/visitor.js"));
     assert!(

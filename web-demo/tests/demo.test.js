@@ -736,17 +736,14 @@ test('the widget works with the keyboard alone', async () => {
   }
 });
 
-test('the landing page links both views, and the console refuses LIVE keys', async () => {
+test('the demo leads to the shop, which links the agent console; the console refuses LIVE keys', async () => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
   const page = await context.newPage();
   try {
     await page.goto(`${BASE}/demo/`);
-    await visible(page.locator('a[href="agent.html"]'));
-    await page.fill('#widget-key', WIDGET_KEY);
-    await page.click('#widget-form button[type="submit"]');
-    await page.waitForURL(/visitor\.html#widgetKey=/, { timeout: WAIT });
-    await page.goto(`${BASE}/demo/`);
-    await shot(page, 'landing');
+    await visible(page.locator(`a[href="${BASE}/demo/agent.html"]`));
+    await page.click(`a[href="${BASE}/demo/agent.html"]`);
+    await visible(page.locator('#api-key'));
 
     await page.goto(`${BASE}/demo/agent.html`);
     await page.fill('#api-key', `svc_live_${'x'.repeat(38)}`);

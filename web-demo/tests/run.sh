@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Browser tests of the web demo: builds the service (debug), starts it on a
-# free port with SQLite in a temp dir, creates a company, an entity and a
+# free port with SQLite in a temp dir and the demo enabled (its made-up shop
+# on a second free port: another origin), creates a company, an entity and a
 # TEST key with the CLI (--json), then runs demo.test.js and widget.test.js,
 # one file after the other (node's test runner driving Debian's headless
 # Chromium through playwright-core; no browser is downloaded). Screenshots
@@ -60,13 +61,17 @@ export SD_WIDGET_KEY="$(printf '%s' "$ENTITY_JSON" | json_field widgetKeyTest)"
 KEY_JSON="$("$BIN" keys create --company "$COMPANY_ID" --type test --scopes all --rate-limit 100000 --name "Browser tests" --json)"
 export SD_API_KEY="$(printf '%s' "$KEY_JSON" | json_field key)"
 
-PORT="$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
+free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+PORT="$(free_port)"
+SHOP_PORT="$(free_port)"
+while [ "$SHOP_PORT" = "$PORT" ]; do SHOP_PORT="$(free_port)"; done
 export SD_BASE_URL="http://127.0.0.1:$PORT"
+export SD_SHOP_URL="http://127.0.0.1:$SHOP_PORT"
 export SD_MAIL_DIR="$SUPPORTDESK_DATA_DIR/mail"
 export SD_SCREENSHOTS="$HERE/screenshots"
 mkdir -p "$SD_SCREENSHOTS"
 
-SUPPORTDESK_BIND="127.0.0.1:$PORT" RUST_LOG="${RUST_LOG:-warn}" "$BIN" serve >"$WORK/server.log" 2>&1 &
+SUPPORTDESK_BIND="127.0.0.1:$PORT" SUPPORTDESK_DEMO=true SUPPORTDESK_DEMO_SHOP_BIND="127.0.0.1:$SHOP_PORT" RUST_LOG="${RUST_LOG:-warn}" "$BIN" serve >"$WORK/server.log" 2>&1 &
 SERVER_PID=$!
 for _ in $(seq 1 100); do
   if node -e 'fetch(process.argv[1]).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))' "$SD_BASE_URL/healthz"; then
@@ -80,7 +85,7 @@ for _ in $(seq 1 100); do
   sleep 0.2
 done
 
-echo "browser tests: service on $SD_BASE_URL, $("$CHROMIUM" --version 2>/dev/null | head -n1)"
+echo "browser tests: service on $SD_BASE_URL, demo shop on $SD_SHOP_URL, $("$CHROMIUM" --version 2>/dev/null | head -n1)"
 echo "browser tests: screenshots go to $SD_SCREENSHOTS"
 status=0
 node --test --test-concurrency=1 --test-timeout=300000 ${SD_TESTS:-demo.test.js widget.test.js} || status=$?

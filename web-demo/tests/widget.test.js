@@ -1,12 +1,11 @@
-// Browser tests of the embeddable widget (see run.sh): a made-up shop on
-// another origin, with a strict CSP that allows the service only in
-// script-src and frame-src, embeds /widget.js with one script tag exactly
-// as a customer would.
+// Browser tests of the embeddable widget (see run.sh): the demo's made-up
+// shop, served by the service on its own port (another origin than the
+// API) under a CSP that allows the API only in script-src and frame-src,
+// embeds /widget.js with one script tag exactly as a customer would.
 
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
-import http from 'node:http';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
@@ -18,38 +17,16 @@ function env(name) {
 }
 
 const BASE = env('SD_BASE_URL');
+const SHOP = env('SD_SHOP_URL');
 const API_KEY = env('SD_API_KEY');
-const WIDGET_KEY = env('SD_WIDGET_KEY');
 const SHOTS = process.env.SD_SCREENSHOTS ?? path.resolve('screenshots');
 const WAIT = 25_000;
+const FRAME = `iframe[src^="${BASE}/widget/frame.html"]`;
 
 let browser;
-let shop;
-let SHOP;
-
-function shopPage() {
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Teapot Emporium</title>
-<meta name="viewport" content="width=device-width, initial-scale=1"></head>
-<body><h1>Teapot Emporium</h1><p>Fine teapots since 1901.</p>
-<p id="secret">host-only text</p>
-<script src="${BASE}/widget.js" data-widget-key="${WIDGET_KEY}" data-greeting="Hello! Questions about teapots?" async></script>
-</body></html>`;
-}
 
 before(async () => {
   await fs.mkdir(SHOTS, { recursive: true });
-  // The shop: another origin (localhost, another port), the two CSP lines
-  // of docs/widget.md on top of a strict default.
-  shop = http.createServer((req, res) => {
-    res.writeHead(200, {
-      'Content-Type': 'text/html; charset=utf-8',
-      'Content-Security-Policy': `default-src 'self'; script-src 'self' ${BASE}; frame-src ${BASE}`,
-    });
-    res.end(shopPage());
-  });
-  await new Promise((resolve) => shop.listen(0, '127.0.0.1', resolve));
-  SHOP = `http://localhost:${shop.address().port}`;
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
@@ -58,7 +35,6 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
-  shop?.close();
 });
 
 async function api(method, urlPath, body) {
@@ -79,63 +55,91 @@ async function openShop({ width = 1280, height = 800 } = {}) {
   page.on('console', (msg) => {
     if (/Content Security Policy/i.test(msg.text())) violations.push(msg.text());
   });
-  await page.goto(SHOP);
+  await page.goto(`${SHOP}/`);
   await page.locator('[data-supportdesk=launcher]').waitFor({ state: 'visible', timeout: WAIT });
   return { context, page, violations };
 }
 
-test('the shop embeds the widget: launcher, iframe, a chat to the agent and back', async () => {
-  const { context, page, violations } = await openShop();
-  await page.evaluate(() => {
-    window.received = [];
-    window.Supportdesk.on('message', (m) => window.received.push(m.body));
-  });
-  await page.click('[data-supportdesk=launcher]');
-  const frame = page.frameLocator(`iframe[src^="${BASE}/widget/frame.html"]`);
-  await frame.locator('#question').waitFor({ state: 'visible', timeout: WAIT });
-  await frame.locator('#greeting').getByText('Questions about teapots').waitFor({ timeout: WAIT });
-  assert.equal(await frame.locator('#composer').isVisible(), false);
-  await page.screenshot({ path: path.join(SHOTS, 'widget-desktop.png') });
+/** The demo's agent console in its own context, signed in and online. */
+async function signInAgent(name, email) {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(`${BASE}/demo/agent.html`);
+  await page.fill('#api-key', API_KEY);
+  await page.click('#key-submit');
+  await page.locator('#identity-form').waitFor({ state: 'visible', timeout: WAIT });
+  if (await page.isVisible('#existing-user')) await page.selectOption('#existing-user', '');
+  await page.fill('#agent-name', name);
+  await page.fill('#agent-email', email);
+  await page.click('#identity-submit');
+  await page.locator('#console').waitFor({ state: 'visible', timeout: WAIT });
+  return { context, page };
+}
 
-  await frame.locator('#name').fill('Tess');
-  await frame.locator('#question').fill('Is the blue teapot dishwasher safe?');
-  await frame.locator('#start button[type=submit]').click();
-  await frame.locator('#messages').getByText('dishwasher safe').waitFor({ timeout: WAIT });
-
-  // The agent side (any client of the API) sees the chat and answers.
-  let session;
-  for (let i = 0; i < 100 && !session; i += 1) {
-    const sessions = await api('GET', '/chat/sessions?status=ACTIVE');
-    session = sessions.data.find((s) => s.visitorName === 'Tess');
-    const messages = session ? (await api('GET', `/chat/sessions/${session.id}`)).messages : [];
-    if (!messages.some((m) => m.body.includes('dishwasher'))) session = undefined;
-    if (!session) await new Promise((r) => setTimeout(r, 200));
+/** Closes a console, and makes sure its agent no longer shows as online. */
+async function leaveConsole(agent, name) {
+  await agent.page.close({ runBeforeUnload: true });
+  await agent.context.close();
+  const online = await api('GET', '/chat/agent-presence');
+  for (const a of online.data.filter((a) => a.name === name)) {
+    await api('DELETE', `/chat/agent-presence/${a.userId}`).catch(() => {});
   }
-  assert.ok(session, 'the chat reached the agents');
-  const users = await api('GET', '/users');
-  const agent = users.data[0] ?? (await api('POST', '/users', { name: 'Ann', email: 'ann@teapots.example', role: 'AGENT' }));
-  await api('POST', `/chat/sessions/${session.id}/messages`, { body: 'Yes, up to 60 degrees.', senderType: 'agent', senderId: agent.id });
-  await frame.locator('#messages').getByText('up to 60 degrees').waitFor({ timeout: WAIT });
-  assert.equal(await frame.locator('#start').isVisible(), false);
-  await page.screenshot({ path: path.join(SHOTS, 'widget-desktop-chat.png') });
-  await page.waitForFunction(() => window.received.includes('Yes, up to 60 degrees.'), null, { timeout: WAIT });
+}
 
-  // The host cannot read the frame's document.
-  const reach = await page.evaluate(() => {
-    try {
-      return document.querySelector('iframe').contentDocument === null ? 'null' : 'readable';
-    } catch {
-      return 'blocked';
-    }
-  });
-  assert.notEqual(reach, 'readable');
-  assert.deepEqual(violations, []);
-  await context.close();
+test('the shop embeds the widget: launcher, iframe, a chat to the agent console and back', async () => {
+  const agent = await signInAgent('Otto Agent', 'otto@teapots.example');
+  const { context, page, violations } = await openShop();
+  try {
+    // The loader came from the API's origin into a page of another origin.
+    assert.notEqual(new URL(SHOP).origin, new URL(BASE).origin);
+    await page.evaluate(() => {
+      window.received = [];
+      window.Supportdesk.on('message', (m) => window.received.push(m.body));
+    });
+    await page.click('[data-supportdesk=launcher]');
+    const frame = page.frameLocator(FRAME);
+    await frame.locator('#question').waitFor({ state: 'visible', timeout: WAIT });
+    await frame.locator('#greeting').getByText('Questions about teapots').waitFor({ timeout: WAIT });
+    assert.equal(await frame.locator('#composer').isVisible(), false);
+    await page.screenshot({ path: path.join(SHOTS, 'widget-desktop.png') });
+
+    await frame.locator('#name').fill('Tess');
+    await frame.locator('#question').fill('Is the blue teapot dishwasher safe?');
+    await frame.locator('#start button[type=submit]').click();
+    await frame.locator('#messages').getByText('dishwasher safe').waitFor({ timeout: WAIT });
+
+    // The agent sees the chat live in the console and answers from there.
+    const item = agent.page.locator('#session-list .session', { hasText: 'Tess' });
+    await item.first().waitFor({ state: 'visible', timeout: WAIT });
+    await item.first().click();
+    await agent.page.locator('#messages .msg-visitor', { hasText: 'dishwasher safe' }).waitFor({ timeout: WAIT });
+    await agent.page.fill('#reply', 'Yes, up to 60 degrees.');
+    await agent.page.press('#reply', 'Enter');
+
+    await frame.locator('#messages').getByText('up to 60 degrees').waitFor({ timeout: WAIT });
+    assert.equal(await frame.locator('#start').isVisible(), false);
+    await page.screenshot({ path: path.join(SHOTS, 'widget-desktop-chat.png') });
+    await page.waitForFunction(() => window.received.includes('Yes, up to 60 degrees.'), null, { timeout: WAIT });
+
+    // The host cannot read the frame's document.
+    const reach = await page.evaluate(() => {
+      try {
+        return document.querySelector('iframe').contentDocument === null ? 'null' : 'readable';
+      } catch {
+        return 'blocked';
+      }
+    });
+    assert.notEqual(reach, 'readable');
+    assert.deepEqual(violations, []);
+  } finally {
+    await context.close();
+    await leaveConsole(agent, 'Otto Agent');
+  }
 });
 
 test('the JS API opens and closes; a message not from our frame is ignored', async () => {
   const { context, page } = await openShop();
-  const iframe = page.locator(`iframe[src^="${BASE}/widget/frame.html"]`);
+  const iframe = page.locator(FRAME);
   await page.evaluate(() => {
     window.events = [];
     window.Supportdesk.on('open', () => window.events.push('open'));
@@ -161,9 +165,9 @@ test('the JS API opens and closes; a message not from our frame is ignored', asy
 test('on a phone the chat fills the screen', async () => {
   const { context, page } = await openShop({ width: 390, height: 844 });
   await page.click('[data-supportdesk=launcher]');
-  const frame = page.frameLocator(`iframe[src^="${BASE}/widget/frame.html"]`);
+  const frame = page.frameLocator(FRAME);
   await frame.locator('#question').waitFor({ state: 'visible', timeout: WAIT });
-  const box = await page.locator(`iframe[src^="${BASE}/widget/frame.html"]`).boundingBox();
+  const box = await page.locator(FRAME).boundingBox();
   assert.equal(Math.round(box.width), 390);
   assert.equal(await page.locator('[data-supportdesk=launcher]').isVisible(), false);
   await frame.locator('#close').click();
@@ -192,7 +196,7 @@ test('identify() makes the next chat a verified one', async () => {
     window.Supportdesk.identify({ token: t });
     window.Supportdesk.open();
   }, token);
-  const frame = page.frameLocator(`iframe[src^="${BASE}/widget/frame.html"]`);
+  const frame = page.frameLocator(FRAME);
   await frame.locator('#question').fill('Where is my order?');
   await frame.locator('#start button[type=submit]').click();
   await frame.locator('#messages').getByText('Where is my order?').waitFor({ timeout: WAIT });
@@ -234,5 +238,116 @@ test('when the agent closes the chat the widget asks for a rating and sends it',
   assert.ok(rating, 'the rating was stored');
   assert.equal(rating.score, 4);
   assert.equal(rating.comment, 'Quick and clear.');
+  await context.close();
+});
+
+test('signing in on the shop verifies the visitor, who sees the same customer\'s chats in another browser', async () => {
+  // First device: sign in, then chat.
+  const first = await openShop();
+  await first.page.click('#sign-in');
+  await first.page.locator('#account').getByText('Signed in as Dana Demo').waitFor({ timeout: WAIT });
+  await first.page.click('[data-supportdesk=launcher]');
+  const frameA = first.page.frameLocator(FRAME);
+  await frameA.locator('#question').fill('Has order 1234 shipped?');
+  await frameA.locator('#start button[type=submit]').click();
+  await frameA.locator('#messages').getByText('order 1234').waitFor({ timeout: WAIT });
+  await first.context.close();
+
+  // Second device: sign in, reload (the page identifies at once, before
+  // the widget's frame is ready: the call must not be lost), then chat.
+  const second = await openShop({ width: 1280, height: 800 });
+  await second.page.click('#sign-in');
+  await second.page.locator('#account').getByText('Signed in as Dana Demo').waitFor({ timeout: WAIT });
+  await second.page.reload();
+  await second.page.locator('[data-supportdesk=launcher]').waitFor({ state: 'visible', timeout: WAIT });
+  await second.page.click('[data-supportdesk=launcher]');
+  const frameB = second.page.frameLocator(FRAME);
+  await frameB.locator('#question').fill('And order 5678?');
+  await frameB.locator('#start button[type=submit]').click();
+  await frameB.locator('#messages li.earlier').getByText('order 1234').waitFor({ timeout: WAIT });
+  await frameB.locator('#messages').getByText('order 5678').waitFor({ timeout: WAIT });
+
+  const sessions = await api('GET', '/chat/sessions');
+  const mine = sessions.data.filter((s) => s.visitor?.externalId === 'demo-customer-1');
+  assert.equal(mine.length, 2);
+  assert.ok(mine.every((s) => s.visitor.verified === true));
+
+  // The new chat is live although earlier chats are shown above it: an
+  // agent's reply to it arrives.
+  let current;
+  for (let i = 0; i < 100 && !current; i += 1) {
+    for (const s of mine) {
+      const { messages } = await api('GET', `/chat/sessions/${s.id}`);
+      if (messages.some((m) => m.body.includes('order 5678'))) current = s;
+    }
+    if (!current) await new Promise((r) => setTimeout(r, 200));
+  }
+  assert.ok(current, 'the second chat reached the agents');
+  const users = await api('GET', '/users');
+  const agent = users.data[0] ?? (await api('POST', '/users', { name: 'Ann', email: 'ann@teapots.example', role: 'AGENT' }));
+  await api('POST', `/chat/sessions/${current.id}/messages`, { body: 'Both shipped today.', senderType: 'agent', senderId: agent.id });
+  await frameB.locator('#messages').getByText('Both shipped today.').waitFor({ timeout: WAIT });
+  await second.page.screenshot({ path: path.join(SHOTS, 'widget-verified-history.png') });
+  assert.deepEqual(second.violations, []);
+  await second.context.close();
+});
+
+test('calls a page pushed before the loader ran are replayed: open, then a verified chat', async () => {
+  const entityId = env('SD_ENTITY_ID');
+  const { secret } = await api('POST', `/entities/${entityId}/widget-secret/rotate`, {});
+  const now = Math.floor(Date.now() / 1000);
+  const token = signToken({ sub: 'shop-user-early', name: 'Erin Early', email: 'erin@teapots.example', iat: now, exp: now + 600 }, secret);
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  // The stub of the docs, in place before any script of the page runs.
+  await page.addInitScript((t) => {
+    window.Supportdesk = window.Supportdesk || [];
+    window.Supportdesk.push(['identify', { token: t }], ['open']);
+  }, token);
+  await page.goto(`${SHOP}/`);
+  const frame = page.frameLocator(FRAME);
+  await frame.locator('#question').waitFor({ state: 'visible', timeout: WAIT });
+  await frame.locator('#question').fill('Do you ship to Norway?');
+  await frame.locator('#start button[type=submit]').click();
+  await frame.locator('#messages').getByText('ship to Norway').waitFor({ timeout: WAIT });
+  const sessions = await api('GET', '/chat/sessions');
+  const session = sessions.data.find((s) => s.visitor?.externalId === 'shop-user-early');
+  assert.ok(session, 'a session of the identified visitor');
+  assert.equal(session.visitor.verified, true);
+  await context.close();
+});
+
+test('the chat frame ignores a postMessage from a frame of another origin', async () => {
+  const entityId = env('SD_ENTITY_ID');
+  const { secret } = await api('POST', `/entities/${entityId}/widget-secret/rotate`, {});
+  const now = Math.floor(Date.now() / 1000);
+  const token = signToken({ sub: 'forged-user', name: 'Mallory', email: 'mallory@teapots.example', iat: now, exp: now + 600 }, secret);
+  const { context, page } = await openShop();
+  await page.click('[data-supportdesk=launcher]');
+  const frame = page.frameLocator(FRAME);
+  await frame.locator('#question').waitFor({ state: 'visible', timeout: WAIT });
+  // A frame of another origin than the shop (allowed by the shop's
+  // frame-src) posts a valid identity to the chat frame, its sibling.
+  await page.evaluate((src) => new Promise((resolve) => {
+    const other = document.createElement('iframe');
+    other.src = src;
+    other.id = 'foreign';
+    other.onload = resolve;
+    document.body.append(other);
+  }), `${BASE}/healthz`);
+  const foreign = page.frames().find((f) => f.url() === `${BASE}/healthz`);
+  assert.ok(foreign, 'the foreign frame');
+  await foreign.evaluate(([t, origin]) => {
+    window.parent.frames[0].postMessage({ sd: 1, type: 'identify', token: t }, origin);
+  }, [token, BASE]);
+  await frame.locator('#name').fill('Not Mallory');
+  await frame.locator('#question').fill('Who am I?');
+  await frame.locator('#start button[type=submit]').click();
+  await frame.locator('#messages').getByText('Who am I?').waitFor({ timeout: WAIT });
+  const sessions = await api('GET', '/chat/sessions');
+  assert.equal(sessions.data.some((s) => s.visitor?.externalId === 'forged-user'), false);
+  const mine = sessions.data.find((s) => s.visitorName === 'Not Mallory');
+  assert.ok(mine, 'the chat started');
+  assert.notEqual(mine.visitor?.verified, true);
   await context.close();
 });

@@ -21,6 +21,9 @@ let customFields = null;
 let socket = null;
 let conversation = load();
 const seen = new Set();
+// Ids of this chat's own messages (not the earlier chats shown above it):
+// the socket resumes after the newest of these.
+const own = new Set();
 
 function originOf(value) {
   try {
@@ -67,6 +70,7 @@ async function api(path, { method = 'GET', body, token } = {}) {
 function render(message, { earlier = false } = {}) {
   if (seen.has(message.id)) return false;
   seen.add(message.id);
+  if (!earlier) own.add(message.id);
   const li = document.createElement('li');
   li.className = `${message.senderType}${earlier ? ' earlier' : ''}`;
   li.dataset.id = message.id;
@@ -103,7 +107,7 @@ function connect() {
     ws.onopen = () => {
       attempt = 0;
       ui.note.textContent = '';
-      const last = [...seen].sort().pop();
+      const last = [...own].sort().pop();
       ws.send(JSON.stringify({ type: 'subscribe', channel: `session:${current.sessionId}`, ...(last ? { since: last } : {}) }));
     };
     ws.onmessage = (event) => onFrame(JSON.parse(event.data));

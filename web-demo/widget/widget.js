@@ -7,6 +7,9 @@
 (function () {
   'use strict';
   if (window.Supportdesk && window.Supportdesk.__loaded) return;
+  // Calls a page made before this async script ran, as [name, ...args]
+  // pushed onto a `window.Supportdesk = window.Supportdesk || []` stub.
+  var early = Array.isArray(window.Supportdesk) ? window.Supportdesk.slice() : [];
 
   var script = document.currentScript || document.querySelector('script[data-widget-key]');
   if (!script || !script.src) return;
@@ -142,6 +145,7 @@
   }
 
   function open() {
+    if (!frame) { early.push(['open']); return; }
     if (isOpen) return;
     isOpen = true;
     frame.style.display = 'block';
@@ -156,6 +160,7 @@
   }
 
   function close() {
+    if (!frame) { early.push(['close']); return; }
     if (!isOpen) return;
     isOpen = false;
     frame.style.display = 'none';
@@ -208,6 +213,13 @@
 
   function start() {
     build();
+    early.forEach(function (call) {
+      var name = call && call[0];
+      if (typeof name === 'string' && name !== '__loaded' && typeof window.Supportdesk[name] === 'function') {
+        window.Supportdesk[name].apply(null, call.slice(1));
+      }
+    });
+    early = [];
     // The script loads async: a page waits for this before calling the API.
     window.dispatchEvent(new CustomEvent('supportdesk:ready'));
   }

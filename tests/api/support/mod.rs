@@ -178,6 +178,8 @@ pub struct TestApp {
     pub backend: Backend,
     pub address: String,
     pub port: u16,
+    /// The demo shop's base URL when the config enables the demo.
+    pub shop_url: Option<String>,
     pub state: AppState,
     pub config: Config,
     pub client: reqwest::Client,
@@ -238,6 +240,7 @@ impl TestApp {
     ) -> TestApp {
         let app = App::build(config.clone()).await.expect("app builds");
         let port = app.port();
+        let shop_url = app.shop_url().map(|url| url.to_string());
         let state = app.state().clone();
         let shutdown = app.shutdown_handle();
         let server = tokio::spawn(app.run_until_stopped());
@@ -245,6 +248,7 @@ impl TestApp {
             backend,
             address: format!("http://127.0.0.1:{port}"),
             port,
+            shop_url,
             state,
             config,
             client: reqwest::Client::builder()
