@@ -114,6 +114,21 @@ pub struct ServeArgs {
         default_value_t = defaults::MAX_VISITOR_ATTACHMENT_BYTES
     )]
     pub max_visitor_attachment_bytes: u64,
+    /// Bucket of an S3-compatible store for attachments, shared by every
+    /// node; without it files go to the data dir. Endpoint, region and
+    /// credentials come from the usual `AWS_*` variables
+    /// (`AWS_ENDPOINT_URL`, `AWS_REGION`, `AWS_ACCESS_KEY_ID`,
+    /// `AWS_SECRET_ACCESS_KEY`, `AWS_ALLOW_HTTP`, …).
+    #[arg(long, env = "SUPPORTDESK_S3_BUCKET")]
+    pub s3_bucket: Option<String>,
+    /// Uploads one visitor session may make: `<count>/<seconds>s`, all of
+    /// them at once if need be (besides the widget's per-IP limit).
+    #[arg(
+        long,
+        env = "SUPPORTDESK_VISITOR_UPLOAD_RATE",
+        default_value = defaults::VISITOR_UPLOAD_RATE
+    )]
+    pub visitor_upload_rate: String,
 }
 
 /// Every default, written once: the flags show them and `Config::new`
@@ -133,6 +148,7 @@ pub mod defaults {
     pub const DEMO: bool = false;
     pub const DEMO_SHOP_BIND: &str = "127.0.0.1:8081";
     pub const VISITOR_MESSAGE_RATE: &str = "20/20s";
+    pub const VISITOR_UPLOAD_RATE: &str = "20/600s";
     pub const AUTH_FAILURE_WINDOW_SECS: u64 = 60;
     pub const RETENTION_DAYS: u64 = 30;
     pub const RETENTION_INTERVAL_SECS: u64 = 3600;
@@ -204,6 +220,22 @@ pub struct Config {
     pub max_visitor_attachment_bytes: u64,
     /// How long an upload may stay unattached (tests set seconds).
     pub attachment_orphan_age: Duration,
+    /// Uploads one visitor session may make per window.
+    pub visitor_upload_rate: MessageRate,
+    /// An S3-compatible store for attachments instead of the data dir.
+    pub s3: Option<S3Config>,
+}
+
+/// Where in S3-compatible storage attachments go. Fields left `None` come
+/// from the `AWS_*` environment variables (a deployment sets those; tests
+/// set the fields, since parallel tests cannot share process variables).
+#[derive(Debug, Clone, Default)]
+pub struct S3Config {
+    pub bucket: String,
+    pub endpoint: Option<String>,
+    pub region: Option<String>,
+    pub access_key_id: Option<String>,
+    pub secret_access_key: Option<String>,
 }
 
 /// `limit` messages per `window`, all of them at once if need be (GCRA,
@@ -275,6 +307,14 @@ impl Config {
             max_attachment_bytes: args.max_attachment_bytes,
             max_visitor_attachment_bytes: args.max_visitor_attachment_bytes,
             attachment_orphan_age: Duration::from_secs(defaults::ATTACHMENT_ORPHAN_HOURS * 3600),
+            visitor_upload_rate: MessageRate::parse(&args.visitor_upload_rate)?,
+            s3: args
+                .s3_bucket
+                .filter(|bucket| !bucket.is_empty())
+                .map(|bucket| S3Config {
+                    bucket,
+                    ..S3Config::default()
+                }),
         })
     }
 
@@ -315,6 +355,9 @@ impl Config {
             max_attachment_bytes: defaults::MAX_ATTACHMENT_BYTES,
             max_visitor_attachment_bytes: defaults::MAX_VISITOR_ATTACHMENT_BYTES,
             attachment_orphan_age: secs(defaults::ATTACHMENT_ORPHAN_HOURS * 3600),
+            visitor_upload_rate: MessageRate::parse(defaults::VISITOR_UPLOAD_RATE)
+                .expect("the default upload rate parses"),
+            s3: None,
         }
     }
 

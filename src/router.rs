@@ -41,7 +41,20 @@ impl ApiRouter {
 
     /// Mounts the handler of `routes!(handler)` at its documented method
     /// and path, behind a check that the key holds `scope`.
-    pub fn route(mut self, scope: Scope, handler: UtoipaMethodRouter<AppState>) -> Self {
+    pub fn route(self, scope: Scope, handler: UtoipaMethodRouter<AppState>) -> Self {
+        self.route_or(scope, &[], handler)
+    }
+
+    /// Like `route`, but a key holding one of `also` passes the check too:
+    /// the handler then decides what such a key may see (a download by the
+    /// read scope of the record a file belongs to). The table and the
+    /// document name `scope`.
+    pub fn route_or(
+        mut self,
+        scope: Scope,
+        also: &'static [Scope],
+        handler: UtoipaMethodRouter<AppState>,
+    ) -> Self {
         let (schemas, paths, method_router) = handler;
         let mut has_post = false;
         for (path, item) in &paths.paths {
@@ -66,7 +79,7 @@ impl ApiRouter {
         };
         let method_router =
             method_router.route_layer(middleware::from_fn(move |request: Request, next: Next| {
-                require_scope(scope, request, next)
+                require_scope(scope, also, request, next)
             }));
         self.router = self.router.routes((schemas, paths, method_router));
         self
@@ -104,9 +117,19 @@ fn methods(item: &PathItem) -> Vec<Method> {
     .collect()
 }
 
-async fn require_scope(scope: Scope, request: Request, next: Next) -> Response {
+async fn require_scope(
+    scope: Scope,
+    also: &'static [Scope],
+    request: Request,
+    next: Next,
+) -> Response {
     match request.extensions().get::<Principal>() {
-        Some(principal) if principal.scopes.contains(scope) => next.run(request).await,
+        Some(principal)
+            if principal.scopes.contains(scope)
+                || also.iter().any(|other| principal.scopes.contains(*other)) =>
+        {
+            next.run(request).await
+        }
         Some(_) => ApiError::forbidden_scope(scope.as_str()).into_response(),
         // The auth middleware runs first; reaching here without a principal
         // means a route was mounted outside it, which must not serve data.

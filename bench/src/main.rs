@@ -206,7 +206,7 @@ async fn all(args: AllArgs) -> anyhow::Result<()> {
     };
     let wanted = |n: u32| args.only.is_empty() || args.only.contains(&n);
     // Scenarios 2, 9 and 10 read the seeded tickets before scenario 1 adds to them.
-    let plan: [(u32, &str); 10] = [
+    let plan: [(u32, &str); 11] = [
         (2, "GET /tickets"),
         (9, "GET /tickets filtered by tag, custom field and status"),
         (10, "lists and search at scale"),
@@ -217,6 +217,7 @@ async fn all(args: AllArgs) -> anyhow::Result<()> {
         (6, "REST message -> socket"),
         (7, "presence expiry"),
         (8, "POST /tickets with Idempotency-Key vs without"),
+        (11, "20 parallel uploads of 20 MiB"),
     ];
     for (n, name) in plan {
         if !wanted(n) {
@@ -236,6 +237,7 @@ async fn all(args: AllArgs) -> anyhow::Result<()> {
             7 => ctx.presence().await,
             9 => ctx.filtered_list().await,
             10 => ctx.scale(args.scale_tickets).await,
+            11 => ctx.uploads().await,
             _ => ctx.idempotent_create().await,
         };
         if let Err(e) = result {

@@ -49,7 +49,7 @@ impl Attachments {
         let secret = crate::realtime::store::server_secret(db, LINK_SECRET).await?;
         let key: [u8; 32] = sha2::Sha256::digest(secret.as_bytes()).into();
         Ok(Attachments {
-            storage: Storage::local(&config.data_dir)?,
+            storage: Storage::from_config(config)?,
             links: links::Links::new(key, public_url),
             max_bytes: config.max_attachment_bytes,
             max_visitor_bytes: config.max_visitor_attachment_bytes,

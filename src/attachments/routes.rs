@@ -23,8 +23,33 @@ use crate::state::AppState;
 pub fn router() -> ApiRouter {
     ApiRouter::new()
         .route(Scope::AttachmentsWrite, routes!(upload))
-        .route(Scope::AttachmentsRead, routes!(get_one))
-        .route(Scope::AttachmentsRead, routes!(content))
+        .route_or(Scope::AttachmentsRead, RECORD_READ, routes!(get_one))
+        .route_or(Scope::AttachmentsRead, RECORD_READ, routes!(content))
+}
+
+/// Read scopes that reach a file through the record it is attached to.
+const RECORD_READ: &[Scope] = &[Scope::TicketsRead, Scope::ChatRead];
+
+/// The tenant's upload `id` if the key may read it: with
+/// `attachments:read` any of them; otherwise one on a ticket or comment
+/// with `tickets:read`, one on a chat message with `chat:read`. Anything
+/// else (unattached, another record's, missing) is the missing scope, so a
+/// key without `attachments:read` learns nothing about other uploads.
+async fn readable(state: &AppState, principal: &Principal, id: Uuid) -> ApiResult<Stored> {
+    if principal.scopes.contains(Scope::AttachmentsRead) {
+        return Ok(store::find(&state.db, &principal.tenant, id).await?);
+    }
+    let needed = match store::owner_kind(&state.db, &principal.tenant, id).await? {
+        Some(store::Kind::Ticket | store::Kind::Comment) => Some(Scope::TicketsRead),
+        Some(store::Kind::Message) => Some(Scope::ChatRead),
+        None => None,
+    };
+    match needed {
+        Some(scope) if principal.scopes.contains(scope) => {
+            Ok(store::find(&state.db, &principal.tenant, id).await?)
+        }
+        _ => Err(ApiError::forbidden_scope(Scope::AttachmentsRead.as_str())),
+    }
 }
 
 #[derive(Deserialize, IntoParams)]
@@ -86,6 +111,10 @@ async fn upload(
 }
 
 /// Get an attachment's metadata
+///
+/// With `attachments:read`, or the read scope of the record the file is
+/// attached to (`tickets:read` for a ticket's or comment's, `chat:read`
+/// for a chat message's).
 #[utoipa::path(get, path = "/attachments/{id}", operation_id = "get_attachment",
     tag = "Attachments",
     params(("id" = uuid::Uuid, Path, description = "Attachment id")),
@@ -95,7 +124,7 @@ async fn get_one(
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<Attachment>> {
-    let stored = store::find(&state.db, &principal.tenant, id).await?;
+    let stored = readable(&state, &principal, id).await?;
     Ok(Json(stored.into()))
 }
 
@@ -104,6 +133,9 @@ async fn get_one(
 /// The bytes, with `Content-Disposition: attachment` (inline only for PNG,
 /// JPEG, GIF and WebP), `X-Content-Type-Options: nosniff` and
 /// `Content-Security-Policy: sandbox`. A single `Range` is honoured (206).
+/// With `attachments:read`, or the read scope of the record the file is
+/// attached to (`tickets:read` for a ticket's or comment's, `chat:read`
+/// for a chat message's).
 #[utoipa::path(get, path = "/attachments/{id}/content", operation_id = "download_attachment",
     tag = "Attachments",
     params(("id" = uuid::Uuid, Path, description = "Attachment id")),
@@ -117,7 +149,7 @@ async fn content(
     Id(id): Id,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    let stored = store::find(&state.db, &principal.tenant, id).await?;
+    let stored = readable(&state, &principal, id).await?;
     files::serve(&state.attachments.storage, &stored, &headers).await
 }
 

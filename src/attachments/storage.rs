@@ -1,9 +1,8 @@
-//! Where attachment bytes live: an `object_store` store, the local
-//! filesystem under `<data dir>/attachments/` today. Everything else talks
-//! to this wrapper only, so an S3-compatible store is a change of the
-//! constructor, not of its callers. Keys: `<company>/<sha256>` for stored
-//! bytes (one object per company and content), `tmp/<uuid>` while an
-//! upload streams in.
+//! Where attachment bytes live: an `object_store` store, either the local
+//! filesystem under `<data dir>/attachments/` or an S3-compatible bucket
+//! that several nodes share. Everything else talks to this wrapper only.
+//! Keys: `<company>/<sha256>` for stored bytes (one object per company and
+//! content), `tmp/<uuid>` while an upload streams in.
 
 use std::path::Path as FsPath;
 use std::sync::Arc;
@@ -11,19 +10,27 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
+use object_store::aws::AmazonS3Builder;
 use object_store::buffered::BufWriter;
 use object_store::local::LocalFileSystem;
 use object_store::path::Path;
-use object_store::{GetOptions, GetRange, ObjectStore};
+use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 use uuid::Uuid;
 
-/// Bytes an upload buffers before each write to the store: small, so many
+use crate::config::S3Config;
+
+/// Bytes an upload to disk buffers before each write: small, so many
 /// parallel uploads cost little memory.
-const WRITE_CHUNK: usize = 256 * 1024;
+const LOCAL_WRITE_CHUNK: usize = 256 * 1024;
+
+/// Bytes an upload to S3 buffers per part: S3 refuses multipart parts
+/// smaller than 5 MiB (all but the last), so this is the least it can be.
+const S3_WRITE_CHUNK: usize = 5 * 1024 * 1024;
 
 #[derive(Clone, Debug)]
 pub struct Storage {
     store: Arc<dyn ObjectStore>,
+    write_chunk: usize,
 }
 
 /// A stored object's bytes, or the part of them a range asked for.
@@ -39,7 +46,42 @@ impl Storage {
         let store = LocalFileSystem::new_with_prefix(root)?;
         Ok(Storage {
             store: Arc::new(store),
+            write_chunk: LOCAL_WRITE_CHUNK,
         })
+    }
+
+    /// A bucket of an S3-compatible service. What `config` leaves out comes
+    /// from the `AWS_*` environment variables, as the AWS tools read them.
+    pub fn s3(config: &S3Config) -> anyhow::Result<Storage> {
+        let mut builder = AmazonS3Builder::from_env().with_bucket_name(&config.bucket);
+        if let Some(endpoint) = &config.endpoint {
+            // A plain-HTTP endpoint is a local or private server the
+            // operator named on purpose.
+            builder = builder
+                .with_endpoint(endpoint)
+                .with_allow_http(endpoint.starts_with("http://"));
+        }
+        if let Some(region) = &config.region {
+            builder = builder.with_region(region);
+        }
+        if let Some(id) = &config.access_key_id {
+            builder = builder.with_access_key_id(id);
+        }
+        if let Some(secret) = &config.secret_access_key {
+            builder = builder.with_secret_access_key(secret);
+        }
+        Ok(Storage {
+            store: Arc::new(builder.build()?),
+            write_chunk: S3_WRITE_CHUNK,
+        })
+    }
+
+    /// The store `config` asks for: S3 when a bucket is set, else the disk.
+    pub fn from_config(config: &crate::config::Config) -> anyhow::Result<Storage> {
+        match &config.s3 {
+            Some(s3) => Storage::s3(s3),
+            None => Storage::local(&config.data_dir),
+        }
     }
 
     /// The key of `company`'s bytes with this SHA-256.
@@ -50,7 +92,7 @@ impl Storage {
     /// A writer for a new temporary object; `finish` or `abort` it.
     pub fn temporary(&self) -> (Path, BufWriter) {
         let key = Path::from(format!("tmp/{}", Uuid::now_v7()));
-        let writer = BufWriter::with_capacity(self.store.clone(), key.clone(), WRITE_CHUNK);
+        let writer = BufWriter::with_capacity(self.store.clone(), key.clone(), self.write_chunk);
         (key, writer)
     }
 

@@ -165,6 +165,45 @@ pub async fn find_signed(db: &Db, id: Uuid) -> Result<Stored, StoreError> {
         .await
 }
 
+/// The kind of record the tenant's upload `id` is attached to; `None`
+/// when it is unattached or not the tenant's.
+pub async fn owner_kind(db: &Db, tenant: &Tenant, id: Uuid) -> Result<Option<Kind>, StoreError> {
+    let found: Option<(bool, bool, bool)> = Query::new(
+        "SELECT ticket_id IS NOT NULL, comment_id IS NOT NULL, message_id IS NOT NULL \
+         FROM attachments a WHERE a.id = ",
+    )
+    .push_bind(id)
+    .push(" AND ")
+    .push_tenant(tenant, "a")
+    .fetch_optional(db)
+    .await?;
+    Ok(match found {
+        Some((true, _, _)) => Some(Kind::Ticket),
+        Some((_, true, _)) => Some(Kind::Comment),
+        Some((_, _, true)) => Some(Kind::Message),
+        _ => None,
+    })
+}
+
+/// The SHA-256s of the files on ticket `ticket` and on its comments, in
+/// the caller's transaction: read before the ticket is deleted (the rows
+/// go with it), so their bytes can be released right after.
+pub async fn hashes_of_ticket(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    ticket: Uuid,
+) -> Result<Vec<String>, StoreError> {
+    Query::new(
+        "SELECT DISTINCT a.sha256 FROM attachments a WHERE (a.ticket_id = $1 OR a.comment_id IN \
+         (SELECT c.id FROM ticket_comments c WHERE c.ticket_id = $1)) AND a.company_id = $2 \
+         AND a.mode = $3",
+    )
+    .bind(ticket)
+    .bind_tenant(tenant)
+    .fetch_column(tx)
+    .await
+}
+
 /// Removes an upload whose bytes could not be stored after all.
 pub async fn forget(db: &Db, tenant: &Tenant, id: Uuid) -> Result<(), StoreError> {
     Query::new("DELETE FROM attachments WHERE id = $1 AND company_id = $2 AND mode = $3")

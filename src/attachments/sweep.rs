@@ -47,6 +47,17 @@ pub async fn run_pass(db: &Db, attachments: &Attachments) -> Result<SweepReport,
     }
 }
 
+/// Removes at once the bytes of `hashes` that no attachment of `company`
+/// names any more (a deleted record's files); bytes another record still
+/// uses stay. A failure leaves the object to the next sweep.
+pub async fn release(db: &Db, storage: &Storage, company: uuid::Uuid, hashes: &[String]) {
+    for sha256 in hashes {
+        if let Err(err) = drop_object(db, storage, company, sha256).await {
+            tracing::warn!(error = %err, "releasing attachment bytes failed");
+        }
+    }
+}
+
 async fn drop_object(
     db: &Db,
     storage: &Storage,

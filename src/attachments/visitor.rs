@@ -1,7 +1,8 @@
 //! `POST /widget/v1/attachments`: a visitor's upload with its visitor token
 //! (`Authorization: Bearer vt_…`). Smaller (10 MiB by default), images and
 //! PDFs only, and usable only on messages of the token's own session. The
-//! widget's per-IP limit applies as on every widget route.
+//! widget's per-IP limit applies as on every widget route, and each session
+//! has its own upload budget (`SUPPORTDESK_VISITOR_UPLOAD_RATE`).
 
 use axum::body::Body;
 use axum::extract::State;
@@ -12,6 +13,7 @@ use super::routes::{Rules, receive};
 use crate::chat::model::SessionStatus;
 use crate::error::{ApiError, ApiResult, StoreError};
 use crate::extract::{Json, Query};
+use crate::ratelimit::Limiter;
 use crate::realtime::token::TokenGrant;
 use crate::state::AppState;
 
@@ -56,6 +58,20 @@ pub(crate) async fn upload(
             "session_closed",
             "The chat session is closed",
         ));
+    }
+    // A session's own budget, so one chat cannot fill storage from many
+    // addresses; the per-IP limit only sees one address at a time.
+    let rate = state.config.visitor_upload_rate;
+    let bucket = format!("visitor-upload:{session_id}");
+    // Never an error: without Redis the node's own limiter decides.
+    if let Ok(decision) = state
+        .access
+        .limiter
+        .check(&bucket, rate.limit, rate.window)
+        .await
+        && !decision.allowed
+    {
+        return Err(crate::ratelimit::exceeded(decision.retry_after_secs));
     }
     let rules = Rules {
         limit: state.attachments.max_visitor_bytes,

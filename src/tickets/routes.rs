@@ -541,6 +541,14 @@ async fn delete(
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<serde_json::Value>> {
-    store::delete(&state.db, &principal.tenant, id).await?;
+    let hashes = store::delete(&state.db, &principal.tenant, id).await?;
+    // The ticket's files go now, not at the next sweep; shared bytes stay.
+    crate::attachments::sweep::release(
+        &state.db,
+        &state.attachments.storage,
+        principal.tenant.company_id,
+        &hashes,
+    )
+    .await;
     Ok(Json(json!({ "id": id, "deleted": true })))
 }

@@ -351,3 +351,50 @@ test('the chat frame ignores a postMessage from a frame of another origin', asyn
   assert.notEqual(mine.visitor?.verified, true);
   await context.close();
 });
+
+/** A 1×1 PNG: a real image, so the thumbnail loads. */
+const PNG_1PX = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+  'base64',
+);
+
+test('a visitor attaches an image from the widget and the agent sees it', async () => {
+  const { context, page } = await openShop();
+  await page.click('[data-supportdesk=launcher]');
+  const frame = page.frameLocator(`iframe[src^="${BASE}/widget/frame.html"]`);
+  await frame.locator('#name').fill('Pia');
+  await frame.locator('#question').fill('My teapot arrived cracked');
+  await frame.locator('#start button[type=submit]').click();
+  await frame.locator('#messages').getByText('arrived cracked').waitFor({ timeout: WAIT });
+
+  await frame.locator('#file').setInputFiles({ name: 'crack.png', mimeType: 'image/png', buffer: PNG_1PX });
+  await frame.locator('#pending').getByText('crack.png').waitFor({ timeout: WAIT });
+  await frame.locator('#input').fill('Here is a photo');
+  await frame.locator('#composer button[type=submit]').click();
+  // The widget shows its own message with the thumbnail, loaded through the signed link.
+  const thumb = frame.locator('#messages img.thumb[alt="crack.png"]');
+  await thumb.waitFor({ timeout: WAIT });
+  await frame.locator('#messages img.thumb[alt="crack.png"]').evaluate((img) =>
+    img.complete && img.naturalWidth > 0 ? null : new Promise((resolve, reject) => {
+      img.onload = resolve;
+      img.onerror = () => reject(new Error('the thumbnail did not load'));
+    }));
+  await page.screenshot({ path: path.join(SHOTS, 'widget-attachment.png') });
+
+  // The agent side sees the message with the image, and its link serves the bytes.
+  let file;
+  for (let i = 0; i < 100 && !file; i += 1) {
+    const sessions = await api('GET', '/chat/sessions?status=ACTIVE');
+    const session = sessions.data.find((s) => s.visitorName === 'Pia');
+    const messages = session ? (await api('GET', `/chat/sessions/${session.id}`)).messages : [];
+    file = messages.find((m) => m.body === 'Here is a photo')?.attachments?.[0];
+    if (!file) await new Promise((r) => setTimeout(r, 200));
+  }
+  assert.ok(file, 'the message with its file reached the agents');
+  assert.equal(file.filename, 'crack.png');
+  assert.equal(file.contentType, 'image/png');
+  const download = await fetch(file.url);
+  assert.equal(download.status, 200);
+  assert.deepEqual(Buffer.from(await download.arrayBuffer()), PNG_1PX);
+  await context.close();
+});

@@ -78,6 +78,7 @@ function render(message, { earlier = false } = {}) {
   who.className = 'who';
   who.textContent = message.senderType === 'visitor' ? text.you : (message.senderName ?? text.agent);
   li.append(who, document.createTextNode(message.body));
+  showAttachments(li, message.attachments);
   ui.messages.append(li);
   ui.messages.scrollTop = ui.messages.scrollHeight;
   return true;
@@ -195,7 +196,8 @@ function showRating() {
 
 function send(body) {
   if (socket?.readyState === WebSocket.OPEN) {
-    socket.send(JSON.stringify({ type: 'message', sessionId: conversation.sessionId, body }));
+    const attachmentIds = takePendingFiles();
+    socket.send(JSON.stringify({ type: 'message', sessionId: conversation.sessionId, body, ...(attachmentIds.length ? { attachmentIds } : {}) }));
     return true;
   }
   ui.note.textContent = text.offline;
@@ -281,12 +283,112 @@ async function boot() {
   ui.start.addEventListener('submit', startChat);
   ui.composer.addEventListener('submit', (event) => {
     event.preventDefault();
-    const body = ui.input.value.trim();
+    const body = ui.input.value.trim() || pendingFilesLabel();
     if (body && send(body)) ui.input.value = '';
   });
+  setUpAttachments();
   if (conversation) await resume();
   else ui.start.hidden = false;
   tell('ready');
+}
+
+// Files: the paperclip button or a drop on the chat uploads them with the
+// visitor token; they go with the next message (named by their ids), and
+// every message shows its files: images as thumbnails, others as chips,
+// both opening the signed link the message carries.
+
+/** Uploads waiting for the next message: { id, filename }. */
+const pendingFiles = [];
+
+function setUpAttachments() {
+  const picker = $('file');
+  $('attach').addEventListener('click', () => picker.click());
+  picker.addEventListener('change', () => {
+    uploadFiles([...picker.files]);
+    picker.value = '';
+  });
+  for (const zone of [ui.messages, ui.composer]) {
+    zone.addEventListener('dragover', (event) => {
+      if (!conversation || ui.composer.hidden) return;
+      event.preventDefault();
+      ui.composer.classList.add('dropping');
+    });
+    zone.addEventListener('dragleave', () => ui.composer.classList.remove('dropping'));
+    zone.addEventListener('drop', (event) => {
+      event.preventDefault();
+      ui.composer.classList.remove('dropping');
+      if (conversation && !ui.composer.hidden) uploadFiles([...(event.dataTransfer?.files ?? [])]);
+    });
+  }
+}
+
+async function uploadFiles(files) {
+  for (const file of files) {
+    ui.note.textContent = text.uploading;
+    try {
+      const response = await fetch(`/widget/v1/attachments?filename=${encodeURIComponent(file.name)}`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${conversation.token}`, 'Content-Type': file.type || 'application/octet-stream' },
+        body: file,
+        credentials: 'omit',
+        cache: 'no-store',
+      });
+      const data = await response.json().catch(() => null);
+      if (!response.ok) throw new Error(data?.error ?? text.failed);
+      pendingFiles.push({ id: data.id, filename: data.filename });
+      ui.note.textContent = '';
+    } catch (err) {
+      ui.note.textContent = err.message;
+    }
+  }
+  showPendingFiles();
+}
+
+function showPendingFiles() {
+  const list = $('pending');
+  list.replaceChildren(...pendingFiles.map((file) => {
+    const chip = document.createElement('li');
+    chip.className = 'chip';
+    chip.textContent = file.filename;
+    return chip;
+  }));
+  list.hidden = pendingFiles.length === 0;
+}
+
+/** The body of a message that only carries files. */
+function pendingFilesLabel() {
+  return pendingFiles.map((file) => file.filename).join(', ');
+}
+
+/** The pending uploads' ids, for the message being sent. */
+function takePendingFiles() {
+  const ids = pendingFiles.splice(0).map((file) => file.id);
+  showPendingFiles();
+  return ids;
+}
+
+function showAttachments(li, attachments) {
+  if (!Array.isArray(attachments) || attachments.length === 0) return;
+  const box = document.createElement('span');
+  box.className = 'files';
+  for (const file of attachments) {
+    const link = document.createElement('a');
+    link.href = file.url;
+    link.target = '_blank';
+    link.rel = 'noopener';
+    if (/^image\/(png|jpeg|gif|webp)$/.test(file.contentType)) {
+      const img = document.createElement('img');
+      img.className = 'thumb';
+      img.src = file.url;
+      img.alt = file.filename;
+      link.append(img);
+    } else {
+      link.className = 'chip';
+      link.textContent = file.filename;
+    }
+    box.append(link);
+  }
+  li.append(box);
 }
 
 boot();

@@ -1,4 +1,4 @@
-//! The ten scenarios, each with its baseline beside it in the same run:
+//! The scenarios, each with its baseline beside it in the same run:
 //! one module per scenario (`Ctx::<scenario>` methods), the context and the
 //! service-vs-baseline comparison they share here, their result rows built
 //! by [`rows::RowBuilder`].
@@ -15,6 +15,7 @@ mod pgbench_script;
 mod presence;
 mod rows;
 mod scale;
+mod uploads;
 mod websocket;
 
 use std::path::PathBuf;

@@ -862,11 +862,14 @@ pub async fn assign_by_routing(
     Ok(Some(ticket))
 }
 
-/// Deletes a ticket with its comments and timeline. The change feed gets
-/// a delete for each comment (the database deletes them with the ticket)
-/// and then for the ticket, so a mirror ends without either.
-pub async fn delete(db: &Db, tenant: &Tenant, id: Uuid) -> Result<(), StoreError> {
+/// Deletes a ticket with its comments, timeline and attachment rows. The
+/// change feed gets a delete for each comment (the database deletes them
+/// with the ticket) and then for the ticket, so a mirror ends without
+/// either. Answers the SHA-256s of the files it had, for the caller to
+/// release the bytes no other record uses.
+pub async fn delete(db: &Db, tenant: &Tenant, id: Uuid) -> Result<Vec<String>, StoreError> {
     let mut tx = db.begin().await?;
+    let hashes = attachment_store::hashes_of_ticket(&mut tx, tenant, id).await?;
     let comments: Vec<Uuid> = Query::new("SELECT c.id FROM ticket_comments c WHERE c.ticket_id = ")
         .push_bind(id)
         .push(" AND ")
@@ -885,7 +888,8 @@ pub async fn delete(db: &Db, tenant: &Tenant, id: Uuid) -> Result<(), StoreError
     }
     let change = RecordChange::delete(RecordType::Ticket, id);
     crate::events::record_change(&mut tx, tenant, &change).await?;
-    tx.commit().await
+    tx.commit().await?;
+    Ok(hashes)
 }
 
 /// NotFound unless the ticket exists for the tenant.

@@ -13,6 +13,9 @@ backend_tests!(
     images_are_served_inline,
     a_range_gives_206_with_those_bytes,
     downloads_need_the_read_scope,
+    a_ticket_reader_downloads_a_tickets_file,
+    a_chat_reader_downloads_a_messages_file,
+    a_ticket_reader_cannot_download_a_messages_file,
 );
 
 async fn get_raw(
@@ -182,4 +185,65 @@ async fn downloads_need_the_read_scope(backend: Backend) {
         .get(&format!("/attachments/{}/content", id_of(&file)), &writer)
         .await;
     r.assert_error(403, "insufficient_scope");
+}
+
+async fn key_with(app: &TestApp, acme: &TestCompany, scopes: &str) -> String {
+    app.key(
+        acme.company.id,
+        Mode::Test,
+        ScopeSet::parse_list(scopes).expect("scopes"),
+    )
+    .await
+}
+
+/// An upload of `bytes` sent on a new chat session's message.
+async fn on_a_message(app: &TestApp, acme: &TestCompany, bytes: &[u8]) -> Value {
+    let session = crate::chat::new_session(app, acme, json!({"visitorName": "Vic"})).await;
+    let file = uploaded(app, acme, bytes).await;
+    app.post(
+        &format!("/chat/sessions/{}/messages", id_of(&session)),
+        &acme.key,
+        json!({"body": "here", "senderType": "visitor", "attachmentIds": [file["id"]]}),
+    )
+    .await
+    .assert_status(201);
+    file
+}
+
+async fn a_ticket_reader_downloads_a_tickets_file(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let file = uploaded(&app, &acme, b"on a ticket").await;
+    ticket_with(&app, &acme, json!([file["id"]]))
+        .await
+        .assert_status(201);
+    let reader = key_with(&app, &acme, "tickets:read").await;
+    let url = app.url(&format!("/api/v1/attachments/{}/content", id_of(&file)));
+    let response = get_raw(&app, &url, Some(&reader), None).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        response.bytes().await.expect("body").as_ref(),
+        b"on a ticket"
+    );
+}
+
+async fn a_chat_reader_downloads_a_messages_file(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let file = on_a_message(&app, &acme, b"in a chat").await;
+    let reader = key_with(&app, &acme, "chat:read").await;
+    let url = app.url(&format!("/api/v1/attachments/{}/content", id_of(&file)));
+    let response = get_raw(&app, &url, Some(&reader), None).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.bytes().await.expect("body").as_ref(), b"in a chat");
+}
+
+async fn a_ticket_reader_cannot_download_a_messages_file(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let file = on_a_message(&app, &acme, b"chat only").await;
+    let reader = key_with(&app, &acme, "tickets:read").await;
+    app.get(&format!("/attachments/{}/content", id_of(&file)), &reader)
+        .await
+        .assert_error(403, "insufficient_scope");
 }

@@ -13,6 +13,7 @@ backend_tests!(
     a_visitor_upload_refuses_other_types,
     a_visitor_upload_fits_only_its_session,
     a_visitor_upload_needs_a_visitor_token,
+    a_visitor_session_has_its_own_upload_budget,
 );
 
 async fn visitor_upload(app: &TestApp, token: &str, name: &str, bytes: Vec<u8>) -> TestResponse {
@@ -143,4 +144,29 @@ async fn a_visitor_upload_needs_a_visitor_token(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let r = visitor_upload(&app, "vt_forged", "shot.png", PNG.to_vec()).await;
     r.assert_error(401, "invalid_token");
+}
+
+async fn a_visitor_session_has_its_own_upload_budget(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |config| {
+        config.visitor_upload_rate = supportdesk::config::MessageRate {
+            limit: 2,
+            window: std::time::Duration::from_secs(3600),
+        };
+    })
+    .await;
+    let acme = app.company().await;
+    let spent = new_session(&app, &acme, json!({"visitorName": "Vic"})).await;
+    let other = new_session(&app, &acme, json!({"visitorName": "Val"})).await;
+    for _ in 0..2 {
+        visitor_upload(&app, &token_of(&spent), "shot.png", PNG.to_vec())
+            .await
+            .assert_status(201);
+    }
+    visitor_upload(&app, &token_of(&spent), "shot.png", PNG.to_vec())
+        .await
+        .assert_error(429, "rate_limited");
+    // The same address, another session: its own budget is whole.
+    visitor_upload(&app, &token_of(&other), "shot.png", PNG.to_vec())
+        .await
+        .assert_status(201);
 }

@@ -6,6 +6,7 @@ mod downloads;
 mod lifecycle;
 mod messages;
 mod records;
+mod s3;
 mod uploads;
 
 use reqwest::Method;

@@ -1,6 +1,6 @@
 // Replying in the open conversation, and closing it.
 
-import { clientId, throttle, toast } from '../util.js';
+import { clientId, h, throttle, toast } from '../util.js';
 
 /** Waits before each resend of a reply whose answer was lost. */
 const RESEND_DELAYS_MS = [1000, 2000, 4000, 8000];
@@ -16,9 +16,10 @@ export function setUpComposer(c) {
 
   // One clientMessageId for every try of a reply: the service stores it once
   // however many tries reach it (the first answers 201, a repeat 200).
-  async function sendReply(sessionId, body) {
+  async function sendReply(sessionId, body, attachmentIds = []) {
     const path = `/chat/sessions/${encodeURIComponent(sessionId)}/messages`;
     const message = { body, senderType: 'agent', senderId: me.id, clientMessageId: clientId() };
+    if (attachmentIds.length) message.attachmentIds = attachmentIds;
     for (let attempt = 0; ; attempt += 1) {
       try {
         return await api(path, { method: 'POST', body: message });
@@ -46,13 +47,15 @@ export function setUpComposer(c) {
 
   on(el.composer, 'submit', async (event) => {
     event.preventDefault();
-    const body = el.reply.value.trim();
+    const files = pending.splice(0);
+    const body = el.reply.value.trim() || files.map((file) => file.filename).join(', ');
     const sessionId = s.openId;
     if (!body || !sessionId) return;
     el.replySend.disabled = true;
     el.reply.value = '';
+    showPending();
     try {
-      const message = await sendReply(sessionId, body);
+      const message = await sendReply(sessionId, body, files.map((file) => file.id));
       if (s.openId === sessionId) c.appendMessage({ senderName: me.name, ...message, sessionId });
       c.renderSessions();
     } catch (err) {
@@ -64,6 +67,54 @@ export function setUpComposer(c) {
       el.reply.focus();
     }
   });
+
+  // Files: the Attach button or a drop on the conversation uploads them
+  // (raw body, the key's attachments:write); they go with the next reply.
+  const pending = [];
+
+  function showPending() {
+    el.replyFiles.replaceChildren(...pending.map((file) => h('li', { class: 'file-chip' }, file.filename)));
+    el.replyFiles.hidden = pending.length === 0;
+  }
+
+  async function uploadFiles(files) {
+    for (const file of files) {
+      try {
+        const response = await fetch(`/api/v1/attachments?filename=${encodeURIComponent(file.name)}`, {
+          method: 'POST',
+          headers: { 'X-API-Key': c.key, 'Content-Type': file.type || 'application/octet-stream', Accept: 'application/json' },
+          body: file,
+          credentials: 'omit',
+          cache: 'no-store',
+        });
+        const data = await response.json().catch(() => null);
+        if (!response.ok) throw new Error(data?.error ?? `Upload failed (${response.status})`);
+        pending.push({ id: data.id, filename: data.filename });
+      } catch (err) {
+        toast(`${file.name}: ${err.message}`, { error: true });
+      }
+    }
+    showPending();
+  }
+
+  on(el.replyAttach, 'click', () => el.replyFile.click());
+  on(el.replyFile, 'change', () => {
+    uploadFiles([...el.replyFile.files]);
+    el.replyFile.value = '';
+  });
+  for (const zone of [el.messages, el.composer]) {
+    on(zone, 'dragover', (event) => {
+      if (!s.openId) return;
+      event.preventDefault();
+      el.composer.classList.add('is-dropping');
+    });
+    on(zone, 'dragleave', () => el.composer.classList.remove('is-dropping'));
+    on(zone, 'drop', (event) => {
+      event.preventDefault();
+      el.composer.classList.remove('is-dropping');
+      if (s.openId) uploadFiles([...(event.dataTransfer?.files ?? [])]);
+    });
+  }
 
   on(el.closeSession, 'click', async () => {
     const sessionId = s.openId;

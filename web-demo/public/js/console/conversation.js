@@ -115,6 +115,7 @@ export function setUpConversation(c) {
           ? h('p', { class: 'msg-head' }, h('strong', {}, author), ` · ${clockTime(message.createdAt)}`)
           : null,
         h('div', { class: 'bubble' }, message.body),
+        attachmentList(message.attachments),
       ),
     );
     s.rendered.set(message.id, li);
@@ -122,6 +123,21 @@ export function setUpConversation(c) {
     el.messages.insertBefore(li, after ?? null);
     regroup();
     if (scroll) el.messages.scrollTo({ top: el.messages.scrollHeight, behavior: 'smooth' });
+  }
+
+  /** A message's files: images as thumbnails, others as chips; both open
+   * the signed link the message carries (no key needed). */
+  function attachmentList(attachments) {
+    if (!Array.isArray(attachments) || attachments.length === 0) return null;
+    return h(
+      'div',
+      { class: 'msg-files' },
+      attachments.map((file) =>
+        /^image\/(png|jpeg|gif|webp)$/.test(file.contentType)
+          ? h('a', { href: file.url, target: '_blank', rel: 'noopener', class: 'file-thumb' }, h('img', { src: file.url, alt: file.filename }))
+          : h('a', { href: file.url, target: '_blank', rel: 'noopener', class: 'file-chip' }, file.filename),
+      ),
+    );
   }
 
   /** Consecutive messages of one sender within 5 minutes form a group. */
