@@ -324,7 +324,7 @@ fn router(state: AppState, shop_url: Option<Arc<str>>) -> Router {
         .merge(crate::openapi::router(document))
         .nest("/api/v1", api)
         .merge(crate::demo::router(shop_url))
-        .merge(crate::widget::router())
+        .merge(crate::widget::router(state.config.widget_session_rate))
         .merge(crate::attachments::files::router())
         .fallback(|| async { ApiError::not_found() })
         .method_not_allowed_fallback(|| async {

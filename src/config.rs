@@ -129,6 +129,14 @@ pub struct ServeArgs {
         default_value = defaults::VISITOR_UPLOAD_RATE
     )]
     pub visitor_upload_rate: String,
+    /// Chats the widget may start from one client IP: `<count>/<seconds>s`,
+    /// all of them at once if need be, then one every seconds/count.
+    #[arg(
+        long,
+        env = "SUPPORTDESK_WIDGET_SESSION_RATE",
+        default_value = defaults::WIDGET_SESSION_RATE
+    )]
+    pub widget_session_rate: String,
 }
 
 /// Every default, written once: the flags show them and `Config::new`
@@ -149,6 +157,8 @@ pub mod defaults {
     pub const DEMO_SHOP_BIND: &str = "127.0.0.1:8081";
     pub const VISITOR_MESSAGE_RATE: &str = "20/20s";
     pub const VISITOR_UPLOAD_RATE: &str = "20/600s";
+    /// A burst of 10 chats per IP, then one every 2 minutes (30 an hour).
+    pub const WIDGET_SESSION_RATE: &str = "10/1200s";
     pub const AUTH_FAILURE_WINDOW_SECS: u64 = 60;
     pub const RETENTION_DAYS: u64 = 30;
     pub const RETENTION_INTERVAL_SECS: u64 = 3600;
@@ -222,6 +232,8 @@ pub struct Config {
     pub attachment_orphan_age: Duration,
     /// Uploads one visitor session may make per window.
     pub visitor_upload_rate: MessageRate,
+    /// Chats the widget may start from one client IP per window.
+    pub widget_session_rate: MessageRate,
     /// An S3-compatible store for attachments instead of the data dir.
     pub s3: Option<S3Config>,
 }
@@ -308,6 +320,7 @@ impl Config {
             max_visitor_attachment_bytes: args.max_visitor_attachment_bytes,
             attachment_orphan_age: Duration::from_secs(defaults::ATTACHMENT_ORPHAN_HOURS * 3600),
             visitor_upload_rate: MessageRate::parse(&args.visitor_upload_rate)?,
+            widget_session_rate: MessageRate::parse(&args.widget_session_rate)?,
             s3: args
                 .s3_bucket
                 .filter(|bucket| !bucket.is_empty())
@@ -357,6 +370,8 @@ impl Config {
             attachment_orphan_age: secs(defaults::ATTACHMENT_ORPHAN_HOURS * 3600),
             visitor_upload_rate: MessageRate::parse(defaults::VISITOR_UPLOAD_RATE)
                 .expect("the default upload rate parses"),
+            widget_session_rate: MessageRate::parse(defaults::WIDGET_SESSION_RATE)
+                .expect("the default chat start rate parses"),
             s3: None,
         }
     }

@@ -14,14 +14,12 @@ use axum::response::{IntoResponse, Response};
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 
+use crate::config::MessageRate;
 use crate::error::ApiError;
 
 /// Any widget request: 120 a minute per IP, all of it at once if need be
 /// (a visitor typing a search, presence polls, a chat starting).
 const REQUESTS_PER_MINUTE: u32 = 120;
-/// Chats started: a burst of 10 per IP, then one more every 2 minutes.
-const SESSIONS_BURST: u32 = 10;
-const SESSIONS_PER_HOUR: u32 = 30;
 /// Forget idle IPs every this many requests (the keyed store only grows).
 const SWEEP_EVERY: u64 = 4096;
 
@@ -36,12 +34,17 @@ fn nonzero(n: u32) -> NonZeroU32 {
 }
 
 impl WidgetLimits {
-    pub fn new() -> Arc<Self> {
+    /// `sessions`: the chats one IP may start, all of them at once if need
+    /// be, then one every `window / limit`.
+    pub fn new(sessions: MessageRate) -> Arc<Self> {
+        let burst = nonzero(u32::try_from(sessions.limit).unwrap_or(u32::MAX));
+        let period = sessions.window / burst.get();
+        let session_quota = Quota::with_period(period)
+            .unwrap_or_else(|| Quota::per_second(burst))
+            .allow_burst(burst);
         Arc::new(WidgetLimits {
             requests: RateLimiter::keyed(Quota::per_minute(nonzero(REQUESTS_PER_MINUTE))),
-            sessions: RateLimiter::keyed(
-                Quota::per_hour(nonzero(SESSIONS_PER_HOUR)).allow_burst(nonzero(SESSIONS_BURST)),
-            ),
+            sessions: RateLimiter::keyed(session_quota),
             seen: AtomicU64::new(0),
         })
     }
@@ -97,11 +100,26 @@ pub async fn limit(
 mod tests {
     use super::*;
 
+    fn default_sessions() -> MessageRate {
+        MessageRate::parse(crate::config::defaults::WIDGET_SESSION_RATE).unwrap()
+    }
+
+    #[test]
+    fn a_configured_session_budget_replaces_the_default() {
+        let rate = MessageRate::parse("25/60s").unwrap();
+        let limits = WidgetLimits::new(rate);
+        let ip: IpAddr = "192.0.2.9".parse().unwrap();
+        for _ in 0..25 {
+            assert_eq!(limits.check(ip, true), None);
+        }
+        assert!(limits.check(ip, true).is_some());
+    }
+
     #[test]
     fn sessions_have_their_own_smaller_budget() {
-        let limits = WidgetLimits::new();
+        let limits = WidgetLimits::new(default_sessions());
         let ip: IpAddr = "203.0.113.7".parse().unwrap();
-        for _ in 0..SESSIONS_BURST {
+        for _ in 0..10 {
             assert_eq!(limits.check(ip, true), None);
         }
         let wait = limits.check(ip, true).expect("the 11th chat is refused");
@@ -113,7 +131,7 @@ mod tests {
 
     #[test]
     fn every_request_counts_against_the_general_budget() {
-        let limits = WidgetLimits::new();
+        let limits = WidgetLimits::new(default_sessions());
         let ip: IpAddr = "198.51.100.1".parse().unwrap();
         for _ in 0..REQUESTS_PER_MINUTE {
             assert_eq!(limits.check(ip, false), None);

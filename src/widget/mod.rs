@@ -20,16 +20,17 @@ use axum::http::{HeaderName, HeaderValue, Method, header};
 use tower_http::cors::{Any, CorsLayer};
 use tower_http::set_header::SetResponseHeaderLayer;
 
+use crate::config::MessageRate;
 use crate::state::AppState;
 
 /// The `/widget/v1` routes with their own layers: the per-IP limit inside,
 /// CORS outside (so preflights are answered at once and even a 429 is
 /// readable by the page), and `no-store` on every answer.
-pub fn router() -> Router<AppState> {
-    api_router().merge(assets::router())
+pub fn router(session_rate: MessageRate) -> Router<AppState> {
+    api_router(session_rate).merge(assets::router())
 }
 
-fn api_router() -> Router<AppState> {
+fn api_router(session_rate: MessageRate) -> Router<AppState> {
     let cors = CorsLayer::new()
         .allow_origin(Any)
         .allow_methods([Method::GET, Method::POST])
@@ -46,7 +47,7 @@ fn api_router() -> Router<AppState> {
         .max_age(Duration::from_secs(600));
     routes::router()
         .layer(axum::middleware::from_fn_with_state(
-            limits::WidgetLimits::new(),
+            limits::WidgetLimits::new(session_rate),
             limits::limit,
         ))
         .layer(SetResponseHeaderLayer::overriding(

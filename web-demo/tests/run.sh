@@ -71,6 +71,9 @@ export SD_MAIL_DIR="$SUPPORTDESK_DATA_DIR/mail"
 export SD_SCREENSHOTS="$HERE/screenshots"
 mkdir -p "$SD_SCREENSHOTS"
 
+# Every test's visitor starts chats from 127.0.0.1: the per-IP budget for
+# starting chats (10, then one every 2 minutes) would refuse the later ones.
+SUPPORTDESK_WIDGET_SESSION_RATE=1000/60s \
 SUPPORTDESK_BIND="127.0.0.1:$PORT" SUPPORTDESK_DEMO=true SUPPORTDESK_DEMO_SHOP_BIND="127.0.0.1:$SHOP_PORT" RUST_LOG="${RUST_LOG:-warn}" "$BIN" serve >"$WORK/server.log" 2>&1 &
 SERVER_PID=$!
 for _ in $(seq 1 100); do
