@@ -27,8 +27,9 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run the service (the default).
-    Serve(ServeArgs),
+    /// Run the service (the default). Boxed: its settings outweigh every
+    /// other command's arguments.
+    Serve(Box<ServeArgs>),
     /// Apply database migrations and exit.
     Migrate(DbArgs),
     /// Manage companies.
@@ -191,10 +192,10 @@ fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let command = match cli.command {
         Some(command) => command,
-        None => Command::Serve(ServeOnly::parse_from(["supportdesk"]).args),
+        None => Command::Serve(Box::new(ServeOnly::parse_from(["supportdesk"]).args)),
     };
     match command {
-        Command::Serve(args) => serve(args).await,
+        Command::Serve(args) => serve(*args).await,
         Command::Migrate(db) => {
             db.connect().await?;
             eprintln!("migrations applied");
