@@ -102,6 +102,11 @@ async fn list(
         paging.check(LIST_DEFAULT, LIST_MAX),
     )
         .all_valid()?;
+    if let (Some(from), Some(to)) = (from, to)
+        && from >= to
+    {
+        return Err(ApiError::invalid_field("from", "must be before to"));
+    }
     let filter = RatingFilter {
         entity_id,
         from,

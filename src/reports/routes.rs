@@ -93,11 +93,11 @@ pub(crate) enum Edge {
 /// The earliest and latest instants a bound may name: the stores compare
 /// four-digit-year timestamps, and arithmetic on the period must not
 /// overflow the calendar's range.
-fn earliest() -> DateTime<Utc> {
+pub(crate) fn earliest() -> DateTime<Utc> {
     DateTime::UNIX_EPOCH
 }
 
-fn latest() -> DateTime<Utc> {
+pub(crate) fn latest() -> DateTime<Utc> {
     NaiveDate::from_ymd_opt(9999, 12, 31)
         .and_then(|d| d.and_hms_milli_opt(23, 59, 59, 999))
         .expect("9999-12-31T23:59:59.999 is a valid time")

@@ -149,14 +149,18 @@ fn optional_instant(field: &str, value: Option<&str>) -> Result<Option<Timestamp
     let Some(text) = value else {
         return Ok(None);
     };
-    chrono::DateTime::parse_from_rfc3339(text)
-        .map(|t| Some(Timestamp::from_datetime(t.with_timezone(&chrono::Utc))))
-        .map_err(|_| {
-            problem(
-                field,
-                "must be an RFC 3339 instant, e.g. 2026-11-24T09:00:00Z",
-            )
-        })
+    let at = chrono::DateTime::parse_from_rfc3339(text).map_err(|_| {
+        problem(
+            field,
+            "must be an RFC 3339 instant, e.g. 2026-11-24T09:00:00Z",
+        )
+    })?;
+    // The range every date parameter of the API accepts.
+    let at = at.with_timezone(&chrono::Utc);
+    if at < crate::reports::routes::earliest() || at > crate::reports::routes::latest() {
+        return Err(problem(field, "must be between 1970-01-01 and 9999-12-31"));
+    }
+    Ok(Some(Timestamp::from_datetime(at)))
 }
 
 /// `?order=newest|sla_due`: whether the soonest SLA due time comes first.

@@ -12,7 +12,18 @@ backend_tests!(
     ratings_list_by_entity_period_and_score_with_paging,
     csat_events_are_delivered_once_each,
     reports_give_the_csat_average_count_and_distribution,
+    a_period_that_ends_before_it_starts_is_400_on_from,
 );
+
+async fn a_period_that_ends_before_it_starts_is_400_on_from(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let r = app
+        .get("/ratings?from=2026-03-02&to=2026-03-01", &acme.key)
+        .await;
+    r.assert_error(400, "validation_failed");
+    assert_eq!(r.body["details"][0]["field"], "from", "{}", r.text);
+}
 
 /// Rates a new closed chat of `acme`'s entity with `score`, through `node`.
 async fn rated_chat(app: &TestApp, node: &TestApp, acme: &TestCompany, score: i64) {

@@ -26,7 +26,19 @@ backend_tests!(
     two_nodes_announce_each_breach_once,
     sla_filters_and_the_sla_due_order,
     the_scheduler_reads_due_clocks_by_index,
+    an_sla_due_time_before_1970_is_400_on_sla_due_before
 );
+
+/// Date parameters accept 1970-01-01 to 9999-12-31, as everywhere.
+async fn an_sla_due_time_before_1970_is_400_on_sla_due_before(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let r = app
+        .get("/tickets?slaDueBefore=1969-12-31T23:59:59Z", &acme.key)
+        .await;
+    r.assert_error(400, "validation_failed");
+    assert_eq!(r.body["details"][0]["field"], "slaDueBefore", "{}", r.text);
+}
 
 /// Schedulers off: tests run the passes themselves.
 pub(super) async fn quiet(backend: Backend) -> TestApp {
