@@ -42,13 +42,14 @@ ORDER BY created_at;
 
 ALTER TABLE tickets ENABLE TRIGGER ticket_counts_insert;
 
-INSERT INTO ticket_counts (company_id, mode, entity_id, status, priority, assignee, tickets)
+INSERT INTO ticket_counts (company_id, mode, entity_id, status, priority, assignee, team, tickets)
 SELECT company_id, mode, entity_id, status, priority,
-       COALESCE(assigned_to_id, '00000000-0000-0000-0000-000000000000'), count(*)
+       COALESCE(assigned_to_id, '00000000-0000-0000-0000-000000000000'),
+       COALESCE(team_id, '00000000-0000-0000-0000-000000000000'), count(*)
 FROM tickets
 WHERE company_id = :'company'
-GROUP BY company_id, mode, entity_id, status, priority, assigned_to_id
-ON CONFLICT (company_id, mode, entity_id, status, priority, assignee)
+GROUP BY company_id, mode, entity_id, status, priority, assigned_to_id, team_id
+ON CONFLICT (company_id, mode, entity_id, status, priority, assignee, team)
 DO UPDATE SET tickets = ticket_counts.tickets + EXCLUDED.tickets;
 
 INSERT INTO counters (company_id, mode, name, value)
