@@ -308,7 +308,7 @@ fn router(state: AppState, shop_url: Option<Arc<str>>) -> Router {
     let (api, operations, specs) = api_routes().into_parts();
     let document = crate::openapi::document(operations, &specs);
     let api = api
-        .fallback(|| async { ApiError::not_found() })
+        .fallback(|| async { ApiError::not_found_response() })
         .method_not_allowed_fallback(|| async {
             ApiError::from_status(StatusCode::METHOD_NOT_ALLOWED)
         })
@@ -326,7 +326,7 @@ fn router(state: AppState, shop_url: Option<Arc<str>>) -> Router {
         .merge(crate::demo::router(shop_url))
         .merge(crate::widget::router(state.config.widget_session_rate))
         .merge(crate::attachments::files::router())
-        .fallback(|| async { ApiError::not_found() })
+        .fallback(|| async { ApiError::not_found_response() })
         .method_not_allowed_fallback(|| async {
             ApiError::from_status(StatusCode::METHOD_NOT_ALLOWED)
         })

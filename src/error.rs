@@ -47,6 +47,21 @@ impl ApiError {
         Self::new(StatusCode::NOT_FOUND, "not_found", "Resource not found")
     }
 
+    /// The response of `not_found()` with its body a constant: it answers
+    /// every path no route serves (scanners, typos), so it formats nothing.
+    pub fn not_found_response() -> Response {
+        const BODY: &[u8] = br#"{"error":"Resource not found","code":"not_found","status":404}"#;
+        (
+            StatusCode::NOT_FOUND,
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            BODY,
+        )
+            .into_response()
+    }
+
     pub fn conflict(message: impl Into<String>) -> Self {
         Self::new(StatusCode::CONFLICT, "conflict", message)
     }
@@ -265,5 +280,21 @@ mod tests {
         let error = ApiError::from(StoreError::Conflict("slug".into()));
         assert_eq!(error.status, StatusCode::CONFLICT);
         assert_eq!(error.message, "A record with this slug already exists");
+    }
+
+    #[tokio::test]
+    async fn the_constant_404_is_the_not_found_error() {
+        async fn parts(response: Response) -> (StatusCode, Option<HeaderValue>, Vec<u8>) {
+            let (parts, body) = response.into_parts();
+            let bytes = axum::body::to_bytes(body, 1024)
+                .await
+                .expect("a small body");
+            let content_type = parts.headers.get(header::CONTENT_TYPE).cloned();
+            (parts.status, content_type, bytes.to_vec())
+        }
+        assert_eq!(
+            parts(ApiError::not_found_response()).await,
+            parts(ApiError::not_found().into_response()).await
+        );
     }
 }

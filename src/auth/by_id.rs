@@ -8,8 +8,8 @@ use axum::http::StatusCode;
 use uuid::Uuid;
 
 use super::Principal;
-use super::cache::KeyCache;
-use super::middleware::check_record;
+use super::cache::Slot;
+use super::ready::ReadyKey;
 use crate::error::ApiError;
 use crate::keys::store as key_store;
 use crate::state::AppState;
@@ -18,15 +18,14 @@ use crate::state::AppState;
 /// would get on REST (401 `invalid_api_key` once it no longer exists).
 pub async fn principal_by_id(state: &AppState, key_id: Uuid) -> Result<Principal, ApiError> {
     let cache = &state.access.keys;
-    let slot = KeyCache::id_slot(key_id);
-    let record = match cache.get(&slot) {
-        Some(record) => record,
+    let slot = Slot::Id(key_id);
+    let key = match cache.get(&slot) {
+        Some(key) => key,
         None => {
             let generation = cache.generation();
             let record = key_store::find_for_auth_by_id(&state.db, key_id)
                 .await
                 .map_err(ApiError::from)?
-                .map(Arc::new)
                 .ok_or_else(|| {
                     ApiError::new(
                         StatusCode::UNAUTHORIZED,
@@ -34,9 +33,10 @@ pub async fn principal_by_id(state: &AppState, key_id: Uuid) -> Result<Principal
                         "Invalid API key",
                     )
                 })?;
-            cache.insert(&slot, Arc::clone(&record), generation);
-            record
+            let key = Arc::new(ReadyKey::new(&record, state.access.window));
+            cache.insert(slot, Arc::clone(&key), generation);
+            key
         }
     };
-    check_record(&record)
+    key.principal()
 }

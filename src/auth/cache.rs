@@ -1,4 +1,4 @@
-//! The key cache: what authentication learnt about a key hash (or, for
+//! The key cache: what authentication learnt about a key digest (or, for
 //! socket tokens, a key id), kept for at most `KEY_CACHE_TTL`, so a request
 //! needs no database read. Revoking, deactivating or changing a key through
 //! the API (and suspending a company) publishes an invalidation on the bus
@@ -19,7 +19,7 @@ use dashmap::DashMap;
 use tokio::sync::broadcast::error::RecvError;
 use uuid::Uuid;
 
-use crate::keys::store::KeyForAuth;
+use super::ready::ReadyKey;
 use crate::state::AppState;
 use std::sync::Arc;
 
@@ -77,19 +77,30 @@ impl Invalidation {
     }
 }
 
+/// The SHA-256 of a presented key, as raw bytes (no hex text is made on a
+/// cache hit).
+pub type Digest = [u8; 32];
+
+/// Where a key is cached: by the digest of the presented key, or by its id
+/// for credentials that name the key (socket tokens).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Slot {
+    Digest(Digest),
+    Id(Uuid),
+}
+
 struct Cached {
     /// Shared so a cache hit (every authenticated request) costs one atomic
-    /// increment rather than a copy of the record's strings.
-    record: Arc<KeyForAuth>,
+    /// increment.
+    key: Arc<ReadyKey>,
     fetched: Instant,
 }
 
 #[derive(Default)]
 pub struct KeyCache {
-    /// By the SHA-256 of the key.
-    entries: DashMap<String, Cached>,
+    entries: DashMap<Slot, Cached>,
     /// Digests that matched no key, with when that was learnt.
-    unknown: DashMap<String, Instant>,
+    unknown: DashMap<Digest, Instant>,
     unknown_swept: Mutex<Option<Instant>>,
     /// Bumped by every invalidation: a lookup that started before one must
     /// not store what it read (it may predate the change).
@@ -103,24 +114,18 @@ impl KeyCache {
         Self::default()
     }
 
-    /// The slot of a key found by its id rather than its hash (a hash is
-    /// hex, so the two kinds of slot never collide).
-    pub fn id_slot(id: Uuid) -> String {
-        format!("id:{id}")
-    }
-
-    /// The cached record of `hash` if it is fresh enough. A stale entry is
+    /// The cached key in `slot` if it is fresh enough. A stale entry is
     /// kept (until a sweep or an invalidation) for `served_before`.
-    pub fn get(&self, hash: &str) -> Option<Arc<KeyForAuth>> {
-        let entry = self.entries.get(hash)?;
-        (entry.fetched.elapsed() < KEY_CACHE_TTL).then(|| Arc::clone(&entry.record))
+    pub fn get(&self, slot: &Slot) -> Option<Arc<ReadyKey>> {
+        let entry = self.entries.get(slot)?;
+        (entry.fetched.elapsed() < KEY_CACHE_TTL).then(|| Arc::clone(&entry.key))
     }
 
-    /// Whether this node has found `hash` to be a key and not been told
+    /// Whether this node has found `slot` to be a key and not been told
     /// since that it changed: such a key may be looked up again even for a
     /// client over the failed-authentication limit (guesses never are).
-    pub fn served_before(&self, hash: &str) -> bool {
-        self.entries.contains_key(hash)
+    pub fn served_before(&self, slot: &Slot) -> bool {
+        self.entries.contains_key(slot)
     }
 
     /// Call before reading the database; pass the value to `insert`.
@@ -128,9 +133,9 @@ impl KeyCache {
         self.generation.load(Ordering::Acquire)
     }
 
-    /// Stores a record read from the database, unless an invalidation has
+    /// Stores a key read from the database, unless an invalidation has
     /// happened since `generation` was taken.
-    pub fn insert(&self, hash: &str, record: Arc<KeyForAuth>, generation: u64) {
+    pub fn insert(&self, slot: Slot, key: Arc<ReadyKey>, generation: u64) {
         if self.entries.len() > SWEEP_ABOVE {
             self.entries
                 .retain(|_, cached| cached.fetched.elapsed() < KEY_CACHE_TTL);
@@ -139,36 +144,36 @@ impl KeyCache {
             return;
         }
         self.entries.insert(
-            hash.to_string(),
+            slot,
             Cached {
-                record,
+                key,
                 fetched: Instant::now(),
             },
         );
         // An invalidation that raced with the insert wins.
         if self.generation() != generation {
-            self.entries.remove(hash);
+            self.entries.remove(&slot);
         }
     }
 
-    /// Whether `hash` matched no key less than `UNKNOWN_TTL` ago.
-    pub fn is_unknown(&self, hash: &str) -> bool {
-        let Some(learnt) = self.unknown.get(hash).map(|at| *at) else {
+    /// Whether `digest` matched no key less than `UNKNOWN_TTL` ago.
+    pub fn is_unknown(&self, digest: &Digest) -> bool {
+        let Some(learnt) = self.unknown.get(digest).map(|at| *at) else {
             return false;
         };
         if learnt.elapsed() < UNKNOWN_TTL {
             return true;
         }
         self.unknown
-            .remove_if(hash, |_, at| at.elapsed() >= UNKNOWN_TTL);
+            .remove_if(digest, |_, at| at.elapsed() >= UNKNOWN_TTL);
         false
     }
 
-    /// Remembers that `hash` matched no key, unless an invalidation (a key
+    /// Remembers that `digest` matched no key, unless an invalidation (a key
     /// created meanwhile) has happened since `generation` was taken. When
     /// the set is full of fresh entries the digest is not remembered: its
     /// requests then cost a query each, as before, within the per-IP limit.
-    pub fn remember_unknown(&self, hash: &str, generation: u64) {
+    pub fn remember_unknown(&self, digest: Digest, generation: u64) {
         if self.unknown.len() >= UNKNOWN_CAPACITY {
             self.sweep_unknown();
             if self.unknown.len() >= UNKNOWN_CAPACITY {
@@ -178,9 +183,9 @@ impl KeyCache {
         if self.generation() != generation {
             return;
         }
-        self.unknown.insert(hash.to_string(), Instant::now());
+        self.unknown.insert(digest, Instant::now());
         if self.generation() != generation {
-            self.unknown.remove(hash);
+            self.unknown.remove(&digest);
         }
     }
 
@@ -211,8 +216,8 @@ impl KeyCache {
     pub fn apply(&self, what: Invalidation) {
         self.generation.fetch_add(1, Ordering::AcqRel);
         match what {
-            Invalidation::Key(id) => self.entries.retain(|_, c| c.record.id != id),
-            Invalidation::Company(id) => self.entries.retain(|_, c| c.record.company_id != id),
+            Invalidation::Key(id) => self.entries.retain(|_, c| c.key.key_id() != id),
+            Invalidation::Company(id) => self.entries.retain(|_, c| c.key.company_id() != id),
             Invalidation::KeyCreated => self.unknown.clear(),
             Invalidation::All => {
                 self.entries.clear();
@@ -268,10 +273,11 @@ pub fn spawn_invalidation_listener(state: &AppState) -> tokio::task::JoinHandle<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::keys::store::KeyForAuth;
     use crate::time::Timestamp;
 
-    fn record(id: Uuid, company_id: Uuid) -> Arc<KeyForAuth> {
-        Arc::new(KeyForAuth {
+    fn ready(id: Uuid, company_id: Uuid) -> Arc<ReadyKey> {
+        let record = KeyForAuth {
             id,
             company_id,
             mode: crate::auth::Mode::Test,
@@ -281,7 +287,16 @@ mod tests {
             is_active: true,
             last_used_at: Some(Timestamp::now()),
             company_status: crate::companies::CompanyStatus::Active,
-        })
+        };
+        Arc::new(ReadyKey::new(&record, Duration::from_secs(3600)))
+    }
+
+    const H: Slot = Slot::Digest([7; 32]);
+
+    fn digest_of(n: usize) -> Digest {
+        let mut digest = [0; 32];
+        digest[..8].copy_from_slice(&n.to_le_bytes());
+        digest
     }
 
     #[test]
@@ -296,10 +311,10 @@ mod tests {
             assert_eq!(Invalidation::decode(&what.encode()), Some(what));
         }
         let cache = KeyCache::new();
-        cache.insert("h", record(key, company), cache.generation());
-        assert!(cache.get("h").is_some());
+        cache.insert(H, ready(key, company), cache.generation());
+        assert!(cache.get(&H).is_some());
         cache.apply(Invalidation::Company(company));
-        assert!(cache.get("h").is_none());
+        assert!(cache.get(&H).is_none());
     }
 
     #[test]
@@ -307,20 +322,20 @@ mod tests {
         let cache = KeyCache::new();
         let before = cache.generation();
         cache.apply(Invalidation::Key(Uuid::now_v7()));
-        cache.insert("h", record(Uuid::now_v7(), Uuid::now_v7()), before);
-        assert!(cache.get("h").is_none());
+        cache.insert(H, ready(Uuid::now_v7(), Uuid::now_v7()), before);
+        assert!(cache.get(&H).is_none());
     }
 
     #[test]
     fn unknown_digests_are_remembered_until_a_key_is_created() {
         let cache = KeyCache::new();
-        cache.remember_unknown("h", cache.generation());
-        assert!(cache.is_unknown("h"));
-        assert!(!cache.is_unknown("other"));
+        cache.remember_unknown(digest_of(1), cache.generation());
+        assert!(cache.is_unknown(&digest_of(1)));
+        assert!(!cache.is_unknown(&digest_of(2)));
         cache.apply(Invalidation::Key(Uuid::now_v7()));
-        assert!(cache.is_unknown("h"), "a key change leaves them");
+        assert!(cache.is_unknown(&digest_of(1)), "a key change leaves them");
         cache.apply(Invalidation::KeyCreated);
-        assert!(!cache.is_unknown("h"));
+        assert!(!cache.is_unknown(&digest_of(1)));
     }
 
     #[test]
@@ -328,8 +343,8 @@ mod tests {
         let cache = KeyCache::new();
         let before = cache.generation();
         cache.apply(Invalidation::KeyCreated);
-        cache.remember_unknown("h", before);
-        assert!(!cache.is_unknown("h"));
+        cache.remember_unknown(digest_of(1), before);
+        assert!(!cache.is_unknown(&digest_of(1)));
     }
 
     #[test]
@@ -337,9 +352,9 @@ mod tests {
         let cache = KeyCache::new();
         let generation = cache.generation();
         for n in 0..UNKNOWN_CAPACITY + 10 {
-            cache.remember_unknown(&n.to_string(), generation);
+            cache.remember_unknown(digest_of(n), generation);
         }
         assert_eq!(cache.unknown.len(), UNKNOWN_CAPACITY);
-        assert!(!cache.is_unknown(&(UNKNOWN_CAPACITY + 5).to_string()));
+        assert!(!cache.is_unknown(&digest_of(UNKNOWN_CAPACITY + 5)));
     }
 }

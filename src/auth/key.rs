@@ -29,21 +29,24 @@ pub fn random_base62(len: usize) -> String {
         .collect()
 }
 
-fn checksum(body: &str) -> String {
+/// The checksum's characters (base62, so ASCII), on the stack: `parse` runs
+/// on every request.
+fn checksum(body: &str) -> [u8; CHECKSUM_LEN] {
     let mut value = crc32fast::hash(body.as_bytes()) as u64;
     let mut out = [b'0'; CHECKSUM_LEN];
     for slot in out.iter_mut().rev() {
         *slot = BASE62[(value % 62) as usize];
         value /= 62;
     }
-    String::from_utf8_lossy(&out).into_owned()
+    out
 }
 
 /// A new key for `mode`.
 pub fn generate(mode: Mode) -> String {
-    let body = format!("{}{}", prefix(mode), random_base62(RANDOM_LEN));
-    let sum = checksum(&body);
-    body + &sum
+    let mut key = format!("{}{}", prefix(mode), random_base62(RANDOM_LEN));
+    let sum = checksum(&key);
+    key.extend(sum.iter().map(|&b| char::from(b)));
+    key
 }
 
 /// The mode of a well-formed key whose checksum matches, else `None`.
@@ -65,12 +68,17 @@ pub fn parse(key: &str) -> Option<Mode> {
         return None;
     }
     // Not a secret comparison: the checksum is derived from public text.
-    (checksum(body) == sum).then_some(mode)
+    (checksum(body) == sum.as_bytes()).then_some(mode)
+}
+
+/// The SHA-256 of the whole key: what the key cache is keyed by.
+pub fn digest(key: &str) -> [u8; 32] {
+    Sha256::digest(key.as_bytes()).into()
 }
 
 /// What is stored and looked up: hex SHA-256 of the whole key.
 pub fn hash(key: &str) -> String {
-    hex::encode(Sha256::digest(key.as_bytes()))
+    hex::encode(digest(key))
 }
 
 pub fn display_prefix(key: &str) -> String {

@@ -6,6 +6,7 @@
 //! Every response after the rate-limit check carries the rate-limit headers.
 
 use std::net::IpAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::extract::{Request, State};
@@ -15,13 +16,13 @@ use axum::response::{IntoResponse, Response};
 use dashmap::DashMap;
 use uuid::Uuid;
 
-use super::cache::KeyCache;
-use super::{Principal, Tenant, key};
-use crate::companies::CompanyStatus;
+use super::cache::{KeyCache, Slot};
+use super::ready::{ReadyKey, allowance};
+use super::{Principal, key};
 use crate::config::Config;
 use crate::db::Db;
 use crate::error::ApiError;
-use crate::keys::store::{self as key_store, KeyForAuth};
+use crate::keys::store as key_store;
 use crate::ratelimit::client::{client_key, client_of};
 use crate::ratelimit::{self, Decision, Limiter, RateLimiter, RedisLimiter};
 use crate::state::AppState;
@@ -40,7 +41,7 @@ const BLOCKED_SWEEP_ABOVE: usize = 10_000;
 /// Shared authentication state: the key cache and the rate limiters.
 pub struct Access {
     pub keys: KeyCache,
-    /// Per API key (`key:<id>`), per client for failures (`authfail:<ip>`)
+    /// Per API key (by its id), per client for failures (`authfail:<ip>`)
     /// and per visitor session for socket messages (`visitor:<id>`).
     pub limiter: RateLimiter,
     /// The rate-limit window (an hour unless a test shortens it).
@@ -76,9 +77,8 @@ impl Access {
     /// Spends one request of the allowance of key `key_id`, whose limit is
     /// `rate_limit` per window (a socket's frames spend it too).
     pub async fn check_key_rate(&self, key_id: Uuid, rate_limit: i64) -> Decision {
-        let limit = u64::try_from(rate_limit).unwrap_or(1).max(1);
-        let key = format!("key:{key_id}");
-        match self.limiter.check(&key, limit, self.window).await {
+        let limit = allowance(rate_limit);
+        match self.limiter.check_api_key(key_id, limit, self.window).await {
             Ok(decision) => decision,
             // The node's limiter never fails; an allowance keeps serving.
             Err(_) => Decision::from_micros(true, limit, limit - 1, 0, 0),
@@ -173,9 +173,12 @@ pub async fn authenticate(
         return next.run(request).await;
     }
     let client = client_of(request.extensions());
-    let principal = match principal_for(&state, request.headers().get(API_KEY_HEADER), client).await
-    {
-        Ok(principal) => principal,
+    let header = request.headers().get(API_KEY_HEADER);
+    let outcome = ready_key_for(&state, header, client)
+        .await
+        .and_then(|key| key.principal().map(|principal| (key, principal)));
+    let (key, principal) = match outcome {
+        Ok(found) => found,
         Err(error) => {
             if error.status == StatusCode::UNAUTHORIZED
                 && let Some(refusal) = state.access.note_failure(client).await
@@ -193,7 +196,7 @@ pub async fn authenticate(
     } else {
         ratelimit::exceeded(decision.retry_after_secs).into_response()
     };
-    ratelimit::apply_headers(response.headers_mut(), &decision, state.access.window);
+    ratelimit::apply_headers(response.headers_mut(), key.headers(), &decision);
     response
 }
 
@@ -208,6 +211,16 @@ pub async fn principal_for(
     header: Option<&axum::http::HeaderValue>,
     client: Option<IpAddr>,
 ) -> Result<Principal, ApiError> {
+    ready_key_for(state, header, client).await?.principal()
+}
+
+/// The cached (or now cached) key behind `header`, whatever its state; the
+/// 401/429 of `principal_for` when there is none.
+async fn ready_key_for(
+    state: &AppState,
+    header: Option<&axum::http::HeaderValue>,
+    client: Option<IpAddr>,
+) -> Result<Arc<ReadyKey>, ApiError> {
     let Some(header) = header else {
         return Err(unauthorized(
             "missing_api_key",
@@ -225,62 +238,33 @@ pub async fn principal_for(
     if key::parse(presented).is_none() {
         return Err(unauthorized("invalid_api_key", "Invalid API key"));
     }
-    let hash = key::hash(presented);
+    let digest = key::digest(presented);
+    let slot = Slot::Digest(digest);
     let cache = &state.access.keys;
-    let record = match cache.get(&hash) {
-        Some(record) => record,
-        None if !cache.served_before(&hash)
+    match cache.get(&slot) {
+        Some(key) => Ok(key),
+        None if !cache.served_before(&slot)
             && let Some(refusal) = state.access.refusal_for(client) =>
         {
-            return Err(refusal);
+            Err(refusal)
         }
-        None if cache.is_unknown(&hash) => {
-            return Err(unauthorized("invalid_api_key", "Invalid API key"));
+        None if cache.is_unknown(&digest) => {
+            Err(unauthorized("invalid_api_key", "Invalid API key"))
         }
         None => {
             let generation = cache.generation();
             cache.note_store_lookup();
-            let Some(record) = key_store::find_for_auth(&state.db, &hash)
+            // The store keeps the digest as hex: made only on a miss.
+            let Some(record) = key_store::find_for_auth(&state.db, &hex::encode(digest))
                 .await
                 .map_err(ApiError::from)?
             else {
-                cache.remember_unknown(&hash, generation);
+                cache.remember_unknown(digest, generation);
                 return Err(unauthorized("invalid_api_key", "Invalid API key"));
             };
-            let record = std::sync::Arc::new(record);
-            cache.insert(&hash, std::sync::Arc::clone(&record), generation);
-            record
+            let key = Arc::new(ReadyKey::new(&record, state.access.window));
+            cache.insert(slot, Arc::clone(&key), generation);
+            Ok(key)
         }
-    };
-    check_record(&record)
-}
-
-/// What a key that exists is allowed to do, by its state.
-pub fn check_record(record: &KeyForAuth) -> Result<Principal, ApiError> {
-    if record
-        .expires_at
-        .is_some_and(|expiry| expiry <= Timestamp::now())
-    {
-        return Err(unauthorized("expired_api_key", "API key has expired"));
     }
-    if !record.is_active {
-        return Err(unauthorized("invalid_api_key", "API key is inactive"));
-    }
-    if record.company_status != CompanyStatus::Active {
-        return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "account_suspended",
-            "Account is suspended",
-        ));
-    }
-    Ok(Principal {
-        key_id: record.id,
-        tenant: Tenant {
-            company_id: record.company_id,
-            mode: record.mode,
-        },
-        scopes: record.scopes,
-        rate_limit: record.rate_limit,
-        expires_at: record.expires_at,
-    })
 }

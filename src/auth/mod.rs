@@ -5,6 +5,7 @@ pub mod by_id;
 pub mod cache;
 pub mod key;
 pub mod middleware;
+pub mod ready;
 pub mod scope;
 
 use serde::{Deserialize, Serialize};

@@ -1,11 +1,15 @@
 //! The in-process limiter: one GCRA state (TAT) per key in a dashmap. Used
 //! alone on a single node, and by every node as its fallback when Redis is
-//! unreachable.
+//! unreachable. API keys, spent on every authenticated request, have their
+//! own map keyed by the key id, so that path formats and hashes no string.
 
+use std::borrow::Borrow;
+use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
+use uuid::Uuid;
 
 use super::Limiter;
 use super::gcra::{self, Decision};
@@ -15,7 +19,10 @@ const SWEEP_EVERY: u64 = 4096;
 
 pub struct LocalLimiter {
     epoch: Instant,
+    /// Named buckets (`authfail:<ip>`, `visitor:<id>`, …).
     tats: DashMap<String, u64>,
+    /// The buckets of API keys.
+    key_tats: DashMap<Uuid, u64>,
     checks: AtomicU64,
 }
 
@@ -30,6 +37,7 @@ impl LocalLimiter {
         LocalLimiter {
             epoch: Instant::now(),
             tats: DashMap::new(),
+            key_tats: DashMap::new(),
             checks: AtomicU64::new(0),
         }
     }
@@ -41,9 +49,28 @@ impl LocalLimiter {
 
     /// Spends one request of `key`'s allowance (`limit` per `window`).
     pub fn spend(&self, key: &str, limit: u64, window: Duration) -> Decision {
+        self.spend_in(&self.tats, key, limit, window)
+    }
+
+    /// Spends one request of the allowance of API key `key_id`.
+    pub fn spend_api_key(&self, key_id: Uuid, limit: u64, window: Duration) -> Decision {
+        self.spend_in(&self.key_tats, &key_id, limit, window)
+    }
+
+    fn spend_in<K, Q>(
+        &self,
+        tats: &DashMap<K, u64>,
+        key: &Q,
+        limit: u64,
+        window: Duration,
+    ) -> Decision
+    where
+        K: Borrow<Q> + Eq + Hash,
+        Q: ToOwned<Owned = K> + Eq + Hash + ?Sized,
+    {
         let now = self.now_us();
         let window_us = u64::try_from(window.as_micros()).unwrap_or(u64::MAX / 4);
-        let decision = match self.tats.get_mut(key) {
+        let decision = match tats.get_mut(key) {
             Some(mut tat) => {
                 let (decision, next) = gcra::step(now, Some(*tat), limit, window_us);
                 if let Some(next) = next {
@@ -54,13 +81,14 @@ impl LocalLimiter {
             None => {
                 let (decision, next) = gcra::step(now, None, limit, window_us);
                 if let Some(next) = next {
-                    self.tats.insert(key.to_string(), next);
+                    tats.insert(key.to_owned(), next);
                 }
                 decision
             }
         };
         if self.checks.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
             self.tats.retain(|_, tat| *tat > now);
+            self.key_tats.retain(|_, tat| *tat > now);
         }
         decision
     }
@@ -69,6 +97,15 @@ impl LocalLimiter {
 impl Limiter for LocalLimiter {
     async fn check(&self, key: &str, limit: u64, window: Duration) -> anyhow::Result<Decision> {
         Ok(self.spend(key, limit, window))
+    }
+
+    async fn check_api_key(
+        &self,
+        key_id: Uuid,
+        limit: u64,
+        window: Duration,
+    ) -> anyhow::Result<Decision> {
+        Ok(self.spend_api_key(key_id, limit, window))
     }
 }
 
@@ -83,5 +120,15 @@ mod tests {
         assert!(limiter.spend("a", 1, hour).allowed);
         assert!(!limiter.spend("a", 1, hour).allowed);
         assert!(limiter.spend("b", 1, hour).allowed);
+    }
+
+    #[test]
+    fn an_api_key_has_its_own_budget() {
+        let limiter = LocalLimiter::new();
+        let hour = Duration::from_secs(3600);
+        let key_id = Uuid::now_v7();
+        assert!(limiter.spend_api_key(key_id, 1, hour).allowed);
+        assert!(!limiter.spend_api_key(key_id, 1, hour).allowed);
+        assert!(limiter.spend_api_key(Uuid::now_v7(), 1, hour).allowed);
     }
 }

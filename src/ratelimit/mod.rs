@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use uuid::Uuid;
 
 pub use gcra::Decision;
 pub use local::LocalLimiter;
@@ -28,6 +29,15 @@ pub trait Limiter: Send + Sync {
     fn check(
         &self,
         key: &str,
+        limit: u64,
+        window: Duration,
+    ) -> impl Future<Output = anyhow::Result<Decision>> + Send;
+
+    /// The same for API key `key_id` (the bucket `key:<id>`), which every
+    /// authenticated request spends: by the id, so no caller formats a name.
+    fn check_api_key(
+        &self,
+        key_id: Uuid,
         limit: u64,
         window: Duration,
     ) -> impl Future<Output = anyhow::Result<Decision>> + Send;
@@ -69,53 +79,121 @@ impl RateLimiter {
     }
 }
 
+impl RateLimiter {
+    /// Asks Redis through `ask` unless it failed less than
+    /// `REDIS_RETRY_AFTER` ago; `None` when the node must decide itself.
+    async fn ask_redis<'a, F, Fut>(&'a self, ask: F) -> Option<Decision>
+    where
+        F: FnOnce(&'a RedisLimiter) -> Fut,
+        Fut: Future<Output = anyhow::Result<Decision>>,
+    {
+        let redis = self.redis.as_ref()?;
+        if self.elapsed_ms() < self.redis_skip_until_ms.load(Ordering::Relaxed) {
+            return None;
+        }
+        match ask(redis).await {
+            Ok(decision) => {
+                if self.degraded.swap(false, Ordering::Relaxed) {
+                    tracing::info!("Redis rate limiter reachable again");
+                }
+                Some(decision)
+            }
+            Err(error) => {
+                let retry_ms = u64::try_from(REDIS_RETRY_AFTER.as_millis()).unwrap_or(1000);
+                self.redis_skip_until_ms
+                    .store(self.elapsed_ms() + retry_ms, Ordering::Relaxed);
+                if !self.degraded.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(%error, "Redis rate limiter unreachable; using this node's local limits");
+                }
+                None
+            }
+        }
+    }
+}
+
 impl Limiter for RateLimiter {
     async fn check(&self, key: &str, limit: u64, window: Duration) -> anyhow::Result<Decision> {
-        if let Some(redis) = &self.redis
-            && self.elapsed_ms() >= self.redis_skip_until_ms.load(Ordering::Relaxed)
+        if let Some(decision) = self
+            .ask_redis(|redis| redis.check(key, limit, window))
+            .await
         {
-            match redis.check(key, limit, window).await {
-                Ok(decision) => {
-                    if self.degraded.swap(false, Ordering::Relaxed) {
-                        tracing::info!("Redis rate limiter reachable again");
-                    }
-                    return Ok(decision);
-                }
-                Err(error) => {
-                    let retry_ms = u64::try_from(REDIS_RETRY_AFTER.as_millis()).unwrap_or(1000);
-                    self.redis_skip_until_ms
-                        .store(self.elapsed_ms() + retry_ms, Ordering::Relaxed);
-                    if !self.degraded.swap(true, Ordering::Relaxed) {
-                        tracing::warn!(%error, "Redis rate limiter unreachable; using this node's local limits");
-                    }
-                }
-            }
+            return Ok(decision);
         }
         Ok(self.local.spend(key, limit, window))
     }
+
+    async fn check_api_key(
+        &self,
+        key_id: Uuid,
+        limit: u64,
+        window: Duration,
+    ) -> anyhow::Result<Decision> {
+        if let Some(decision) = self
+            .ask_redis(|redis| redis.check_api_key(key_id, limit, window))
+            .await
+        {
+            return Ok(decision);
+        }
+        Ok(self.local.spend_api_key(key_id, limit, window))
+    }
+}
+
+/// The rate-limit header values that are the same on every response of one
+/// key (its limit and the policy), built once when the key is cached rather
+/// than formatted per response.
+#[derive(Debug, Clone)]
+pub struct KeyHeaders {
+    limit: HeaderValue,
+    policy: Option<HeaderValue>,
+}
+
+impl KeyHeaders {
+    pub fn new(limit: u64, window: Duration) -> Self {
+        KeyHeaders {
+            limit: HeaderValue::from(limit),
+            policy: formatted(format_args!("\"default\";q={limit};w={}", window.as_secs())),
+        }
+    }
+}
+
+/// A header value of at most 64 bytes, formatted on the stack: the value's
+/// own copy is then the only allocation. `None` if it does not fit.
+fn formatted(args: std::fmt::Arguments<'_>) -> Option<HeaderValue> {
+    use std::io::Write;
+    let mut buffer = [0u8; 64];
+    let mut cursor = std::io::Cursor::new(&mut buffer[..]);
+    let written = cursor.write_fmt(args).map(|()| cursor.position());
+    written
+        .ok()
+        .and_then(|len| usize::try_from(len).ok())
+        .and_then(|len| HeaderValue::from_bytes(&buffer[..len]).ok())
 }
 
 /// Writes the rate-limit fields of every authenticated response:
 /// `X-RateLimit-*` and the IETF draft's `RateLimit-Policy` / `RateLimit`.
-pub fn apply_headers(headers: &mut HeaderMap, decision: &Decision, window: Duration) {
-    let mut set = |name: &'static str, value: String| {
-        if let Ok(value) = HeaderValue::from_str(&value) {
+/// `key` must be the headers of the limit `decision` was made with.
+pub fn apply_headers(headers: &mut HeaderMap, key: &KeyHeaders, decision: &Decision) {
+    let mut set = |name: &'static str, value: Option<HeaderValue>| {
+        if let Some(value) = value {
             headers.insert(HeaderName::from_static(name), value);
         }
     };
-    set("x-ratelimit-limit", decision.limit.to_string());
-    set("x-ratelimit-remaining", decision.remaining.to_string());
-    set("x-ratelimit-reset", decision.reset_secs.to_string());
+    set("x-ratelimit-limit", Some(key.limit.clone()));
     set(
-        "ratelimit-policy",
-        format!("\"default\";q={};w={}", decision.limit, window.as_secs()),
+        "x-ratelimit-remaining",
+        Some(HeaderValue::from(decision.remaining)),
     );
     set(
+        "x-ratelimit-reset",
+        Some(HeaderValue::from(decision.reset_secs)),
+    );
+    set("ratelimit-policy", key.policy.clone());
+    set(
         "ratelimit",
-        format!(
+        formatted(format_args!(
             "\"default\";r={};t={}",
             decision.remaining, decision.reset_secs
-        ),
+        )),
     );
 }
 
@@ -130,5 +208,24 @@ pub fn exceeded(retry_after_secs: u64) -> ApiError {
     match HeaderValue::from_str(&seconds.to_string()) {
         Ok(value) => error.with_header(header::RETRY_AFTER, value),
         Err(_) => error,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_show_the_key_limit_and_the_decision() {
+        let key = KeyHeaders::new(1000, Duration::from_secs(3600));
+        let decision = Decision::from_micros(true, 1000, 998, 8_000_000, 0);
+        let mut headers = HeaderMap::new();
+        apply_headers(&mut headers, &key, &decision);
+        let value = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        assert_eq!(value("x-ratelimit-limit"), Some("1000"));
+        assert_eq!(value("x-ratelimit-remaining"), Some("998"));
+        assert_eq!(value("x-ratelimit-reset"), Some("8"));
+        assert_eq!(value("ratelimit-policy"), Some("\"default\";q=1000;w=3600"));
+        assert_eq!(value("ratelimit"), Some("\"default\";r=998;t=8"));
     }
 }

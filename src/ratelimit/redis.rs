@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use redis::aio::ConnectionManager;
+use uuid::Uuid;
 
 use super::Limiter;
 use super::gcra::Decision;
@@ -50,15 +51,18 @@ impl RedisLimiter {
     pub fn redis_key(&self, key: &str) -> String {
         format!("{}{key}", self.prefix)
     }
-}
 
-impl Limiter for RedisLimiter {
-    /// Spends one request of `key`'s shared allowance; an error when Redis
-    /// does not answer in time.
-    async fn check(&self, key: &str, limit: u64, window: Duration) -> anyhow::Result<Decision> {
+    /// Spends one request of the bucket stored at `redis_key`; an error when
+    /// Redis does not answer in time.
+    async fn spend(
+        &self,
+        redis_key: String,
+        limit: u64,
+        window: Duration,
+    ) -> anyhow::Result<Decision> {
         let mut conn = self.conn.clone();
         let window_us = u64::try_from(window.as_micros()).unwrap_or(u64::MAX / 4);
-        let mut invocation = self.script.key(self.redis_key(key));
+        let mut invocation = self.script.key(redis_key);
         invocation.arg(limit.max(1)).arg(window_us);
         let reply: Vec<i64> =
             tokio::time::timeout(CALL_TIMEOUT, invocation.invoke_async(&mut conn))
@@ -75,5 +79,23 @@ impl Limiter for RedisLimiter {
             non_negative(reset_us),
             non_negative(retry_us),
         ))
+    }
+}
+
+impl Limiter for RedisLimiter {
+    /// Spends one request of `key`'s shared allowance.
+    async fn check(&self, key: &str, limit: u64, window: Duration) -> anyhow::Result<Decision> {
+        self.spend(self.redis_key(key), limit, window).await
+    }
+
+    /// The bucket is `key:<id>`, as `check` would name it.
+    async fn check_api_key(
+        &self,
+        key_id: Uuid,
+        limit: u64,
+        window: Duration,
+    ) -> anyhow::Result<Decision> {
+        let redis_key = format!("{}key:{key_id}", self.prefix);
+        self.spend(redis_key, limit, window).await
     }
 }

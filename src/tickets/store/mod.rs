@@ -127,6 +127,7 @@ fn user_ref(id: Option<Uuid>, name: Option<String>, email: Option<String>) -> Op
 /// Creates a ticket (OPEN) with the next number of the tenant, its
 /// `created` timeline entry, `ticket.created` and the visitor's email.
 pub async fn create(db: &Db, tenant: &Tenant, new: NewTicket) -> Result<Ticket, StoreError> {
+    let reserved = reserve_number(db, tenant).await?;
     let mut tx = db.begin().await?;
     ensure_reference(
         &mut tx,
@@ -150,7 +151,11 @@ pub async fn create(db: &Db, tenant: &Tenant, new: NewTicket) -> Result<Ticket, 
             .filter(|chat| chat.email_verified)
             .and_then(|chat| chat.visitor_email.clone())
     });
-    let number = ticket_number(next_number(&mut tx, tenant).await?);
+    let number = match reserved {
+        Some(number) => number,
+        None => next_number(&mut tx, tenant).await?,
+    };
+    let number = ticket_number(number);
     let id = new_id();
     let now = Timestamp::now();
     Query::new(
@@ -229,9 +234,37 @@ async fn chat_visitor(tx: &mut Tx, tenant: &Tenant, id: Uuid) -> Result<ChatVisi
     })
 }
 
-/// The next value of the tenant's ticket sequence. The counter row stays
-/// locked until the caller's transaction ends, so concurrent creates (on any
-/// node) take turns: no duplicates, and a rollback gives the number back.
+/// On Postgres, the tenant's next ticket number, taken before the ticket's
+/// transaction begins (docs/api.md, tickets, "Numbers"). The counter row is
+/// locked for this one statement only, so concurrent creates of a company
+/// do not wait for each other's commits; a create that then fails leaves a
+/// gap. The statement commits without waiting for its WAL flush: the
+/// ticket's commit comes later in the WAL and flushes it, so a crash can
+/// only lose a number no committed ticket holds.
+///
+/// `None` on SQLite: it has one writer at a time anyway, so the number is
+/// taken inside the ticket's transaction (`next_number`) and a rolled-back
+/// create gives it back.
+async fn reserve_number(db: &Db, tenant: &Tenant) -> Result<Option<i64>, StoreError> {
+    if db.backend() != Backend::Postgres {
+        return Ok(None);
+    }
+    let number = Query::new(
+        "INSERT INTO counters (company_id, mode, name, value) \
+         SELECT $1, $2, 'ticket', 1 \
+         FROM (SELECT set_config('synchronous_commit', 'off', true)) AS asynchronous_commit \
+         ON CONFLICT (company_id, mode, name) DO UPDATE SET value = counters.value + 1 \
+         RETURNING value",
+    )
+    .bind_tenant(tenant)
+    .fetch_scalar(db)
+    .await?;
+    Ok(Some(number))
+}
+
+/// The next value of the tenant's ticket sequence, in `tx` (SQLite). The
+/// counter row stays locked until `tx` ends, so creates take turns: no
+/// duplicates, and a rollback gives the number back.
 async fn next_number(tx: &mut Tx, tenant: &Tenant) -> Result<i64, StoreError> {
     Query::new(
         "INSERT INTO counters (company_id, mode, name, value) VALUES ($1, $2, 'ticket', 1) \

@@ -169,7 +169,7 @@ async fn a_created_key_is_forgotten_as_unknown_on_every_node(backend: Backend) {
         node.get("/entities", &future)
             .await
             .assert_error(401, "invalid_api_key");
-        assert!(node.state.access.keys.is_unknown(&key::hash(&future)));
+        assert!(node.state.access.keys.is_unknown(&key::digest(&future)));
     }
     // It comes to exist (the store rewritten under the nodes' feet)...
     let holder = node_a

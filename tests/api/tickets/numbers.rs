@@ -36,3 +36,106 @@ async fn concurrent_creates_get_consecutive_numbers(backend: Backend) {
     let next = ticket(&peer, &acme, json!({"subject": "After the rush"})).await;
     assert_eq!(next["ticketNumber"], "TKT-000051");
 }
+
+backend_tests!(a_failed_create_leaves_at_most_a_gap);
+
+/// A create refused by the store (an entity that does not exist) after
+/// Postgres has numbered it leaves that number unused; SQLite numbers in
+/// the creating transaction, so there the number is given back.
+async fn a_failed_create_leaves_at_most_a_gap(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let first = ticket(&app, &acme, json!({"subject": "Before"})).await;
+    let refused = app
+        .post(
+            "/tickets",
+            &acme.key,
+            json!({"subject": "Nowhere", "entityId": Uuid::now_v7()}),
+        )
+        .await;
+    refused.assert_status(400);
+    let next = ticket(&app, &acme, json!({"subject": "After"})).await;
+    let expected = match backend {
+        Backend::Postgres => "TKT-000003",
+        Backend::Sqlite => "TKT-000002",
+    };
+    assert_eq!(first["ticketNumber"], "TKT-000001");
+    assert_eq!(next["ticketNumber"], expected);
+}
+
+/// On Postgres a create holds no lock on its company's ticket counter while
+/// its transaction runs: with one create stopped mid-transaction (its
+/// ticket's entity row locked by the test), another create of the company
+/// completes, and the two numbers follow the order the creates started.
+/// (SQLite has one writer at a time, so there the second create waits.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_create_does_not_wait_for_another_create_of_its_company_to_commit() {
+    let test = concat!(module_path!(), "::a_create_does_not_wait");
+    let Some(backend) = Backend::postgres(test) else {
+        return;
+    };
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let other = app
+        .post("/entities", &acme.key, json!({"name": "Other shop"}))
+        .await;
+    let other_entity = other.assert_status(201)["id"].clone();
+    let Db::Postgres(pool) = &app.state.db else {
+        panic!("a Postgres app");
+    };
+
+    // The ticket insert's foreign key check needs a share lock on the
+    // entity row, so the first create stops there, after taking its number.
+    let mut holder = pool.begin().await.expect("begin");
+    sqlx::query("SELECT id FROM entities WHERE id = $1 FOR UPDATE")
+        .bind(acme.entity.id)
+        .fetch_one(&mut *holder)
+        .await
+        .expect("lock the entity");
+    let request = app
+        .api(reqwest::Method::POST, "/tickets", Some(&acme.key))
+        .json(&json!({"subject": "Stopped", "entityId": acme.entity.id}));
+    let stopped = tokio::spawn(async move { TestResponse::from(request.send().await).await });
+    wait_for_a_lock_wait(pool, &stopped).await;
+
+    let free = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        app.post(
+            "/tickets",
+            &acme.key,
+            json!({"subject": "Free", "entityId": other_entity}),
+        ),
+    )
+    .await
+    .expect("the second create went through while the first was in its transaction");
+    assert_eq!(free.assert_status(201)["ticketNumber"], "TKT-000002");
+
+    holder.rollback().await.expect("release the entity");
+    let stopped = stopped.await.expect("the first create");
+    assert_eq!(stopped.assert_status(201)["ticketNumber"], "TKT-000001");
+}
+
+/// Returns once a session of the test database waits for a lock (the
+/// create of `request`, which must not finish before that).
+async fn wait_for_a_lock_wait(
+    pool: &sqlx::PgPool,
+    request: &tokio::task::JoinHandle<TestResponse>,
+) {
+    loop {
+        assert!(
+            !request.is_finished(),
+            "the create finished without waiting for the entity lock"
+        );
+        let waiting: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM pg_stat_activity \
+             WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        )
+        .fetch_one(pool)
+        .await
+        .expect("pg_stat_activity");
+        if waiting > 0 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}

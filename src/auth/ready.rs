@@ -1,0 +1,101 @@
+//! A key as authentication uses it, built once when it is cached: the
+//! principal (scopes already a bit set), the key's standing, and its
+//! constant rate-limit header values. A request on a cached key then only
+//! checks the expiry and copies the principal.
+
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use uuid::Uuid;
+
+use super::{Principal, Tenant};
+use crate::companies::CompanyStatus;
+use crate::error::ApiError;
+use crate::keys::store::KeyForAuth;
+use crate::ratelimit::KeyHeaders;
+use crate::time::Timestamp;
+
+/// Why an existing key is refused whatever the time, if it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Standing {
+    Usable,
+    Inactive,
+    Suspended,
+}
+
+#[derive(Debug)]
+pub struct ReadyKey {
+    principal: Principal,
+    standing: Standing,
+    headers: KeyHeaders,
+}
+
+impl ReadyKey {
+    /// `window` is the rate-limit window the policy header names.
+    pub fn new(record: &KeyForAuth, window: Duration) -> Self {
+        let standing = if !record.is_active {
+            Standing::Inactive
+        } else if record.company_status != CompanyStatus::Active {
+            Standing::Suspended
+        } else {
+            Standing::Usable
+        };
+        ReadyKey {
+            principal: Principal {
+                key_id: record.id,
+                tenant: Tenant {
+                    company_id: record.company_id,
+                    mode: record.mode,
+                },
+                scopes: record.scopes,
+                rate_limit: record.rate_limit,
+                expires_at: record.expires_at,
+            },
+            standing,
+            headers: KeyHeaders::new(allowance(record.rate_limit), window),
+        }
+    }
+
+    pub fn key_id(&self) -> Uuid {
+        self.principal.key_id
+    }
+
+    pub fn company_id(&self) -> Uuid {
+        self.principal.tenant.company_id
+    }
+
+    /// The rate-limit header values of every response on this key.
+    pub fn headers(&self) -> &KeyHeaders {
+        &self.headers
+    }
+
+    /// The principal, or the 401/403 the key gets in its state now, in the
+    /// documented order: expired, inactive, suspended company.
+    pub fn principal(&self) -> Result<Principal, ApiError> {
+        if self
+            .principal
+            .expires_at
+            .is_some_and(|expiry| expiry <= Timestamp::now())
+        {
+            return Err(unauthorized("expired_api_key", "API key has expired"));
+        }
+        match self.standing {
+            Standing::Usable => Ok(self.principal.clone()),
+            Standing::Inactive => Err(unauthorized("invalid_api_key", "API key is inactive")),
+            Standing::Suspended => Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "account_suspended",
+                "Account is suspended",
+            )),
+        }
+    }
+}
+
+/// The requests per window a key's stored `rate_limit` allows (at least 1).
+pub fn allowance(rate_limit: i64) -> u64 {
+    u64::try_from(rate_limit).unwrap_or(1).max(1)
+}
+
+fn unauthorized(code: &'static str, message: &str) -> ApiError {
+    ApiError::new(StatusCode::UNAUTHORIZED, code, message)
+}
