@@ -17,8 +17,9 @@ export function setUpSessions(c) {
       const sessions = listOf(await api(`/chat/sessions?${query}`));
       if (entityId !== s.entityId || filter !== s.filter) return;
       for (const [id, session] of s.sessions) if (session.status === filter) s.sessions.delete(id);
-      for (const session of sessions) remember(session);
+      for (const session of sessions) c.noteAssignedSession(remember(session), { render: false });
       renderSessions();
+      c.renderAssigned();
       fillPreviews(sessions.map((x) => x.id));
     } catch (err) {
       if (err.status === 401) return c.signOut(`Signed out: ${err.message}.`);
