@@ -284,10 +284,8 @@ test('a ticket in its SLA warning time shows an amber badge', async () => {
   const agent = await signInAgent(await agentUser('Wes Warned', 'wes@northwind.test'));
   try {
     await openTickets(agent.page, 'sla-warn');
-    const badge = ticketRow(agent.page, ticket).locator('.sla-badge');
-    await visible(badge);
-    assert.equal(await badge.getAttribute('data-sla'), 'warning');
-    assert.match(await badge.getAttribute('class'), /badge-warn/);
+    await visible(ticketRow(agent.page, ticket).locator('.sla-badge[data-sla="warning"].badge-warn'));
+    await shot(agent.page, 'console-tickets-sla-warning');
   } finally {
     await leaveConsole(agent);
   }

@@ -103,7 +103,8 @@ export function setUpSessions(c) {
   }
 
   function renderSessions() {
-    const focusedId = document.activeElement?.closest?.('.session')?.dataset.id;
+    const focused = document.activeElement;
+    const focusedId = el.list.contains(focused) ? focused.closest('.session')?.dataset.id : null;
     const shown = [...s.sessions.values()]
       .filter((session) => session.status === s.filter)
       .sort((a, b) => String(s.activity.get(b.id) ?? '').localeCompare(String(s.activity.get(a.id) ?? '')));
