@@ -180,7 +180,7 @@ function createTicket(subject, priority, tags) {
 // --- teams and routing ---------------------------------------------------------
 
 test('a widget chat routed to the agent lands in "Assigned to you" live', async () => {
-  const rita = await agentUser('Rita Router', 'rita@northwind.test');
+  const rita = await agentUser('Rita Router', 'rita@console.northwind.test');
   const team = await routedTeam('Parcels', [rita.id], { mode: 'least_busy', chatCapacity: 2 });
   let agent;
   let visitor;
@@ -200,7 +200,7 @@ test('a widget chat routed to the agent lands in "Assigned to you" live', async 
 });
 
 test("the console shows its team's queue length as chats wait", async () => {
-  const quinn = await agentUser('Quinn Queue', 'quinn@northwind.test');
+  const quinn = await agentUser('Quinn Queue', 'quinn@console.northwind.test');
   // Capacity 0: nobody can take a chat, so every new chat waits.
   const team = await routedTeam('Waiting room', [quinn.id], { mode: 'least_busy', chatCapacity: 0 });
   let agent;
@@ -221,7 +221,7 @@ test("the console shows its team's queue length as chats wait", async () => {
 
 test('a visitor whose chat waits in the queue sees their place in line', async () => {
   // Its only member never comes online: the chat waits.
-  const olive = await agentUser('Olive Offline', 'olive@northwind.test');
+  const olive = await agentUser('Olive Offline', 'olive@console.northwind.test');
   const team = await routedTeam('Nobody home', [olive.id], { mode: 'round_robin' });
   let visitor;
   try {
@@ -235,7 +235,7 @@ test('a visitor whose chat waits in the queue sees their place in line', async (
 });
 
 test('the embeddable widget shows the place in line too', async () => {
-  const otto = await agentUser('Otis Offline', 'otis@northwind.test');
+  const otto = await agentUser('Otis Offline', 'otis@console.northwind.test');
   const team = await routedTeam('Nobody home either', [otto.id], { mode: 'round_robin' });
   const context = await browser.newContext({ viewport: { width: 400, height: 640 } });
   try {
@@ -260,7 +260,7 @@ test('the tickets list sorts by SLA due time, soonest first and tickets without 
   const low = await createTicket('Sorted: low', 'LOW', ['sla-demo', 'sla-sort']);
   const medium = await createTicket('Sorted: medium', 'MEDIUM', ['sla-demo', 'sla-sort']);
   const none = await createTicket('Sorted: no SLA', 'URGENT', ['sla-sort']);
-  const agent = await signInAgent(await agentUser('Sam Sorter', 'sam@northwind.test'));
+  const agent = await signInAgent(await agentUser('Sam Sorter', 'sam@console.northwind.test'));
   try {
     await openTickets(agent.page, 'sla-sort');
     await visible(ticketRow(agent.page, high));
@@ -281,7 +281,7 @@ test('the tickets list sorts by SLA due time, soonest first and tickets without 
 
 test('a ticket in its SLA warning time shows an amber badge', async () => {
   const ticket = await createTicket('Answer me soon', 'HIGH', ['sla-warn']);
-  const agent = await signInAgent(await agentUser('Wes Warned', 'wes@northwind.test'));
+  const agent = await signInAgent(await agentUser('Wes Warned', 'wes@console.northwind.test'));
   try {
     await openTickets(agent.page, 'sla-warn');
     await visible(ticketRow(agent.page, ticket).locator('.sla-badge[data-sla="warning"].badge-warn'));
@@ -292,7 +292,7 @@ test('a ticket in its SLA warning time shows an amber badge', async () => {
 });
 
 test('a ticket whose SLA breaches turns red in the open list, live', async () => {
-  const agent = await signInAgent(await agentUser('Bea Breach', 'bea@northwind.test'));
+  const agent = await signInAgent(await agentUser('Bea Breach', 'bea@console.northwind.test'));
   try {
     await openTickets(agent.page, 'sla-breach');
     await visible(agent.page.locator('#tickets-empty'));
