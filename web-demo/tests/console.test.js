@@ -235,8 +235,8 @@ test('a visitor whose chat waits in the queue sees their place in line', async (
 });
 
 test('the embeddable widget shows the place in line too', async () => {
-  const otto = await agentUser('Otis Offline', 'otis@console.northwind.test');
-  const team = await routedTeam('Nobody home either', [otto.id], { mode: 'round_robin' });
+  const otis = await agentUser('Otis Offline', 'otis@console.northwind.test');
+  const team = await routedTeam('Nobody home either', [otis.id], { mode: 'round_robin' });
   const context = await browser.newContext({ viewport: { width: 400, height: 640 } });
   try {
     const page = await context.newPage();
