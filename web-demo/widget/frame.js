@@ -13,6 +13,7 @@ const $ = (id) => document.getElementById(id);
 const ui = {
   messages: $('messages'), note: $('note'), start: $('start'), composer: $('composer'),
   input: $('input'), name: $('name'), email: $('email'), question: $('question'), greeting: $('greeting'),
+  queue: $('queue'),
 };
 
 let text = {};
@@ -94,7 +95,16 @@ function divider(label) {
 function showChat(closed = false) {
   ui.start.hidden = true;
   ui.composer.hidden = closed;
-  if (closed) ui.note.textContent = text.closed;
+  if (closed) {
+    ui.note.textContent = text.closed;
+    showQueuePosition(null);
+  }
+}
+
+/** "You are number 3 in line" while the chat waits for an agent; null hides it. */
+function showQueuePosition(position) {
+  ui.queue.hidden = !position;
+  ui.queue.textContent = position ? text.queuePosition.replace('{position}', String(position)) : '';
 }
 
 function connect() {
@@ -130,6 +140,11 @@ function onFrame(frame) {
     }
   } else if (frame.type === 'chat.session' && frame.data?.id === conversation?.sessionId) {
     showChat(frame.data.status === 'CLOSED');
+  } else if (frame.type === 'queue' && typeof frame.data?.position === 'number') {
+    showQueuePosition(frame.data.position);
+  } else if (frame.type === 'assignment' && frame.data?.sessionId === conversation?.sessionId) {
+    // Assigned: out of the queue. Sent back to the queue: a `queue` frame follows.
+    if (frame.data.assigneeId) showQueuePosition(null);
   } else if (frame.type === 'rating_requested' && frame.data?.chatSessionId === conversation?.sessionId) {
     showRating();
   } else if (frame.type === 'error') {

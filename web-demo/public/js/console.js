@@ -5,6 +5,7 @@
 // order the page wires itself.
 
 import { request } from './api.js';
+import { setUpAssigned } from './console/assigned.js';
 import { setUpComposer } from './console/composer.js';
 import { setUpConversation } from './console/conversation.js';
 import { consoleElements } from './console/elements.js';
@@ -13,8 +14,10 @@ import { setUpFields } from './console/fields.js';
 import { setUpLive } from './console/live.js';
 import { setUpPresence } from './console/presence.js';
 import { setUpSessions } from './console/sessions.js';
+import { setUpSla } from './console/sla.js';
 import { setUpTags } from './console/tags.js';
 import { setUpTeam } from './console/team.js';
+import { setUpTeams } from './console/teams.js';
 import { setUpTicket } from './console/ticket.js';
 import { setUpTicketPage } from './console/ticket-page.js';
 import { setUpTickets } from './console/tickets.js';
@@ -53,6 +56,8 @@ export async function startConsole({ key, me, entities, storage, onSignOut }) {
   const c = { key, me, entities, storage, el, s, api, on, signOut };
   setUpPresence(c);
   setUpEntities(c);
+  setUpTeams(c);
+  setUpAssigned(c);
   setUpLive(c);
   setUpSessions(c);
   setUpTyping(c);
@@ -62,6 +67,7 @@ export async function startConsole({ key, me, entities, storage, onSignOut }) {
   setUpFields(c);
   setUpTicket(c);
   setUpTeam(c);
+  setUpSla(c);
   setUpTickets(c);
   setUpTicketPage(c);
 
@@ -86,6 +92,7 @@ export async function startConsole({ key, me, entities, storage, onSignOut }) {
     s.sessions.clear();
     el.list.replaceChildren();
     el.team.replaceChildren();
+    el.assignedList.replaceChildren();
     onSignOut(reason);
   }
 
@@ -97,6 +104,8 @@ export async function startConsole({ key, me, entities, storage, onSignOut }) {
   c.setOnline(true);
   c.renderTeam();
   c.renderSessions();
+  c.renderAssigned();
   c.loadSessions();
+  c.loadTeams();
   c.socket.start();
 }

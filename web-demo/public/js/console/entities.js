@@ -7,7 +7,7 @@ export const ENTITY_ITEM = 'sd-agent-entity';
 /** Sets this part up on the console `c` and adds its functions to it. */
 export function setUpEntities(c) {
   const { el, s, entities, storage, on } = c;
-  Object.assign(c, { showWidgetLink });
+  Object.assign(c, { showWidgetLink, switchEntity });
 
   el.entity.replaceChildren(...entities.map((e) => h('option', { value: e.id }, e.name)));
   el.entity.value = s.entityId;
@@ -24,14 +24,15 @@ export function setUpEntities(c) {
 
   function switchEntity(entityId) {
     if (entityId === s.entityId) return;
-    c.socket.unsubscribe(`entity:${s.entityId}`);
     s.entityId = entityId;
+    el.entity.value = entityId;
     storage.setItem(ENTITY_ITEM, entityId);
-    c.socket.subscribe(`entity:${entityId}`);
+    c.syncEntityChannels();
     c.closeThread();
     s.sessions.clear();
     c.renderSessions();
     showWidgetLink();
     c.loadSessions();
+    c.renderAssigned();
   }
 }

@@ -1,6 +1,8 @@
 // The one socket (a fresh short-lived token per connection), subscribed to
-// presence, to the entity's chat activity and to the company's tickets, and
-// what its frames change.
+// presence, to the chat activity of the shown entity and of the agent's
+// teams' entities, and to the company's tickets, and what its frames change.
+// Frames of another entity than the shown one only feed the team parts
+// (assignments, queue lengths); the conversation list is the shown entity's.
 
 import { socketUrl } from '../api.js';
 import { LiveSocket } from '../socket.js';
@@ -30,24 +32,43 @@ export function setUpLive(c) {
         // After (re)subscribing, fetch a fresh snapshot: nothing missed.
         c.loadSessions();
         c.loadTeam();
+        c.loadTeams();
         if (c.t?.loaded) c.reloadTickets();
       }
     },
   });
   socket.subscribe('presence');
-  socket.subscribe(`entity:${s.entityId}`);
   socket.subscribe('tickets');
 
+  /** A frame of an entity channel other than the shown entity's. */
+  function fromElsewhere(frame) {
+    return typeof frame.channel === 'string' && frame.channel.startsWith('entity:') && frame.channel !== `entity:${s.entityId}`;
+  }
+
   function onFrame(frame) {
+    const elsewhere = fromElsewhere(frame);
     switch (frame.type) {
       case 'chat.session':
-        if (frame.data) c.upsertSession(frame.data);
+        if (!frame.data) break;
+        c.noteAssignedSession(frame.data);
+        if (!elsewhere) c.upsertSession(frame.data);
         break;
       case 'chat.message':
-        if (frame.data) c.onMessage(frame.data);
+        if (frame.data && !elsewhere) c.onMessage(frame.data);
         break;
       case 'typing':
-        if (frame.data) c.onTyping(frame.data);
+        if (frame.data && !elsewhere) c.onTyping(frame.data);
+        break;
+      case 'assignment':
+        if (frame.data) c.onAssignment(frame.data);
+        break;
+      case 'queue':
+        if (frame.data) c.onQueue(frame.data);
+        break;
+      case 'sla.warning':
+      case 'sla.breached':
+      case 'sla.fulfilled':
+        c.onSlaEvent(frame);
         break;
       case 'presence':
         if (frame.data) c.onPresence(frame.data);
@@ -68,4 +89,5 @@ export function setUpLive(c) {
   }
 
   c.socket = socket;
+  c.syncEntityChannels();
 }

@@ -17,8 +17,9 @@ export function setUpSessions(c) {
       const sessions = listOf(await api(`/chat/sessions?${query}`));
       if (entityId !== s.entityId || filter !== s.filter) return;
       for (const [id, session] of s.sessions) if (session.status === filter) s.sessions.delete(id);
-      for (const session of sessions) remember(session);
+      for (const session of sessions) c.noteAssignedSession(remember(session), { render: false });
       renderSessions();
+      c.renderAssigned();
       fillPreviews(sessions.map((x) => x.id));
     } catch (err) {
       if (err.status === 401) return c.signOut(`Signed out: ${err.message}.`);
@@ -102,7 +103,8 @@ export function setUpSessions(c) {
   }
 
   function renderSessions() {
-    const focusedId = document.activeElement?.closest?.('.session')?.dataset.id;
+    const focused = document.activeElement;
+    const focusedId = el.list.contains(focused) ? focused.closest('.session')?.dataset.id : null;
     const shown = [...s.sessions.values()]
       .filter((session) => session.status === s.filter)
       .sort((a, b) => String(s.activity.get(b.id) ?? '').localeCompare(String(s.activity.get(a.id) ?? '')));

@@ -1,4 +1,5 @@
-// Team presence: who of the team is online.
+// Team presence: who of the team is online (with a team picked, its
+// members; else every agent of the company).
 
 import { listOf } from '../api.js';
 import { h, initials } from '../util.js';
@@ -29,7 +30,9 @@ export function setUpTeam(c) {
   }
 
   function renderTeam() {
-    const members = [...s.team.values()].sort((a, b) => {
+    const team = c.pickedTeam?.();
+    const inTeam = (agent) => !team || agent.userId === me.id || (team.memberIds ?? []).includes(agent.userId);
+    const members = [...s.team.values()].filter(inTeam).sort((a, b) => {
       if (a.userId === me.id) return -1;
       if (b.userId === me.id) return 1;
       return String(a.name).localeCompare(String(b.name));

@@ -1,11 +1,13 @@
 // The Tickets view: the list (GET /tickets with the view's filters, newest
 // first, a page of 50 at a time with cursors, so a thousand tickets stay
-// light), kept current from the `tickets` socket channel; an unread marker
+// light; or soonest SLA due time first, paged by offset), kept current from
+// the `tickets` socket channel, with each ticket's SLA badge; an unread marker
 // (in localStorage) on tickets someone else changed since this agent last
 // opened them; and the keys j / k (move), Enter (open), r (reply).
 
 import { listOf } from '../api.js';
 import { $, debounce, h, safeStorage, shortTime, toast } from '../util.js';
+import { byNewest, bySlaDue } from './sla.js';
 
 const PAGE = 50;
 const local = safeStorage('localStorage');
@@ -60,6 +62,7 @@ export function setUpTickets(c) {
       priority: el.tfPriority.value,
       assignedToId: el.tfAssignee.value === 'me' ? me.id : '',
       entityId: el.tfEntity.value,
+      slaBreached: el.tfSla.value,
       tag: el.tfTag.value.trim(),
       q: el.tfQ.value.trim(),
     };
@@ -72,8 +75,10 @@ export function setUpTickets(c) {
     if (!reset) t.loadingMore = true;
     const query = new URLSearchParams({ limit: String(PAGE) });
     for (const [name, value] of Object.entries(filters())) if (value) query.set(name, value);
+    if (el.tfOrder.value) query.set('order', el.tfOrder.value);
     if (!reset && t.next?.after) query.set('after', t.next.after);
-    if (!reset && t.next?.offset) query.set('offset', String(t.next.offset));
+    const offset = reset ? 0 : (t.next?.offset ?? 0);
+    if (offset) query.set('offset', String(offset));
     try {
       const page = await api(`/tickets?${query}`);
       if (generation !== t.generation) return;
@@ -82,7 +87,7 @@ export function setUpTickets(c) {
       const ids = new Set(known.map((x) => x.id));
       t.list = [...known, ...rows.filter((x) => !ids.has(x.id))];
       if (page?.nextCursor) t.next = { after: page.nextCursor };
-      else if (rows.length === PAGE) t.next = { offset: (Number(page?.offset) || 0) + rows.length };
+      else if (rows.length === PAGE) t.next = { offset: offset + rows.length };
       else t.next = null;
       t.loaded = true;
       if (reset) t.selected = Math.min(t.selected, t.list.length - 1);
@@ -95,12 +100,15 @@ export function setUpTickets(c) {
     }
   }
 
-  function reloadTickets() {
+  async function reloadTickets() {
+    await c.loadSlaPolicies();
     return loadPage(true);
   }
 
   on(el.ticketsMore, 'click', () => loadPage(false));
-  for (const control of [el.tfStatus, el.tfPriority, el.tfAssignee, el.tfEntity]) on(control, 'change', reloadTickets);
+  for (const control of [el.tfStatus, el.tfPriority, el.tfAssignee, el.tfEntity, el.tfSla, el.tfOrder]) {
+    on(control, 'change', reloadTickets);
+  }
   const typed = debounce(reloadTickets, 300);
   on(el.tfTag, 'input', typed);
   on(el.tfQ, 'input', typed);
@@ -156,6 +164,7 @@ export function setUpTickets(c) {
     if (f.priority && ticket.priority !== f.priority) return false;
     if (f.assignedToId && ticket.assignedToId !== f.assignedToId) return false;
     if (f.entityId && ticket.entityId !== f.entityId) return false;
+    if (f.slaBreached && ((ticket.sla?.breaches ?? []).length > 0) !== (f.slaBreached === 'true')) return false;
     if (f.tag && !(ticket.tags ?? []).includes(f.tag.toLowerCase())) return false;
     return true;
   }
@@ -164,16 +173,22 @@ export function setUpTickets(c) {
     const at = t.list.findIndex((x) => x.id === ticket.id);
     const fits = matches(ticket);
     if (fits === null) return typed();
-    if (at >= 0 && fits) t.list[at] = { ...t.list[at], ...ticket };
-    else if (at >= 0) t.list.splice(at, 1);
-    else if (fits && created) t.list.unshift(ticket);
+    const bySla = el.tfOrder.value === 'sla_due';
+    if (at >= 0) {
+      const merged = { ...t.list[at], ...ticket };
+      if (fits && !bySla) t.list[at] = merged;
+      else t.list.splice(at, 1);
+      // Sorted by due time, a change may move the ticket: put it back in place.
+      if (fits && bySla) t.list.splice(insertionPoint(merged), 0, merged);
+    } else if (fits && created && !bySla) t.list.unshift(ticket);
     else if (fits) t.list.splice(insertionPoint(ticket), 0, ticket);
     renderTickets();
   }
 
-  /** Newest first, as the list is sorted. */
+  /** Where the ticket goes in the list's order (newest first, or by SLA due time). */
   function insertionPoint(ticket) {
-    const at = t.list.findIndex((x) => String(x.createdAt) < String(ticket.createdAt));
+    const order = el.tfOrder.value === 'sla_due' ? bySlaDue : byNewest;
+    const at = t.list.findIndex((x) => order(ticket, x) < 0);
     return at < 0 ? t.list.length : at;
   }
 
@@ -250,6 +265,7 @@ export function setUpTickets(c) {
           h('span', { class: `prio-${ticket.priority}` }, ticket.priority),
           h('span', {}, ticket.status.replace('_', ' ')),
           h('span', {}, shortTime(ticket.updatedAt)),
+          c.slaBadge(ticket),
         ),
         h('span', { class: 'ticket-subject' }, ticket.subject),
         h('span', { class: 'ticket-meta' }, ticket.assignedTo ? `Assigned to ${ticket.assignedTo.name}` : 'Unassigned'),

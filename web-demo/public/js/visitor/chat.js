@@ -4,7 +4,16 @@
 import { request, socketUrl } from '../api.js';
 import { LiveSocket } from '../socket.js';
 import { el } from './dom.js';
-import { dropPending, hideTyping, markFailed, renderMessage, scrollToEnd, setClosed, showTyping } from './messages.js';
+import {
+  dropPending,
+  hideTyping,
+  markFailed,
+  renderMessage,
+  scrollToEnd,
+  setClosed,
+  showQueuePosition,
+  showTyping,
+} from './messages.js';
 import { currentMainView, showView, updateUnread } from './panel.js';
 import { renderLivePresence } from './presence.js';
 import { startError } from './start.js';
@@ -16,6 +25,7 @@ export function resetConversationView() {
   state.pending.clear();
   setClosed(false);
   hideTyping();
+  showQueuePosition(null);
 }
 
 export async function startConversation() {
@@ -141,6 +151,14 @@ function onFrame(frame) {
       break;
     case 'typing':
       if (frame.data?.senderType && frame.data.senderType !== 'visitor') showTyping();
+      break;
+    case 'queue':
+      // The chat waits for an agent: its place in line (1 is next).
+      if (typeof frame.data?.position === 'number') showQueuePosition(frame.data.position);
+      break;
+    case 'assignment':
+      // Assigned: out of the queue. Sent back to the queue: a `queue` frame follows.
+      if (frame.data?.sessionId === state.conversation?.sessionId && frame.data.assigneeId) showQueuePosition(null);
       break;
     case 'error':
       if (frame.code === 'session_closed') setClosed(true);

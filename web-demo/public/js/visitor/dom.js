@@ -31,6 +31,7 @@ export const el = {
   chatSuggestions: $('#sd-chat-suggestions'),
   messages: $('#sd-messages'),
   typing: $('#sd-typing'),
+  queue: $('#sd-queue'),
   closed: $('#sd-closed'),
   newChat: $('#sd-new-chat'),
   composer: $('#sd-composer'),

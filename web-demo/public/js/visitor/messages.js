@@ -107,8 +107,15 @@ export function setClosed(closed) {
   el.composer.hidden = closed;
   if (closed) {
     hideTyping();
+    showQueuePosition(null);
     el.chatSuggestions.hidden = true;
   }
+}
+
+/** "You are number 3 in line" while the chat waits for an agent; null hides it. */
+export function showQueuePosition(position) {
+  el.queue.hidden = !position;
+  el.queue.textContent = position ? `You are number ${position} in line. An agent will be with you soon.` : '';
 }
 
 export function showTyping() {

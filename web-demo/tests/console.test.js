@@ -1,0 +1,307 @@
+// Browser tests of the agent console's team and SLA parts, and of the
+// visitor's place in a team's queue (see run.sh): teams routed by the
+// service put chats in "Assigned to you" live, queue lengths and positions
+// show as they change, and tickets carry SLA badges, sorted by due time.
+
+import assert from 'node:assert/strict';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { chromium } from 'playwright-core';
+
+function env(name) {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run these tests through run.sh`);
+  return value;
+}
+
+const BASE = env('SD_BASE_URL');
+const API_KEY = env('SD_API_KEY');
+const WIDGET_KEY = env('SD_WIDGET_KEY');
+const ENTITY_ID = env('SD_ENTITY_ID');
+const SHOTS = process.env.SD_SCREENSHOTS ?? path.resolve('screenshots');
+/** Generous: the machine may be busy; every wait polls, none sleeps blindly. */
+const WAIT = 25_000;
+/** A 1-minute SLA target breaches one minute after the ticket is created. */
+const BREACH_WAIT = 150_000;
+
+/**
+ * Tickets tagged `sla-warn` are inside their warning time from the start
+ * (30 minutes to answer, warned 60 minutes ahead); `sla-demo` tickets get a
+ * first response target by priority and no warning.
+ */
+const SLA_POLICIES = {
+  policies: [
+    {
+      name: 'Browser tests: warned at once',
+      conditions: { tags: ['sla-warn'] },
+      targets: { HIGH: { firstResponseMinutes: 30 } },
+      warnMinutes: 60,
+    },
+    {
+      name: 'Browser tests: by priority',
+      conditions: { tags: ['sla-demo'] },
+      targets: {
+        URGENT: { firstResponseMinutes: 1 },
+        HIGH: { firstResponseMinutes: 30 },
+        MEDIUM: { firstResponseMinutes: 120 },
+        LOW: { firstResponseMinutes: 600 },
+      },
+      warnMinutes: 0,
+    },
+  ],
+};
+
+let browser;
+
+before(async () => {
+  await fs.mkdir(SHOTS, { recursive: true });
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+  });
+  await api('PUT', '/settings/sla-policies', SLA_POLICIES);
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+// --- helpers -----------------------------------------------------------------
+
+async function api(method, urlPath, body) {
+  const response = await fetch(`${BASE}/api/v1${urlPath}`, {
+    method,
+    headers: { 'X-API-Key': API_KEY, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${urlPath}: ${response.status} ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
+async function shot(page, name) {
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
+}
+
+async function visible(locator, timeout = WAIT) {
+  await locator.first().waitFor({ state: 'visible', timeout });
+}
+
+/** Waits until the element's text contains `text`. */
+async function textIn(page, selector, text) {
+  await page.waitForFunction(
+    ([sel, expected]) => document.querySelector(sel)?.textContent.includes(expected),
+    [selector, text],
+    { timeout: WAIT },
+  );
+}
+
+/** Polls the API until the agent is online (routing only picks online agents). */
+async function waitOnline(userId) {
+  const deadline = Date.now() + WAIT;
+  while (Date.now() < deadline) {
+    const online = await api('GET', '/chat/agent-presence');
+    if (online.data.some((agent) => agent.userId === userId)) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`agent ${userId} never came online`);
+}
+
+/** A user of the company (made here), to put in teams before signing in. */
+async function agentUser(name, email) {
+  return api('POST', '/users', { name, email, role: 'AGENT' });
+}
+
+/** The user signed in to the console, online. */
+async function signInAgent(user) {
+  const { name, email } = user;
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(`${BASE}/demo/agent.html`);
+  await page.fill('#api-key', API_KEY);
+  await page.click('#key-submit');
+  await visible(page.locator('#identity-form'));
+  if (await page.isVisible('#existing-user')) await page.selectOption('#existing-user', '');
+  await page.fill('#agent-name', name);
+  await page.fill('#agent-email', email);
+  await page.click('#identity-submit');
+  await visible(page.locator('#console'));
+  await textIn(page, '#conn-text', 'Live');
+  await waitOnline(user.id);
+  return { context, page, user };
+}
+
+async function leaveConsole(agent) {
+  await agent.page.close({ runBeforeUnload: true });
+  await agent.context.close();
+  await api('DELETE', `/chat/agent-presence/${agent.user.id}`).catch(() => {});
+}
+
+/** A team serving the test entity, its default team while the test runs. */
+async function routedTeam(name, memberIds, routing) {
+  const team = await api('POST', '/teams', { name, memberIds, entityIds: [ENTITY_ID], routing });
+  await api('PATCH', `/entities/${ENTITY_ID}`, { defaultTeamId: team.id });
+  return team;
+}
+
+async function dropTeam(team) {
+  await api('PATCH', `/entities/${ENTITY_ID}`, { defaultTeamId: null });
+  await api('DELETE', `/teams/${team.id}`);
+}
+
+/** The visitor demo page with a chat started. */
+async function visitorChat(name, question) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  await page.goto(`${BASE}/demo/visitor.html#widgetKey=${WIDGET_KEY}`);
+  await page.click('#sd-launcher');
+  await visible(page.locator('#sd-view-start'));
+  await page.fill('#sd-question', question);
+  await page.fill('#sd-name', name);
+  await page.click('#sd-start');
+  await visible(page.locator('.sd-msg-visitor:not(.is-pending)', { hasText: question }));
+  return { context, page };
+}
+
+async function openTickets(page, tag) {
+  await page.click('#view-tickets');
+  await page.fill('#tf-tag', tag);
+}
+
+function ticketRow(page, ticket) {
+  return page.locator(`#ticket-list .ticket-item[data-number="${ticket.ticketNumber}"]`);
+}
+
+function createTicket(subject, priority, tags) {
+  return api('POST', '/tickets', { subject, priority, tags, entityId: ENTITY_ID });
+}
+
+// --- teams and routing ---------------------------------------------------------
+
+test('a widget chat routed to the agent lands in "Assigned to you" live', async () => {
+  const rita = await agentUser('Rita Router', 'rita@console.northwind.test');
+  const team = await routedTeam('Parcels', [rita.id], { mode: 'least_busy', chatCapacity: 2 });
+  let agent;
+  let visitor;
+  try {
+    agent = await signInAgent(rita);
+    await textIn(agent.page, '#team-select', 'Parcels');
+    assert.equal(await agent.page.locator('#assigned-list .assigned-item').count(), 0);
+
+    visitor = await visitorChat('Paula Parcel', 'Where is my parcel?');
+    await visible(agent.page.locator('#assigned-list .assigned-item', { hasText: 'Paula Parcel' }));
+    await shot(agent.page, 'console-assigned-to-you');
+  } finally {
+    await visitor?.context.close();
+    await dropTeam(team);
+    if (agent) await leaveConsole(agent);
+  }
+});
+
+test("the console shows its team's queue length as chats wait", async () => {
+  const quinn = await agentUser('Quinn Queue', 'quinn@console.northwind.test');
+  // Capacity 0: nobody can take a chat, so every new chat waits.
+  const team = await routedTeam('Waiting room', [quinn.id], { mode: 'least_busy', chatCapacity: 0 });
+  let agent;
+  let visitor;
+  try {
+    agent = await signInAgent(quinn);
+    await textIn(agent.page, '#queue-length', 'Nobody waiting');
+
+    visitor = await visitorChat('Wanda Wait', 'Is anyone there?');
+    await textIn(agent.page, '#queue-length', '1 chat waiting in the queue');
+    await shot(agent.page, 'console-queue-length');
+  } finally {
+    await visitor?.context.close();
+    await dropTeam(team);
+    if (agent) await leaveConsole(agent);
+  }
+});
+
+test('a visitor whose chat waits in the queue sees their place in line', async () => {
+  // Its only member never comes online: the chat waits.
+  const olive = await agentUser('Olive Offline', 'olive@console.northwind.test');
+  const team = await routedTeam('Nobody home', [olive.id], { mode: 'round_robin' });
+  let visitor;
+  try {
+    visitor = await visitorChat('Len Line', 'Can somebody help me?');
+    await textIn(visitor.page, '#sd-queue', 'You are number 1 in line');
+    await shot(visitor.page, 'visitor-queue-position');
+  } finally {
+    await visitor?.context.close();
+    await dropTeam(team);
+  }
+});
+
+test('the embeddable widget shows the place in line too', async () => {
+  const otis = await agentUser('Otis Offline', 'otis@console.northwind.test');
+  const team = await routedTeam('Nobody home either', [otis.id], { mode: 'round_robin' });
+  const context = await browser.newContext({ viewport: { width: 400, height: 640 } });
+  try {
+    const page = await context.newPage();
+    await page.goto(`${BASE}/widget/frame.html#widgetKey=${WIDGET_KEY}`);
+    await page.fill('#name', 'Fran Frame');
+    await page.fill('#question', 'Hello from the frame');
+    await page.click('#start button[type=submit]');
+    await textIn(page, '#queue', 'You are number 1 in line');
+    await shot(page, 'widget-queue-position');
+  } finally {
+    await context.close();
+    await dropTeam(team);
+  }
+});
+
+// --- SLA ----------------------------------------------------------------------------
+
+test('the tickets list sorts by SLA due time, soonest first and tickets without an SLA last', async () => {
+  // Created in an order that newest-first would show backwards.
+  const high = await createTicket('Sorted: high', 'HIGH', ['sla-demo', 'sla-sort']);
+  const low = await createTicket('Sorted: low', 'LOW', ['sla-demo', 'sla-sort']);
+  const medium = await createTicket('Sorted: medium', 'MEDIUM', ['sla-demo', 'sla-sort']);
+  const none = await createTicket('Sorted: no SLA', 'URGENT', ['sla-sort']);
+  const agent = await signInAgent(await agentUser('Sam Sorter', 'sam@console.northwind.test'));
+  try {
+    await openTickets(agent.page, 'sla-sort');
+    await visible(ticketRow(agent.page, high));
+    await agent.page.selectOption('#tf-order', 'sla_due');
+    const expected = [high, medium, low, none].map((t) => t.ticketNumber);
+    await agent.page.waitForFunction(
+      (numbers) =>
+        JSON.stringify([...document.querySelectorAll('#ticket-list .ticket-item')].map((b) => b.dataset.number)) ===
+        JSON.stringify(numbers),
+      expected,
+      { timeout: WAIT },
+    );
+    await shot(agent.page, 'console-tickets-sla-order');
+  } finally {
+    await leaveConsole(agent);
+  }
+});
+
+test('a ticket in its SLA warning time shows an amber badge', async () => {
+  const ticket = await createTicket('Answer me soon', 'HIGH', ['sla-warn']);
+  const agent = await signInAgent(await agentUser('Wes Warned', 'wes@console.northwind.test'));
+  try {
+    await openTickets(agent.page, 'sla-warn');
+    await visible(ticketRow(agent.page, ticket).locator('.sla-badge[data-sla="warning"].badge-warn'));
+    await shot(agent.page, 'console-tickets-sla-warning');
+  } finally {
+    await leaveConsole(agent);
+  }
+});
+
+test('a ticket whose SLA breaches turns red in the open list, live', async () => {
+  const agent = await signInAgent(await agentUser('Bea Breach', 'bea@console.northwind.test'));
+  try {
+    await openTickets(agent.page, 'sla-breach');
+    await visible(agent.page.locator('#tickets-empty'));
+    const ticket = await createTicket('Breach me', 'URGENT', ['sla-demo', 'sla-breach']);
+    // It arrives with its due time, then the scheduler's breach turns it red.
+    await visible(ticketRow(agent.page, ticket).locator('.sla-badge[data-sla="running"]'));
+    await visible(ticketRow(agent.page, ticket).locator('.sla-badge[data-sla="breached"].badge-danger'), BREACH_WAIT);
+    await shot(agent.page, 'console-tickets-sla-breached');
+  } finally {
+    await leaveConsole(agent);
+  }
+});
