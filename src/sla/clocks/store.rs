@@ -231,7 +231,10 @@ async fn hold_policy(
 /// policy list that choosing one reads.
 async fn may_apply(tx: &mut Tx, tenant: &Tenant, ticket_id: Uuid) -> Result<bool, StoreError> {
     let found: i64 = Query::new(
-        "SELECT CASE WHEN EXISTS (SELECT 1 FROM tickets WHERE id = $1          AND sla_policy_id IS NOT NULL) OR EXISTS (SELECT 1 FROM sla_policies          WHERE company_id = $2 AND mode = $3 AND enabled) THEN 1 ELSE 0 END",
+        "SELECT CASE WHEN EXISTS (SELECT 1 FROM tickets WHERE id = $1 \
+         AND sla_policy_id IS NOT NULL) OR EXISTS (SELECT 1 FROM sla_policies \
+         WHERE company_id = $2 AND mode = $3 AND enabled) THEN CAST(1 AS BIGINT) \
+         ELSE CAST(0 AS BIGINT) END",
     )
     .bind(ticket_id)
     .bind_tenant(tenant)

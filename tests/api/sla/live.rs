@@ -50,7 +50,8 @@ async fn sla_of(app: &TestApp, acme: &TestCompany, ticket: &Value) -> Value {
 }
 
 async fn a_breach_reaches_the_channels_of_the_tickets_team(backend: Backend) {
-    let app = TestApp::spawn_with(backend, |c| c.run_workers = false).await;
+    // With its workers: the bus carries the frames to the sockets.
+    let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     two_policies(&app, &acme).await;
     let elsewhere =
