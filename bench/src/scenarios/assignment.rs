@@ -5,7 +5,6 @@
 //! frame reaches the socket of the agent it was assigned to.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
