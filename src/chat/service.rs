@@ -162,16 +162,28 @@ pub async fn send_message(
         attachment_ids: outgoing.attachment_ids,
         visitor_uploads_only: outgoing.visitor_uploads_only,
     };
-    let (session, message) =
-        match store::create_message(&state.db, tenant, session_id, new, link.as_deref()).await? {
-            Sent::New { session, message } => (session, message),
-            Sent::Repeat(message) => {
-                return Ok(SendOutcome {
-                    message,
-                    created: false,
-                });
-            }
-        };
+    // Through the ticket channels' announcer: an agent's message may meet
+    // the first response of tickets made from the chat (`sla.fulfilled`).
+    let sent = crate::realtime::tickets::announcing(
+        state,
+        store::create_message(
+            &state.db,
+            tenant,
+            session_id,
+            new,
+            link.as_deref(),
+            state.clock.now(),
+        ),
+    );
+    let (session, message) = match sent.await? {
+        Sent::New { session, message } => (session, message),
+        Sent::Repeat(message) => {
+            return Ok(SendOutcome {
+                message,
+                created: false,
+            });
+        }
+    };
     for channel in [
         Channel::Session(session.id),
         Channel::Entity(session.entity_id),

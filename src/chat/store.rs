@@ -21,6 +21,7 @@ use crate::events::{RecordChange, RecordType};
 use crate::mail;
 use crate::paging::{After, COUNT_CAP, Order, Total, capped_count, push_after};
 use crate::search::{Index, Search};
+use crate::sla::clocks::store as sla_store;
 use crate::tags::store::{self as tag_store, Tagged};
 use crate::teams::store as team_store;
 use crate::time::{Timestamp, new_id};
@@ -384,13 +385,13 @@ pub async fn create_message(
     session_id: Uuid,
     new: NewMessage,
     visitor_link: Option<&str>,
+    now: Timestamp,
 ) -> Result<Sent, SendError> {
     if let Some(client_id) = new.client_message_id.as_deref()
         && let Some(first) = message_by_client_id(db, tenant, session_id, client_id).await?
     {
         return Ok(Sent::Repeat(first));
     }
-    let now = Timestamp::now();
     let mut tx = db.begin().await?;
     let sender_name = match (new.sender_type, new.sender_id) {
         (SenderType::Agent, Some(agent)) => Some(agent_name(&mut tx, tenant, agent).await?),
@@ -461,6 +462,11 @@ pub async fn create_message(
         && let Some(email) = agent_reply_email(&session, &message, link)
     {
         mail::queue(&mut tx, tenant, &email).await?;
+    }
+    if message.sender_type == SenderType::Agent {
+        for (ticket, met) in sla_store::agent_chatted(&mut tx, tenant, session_id, now).await? {
+            crate::tickets::store::record_sla(&mut tx, tenant, ticket, &met).await?;
+        }
     }
     // The message touched the session (`updatedAt`): the feed carries both.
     let change = RecordChange::upsert(RecordType::ChatSession, session.id, &session)?;

@@ -155,6 +155,7 @@ async fn announce(state: &AppState, staged: Vec<Staged>) {
         }
     };
     let mut tickets = HashMap::new();
+    let mut teams = HashMap::new();
     for Staged { tenant, event } in staged {
         if !committed.contains(&event.id) {
             continue;
@@ -165,29 +166,91 @@ async fn announce(state: &AppState, staged: Vec<Staged>) {
             timestamp: event.timestamp,
             data: event.data,
         };
-        match event.entity(&state.db, &tenant, &mut tickets).await {
-            Ok(entity) => publish(state, &tenant, entity, &event).await,
-            Err(error) => tracing::warn!(%error, event = %event.id, "ticket event not announced"),
+        let entity = match event.entity(&state.db, &tenant, &mut tickets).await {
+            Ok(entity) => entity,
+            Err(error) => {
+                tracing::warn!(%error, event = %event.id, "ticket event not announced");
+                continue;
+            }
+        };
+        let team = match event.team_entities(&state.db, &mut teams).await {
+            Ok(entities) => entities
+                .into_iter()
+                .filter(|e| Some(*e) != entity)
+                .collect(),
+            Err(error) => {
+                tracing::warn!(%error, event = %event.id, "sla event not sent to its team");
+                Vec::new()
+            }
+        };
+        publish(state, &tenant, entity, &team, &event).await;
+    }
+}
+
+impl TicketEvent {
+    /// The SLA events of a ticket in a team go to the team's channels too,
+    /// the ticket channels of the team's entities (a team console watches
+    /// those; the ticket's own entity may be none of them): their
+    /// entities, read once per team and announcement. Empty for other
+    /// events and tickets without a team.
+    async fn team_entities(
+        &self,
+        db: &Db,
+        teams: &mut HashMap<Uuid, Vec<Uuid>>,
+    ) -> Result<Vec<Uuid>, StoreError> {
+        let sla = [
+            EventName::SlaWarning,
+            EventName::SlaBreached,
+            EventName::SlaFulfilled,
+        ];
+        if !sla.iter().any(|name| name.as_str() == self.name) {
+            return Ok(Vec::new());
         }
+        let team = self
+            .data
+            .get("teamId")
+            .and_then(Value::as_str)
+            .and_then(|raw| Uuid::parse_str(raw).ok());
+        let Some(team) = team else {
+            return Ok(Vec::new());
+        };
+        if let Some(entities) = teams.get(&team) {
+            return Ok(entities.clone());
+        }
+        let entities = crate::teams::store::entities_of(db, team).await?;
+        teams.insert(team, entities.clone());
+        Ok(entities)
     }
 }
 
 /// Bus topics of ticket events start with this: one bus message per event,
-/// `tk:<company>:<mode>:<entity or ->:<internal 0|1>` with the webhook body,
-/// which each node fans out to its own subscribers of `tickets` and
-/// `tickets:<entity>` (one publish per event keeps a change's cost on the
+/// `tk:<company>:<mode>:<entity or ->:<internal 0|1>[:<team entities>]`
+/// with the webhook body, which each node fans out to its own subscribers
+/// of `tickets`, `tickets:<entity>` and `tickets:<e>` for each of the
+/// comma-separated team entities (one publish per event keeps a change's cost on the
 /// bus, and its wait when Redis is slow, that of one chat message).
 const BUS_PREFIX: &str = "tk:";
 
-/// Publishes `event` once on the bus.
-async fn publish(state: &AppState, tenant: &Tenant, entity: Option<Uuid>, event: &TicketEvent) {
+/// Publishes `event` once on the bus, for the ticket channels of `entity`
+/// and of `team` (further entities).
+async fn publish(
+    state: &AppState,
+    tenant: &Tenant,
+    entity: Option<Uuid>,
+    team: &[Uuid],
+    event: &TicketEvent,
+) {
     let entity = entity.map_or_else(|| "-".to_string(), |id| id.to_string());
-    let topic = format!(
+    let mut topic = format!(
         "{BUS_PREFIX}{}:{}:{entity}:{}",
         tenant.company_id,
         tenant.mode.as_str(),
         u8::from(event.is_internal())
     );
+    if !team.is_empty() {
+        let team: Vec<String> = team.iter().map(Uuid::to_string).collect();
+        topic = format!("{topic}:{}", team.join(","));
+    }
     let body = crate::webhooks::dispatch::event_body(
         event.id,
         &event.name,
@@ -211,11 +274,18 @@ pub fn dispatch(hub: &Hub, message: &BusMessage) -> Option<usize> {
         id => Some(Uuid::parse_str(id).ok()?),
     };
     let internal = parts.next()? == "1";
+    let mut team = Vec::new();
+    if let Some(ids) = parts.next() {
+        for id in ids.split(',') {
+            team.push(Some(Uuid::parse_str(id).ok()?));
+        }
+    }
     let tenant = Tenant { company_id, mode };
     let audiences: &[bool] = if internal { &[true] } else { &[true, false] };
     let mut delivered = 0;
     let mut body: Option<Value> = None;
-    for entity in std::iter::once(None).chain(entity.map(Some)) {
+    let channels = std::iter::once(None).chain(entity.map(Some)).chain(team);
+    for entity in channels {
         for &notes in audiences {
             let topic = Topic::new(tenant, HubChannel::Tickets { entity, notes });
             if hub.subscribers(&topic) == 0 {

@@ -117,8 +117,10 @@ pub async fn member_freed(state: &AppState, tenant: &Tenant, user: Uuid) {
 }
 
 /// Pushes an assignment: `assignment` to the session (its visitor learns an
-/// agent took the chat) and to its entity channel (the agents' consoles,
-/// where the assignee finds it).
+/// agent took the chat), to its entity channel (the agents' consoles,
+/// where the assignee finds it) and to the entity channels of its team
+/// (the team's channels: a team console watches its entities, and the
+/// chat's may be none of them).
 pub async fn publish_assignment(state: &AppState, tenant: &Tenant, assigned: &Assigned) {
     let session = &assigned.session;
     let data = json!({
@@ -126,10 +128,16 @@ pub async fn publish_assignment(state: &AppState, tenant: &Tenant, assigned: &As
         "assigneeId": assigned.assignment.assignee_id,
         "assignment": assigned.assignment,
     });
-    for channel in [
-        Channel::Session(session.id),
-        Channel::Entity(session.entity_id),
-    ] {
+    let mut entities = BTreeSet::from([session.entity_id]);
+    if let Some(team) = assigned.assignment.team_id {
+        match store::entities_of(&state.db, team).await {
+            Ok(team_entities) => entities.extend(team_entities),
+            Err(err) => tracing::warn!(error = %err, %team, "assignment not sent to its team"),
+        }
+    }
+    let channels = std::iter::once(Channel::Session(session.id))
+        .chain(entities.into_iter().map(Channel::Entity));
+    for channel in channels {
         let frame = protocol::event("assignment", &channel.name(), None, &data);
         state
             .realtime

@@ -279,6 +279,12 @@ fn assemble(row: TeamRow, member_ids: Vec<Uuid>, entity_ids: Vec<Uuid>, queue: i
     }
 }
 
+/// The entities of team `team` (none when it has none or is gone), whose
+/// channels serve as the team's.
+pub async fn entities_of(db: &Db, team: Uuid) -> Result<Vec<Uuid>, StoreError> {
+    links_of(db, Link::Entities, team).await
+}
+
 /// The active sessions of the team waiting for an agent.
 pub const QUEUED: &str = "status = 'ACTIVE' AND assignee_id IS NULL";
 

@@ -86,7 +86,14 @@ async fn create(
         is_internal,
         attachment_ids: files,
     };
-    let comment = store::add_comment(&state.db, &principal.tenant, ticket_id, new).await?;
+    let comment = store::add_comment(
+        &state.db,
+        &principal.tenant,
+        ticket_id,
+        new,
+        state.clock.now(),
+    )
+    .await?;
     Ok((StatusCode::CREATED, Json(comment)))
 }
 

@@ -363,7 +363,7 @@ async fn create(
         custom_fields,
         attachment_ids: files,
     };
-    let ticket = store::create(&state.db, &principal.tenant, new).await?;
+    let ticket = store::create(&state.db, &principal.tenant, new, state.clock.now()).await?;
     let ticket = routing::route_ticket(&state, &principal.tenant, ticket).await;
     Ok((StatusCode::CREATED, Json(ticket)))
 }
@@ -449,6 +449,7 @@ async fn update(
         id,
         update,
         rating_link.as_deref(),
+        state.clock.now(),
     )
     .await?;
     let ticket = if moved_into_team {
@@ -510,7 +511,14 @@ async fn escalate(
         automatic: false,
         rule_id: None,
     };
-    let ticket = store::escalate(&state.db, &principal.tenant, id, escalation).await?;
+    let ticket = store::escalate(
+        &state.db,
+        &principal.tenant,
+        id,
+        escalation,
+        state.clock.now(),
+    )
+    .await?;
     Ok(Json(ticket))
 }
 
@@ -532,7 +540,8 @@ async fn edit_tags(
     Json(body): Json<TagEditBody>,
 ) -> ApiResult<Json<Ticket>> {
     let edit = tag_edit(&body)?;
-    let ticket = store::edit_tags(&state.db, &principal.tenant, id, edit).await?;
+    let ticket =
+        store::edit_tags(&state.db, &principal.tenant, id, edit, state.clock.now()).await?;
     Ok(Json(ticket))
 }
 

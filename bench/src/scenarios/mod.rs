@@ -3,6 +3,7 @@
 //! service-vs-baseline comparison they share here, their result rows built
 //! by [`rows::RowBuilder`].
 
+mod assignment;
 mod cheap_get;
 mod create_tickets;
 mod fanout;
@@ -15,6 +16,7 @@ mod pgbench_script;
 mod presence;
 mod rows;
 mod scale;
+mod sla_create;
 mod uploads;
 mod websocket;
 

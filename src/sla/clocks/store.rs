@@ -60,6 +60,7 @@ struct TicketFactsRow {
     team_id: Option<Uuid>,
     created_at: Timestamp,
     sla_policy_id: Option<Uuid>,
+    chat_session_id: Option<Uuid>,
 }
 
 async fn ticket_facts(
@@ -68,7 +69,8 @@ async fn ticket_facts(
     ticket_id: Uuid,
 ) -> Result<TicketFactsRow, StoreError> {
     Query::new(
-        "SELECT status, priority, entity_id, team_id, created_at, sla_policy_id FROM tickets \
+        "SELECT status, priority, entity_id, team_id, created_at, sla_policy_id, chat_session_id \
+         FROM tickets \
          WHERE id = $1 AND company_id = $2 AND mode = $3",
     )
     .bind(ticket_id)
@@ -223,12 +225,35 @@ async fn hold_policy(
         .await
 }
 
+/// Whether the ticket may have SLA work: it holds a policy, or its company
+/// has an enabled one. One read of two indexes, so that the writes of a
+/// company without policies (most of them) skip the facts, tags and
+/// policy list that choosing one reads.
+async fn may_apply(tx: &mut Tx, tenant: &Tenant, ticket_id: Uuid) -> Result<bool, StoreError> {
+    let found: i64 = Query::new(
+        "SELECT CASE WHEN EXISTS (SELECT 1 FROM tickets WHERE id = $1 \
+         AND sla_policy_id IS NOT NULL) OR EXISTS (SELECT 1 FROM sla_policies \
+         WHERE company_id = $2 AND mode = $3 AND enabled) THEN CAST(1 AS BIGINT) \
+         ELSE CAST(0 AS BIGINT) END",
+    )
+    .bind(ticket_id)
+    .bind_tenant(tenant)
+    .fetch_scalar(tx)
+    .await?;
+    Ok(found == 1)
+}
+
 /// A new ticket: the policy that applies and its first-response and
-/// resolution clocks, started at the ticket's creation.
-pub async fn start(tx: &mut Tx, tenant: &Tenant, ticket_id: Uuid) -> Result<(), StoreError> {
+/// resolution clocks, started at the ticket's creation. A ticket made from
+/// a chat that an agent has already answered has its first response met
+/// by that answer.
+pub async fn start(tx: &mut Tx, tenant: &Tenant, ticket_id: Uuid) -> Result<Vec<Met>, StoreError> {
+    if !may_apply(tx, tenant, ticket_id).await? {
+        return Ok(Vec::new());
+    }
     let facts = ticket_facts(tx, tenant, ticket_id).await?;
     let Some(terms) = chosen_terms(tx, tenant, ticket_id, &facts).await? else {
-        return Ok(());
+        return Ok(Vec::new());
     };
     hold_policy(tx, ticket_id, Some(terms.policy_id)).await?;
     let stopped = terms.stops(facts.status);
@@ -237,7 +262,84 @@ pub async fn start(tx: &mut Tx, tenant: &Tenant, ticket_id: Uuid) -> Result<(), 
             save(tx, tenant, &clock).await?;
         }
     }
-    Ok(())
+    let answered = match facts.chat_session_id {
+        Some(session) => first_agent_message(tx, session).await?,
+        None => None,
+    };
+    match answered {
+        Some(at) => chat_answered(tx, tenant, ticket_id, at.max(facts.created_at)).await,
+        None => Ok(Vec::new()),
+    }
+}
+
+/// When an agent first wrote in the chat session, if ever.
+async fn first_agent_message(tx: &mut Tx, session: Uuid) -> Result<Option<Timestamp>, StoreError> {
+    let first: Vec<Timestamp> = Query::new(
+        "SELECT created_at FROM chat_messages WHERE session_id = $1 AND sender_type = 'agent' \
+         ORDER BY created_at LIMIT 1",
+    )
+    .bind(session)
+    .fetch_column(tx)
+    .await?;
+    Ok(first.into_iter().next())
+}
+
+/// An agent answered in the chat a ticket was made from: for the customer
+/// that is the first response, so it meets the ticket's first-response
+/// clock (and nothing else: a chat message is not a reply on the ticket,
+/// whose next responses are counted between its comments).
+async fn chat_answered(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    ticket_id: Uuid,
+    at: Timestamp,
+) -> Result<Vec<Met>, StoreError> {
+    let facts = ticket_facts(tx, tenant, ticket_id).await?;
+    let Some(terms) = held_terms(tx, tenant, &facts).await? else {
+        return Ok(Vec::new());
+    };
+    let mut met = Vec::new();
+    for mut clock in clocks_of(&mut *tx, ticket_id).await? {
+        if clock.metric == Metric::FirstResponse && clock.fulfil(&terms, at) {
+            met.push(Met {
+                happening: Happening::Fulfilled,
+                metric: clock.metric,
+                due_at: clock.due_at,
+                at,
+            });
+            save(tx, tenant, &clock).await?;
+        }
+    }
+    Ok(met)
+}
+
+/// The tickets made from chat `session` whose first response an agent's
+/// message there at `at` meets, each with what it met (read through the
+/// partial index on `tickets.chat_session_id`, so an agent's chat message
+/// costs one probe when no ticket was made from the chat).
+pub async fn agent_chatted(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    session: Uuid,
+    at: Timestamp,
+) -> Result<Vec<(Uuid, Vec<Met>)>, StoreError> {
+    let waiting: Vec<Uuid> = Query::new(
+        "SELECT t.id FROM tickets t JOIN ticket_sla s ON s.ticket_id = t.id \
+         WHERE t.chat_session_id = $1 AND t.company_id = $2 AND t.mode = $3 \
+         AND s.metric = 'first_response' AND s.fulfilled_at IS NULL ORDER BY t.id",
+    )
+    .bind(session)
+    .bind_tenant(tenant)
+    .fetch_column(&mut *tx)
+    .await?;
+    let mut answered = Vec::new();
+    for ticket in waiting {
+        let met = chat_answered(tx, tenant, ticket, at).await?;
+        if !met.is_empty() {
+            answered.push((ticket, met));
+        }
+    }
+    Ok(answered)
 }
 
 /// The ticket's priority, entity, team, tags or fields changed: the policy
@@ -251,6 +353,9 @@ pub async fn reevaluate(
     ticket_id: Uuid,
     now: Timestamp,
 ) -> Result<(), StoreError> {
+    if !may_apply(tx, tenant, ticket_id).await? {
+        return Ok(());
+    }
     let facts = ticket_facts(tx, tenant, ticket_id).await?;
     let chosen = chosen_terms(tx, tenant, ticket_id, &facts).await?;
     let Some(terms) = chosen else {

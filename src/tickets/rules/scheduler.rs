@@ -15,6 +15,7 @@ use crate::db::Db;
 use crate::error::StoreError;
 use crate::state::AppState;
 use crate::tickets::model::Ticket;
+use crate::time::Timestamp;
 
 /// At most this many tickets per rule per pass; the rest wait for the next.
 pub const BATCH: i64 = 500;
@@ -22,16 +23,16 @@ pub const BATCH: i64 = 500;
 /// Evaluates every enabled rule of every tenant once, with one query per
 /// rule, and escalates each matching ticket (in its own transaction, with
 /// the firing recorded in it). Returns how many escalations it made; 0 when
-/// another node holds the pass.
-pub async fn run_pass(db: &Db) -> Result<usize, StoreError> {
-    Ok(pass(db).await?.len())
+/// another node holds the pass. `now` is the node's clock.
+pub async fn run_pass(db: &Db, now: Timestamp) -> Result<usize, StoreError> {
+    Ok(pass(db, now).await?.len())
 }
 
 /// `run_pass`, then the routing of each ticket a rule sent to a team with
 /// nobody assigned (as the API routes a ticket entering a team): what the
 /// scheduler runs.
 pub async fn run_pass_and_route(state: &AppState) -> Result<usize, StoreError> {
-    let escalated = pass(&state.db).await?;
+    let escalated = pass(&state.db, state.clock.now()).await?;
     let fired = escalated.len();
     for (tenant, ticket) in escalated {
         crate::teams::routing::route_ticket(state, &tenant, ticket).await;
@@ -39,8 +40,9 @@ pub async fn run_pass_and_route(state: &AppState) -> Result<usize, StoreError> {
     Ok(fired)
 }
 
-/// One pass: the tickets escalated, with their tenants.
-async fn pass(db: &Db) -> Result<Vec<(Tenant, Ticket)>, StoreError> {
+/// One pass at `now` (the node's clock): the tickets escalated, with
+/// their tenants.
+async fn pass(db: &Db, now: Timestamp) -> Result<Vec<(Tenant, Ticket)>, StoreError> {
     let Some(lock) = store::lock_pass(db).await? else {
         return Ok(Vec::new());
     };
@@ -59,7 +61,7 @@ async fn pass(db: &Db) -> Result<Vec<(Tenant, Ticket)>, StoreError> {
             }
         };
         for ticket in tickets {
-            match store::fire(db, tenant, rule, &fields, ticket).await {
+            match store::fire(db, tenant, rule, &fields, ticket, now).await {
                 Ok(Some(escalated)) => fired.push((*tenant, escalated)),
                 Ok(None) => {}
                 Err(err) => {

@@ -344,8 +344,8 @@ pub(super) async fn fire(
     rule: &Rule,
     fields: &FieldFilter,
     ticket_id: Uuid,
+    now: Timestamp,
 ) -> Result<Option<Ticket>, StoreError> {
-    let now = Timestamp::now();
     let mut tx = db.begin().await?;
     let lock = match tx.backend() {
         Backend::Postgres => " FOR UPDATE OF t",
@@ -379,7 +379,7 @@ pub(super) async fn fire(
         automatic: true,
         rule_id: Some(rule.id),
     };
-    let ticket = escalate_in(&mut tx, tenant, ticket_id, &escalation).await?;
+    let ticket = escalate_in(&mut tx, tenant, ticket_id, &escalation, now).await?;
     tx.commit().await?;
     Ok(Some(ticket))
 }

@@ -58,12 +58,12 @@ pub async fn add_comment(
     tenant: &Tenant,
     ticket_id: Uuid,
     new: NewComment,
+    now: Timestamp,
 ) -> Result<Comment, StoreError> {
     let mut tx = db.begin().await?;
     if let Some(author) = new.author_id {
         ensure_reference(&mut tx, tenant.company_id, Table::Users, author, "authorId").await?;
     }
-    let now = Timestamp::now();
     Query::new(
         "UPDATE tickets SET updated_at = $4 WHERE id = $1 AND company_id = $2 AND mode = $3",
     )

@@ -126,7 +126,14 @@ fn user_ref(id: Option<Uuid>, name: Option<String>, email: Option<String>) -> Op
 
 /// Creates a ticket (OPEN) with the next number of the tenant, its
 /// `created` timeline entry, `ticket.created` and the visitor's email.
-pub async fn create(db: &Db, tenant: &Tenant, new: NewTicket) -> Result<Ticket, StoreError> {
+/// `now` is the node's clock (`AppState::clock`): the SLA clocks start at
+/// the creation time, and a test's fake clock must move them.
+pub async fn create(
+    db: &Db,
+    tenant: &Tenant,
+    new: NewTicket,
+    now: Timestamp,
+) -> Result<Ticket, StoreError> {
     let reserved = reserve_number(db, tenant).await?;
     let mut tx = db.begin().await?;
     ensure_reference(
@@ -157,7 +164,6 @@ pub async fn create(db: &Db, tenant: &Tenant, new: NewTicket) -> Result<Ticket, 
     };
     let number = ticket_number(number);
     let id = new_id();
-    let now = Timestamp::now();
     Query::new(
         "INSERT INTO tickets (id, company_id, mode, entity_id, ticket_number, subject, \
          description, status, priority, visitor_email, team_id, created_at, updated_at, \
@@ -190,7 +196,7 @@ pub async fn create(db: &Db, tenant: &Tenant, new: NewTicket) -> Result<Ticket, 
     let owner = Owner::Ticket(id);
     attachment_store::attach(&mut tx, tenant, owner, &new.attachment_ids, "attachmentIds").await?;
     // After the tags and fields: the policy's conditions read them.
-    sla_store::start(&mut tx, tenant, id).await?;
+    let met = sla_store::start(&mut tx, tenant, id).await?;
     let entry = NewActivity {
         to: Some(TicketStatus::Open.to_string()),
         details: Some(
@@ -202,6 +208,9 @@ pub async fn create(db: &Db, tenant: &Tenant, new: NewTicket) -> Result<Ticket, 
     add_activity(&mut tx, tenant, id, entry, now).await?;
     let ticket = load(&mut tx, tenant, id).await?;
     events::created(&mut tx, tenant, &ticket).await?;
+    if !met.is_empty() {
+        record_sla(&mut tx, tenant, id, &met).await?;
+    }
     tx.commit().await?;
     Ok(ticket)
 }
@@ -607,8 +616,9 @@ pub async fn update(
     tenant: &Tenant,
     id: Uuid,
     update: TicketUpdate,
+    now: Timestamp,
 ) -> Result<Ticket, StoreError> {
-    update_with_rating_link(db, tenant, id, update, None).await
+    update_with_rating_link(db, tenant, id, update, None, now).await
 }
 
 /// `update`; when the ticket becomes RESOLVED and its entity asks for
@@ -620,6 +630,7 @@ pub async fn update_with_rating_link(
     id: Uuid,
     update: TicketUpdate,
     rating_link: Option<&str>,
+    now: Timestamp,
 ) -> Result<Ticket, StoreError> {
     let mut tx = db.begin().await?;
     if let Some(Some(user)) = update.assigned_to_id {
@@ -648,7 +659,6 @@ pub async fn update_with_rating_link(
         tx.commit().await?;
         return Ok(ticket);
     }
-    let now = Timestamp::now();
     let after = current.apply(&update, now);
     write_state(&mut tx, tenant, id, &after, now).await?;
     let met = move_sla_clocks(&mut tx, tenant, id, &current, &changes, now).await?;
@@ -739,12 +749,12 @@ pub async fn edit_tags(
     tenant: &Tenant,
     id: Uuid,
     edit: TagEdit,
+    now: Timestamp,
 ) -> Result<Ticket, StoreError> {
     let mut tx = db.begin().await?;
     let current = lock(&mut tx, tenant, id).await?;
     let tags = tag_store::edit(&mut tx, tenant, Tagged::Ticket, id, &edit).await?;
     if !tags.is_empty() {
-        let now = Timestamp::now();
         write_state(&mut tx, tenant, id, &current, now).await?;
         sla_store::reevaluate(&mut tx, tenant, id, now).await?;
         announce_tags(&mut tx, tenant, id, &tags, now).await?;
@@ -811,6 +821,7 @@ pub async fn escalate(
     tenant: &Tenant,
     ticket_id: Uuid,
     escalation: Escalation,
+    now: Timestamp,
 ) -> Result<Ticket, StoreError> {
     let mut tx = db.begin().await?;
     if let Some(to_user) = escalation.to_user {
@@ -823,7 +834,7 @@ pub async fn escalate(
         )
         .await?;
     }
-    let ticket = escalate_in(&mut tx, tenant, ticket_id, &escalation).await?;
+    let ticket = escalate_in(&mut tx, tenant, ticket_id, &escalation, now).await?;
     tx.commit().await?;
     Ok(ticket)
 }
@@ -838,6 +849,7 @@ pub async fn escalate_in(
     tenant: &Tenant,
     ticket_id: Uuid,
     escalation: &Escalation,
+    now: Timestamp,
 ) -> Result<Ticket, StoreError> {
     let current = lock(tx, tenant, ticket_id).await?;
     let update = TicketUpdate {
@@ -848,7 +860,6 @@ pub async fn escalate_in(
         tags: None,
         custom_fields: Default::default(),
     };
-    let now = Timestamp::now();
     write_state(tx, tenant, ticket_id, &current.apply(&update, now), now).await?;
     let changes = current.diff(&update);
     let met = move_sla_clocks(tx, tenant, ticket_id, &current, &changes, now).await?;

@@ -646,11 +646,17 @@ async fn a_long_replay_arrives_whole_and_in_order(backend: Backend) {
             attachment_ids: Vec::new(),
             visitor_uploads_only: false,
         };
-        let message =
-            supportdesk::chat::store::create_message(&app.state.db, &tenant, id, new, None)
-                .await
-                .expect("stored")
-                .into_message();
+        let message = supportdesk::chat::store::create_message(
+            &app.state.db,
+            &tenant,
+            id,
+            new,
+            None,
+            app.state.clock.now(),
+        )
+        .await
+        .expect("stored")
+        .into_message();
         ids.push(message.id.to_string());
     }
     let mut socket = Client::key(&app, &acme.key).await;

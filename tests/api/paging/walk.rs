@@ -9,6 +9,7 @@ use rand::RngExt;
 use supportdesk::auth::{Mode, Tenant};
 use supportdesk::tickets::model::{NewTicket, Priority};
 use supportdesk::tickets::store;
+use supportdesk::time::Timestamp;
 use tokio::sync::watch;
 use uuid::Uuid;
 
@@ -46,9 +47,14 @@ async fn a_cursor_walk_sees_every_lasting_ticket_once_while_others_come_and_go(b
     let entity = acme.entity.id;
     let mut existing = Vec::with_capacity(TICKETS);
     for n in 0..TICKETS {
-        let created = store::create(&app.state.db, &tenant, new_ticket(entity, format!("T{n}")))
-            .await
-            .expect("ticket");
+        let created = store::create(
+            &app.state.db,
+            &tenant,
+            new_ticket(entity, format!("T{n}")),
+            Timestamp::now(),
+        )
+        .await
+        .expect("ticket");
         existing.push(created.id);
     }
 
@@ -63,9 +69,14 @@ async fn a_cursor_walk_sees_every_lasting_ticket_once_while_others_come_and_go(b
             let mut deleted = HashSet::new();
             let mut round = 0u64;
             while !stop.load(Ordering::SeqCst) {
-                let fresh = store::create(&db, &tenant, new_ticket(entity, format!("New {round}")))
-                    .await
-                    .expect("churn insert");
+                let fresh = store::create(
+                    &db,
+                    &tenant,
+                    new_ticket(entity, format!("New {round}")),
+                    Timestamp::now(),
+                )
+                .await
+                .expect("churn insert");
                 pool.push(fresh.id);
                 let victim = pool.swap_remove(rand::rng().random_range(0..pool.len()));
                 store::delete(&db, &tenant, victim)

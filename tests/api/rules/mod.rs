@@ -114,7 +114,7 @@ async fn escalated_activities(app: &TestApp, key: &str, id: &str) -> Vec<Value> 
 }
 
 async fn run_pass(app: &TestApp) -> usize {
-    supportdesk::tickets::rules::run_pass(&app.state.db)
+    supportdesk::tickets::rules::run_pass(&app.state.db, app.state.clock.now())
         .await
         .expect("pass runs")
 }

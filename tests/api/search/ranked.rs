@@ -6,6 +6,7 @@ use std::collections::HashSet;
 
 use supportdesk::tickets::model::{NewTicket, Priority};
 use supportdesk::tickets::store::{self, RANKED_MATCHES};
+use supportdesk::time::Timestamp;
 use uuid::Uuid;
 
 use super::*;
@@ -40,16 +41,22 @@ async fn seed(app: &TestApp, acme: &TestCompany) -> (Uuid, HashSet<Uuid>) {
     };
     let entity = acme.entity.id;
     let db = &app.state.db;
-    let oldest = store::create(db, &tenant, new_ticket(entity, "Refund", "Order 1"))
-        .await
-        .expect("old ticket")
-        .id;
+    let oldest = store::create(
+        db,
+        &tenant,
+        new_ticket(entity, "Refund", "Order 1"),
+        Timestamp::now(),
+    )
+    .await
+    .expect("old ticket")
+    .id;
     let mut newer = HashSet::new();
     for n in 0..RANKED_MATCHES {
         let created = store::create(
             db,
             &tenant,
             new_ticket(entity, &format!("Order {n}"), "Asks for a refund"),
+            Timestamp::now(),
         )
         .await
         .expect("ticket");

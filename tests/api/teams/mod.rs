@@ -4,6 +4,7 @@
 //! Shared helpers here.
 
 mod crud;
+mod frames;
 mod nodes;
 mod routing;
 mod tickets;

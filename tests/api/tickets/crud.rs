@@ -190,6 +190,7 @@ async fn escalates_to_another_agent(backend: Backend) {
             automatic: true,
             rule_id: Some(rule),
         },
+        app.state.clock.now(),
     )
     .await
     .expect("escalated by a rule");
