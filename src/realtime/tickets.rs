@@ -195,7 +195,11 @@ async fn publish(state: &AppState, tenant: &Tenant, entity: Option<Uuid>, event:
         &event.data,
         tenant.mode,
     );
-    state.realtime.bus.publish(&topic, body).await;
+    state
+        .realtime
+        .bus
+        .publish_to(tenant.company_id, &topic, body)
+        .await;
 }
 
 /// Hands a ticket event from the bus to this node's subscribers of
