@@ -1,14 +1,31 @@
 //! The bus between nodes. Every node publishes realtime events and control
-//! messages here and receives everyone's (its own included) on one local
-//! broadcast: in-process when there is no Redis, else one Redis pub/sub
-//! channel with a single subscription per node (RESP3 push, resubscribed
-//! automatically after a Redis restart).
+//! messages here and receives them on one local broadcast: in-process when
+//! there is no Redis, else over Redis pub/sub on two kinds of channel:
+//!
+//! - `<prefix>bus`, node-wide: control messages every node needs (credential
+//!   notices, auth cache invalidations); every node subscribes to it;
+//! - `<prefix>bus:{<company>}`, one per company: its realtime events. A node
+//!   subscribes to a company's channel while one of its own sockets holds a
+//!   channel of that company ([`Bus::join`]), so a node without sockets of
+//!   company A never receives A's traffic. The braces are a Redis Cluster
+//!   hash tag: the channel lives in the same slot as the company's keys.
+//!
+//! A join returns only once Redis has confirmed the subscription, so a
+//! message published after a socket's `subscribed` reply is never lost.
+//! Subscriptions are counted per company and changed under one lock, in
+//! order, so a leave and a join racing each other end subscribed. The
+//! subscriber connection resubscribes its channels after a reconnect
+//! (automatic resubscription), and a change Redis did not confirm (it was
+//! unreachable) is retried every second until it is.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{Mutex, broadcast, mpsc};
+use uuid::Uuid;
 
 /// A message on the bus: a topic (`session:<id>`, `presence:<company>`,
 /// `auth`, …) and a payload serialised once for every receiver.
@@ -23,12 +40,31 @@ const LOCAL_CAPACITY: usize = 16_384;
 
 pub struct Bus {
     local: broadcast::Sender<Arc<BusMessage>>,
-    redis: Option<RedisBus>,
+    redis: Option<Arc<RedisBus>>,
 }
 
 struct RedisBus {
     publisher: ConnectionManager,
+    subscriber: ConnectionManager,
+    /// The node-wide channel, `<prefix>bus`.
     channel: String,
+    /// `<prefix>` (company channels are `<prefix>bus:{<company>}`).
+    prefix: String,
+    interest: Mutex<Interest>,
+    /// Whether the subscriber's last command reached Redis: while it does
+    /// not, joins do not wait for Redis (the retry subscribes them).
+    reachable: AtomicBool,
+}
+
+/// The company channels this node wants, and which of them Redis has not
+/// confirmed yet.
+#[derive(Default)]
+struct Interest {
+    /// Local holders (sockets) per company channel; a channel is in the map
+    /// only while it has at least one.
+    holders: HashMap<String, usize>,
+    /// Channels whose last SUBSCRIBE or UNSUBSCRIBE did not reach Redis.
+    unsettled: HashSet<String>,
 }
 
 impl Bus {
@@ -38,7 +74,8 @@ impl Bus {
         Bus { local, redis: None }
     }
 
-    /// A bus over Redis pub/sub on channel `<prefix>bus`.
+    /// A bus over Redis pub/sub on channel `<prefix>bus` and the company
+    /// channels `<prefix>bus:{<company>}`.
     pub async fn redis(url: &str, prefix: &str) -> anyhow::Result<Bus> {
         let (local, _) = broadcast::channel(LOCAL_CAPACITY);
         let channel = format!("{prefix}bus");
@@ -55,30 +92,79 @@ impl Bus {
             .set_connection_timeout(Some(Duration::from_secs(2)))
             .set_response_timeout(Some(Duration::from_secs(2)));
         let publisher = ConnectionManager::new_with_config(client, publisher_config).await?;
-        tokio::spawn(forward_pushes(push_rx, local.clone(), subscriber));
+        let redis = Arc::new(RedisBus {
+            publisher,
+            subscriber,
+            channel,
+            prefix: prefix.to_string(),
+            interest: Mutex::new(Interest::default()),
+            reachable: AtomicBool::new(true),
+        });
+        tokio::spawn(forward_pushes(
+            push_rx,
+            local.clone(),
+            Arc::downgrade(&redis),
+        ));
         Ok(Bus {
             local,
-            redis: Some(RedisBus { publisher, channel }),
+            redis: Some(redis),
         })
     }
 
-    /// Receives every message published on the bus from now on.
+    /// Receives every message this node's subscriptions bring from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<BusMessage>> {
         self.local.subscribe()
+    }
+
+    /// The Redis channel of `company`'s realtime events (None without Redis).
+    pub fn company_channel(&self, company_id: Uuid) -> Option<String> {
+        self.redis
+            .as_ref()
+            .map(|redis| redis.company_channel(company_id))
+    }
+
+    /// Makes this node receive `company`'s realtime events for as long as the
+    /// returned interest lives. Resolves once Redis has confirmed the
+    /// subscription (or at once while Redis is unreachable: the subscription
+    /// is then retried until it is made).
+    pub async fn join(&self, company_id: Uuid) -> BusInterest {
+        let Some(redis) = &self.redis else {
+            return BusInterest { held: None };
+        };
+        let channel = redis.company_channel(company_id);
+        redis.join(&channel).await;
+        BusInterest {
+            held: Some((redis.clone(), channel)),
+        }
     }
 
     /// Publishes to every node. If Redis cannot be reached the message is
     /// still delivered on this node, so a single node keeps working.
     pub async fn publish(&self, topic: &str, payload: impl Into<Arc<str>>) {
+        let channel = self.redis.as_ref().map(|redis| redis.channel.clone());
+        self.publish_on(channel, topic, payload.into()).await;
+    }
+
+    /// Publishes a realtime event of `company` to the nodes that joined it
+    /// (and to this node's own sockets, as [`Bus::publish`] does).
+    pub async fn publish_to(&self, company_id: Uuid, topic: &str, payload: impl Into<Arc<str>>) {
+        let channel = self
+            .redis
+            .as_ref()
+            .map(|redis| redis.company_channel(company_id));
+        self.publish_on(channel, topic, payload.into()).await;
+    }
+
+    async fn publish_on(&self, channel: Option<String>, topic: &str, payload: Arc<str>) {
         let message = BusMessage {
             topic: topic.to_string(),
-            payload: payload.into(),
+            payload,
         };
-        if let Some(redis) = &self.redis {
+        if let (Some(redis), Some(channel)) = (&self.redis, channel) {
             let mut conn = redis.publisher.clone();
             let encoded = encode(&message);
             let sent: redis::RedisResult<i64> = redis::cmd("PUBLISH")
-                .arg(&redis.channel)
+                .arg(&channel)
                 .arg(encoded)
                 .query_async(&mut conn)
                 .await;
@@ -90,6 +176,113 @@ impl Bus {
             }
         }
         let _ = self.local.send(Arc::new(message));
+    }
+}
+
+/// One local holder's share in a company channel: the node stays subscribed
+/// while any lives. Dropping it leaves (in a task: leaving talks to Redis).
+pub struct BusInterest {
+    held: Option<(Arc<RedisBus>, String)>,
+}
+
+impl Drop for BusInterest {
+    fn drop(&mut self) {
+        let Some((redis, channel)) = self.held.take() else {
+            return;
+        };
+        // Without a runtime the process is ending, and the subscriber
+        // connection (with its subscriptions) with it.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move { redis.leave(&channel).await });
+        }
+    }
+}
+
+impl RedisBus {
+    fn company_channel(&self, company_id: Uuid) -> String {
+        format!("{}bus:{{{company_id}}}", self.prefix)
+    }
+
+    async fn join(&self, channel: &str) {
+        let mut interest = self.interest.lock().await;
+        let holders = interest.holders.entry(channel.to_string()).or_insert(0);
+        *holders += 1;
+        // A channel still unsettled is subscribed by the retry, not here.
+        if *holders == 1 && !interest.unsettled.contains(channel) {
+            self.settle(&mut interest, channel, true).await;
+        }
+    }
+
+    async fn leave(&self, channel: &str) {
+        let mut interest = self.interest.lock().await;
+        let Some(holders) = interest.holders.get_mut(channel) else {
+            return;
+        };
+        *holders -= 1;
+        if *holders == 0 {
+            interest.holders.remove(channel);
+            if !interest.unsettled.contains(channel) {
+                self.settle(&mut interest, channel, false).await;
+            }
+        }
+    }
+
+    /// Subscribes to or unsubscribes from `channel`, or (while Redis is
+    /// unreachable, or when the command fails) leaves it to the retry.
+    async fn settle(&self, interest: &mut Interest, channel: &str, subscribed: bool) {
+        if !self.reachable.load(Ordering::Acquire) {
+            interest.unsettled.insert(channel.to_string());
+            return;
+        }
+        let mut subscriber = self.subscriber.clone();
+        let done = if subscribed {
+            subscriber.subscribe(channel).await
+        } else {
+            subscriber.unsubscribe(channel).await
+        };
+        match done {
+            Ok(()) => {
+                interest.unsettled.remove(channel);
+            }
+            Err(error) => {
+                tracing::warn!(%error, channel, subscribed, "bus subscription change failed; retrying");
+                self.reachable.store(false, Ordering::Release);
+                interest.unsettled.insert(channel.to_string());
+            }
+        }
+    }
+
+    /// Brings Redis in line with the wanted channels: the unsettled ones, or
+    /// (after Redis was unreachable) every one, as a reconnect may have lost
+    /// any of them.
+    async fn reconcile(&self, everything: bool) {
+        let mut interest = self.interest.lock().await;
+        let mut channels: Vec<String> = interest.unsettled.iter().cloned().collect();
+        if everything {
+            channels.extend(interest.holders.keys().cloned());
+            channels.sort();
+            channels.dedup();
+        }
+        for channel in channels {
+            let wanted = interest.holders.contains_key(&channel);
+            self.settle(&mut interest, &channel, wanted).await;
+            if !self.reachable.load(Ordering::Acquire) {
+                return;
+            }
+        }
+    }
+
+    async fn ping(&self) -> bool {
+        let pong: redis::RedisResult<String> = redis::cmd("PING")
+            .query_async(&mut self.subscriber.clone())
+            .await;
+        match pong {
+            Ok(_) => true,
+            Err(error) => {
+                tracing::debug!(%error, "bus subscriber: Redis unreachable");
+                false
+            }
+        }
     }
 }
 
@@ -120,15 +313,15 @@ fn decode(raw: &str) -> Option<BusMessage> {
 /// How often the subscriber connection is checked while it is quiet.
 const SUBSCRIBER_CHECK: Duration = Duration::from_secs(1);
 
-/// Moves Redis pushes onto the local broadcast. Holds the subscriber
-/// connection so that it (and its subscription) lives as long as the bus.
+/// Moves Redis pushes onto the local broadcast, until the bus is dropped.
 /// A connection manager reconnects only when it is used, and a subscriber
 /// sends nothing: a PING every second lets it notice that Redis went away
-/// and came back, reconnect and resubscribe (automatic resubscription).
+/// and came back, reconnect and resubscribe (automatic resubscription);
+/// the same check retries the subscription changes Redis missed.
 async fn forward_pushes(
     mut pushes: mpsc::UnboundedReceiver<redis::PushInfo>,
     local: broadcast::Sender<Arc<BusMessage>>,
-    mut subscriber: ConnectionManager,
+    bus: std::sync::Weak<RedisBus>,
 ) {
     let mut check = tokio::time::interval(SUBSCRIBER_CHECK);
     check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -136,10 +329,14 @@ async fn forward_pushes(
         let push = tokio::select! {
             push = pushes.recv() => push,
             _ = check.tick() => {
-                let pong: redis::RedisResult<String> =
-                    redis::cmd("PING").query_async(&mut subscriber).await;
-                if let Err(error) = pong {
-                    tracing::debug!(%error, "bus subscriber: Redis unreachable");
+                let Some(bus) = bus.upgrade() else {
+                    break;
+                };
+                let was_reachable = bus.reachable.load(Ordering::Acquire);
+                let reachable = bus.ping().await;
+                bus.reachable.store(reachable, Ordering::Release);
+                if reachable {
+                    bus.reconcile(!was_reachable).await;
                 }
                 continue;
             }

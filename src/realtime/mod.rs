@@ -5,8 +5,9 @@
 //! - [`presence`]: agents online with a TTL (Redis or in process).
 //!
 //! Publishing goes through the bus only: every node (the publisher too)
-//! receives the event on its single bus subscription and the dispatcher
-//! hands it to its hub, which queues the same bytes to each local socket.
+//! with sockets of the event's company receives it on that company's bus
+//! channel, and the dispatcher hands it to its hub, which queues the same
+//! bytes to each local socket.
 //! [`ws`] is the socket endpoint, [`protocol`] its frames, [`token`] the
 //! visitor and socket tokens, [`slots`] the caps on sockets per token,
 //! [`credentials`] what closes a socket whose credentials stopped being valid,
@@ -104,7 +105,10 @@ impl Realtime {
     /// node subscribed to `topic`. `message_id` names the chat message the
     /// frame carries, if any. Call it after the change has committed.
     pub async fn publish(&self, topic: Topic, message_id: Option<Uuid>, frame: String) {
-        self.bus.publish(&topic.bus_topic(message_id), frame).await;
+        let company_id = topic.tenant.company_id;
+        self.bus
+            .publish_to(company_id, &topic.bus_topic(message_id), frame)
+            .await;
     }
 
     /// Hands a bus message to this node's sockets (other bus traffic is

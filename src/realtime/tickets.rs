@@ -258,7 +258,11 @@ async fn publish(
         &event.data,
         tenant.mode,
     );
-    state.realtime.bus.publish(&topic, body).await;
+    state
+        .realtime
+        .bus
+        .publish_to(tenant.company_id, &topic, body)
+        .await;
 }
 
 /// Hands a ticket event from the bus to this node's subscribers of

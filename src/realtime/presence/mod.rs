@@ -1,12 +1,13 @@
 //! Agent presence with a time to live (30 s after the last
 //! heartbeat). Two stores with one contract:
 //!
-//! - Redis: per agent `SET <prefix>presence:<company>:<mode>:<user> <json> PX
-//!   <ttl>`, plus sorted sets scored by expiry (one per tenant for listing,
-//!   one for the whole deployment for the sweeper) and a hash of the last
-//!   known record (so an expired agent can still be announced by name). A
-//!   sweeper on every node claims expired entries atomically (one Lua call),
-//!   so each expiry is announced once, with no keyspace notifications.
+//! - Redis: per company a sorted set of its agents scored by expiry and a
+//!   hash of their last known records (so an expired agent can still be
+//!   announced by name), under the company's hash tag, and one sorted set
+//!   of companies scored by when an agent of theirs may next expire. A
+//!   sweeper on every node claims expired entries atomically (one Lua call
+//!   per company with something due), so each expiry is announced once,
+//!   with no keyspace notifications (see `redis` for the Cluster layout).
 //! - In process: a map with the same expiry.
 //!
 //! Each write returns the record it replaced, so the caller can tell a
@@ -23,7 +24,7 @@ use ::redis::aio::ConnectionManager;
 use serde::{Deserialize, Serialize};
 
 pub use self::redis::RedisPresence;
-use self::redis::{HEARTBEAT, ONLINE, REMOVE, SWEEP, Scripts};
+use self::redis::{DUE, HEARTBEAT, ONLINE, REMOVE, SWEEP, Scripts};
 use uuid::Uuid;
 
 use crate::auth::Tenant;
@@ -66,7 +67,8 @@ impl AgentPresence {
 
 pub enum Presence {
     Local(LocalPresence),
-    Redis(RedisPresence),
+    /// Boxed: its scripts outweigh the local map.
+    Redis(Box<RedisPresence>),
 }
 
 impl Presence {
@@ -78,7 +80,7 @@ impl Presence {
     }
 
     pub fn redis(conn: ConnectionManager, prefix: &str, ttl: Duration) -> Presence {
-        Presence::Redis(RedisPresence {
+        Presence::Redis(Box::new(RedisPresence {
             conn,
             prefix: format!("{prefix}presence:"),
             ttl,
@@ -86,9 +88,10 @@ impl Presence {
                 heartbeat: Script::new(HEARTBEAT),
                 remove: Script::new(REMOVE),
                 online: Script::new(ONLINE),
+                due: Script::new(DUE),
                 sweep: Script::new(SWEEP),
             },
-        })
+        }))
     }
 
     /// Marks `agent` online for the TTL; returns the record it replaced
@@ -237,8 +240,8 @@ mod tests {
             None
         );
         assert_eq!(
-            super::redis::parse_tenant(&RedisPresence::member(&tenant, ann.user_id)),
-            Some(tenant)
+            super::redis::parse_mode(&RedisPresence::member(tenant.mode, ann.user_id)),
+            Some(tenant.mode)
         );
     }
 }

@@ -1,7 +1,23 @@
-//! Presence in Redis, shared by every node: per agent `SET … PX <ttl>`,
-//! sorted sets scored by expiry (per tenant for listing, one for the
-//! sweeper), and a hash of last-known records to announce expiries by name.
-//! Each operation is one Lua call, so it is atomic across nodes.
+//! Presence in Redis, shared by every node, in keys that Redis Cluster can
+//! serve: each script touches only keys it is given (`KEYS`), and the keys
+//! one script touches share a hash tag, so they live in one slot.
+//!
+//! Per company (`<prefix>presence:{<company>}:…`, tag `{<company>}`): a
+//! sorted set of its agents (`<mode>:<user>`) scored by expiry (Redis's
+//! clock, ms), and a hash of their last records (so an expired agent can
+//! still be announced by name). An agent is online while its score is in
+//! the future.
+//!
+//! Across companies, `<prefix>presence:due` (its own slot): companies
+//! scored by when one of their agents may next expire, so the sweeper on
+//! every node looks only at companies with something due. A heartbeat
+//! lowers its company's score to its agent's expiry (`ZADD LT`, Redis 6.2)
+//! after writing the agent, so the score never lies past a live agent's
+//! expiry. The sweeper claims due companies by parking their score a few
+//! seconds ahead (a sweep cut short is retried then), claims their expired
+//! agents atomically (each expiry is announced once), and sets the score
+//! to the earliest expiry left, or removes a company with none left and
+//! then looks again (a heartbeat in between re-adds it itself, or is seen).
 
 use std::time::Duration;
 
@@ -26,73 +42,100 @@ pub(super) struct Scripts {
     pub(super) heartbeat: Script,
     pub(super) remove: Script,
     pub(super) online: Script,
+    pub(super) due: Script,
     pub(super) sweep: Script,
 }
 
-/// KEYS: agent key, tenant zset, expiry zset, last-known hash.
-/// ARGV: record, ttl ms, user id, member (`company:mode:user`).
+/// KEYS: company expiry zset, company last-known hash.
+/// ARGV: record, ttl ms, member (`mode:user`).
+/// Returns the record it replaced if that was live, and the new expiry.
 pub(super) const HEARTBEAT: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local expiry = now + tonumber(ARGV[2])
-local old = redis.call('GET', KEYS[1])
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-redis.call('ZADD', KEYS[2], expiry, ARGV[3])
-redis.call('ZADD', KEYS[3], expiry, ARGV[4])
-redis.call('HSET', KEYS[4], ARGV[4], ARGV[1])
-return old
+local old = false
+local score = redis.call('ZSCORE', KEYS[1], ARGV[3])
+if score and tonumber(score) > now then
+  old = redis.call('HGET', KEYS[2], ARGV[3])
+end
+redis.call('ZADD', KEYS[1], expiry, ARGV[3])
+redis.call('HSET', KEYS[2], ARGV[3], ARGV[1])
+return {old, tostring(expiry)}
 ";
 
-/// KEYS: agent key, tenant zset, expiry zset, last-known hash.
-/// ARGV: user id, member.
+/// KEYS: company expiry zset, company last-known hash. ARGV: member.
+/// Returns the record it removed if that was live.
 pub(super) const REMOVE: &str = r"
-local old = redis.call('GET', KEYS[1])
-redis.call('DEL', KEYS[1])
-redis.call('ZREM', KEYS[2], ARGV[1])
-redis.call('ZREM', KEYS[3], ARGV[2])
-redis.call('HDEL', KEYS[4], ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local old = false
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if score and tonumber(score) > now then
+  old = redis.call('HGET', KEYS[2], ARGV[1])
+end
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
 return old
 ";
 
-/// KEYS: tenant zset. ARGV: agent key prefix (`…presence:company:mode:`).
-/// Drops expired members on read, then reads the live records.
+/// KEYS: company expiry zset, company last-known hash. ARGV: `mode:`.
+/// The records of the mode's live agents.
 pub(super) const ONLINE: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-local users = redis.call('ZRANGE', KEYS[1], 0, -1)
-local out = {}
-for _, user in ipairs(users) do
-  local record = redis.call('GET', ARGV[1] .. user)
-  if record then table.insert(out, record) end
-end
-return out
-";
-
-/// KEYS: expiry zset, last-known hash. ARGV: key prefix (`…presence:`), limit.
-/// Claims expired members: returns member, record, member, record, …
-pub(super) const SWEEP: &str = r"
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local members = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[2]))
+local members = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf')
 local out = {}
 for _, member in ipairs(members) do
-  redis.call('ZREM', KEYS[1], member)
-  local record = redis.call('HGET', KEYS[2], member)
-  redis.call('HDEL', KEYS[2], member)
-  redis.call('DEL', ARGV[1] .. member)
-  local tenant, user = string.match(member, '^(.*):([^:]+)$')
-  if tenant then redis.call('ZREM', ARGV[1] .. tenant, user) end
-  if record then
-    table.insert(out, member)
-    table.insert(out, record)
+  if string.sub(member, 1, #ARGV[1]) == ARGV[1] then
+    local record = redis.call('HGET', KEYS[2], member)
+    if record then table.insert(out, record) end
   end
 end
 return out
 ";
 
+/// KEYS: the due zset. ARGV: limit, park ms.
+/// Claims up to `limit` companies with something due by parking their
+/// score `park` ms ahead; returns them.
+pub(super) const DUE: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
+for _, company in ipairs(due) do
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), company)
+end
+return due
+";
+
+/// KEYS: company expiry zset, company last-known hash. ARGV: limit.
+/// Claims expired agents: returns the earliest expiry left (false if
+/// none), then member, record, member, record, …
+pub(super) const SWEEP: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local members = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
+local out = {false}
+for _, member in ipairs(members) do
+  redis.call('ZREM', KEYS[1], member)
+  local record = redis.call('HGET', KEYS[2], member)
+  redis.call('HDEL', KEYS[2], member)
+  if record then
+    table.insert(out, member)
+    table.insert(out, record)
+  end
+end
+local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+if first[2] then out[1] = first[2] end
+return out
+";
+
 /// Expired agents claimed per sweep call (the sweeper loops while full).
 const SWEEP_BATCH: usize = 500;
+/// Companies claimed per sweep pass.
+const DUE_BATCH: usize = 1_000;
+/// How long a company claimed by a sweep stays away from other sweeps (a
+/// sweep cut short by an error is retried after it).
+const PARK: Duration = Duration::from_secs(5);
 
 fn unavailable(err: redis::RedisError) -> StoreError {
     StoreError::Unavailable(format!("redis: {err}"))
@@ -103,21 +146,21 @@ fn decode(raw: Option<String>) -> Option<AgentPresence> {
 }
 
 impl RedisPresence {
-    fn tenant_part(tenant: &Tenant) -> String {
-        format!("{}:{}", tenant.company_id, tenant.mode.as_str())
+    /// An agent's member in its company's keys: `<mode>:<user>`.
+    pub(super) fn member(mode: Mode, user_id: Uuid) -> String {
+        format!("{}:{user_id}", mode.as_str())
     }
 
-    pub(super) fn member(tenant: &Tenant, user_id: Uuid) -> String {
-        format!("{}:{user_id}", Self::tenant_part(tenant))
-    }
-
-    fn keys(&self, tenant: &Tenant, user_id: Uuid) -> [String; 4] {
+    /// The company's keys: expiry zset and last-known hash (one hash tag).
+    fn company_keys(&self, company_id: Uuid) -> [String; 2] {
         [
-            format!("{}{}", self.prefix, Self::member(tenant, user_id)),
-            format!("{}{}", self.prefix, Self::tenant_part(tenant)),
-            format!("{}expiry", self.prefix),
-            format!("{}last", self.prefix),
+            format!("{}{{{company_id}}}:expiry", self.prefix),
+            format!("{}{{{company_id}}}:last", self.prefix),
         ]
+    }
+
+    fn due_key(&self) -> String {
+        format!("{}due", self.prefix)
     }
 
     pub(super) async fn heartbeat(
@@ -126,20 +169,25 @@ impl RedisPresence {
         agent: &AgentPresence,
     ) -> Result<Option<AgentPresence>, StoreError> {
         let record = serde_json::to_string(agent)?;
-        let [key, tenant_set, expiry_set, last] = self.keys(tenant, agent.user_id);
+        let [expiry_set, last] = self.company_keys(tenant.company_id);
         let ttl_ms = self.ttl.as_millis().max(1) as u64;
-        let old: Option<String> = self
+        let (old, expiry): (Option<String>, String) = self
             .scripts
             .heartbeat
-            .key(key)
-            .key(tenant_set)
             .key(expiry_set)
             .key(last)
             .arg(record)
             .arg(ttl_ms)
-            .arg(agent.user_id.to_string())
-            .arg(Self::member(tenant, agent.user_id))
+            .arg(Self::member(tenant.mode, agent.user_id))
             .invoke_async(&mut self.conn.clone())
+            .await
+            .map_err(unavailable)?;
+        let _: i64 = redis::cmd("ZADD")
+            .arg(self.due_key())
+            .arg("LT")
+            .arg(expiry)
+            .arg(tenant.company_id.to_string())
+            .query_async(&mut self.conn.clone())
             .await
             .map_err(unavailable)?;
         Ok(decode(old))
@@ -150,16 +198,13 @@ impl RedisPresence {
         tenant: &Tenant,
         user_id: Uuid,
     ) -> Result<Option<AgentPresence>, StoreError> {
-        let [key, tenant_set, expiry_set, last] = self.keys(tenant, user_id);
+        let [expiry_set, last] = self.company_keys(tenant.company_id);
         let old: Option<String> = self
             .scripts
             .remove
-            .key(key)
-            .key(tenant_set)
             .key(expiry_set)
             .key(last)
-            .arg(user_id.to_string())
-            .arg(Self::member(tenant, user_id))
+            .arg(Self::member(tenant.mode, user_id))
             .invoke_async(&mut self.conn.clone())
             .await
             .map_err(unavailable)?;
@@ -167,12 +212,13 @@ impl RedisPresence {
     }
 
     pub(super) async fn online(&self, tenant: &Tenant) -> Result<Vec<AgentPresence>, StoreError> {
-        let tenant_set = format!("{}{}", self.prefix, Self::tenant_part(tenant));
+        let [expiry_set, last] = self.company_keys(tenant.company_id);
         let records: Vec<String> = self
             .scripts
             .online
-            .key(tenant_set)
-            .arg(format!("{}{}:", self.prefix, Self::tenant_part(tenant)))
+            .key(expiry_set)
+            .key(last)
+            .arg(format!("{}:", tenant.mode.as_str()))
             .invoke_async(&mut self.conn.clone())
             .await
             .map_err(unavailable)?;
@@ -183,37 +229,103 @@ impl RedisPresence {
     }
 
     pub(super) async fn sweep(&self) -> Result<Vec<(Tenant, AgentPresence)>, StoreError> {
+        let due: Vec<String> = self
+            .scripts
+            .due
+            .key(self.due_key())
+            .arg(DUE_BATCH)
+            .arg(PARK.as_millis() as u64)
+            .invoke_async(&mut self.conn.clone())
+            .await
+            .map_err(unavailable)?;
         let mut expired = Vec::new();
-        loop {
-            let claimed: Vec<String> = self
+        for company in due {
+            let Ok(company_id) = Uuid::parse_str(&company) else {
+                continue;
+            };
+            self.sweep_company(company_id, &mut expired).await?;
+        }
+        Ok(expired)
+    }
+
+    /// Claims the company's expired agents, then files the company under
+    /// its next expiry (or takes it off the due set when none is left).
+    async fn sweep_company(
+        &self,
+        company_id: Uuid,
+        expired: &mut Vec<(Tenant, AgentPresence)>,
+    ) -> Result<(), StoreError> {
+        let [expiry_set, last] = self.company_keys(company_id);
+        let next = loop {
+            let claimed: Vec<Option<String>> = self
                 .scripts
                 .sweep
-                .key(format!("{}expiry", self.prefix))
-                .key(format!("{}last", self.prefix))
-                .arg(&self.prefix)
+                .key(&expiry_set)
+                .key(&last)
                 .arg(SWEEP_BATCH)
                 .invoke_async(&mut self.conn.clone())
                 .await
                 .map_err(unavailable)?;
-            let pairs = claimed.len() / 2;
-            for pair in claimed.chunks_exact(2) {
-                if let (Some(tenant), Some(record)) =
-                    (parse_tenant(&pair[0]), decode(Some(pair[1].clone())))
+            let Some((next, pairs)) = claimed.split_first() else {
+                break None;
+            };
+            for pair in pairs.chunks_exact(2) {
+                let (Some(member), Some(record)) = (&pair[0], &pair[1]) else {
+                    continue;
+                };
+                if let (Some(mode), Some(record)) =
+                    (parse_mode(member), decode(Some(record.clone())))
                 {
-                    expired.push((tenant, record));
+                    expired.push((Tenant { company_id, mode }, record));
                 }
             }
-            if pairs < SWEEP_BATCH {
-                return Ok(expired);
+            if pairs.len() / 2 < SWEEP_BATCH {
+                break next.clone();
             }
+        };
+        let mut conn = self.conn.clone();
+        let company = company_id.to_string();
+        if let Some(next) = next {
+            let _: i64 = redis::cmd("ZADD")
+                .arg(self.due_key())
+                .arg(next)
+                .arg(&company)
+                .query_async(&mut conn)
+                .await
+                .map_err(unavailable)?;
+            return Ok(());
         }
+        let _: i64 = redis::cmd("ZREM")
+            .arg(self.due_key())
+            .arg(&company)
+            .query_async(&mut conn)
+            .await
+            .map_err(unavailable)?;
+        // An agent written between the sweep and the removal has its
+        // heartbeat's own ZADD, unless that ran first: look again.
+        let first: Vec<(String, String)> = redis::cmd("ZRANGE")
+            .arg(&expiry_set)
+            .arg(0)
+            .arg(0)
+            .arg("WITHSCORES")
+            .query_async(&mut conn)
+            .await
+            .map_err(unavailable)?;
+        if let Some((_, score)) = first.first() {
+            let _: i64 = redis::cmd("ZADD")
+                .arg(self.due_key())
+                .arg("LT")
+                .arg(score)
+                .arg(&company)
+                .query_async(&mut conn)
+                .await
+                .map_err(unavailable)?;
+        }
+        Ok(())
     }
 }
 
-/// The tenant of a member `company:mode:user`.
-pub(super) fn parse_tenant(member: &str) -> Option<Tenant> {
-    let mut parts = member.split(':');
-    let company_id = Uuid::parse_str(parts.next()?).ok()?;
-    let mode = Mode::parse(parts.next()?)?;
-    Some(Tenant { company_id, mode })
+/// The mode of a member `mode:user`.
+pub(super) fn parse_mode(member: &str) -> Option<Mode> {
+    Mode::parse(member.split_once(':')?.0)
 }

@@ -157,7 +157,13 @@ impl Socket {
             )
             .into());
         }
-        // Subscribe before reading the store, so nothing falls in between.
+        // Subscribe before reading the store, so nothing falls in between:
+        // this node to the company's bus channel (confirmed by Redis), then
+        // the socket to the hub's.
+        if self.bus_interest.is_none() {
+            let company_id = self.credential.tenant().company_id;
+            self.bus_interest = Some(self.state.realtime.bus.join(company_id).await);
+        }
         self.conn.subscribe(topic);
         if let Channel::Tickets(entity) = channel {
             let replay = match since {
@@ -165,7 +171,7 @@ impl Socket {
                     Ok(batch) => Some(batch),
                     Err(err) => {
                         if fresh {
-                            self.conn.unsubscribe(&topic);
+                            self.drop_subscription(&topic);
                         }
                         return Err(match err {
                             StoreError::NotFound => ApiError::invalid_field(
@@ -192,7 +198,7 @@ impl Socket {
                 Ok(batch) => Some(batch),
                 Err(err) => {
                     if fresh {
-                        self.conn.unsubscribe(&topic);
+                        self.drop_subscription(&topic);
                     }
                     return Err(match err {
                         StoreError::NotFound => {
@@ -304,10 +310,19 @@ impl Socket {
     ) -> Result<(), Fail> {
         let (channel, name) = Self::parse_channel(frame)?;
         let topic = self.topic(channel);
-        self.conn.unsubscribe(&topic);
+        self.drop_subscription(&topic);
         Ok(self
             .send_text(protocol::reply("unsubscribed", Some(name), id))
             .await?)
+    }
+
+    /// Ends the socket's subscription to `topic`, and this node's share in
+    /// the company's bus channel with its last one.
+    fn drop_subscription(&mut self, topic: &Topic) {
+        self.conn.unsubscribe(topic);
+        if self.conn.subscriptions() == 0 {
+            self.bus_interest = None;
+        }
     }
 
     /// The session a `message` or `typing` frame is about, and who sends:

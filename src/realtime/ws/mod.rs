@@ -33,6 +33,7 @@ use uuid::Uuid;
 
 pub use auth::{Credential, WsQuery, authenticate, slot_for};
 
+use super::bus::BusInterest;
 use super::credentials::Ending;
 use super::hub::{Close, Connection, Frame, KickSignal};
 use super::protocol::{self, ClientFrame, HubChannel};
@@ -200,6 +201,9 @@ struct Socket {
     slot: Option<Slot>,
     ws: WebSocket,
     conn: Connection,
+    /// This node's subscription to the company's bus channel, held from the
+    /// socket's first channel to its last.
+    bus_interest: Option<BusInterest>,
     kick: KickSignal,
     shutdown: tokio::sync::watch::Receiver<bool>,
     /// Messages this socket replayed, whose live copies it drops.
@@ -231,6 +235,7 @@ async fn run(
         slot,
         ws,
         conn,
+        bus_interest: None,
         replayed: None,
         sessions: Vec::new(),
         last_typing: None,
@@ -238,6 +243,7 @@ async fn run(
     let stop = socket.serve().await;
     // Unsubscribe and drop queued frames at once, then say goodbye.
     socket.conn.release();
+    socket.bus_interest = None;
     let close = match stop {
         Stop::Gone => None,
         Stop::PeerClosed => {

@@ -21,6 +21,8 @@ backend_tests!(
     typing_reaches_the_other_side,
     presence_transitions_are_pushed_and_private_agents_hidden,
     presence_expiry_is_pushed,
+    an_agent_back_after_expiry_expires_again,
+    agents_expiring_one_after_the_other_are_each_announced,
     sockets_are_isolated_by_mode,
     reconnecting_with_since_replays_exactly_the_missed_messages,
     a_long_replay_arrives_whole_and_in_order,
@@ -507,6 +509,60 @@ async fn presence_expiry_is_pushed(backend: Backend) {
         .await
         .assert_status(200);
     assert_eq!(console.next().await["data"]["online"], true);
+}
+
+/// The sweep takes a company with no agents left off its list; the next
+/// heartbeat must put it back so that the next expiry is announced too.
+async fn an_agent_back_after_expiry_expires_again(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |c| c.presence_ttl = Duration::from_secs(1)).await;
+    let acme = app.company().await;
+    let mut console = Client::key(&app, &acme.key).await;
+    console.subscribe("presence").await;
+    let ann = Uuid::now_v7();
+    for _ in 0..2 {
+        app.post(
+            "/chat/agent-presence",
+            &acme.key,
+            json!({"userId": ann, "name": "Ann", "email": "ann@acme.test"}),
+        )
+        .await
+        .assert_status(200);
+        assert_eq!(console.next().await["data"]["online"], true);
+        let offline = console.next().await;
+        assert_eq!(
+            (&offline["data"]["userId"], &offline["data"]["online"]),
+            (&json!(ann), &json!(false))
+        );
+    }
+}
+
+/// A sweep that finds one agent expired and another still online comes
+/// back for the second when its time is up.
+async fn agents_expiring_one_after_the_other_are_each_announced(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |c| c.presence_ttl = Duration::from_secs(2)).await;
+    let acme = app.company().await;
+    let mut console = Client::key(&app, &acme.key).await;
+    console.subscribe("presence").await;
+    let (ann, bob) = (Uuid::now_v7(), Uuid::now_v7());
+    for (user, name) in [(ann, "Ann"), (bob, "Bob")] {
+        app.post(
+            "/chat/agent-presence",
+            &acme.key,
+            json!({"userId": user, "name": name, "email": format!("{name}@acme.test")}),
+        )
+        .await
+        .assert_status(200);
+        assert_eq!(console.next().await["data"]["online"], true);
+        // Bob's expiry lies well after Ann's: separate sweeps.
+        tokio::time::sleep(Duration::from_millis(1200)).await;
+    }
+    for user in [ann, bob] {
+        let offline = console.next().await;
+        assert_eq!(
+            (&offline["data"]["userId"], &offline["data"]["online"]),
+            (&json!(user), &json!(false))
+        );
+    }
 }
 
 async fn sockets_are_isolated_by_mode(backend: Backend) {
