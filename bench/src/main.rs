@@ -183,6 +183,7 @@ async fn all(args: AllArgs) -> anyhow::Result<()> {
         redis_prefix: args.redis_prefix.clone(),
         data_dir: args.out_dir.join("data"),
         presence_ttl_secs: None,
+        metrics: false,
     };
     let mut ctx = Ctx {
         service,
@@ -206,7 +207,7 @@ async fn all(args: AllArgs) -> anyhow::Result<()> {
     };
     let wanted = |n: u32| args.only.is_empty() || args.only.contains(&n);
     // Scenarios 2, 9 and 10 read the seeded tickets before scenario 1 adds to them.
-    let plan: [(u32, &str); 11] = [
+    let plan: [(u32, &str); 12] = [
         (2, "GET /tickets"),
         (9, "GET /tickets filtered by tag, custom field and status"),
         (10, "lists and search at scale"),
@@ -218,6 +219,7 @@ async fn all(args: AllArgs) -> anyhow::Result<()> {
         (7, "presence expiry"),
         (8, "POST /tickets with Idempotency-Key vs without"),
         (11, "20 parallel uploads of 20 MiB"),
+        (12, "authenticated cheap GET, metrics on vs off"),
     ];
     for (n, name) in plan {
         if !wanted(n) {
@@ -238,6 +240,7 @@ async fn all(args: AllArgs) -> anyhow::Result<()> {
             9 => ctx.filtered_list().await,
             10 => ctx.scale(args.scale_tickets).await,
             11 => ctx.uploads().await,
+            12 => ctx.metrics_overhead().await,
             _ => ctx.idempotent_create().await,
         };
         if let Err(e) = result {

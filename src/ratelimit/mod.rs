@@ -82,6 +82,7 @@ impl Limiter for RateLimiter {
                     return Ok(decision);
                 }
                 Err(error) => {
+                    crate::metrics::redis_error();
                     let retry_ms = u64::try_from(REDIS_RETRY_AFTER.as_millis()).unwrap_or(1000);
                     self.redis_skip_until_ms
                         .store(self.elapsed_ms() + retry_ms, Ordering::Relaxed);

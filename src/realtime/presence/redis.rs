@@ -95,6 +95,7 @@ return out
 const SWEEP_BATCH: usize = 500;
 
 fn unavailable(err: redis::RedisError) -> StoreError {
+    crate::metrics::redis_error();
     StoreError::Unavailable(format!("redis: {err}"))
 }
 
@@ -207,6 +208,18 @@ impl RedisPresence {
                 return Ok(expired);
             }
         }
+    }
+}
+
+impl RedisPresence {
+    /// Agents online in every tenant: the sweeper's expiry set, whose
+    /// expired members go within a sweep interval (metrics).
+    pub(super) async fn online_count(&self) -> Result<u64, StoreError> {
+        redis::cmd("ZCARD")
+            .arg(format!("{}expiry", self.prefix))
+            .query_async(&mut self.conn.clone())
+            .await
+            .map_err(unavailable)
     }
 }
 
