@@ -65,7 +65,10 @@ impl Server {
             command.env("REDIS_URL", url);
         }
         if config.metrics {
-            command.env("SUPPORTDESK_METRICS_BIND", format!("127.0.0.1:{}", free_port()?));
+            command.env(
+                "SUPPORTDESK_METRICS_BIND",
+                format!("127.0.0.1:{}", free_port()?),
+            );
         }
         if let Some(ttl) = config.presence_ttl_secs {
             command.env("SUPPORTDESK_PRESENCE_TTL_SECS", ttl.to_string());
