@@ -11,6 +11,7 @@ use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use metrics_exporter_prometheus::PrometheusHandle;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -71,6 +72,8 @@ pub struct App {
     pub demo: Option<DemoCreated>,
     /// The demo's made-up shop, on its own port, when the demo is enabled.
     shop: Option<DemoShop>,
+    /// The `GET /metrics` listener, when `metrics_bind` is set.
+    metrics: Option<(TcpListener, &'static PrometheusHandle)>,
 }
 
 struct DemoShop {
@@ -109,6 +112,15 @@ impl App {
             Some((listener, url))
         } else {
             None
+        };
+
+        let metrics = match &config.metrics_bind {
+            Some(bind) => {
+                let handle = crate::metrics::install()?;
+                crate::metrics::build_info(db.backend());
+                Some((TcpListener::bind(bind).await?, handle))
+            }
+            None => None,
         };
 
         let demo = if config.bootstrap_demo {
@@ -156,7 +168,14 @@ impl App {
             shutdown_tx,
             demo,
             shop,
+            metrics,
         })
+    }
+
+    /// The port of the `GET /metrics` listener, when metrics are on.
+    pub fn metrics_port(&self) -> Option<u16> {
+        let (listener, _) = self.metrics.as_ref()?;
+        listener.local_addr().ok().map(|address| address.port())
     }
 
     /// The demo shop's base URL, when the demo is enabled.
@@ -192,6 +211,13 @@ impl App {
                 self.state.config.header_read_timeout,
             ))
         });
+        let metrics = self.metrics.map(|(listener, handle)| {
+            let router = crate::metrics::server::router(self.state.clone(), handle);
+            let shutdown = self.state.shutdown.clone();
+            tokio::spawn(crate::metrics::server::run_upkeep(handle, shutdown.clone()));
+            let timeout = self.state.config.header_read_timeout;
+            tokio::spawn(serve(listener, router, shutdown, timeout))
+        });
         serve(
             self.listener,
             self.router,
@@ -199,8 +225,8 @@ impl App {
             self.state.config.header_read_timeout,
         )
         .await;
-        if let Some(shop) = shop {
-            let _ = shop.await;
+        for other in shop.into_iter().chain(metrics) {
+            let _ = other.await;
         }
         for worker in workers {
             if tokio::time::timeout(Duration::from_secs(10), worker)
@@ -315,7 +341,8 @@ fn router(state: AppState, shop_url: Option<Arc<str>>) -> Router {
         .layer(middleware::from_fn_with_state(
             state.clone(),
             crate::auth::middleware::authenticate,
-        ));
+        ))
+        .layer(middleware::from_fn(crate::metrics::http::tag_route));
 
     let routes = Router::new()
         .route("/healthz", get(|| async { "ok" }))
@@ -341,7 +368,8 @@ fn router(state: AppState, shop_url: Option<Arc<str>>) -> Router {
 }
 
 /// The middleware every route gets: request ids, tracing, panics and every
-/// other failure turned into our JSON error shape, and the body limit.
+/// other failure turned into our JSON error shape, the body limit, and
+/// request metrics (outermost, so they see the status the client gets).
 pub fn layered(routes: Router<AppState>) -> Router<AppState> {
     let request_id = HeaderName::from_static("x-request-id");
     routes
@@ -368,6 +396,7 @@ pub fn layered(routes: Router<AppState>) -> Router<AppState> {
             }),
         )
         .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
+        .layer(middleware::from_fn(crate::metrics::http::track))
 }
 
 /// Announces on the sockets the ticket events a request committed, before

@@ -137,6 +137,10 @@ pub struct ServeArgs {
         default_value = defaults::WIDGET_SESSION_RATE
     )]
     pub widget_session_rate: String,
+    /// Address of the Prometheus `GET /metrics` listener, e.g.
+    /// `127.0.0.1:9090`; no metrics are recorded without it.
+    #[arg(long, env = "SUPPORTDESK_METRICS_BIND")]
+    pub metrics_bind: Option<String>,
 }
 
 /// Every default, written once: the flags show them and `Config::new`
@@ -236,6 +240,8 @@ pub struct Config {
     pub widget_session_rate: MessageRate,
     /// An S3-compatible store for attachments instead of the data dir.
     pub s3: Option<S3Config>,
+    /// Where `GET /metrics` listens; metrics are off without it.
+    pub metrics_bind: Option<String>,
 }
 
 /// Where in S3-compatible storage attachments go. Fields left `None` come
@@ -328,6 +334,7 @@ impl Config {
                     bucket,
                     ..S3Config::default()
                 }),
+            metrics_bind: args.metrics_bind.filter(|bind| !bind.is_empty()),
         })
     }
 
@@ -373,6 +380,7 @@ impl Config {
             widget_session_rate: MessageRate::parse(defaults::WIDGET_SESSION_RATE)
                 .expect("the default chat start rate parses"),
             s3: None,
+            metrics_bind: None,
         }
     }
 

@@ -26,6 +26,7 @@ pub mod jobs;
 pub mod kb;
 pub mod keys;
 pub mod mail;
+pub mod metrics;
 pub mod openapi;
 pub mod outbox;
 pub mod paging;

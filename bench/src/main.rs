@@ -183,6 +183,7 @@ async fn all(args: AllArgs) -> anyhow::Result<()> {
         redis_prefix: args.redis_prefix.clone(),
         data_dir: args.out_dir.join("data"),
         presence_ttl_secs: None,
+        metrics: false,
     };
     let mut ctx = Ctx {
         service,
@@ -206,7 +207,7 @@ async fn all(args: AllArgs) -> anyhow::Result<()> {
     };
     let wanted = |n: u32| args.only.is_empty() || args.only.contains(&n);
     // Scenarios 2, 9 and 10 read the seeded tickets before scenario 1 adds to them.
-    let plan: [(u32, &str); 13] = [
+    let plan: [(u32, &str); 14] = [
         (2, "GET /tickets"),
         (9, "GET /tickets filtered by tag, custom field and status"),
         (10, "lists and search at scale"),
@@ -220,6 +221,7 @@ async fn all(args: AllArgs) -> anyhow::Result<()> {
         (11, "20 parallel uploads of 20 MiB"),
         (12, "POST /tickets with a matching SLA policy vs without"),
         (13, "assignment latency"),
+        (14, "authenticated cheap GET, metrics on vs off"),
     ];
     for (n, name) in plan {
         if !wanted(n) {
@@ -242,6 +244,7 @@ async fn all(args: AllArgs) -> anyhow::Result<()> {
             11 => ctx.uploads().await,
             12 => ctx.sla_create().await,
             13 => ctx.assignment().await,
+            14 => ctx.metrics_overhead().await,
             _ => ctx.idempotent_create().await,
         };
         if let Err(e) = result {

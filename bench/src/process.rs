@@ -23,6 +23,9 @@ pub struct ServiceConfig {
     pub redis_prefix: String,
     pub data_dir: PathBuf,
     pub presence_ttl_secs: Option<u64>,
+    /// Serve Prometheus metrics (`SUPPORTDESK_METRICS_BIND` on a free port),
+    /// which also turns recording on.
+    pub metrics: bool,
 }
 
 pub struct Server {
@@ -60,6 +63,12 @@ impl Server {
             );
         if let Some(url) = &config.redis_url {
             command.env("REDIS_URL", url);
+        }
+        if config.metrics {
+            command.env(
+                "SUPPORTDESK_METRICS_BIND",
+                format!("127.0.0.1:{}", free_port()?),
+            );
         }
         if let Some(ttl) = config.presence_ttl_secs {
             command.env("SUPPORTDESK_PRESENCE_TTL_SECS", ttl.to_string());

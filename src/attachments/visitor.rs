@@ -71,6 +71,7 @@ pub(crate) async fn upload(
         .await
         && !decision.allowed
     {
+        crate::metrics::rate_limited(crate::metrics::Limiter::VisitorUploads);
         return Err(crate::ratelimit::exceeded(decision.retry_after_secs));
     }
     let rules = Rules {

@@ -99,6 +99,7 @@ impl Access {
         }
         let wait = until.duration_since(now).as_micros();
         let seconds = u64::try_from(wait.div_ceil(1_000_000)).unwrap_or(u64::MAX);
+        crate::metrics::rate_limited(crate::metrics::Limiter::AuthFailures);
         Some(ratelimit::exceeded(seconds))
     }
 
@@ -123,6 +124,7 @@ impl Access {
         }
         self.blocked
             .insert(client, Instant::now() + Duration::from_secs(seconds));
+        crate::metrics::rate_limited(crate::metrics::Limiter::AuthFailures);
         Some(ratelimit::exceeded(seconds))
     }
 
@@ -194,6 +196,7 @@ pub async fn authenticate(
         request.extensions_mut().insert(principal);
         next.run(request).await
     } else {
+        crate::metrics::rate_limited(crate::metrics::Limiter::ApiKey);
         ratelimit::exceeded(decision.retry_after_secs).into_response()
     };
     ratelimit::apply_headers(response.headers_mut(), key.headers(), &decision);

@@ -152,14 +152,18 @@ pub struct Query {
     unique_field: Option<&'static str>,
     foreign_key: Option<(&'static str, &'static str)>,
     planned_per_call: bool,
+    /// The store module that built it: the label of its timing (metrics).
+    store: &'static str,
 }
 
 impl Query {
     /// Starts with `sql`, which may already contain `$1…$n`: give their
     /// values with `bind`, in order, before any `push_bind`.
+    #[track_caller]
     pub fn new(sql: impl Into<String>) -> Self {
         Query {
             sql: sql.into(),
+            store: crate::metrics::db::store_label(std::panic::Location::caller().file()),
             ..Self::default()
         }
     }
@@ -279,6 +283,7 @@ impl Query {
 
     /// Runs a statement and answers how many rows it changed.
     pub async fn rows_affected<'c>(self, on: impl Into<On<'c>>) -> Result<u64, StoreError> {
+        let _timer = crate::metrics::QueryTimer::start(self.store);
         let errors = self.errors();
         let result = run!(on.into(), self, sqlx::query_with, |q, c| q
             .execute(c)
@@ -291,6 +296,7 @@ impl Query {
         self,
         on: impl Into<On<'c>>,
     ) -> Result<Vec<R>, StoreError> {
+        let _timer = crate::metrics::QueryTimer::start(self.store);
         let errors = self.errors();
         let result = run!(on.into(), self, sqlx::query_as_with, |q, c| q
             .fetch_all(c)
@@ -307,6 +313,7 @@ impl Query {
         self,
         on: impl Into<On<'c>>,
     ) -> Result<Option<R>, StoreError> {
+        let _timer = crate::metrics::QueryTimer::start(self.store);
         let errors = self.errors();
         let result = run!(on.into(), self, sqlx::query_as_with, |q, c| q
             .fetch_optional(c)

@@ -33,6 +33,7 @@ impl EmailJob {
                 }
             },
         };
+        crate::metrics::email_attempt(failure.is_none(), matches!(failure, Some((_, Some(_)))));
         if let Some((error, _)) = &failure {
             tracing::warn!(job = %job.id, attempt = job.attempt(), %error, "email not sent");
         }

@@ -75,6 +75,11 @@ impl Jobs {
         std::iter::from_fn(|| self.slots.clone().try_acquire_owned().ok()).collect()
     }
 
+    /// The job kinds this node runs.
+    pub fn kinds(&self) -> Vec<&'static str> {
+        self.handlers.iter().map(|(kind, _)| *kind).collect()
+    }
+
     /// The handlers in this step's order.
     fn in_turn(&self) -> impl Iterator<Item = &(&'static str, Arc<dyn JobHandler>)> {
         let count = self.handlers.len().max(1);

@@ -164,3 +164,41 @@ pub async fn state(db: &Db, id: Uuid) -> Result<JobState, StoreError> {
         .fetch_one(db)
         .await
 }
+
+/// The pending jobs of one kind, for metrics: due (waiting for a worker),
+/// running (leased) and scheduled (a retry not yet due), and how long the
+/// oldest due one has waited.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct KindDepth {
+    pub kind: String,
+    pub due: i64,
+    pub running: i64,
+    pub scheduled: i64,
+    pub oldest_due_age_secs: Option<f64>,
+}
+
+/// The queue's depth by kind, in one statement over the pending jobs only
+/// (the partial index of due jobs; finished jobs are never read).
+pub async fn depth(db: &Db) -> Result<Vec<KindDepth>, StoreError> {
+    let backend = db.backend();
+    let now = backend.now_sql();
+    let age = match backend {
+        Backend::Postgres => format!("EXTRACT(EPOCH FROM {now} - MIN(due_at))::float8"),
+        Backend::Sqlite => format!("(julianday({now}) - julianday(MIN(due_at))) * 86400.0"),
+    };
+    let leased = format!("locked_until IS NOT NULL AND locked_until > {now}");
+    Query::new(format!(
+        "SELECT kind, \
+         SUM(CASE WHEN due_at IS NOT NULL THEN 1 ELSE 0 END) AS due, \
+         SUM(CASE WHEN {leased} THEN 1 ELSE 0 END) AS running, \
+         SUM(CASE WHEN due_at IS NULL AND NOT ({leased}) THEN 1 ELSE 0 END) AS scheduled, \
+         {age} AS oldest_due_age_secs \
+         FROM (SELECT kind, locked_until, \
+               CASE WHEN run_at <= {now} AND NOT ({leased}) THEN run_at END AS due_at \
+               FROM outbox_jobs WHERE status = $1) AS pending \
+         GROUP BY kind"
+    ))
+    .bind(JobStatus::Pending)
+    .fetch_all(db)
+    .await
+}

@@ -99,6 +99,7 @@ impl RateLimiter {
                 Some(decision)
             }
             Err(error) => {
+                crate::metrics::redis_error();
                 let retry_ms = u64::try_from(REDIS_RETRY_AFTER.as_millis()).unwrap_or(1000);
                 self.redis_skip_until_ms
                     .store(self.elapsed_ms() + retry_ms, Ordering::Relaxed);

@@ -171,6 +171,7 @@ impl Bus {
             match sent {
                 Ok(_) => return,
                 Err(err) => {
+                    crate::metrics::redis_error();
                     tracing::warn!(error = %err, "bus publish to Redis failed; delivering on this node only")
                 }
             }

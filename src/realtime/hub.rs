@@ -229,6 +229,7 @@ impl Hub {
         let Some(subscribers) = self.channels.get(&frame.topic) else {
             return 0;
         };
+        let _timed = crate::metrics::ws_fanout_timer();
         let mut delivered = 0;
         for subscriber in subscribers.iter() {
             // A socket being closed gets nothing more.

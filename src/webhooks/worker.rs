@@ -88,7 +88,8 @@ impl DeliveryJob {
         let attempted_at = state.clock.now();
         let started = Instant::now();
         let sent = self.send(&target, &delivery, attempt, attempted_at).await;
-        let duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+        let took = started.elapsed();
+        let duration_ms = i64::try_from(took.as_millis()).unwrap_or(i64::MAX);
 
         let success = sent.status.is_some_and(|s| (200..300).contains(&s));
         let gone = sent.status == Some(410);
@@ -98,6 +99,7 @@ impl DeliveryJob {
         } else {
             self.retry.delay_after(attempt)
         };
+        crate::metrics::webhook_attempt(success, retry_delay.is_some(), took);
         let error = match (&sent.error, sent.status) {
             (Some(error), _) => Some(error.clone()),
             (None, Some(status)) if !success => Some(describe_status(status)),

@@ -86,13 +86,16 @@ pub async fn limit(
         request.method() == Method::POST && request.uri().path().ends_with("/sessions");
     match limits.check(ip, starts_session) {
         None => next.run(request).await,
-        Some(seconds) => ApiError::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            "rate_limited",
-            format!("Rate limit exceeded. Try again in {seconds} seconds."),
-        )
-        .with_header(header::RETRY_AFTER, HeaderValue::from(seconds))
-        .into_response(),
+        Some(seconds) => {
+            crate::metrics::rate_limited(crate::metrics::Limiter::Widget);
+            ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                format!("Rate limit exceeded. Try again in {seconds} seconds."),
+            )
+            .with_header(header::RETRY_AFTER, HeaderValue::from(seconds))
+            .into_response()
+        }
     }
 }
 

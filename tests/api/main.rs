@@ -14,6 +14,7 @@ mod demo;
 mod hardening;
 mod idempotency;
 mod kb;
+mod metrics;
 mod outbound;
 mod paging;
 mod platform;

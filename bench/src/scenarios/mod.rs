@@ -12,6 +12,7 @@ mod idempotent_create;
 mod kb_search;
 mod list_tickets;
 mod message_to_socket;
+mod metrics_overhead;
 mod pgbench_script;
 mod presence;
 mod rows;

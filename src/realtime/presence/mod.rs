@@ -137,6 +137,14 @@ impl Presence {
             Presence::Redis(redis) => redis.sweep().await,
         }
     }
+
+    /// How many agents are online in every tenant (metrics).
+    pub async fn online_count(&self) -> Result<u64, StoreError> {
+        match self {
+            Presence::Local(local) => Ok(local.online_count()),
+            Presence::Redis(redis) => redis.online_count().await,
+        }
+    }
 }
 
 pub struct LocalPresence {
@@ -173,6 +181,16 @@ impl LocalPresence {
             .filter(|((t, _), (_, expires))| t == tenant && *expires > now)
             .map(|(_, (record, _))| record.clone())
             .collect()
+    }
+
+    fn online_count(&self) -> u64 {
+        let now = Instant::now();
+        let online = self
+            .lock()
+            .values()
+            .filter(|(_, expires)| *expires > now)
+            .count();
+        u64::try_from(online).unwrap_or(u64::MAX)
     }
 
     fn sweep(&self) -> Vec<(Tenant, AgentPresence)> {

@@ -138,6 +138,7 @@ const DUE_BATCH: usize = 1_000;
 const PARK: Duration = Duration::from_secs(5);
 
 fn unavailable(err: redis::RedisError) -> StoreError {
+    crate::metrics::redis_error();
     StoreError::Unavailable(format!("redis: {err}"))
 }
 
@@ -322,6 +323,29 @@ impl RedisPresence {
                 .map_err(unavailable)?;
         }
         Ok(())
+    }
+}
+
+impl RedisPresence {
+    /// Agents online in every tenant (metrics, read at scrape time): the
+    /// members of the expiry set of each company on the sweeper's due set,
+    /// whose expired members go within a sweep interval.
+    pub(super) async fn online_count(&self) -> Result<u64, StoreError> {
+        let mut conn = self.conn.clone();
+        let companies: Vec<String> = redis::cmd("ZRANGE")
+            .arg(self.due_key())
+            .arg(0)
+            .arg(-1)
+            .query_async(&mut conn)
+            .await
+            .map_err(unavailable)?;
+        let mut counts = redis::pipe();
+        for company in companies.iter().filter_map(|c| Uuid::parse_str(c).ok()) {
+            let [expiry_set, _] = self.company_keys(company);
+            counts.zcard(expiry_set);
+        }
+        let counts: Vec<u64> = counts.query_async(&mut conn).await.map_err(unavailable)?;
+        Ok(counts.iter().sum())
     }
 }
 

@@ -101,7 +101,12 @@ fn millis(duration: Duration) -> u64 {
 async fn bounded<T>(
     call: impl std::future::Future<Output = redis::RedisResult<T>>,
 ) -> anyhow::Result<T> {
-    Ok(tokio::time::timeout(CALL_TIMEOUT, call)
+    let outcome = tokio::time::timeout(CALL_TIMEOUT, call)
         .await
-        .map_err(|_| anyhow::anyhow!("socket slot call to Redis timed out"))??)
+        .map_err(|_| anyhow::anyhow!("socket slot call to Redis timed out"))
+        .and_then(|result| result.map_err(anyhow::Error::from));
+    if outcome.is_err() {
+        crate::metrics::redis_error();
+    }
+    outcome
 }

@@ -176,6 +176,7 @@ pub fn slot_for(
 async fn agent(state: &AppState, principal: Principal) -> Result<Credential, ApiError> {
     let decision = state.access.check_rate(&principal).await;
     if !decision.allowed {
+        crate::metrics::rate_limited(crate::metrics::Limiter::ApiKey);
         return Err(crate::ratelimit::exceeded(decision.retry_after_secs));
     }
     if !principal.scopes.contains(Scope::ChatRead) {

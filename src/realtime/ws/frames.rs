@@ -359,6 +359,11 @@ impl Socket {
         id: Option<&Value>,
     ) -> Result<(), Fail> {
         if let Some(retry_after) = self.spend_message_allowance().await {
+            crate::metrics::rate_limited(if self.credential.is_visitor() {
+                crate::metrics::Limiter::VisitorMessages
+            } else {
+                crate::metrics::Limiter::ApiKey
+            });
             return Ok(self
                 .send_text(protocol::rate_limited(id, retry_after))
                 .await?);

@@ -222,6 +222,7 @@ async fn run(
 ) {
     let hub = &state.realtime.hub;
     let conn = hub.connect(credential.holder(), credential.can_write());
+    let _counted = crate::metrics::ws_opened(credential.is_visitor());
     // A change applied between the handshake and now did not see this
     // socket: look at its credentials again rather than wait for the re-check.
     if hub.credential_changes() != changes_seen {
@@ -244,6 +245,12 @@ async fn run(
     // Unsubscribe and drop queued frames at once, then say goodbye.
     socket.conn.release();
     socket.bus_interest = None;
+    let server_close = if let Stop::Closed(close) = stop {
+        Some(close.code)
+    } else {
+        None
+    };
+    crate::metrics::ws_closed(server_close, stop == Stop::PeerClosed);
     let close = match stop {
         Stop::Gone => None,
         Stop::PeerClosed => {
@@ -336,7 +343,10 @@ impl Socket {
         let kick = self.kick.clone();
         tokio::select! {
             sent = tokio::time::timeout(WRITE_TIMEOUT, self.ws.send(message)) => match sent {
-                Ok(Ok(())) => Ok(()),
+                Ok(Ok(())) => {
+                    crate::metrics::ws_frame_sent();
+                    Ok(())
+                }
                 _ => Err(Stop::Gone),
             },
             close = kick.wait() => Err(Stop::Closed(close)),

@@ -180,6 +180,8 @@ pub struct TestApp {
     pub port: u16,
     /// The demo shop's base URL when the config enables the demo.
     pub shop_url: Option<String>,
+    /// The `GET /metrics` listener's port when the config sets `metrics_bind`.
+    pub metrics_port: Option<u16>,
     pub state: AppState,
     pub config: Config,
     pub client: reqwest::Client,
@@ -241,6 +243,7 @@ impl TestApp {
         let app = App::build(config.clone()).await.expect("app builds");
         let port = app.port();
         let shop_url = app.shop_url().map(|url| url.to_string());
+        let metrics_port = app.metrics_port();
         let state = app.state().clone();
         let shutdown = app.shutdown_handle();
         let server = tokio::spawn(app.run_until_stopped());
@@ -249,6 +252,7 @@ impl TestApp {
             address: format!("http://127.0.0.1:{port}"),
             port,
             shop_url,
+            metrics_port,
             state,
             config,
             client: reqwest::Client::builder()

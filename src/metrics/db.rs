@@ -1,0 +1,57 @@
+//! `db_query_duration_seconds{store}`: every statement run through
+//! `db::Query` is timed and labelled with the store module that built it
+//! (`tickets/store`, `outbox/store`, `kb/store/search`, …), taken from the
+//! caller's source file when the query is created (`#[track_caller]` on
+//! `Query::new`). A module label, not a function one: as cheap as a
+//! lookup, bounded by the number of store files, and it still tells which
+//! slice's queries are slow. Statements run outside `Query` (migrations,
+//! the few `on_db!` pool calls) are not timed.
+
+use std::sync::LazyLock;
+use std::time::Instant;
+
+use dashmap::DashMap;
+use metrics::Histogram;
+
+use super::names;
+
+/// One histogram per store module, made on its first query.
+static BY_STORE: LazyLock<DashMap<&'static str, Histogram>> = LazyLock::new(DashMap::new);
+
+/// The store label of a source file: `src/tickets/store.rs` → `tickets/store`.
+pub fn store_label(file: &'static str) -> &'static str {
+    let file = file.strip_prefix("src/").unwrap_or(file);
+    file.strip_suffix(".rs").unwrap_or(file)
+}
+
+/// Times one statement; recorded when dropped (errors included).
+pub struct QueryTimer {
+    running: Option<(&'static str, Instant)>,
+}
+
+impl QueryTimer {
+    /// Starts timing a statement of `store` (a label from `store_label`);
+    /// does nothing while recording is off.
+    pub fn start(store: &'static str) -> QueryTimer {
+        QueryTimer {
+            running: super::enabled().then(|| (store, Instant::now())),
+        }
+    }
+}
+
+impl Drop for QueryTimer {
+    fn drop(&mut self) {
+        let Some((store, started)) = self.running else {
+            return;
+        };
+        let seconds = started.elapsed().as_secs_f64();
+        if let Some(histogram) = BY_STORE.get(store) {
+            histogram.record(seconds);
+            return;
+        }
+        BY_STORE
+            .entry(store)
+            .or_insert_with(|| metrics::histogram!(names::DB_QUERY_DURATION, "store" => store))
+            .record(seconds);
+    }
+}
