@@ -6,7 +6,6 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::Html;
 use serde::Deserialize;
-use utoipa::IntoParams;
 
 use super::links::{BadLink, RatingLinks};
 use super::model::{COMMENT_MAX, NewRating, Rating, RatingTarget, SCORE_MAX, SCORE_MIN};
@@ -14,7 +13,7 @@ use super::routes::refused;
 use super::store::{self, Submitted};
 use crate::auth::Tenant;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{Json, Query};
+use crate::extract::Json;
 use crate::openapi::schema::ErrorBody;
 use crate::realtime::token::TokenGrant;
 use crate::state::AppState;
@@ -164,26 +163,19 @@ async fn link_target(
     Ok((tenant, target))
 }
 
-#[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub(crate) struct PageQuery {
-    /// The signed link's token (read by the page's script, not the server).
-    #[allow(dead_code)]
-    #[param(value_type = Option<String>)]
-    token: Option<String>,
-}
-
 /// The page a rating link opens
 ///
 /// It reads the token from its own address and posts the rating with it
 /// (`POST /widget/v1/ratings`), so the page itself holds nothing secret
-/// and needs no server state.
+/// and needs no server state. The server never parses the query: any
+/// address answers the page, whose script reports a bad token.
 #[utoipa::path(get, path = "/widget/v1/rate", operation_id = "widget_rating_page",
     tag = "Widget",
-    params(PageQuery),
+    params(("token" = Option<String>, Query,
+        description = "The signed link's token (read by the page's script)")),
     responses(
         (status = 200, description = "The rating page", body = String, content_type = "text/html")))]
-pub(crate) async fn page(Query(_query): Query<PageQuery>) -> Html<&'static str> {
+pub(crate) async fn page() -> Html<&'static str> {
     Html(RATE_PAGE)
 }
 
