@@ -115,8 +115,8 @@ def main():
     if status != 200:
         sys.exit(f"openapi.json: {status}")
     document = json.loads(body)
-    # Paths are listed under the document's server URL (`/api/v1`) unless
-    # they carry it themselves.
+    # Paths are full (`/api/v1/…`, `/widget/v1/…`) unless the document
+    # names a server URL they are listed under.
     servers = document.get("servers") or [{"url": ""}]
     server = urllib.parse.urlparse(servers[0]["url"]).path.rstrip("/")
     failures, sent = [], 0
@@ -126,7 +126,7 @@ def main():
             continue
         params = item.get("parameters", []) + operation.get("parameters", [])
         path_params = [p for p in params if p["in"] == "path"]
-        prefix = "" if path.startswith("/api/") else server or "/api/v1"
+        prefix = server if server and not path.startswith(server + "/") else ""
         concrete = path
         for p in path_params:
             concrete = concrete.replace("{" + p["name"] + "}", filler(p))

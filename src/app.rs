@@ -59,7 +59,7 @@ pub fn api_route_specs() -> Vec<RouteSpec> {
 /// The OpenAPI document the service serves, from the same routers.
 pub fn openapi_document() -> utoipa::openapi::OpenApi {
     let (_, operations, specs) = api_routes().into_parts();
-    crate::openapi::document(operations, &specs)
+    crate::openapi::document(operations, &specs, crate::widget::operations())
 }
 
 pub struct App {
@@ -332,7 +332,7 @@ fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {
 
 fn router(state: AppState, shop_url: Option<Arc<str>>) -> Router {
     let (api, operations, specs) = api_routes().into_parts();
-    let document = crate::openapi::document(operations, &specs);
+    let document = crate::openapi::document(operations, &specs, crate::widget::operations());
     let api = api
         .fallback(|| async { ApiError::not_found_response() })
         .method_not_allowed_fallback(|| async {
@@ -351,7 +351,10 @@ fn router(state: AppState, shop_url: Option<Arc<str>>) -> Router {
         .merge(crate::openapi::router(document))
         .nest("/api/v1", api)
         .merge(crate::demo::router(shop_url))
-        .merge(crate::widget::router(state.config.widget_session_rate))
+        .merge(crate::widget::router(
+            state.config.widget_request_rate,
+            state.config.widget_session_rate,
+        ))
         .merge(crate::attachments::files::router())
         .fallback(|| async { ApiError::not_found_response() })
         .method_not_allowed_fallback(|| async {

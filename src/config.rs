@@ -141,6 +141,15 @@ pub struct ServeArgs {
     /// `127.0.0.1:9090`; no metrics are recorded without it.
     #[arg(long, env = "SUPPORTDESK_METRICS_BIND")]
     pub metrics_bind: Option<String>,
+    /// Requests of any kind the widget API takes from one client IP:
+    /// `<count>/<seconds>s`, all of them at once if need be, then one every
+    /// seconds/count.
+    #[arg(
+        long,
+        env = "SUPPORTDESK_WIDGET_REQUEST_RATE",
+        default_value = defaults::WIDGET_REQUEST_RATE
+    )]
+    pub widget_request_rate: String,
 }
 
 /// Every default, written once: the flags show them and `Config::new`
@@ -163,6 +172,9 @@ pub mod defaults {
     pub const VISITOR_UPLOAD_RATE: &str = "20/600s";
     /// A burst of 10 chats per IP, then one every 2 minutes (30 an hour).
     pub const WIDGET_SESSION_RATE: &str = "10/1200s";
+    /// A visitor typing a search, presence polls and a chat starting: 120
+    /// requests at once, then two a second.
+    pub const WIDGET_REQUEST_RATE: &str = "120/60s";
     pub const AUTH_FAILURE_WINDOW_SECS: u64 = 60;
     pub const RETENTION_DAYS: u64 = 30;
     pub const RETENTION_INTERVAL_SECS: u64 = 3600;
@@ -238,6 +250,8 @@ pub struct Config {
     pub visitor_upload_rate: MessageRate,
     /// Chats the widget may start from one client IP per window.
     pub widget_session_rate: MessageRate,
+    /// Widget API requests of any kind from one client IP per window.
+    pub widget_request_rate: MessageRate,
     /// An S3-compatible store for attachments instead of the data dir.
     pub s3: Option<S3Config>,
     /// Where `GET /metrics` listens; metrics are off without it.
@@ -327,6 +341,7 @@ impl Config {
             attachment_orphan_age: Duration::from_secs(defaults::ATTACHMENT_ORPHAN_HOURS * 3600),
             visitor_upload_rate: MessageRate::parse(&args.visitor_upload_rate)?,
             widget_session_rate: MessageRate::parse(&args.widget_session_rate)?,
+            widget_request_rate: MessageRate::parse(&args.widget_request_rate)?,
             s3: args
                 .s3_bucket
                 .filter(|bucket| !bucket.is_empty())
@@ -379,6 +394,8 @@ impl Config {
                 .expect("the default upload rate parses"),
             widget_session_rate: MessageRate::parse(defaults::WIDGET_SESSION_RATE)
                 .expect("the default chat start rate parses"),
+            widget_request_rate: MessageRate::parse(defaults::WIDGET_REQUEST_RATE)
+                .expect("the default widget request rate parses"),
             s3: None,
             metrics_bind: None,
         }

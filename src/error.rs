@@ -222,6 +222,30 @@ impl From<sqlx::Error> for StoreError {
     }
 }
 
+/// Why a store refused a change: the store failed, or records still use
+/// what the change would remove or strand (a 409 whose message names them,
+/// so the caller knows what to change first).
+#[derive(Debug)]
+pub enum Refused {
+    Store(StoreError),
+    InUse(String),
+}
+
+impl From<StoreError> for Refused {
+    fn from(err: StoreError) -> Self {
+        Refused::Store(err)
+    }
+}
+
+impl From<Refused> for ApiError {
+    fn from(refused: Refused) -> Self {
+        match refused {
+            Refused::Store(err) => err.into(),
+            Refused::InUse(message) => ApiError::conflict(message),
+        }
+    }
+}
+
 /// Postgres SQLSTATEs that mean the server, not the statement, failed: a
 /// connection exception (class 08) or a shutdown in progress (57P01
 /// admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now). The

@@ -9,19 +9,45 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 
 use super::model::{Attachment, visitor_may_upload};
-use super::routes::{Rules, receive};
+use super::routes::{Rules, UploadForm, receive};
 use crate::chat::model::SessionStatus;
 use crate::error::{ApiError, ApiResult, StoreError};
 use crate::extract::{Json, Query};
+use crate::openapi::schema::ErrorBody;
 use crate::ratelimit::Limiter;
 use crate::realtime::token::TokenGrant;
 use crate::state::AppState;
 
-#[derive(serde::Deserialize)]
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub(crate) struct VisitorUploadQuery {
+    /// The file's name, for a raw body without `Content-Disposition`.
     filename: Option<String>,
 }
 
+/// Upload an image or PDF (visitor)
+///
+/// Like `POST /api/v1/attachments` (a raw body or a `multipart/form-data`
+/// `file` part), with the visitor token: images and PDFs only, 10 MiB by
+/// default, attachable only to messages of the token's own session. Each
+/// session has its own upload budget (`SUPPORTDESK_VISITOR_UPLOAD_RATE`).
+#[utoipa::path(post, path = "/widget/v1/attachments", operation_id = "widget_upload_attachment",
+    tag = "Widget",
+    params(VisitorUploadQuery),
+    security(("VisitorToken" = [])),
+    request_body(content(
+        (Vec<u8> = "application/octet-stream"),
+        (UploadForm = "multipart/form-data"),
+    )),
+    responses(
+        (status = 201, description = "Stored", body = Attachment),
+        (status = 400, description = "`validation_failed`: an empty or unreadable file",
+            body = ErrorBody),
+        (status = 401, description = "`invalid_token`", body = ErrorBody),
+        (status = 403, description = "`account_suspended`", body = ErrorBody),
+        (status = 409, description = "`session_closed`", body = ErrorBody),
+        (status = 413, description = "Larger than the visitor limit", body = ErrorBody),
+        (status = 415, description = "Not an image or a PDF", body = ErrorBody)))]
 pub(crate) async fn upload(
     State(state): State<AppState>,
     Query(query): Query<VisitorUploadQuery>,

@@ -2,11 +2,9 @@
 //! visitor token, or with the token of a signed rating link) and the small
 //! page a rating link opens (`GET /widget/v1/rate?token=`).
 
-use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::Html;
-use axum::routing::{get, post};
 use serde::Deserialize;
 
 use super::links::{BadLink, RatingLinks};
@@ -15,23 +13,11 @@ use super::routes::refused;
 use super::store::{self, Submitted};
 use crate::auth::Tenant;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{Json, Query};
+use crate::extract::Json;
 use crate::openapi::schema::ErrorBody;
 use crate::realtime::token::TokenGrant;
 use crate::state::AppState;
 use crate::validate::{Fields, optional_id, optional_text, problem};
-
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route(
-            "/widget/v1/ratings",
-            post(rate).options(crate::widget::preflight),
-        )
-        .route(
-            "/widget/v1/rate",
-            get(page).options(crate::widget::preflight),
-        )
-}
 
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -75,6 +61,7 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
 /// after the first submission, then 409).
 #[utoipa::path(post, path = "/widget/v1/ratings", operation_id = "widget_rate",
     tag = "Widget",
+    security((), ("VisitorToken" = [])),
     request_body = RateBody,
     responses(
         (status = 201, description = "Rated", body = Rating),
@@ -176,16 +163,19 @@ async fn link_target(
     Ok((tenant, target))
 }
 
-#[derive(Deserialize)]
-struct PageQuery {
-    #[allow(dead_code)]
-    token: Option<String>,
-}
-
-/// `GET /widget/v1/rate?token=`: the page a rating link opens. It reads
-/// the token from its own address and posts the rating with it, so the
-/// page itself holds nothing secret and needs no server state.
-async fn page(Query(_query): Query<PageQuery>) -> Html<&'static str> {
+/// The page a rating link opens
+///
+/// It reads the token from its own address and posts the rating with it
+/// (`POST /widget/v1/ratings`), so the page itself holds nothing secret
+/// and needs no server state. The server never parses the query: any
+/// address answers the page, whose script reports a bad token.
+#[utoipa::path(get, path = "/widget/v1/rate", operation_id = "widget_rating_page",
+    tag = "Widget",
+    params(("token" = Option<String>, Query,
+        description = "The signed link's token (read by the page's script)")),
+    responses(
+        (status = 200, description = "The rating page", body = String, content_type = "text/html")))]
+pub(crate) async fn page() -> Html<&'static str> {
     Html(RATE_PAGE)
 }
 

@@ -11,9 +11,14 @@
 //!   403, 429, 500, 503 with the error schema), the rate-limit headers, and
 //!   links from creates to the operations on the created record.
 //!
+//! - The public operations outside `/api/v1` (the visitor widget's) come
+//!   from the widget's own router the same way; `public` adds what they
+//!   share (no API key; the visitor token's scheme; the per-IP 429).
+//!
 //! Served without a key at `GET /api/v1/openapi.json`, with Swagger UI
 //! (vendored assets, works offline) at `/docs`.
 
+pub mod public;
 pub mod schema;
 
 use axum::Router;
@@ -44,7 +49,9 @@ pub const SECURITY_SCHEME: &str = "ApiKey";
                        request needs an API key in the `X-API-Key` header; each operation names \
                        the scope it requires (`x-required-scope`). Errors always have the shape \
                        `{error, code, status, details?}`. Lists are `{data, total, limit, offset}`, \
-                       newest first.",
+                       newest first. The visitor widget's public API (`/widget/v1`) takes no API \
+                       key: a public widget key names the entity, and the visitor token a chat \
+                       answers (`Authorization: Bearer vt_…`) opens that chat only.",
     ),
     components(schemas(schema::ErrorBody, schema::FieldError)),
     tags(
@@ -60,6 +67,8 @@ pub const SECURITY_SCHEME: &str = "ApiKey";
         (name = "Settings", description = "Company profile, escalation rules and custom fields"),
         (name = "Reports", description = "Ticket statistics"),
         (name = "Changes", description = "The change feed: every create, update and delete, in commit order"),
+        (name = "Widget", description = "The visitor widget: its loader, and the public API it \
+            calls with a widget key or a visitor token (no API key; limited per client IP)"),
     )
 )]
 struct ApiDoc;
@@ -67,13 +76,15 @@ struct ApiDoc;
 /// The served document: `operations` (the handlers' own, with paths
 /// relative to `/api/v1`) completed with what every operation shares.
 /// `routes` is the route table of the router the operations come from.
-pub fn document(operations: Document, routes: &[RouteSpec]) -> Document {
+/// `public`: the operations outside `/api/v1`, with their full paths.
+pub fn document(operations: Document, routes: &[RouteSpec], public: Document) -> Document {
     let mut doc = ApiDoc::openapi().nest(API_PREFIX, operations);
     for spec in routes {
         if let Some(operation) = operation_mut(&mut doc, spec) {
             complete_operation(operation, spec);
         }
     }
+    public::add(&mut doc, public);
     add_links(&mut doc);
     let components = doc.components.get_or_insert_with(Default::default);
     let scheme = ApiKey::Header(ApiKeyValue::with_description(

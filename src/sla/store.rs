@@ -9,7 +9,7 @@ use super::model::{
 };
 use crate::auth::Tenant;
 use crate::db::{Backend, Db, On, Query, Table, Tx, ensure_reference};
-use crate::error::{ApiError, FieldError, StoreError};
+use crate::error::{FieldError, Refused, StoreError};
 use crate::tickets::model::TicketStatus;
 use crate::time::{Timestamp, new_id};
 
@@ -160,29 +160,6 @@ pub async fn delete_calendar(db: &Db, tenant: &Tenant, id: Uuid) -> Result<(), R
         .execute_or_not_found(&mut tx)
         .await?;
     Ok(tx.commit().await?)
-}
-
-/// Why a calendar was not deleted.
-#[derive(Debug)]
-pub enum Refused {
-    Store(StoreError),
-    /// Policies use it: a 409 naming them.
-    InUse(String),
-}
-
-impl From<StoreError> for Refused {
-    fn from(err: StoreError) -> Self {
-        Refused::Store(err)
-    }
-}
-
-impl From<Refused> for ApiError {
-    fn from(refused: Refused) -> Self {
-        match refused {
-            Refused::Store(err) => err.into(),
-            Refused::InUse(message) => ApiError::conflict(message),
-        }
-    }
 }
 
 const POLICY_COLUMNS: &str = "id, name, enabled, conditions, targets, business_hours_id, \

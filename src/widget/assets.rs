@@ -4,13 +4,14 @@
 //! cannot touch it, nor ours the page). Files from `web-demo/widget/`,
 //! embedded in the binary.
 
-use axum::Router;
 use axum::extract::Path;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use rust_embed::RustEmbed;
 use tower_http::compression::CompressionLayer;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -25,12 +26,12 @@ const FRAME_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'
     img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; \
     frame-ancestors *; object-src 'none'";
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route(
-            "/widget.js",
-            get(|headers: HeaderMap| async move { serve("widget.js", &headers) }),
-        )
+/// The loader and the frame are documented (they are what an integrator
+/// uses); the frame's own scripts, styles and strings are not.
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(loader))
+        .routes(routes!(frame))
         .route(
             "/widget/{*path}",
             get(|Path(path): Path<String>, headers: HeaderMap| async move {
@@ -38,6 +39,38 @@ pub fn router() -> Router<AppState> {
             }),
         )
         .layer(CompressionLayer::new())
+}
+
+/// The loader script (embed it)
+///
+/// `<script src="…/widget.js" data-widget-key="wk_live_…" async></script>`
+/// on any page: it adds the launcher and opens the chat in an iframe of
+/// `/widget/frame.html`. Cached for five minutes, revalidated by ETag.
+#[utoipa::path(get, path = "/widget.js", operation_id = "widget_loader", tag = "Widget",
+    params(("If-None-Match" = Option<String>, Header, description = "An ETag held")),
+    responses(
+        (status = 200, description = "The loader", body = String,
+            content_type = "text/javascript",
+            headers(("ETag" = String), ("Cache-Control" = String))),
+        (status = 304, description = "Not modified since the ETag held")))]
+async fn loader(headers: HeaderMap) -> Response {
+    serve("widget.js", &headers)
+}
+
+/// The chat frame the loader opens
+///
+/// Served with a CSP that lets any site embed it (`frame-ancestors *`)
+/// while it runs only our scripts and talks only to our origin.
+#[utoipa::path(get, path = "/widget/frame.html", operation_id = "widget_frame", tag = "Widget",
+    params(("If-None-Match" = Option<String>, Header, description = "An ETag held")),
+    responses(
+        (status = 200, description = "The frame's page", body = String,
+            content_type = "text/html",
+            headers(("ETag" = String), ("Cache-Control" = String),
+                ("Content-Security-Policy" = String))),
+        (status = 304, description = "Not modified since the ETag held")))]
+async fn frame(headers: HeaderMap) -> Response {
+    serve("frame.html", &headers)
 }
 
 /// One embedded file with an ETag; pages get the frame's headers, and every

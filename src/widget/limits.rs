@@ -1,6 +1,7 @@
 //! Per-client-IP rate limits of the public widget API: GCRA (governor) in
-//! process, one budget for every request and a tighter one for starting
-//! chats. Over either: 429 `rate_limited` with `Retry-After`.
+//! process, one budget for every request (`SUPPORTDESK_WIDGET_REQUEST_RATE`)
+//! and a tighter one for starting chats (`SUPPORTDESK_WIDGET_SESSION_RATE`).
+//! Over either: 429 `rate_limited` with `Retry-After`.
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::num::NonZeroU32;
@@ -17,9 +18,6 @@ use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use crate::config::MessageRate;
 use crate::error::ApiError;
 
-/// Any widget request: 120 a minute per IP, all of it at once if need be
-/// (a visitor typing a search, presence polls, a chat starting).
-const REQUESTS_PER_MINUTE: u32 = 120;
 /// Forget idle IPs every this many requests (the keyed store only grows).
 const SWEEP_EVERY: u64 = 4096;
 
@@ -33,18 +31,22 @@ fn nonzero(n: u32) -> NonZeroU32 {
     NonZeroU32::new(n).unwrap_or(NonZeroU32::MIN)
 }
 
+/// `rate.limit` at once if need be, then one every `window / limit`.
+fn quota(rate: MessageRate) -> Quota {
+    let burst = nonzero(u32::try_from(rate.limit).unwrap_or(u32::MAX));
+    let period = rate.window / burst.get();
+    Quota::with_period(period)
+        .unwrap_or_else(|| Quota::per_second(burst))
+        .allow_burst(burst)
+}
+
 impl WidgetLimits {
-    /// `sessions`: the chats one IP may start, all of them at once if need
-    /// be, then one every `window / limit`.
-    pub fn new(sessions: MessageRate) -> Arc<Self> {
-        let burst = nonzero(u32::try_from(sessions.limit).unwrap_or(u32::MAX));
-        let period = sessions.window / burst.get();
-        let session_quota = Quota::with_period(period)
-            .unwrap_or_else(|| Quota::per_second(burst))
-            .allow_burst(burst);
+    /// `requests`: the requests of any kind one IP may make; `sessions`:
+    /// the chats it may start.
+    pub fn new(requests: MessageRate, sessions: MessageRate) -> Arc<Self> {
         Arc::new(WidgetLimits {
-            requests: RateLimiter::keyed(Quota::per_minute(nonzero(REQUESTS_PER_MINUTE))),
-            sessions: RateLimiter::keyed(session_quota),
+            requests: RateLimiter::keyed(quota(requests)),
+            sessions: RateLimiter::keyed(quota(sessions)),
             seen: AtomicU64::new(0),
         })
     }
@@ -107,10 +109,14 @@ mod tests {
         MessageRate::parse(crate::config::defaults::WIDGET_SESSION_RATE).unwrap()
     }
 
+    fn default_requests() -> MessageRate {
+        MessageRate::parse(crate::config::defaults::WIDGET_REQUEST_RATE).unwrap()
+    }
+
     #[test]
     fn a_configured_session_budget_replaces_the_default() {
         let rate = MessageRate::parse("25/60s").unwrap();
-        let limits = WidgetLimits::new(rate);
+        let limits = WidgetLimits::new(default_requests(), rate);
         let ip: IpAddr = "192.0.2.9".parse().unwrap();
         for _ in 0..25 {
             assert_eq!(limits.check(ip, true), None);
@@ -120,7 +126,7 @@ mod tests {
 
     #[test]
     fn sessions_have_their_own_smaller_budget() {
-        let limits = WidgetLimits::new(default_sessions());
+        let limits = WidgetLimits::new(default_requests(), default_sessions());
         let ip: IpAddr = "203.0.113.7".parse().unwrap();
         for _ in 0..10 {
             assert_eq!(limits.check(ip, true), None);
@@ -134,9 +140,20 @@ mod tests {
 
     #[test]
     fn every_request_counts_against_the_general_budget() {
-        let limits = WidgetLimits::new(default_sessions());
+        let limits = WidgetLimits::new(default_requests(), default_sessions());
         let ip: IpAddr = "198.51.100.1".parse().unwrap();
-        for _ in 0..REQUESTS_PER_MINUTE {
+        for _ in 0..default_requests().limit {
+            assert_eq!(limits.check(ip, false), None);
+        }
+        assert!(limits.check(ip, false).is_some());
+    }
+
+    #[test]
+    fn a_configured_request_budget_replaces_the_default() {
+        let rate = MessageRate::parse("300/60s").unwrap();
+        let limits = WidgetLimits::new(rate, default_sessions());
+        let ip: IpAddr = "198.51.100.2".parse().unwrap();
+        for _ in 0..300 {
             assert_eq!(limits.check(ip, false), None);
         }
         assert!(limits.check(ip, false).is_some());

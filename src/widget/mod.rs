@@ -11,7 +11,7 @@ pub mod secret;
 pub mod store;
 mod visitors;
 
-pub(crate) use routes::{ensure_active, preflight};
+pub(crate) use routes::ensure_active;
 
 use std::time::Duration;
 
@@ -23,14 +23,27 @@ use tower_http::set_header::SetResponseHeaderLayer;
 use crate::config::MessageRate;
 use crate::state::AppState;
 
+/// The widget's routes: the `/widget/v1` API, the loader and the frame.
+pub fn router(request_rate: MessageRate, session_rate: MessageRate) -> Router<AppState> {
+    let (api, _) = routes::router().split_for_parts();
+    let (assets, _) = assets::router().split_for_parts();
+    layered(api, request_rate, session_rate).merge(assets)
+}
+
+/// The OpenAPI operations of `router`'s routes (full paths), from the same
+/// declarations.
+pub fn operations() -> utoipa::openapi::OpenApi {
+    routes::router().merge(assets::router()).split_for_parts().1
+}
+
 /// The `/widget/v1` routes with their own layers: the per-IP limit inside,
 /// CORS outside (so preflights are answered at once and even a 429 is
 /// readable by the page), and `no-store` on every answer.
-pub fn router(session_rate: MessageRate) -> Router<AppState> {
-    api_router(session_rate).merge(assets::router())
-}
-
-fn api_router(session_rate: MessageRate) -> Router<AppState> {
+fn layered(
+    api: Router<AppState>,
+    request_rate: MessageRate,
+    session_rate: MessageRate,
+) -> Router<AppState> {
     let cors = CorsLayer::new()
         .allow_origin(Any)
         .allow_methods([Method::GET, Method::POST])
@@ -45,14 +58,13 @@ fn api_router(session_rate: MessageRate) -> Router<AppState> {
             HeaderName::from_static(crate::idempotency::REPLAYED_HEADER),
         ])
         .max_age(Duration::from_secs(600));
-    routes::router()
-        .layer(axum::middleware::from_fn_with_state(
-            limits::WidgetLimits::new(session_rate),
-            limits::limit,
-        ))
-        .layer(SetResponseHeaderLayer::overriding(
-            header::CACHE_CONTROL,
-            HeaderValue::from_static("no-store"),
-        ))
-        .layer(cors)
+    api.layer(axum::middleware::from_fn_with_state(
+        limits::WidgetLimits::new(request_rate, session_rate),
+        limits::limit,
+    ))
+    .layer(SetResponseHeaderLayer::overriding(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("no-store"),
+    ))
+    .layer(cors)
 }

@@ -5,14 +5,16 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::{Extension, RequestExt, Router};
+use axum::{Extension, RequestExt};
 use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 use super::store::{self, WidgetTarget};
 use crate::auth::Tenant;
-use crate::chat::model::NewSession;
+use crate::chat::model::{NewSession, VisitorSession};
 use crate::chat::{Message, service};
 use crate::companies::CompanyStatus;
 use crate::custom_fields::model::{RecordKind, check_values};
@@ -21,6 +23,7 @@ use crate::error::{ApiError, ApiResult, StoreError};
 use crate::extract::{Id, Json, Query};
 use crate::idempotency;
 use crate::kb;
+use crate::openapi::schema::ErrorBody;
 use crate::realtime::token::TokenGrant;
 use crate::state::AppState;
 use crate::time::Timestamp;
@@ -32,34 +35,33 @@ const SEARCH_LIMIT_DEFAULT: i64 = 5;
 /// Longer search text is cut (a query is a question, not a document).
 const SEARCH_TEXT_MAX: usize = 500;
 
-/// Each route also takes OPTIONS: the CORS layer wraps only the methods a
-/// route has, and answers preflights there (the app-wide 405 fallback would
-/// otherwise answer them, without CORS headers).
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route(
-            "/widget/v1/sessions",
-            post(create_session)
-                .get(super::visitors::history)
-                .options(preflight)
-                .route_layer(axum::middleware::from_fn(idempotent_session)),
-        )
-        .route(
-            "/widget/v1/sessions/{id}",
-            get(read_session).options(preflight),
-        )
-        .route(
-            "/widget/v1/attachments",
-            post(crate::attachments::visitor::upload).options(preflight),
-        )
-        .route("/widget/v1/presence", get(presence).options(preflight))
-        .route("/widget/v1/kb/search", get(search).options(preflight))
-        .route(
-            "/widget/v1/kb/articles/{id}",
-            get(article).options(preflight),
-        )
-        .merge(super::visitors::router())
-        .merge(crate::csat::widget::router())
+/// The routes with their OpenAPI operations: each handler's
+/// `#[utoipa::path]` gives its method and path, so a route and its
+/// operation are one declaration. Each route also takes OPTIONS: the CORS
+/// layer wraps only the methods a route has, and answers preflights there
+/// (the app-wide 405 fallback would otherwise answer them, without CORS
+/// headers).
+pub fn router() -> OpenApiRouter<AppState> {
+    let (schemas, paths, sessions) = routes!(create_session, super::visitors::history);
+    let sessions = sessions
+        .options(preflight)
+        .route_layer(axum::middleware::from_fn(idempotent_session));
+    OpenApiRouter::new()
+        .routes((schemas, paths, sessions))
+        .routes(with_preflight(routes!(read_session)))
+        .routes(with_preflight(routes!(crate::attachments::visitor::upload)))
+        .routes(with_preflight(routes!(presence)))
+        .routes(with_preflight(routes!(search)))
+        .routes(with_preflight(routes!(article)))
+        .routes(with_preflight(routes!(super::visitors::confirm_email)))
+        .routes(with_preflight(routes!(crate::csat::widget::rate)))
+        .routes(with_preflight(routes!(crate::csat::widget::page)))
+}
+
+type Documented = utoipa_axum::router::UtoipaMethodRouter<AppState>;
+
+fn with_preflight((schemas, paths, methods): Documented) -> Documented {
+    (schemas, paths, methods.options(preflight))
 }
 
 /// Reached only by an OPTIONS request that is not a CORS preflight.
@@ -67,17 +69,28 @@ pub(crate) async fn preflight() -> StatusCode {
     StatusCode::NO_CONTENT
 }
 
-#[derive(Deserialize)]
+/// Longest widget key accepted (they are far shorter).
+const WIDGET_KEY_MAX: usize = 100;
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(rename_all = "camelCase")]
 struct KeyQuery {
+    /// The entity's public widget key (`wk_test_…` or `wk_live_…`).
+    #[param(value_type = String, required, max_length = 100)]
     widget_key: Option<String>,
 }
 
 /// The target of a widget key: 400 when missing, 404 when unknown, 403
 /// when its company is suspended.
 async fn target(state: &AppState, widget_key: Option<&str>) -> ApiResult<WidgetTarget> {
-    let (key,) = (required_text("widgetKey", widget_key, 100),).all_valid()?;
-    let target = store::resolve(&state.db, &key)
+    let (key,) = (required_text("widgetKey", widget_key, WIDGET_KEY_MAX),).all_valid()?;
+    target_of(state, &key).await
+}
+
+/// The target of a widget key already checked to be present.
+async fn target_of(state: &AppState, key: &str) -> ApiResult<WidgetTarget> {
+    let target = store::resolve(&state.db, key)
         .await?
         .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, "not_found", "Unknown widget key"))?;
     if target.company_status != CompanyStatus::Active {
@@ -90,15 +103,26 @@ async fn target(state: &AppState, widget_key: Option<&str>) -> ApiResult<WidgetT
     Ok(target)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct CreateSession {
+struct StartChat {
+    /// The entity's public widget key (`wk_test_…` or `wk_live_…`).
+    #[schema(value_type = String, required, max_length = 100)]
     widget_key: Option<String>,
+    /// Default `Visitor`; an identity token's `name` wins.
+    #[schema(value_type = Option<String>, max_length = 255)]
     visitor_name: Option<String>,
+    /// Unverified: agent replies are mailed to it only after the visitor
+    /// confirms it through the link sent to it. An identity token's
+    /// `email` wins.
+    #[schema(value_type = Option<String>, format = Email, max_length = 255)]
     visitor_email: Option<String>,
-    /// A JWT from the customer's backend: the session is then verified.
+    /// A JWT (HS256) from the customer's backend, signed with the entity's
+    /// widget identity secret: the session is then verified.
+    #[schema(value_type = Option<String>)]
     identity_token: Option<String>,
     /// Values of the company's visitor-writable custom fields only.
+    #[schema(value_type = Option<Object>)]
     custom_fields: Option<serde_json::Value>,
 }
 
@@ -144,25 +168,44 @@ async fn idempotent_session(
     }
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct CreatedSession {
-    /// `Session::visitor_view`: no tags.
+struct StartedChat {
+    /// The session as its visitor sees it.
     #[serde(flatten)]
+    #[schema(value_type = VisitorSession)]
     session: serde_json::Value,
-    /// Opens `/api/v1/ws?token=` for this session, and reads it here.
+    /// `vt_…`: opens `/api/v1/ws?token=` for this session, and is the
+    /// bearer token of the other visitor operations.
     visitor_token: String,
 }
 
-/// `POST /widget/v1/sessions {widgetKey, visitorName?, visitorEmail?,
-/// identityToken?, customFields?}`: a chat session in the key's entity and
-/// mode, with its visitor token. `customFields` may name visitor-writable
-/// fields only. With an identity token the visitor's name and email come
-/// from its claims.
+/// Start a chat (visitor)
+///
+/// A chat session in the widget key's entity and mode, with its visitor
+/// token. `customFields` may name visitor-writable fields only. With an
+/// identity token the visitor's name and email come from its claims; when
+/// the entity's `widgetIdentity` is `required`, a session without one is
+/// refused. Each client IP may start a few chats at a time
+/// (`SUPPORTDESK_WIDGET_SESSION_RATE`), then 429.
+#[utoipa::path(post, path = "/widget/v1/sessions", operation_id = "widget_create_session",
+    tag = "Widget",
+    // Marks the operation as idempotent: the document states the header
+    // and its answers as on every API POST.
+    params(("Idempotency-Key" = Option<String>, Header)),
+    request_body = StartChat,
+    responses(
+        (status = 201, description = "Started", body = StartedChat),
+        (status = 400, description = "`validation_failed` or `invalid_json`", body = ErrorBody),
+        (status = 401, description = "`invalid_token`: the identity token is invalid, expired \
+            or for another entity; `identity_required`: the entity requires one",
+            body = ErrorBody),
+        (status = 403, description = "`account_suspended`", body = ErrorBody),
+        (status = 404, description = "`not_found`: unknown widget key", body = ErrorBody)))]
 async fn create_session(
     State(state): State<AppState>,
-    Json(body): Json<CreateSession>,
-) -> ApiResult<(StatusCode, Json<CreatedSession>)> {
+    Json(body): Json<StartChat>,
+) -> ApiResult<(StatusCode, Json<StartedChat>)> {
     let target = target(&state, body.widget_key.as_deref()).await?;
     let definitions = field_store::list(&state.db, &target.tenant).await?;
     let (visitor_name, visitor_email, custom_fields) = (
@@ -195,19 +238,21 @@ async fn create_session(
     let (session, visitor_token) = service::create_session(&state, &target.tenant, new).await?;
     Ok((
         StatusCode::CREATED,
-        Json(CreatedSession {
+        Json(StartedChat {
             session: session.visitor_view(),
             visitor_token,
         }),
     ))
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct SessionWithMessages {
-    /// `Session::visitor_view`: no tags.
+struct VisitorChat {
+    /// The session as its visitor sees it.
     #[serde(flatten)]
+    #[schema(value_type = VisitorSession)]
     session: serde_json::Value,
+    /// Oldest first.
     messages: Vec<Message>,
 }
 
@@ -215,14 +260,25 @@ fn invalid_token(message: &str) -> ApiError {
     ApiError::new(StatusCode::UNAUTHORIZED, "invalid_token", message)
 }
 
-/// `GET /widget/v1/sessions/{id}` with `Authorization: Bearer <visitorToken>`:
-/// the session and its messages (oldest first), for a widget that reloads
-/// or continues from the email link. The token opens its own session only.
+/// Read a chat with its messages (visitor)
+///
+/// The session and its messages (oldest first), for a widget that reloads
+/// or continues from the email link. The visitor token opens its own
+/// session only.
+#[utoipa::path(get, path = "/widget/v1/sessions/{id}", operation_id = "widget_read_session",
+    tag = "Widget",
+    params(("id" = Uuid, Path, description = "The session's id")),
+    security(("VisitorToken" = [])),
+    responses(
+        (status = 200, description = "The session and its messages", body = VisitorChat),
+        (status = 401, description = "`invalid_token`", body = ErrorBody),
+        (status = 403, description = "`account_suspended`", body = ErrorBody),
+        (status = 404, description = "`not_found`: not the token's session", body = ErrorBody)))]
 async fn read_session(
     State(state): State<AppState>,
     Id(id): Id,
     headers: HeaderMap,
-) -> ApiResult<Json<SessionWithMessages>> {
+) -> ApiResult<Json<VisitorChat>> {
     let token = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -244,7 +300,7 @@ async fn read_session(
     };
     ensure_active(&state, &tenant).await?;
     let messages = crate::chat::store::messages(&state.db, &tenant, id).await?;
-    Ok(Json(SessionWithMessages {
+    Ok(Json(VisitorChat {
         session: session.visitor_view(),
         messages,
     }))
@@ -263,20 +319,32 @@ pub(crate) async fn ensure_active(state: &AppState, tenant: &Tenant) -> ApiResul
     Ok(())
 }
 
-#[derive(Serialize)]
+/// An online agent as visitors see them.
+#[derive(Serialize, ToSchema)]
 struct PublicAgent {
     name: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 struct PresenceReply {
+    /// Whether any public agent is online.
     online: bool,
+    /// By name.
     agents: Vec<PublicAgent>,
 }
 
-/// `GET /widget/v1/presence?widgetKey=`: whether PUBLIC agents of the key's
-/// company and mode are online, with their names. Never a PRIVATE agent,
-/// never an email or id.
+/// Whether agents are online (visitor)
+///
+/// Whether PUBLIC agents of the key's company and mode are online, with
+/// their names. Never a PRIVATE agent, never an email or id.
+#[utoipa::path(get, path = "/widget/v1/presence", operation_id = "widget_presence",
+    tag = "Widget",
+    params(KeyQuery),
+    responses(
+        (status = 200, description = "Who is online", body = PresenceReply),
+        (status = 400, description = "`validation_failed`: no widget key", body = ErrorBody),
+        (status = 403, description = "`account_suspended`", body = ErrorBody),
+        (status = 404, description = "`not_found`: unknown widget key", body = ErrorBody)))]
 async fn presence(
     State(state): State<AppState>,
     Query(query): Query<KeyQuery>,
@@ -298,21 +366,38 @@ async fn presence(
     }))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(rename_all = "camelCase")]
 struct SearchQuery {
+    /// The entity's public widget key (`wk_test_…` or `wk_live_…`).
+    #[param(value_type = String, required, max_length = 100)]
     widget_key: Option<String>,
+    /// The visitor's question (only its first 500 characters count).
+    #[param(value_type = String, required, min_length = 1)]
     q: Option<String>,
+    /// At most this many articles (default 5; above 20 counts as 20).
+    #[param(value_type = Option<i64>, minimum = 1)]
     limit: Option<String>,
 }
 
-/// `GET /widget/v1/kb/search?widgetKey=&q=[&limit=]`: published articles of
-/// the key's entity, ranked (the knowledge base's own search).
+/// Search the knowledge base (visitor)
+///
+/// Published articles of the key's entity, ranked (the knowledge base's
+/// own search).
+#[utoipa::path(get, path = "/widget/v1/kb/search", operation_id = "widget_kb_search",
+    tag = "Widget",
+    params(SearchQuery),
+    responses(
+        (status = 200, description = "Matching articles, best first",
+            body = Vec<kb::model::SearchHit>),
+        (status = 400, description = "`validation_failed`", body = ErrorBody),
+        (status = 403, description = "`account_suspended`", body = ErrorBody),
+        (status = 404, description = "`not_found`: unknown widget key", body = ErrorBody)))]
 async fn search(
     State(state): State<AppState>,
     Query(query): Query<SearchQuery>,
 ) -> ApiResult<Json<Vec<kb::model::SearchHit>>> {
-    let target = target(&state, query.widget_key.as_deref()).await?;
     let limit = match query.limit.as_deref().map(str::trim) {
         None | Some("") => Ok(SEARCH_LIMIT_DEFAULT),
         Some(raw) => match raw.parse::<i64>() {
@@ -320,7 +405,15 @@ async fn search(
             _ => Err(problem("limit", "must be a whole number of at least 1")),
         },
     };
-    let (text, limit) = (required_text("q", query.q.as_deref(), usize::MAX), limit).all_valid()?;
+    // Every parameter is checked before the key is looked up, so a bad
+    // value is a 400 naming it whatever the key.
+    let (key, text, limit) = (
+        required_text("widgetKey", query.widget_key.as_deref(), WIDGET_KEY_MAX),
+        required_text("q", query.q.as_deref(), usize::MAX),
+        limit,
+    )
+        .all_valid()?;
+    let target = target_of(&state, &key).await?;
     let text: String = text.chars().take(SEARCH_TEXT_MAX).collect();
     let hits = kb::store::search(
         &state.db,
@@ -334,7 +427,7 @@ async fn search(
 }
 
 /// A published article as a visitor reads it.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct PublicArticle {
     id: Uuid,
@@ -346,8 +439,19 @@ struct PublicArticle {
     updated_at: Timestamp,
 }
 
-/// `GET /widget/v1/kb/articles/{id}?widgetKey=`: one published article of
-/// the key's entity (a draft, or another entity's article, is 404).
+/// Read an article (visitor)
+///
+/// One published article of the key's entity (a draft, or another
+/// entity's article, is 404).
+#[utoipa::path(get, path = "/widget/v1/kb/articles/{id}", operation_id = "widget_kb_article",
+    tag = "Widget",
+    params(("id" = Uuid, Path, description = "The article's id"), KeyQuery),
+    responses(
+        (status = 200, description = "The article", body = PublicArticle),
+        (status = 400, description = "`validation_failed`: no widget key", body = ErrorBody),
+        (status = 403, description = "`account_suspended`", body = ErrorBody),
+        (status = 404, description = "`not_found`: unknown widget key, or no such published \
+            article of its entity", body = ErrorBody)))]
 async fn article(
     State(state): State<AppState>,
     Id(id): Id,

@@ -5,32 +5,27 @@
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
-use axum::routing::get;
-use axum::{Router, response::Html};
+use axum::response::Html;
 use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
 use super::identity::{self, Identity};
 use super::store::WidgetTarget;
 use crate::auth::key::{hash, random_base62};
 use crate::chat::model::SessionIdentity;
+use crate::chat::model::VisitorSession;
 use crate::chat::{service, store as chat_store};
 use crate::entities::store::WidgetIdentity;
 use crate::error::{ApiError, ApiResult, StoreError};
 use crate::extract::{Json, Query};
 use crate::mail::Email;
+use crate::openapi::schema::{DataList, ErrorBody};
 use crate::realtime::token::TokenGrant;
 use crate::state::AppState;
 use crate::time::Timestamp;
 
 /// Earlier sessions a verified visitor is shown at most.
 const HISTORY_MAX: i64 = 50;
-
-pub fn router() -> Router<AppState> {
-    Router::new().route(
-        "/widget/v1/confirm-email",
-        get(confirm_email).options(super::routes::preflight),
-    )
-}
 
 fn unauthorized(code: &'static str, message: &str) -> ApiError {
     ApiError::new(StatusCode::UNAUTHORIZED, code, message)
@@ -101,15 +96,26 @@ fn confirmation(state: &AppState, name: &str, email: &str) -> (String, Email) {
     (hash(&token), email)
 }
 
-#[derive(Deserialize)]
-struct ConfirmQuery {
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct ConfirmQuery {
+    /// The `ect_…` token of the confirmation email's link.
+    #[param(value_type = String, required)]
     token: Option<String>,
 }
 
-/// `GET /widget/v1/confirm-email?token=`: the link in the confirmation
-/// email. Works once; afterwards (or for an unknown token) 404. A small
+/// Confirm a visitor's email (the link in the confirmation email)
+///
+/// Works once; afterwards (or for an unknown token) 404. Answers a small
 /// page, since a person opens it in a browser.
-async fn confirm_email(
+#[utoipa::path(get, path = "/widget/v1/confirm-email", operation_id = "widget_confirm_email",
+    tag = "Widget",
+    params(ConfirmQuery),
+    responses(
+        (status = 200, description = "Confirmed", body = String, content_type = "text/html"),
+        (status = 400, description = "`validation_failed`: no token", body = ErrorBody),
+        (status = 404, description = "`not_found`: unknown or already used", body = ErrorBody)))]
+pub(crate) async fn confirm_email(
     State(state): State<AppState>,
     Query(query): Query<ConfirmQuery>,
 ) -> ApiResult<Html<&'static str>> {
@@ -130,23 +136,33 @@ async fn confirm_email(
     }
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub(super) struct PastSession {
+pub(crate) struct PastSession {
     #[serde(flatten)]
+    #[schema(value_type = VisitorSession)]
     session: serde_json::Value,
     /// Reads that session (`GET /widget/v1/sessions/{id}`).
     visitor_token: String,
 }
 
-/// `GET /widget/v1/sessions` with `Authorization: Bearer <visitorToken>`:
-/// the sessions of the token's visitor in its entity, newest first, each
-/// with its own visitor token: a verified visitor's history follows them
-/// to another device. An anonymous visitor sees only their own session.
-pub(super) async fn history(
+/// A visitor's chats (visitor)
+///
+/// The sessions of the token's visitor in its entity, newest first (at
+/// most 50), each with its own visitor token: a verified visitor's history
+/// follows them to another device. An anonymous visitor sees only their
+/// own session.
+#[utoipa::path(get, path = "/widget/v1/sessions", operation_id = "widget_list_sessions",
+    tag = "Widget",
+    security(("VisitorToken" = [])),
+    responses(
+        (status = 200, description = "The visitor's sessions", body = DataList<PastSession>),
+        (status = 401, description = "`invalid_token`", body = ErrorBody),
+        (status = 403, description = "`account_suspended`", body = ErrorBody)))]
+pub(crate) async fn history(
     State(state): State<AppState>,
     headers: HeaderMap,
-) -> ApiResult<Json<serde_json::Value>> {
+) -> ApiResult<Json<DataList<PastSession>>> {
     let token = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -193,5 +209,5 @@ pub(super) async fn history(
             visitor_token,
         });
     }
-    Ok(Json(serde_json::json!({ "data": data })))
+    Ok(Json(DataList { data }))
 }

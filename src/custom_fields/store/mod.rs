@@ -14,7 +14,7 @@ use sqlx::types::Json;
 use super::model::{DEFINITIONS_MAX, Definition, FieldType, RecordKind};
 use crate::auth::Tenant;
 use crate::db::{Backend, Db, On, Query, Tx};
-use crate::error::{ApiError, StoreError};
+use crate::error::{Refused, StoreError};
 use crate::time::Timestamp;
 use crate::validate::problem;
 
@@ -69,29 +69,6 @@ pub struct DefinitionInput {
     pub options: Vec<String>,
     pub required: bool,
     pub visitor_writable: bool,
-}
-
-/// Why a definition change was refused.
-#[derive(Debug)]
-pub enum Refused {
-    Store(StoreError),
-    /// Records hold values the change would strand: a 409 saying which.
-    InUse(String),
-}
-
-impl From<StoreError> for Refused {
-    fn from(err: StoreError) -> Self {
-        Refused::Store(err)
-    }
-}
-
-impl From<Refused> for ApiError {
-    fn from(refused: Refused) -> Self {
-        match refused {
-            Refused::Store(err) => err.into(),
-            Refused::InUse(message) => ApiError::conflict(message),
-        }
-    }
 }
 
 /// The tenant's definitions, by key (on the pool, or inside a transaction

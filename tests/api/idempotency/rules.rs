@@ -295,7 +295,11 @@ async fn every_post_documents_the_header(backend: Backend) {
         .expect("paths")
         .clone();
     let mut posts = 0;
-    for (path, item) in paths {
+    // The API's POSTs; of the widget's, only starting a chat takes the key.
+    let keyed = paths
+        .into_iter()
+        .filter(|(path, _)| path.starts_with("/api/v1/") || path == "/widget/v1/sessions");
+    for (path, item) in keyed {
         let Some(post) = item.get("post") else {
             continue;
         };

@@ -11,6 +11,7 @@ use crate::support::{Backend, TestApp};
 backend_tests!(
     kb_search_returns_only_published_articles_of_that_entity,
     kb_article_reads_published_articles_of_that_entity_only,
+    a_bad_search_limit_is_400_naming_it_before_the_key_is_looked_up,
 );
 
 async fn article(app: &TestApp, key: &str, entity: &str, title: &str, published: bool) -> String {
@@ -157,4 +158,15 @@ async fn kb_article_reads_published_articles_of_that_entity_only(backend: Backen
     )
     .await
     .assert_error(404, "not_found");
+}
+
+async fn a_bad_search_limit_is_400_naming_it_before_the_key_is_looked_up(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let r = widget_get(
+        &app,
+        "/widget/v1/kb/search?widgetKey=wk_test_unknown&q=reset&limit=0",
+    )
+    .await;
+    r.assert_error(400, "validation_failed");
+    assert_eq!(r.body["details"][0]["field"], "limit");
 }

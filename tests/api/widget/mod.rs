@@ -6,6 +6,7 @@ mod chat;
 mod identity;
 mod kb;
 mod loader;
+mod openapi;
 
 use reqwest::Method;
 use serde_json::{Value, json};
