@@ -37,11 +37,11 @@ impl Ctx {
         }
         on.stop().await;
         off.stop().await;
-        self.throughput_note("scenario 12 GET /entities/{id}, metrics on", &with);
-        self.throughput_note("scenario 12 GET /entities/{id}, metrics off", &without);
+        self.throughput_note("scenario 14 GET /entities/{id}, metrics on", &with);
+        self.throughput_note("scenario 14 GET /entities/{id}, metrics off", &without);
         self.rows.push(
             RowBuilder::throughput(
-                "12 `GET /api/v1/entities/{id}` with metrics on (`SUPPORTDESK_METRICS_BIND`) vs off",
+                "14 `GET /api/v1/entities/{id}` with metrics on (`SUPPORTDESK_METRICS_BIND`) vs off",
                 &with,
                 &without.t,
                 "req/s",
