@@ -2,8 +2,8 @@
 // open/identify/on("message") (those are in widget.test.js). The demo shop
 // (another origin, see run.sh) embeds the loader; a test that needs other
 // options sets `window.SupportdeskSettings` before any script of the page
-// runs, as a customer's page would, or rewrites the script tag's `data-`
-// attributes in the shop's HTML on its way to the browser.
+// runs, as a customer's page would, or sets `data-` attributes on the
+// shop's script tag as the page is parsed.
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
