@@ -5,23 +5,9 @@
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { chromium } from 'playwright-core';
+import { BASE, API_KEY, WIDGET_KEY, ENTITY_ID, SHOTS, WAIT, api, shot, launchChromium } from './support.js';
 
-function env(name) {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set: run these tests through run.sh`);
-  return value;
-}
-
-const BASE = env('SD_BASE_URL');
-const API_KEY = env('SD_API_KEY');
-const WIDGET_KEY = env('SD_WIDGET_KEY');
-const ENTITY_ID = env('SD_ENTITY_ID');
-const SHOTS = process.env.SD_SCREENSHOTS ?? path.resolve('screenshots');
-/** Generous: the machine may be busy; every wait polls, none sleeps blindly. */
-const WAIT = 25_000;
 /** A 1-minute SLA target breaches one minute after the ticket is created. */
 const BREACH_WAIT = 150_000;
 
@@ -56,10 +42,7 @@ let browser;
 
 before(async () => {
   await fs.mkdir(SHOTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-  });
+  browser = await launchChromium();
   await api('PUT', '/settings/sla-policies', SLA_POLICIES);
 });
 
@@ -68,21 +51,6 @@ after(async () => {
 });
 
 // --- helpers -----------------------------------------------------------------
-
-async function api(method, urlPath, body) {
-  const response = await fetch(`${BASE}/api/v1${urlPath}`, {
-    method,
-    headers: { 'X-API-Key': API_KEY, 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${urlPath}: ${response.status} ${text}`);
-  return text ? JSON.parse(text) : null;
-}
-
-async function shot(page, name) {
-  await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
-}
 
 async function visible(locator, timeout = WAIT) {
   await locator.first().waitFor({ state: 'visible', timeout });

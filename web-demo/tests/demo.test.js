@@ -6,41 +6,16 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { chromium } from 'playwright-core';
+import { BASE, API_KEY, WIDGET_KEY, ENTITY_ID, SHOTS, WAIT, api, shot, launchChromium } from './support.js';
 
-function env(name) {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set: run these tests through run.sh`);
-  return value;
-}
-
-const BASE = env('SD_BASE_URL');
-const API_KEY = env('SD_API_KEY');
-const WIDGET_KEY = env('SD_WIDGET_KEY');
-const ENTITY_ID = env('SD_ENTITY_ID');
 const MAIL_DIR = process.env.SD_MAIL_DIR;
-const SHOTS = process.env.SD_SCREENSHOTS ?? path.resolve('screenshots');
-/** Generous: the machine may be busy; every wait polls, none sleeps blindly. */
-const WAIT = 25_000;
 const API_KEY_PATTERN = /svc_(test|live)_[A-Za-z0-9]{8,}/;
 
 let browser;
 
 before(async () => {
   await fs.mkdir(SHOTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
   // The knowledge base the widget suggests from: two published articles of
   // the entity and one draft (never suggested).
   for (const [title, content, isPublished] of [
@@ -57,22 +32,6 @@ after(async () => {
 });
 
 // --- helpers -----------------------------------------------------------------
-
-/** The REST API with the TEST key, as a server would call it. */
-async function api(method, urlPath, body) {
-  const response = await fetch(`${BASE}/api/v1${urlPath}`, {
-    method,
-    headers: { 'X-API-Key': API_KEY, 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${urlPath}: ${response.status} ${text}`);
-  return text ? JSON.parse(text) : null;
-}
-
-async function shot(page, name) {
-  await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
-}
 
 /** Waits until the element's text contains `text`. */
 async function textIn(page, selector, text) {

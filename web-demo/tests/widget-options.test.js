@@ -7,44 +7,21 @@
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { chromium } from 'playwright-core';
+import { env, BASE, API_KEY, WAIT, api, launchChromium } from './support.js';
 
-function env(name) {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set: run these tests through run.sh`);
-  return value;
-}
-
-const BASE = env('SD_BASE_URL');
 const SHOP = env('SD_SHOP_URL');
-const API_KEY = env('SD_API_KEY');
-const WAIT = 25_000;
 const FRAME = `iframe[src^="${BASE}/widget/frame.html"]`;
 const LAUNCHER = '[data-supportdesk=launcher]';
 
 let browser;
 
 before(async () => {
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {
   await browser?.close();
 });
-
-async function api(method, urlPath, body) {
-  const response = await fetch(`${BASE}/api/v1${urlPath}`, {
-    method,
-    headers: { 'X-API-Key': API_KEY, 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${urlPath}: ${response.status} ${text}`);
-  return text ? JSON.parse(text) : null;
-}
 
 /**
  * The shop with the widget loaded: `settings` become the page's

@@ -8,45 +8,21 @@ import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { chromium } from 'playwright-core';
+import { env, BASE, API_KEY, SHOTS, WAIT, api, launchChromium } from './support.js';
 
-function env(name) {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set: run these tests through run.sh`);
-  return value;
-}
-
-const BASE = env('SD_BASE_URL');
 const SHOP = env('SD_SHOP_URL');
-const API_KEY = env('SD_API_KEY');
-const SHOTS = process.env.SD_SCREENSHOTS ?? path.resolve('screenshots');
-const WAIT = 25_000;
 const FRAME = `iframe[src^="${BASE}/widget/frame.html"]`;
 
 let browser;
 
 before(async () => {
   await fs.mkdir(SHOTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {
   await browser?.close();
 });
-
-async function api(method, urlPath, body) {
-  const response = await fetch(`${BASE}/api/v1${urlPath}`, {
-    method,
-    headers: { 'X-API-Key': API_KEY, 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${urlPath}: ${response.status} ${text}`);
-  return text ? JSON.parse(text) : null;
-}
 
 async function openShop({ width = 1280, height = 800 } = {}) {
   const context = await browser.newContext({ viewport: { width, height } });
