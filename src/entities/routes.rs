@@ -80,10 +80,7 @@ async fn list(
     State(state): State<AppState>,
     principal: Principal,
 ) -> ApiResult<Json<serde_json::Value>> {
-    let mut entities = Vec::new();
-    for entity in store::list(&state.db, principal.tenant.company_id).await? {
-        entities.push(with_default_team(&state, &principal, entity).await?);
-    }
+    let entities = store::list_in(&state.db, &principal.tenant).await?;
     Ok(Json(serde_json::json!({ "data": entities })))
 }
 
@@ -114,8 +111,9 @@ async fn get_one(
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<store::Entity>> {
-    let entity = store::find(&state.db, principal.tenant.company_id, id).await?;
-    Ok(Json(with_default_team(&state, &principal, entity).await?))
+    Ok(Json(
+        store::find_in(&state.db, &principal.tenant, id).await?,
+    ))
 }
 
 /// Update an entity

@@ -16,6 +16,7 @@ backend_tests!(
     members_and_entities_must_be_the_companys,
     teams_need_their_scopes,
     a_new_chat_joins_the_entitys_default_team_and_lists_filter_by_team,
+    the_entity_list_shows_each_entitys_default_team,
 );
 
 async fn a_team_is_created_read_listed_updated_and_deleted(backend: Backend) {
@@ -178,4 +179,25 @@ async fn a_new_chat_joins_the_entitys_default_team_and_lists_filter_by_team(back
     assert_eq!(entity["defaultTeamId"], json!(team));
     assert_eq!(created["teamId"], json!(team));
     assert_eq!(listed["total"], 1);
+}
+
+async fn the_entity_list_shows_each_entitys_default_team(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let members = agents(&app, &acme, 1).await;
+    let team = routed_team(&app, &acme, &members, "manual", 1).await;
+
+    let listed = app
+        .get("/entities", &acme.key)
+        .await
+        .assert_status(200)
+        .clone();
+
+    let main = listed["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .find(|entity| entity["id"] == json!(acme.entity.id))
+        .expect("the entity is listed");
+    assert_eq!(main["defaultTeamId"], json!(team));
 }
