@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # The supportdesk benchmark, one command:
 #
-#   bench/run.sh                 # every scenario (about 10 minutes)
-#   bench/run.sh --only 1,2      # some scenarios; any `sdbench all` option works
+#   bench/run.sh                 # every scenario, 3 runs each (about 30 minutes)
+#   bench/run.sh --only 1,2      # some scenarios, 1 run each (--runs N for more);
+#                                # any `sdbench all` option works
+#   bench/run.sh --only 5 --peers   # scenario 5 also against Socket.IO (npm ci
+#                                   # in bench/peers/socketio first)
+#   bench/run.sh --only 3,5 --ab-bin PATH   # two service builds, A vs B
 #
 # Needs Postgres (trust auth) and Redis running locally; installs pgbench,
 # psql and redis-cli with apt-get when they are missing. Builds the service
@@ -54,6 +58,10 @@ else
     CARGO_TARGET_DIR="$service_target" cargo build --release --quiet --bin supportdesk
     service_bin=$service_target/release/supportdesk
 fi
+if [[ " $* " == *" --peers "* ]]; then
+    say "installing Socket.IO (bench/peers/socketio, pinned by its package-lock.json)"
+    (cd "$root/bench/peers/socketio" && npm ci --no-audit --no-fund --loglevel=error)
+fi
 say "building the load generator (release)"
 bench_target=${BENCH_TARGET_DIR:-$root/bench/target}
 CARGO_TARGET_DIR="$bench_target" cargo build --release --quiet --manifest-path "$root/bench/Cargo.toml"
@@ -81,6 +89,7 @@ commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
     --out-dir "$out" \
     --results "$root/bench/RESULTS.md" \
     --findings "$root/bench/FINDINGS.md" \
+    --peers-dir "$root/bench/peers" \
     --commit "$commit" \
     --command "bench/run.sh${*:+ $*}" \
     "$@"

@@ -8,6 +8,7 @@ mod http;
 mod pgbench;
 mod process;
 mod report;
+mod runs;
 mod scenarios;
 mod setup;
 mod stats;
@@ -113,6 +114,20 @@ struct AllArgs {
     /// Scenarios to run, e.g. `1,2,5` (default: all).
     #[arg(long, value_delimiter = ',')]
     only: Vec<u32>,
+    /// Runs of each scenario; a row shows the median run with the range.
+    /// Default 3, or 1 with `--only`.
+    #[arg(long)]
+    runs: Option<u32>,
+    /// Scenario 5 also against Socket.IO (bench/peers/socketio, installed by
+    /// `run.sh --peers`).
+    #[arg(long)]
+    peers: bool,
+    #[arg(long, default_value = "bench/peers")]
+    peers_dir: PathBuf,
+    /// A second service binary: scenarios 3 and 5 then compare the two
+    /// binaries (A = --service-bin, B = this) instead of the baselines.
+    #[arg(long)]
+    ab_bin: Option<PathBuf>,
     #[arg(long, default_value = "unknown")]
     commit: String,
     #[arg(long, default_value = "bench/run.sh")]
@@ -202,9 +217,16 @@ async fn all(args: AllArgs) -> anyhow::Result<()> {
         presence_ttl: args.presence_ttl,
         heartbeat: Duration::from_secs(args.heartbeat_secs),
         heartbeat_rounds: args.heartbeat_rounds,
+        peers_dir: args.peers.then(|| args.peers_dir.clone()),
+        ab_bin: args.ab_bin.clone(),
+        scale_tenant: None,
         rows: Vec::new(),
         notes: Vec::new(),
     };
+    let runs = args
+        .runs
+        .unwrap_or(if args.only.is_empty() { 3 } else { 1 })
+        .max(1);
     let wanted = |n: u32| args.only.is_empty() || args.only.contains(&n);
     // Scenarios 2, 9 and 10 read the seeded tickets before scenario 1 adds to them.
     let plan: [(u32, &str); 14] = [
@@ -227,39 +249,22 @@ async fn all(args: AllArgs) -> anyhow::Result<()> {
         if !wanted(n) {
             continue;
         }
-        eprintln!(
-            "== scenario {n}: {name} ({:.0} s into the run)",
-            started.elapsed().as_secs_f64()
-        );
-        let result = match n {
-            1 => ctx.create_tickets().await,
-            2 => ctx.list_tickets().await,
-            3 => ctx.cheap_get().await,
-            4 => ctx.kb_search().await,
-            5 => ctx.websocket().await,
-            6 => ctx.message_to_socket().await,
-            7 => ctx.presence().await,
-            9 => ctx.filtered_list().await,
-            10 => ctx.scale(args.scale_tickets).await,
-            11 => ctx.uploads().await,
-            12 => ctx.sla_create().await,
-            13 => ctx.assignment().await,
-            14 => ctx.metrics_overhead().await,
-            _ => ctx.idempotent_create().await,
-        };
-        if let Err(e) = result {
-            eprintln!("  scenario {n} failed: {e:#}");
-            let reason: String = format!("failed: {e:#}")
-                .replace('|', "/")
-                .chars()
-                .take(200)
-                .collect();
-            ctx.rows.push(Row::not_run(
-                &format!("{n} {name}"),
-                "see the issue",
-                &reason,
-            ));
+        let mut per_run = Vec::new();
+        for run in 1..=runs {
+            let (rows_before, notes_before) = (ctx.rows.len(), ctx.notes.len());
+            eprintln!(
+                "== scenario {n}: {name}, run {run} of {runs} ({:.0} s into the run)",
+                started.elapsed().as_secs_f64()
+            );
+            run_scenario(&mut ctx, n, name, args.scale_tickets).await;
+            per_run.push(ctx.rows.split_off(rows_before));
+            if runs > 1 {
+                for note in &mut ctx.notes[notes_before..] {
+                    *note = format!("run {run} of {runs}: {note}");
+                }
+            }
         }
+        ctx.rows.extend(runs::merge(&per_run));
     }
     let mut rows = ctx.rows.clone();
     rows.sort_by_key(|r| scenario_number(&r.scenario));
@@ -272,7 +277,14 @@ async fn all(args: AllArgs) -> anyhow::Result<()> {
         command: args.command.clone(),
         duration_secs: started.elapsed().as_secs_f64(),
         settings: format!(
-            "{} keep-alive HTTP/1.1 connections and {} pgbench clients (prepared protocol) per throughput run; service and baseline alternate in {} slices, each {} s warm-up + {} s measured ({} s measured per side); {} sockets (scenario 5), {} idle sockets (6); presence TTL {} s, heartbeats every {} s (7); seeded: {} tickets ({} tags on them, {} values of a `plan` select custom field), {} KB articles, 50 companies; the service on Postgres + Redis unless stated",
+            "{}; {} keep-alive HTTP/1.1 connections and {} pgbench clients (prepared protocol) per throughput run; service and baseline alternate in {} slices, each {} s warm-up + {} s measured ({} s measured per side); {} sockets (scenario 5), {} idle sockets (6); presence TTL {} s, heartbeats every {} s (7); seeded: {} tickets ({} tags on them, {} values of a `plan` select custom field), {} KB articles, 50 companies; the service on Postgres + Redis unless stated",
+            if runs > 1 {
+                format!(
+                    "each scenario ran {runs} times: a row is the median run (by its ratio), [min–max] of the runs beside each figure"
+                )
+            } else {
+                "each scenario ran once".to_string()
+            },
             args.conns,
             args.conns,
             args.slices,
@@ -308,6 +320,39 @@ async fn all(args: AllArgs) -> anyhow::Result<()> {
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// Runs scenario `n` once; a failure becomes a "not run" row.
+async fn run_scenario(ctx: &mut Ctx, n: u32, name: &str, scale_tickets: u64) {
+    let result = match n {
+        1 => ctx.create_tickets().await,
+        2 => ctx.list_tickets().await,
+        3 => ctx.cheap_get().await,
+        4 => ctx.kb_search().await,
+        5 => ctx.websocket().await,
+        6 => ctx.message_to_socket().await,
+        7 => ctx.presence().await,
+        9 => ctx.filtered_list().await,
+        10 => ctx.scale(scale_tickets).await,
+        11 => ctx.uploads().await,
+        12 => ctx.sla_create().await,
+        13 => ctx.assignment().await,
+        14 => ctx.metrics_overhead().await,
+        _ => ctx.idempotent_create().await,
+    };
+    if let Err(e) = result {
+        eprintln!("  scenario {n} failed: {e:#}");
+        let reason: String = format!("failed: {e:#}")
+            .replace('|', "/")
+            .chars()
+            .take(200)
+            .collect();
+        ctx.rows.push(Row::not_run(
+            &format!("{n} {name}"),
+            "see the issue",
+            &reason,
+        ));
+    }
 }
 
 async fn command_output(program: &str, args: &[&str]) -> Option<String> {

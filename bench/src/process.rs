@@ -1,4 +1,5 @@
-//! Server processes under test (the service, the bare WebSocket server):
+//! Server processes under test (the service, the bare WebSocket server,
+//! the Socket.IO peer):
 //! start, wait until they answer, memory from /proc, stop.
 
 use std::net::SocketAddr;
@@ -85,6 +86,24 @@ impl Server {
             .arg("--bind")
             .arg(format!("127.0.0.1:{port}"));
         Server::spawn("bare-ws", command, port, log_dir).await
+    }
+
+    /// Starts the Socket.IO peer (`node server.js` in `dir`, its packages
+    /// installed there by `bench/run.sh --peers`).
+    pub async fn socketio(dir: &Path, log_dir: &Path) -> anyhow::Result<Server> {
+        anyhow::ensure!(
+            dir.join("node_modules/socket.io").is_dir(),
+            "Socket.IO is not installed in {} (bench/run.sh --peers runs npm ci there)",
+            dir.display()
+        );
+        let port = free_port()?;
+        let mut command = Command::new("node");
+        command
+            .current_dir(dir)
+            .arg("server.js")
+            .arg("--port")
+            .arg(port.to_string());
+        Server::spawn("socketio", command, port, log_dir).await
     }
 
     async fn spawn(

@@ -164,6 +164,7 @@ pub async fn seed(bin: &Path, database_url: &str, sql_dir: &Path) -> anyhow::Res
 
 /// A company with one entity and a live key of every scope, made with the
 /// service's CLI.
+#[derive(Clone)]
 pub struct Tenant {
     pub company: String,
     pub entity: String,

@@ -27,7 +27,12 @@ pub struct WsTarget {
     pub addr: SocketAddr,
     pub path: String,
     pub api_key: Option<String>,
+    /// Socket.IO's Engine.IO v4 framing instead of the service's frames.
+    pub engine_io: bool,
 }
+
+/// The path of a Socket.IO server's WebSocket transport.
+pub const ENGINE_IO_PATH: &str = "/socket.io/?EIO=4&transport=websocket";
 
 fn client_config() -> WebSocketConfig {
     // Small buffers: the client holds 10,000 sockets too.
@@ -75,6 +80,35 @@ pub async fn subscribe(socket: &mut Socket, channel: &str) -> anyhow::Result<()>
             Some(Ok(_)) => {}
             Some(Err(e)) => return Err(e.into()),
             None => anyhow::bail!("socket closed before subscribed"),
+        }
+    }
+}
+
+/// Joins Socket.IO's default namespace: the server's open packet (`0{…}`),
+/// then `40` answered by `40{"sid":…}`. The server puts every socket in its
+/// one room, so this is the subscription.
+pub async fn join_namespace(socket: &mut Socket) -> anyhow::Result<()> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let mut opened = false;
+    loop {
+        let next = tokio::time::timeout_at(deadline, socket.next())
+            .await
+            .context("no Engine.IO handshake within 30 s")?;
+        match next {
+            Some(Ok(Message::Text(text))) => {
+                let text = text.as_str();
+                if !opened && text.starts_with('0') {
+                    opened = true;
+                    socket.send(Message::text("40")).await?;
+                } else if text.starts_with("40") {
+                    return Ok(());
+                } else if text.starts_with("44") {
+                    anyhow::bail!("namespace refused: {text}");
+                }
+            }
+            Some(Ok(_)) => {}
+            Some(Err(e)) => return Err(e.into()),
+            None => anyhow::bail!("socket closed before the namespace was joined"),
         }
     }
 }
@@ -229,7 +263,9 @@ impl Fleet {
                 let permit = gate.acquire_owned().await.expect("semaphore");
                 let opened = async {
                     let mut socket = open(index, &target).await?;
-                    if let Some(channel) = &channel {
+                    if target.engine_io {
+                        join_namespace(&mut socket).await?;
+                    } else if let Some(channel) = &channel {
                         subscribe(&mut socket, channel).await?;
                     }
                     anyhow::Ok(socket)
@@ -249,6 +285,12 @@ impl Fleet {
                 drop(ready);
                 while let Some(message) = socket.next().await {
                     match message {
+                        // Engine.IO's ping: unanswered, the server drops the socket.
+                        Ok(Message::Text(text)) if target.engine_io && text.as_str() == "2" => {
+                            if socket.send(Message::text("3")).await.is_err() {
+                                break;
+                            }
+                        }
                         Ok(Message::Text(text)) => tally.on_frame(index, text.as_bytes()),
                         Ok(Message::Close(frame)) => {
                             let reason = frame

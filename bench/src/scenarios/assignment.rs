@@ -144,6 +144,7 @@ impl Ctx {
             addr: server.addr,
             path: "/api/v1/ws".into(),
             api_key: Some(key.clone()),
+            engine_io: false,
         };
         let mut readers = Vec::new();
         for (i, agent) in agents.iter().enumerate() {

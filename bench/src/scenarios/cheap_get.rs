@@ -14,6 +14,9 @@ use crate::report::Row;
 
 impl Ctx {
     pub async fn cheap_get(&mut self) -> anyhow::Result<()> {
+        if self.ab_bin.is_some() {
+            return self.ab_cheap_get().await;
+        }
         let variants = [
             (
                 "in-process limiter (no REDIS_URL)",

@@ -37,6 +37,7 @@ impl Ctx {
             addr: server.addr,
             path: "/api/v1/ws".into(),
             api_key: Some(self.key().to_string()),
+            engine_io: false,
         };
         let idle_tally = Tally::new(1);
         let idle_fleet = Fleet::open(&ws_target, idle, None, 64, idle_tally).await;

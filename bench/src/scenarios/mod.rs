@@ -3,6 +3,7 @@
 //! service-vs-baseline comparison they share here, their result rows built
 //! by [`rows::RowBuilder`].
 
+mod ab;
 mod assignment;
 mod cheap_get;
 mod create_tickets;
@@ -13,6 +14,7 @@ mod kb_search;
 mod list_tickets;
 mod message_to_socket;
 mod metrics_overhead;
+mod peers;
 mod pgbench_script;
 mod presence;
 mod rows;
@@ -32,7 +34,7 @@ use crate::http::{self, Conn, Load, MakeRequest, Req};
 use crate::pgbench::Pgbench;
 use crate::process::{self, Server, ServiceConfig};
 use crate::report::Row;
-use crate::setup::Seed;
+use crate::setup::{Seed, Tenant};
 use crate::stats::{self, Throughput};
 use crate::ws;
 use pgbench_script::prepare_script;
@@ -51,6 +53,12 @@ pub struct Ctx {
     pub presence_ttl: u64,
     pub heartbeat: Duration,
     pub heartbeat_rounds: u32,
+    /// bench/peers, when scenario 5 also runs against Socket.IO.
+    pub peers_dir: Option<PathBuf>,
+    /// Scenarios 3 and 5 compare this service binary (B) with `service.bin` (A).
+    pub ab_bin: Option<PathBuf>,
+    /// Scenario 10's large company, seeded by its first run.
+    pub scale_tenant: Option<Tenant>,
     pub rows: Vec<Row>,
     pub notes: Vec<String>,
 }

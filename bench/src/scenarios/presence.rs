@@ -56,6 +56,7 @@ impl Ctx {
             addr: server.addr,
             path: "/api/v1/ws".into(),
             api_key: Some(self.key().to_string()),
+            engine_io: false,
         };
         let mut socket = ws::open(0, &ws_target).await?;
         ws::subscribe(&mut socket, "presence").await?;

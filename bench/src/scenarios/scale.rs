@@ -80,7 +80,11 @@ impl Ctx {
             }
             return Ok(());
         }
-        let big = self.seed_large_company(tickets).await?;
+        let big = match &self.scale_tenant {
+            Some(tenant) => tenant.clone(),
+            None => self.seed_large_company(tickets).await?,
+        };
+        self.scale_tenant = Some(big.clone());
         let server = self.start("s10-service", &self.service).await?;
         let result = self.measure_scale(&server, &big, tickets).await;
         server.stop().await;

@@ -2,6 +2,7 @@
 //! the service against a bare axum broadcast server with frames of the same
 //! size.
 
+use anyhow::Context;
 use hyper::StatusCode;
 use serde_json::json;
 
@@ -9,13 +10,16 @@ use super::fanout::Fanout;
 use super::rows::{RowBuilder, ratio};
 use super::{Ctx, chat_body};
 use crate::http::Req;
-use crate::process::Server;
+use crate::process::{Server, ServiceConfig};
 use crate::report::Row;
 use crate::stats::{fmt_kib, fmt_ms, fmt_rate};
 use crate::ws::{self, WsTarget};
 
 impl Ctx {
     pub async fn websocket(&mut self) -> anyhow::Result<()> {
+        if self.ab_bin.is_some() {
+            return self.ab_websocket().await;
+        }
         let n = self.sockets;
         let mem_scenario = format!("5 idle memory per authenticated socket ({n} sockets)");
         let fan_scenario = format!("5 fan-out of one `chat.message` to {n} subscribers, p99");
@@ -26,45 +30,14 @@ impl Ctx {
             "≥ 50% of bare",
         );
 
-        // The service.
-        let server = self.start("s5-service", &self.service).await?;
-        let service = match self.create_session(&server).await {
-            Err(e) => {
-                server.stop().await;
-                let reason = format!("chat sessions not available ({e:#})");
-                let reason: String = reason.chars().take(160).collect();
+        let service = self
+            .service_fanout("s5-service", &self.service.clone())
+            .await
+            .map_err(|e| {
+                let reason: String = format!("{e:#}").chars().take(160).collect();
                 eprintln!("  {reason}");
-                None::<Fanout>.ok_or(reason)
-            }
-            Ok(session) => {
-                let target = WsTarget {
-                    addr: server.addr,
-                    path: "/api/v1/ws".into(),
-                    api_key: Some(self.key().to_string()),
-                };
-                let key = self.key().to_string();
-                let channel = format!("session:{session}");
-                let publish = move |seq: u64, _frame: &Option<String>| {
-                    Req::post_json(
-                        format!("/api/v1/chat/sessions/{session}/messages"),
-                        &json!({"body": chat_body(seq), "senderType": "visitor"}),
-                    )
-                    .key(&key)
-                };
-                let result = self
-                    .fanout(
-                        &server,
-                        target,
-                        Some(channel),
-                        &publish,
-                        StatusCode::CREATED,
-                        None,
-                    )
-                    .await;
-                server.stop().await;
-                result.map_err(|e| format!("{e:#}"))
-            }
-        };
+                reason
+            });
         // The bare broadcast server, with frames of the same size.
         let template = service.as_ref().ok().and_then(|f| f.sample_frame.clone());
         let bare = Server::bare(&self.out_dir.join("logs")).await?;
@@ -72,6 +45,7 @@ impl Ctx {
             addr: bare.addr,
             path: "/ws".into(),
             api_key: None,
+            engine_io: false,
         };
         let bare_publish = |seq: u64, frame: &Option<String>| {
             let frame = frame_for(seq, frame.as_deref());
@@ -94,6 +68,10 @@ impl Ctx {
             .await;
         bare.stop().await;
         let bare_result = bare_result?;
+        if let (Some(dir), Ok(ours)) = (self.peers_dir.clone(), &service) {
+            self.socketio_rows(&dir.join("socketio"), ours, template.clone())
+                .await?;
+        }
         self.note(format!(
             "scenario 5 bare server: {} sockets, {} per socket, frame of {} bytes, single-message rounds: time until all received p50 {}",
             bare_result.connected,
@@ -187,9 +165,53 @@ impl Ctx {
     }
 }
 
+impl Ctx {
+    /// Scenario 5's fan-out against the service started with `config`.
+    pub(super) async fn service_fanout(
+        &self,
+        name: &str,
+        config: &ServiceConfig,
+    ) -> anyhow::Result<Fanout> {
+        let server = self.start(name, config).await?;
+        let result = async {
+            let session = self
+                .create_session(&server)
+                .await
+                .context("chat sessions not available")?;
+            let target = WsTarget {
+                addr: server.addr,
+                path: "/api/v1/ws".into(),
+                api_key: Some(self.key().to_string()),
+                engine_io: false,
+            };
+            let key = self.key().to_string();
+            let channel = format!("session:{session}");
+            let publish = move |seq: u64, _frame: &Option<String>| {
+                Req::post_json(
+                    format!("/api/v1/chat/sessions/{session}/messages"),
+                    &json!({"body": chat_body(seq), "senderType": "visitor"}),
+                )
+                .key(&key)
+            };
+            self.fanout(
+                &server,
+                target,
+                Some(channel),
+                &publish,
+                StatusCode::CREATED,
+                None,
+            )
+            .await
+        }
+        .await;
+        server.stop().await;
+        result
+    }
+}
+
 /// The frame the bare server broadcasts for `seq`: the service's frame with
 /// the number replaced (same size), or a frame shaped like it.
-fn frame_for(seq: u64, template: Option<&str>) -> String {
+pub(super) fn frame_for(seq: u64, template: Option<&str>) -> String {
     match template {
         Some(t) => t.replacen(&ws::numbered_body(0), &ws::numbered_body(seq), 1),
         None => json!({
