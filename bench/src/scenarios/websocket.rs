@@ -68,10 +68,7 @@ impl Ctx {
             .await;
         bare.stop().await;
         let bare_result = bare_result?;
-        if let (Some(dir), Ok(ours)) = (self.peers_dir.clone(), &service) {
-            self.socketio_rows(&dir.join("socketio"), ours, template.clone())
-                .await?;
-        }
+
         self.note(format!(
             "scenario 5 bare server: {} sockets, {} per socket, frame of {} bytes, single-message rounds: time until all received p50 {}",
             bare_result.connected,
@@ -80,11 +77,11 @@ impl Ctx {
             fmt_ms(bare_result.all_received_ms),
         ));
 
-        match service {
+        match &service {
             Err(reason) => {
                 self.rows.push(Row {
                     baseline: format!("bare: {}", fmt_kib(bare_result.kib_per_socket)),
-                    ..Row::not_run(&mem_scenario, mem_target, &reason)
+                    ..Row::not_run(&mem_scenario, mem_target, reason)
                 });
                 self.rows.push(Row {
                     baseline: format!("bare: {}", fmt_ms(bare_result.p99_ms)),
@@ -160,6 +157,11 @@ impl Ctx {
                         .build(),
                 );
             }
+        }
+        // Socket.IO last, its events sized like the service's frame.
+        if let (Some(dir), Ok(ours)) = (self.peers_dir.clone(), &service) {
+            self.socketio_rows(&dir.join("socketio"), ours, template)
+                .await?;
         }
         Ok(())
     }
