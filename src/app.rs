@@ -144,6 +144,7 @@ impl App {
             db,
             redis,
             access,
+            sla: Arc::new(crate::sla::cache::SlaCache::new()),
             realtime,
             jobs,
             public_url,
@@ -160,6 +161,7 @@ impl App {
                 .with_state(state.clone()),
         });
         crate::auth::cache::spawn_invalidation_listener(&state);
+        crate::sla::cache::spawn_invalidation_listener(&state);
         Ok(App {
             listener,
             port,

@@ -56,6 +56,8 @@ pub struct SharedState {
     pub cursors: Arc<crate::paging::Cursors>,
     /// Attachment storage, download links and upload limits.
     pub attachments: Arc<crate::attachments::Attachments>,
+    /// Each tenant's SLA policies and calendars, for creating tickets.
+    pub sla: Arc<crate::sla::cache::SlaCache>,
     /// This node's wall clock (see `time::Clock`).
     pub clock: crate::time::Clock,
     /// Flips to true when the service is shutting down.

@@ -3,6 +3,7 @@
 //! of business minutes into an exact due time.
 
 pub mod apply;
+pub mod cache;
 pub mod calendar;
 pub mod clocks;
 pub mod model;

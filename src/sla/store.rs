@@ -3,6 +3,7 @@
 use sqlx::types::Json;
 use uuid::Uuid;
 
+use super::cache::Rules;
 use super::model::{
     BusinessHours, CalendarInput, MAX_CALENDARS, Policy, PolicyConditions, PolicyInput,
     TargetsByPriority, WeeklyInterval,
@@ -40,15 +41,33 @@ impl From<CalendarRow> for BusinessHours {
     }
 }
 
-pub async fn list_calendars(db: &Db, tenant: &Tenant) -> Result<Vec<BusinessHours>, StoreError> {
+pub async fn list_calendars<'c>(
+    on: impl Into<On<'c>>,
+    tenant: &Tenant,
+) -> Result<Vec<BusinessHours>, StoreError> {
     let rows: Vec<CalendarRow> = Query::new(format!(
         "SELECT {CALENDAR_COLUMNS} FROM business_hours WHERE "
     ))
     .push_tenant(tenant, "")
     .push(" ORDER BY created_at, id")
-    .fetch_all(db)
+    .fetch_all(on)
     .await?;
     Ok(rows.into_iter().map(BusinessHours::from).collect())
+}
+
+/// The tenant's policies and calendars, as the rule cache keeps them.
+pub async fn rules(db: &Db, tenant: &Tenant) -> Result<Rules, StoreError> {
+    let policies = list_policies(db, tenant).await?;
+    // A company without policies (most of them) needs no calendars.
+    let calendars = if policies.is_empty() {
+        Vec::new()
+    } else {
+        list_calendars(db, tenant).await?
+    };
+    Ok(Rules {
+        policies,
+        calendars: calendars.iter().map(|c| (c.id, c.hours())).collect(),
+    })
 }
 
 pub async fn find_calendar<'c>(

@@ -363,7 +363,14 @@ async fn create(
         custom_fields,
         attachment_ids: files,
     };
-    let ticket = store::create(&state.db, &principal.tenant, new, state.clock.now()).await?;
+    let ticket = store::create(
+        &state.db,
+        &state.sla,
+        &principal.tenant,
+        new,
+        state.clock.now(),
+    )
+    .await?;
     let ticket = routing::route_ticket(&state, &principal.tenant, ticket).await;
     Ok((StatusCode::CREATED, Json(ticket)))
 }

@@ -1,7 +1,8 @@
 // Browser tests of the agent console's team and SLA parts, and of the
 // visitor's place in a team's queue (see run.sh): teams routed by the
 // service put chats in "Assigned to you" live, queue lengths and positions
-// show as they change, and tickets carry SLA badges, sorted by due time.
+// show as they change, tickets carry SLA badges, sorted by due time, and the
+// ticket page shows its SLA, updated live.
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
@@ -269,6 +270,23 @@ test('a ticket whose SLA breaches turns red in the open list, live', async () =>
     await visible(ticketRow(agent.page, ticket).locator('.sla-badge[data-sla="running"]'));
     await visible(ticketRow(agent.page, ticket).locator('.sla-badge[data-sla="breached"].badge-danger'), BREACH_WAIT);
     await shot(agent.page, 'console-tickets-sla-breached');
+  } finally {
+    await leaveConsole(agent);
+  }
+});
+
+test("the ticket page shows the SLA's due time and turns it breached, live", async () => {
+  const agent = await signInAgent(await agentUser('Pia Page', 'pia@console.northwind.test'));
+  try {
+    const ticket = await createTicket('Watch my SLA', 'URGENT', ['sla-demo', 'sla-page']);
+    await openTickets(agent.page, 'sla-page');
+    await ticketRow(agent.page, ticket).click();
+    const firstResponse = agent.page.locator('#td-sla .sla-row[data-metric="firstResponse"]');
+    await visible(firstResponse.and(agent.page.locator('[data-sla="running"]')));
+    assert.equal(await firstResponse.locator('time').getAttribute('datetime'), ticket.sla.firstResponseDueAt);
+    // The scheduler's breach reaches the open page as an `sla.breached` frame.
+    await visible(agent.page.locator('#td-sla .sla-row[data-metric="firstResponse"][data-sla="breached"]'), BREACH_WAIT);
+    await shot(agent.page, 'console-ticket-page-sla-breached');
   } finally {
     await leaveConsole(agent);
   }

@@ -242,6 +242,10 @@ pub struct TicketSla {
     /// When each met metric was met: `{"firstResponse": "…"}`.
     #[schema(value_type = Object)]
     pub fulfilled: BTreeMap<&'static str, Timestamp>,
+    /// When each metric's warning (`sla.warning`) was sent, so a client
+    /// need not guess it from the policy: `{"firstResponse": "…"}`.
+    #[schema(value_type = Object)]
+    pub warned: BTreeMap<&'static str, Timestamp>,
 }
 
 /// A target that was missed.
@@ -285,6 +289,9 @@ impl TicketSla {
             }
             if let Some(at) = clock.fulfilled_at {
                 sla.fulfilled.insert(clock.metric.api_name(), at);
+            }
+            if let Some(at) = clock.warned_at {
+                sla.warned.insert(clock.metric.api_name(), at);
             }
         }
         sla

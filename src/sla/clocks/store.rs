@@ -11,9 +11,10 @@ use crate::auth::Tenant;
 use crate::custom_fields;
 use crate::custom_fields::model::RecordKind;
 use crate::custom_fields::store::{self as field_store, Recorded};
-use crate::db::{Db, On, Query, Tx};
+use crate::db::{Db, On, Query, Tx, Value};
 use crate::error::StoreError;
 use crate::sla::apply::{TicketFacts, choose};
+use crate::sla::cache::Rules;
 use crate::sla::calendar::Hours;
 use crate::sla::model::Policy;
 use crate::sla::store::{find_calendar, list_policies};
@@ -60,7 +61,6 @@ struct TicketFactsRow {
     team_id: Option<Uuid>,
     created_at: Timestamp,
     sla_policy_id: Option<Uuid>,
-    chat_session_id: Option<Uuid>,
 }
 
 async fn ticket_facts(
@@ -69,7 +69,7 @@ async fn ticket_facts(
     ticket_id: Uuid,
 ) -> Result<TicketFactsRow, StoreError> {
     Query::new(
-        "SELECT status, priority, entity_id, team_id, created_at, sla_policy_id, chat_session_id \
+        "SELECT status, priority, entity_id, team_id, created_at, sla_policy_id \
          FROM tickets \
          WHERE id = $1 AND company_id = $2 AND mode = $3",
     )
@@ -243,33 +243,174 @@ async fn may_apply(tx: &mut Tx, tenant: &Tenant, ticket_id: Uuid) -> Result<bool
     Ok(found == 1)
 }
 
-/// A new ticket: the policy that applies and its first-response and
-/// resolution clocks, started at the ticket's creation. A ticket made from
-/// a chat that an agent has already answered has its first response met
-/// by that answer.
-pub async fn start(tx: &mut Tx, tenant: &Tenant, ticket_id: Uuid) -> Result<Vec<Met>, StoreError> {
-    if !may_apply(tx, tenant, ticket_id).await? {
-        return Ok(Vec::new());
-    }
-    let facts = ticket_facts(tx, tenant, ticket_id).await?;
-    let Some(terms) = chosen_terms(tx, tenant, ticket_id, &facts).await? else {
-        return Ok(Vec::new());
-    };
-    hold_policy(tx, ticket_id, Some(terms.policy_id)).await?;
-    let stopped = terms.stops(facts.status);
-    for metric in [Metric::FirstResponse, Metric::Resolution] {
-        if let Some(clock) = Clock::start(ticket_id, metric, &terms, facts.created_at, stopped) {
-            save(tx, tenant, &clock).await?;
+/// A ticket being created, as its create has it: nothing is read back.
+#[derive(Debug, Clone, Copy)]
+pub struct NewTicketFacts<'a> {
+    pub priority: Priority,
+    pub entity_id: Uuid,
+    pub team_id: Option<Uuid>,
+    /// Normalised tags.
+    pub tags: &'a [String],
+    pub chat_session_id: Option<Uuid>,
+    pub created_at: Timestamp,
+}
+
+impl NewTicketFacts<'_> {
+    fn conditions(&self) -> TicketFacts<'_> {
+        TicketFacts {
+            priority: self.priority,
+            entity_id: self.entity_id,
+            team_id: self.team_id,
+            tags: self.tags,
         }
     }
+}
+
+/// The policy a new ticket gets, chosen before its row is written so the
+/// row is written with it.
+#[derive(Debug, Clone)]
+pub enum Opening {
+    /// No policy applies (or the one that does sets no targets for the
+    /// ticket's priority).
+    Nothing,
+    /// This policy applies, with these terms.
+    Chosen(Box<Terms>),
+    /// The first policy whose other conditions the ticket meets has a
+    /// custom field condition: the stored field values decide, once they
+    /// are written.
+    AfterFields,
+}
+
+impl Opening {
+    /// The ticket's `sla_policy_id` as first written.
+    pub fn policy_id(&self) -> Option<Uuid> {
+        match self {
+            Opening::Chosen(terms) => Some(terms.policy_id),
+            Opening::Nothing | Opening::AfterFields => None,
+        }
+    }
+}
+
+/// The policy a new ticket gets from the tenant's `rules`, in memory.
+pub fn opening(rules: &Rules, facts: &NewTicketFacts<'_>) -> Opening {
+    let ticket = facts.conditions();
+    let first = rules
+        .policies
+        .iter()
+        .find(|p| p.enabled && p.conditions.met_by(&ticket));
+    match first {
+        None => Opening::Nothing,
+        Some(policy) if policy.conditions.custom_fields.is_some() => Opening::AfterFields,
+        Some(policy) => rules
+            .terms(policy, facts.priority)
+            .map_or(Opening::Nothing, |terms| Opening::Chosen(Box::new(terms))),
+    }
+}
+
+/// A new ticket's first-response and resolution clocks, started at its
+/// creation, written in one statement (after its tags and fields, which a
+/// custom field condition reads). A ticket made from a chat that an agent
+/// has already answered has its first response met by that answer.
+pub async fn start(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    ticket_id: Uuid,
+    rules: &Rules,
+    facts: &NewTicketFacts<'_>,
+    opening: Opening,
+) -> Result<Vec<Met>, StoreError> {
+    let terms = match opening {
+        Opening::Nothing => return Ok(Vec::new()),
+        Opening::Chosen(terms) => *terms,
+        Opening::AfterFields => {
+            let Some(terms) = chosen_with_fields(tx, tenant, ticket_id, rules, facts).await? else {
+                return Ok(Vec::new());
+            };
+            hold_policy(tx, ticket_id, Some(terms.policy_id)).await?;
+            terms
+        }
+    };
+    let stopped = terms.stops(TicketStatus::Open);
+    let mut clocks: Vec<Clock> = [Metric::FirstResponse, Metric::Resolution]
+        .into_iter()
+        .filter_map(|metric| Clock::start(ticket_id, metric, &terms, facts.created_at, stopped))
+        .collect();
     let answered = match facts.chat_session_id {
         Some(session) => first_agent_message(tx, session).await?,
         None => None,
     };
-    match answered {
-        Some(at) => chat_answered(tx, tenant, ticket_id, at.max(facts.created_at)).await,
-        None => Ok(Vec::new()),
+    let mut met = Vec::new();
+    if let Some(at) = answered {
+        let at = at.max(facts.created_at);
+        for clock in &mut clocks {
+            if clock.metric == Metric::FirstResponse && clock.fulfil(&terms, at) {
+                met.push(Met {
+                    happening: Happening::Fulfilled,
+                    metric: clock.metric,
+                    due_at: clock.due_at,
+                    at,
+                });
+            }
+        }
     }
+    insert_new(tx, tenant, &clocks).await?;
+    Ok(met)
+}
+
+/// The policy of a new ticket whose choice depends on its stored custom
+/// field values, with its terms.
+async fn chosen_with_fields(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    ticket_id: Uuid,
+    rules: &Rules,
+    facts: &NewTicketFacts<'_>,
+) -> Result<Option<Terms>, StoreError> {
+    let ticket = facts.conditions();
+    let mut field_checks = HashMap::new();
+    for policy in rules.policies.iter().filter(|p| {
+        p.enabled && p.conditions.custom_fields.is_some() && p.conditions.met_by(&ticket)
+    }) {
+        let met = fields_met(tx, tenant, ticket_id, policy).await?;
+        field_checks.insert(policy.id, met);
+    }
+    let chosen = choose(&rules.policies, &ticket, |p| {
+        field_checks.get(&p.id).copied().unwrap_or(false)
+    });
+    Ok(chosen.and_then(|policy| rules.terms(policy, facts.priority)))
+}
+
+/// A new ticket's clocks, in one INSERT.
+async fn insert_new(tx: &mut Tx, tenant: &Tenant, clocks: &[Clock]) -> Result<(), StoreError> {
+    if clocks.is_empty() {
+        return Ok(());
+    }
+    let mut query = Query::new(format!(
+        "INSERT INTO ticket_sla (company_id, mode, {CLOCK_COLUMNS}) VALUES "
+    ));
+    for (i, clock) in clocks.iter().enumerate() {
+        if i > 0 {
+            query = query.push(", ");
+        }
+        let values: [Value; 14] = [
+            tenant.company_id.into(),
+            tenant.mode.as_str().into(),
+            clock.ticket_id.into(),
+            clock.metric.into(),
+            clock.state.into(),
+            clock.target_minutes.into(),
+            clock.used_seconds.into(),
+            clock.running_since.into(),
+            clock.due_at.into(),
+            clock.warn_at.into(),
+            clock.paused_at.into(),
+            clock.warned_at.into(),
+            clock.breached_at.into(),
+            clock.fulfilled_at.into(),
+        ];
+        query = query.push_bind_list(values);
+    }
+    query.execute(tx).await
 }
 
 /// When an agent first wrote in the chat session, if ever.

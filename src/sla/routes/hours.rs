@@ -15,6 +15,7 @@ use crate::auth::{Principal, Scope};
 use crate::error::{ApiResult, FieldError};
 use crate::extract::Json;
 use crate::router::ApiRouter;
+use crate::sla::cache;
 use crate::sla::calendar::{WEEKDAYS, format_clock, parse_clock};
 use crate::sla::model::{
     BusinessHours, CalendarInput, MAX_HOLIDAYS, MAX_INTERVALS, WeeklyInterval,
@@ -120,6 +121,7 @@ async fn create(
         holidays,
     };
     let calendar = store::create_calendar(&state.db, &principal.tenant, &input).await?;
+    cache::changed(&state, principal.tenant.company_id).await;
     Ok((StatusCode::CREATED, Json(calendar)))
 }
 
@@ -168,9 +170,9 @@ async fn update(
         weekly,
         holidays,
     };
-    Ok(Json(
-        store::update_calendar(&state.db, &principal.tenant, id, &input).await?,
-    ))
+    let calendar = store::update_calendar(&state.db, &principal.tenant, id, &input).await?;
+    cache::changed(&state, principal.tenant.company_id).await;
+    Ok(Json(calendar))
 }
 
 /// Delete a business-hours calendar
@@ -187,6 +189,7 @@ async fn delete(
     Path(id): Path<Uuid>,
 ) -> ApiResult<Json<DeletedCalendar>> {
     store::delete_calendar(&state.db, &principal.tenant, id).await?;
+    cache::changed(&state, principal.tenant.company_id).await;
     Ok(Json(DeletedCalendar { id, deleted: true }))
 }
 

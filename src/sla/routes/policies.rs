@@ -18,6 +18,7 @@ use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::Json;
 use crate::router::ApiRouter;
 use crate::settings::rules::{enum_list, field_conditions, tag_list};
+use crate::sla::cache;
 use crate::sla::model::{
     DEFAULT_WARN_MINUTES, MAX_POLICIES, Policy, PolicyConditions, PolicyInput, TARGET_MINUTES_MAX,
     Targets, TargetsByPriority,
@@ -136,6 +137,7 @@ async fn replace(
     };
     let inputs = parse_policies(body, &definitions)?;
     let policies = store::replace_policies(&state.db, &principal.tenant, &inputs).await?;
+    cache::changed(&state, principal.tenant.company_id).await;
     Ok(Json(PoliciesResponse { policies }))
 }
 

@@ -30,7 +30,8 @@ use crate::error::StoreError;
 use crate::events::{RecordChange, RecordType};
 use crate::paging::{After, COUNT_CAP, Order, Total, capped_count, push_after};
 use crate::search::Rank;
-use crate::sla::clocks::store::{self as sla_store, Happening, Met};
+use crate::sla::cache::{self as sla_cache, SlaCache};
+use crate::sla::clocks::store::{self as sla_store, Happening, Met, NewTicketFacts, Opening};
 use crate::tags::model::{TagChange, TagEdit};
 use crate::tags::store::{self as tag_store, Tagged};
 use crate::teams::claim::Reason;
@@ -128,12 +129,30 @@ fn user_ref(id: Option<Uuid>, name: Option<String>, email: Option<String>) -> Op
 /// `created` timeline entry, `ticket.created` and the visitor's email.
 /// `now` is the node's clock (`AppState::clock`): the SLA clocks start at
 /// the creation time, and a test's fake clock must move them.
+///
+/// The SLA policy is chosen from the tenant's cached rules and the facts
+/// given here, before the row is written, so choosing it reads nothing.
 pub async fn create(
     db: &Db,
+    sla: &SlaCache,
     tenant: &Tenant,
     new: NewTicket,
     now: Timestamp,
 ) -> Result<Ticket, StoreError> {
+    let rules = sla_cache::rules(sla, db, tenant).await?;
+    let facts = NewTicketFacts {
+        priority: new.priority,
+        entity_id: new.entity_id,
+        team_id: new.team_id,
+        tags: &new.tags,
+        chat_session_id: new.chat_session_id,
+        created_at: now,
+    };
+    let opening = if rules.any_enabled() {
+        sla_store::opening(&rules, &facts)
+    } else {
+        Opening::Nothing
+    };
     let reserved = reserve_number(db, tenant).await?;
     let mut tx = db.begin().await?;
     ensure_reference(
@@ -167,8 +186,8 @@ pub async fn create(
     Query::new(
         "INSERT INTO tickets (id, company_id, mode, entity_id, ticket_number, subject, \
          description, status, priority, visitor_email, team_id, created_at, updated_at, \
-         chat_session_id, visitor_external_id, visitor_name, visitor_verified) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13, $14, $15, $16)",
+         chat_session_id, visitor_external_id, visitor_name, visitor_verified, sla_policy_id) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13, $14, $15, $16, $17)",
     )
     .bind(id)
     .bind_tenant(tenant)
@@ -189,14 +208,15 @@ pub async fn create(
     )
     .bind(from_chat.as_ref().map(|c| c.visitor_name.clone()))
     .bind(from_chat.as_ref().is_some_and(|c| c.visitor_verified))
+    .bind(opening.policy_id())
     .execute(&mut tx)
     .await?;
     tag_store::replace(&mut tx, tenant, Tagged::Ticket, id, &new.tags).await?;
     field_store::apply(&mut tx, tenant, Recorded::Ticket, id, &new.custom_fields).await?;
     let owner = Owner::Ticket(id);
     attachment_store::attach(&mut tx, tenant, owner, &new.attachment_ids, "attachmentIds").await?;
-    // After the tags and fields: the policy's conditions read them.
-    let met = sla_store::start(&mut tx, tenant, id).await?;
+    // After the fields: a custom field condition reads them.
+    let met = sla_store::start(&mut tx, tenant, id, &rules, &facts, opening).await?;
     let entry = NewActivity {
         to: Some(TicketStatus::Open.to_string()),
         details: Some(

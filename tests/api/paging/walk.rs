@@ -49,6 +49,7 @@ async fn a_cursor_walk_sees_every_lasting_ticket_once_while_others_come_and_go(b
     for n in 0..TICKETS {
         let created = store::create(
             &app.state.db,
+            &app.state.sla,
             &tenant,
             new_ticket(entity, format!("T{n}")),
             Timestamp::now(),
@@ -65,12 +66,14 @@ async fn a_cursor_walk_sees_every_lasting_ticket_once_while_others_come_and_go(b
     let stop = Arc::new(AtomicBool::new(false));
     let churn = {
         let (db, stop, mut pool) = (app.state.db.clone(), stop.clone(), existing.clone());
+        let sla = app.state.sla.clone();
         tokio::spawn(async move {
             let mut deleted = HashSet::new();
             let mut round = 0u64;
             while !stop.load(Ordering::SeqCst) {
                 let fresh = store::create(
                     &db,
+                    &sla,
                     &tenant,
                     new_ticket(entity, format!("New {round}")),
                     Timestamp::now(),

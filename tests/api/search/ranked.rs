@@ -43,6 +43,7 @@ async fn seed(app: &TestApp, acme: &TestCompany) -> (Uuid, HashSet<Uuid>) {
     let db = &app.state.db;
     let oldest = store::create(
         db,
+        &app.state.sla,
         &tenant,
         new_ticket(entity, "Refund", "Order 1"),
         Timestamp::now(),
@@ -54,6 +55,7 @@ async fn seed(app: &TestApp, acme: &TestCompany) -> (Uuid, HashSet<Uuid>) {
     for n in 0..RANKED_MATCHES {
         let created = store::create(
             db,
+            &app.state.sla,
             &tenant,
             new_ticket(entity, &format!("Order {n}"), "Asks for a refund"),
             Timestamp::now(),

@@ -3,6 +3,7 @@
 //! tests in the submodules.
 
 mod calendars;
+mod created;
 mod live;
 mod policies;
 mod reports;

@@ -112,13 +112,13 @@ pub(super) async fn set_status(
     .clone()
 }
 
-fn instant(value: &Value) -> DateTime<Utc> {
+pub(super) fn instant(value: &Value) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(value.as_str().expect("an instant"))
         .expect("RFC 3339")
         .with_timezone(&Utc)
 }
 
-fn plus(value: &Value, minutes: i64) -> Value {
+pub(super) fn plus(value: &Value, minutes: i64) -> Value {
     json!(
         (instant(value) + Duration::minutes(minutes))
             .format("%Y-%m-%dT%H:%M:%S%.3fZ")

@@ -105,6 +105,8 @@ export function consoleElements() {
     tdAssignee: $('#td-assignee'),
     tdAssignMe: $('#td-assign-me'),
     tdEscalate: $('#td-escalate'),
+    tdSla: $('#td-sla'),
+    tdSlaRows: $('#td-sla-rows'),
     tdDescription: $('#td-description'),
     tdTimeline: $('#td-timeline'),
     tdComposer: $('#td-composer'),

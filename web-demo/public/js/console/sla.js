@@ -1,10 +1,9 @@
 // SLA in the Tickets view: each ticket's badge (red once a metric breached,
-// amber in its warning time, else the soonest due time), the `sla_due`
-// order the list keeps when tickets change live, and the `sla.*` frames
-// that turn a ticket amber or red while the list is open. The server's
-// `sla.warning` (counted in business minutes) is the authority for amber;
-// a list loaded later estimates it from the policy's `warnMinutes` in
-// elapsed time, which is exact for around-the-clock policies.
+// amber once the server sent a running metric's warning, `sla.warned`,
+// else the soonest due time), the ticket page's SLA panel (each metric due,
+// met or breached, and since when the clocks stand), the `sla_due` order
+// the list keeps when tickets change live, and the `sla.*` frames that
+// update both while they are open.
 
 import { clockTime, h, shortTime, toast } from '../util.js';
 
@@ -18,7 +17,6 @@ const DUE_FIELDS = {
   nextResponse: 'nextResponseDueAt',
   resolution: 'resolutionDueAt',
 };
-const DEFAULT_WARN_MINUTES = 15;
 
 /** The running clock due soonest: {metric, dueAt}, or null. */
 export function soonestDue(ticket) {
@@ -48,22 +46,7 @@ export function byNewest(a, b) {
 
 /** Sets this part up on the console `c` and adds its functions to it. */
 export function setUpSla(c) {
-  const { api } = c;
-  const warned = new Map(); // ticket id -> due times an `sla.warning` named
-  const warnMinutes = new Map(); // policy id -> warnMinutes
-  let policiesLoaded = false;
-  Object.assign(c, { slaBadge, onSlaEvent, loadSlaPolicies });
-
-  async function loadSlaPolicies() {
-    if (policiesLoaded) return;
-    policiesLoaded = true;
-    try {
-      const { policies } = await api('/settings/sla-policies');
-      for (const policy of policies ?? []) warnMinutes.set(policy.id, policy.warnMinutes ?? DEFAULT_WARN_MINUTES);
-    } catch {
-      // Without settings:read the amber comes from live warnings only.
-    }
-  }
+  Object.assign(c, { slaBadge, slaPanel, onSlaEvent });
 
   function state(ticket) {
     const sla = ticket.sla;
@@ -71,11 +54,9 @@ export function setUpSla(c) {
     if ((sla.breaches ?? []).length > 0) return { kind: 'breached', due: soonestDue(ticket) };
     const due = soonestDue(ticket);
     if (!due) return sla.pausedAt ? { kind: 'paused' } : null;
-    const warnedFor = warned.get(ticket.id);
-    const windowMs = (warnMinutes.get(sla.policyId) ?? DEFAULT_WARN_MINUTES) * 60_000;
-    const soon = warnMinutes.has(sla.policyId) && new Date(due.dueAt).getTime() - Date.now() <= windowMs;
-    if (warnedFor?.has(due.dueAt) || soon) return { kind: 'warning', due };
-    return { kind: 'running', due };
+    // A metric still due whose warning went out: its due time is near.
+    const warned = Object.keys(DUE_FIELDS).some((metric) => sla[DUE_FIELDS[metric]] && sla.warned?.[metric]);
+    return { kind: warned ? 'warning' : 'running', due };
   }
 
   /** The badge of a ticket's SLA in the list, or null without one. */
@@ -105,20 +86,56 @@ export function setUpSla(c) {
     );
   }
 
+  /**
+   * The ticket page's SLA: one row per metric the ticket has a clock for
+   * (breached, met, due soon or due), and since when its clocks stand;
+   * empty without an SLA.
+   */
+  function slaPanel(ticket) {
+    const sla = ticket.sla;
+    if (!sla) return [];
+    const rows = [];
+    for (const [metric, field] of Object.entries(DUE_FIELDS)) {
+      const breach = (sla.breaches ?? []).find((b) => b.metric === metric);
+      const met = sla.fulfilled?.[metric];
+      const due = sla[field];
+      let status = null;
+      let text = '';
+      if (breach) {
+        status = 'breached';
+        text = `Breached ${dueText(breach.breachedAt)}${met ? ` · met ${dueText(met)}` : ''}`;
+      } else if (met) {
+        status = 'met';
+        text = `Met ${dueText(met)}`;
+      } else if (due) {
+        status = sla.warned?.[metric] ? 'warning' : 'running';
+        text = `${status === 'warning' ? 'Due soon' : 'Due'} ${dueText(due)}`;
+      }
+      if (!status) continue;
+      rows.push(
+        h(
+          'li',
+          { class: `sla-row sla-${status}`, dataset: { metric, sla: status } },
+          h('span', { class: 'sla-metric' }, METRICS[metric]),
+          h('time', { datetime: breach?.breachedAt ?? met ?? due }, text),
+        ),
+      );
+    }
+    if (sla.pausedAt) {
+      rows.push(
+        h('li', { class: 'sla-row sla-paused', dataset: { sla: 'paused' } }, h('span', { class: 'sla-metric' }, 'Paused'), `since ${dueText(sla.pausedAt)}`),
+      );
+    }
+    return rows;
+  }
+
   /** `sla.warning`, `sla.breached`, `sla.fulfilled`: the ticket, as it is now. */
   function onSlaEvent(frame) {
     const data = frame.data?.data;
     if (!data?.id) return;
     const { slaEvent, ...ticket } = data;
-    if (frame.type === 'sla.warning' && slaEvent?.dueAt) {
-      const dueTimes = warned.get(ticket.id) ?? new Set();
-      // The event's dueAt and the ticket's may differ in their precision.
-      dueTimes.add(slaEvent.dueAt);
-      const running = ticket.sla?.[DUE_FIELDS[slaEvent.metric]];
-      if (running && new Date(running).getTime() === new Date(slaEvent.dueAt).getTime()) dueTimes.add(running);
-      warned.set(ticket.id, dueTimes);
-    }
     c.upsertTicket(ticket);
+    c.showTicketSla?.(ticket);
     if (frame.type === 'sla.breached') {
       toast(`${ticket.ticketNumber}: ${METRICS[slaEvent?.metric] ?? 'SLA'} breached`, { error: true });
     }

@@ -1,8 +1,9 @@
-// The ticket page of the Tickets view: the description, the comments and
-// internal notes (notes drawn apart: visitors never see them), the activity
-// timeline, and the actions: comment or note (Ctrl+Enter sends), status,
-// priority, assignee (me or a teammate), escalation with a reason. A change
-// that arrives live reloads the page.
+// The ticket page of the Tickets view: the SLA (each metric due, met or
+// breached; paused), the description, the comments and internal notes (notes
+// drawn apart: visitors never see them), the activity timeline, and the
+// actions: comment or note (Ctrl+Enter sends), status, priority, assignee
+// (me or a teammate), escalation with a reason. A change that arrives live
+// reloads the page; an `sla.*` frame redraws its SLA at once.
 
 import { listOf } from '../api.js';
 import { debounce, h, shortTime, toast } from '../util.js';
@@ -11,7 +12,7 @@ import { debounce, h, shortTime, toast } from '../util.js';
 export function setUpTicketPage(c) {
   const { el, me, api, on } = c;
   const page = { ticket: null, users: [], generation: 0 };
-  Object.assign(c, { openTicket, refreshTicketPage: debounce(() => load(page.ticket?.id), 150) });
+  Object.assign(c, { openTicket, showTicketSla, refreshTicketPage: debounce(() => load(page.ticket?.id), 150) });
 
   async function loadUsers() {
     try {
@@ -60,6 +61,7 @@ export function setUpTicketPage(c) {
     el.tdStatus.value = ticket.status;
     el.tdPriority.value = ticket.priority;
     el.tdAssignee.value = ticket.assignedToId ?? '';
+    renderSla(ticket);
     el.tdDescription.textContent = ticket.description || 'No description.';
     const entries = [
       ...comments.map((comment) => ({ at: comment.createdAt, node: commentEntry(comment) })),
@@ -68,6 +70,19 @@ export function setUpTicketPage(c) {
         .map((a) => ({ at: a.createdAt, node: h('li', { class: 'entry-activity' }, `${shortTime(a.createdAt)} · ${activityText(a)}`) })),
     ].sort((a, b) => String(a.at).localeCompare(String(b.at)));
     el.tdTimeline.replaceChildren(...entries.map((e) => e.node));
+  }
+
+  function renderSla(ticket) {
+    const rows = c.slaPanel(ticket);
+    el.tdSla.hidden = rows.length === 0;
+    el.tdSlaRows.replaceChildren(...rows);
+  }
+
+  /** The open ticket's SLA as a frame brought it (a newer state of the ticket). */
+  function showTicketSla(ticket) {
+    if (!page.ticket || page.ticket.id !== ticket.id) return;
+    page.ticket = { ...page.ticket, sla: ticket.sla };
+    renderSla(ticket);
   }
 
   function commentEntry(comment) {

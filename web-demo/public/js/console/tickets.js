@@ -100,8 +100,7 @@ export function setUpTickets(c) {
     }
   }
 
-  async function reloadTickets() {
-    await c.loadSlaPolicies();
+  function reloadTickets() {
     return loadPage(true);
   }
 
