@@ -12,11 +12,14 @@ use std::time::Instant;
 
 use dashmap::DashMap;
 use metrics::Histogram;
+use rustc_hash::FxBuildHasher;
 
 use super::names;
 
-/// One histogram per store module, made on its first query.
-static BY_STORE: LazyLock<DashMap<&'static str, Histogram>> = LazyLock::new(DashMap::new);
+/// One histogram per store module, made on its first query. Keyed by
+/// source file names, a closed set, so a fast hash is safe (as for routes).
+static BY_STORE: LazyLock<DashMap<&'static str, Histogram, FxBuildHasher>> =
+    LazyLock::new(|| DashMap::with_hasher(FxBuildHasher));
 
 /// The store label of a source file: `src/tickets/store.rs` → `tickets/store`.
 pub fn store_label(file: &'static str) -> &'static str {

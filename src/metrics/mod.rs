@@ -261,10 +261,10 @@ impl Drop for OpenSocket {
     }
 }
 
-/// A frame written to a socket.
-pub fn ws_frame_sent() {
+/// Frames written to a socket.
+pub fn ws_frames_sent(count: u64) {
     if let Some(h) = handles() {
-        h.ws_frames_sent.increment(1);
+        h.ws_frames_sent.increment(count);
     }
 }
 

@@ -334,6 +334,12 @@ impl Connection {
         self.rx.recv().await
     }
 
+    /// A frame already queued, without waiting (to write a burst as one
+    /// batch).
+    pub fn try_recv(&mut self) -> Option<Arc<Frame>> {
+        self.rx.try_recv().ok()
+    }
+
     /// A handle that resolves once the socket's queue has overflowed.
     pub fn kick_signal(&self) -> KickSignal {
         KickSignal(self.kick.clone())

@@ -51,6 +51,10 @@ const MAX_MESSAGE: usize = 64 * 1024;
 const MAX_WRITE_BUFFER: usize = 256 * 1024;
 /// A write that takes longer than this means the peer stopped reading.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Queued frames written before one flush. Bounded so a batch's write
+/// stays within `WRITE_TIMEOUT` of a reader at a normal pace, and the loop
+/// still gets back to the client's frames and pings during a long burst.
+const WRITE_BATCH: usize = 64;
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Channels one socket may hold.
 pub const MAX_SUBSCRIPTIONS: usize = 100;
@@ -168,6 +172,39 @@ async fn until(deadline: Option<tokio::time::Instant>) {
 /// Resolves once shutdown has begun.
 pub(crate) async fn stopping(shutdown: &mut tokio::sync::watch::Receiver<bool>) {
     let _ = shutdown.wait_for(|stop| *stop).await;
+}
+
+/// Runs a write to the socket, giving up on a peer that stopped reading
+/// (`WRITE_TIMEOUT`), a kick, or shutdown.
+async fn guarded<T>(
+    kick: &KickSignal,
+    shutdown: &mut tokio::sync::watch::Receiver<bool>,
+    write: impl Future<Output = Result<T, axum::Error>>,
+) -> Result<T, Stop> {
+    tokio::select! {
+        written = tokio::time::timeout(WRITE_TIMEOUT, write) => match written {
+            Ok(Ok(value)) => Ok(value),
+            _ => Err(Stop::Gone),
+        },
+        close = kick.wait() => Err(Stop::Closed(close)),
+        _ = stopping(shutdown) => Err(Stop::Closed(Close::SHUTDOWN)),
+    }
+}
+
+/// Whether `frame` is the live copy of a message the socket replayed
+/// moments ago (forgetting the replayed set once it is old).
+fn is_replayed_copy(
+    replayed: &mut Option<(Instant, std::collections::HashSet<(HubChannel, Uuid)>)>,
+    frame: &Frame,
+) -> bool {
+    let (Some(id), Some((since, ids))) = (frame.message_id, replayed.as_ref()) else {
+        return false;
+    };
+    if since.elapsed() > REPLAY_DEDUPE {
+        *replayed = None;
+        return false;
+    }
+    ids.contains(&(frame.topic.channel, id))
 }
 
 /// A client frame's failure: an error frame, or the end of the socket.
@@ -314,7 +351,7 @@ impl Socket {
                         Some(Ok(_)) => Ok(()), // ping (answered by the library) or pong
                     }
                 }
-                Event::Queued(Some(frame)) => self.forward(&frame).await,
+                Event::Queued(Some(frame)) => self.forward(frame).await,
                 Event::Queued(None) => Err(Stop::Gone),
                 Event::Tick => {
                     if let Some(slot) = &self.slot {
@@ -341,33 +378,53 @@ impl Socket {
     /// or shutdown.
     async fn send(&mut self, message: Message) -> Result<(), Stop> {
         let kick = self.kick.clone();
-        tokio::select! {
-            sent = tokio::time::timeout(WRITE_TIMEOUT, self.ws.send(message)) => match sent {
-                Ok(Ok(())) => {
-                    crate::metrics::ws_frame_sent();
-                    Ok(())
-                }
-                _ => Err(Stop::Gone),
-            },
-            close = kick.wait() => Err(Stop::Closed(close)),
-            _ = stopping(&mut self.shutdown) => Err(Stop::Closed(Close::SHUTDOWN)),
-        }
+        guarded(&kick, &mut self.shutdown, self.ws.send(message)).await?;
+        crate::metrics::ws_frames_sent(1);
+        Ok(())
     }
 
     async fn send_text(&mut self, text: String) -> Result<(), Stop> {
         self.send(Message::Text(text.into())).await
     }
 
-    /// A frame from the hub queue, unless it repeats a replayed message.
-    async fn forward(&mut self, frame: &Frame) -> Result<(), Stop> {
-        if let (Some(id), Some((since, replayed))) = (frame.message_id, &self.replayed) {
-            if since.elapsed() > REPLAY_DEDUPE {
-                self.replayed = None;
-            } else if replayed.contains(&(frame.topic.channel, id)) {
-                return Ok(());
+    /// Writes a frame from the hub queue and the frames already queued
+    /// behind it (up to `WRITE_BATCH`), then flushes once: a burst of
+    /// fan-out costs one flush, one write to the kernel, per batch instead
+    /// of per frame. The queue is read in order, so frames keep their
+    /// order. Live copies of messages this socket just replayed are dropped.
+    async fn forward(&mut self, first: std::sync::Arc<Frame>) -> Result<(), Stop> {
+        let Socket {
+            ws,
+            conn,
+            replayed,
+            kick,
+            shutdown,
+            ..
+        } = self;
+        let write = async {
+            let mut written = 0;
+            let mut next = Some(first);
+            let mut taken = 0;
+            while let Some(frame) = next {
+                taken += 1;
+                if !is_replayed_copy(replayed, &frame) {
+                    ws.feed(Message::Text(frame.text.clone())).await?;
+                    written += 1;
+                }
+                next = if taken < WRITE_BATCH {
+                    conn.try_recv()
+                } else {
+                    None
+                };
             }
-        }
-        self.send(Message::Text(frame.text.clone())).await
+            if written > 0 {
+                ws.flush().await?;
+            }
+            Ok(written)
+        };
+        let written = guarded(kick, shutdown, write).await?;
+        crate::metrics::ws_frames_sent(written);
+        Ok(())
     }
 
     async fn on_text(&mut self, text: &Utf8Bytes) -> Result<(), Stop> {

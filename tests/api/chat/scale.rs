@@ -20,6 +20,7 @@ use crate::support::{Backend, TestApp};
 backend_tests!(
     two_nodes_share_messages_and_presence,
     a_socket_that_stops_reading_is_closed,
+    a_burst_of_frames_arrives_whole_and_in_order,
     a_thousand_sockets_each_receive_the_message,
     shutdown_closes_sockets,
     idle_sockets_are_pinged_and_dead_ones_dropped,
@@ -138,6 +139,33 @@ async fn a_socket_that_stops_reading_is_closed(backend: Backend) {
     .await
     .expect("closed before the timeout");
     assert_eq!(closed, Some(CloseCode::Again), "closed with 1013");
+}
+
+async fn a_burst_of_frames_arrives_whole_and_in_order(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let mut socket = Client::key(&app, &acme.key).await;
+    socket.subscribe("presence").await;
+    let topic = Topic::new(tenant(&acme), HubChannel::Presence).bus_topic(None);
+
+    // Queued in one go, without yielding, as a fan-out burst does: the
+    // socket finds them all waiting (more than one write batch, fewer
+    // than its queue holds).
+    let burst = 200;
+    for n in 0..burst {
+        let message = BusMessage {
+            topic: topic.clone(),
+            payload: format!("{{\"type\":\"presence\",\"channel\":\"presence\",\"n\":{n}}}").into(),
+        };
+        assert_eq!(app.state.realtime.dispatch(&message), 1);
+    }
+
+    let mut received = Vec::new();
+    for _ in 0..burst {
+        received.push(socket.next().await["n"].as_u64().expect("n"));
+    }
+    assert_eq!(received, (0..burst).collect::<Vec<u64>>());
+    socket.assert_nothing_before_pong().await;
 }
 
 async fn a_thousand_sockets_each_receive_the_message(backend: Backend) {
