@@ -62,6 +62,7 @@ cluster_tests!(
     company_channels_are_sharded_on_their_owning_master: crate::cluster::company_channels_are_sharded_on_their_owning_master,
     a_credential_notice_travels_on_its_companys_channel: crate::cluster::a_credential_notice_travels_on_its_companys_channel,
     a_node_of_the_company_gets_a_notice_once: crate::cluster::a_node_of_the_company_gets_a_notice_once,
+    agents_online_are_counted_across_slots: crate::cluster::agents_online_are_counted_across_slots,
 );
 
 /// How many cluster tests this run has skipped so far.
@@ -217,4 +218,22 @@ pub(crate) async fn a_node_of_the_company_gets_a_notice_once(backend: Backend) {
         .unwrap_or_else(|_| panic!("both markers reached the {node} node"));
         assert_eq!(notices, 1, "notices on the {node} node");
     }
+}
+
+/// The metrics' count of agents online adds up companies whose presence
+/// lives in different slots.
+pub(crate) async fn agents_online_are_counted_across_slots(backend: Backend) {
+    let node = TestApp::spawn(backend).await;
+    for _ in 0..3 {
+        let company = node.company().await;
+        node.post(
+            "/chat/agent-presence",
+            &company.key,
+            serde_json::json!({"userId": Uuid::now_v7(), "name": "Ann", "email": "ann@acme.test"}),
+        )
+        .await
+        .assert_status(200);
+    }
+    let online = node.state.realtime.presence.online_count().await;
+    assert_eq!(online.expect("a count"), 3);
 }
