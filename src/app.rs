@@ -311,13 +311,12 @@ async fn serve(
     }
 }
 
-async fn connect_redis(url: &str) -> anyhow::Result<redis::aio::ConnectionManager> {
-    let client = redis::Client::open(url)?;
+async fn connect_redis(url: &str) -> anyhow::Result<crate::redis_conn::RedisConn> {
     let config = redis::aio::ConnectionManagerConfig::new()
         .set_connection_timeout(Some(Duration::from_secs(2)))
         .set_response_timeout(Some(Duration::from_secs(2)))
         .set_number_of_retries(1);
-    Ok(redis::aio::ConnectionManager::new_with_config(client, config).await?)
+    crate::redis_conn::RedisConn::connect(url, config).await
 }
 
 fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {

@@ -118,7 +118,11 @@ impl BusArgs {
         };
         bus.publish(cache::TOPIC, invalidation.encode()).await;
         if let Some(notice) = notice {
-            bus.publish(credentials::TOPIC, notice.encode()).await;
+            let company_id = match notice {
+                Notice::CompanySuspended { company_id } => Some(company_id),
+                Notice::KeyEnded { .. } | Notice::KeyValid { .. } => None,
+            };
+            credentials::publish(&bus, company_id, notice).await;
         }
     }
 }

@@ -32,6 +32,7 @@ pub mod outbox;
 pub mod paging;
 pub mod ratelimit;
 pub mod realtime;
+pub mod redis_conn;
 pub mod reports;
 pub mod retention;
 pub mod router;

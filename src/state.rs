@@ -45,7 +45,7 @@ pub struct SharedState {
     pub config: Arc<Config>,
     pub db: Db,
     /// Shared Redis connection (reconnects by itself); None in embedded mode.
-    pub redis: Option<redis::aio::ConnectionManager>,
+    pub redis: Option<crate::redis_conn::RedisConn>,
     pub access: Arc<crate::auth::middleware::Access>,
     pub realtime: Arc<crate::realtime::Realtime>,
     /// The outbox's job handlers by kind, and this node's worker slots.

@@ -56,7 +56,7 @@ pub struct Access {
 }
 
 impl Access {
-    pub fn new(config: &Config, redis: Option<redis::aio::ConnectionManager>) -> Self {
+    pub fn new(config: &Config, redis: Option<crate::redis_conn::RedisConn>) -> Self {
         let redis = redis.map(|conn| RedisLimiter::new(conn, &config.redis_prefix));
         Access {
             keys: KeyCache::new(),

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use redis::aio::ConnectionManager;
+use crate::redis_conn::RedisConn;
 use uuid::Uuid;
 
 use super::Limiter;
@@ -32,14 +32,14 @@ return {1, math.floor((capacity - (new_tat - now)) / interval), new_tat - now, 0
 const CALL_TIMEOUT: Duration = Duration::from_secs(1);
 
 pub struct RedisLimiter {
-    conn: ConnectionManager,
+    conn: RedisConn,
     script: redis::Script,
     prefix: String,
 }
 
 impl RedisLimiter {
     /// Keys are `<prefix>rl:<key>`.
-    pub fn new(conn: ConnectionManager, prefix: &str) -> Self {
+    pub fn new(conn: RedisConn, prefix: &str) -> Self {
         RedisLimiter {
             conn,
             script: redis::Script::new(SCRIPT),

@@ -10,6 +10,13 @@
 //!   company A never receives A's traffic. The braces are a Redis Cluster
 //!   hash tag: the channel lives in the same slot as the company's keys.
 //!
+//! On a Redis Cluster the company channels are sharded channels (SSUBSCRIBE,
+//! SPUBLISH): each is served by the master owning its slot alone, so the
+//! cluster's event traffic spreads over its masters. The node-wide channel
+//! stays a plain one, which the cluster broadcasts to every master.
+//! Control messages that must not be overtaken by a company's events go on
+//! that company's channel too ([`Bus::publish_ahead_of`]).
+//!
 //! A join returns only once Redis has confirmed the subscription, so a
 //! message published after a socket's `subscribed` reply is never lost.
 //! Subscriptions are counted per company and changed under one lock, in
@@ -23,9 +30,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::aio::ConnectionManagerConfig;
 use tokio::sync::{Mutex, broadcast, mpsc};
 use uuid::Uuid;
+
+use crate::redis_conn::RedisConn;
 
 /// A message on the bus: a topic (`session:<id>`, `presence:<company>`,
 /// `auth`, …) and a payload serialised once for every receiver.
@@ -44,8 +53,8 @@ pub struct Bus {
 }
 
 struct RedisBus {
-    publisher: ConnectionManager,
-    subscriber: ConnectionManager,
+    publisher: RedisConn,
+    subscriber: RedisConn,
     /// The node-wide channel, `<prefix>bus`.
     channel: String,
     /// `<prefix>` (company channels are `<prefix>bus:{<company>}`).
@@ -54,6 +63,10 @@ struct RedisBus {
     /// Whether the subscriber's last command reached Redis: while it does
     /// not, joins do not wait for Redis (the retry subscribes them).
     reachable: AtomicBool,
+    /// The company channels Redis confirmed this node's subscription to and
+    /// that still have holders, read without waiting for a subscription
+    /// change in progress.
+    joined: std::sync::Mutex<HashSet<String>>,
 }
 
 /// The company channels this node wants, and which of them Redis has not
@@ -79,19 +92,14 @@ impl Bus {
     pub async fn redis(url: &str, prefix: &str) -> anyhow::Result<Bus> {
         let (local, _) = broadcast::channel(LOCAL_CAPACITY);
         let channel = format!("{prefix}bus");
-        let client = redis::Client::open(resp3_url(url))?;
         let (push_tx, push_rx) = mpsc::unbounded_channel();
-        let config = ConnectionManagerConfig::new()
-            .set_push_sender(push_tx)
-            .set_automatic_resubscription()
-            .set_connection_timeout(Some(Duration::from_secs(2)))
-            .set_response_timeout(Some(Duration::from_secs(2)));
-        let mut subscriber = ConnectionManager::new_with_config(client.clone(), config).await?;
-        subscriber.subscribe(&channel).await?;
+        let mut subscriber =
+            RedisConn::subscriber(&resp3_url(url), push_tx, Duration::from_secs(2)).await?;
+        subscriber.subscribe(&channel, false).await?;
         let publisher_config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(Duration::from_secs(2)))
             .set_response_timeout(Some(Duration::from_secs(2)));
-        let publisher = ConnectionManager::new_with_config(client, publisher_config).await?;
+        let publisher = RedisConn::connect(&resp3_url(url), publisher_config).await?;
         let redis = Arc::new(RedisBus {
             publisher,
             subscriber,
@@ -99,6 +107,7 @@ impl Bus {
             prefix: prefix.to_string(),
             interest: Mutex::new(Interest::default()),
             reachable: AtomicBool::new(true),
+            joined: std::sync::Mutex::new(HashSet::new()),
         });
         tokio::spawn(forward_pushes(
             push_rx,
@@ -141,8 +150,60 @@ impl Bus {
     /// Publishes to every node. If Redis cannot be reached the message is
     /// still delivered on this node, so a single node keeps working.
     pub async fn publish(&self, topic: &str, payload: impl Into<Arc<str>>) {
-        let channel = self.redis.as_ref().map(|redis| redis.channel.clone());
+        let channel = self
+            .redis
+            .as_ref()
+            .map(|redis| (redis.channel.clone(), false));
         self.publish_on(channel, topic, payload.into()).await;
+    }
+
+    /// Publishes to every node a control message about `company` that must
+    /// reach each node ahead of the company's events published after it.
+    ///
+    /// One Redis delivers all of a node's channels over its one subscriber
+    /// connection, in publishing order: the node-wide channel does. On a
+    /// cluster the company's events travel on its sharded channel, which
+    /// another master than the node-wide channel's may serve, so the
+    /// message goes first on the company's channel (in order with its
+    /// events, to the nodes with its sockets), then on the node-wide
+    /// channel for the other nodes. A node subscribed to the company's
+    /// channel skips that second copy, so a late copy never undoes a newer
+    /// message.
+    pub async fn publish_ahead_of(
+        &self,
+        company_id: Uuid,
+        topic: &str,
+        payload: impl Into<Arc<str>>,
+    ) {
+        let payload = payload.into();
+        let Some(redis) = self
+            .redis
+            .as_ref()
+            .filter(|redis| redis.publisher.is_cluster())
+        else {
+            return self.publish(topic, payload).await;
+        };
+        let company_channel = redis.company_channel(company_id);
+        self.publish_on(
+            Some((company_channel.clone(), true)),
+            topic,
+            payload.clone(),
+        )
+        .await;
+        let message = BusMessage {
+            topic: topic.to_string(),
+            payload,
+        };
+        let guarded = format!("{UNLESS_JOINED}{company_channel}\n{}", encode(&message));
+        let sent: redis::RedisResult<i64> = redis::cmd("PUBLISH")
+            .arg(&redis.channel)
+            .arg(guarded)
+            .query_async(&mut redis.publisher.clone())
+            .await;
+        if let Err(err) = sent {
+            crate::metrics::redis_error();
+            tracing::warn!(error = %err, "bus publish to Redis failed; nodes without the company's sockets miss it");
+        }
     }
 
     /// Publishes a realtime event of `company` to the nodes that joined it
@@ -151,19 +212,20 @@ impl Bus {
         let channel = self
             .redis
             .as_ref()
-            .map(|redis| redis.company_channel(company_id));
+            .map(|redis| (redis.company_channel(company_id), true));
         self.publish_on(channel, topic, payload.into()).await;
     }
 
-    async fn publish_on(&self, channel: Option<String>, topic: &str, payload: Arc<str>) {
+    /// Publishes on `channel` (sharded on a cluster when its flag says so).
+    async fn publish_on(&self, channel: Option<(String, bool)>, topic: &str, payload: Arc<str>) {
         let message = BusMessage {
             topic: topic.to_string(),
             payload,
         };
-        if let (Some(redis), Some(channel)) = (&self.redis, channel) {
+        if let (Some(redis), Some((channel, sharded))) = (&self.redis, channel) {
             let mut conn = redis.publisher.clone();
             let encoded = encode(&message);
-            let sent: redis::RedisResult<i64> = redis::cmd("PUBLISH")
+            let sent: redis::RedisResult<i64> = redis::cmd(conn.publish_command(sharded))
                 .arg(&channel)
                 .arg(encoded)
                 .query_async(&mut conn)
@@ -222,6 +284,7 @@ impl RedisBus {
         *holders -= 1;
         if *holders == 0 {
             interest.holders.remove(channel);
+            self.joined_channels().remove(channel);
             if !interest.unsettled.contains(channel) {
                 self.settle(&mut interest, channel, false).await;
             }
@@ -237,13 +300,18 @@ impl RedisBus {
         }
         let mut subscriber = self.subscriber.clone();
         let done = if subscribed {
-            subscriber.subscribe(channel).await
+            subscriber.subscribe(channel, true).await
         } else {
-            subscriber.unsubscribe(channel).await
+            subscriber.unsubscribe(channel, true).await
         };
         match done {
             Ok(()) => {
                 interest.unsettled.remove(channel);
+                if subscribed {
+                    self.joined_channels().insert(channel.to_string());
+                } else {
+                    self.joined_channels().remove(channel);
+                }
             }
             Err(error) => {
                 tracing::warn!(%error, channel, subscribed, "bus subscription change failed; retrying");
@@ -273,6 +341,13 @@ impl RedisBus {
         }
     }
 
+    fn joined_channels(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        // The set stays whole whatever a panicking holder did.
+        self.joined
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     async fn ping(&self) -> bool {
         let pong: redis::RedisResult<String> = redis::cmd("PING")
             .query_async(&mut self.subscriber.clone())
@@ -297,6 +372,11 @@ fn resp3_url(url: &str) -> String {
         format!("{url}?protocol=resp3")
     }
 }
+
+/// Marks a message on the node-wide channel that a node subscribed to the
+/// company channel after it skips: `unless-joined <channel>`, a newline,
+/// the message's wire form (see [`Bus::publish_ahead_of`]).
+const UNLESS_JOINED: &str = "unless-joined ";
 
 /// Wire form: topic, a newline, the payload (topics never hold newlines).
 fn encode(message: &BusMessage) -> String {
@@ -351,7 +431,22 @@ async fn forward_pushes(
         let Ok(raw) = msg.get_payload::<String>() else {
             continue;
         };
-        if let Some(message) = decode(&raw) {
+        let raw = match raw.strip_prefix(UNLESS_JOINED) {
+            None => raw.as_str(),
+            Some(guarded) => {
+                let Some((channel, raw)) = guarded.split_once('\n') else {
+                    continue;
+                };
+                if bus
+                    .upgrade()
+                    .is_some_and(|bus| bus.joined_channels().contains(channel))
+                {
+                    continue;
+                }
+                raw
+            }
+        };
+        if let Some(message) = decode(raw) {
             let _ = local.send(Arc::new(message));
         }
     }

@@ -164,13 +164,28 @@ impl Notice {
     }
 }
 
+/// Publishes `notice` to every node, ahead of the events of `company` (when
+/// known) published after it.
+pub async fn publish(bus: &Bus, company_id: Option<Uuid>, notice: Notice) {
+    match company_id {
+        Some(company_id) => {
+            bus.publish_ahead_of(company_id, TOPIC, notice.encode())
+                .await
+        }
+        // A key already deleted: its company is no longer known, and only
+        // the node-wide channel is left (on a cluster the company's events
+        // may then overtake it until the sockets' re-check closes them).
+        None => bus.publish(TOPIC, notice.encode()).await,
+    }
+}
+
 /// Tells every node what key `key_id` now allows, read from the store after
 /// the change has committed. Call after revoking or changing a key.
 pub async fn key_changed(db: &Db, bus: &Bus, key_id: Uuid) {
     match key_store::find_for_auth_by_id(db, key_id).await {
         Ok(record) => {
             let notice = Notice::for_key(key_id, record.as_ref());
-            bus.publish(TOPIC, notice.encode()).await;
+            publish(bus, record.map(|record| record.company_id), notice).await;
         }
         // The nodes' re-check will find the change instead.
         Err(error) => tracing::warn!(%error, %key_id, "could not announce a key change"),
@@ -179,8 +194,12 @@ pub async fn key_changed(db: &Db, bus: &Bus, key_id: Uuid) {
 
 /// Tells every node to close the sockets of a company just suspended.
 pub async fn company_suspended(bus: &Bus, company_id: Uuid) {
-    let notice = Notice::CompanySuspended { company_id };
-    bus.publish(TOPIC, notice.encode()).await;
+    publish(
+        bus,
+        Some(company_id),
+        Notice::CompanySuspended { company_id },
+    )
+    .await;
 }
 
 /// Re-checks the credentials of this node's sockets until shutdown.

@@ -72,7 +72,7 @@ pub struct Realtime {
 impl Realtime {
     pub async fn new(
         config: &Config,
-        redis: Option<redis::aio::ConnectionManager>,
+        redis: Option<crate::redis_conn::RedisConn>,
     ) -> anyhow::Result<Self> {
         let bus = match &config.redis_url {
             Some(url) => Bus::redis(url, &config.redis_prefix).await?,

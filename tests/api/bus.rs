@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use serde_json::json;
+use supportdesk::redis_conn::RedisConn;
 use uuid::Uuid;
 
 use crate::backend_tests;
@@ -20,7 +21,7 @@ backend_tests!(
     a_message_published_right_after_a_join_is_received,
 );
 
-async fn a_message_published_on_one_node_reaches_every_node(backend: Backend) {
+pub(crate) async fn a_message_published_on_one_node_reaches_every_node(backend: Backend) {
     let node_a = TestApp::spawn(backend).await;
     let node_b = node_a.spawn_peer().await;
     let mut on_a = node_a.state.realtime.bus.subscribe();
@@ -55,28 +56,48 @@ async fn a_message_published_on_one_node_reaches_every_node(backend: Backend) {
     }
 }
 
-/// How many Redis connections are subscribed to `channel` (one per node).
+/// How many Redis connections are subscribed to the company channel
+/// `channel` (one per node); on a cluster, to the sharded channel on the
+/// master owning its slot.
 async fn subscribers(app: &TestApp, channel: &str) -> i64 {
     let mut redis = app.state.redis.clone().expect("Redis");
-    let counts: Vec<(String, i64)> = redis::cmd("PUBSUB")
-        .arg("NUMSUB")
-        .arg(channel)
-        .query_async(&mut redis)
-        .await
-        .expect("PUBSUB NUMSUB");
+    let counts: Vec<(String, i64)> = match &mut redis {
+        RedisConn::Cluster(cluster) => {
+            let mut numsub = redis::cmd("PUBSUB");
+            numsub.arg("SHARDNUMSUB").arg(channel);
+            crate::cluster::on_owner(cluster, numsub, channel).await
+        }
+        RedisConn::Node(_) => redis::cmd("PUBSUB")
+            .arg("NUMSUB")
+            .arg(channel)
+            .query_async(&mut redis)
+            .await
+            .expect("PUBSUB NUMSUB"),
+    };
     counts.first().map_or(0, |(_, count)| *count)
 }
 
 /// The bus channels of this test's deployment (its key prefix) that any
-/// node is subscribed to.
+/// node is subscribed to (on a cluster, sharded ones too, on any master).
 async fn bus_channels(app: &TestApp) -> Vec<String> {
     let mut redis = app.state.redis.clone().expect("Redis");
-    redis::cmd("PUBSUB")
+    let pattern = format!("{}bus*", app.config.redis_prefix);
+    let mut channels: Vec<String> = redis::cmd("PUBSUB")
         .arg("CHANNELS")
-        .arg(format!("{}bus*", app.config.redis_prefix))
+        .arg(&pattern)
         .query_async(&mut redis)
         .await
-        .expect("PUBSUB CHANNELS")
+        .expect("PUBSUB CHANNELS");
+    if redis.is_cluster() {
+        let sharded: Vec<String> = redis::cmd("PUBSUB")
+            .arg("SHARDCHANNELS")
+            .arg(&pattern)
+            .query_async(&mut redis)
+            .await
+            .expect("PUBSUB SHARDCHANNELS");
+        channels.extend(sharded);
+    }
+    channels
 }
 
 fn company_channel(app: &TestApp, company_id: Uuid) -> String {
@@ -87,7 +108,7 @@ fn company_channel(app: &TestApp, company_id: Uuid) -> String {
         .expect("a Redis bus")
 }
 
-async fn a_node_subscribes_only_to_the_companies_of_its_sockets(backend: Backend) {
+pub(crate) async fn a_node_subscribes_only_to_the_companies_of_its_sockets(backend: Backend) {
     let node_1 = TestApp::spawn(backend).await;
     if node_1.config.redis_url.is_none() {
         eprintln!("bus channels need Redis: checked on the postgres backend");
@@ -117,7 +138,7 @@ async fn a_node_subscribes_only_to_the_companies_of_its_sockets(backend: Backend
     assert_eq!(subscribers(&node_1, &globex_channel).await, 1);
 }
 
-async fn a_socket_subscribing_on_another_node_gets_the_next_message(backend: Backend) {
+pub(crate) async fn a_socket_subscribing_on_another_node_gets_the_next_message(backend: Backend) {
     let node_1 = TestApp::spawn(backend).await;
     let node_2 = node_1.spawn_peer().await;
     let acme = node_1.company().await;
@@ -151,7 +172,7 @@ async fn a_socket_subscribing_on_another_node_gets_the_next_message(backend: Bac
     assert_eq!(message["data"]["body"], "right after");
 }
 
-async fn the_last_socket_leaving_unsubscribes_its_node(backend: Backend) {
+pub(crate) async fn the_last_socket_leaving_unsubscribes_its_node(backend: Backend) {
     let node_1 = TestApp::spawn(backend).await;
     if node_1.config.redis_url.is_none() {
         eprintln!("bus channels need Redis: checked on the postgres backend");
@@ -180,7 +201,7 @@ async fn the_last_socket_leaving_unsubscribes_its_node(backend: Backend) {
 /// message from the other node: a join resolves only once Redis has
 /// confirmed the subscription, and a leave racing the next join never
 /// leaves the node unsubscribed.
-async fn a_message_published_right_after_a_join_is_received(backend: Backend) {
+pub(crate) async fn a_message_published_right_after_a_join_is_received(backend: Backend) {
     let node_1 = TestApp::spawn(backend).await;
     if node_1.config.redis_url.is_none() {
         eprintln!("bus channels need Redis: checked on the postgres backend");

@@ -8,6 +8,7 @@ mod attachments;
 mod bus;
 mod changes;
 mod chat;
+mod cluster;
 mod csat;
 mod custom_fields;
 mod demo;

@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 
 mod redis;
 
+use crate::redis_conn::RedisConn;
 use ::redis::Script;
-use ::redis::aio::ConnectionManager;
 use serde::{Deserialize, Serialize};
 
 pub use self::redis::RedisPresence;
@@ -79,7 +79,7 @@ impl Presence {
         })
     }
 
-    pub fn redis(conn: ConnectionManager, prefix: &str, ttl: Duration) -> Presence {
+    pub fn redis(conn: RedisConn, prefix: &str, ttl: Duration) -> Presence {
         Presence::Redis(Box::new(RedisPresence {
             conn,
             prefix: format!("{prefix}presence:"),

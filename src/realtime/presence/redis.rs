@@ -21,8 +21,8 @@
 
 use std::time::Duration;
 
+use crate::redis_conn::RedisConn;
 use redis::Script;
-use redis::aio::ConnectionManager;
 use uuid::Uuid;
 
 use super::AgentPresence;
@@ -30,7 +30,7 @@ use crate::auth::{Mode, Tenant};
 use crate::error::StoreError;
 
 pub struct RedisPresence {
-    pub(super) conn: ConnectionManager,
+    pub(super) conn: RedisConn,
     /// `<prefix>presence:`
     pub(super) prefix: String,
     pub(super) ttl: Duration,
@@ -339,12 +339,25 @@ impl RedisPresence {
             .query_async(&mut conn)
             .await
             .map_err(unavailable)?;
-        let mut counts = redis::pipe();
-        for company in companies.iter().filter_map(|c| Uuid::parse_str(c).ok()) {
-            let [expiry_set, _] = self.company_keys(company);
-            counts.zcard(expiry_set);
-        }
-        let counts: Vec<u64> = counts.query_async(&mut conn).await.map_err(unavailable)?;
+        // One command per company, sent together: on a cluster the
+        // companies' sets live in different slots, which one pipeline
+        // cannot span.
+        let counts = companies
+            .iter()
+            .filter_map(|c| Uuid::parse_str(c).ok())
+            .map(|company| {
+                let [expiry_set, _] = self.company_keys(company);
+                let mut conn = conn.clone();
+                async move {
+                    redis::cmd("ZCARD")
+                        .arg(expiry_set)
+                        .query_async::<u64>(&mut conn)
+                        .await
+                }
+            });
+        let counts = futures::future::try_join_all(counts)
+            .await
+            .map_err(unavailable)?;
         Ok(counts.iter().sum())
     }
 }

@@ -7,8 +7,8 @@
 
 use std::time::Duration;
 
+use crate::redis_conn::RedisConn;
 use redis::Script;
-use redis::aio::ConnectionManager;
 
 /// KEYS: the credential's set. ARGV: member, cap, ttl ms.
 /// Drops expired members, then adds this one if fewer than `cap` remain.
@@ -35,7 +35,7 @@ return 1
 const CALL_TIMEOUT: Duration = Duration::from_secs(1);
 
 pub struct RedisSlots {
-    conn: ConnectionManager,
+    conn: RedisConn,
     /// `<prefix>sockets:`
     prefix: String,
     take: Script,
@@ -43,7 +43,7 @@ pub struct RedisSlots {
 }
 
 impl RedisSlots {
-    pub fn new(conn: ConnectionManager, prefix: &str) -> Self {
+    pub fn new(conn: RedisConn, prefix: &str) -> Self {
         RedisSlots {
             conn,
             prefix: format!("{prefix}sockets:"),

@@ -9,7 +9,7 @@ mod authentication;
 mod brute_force;
 mod endpoints;
 mod isolation;
-mod rate_limits;
+pub(crate) mod rate_limits;
 
 use std::time::Duration;
 

@@ -121,7 +121,7 @@ async fn the_request_over_the_limit_gets_429_with_retry_after(backend: Backend) 
     assert!(allowed, "the allowance came back");
 }
 
-async fn nodes_sharing_redis_share_one_budget(backend: Backend) {
+pub(crate) async fn nodes_sharing_redis_share_one_budget(backend: Backend) {
     let node_a = TestApp::spawn(backend).await;
     let node_b = node_a.spawn_peer().await;
     let acme = node_a.company().await;

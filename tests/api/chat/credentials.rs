@@ -214,7 +214,7 @@ async fn key_change_closes_sockets(
     assert_refused(&node_a, &token, refusal.0, refusal.1).await;
 }
 
-async fn revoking_a_key_closes_its_sockets_on_every_node(backend: Backend) {
+pub(crate) async fn revoking_a_key_closes_its_sockets_on_every_node(backend: Backend) {
     let revoke = async |app: &TestApp, acme: &TestCompany, id: Uuid| {
         app.delete(&format!("/api-keys/{id}"), &acme.key)
             .await
@@ -242,7 +242,7 @@ async fn deactivating_a_key_closes_its_sockets_on_every_node(backend: Backend) {
     .await;
 }
 
-async fn cutting_chat_read_closes_a_keys_sockets_on_every_node(backend: Backend) {
+pub(crate) async fn cutting_chat_read_closes_a_keys_sockets_on_every_node(backend: Backend) {
     let cut = async |app: &TestApp, acme: &TestCompany, id: Uuid| {
         app.patch(
             &format!("/api-keys/{id}"),
@@ -280,7 +280,7 @@ async fn a_key_expiring_closes_its_sockets_at_expiry(backend: Backend) {
     assert_refused(&node_b, &token, 401, "expired_api_key").await;
 }
 
-async fn suspending_a_company_closes_agent_and_visitor_sockets(backend: Backend) {
+pub(crate) async fn suspending_a_company_closes_agent_and_visitor_sockets(backend: Backend) {
     let node_a = TestApp::spawn(backend).await;
     let node_b = node_a.spawn_peer().await;
     let acme = node_a.company().await;

@@ -301,7 +301,10 @@ async fn without_redis_answers_each_node_counts_its_own_sockets(backend: Backend
 
 /// The Redis connection and the key of `session`'s sockets set, when the
 /// app has Redis.
-fn sockets_set(app: &TestApp, session: &Value) -> Option<(redis::aio::ConnectionManager, String)> {
+fn sockets_set(
+    app: &TestApp,
+    session: &Value,
+) -> Option<(supportdesk::redis_conn::RedisConn, String)> {
     let redis = app.state.redis.clone()?;
     let slots = app.state.realtime.slots.redis().expect("Redis slots");
     Some((

@@ -11,11 +11,11 @@
 
 pub(crate) mod client;
 mod client_ids;
-mod credentials;
+pub(crate) mod credentials;
 mod limits;
 mod presence;
-mod scale;
-mod sockets;
+pub(crate) mod scale;
+pub(crate) mod sockets;
 
 use std::time::Duration;
 

@@ -26,7 +26,7 @@ backend_tests!(
     idle_sockets_are_pinged_and_dead_ones_dropped,
 );
 
-async fn two_nodes_share_messages_and_presence(backend: Backend) {
+pub(crate) async fn two_nodes_share_messages_and_presence(backend: Backend) {
     let node_a = TestApp::spawn(backend).await;
     let node_b = node_a.spawn_peer().await;
     let acme = node_a.company().await;

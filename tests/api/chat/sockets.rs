@@ -474,7 +474,7 @@ async fn presence_transitions_are_pushed_and_private_agents_hidden(backend: Back
     console.assert_nothing_before_pong().await;
 }
 
-async fn presence_expiry_is_pushed(backend: Backend) {
+pub(crate) async fn presence_expiry_is_pushed(backend: Backend) {
     let app = TestApp::spawn_with(backend, |c| c.presence_ttl = Duration::from_secs(2)).await;
     let acme = app.company().await;
     let mut console = Client::key(&app, &acme.key).await;

@@ -79,6 +79,18 @@ impl Backend {
     }
 }
 
+tokio::task_local! {
+    /// The Redis the nodes a test starts use instead of `TEST_REDIS_URL`,
+    /// on either backend (see [`with_redis`]).
+    static REDIS_URL_OVERRIDE: String;
+}
+
+/// Runs `test` with every node it starts on the Redis at `url` (a Redis
+/// Cluster, for the cluster tests), each test with its own key prefix.
+pub async fn with_redis<F: std::future::Future>(url: String, test: F) -> F::Output {
+    REDIS_URL_OVERRIDE.scope(url, test).await
+}
+
 /// How many postgres variants this run has skipped so far.
 static POSTGRES_SKIPPED: AtomicUsize = AtomicUsize::new(0);
 
@@ -215,6 +227,10 @@ impl TestApp {
             config.redis_url = std::env::var("TEST_REDIS_URL")
                 .ok()
                 .filter(|u| !u.is_empty());
+            config.redis_prefix = format!("sdt:{}:", uuid::Uuid::new_v4().simple());
+        }
+        if let Ok(url) = REDIS_URL_OVERRIDE.try_with(String::clone) {
+            config.redis_url = Some(url);
             config.redis_prefix = format!("sdt:{}:", uuid::Uuid::new_v4().simple());
         }
         adjust(&mut config);
