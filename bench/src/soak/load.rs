@@ -74,8 +74,8 @@ pub struct Running {
 }
 
 impl Running {
-    /// Waits for the REST streams (they stop at the end time), then closes
-    /// the sockets.
+    /// Ends every task: the REST streams have stopped by the end time; the
+    /// sockets close.
     pub async fn stop(self) {
         for task in self.tasks {
             task.abort();
@@ -217,13 +217,24 @@ impl Mix {
         ));
         let agents = Arc::new(self.agents.clone());
         let rate = agents.len() as f64 / HEARTBEAT_EVERY.as_secs_f64();
-        tasks.push(rest.stream(7, rate, StatusCode::OK, move |k| {
-            let i = k as usize % agents.len();
-            Some(Req::post_json(
-                "/api/v1/chat/agent-presence",
-                &json!({"userId": agents[i], "name": format!("Agent {}", i + 1), "role": "AGENT"}),
-            ))
-        }, None));
+        tasks.push(rest.stream(
+            7,
+            rate,
+            StatusCode::OK,
+            move |k| {
+                let i = k as usize % agents.len();
+                Some(Req::post_json(
+                    "/api/v1/chat/agent-presence",
+                    &json!({
+                        "userId": agents[i],
+                        "name": format!("Agent {}", i + 1),
+                        "email": format!("agent{}@bench.example", i + 1),
+                        "role": "AGENT",
+                    }),
+                ))
+            },
+            None,
+        ));
         let n = self.chats.len().max(1) as f64;
         for (i, chat) in self.chats.into_iter().enumerate() {
             // Each side starts at its own phase so sends spread evenly.

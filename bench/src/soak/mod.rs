@@ -129,9 +129,10 @@ pub async fn run(args: SoakArgs) -> anyhow::Result<()> {
         eprintln!("  {}", sample.summary());
         samples.push(sample);
     }
-    load.stop().await;
+    // The last sample while the sockets are still open, then the stop.
     let final_sample = sampler.take(started.elapsed(), &counters, &hooks).await?;
     samples.push(final_sample);
+    load.stop().await;
     let drain = sampler.wait_for_drain(DRAIN_LIMIT).await?;
     eprintln!("== outbox after the load: {drain:?}");
     let load_average_after = sample::load_average();

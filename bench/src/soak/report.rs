@@ -95,7 +95,7 @@ pub fn document(i: &Inputs) -> String {
         d,
         "- samples every {} s in `{}` (columns: seconds, RSS KiB, open descriptors, Redis `used_memory`, outbox pending jobs, counters, then `<table>_bytes` and `<table>_rows` per table)",
         i.args.sample_secs,
-        i.csv.display()
+        relative(i.csv)
     );
     let _ = writeln!(d, "\n## The checks\n");
     let _ = writeln!(
@@ -211,6 +211,15 @@ pub fn document(i: &Inputs) -> String {
         }
     }
     d
+}
+
+/// `bench/out/…` rather than the checkout's absolute path.
+fn relative(path: &Path) -> String {
+    let text = path.display().to_string();
+    match text.find("bench/out/") {
+        Some(at) => text[at..].to_string(),
+        None => text,
+    }
 }
 
 fn fmt_duration(d: Duration) -> String {
