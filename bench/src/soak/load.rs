@@ -11,6 +11,7 @@ use anyhow::Context;
 use futures_util::{SinkExt, StreamExt};
 use hyper::StatusCode;
 use serde_json::json;
+use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Message;
@@ -27,6 +28,11 @@ const AGENT_EVERY: Duration = Duration::from_secs(60);
 const HEARTBEAT_EVERY: Duration = Duration::from_secs(20);
 /// The tickets a GET or a comment picks from: the most recent ones.
 const RECENT_TICKETS: usize = 1_000;
+/// Socket handshakes in flight at once: 2,000 at a time would queue on the
+/// service's database pool and time out.
+const PARALLEL_HANDSHAKES: usize = 32;
+/// The longest wait for every socket to subscribe before the clock starts.
+const CONNECT_LIMIT: Duration = Duration::from_secs(180);
 /// Error messages kept for the report (the count covers them all).
 const KEPT_ERRORS: usize = 20;
 
@@ -36,6 +42,8 @@ pub struct Counters {
     pub requests: AtomicU64,
     pub frames_sent: AtomicU64,
     pub frames_received: AtomicU64,
+    /// Sockets subscribed now.
+    pub connected: AtomicU64,
     pub errors: AtomicU64,
     pub first_errors: Mutex<Vec<String>>,
 }
@@ -133,16 +141,74 @@ impl Mix {
         })
     }
 
+    /// Starts every chat's two sockets, at most [`PARALLEL_HANDSHAKES`]
+    /// handshakes at a time, and waits until they have all subscribed (or
+    /// [`CONNECT_LIMIT`]), so the measured run starts with every socket open.
+    async fn open_chats(&self, addr: SocketAddr, counters: &Arc<Counters>) -> Vec<JoinHandle<()>> {
+        let gate = Arc::new(Semaphore::new(PARALLEL_HANDSHAKES));
+        let mut tasks = Vec::new();
+        let n = self.chats.len().max(1) as f64;
+        for (i, chat) in self.chats.iter().enumerate() {
+            // Each side starts at its own phase so sends spread evenly.
+            let phase = i as f64 / n;
+            let visitor = WsTarget {
+                addr,
+                path: format!("/api/v1/ws?token={}", chat.visitor_token),
+                api_key: None,
+            };
+            let agent = WsTarget {
+                addr,
+                path: "/api/v1/ws".into(),
+                api_key: Some(self.key.clone()),
+            };
+            let say_visitor = json!({"type": "message", "sessionId": chat.session});
+            let mut say_agent = say_visitor.clone();
+            say_agent["senderId"] = json!(chat.agent);
+            let (c, g) = (counters.clone(), gate.clone());
+            let s = chat.session.clone();
+            let side = Side {
+                index: 2 * i,
+                target: visitor,
+                session: s,
+                frame: say_visitor,
+                first: VISITOR_EVERY.mul_f64(phase + 0.05),
+                every: VISITOR_EVERY,
+            };
+            tasks.push(tokio::spawn(talk(side, c, g)));
+            let (c, g) = (counters.clone(), gate.clone());
+            let side = Side {
+                index: 2 * i + 1,
+                target: agent,
+                session: chat.session.clone(),
+                frame: say_agent,
+                first: AGENT_EVERY.mul_f64(phase + 0.05),
+                every: AGENT_EVERY,
+            };
+            tasks.push(tokio::spawn(talk(side, c, g)));
+        }
+        let expected = 2 * self.chats.len() as u64;
+        let deadline = Instant::now() + CONNECT_LIMIT;
+        while Counters::get(&counters.connected) < expected && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        tasks
+    }
+
     pub fn chats(&self) -> usize {
         self.chats.len()
     }
 
     /// Starts every stream and socket; the REST streams stop by themselves
     /// after `duration`, the sockets when [`Running::stop`] aborts them.
-    pub fn start(self, addr: SocketAddr, duration: Duration, counters: Arc<Counters>) -> Running {
+    pub async fn start(
+        self,
+        addr: SocketAddr,
+        duration: Duration,
+        counters: Arc<Counters>,
+    ) -> Running {
+        let mut tasks = self.open_chats(addr, &counters).await;
         let end = Instant::now() + duration;
         let recent: Arc<Mutex<Vec<String>>> = Arc::default();
-        let mut tasks = Vec::new();
         let (key, entity) = (self.key.clone(), self.entity.clone());
         let rest = Rest {
             addr,
@@ -235,45 +301,6 @@ impl Mix {
             },
             None,
         ));
-        let n = self.chats.len().max(1) as f64;
-        for (i, chat) in self.chats.into_iter().enumerate() {
-            // Each side starts at its own phase so sends spread evenly.
-            let phase = i as f64 / n;
-            let visitor = WsTarget {
-                addr,
-                path: format!("/api/v1/ws?token={}", chat.visitor_token),
-                api_key: None,
-            };
-            let agent = WsTarget {
-                addr,
-                path: "/api/v1/ws".into(),
-                api_key: Some(key.clone()),
-            };
-            let say_visitor = json!({"type": "message", "sessionId": chat.session});
-            let mut say_agent = say_visitor.clone();
-            say_agent["senderId"] = json!(chat.agent);
-            let c = counters.clone();
-            let s = chat.session.clone();
-            tasks.push(tokio::spawn(talk(
-                2 * i,
-                visitor,
-                s,
-                say_visitor,
-                VISITOR_EVERY.mul_f64(phase + 0.05),
-                VISITOR_EVERY,
-                c,
-            )));
-            let c = counters.clone();
-            tasks.push(tokio::spawn(talk(
-                2 * i + 1,
-                agent,
-                chat.session,
-                say_agent,
-                AGENT_EVERY.mul_f64(phase + 0.05),
-                AGENT_EVERY,
-                c,
-            )));
-        }
         Running { tasks }
     }
 }
@@ -362,23 +389,35 @@ impl Rest {
     }
 }
 
-/// One side of a chat: a socket subscribed to the session that sends
-/// `frame` (with a fresh body) every `every` after `first`, and reads
-/// everything pushed to it. An error frame, a close or a broken socket is
-/// an error; the socket then reconnects.
-async fn talk(
+/// One side of a chat: which socket, its session, what it sends and when.
+struct Side {
     index: usize,
     target: WsTarget,
     session: String,
     frame: serde_json::Value,
     first: Duration,
     every: Duration,
-    counters: Arc<Counters>,
-) {
+}
+
+/// One side of a chat: a socket subscribed to the session that sends
+/// `frame` (with a fresh body) every `every` after `first`, and reads
+/// everything pushed to it. An error frame, a close or a broken socket is
+/// an error; the socket then reconnects.
+async fn talk(side: Side, counters: Arc<Counters>, gate: Arc<Semaphore>) {
+    let Side {
+        index,
+        target,
+        session,
+        frame,
+        first,
+        every,
+    } = side;
     let mut next = Instant::now() + first;
     let mut sent = 0u64;
+    let mut backoff = Duration::from_secs(1);
     loop {
         let opened = async {
+            let _permit = gate.acquire().await?;
             let mut socket = ws::open(index, &target).await?;
             ws::subscribe(&mut socket, &format!("session:{session}")).await?;
             anyhow::Ok(socket)
@@ -388,10 +427,14 @@ async fn talk(
             Ok(socket) => socket,
             Err(e) => {
                 counters.error(format!("socket {index}: {e:#}"));
-                tokio::time::sleep(Duration::from_secs(1)).await;
+                // Back off so failed sockets do not all retry at once.
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(30));
                 continue;
             }
         };
+        backoff = Duration::from_secs(1);
+        counters.connected.fetch_add(1, Ordering::Relaxed);
         loop {
             tokio::select! {
                 _ = tokio::time::sleep_until(next) => {
@@ -428,5 +471,6 @@ async fn talk(
                 }
             }
         }
+        counters.connected.fetch_sub(1, Ordering::Relaxed);
     }
 }

@@ -117,8 +117,14 @@ pub async fn run(args: SoakArgs) -> anyhow::Result<()> {
 
     let csv_path = args.out_dir.join("soak.csv");
     let mut sampler = sample::Sampler::new(&server, &args, &csv_path).await?;
+    let load = mix
+        .start(server.addr, args.duration, counters.clone())
+        .await;
+    eprintln!(
+        "== {} sockets subscribed; the clock starts",
+        Counters::get(&counters.connected)
+    );
     let started = Instant::now();
-    let load = mix.start(server.addr, args.duration, counters.clone());
     let mut samples: Vec<Sample> = Vec::new();
     let every = Duration::from_secs(args.sample_secs.max(1));
     let mut next = tokio::time::Instant::now();

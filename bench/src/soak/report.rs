@@ -75,7 +75,7 @@ pub fn document(i: &Inputs) -> String {
     );
     let _ = writeln!(
         d,
-        "- the load: {} sockets, half agents (API key) and half visitors (visitor token), one chat per pair, each socket subscribed to its session; visitors send a message every 30 s, agents every 60 s; presence heartbeats of the same agents every 20 s (TTL 30 s); REST at fixed rates per second: 5 `POST /tickets`, 5 `GET /tickets?status=OPEN&limit=20`, 10 `GET /tickets/:id`, 5 `POST /tickets/:id/comments`, 5 `GET /tickets/:id/comments`, 5 `GET /kb/search` (over the seeded 10,000 articles); a webhook on `ticket.created` and `comment.created` to a local receiver that answers 500 to every 20th delivery (5%)",
+        "- the load: {} sockets, half agents (API key) and half visitors (visitor token), one chat per pair, each socket subscribed to its session (opened 32 handshakes at a time before the clock starts; a socket that fails reconnects after 1, 2, 4, … up to 30 s); visitors send a message every 30 s, agents every 60 s; presence heartbeats of the same agents every 20 s (TTL 30 s); REST at fixed rates per second: 5 `POST /tickets`, 5 `GET /tickets?status=OPEN&limit=20`, 10 `GET /tickets/:id`, 5 `POST /tickets/:id/comments`, 5 `GET /tickets/:id/comments`, 5 `GET /kb/search` (over the seeded 10,000 articles); a webhook on `ticket.created` and `comment.created` to a local receiver that answers 500 to every 20th delivery (5%)",
         i.args.sockets
     );
     let last = i.samples.last();
@@ -120,7 +120,7 @@ pub fn document(i: &Inputs) -> String {
     );
     let _ = writeln!(
         d,
-        "- Table sizes (`pg_total_relation_size`: heap, indexes, TOAST; exact `count(*)` rows): a table may grow only with the rows the load wrote, at the bytes per row it had at the baseline, times 1.25 (page fill, index splits, dead rows autovacuum has not reused yet) plus 1 MiB. The tables retention empties ({}) must level off instead: at most 1.25 times their baseline size plus 1 MiB. `outbox_jobs` keeps finished jobs for 7 days (not a setting), so it grows with the load like the tickets do.",
+        "- Table sizes (`pg_total_relation_size`: heap, indexes, TOAST; exact `count(*)` rows): a table may grow only with the rows the load wrote, at the bytes per row it had at the baseline, times 1.25 (page fill, index splits, dead rows autovacuum has not reused yet) plus 1 MiB. The tables retention empties ({}) must level off instead: at most 1.25 times their baseline size plus 1 MiB. The search documents (`chat_session_search`, `ticket_search`) append each new message or comment to their session's or ticket's row (up to 100,000 characters), so their size follows the rows of `chat_messages` and `ticket_comments` (plus their own). `outbox_jobs` keeps finished jobs for 7 days (not a setting), so it grows with the load like the tickets do.",
         RETAINED.join(", ")
     );
     let _ = writeln!(
@@ -189,7 +189,7 @@ pub fn document(i: &Inputs) -> String {
                 at_base.rows,
                 now.bytes / 1024,
                 now.rows,
-                allowed_bytes(at_base, now) / 1024
+                allowed_bytes(base, end, at_base, now) / 1024
             );
         }
     }
