@@ -84,6 +84,10 @@ const DRAIN_LIMIT: Duration = Duration::from_secs(180);
 pub async fn run(args: SoakArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&args.out_dir)?;
     let load_average_before = sample::load_average();
+    // Without autovacuum nothing reclaims what retention deletes; say so.
+    let autovacuum = setup::psql(&args.database_url, setup::Sql::Text("SHOW autovacuum"), &[])
+        .await
+        .unwrap_or_else(|_| "?".into());
     eprintln!("== seeding {}", args.database_url);
     let seed = setup::seed(&args.service_bin, &args.database_url, &args.sql_dir).await?;
     let hooks = receiver::start().await?;
@@ -160,6 +164,7 @@ pub async fn run(args: SoakArgs) -> anyhow::Result<()> {
         csv: &csv_path,
         load_average: (load_average_before, load_average_after),
         machine: crate::machine().await,
+        autovacuum,
     });
     std::fs::write(&args.report, doc)?;
     for v in &verdicts {

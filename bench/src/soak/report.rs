@@ -23,6 +23,8 @@ pub struct Inputs<'a> {
     /// /proc/loadavg before the seed and after the load.
     pub load_average: (String, String),
     pub machine: String,
+    /// `SHOW autovacuum` of the server.
+    pub autovacuum: String,
 }
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -68,6 +70,11 @@ pub fn document(i: &Inputs) -> String {
         d,
         "- load average (1/5/15 min) before the seed: {}, after the load: {} (the machine was shared with other builds and tests: the soak measures growth, not speed)",
         i.load_average.0, i.load_average.1
+    );
+    let _ = writeln!(
+        d,
+        "- Postgres `autovacuum`: {} (when off, nothing reclaims the rows retention deletes: the retained tables then grow with every row written, and the retention's index scans walk the dead rows)",
+        i.autovacuum
     );
     let _ = writeln!(
         d,
