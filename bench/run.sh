@@ -7,6 +7,8 @@
 #   bench/run.sh --only 5 --peers   # scenario 5 also against Socket.IO (npm ci
 #                                   # in bench/peers/socketio first)
 #   bench/run.sh --only 3,5 --ab-bin PATH   # two service builds, A vs B
+#   bench/run.sh --soak 30m      # one service under a mixed load that long (90s, 10m, 1h);
+#                                # writes bench/SOAK.md and bench/SOAK.png
 #
 # Needs Postgres (trust auth) and Redis running locally; installs pgbench,
 # psql and redis-cli with apt-get when they are missing. Builds the service
@@ -80,6 +82,18 @@ say "database $db, Redis prefix $prefix, logs in $out"
 psql "$pg_base/postgres" -qtAc "CREATE DATABASE $db" >/dev/null
 
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [[ "${1:-}" == --soak ]]; then
+    [[ -n "${2:-}" ]] || { echo "usage: bench/run.sh --soak DURATION (e.g. 30m)" >&2; exit 2; }
+    soak_duration=$2
+    shift 2
+    exec_soak=("$bench_target/release/sdbench" soak --duration "$soak_duration"
+        --service-bin "$service_bin" --database-url "$pg_base/$db" --redis-url "$redis_url"
+        --redis-prefix "$prefix" --sql-dir "$root/bench/sql" --out-dir "$out"
+        --report "$root/bench/SOAK.md" --commit "$commit"
+        --command "bench/run.sh --soak $soak_duration${*:+ $*}" "$@")
+    "${exec_soak[@]}"
+    exit
+fi
 "$bench_target/release/sdbench" all \
     --service-bin "$service_bin" \
     --database-url "$pg_base/$db" \

@@ -11,6 +11,7 @@ mod report;
 mod runs;
 mod scenarios;
 mod setup;
+mod soak;
 mod stats;
 mod ws;
 
@@ -35,6 +36,8 @@ struct Cli {
 enum Command {
     /// Seed and run the scenarios, write the report.
     All(Box<AllArgs>),
+    /// One service process under a mixed load for a long time (`run.sh --soak 30m`).
+    Soak(Box<soak::SoakArgs>),
     /// The bare axum + tokio broadcast WebSocket server (baseline of scenario 5).
     BareServer {
         #[arg(long)]
@@ -142,6 +145,7 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::BareServer { bind } => runtime.block_on(bare::serve(&bind)),
         Command::All(args) => runtime.block_on(all(*args)),
+        Command::Soak(args) => runtime.block_on(soak::run(*args)),
         Command::Load {
             addr,
             path,

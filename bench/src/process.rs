@@ -48,6 +48,17 @@ impl Server {
         config: &ServiceConfig,
         log_dir: &Path,
     ) -> anyhow::Result<Server> {
+        Server::service_with_env(name, config, &[], log_dir).await
+    }
+
+    /// As [`Server::service`], with more environment variables (settings the
+    /// scenarios leave at their defaults, e.g. the soak's short retention).
+    pub async fn service_with_env(
+        name: &str,
+        config: &ServiceConfig,
+        env: &[(&str, String)],
+        log_dir: &Path,
+    ) -> anyhow::Result<Server> {
         let port = free_port()?;
         let mut command = Command::new(&config.bin);
         command
@@ -73,6 +84,9 @@ impl Server {
         }
         if let Some(ttl) = config.presence_ttl_secs {
             command.env("SUPPORTDESK_PRESENCE_TTL_SECS", ttl.to_string());
+        }
+        for (name, value) in env {
+            command.env(name, value);
         }
         Server::spawn(name, command, port, log_dir).await
     }
