@@ -155,11 +155,12 @@ pub async fn publish_queue(
     team: Uuid,
 ) -> Result<(), StoreError> {
     let queue = claim::queue(&state.db, team).await?;
-    let mut entities: BTreeSet<Uuid> = match store::find(&state.db, tenant, team).await {
-        Ok(found) => found.entity_ids.into_iter().collect(),
-        Err(StoreError::NotFound) => return Ok(()),
-        Err(other) => return Err(other),
-    };
+    // The team's entities alone, not the whole team: its member list is
+    // as long as the team is large, and this runs on every created chat.
+    let mut entities: BTreeSet<Uuid> = store::entities_of(&state.db, team)
+        .await?
+        .into_iter()
+        .collect();
     for (i, queued) in queue.iter().enumerate() {
         entities.insert(queued.entity_id);
         let channel = Channel::Session(queued.id);
