@@ -59,7 +59,7 @@ pub async fn create_session_in(
     if let Some(team) = session.team_id {
         // The session has committed: a failed drain is logged, and the
         // periodic drain assigns the chat instead.
-        if let Err(err) = routing::drain(state, tenant, team).await {
+        if let Err(err) = routing::drain_for_new_chat(state, tenant, team, session.id).await {
             tracing::warn!(error = %err, %team, "team queue drain failed");
         }
         // Read again even if this drain assigned nothing: another node's

@@ -2,14 +2,19 @@
 //! person's assignment, the queue as visitors see it, and the requeue of an
 //! offline agent's unanswered chats.
 //!
-//! A claim runs in one transaction that first locks the team's row (Postgres
-//! `FOR NO KEY UPDATE`; SQLite's `BEGIN IMMEDIATE` excludes every other writer), so
-//! two nodes draining one team take turns and each sees the other's
-//! assignments when it counts; then it locks the rows of the members it may
-//! pick, in id order, because a member of several teams is counted by claims
-//! of each team. The chat itself is taken with a conditional UPDATE (still
-//! ACTIVE and unassigned), so a close or a person's assignment that won the
-//! race is never overwritten. A Redis script would avoid the database round
+//! A chat claim runs in one transaction that first locks the team's row
+//! (Postgres `FOR NO KEY UPDATE`; SQLite's `BEGIN IMMEDIATE` excludes every
+//! other writer), so two nodes draining one team take turns. Each agent's
+//! open chats are one `agent_loads` row, kept by triggers on the sessions in
+//! the transaction of every change: the claim picks its member with one
+//! query over those rows, then locks that member's row with the count
+//! re-checked (a member of several teams is also taken by claims of the
+//! others), so no two claims can both fill their last place. The chat
+//! itself is taken with a conditional UPDATE (still ACTIVE and unassigned),
+//! so a close or a person's assignment that won the race is never
+//! overwritten. A ticket claim counts its members' open tickets under the
+//! locks of their user rows, in id order: tickets are routed one at a time
+//! as they are created or moved, not at the rate of chats. A Redis script would avoid the database round
 //! trips, but the counts would then live in two stores that can disagree
 //! after a crash; the rows are the truth the API shows.
 
@@ -60,11 +65,9 @@ struct TeamRouting {
     last_assigned_id: Option<Uuid>,
 }
 
-#[derive(sqlx::FromRow)]
 struct Load {
     user_id: Uuid,
     open: i64,
-    last_assigned_at: Option<Timestamp>,
 }
 
 /// What a claim did.
@@ -90,29 +93,28 @@ pub async fn claim_next(
     )
     .bind(team)
     .push_tenant(tenant, "")
-    .push(claim_lock(tx.backend()))
+    .push(row_lock(tx.backend()))
     .fetch_optional(&mut tx)
     .await?;
     let Some(routing) = routing.filter(|r| r.routing_mode != RoutingMode::Manual) else {
         return Ok(Claim::Nothing);
     };
+    // The head is locked before the member's load row, the order in which
+    // a close or a person's assignment of it (the session, then its
+    // trigger's load rows) takes them, so the two cannot deadlock.
     let head: Option<Uuid> = Query::new(format!(
         "SELECT id FROM chat_sessions WHERE team_id = $1 AND {QUEUED} \
          ORDER BY created_at, id LIMIT 1"
     ))
     .bind(team)
+    .push(row_lock(tx.backend()))
     .fetch_column(&mut tx)
     .await?
     .pop();
     let Some(head) = head else {
         return Ok(Claim::Nothing);
     };
-    let loads = member_loads(&mut tx, tenant, team, available).await?;
-    let open: Vec<&Load> = loads
-        .iter()
-        .filter(|l| l.open < routing.chat_capacity)
-        .collect();
-    let Some(agent) = pick(routing.routing_mode, routing.last_assigned_id, &open) else {
+    let Some(agent) = take_capacity(&mut tx, team, &routing, available).await? else {
         return Ok(Claim::Nothing);
     };
     let now = Timestamp::now();
@@ -143,38 +145,88 @@ pub async fn claim_next(
     Ok(Claim::Assigned(Box::new(assigned)))
 }
 
-/// The open chats and the last assignment time of each member of `team`
-/// among `available`, their rows locked (Postgres) so that claims of other
-/// teams wait for this one before counting them.
-async fn member_loads(
+/// Picks the member of `team` among `available` that routing gives the
+/// next chat and takes one of their places: their `agent_loads` row is
+/// locked (Postgres) with its count re-checked below capacity, so a claim
+/// of another team that filled them meanwhile makes this pick the next
+/// candidate, and the session's assignment (whose trigger counts it)
+/// commits before anyone else can count them again.
+async fn take_capacity(
     tx: &mut Tx,
-    tenant: &Tenant,
     team: Uuid,
+    routing: &TeamRouting,
     available: &[Uuid],
-) -> Result<Vec<Load>, StoreError> {
-    let members = lock_members(tx, team, available).await?;
-    if members.is_empty() {
-        return Ok(Vec::new());
+) -> Result<Option<Uuid>, StoreError> {
+    if available.is_empty() {
+        return Ok(None);
     }
-    Query::new(
-        "SELECT u.id AS user_id, \
-         (SELECT COUNT(*) FROM chat_sessions s WHERE s.assignee_id = u.id \
-          AND s.status = 'ACTIVE') AS open, \
-         (SELECT MAX(s.assigned_at) FROM chat_sessions s WHERE s.assignee_id = u.id) \
-          AS last_assigned_at \
-         FROM users u WHERE u.company_id = ",
+    // Every lost re-check is a member who reached capacity and drops out
+    // of the next pick, so there are at most as many rounds as members.
+    for _ in 0..=available.len() {
+        let Some((agent, counted)) = next_candidate(tx, team, routing, available).await? else {
+            return Ok(None);
+        };
+        if !counted {
+            Query::new(
+                "INSERT INTO agent_loads (user_id) VALUES ($1) ON CONFLICT (user_id) DO NOTHING",
+            )
+            .bind(agent)
+            .execute(&mut *tx)
+            .await?;
+        }
+        let below: Option<Uuid> =
+            Query::new("SELECT user_id FROM agent_loads WHERE user_id = $1 AND open_chats < $2")
+                .bind(agent)
+                .bind(routing.chat_capacity)
+                .push(row_lock(tx.backend()))
+                .fetch_column(&mut *tx)
+                .await?
+                .pop();
+        if below.is_some() {
+            return Ok(Some(agent));
+        }
+    }
+    Ok(None)
+}
+
+/// The member routing picks among the members of `team` in `available`
+/// below the chat capacity, and whether they have an `agent_loads` row yet
+/// (a member never assigned has none: no open chats). Round robin takes
+/// the first after the last one picked (in id order, wrapping); least busy
+/// the fewest open chats, then the one idle longest (never assigned first),
+/// then the lowest id.
+async fn next_candidate(
+    tx: &mut Tx,
+    team: Uuid,
+    routing: &TeamRouting,
+    available: &[Uuid],
+) -> Result<Option<(Uuid, bool)>, StoreError> {
+    let query = Query::new(
+        "SELECT m.user_id, l.user_id IS NOT NULL AS counted FROM team_members m \
+         LEFT JOIN agent_loads l ON l.user_id = m.user_id \
+         WHERE m.team_id = $1 AND COALESCE(l.open_chats, 0) < $2 AND m.user_id IN ",
     )
-    .push_bind(tenant.company_id)
-    .push(" AND u.id IN ")
-    .push_bind_list(members)
-    .push(" ORDER BY u.id")
-    .fetch_all(tx)
-    .await
+    .bind(team)
+    .bind(routing.chat_capacity)
+    .push_bind_list(available.iter().copied());
+    let query = match (routing.routing_mode, routing.last_assigned_id) {
+        (RoutingMode::RoundRobin, Some(last)) => query
+            .push(" ORDER BY CASE WHEN m.user_id > ")
+            .push_bind(last)
+            .push(" THEN 0 ELSE 1 END, m.user_id"),
+        (RoutingMode::LeastBusy, _) => query.push(
+            " ORDER BY COALESCE(l.open_chats, 0), l.last_assigned_at IS NOT NULL, \
+             l.last_assigned_at, m.user_id",
+        ),
+        _ => query.push(" ORDER BY m.user_id"),
+    };
+    query.push(" LIMIT 1").fetch_optional(&mut *tx).await
 }
 
 /// The members of `team` among `available`, in id order, their user rows
-/// locked on Postgres (in that order, so claims cannot deadlock): a member
-/// of several teams is counted by the claims of each, which take turns.
+/// locked on Postgres (in that order, so ticket claims cannot deadlock): a
+/// member of several teams is counted by the ticket claims of each, which
+/// take turns.
 async fn lock_members(
     tx: &mut Tx,
     team: Uuid,
@@ -211,8 +263,8 @@ struct TicketRouting {
 /// Routing of a ticket that entered `team` unassigned: when the team's
 /// routing takes tickets, assigns it to one of `available` below the
 /// ticket capacity (open tickets: OPEN or IN_PROGRESS assigned to them), by
-/// the team's mode, under the same locks as a chat claim (the team row,
-/// then the members' rows in id order). `None` when routing is manual or
+/// the team's mode, under the team row's lock (as a chat claim) and then
+/// the members' user rows in id order. `None` when routing is manual or
 /// leaves tickets out, no member can take it, or the ticket was assigned,
 /// moved or closed meanwhile: it then stays unassigned in the team.
 /// Tickets have no queue: a ticket nobody could take waits for a person.
@@ -230,7 +282,7 @@ pub async fn claim_ticket(
     )
     .bind(team)
     .push_tenant(tenant, "")
-    .push(claim_lock(tx.backend()))
+    .push(row_lock(tx.backend()))
     .fetch_optional(&mut tx)
     .await?;
     let Some(routing) =
@@ -259,11 +311,7 @@ pub async fn claim_ticket(
     // least_busy ties go to the lowest id: tickets have no idle time.
     let loads: Vec<Load> = loads
         .into_iter()
-        .map(|(user_id, open)| Load {
-            user_id,
-            open,
-            last_assigned_at: None,
-        })
+        .map(|(user_id, open)| Load { user_id, open })
         .collect();
     let open: Vec<&Load> = loads
         .iter()
@@ -286,10 +334,10 @@ pub async fn claim_ticket(
     Ok(Some(assigned))
 }
 
-/// The member routing picks among `open` (sorted by id, each below
-/// capacity): round robin takes the first after the last one picked (in id
-/// order, wrapping); least busy the fewest open chats, then the one idle
-/// longest (never assigned first), then the lowest id.
+/// The member ticket routing picks among `open` (sorted by id, each below
+/// capacity), as `next_candidate` picks for chats: round robin takes the
+/// first after the last one picked (in id order, wrapping); least busy the
+/// fewest open tickets, then the lowest id.
 fn pick(mode: RoutingMode, last: Option<Uuid>, open: &[&Load]) -> Option<Uuid> {
     match mode {
         RoutingMode::Manual => None,
@@ -300,7 +348,7 @@ fn pick(mode: RoutingMode, last: Option<Uuid>, open: &[&Load]) -> Option<Uuid> {
             .map(|l| l.user_id),
         RoutingMode::LeastBusy => open
             .iter()
-            .min_by_key(|l| (l.open, l.last_assigned_at, l.user_id))
+            .min_by_key(|l| (l.open, l.user_id))
             .map(|l| l.user_id),
     }
 }
@@ -396,10 +444,11 @@ pub struct Queued {
     pub entity_id: Uuid,
 }
 
-/// The claim's lock of the team row on Postgres: `NO KEY UPDATE`, so that
-/// inserting a session that references the team (a key share) does not
-/// wait for a claim, while claims of the team still take turns.
-fn claim_lock(backend: Backend) -> &'static str {
+/// A claim's row lock on Postgres: `NO KEY UPDATE`, so that inserting a
+/// session that references the team (a key share) does not wait for a
+/// claim, while claims of the team (and those taking one agent's places)
+/// still take turns. SQLite's `BEGIN IMMEDIATE` already excludes them.
+fn row_lock(backend: Backend) -> &'static str {
     match backend {
         Backend::Postgres => " FOR NO KEY UPDATE",
         Backend::Sqlite => "",

@@ -49,19 +49,42 @@ async fn available(state: &AppState, tenant: &Tenant) -> Result<Vec<Uuid>, Store
 pub async fn drain(state: &AppState, tenant: &Tenant, team: Uuid) -> Result<bool, StoreError> {
     let assigned = assign_queued(state, tenant, team).await?;
     publish_queue(state, tenant, team).await?;
-    Ok(assigned)
+    Ok(!assigned.is_empty())
+}
+
+/// `drain` after `chat` joined `team`'s queue. When this drain assigned
+/// that chat alone and left the queue empty, the queue was empty before
+/// the chat came and is again: its length did not change and nobody waits,
+/// so no `queue` frame is pushed (on a busy team, one per new chat to
+/// every console on the team's channels).
+pub async fn drain_for_new_chat(
+    state: &AppState,
+    tenant: &Tenant,
+    team: Uuid,
+    chat: Uuid,
+) -> Result<(), StoreError> {
+    let assigned = assign_queued(state, tenant, team).await?;
+    let queue = claim::queue(&state.db, team).await?;
+    if assigned == [chat] && queue.is_empty() {
+        return Ok(());
+    }
+    push_queue(state, tenant, team, &queue).await
 }
 
 /// The claims of a drain, pushing each assignment; the queue is the
-/// caller's to push.
-async fn assign_queued(state: &AppState, tenant: &Tenant, team: Uuid) -> Result<bool, StoreError> {
+/// caller's to push. Answers the sessions assigned, in order.
+async fn assign_queued(
+    state: &AppState,
+    tenant: &Tenant,
+    team: Uuid,
+) -> Result<Vec<Uuid>, StoreError> {
     let online = available(state, tenant).await?;
-    let mut assigned = false;
+    let mut assigned = Vec::new();
     loop {
         match claim::claim_next(&state.db, tenant, team, &online).await? {
             Claim::Assigned(done) => {
                 publish_assignment(state, tenant, &done).await;
-                assigned = true;
+                assigned.push(done.session.id);
             }
             Claim::Raced => continue,
             Claim::Nothing => break,
@@ -155,11 +178,22 @@ pub async fn publish_queue(
     team: Uuid,
 ) -> Result<(), StoreError> {
     let queue = claim::queue(&state.db, team).await?;
-    let mut entities: BTreeSet<Uuid> = match store::find(&state.db, tenant, team).await {
-        Ok(found) => found.entity_ids.into_iter().collect(),
-        Err(StoreError::NotFound) => return Ok(()),
-        Err(other) => return Err(other),
-    };
+    push_queue(state, tenant, team, &queue).await
+}
+
+/// `publish_queue` of the queue as read.
+async fn push_queue(
+    state: &AppState,
+    tenant: &Tenant,
+    team: Uuid,
+    queue: &[claim::Queued],
+) -> Result<(), StoreError> {
+    // The team's entities alone, not the whole team: its member list is
+    // as long as the team is large, and this runs on every created chat.
+    let mut entities: BTreeSet<Uuid> = store::entities_of(&state.db, team)
+        .await?
+        .into_iter()
+        .collect();
     for (i, queued) in queue.iter().enumerate() {
         entities.insert(queued.entity_id);
         let channel = Channel::Session(queued.id);
@@ -195,7 +229,7 @@ pub async fn tick(state: &AppState) -> Result<(), StoreError> {
     // The queue is pushed only when it moved: visitors hear of changes,
     // not of every tick.
     for (team, tenant) in claim::teams_waiting(&state.db).await? {
-        if assign_queued(state, &tenant, team).await? {
+        if !assign_queued(state, &tenant, team).await?.is_empty() {
             publish_queue(state, &tenant, team).await?;
         }
     }

@@ -13,6 +13,7 @@ backend_tests!(
     the_assignee_finds_a_routed_chat_on_its_entity_channel,
     an_assignment_reaches_the_channels_of_the_teams_other_entities,
     the_queue_length_reaches_the_entity_channel,
+    a_chat_assigned_at_once_pushes_no_queue_length,
 );
 
 /// A second entity of the company, made one of the routed team's.
@@ -95,5 +96,35 @@ async fn the_queue_length_reaches_the_entity_channel(backend: Backend) {
         second["data"],
         json!({"teamId": team, "length": 2}),
         "{second}"
+    );
+}
+
+async fn a_chat_assigned_at_once_pushes_no_queue_length(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let team_agents = agents(&app, &acme, 1).await;
+    let team = routed_team(&app, &acme, &team_agents, "least_busy", 2).await;
+    online(&app, &acme, team_agents[0]).await;
+    let mut console = Client::key(&app, &acme.key).await;
+    console
+        .subscribe(&format!("entity:{}", acme.entity.id))
+        .await;
+    // Assigned as it arrives: the queue stays empty.
+    chat(&app, &acme).await;
+    app.delete(
+        &format!("/chat/agent-presence/{}", team_agents[0]),
+        &acme.key,
+    )
+    .await
+    .assert_status(200);
+
+    // Nobody is available: this one waits, and the length moves to 1.
+    chat(&app, &acme).await;
+
+    let first = console.next_of("queue").await;
+    assert_eq!(
+        first["data"],
+        json!({"teamId": team, "length": 1}),
+        "{first}"
     );
 }

@@ -5,6 +5,7 @@
 
 mod crud;
 mod frames;
+mod load;
 mod nodes;
 mod routing;
 mod tickets;
