@@ -155,11 +155,13 @@ impl Mix {
                 addr,
                 path: format!("/api/v1/ws?token={}", chat.visitor_token),
                 api_key: None,
+                engine_io: false,
             };
             let agent = WsTarget {
                 addr,
                 path: "/api/v1/ws".into(),
                 api_key: Some(self.key.clone()),
+                engine_io: false,
             };
             let say_visitor = json!({"type": "message", "sessionId": chat.session});
             let mut say_agent = say_visitor.clone();

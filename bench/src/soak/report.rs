@@ -73,7 +73,7 @@ pub fn document(i: &Inputs) -> String {
     );
     let _ = writeln!(
         d,
-        "- Postgres `autovacuum`: {} (when off, nothing reclaims the rows retention deletes: the retained tables then grow with every row written, and the retention's index scans walk the dead rows)",
+        "- Postgres `autovacuum`: {} (when off, the soak runs `VACUUM (ANALYZE)` itself every minute, as autovacuum would: otherwise nothing reclaims the rows retention deletes, the retained tables grow with every row written, and the retention's index scans walk the dead rows)",
         i.autovacuum
     );
     let _ = writeln!(
