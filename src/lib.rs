@@ -21,6 +21,7 @@ pub mod error;
 pub mod event_catalogue;
 pub mod events;
 pub mod extract;
+pub mod generation;
 pub mod idempotency;
 pub mod jobs;
 pub mod kb;

@@ -20,6 +20,7 @@ use tokio::sync::broadcast::error::RecvError;
 use uuid::Uuid;
 
 use super::ready::ReadyKey;
+use crate::generation::Generation;
 use crate::state::AppState;
 use std::sync::Arc;
 
@@ -104,7 +105,7 @@ pub struct KeyCache {
     unknown_swept: Mutex<Option<Instant>>,
     /// Bumped by every invalidation: a lookup that started before one must
     /// not store what it read (it may predate the change).
-    generation: AtomicU64,
+    generation: Generation,
     /// Key lookups that reached the store (the brute-force tests count them).
     store_lookups: AtomicU64,
 }
@@ -130,7 +131,7 @@ impl KeyCache {
 
     /// Call before reading the database; pass the value to `insert`.
     pub fn generation(&self) -> u64 {
-        self.generation.load(Ordering::Acquire)
+        self.generation.current()
     }
 
     /// Stores a key read from the database, unless an invalidation has
@@ -140,20 +141,12 @@ impl KeyCache {
             self.entries
                 .retain(|_, cached| cached.fetched.elapsed() < KEY_CACHE_TTL);
         }
-        if self.generation() != generation {
-            return;
-        }
-        self.entries.insert(
-            slot,
-            Cached {
-                key,
-                fetched: Instant::now(),
-            },
-        );
-        // An invalidation that raced with the insert wins.
-        if self.generation() != generation {
-            self.entries.remove(&slot);
-        }
+        let cached = Cached {
+            key,
+            fetched: Instant::now(),
+        };
+        self.generation
+            .insert_if_current(generation, &self.entries, slot, cached);
     }
 
     /// Whether `digest` matched no key less than `UNKNOWN_TTL` ago.
@@ -180,13 +173,8 @@ impl KeyCache {
                 return;
             }
         }
-        if self.generation() != generation {
-            return;
-        }
-        self.unknown.insert(digest, Instant::now());
-        if self.generation() != generation {
-            self.unknown.remove(&digest);
-        }
+        self.generation
+            .insert_if_current(generation, &self.unknown, digest, Instant::now());
     }
 
     fn sweep_unknown(&self) {
@@ -214,7 +202,7 @@ impl KeyCache {
 
     /// Forgets the matching entries on this node.
     pub fn apply(&self, what: Invalidation) {
-        self.generation.fetch_add(1, Ordering::AcqRel);
+        self.generation.bump();
         match what {
             Invalidation::Key(id) => self.entries.retain(|_, c| c.key.key_id() != id),
             Invalidation::Company(id) => self.entries.retain(|_, c| c.key.company_id() != id),

@@ -8,7 +8,6 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
@@ -21,6 +20,7 @@ use super::model::Policy;
 use crate::auth::Tenant;
 use crate::db::Db;
 use crate::error::StoreError;
+use crate::generation::Generation;
 use crate::state::AppState;
 use crate::tickets::model::Priority;
 
@@ -68,7 +68,7 @@ pub struct SlaCache {
     entries: DashMap<Tenant, Cached>,
     /// Bumped by every invalidation: rules read before one must not be
     /// stored (they may predate the change).
-    generation: AtomicU64,
+    generation: Generation,
 }
 
 impl SlaCache {
@@ -84,38 +84,30 @@ impl SlaCache {
 
     /// Call before reading the rules; pass the value to `insert`.
     pub fn generation(&self) -> u64 {
-        self.generation.load(Ordering::Acquire)
+        self.generation.current()
     }
 
     /// Stores rules read from the database, unless an invalidation has
     /// happened since `generation` was taken.
     pub fn insert(&self, tenant: Tenant, rules: Arc<Rules>, generation: u64) {
-        if self.generation() != generation {
-            return;
-        }
-        self.entries.insert(
-            tenant,
-            Cached {
-                rules,
-                fetched: Instant::now(),
-            },
-        );
-        // An invalidation that raced with the insert wins.
-        if self.generation() != generation {
-            self.entries.remove(&tenant);
-        }
+        let cached = Cached {
+            rules,
+            fetched: Instant::now(),
+        };
+        self.generation
+            .insert_if_current(generation, &self.entries, tenant, cached);
     }
 
     /// Forgets the company's rules (both modes) on this node.
     pub fn forget(&self, company_id: Uuid) {
-        self.generation.fetch_add(1, Ordering::AcqRel);
+        self.generation.bump();
         self.entries
             .retain(|tenant, _| tenant.company_id != company_id);
     }
 
     /// Forgets every company's rules on this node.
     pub fn clear(&self) {
-        self.generation.fetch_add(1, Ordering::AcqRel);
+        self.generation.bump();
         self.entries.clear();
     }
 }
