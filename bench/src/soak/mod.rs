@@ -8,6 +8,7 @@ mod plot;
 mod receiver;
 mod report;
 mod sample;
+mod vacuum;
 mod verdict;
 
 use std::path::PathBuf;
@@ -81,23 +82,6 @@ fn baseline_after(duration: Duration) -> Duration {
 /// retries' delays add up to 15 s, so this is far beyond a healthy drain.
 const DRAIN_LIMIT: Duration = Duration::from_secs(180);
 
-/// How often the soak vacuums when the server's autovacuum is off.
-const VACUUM_EVERY: Duration = Duration::from_secs(60);
-
-/// A production Postgres runs autovacuum; a development server may not (this
-/// machine's has it off). Without it nothing reclaims the rows retention
-/// deletes, which is the server's configuration under test, not the
-/// service's, so the soak stands in for autovacuum with a plain `VACUUM`
-/// (no locks beyond autovacuum's own) in the background every minute.
-fn stand_in_for_autovacuum(database_url: &str) {
-    let url = database_url.to_string();
-    tokio::spawn(async move {
-        if let Err(error) = setup::psql(&url, setup::Sql::Text("VACUUM (ANALYZE)"), &[]).await {
-            eprintln!("== VACUUM failed: {error:#}");
-        }
-    });
-}
-
 pub async fn run(args: SoakArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&args.out_dir)?;
     let load_average_before = sample::load_average();
@@ -149,13 +133,12 @@ pub async fn run(args: SoakArgs) -> anyhow::Result<()> {
     let mut samples: Vec<Sample> = Vec::new();
     let every = Duration::from_secs(args.sample_secs.max(1));
     let mut next = tokio::time::Instant::now();
-    let mut last_vacuum = Instant::now();
+    let vacuum = Arc::new(vacuum::Vacuum::default());
     while started.elapsed() < args.duration {
         tokio::time::sleep_until(next).await;
         next += every;
-        if autovacuum.trim() == "off" && last_vacuum.elapsed() >= VACUUM_EVERY {
-            last_vacuum = Instant::now();
-            stand_in_for_autovacuum(&args.database_url);
+        if autovacuum.trim() == "off" {
+            vacuum.tick(&args.database_url);
         }
         let sample = sampler.take(started.elapsed(), &counters, &hooks).await?;
         eprintln!("  {}", sample.summary());
@@ -187,6 +170,7 @@ pub async fn run(args: SoakArgs) -> anyhow::Result<()> {
         load_average: (load_average_before, load_average_after),
         machine: crate::machine().await,
         autovacuum,
+        vacuum: vacuum.counts(),
     });
     std::fs::write(&args.report, doc)?;
     for v in &verdicts {

@@ -25,6 +25,8 @@ pub struct Inputs<'a> {
     pub machine: String,
     /// `SHOW autovacuum` of the server.
     pub autovacuum: String,
+    /// The stand-in's checks that found work, tables vacuumed, failures.
+    pub vacuum: (u64, u64, u64),
 }
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -73,8 +75,8 @@ pub fn document(i: &Inputs) -> String {
     );
     let _ = writeln!(
         d,
-        "- Postgres `autovacuum`: {} (when off, the soak runs `VACUUM (ANALYZE)` itself every minute, as autovacuum would: otherwise nothing reclaims the rows retention deletes, the retained tables grow with every row written, and the retention's index scans walk the dead rows)",
-        i.autovacuum
+        "- Postgres `autovacuum`: {} (when off, the soak stands in for it: at every sample it runs `VACUUM (ANALYZE)` on each table whose dead rows exceed 50 + 20% of its live rows, autovacuum's default trigger, one table at a time like one autovacuum worker; otherwise nothing reclaims dead rows and the tables updated in place grow with every write); here {} checks found tables due and {} table vacuums ran, {} failed",
+        i.autovacuum, i.vacuum.0, i.vacuum.1, i.vacuum.2
     );
     let _ = writeln!(
         d,
@@ -100,7 +102,7 @@ pub fn document(i: &Inputs) -> String {
     }
     let _ = writeln!(
         d,
-        "- samples every {} s in `{}` (columns: seconds, RSS KiB, open descriptors, Redis `used_memory`, outbox pending jobs, counters, then `<table>_bytes` and `<table>_rows` per table)",
+        "- samples every {} s in `{}` (columns: seconds, RSS KiB, open descriptors, Redis `used_memory`, outbox pending jobs, counters, dead rows of all tables, the oldest open transaction's age in seconds, then `<table>_bytes` and `<table>_rows` per table)",
         i.args.sample_secs,
         relative(i.csv)
     );
@@ -177,6 +179,32 @@ pub fn document(i: &Inputs) -> String {
             row("outbox pending", &|s| s.outbox_pending.to_string())
         );
         let _ = writeln!(d, "{}", row("errors so far", &|s| s.errors.to_string()));
+        let _ = writeln!(
+            d,
+            "{}",
+            row("dead rows (all tables)", &|s| s.dead_rows.to_string())
+        );
+        let most = |f: &dyn Fn(&Sample) -> f64| {
+            i.samples
+                .iter()
+                .filter(|s| s.secs >= i.baseline.as_secs_f64())
+                .map(f)
+                .fold(0.0, f64::max)
+        };
+        let _ = writeln!(
+            d,
+            "{}",
+            row("oldest open transaction s", &|s| format!(
+                "{:.1}",
+                s.oldest_transaction_secs
+            ))
+        );
+        let _ = writeln!(
+            d,
+            "\nAfter the baseline: at most {:.0} dead rows, and no transaction open longer than {:.1} s (a long one would stop vacuum from reclaiming anything newer).",
+            most(&|s| s.dead_rows as f64),
+            most(&|s| s.oldest_transaction_secs)
+        );
         let _ = writeln!(
             d,
             "\nTables that changed between the baseline and the end:\n\n| table | KiB at baseline | rows | KiB at end | rows | allowed KiB |\n|---|---|---|---|---|---|"

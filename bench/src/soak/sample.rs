@@ -35,6 +35,12 @@ pub struct Sample {
     pub frames_sent: u64,
     pub frames_received: u64,
     pub webhooks_received: u64,
+    /// `n_dead_tup` summed over the schema's tables (the statistics'
+    /// estimate): what vacuum has yet to reclaim.
+    pub dead_rows: u64,
+    /// The age of the oldest open transaction on the database, in seconds:
+    /// one held open stops vacuum from reclaiming anything newer.
+    pub oldest_transaction_secs: f64,
     pub tables: Vec<Table>,
 }
 
@@ -49,11 +55,13 @@ impl Sample {
 
     pub fn summary(&self) -> String {
         format!(
-            "{:>5.0} s: RSS {} MiB, {} fds, db {} MiB, Redis {} MiB, outbox {} pending, {} requests, {} frames out / {} in, {} webhooks, {} errors",
+            "{:>5.0} s: RSS {} MiB, {} fds, db {} MiB ({} dead rows, oldest transaction {:.1} s), Redis {} MiB, outbox {} pending, {} requests, {} frames out / {} in, {} webhooks, {} errors",
             self.secs,
             self.rss_kib / 1024,
             self.fds,
             self.db_bytes() / (1 << 20),
+            self.dead_rows,
+            self.oldest_transaction_secs,
             self.redis_used_bytes / (1 << 20),
             self.outbox_pending,
             self.requests,
@@ -116,6 +124,8 @@ impl Sampler {
             frames_sent: Counters::get(&counters.frames_sent),
             frames_received: Counters::get(&counters.frames_received),
             webhooks_received: hooks.counts().received,
+            dead_rows: self.dead_rows().await?,
+            oldest_transaction_secs: self.oldest_transaction_secs().await?,
             tables: self.tables().await?,
         };
         self.write(&sample)?;
@@ -146,6 +156,33 @@ impl Sampler {
         )
         .await?;
         text.parse().context("outbox count")
+    }
+
+    async fn dead_rows(&self) -> anyhow::Result<u64> {
+        let text = psql(
+            &self.database_url,
+            Sql::Text("SELECT COALESCE(SUM(n_dead_tup), 0) FROM pg_stat_user_tables"),
+            &[],
+        )
+        .await?;
+        text.parse().context("dead rows")
+    }
+
+    /// Other sessions' open transactions only: this query's own is not one
+    /// the service holds.
+    async fn oldest_transaction_secs(&self) -> anyhow::Result<f64> {
+        let text = psql(
+            &self.database_url,
+            Sql::Text(
+                "SELECT COALESCE(EXTRACT(EPOCH FROM max(now() - xact_start)), 0) \
+                 FROM pg_stat_activity \
+                 WHERE datname = current_database() AND pid <> pg_backend_pid() \
+                 AND xact_start IS NOT NULL",
+            ),
+            &[],
+        )
+        .await?;
+        text.parse().context("oldest transaction")
     }
 
     /// Every table of the schema: its total size (indexes and TOAST too)
@@ -184,7 +221,7 @@ impl Sampler {
         if self.columns.is_none() {
             let names: Vec<String> = sample.tables.iter().map(|t| t.name.clone()).collect();
             let mut header = String::from(
-                "secs,rss_kib,fds,redis_used_memory,outbox_pending,errors,requests,frames_sent,frames_received,webhooks_received",
+                "secs,rss_kib,fds,redis_used_memory,outbox_pending,errors,requests,frames_sent,frames_received,webhooks_received,dead_rows,oldest_transaction_secs",
             );
             for name in &names {
                 header.push_str(&format!(",{name}_bytes,{name}_rows"));
@@ -194,7 +231,7 @@ impl Sampler {
         }
         let columns = self.columns.clone().unwrap_or_default();
         let mut line = format!(
-            "{:.1},{},{},{},{},{},{},{},{},{}",
+            "{:.1},{},{},{},{},{},{},{},{},{},{},{:.1}",
             sample.secs,
             sample.rss_kib,
             sample.fds,
@@ -204,7 +241,9 @@ impl Sampler {
             sample.requests,
             sample.frames_sent,
             sample.frames_received,
-            sample.webhooks_received
+            sample.webhooks_received,
+            sample.dead_rows,
+            sample.oldest_transaction_secs
         );
         for name in &columns {
             match sample.table(name) {
