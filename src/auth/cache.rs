@@ -16,7 +16,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
-use tokio::sync::broadcast::error::RecvError;
 use uuid::Uuid;
 
 use super::ready::ReadyKey;
@@ -234,28 +233,18 @@ pub async fn invalidate(state: &AppState, what: Invalidation) {
 /// subscription is taken before this returns, so nothing published after
 /// `App::build` is missed.
 pub fn spawn_invalidation_listener(state: &AppState) -> tokio::task::JoinHandle<()> {
-    let mut messages = state.realtime.bus.subscribe();
-    let access = state.access.clone();
-    let mut shutdown = state.shutdown.clone();
-    tokio::spawn(async move {
-        loop {
-            tokio::select! {
-                _ = shutdown.wait_for(|stop| *stop) => return,
-                received = messages.recv() => match received {
-                    Ok(message) if message.topic == TOPIC => {
-                        match Invalidation::decode(&message.payload) {
-                            Some(what) => access.keys.apply(what),
-                            None => tracing::warn!(payload = %message.payload, "unknown auth invalidation"),
-                        }
-                    }
-                    Ok(_) => {}
-                    // Missed messages may have been invalidations.
-                    Err(RecvError::Lagged(_)) => access.keys.apply(Invalidation::All),
-                    Err(RecvError::Closed) => return,
-                },
-            }
-        }
-    })
+    let on_message = state.access.clone();
+    let on_missed = state.access.clone();
+    state.realtime.bus.listen(
+        TOPIC,
+        state.shutdown.clone(),
+        move |payload| match Invalidation::decode(payload) {
+            Some(what) => on_message.keys.apply(what),
+            None => tracing::warn!(%payload, "unknown auth invalidation"),
+        },
+        // Missed messages may have been invalidations.
+        move || on_missed.keys.apply(Invalidation::All),
+    )
 }
 
 #[cfg(test)]

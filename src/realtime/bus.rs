@@ -125,6 +125,34 @@ impl Bus {
         self.local.subscribe()
     }
 
+    /// Hands every message on `topic` to `apply` until shutdown, and calls
+    /// `missed` when messages were dropped because this listener fell behind
+    /// (any of them may have been on `topic`). The subscription is taken
+    /// before this returns, so nothing published afterwards is missed. For
+    /// the node-wide notices (cache invalidations) every node applies.
+    pub fn listen(
+        &self,
+        topic: &'static str,
+        mut shutdown: tokio::sync::watch::Receiver<bool>,
+        apply: impl Fn(&str) + Send + 'static,
+        missed: impl Fn() + Send + 'static,
+    ) -> tokio::task::JoinHandle<()> {
+        let mut messages = self.subscribe();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = shutdown.wait_for(|stop| *stop) => return,
+                    received = messages.recv() => match received {
+                        Ok(message) if message.topic == topic => apply(&message.payload),
+                        Ok(_) => {}
+                        Err(broadcast::error::RecvError::Lagged(_)) => missed(),
+                        Err(broadcast::error::RecvError::Closed) => return,
+                    },
+                }
+            }
+        })
+    }
+
     /// The Redis channel of `company`'s realtime events (None without Redis).
     pub fn company_channel(&self, company_id: Uuid) -> Option<String> {
         self.redis

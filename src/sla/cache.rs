@@ -11,7 +11,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
-use tokio::sync::broadcast::error::RecvError;
 use uuid::Uuid;
 
 use super::calendar::Hours;
@@ -139,28 +138,18 @@ pub async fn changed(state: &AppState, company_id: Uuid) {
 /// subscription is taken before this returns, so nothing published after
 /// `App::build` is missed.
 pub fn spawn_invalidation_listener(state: &AppState) -> tokio::task::JoinHandle<()> {
-    let mut messages = state.realtime.bus.subscribe();
-    let cache = state.sla.clone();
-    let mut shutdown = state.shutdown.clone();
-    tokio::spawn(async move {
-        loop {
-            tokio::select! {
-                _ = shutdown.wait_for(|stop| *stop) => return,
-                received = messages.recv() => match received {
-                    Ok(message) if message.topic == TOPIC => {
-                        match Uuid::parse_str(&message.payload) {
-                            Ok(company_id) => cache.forget(company_id),
-                            Err(_) => tracing::warn!(payload = %message.payload, "unknown SLA invalidation"),
-                        }
-                    }
-                    Ok(_) => {}
-                    // Missed messages may have been changes.
-                    Err(RecvError::Lagged(_)) => cache.clear(),
-                    Err(RecvError::Closed) => return,
-                },
-            }
-        }
-    })
+    let on_message = state.sla.clone();
+    let on_missed = state.sla.clone();
+    state.realtime.bus.listen(
+        TOPIC,
+        state.shutdown.clone(),
+        move |payload| match Uuid::parse_str(payload) {
+            Ok(company_id) => on_message.forget(company_id),
+            Err(_) => tracing::warn!(%payload, "unknown SLA invalidation"),
+        },
+        // Missed messages may have been changes.
+        move || on_missed.clear(),
+    )
 }
 
 #[cfg(test)]
