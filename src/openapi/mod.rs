@@ -181,32 +181,18 @@ fn complete_operation(operation: &mut Operation, spec: &RouteSpec) {
             "The key lacks the required scope, or the account is suspended",
         ),
         ("429", "Rate limit exceeded (see `Retry-After`)"),
-        (
-            "500",
-            "Internal error (details are in the log, by request id)",
-        ),
-        ("503", "A dependency (the database) is unavailable; retry"),
     ];
+    common.extend_from_slice(SERVER_ERRORS);
     if has_input {
-        common.push((
-            "400",
-            "Invalid input (`invalid_json` or `validation_failed`)",
-        ));
+        common.push(INVALID_INPUT);
     }
     if has_path_param {
         common.push(("404", "No such record for this key's company and mode"));
     }
     if has_body {
-        common.push(("413", "Request body exceeds 1 MiB"));
-        common.push(("415", "Content-Type must be application/json"));
+        common.extend_from_slice(BODY_ERRORS);
     }
-    for (status, description) in common {
-        operation
-            .responses
-            .responses
-            .entry(status.to_string())
-            .or_insert_with(|| error_response(description));
-    }
+    add_error_responses(operation, &common);
     if spec.method == axum::http::Method::POST {
         add_idempotency(operation);
     }
@@ -214,6 +200,38 @@ fn complete_operation(operation: &mut Operation, spec: &RouteSpec) {
         if let RefOr::T(response) = response {
             add_rate_limit_headers(status, response);
         }
+    }
+}
+
+/// The errors any operation may answer whatever its input.
+pub const SERVER_ERRORS: &[(&str, &str)] = &[
+    (
+        "500",
+        "Internal error (details are in the log, by request id)",
+    ),
+    ("503", "A dependency (the database) is unavailable; retry"),
+];
+
+pub const INVALID_INPUT: (&str, &str) = (
+    "400",
+    "Invalid input (`invalid_json` or `validation_failed`)",
+);
+
+/// The errors of an operation that reads a JSON body, beyond invalid input.
+pub const BODY_ERRORS: &[(&str, &str)] = &[
+    ("413", "Request body exceeds 1 MiB"),
+    ("415", "Content-Type must be application/json"),
+];
+
+/// Adds each `(status, description)` as an error response unless the
+/// operation's own annotation already describes that status.
+pub fn add_error_responses(operation: &mut Operation, errors: &[(&str, &str)]) {
+    for (status, description) in errors {
+        operation
+            .responses
+            .responses
+            .entry((*status).to_string())
+            .or_insert_with(|| error_response(description));
     }
 }
 

@@ -8,8 +8,6 @@ use utoipa::openapi::path::Operation;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::openapi::{ObjectBuilder, OpenApi as Document, RefOr, Type};
 
-use super::error_response;
-
 /// The visitor token's security scheme in the document.
 pub const VISITOR_TOKEN_SCHEME: &str = "VisitorToken";
 /// The public widget API's paths start with it.
@@ -58,37 +56,21 @@ fn takes_idempotency_key(operation: &mut Operation) -> bool {
 /// The per-IP limit's 429 (every widget API request counts), the server's
 /// own errors, and a JSON body's errors.
 fn complete_operation(operation: &mut Operation) {
-    let mut common = vec![
-        (
-            "429",
-            "`rate_limited`: too many requests from this client IP (or, for chats and \
-             uploads, too many started or uploaded); see `Retry-After`",
-        ),
-        (
-            "500",
-            "Internal error (details are in the log, by request id)",
-        ),
-        ("503", "A dependency (the database) is unavailable; retry"),
-    ];
+    let mut common = vec![(
+        "429",
+        "`rate_limited`: too many requests from this client IP (or, for chats and \
+         uploads, too many started or uploaded); see `Retry-After`",
+    )];
+    common.extend_from_slice(super::SERVER_ERRORS);
     let json_body = matches!(
         &operation.request_body,
         Some(RefOr::T(body)) if body.content.contains_key("application/json")
     );
     if json_body {
-        common.push((
-            "400",
-            "Invalid input (`invalid_json` or `validation_failed`)",
-        ));
-        common.push(("413", "Request body exceeds 1 MiB"));
-        common.push(("415", "Content-Type must be application/json"));
+        common.push(super::INVALID_INPUT);
+        common.extend_from_slice(super::BODY_ERRORS);
     }
-    for (status, description) in common {
-        operation
-            .responses
-            .responses
-            .entry(status.to_string())
-            .or_insert_with(|| error_response(description));
-    }
+    super::add_error_responses(operation, &common);
     if let Some(RefOr::T(limited)) = operation.responses.responses.get_mut("429") {
         limited
             .headers
