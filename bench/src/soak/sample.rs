@@ -149,40 +149,41 @@ impl Sampler {
     }
 
     async fn outbox_pending(&self) -> anyhow::Result<u64> {
-        let text = psql(
-            &self.database_url,
-            Sql::Text("SELECT count(*) FROM outbox_jobs WHERE status = 'pending'"),
-            &[],
+        self.scalar(
+            "SELECT count(*) FROM outbox_jobs WHERE status = 'pending'",
+            "outbox count",
         )
-        .await?;
-        text.parse().context("outbox count")
+        .await
     }
 
     async fn dead_rows(&self) -> anyhow::Result<u64> {
-        let text = psql(
-            &self.database_url,
-            Sql::Text("SELECT COALESCE(SUM(n_dead_tup), 0) FROM pg_stat_user_tables"),
-            &[],
+        self.scalar(
+            "SELECT COALESCE(SUM(n_dead_tup), 0) FROM pg_stat_user_tables",
+            "dead rows",
         )
-        .await?;
-        text.parse().context("dead rows")
+        .await
     }
 
     /// Other sessions' open transactions only: this query's own is not one
     /// the service holds.
     async fn oldest_transaction_secs(&self) -> anyhow::Result<f64> {
-        let text = psql(
-            &self.database_url,
-            Sql::Text(
-                "SELECT COALESCE(EXTRACT(EPOCH FROM max(now() - xact_start)), 0) \
-                 FROM pg_stat_activity \
-                 WHERE datname = current_database() AND pid <> pg_backend_pid() \
-                 AND xact_start IS NOT NULL",
-            ),
-            &[],
+        self.scalar(
+            "SELECT COALESCE(EXTRACT(EPOCH FROM max(now() - xact_start)), 0) \
+             FROM pg_stat_activity \
+             WHERE datname = current_database() AND pid <> pg_backend_pid() \
+             AND xact_start IS NOT NULL",
+            "oldest transaction",
         )
-        .await?;
-        text.parse().context("oldest transaction")
+        .await
+    }
+
+    /// The one value `sql` selects.
+    async fn scalar<T: std::str::FromStr>(&self, sql: &str, what: &'static str) -> anyhow::Result<T>
+    where
+        T::Err: std::error::Error + Send + Sync + 'static,
+    {
+        let text = psql(&self.database_url, Sql::Text(sql), &[]).await?;
+        text.trim().parse().context(what)
     }
 
     /// Every table of the schema: its total size (indexes and TOAST too)
