@@ -168,7 +168,7 @@ impl Sampler {
     /// the service holds.
     async fn oldest_transaction_secs(&self) -> anyhow::Result<f64> {
         self.scalar(
-            "SELECT COALESCE(EXTRACT(EPOCH FROM max(now() - xact_start)), 0) \
+            "SELECT GREATEST(EXTRACT(EPOCH FROM max(now() - xact_start)), 0) \
              FROM pg_stat_activity \
              WHERE datname = current_database() AND pid <> pg_backend_pid() \
              AND xact_start IS NOT NULL",
