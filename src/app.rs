@@ -15,6 +15,7 @@ use metrics_exporter_prometheus::PrometheusHandle;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
+use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
@@ -339,11 +340,14 @@ fn router(state: AppState, shop_url: Option<Arc<str>>) -> Router {
         .method_not_allowed_fallback(|| async {
             ApiError::from_status(StatusCode::METHOD_NOT_ALLOWED)
         })
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            crate::auth::middleware::authenticate,
-        ))
-        .layer(middleware::from_fn(crate::metrics::http::tag_route));
+        .layer(
+            ServiceBuilder::new()
+                .layer(middleware::from_fn(crate::metrics::http::tag_route))
+                .layer(middleware::from_fn_with_state(
+                    state.clone(),
+                    crate::auth::middleware::authenticate,
+                )),
+        );
 
     let routes = Router::new()
         .route("/healthz", get(|| async { "ok" }))
@@ -361,46 +365,59 @@ fn router(state: AppState, shop_url: Option<Arc<str>>) -> Router {
         .method_not_allowed_fallback(|| async {
             ApiError::from_status(StatusCode::METHOD_NOT_ALLOWED)
         })
-        // Every route that can change a ticket (the API, the widget's).
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            announce_ticket_events,
-        ));
-    // The state as an extension too, for route layers declared before the
-    // state exists (the idempotency layer of `ApiRouter::route`).
-    layered(routes.layer(axum::Extension(state.clone()))).with_state(state)
+        .layer(
+            ServiceBuilder::new()
+                // The state as an extension too, for route layers declared
+                // before the state exists (the idempotency layer of
+                // `ApiRouter::route`).
+                .layer(axum::Extension(state.clone()))
+                // Every route that can change a ticket (the API, the widget's).
+                .layer(middleware::from_fn_with_state(
+                    state.clone(),
+                    announce_ticket_events,
+                )),
+        );
+    layered(routes).with_state(state)
 }
 
-/// The middleware every route gets: request ids, tracing, panics and every
-/// other failure turned into our JSON error shape, the body limit, and
-/// request metrics (outermost, so they see the status the client gets).
+/// The middleware every route gets, outermost first: request metrics (so
+/// they see the status the client gets), request ids, tracing, panics and
+/// every other failure turned into our JSON error shape, the body limit.
+///
+/// One `layer` call with the whole stack rather than one per middleware:
+/// axum boxes each route once per `layer` call, and every request clones
+/// and drops the route's service, box by box (a callgrind profile of a
+/// one-row GET put those clones and drops at a fifth of its instructions
+/// with one box per middleware).
 pub fn layered(routes: Router<AppState>) -> Router<AppState> {
     let request_id = HeaderName::from_static("x-request-id");
-    routes
-        .layer(DefaultBodyLimit::max(BODY_LIMIT))
-        .layer(middleware::from_fn(json_errors))
-        .layer(CatchPanicLayer::custom(|_| {
-            ApiError::internal().into_response()
-        }))
-        .layer(PropagateRequestIdLayer::new(request_id.clone()))
-        .layer(
-            TraceLayer::new_for_http().make_span_with(|request: &Request| {
-                let id = request
-                    .headers()
-                    .get("x-request-id")
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or("");
-                // The path only: query strings may carry socket tokens.
-                tracing::info_span!(
-                    "request",
-                    method = %request.method(),
-                    path = %request.uri().path(),
-                    request_id = %id,
-                )
-            }),
-        )
-        .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
-        .layer(middleware::from_fn(crate::metrics::http::track))
+    routes.layer(
+        ServiceBuilder::new()
+            .layer(middleware::from_fn(crate::metrics::http::track))
+            .layer(SetRequestIdLayer::new(request_id.clone(), MakeRequestUuid))
+            .layer(
+                TraceLayer::new_for_http().make_span_with(|request: &Request| {
+                    let id = request
+                        .headers()
+                        .get("x-request-id")
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("");
+                    // The path only: query strings may carry socket tokens.
+                    tracing::info_span!(
+                        "request",
+                        method = %request.method(),
+                        path = %request.uri().path(),
+                        request_id = %id,
+                    )
+                }),
+            )
+            .layer(PropagateRequestIdLayer::new(request_id))
+            .layer(CatchPanicLayer::custom(|_| {
+                ApiError::internal().into_response()
+            }))
+            .layer(middleware::from_fn(json_errors))
+            .layer(DefaultBodyLimit::max(BODY_LIMIT)),
+    )
 }
 
 /// Announces on the sockets the ticket events a request committed, before

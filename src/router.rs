@@ -10,6 +10,7 @@ use axum::extract::Request;
 use axum::http::Method;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use tower::ServiceBuilder;
 use utoipa::openapi::{OpenApi as Document, PathItem};
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter};
 
@@ -67,20 +68,19 @@ impl ApiRouter {
                 });
             }
         }
-        // Route layers run in reverse order of adding: the scope check
-        // first, then (POSTs) the idempotency layer, then the one that
-        // signs attachment links in the answer, then the handler.
-        let method_router =
-            method_router.route_layer(middleware::from_fn(crate::attachments::links::in_scope));
-        let method_router = if has_post {
-            method_router.route_layer(middleware::from_fn(crate::idempotency::guard))
-        } else {
-            method_router
-        };
-        let method_router =
-            method_router.route_layer(middleware::from_fn(move |request: Request, next: Next| {
-                require_scope(scope, also, request, next)
-            }));
+        // Outermost first: the scope check, then (POSTs) the idempotency
+        // layer, then the one that signs attachment links in the answer,
+        // then the handler. One `route_layer` call for the three: each call
+        // boxes the route once more, and every request clones and drops
+        // every box.
+        let method_router = method_router.route_layer(
+            ServiceBuilder::new()
+                .layer(middleware::from_fn(move |request: Request, next: Next| {
+                    require_scope(scope, also, request, next)
+                }))
+                .option_layer(has_post.then(|| middleware::from_fn(crate::idempotency::guard)))
+                .layer(middleware::from_fn(crate::attachments::links::in_scope)),
+        );
         self.router = self.router.routes((schemas, paths, method_router));
         self
     }
