@@ -26,4 +26,9 @@ CREATE OR REPLACE FUNCTION bench_uuid7() RETURNS uuid LANGUAGE sql VOLATILE AS $
           || '7' || substr(md5(random()::text), 1, 19))::uuid
 $$;
 
+-- The ticket numbers of scenario 1's plain-sequence baseline
+-- (pgbench_tickets_create_sequence.sql; `SEQ-` numbers, apart from the
+-- service's `TKT-` ones).
+CREATE SEQUENCE bench_ticket_numbers;
+
 ANALYZE;

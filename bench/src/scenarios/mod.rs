@@ -204,39 +204,62 @@ impl Ctx {
         make: MakeRequest,
         baseline: Baseline,
     ) -> anyhow::Result<(Measured, Measured)> {
+        let (service, mut bases) = self
+            .compare_each(server, expect, make, vec![baseline])
+            .await?;
+        Ok((service, bases.pop().unwrap_or_else(Measured::empty)))
+    }
+
+    /// [`Ctx::compare`] with several baselines, each in every slice after
+    /// the service's (A B C A B C …). Returns the service and the
+    /// baselines in the order given.
+    async fn compare_each(
+        &self,
+        server: &Server,
+        expect: StatusCode,
+        make: MakeRequest,
+        baselines: Vec<Baseline>,
+    ) -> anyhow::Result<(Measured, Vec<Measured>)> {
         let slices = self.slices.max(1);
         let slice = Load {
             conns: self.load.conns,
             warmup: self.load.warmup,
             duration: self.load.duration / slices,
         };
-        let (mut service, mut base) = (Measured::empty(), Measured::empty());
+        let mut service = Measured::empty();
+        let mut bases: Vec<Measured> = baselines.iter().map(|_| Measured::empty()).collect();
         for i in 0..slices {
             service.merge(measure(server, slice, expect, make.clone()).await?);
-            match &baseline {
-                Baseline::Http(other, status) => {
-                    base.merge(measure(server, slice, *status, other.clone()).await?)
-                }
-                Baseline::Pgbench { name, script, vars } => {
-                    let runnable = self.out_dir.join("pgbench").join(script);
-                    if i == 0 {
-                        prepare_script(&self.database_url, &self.sql_dir.join(script), &runnable)
-                            .await?;
+            for (baseline, base) in baselines.iter().zip(bases.iter_mut()) {
+                match baseline {
+                    Baseline::Http(other, status) => {
+                        base.merge(measure(server, slice, *status, other.clone()).await?)
                     }
-                    let run = Pgbench {
-                        name: format!("{name}_{i}"),
-                        script: runnable,
-                        vars: vars.clone(),
-                        database_url: &self.database_url,
-                        load: slice,
-                        out_dir: &self.out_dir,
-                        rate: None,
-                    };
-                    base.t.merge(run.run().await?);
+                    Baseline::Pgbench { name, script, vars } => {
+                        let runnable = self.out_dir.join("pgbench").join(script);
+                        if i == 0 {
+                            prepare_script(
+                                &self.database_url,
+                                &self.sql_dir.join(script),
+                                &runnable,
+                            )
+                            .await?;
+                        }
+                        let run = Pgbench {
+                            name: format!("{name}_{i}"),
+                            script: runnable,
+                            vars: vars.clone(),
+                            database_url: &self.database_url,
+                            load: slice,
+                            out_dir: &self.out_dir,
+                            rate: None,
+                        };
+                        base.t.merge(run.run().await?);
+                    }
                 }
             }
         }
-        Ok((service, base))
+        Ok((service, bases))
     }
 
     /// A chat session to post messages into (scenarios 5 and 6).

@@ -547,7 +547,9 @@ pub async fn list(
 /// filters, exact from `ticket_counts` (kept by triggers in every ticket
 /// write's transaction; its migration says why): a sum over the few rows of
 /// the tenant's (entity, status, priority, assignee, team) combinations,
-/// whatever the number of tickets. With a search, or tag, custom field or
+/// whatever the number of tickets. On Postgres a combination is split over
+/// up to 16 stripes that only mean something summed (one may be negative):
+/// the sum adds them all. With a search, or tag, custom field or
 /// SLA filters, which no counter follows, the matching tickets are counted
 /// up to `cap`, and beyond it the total is `cap` and a lower bound.
 pub async fn count(
