@@ -21,7 +21,6 @@ use super::claim::{self, Assigned, Claim};
 use super::store;
 use crate::auth::Tenant;
 use crate::error::StoreError;
-use crate::realtime::presence::Visibility;
 use crate::realtime::protocol::{self, Channel, Topic};
 use crate::state::AppState;
 use crate::tickets::model::{Ticket, TicketStatus};
@@ -31,17 +30,9 @@ use crate::time::Timestamp;
 /// chats of agents who went away.
 pub const TICK: Duration = Duration::from_secs(1);
 
-/// The members online and taking new work.
+/// The agents online and taking new work (PUBLIC).
 async fn available(state: &AppState, tenant: &Tenant) -> Result<Vec<Uuid>, StoreError> {
-    Ok(state
-        .realtime
-        .presence
-        .online(tenant)
-        .await?
-        .into_iter()
-        .filter(|agent| agent.visibility == Visibility::Public)
-        .map(|agent| agent.user_id)
-        .collect())
+    state.realtime.presence.available(tenant).await
 }
 
 /// Assigns `team`'s queued chats while a member can take one, then pushes
