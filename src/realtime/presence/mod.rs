@@ -303,7 +303,11 @@ mod tests {
             ..agent("Bob")
         };
         let elsewhere = agent("Cy");
-        for (t, a) in [(tenant, &public), (tenant, &private), (other_mode, &elsewhere)] {
+        for (t, a) in [
+            (tenant, &public),
+            (tenant, &private),
+            (other_mode, &elsewhere),
+        ] {
             presence.heartbeat(&t, a).await.expect("ok");
         }
 
