@@ -51,11 +51,15 @@ pub struct Assignment {
     pub assignee_id: Option<Uuid>,
 }
 
-/// The data of `chat.assigned`.
+/// The data of `chat.assigned`, and who held the chat before.
 #[derive(Debug, Clone, Serialize)]
 pub struct Assigned {
     pub session: Session,
     pub assignment: Assignment,
+    /// The assignee the change took the chat from, whose console must hear
+    /// of it; not part of the event.
+    #[serde(skip)]
+    pub previous_assignee_id: Option<Uuid>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -140,7 +144,8 @@ pub async fn claim_next(
         team_id: Some(team),
         assignee_id: Some(agent),
     };
-    let assigned = finish(&mut tx, tenant, head, assignment).await?;
+    // Only unassigned chats are queued: nobody held it.
+    let assigned = finish(&mut tx, tenant, head, assignment, None).await?;
     tx.commit().await?;
     Ok(Claim::Assigned(Box::new(assigned)))
 }
@@ -353,18 +358,21 @@ fn pick(mode: RoutingMode, last: Option<Uuid>, open: &[&Load]) -> Option<Uuid> {
     }
 }
 
-/// Records the assignment of `session` (its row already changed): the
-/// change feed's entry and the `chat.assigned` event, in `tx`.
+/// Records the assignment of `session` (its row already changed), taken
+/// from `previous`: the change feed's entry and the `chat.assigned` event,
+/// in `tx`.
 async fn finish(
     tx: &mut Tx,
     tenant: &Tenant,
     session: Uuid,
     assignment: Assignment,
+    previous: Option<Uuid>,
 ) -> Result<Assigned, StoreError> {
     let session = record_session(tx, tenant, session).await?;
     let assigned = Assigned {
         session,
         assignment,
+        previous_assignee_id: previous.filter(|p| Some(*p) != assignment.assignee_id),
     };
     events::emit(tx, tenant, EventName::ChatAssigned, &assigned).await?;
     Ok(assigned)
@@ -432,7 +440,7 @@ pub async fn assign_manually(
         team_id: team,
         assignee_id: assignee,
     };
-    let assigned = finish(&mut tx, tenant, session, assignment).await?;
+    let assigned = finish(&mut tx, tenant, session, assignment, current_assignee).await?;
     tx.commit().await?;
     Ok(Some(assigned))
 }
@@ -576,7 +584,7 @@ pub async fn requeue(
         team_id: team,
         assignee_id: None,
     };
-    let assigned = finish(&mut tx, tenant, session, assignment).await?;
+    let assigned = finish(&mut tx, tenant, session, assignment, Some(agent)).await?;
     tx.commit().await?;
     Ok(Some(assigned))
 }
