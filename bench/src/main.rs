@@ -23,7 +23,7 @@ use clap::{Parser, Subcommand};
 use crate::http::Load;
 use crate::process::ServiceConfig;
 use crate::report::{Environment, Row};
-use crate::scenarios::Ctx;
+use crate::scenarios::{AssignmentChannel, Ctx};
 
 #[derive(Parser)]
 #[command(name = "sdbench", about = "supportdesk benchmark")]
@@ -131,6 +131,11 @@ struct AllArgs {
     /// binaries (A = --service-bin, B = this) instead of the baselines.
     #[arg(long)]
     ab_bin: Option<PathBuf>,
+    /// Where scenario 13's consoles hear their assignments: `agent` (each
+    /// its own `agent:<userId>` channel) or `entity` (all on the team's
+    /// entity channel).
+    #[arg(long, value_enum, default_value_t = AssignmentChannel::Agent)]
+    assignment_channel: AssignmentChannel,
     #[arg(long, default_value = "unknown")]
     commit: String,
     #[arg(long, default_value = "bench/run.sh")]
@@ -223,6 +228,7 @@ async fn all(args: AllArgs) -> anyhow::Result<()> {
         heartbeat_rounds: args.heartbeat_rounds,
         peers_dir: args.peers.then(|| args.peers_dir.clone()),
         ab_bin: args.ab_bin.clone(),
+        assignment_channel: args.assignment_channel,
         scale_tenant: None,
         rows: Vec::new(),
         notes: Vec::new(),

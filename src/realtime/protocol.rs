@@ -20,6 +20,10 @@ pub enum Channel {
     /// `tickets:<entityId>`: the ticket events of one entity; `tickets`
     /// (None): those of the whole company and mode.
     Tickets(Option<Uuid>),
+    /// `agent:<userId>`: the `assignment` frames of chats given to or taken
+    /// from one user, so a console hears its own work without its entities'
+    /// whole traffic.
+    Agent(Uuid),
 }
 
 impl Channel {
@@ -35,6 +39,7 @@ impl Channel {
             "session" => Some(Channel::Session(id)),
             "entity" => Some(Channel::Entity(id)),
             "tickets" => Some(Channel::Tickets(Some(id))),
+            "agent" => Some(Channel::Agent(id)),
             _ => None,
         }
     }
@@ -46,6 +51,7 @@ impl Channel {
             Channel::Presence => "presence".into(),
             Channel::Tickets(None) => "tickets".into(),
             Channel::Tickets(Some(id)) => format!("tickets:{id}"),
+            Channel::Agent(id) => format!("agent:{id}"),
         }
     }
 }
@@ -68,6 +74,7 @@ pub enum HubChannel {
     Presence,
     PublicPresence,
     Tickets { entity: Option<Uuid>, notes: bool },
+    Agent(Uuid),
 }
 
 impl From<Channel> for HubChannel {
@@ -80,6 +87,7 @@ impl From<Channel> for HubChannel {
                 entity,
                 notes: false,
             },
+            Channel::Agent(id) => HubChannel::Agent(id),
         }
     }
 }
@@ -103,6 +111,7 @@ impl Topic {
             HubChannel::Entity(id) => format!("entity:{id}"),
             HubChannel::Presence => "presence".into(),
             HubChannel::PublicPresence => "presence.public".into(),
+            HubChannel::Agent(id) => format!("agent:{id}"),
             HubChannel::Tickets { entity, notes } => {
                 let base = if notes { TICKETS_WITH_NOTES } else { "tickets" };
                 match entity {
@@ -266,6 +275,11 @@ mod tests {
             Some(Channel::Session(id))
         );
         assert_eq!(Channel::parse("presence"), Some(Channel::Presence));
+        assert_eq!(
+            Channel::parse(&format!("agent:{id}")),
+            Some(Channel::Agent(id))
+        );
+        assert_eq!(Channel::parse("agent"), None);
         assert_eq!(Channel::parse("session:nope"), None);
         assert_eq!(Channel::parse("tickets:1"), None);
         assert_eq!(Channel::parse("tickets"), Some(Channel::Tickets(None)));
@@ -294,6 +308,7 @@ mod tests {
                 entity: None,
                 notes: true,
             },
+            HubChannel::Agent(id),
         ] {
             let topic = Topic::new(tenant, channel);
             let message = Some(Uuid::now_v7());

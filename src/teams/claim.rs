@@ -51,11 +51,15 @@ pub struct Assignment {
     pub assignee_id: Option<Uuid>,
 }
 
-/// The data of `chat.assigned`.
+/// The data of `chat.assigned`, and who held the chat before.
 #[derive(Debug, Clone, Serialize)]
 pub struct Assigned {
     pub session: Session,
     pub assignment: Assignment,
+    /// The assignee the change took the chat from, whose console must hear
+    /// of it; not part of the event.
+    #[serde(skip)]
+    pub previous_assignee_id: Option<Uuid>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -87,6 +91,15 @@ pub async fn claim_next(
     team: Uuid,
     available: &[Uuid],
 ) -> Result<Claim, StoreError> {
+    // Most claims find nothing to do: the drain after a new chat ends with
+    // one that finds the queue empty. Looked at without the team's lock, so
+    // that they do not queue behind the claims that assign (most of a
+    // chat's POST was spent waiting for that lock under load). A chat
+    // queued after this read is claimed by its own drain, which reads after
+    // its insert committed; what is claimed is still decided under the lock.
+    if available.is_empty() || !queue_has_head(db, team).await? {
+        return Ok(Claim::Nothing);
+    }
     let mut tx = db.begin().await?;
     let routing: Option<TeamRouting> = Query::new(
         "SELECT routing_mode, chat_capacity, last_assigned_id FROM teams WHERE id = $1 AND ",
@@ -140,9 +153,21 @@ pub async fn claim_next(
         team_id: Some(team),
         assignee_id: Some(agent),
     };
-    let assigned = finish(&mut tx, tenant, head, assignment).await?;
+    // Only unassigned chats are queued: nobody held it.
+    let assigned = finish(&mut tx, tenant, head, assignment, None).await?;
     tx.commit().await?;
     Ok(Claim::Assigned(Box::new(assigned)))
+}
+
+/// Whether `team` has a queued chat, read without a lock.
+async fn queue_has_head(db: &Db, team: Uuid) -> Result<bool, StoreError> {
+    let head: Vec<Uuid> = Query::new(format!(
+        "SELECT id FROM chat_sessions WHERE team_id = $1 AND {QUEUED} LIMIT 1"
+    ))
+    .bind(team)
+    .fetch_column(db)
+    .await?;
+    Ok(!head.is_empty())
 }
 
 /// Picks the member of `team` among `available` that routing gives the
@@ -353,18 +378,21 @@ fn pick(mode: RoutingMode, last: Option<Uuid>, open: &[&Load]) -> Option<Uuid> {
     }
 }
 
-/// Records the assignment of `session` (its row already changed): the
-/// change feed's entry and the `chat.assigned` event, in `tx`.
+/// Records the assignment of `session` (its row already changed), taken
+/// from `previous`: the change feed's entry and the `chat.assigned` event,
+/// in `tx`.
 async fn finish(
     tx: &mut Tx,
     tenant: &Tenant,
     session: Uuid,
     assignment: Assignment,
+    previous: Option<Uuid>,
 ) -> Result<Assigned, StoreError> {
     let session = record_session(tx, tenant, session).await?;
     let assigned = Assigned {
         session,
         assignment,
+        previous_assignee_id: previous.filter(|p| Some(*p) != assignment.assignee_id),
     };
     events::emit(tx, tenant, EventName::ChatAssigned, &assigned).await?;
     Ok(assigned)
@@ -432,7 +460,7 @@ pub async fn assign_manually(
         team_id: team,
         assignee_id: assignee,
     };
-    let assigned = finish(&mut tx, tenant, session, assignment).await?;
+    let assigned = finish(&mut tx, tenant, session, assignment, current_assignee).await?;
     tx.commit().await?;
     Ok(Some(assigned))
 }
@@ -576,7 +604,7 @@ pub async fn requeue(
         team_id: team,
         assignee_id: None,
     };
-    let assigned = finish(&mut tx, tenant, session, assignment).await?;
+    let assigned = finish(&mut tx, tenant, session, assignment, Some(agent)).await?;
     tx.commit().await?;
     Ok(Some(assigned))
 }

@@ -21,7 +21,6 @@ use super::claim::{self, Assigned, Claim};
 use super::store;
 use crate::auth::Tenant;
 use crate::error::StoreError;
-use crate::realtime::presence::Visibility;
 use crate::realtime::protocol::{self, Channel, Topic};
 use crate::state::AppState;
 use crate::tickets::model::{Ticket, TicketStatus};
@@ -31,17 +30,9 @@ use crate::time::Timestamp;
 /// chats of agents who went away.
 pub const TICK: Duration = Duration::from_secs(1);
 
-/// The members online and taking new work.
+/// The agents online and taking new work (PUBLIC).
 async fn available(state: &AppState, tenant: &Tenant) -> Result<Vec<Uuid>, StoreError> {
-    Ok(state
-        .realtime
-        .presence
-        .online(tenant)
-        .await?
-        .into_iter()
-        .filter(|agent| agent.visibility == Visibility::Public)
-        .map(|agent| agent.user_id)
-        .collect())
+    state.realtime.presence.available(tenant).await
 }
 
 /// Assigns `team`'s queued chats while a member can take one, then pushes
@@ -140,10 +131,12 @@ pub async fn member_freed(state: &AppState, tenant: &Tenant, user: Uuid) {
 }
 
 /// Pushes an assignment: `assignment` to the session (its visitor learns an
-/// agent took the chat), to its entity channel (the agents' consoles,
-/// where the assignee finds it) and to the entity channels of its team
-/// (the team's channels: a team console watches its entities, and the
-/// chat's may be none of them).
+/// agent took the chat), to its entity channel and to the entity channels
+/// of its team (the team's channels: a team console watches its entities,
+/// and the chat's may be none of them), and to the agent channels of the
+/// new and the previous assignee (each console hears its own work without
+/// the entities' whole traffic: on a busy team that is every assignment
+/// to every console).
 pub async fn publish_assignment(state: &AppState, tenant: &Tenant, assigned: &Assigned) {
     let session = &assigned.session;
     let data = json!({
@@ -151,6 +144,24 @@ pub async fn publish_assignment(state: &AppState, tenant: &Tenant, assigned: &As
         "assigneeId": assigned.assignment.assignee_id,
         "assignment": assigned.assignment,
     });
+    let data = &data;
+    let publish = move |channel: Channel| {
+        let frame = protocol::event("assignment", &channel.name(), None, data);
+        state
+            .realtime
+            .publish(Topic::new(*tenant, channel.into()), None, frame)
+    };
+    // The visitor's and the agents' own channels first: the team's
+    // entities are one more read.
+    let agents = [
+        assigned.assignment.assignee_id,
+        assigned.previous_assignee_id,
+    ];
+    let own = std::iter::once(Channel::Session(session.id))
+        .chain(agents.into_iter().flatten().map(Channel::Agent));
+    for channel in own {
+        publish(channel).await;
+    }
     let mut entities = BTreeSet::from([session.entity_id]);
     if let Some(team) = assigned.assignment.team_id {
         match store::entities_of(&state.db, team).await {
@@ -158,14 +169,8 @@ pub async fn publish_assignment(state: &AppState, tenant: &Tenant, assigned: &As
             Err(err) => tracing::warn!(error = %err, %team, "assignment not sent to its team"),
         }
     }
-    let channels = std::iter::once(Channel::Session(session.id))
-        .chain(entities.into_iter().map(Channel::Entity));
-    for channel in channels {
-        let frame = protocol::event("assignment", &channel.name(), None, &data);
-        state
-            .realtime
-            .publish(Topic::new(*tenant, channel.into()), None, frame)
-            .await;
+    for entity in entities {
+        publish(Channel::Entity(entity)).await;
     }
 }
 

@@ -1,8 +1,10 @@
 //! Scenario 13: assignment latency. 500 agents online (presence
-//! heartbeats), each with a console socket on the routed team's entity
-//! channel; new chats arrive at 50 per second; each is timed from the
-//! moment its `POST /chat/sessions` is sent to the moment its `assignment`
-//! frame reaches the socket of the agent it was assigned to.
+//! heartbeats), each with a console socket on its own `agent:<userId>`
+//! channel (or, with `--assignment-channel entity`, all on the routed
+//! team's entity channel, where every console hears every assignment);
+//! new chats arrive at 50 per second; each is timed from the moment its
+//! `POST /chat/sessions` is sent to the moment its `assignment` frame
+//! reaches the socket of the agent it was assigned to.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -28,6 +30,24 @@ const RATE: f64 = 50.0;
 /// delays only its own connection's next chat).
 const POSTERS: usize = 8;
 
+/// Where the consoles hear their assignments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AssignmentChannel {
+    /// `agent:<userId>`: each console its own.
+    Agent,
+    /// `entity:<id>`: every console the team's entity.
+    Entity,
+}
+
+impl AssignmentChannel {
+    fn of(self, agent: &str, entity: &str) -> String {
+        match self {
+            AssignmentChannel::Agent => format!("agent:{agent}"),
+            AssignmentChannel::Entity => format!("entity:{entity}"),
+        }
+    }
+}
+
 /// The team's entity, its chats' send instants and the frames' arrivals.
 struct Run {
     sent: Vec<(String, Instant)>,
@@ -38,8 +58,12 @@ struct Run {
 
 impl Ctx {
     pub async fn assignment(&mut self) -> anyhow::Result<()> {
+        let channel = match self.assignment_channel {
+            AssignmentChannel::Agent => "agent:<id>",
+            AssignmentChannel::Entity => "entity:<id>",
+        };
         let scenario = format!(
-            "13 chat created → `assignment` frame at the agent, {AGENTS} online agents (sockets), {RATE:.0} chats/s, p99"
+            "13 chat created → `assignment` frame at the agent, {AGENTS} online agents (sockets on `{channel}`), {RATE:.0} chats/s, p99"
         );
         let target = "p99 ≤ 20 ms";
         if self.seed.agents.len() < AGENTS {
@@ -149,7 +173,8 @@ impl Ctx {
         let mut readers = Vec::new();
         for (i, agent) in agents.iter().enumerate() {
             let mut socket = ws::open(1000 + i, &ws_target).await?;
-            ws::subscribe(&mut socket, &format!("entity:{entity}")).await?;
+            let channel = self.assignment_channel.of(agent, &entity);
+            ws::subscribe(&mut socket, &channel).await?;
             let (agent, arrivals_tx) = (agent.clone(), arrivals_tx.clone());
             readers.push(tokio::spawn(async move {
                 while let Some(Ok(message)) = socket.next().await {
@@ -157,8 +182,8 @@ impl Ctx {
                         continue;
                     };
                     let at = Instant::now();
-                    // Every console hears every assignment: only the
-                    // assignee's own is parsed.
+                    // On the entity channel every console hears every
+                    // assignment: only the assignee's own is parsed.
                     if !text.as_str().contains(agent.as_str()) {
                         continue;
                     }
@@ -221,6 +246,20 @@ impl Ctx {
         let sockets = readers.len();
         for reader in readers {
             reader.abort();
+        }
+        // The next run (`--runs`) routes to the same agents: they start it
+        // with no open chats, as this one did, not at capacity.
+        let mut closer = Conn::open(2, server.addr).await?;
+        for (session, _) in &sent {
+            let close = Req {
+                method: hyper::Method::PATCH,
+                ..Req::post_json(
+                    format!("/api/v1/chat/sessions/{session}"),
+                    &json!({"status": "CLOSED"}),
+                )
+                .key(&key)
+            };
+            closer.json(&close, StatusCode::OK).await?;
         }
         Ok(Run {
             sent,

@@ -37,6 +37,7 @@ use crate::report::Row;
 use crate::setup::{Seed, Tenant};
 use crate::stats::{self, Throughput};
 use crate::ws;
+pub use assignment::AssignmentChannel;
 use pgbench_script::prepare_script;
 
 pub struct Ctx {
@@ -57,6 +58,8 @@ pub struct Ctx {
     pub peers_dir: Option<PathBuf>,
     /// Scenarios 3 and 5 compare this service binary (B) with `service.bin` (A).
     pub ab_bin: Option<PathBuf>,
+    /// Where scenario 13's consoles subscribe.
+    pub assignment_channel: AssignmentChannel,
     /// Scenario 10's large company, seeded by its first run.
     pub scale_tenant: Option<Tenant>,
     pub rows: Vec<Row>,

@@ -1,9 +1,10 @@
 //! Agent presence with a time to live (30 s after the last
 //! heartbeat). Two stores with one contract:
 //!
-//! - Redis: per company a sorted set of its agents scored by expiry and a
+//! - Redis: per company a sorted set of its agents scored by expiry, a
 //!   hash of their last known records (so an expired agent can still be
-//!   announced by name), under the company's hash tag, and one sorted set
+//!   announced by name) and a sorted set of its PUBLIC agents scored by
+//!   expiry (routing's candidates), under the company's hash tag, and one sorted set
 //!   of companies scored by when an agent of theirs may next expire. A
 //!   sweeper on every node claims expired entries atomically (one Lua call
 //!   per company with something due), so each expiry is announced once,
@@ -24,7 +25,7 @@ use ::redis::Script;
 use serde::{Deserialize, Serialize};
 
 pub use self::redis::RedisPresence;
-use self::redis::{DUE, HEARTBEAT, ONLINE, REMOVE, SWEEP, Scripts};
+use self::redis::{AVAILABLE, DUE, HEARTBEAT, ONLINE, REMOVE, SWEEP, Scripts};
 use uuid::Uuid;
 
 use crate::auth::Tenant;
@@ -88,6 +89,7 @@ impl Presence {
                 heartbeat: Script::new(HEARTBEAT),
                 remove: Script::new(REMOVE),
                 online: Script::new(ONLINE),
+                available: Script::new(AVAILABLE),
                 due: Script::new(DUE),
                 sweep: Script::new(SWEEP),
             },
@@ -127,6 +129,16 @@ impl Presence {
         };
         agents.sort_by(|a, b| a.name.cmp(&b.name).then(a.user_id.cmp(&b.user_id)));
         Ok(agents)
+    }
+
+    /// The ids of the tenant's online PUBLIC agents, in no order: those
+    /// routing may give new work to (PRIVATE reads as busy). One read, of
+    /// ids alone, as it runs for every new chat.
+    pub async fn available(&self, tenant: &Tenant) -> Result<Vec<Uuid>, StoreError> {
+        match self {
+            Presence::Local(local) => Ok(local.available(tenant)),
+            Presence::Redis(redis) => redis.available(tenant).await,
+        }
     }
 
     /// Claims the agents whose presence has expired since the last sweep
@@ -180,6 +192,17 @@ impl LocalPresence {
             .iter()
             .filter(|((t, _), (_, expires))| t == tenant && *expires > now)
             .map(|(_, (record, _))| record.clone())
+            .collect()
+    }
+
+    fn available(&self, tenant: &Tenant) -> Vec<Uuid> {
+        let now = Instant::now();
+        self.lock()
+            .iter()
+            .filter(|((t, _), (record, expires))| {
+                t == tenant && *expires > now && record.is_public()
+            })
+            .map(|((_, user_id), _)| *user_id)
             .collect()
     }
 
@@ -260,6 +283,37 @@ mod tests {
         assert_eq!(
             super::redis::parse_mode(&RedisPresence::member(tenant.mode, ann.user_id)),
             Some(tenant.mode)
+        );
+    }
+
+    #[tokio::test]
+    async fn local_available_is_the_public_agents_of_the_tenant() {
+        let presence = Presence::local(Duration::from_secs(30));
+        let tenant = Tenant {
+            company_id: Uuid::now_v7(),
+            mode: Mode::Test,
+        };
+        let other_mode = Tenant {
+            mode: Mode::Live,
+            ..tenant
+        };
+        let public = agent("Ann");
+        let private = AgentPresence {
+            visibility: Visibility::Private,
+            ..agent("Bob")
+        };
+        let elsewhere = agent("Cy");
+        for (t, a) in [
+            (tenant, &public),
+            (tenant, &private),
+            (other_mode, &elsewhere),
+        ] {
+            presence.heartbeat(&t, a).await.expect("ok");
+        }
+
+        assert_eq!(
+            presence.available(&tenant).await.expect("ok"),
+            vec![public.user_id]
         );
     }
 }

@@ -4,9 +4,10 @@
 //!
 //! Per company (`<prefix>presence:{<company>}:…`, tag `{<company>}`): a
 //! sorted set of its agents (`<mode>:<user>`) scored by expiry (Redis's
-//! clock, ms), and a hash of their last records (so an expired agent can
-//! still be announced by name). An agent is online while its score is in
-//! the future.
+//! clock, ms), a hash of their last records (so an expired agent can
+//! still be announced by name), and a sorted set of its PUBLIC agents with
+//! the same scores, which routing reads on every new chat without decoding
+//! a record. An agent is online while its score is in the future.
 //!
 //! Across companies, `<prefix>presence:due` (its own slot): companies
 //! scored by when one of their agents may next expire, so the sweeper on
@@ -42,12 +43,13 @@ pub(super) struct Scripts {
     pub(super) heartbeat: Script,
     pub(super) remove: Script,
     pub(super) online: Script,
+    pub(super) available: Script,
     pub(super) due: Script,
     pub(super) sweep: Script,
 }
 
-/// KEYS: company expiry zset, company last-known hash.
-/// ARGV: record, ttl ms, member (`mode:user`).
+/// KEYS: company expiry zset, company last-known hash, company PUBLIC zset.
+/// ARGV: record, ttl ms, member (`mode:user`), `1` if PUBLIC else `0`.
 /// Returns the record it replaced if that was live, and the new expiry.
 pub(super) const HEARTBEAT: &str = r"
 local t = redis.call('TIME')
@@ -60,11 +62,16 @@ if score and tonumber(score) > now then
 end
 redis.call('ZADD', KEYS[1], expiry, ARGV[3])
 redis.call('HSET', KEYS[2], ARGV[3], ARGV[1])
+if ARGV[4] == '1' then
+  redis.call('ZADD', KEYS[3], expiry, ARGV[3])
+else
+  redis.call('ZREM', KEYS[3], ARGV[3])
+end
 return {old, tostring(expiry)}
 ";
 
-/// KEYS: company expiry zset, company last-known hash. ARGV: member.
-/// Returns the record it removed if that was live.
+/// KEYS: company expiry zset, company last-known hash, company PUBLIC zset.
+/// ARGV: member. Returns the record it removed if that was live.
 pub(super) const REMOVE: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -75,6 +82,7 @@ if score and tonumber(score) > now then
 end
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
 return old
 ";
 
@@ -94,6 +102,21 @@ end
 return out
 ";
 
+/// KEYS: company PUBLIC zset. ARGV: `mode:`.
+/// The user ids of the mode's live PUBLIC agents.
+pub(super) const AVAILABLE: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local members = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf')
+local out = {}
+for _, member in ipairs(members) do
+  if string.sub(member, 1, #ARGV[1]) == ARGV[1] then
+    table.insert(out, string.sub(member, #ARGV[1] + 1))
+  end
+end
+return out
+";
+
 /// KEYS: the due zset. ARGV: limit, park ms.
 /// Claims up to `limit` companies with something due by parking their
 /// score `park` ms ahead; returns them.
@@ -107,7 +130,8 @@ end
 return due
 ";
 
-/// KEYS: company expiry zset, company last-known hash. ARGV: limit.
+/// KEYS: company expiry zset, company last-known hash, company PUBLIC
+/// zset. ARGV: limit.
 /// Claims expired agents: returns the earliest expiry left (false if
 /// none), then member, record, member, record, …
 pub(super) const SWEEP: &str = r"
@@ -117,6 +141,7 @@ local members = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, to
 local out = {false}
 for _, member in ipairs(members) do
   redis.call('ZREM', KEYS[1], member)
+  redis.call('ZREM', KEYS[3], member)
   local record = redis.call('HGET', KEYS[2], member)
   redis.call('HDEL', KEYS[2], member)
   if record then
@@ -152,11 +177,13 @@ impl RedisPresence {
         format!("{}:{user_id}", mode.as_str())
     }
 
-    /// The company's keys: expiry zset and last-known hash (one hash tag).
-    fn company_keys(&self, company_id: Uuid) -> [String; 2] {
+    /// The company's keys: expiry zset, last-known hash and PUBLIC zset
+    /// (one hash tag).
+    fn company_keys(&self, company_id: Uuid) -> [String; 3] {
         [
             format!("{}{{{company_id}}}:expiry", self.prefix),
             format!("{}{{{company_id}}}:last", self.prefix),
+            format!("{}{{{company_id}}}:public", self.prefix),
         ]
     }
 
@@ -170,16 +197,18 @@ impl RedisPresence {
         agent: &AgentPresence,
     ) -> Result<Option<AgentPresence>, StoreError> {
         let record = serde_json::to_string(agent)?;
-        let [expiry_set, last] = self.company_keys(tenant.company_id);
+        let [expiry_set, last, public] = self.company_keys(tenant.company_id);
         let ttl_ms = self.ttl.as_millis().max(1) as u64;
         let (old, expiry): (Option<String>, String) = self
             .scripts
             .heartbeat
             .key(expiry_set)
             .key(last)
+            .key(public)
             .arg(record)
             .arg(ttl_ms)
             .arg(Self::member(tenant.mode, agent.user_id))
+            .arg(if agent.is_public() { "1" } else { "0" })
             .invoke_async(&mut self.conn.clone())
             .await
             .map_err(unavailable)?;
@@ -199,12 +228,13 @@ impl RedisPresence {
         tenant: &Tenant,
         user_id: Uuid,
     ) -> Result<Option<AgentPresence>, StoreError> {
-        let [expiry_set, last] = self.company_keys(tenant.company_id);
+        let [expiry_set, last, public] = self.company_keys(tenant.company_id);
         let old: Option<String> = self
             .scripts
             .remove
             .key(expiry_set)
             .key(last)
+            .key(public)
             .arg(Self::member(tenant.mode, user_id))
             .invoke_async(&mut self.conn.clone())
             .await
@@ -213,7 +243,7 @@ impl RedisPresence {
     }
 
     pub(super) async fn online(&self, tenant: &Tenant) -> Result<Vec<AgentPresence>, StoreError> {
-        let [expiry_set, last] = self.company_keys(tenant.company_id);
+        let [expiry_set, last, _] = self.company_keys(tenant.company_id);
         let records: Vec<String> = self
             .scripts
             .online
@@ -226,6 +256,22 @@ impl RedisPresence {
         Ok(records
             .into_iter()
             .filter_map(|r| decode(Some(r)))
+            .collect())
+    }
+
+    pub(super) async fn available(&self, tenant: &Tenant) -> Result<Vec<Uuid>, StoreError> {
+        let [_, _, public] = self.company_keys(tenant.company_id);
+        let ids: Vec<String> = self
+            .scripts
+            .available
+            .key(public)
+            .arg(format!("{}:", tenant.mode.as_str()))
+            .invoke_async(&mut self.conn.clone())
+            .await
+            .map_err(unavailable)?;
+        Ok(ids
+            .iter()
+            .filter_map(|id| Uuid::parse_str(id).ok())
             .collect())
     }
 
@@ -256,13 +302,14 @@ impl RedisPresence {
         company_id: Uuid,
         expired: &mut Vec<(Tenant, AgentPresence)>,
     ) -> Result<(), StoreError> {
-        let [expiry_set, last] = self.company_keys(company_id);
+        let [expiry_set, last, public] = self.company_keys(company_id);
         let next = loop {
             let claimed: Vec<Option<String>> = self
                 .scripts
                 .sweep
                 .key(&expiry_set)
                 .key(&last)
+                .key(&public)
                 .arg(SWEEP_BATCH)
                 .invoke_async(&mut self.conn.clone())
                 .await
@@ -346,7 +393,7 @@ impl RedisPresence {
             .iter()
             .filter_map(|c| Uuid::parse_str(c).ok())
             .map(|company| {
-                let [expiry_set, _] = self.company_keys(company);
+                let [expiry_set, ..] = self.company_keys(company);
                 let mut conn = conn.clone();
                 async move {
                     redis::cmd("ZCARD")

@@ -26,7 +26,7 @@ impl Socket {
         let channel = Channel::parse(name).ok_or_else(|| {
             ApiError::invalid_field(
                 "channel",
-                "must be session:<id>, entity:<id>, tickets, tickets:<id> or presence",
+                "must be session:<id>, entity:<id>, agent:<userId>, tickets, tickets:<id> or presence",
             )
         })?;
         Ok((channel, name))
@@ -96,6 +96,17 @@ impl Socket {
                 crate::entities::store::find(&self.state.db, tenant.company_id, id).await?;
                 Ok(())
             }
+            (Credential::Visitor { .. }, Channel::Agent(_)) => Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "insufficient_scope",
+                "A visitor token gives its own session and presence only",
+            )
+            .into()),
+            // Any agent socket of the company: keys are not tied to users.
+            (Credential::Agent { tenant, .. }, Channel::Agent(id)) => {
+                crate::users::store::find(&self.state.db, tenant.company_id, id).await?;
+                Ok(())
+            }
         }
     }
 
@@ -132,10 +143,10 @@ impl Socket {
         let (channel, name) = Self::parse_channel(frame)?;
         let since = match frame.since.as_deref().map(str::trim) {
             None | Some("") => None,
-            Some(_) if channel == Channel::Presence => {
+            Some(_) if matches!(channel, Channel::Presence | Channel::Agent(_)) => {
                 return Err(ApiError::invalid_field(
                     "since",
-                    "applies to session and entity channels only",
+                    "applies to session, entity and ticket channels only",
                 )
                 .into());
             }
@@ -250,7 +261,9 @@ impl Socket {
             let scope = match channel {
                 Channel::Session(id) => store::ReplayScope::Session(id),
                 Channel::Entity(id) => store::ReplayScope::Entity(id),
-                Channel::Presence | Channel::Tickets(_) => return Ok(Vec::new()),
+                Channel::Presence | Channel::Tickets(_) | Channel::Agent(_) => {
+                    return Ok(Vec::new());
+                }
             };
             store::messages_after(&db, &tenant, scope, since, REPLAY_BATCH).await
         }

@@ -3,6 +3,7 @@
 //! assignment and the requeue of an absent agent's chats (`routing`).
 //! Shared helpers here.
 
+mod agent_channel;
 mod crud;
 mod frames;
 mod load;

@@ -7,10 +7,13 @@ use uuid::Uuid;
 
 use super::{agents, assigned_events, chat, online, routed_team};
 use crate::backend_tests;
-use crate::chat::eventually;
+use crate::chat::{eventually, tenant};
 use crate::support::{Backend, TestApp};
 
-backend_tests!(two_nodes_never_assign_beyond_capacity_nor_one_chat_twice);
+backend_tests!(
+    two_nodes_never_assign_beyond_capacity_nor_one_chat_twice,
+    a_drain_that_finds_no_queue_does_not_wait_for_the_teams_lock,
+);
 
 async fn two_nodes_never_assign_beyond_capacity_nor_one_chat_twice(backend: Backend) {
     let first = TestApp::spawn(backend).await;
@@ -63,4 +66,39 @@ async fn two_nodes_never_assign_beyond_capacity_nor_one_chat_twice(backend: Back
         .collect();
     assert_eq!((all.len(), sessions.len()), (200, 200));
     second.stop().await;
+}
+
+async fn a_drain_that_finds_no_queue_does_not_wait_for_the_teams_lock(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let team_agents = agents(&app, &acme, 1).await;
+    let team = routed_team(&app, &acme, &team_agents, "least_busy", 5).await;
+    let team = Uuid::parse_str(&team).expect("team id");
+    online(&app, &acme, team_agents[0]).await;
+    // A claim in progress elsewhere: it holds the team's row (Postgres) or
+    // the write lock (SQLite) until it ends.
+    let mut claiming = app.state.db.begin().await.expect("transaction");
+    let lock = match backend {
+        Backend::Postgres => "SELECT id FROM teams WHERE id = $1 FOR NO KEY UPDATE",
+        Backend::Sqlite => "SELECT id FROM teams WHERE id = $1",
+    };
+    supportdesk::db::Query::new(lock)
+        .bind(team)
+        .execute(&mut claiming)
+        .await
+        .expect("team locked");
+
+    // Only a guard against hanging: a drain that waited would wait until
+    // the transaction above ends, which it does after this.
+    let drained = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        supportdesk::teams::routing::drain(&app.state, &tenant(&acme), team),
+    )
+    .await;
+
+    assert!(
+        matches!(drained, Ok(Ok(false))),
+        "the empty queue's drain waited or failed: {drained:?}"
+    );
+    drop(claiming);
 }

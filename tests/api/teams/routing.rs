@@ -20,6 +20,7 @@ backend_tests!(
     round_robin_rotates_and_the_rotation_survives_a_restart,
     a_manual_assignment_is_never_overridden_by_routing,
     an_absent_agent_gets_nothing_new_and_loses_unanswered_chats_after_the_grace_period,
+    an_agent_online_as_private_gets_no_new_chat_while_a_public_one_does,
 );
 
 /// 3 online agents, `least_busy`, capacity 2, and 10 new chats.
@@ -222,4 +223,31 @@ async fn an_absent_agent_gets_nothing_new_and_loses_unanswered_chats_after_the_g
     .await;
     let last = assigned_events(&app, &acme).await.pop().expect("events");
     assert_eq!(last["assignment"]["reason"], "requeue");
+}
+
+async fn an_agent_online_as_private_gets_no_new_chat_while_a_public_one_does(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let team_agents = agents(&app, &acme, 2).await;
+    let (busy, free) = (team_agents[0], team_agents[1]);
+    // Least busy alternates between idle members: without the visibility
+    // both would get chats.
+    routed_team(&app, &acme, &team_agents, "least_busy", 5).await;
+    online(&app, &acme, busy).await;
+    online(&app, &acme, free).await;
+    // Turning PRIVATE, still online.
+    app.post(
+        "/chat/agent-presence",
+        &acme.key,
+        json!({ "userId": busy, "visibility": "PRIVATE" }),
+    )
+    .await
+    .assert_status(200);
+
+    let mut assignees = Vec::new();
+    for _ in 0..3 {
+        assignees.push(assignee(&chat(&app, &acme).await));
+    }
+
+    assert_eq!(assignees, [Some(free), Some(free), Some(free)]);
 }

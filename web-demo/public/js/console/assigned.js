@@ -43,7 +43,7 @@ export function setUpAssigned(c) {
       if (s.assigned.delete(sessionId)) renderAssigned();
       return;
     }
-    // The frame arrives on the session's and the entity's channel: once is enough.
+    // The frame arrives on the agent's and the entities' channels: once is enough.
     if (s.assigned.has(sessionId)) return;
     let session;
     try {

@@ -1,6 +1,8 @@
 // The one socket (a fresh short-lived token per connection), subscribed to
 // presence, to the chat activity of the shown entity and of the agent's
-// teams' entities, and to the company's tickets, and what its frames change.
+// teams' entities, to the agent's own channel (the chats given to or taken
+// from this agent, whichever entity they belong to), and to the company's
+// tickets, and what its frames change.
 // Frames of another entity than the shown one only feed the team parts
 // (assignments, queue lengths); the conversation list is the shown entity's.
 
@@ -10,7 +12,7 @@ import { toast } from '../util.js';
 
 /** Sets this part up on the console `c` and adds its functions to it. */
 export function setUpLive(c) {
-  const { el, s, api } = c;
+  const { el, s, me, api } = c;
 
   const socket = new LiveSocket({
     url: async () => {
@@ -39,6 +41,7 @@ export function setUpLive(c) {
   });
   socket.subscribe('presence');
   socket.subscribe('tickets');
+  socket.subscribe(`agent:${me.id}`);
 
   /** A frame of an entity channel other than the shown entity's. */
   function fromElsewhere(frame) {
