@@ -247,17 +247,23 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn local_presence_reports_transitions_and_expiry() {
-        let presence = Presence::local(Duration::from_millis(50));
+    /// A company's test tenant and its live tenant.
+    fn one_company_in_both_modes() -> (Tenant, Tenant) {
         let tenant = Tenant {
             company_id: Uuid::now_v7(),
             mode: Mode::Test,
         };
-        let other_mode = Tenant {
+        let live = Tenant {
             mode: Mode::Live,
             ..tenant
         };
+        (tenant, live)
+    }
+
+    #[tokio::test]
+    async fn local_presence_reports_transitions_and_expiry() {
+        let presence = Presence::local(Duration::from_millis(50));
+        let (tenant, other_mode) = one_company_in_both_modes();
         let ann = agent("Ann");
         assert_eq!(presence.heartbeat(&tenant, &ann).await.expect("ok"), None);
         assert_eq!(
@@ -289,14 +295,7 @@ mod tests {
     #[tokio::test]
     async fn local_available_is_the_public_agents_of_the_tenant() {
         let presence = Presence::local(Duration::from_secs(30));
-        let tenant = Tenant {
-            company_id: Uuid::now_v7(),
-            mode: Mode::Test,
-        };
-        let other_mode = Tenant {
-            mode: Mode::Live,
-            ..tenant
-        };
+        let (tenant, other_mode) = one_company_in_both_modes();
         let public = agent("Ann");
         let private = AgentPresence {
             visibility: Visibility::Private,
