@@ -7,5 +7,6 @@
 //! types and a limit, so other readers (socket replay) can use it too.
 
 pub mod model;
+pub mod numbering;
 pub mod routes;
 pub mod store;

@@ -1,20 +1,25 @@
 //! SQL of the change feed. Entries are rows of the `events` table that name
-//! a record. Each tenant's entries are numbered 1, 2, 3, … without gaps, in
-//! commit order, by taking the tenant's `changes` counter row while the
-//! writing transaction commits: on Postgres a deferred trigger does it at
-//! COMMIT (0015_change_feed.sql), on SQLite (one writer at a time) the
-//! store does it when it writes the entry. Whoever holds the counter row
-//! commits before the next writer can number anything, so a reader that
-//! reads the counter's value N and then the entries up to N sees every
-//! entry numbered up to N: none can appear behind a position already read.
+//! a record. Each tenant's entries are numbered 1, 2, 3, … without gaps, and
+//! a reader that sees number N sees every entry up to N.
+//!
+//! On Postgres an entry is written without a number, and numbered after its
+//! write has committed by [`number_committed`]: one short transaction that
+//! locks the tenant's `changes` counter row, gives the committed unnumbered
+//! entries the next numbers in the order they were written, and raises the
+//! counter. Every feed read runs it for its tenant first (so a reader sees
+//! every write that committed before it asked), and a worker runs it each
+//! second for every tenant (so entries nobody reads get numbers, and the
+//! retention pass, which keeps unnumbered entries, can delete them). No
+//! write waits for the counter row at its own commit. On SQLite (one writer
+//! at a time) the store numbers an entry when it writes it.
 
 use serde_json::Value;
 use sqlx::types::Json;
 use uuid::Uuid;
 
 use super::model::{Cursor, Op, RecordType};
-use crate::auth::Tenant;
-use crate::db::{Db, Query};
+use crate::auth::{Mode, Tenant};
+use crate::db::{Backend, Db, Query};
 use crate::error::StoreError;
 
 /// One entry as the feed returns it.
@@ -47,6 +52,7 @@ pub async fn read(
     types: &[RecordType],
     limit: i64,
 ) -> Result<Read, StoreError> {
+    number_committed(db, tenant).await?;
     let deleted_up_to = watermark(db, tenant).await?;
     let start = after.map_or(deleted_up_to, |cursor| cursor.0);
     if start < deleted_up_to {
@@ -101,4 +107,104 @@ async fn watermark(db: &Db, tenant: &Tenant) -> Result<i64, StoreError> {
         .fetch_optional(db)
         .await?;
     Ok(value.map_or(0, |(seq,)| seq))
+}
+
+/// Entries one numbering transaction numbers at most; a tenant with more
+/// gets several, each short.
+const NUMBERING_BATCH: i64 = 5_000;
+
+/// Numbers `tenant`'s committed, still unnumbered entries (Postgres; on
+/// SQLite every entry has its number from its write). Returns how many it
+/// numbered.
+pub async fn number_committed(db: &Db, tenant: &Tenant) -> Result<u64, StoreError> {
+    if db.backend() == Backend::Sqlite || !has_unnumbered(db, tenant).await? {
+        return Ok(0);
+    }
+    let mut numbered = 0;
+    loop {
+        let batch = number_batch(db, tenant).await?;
+        numbered += batch;
+        if batch < NUMBERING_BATCH.unsigned_abs() {
+            return Ok(numbered);
+        }
+    }
+}
+
+/// Whether `tenant` has an entry without a number (an index probe, no lock:
+/// a feed read that finds none numbers nothing).
+async fn has_unnumbered(db: &Db, tenant: &Tenant) -> Result<bool, StoreError> {
+    Query::new("SELECT EXISTS (SELECT 1 FROM events e WHERE ")
+        .push_tenant(tenant, "e")
+        .push(" AND e.record_type IS NOT NULL AND e.seq IS NULL)")
+        .fetch_scalar(db)
+        .await
+}
+
+/// One numbering transaction: up to [`NUMBERING_BATCH`] entries.
+async fn number_batch(db: &Db, tenant: &Tenant) -> Result<u64, StoreError> {
+    let mut tx = db.begin().await?;
+    // The counter row first: whoever holds it is the only one numbering
+    // this tenant's entries until it commits.
+    Query::new(
+        "INSERT INTO counters (company_id, mode, name, value) VALUES ($1, $2, 'changes', 0) \
+         ON CONFLICT (company_id, mode, name) DO NOTHING",
+    )
+    .bind_tenant(tenant)
+    .execute(&mut tx)
+    .await?;
+    let head: i64 = Query::new("SELECT c.value FROM counters c WHERE c.name = 'changes' AND ")
+        .push_tenant(tenant, "c")
+        .push(" FOR UPDATE")
+        .fetch_scalar(&mut tx)
+        .await?;
+    // A statement of its own, after the lock: its snapshot (read committed)
+    // includes every number the previous holder gave, so no entry is
+    // numbered twice, and every entry whose write has committed.
+    let numbered = Query::new("WITH pending AS (SELECT e.id, e.written FROM events e WHERE ")
+        .push_tenant(tenant, "e")
+        .push(" AND e.record_type IS NOT NULL AND e.seq IS NULL ORDER BY e.written, e.id LIMIT ")
+        .push_bind(NUMBERING_BATCH)
+        .push(
+            "), numbers AS (SELECT id, row_number() OVER (ORDER BY written, id) AS n FROM pending) \
+         UPDATE events SET seq = ",
+        )
+        .push_bind(head)
+        .push(" + numbers.n FROM numbers WHERE events.id = numbers.id")
+        .rows_affected(&mut tx)
+        .await?;
+    Query::new("UPDATE counters c SET value = c.value + ")
+        .push_bind(i64::try_from(numbered).unwrap_or(i64::MAX))
+        .push(" WHERE c.name = 'changes' AND ")
+        .push_tenant(tenant, "c")
+        .execute(&mut tx)
+        .await?;
+    tx.commit().await?;
+    Ok(numbered)
+}
+
+#[derive(sqlx::FromRow)]
+struct TenantRow {
+    company_id: Uuid,
+    mode: Mode,
+}
+
+/// Tenants with entries still without a number (Postgres), for the worker.
+pub async fn tenants_with_unnumbered(db: &Db, limit: i64) -> Result<Vec<Tenant>, StoreError> {
+    if db.backend() == Backend::Sqlite {
+        return Ok(Vec::new());
+    }
+    let rows: Vec<TenantRow> = Query::new(
+        "SELECT DISTINCT e.company_id, e.mode FROM events e \
+         WHERE e.record_type IS NOT NULL AND e.seq IS NULL LIMIT ",
+    )
+    .push_bind(limit)
+    .fetch_all(db)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|row| Tenant {
+            company_id: row.company_id,
+            mode: row.mode,
+        })
+        .collect())
 }

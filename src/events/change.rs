@@ -79,8 +79,8 @@ impl RecordChange {
 }
 
 /// The next feed number of `tenant`, for an entry written in `tx`, or None
-/// where the database numbers entries at COMMIT (Postgres, a deferred
-/// trigger; see 0015_change_feed.sql). SQLite has one writer at a time, so
+/// where entries are numbered after their write commits (Postgres; see
+/// `changes::store::number_committed`). SQLite has one writer at a time, so
 /// numbering at write time is numbering in commit order there.
 pub(super) async fn number_in_write(
     tx: &mut Tx,

@@ -76,8 +76,11 @@ pub const TARGETS: &[Target] = &[
     Target {
         table: "events",
         cutoff: Cutoff::Retention,
+        // A feed entry not numbered yet stays: deleting it would skip it
+        // without raising the watermark (it is numbered within a second).
         delete_batch: "DELETE FROM events WHERE id IN (SELECT id FROM events \
-             WHERE created_at < $1 ORDER BY created_at LIMIT $2)",
+             WHERE created_at < $1 AND (record_type IS NULL OR seq IS NOT NULL) \
+             ORDER BY created_at LIMIT $2)",
     },
     Target {
         table: "idempotency_keys",

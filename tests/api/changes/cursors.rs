@@ -2,14 +2,11 @@
 //! retention pass removed is 410, a read without a cursor starts at what
 //! is retained; each type needs its read scope.
 
-use std::time::Duration;
-
 use supportdesk::auth::{Mode, Scope, ScopeSet};
-use supportdesk::db::Query;
-use supportdesk::retention::{self, Policy};
-use supportdesk::time::Timestamp;
 
-use super::{Follower, id_of, new_session, new_ticket, read};
+use super::{
+    Follower, expire_every_event, id_of, new_session, new_ticket, number_every_entry, read,
+};
 use crate::backend_tests;
 use crate::support::{Backend, TestApp, TestCompany};
 
@@ -32,23 +29,11 @@ async fn a_garbage_cursor_is_400(backend: Backend) {
     assert_eq!(response.body["details"][0]["field"], "since");
 }
 
-/// Makes every event of the database older than retention and runs a pass.
+/// Numbers every entry (as the numbering worker would have by then), then
+/// makes every event older than retention and runs a pass.
 async fn expire_everything(app: &TestApp) {
-    let old = Timestamp::from_datetime(Timestamp::now().0 - chrono::Duration::hours(2));
-    Query::new("UPDATE events SET created_at = $1")
-        .bind(old)
-        .execute(&app.state.db)
-        .await
-        .expect("events made old");
-    let policy = Policy {
-        retention: Duration::from_secs(60),
-        job_retention: Duration::from_secs(60),
-    };
-    let report = retention::run_pass(&app.state.db, policy)
-        .await
-        .expect("pass")
-        .expect("lock");
-    assert!(report.table("events").expect("events").rows_deleted > 0);
+    number_every_entry(app).await;
+    assert!(expire_every_event(app).await > 0);
 }
 
 async fn a_cursor_whose_entries_retention_removed_is_410(backend: Backend) {

@@ -5,10 +5,17 @@
 mod concurrency;
 mod cursors;
 mod mirror;
+mod numbering;
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use serde_json::{Value, json};
+
+use supportdesk::changes::store as feed;
+use supportdesk::db::Query;
+use supportdesk::retention::{self, Policy};
+use supportdesk::time::Timestamp;
 
 use crate::support::{TestApp, TestCompany};
 
@@ -174,4 +181,36 @@ pub async fn new_article(app: &TestApp, acme: &TestCompany, title: &str) -> Valu
     .await
     .assert_status(201)
     .clone()
+}
+
+/// Numbers every feed entry still without a number, as the numbering
+/// worker does each second (Postgres; SQLite numbers entries as written).
+pub async fn number_every_entry(app: &TestApp) {
+    let db = &app.state.db;
+    for tenant in feed::tenants_with_unnumbered(db, 1000)
+        .await
+        .expect("tenants")
+    {
+        feed::number_committed(db, &tenant).await.expect("numbered");
+    }
+}
+
+/// Makes every event of the database older than retention and runs a
+/// pass; returns how many events it deleted.
+pub async fn expire_every_event(app: &TestApp) -> u64 {
+    let old = Timestamp::from_datetime(Timestamp::now().0 - chrono::Duration::hours(2));
+    Query::new("UPDATE events SET created_at = $1")
+        .bind(old)
+        .execute(&app.state.db)
+        .await
+        .expect("events made old");
+    let policy = Policy {
+        retention: Duration::from_secs(60),
+        job_retention: Duration::from_secs(60),
+    };
+    let report = retention::run_pass(&app.state.db, policy)
+        .await
+        .expect("pass")
+        .expect("lock");
+    report.table("events").expect("events").rows_deleted
 }
