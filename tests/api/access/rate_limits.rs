@@ -7,6 +7,7 @@ use std::time::Duration;
 use reqwest::Method;
 use serde_json::json;
 use supportdesk::auth::{Mode, Scope, ScopeSet, key};
+use supportdesk::ratelimit::Limiter;
 use uuid::Uuid;
 
 use super::{assert_rate_headers, eventually, header_u64, key_id, send, spawn_slow_failure_window};
@@ -307,4 +308,66 @@ async fn failed_authentications_are_limited_per_ip(backend: Backend) {
         .await
         .expect("sent");
     assert_eq!(served.status(), 200);
+}
+
+// ------------------------------------------------- batched checks on one Redis
+
+/// A Postgres + Redis node's Redis limiter, or None where these tests do
+/// not run (SQLite without Redis).
+async fn redis_node(test: &str) -> Option<TestApp> {
+    let backend = Backend::postgres(test)?;
+    Some(
+        TestApp::spawn_with(backend, |c| {
+            c.redis_prefix = format!("sdt:{}:", Uuid::new_v4().simple());
+        })
+        .await,
+    )
+}
+
+/// Checks made at the same moment share script calls: 64 checks of 64
+/// keys at once take fewer than 64 calls.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_checks_on_one_redis_share_script_calls() {
+    let test = concat!(module_path!(), "::concurrent_checks_on_one_redis_share");
+    let Some(app) = redis_node(test).await else {
+        return;
+    };
+    let limiter = app.state.access.limiter.redis().expect("Redis limiter");
+    let before = limiter.script_calls();
+
+    let checks =
+        (0..64).map(|n| limiter.check_api_key(Uuid::from_u128(n), 1000, Duration::from_secs(3600)));
+    let decisions = futures::future::join_all(checks).await;
+
+    assert!(
+        decisions
+            .iter()
+            .all(|d| d.as_ref().is_ok_and(|d| d.allowed))
+    );
+    assert!(
+        limiter.script_calls() - before < 64,
+        "{} calls",
+        limiter.script_calls() - before
+    );
+}
+
+/// Checks of one key batched together spend its allowance one by one: 64
+/// checks at once of a limit of 10 allow exactly 10.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checks_of_one_key_in_a_batch_allow_exactly_its_limit() {
+    let test = concat!(module_path!(), "::checks_of_one_key_in_a_batch");
+    let Some(app) = redis_node(test).await else {
+        return;
+    };
+    let limiter = app.state.access.limiter.redis().expect("Redis limiter");
+    let key = Uuid::new_v4();
+
+    let checks = (0..64).map(|_| limiter.check_api_key(key, 10, Duration::from_secs(3600)));
+    let decisions = futures::future::join_all(checks).await;
+
+    let allowed = decisions
+        .iter()
+        .filter(|d| d.as_ref().is_ok_and(|d| d.allowed))
+        .count();
+    assert_eq!(allowed, 10);
 }
