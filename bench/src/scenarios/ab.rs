@@ -22,35 +22,41 @@ impl Ctx {
         Ok((a.clone(), ServiceConfig { bin: b, ..a }))
     }
 
-    /// Scenario 3's two cheap requests with the in-process limiter (where
-    /// the service's own CPU, allocation included, is the bulk of the cost).
+    /// Scenario 3's two cheap requests, with the in-process limiter (where
+    /// the service's own CPU, allocation included, is the bulk of the cost)
+    /// and then with the Redis limiter.
     pub(super) async fn ab_cheap_get(&mut self) -> anyhow::Result<()> {
         let (a, b) = self.ab_configs()?;
-        let (a, b) = (
-            ServiceConfig {
-                redis_url: None,
-                ..a
-            },
-            ServiceConfig {
-                redis_url: None,
-                ..b
-            },
-        );
-        let server_a = self.start("s3-a", &a).await?;
-        let server_b = match self.start("s3-b", &b).await {
-            Ok(server) => server,
-            Err(e) => {
-                server_a.stop().await;
-                return Err(e);
-            }
-        };
-        let result = self.ab_requests(&server_a, &server_b).await;
-        server_a.stop().await;
-        server_b.stop().await;
-        result
+        let limiters = [
+            ("in-process limiter", None),
+            ("Redis limiter", self.service.redis_url.clone()),
+        ];
+        for (limiter, redis_url) in limiters {
+            let a = ServiceConfig {
+                redis_url: redis_url.clone(),
+                ..a.clone()
+            };
+            let b = ServiceConfig {
+                redis_url,
+                ..b.clone()
+            };
+            let server_a = self.start("s3-a", &a).await?;
+            let server_b = match self.start("s3-b", &b).await {
+                Ok(server) => server,
+                Err(e) => {
+                    server_a.stop().await;
+                    return Err(e);
+                }
+            };
+            let result = self.ab_requests(&server_a, &server_b, limiter).await;
+            server_a.stop().await;
+            server_b.stop().await;
+            result?;
+        }
+        Ok(())
     }
 
-    async fn ab_requests(&mut self, a: &Server, b: &Server) -> anyhow::Result<()> {
+    async fn ab_requests(&mut self, a: &Server, b: &Server, limiter: &str) -> anyhow::Result<()> {
         let key = self.key().to_string();
         let path = format!("/api/v1/entities/{}", self.seed.entity);
         let entity: MakeRequest = Arc::new(move |_| Req::get(&path).key(&key));
@@ -76,11 +82,11 @@ impl Ctx {
                 on_a.merge(measure(a, slice, expect, make.clone()).await?);
                 on_b.merge(measure(b, slice, expect, make.clone()).await?);
             }
-            self.throughput_note(&format!("scenario 3 A/B {label}, A"), &on_a);
-            self.throughput_note(&format!("scenario 3 A/B {label}, B"), &on_b);
+            self.throughput_note(&format!("scenario 3 A/B {label}, {limiter}, A"), &on_a);
+            self.throughput_note(&format!("scenario 3 A/B {label}, {limiter}, B"), &on_b);
             self.rows.push(
                 RowBuilder::throughput(
-                    format!("3 A/B {label}, in-process limiter: B (service) vs A (baseline)"),
+                    format!("3 A/B {label}, {limiter}: B (service) vs A (baseline)"),
                     &on_b,
                     &on_a.t,
                     "req/s",

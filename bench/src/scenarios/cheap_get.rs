@@ -17,21 +17,23 @@ impl Ctx {
         if self.ab_bin.is_some() {
             return self.ab_cheap_get().await;
         }
+        // The GET against `/healthz` keeps the first round's targets; the
+        // request that does no work has the second round's.
         let variants = [
             (
                 "in-process limiter (no REDIS_URL)",
                 None,
-                0.8,
-                "≥ 80% of /healthz",
+                (0.8, "≥ 80% of /healthz"),
+                (0.85, "≥ 85% of /healthz"),
             ),
             (
                 "Redis limiter",
                 self.service.redis_url.clone(),
-                0.5,
-                "≥ 50% of /healthz",
+                (0.5, "≥ 50% of /healthz"),
+                (0.65, "≥ 65% of /healthz"),
             ),
         ];
-        for (label, redis_url, goal, target) in variants {
+        for (label, redis_url, (goal, target), (unrouted_goal, unrouted_target)) in variants {
             let config = ServiceConfig {
                 redis_url: redis_url.clone(),
                 ..self.service.clone()
@@ -82,8 +84,11 @@ impl Ctx {
                 .await?;
             server.stop().await;
             self.throughput_note(&format!("scenario 3 ({label}) unrouted 404 with a key"), &m);
-            self.rows
-                .push(against_healthz(scenario, &m, &h).goal(target, goal).build());
+            self.rows.push(
+                against_healthz(scenario, &m, &h)
+                    .goal(unrouted_target, unrouted_goal)
+                    .build(),
+            );
         }
         // (c) the database's share of (a): pgbench on its one SELECT.
         let server = self.start("s3-service", &self.service).await?;
@@ -102,12 +107,13 @@ impl Ctx {
         self.pg_note("scenario 3 pgbench (the entity SELECT)", &pg.t);
         self.rows.push(
             RowBuilder::throughput(
-                "3 `GET /api/v1/entities/{id}` vs pgbench on its one SELECT (Redis limiter; no target, context)",
+                "3 `GET /api/v1/entities/{id}` vs pgbench on its one SELECT (Redis limiter)",
                 &m,
                 &pg.t,
                 "tx/s",
                 "pgbench",
             )
+            .goal("≥ 40% of pgbench", 0.4)
             .build(),
         );
         Ok(())

@@ -27,6 +27,7 @@ impl Ctx {
             scenario: "9 `GET /tickets?tag=billing&cf.plan=pro&status=OPEN&limit=20`",
             scenario_p99: "9 `GET /tickets?tag=…&cf.plan=…&status=OPEN` p99",
             baseline: "pgbench, same 4 queries",
+            target: ("≥ 35% of pgbench", 0.35),
         };
         if self.seed.ticket_tags.is_none() || self.seed.field_values.is_none() {
             let reason = "no tags or custom fields seeded (areas not merged)";

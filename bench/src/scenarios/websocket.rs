@@ -25,9 +25,9 @@ impl Ctx {
         let fan_scenario = format!("5 fan-out of one `chat.message` to {n} subscribers, p99");
         let burst_scenario = format!("5 burst fan-out to {n} subscribers, deliveries/s");
         let (mem_target, fan_target, burst_target) = (
-            "≤ 10 KiB per socket",
-            "p99 ≤ 1.5× the bare server's",
-            "≥ 50% of bare",
+            "≤ 1.2× the bare server's per socket",
+            "p99 ≤ 1.1× the bare server's",
+            "≥ 75% of bare",
         );
 
         let service = self
@@ -113,7 +113,10 @@ impl Ctx {
                             fmt_kib(bare_result.kib_per_socket)
                         ))
                         .ratio_times(ratio(s.kib_per_socket, bare_result.kib_per_socket))
-                        .met_if(mem_target, s.kib_per_socket <= 10.0)
+                        .met_if(
+                            mem_target,
+                            ratio(s.kib_per_socket, bare_result.kib_per_socket) <= 1.2,
+                        )
                         .rss_kib(s.peak_rss_kib)
                         .build(),
                 );
@@ -123,7 +126,7 @@ impl Ctx {
                         .service(fmt_ms(s.p99_ms))
                         .baseline(format!("{} (bare)", fmt_ms(bare_result.p99_ms)))
                         .ratio_times(r99)
-                        .met_if(fan_target, r99 <= 1.5)
+                        .met_if(fan_target, r99 <= 1.1)
                         .latency(format!(
                             "{} / {} ({} / {}); all received after {} ({})",
                             fmt_ms(s.p50_ms),
@@ -144,7 +147,7 @@ impl Ctx {
                         .ratio_pct(rb)
                         .met_if(
                             burst_target,
-                            rb >= 0.5 && s.burst_received == s.burst_expected,
+                            rb >= 0.75 && s.burst_received == s.burst_expected,
                         )
                         .latency(format!(
                             "{} / {} ({} / {})",
