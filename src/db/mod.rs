@@ -41,7 +41,15 @@ pub enum Db {
 
 /// An open transaction on either backend. Store functions that change data
 /// take one so that the change, its events and its outbox jobs commit together.
-pub enum Tx {
+pub struct Tx {
+    open: Open,
+    /// What runs once the transaction has committed, in the order added;
+    /// dropped unrun when it rolls back.
+    after_commit: Vec<Box<dyn FnOnce() + Send>>,
+}
+
+/// The transaction itself, on its backend.
+enum Open {
     Postgres(Transaction<'static, Postgres>),
     Sqlite(Transaction<'static, Sqlite>),
 }
@@ -106,9 +114,13 @@ impl Db {
     /// takes the write lock up front: a deferred transaction that later
     /// upgrades fails with SQLITE_BUSY instead of waiting its turn.
     pub async fn begin(&self) -> Result<Tx, StoreError> {
-        Ok(match self {
-            Db::Postgres(pool) => Tx::Postgres(pool.begin().await?),
-            Db::Sqlite(pool) => Tx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?),
+        let open = match self {
+            Db::Postgres(pool) => Open::Postgres(pool.begin().await?),
+            Db::Sqlite(pool) => Open::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?),
+        };
+        Ok(Tx {
+            open,
+            after_commit: Vec::new(),
         })
     }
 
@@ -124,10 +136,17 @@ impl Db {
 
 impl Tx {
     pub fn backend(&self) -> Backend {
-        match self {
-            Tx::Postgres(_) => Backend::Postgres,
-            Tx::Sqlite(_) => Backend::Sqlite,
+        match self.open {
+            Open::Postgres(_) => Backend::Postgres,
+            Open::Sqlite(_) => Backend::Sqlite,
         }
+    }
+
+    /// Runs `work` once this transaction has committed (not at all if it
+    /// rolls back): for what may only be told of committed changes, such
+    /// as the events announced live on sockets.
+    pub fn after_commit(&mut self, work: impl FnOnce() + Send + 'static) {
+        self.after_commit.push(Box::new(work));
     }
 
     /// Commits, first running the task's commit hook (see [`CommitHook`])
@@ -137,12 +156,15 @@ impl Tx {
         if let Some(hook) = &hook {
             hook.before_commit(&mut self).await?;
         }
-        match self {
-            Tx::Postgres(t) => t.commit().await?,
-            Tx::Sqlite(t) => t.commit().await?,
+        match self.open {
+            Open::Postgres(t) => t.commit().await?,
+            Open::Sqlite(t) => t.commit().await?,
         }
         if let Some(hook) = hook {
             hook.committed();
+        }
+        for work in self.after_commit {
+            work();
         }
         Ok(())
     }

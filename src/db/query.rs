@@ -33,13 +33,19 @@ macro_rules! run {
                 let $c = pool;
                 $body
             }
-            On::Tx(Tx::Postgres(tx)) => {
+            On::Tx(Tx {
+                open: super::Open::Postgres(tx),
+                ..
+            }) => {
                 let arguments = query.pg_arguments()?;
                 let $q = $make(AssertSqlSafe(query.sql), arguments).persistent(persistent);
                 let $c = &mut **tx;
                 $body
             }
-            On::Tx(Tx::Sqlite(tx)) => {
+            On::Tx(Tx {
+                open: super::Open::Sqlite(tx),
+                ..
+            }) => {
                 let arguments = query.sqlite_arguments()?;
                 let $q = $make(AssertSqlSafe(query.sql), arguments).persistent(persistent);
                 let $c = &mut **tx;

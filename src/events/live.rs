@@ -1,16 +1,17 @@
 //! Events announced live (on sockets) once their change has committed.
-//! `emit` stages each event it records in the running task's collector, if
-//! the task has one; whoever ran the work (the API's request layer, a
-//! worker) takes the staged events afterwards and announces those whose row
-//! exists, i.e. whose transaction committed. A rolled-back change leaves no
-//! row, so its events are never announced.
+//! `emit` stages each event it records for the running task's collector, if
+//! the task has one: the event reaches the collector when its transaction
+//! commits (`Tx::after_commit`), and never if it rolls back. Whoever ran
+//! the work (the API's request layer, a worker) takes the collected events
+//! afterwards and announces them.
 
 use std::sync::{Arc, Mutex};
 
 use crate::auth::Tenant;
+use crate::db::Tx;
 use crate::event_catalogue::Event;
 
-/// One event recorded by the task, not yet known to have committed.
+/// One event recorded by the task whose transaction has committed.
 #[derive(Debug, Clone)]
 pub struct Staged {
     pub tenant: Tenant,
@@ -36,17 +37,19 @@ pub async fn collect<F: Future>(work: F) -> (F::Output, Vec<Staged>) {
     (output, staged)
 }
 
-/// Stages `event` in the running task's collector (none: nothing to do).
-pub(super) fn stage(tenant: &Tenant, event: &Event) {
-    let _ = COLLECTOR.try_with(|collector| {
-        let staged = Staged {
-            tenant: *tenant,
-            event: event.clone(),
-        };
-        match collector.0.lock() {
-            Ok(mut list) => list.push(staged),
-            Err(poisoned) => poisoned.into_inner().push(staged),
-        }
+/// Stages `event`, recorded in `tx`, for the running task's collector: it
+/// is collected once `tx` commits (no collector: nothing to do).
+pub(super) fn stage(tx: &mut Tx, tenant: &Tenant, event: &Event) {
+    let Ok(collector) = COLLECTOR.try_with(Arc::clone) else {
+        return;
+    };
+    let staged = Staged {
+        tenant: *tenant,
+        event: event.clone(),
+    };
+    tx.after_commit(move || match collector.0.lock() {
+        Ok(mut list) => list.push(staged),
+        Err(poisoned) => poisoned.into_inner().push(staged),
     });
 }
 
@@ -66,16 +69,57 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn only_work_inside_the_scope_is_collected() {
-        let tenant = Tenant {
+    fn tenant() -> Tenant {
+        Tenant {
             company_id: Uuid::now_v7(),
             mode: crate::auth::Mode::Test,
-        };
-        stage(&tenant, &event());
+        }
+    }
+
+    async fn db() -> crate::db::Db {
+        crate::db::Db::connect("sqlite::memory:").await.expect("db")
+    }
+
+    #[tokio::test]
+    async fn only_work_inside_the_scope_is_collected() {
+        let db = db().await;
+        let mut outside = db.begin().await.expect("begin");
+        stage(&mut outside, &tenant(), &event());
+        outside.commit().await.expect("commit");
         let inside = event();
-        let ((), staged) = collect(async { stage(&tenant, &inside) }).await;
+        let ((), staged) = collect(async {
+            let mut tx = db.begin().await.expect("begin");
+            stage(&mut tx, &tenant(), &inside);
+            tx.commit().await.expect("commit");
+        })
+        .await;
         assert_eq!(staged.len(), 1);
         assert_eq!(staged[0].event.id, inside.id);
+    }
+
+    #[tokio::test]
+    async fn events_of_a_transaction_that_rolls_back_are_not_collected() {
+        let db = db().await;
+        let ((), staged) = collect(async {
+            let mut tx = db.begin().await.expect("begin");
+            stage(&mut tx, &tenant(), &event());
+            drop(tx);
+        })
+        .await;
+        assert!(staged.is_empty());
+    }
+
+    #[tokio::test]
+    async fn an_event_is_collected_only_once_its_transaction_commits() {
+        let db = db().await;
+        let ((), staged) = collect(async {
+            let mut tx = db.begin().await.expect("begin");
+            stage(&mut tx, &tenant(), &event());
+            let before = COLLECTOR.with(|c| c.0.lock().map(|l| l.len()).unwrap_or(usize::MAX));
+            assert_eq!(before, 0, "collected before the commit");
+            tx.commit().await.expect("commit");
+        })
+        .await;
+        assert_eq!(staged.len(), 1);
     }
 }

@@ -54,7 +54,7 @@ pub async fn emit_change(
     };
     insert(tx, tenant, row, change).await?;
     crate::webhooks::dispatch::queue_deliveries(tx, tenant, &event).await?;
-    live::stage(tenant, &event);
+    live::stage(tx, tenant, &event);
     Ok(event)
 }
 

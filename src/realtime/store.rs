@@ -41,17 +41,6 @@ pub struct EventRow {
     pub created_at: Timestamp,
 }
 
-/// Which of `ids` name a recorded event: those whose change committed.
-pub async fn committed_events(db: &Db, ids: &[Uuid]) -> Result<Vec<Uuid>, StoreError> {
-    if ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    Query::new("SELECT e.id FROM events e WHERE e.id IN ")
-        .push_bind_list(ids.iter().copied())
-        .fetch_column(db)
-        .await
-}
-
 /// The entity of ticket `id` (NotFound once it is deleted).
 pub async fn ticket_entity(db: &Db, tenant: &Tenant, id: Uuid) -> Result<Uuid, StoreError> {
     Query::new("SELECT t.entity_id FROM tickets t WHERE t.id = ")

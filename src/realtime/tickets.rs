@@ -138,26 +138,14 @@ pub async fn announcing<F: Future>(state: &AppState, work: F) -> F::Output {
     output
 }
 
-/// Publishes the committed ones of `staged` on the ticket channels. A
-/// failed read loses the live frames only: the events stay recorded, and a
-/// client that reconnects with `since` gets them.
+/// Publishes `staged` (events of committed transactions only) on the
+/// ticket channels. A failed read loses the live frames only: the events
+/// stay recorded, and a client that reconnects with `since` gets them.
 async fn announce(state: &AppState, staged: Vec<Staged>) {
-    let staged: Vec<Staged> = staged
-        .into_iter()
-        .filter(|s| carried(s.event.name.as_str()))
-        .collect();
-    let ids: Vec<Uuid> = staged.iter().map(|s| s.event.id).collect();
-    let committed = match store::committed_events(&state.db, &ids).await {
-        Ok(committed) => committed,
-        Err(error) => {
-            tracing::warn!(%error, "ticket events not announced");
-            return;
-        }
-    };
     let mut tickets = HashMap::new();
     let mut teams = HashMap::new();
     for Staged { tenant, event } in staged {
-        if !committed.contains(&event.id) {
+        if !carried(event.name.as_str()) {
             continue;
         }
         let event = TicketEvent {
