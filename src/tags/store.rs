@@ -98,6 +98,18 @@ pub async fn replace(
     Ok(change)
 }
 
+/// Tags a record created in `tx` (it has none yet, so nothing is read).
+pub async fn add_to_new(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    kind: Tagged,
+    record: Uuid,
+    tags: &[String],
+) -> Result<(), StoreError> {
+    insert(tx, tenant, kind, record, tags).await?;
+    Ok(())
+}
+
 /// Adds and removes tags without reading the set first: each statement
 /// answers the rows it really changed. More than `TAGS_PER_RECORD` tags
 /// afterwards is a 400 on `add`, and the caller's transaction rolls back.

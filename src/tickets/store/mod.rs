@@ -211,10 +211,15 @@ pub async fn create(
     .bind(opening.policy_id())
     .execute(&mut tx)
     .await?;
-    tag_store::replace(&mut tx, tenant, Tagged::Ticket, id, &new.tags).await?;
+    tag_store::add_to_new(&mut tx, tenant, Tagged::Ticket, id, &new.tags).await?;
     field_store::apply(&mut tx, tenant, Recorded::Ticket, id, &new.custom_fields).await?;
     let owner = Owner::Ticket(id);
     attachment_store::attach(&mut tx, tenant, owner, &new.attachment_ids, "attachmentIds").await?;
+    let read_back = Created {
+        tags: !new.tags.is_empty(),
+        attachments: !new.attachment_ids.is_empty(),
+        sla: !matches!(opening, Opening::Nothing),
+    };
     // After the fields: a custom field condition reads them.
     let met = sla_store::start(&mut tx, tenant, id, &rules, &facts, opening).await?;
     let entry = NewActivity {
@@ -226,7 +231,7 @@ pub async fn create(
         ..NewActivity::new(ActivityKind::Created)
     };
     add_activity(&mut tx, tenant, id, entry, now).await?;
-    let ticket = load(&mut tx, tenant, id).await?;
+    let ticket = load_created(&mut tx, tenant, id, read_back).await?;
     events::created(&mut tx, tenant, &ticket).await?;
     if !met.is_empty() {
         record_sla(&mut tx, tenant, id, &met).await?;
@@ -322,6 +327,38 @@ async fn load<'c>(on: impl Into<On<'c>>, tenant: &Tenant, id: Uuid) -> Result<Ti
     let mut ticket = row.into_ticket(tags);
     ticket.attachments = attachment_store::of(on.reborrow(), Owner::Ticket(id)).await?;
     ticket.sla = sla_store::of(on, id, policy_id).await?;
+    Ok(ticket)
+}
+
+/// Which parts of a ticket its create may have written besides its row; a
+/// part it cannot have written is empty, and not read back.
+struct Created {
+    tags: bool,
+    attachments: bool,
+    /// SLA clocks (only when a policy matched, or may match on the fields).
+    sla: bool,
+}
+
+/// [`load`] for the ticket created in `tx`, reading only what it has.
+async fn load_created(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    id: Uuid,
+    written: Created,
+) -> Result<Ticket, StoreError> {
+    let row: TicketRow = by_id(TICKET_SELECT, tenant, id).fetch_one(&mut *tx).await?;
+    let tags = match written.tags {
+        true => tag_store::of(&mut *tx, Tagged::Ticket, id).await?,
+        false => Vec::new(),
+    };
+    let policy_id = row.sla_policy_id;
+    let mut ticket = row.into_ticket(tags);
+    if written.attachments {
+        ticket.attachments = attachment_store::of(&mut *tx, Owner::Ticket(id)).await?;
+    }
+    if written.sla {
+        ticket.sla = sla_store::of(&mut *tx, id, policy_id).await?;
+    }
     Ok(ticket)
 }
 
