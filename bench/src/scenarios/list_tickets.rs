@@ -120,14 +120,16 @@ impl Ctx {
                 .build(),
         );
         self.rows.push(
+            // The rate stays out of the label, so that `--runs` merges the
+            // runs' rows into one.
             RowBuilder::new(format!(
-                "{} at half the max rate ({half:.0} req/s, open loop)",
+                "{} at half the max rate (open loop)",
                 labels.scenario_p99
             ))
             .service(fmt_ms(at_half.p99_ms()))
             .met_if(TARGET_P99, at_half.p99_ms() <= 15.0 && at_half.errors == 0)
             .latency(format!(
-                "{} / {}; at saturation ({} connections): {} / {}",
+                "at {half:.0} req/s: {} / {}; at saturation ({} connections): {} / {}",
                 fmt_ms(at_half.p50_ms()),
                 fmt_ms(at_half.p99_ms()),
                 self.load.conns,
