@@ -215,7 +215,7 @@ pub async fn create(
     field_store::apply(&mut tx, tenant, Recorded::Ticket, id, &new.custom_fields).await?;
     let owner = Owner::Ticket(id);
     attachment_store::attach(&mut tx, tenant, owner, &new.attachment_ids, "attachmentIds").await?;
-    let read_back = Created {
+    let written = Parts {
         tags: !new.tags.is_empty(),
         attachments: !new.attachment_ids.is_empty(),
         sla: !matches!(opening, Opening::Nothing),
@@ -231,7 +231,7 @@ pub async fn create(
         ..NewActivity::new(ActivityKind::Created)
     };
     add_activity(&mut tx, tenant, id, entry, now).await?;
-    let ticket = load_created(&mut tx, tenant, id, read_back).await?;
+    let ticket = load_parts(&mut tx, tenant, id, written).await?;
     events::created(&mut tx, tenant, &ticket).await?;
     if !met.is_empty() {
         record_sla(&mut tx, tenant, id, &met).await?;
@@ -318,46 +318,49 @@ pub async fn find(db: &Db, tenant: &Tenant, id: Uuid) -> Result<Ticket, StoreErr
 /// `find` on the pool or inside a transaction (to answer with what was
 /// just written).
 async fn load<'c>(on: impl Into<On<'c>>, tenant: &Tenant, id: Uuid) -> Result<Ticket, StoreError> {
+    load_parts(on, tenant, id, Parts::ALL).await
+}
+
+/// Which parts of a ticket besides its row to read. A part left out is
+/// known to be empty (a create that wrote no tags, say), so not read.
+struct Parts {
+    tags: bool,
+    attachments: bool,
+    /// SLA clocks (a create has them only when a policy matched, or may
+    /// match on the fields).
+    sla: bool,
+}
+
+impl Parts {
+    const ALL: Parts = Parts {
+        tags: true,
+        attachments: true,
+        sla: true,
+    };
+}
+
+/// The ticket's row and the `parts` that may hold something.
+async fn load_parts<'c>(
+    on: impl Into<On<'c>>,
+    tenant: &Tenant,
+    id: Uuid,
+    parts: Parts,
+) -> Result<Ticket, StoreError> {
     let mut on = on.into();
     let row: TicketRow = by_id(TICKET_SELECT, tenant, id)
         .fetch_one(on.reborrow())
         .await?;
-    let tags = tag_store::of(on.reborrow(), Tagged::Ticket, id).await?;
-    let policy_id = row.sla_policy_id;
-    let mut ticket = row.into_ticket(tags);
-    ticket.attachments = attachment_store::of(on.reborrow(), Owner::Ticket(id)).await?;
-    ticket.sla = sla_store::of(on, id, policy_id).await?;
-    Ok(ticket)
-}
-
-/// Which parts of a ticket its create may have written besides its row; a
-/// part it cannot have written is empty, and not read back.
-struct Created {
-    tags: bool,
-    attachments: bool,
-    /// SLA clocks (only when a policy matched, or may match on the fields).
-    sla: bool,
-}
-
-/// [`load`] for the ticket created in `tx`, reading only what it has.
-async fn load_created(
-    tx: &mut Tx,
-    tenant: &Tenant,
-    id: Uuid,
-    written: Created,
-) -> Result<Ticket, StoreError> {
-    let row: TicketRow = by_id(TICKET_SELECT, tenant, id).fetch_one(&mut *tx).await?;
-    let tags = match written.tags {
-        true => tag_store::of(&mut *tx, Tagged::Ticket, id).await?,
+    let tags = match parts.tags {
+        true => tag_store::of(on.reborrow(), Tagged::Ticket, id).await?,
         false => Vec::new(),
     };
     let policy_id = row.sla_policy_id;
     let mut ticket = row.into_ticket(tags);
-    if written.attachments {
-        ticket.attachments = attachment_store::of(&mut *tx, Owner::Ticket(id)).await?;
+    if parts.attachments {
+        ticket.attachments = attachment_store::of(on.reborrow(), Owner::Ticket(id)).await?;
     }
-    if written.sla {
-        ticket.sla = sla_store::of(&mut *tx, id, policy_id).await?;
+    if parts.sla {
+        ticket.sla = sla_store::of(on, id, policy_id).await?;
     }
     Ok(ticket)
 }
