@@ -119,9 +119,7 @@ pub async fn handler(
         .max_write_buffer_size(MAX_WRITE_BUFFER)
         .max_message_size(MAX_MESSAGE)
         .max_frame_size(MAX_MESSAGE)
-        .on_upgrade(move |ws| async move {
-            run(state, credential, slot, changes_seen, ws).await;
-        })
+        .on_upgrade(move |ws| run(state, credential, slot, changes_seen, ws))
 }
 
 /// Why a socket stops.
@@ -161,10 +159,12 @@ fn key_expiry(credential: &Credential) -> Option<tokio::time::Instant> {
     Some(tokio::time::Instant::now() + left)
 }
 
-/// Resolves at `deadline`, or never without one.
-async fn until(deadline: Option<tokio::time::Instant>) {
-    match deadline {
-        Some(deadline) => tokio::time::sleep_until(deadline).await,
+/// Resolves when `expiry` is reached, or never without one. The timer is
+/// boxed, and made only for a key that expires: inline it would add its
+/// size to every socket's task.
+async fn until(expiry: &mut Option<std::pin::Pin<Box<tokio::time::Sleep>>>) {
+    match expiry {
+        Some(sleep) => sleep.as_mut().await,
         None => std::future::pending().await,
     }
 }
@@ -250,21 +250,23 @@ struct Socket {
     last_typing: Option<(Uuid, Instant)>,
 }
 
-async fn run(
+/// Builds the socket's state here, outside any future, so that the
+/// socket's task holds it once and not beside copies of these arguments
+/// (every byte of the task is paid by every idle socket), and returns the
+/// socket's life.
+fn run(
     state: AppState,
     credential: Credential,
     slot: Option<Slot>,
     changes_seen: u64,
     ws: WebSocket,
-) {
+) -> impl Future<Output = ()> + Send {
     let hub = &state.realtime.hub;
     let conn = hub.connect(credential.holder(), credential.can_write());
-    let _counted = crate::metrics::ws_opened(credential.is_visitor());
+    let counted = crate::metrics::ws_opened(credential.is_visitor());
     // A change applied between the handshake and now did not see this
     // socket: look at its credentials again rather than wait for the re-check.
-    if hub.credential_changes() != changes_seen {
-        super::credentials::recheck_holder(&state, credential.holder()).await;
-    }
+    let recheck = hub.credential_changes() != changes_seen;
     let mut socket = Socket {
         kick: conn.kick_signal(),
         shutdown: state.shutdown.clone(),
@@ -278,31 +280,48 @@ async fn run(
         sessions: Vec::new(),
         last_typing: None,
     };
-    let stop = socket.serve().await;
-    // Unsubscribe and drop queued frames at once, then say goodbye.
-    socket.conn.release();
-    socket.bus_interest = None;
-    let server_close = if let Stop::Closed(close) = stop {
-        Some(close.code)
-    } else {
-        None
-    };
-    crate::metrics::ws_closed(server_close, stop == Stop::PeerClosed);
-    let close = match stop {
-        Stop::Gone => None,
-        Stop::PeerClosed => {
-            // Flushes the close reply the library has queued.
-            let _ = tokio::time::timeout(CLOSE_TIMEOUT, SinkExt::close(&mut socket.ws)).await;
-            None
+    // The block owns `socket` and works on it in place: an `async fn` taking
+    // it would hold it twice (its argument and the binding it moves to).
+    async move {
+        let _counted = counted;
+        if recheck {
+            // Boxed: a store query's future would grow every socket's task.
+            Box::pin(super::credentials::recheck_holder(
+                &socket.state,
+                socket.credential.holder(),
+            ))
+            .await;
         }
-        Stop::Closed(close) => Some(close),
-    };
-    if let Some(close) = close {
-        let frame = Message::Close(Some(CloseFrame {
-            code: close.code,
-            reason: close.reason.into(),
-        }));
-        let _ = tokio::time::timeout(CLOSE_TIMEOUT, socket.ws.send(frame)).await;
+        let stop = socket.serve().await;
+        // Unsubscribe and drop queued frames at once, then say goodbye.
+        socket.conn.release();
+        socket.bus_interest = None;
+        let server_close = if let Stop::Closed(close) = stop {
+            Some(close.code)
+        } else {
+            None
+        };
+        crate::metrics::ws_closed(server_close, stop == Stop::PeerClosed);
+        let close = match stop {
+            Stop::Gone => None,
+            Stop::PeerClosed => {
+                // Flushes the close reply the library has queued.
+                let _ = Box::pin(tokio::time::timeout(
+                    CLOSE_TIMEOUT,
+                    SinkExt::close(&mut socket.ws),
+                ))
+                .await;
+                None
+            }
+            Stop::Closed(close) => Some(close),
+        };
+        if let Some(close) = close {
+            let frame = Message::Close(Some(CloseFrame {
+                code: close.code,
+                reason: close.reason.into(),
+            }));
+            let _ = Box::pin(tokio::time::timeout(CLOSE_TIMEOUT, socket.ws.send(frame))).await;
+        }
     }
 }
 
@@ -313,14 +332,14 @@ impl Socket {
         let start = tokio::time::Instant::now() + ping_interval;
         let mut ticker = tokio::time::interval_at(start, ping_interval);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let expiry = until(key_expiry(&self.credential));
-        tokio::pin!(expiry);
+        let mut expiry =
+            key_expiry(&self.credential).map(|at| Box::pin(tokio::time::sleep_until(at)));
         loop {
             let event = tokio::select! {
                 biased;
                 _ = stopping(&mut self.shutdown) => Event::Shutdown,
                 close = self.kick.wait() => Event::Kicked(close),
-                _ = &mut expiry => Event::Expired,
+                _ = until(&mut expiry) => Event::Expired,
                 incoming = self.ws.recv() => Event::Incoming(incoming),
                 frame = self.conn.recv() => Event::Queued(frame),
                 _ = ticker.tick() => Event::Tick,
@@ -344,14 +363,18 @@ impl Socket {
                         Some(Ok(Message::Binary(_))) => {
                             let frame =
                                 protocol::error(None, "invalid_json", "Frames must be JSON text");
-                            self.send_text(frame).await
+                            Box::pin(self.send_text(frame)).await
                         }
                         Some(Ok(Message::Close(_))) => Err(Stop::PeerClosed),
                         Some(Err(_)) | None => Err(Stop::Gone),
                         Some(Ok(_)) => Ok(()), // ping (answered by the library) or pong
                     }
                 }
-                Event::Queued(Some(frame)) => self.forward(frame).await,
+                // Boxed, as every write below: a write's future (its
+                // timeout's timer, the kick and shutdown waits) lives only
+                // while it writes; inline it would be part of every idle
+                // socket's task.
+                Event::Queued(Some(frame)) => Box::pin(self.forward(frame)).await,
                 Event::Queued(None) => Err(Stop::Gone),
                 Event::Tick => {
                     if let Some(slot) = &self.slot {
@@ -362,7 +385,7 @@ impl Socket {
                     if silent >= dead_after {
                         Err(Stop::Gone)
                     } else if silent >= ping_interval {
-                        self.send(Message::Ping(Default::default())).await
+                        Box::pin(self.send(Message::Ping(Default::default()))).await
                     } else {
                         Ok(())
                     }

@@ -39,12 +39,20 @@ use crate::teams::store as team_store;
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
 
-/// A ticket with its assignee, in one read (no query per row).
+/// A ticket with its assignee and tags, and whether it has attachments or
+/// SLA clocks, in one statement (no query per row): a ticket without
+/// attachments or clocks is read in one round trip. The tags come joined
+/// by spaces, which a tag never holds (`tags::model::normalize` refuses
+/// them).
 const TICKET_SELECT: &str = "SELECT t.id, t.ticket_number, t.subject, t.description, t.status, \
      t.priority, t.entity_id, t.visitor_email, t.chat_session_id, t.visitor_external_id, \
      t.visitor_name, t.visitor_verified, t.assigned_to_id, u.name AS assignee_name, \
      u.email AS assignee_email, t.team_id, t.custom_fields, t.resolved_at, t.created_at, \
-     t.updated_at, t.sla_policy_id \
+     t.updated_at, t.sla_policy_id, \
+     (SELECT string_agg(g.tag, ' ') FROM ticket_tags g WHERE g.ticket_id = t.id) AS tag_list, \
+     EXISTS (SELECT 1 FROM attachments a WHERE a.ticket_id = t.id AND a.comment_id IS NULL) \
+     AS has_attachments, \
+     EXISTS (SELECT 1 FROM ticket_sla c WHERE c.ticket_id = t.id) AS has_sla_clocks \
      FROM tickets t LEFT JOIN users u ON u.id = t.assigned_to_id";
 
 /// `SELECT … WHERE t.id = $1 AND` the tenant's.
@@ -79,11 +87,24 @@ struct TicketRow {
     created_at: Timestamp,
     updated_at: Timestamp,
     sla_policy_id: Option<Uuid>,
+    tag_list: Option<String>,
+    has_attachments: bool,
+    has_sla_clocks: bool,
 }
 
 impl TicketRow {
-    fn into_ticket(self, tags: Vec<String>) -> Ticket {
+    /// The ticket, without its attachments and SLA (read apart, when the
+    /// row says there are some).
+    fn into_ticket(self) -> Ticket {
         let row = self;
+        // Sorted by code point in Rust, as `tags::store::of` does, so both
+        // backends agree whatever the database's collation.
+        let mut tags: Vec<String> = row
+            .tag_list
+            .as_deref()
+            .map(|list| list.split(' ').map(str::to_owned).collect())
+            .unwrap_or_default();
+        tags.sort();
         let assigned_to = user_ref(row.assigned_to_id, row.assignee_name, row.assignee_email);
         // A ticket is from a visitor when it was made from a chat, which
         // always names its visitor.
@@ -215,11 +236,6 @@ pub async fn create(
     field_store::apply(&mut tx, tenant, Recorded::Ticket, id, &new.custom_fields).await?;
     let owner = Owner::Ticket(id);
     attachment_store::attach(&mut tx, tenant, owner, &new.attachment_ids, "attachmentIds").await?;
-    let written = Parts {
-        tags: !new.tags.is_empty(),
-        attachments: !new.attachment_ids.is_empty(),
-        sla: !matches!(opening, Opening::Nothing),
-    };
     // After the fields: a custom field condition reads them.
     let met = sla_store::start(&mut tx, tenant, id, &rules, &facts, opening).await?;
     let entry = NewActivity {
@@ -231,7 +247,7 @@ pub async fn create(
         ..NewActivity::new(ActivityKind::Created)
     };
     add_activity(&mut tx, tenant, id, entry, now).await?;
-    let ticket = load_parts(&mut tx, tenant, id, written).await?;
+    let ticket = load(&mut tx, tenant, id).await?;
     events::created(&mut tx, tenant, &ticket).await?;
     if !met.is_empty() {
         record_sla(&mut tx, tenant, id, &met).await?;
@@ -317,51 +333,23 @@ pub async fn find(db: &Db, tenant: &Tenant, id: Uuid) -> Result<Ticket, StoreErr
 
 /// `find` on the pool or inside a transaction (to answer with what was
 /// just written).
+/// The ticket: its row (with its tags), then its attachments and SLA
+/// clocks where the row says it has some.
 async fn load<'c>(on: impl Into<On<'c>>, tenant: &Tenant, id: Uuid) -> Result<Ticket, StoreError> {
-    load_parts(on, tenant, id, Parts::ALL).await
-}
-
-/// Which parts of a ticket besides its row to read. A part left out is
-/// known to be empty (a create that wrote no tags, say), so not read.
-struct Parts {
-    tags: bool,
-    attachments: bool,
-    /// SLA clocks (a create has them only when a policy matched, or may
-    /// match on the fields).
-    sla: bool,
-}
-
-impl Parts {
-    const ALL: Parts = Parts {
-        tags: true,
-        attachments: true,
-        sla: true,
-    };
-}
-
-/// The ticket's row and the `parts` that may hold something.
-async fn load_parts<'c>(
-    on: impl Into<On<'c>>,
-    tenant: &Tenant,
-    id: Uuid,
-    parts: Parts,
-) -> Result<Ticket, StoreError> {
     let mut on = on.into();
     let row: TicketRow = by_id(TICKET_SELECT, tenant, id)
         .fetch_one(on.reborrow())
         .await?;
-    let tags = match parts.tags {
-        true => tag_store::of(on.reborrow(), Tagged::Ticket, id).await?,
-        false => Vec::new(),
-    };
-    let policy_id = row.sla_policy_id;
-    let mut ticket = row.into_ticket(tags);
-    if parts.attachments {
+    let (policy_id, has_attachments, has_clocks) =
+        (row.sla_policy_id, row.has_attachments, row.has_sla_clocks);
+    let mut ticket = row.into_ticket();
+    if has_attachments {
         ticket.attachments = attachment_store::of(on.reborrow(), Owner::Ticket(id)).await?;
     }
-    if parts.sla {
-        ticket.sla = sla_store::of(on, id, policy_id).await?;
-    }
+    ticket.sla = match has_clocks {
+        true => sla_store::of(on, id, policy_id).await?,
+        false => sla_store::sla_of(policy_id, &[]),
+    };
     Ok(ticket)
 }
 
@@ -560,14 +548,19 @@ pub async fn list(
     let rows: Vec<TicketRow> = list_query(db.backend(), tenant, filter, page, after, total)
         .fetch_all(db)
         .await?;
-    let ids: Vec<Uuid> = rows.iter().map(|row| row.id).collect();
-    let mut tags = tag_store::of_each(db, Tagged::Ticket, &ids).await?;
-    let mut files = attachment_store::of_each(db, Kind::Ticket, &ids).await?;
-    let mut clocks = sla_store::of_each(db, &ids).await?;
+    // Only the tickets the rows say have some: most pages need neither read.
+    let with = |has: fn(&TicketRow) -> bool| -> Vec<Uuid> {
+        rows.iter()
+            .filter(|row| has(row))
+            .map(|row| row.id)
+            .collect()
+    };
+    let mut files =
+        attachment_store::of_each(db, Kind::Ticket, &with(|row| row.has_attachments)).await?;
+    let mut clocks = sla_store::of_each(db, &with(|row| row.has_sla_clocks)).await?;
     let tickets = rows
         .into_iter()
         .map(|row| {
-            let ticket_tags = tags.remove(&row.id).unwrap_or_default();
             let attachments = files.remove(&row.id).unwrap_or_default();
             let sla = sla_store::sla_of(
                 row.sla_policy_id,
@@ -576,7 +569,7 @@ pub async fn list(
             Ticket {
                 attachments,
                 sla,
-                ..row.into_ticket(ticket_tags)
+                ..row.into_ticket()
             }
         })
         .collect();

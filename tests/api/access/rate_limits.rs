@@ -371,3 +371,31 @@ async fn checks_of_one_key_in_a_batch_allow_exactly_its_limit() {
         .count();
     assert_eq!(allowed, 10);
 }
+
+/// Three nodes on one Redis spend one key's allowance exactly: 1,200
+/// checks at once, 400 on each node, of a limit of 1,000 an hour allow
+/// 1,000 and refuse 200 (each node batches its own checks; the script
+/// decides every batch against the one count in Redis).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_nodes_at_once_allow_exactly_the_limit() {
+    let test = concat!(module_path!(), "::three_nodes_at_once");
+    let Some(node_a) = redis_node(test).await else {
+        return;
+    };
+    let node_b = node_a.spawn_peer().await;
+    let node_c = node_a.spawn_peer().await;
+    let key = Uuid::new_v4();
+    let hour = Duration::from_secs(3600);
+
+    let checks = [&node_a, &node_b, &node_c].into_iter().flat_map(|node| {
+        let limiter = node.state.access.limiter.redis().expect("Redis limiter");
+        (0..400).map(move |_| limiter.check_api_key(key, 1000, hour))
+    });
+    let decisions = futures::future::join_all(checks).await;
+
+    let allowed = decisions
+        .iter()
+        .filter(|d| d.as_ref().expect("Redis answers").allowed)
+        .count();
+    assert_eq!(allowed, 1000);
+}
