@@ -206,6 +206,9 @@ impl App {
         } else {
             Vec::new()
         };
+        tokio::spawn(crate::realtime::close_sockets_at_shutdown(
+            self.state.clone(),
+        ));
         let shop = self.shop.map(|shop| {
             tokio::spawn(serve(
                 shop.listener,

@@ -8,12 +8,13 @@
 //! closes its sockets (4401/4403) and a key's lost `chat:write` applies at
 //! once.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use axum::extract::ws::Utf8Bytes;
 use dashmap::DashMap;
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::Notify;
 use uuid::Uuid;
 
 use super::protocol::Topic;
@@ -40,13 +41,94 @@ pub struct Hub {
     /// Bumped by every credentials change applied here.
     credential_changes: AtomicU64,
     queue_capacity: usize,
+    /// Shutdown has begun: every socket is closed, and one that registers
+    /// now is closed at once.
+    stopping: AtomicBool,
 }
 
 #[derive(Clone)]
 struct Subscriber {
     conn: u64,
-    queue: mpsc::Sender<Arc<Frame>>,
-    kick: Arc<Kick>,
+    socket: Arc<SocketShare>,
+}
+
+/// What the hub shares with one socket, in one allocation (every idle
+/// socket pays for it): its queue of frames, its kick, and whether its
+/// credentials allow writing. A queue of its own rather than a tokio
+/// channel: a bounded `mpsc` allocates its cache-padded state and a first
+/// block of slots for every socket before its first frame; an empty
+/// `VecDeque` allocates nothing.
+#[derive(Default)]
+struct SocketShare {
+    queue: Mutex<Queue>,
+    /// Raised when a frame goes into an empty queue (the socket waits only
+    /// once it has found the queue empty).
+    queued: Notify,
+    kick: Kick,
+    may_write: AtomicBool,
+}
+
+#[derive(Default)]
+struct Queue {
+    frames: VecDeque<Arc<Frame>>,
+    /// Released: takes no more frames.
+    closed: bool,
+}
+
+/// How a frame offered to a socket's queue fared.
+enum Offer {
+    Taken,
+    Full,
+    Closed,
+}
+
+/// A queue emptied after a burst gives back its memory above this many
+/// slots, so a socket that once fell behind costs what an idle one does.
+const KEEP_SLOTS: usize = 16;
+
+impl SocketShare {
+    fn queue(&self) -> MutexGuard<'_, Queue> {
+        // Nothing panics while holding it; a poisoned queue is still whole.
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn offer(&self, frame: Arc<Frame>, capacity: usize) -> Offer {
+        let mut queue = self.queue();
+        if queue.closed {
+            return Offer::Closed;
+        }
+        if queue.frames.len() >= capacity {
+            return Offer::Full;
+        }
+        let was_empty = queue.frames.is_empty();
+        queue.frames.push_back(frame);
+        drop(queue);
+        if was_empty {
+            // notify_one keeps a permit if the socket is not waiting yet.
+            self.queued.notify_one();
+        }
+        Offer::Taken
+    }
+
+    /// The next frame; `Err(closed)` when there is none.
+    fn take(&self) -> Result<Arc<Frame>, bool> {
+        let mut queue = self.queue();
+        match queue.frames.pop_front() {
+            Some(frame) => Ok(frame),
+            None => {
+                if queue.frames.capacity() > KEEP_SLOTS {
+                    queue.frames = VecDeque::new();
+                }
+                Err(queue.closed)
+            }
+        }
+    }
+
+    fn close(&self) {
+        let mut queue = self.queue();
+        queue.closed = true;
+        queue.frames = VecDeque::new();
+    }
 }
 
 /// How the server closes a socket: a WebSocket close code and its reason.
@@ -116,8 +198,7 @@ impl Holder {
 
 struct Holding {
     holder: Holder,
-    kick: Arc<Kick>,
-    may_write: Arc<AtomicBool>,
+    socket: Arc<SocketShare>,
 }
 
 impl Default for Hub {
@@ -135,6 +216,7 @@ impl Hub {
             next_id: AtomicU64::new(1),
             credential_changes: AtomicU64::new(0),
             queue_capacity: queue_capacity.max(1),
+            stopping: AtomicBool::new(false),
         }
     }
 
@@ -142,26 +224,28 @@ impl Hub {
     /// while `may_write`. The returned connection unregisters it (and all
     /// its subscriptions) when dropped.
     pub fn connect(self: &Arc<Self>, holder: Holder, may_write: bool) -> Connection {
-        let (queue, rx) = mpsc::channel(self.queue_capacity);
         self.connections.fetch_add(1, Ordering::Relaxed);
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let kick = Arc::new(Kick::default());
-        let may_write = Arc::new(AtomicBool::new(may_write));
+        let socket = Arc::new(SocketShare {
+            may_write: AtomicBool::new(may_write),
+            ..SocketShare::default()
+        });
         self.holders.insert(
             id,
             Holding {
                 holder,
-                kick: kick.clone(),
-                may_write: may_write.clone(),
+                socket: socket.clone(),
             },
         );
+        // After the insert: `shut_down` sets the flag before it walks the
+        // holders, so it closes this socket or this sees the flag.
+        if self.stopping.load(Ordering::SeqCst) {
+            socket.kick.raise(Close::SHUTDOWN);
+        }
         Connection {
             hub: self.clone(),
             id,
-            queue,
-            rx,
-            kick,
-            may_write,
+            socket,
             topics: Vec::new(),
             released: false,
         }
@@ -189,10 +273,21 @@ impl Hub {
                     None => continue,
                 },
             };
-            holding.kick.raise(close);
+            holding.socket.kick.raise(close);
             closed += 1;
         }
         closed
+    }
+
+    /// Closes every local socket (1001), and from now on every socket that
+    /// registers. Through each socket's kick rather than a shutdown signal
+    /// every socket waits on: that wait would add its size to every idle
+    /// socket's task.
+    pub fn shut_down(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        for holding in self.holders.iter() {
+            holding.socket.kick.raise(Close::SHUTDOWN);
+        }
     }
 
     /// Lets the local sockets of `key_id` write (`chat:write`) or not.
@@ -200,7 +295,7 @@ impl Hub {
         self.credential_changes.fetch_add(1, Ordering::AcqRel);
         for holding in self.holders.iter() {
             if matches!(holding.holder, Holder::Key { key_id: k, .. } if k == key_id) {
-                holding.may_write.store(allowed, Ordering::Release);
+                holding.socket.may_write.store(allowed, Ordering::Release);
             }
         }
     }
@@ -216,7 +311,7 @@ impl Hub {
     pub fn holders(&self) -> Vec<Holder> {
         let mut holders: Vec<Holder> = Vec::new();
         for holding in self.holders.iter() {
-            if !holding.kick.is_raised() && !holders.contains(&holding.holder) {
+            if !holding.socket.kick.is_raised() && !holders.contains(&holding.holder) {
                 holders.push(holding.holder);
             }
         }
@@ -233,13 +328,14 @@ impl Hub {
         let mut delivered = 0;
         for subscriber in subscribers.iter() {
             // A socket being closed gets nothing more.
-            if subscriber.kick.is_raised() {
+            let socket = &subscriber.socket;
+            if socket.kick.is_raised() {
                 continue;
             }
-            match subscriber.queue.try_send(frame.clone()) {
-                Ok(()) => delivered += 1,
-                Err(mpsc::error::TrySendError::Full(_)) => subscriber.kick.raise(Close::TOO_SLOW),
-                Err(mpsc::error::TrySendError::Closed(_)) => {}
+            match socket.offer(frame.clone(), self.queue_capacity) {
+                Offer::Taken => delivered += 1,
+                Offer::Full => socket.kick.raise(Close::TOO_SLOW),
+                Offer::Closed => {}
             }
         }
         delivered
@@ -270,16 +366,17 @@ impl Hub {
 /// Waits for a socket's kick (held apart from the connection so a socket
 /// can wait for it while it reads its queue).
 #[derive(Clone)]
-pub struct KickSignal(Arc<Kick>);
+pub struct KickSignal(Arc<SocketShare>);
 
 impl KickSignal {
     /// Resolves, with how to close, once the socket must close: its queue
     /// overflowed or its credentials stopped being valid (cancel-safe).
     pub async fn wait(&self) -> Close {
-        if !self.0.is_raised() {
-            self.0.notify.notified().await;
+        let kick = &self.0.kick;
+        if !kick.is_raised() {
+            kick.notify.notified().await;
         }
-        self.0.close.get().copied().unwrap_or(Close::TOO_SLOW)
+        kick.close.get().copied().unwrap_or(Close::TOO_SLOW)
     }
 }
 
@@ -287,11 +384,7 @@ impl KickSignal {
 pub struct Connection {
     hub: Arc<Hub>,
     pub id: u64,
-    /// Kept so the queue never reports closed while the socket lives.
-    queue: mpsc::Sender<Arc<Frame>>,
-    rx: mpsc::Receiver<Arc<Frame>>,
-    kick: Arc<Kick>,
-    may_write: Arc<AtomicBool>,
+    socket: Arc<SocketShare>,
     topics: Vec<Topic>,
     released: bool,
 }
@@ -309,8 +402,7 @@ impl Connection {
             .or_default()
             .push(Subscriber {
                 conn: self.id,
-                queue: self.queue.clone(),
-                kick: self.kick.clone(),
+                socket: self.socket.clone(),
             });
         true
     }
@@ -329,20 +421,29 @@ impl Connection {
         self.topics.len()
     }
 
-    /// The next queued frame (cancel-safe).
+    /// The next queued frame; None once released (cancel-safe: a frame
+    /// stays queued until it is returned).
     pub async fn recv(&mut self) -> Option<Arc<Frame>> {
-        self.rx.recv().await
+        loop {
+            match self.socket.take() {
+                Ok(frame) => return Some(frame),
+                Err(true) => return None,
+                // A frame queued after `take` found none raises `queued`
+                // (or leaves its permit), so this wait cannot miss it.
+                Err(false) => self.socket.queued.notified().await,
+            }
+        }
     }
 
     /// A frame already queued, without waiting (to write a burst as one
     /// batch).
     pub fn try_recv(&mut self) -> Option<Arc<Frame>> {
-        self.rx.try_recv().ok()
+        self.socket.take().ok()
     }
 
     /// A handle that resolves once the socket's queue has overflowed.
     pub fn kick_signal(&self) -> KickSignal {
-        KickSignal(self.kick.clone())
+        KickSignal(self.socket.clone())
     }
 
     pub fn is_subscribed(&self, topic: &Topic) -> bool {
@@ -352,13 +453,13 @@ impl Connection {
     /// Whether the socket's credentials allow writing now (a key's
     /// `chat:write` can be taken away while the socket is open).
     pub fn may_write(&self) -> bool {
-        self.may_write.load(Ordering::Acquire)
+        self.socket.may_write.load(Ordering::Acquire)
     }
 
     /// Closes this socket as if its credentials had changed (its own key
     /// expiring, say).
     pub fn close(&self, close: Close) {
-        self.kick.raise(close);
+        self.socket.kick.raise(close);
     }
 
     /// Unregisters the socket now: ends every subscription and drops the
@@ -373,8 +474,7 @@ impl Connection {
         for topic in std::mem::take(&mut self.topics) {
             self.hub.remove(&topic, self.id);
         }
-        self.rx.close();
-        while self.rx.try_recv().is_ok() {}
+        self.socket.close();
         self.hub.connections.fetch_sub(1, Ordering::Relaxed);
     }
 }
@@ -426,13 +526,48 @@ mod tests {
         assert_eq!(hub.dispatch(frame(topic(Mode::Test), "t")), 1);
         let got = test_socket.recv().await.expect("frame");
         assert_eq!(got.text.as_str(), "t");
-        assert!(live_socket.rx.try_recv().is_err());
+        assert!(live_socket.try_recv().is_none());
         assert!(test_socket.unsubscribe(&topic(Mode::Test)));
         assert_eq!(hub.subscribers(&topic(Mode::Test)), 0);
         assert_eq!(hub.connections(), 2);
         drop(live_socket);
         assert_eq!(hub.connections(), 1);
         assert_eq!(hub.subscribers(&topic(Mode::Live)), 0);
+    }
+
+    #[tokio::test]
+    async fn a_socket_waiting_on_an_empty_queue_wakes_for_the_next_frame() {
+        let hub = Arc::new(Hub::new(4));
+        let mut socket = hub.connect(visitor(), false);
+        socket.subscribe(topic(Mode::Test));
+        let waiting = tokio::spawn(async move { socket.recv().await.map(|f| f.text.clone()) });
+        tokio::task::yield_now().await;
+        assert_eq!(hub.dispatch(frame(topic(Mode::Test), "late")), 1);
+        let got = tokio::time::timeout(std::time::Duration::from_secs(1), waiting)
+            .await
+            .expect("woken")
+            .expect("task");
+        assert_eq!(got.as_ref().map(|t| t.as_str()), Some("late"));
+    }
+
+    #[tokio::test]
+    async fn a_released_connection_drops_its_queued_frames() {
+        let hub = Arc::new(Hub::new(4));
+        let mut socket = hub.connect(visitor(), false);
+        socket.subscribe(topic(Mode::Test));
+        hub.dispatch(frame(topic(Mode::Test), "queued"));
+        socket.release();
+        assert!(socket.recv().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn shutting_down_closes_open_sockets_and_those_that_register_after() {
+        let hub = Arc::new(Hub::new(4));
+        let open = hub.connect(visitor(), false);
+        hub.shut_down();
+        let late = hub.connect(visitor(), false);
+        assert_eq!(open.kick_signal().wait().await, Close::SHUTDOWN);
+        assert_eq!(late.kick_signal().wait().await, Close::SHUTDOWN);
     }
 
     #[tokio::test]
@@ -473,7 +608,7 @@ mod tests {
         assert_eq!(agent.kick_signal().wait().await, revoked);
         // Only the visitor takes the next frame.
         assert_eq!(hub.dispatch(frame(topic(Mode::Test), "after")), 1);
-        assert!(agent.rx.try_recv().is_err());
+        assert!(agent.try_recv().is_none());
         assert_eq!(hub.holders(), vec![Holder::Visitor { company_id }]);
     }
 }

@@ -250,13 +250,21 @@ pub fn public_routes() -> Router<AppState> {
 
 /// This node's realtime workers: the bus → hub dispatcher, the presence
 /// sweeper and the credentials re-check. All stop on shutdown (sockets
-/// close themselves on it too).
+/// are closed by `close_sockets_at_shutdown`).
 pub fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {
     vec![
         tokio::spawn(run_dispatcher(state.clone())),
         tokio::spawn(run_sweeper(state.clone())),
         tokio::spawn(credentials::run_recheck(state.clone())),
     ]
+}
+
+/// Closes this node's sockets (1001) once shutdown begins, and any socket
+/// that registers after. Runs on every node, with or without the workers.
+pub async fn close_sockets_at_shutdown(state: AppState) {
+    let mut shutdown = state.shutdown.clone();
+    ws::stopping(&mut shutdown).await;
+    state.realtime.hub.shut_down();
 }
 
 async fn run_dispatcher(state: AppState) {

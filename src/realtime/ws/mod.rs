@@ -136,7 +136,6 @@ enum Stop {
 
 /// What woke the socket's loop.
 enum Event {
-    Shutdown,
     Kicked(Close),
     Expired,
     Incoming(Option<Result<Message, axum::Error>>),
@@ -175,10 +174,9 @@ pub(crate) async fn stopping(shutdown: &mut tokio::sync::watch::Receiver<bool>) 
 }
 
 /// Runs a write to the socket, giving up on a peer that stopped reading
-/// (`WRITE_TIMEOUT`), a kick, or shutdown.
+/// (`WRITE_TIMEOUT`) or a kick (shutdown is one: `Hub::shut_down`).
 async fn guarded<T>(
     kick: &KickSignal,
-    shutdown: &mut tokio::sync::watch::Receiver<bool>,
     write: impl Future<Output = Result<T, axum::Error>>,
 ) -> Result<T, Stop> {
     tokio::select! {
@@ -187,17 +185,13 @@ async fn guarded<T>(
             _ => Err(Stop::Gone),
         },
         close = kick.wait() => Err(Stop::Closed(close)),
-        _ = stopping(shutdown) => Err(Stop::Closed(Close::SHUTDOWN)),
     }
 }
 
 /// Whether `frame` is the live copy of a message the socket replayed
 /// moments ago (forgetting the replayed set once it is old).
-fn is_replayed_copy(
-    replayed: &mut Option<(Instant, std::collections::HashSet<(HubChannel, Uuid)>)>,
-    frame: &Frame,
-) -> bool {
-    let (Some(id), Some((since, ids))) = (frame.message_id, replayed.as_ref()) else {
+fn is_replayed_copy(replayed: &mut Option<Box<Replayed>>, frame: &Frame) -> bool {
+    let (Some(id), Some((since, ids))) = (frame.message_id, replayed.as_deref()) else {
         return false;
     };
     if since.elapsed() > REPLAY_DEDUPE {
@@ -231,20 +225,25 @@ impl From<Stop> for Fail {
     }
 }
 
+/// When a socket last replayed messages, and which.
+type Replayed = (Instant, std::collections::HashSet<(HubChannel, Uuid)>);
+
+/// A socket's state: boxed where a part is rare (a slot, a replay), since
+/// every idle socket pays for each byte inline.
 struct Socket {
     state: AppState,
     credential: Credential,
     /// The socket's place under its token's cap, freed when it is dropped.
-    slot: Option<Slot>,
+    slot: Option<Box<Slot>>,
     ws: WebSocket,
     conn: Connection,
     /// This node's subscription to the company's bus channel, held from the
     /// socket's first channel to its last.
     bus_interest: Option<BusInterest>,
+    /// Raised on a queue overflow, a credentials change and shutdown.
     kick: KickSignal,
-    shutdown: tokio::sync::watch::Receiver<bool>,
     /// Messages this socket replayed, whose live copies it drops.
-    replayed: Option<(Instant, std::collections::HashSet<(HubChannel, Uuid)>)>,
+    replayed: Option<Box<Replayed>>,
     /// Session → entity of sessions an agent socket has touched.
     sessions: Vec<(Uuid, Uuid)>,
     last_typing: Option<(Uuid, Instant)>,
@@ -269,10 +268,9 @@ fn run(
     let recheck = hub.credential_changes() != changes_seen;
     let mut socket = Socket {
         kick: conn.kick_signal(),
-        shutdown: state.shutdown.clone(),
         state,
         credential,
-        slot,
+        slot: slot.map(Box::new),
         ws,
         conn,
         bus_interest: None,
@@ -337,7 +335,6 @@ impl Socket {
         loop {
             let event = tokio::select! {
                 biased;
-                _ = stopping(&mut self.shutdown) => Event::Shutdown,
                 close = self.kick.wait() => Event::Kicked(close),
                 _ = until(&mut expiry) => Event::Expired,
                 incoming = self.ws.recv() => Event::Incoming(incoming),
@@ -345,7 +342,6 @@ impl Socket {
                 _ = ticker.tick() => Event::Tick,
             };
             let outcome = match event {
-                Event::Shutdown => Err(Stop::Closed(Close::SHUTDOWN)),
                 Event::Kicked(close) => Err(Stop::Closed(close)),
                 Event::Expired => {
                     let close = Close::unauthorized(Ending::Expired.reason());
@@ -401,7 +397,7 @@ impl Socket {
     /// or shutdown.
     async fn send(&mut self, message: Message) -> Result<(), Stop> {
         let kick = self.kick.clone();
-        guarded(&kick, &mut self.shutdown, self.ws.send(message)).await?;
+        guarded(&kick, self.ws.send(message)).await?;
         crate::metrics::ws_frames_sent(1);
         Ok(())
     }
@@ -421,7 +417,6 @@ impl Socket {
             conn,
             replayed,
             kick,
-            shutdown,
             ..
         } = self;
         let write = async {
@@ -445,7 +440,7 @@ impl Socket {
             }
             Ok(written)
         };
-        let written = guarded(kick, shutdown, write).await?;
+        let written = guarded(kick, write).await?;
         crate::metrics::ws_frames_sent(written);
         Ok(())
     }
@@ -459,7 +454,10 @@ impl Socket {
         let outcome = match frame.kind.as_deref() {
             Some("subscribe") => self.subscribe(&frame, id.as_ref()).await,
             Some("unsubscribe") => self.unsubscribe(&frame, id.as_ref()).await,
-            Some("message") => self.message(&frame, id.as_ref()).await,
+            // Boxed: posting a message runs the chat store's transaction,
+            // whose future is ~23 KiB; inline, every frame (a subscribe, a
+            // ping) would allocate that much.
+            Some("message") => Box::pin(self.message(&frame, id.as_ref())).await,
             Some("typing") => self.typing(&frame).await,
             Some("ping") => Ok(self
                 .send_text(protocol::reply("pong", None, id.as_ref()))

@@ -63,9 +63,9 @@ impl Socket {
                 _ => Vec::new(),
             };
         }
-        let (since, seen) = self
+        let (since, seen) = &mut **self
             .replayed
-            .get_or_insert_with(|| (Instant::now(), HashSet::new()));
+            .get_or_insert_with(|| Box::new((Instant::now(), HashSet::new())));
         *since = Instant::now();
         seen.extend(recent);
         Ok(())
