@@ -90,6 +90,9 @@ struct TicketRow {
     tag_list: Option<String>,
     has_attachments: bool,
     has_sla_clocks: bool,
+    /// The list's total, on a page that counts it in the same statement.
+    #[sqlx(default)]
+    list_total: Option<i64>,
 }
 
 impl TicketRow {
@@ -423,7 +426,18 @@ fn list_query(
         let newest_only = matches.is_lower_bound || matches.value > RANKED_MATCHES;
         return ranked_query(backend, tenant, filter, page, newest_only);
     }
-    let (query, _) = filtered(backend, TICKET_SELECT, tenant, filter);
+    // The total in the same statement where a counter row answers it: its
+    // placeholders are the page's own first ones (the tenant, then the
+    // filters, bound in the same order by both), so it adds no values.
+    let select = match exact_count(tenant, filter) {
+        Some(count) => TICKET_SELECT.replacen(
+            " FROM tickets t",
+            &format!(", ({}) AS list_total FROM tickets t", count.sql()),
+            1,
+        ),
+        None => TICKET_SELECT.to_string(),
+    };
+    let (query, _) = filtered(backend, &select, tenant, filter);
     let order = if filter.by_sla_due {
         format!("{}, ", sla_store::SOONEST_DUE_ORDER)
     } else {
@@ -544,10 +558,20 @@ pub async fn list(
     page: Page,
     after: Option<&After>,
 ) -> Result<(Vec<Ticket>, Total), StoreError> {
-    let total = count(db, tenant, filter, COUNT_CAP).await?;
-    let rows: Vec<TicketRow> = list_query(db.backend(), tenant, filter, page, after, total)
+    let counted_with_page = filter.search.is_none() && exact_count(tenant, filter).is_some();
+    let matches = match counted_with_page {
+        true => Total::exact(0), // unused without a search
+        false => count(db, tenant, filter, COUNT_CAP).await?,
+    };
+    let rows: Vec<TicketRow> = list_query(db.backend(), tenant, filter, page, after, matches)
         .fetch_all(db)
         .await?;
+    let total = match (counted_with_page, rows.first()) {
+        (false, _) => matches,
+        (true, Some(row)) => Total::exact(row.list_total.unwrap_or(0)),
+        // An empty page has no row to carry the total.
+        (true, None) => count(db, tenant, filter, COUNT_CAP).await?,
+    };
     // Only the tickets the rows say have some: most pages need neither read.
     let with = |has: fn(&TicketRow) -> bool| -> Vec<Uuid> {
         rows.iter()
@@ -595,10 +619,23 @@ pub async fn count(
         let (matches, _) = matching(db.backend(), " FROM tickets t", tenant, filter);
         return capped_count(db, matches.prefixed("SELECT 1"), cap).await;
     }
+    match exact_count(tenant, filter) {
+        Some(query) => Ok(Total::exact(query.fetch_scalar(db).await?)),
+        None => {
+            let (matches, _) = filtered(db.backend(), "SELECT 1 FROM tickets t", tenant, filter);
+            capped_count(db, matches, cap).await
+        }
+    }
+}
+
+/// The exact count of `filter`'s tickets from `ticket_counts`, when no
+/// filter beyond the counters' columns is given (search aside: `count`
+/// handles it first). Its placeholders follow `filtered`'s order: the
+/// tenant, then entity, status, priority, assignee and team.
+fn exact_count(tenant: &Tenant, filter: &TicketFilter) -> Option<Query> {
     let sla_filtered = filter.sla_breached.is_some() || filter.sla_due_before.is_some();
     if !filter.tags.is_empty() || !filter.custom_fields.is_empty() || sla_filtered {
-        let (matches, _) = filtered(db.backend(), "SELECT 1 FROM tickets t", tenant, filter);
-        return capped_count(db, matches, cap).await;
+        return None;
     }
     let mut query = Query::new(
         "SELECT CAST(COALESCE(SUM(c.tickets), 0) AS BIGINT) FROM ticket_counts c WHERE ",
@@ -619,7 +656,7 @@ pub async fn count(
     if let Some(team) = filter.team_id {
         query = query.push(" AND c.team = ").push_bind(team);
     }
-    Ok(Total::exact(query.fetch_scalar(db).await?))
+    Some(query)
 }
 
 /// The changeable fields of a ticket, locked until the transaction ends
@@ -1038,10 +1075,17 @@ mod tests {
             assigned_to_id: Some(Uuid::now_v7()),
             ..Default::default()
         };
+        let select = TICKET_SELECT.replacen(
+            " FROM tickets t",
+            ", (SELECT CAST(COALESCE(SUM(c.tickets), 0) AS BIGINT) FROM ticket_counts c \
+             WHERE c.company_id = $1 AND c.mode = $2 AND c.status = $3 AND c.assignee = $4) \
+             AS list_total FROM tickets t",
+            1,
+        );
         assert_eq!(
             list_sql(&filter, false),
             format!(
-                "{TICKET_SELECT} WHERE t.company_id = $1 AND t.mode = $2 AND t.status = $3 \
+                "{select} WHERE t.company_id = $1 AND t.mode = $2 AND t.status = $3 \
                  AND t.assigned_to_id = $4 ORDER BY t.created_at DESC, t.id DESC \
                  LIMIT $5 OFFSET $6"
             )
@@ -1049,10 +1093,22 @@ mod tests {
         assert_eq!(
             list_sql(&filter, true),
             format!(
-                "{TICKET_SELECT} WHERE t.company_id = $1 AND t.mode = $2 AND t.status = $3 \
+                "{select} WHERE t.company_id = $1 AND t.mode = $2 AND t.status = $3 \
                  AND t.assigned_to_id = $4 AND (t.created_at, t.id) < ($5, $6) \
                  ORDER BY t.created_at DESC, t.id DESC LIMIT $7 OFFSET $8"
             )
         );
+    }
+
+    #[test]
+    fn a_tag_filter_leaves_the_total_to_its_own_count() {
+        let filter = TicketFilter {
+            tags: crate::tags::model::TagFilter {
+                all: vec!["vip".into()],
+                any: Vec::new(),
+            },
+            ..Default::default()
+        };
+        assert!(!list_sql(&filter, false).contains("list_total"));
     }
 }

@@ -6,6 +6,7 @@ backend_tests!(
     the_default_page_is_the_newest_20_with_the_item_shape,
     a_limit_above_the_maximum_is_clamped_and_echoed,
     empty_filter_values_are_no_filter,
+    a_page_past_the_end_still_carries_the_total,
     each_filter_and_every_combination_selects_its_tickets,
     offset_paging_walks_the_same_order_without_gaps_or_repeats,
     every_list_filter_combination_reads_its_index_in_order,
@@ -164,6 +165,16 @@ async fn empty_filter_values_are_no_filter(backend: Backend) {
         )
         .await;
     assert_eq!(r.assert_status(200)["total"], 25);
+}
+
+/// The total usually comes with the page's rows; a page with no rows has
+/// it counted apart.
+async fn a_page_past_the_end_still_carries_the_total(backend: Backend) {
+    let Listed { app, acme, .. } = listed(backend).await;
+    let r = app.get("/tickets?offset=25", &acme.key).await;
+    let body = r.assert_status(200);
+    assert_eq!(body["data"], json!([]));
+    assert_eq!(body["total"], 25);
 }
 
 async fn each_filter_and_every_combination_selects_its_tickets(backend: Backend) {
