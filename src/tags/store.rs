@@ -55,6 +55,16 @@ pub async fn of<'c>(
     Ok(tags)
 }
 
+/// A record's tags as SQL's `string_agg(tag, ' ')` joins them (a tag
+/// never holds a space: `normalize` refuses it), sorted as [`of`] sorts.
+pub fn split_joined(joined: Option<&str>) -> Vec<String> {
+    let mut tags: Vec<String> = joined
+        .map(|list| list.split(' ').map(str::to_owned).collect())
+        .unwrap_or_default();
+    tags.sort();
+    tags
+}
+
 /// The tags of each of `records` (one query), each list sorted; records
 /// without tags are absent.
 pub async fn of_each(

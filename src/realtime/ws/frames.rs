@@ -1,7 +1,6 @@
 //! Client frames: subscribe (with replay and the presence snapshot),
 //! unsubscribe, message, typing; each answered per docs/websocket.md.
 
-use std::collections::HashSet;
 use std::time::Instant;
 
 use axum::http::StatusCode;
@@ -292,11 +291,7 @@ impl Socket {
                 _ => Vec::new(),
             };
         }
-        let (since, seen) = &mut **self
-            .replayed
-            .get_or_insert_with(|| Box::new((Instant::now(), HashSet::new())));
-        *since = Instant::now();
-        seen.extend(recent);
+        super::note_replayed(&mut self.replayed, recent);
         Ok(())
     }
 

@@ -228,6 +228,17 @@ impl From<Stop> for Fail {
 /// When a socket last replayed messages, and which.
 type Replayed = (Instant, std::collections::HashSet<(HubChannel, Uuid)>);
 
+/// Notes `recent` as just replayed, so their live copies are dropped.
+fn note_replayed(
+    replayed: &mut Option<Box<Replayed>>,
+    recent: impl IntoIterator<Item = (HubChannel, Uuid)>,
+) {
+    let (since, seen) =
+        &mut **replayed.get_or_insert_with(|| Box::new((Instant::now(), Default::default())));
+    *since = Instant::now();
+    seen.extend(recent);
+}
+
 /// A socket's state: boxed where a part is rare (a slot, a replay), since
 /// every idle socket pays for each byte inline.
 struct Socket {
@@ -367,7 +378,7 @@ impl Socket {
                     }
                 }
                 // Boxed, as every write below: a write's future (its
-                // timeout's timer, the kick and shutdown waits) lives only
+                // timeout's timer, the kick's wait) lives only
                 // while it writes; inline it would be part of every idle
                 // socket's task.
                 Event::Queued(Some(frame)) => Box::pin(self.forward(frame)).await,

@@ -3,8 +3,7 @@
 //! in the order they were recorded, filtered as the live frames are (the
 //! channel's entity; internal notes only for keys that read them).
 
-use std::collections::{HashMap, HashSet};
-use std::time::Instant;
+use std::collections::HashMap;
 
 use uuid::Uuid;
 
@@ -63,11 +62,7 @@ impl Socket {
                 _ => Vec::new(),
             };
         }
-        let (since, seen) = &mut **self
-            .replayed
-            .get_or_insert_with(|| Box::new((Instant::now(), HashSet::new())));
-        *since = Instant::now();
-        seen.extend(recent);
+        super::note_replayed(&mut self.replayed, recent);
         Ok(())
     }
 }

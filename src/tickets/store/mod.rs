@@ -39,11 +39,10 @@ use crate::teams::store as team_store;
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
 
-/// A ticket with its assignee and tags, and whether it has attachments or
-/// SLA clocks, in one statement (no query per row): a ticket without
-/// attachments or clocks is read in one round trip. The tags come joined
-/// by spaces, which a tag never holds (`tags::model::normalize` refuses
-/// them).
+/// A ticket with its assignee and tags (joined by spaces: read them with
+/// `tag_store::split_joined`), and whether it has attachments or SLA
+/// clocks, in one statement (no query per row): a ticket without
+/// attachments or clocks is read in one round trip.
 const TICKET_SELECT: &str = "SELECT t.id, t.ticket_number, t.subject, t.description, t.status, \
      t.priority, t.entity_id, t.visitor_email, t.chat_session_id, t.visitor_external_id, \
      t.visitor_name, t.visitor_verified, t.assigned_to_id, u.name AS assignee_name, \
@@ -100,14 +99,7 @@ impl TicketRow {
     /// row says there are some).
     fn into_ticket(self) -> Ticket {
         let row = self;
-        // Sorted by code point in Rust, as `tags::store::of` does, so both
-        // backends agree whatever the database's collation.
-        let mut tags: Vec<String> = row
-            .tag_list
-            .as_deref()
-            .map(|list| list.split(' ').map(str::to_owned).collect())
-            .unwrap_or_default();
-        tags.sort();
+        let tags = tag_store::split_joined(row.tag_list.as_deref());
         let assigned_to = user_ref(row.assigned_to_id, row.assignee_name, row.assignee_email);
         // A ticket is from a visitor when it was made from a chat, which
         // always names its visitor.
@@ -335,8 +327,7 @@ pub async fn find(db: &Db, tenant: &Tenant, id: Uuid) -> Result<Ticket, StoreErr
 }
 
 /// `find` on the pool or inside a transaction (to answer with what was
-/// just written).
-/// The ticket: its row (with its tags), then its attachments and SLA
+/// just written): the row (with its tags), then its attachments and SLA
 /// clocks where the row says it has some.
 async fn load<'c>(on: impl Into<On<'c>>, tenant: &Tenant, id: Uuid) -> Result<Ticket, StoreError> {
     let mut on = on.into();
@@ -416,9 +407,13 @@ fn list_query(
     filter: &TicketFilter,
     page: Page,
     after: Option<&After>,
-    matches: Total,
+    total: &PageTotal,
 ) -> Query {
     if filter.search.is_some() {
+        let matches = match total {
+            PageTotal::Counted(matches) => *matches,
+            PageTotal::WithRows(_) => Total::exact(0),
+        };
         // Chosen from the count rather than left to the planner: its guess
         // at how often a rare word or a prefix occurs can be far off, and
         // reading a million documents in creation order for the newest
@@ -429,13 +424,13 @@ fn list_query(
     // The total in the same statement where a counter row answers it: its
     // placeholders are the page's own first ones (the tenant, then the
     // filters, bound in the same order by both), so it adds no values.
-    let select = match exact_count(tenant, filter) {
-        Some(count) => TICKET_SELECT.replacen(
+    let select = match total {
+        PageTotal::WithRows(count) => TICKET_SELECT.replacen(
             " FROM tickets t",
             &format!(", ({}) AS list_total FROM tickets t", count.sql()),
             1,
         ),
-        None => TICKET_SELECT.to_string(),
+        PageTotal::Counted(_) => TICKET_SELECT.to_string(),
     };
     let (query, _) = filtered(backend, &select, tenant, filter);
     let order = if filter.by_sla_due {
@@ -536,13 +531,17 @@ pub fn list_sql(filter: &TicketFilter, cursor: bool) -> String {
         id: Uuid::nil(),
     };
     let after = cursor.then_some(&any_position);
+    let total = match page_total(&any_tenant, filter) {
+        Some(count) => PageTotal::WithRows(count),
+        None => PageTotal::Counted(Total::exact(0)),
+    };
     list_query(
         Backend::Sqlite,
         &any_tenant,
         filter,
         any_page,
         after,
-        Total::exact(0),
+        &total,
     )
     .sql()
     .to_string()
@@ -558,19 +557,18 @@ pub async fn list(
     page: Page,
     after: Option<&After>,
 ) -> Result<(Vec<Ticket>, Total), StoreError> {
-    let counted_with_page = filter.search.is_none() && exact_count(tenant, filter).is_some();
-    let matches = match counted_with_page {
-        true => Total::exact(0), // unused without a search
-        false => count(db, tenant, filter, COUNT_CAP).await?,
+    let page_total = match page_total(tenant, filter) {
+        Some(count) => PageTotal::WithRows(count),
+        None => PageTotal::Counted(count(db, tenant, filter, COUNT_CAP).await?),
     };
-    let rows: Vec<TicketRow> = list_query(db.backend(), tenant, filter, page, after, matches)
+    let rows: Vec<TicketRow> = list_query(db.backend(), tenant, filter, page, after, &page_total)
         .fetch_all(db)
         .await?;
-    let total = match (counted_with_page, rows.first()) {
-        (false, _) => matches,
-        (true, Some(row)) => Total::exact(row.list_total.unwrap_or(0)),
+    let total = match (page_total, rows.first()) {
+        (PageTotal::Counted(total), _) => total,
+        (PageTotal::WithRows(_), Some(row)) => Total::exact(row.list_total.unwrap_or(0)),
         // An empty page has no row to carry the total.
-        (true, None) => count(db, tenant, filter, COUNT_CAP).await?,
+        (PageTotal::WithRows(count), None) => Total::exact(count.fetch_scalar(db).await?),
     };
     // Only the tickets the rows say have some: most pages need neither read.
     let with = |has: fn(&TicketRow) -> bool| -> Vec<Uuid> {
@@ -625,6 +623,23 @@ pub async fn count(
             let (matches, _) = filtered(db.backend(), "SELECT 1 FROM tickets t", tenant, filter);
             capped_count(db, matches, cap).await
         }
+    }
+}
+
+/// Where a list page's total comes from.
+enum PageTotal {
+    /// Counted before the page (a search needs it to choose its plan).
+    Counted(Total),
+    /// This exact count, a column of the page's own statement.
+    WithRows(Query),
+}
+
+/// The count a page carries in its own statement: the exact one, for a
+/// list without a search.
+fn page_total(tenant: &Tenant, filter: &TicketFilter) -> Option<Query> {
+    match filter.search {
+        Some(_) => None,
+        None => exact_count(tenant, filter),
     }
 }
 
