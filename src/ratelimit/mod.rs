@@ -7,6 +7,7 @@
 
 pub mod client;
 pub mod gcra;
+pub mod lease;
 pub mod local;
 pub mod redis;
 

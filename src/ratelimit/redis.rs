@@ -2,55 +2,75 @@
 //! atomically in Redis with Redis's clock, so every node shares one budget
 //! per key. The key expires when its bucket is full again.
 //!
-//! On a single Redis the checks of one node are batched: one task sends
-//! every check waiting at that moment in one script call (up to
-//! [`MAX_BATCH`]) and, while that call is out, the next checks gather for
-//! the following one. A lone request still costs one round trip; under
-//! load, many requests share one, and Redis runs one script per batch
-//! instead of one per request. The script takes the batch's checks in
-//! order, so two checks of one key in a batch see each other's spending.
-//! On a Redis Cluster the keys of a batch would live on different masters,
-//! so there each check is a call of its own.
+//! A node does not ask Redis for every request: it leases a slice of a
+//! key's allowance and spends it in memory (`lease.rs`, which also states
+//! the bound this puts on the count across nodes). The requests that find
+//! no lease go to one task per node, which asks Redis for all of them at
+//! once: every check waiting at that moment (up to [`MAX_BATCH`]) in one
+//! script call; while that call is out, the next checks gather for the
+//! following one. The same task gives back what ended leases did not
+//! spend. On a Redis Cluster the keys of a batch would live on different
+//! masters, so there each key of a batch is a call of its own.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
 
 use super::Limiter;
 use super::gcra::Decision;
+use super::lease::{self, Bucket, Grant, Lease, Leases};
 use crate::redis_conn::RedisConn;
 
-/// KEYS are the buckets, ARGV holds each one's limit and window (µs) in
-/// turn; the reply has four numbers per key: allowed (1/0), remaining,
-/// µs until full, µs until the next request is allowed.
+/// KEYS are the buckets; ARGV holds five numbers for each in turn: its
+/// limit, its window (µs), the requests asked for, the unspent requests
+/// of an ended lease given back, and that lease's TAT. A return gives back
+/// at most the debt still ahead of "now" at the lease's TAT, so requests
+/// the bucket already earned back by time are not credited twice. The
+/// reply has five numbers per key: requests granted (as many as fit, up to
+/// those asked), remaining, µs until full, µs until one more would fit,
+/// and the TAT.
 const SCRIPT: &str = r#"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local out = {}
 for i, key in ipairs(KEYS) do
-  local limit = tonumber(ARGV[2 * i - 1])
-  local window = tonumber(ARGV[2 * i])
+  local limit = tonumber(ARGV[5 * i - 4])
+  local window = tonumber(ARGV[5 * i - 3])
+  local want = tonumber(ARGV[5 * i - 2])
+  local back = tonumber(ARGV[5 * i - 1])
+  local lease_tat = tonumber(ARGV[5 * i])
   local interval = math.max(math.floor(window / limit), 1)
   local capacity = interval * limit
   local tat = now
   local stored = redis.call('GET', key)
   if stored then tat = math.max(tonumber(stored), now) end
-  local new_tat = tat + interval
-  if new_tat - now > capacity then
-    out[#out + 1] = 0
-    out[#out + 1] = 0
-    out[#out + 1] = tat - now
-    out[#out + 1] = new_tat - capacity - now
-  else
-    redis.call('SET', key, string.format('%.0f', new_tat), 'PX', math.ceil((new_tat - now) / 1000))
-    out[#out + 1] = 1
-    out[#out + 1] = math.floor((capacity - (new_tat - now)) / interval)
-    out[#out + 1] = new_tat - now
-    out[#out + 1] = 0
+  local changed = false
+  if back > 0 and stored then
+    tat = math.max(tat - math.min(back * interval, math.max(lease_tat - now, 0)), now)
+    changed = true
   end
+  local room = math.floor((capacity - (tat - now)) / interval)
+  local granted = math.max(math.min(want, room), 0)
+  if granted > 0 then
+    tat = tat + granted * interval
+    changed = true
+  end
+  if changed then
+    if tat > now then
+      redis.call('SET', key, string.format('%.0f', tat), 'PX', math.ceil((tat - now) / 1000))
+    else
+      redis.call('DEL', key)
+    end
+  end
+  out[#out + 1] = granted
+  out[#out + 1] = math.floor((capacity - (tat - now)) / interval)
+  out[#out + 1] = tat - now
+  out[#out + 1] = math.max(tat + interval - capacity - now, 0)
+  out[#out + 1] = tat
 end
 return out
 "#;
@@ -64,16 +84,23 @@ const MAX_BATCH: usize = 128;
 /// Checks that may wait for the batching task before callers wait to queue.
 const QUEUE: usize = 4096;
 
-/// One check: spend one request of the bucket at `redis_key`.
-struct Check {
+/// One entry of a script call: ask for `want` requests of the bucket at
+/// `redis_key`, giving back `back` unspent requests of a lease whose TAT
+/// was `lease_tat`.
+struct Ask {
     redis_key: String,
     limit: u64,
     window_us: u64,
+    want: u64,
+    back: u64,
+    lease_tat: u64,
 }
 
-/// A check waiting in the queue for its batch, and where its answer goes.
+/// A request that found no lease, waiting for its batch.
 struct Queued {
-    check: Check,
+    bucket: Bucket,
+    limit: u64,
+    window_us: u64,
     answer: oneshot::Sender<Result<Decision, String>>,
 }
 
@@ -81,36 +108,39 @@ pub struct RedisLimiter {
     conn: RedisConn,
     script: Arc<redis::Script>,
     prefix: String,
-    /// The batching task's queue; None on a cluster (or outside a runtime).
+    leases: Arc<Leases>,
+    /// The batching task's queue; None outside a runtime, where each check
+    /// is one call and takes no lease.
     batches: Option<mpsc::Sender<Queued>>,
     /// Script calls made, for tests that check batching.
     calls: Arc<AtomicU64>,
 }
 
 impl RedisLimiter {
-    /// Keys are `<prefix>rl:<key>`. On a single Redis, starts the batching
-    /// task (it ends when the limiter is dropped).
+    /// Keys are `<prefix>rl:<key>`. Starts the batching task (it ends when
+    /// the limiter is dropped).
     pub fn new(conn: RedisConn, prefix: &str) -> Self {
+        let prefix = format!("{prefix}rl:");
         let script = Arc::new(redis::Script::new(SCRIPT));
         let calls = Arc::new(AtomicU64::new(0));
-        let runtime = tokio::runtime::Handle::try_current().ok();
-        let batches = match (&conn, runtime) {
-            (RedisConn::Node(_), Some(runtime)) => {
-                let (queue, waiting) = mpsc::channel(QUEUE);
-                let batcher = Batcher {
-                    conn: conn.clone(),
-                    script: script.clone(),
-                    calls: calls.clone(),
-                };
-                runtime.spawn(batcher.run(waiting));
-                Some(queue)
-            }
-            _ => None,
-        };
+        let leases = Arc::new(Leases::default());
+        let batches = tokio::runtime::Handle::try_current().ok().map(|runtime| {
+            let (queue, waiting) = mpsc::channel(QUEUE);
+            let batcher = Batcher {
+                conn: conn.clone(),
+                script: script.clone(),
+                calls: calls.clone(),
+                leases: leases.clone(),
+                prefix: prefix.clone(),
+            };
+            runtime.spawn(batcher.run(waiting));
+            queue
+        });
         RedisLimiter {
             conn,
             script,
-            prefix: format!("{prefix}rl:"),
+            prefix,
+            leases,
             batches,
             calls,
         }
@@ -126,25 +156,21 @@ impl RedisLimiter {
         self.calls.load(Ordering::Relaxed)
     }
 
-    /// Spends one request of the bucket stored at `redis_key`; an error when
-    /// Redis does not answer in time.
-    async fn spend(
-        &self,
-        redis_key: String,
-        limit: u64,
-        window: Duration,
-    ) -> anyhow::Result<Decision> {
-        let check = Check {
-            redis_key,
-            limit: limit.max(1),
-            window_us: u64::try_from(window.as_micros()).unwrap_or(u64::MAX / 4),
-        };
+    /// Spends one request of `bucket` through Redis (for a request that
+    /// found no lease); an error when Redis does not answer in time.
+    async fn ask(&self, bucket: Bucket, limit: u64, window_us: u64) -> anyhow::Result<Decision> {
         let decided = async {
             match &self.batches {
                 Some(queue) => {
                     let (answer, answered) = oneshot::channel();
+                    let queued = Queued {
+                        bucket,
+                        limit,
+                        window_us,
+                        answer,
+                    };
                     queue
-                        .send(Queued { check, answer })
+                        .send(queued)
                         .await
                         .map_err(|_| anyhow::anyhow!("rate limiter batching task stopped"))?;
                     answered
@@ -153,13 +179,24 @@ impl RedisLimiter {
                         .map_err(anyhow::Error::msg)
                 }
                 None => {
-                    let batch = [check];
-                    let mut decisions = call(&self.conn, &self.script, &self.calls, &batch)
+                    let ask = Ask {
+                        redis_key: bucket_key(&self.prefix, &bucket),
+                        limit,
+                        window_us,
+                        want: 1,
+                        back: 0,
+                        lease_tat: 0,
+                    };
+                    let grants = call(&self.conn, &self.script, &self.calls, &[ask])
                         .await
                         .map_err(anyhow::Error::msg)?;
+                    let grant = grants
+                        .first()
+                        .ok_or_else(|| anyhow::anyhow!("empty rate limiter reply"))?;
+                    let (mut decisions, _) = lease::share_grant(grant, limit, window_us, 1);
                     decisions
                         .pop()
-                        .ok_or_else(|| anyhow::anyhow!("empty rate limiter reply"))
+                        .ok_or_else(|| anyhow::anyhow!("no rate limiter decision"))
                 }
             }
         };
@@ -169,60 +206,182 @@ impl RedisLimiter {
     }
 }
 
-/// The task that turns queued checks into script calls.
+/// A bucket's part of a batch: the requests that asked for it, in order.
+struct Group {
+    bucket: Bucket,
+    limit: u64,
+    window_us: u64,
+    answers: Vec<oneshot::Sender<Result<Decision, String>>>,
+}
+
+/// The task that turns queued checks into script calls, and leases.
 struct Batcher {
     conn: RedisConn,
     script: Arc<redis::Script>,
     calls: Arc<AtomicU64>,
+    leases: Arc<Leases>,
+    prefix: String,
 }
 
 impl Batcher {
     async fn run(self, mut waiting: mpsc::Receiver<Queued>) {
         let mut queued = Vec::with_capacity(MAX_BATCH);
-        let mut checks = Vec::with_capacity(MAX_BATCH);
-        while waiting.recv_many(&mut queued, MAX_BATCH).await > 0 {
-            let mut answers = Vec::with_capacity(queued.len());
-            for Queued { check, answer } in queued.drain(..) {
-                checks.push(check);
-                answers.push(answer);
+        let mut returns = tokio::time::interval(lease::LIFETIME);
+        returns.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                received = waiting.recv_many(&mut queued, MAX_BATCH) => {
+                    if received == 0 {
+                        break;
+                    }
+                    self.decide(&mut queued).await;
+                }
+                _ = returns.tick() => self.give_back_ended().await,
             }
-            let decided = tokio::time::timeout(
-                CALL_TIMEOUT,
-                call(&self.conn, &self.script, &self.calls, &checks),
-            )
-            .await
-            .unwrap_or_else(|_| Err("rate limiter call to Redis timed out".to_string()));
-            checks.clear();
-            match decided {
-                Ok(decisions) => {
-                    for (answer, decision) in answers.into_iter().zip(decisions) {
+        }
+    }
+
+    /// Answers one batch: from a lease a previous call just filled where
+    /// one serves, else in one script call that asks, per bucket, for the
+    /// batch's requests and a slice more.
+    async fn decide(&self, queued: &mut Vec<Queued>) {
+        let mut groups: Vec<Group> = Vec::new();
+        let mut asks: Vec<Ask> = Vec::new();
+        let mut index: HashMap<Bucket, usize> = HashMap::new();
+        for waiting in queued.drain(..) {
+            let Queued {
+                bucket,
+                limit,
+                window_us,
+                answer,
+            } = waiting;
+            if let Some(decision) = self.leases.spend(&bucket, limit, window_us) {
+                let _ = answer.send(Ok(decision));
+                continue;
+            }
+            if let Some(&at) = index.get(&bucket) {
+                groups[at].answers.push(answer);
+                asks[at].want += 1;
+                continue;
+            }
+            let stale = self.leases.take_stale(&bucket, limit, window_us);
+            index.insert(bucket.clone(), groups.len());
+            asks.push(Ask {
+                redis_key: bucket_key(&self.prefix, &bucket),
+                limit,
+                window_us,
+                want: 1 + lease::spare_per_lease(limit),
+                back: stale.as_ref().map_or(0, |lease| lease.unspent),
+                lease_tat: stale.as_ref().map_or(0, |lease| lease.tat),
+            });
+            groups.push(Group {
+                bucket,
+                limit,
+                window_us,
+                answers: vec![answer],
+            });
+        }
+        if groups.is_empty() {
+            return;
+        }
+        let granted = self.call(&asks).await;
+        match granted {
+            Ok(grants) => {
+                let now = Instant::now();
+                for (group, grant) in groups.into_iter().zip(grants) {
+                    let (decisions, left) = lease::share_grant(
+                        &grant,
+                        group.limit,
+                        group.window_us,
+                        group.answers.len(),
+                    );
+                    if left > 0 {
+                        let lease = Lease::new(left, group.limit, group.window_us, &grant, now);
+                        self.leases.insert(group.bucket, lease);
+                    }
+                    for (answer, decision) in group.answers.into_iter().zip(decisions) {
                         // The caller may have given up (its own timeout).
                         let _ = answer.send(Ok(decision));
                     }
                 }
-                Err(error) => {
-                    for answer in answers {
-                        let _ = answer.send(Err(error.clone()));
-                    }
+            }
+            Err(error) => {
+                for answer in groups.into_iter().flat_map(|group| group.answers) {
+                    let _ = answer.send(Err(error.clone()));
                 }
             }
         }
     }
+
+    /// Gives back to Redis what ended leases did not spend. A failed call
+    /// loses them: the key refills a little later, never the other way.
+    async fn give_back_ended(&self) {
+        let asks: Vec<Ask> = self
+            .leases
+            .take_ended()
+            .into_iter()
+            .map(|(bucket, lease)| Ask {
+                redis_key: bucket_key(&self.prefix, &bucket),
+                limit: lease.limit,
+                window_us: lease.window_us,
+                want: 0,
+                back: lease.unspent,
+                lease_tat: lease.tat,
+            })
+            .collect();
+        if !asks.is_empty()
+            && let Err(error) = self.call(&asks).await
+        {
+            tracing::debug!(%error, "leased requests not given back to Redis");
+        }
+    }
+
+    /// One script call for `asks` (on a Redis Cluster, one per ask), with
+    /// the call timeout.
+    async fn call(&self, asks: &[Ask]) -> Result<Vec<Grant>, String> {
+        let decided = async {
+            match &self.conn {
+                RedisConn::Node(_) => call(&self.conn, &self.script, &self.calls, asks).await,
+                _ => {
+                    let calls = asks
+                        .chunks(1)
+                        .map(|one| call(&self.conn, &self.script, &self.calls, one));
+                    let replies = futures::future::join_all(calls).await;
+                    let grants: Result<Vec<Vec<Grant>>, String> = replies.into_iter().collect();
+                    grants.map(|grants| grants.into_iter().flatten().collect())
+                }
+            }
+        };
+        tokio::time::timeout(CALL_TIMEOUT, decided)
+            .await
+            .unwrap_or_else(|_| Err("rate limiter call to Redis timed out".to_string()))
+    }
 }
 
-/// One script call deciding `checks` in order.
+/// Where `bucket` lives in Redis.
+fn bucket_key(prefix: &str, bucket: &Bucket) -> String {
+    match bucket {
+        Bucket::ApiKey(id) => format!("{prefix}key:{id}"),
+        Bucket::Named(name) => format!("{prefix}{name}"),
+    }
+}
+
+/// One script call deciding `asks` in order.
 async fn call(
     conn: &RedisConn,
     script: &redis::Script,
     calls: &AtomicU64,
-    checks: &[Check],
-) -> Result<Vec<Decision>, String> {
+    asks: &[Ask],
+) -> Result<Vec<Grant>, String> {
     let mut invocation = script.prepare_invoke();
-    for check in checks {
+    for ask in asks {
         invocation
-            .key(check.redis_key.as_str())
-            .arg(check.limit)
-            .arg(check.window_us);
+            .key(ask.redis_key.as_str())
+            .arg(ask.limit)
+            .arg(ask.window_us)
+            .arg(ask.want)
+            .arg(ask.back)
+            .arg(ask.lease_tat);
     }
     calls.fetch_add(1, Ordering::Relaxed);
     let mut conn = conn.clone();
@@ -230,29 +389,41 @@ async fn call(
         .invoke_async(&mut conn)
         .await
         .map_err(|e| e.to_string())?;
-    if reply.len() != checks.len() * 4 {
+    if reply.len() != asks.len() * 5 {
         return Err(format!("unexpected rate limiter reply: {reply:?}"));
     }
     let non_negative = |v: i64| u64::try_from(v).unwrap_or(0);
     Ok(reply
-        .chunks_exact(4)
-        .zip(checks)
-        .map(|(answer, check)| {
-            Decision::from_micros(
-                answer[0] == 1,
-                check.limit,
-                non_negative(answer[1]),
-                non_negative(answer[2]),
-                non_negative(answer[3]),
-            )
+        .chunks_exact(5)
+        .map(|answer| Grant {
+            granted: non_negative(answer[0]),
+            remaining: non_negative(answer[1]),
+            reset_us: non_negative(answer[2]),
+            retry_us: non_negative(answer[3]),
+            tat: non_negative(answer[4]),
         })
         .collect())
 }
 
+/// A limit of at least 1 and the window in µs, as leases and the script
+/// take them.
+fn normalized(limit: u64, window: Duration) -> (u64, u64) {
+    let window_us = u64::try_from(window.as_micros()).unwrap_or(u64::MAX / 4);
+    (limit.max(1), window_us)
+}
+
 impl Limiter for RedisLimiter {
-    /// Spends one request of `key`'s shared allowance.
+    /// Spends one request of `key`'s shared allowance: from this node's
+    /// lease, or else through Redis.
     async fn check(&self, key: &str, limit: u64, window: Duration) -> anyhow::Result<Decision> {
-        self.spend(self.redis_key(key), limit, window).await
+        let (limit, window_us) = normalized(limit, window);
+        match self.leases.spend_named(key, limit, window_us) {
+            Some(decision) => Ok(decision),
+            None => {
+                self.ask(Bucket::Named(key.to_owned()), limit, window_us)
+                    .await
+            }
+        }
     }
 
     /// The bucket is `key:<id>`, as `check` would name it.
@@ -262,7 +433,10 @@ impl Limiter for RedisLimiter {
         limit: u64,
         window: Duration,
     ) -> anyhow::Result<Decision> {
-        let redis_key = format!("{}key:{key_id}", self.prefix);
-        self.spend(redis_key, limit, window).await
+        let (limit, window_us) = normalized(limit, window);
+        match self.leases.spend_api_key(key_id, limit, window_us) {
+            Some(decision) => Ok(decision),
+            None => self.ask(Bucket::ApiKey(key_id), limit, window_us).await,
+        }
     }
 }
