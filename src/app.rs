@@ -10,7 +10,7 @@ use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{any, get};
 use metrics_exporter_prometheus::PrometheusHandle;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -24,7 +24,7 @@ use crate::bootstrap::{self, DemoCreated};
 use crate::config::Config;
 use crate::db::Db;
 use crate::error::ApiError;
-use crate::router::{ApiRouter, RouteSpec};
+use crate::router::{API_CATCH_ALL, API_PREFIX, ApiRouter, RouteSpec};
 use crate::state::{AppState, SharedState};
 
 /// Request bodies above this are refused with 413.
@@ -339,26 +339,29 @@ fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {
 fn router(state: AppState, shop_url: Option<Arc<str>>) -> Router {
     let (api, operations, specs) = api_routes().into_parts();
     let document = crate::openapi::document(operations, &specs, crate::widget::operations());
+    // A path under the API that no route serves is answered by the API's
+    // own catch-all, behind authentication like every API route: a key
+    // learns nothing of which paths exist, and its response carries the
+    // rate-limit headers.
+    let not_found = any(|| async { ApiError::not_found_response() });
     let api = api
-        .fallback(|| async { ApiError::not_found_response() })
+        .route(API_PREFIX, not_found.clone())
+        .route(&format!("{API_PREFIX}/"), not_found.clone())
+        .route(API_CATCH_ALL, not_found)
         .method_not_allowed_fallback(|| async {
             ApiError::from_status(StatusCode::METHOD_NOT_ALLOWED)
         })
-        .layer(
-            ServiceBuilder::new()
-                .layer(middleware::from_fn(crate::metrics::http::tag_route))
-                .layer(middleware::from_fn_with_state(
-                    state.clone(),
-                    crate::auth::middleware::authenticate,
-                )),
-        );
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::auth::middleware::authenticate,
+        ));
 
     let routes = Router::new()
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .merge(crate::realtime::public_routes())
         .merge(crate::openapi::router(document))
-        .nest("/api/v1", api)
+        .merge(api)
         .merge(crate::demo::router(shop_url))
         .merge(crate::widget::router(
             state.config.widget_request_rate,

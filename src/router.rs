@@ -11,8 +11,8 @@ use axum::http::Method;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use tower::ServiceBuilder;
-use utoipa::openapi::{OpenApi as Document, PathItem};
-use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter};
+use utoipa::openapi::{Components, OpenApi as Document, PathItem};
+use utoipa_axum::router::UtoipaMethodRouter;
 
 use crate::auth::{Principal, Scope};
 use crate::error::ApiError;
@@ -27,11 +27,21 @@ pub struct RouteSpec {
     pub scope: Scope,
 }
 
+/// Where the API is mounted. Its routes are registered at their full
+/// paths rather than in a router nested there: a nested router costs every
+/// request a rebuilt URI, an extension and a second route lookup.
+pub const API_PREFIX: &str = "/api/v1";
+
+/// The route that answers the paths under [`API_PREFIX`] no other route
+/// serves (with a 404, after authentication).
+pub const API_CATCH_ALL: &str = "/api/v1/{*path}";
+
 #[derive(Default)]
 pub struct ApiRouter {
-    /// Its document starts empty: what every operation shares is added by
-    /// `openapi::document`.
-    router: OpenApiRouter<AppState>,
+    router: Router<AppState>,
+    /// Paths relative to [`API_PREFIX`]. It starts empty: what every
+    /// operation shares is added by `openapi::document`.
+    document: Document,
     specs: Vec<RouteSpec>,
 }
 
@@ -81,21 +91,37 @@ impl ApiRouter {
                 .option_layer(has_post.then(|| middleware::from_fn(crate::idempotency::guard)))
                 .layer(middleware::from_fn(crate::attachments::links::in_scope)),
         );
-        self.router = self.router.routes((schemas, paths, method_router));
+        for path in paths.paths.keys() {
+            let full = format!("{API_PREFIX}{path}");
+            self.router = self.router.route(&full, method_router.clone());
+        }
+        for (path, item) in paths.paths {
+            match self.document.paths.paths.get_mut(&path) {
+                Some(existing) => existing.merge_operations(item),
+                None => {
+                    self.document.paths.paths.insert(path, item);
+                }
+            }
+        }
+        self.document
+            .components
+            .get_or_insert_with(Components::new)
+            .schemas
+            .extend(schemas);
         self
     }
 
     pub fn merge(mut self, other: ApiRouter) -> Self {
         self.router = self.router.merge(other.router);
+        self.document.merge(other.document);
         self.specs.extend(other.specs);
         self
     }
 
-    /// The axum router, the operations of its handlers (paths relative to
-    /// `/api/v1`) and the route table.
+    /// The axum router (routes at their full paths), the operations of its
+    /// handlers (paths relative to [`API_PREFIX`]) and the route table.
     pub fn into_parts(self) -> (Router<AppState>, Document, Vec<RouteSpec>) {
-        let (router, operations) = self.router.split_for_parts();
-        (router, operations, self.specs)
+        (self.router, self.document, self.specs)
     }
 }
 

@@ -124,11 +124,7 @@ async fn run_keyed(
         .map_err(|_| ApiError::from_status(StatusCode::PAYLOAD_TOO_LARGE))?;
     let identity = RequestIdentity {
         method: parts.method.as_str().to_string(),
-        path: parts
-            .uri
-            .path_and_query()
-            .map_or_else(|| parts.uri.path(), |p| p.as_str())
-            .to_string(),
+        path: recorded_path(&parts.uri).to_string(),
         fingerprint: hex::encode(Sha256::digest(&body)),
     };
     let claim = Claim {
@@ -341,5 +337,30 @@ impl CommitHook for ClaimHook {
 
     fn committed(&self) {
         self.applied.store(true, Ordering::Release);
+    }
+}
+
+/// The path and query a key is recorded with: an API path relative to the
+/// API's mount point, the form keys were always stored in, so a key
+/// recorded by an older node still matches its retry.
+fn recorded_path(uri: &axum::http::Uri) -> &str {
+    let path = uri
+        .path_and_query()
+        .map_or_else(|| uri.path(), |p| p.as_str());
+    path.strip_prefix(crate::router::API_PREFIX)
+        .filter(|rest| rest.starts_with('/'))
+        .unwrap_or(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::recorded_path;
+
+    #[test]
+    fn an_api_path_is_recorded_relative_to_the_api_and_others_whole() {
+        let path = |uri: &str| recorded_path(&uri.parse().expect("uri")).to_string();
+        assert_eq!(path("/api/v1/tickets?x=1"), "/tickets?x=1");
+        assert_eq!(path("/widget/v1/sessions"), "/widget/v1/sessions");
+        assert_eq!(path("/api/v10/tickets"), "/api/v10/tickets");
     }
 }

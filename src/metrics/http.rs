@@ -3,13 +3,11 @@
 //! axum `MatchedPath` (`/api/v1/tickets/{id}`), or `unmatched` for a
 //! request no route took, so ids in paths never become labels.
 //!
-//! `track` wraps every route of the service (`app::layered`). Routes of
-//! the router nested at `/api/v1` only learn their template inside it, so
-//! `tag_route` there hands it to `track` through a task-local. The handles of a
-//! (route, method, status) are made on its first request and looked up by
-//! the template afterwards: no allocation per request.
+//! `track` wraps every route of the service (`app::layered`). The API's
+//! catch-all route counts as `unmatched` too. The handles of a (route,
+//! method, status) are made on its first request and looked up by the
+//! template afterwards: no allocation per request.
 
-use std::cell::RefCell;
 use std::sync::LazyLock;
 use std::time::Instant;
 
@@ -22,13 +20,7 @@ use metrics::{Counter, Histogram};
 use rustc_hash::FxBuildHasher;
 
 use super::names;
-
-tokio::task_local! {
-    /// The template of the nested route serving this request, set by
-    /// `tag_route` (a task-local rather than an extension on the response:
-    /// that would box a value per request).
-    static NESTED_ROUTE: RefCell<Option<MatchedPath>>;
-}
+use crate::router::API_CATCH_ALL;
 
 const UNMATCHED: &str = "unmatched";
 
@@ -130,15 +122,10 @@ pub async fn track(request: Request, next: Next) -> Response {
     let started = Instant::now();
     let method = method_index(request.method());
     let matched = request.extensions().get::<MatchedPath>().cloned();
-    let (nested, response) = NESTED_ROUTE
-        .scope(RefCell::new(None), async {
-            let response = next.run(request).await;
-            (NESTED_ROUTE.with(|route| route.take()), response)
-        })
-        .await;
-    let route = match nested.as_ref().or(matched.as_ref()) {
-        Some(path) => path.as_str(),
-        None => UNMATCHED,
+    let response = next.run(request).await;
+    let route = match matched.as_ref().map(MatchedPath::as_str) {
+        Some(API_CATCH_ALL) | None => UNMATCHED,
+        Some(path) => path,
     };
     record(
         route,
@@ -147,17 +134,4 @@ pub async fn track(request: Request, next: Next) -> Response {
         started.elapsed().as_secs_f64(),
     );
     response
-}
-
-/// Hands the template of a nested router's route to `track`.
-pub async fn tag_route(request: Request, next: Next) -> Response {
-    if !super::enabled() {
-        return next.run(request).await;
-    }
-    if let Some(path) = request.extensions().get::<MatchedPath>() {
-        // Outside a `track` scope (a router built without it) there is
-        // nobody to tell.
-        let _ = NESTED_ROUTE.try_with(|route| route.replace(Some(path.clone())));
-    }
-    next.run(request).await
 }
