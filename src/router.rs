@@ -95,14 +95,7 @@ impl ApiRouter {
             let full = format!("{API_PREFIX}{path}");
             self.router = self.router.route(&full, method_router.clone());
         }
-        for (path, item) in paths.paths {
-            match self.document.paths.paths.get_mut(&path) {
-                Some(existing) => existing.merge_operations(item),
-                None => {
-                    self.document.paths.paths.insert(path, item);
-                }
-            }
-        }
+        self.document.paths.merge(paths);
         self.document
             .components
             .get_or_insert_with(Components::new)

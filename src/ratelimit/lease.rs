@@ -13,6 +13,8 @@
 //! another node's spending appears at its next lease. A limit under 200 has
 //! a slice of one request, which is the exact per-request check.
 
+use std::borrow::Borrow;
+use std::hash::Hash;
 use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
@@ -85,9 +87,12 @@ impl Lease {
     /// Whether this lease may serve requests of `limit` per `window_us` at
     /// `now`: it has not ended and the key's limit has not changed.
     pub fn serves(&self, limit: u64, window_us: u64, now: Instant) -> bool {
-        self.limit == limit
-            && self.window_us == window_us
-            && now.saturating_duration_since(self.granted) < LIFETIME
+        self.limit == limit && self.window_us == window_us && !self.ended(now)
+    }
+
+    /// Whether the lease's [`LIFETIME`] is over at `now`.
+    fn ended(&self, now: Instant) -> bool {
+        now.saturating_duration_since(self.granted) >= LIFETIME
     }
 
     /// Spends one leased request, with the headers one node alone would see.
@@ -162,22 +167,12 @@ impl Leases {
     /// Spends one leased request of API key `key_id`, if this node holds one
     /// that serves; `None` when Redis must be asked.
     pub fn spend_api_key(&self, key_id: Uuid, limit: u64, window_us: u64) -> Option<Decision> {
-        let now = Instant::now();
-        let mut lease = self.api_keys.get_mut(&key_id)?;
-        if !lease.serves(limit, window_us, now) {
-            return None;
-        }
-        lease.spend(now)
+        spend_in(&self.api_keys, &key_id, limit, window_us)
     }
 
     /// The same for a named bucket.
     pub fn spend_named(&self, name: &str, limit: u64, window_us: u64) -> Option<Decision> {
-        let now = Instant::now();
-        let mut lease = self.named.get_mut(name)?;
-        if !lease.serves(limit, window_us, now) {
-            return None;
-        }
-        lease.spend(now)
+        spend_in(&self.named, name, limit, window_us)
     }
 
     pub fn spend(&self, bucket: &Bucket, limit: u64, window_us: u64) -> Option<Decision> {
@@ -201,13 +196,9 @@ impl Leases {
 
     pub fn insert(&self, bucket: Bucket, lease: Lease) {
         match bucket {
-            Bucket::ApiKey(id) => {
-                self.api_keys.insert(id, lease);
-            }
-            Bucket::Named(name) => {
-                self.named.insert(name, lease);
-            }
-        }
+            Bucket::ApiKey(id) => self.api_keys.insert(id, lease),
+            Bucket::Named(name) => self.named.insert(name, lease),
+        };
     }
 
     /// Removes every lease that has ended; those with unspent requests are
@@ -215,22 +206,40 @@ impl Leases {
     pub fn take_ended(&self) -> Vec<(Bucket, Lease)> {
         let now = Instant::now();
         let mut ended = Vec::new();
-        self.api_keys.retain(|id, lease| {
-            let keep = now.saturating_duration_since(lease.granted) < LIFETIME;
-            if !keep && lease.unspent > 0 {
-                ended.push((Bucket::ApiKey(*id), lease.clone()));
-            }
-            keep
-        });
-        self.named.retain(|name, lease| {
-            let keep = now.saturating_duration_since(lease.granted) < LIFETIME;
-            if !keep && lease.unspent > 0 {
-                ended.push((Bucket::Named(name.clone()), lease.clone()));
-            }
-            keep
+        take_ended_in(&self.api_keys, now, &mut ended, |id| Bucket::ApiKey(*id));
+        take_ended_in(&self.named, now, &mut ended, |name| {
+            Bucket::Named(name.clone())
         });
         ended
     }
+}
+
+fn spend_in<K, Q>(map: &DashMap<K, Lease>, key: &Q, limit: u64, window_us: u64) -> Option<Decision>
+where
+    K: Borrow<Q> + Eq + Hash,
+    Q: Eq + Hash + ?Sized,
+{
+    let now = Instant::now();
+    let mut lease = map.get_mut(key)?;
+    if !lease.serves(limit, window_us, now) {
+        return None;
+    }
+    lease.spend(now)
+}
+
+fn take_ended_in<K: Eq + Hash>(
+    map: &DashMap<K, Lease>,
+    now: Instant,
+    ended: &mut Vec<(Bucket, Lease)>,
+    bucket: impl Fn(&K) -> Bucket,
+) {
+    map.retain(|key, lease| {
+        let over = lease.ended(now);
+        if over && lease.unspent > 0 {
+            ended.push((bucket(key), lease.clone()));
+        }
+        !over
+    });
 }
 
 #[cfg(test)]

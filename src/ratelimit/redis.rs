@@ -105,40 +105,31 @@ struct Queued {
 }
 
 pub struct RedisLimiter {
-    conn: RedisConn,
-    script: Arc<redis::Script>,
     prefix: String,
     leases: Arc<Leases>,
-    /// The batching task's queue; None outside a runtime, where each check
-    /// is one call and takes no lease.
-    batches: Option<mpsc::Sender<Queued>>,
+    /// The batching task's queue.
+    batches: mpsc::Sender<Queued>,
     /// Script calls made, for tests that check batching.
     calls: Arc<AtomicU64>,
 }
 
 impl RedisLimiter {
-    /// Keys are `<prefix>rl:<key>`. Starts the batching task (it ends when
-    /// the limiter is dropped).
+    /// Keys are `<prefix>rl:<key>`. Starts the batching task, which ends
+    /// when the limiter is dropped; must be called within the runtime.
     pub fn new(conn: RedisConn, prefix: &str) -> Self {
         let prefix = format!("{prefix}rl:");
-        let script = Arc::new(redis::Script::new(SCRIPT));
         let calls = Arc::new(AtomicU64::new(0));
         let leases = Arc::new(Leases::default());
-        let batches = tokio::runtime::Handle::try_current().ok().map(|runtime| {
-            let (queue, waiting) = mpsc::channel(QUEUE);
-            let batcher = Batcher {
-                conn: conn.clone(),
-                script: script.clone(),
-                calls: calls.clone(),
-                leases: leases.clone(),
-                prefix: prefix.clone(),
-            };
-            runtime.spawn(batcher.run(waiting));
-            queue
-        });
-        RedisLimiter {
+        let (batches, waiting) = mpsc::channel(QUEUE);
+        let batcher = Batcher {
             conn,
-            script,
+            script: redis::Script::new(SCRIPT),
+            calls: calls.clone(),
+            leases: leases.clone(),
+            prefix: prefix.clone(),
+        };
+        tokio::spawn(batcher.run(waiting));
+        RedisLimiter {
             prefix,
             leases,
             batches,
@@ -160,45 +151,21 @@ impl RedisLimiter {
     /// found no lease); an error when Redis does not answer in time.
     async fn ask(&self, bucket: Bucket, limit: u64, window_us: u64) -> anyhow::Result<Decision> {
         let decided = async {
-            match &self.batches {
-                Some(queue) => {
-                    let (answer, answered) = oneshot::channel();
-                    let queued = Queued {
-                        bucket,
-                        limit,
-                        window_us,
-                        answer,
-                    };
-                    queue
-                        .send(queued)
-                        .await
-                        .map_err(|_| anyhow::anyhow!("rate limiter batching task stopped"))?;
-                    answered
-                        .await
-                        .map_err(|_| anyhow::anyhow!("rate limiter batch dropped"))?
-                        .map_err(anyhow::Error::msg)
-                }
-                None => {
-                    let ask = Ask {
-                        redis_key: bucket_key(&self.prefix, &bucket),
-                        limit,
-                        window_us,
-                        want: 1,
-                        back: 0,
-                        lease_tat: 0,
-                    };
-                    let grants = call(&self.conn, &self.script, &self.calls, &[ask])
-                        .await
-                        .map_err(anyhow::Error::msg)?;
-                    let grant = grants
-                        .first()
-                        .ok_or_else(|| anyhow::anyhow!("empty rate limiter reply"))?;
-                    let (mut decisions, _) = lease::share_grant(grant, limit, window_us, 1);
-                    decisions
-                        .pop()
-                        .ok_or_else(|| anyhow::anyhow!("no rate limiter decision"))
-                }
-            }
+            let (answer, answered) = oneshot::channel();
+            let queued = Queued {
+                bucket,
+                limit,
+                window_us,
+                answer,
+            };
+            self.batches
+                .send(queued)
+                .await
+                .map_err(|_| anyhow::anyhow!("rate limiter batching task stopped"))?;
+            answered
+                .await
+                .map_err(|_| anyhow::anyhow!("rate limiter batch dropped"))?
+                .map_err(anyhow::Error::msg)
         };
         tokio::time::timeout(CALL_TIMEOUT, decided)
             .await
@@ -217,7 +184,7 @@ struct Group {
 /// The task that turns queued checks into script calls, and leases.
 struct Batcher {
     conn: RedisConn,
-    script: Arc<redis::Script>,
+    script: redis::Script,
     calls: Arc<AtomicU64>,
     leases: Arc<Leases>,
     prefix: String,
