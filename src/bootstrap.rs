@@ -56,7 +56,7 @@ pub async fn ensure_demo(db: &Db, public_url: &str) -> anyhow::Result<Option<Dem
         let _turn = IN_PROCESS.lock().await;
         return create_if_empty(db, public_url).await;
     };
-    let mut lock = pool.acquire().await?;
+    let mut lock = pool.sqlx().acquire().await?;
     sqlx::query("SELECT pg_advisory_lock($1)")
         .bind(DEMO_LOCK)
         .execute(&mut *lock)

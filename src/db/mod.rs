@@ -8,6 +8,7 @@
 mod clock;
 mod hook;
 mod pass_lock;
+pub mod pool;
 mod query;
 mod reference;
 
@@ -20,9 +21,12 @@ pub use reference::{Table, ensure_reference};
 use std::str::FromStr;
 use std::time::Duration;
 
+use sqlx::pool::PoolOptions;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{PgPool, Postgres, Sqlite, SqlitePool, Transaction};
+use sqlx::{AssertSqlSafe, Connection, Postgres, SqlSafeStr, Sqlite};
+
+use pool::{DIRECT_CONNECTIONS, PING_AFTER_IDLE, Pool, TxConn};
 
 use crate::error::StoreError;
 
@@ -35,8 +39,8 @@ pub enum Backend {
 
 #[derive(Clone, Debug)]
 pub enum Db {
-    Postgres(PgPool),
-    Sqlite(SqlitePool),
+    Postgres(Pool<Postgres>),
+    Sqlite(Pool<Sqlite>),
 }
 
 /// An open transaction on either backend. Store functions that change data
@@ -50,21 +54,47 @@ pub struct Tx {
 
 /// The transaction itself, on its backend.
 enum Open {
-    Postgres(Transaction<'static, Postgres>),
-    Sqlite(Transaction<'static, Sqlite>),
+    Postgres(TxConn<Postgres>),
+    Sqlite(TxConn<Sqlite>),
 }
 
 /// Runs the same sqlx expression against whichever pool `$db` (a `&Db`) holds.
-/// `$c` is bound to the pool, usable as an executor.
+/// `$c` is bound to sqlx's pool, usable as an executor.
 #[macro_export]
 macro_rules! on_db {
     ($db:expr, $c:ident => $body:expr) => {
         match $db {
-            $crate::db::Db::Postgres($c) => $body,
-            $crate::db::Db::Sqlite($c) => $body,
+            $crate::db::Db::Postgres(pool) => {
+                let $c = pool.sqlx();
+                $body
+            }
+            $crate::db::Db::Sqlite(pool) => {
+                let $c = pool.sqlx();
+                $body
+            }
         }
     };
 }
+
+/// sqlx's pool pings every connection before handing it out by default: a
+/// full round trip per acquire. It also pings each one it takes back, so
+/// only one that has since sat idle for a while is pinged again (the
+/// connections it hands out here are those [`pool`] gave back unfinished).
+fn checked_when_idle<DB: sqlx::Database>(options: PoolOptions<DB>) -> PoolOptions<DB> {
+    options
+        .test_before_acquire(false)
+        .before_acquire(|connection, meta| {
+            Box::pin(async move {
+                if meta.idle_for >= PING_AFTER_IDLE {
+                    connection.ping().await?;
+                }
+                Ok(true)
+            })
+        })
+}
+
+const POSTGRES_CONNECTIONS: u32 = 20;
+const SQLITE_CONNECTIONS: u32 = 8;
 
 impl Db {
     /// Connects to `url`: `postgres://…` for Postgres, anything else (or
@@ -72,12 +102,13 @@ impl Db {
     pub async fn connect(url: &str) -> anyhow::Result<Self> {
         if url.starts_with("postgres:") || url.starts_with("postgresql:") {
             let options = PgConnectOptions::from_str(url)?;
-            let pool = PgPoolOptions::new()
-                .max_connections(20)
-                .acquire_timeout(Duration::from_secs(5))
+            let timeout = Duration::from_secs(5);
+            let pool = checked_when_idle(PgPoolOptions::new())
+                .max_connections(POSTGRES_CONNECTIONS + DIRECT_CONNECTIONS)
+                .acquire_timeout(timeout)
                 .connect_with(options)
                 .await?;
-            Ok(Db::Postgres(pool))
+            Ok(Db::Postgres(Pool::new(pool, POSTGRES_CONNECTIONS, timeout)))
         } else {
             let options = SqliteConnectOptions::from_str(url)?
                 .create_if_missing(true)
@@ -85,12 +116,13 @@ impl Db {
                 .synchronous(SqliteSynchronous::Normal)
                 .foreign_keys(true)
                 .busy_timeout(Duration::from_secs(10));
-            let pool = SqlitePoolOptions::new()
-                .max_connections(8)
-                .acquire_timeout(Duration::from_secs(10))
+            let timeout = Duration::from_secs(10);
+            let pool = checked_when_idle(SqlitePoolOptions::new())
+                .max_connections(SQLITE_CONNECTIONS + DIRECT_CONNECTIONS)
+                .acquire_timeout(timeout)
                 .connect_with(options)
                 .await?;
-            Ok(Db::Sqlite(pool))
+            Ok(Db::Sqlite(Pool::new(pool, SQLITE_CONNECTIONS, timeout)))
         }
     }
 
@@ -104,8 +136,12 @@ impl Db {
     /// Applies the migrations of this backend's dialect.
     pub async fn migrate(&self) -> anyhow::Result<()> {
         match self {
-            Db::Postgres(pool) => sqlx::migrate!("migrations/postgres").run(pool).await?,
-            Db::Sqlite(pool) => sqlx::migrate!("migrations/sqlite").run(pool).await?,
+            Db::Postgres(pool) => {
+                sqlx::migrate!("migrations/postgres")
+                    .run(pool.sqlx())
+                    .await?
+            }
+            Db::Sqlite(pool) => sqlx::migrate!("migrations/sqlite").run(pool.sqlx()).await?,
         }
         Ok(())
     }
@@ -115,8 +151,11 @@ impl Db {
     /// upgrades fails with SQLITE_BUSY instead of waiting its turn.
     pub async fn begin(&self) -> Result<Tx, StoreError> {
         let open = match self {
-            Db::Postgres(pool) => Open::Postgres(pool.begin().await?),
-            Db::Sqlite(pool) => Open::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?),
+            Db::Postgres(pool) => Open::Postgres(TxConn::begin(pool, None).await?),
+            Db::Sqlite(pool) => {
+                let immediate = AssertSqlSafe("BEGIN IMMEDIATE").into_sql_str();
+                Open::Sqlite(TxConn::begin(pool, Some(immediate)).await?)
+            }
         };
         Ok(Tx {
             open,
@@ -130,7 +169,18 @@ impl Db {
     }
 
     pub async fn close(&self) {
-        on_db!(self, c => c.close().await)
+        match self {
+            Db::Postgres(pool) => pool.close().await,
+            Db::Sqlite(pool) => pool.close().await,
+        }
+    }
+
+    /// What the pool's gauges show.
+    pub fn connections(&self) -> pool::Counts {
+        match self {
+            Db::Postgres(pool) => pool.counts(),
+            Db::Sqlite(pool) => pool.counts(),
+        }
     }
 }
 

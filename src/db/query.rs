@@ -24,14 +24,36 @@ macro_rules! run {
             On::Db(Db::Postgres(pool)) => {
                 let arguments = query.pg_arguments()?;
                 let $q = $make(AssertSqlSafe(query.sql), arguments).persistent(persistent);
-                let $c = pool;
-                $body
+                match pool.acquire().await {
+                    Ok(mut conn) => {
+                        let result = {
+                            let $c = conn.connection();
+                            $body
+                        };
+                        if result.is_ok() {
+                            conn.finished();
+                        }
+                        result
+                    }
+                    Err(err) => Err(err),
+                }
             }
             On::Db(Db::Sqlite(pool)) => {
                 let arguments = query.sqlite_arguments()?;
                 let $q = $make(AssertSqlSafe(query.sql), arguments).persistent(persistent);
-                let $c = pool;
-                $body
+                match pool.acquire().await {
+                    Ok(mut conn) => {
+                        let result = {
+                            let $c = conn.connection();
+                            $body
+                        };
+                        if result.is_ok() {
+                            conn.finished();
+                        }
+                        result
+                    }
+                    Err(err) => Err(err),
+                }
             }
             On::Tx(Tx {
                 open: super::Open::Postgres(tx),
@@ -39,7 +61,7 @@ macro_rules! run {
             }) => {
                 let arguments = query.pg_arguments()?;
                 let $q = $make(AssertSqlSafe(query.sql), arguments).persistent(persistent);
-                let $c = &mut **tx;
+                let $c = tx.connection();
                 $body
             }
             On::Tx(Tx {
@@ -48,7 +70,7 @@ macro_rules! run {
             }) => {
                 let arguments = query.sqlite_arguments()?;
                 let $q = $make(AssertSqlSafe(query.sql), arguments).persistent(persistent);
-                let $c = &mut **tx;
+                let $c = tx.connection();
                 $body
             }
         }

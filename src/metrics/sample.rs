@@ -30,13 +30,12 @@ pub async fn refresh(state: &AppState) {
 }
 
 fn pool(db: &Db) {
-    let (size, idle, max) = crate::on_db!(db, pool => (
-        pool.size(),
-        u32::try_from(pool.num_idle()).unwrap_or(u32::MAX),
-        pool.options().get_max_connections(),
-    ));
-    let in_use = size.saturating_sub(idle);
-    for (state, count) in [("idle", idle), ("in_use", in_use), ("max", max)] {
+    let counts = db.connections();
+    for (state, count) in [
+        ("idle", counts.idle),
+        ("in_use", counts.in_use),
+        ("max", counts.max),
+    ] {
         metrics::gauge!(names::DB_POOL_CONNECTIONS, "state" => state).set(f64::from(count));
     }
 }

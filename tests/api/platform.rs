@@ -403,3 +403,34 @@ async fn health_and_readiness(backend: Backend) {
     };
     assert_eq!(ready["redis"], expected_redis);
 }
+
+/// Connections a request finished with are kept and handed out again
+/// without a ping; one the server cut while it sat unused (a restart, a
+/// proxy's idle timeout) is pinged once it has sat for the idle limit, and
+/// replaced, so the next request is served instead of failing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kept_connection_the_server_cut_is_replaced_before_use() {
+    let test = concat!(module_path!(), "::a_kept_connection_the_server_cut");
+    let Some(backend) = Backend::postgres(test) else {
+        return;
+    };
+    let app = TestApp::spawn_with(backend, |c| c.run_workers = false).await;
+    let acme = app.company().await;
+    let path = format!("/entities/{}", acme.entity.id);
+    app.get(&path, &acme.key).await.assert_status(200);
+
+    let supportdesk::db::Db::Postgres(pool) = &app.state.db else {
+        panic!("a Postgres app");
+    };
+    let cut: Vec<bool> = sqlx::query_scalar(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    )
+    .fetch_all(pool.sqlx())
+    .await
+    .expect("terminate the app's other connections");
+    assert!(!cut.is_empty());
+
+    tokio::time::sleep(supportdesk::db::pool::PING_AFTER_IDLE + Duration::from_millis(200)).await;
+    app.get(&path, &acme.key).await.assert_status(200);
+}

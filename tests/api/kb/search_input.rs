@@ -204,6 +204,7 @@ async fn bulk_insert(app: &TestApp, acme: &TestCompany, n: i64) {
                 ELSE 'Ordinary help text about settings and preferences ' || i END";
     match &app.state.db {
         Db::Postgres(pool) => {
+            let pool = pool.sqlx();
             let sql = format!(
                 "INSERT INTO kb_articles (id, company_id, mode, entity_id, title, slug, content, \
                  content_text, excerpt, is_published, created_at, updated_at) \
@@ -225,6 +226,7 @@ async fn bulk_insert(app: &TestApp, acme: &TestCompany, n: i64) {
                 .expect("analyze");
         }
         Db::Sqlite(pool) => {
+            let pool = pool.sqlx();
             let sql = format!(
                 "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < $4) \
                  INSERT INTO kb_articles (id, company_id, mode, entity_id, title, slug, content, \

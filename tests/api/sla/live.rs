@@ -165,6 +165,7 @@ async fn the_due_query_over_100000_running_clocks_is_one_index_range_read(backen
     let Db::Postgres(pool) = &app.state.db else {
         return;
     };
+    let pool = pool.sqlx();
     let acme = app.company().await;
     let now = app.state.clock.now();
     sqlx::query(

@@ -471,6 +471,7 @@ async fn the_scheduler_reads_due_clocks_by_index(backend: Backend) {
         let now = supportdesk::time::Timestamp::now();
         let plan: String = match &app.state.db {
             Db::Sqlite(pool) => {
+                let pool = pool.sqlx();
                 let rows = sqlx::query_as::<_, (i64, i64, i64, String)>(sqlx::AssertSqlSafe(
                     format!("EXPLAIN QUERY PLAN {sql}"),
                 ))
@@ -482,6 +483,7 @@ async fn the_scheduler_reads_due_clocks_by_index(backend: Backend) {
                 rows.into_iter().map(|r| r.3 + "\n").collect()
             }
             Db::Postgres(pool) => {
+                let pool = pool.sqlx();
                 // An empty table would be scanned whole: make that the
                 // expensive choice, so the plan shows which index serves.
                 let mut tx = pool.begin().await.expect("tx");

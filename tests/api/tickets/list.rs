@@ -318,6 +318,7 @@ async fn every_list_filter_combination_reads_its_index_in_order(backend: Backend
         }
         let plan: String = match &app.state.db {
             Db::Sqlite(pool) => {
+                let pool = pool.sqlx();
                 let rows = bind_all!(sqlx::query_as::<_, (i64, i64, i64, String)>(
                     sqlx::AssertSqlSafe(format!("EXPLAIN QUERY PLAN {sql}"))
                 ))
@@ -327,6 +328,7 @@ async fn every_list_filter_combination_reads_its_index_in_order(backend: Backend
                 rows.into_iter().map(|r| r.3 + "\n").collect()
             }
             Db::Postgres(pool) => {
+                let pool = pool.sqlx();
                 // An empty table would be scanned whole: make that the
                 // expensive choice, so the plan shows which index serves.
                 let mut tx = pool.begin().await.expect("tx");
@@ -393,6 +395,7 @@ async fn tag_and_custom_field_filters_probe_their_indexes(backend: Backend) {
     }
     let plan: String = match &app.state.db {
         Db::Sqlite(pool) => {
+            let pool = pool.sqlx();
             let rows = bind_all!(sqlx::query_as::<_, (i64, i64, i64, String)>(
                 sqlx::AssertSqlSafe(format!("EXPLAIN QUERY PLAN {sql}"))
             ))
@@ -402,6 +405,7 @@ async fn tag_and_custom_field_filters_probe_their_indexes(backend: Backend) {
             rows.into_iter().map(|r| r.3 + "\n").collect()
         }
         Db::Postgres(pool) => {
+            let pool = pool.sqlx();
             let mut tx = pool.begin().await.expect("tx");
             sqlx::query("SET LOCAL enable_seqscan = off")
                 .execute(&mut *tx)

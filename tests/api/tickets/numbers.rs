@@ -83,6 +83,7 @@ async fn a_create_does_not_wait_for_another_create_of_its_company_to_commit() {
     let Db::Postgres(pool) = &app.state.db else {
         panic!("a Postgres app");
     };
+    let pool = pool.sqlx();
 
     // The ticket insert's foreign key check needs a share lock on the
     // entity row, so the first create stops there, after taking its number.

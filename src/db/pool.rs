@@ -1,0 +1,389 @@
+//! The connections the stores use, kept in front of sqlx's pool.
+//!
+//! sqlx's pool pings every connection it gets back, whatever the last
+//! statement did: one more round trip to the server per use, which made a
+//! one-query read three round trips (the ping before the acquire as well)
+//! and woke the server's backend twice for nothing. Here a connection whose
+//! last statement finished cleanly is parked instead, and handed out again
+//! as is; sqlx still opens, counts and closes connections. One that did not
+//! finish cleanly (an error, a dropped request, a transaction that did not
+//! commit) goes back to sqlx, whose ping flushes or discards it.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use sqlx::pool::PoolConnection;
+use sqlx::{Connection, Database, SqlStr};
+use sqlx_core::transaction::TransactionManager;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// How long a connection may sit idle and still be handed out without a
+/// ping first: a server restart or a proxy's idle cut shows then, and the
+/// connection is replaced instead of failing a request.
+pub const PING_AFTER_IDLE: Duration = Duration::from_secs(1);
+
+/// Connections beyond the stores' own, in sqlx's pool, for the few callers
+/// that use it directly (the migrations, the demo's advisory lock, tests):
+/// the parked connections count as taken there, and must not starve them.
+pub const DIRECT_CONNECTIONS: u32 = 4;
+
+pub struct Pool<DB: Database> {
+    shared: Arc<Shared<DB>>,
+}
+
+impl<DB: Database> Clone for Pool<DB> {
+    fn clone(&self) -> Self {
+        Pool {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl<DB: Database> std::fmt::Debug for Pool<DB> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool")
+            .field("sqlx", &self.shared.sqlx)
+            .field("parked", &self.parked().len())
+            .finish()
+    }
+}
+
+struct Shared<DB: Database> {
+    sqlx: sqlx::Pool<DB>,
+    /// Last in, first out: the busiest connections stay warm and the rest
+    /// sit idle long enough to be pinged before their next use.
+    parked: Mutex<Vec<Parked<DB>>>,
+    /// One per connection the stores may hold at once.
+    permits: Arc<Semaphore>,
+    connections: u32,
+    acquire_timeout: Duration,
+}
+
+/// What the pool's gauges show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counts {
+    pub idle: u32,
+    pub in_use: u32,
+    pub max: u32,
+}
+
+struct Parked<DB: Database> {
+    connection: PoolConnection<DB>,
+    since: Instant,
+}
+
+impl<DB: Database> Pool<DB> {
+    /// Serves up to `connections` at once from `sqlx`, whose size must be
+    /// `connections` + [`DIRECT_CONNECTIONS`].
+    pub fn new(sqlx: sqlx::Pool<DB>, connections: u32, acquire_timeout: Duration) -> Self {
+        Pool {
+            shared: Arc::new(Shared {
+                sqlx,
+                parked: Mutex::new(Vec::new()),
+                permits: Arc::new(Semaphore::new(connections as usize)),
+                connections,
+                acquire_timeout,
+            }),
+        }
+    }
+
+    /// sqlx's pool, for the callers that use it directly.
+    pub fn sqlx(&self) -> &sqlx::Pool<DB> {
+        &self.shared.sqlx
+    }
+
+    /// A connection: a parked one (pinged first if it sat idle for
+    /// [`PING_AFTER_IDLE`]), else one from sqlx's pool.
+    pub async fn acquire(&self) -> Result<Conn<DB>, sqlx::Error> {
+        let timeout = self.shared.acquire_timeout;
+        tokio::time::timeout(timeout, self.acquire_within())
+            .await
+            .map_err(|_| sqlx::Error::PoolTimedOut)?
+    }
+
+    async fn acquire_within(&self) -> Result<Conn<DB>, sqlx::Error> {
+        let permit = self
+            .shared
+            .permits
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| sqlx::Error::PoolClosed)?;
+        loop {
+            let Some(parked) = self.parked().pop() else {
+                break;
+            };
+            let mut connection = parked.connection;
+            if parked.since.elapsed() < PING_AFTER_IDLE || connection.ping().await.is_ok() {
+                return Ok(self.hand_out(connection, permit));
+            }
+            // Dead: sqlx closes it and frees its place.
+            connection.close_on_drop();
+        }
+        let connection = self.shared.sqlx.acquire().await?;
+        Ok(self.hand_out(connection, permit))
+    }
+
+    fn hand_out(&self, connection: PoolConnection<DB>, permit: OwnedSemaphorePermit) -> Conn<DB> {
+        Conn {
+            connection: Some(connection),
+            finished: false,
+            shared: self.shared.clone(),
+            _permit: permit,
+        }
+    }
+
+    /// Connections idle (parked here or in sqlx's pool), held by the
+    /// stores, and the most the stores may hold.
+    pub fn counts(&self) -> Counts {
+        let parked = u32::try_from(self.parked().len()).unwrap_or(u32::MAX);
+        let sqlx_idle = u32::try_from(self.shared.sqlx.num_idle()).unwrap_or(u32::MAX);
+        let available = u32::try_from(self.shared.permits.available_permits()).unwrap_or(0);
+        Counts {
+            idle: parked.saturating_add(sqlx_idle),
+            in_use: self.shared.connections.saturating_sub(available),
+            max: self.shared.connections,
+        }
+    }
+
+    /// Closes every connection: the parked ones now, the others as their
+    /// holders give them back.
+    pub async fn close(&self) {
+        self.shared.permits.close();
+        let parked = std::mem::take(&mut *self.parked());
+        for mut parked in parked {
+            parked.connection.close_on_drop();
+        }
+        self.shared.sqlx.close().await;
+    }
+
+    fn parked(&self) -> MutexGuard<'_, Vec<Parked<DB>>> {
+        self.shared
+            .parked
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A connection held by one caller. It is parked again when dropped only
+/// if [`Conn::finished`] was called after its last use; otherwise sqlx
+/// takes it back and checks it.
+pub struct Conn<DB: Database> {
+    connection: Option<PoolConnection<DB>>,
+    finished: bool,
+    shared: Arc<Shared<DB>>,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl<DB: Database> Conn<DB> {
+    /// The connection, for statements; marks it unfinished until
+    /// [`Conn::finished`] is called again.
+    pub fn connection(&mut self) -> &mut DB::Connection {
+        self.finished = false;
+        match self.connection.as_mut() {
+            Some(connection) => connection,
+            None => unreachable!("a Conn holds its connection until dropped"),
+        }
+    }
+
+    /// Says the last statement ran to completion and left nothing pending
+    /// on the connection (no open transaction, no unread reply).
+    pub fn finished(&mut self) {
+        self.finished = true;
+    }
+}
+
+impl<DB: Database> Drop for Conn<DB> {
+    fn drop(&mut self) {
+        let Some(connection) = self.connection.take() else {
+            return;
+        };
+        if self.finished && !self.shared.permits.is_closed() {
+            let parked = Parked {
+                connection,
+                since: Instant::now(),
+            };
+            self.shared
+                .parked
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(parked);
+        }
+        // Otherwise dropping it hands it to sqlx, which pings it.
+    }
+}
+
+/// A connection inside a transaction. Dropped without a commit, it queues
+/// the rollback, and sqlx's ping on taking it back sends it.
+pub struct TxConn<DB: Database> {
+    conn: Conn<DB>,
+    open: bool,
+}
+
+impl<DB: Database> TxConn<DB> {
+    /// Begins with `BEGIN`, or with `statement` when given.
+    pub async fn begin(pool: &Pool<DB>, statement: Option<SqlStr>) -> Result<Self, sqlx::Error> {
+        let mut conn = pool.acquire().await?;
+        DB::TransactionManager::begin(conn.connection(), statement).await?;
+        Ok(TxConn { conn, open: true })
+    }
+
+    pub fn connection(&mut self) -> &mut DB::Connection {
+        self.conn.connection()
+    }
+
+    pub async fn commit(mut self) -> Result<(), sqlx::Error> {
+        DB::TransactionManager::commit(self.conn.connection()).await?;
+        self.open = false;
+        self.conn.finished();
+        Ok(())
+    }
+}
+
+impl<DB: Database> Drop for TxConn<DB> {
+    fn drop(&mut self) {
+        if self.open {
+            DB::TransactionManager::start_rollback(self.conn.connection());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
+    use sqlx::{Executor, Sqlite};
+
+    use super::*;
+
+    /// A pool of `connections` over a fresh SQLite file, and how many
+    /// connections sqlx's pool has taken back so far.
+    async fn pool(connections: u32) -> (Pool<Sqlite>, Arc<AtomicUsize>, tempfile::TempDir) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let options = SqliteConnectOptions::new()
+            .filename(dir.path().join("pool.db"))
+            .create_if_missing(true);
+        let taken_back = Arc::new(AtomicUsize::new(0));
+        let counter = taken_back.clone();
+        let sqlx = SqlitePoolOptions::new()
+            .max_connections(connections + DIRECT_CONNECTIONS)
+            .after_release(move |_, _| {
+                counter.fetch_add(1, Ordering::SeqCst);
+                Box::pin(async { Ok(true) })
+            })
+            .connect_with(options)
+            .await
+            .expect("sqlite pool");
+        sqlx.execute("CREATE TABLE t (n INTEGER)")
+            .await
+            .expect("table");
+        // That statement's own connection going back does not count.
+        taken_back_eventually(&taken_back, 1).await;
+        taken_back.store(0, Ordering::SeqCst);
+        let pool = Pool::new(sqlx, connections, Duration::from_millis(300));
+        (pool, taken_back, dir)
+    }
+
+    async fn rows(pool: &Pool<Sqlite>) -> i64 {
+        sqlx::query_scalar("SELECT COUNT(*) FROM t")
+            .fetch_one(pool.sqlx())
+            .await
+            .expect("count")
+    }
+
+    /// sqlx's pool runs its own release (and ping) in a spawned task.
+    async fn taken_back_eventually(taken_back: &AtomicUsize, count: usize) -> usize {
+        for _ in 0..100 {
+            if taken_back.load(Ordering::SeqCst) >= count {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        taken_back.load(Ordering::SeqCst)
+    }
+
+    #[tokio::test]
+    async fn a_finished_connection_is_parked_and_handed_out_again_without_sqlx() {
+        let (pool, taken_back, _dir) = pool(1).await;
+        for _ in 0..3 {
+            let mut conn = pool.acquire().await.expect("acquire");
+            conn.connection()
+                .execute("INSERT INTO t VALUES (1)")
+                .await
+                .expect("insert");
+            conn.finished();
+        }
+        assert_eq!(pool.parked().len(), 1);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(taken_back.load(Ordering::SeqCst), 0);
+    }
+
+    #[tokio::test]
+    async fn an_unfinished_connection_goes_back_to_sqlx() {
+        let (pool, taken_back, _dir) = pool(1).await;
+        let mut conn = pool.acquire().await.expect("acquire");
+        conn.connection()
+            .execute("INSERT INTO t VALUES (1)")
+            .await
+            .expect("insert");
+        drop(conn);
+        assert_eq!(taken_back_eventually(&taken_back, 1).await, 1);
+        assert_eq!(pool.parked().len(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_committed_transaction_parks_its_connection() {
+        let (pool, taken_back, _dir) = pool(1).await;
+        let mut tx = TxConn::begin(&pool, None).await.expect("begin");
+        tx.connection()
+            .execute("INSERT INTO t VALUES (1)")
+            .await
+            .expect("insert");
+        tx.commit().await.expect("commit");
+        assert_eq!(pool.parked().len(), 1);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(taken_back.load(Ordering::SeqCst), 0);
+        assert_eq!(rows(&pool).await, 1);
+    }
+
+    #[tokio::test]
+    async fn a_transaction_dropped_uncommitted_is_rolled_back_and_its_connection_checked() {
+        let (pool, taken_back, _dir) = pool(1).await;
+        let mut tx = TxConn::begin(&pool, None).await.expect("begin");
+        tx.connection()
+            .execute("INSERT INTO t VALUES (1)")
+            .await
+            .expect("insert");
+        drop(tx);
+        assert_eq!(taken_back_eventually(&taken_back, 1).await, 1);
+        assert_eq!(rows(&pool).await, 0);
+        // The connection serves again, outside any transaction.
+        let mut conn = pool.acquire().await.expect("acquire");
+        conn.connection()
+            .execute("INSERT INTO t VALUES (2)")
+            .await
+            .expect("insert");
+        conn.finished();
+        drop(conn);
+        assert_eq!(rows(&pool).await, 1);
+    }
+
+    #[tokio::test]
+    async fn an_acquire_waits_for_a_held_connection_and_times_out() {
+        let (pool, _taken_back, _dir) = pool(1).await;
+        let mut held = pool.acquire().await.expect("acquire");
+        held.finished();
+        let waiting = tokio::spawn({
+            let pool = pool.clone();
+            async move { pool.acquire().await.map(|_| ()) }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        drop(held);
+        assert!(waiting.await.expect("task").is_ok());
+
+        let _held = pool.acquire().await.expect("acquire");
+        let timed_out = pool.acquire().await.map(|_| ());
+        assert!(matches!(timed_out, Err(sqlx::Error::PoolTimedOut)));
+    }
+}
