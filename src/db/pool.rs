@@ -27,6 +27,27 @@ pub const PING_AFTER_IDLE: Duration = Duration::from_secs(1);
 /// the parked connections count as taken there, and must not starve them.
 pub const DIRECT_CONNECTIONS: u32 = 4;
 
+/// How long connections are kept. sqlx closes a connection idle for 10
+/// minutes, and one 30 minutes old when it comes back (its defaults): the
+/// same limits hold for parked connections, so a node's connections still
+/// shrink after a burst and the server's sessions are still renewed.
+#[derive(Debug, Clone, Copy)]
+pub struct Lifetimes {
+    /// A parked connection idle this long is closed.
+    pub idle: Duration,
+    /// A connection this long in this pool is given back to sqlx.
+    pub renew: Duration,
+}
+
+impl Default for Lifetimes {
+    fn default() -> Self {
+        Lifetimes {
+            idle: Duration::from_secs(10 * 60),
+            renew: Duration::from_secs(30 * 60),
+        }
+    }
+}
+
 pub struct Pool<DB: Database> {
     shared: Arc<Shared<DB>>,
 }
@@ -57,6 +78,7 @@ struct Shared<DB: Database> {
     permits: Arc<Semaphore>,
     connections: u32,
     acquire_timeout: Duration,
+    lifetimes: Lifetimes,
 }
 
 /// What the pool's gauges show.
@@ -69,6 +91,8 @@ pub struct Counts {
 
 struct Parked<DB: Database> {
     connection: PoolConnection<DB>,
+    /// When sqlx handed it to this pool (it may have been open before).
+    taken: Instant,
     since: Instant,
 }
 
@@ -76,6 +100,15 @@ impl<DB: Database> Pool<DB> {
     /// Serves up to `connections` at once from `sqlx`, whose size must be
     /// `connections` + [`DIRECT_CONNECTIONS`].
     pub fn new(sqlx: sqlx::Pool<DB>, connections: u32, acquire_timeout: Duration) -> Self {
+        Self::with_lifetimes(sqlx, connections, acquire_timeout, Lifetimes::default())
+    }
+
+    pub fn with_lifetimes(
+        sqlx: sqlx::Pool<DB>,
+        connections: u32,
+        acquire_timeout: Duration,
+        lifetimes: Lifetimes,
+    ) -> Self {
         Pool {
             shared: Arc::new(Shared {
                 sqlx,
@@ -83,6 +116,7 @@ impl<DB: Database> Pool<DB> {
                 permits: Arc::new(Semaphore::new(connections as usize)),
                 connections,
                 acquire_timeout,
+                lifetimes,
             }),
         }
     }
@@ -115,18 +149,24 @@ impl<DB: Database> Pool<DB> {
             };
             let mut connection = parked.connection;
             if parked.since.elapsed() < PING_AFTER_IDLE || connection.ping().await.is_ok() {
-                return Ok(self.hand_out(connection, permit));
+                return Ok(self.hand_out(connection, parked.taken, permit));
             }
             // Dead: sqlx closes it and frees its place.
             connection.close_on_drop();
         }
         let connection = self.shared.sqlx.acquire().await?;
-        Ok(self.hand_out(connection, permit))
+        Ok(self.hand_out(connection, Instant::now(), permit))
     }
 
-    fn hand_out(&self, connection: PoolConnection<DB>, permit: OwnedSemaphorePermit) -> Conn<DB> {
+    fn hand_out(
+        &self,
+        connection: PoolConnection<DB>,
+        taken: Instant,
+        permit: OwnedSemaphorePermit,
+    ) -> Conn<DB> {
         Conn {
             connection: Some(connection),
+            taken,
             finished: false,
             shared: self.shared.clone(),
             _permit: permit,
@@ -170,6 +210,7 @@ impl<DB: Database> Pool<DB> {
 /// takes it back and checks it.
 pub struct Conn<DB: Database> {
     connection: Option<PoolConnection<DB>>,
+    taken: Instant,
     finished: bool,
     shared: Arc<Shared<DB>>,
     _permit: OwnedSemaphorePermit,
@@ -198,19 +239,40 @@ impl<DB: Database> Drop for Conn<DB> {
         let Some(connection) = self.connection.take() else {
             return;
         };
-        if self.finished && !self.shared.permits.is_closed() {
+        let lifetimes = self.shared.lifetimes;
+        let renew = self.taken.elapsed() >= lifetimes.renew;
+        // Parked if its work finished cleanly; if not, dropping it hands it
+        // to sqlx, which pings it (and closes it past sqlx's lifetime).
+        if self.finished && !renew && !self.shared.permits.is_closed() {
             let parked = Parked {
                 connection,
+                taken: self.taken,
                 since: Instant::now(),
             };
-            self.shared
-                .parked
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(parked);
+            let stale = park(&self.shared.parked, parked, lifetimes.idle);
+            // Closed outside the lock: each close is a task of sqlx's.
+            for mut stale in stale {
+                stale.connection.close_on_drop();
+            }
         }
-        // Otherwise dropping it hands it to sqlx, which pings it.
     }
+}
+
+/// Parks `parked` on top and takes out those parked at the bottom (the
+/// least recently used) that have been idle for `idle_limit`.
+fn park<DB: Database>(
+    stack: &Mutex<Vec<Parked<DB>>>,
+    parked: Parked<DB>,
+    idle_limit: Duration,
+) -> Vec<Parked<DB>> {
+    let mut stack = stack.lock().unwrap_or_else(PoisonError::into_inner);
+    let stale = stack
+        .iter()
+        .take_while(|old| old.since.elapsed() >= idle_limit)
+        .count();
+    let stale = stack.drain(..stale).collect();
+    stack.push(parked);
+    stale
 }
 
 /// A connection inside a transaction. Dropped without a commit, it queues
@@ -260,6 +322,13 @@ mod tests {
     /// A pool of `connections` over a fresh SQLite file, and how many
     /// connections sqlx's pool has taken back so far.
     async fn pool(connections: u32) -> (Pool<Sqlite>, Arc<AtomicUsize>, tempfile::TempDir) {
+        pool_with(connections, Lifetimes::default()).await
+    }
+
+    async fn pool_with(
+        connections: u32,
+        lifetimes: Lifetimes,
+    ) -> (Pool<Sqlite>, Arc<AtomicUsize>, tempfile::TempDir) {
         let dir = tempfile::tempdir().expect("tempdir");
         let options = SqliteConnectOptions::new()
             .filename(dir.path().join("pool.db"))
@@ -281,7 +350,7 @@ mod tests {
         // That statement's own connection going back does not count.
         taken_back_eventually(&taken_back, 1).await;
         taken_back.store(0, Ordering::SeqCst);
-        let pool = Pool::new(sqlx, connections, Duration::from_millis(300));
+        let pool = Pool::with_lifetimes(sqlx, connections, Duration::from_millis(300), lifetimes);
         (pool, taken_back, dir)
     }
 
@@ -385,5 +454,46 @@ mod tests {
         let _held = pool.acquire().await.expect("acquire");
         let timed_out = pool.acquire().await.map(|_| ());
         assert!(matches!(timed_out, Err(sqlx::Error::PoolTimedOut)));
+    }
+
+    async fn use_and_finish(pool: &Pool<Sqlite>) -> Conn<Sqlite> {
+        let mut conn = pool.acquire().await.expect("acquire");
+        conn.connection().execute("SELECT 1").await.expect("select");
+        conn.finished();
+        conn
+    }
+
+    #[tokio::test]
+    async fn parked_connections_idle_past_the_limit_are_closed_at_the_next_park() {
+        let idle = Duration::from_millis(300);
+        let lifetimes = Lifetimes {
+            idle,
+            ..Lifetimes::default()
+        };
+        let (pool, _taken_back, _dir) = pool_with(2, lifetimes).await;
+        let (first, second) = (use_and_finish(&pool).await, use_and_finish(&pool).await);
+        drop(first);
+        tokio::time::sleep(idle).await;
+        drop(second);
+        // The first had sat idle past the limit: parking the second closed it.
+        assert_eq!(pool.parked().len(), 1);
+        drop(use_and_finish(&pool).await);
+        assert_eq!(pool.parked().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_connection_kept_past_its_renewal_goes_back_to_sqlx() {
+        let renew = Duration::from_millis(200);
+        let lifetimes = Lifetimes {
+            renew,
+            ..Lifetimes::default()
+        };
+        let (pool, taken_back, _dir) = pool_with(1, lifetimes).await;
+        drop(use_and_finish(&pool).await);
+        assert_eq!(pool.parked().len(), 1);
+        tokio::time::sleep(renew).await;
+        drop(use_and_finish(&pool).await);
+        assert_eq!(pool.parked().len(), 0);
+        assert_eq!(taken_back_eventually(&taken_back, 1).await, 1);
     }
 }
