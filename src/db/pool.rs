@@ -354,6 +354,13 @@ mod tests {
         (pool, taken_back, dir)
     }
 
+    async fn insert(connection: &mut sqlx::SqliteConnection) {
+        connection
+            .execute("INSERT INTO t VALUES (1)")
+            .await
+            .expect("insert");
+    }
+
     async fn rows(pool: &Pool<Sqlite>) -> i64 {
         sqlx::query_scalar("SELECT COUNT(*) FROM t")
             .fetch_one(pool.sqlx())
@@ -377,10 +384,7 @@ mod tests {
         let (pool, taken_back, _dir) = pool(1).await;
         for _ in 0..3 {
             let mut conn = pool.acquire().await.expect("acquire");
-            conn.connection()
-                .execute("INSERT INTO t VALUES (1)")
-                .await
-                .expect("insert");
+            insert(conn.connection()).await;
             conn.finished();
         }
         assert_eq!(pool.parked().len(), 1);
@@ -392,10 +396,7 @@ mod tests {
     async fn an_unfinished_connection_goes_back_to_sqlx() {
         let (pool, taken_back, _dir) = pool(1).await;
         let mut conn = pool.acquire().await.expect("acquire");
-        conn.connection()
-            .execute("INSERT INTO t VALUES (1)")
-            .await
-            .expect("insert");
+        insert(conn.connection()).await;
         drop(conn);
         assert_eq!(taken_back_eventually(&taken_back, 1).await, 1);
         assert_eq!(pool.parked().len(), 0);
@@ -405,10 +406,7 @@ mod tests {
     async fn a_committed_transaction_parks_its_connection() {
         let (pool, taken_back, _dir) = pool(1).await;
         let mut tx = TxConn::begin(&pool, None).await.expect("begin");
-        tx.connection()
-            .execute("INSERT INTO t VALUES (1)")
-            .await
-            .expect("insert");
+        insert(tx.connection()).await;
         tx.commit().await.expect("commit");
         assert_eq!(pool.parked().len(), 1);
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -420,19 +418,13 @@ mod tests {
     async fn a_transaction_dropped_uncommitted_is_rolled_back_and_its_connection_checked() {
         let (pool, taken_back, _dir) = pool(1).await;
         let mut tx = TxConn::begin(&pool, None).await.expect("begin");
-        tx.connection()
-            .execute("INSERT INTO t VALUES (1)")
-            .await
-            .expect("insert");
+        insert(tx.connection()).await;
         drop(tx);
         assert_eq!(taken_back_eventually(&taken_back, 1).await, 1);
         assert_eq!(rows(&pool).await, 0);
         // The connection serves again, outside any transaction.
         let mut conn = pool.acquire().await.expect("acquire");
-        conn.connection()
-            .execute("INSERT INTO t VALUES (2)")
-            .await
-            .expect("insert");
+        insert(conn.connection()).await;
         conn.finished();
         drop(conn);
         assert_eq!(rows(&pool).await, 1);

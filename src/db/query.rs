@@ -14,6 +14,26 @@ use crate::auth::Tenant;
 use crate::error::StoreError;
 use crate::time::Timestamp;
 
+/// Runs `$body` with `$c` bound to a connection of `$pool`, kept for the
+/// next statement when `$body` succeeds (see `pool::Conn::finished`).
+macro_rules! on_pooled {
+    ($pool:expr, |$c:ident| $body:expr) => {
+        match $pool.acquire().await {
+            Ok(mut conn) => {
+                let result = {
+                    let $c = conn.connection();
+                    $body
+                };
+                if result.is_ok() {
+                    conn.finished();
+                }
+                result
+            }
+            Err(err) => Err(err),
+        }
+    };
+}
+
 /// Builds the backend's arguments and runs `$body` with the sqlx query
 /// (`$make(sql, arguments)`) as `$q` and the executor as `$c`.
 macro_rules! run {
@@ -24,36 +44,12 @@ macro_rules! run {
             On::Db(Db::Postgres(pool)) => {
                 let arguments = query.pg_arguments()?;
                 let $q = $make(AssertSqlSafe(query.sql), arguments).persistent(persistent);
-                match pool.acquire().await {
-                    Ok(mut conn) => {
-                        let result = {
-                            let $c = conn.connection();
-                            $body
-                        };
-                        if result.is_ok() {
-                            conn.finished();
-                        }
-                        result
-                    }
-                    Err(err) => Err(err),
-                }
+                on_pooled!(pool, |$c| $body)
             }
             On::Db(Db::Sqlite(pool)) => {
                 let arguments = query.sqlite_arguments()?;
                 let $q = $make(AssertSqlSafe(query.sql), arguments).persistent(persistent);
-                match pool.acquire().await {
-                    Ok(mut conn) => {
-                        let result = {
-                            let $c = conn.connection();
-                            $body
-                        };
-                        if result.is_ok() {
-                            conn.finished();
-                        }
-                        result
-                    }
-                    Err(err) => Err(err),
-                }
+                on_pooled!(pool, |$c| $body)
             }
             On::Tx(Tx {
                 open: super::Open::Postgres(tx),
