@@ -145,7 +145,8 @@ impl App {
             db,
             redis,
             access,
-            sla: Arc::new(crate::sla::cache::SlaCache::new()),
+            sla: Arc::new(crate::sla::cache::new_cache()),
+            field_definitions: Arc::new(crate::custom_fields::new_definition_cache()),
             realtime,
             jobs,
             public_url,
@@ -163,6 +164,7 @@ impl App {
         });
         crate::auth::cache::spawn_invalidation_listener(&state);
         crate::sla::cache::spawn_invalidation_listener(&state);
+        crate::snapshots::spawn_invalidation_listener(&state, &state.field_definitions);
         Ok(App {
             listener,
             port,

@@ -40,6 +40,7 @@ pub mod router;
 pub mod search;
 pub mod settings;
 pub mod sla;
+pub mod snapshots;
 pub mod state;
 pub mod tags;
 pub mod teams;

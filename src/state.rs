@@ -58,6 +58,8 @@ pub struct SharedState {
     pub attachments: Arc<crate::attachments::Attachments>,
     /// Each tenant's SLA policies and calendars, for creating tickets.
     pub sla: Arc<crate::sla::cache::SlaCache>,
+    /// Each tenant's custom field definitions, for validating values.
+    pub field_definitions: Arc<crate::custom_fields::DefinitionCache>,
     /// This node's wall clock (see `time::Clock`).
     pub clock: crate::time::Clock,
     /// Flips to true when the service is shutting down.

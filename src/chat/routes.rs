@@ -16,7 +16,6 @@ use super::{service, store};
 use crate::auth::{Principal, Scope};
 use crate::custom_fields::model::{RecordKind, check_values, field_filter};
 use crate::custom_fields::routes::definitions_for_filters;
-use crate::custom_fields::store as field_store;
 use crate::error::{ApiResult, FieldError};
 use crate::extract::{Id, Json, Query};
 use crate::openapi::schema::{DataList, ErrorBody, Removed};
@@ -98,7 +97,7 @@ async fn create_session(
     principal: Principal,
     Json(body): Json<CreateSession>,
 ) -> ApiResult<(StatusCode, Json<CreatedSession>)> {
-    let definitions = field_store::list(&state.db, &principal.tenant).await?;
+    let definitions = crate::custom_fields::definitions(&state, &principal.tenant).await?;
     let (entity_id, visitor_name, visitor_email, tags, custom_fields, team_id) = (
         required_id("entityId", body.entity_id.as_deref()),
         optional_text("visitorName", body.visitor_name.as_deref(), NAME_MAX),
@@ -280,8 +279,8 @@ async fn update_session(
     Json(body): Json<UpdateSession>,
 ) -> ApiResult<Json<Session>> {
     let definitions = match &body.custom_fields {
-        Some(_) => field_store::list(&state.db, &principal.tenant).await?,
-        None => Vec::new(),
+        Some(_) => crate::custom_fields::definitions(&state, &principal.tenant).await?,
+        None => Default::default(),
     };
     let assigning = !body.team_id.is_missing() || !body.assignee_id.is_missing();
     let others = body.status.is_some() || body.tags.is_some() || body.custom_fields.is_some();

@@ -7,3 +7,42 @@
 pub mod model;
 pub mod routes;
 pub mod store;
+
+use std::sync::Arc;
+
+use uuid::Uuid;
+
+use crate::auth::Tenant;
+use crate::error::StoreError;
+use crate::snapshots::TenantSnapshots;
+use crate::state::AppState;
+use model::Definition;
+
+/// The bus topic of definition changes; the payload is the company id.
+pub const TOPIC: &str = "custom_fields";
+
+/// Each tenant's definitions on this node (`crate::snapshots`): a ticket's
+/// or chat's create validates its values without reading them.
+pub type DefinitionCache = TenantSnapshots<Vec<Definition>>;
+
+pub fn new_definition_cache() -> DefinitionCache {
+    TenantSnapshots::new(TOPIC)
+}
+
+/// The tenant's definitions, sorted by key: this node's snapshot, or read
+/// and kept.
+pub async fn definitions(
+    state: &AppState,
+    tenant: &Tenant,
+) -> Result<Arc<Vec<Definition>>, StoreError> {
+    state
+        .field_definitions
+        .get_or_read(tenant, store::list(&state.db, tenant))
+        .await
+}
+
+/// The company's definitions changed: forgets them on every node. Call
+/// after the change has committed.
+pub async fn changed(state: &AppState, company_id: Uuid) {
+    state.field_definitions.changed(state, company_id).await;
+}

@@ -1,6 +1,8 @@
 //! `/settings/custom-fields`: the company's custom field definitions (in
 //! the key's mode). The key names a field for good; PATCH changes the rest.
 
+use std::sync::Arc;
+
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
@@ -141,6 +143,7 @@ async fn create(
         visitor_writable: body.visitor_writable.unwrap_or(false),
     };
     let definition = store::create(&state.db, &principal.tenant, &key, &input).await?;
+    super::changed(&state, principal.tenant.company_id).await;
     Ok((StatusCode::CREATED, Json(definition)))
 }
 
@@ -210,9 +213,9 @@ async fn update(
         required,
         visitor_writable,
     };
-    Ok(Json(
-        store::update(&state.db, &principal.tenant, &key, &input).await?,
-    ))
+    let updated = store::update(&state.db, &principal.tenant, &key, &input).await?;
+    super::changed(&state, principal.tenant.company_id).await;
+    Ok(Json(updated))
 }
 
 /// Delete a custom field
@@ -229,6 +232,7 @@ async fn delete(
     Path(key): Path<String>,
 ) -> ApiResult<Json<DeletedField>> {
     store::delete(&state.db, &principal.tenant, &key).await?;
+    super::changed(&state, principal.tenant.company_id).await;
     Ok(Json(DeletedField { key, deleted: true }))
 }
 
@@ -245,16 +249,16 @@ fn one(problem: FieldError) -> ApiError {
 }
 
 /// The definitions a list request's `cf.` filters need: none (and no
-/// query) when the request has no such filter.
+/// lookup) when the request has no such filter.
 pub(crate) async fn definitions_for_filters(
     state: &AppState,
     principal: &Principal,
     raw_query: Option<&str>,
-) -> ApiResult<Vec<super::model::Definition>> {
+) -> ApiResult<Arc<Vec<super::model::Definition>>> {
     let filtered = form_urlencoded::parse(raw_query.unwrap_or_default().as_bytes())
         .any(|(name, _)| name.starts_with("cf."));
     if !filtered {
-        return Ok(Vec::new());
+        return Ok(Arc::default());
     }
-    Ok(store::list(&state.db, &principal.tenant).await?)
+    Ok(super::definitions(state, &principal.tenant).await?)
 }

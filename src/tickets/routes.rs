@@ -17,7 +17,6 @@ use crate::attachments::model::attachment_ids;
 use crate::auth::{Principal, Scope};
 use crate::custom_fields::model::{RecordKind, check_values, field_filter};
 use crate::custom_fields::routes::definitions_for_filters;
-use crate::custom_fields::store as field_store;
 use crate::error::{ApiResult, FieldError};
 use crate::extract::{Id, Json, Query};
 use crate::openapi::schema::{self, Deleted};
@@ -320,7 +319,7 @@ async fn create(
     principal: Principal,
     Json(body): Json<CreateTicket>,
 ) -> ApiResult<(StatusCode, Json<Ticket>)> {
-    let definitions = field_store::list(&state.db, &principal.tenant).await?;
+    let definitions = crate::custom_fields::definitions(&state, &principal.tenant).await?;
     let (
         subject,
         description,
@@ -408,8 +407,8 @@ async fn update(
         && body.tags.is_missing()
         && body.custom_fields.is_missing();
     let definitions = match &body.custom_fields {
-        Patch::Value(_) => field_store::list(&state.db, &principal.tenant).await?,
-        Patch::Missing | Patch::Null => Vec::new(),
+        Patch::Value(_) => crate::custom_fields::definitions(&state, &principal.tenant).await?,
+        Patch::Missing | Patch::Null => Default::default(),
     };
     let (_, status, priority, assigned_to_id, team_id, tags, custom_fields) = (
         ensure(

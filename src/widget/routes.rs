@@ -18,7 +18,6 @@ use crate::chat::model::{NewSession, VisitorSession};
 use crate::chat::{Message, service};
 use crate::companies::CompanyStatus;
 use crate::custom_fields::model::{RecordKind, check_values};
-use crate::custom_fields::store as field_store;
 use crate::error::{ApiError, ApiResult, StoreError};
 use crate::extract::{Id, Json, Query};
 use crate::idempotency;
@@ -207,7 +206,7 @@ async fn create_session(
     Json(body): Json<StartChat>,
 ) -> ApiResult<(StatusCode, Json<StartedChat>)> {
     let target = target(&state, body.widget_key.as_deref()).await?;
-    let definitions = field_store::list(&state.db, &target.tenant).await?;
+    let definitions = crate::custom_fields::definitions(&state, &target.tenant).await?;
     let (visitor_name, visitor_email, custom_fields) = (
         optional_text("visitorName", body.visitor_name.as_deref(), NAME_MAX),
         optional_email("visitorEmail", body.visitor_email.as_deref()),

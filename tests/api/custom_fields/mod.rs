@@ -5,6 +5,7 @@
 
 mod definitions;
 mod filters;
+mod nodes;
 mod sessions;
 mod values;
 

@@ -1,0 +1,71 @@
+//! Definitions kept in each node's memory: a change applies to the next
+//! create on the node that made it and, over the bus, on every other node.
+
+use std::time::Duration;
+
+use supportdesk::snapshots::SNAPSHOT_TTL;
+
+use super::*;
+
+backend_tests!(a_new_required_field_applies_to_the_next_create_on_its_node);
+
+async fn a_new_required_field_applies_to_the_next_create_on_its_node(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    // The node now holds acme's definitions: none.
+    create_ticket(&app, &acme, json!({}))
+        .await
+        .assert_status(201);
+    define(
+        &app,
+        &acme,
+        json!({"key": "plan", "label": "Plan", "type": "text", "appliesTo": ["ticket"],
+               "required": true}),
+    )
+    .await;
+    let r = create_ticket(&app, &acme, json!({})).await;
+    assert_invalid(&r, &["customFields.plan"]);
+}
+
+/// Node B learns of a definition made on node A over the bus, long before
+/// its own snapshot of the definitions would expire (`SNAPSHOT_TTL`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_required_field_applies_on_another_node_within_the_bus_delay() {
+    let test = concat!(
+        module_path!(),
+        "::a_new_required_field_applies_on_another_node"
+    );
+    let Some(backend) = Backend::postgres(test) else {
+        return;
+    };
+    let node_a = TestApp::spawn(backend).await;
+    if node_a.config.redis_url.is_none() {
+        // Without Redis each node's bus is its own: nothing to show here.
+        return;
+    }
+    let node_b = node_a.spawn_peer().await;
+    let acme = node_a.company().await;
+    create_ticket(&node_b, &acme, json!({}))
+        .await
+        .assert_status(201);
+    define(
+        &node_a,
+        &acme,
+        json!({"key": "plan", "label": "Plan", "type": "text", "appliesTo": ["ticket"],
+               "required": true}),
+    )
+    .await;
+    let deadline = tokio::time::Instant::now() + SNAPSHOT_TTL / 2;
+    loop {
+        let r = create_ticket(&node_b, &acme, json!({})).await;
+        if r.status == 400 {
+            assert_invalid(&r, &["customFields.plan"]);
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "node B still accepts tickets without the required field"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
