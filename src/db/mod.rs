@@ -163,6 +163,36 @@ impl Db {
         })
     }
 
+    /// Postgres only: runs `prelude` in a transaction of its own, commits
+    /// it and begins a write transaction, all in one round trip (one simple
+    /// query of several statements). For a short write whose row lock must
+    /// not be held until the transaction ends, such as taking the next
+    /// ticket number, without a round trip of its own. `prelude` takes no
+    /// parameters; what it hands to the transaction it leaves in a session
+    /// setting (`set_config(name, value, false)`), which the transaction's
+    /// statements read with `current_setting(name)`.
+    ///
+    /// SQLite has one writer at a time, so its stores take such values
+    /// inside their transaction: there this is an error.
+    pub async fn begin_after_committing(&self, prelude: &str) -> Result<Tx, StoreError> {
+        let Db::Postgres(pool) = self else {
+            return Err(StoreError::Database(sqlx::Error::Configuration(
+                "begin_after_committing is for Postgres".into(),
+            )));
+        };
+        // A COMMIT of the implicit transaction of a multi-statement query
+        // warns that no transaction is in progress: the setting, local to
+        // that transaction, keeps the warning from every request's log.
+        let statement = format!(
+            "SELECT set_config('client_min_messages', 'error', true); {prelude}; COMMIT; BEGIN"
+        );
+        let statement = AssertSqlSafe(statement).into_sql_str();
+        Ok(Tx {
+            open: Open::Postgres(TxConn::begin(pool, Some(statement)).await?),
+            after_commit: Vec::new(),
+        })
+    }
+
     /// Whether the store answers (for `/readyz`).
     pub async fn ping(&self) -> bool {
         on_db!(self, c => sqlx::query("SELECT 1").execute(c).await.is_ok())

@@ -1,8 +1,9 @@
 //! Records domain events (`ticket.created`, `user.created`, …). `emit`
 //! writes the event inside the caller's transaction, so an event exists
-//! exactly when the change that caused it commits, and asks the webhooks
-//! store for the deliveries (and their outbox jobs) of the subscribed hooks
-//! in the same transaction. The names and the event's shape live in
+//! exactly when the change that caused it commits, and hands the row's
+//! INSERT to the webhooks store, which runs it with its lookup of the
+//! subscribed hooks and queues their deliveries (and outbox jobs) in the
+//! same transaction. The names and the event's shape live in
 //! `event_catalogue`, below both this module and `webhooks`.
 
 use serde::Serialize;
@@ -52,8 +53,8 @@ pub async fn emit_change(
         data: &event.data,
         created_at: event.timestamp,
     };
-    insert(tx, tenant, row, change).await?;
-    crate::webhooks::dispatch::queue_deliveries(tx, tenant, &event).await?;
+    let written = insert_query(tx, tenant, row, change).await?;
+    crate::webhooks::dispatch::record_and_queue(tx, tenant, written, &event).await?;
     live::stage(tx, tenant, &event);
     Ok(event)
 }
@@ -84,7 +85,7 @@ struct Row<'a> {
     created_at: Timestamp,
 }
 
-/// The events row; a change also gets its feed number (see
+/// Writes the events row; a change also gets its feed number (see
 /// `change::number_in_write`).
 async fn insert(
     tx: &mut Tx,
@@ -92,11 +93,25 @@ async fn insert(
     row: Row<'_>,
     change: Option<&RecordChange>,
 ) -> Result<(), StoreError> {
+    insert_query(tx, tenant, row, change)
+        .await?
+        .execute(&mut *tx)
+        .await
+}
+
+/// The INSERT of the events row, to run alone or with the statement that
+/// needs it (the webhook lookup of `emit`).
+async fn insert_query(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    row: Row<'_>,
+    change: Option<&RecordChange>,
+) -> Result<Query, StoreError> {
     let seq = match change {
         Some(_) => change::number_in_write(tx, tenant).await?,
         None => None,
     };
-    Query::new(
+    Ok(Query::new(
         "INSERT INTO events (id, company_id, mode, name, data, created_at, record_type, \
          record_id, op, record, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
     )
@@ -109,9 +124,7 @@ async fn insert(
     .bind(change.map(|c| c.id))
     .bind(change.map(|c| c.op))
     .bind(change.and_then(|c| c.record.as_ref()))
-    .bind(seq)
-    .execute(&mut *tx)
-    .await
+    .bind(seq))
 }
 
 /// `data` as an event payload; a value that does not serialise is a store

@@ -108,16 +108,18 @@ pub async fn replace(
     Ok(change)
 }
 
-/// Tags a record created in `tx` (it has none yet, so nothing is read).
+/// Tags a record created in `tx` (it has none yet, so nothing is read);
+/// the tags it now has, sorted.
 pub async fn add_to_new(
     tx: &mut Tx,
     tenant: &Tenant,
     kind: Tagged,
     record: Uuid,
     tags: &[String],
-) -> Result<(), StoreError> {
-    insert(tx, tenant, kind, record, tags).await?;
-    Ok(())
+) -> Result<Vec<String>, StoreError> {
+    let mut added = insert(tx, tenant, kind, record, tags).await?;
+    added.sort();
+    Ok(added)
 }
 
 /// Adds and removes tags without reading the set first: each statement

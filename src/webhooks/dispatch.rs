@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use super::store::{self, deliveries};
 use crate::auth::{Mode, Tenant};
-use crate::db::{Db, Tx};
+use crate::db::{Db, Query, Tx};
 use crate::error::StoreError;
 use crate::event_catalogue::Event;
 use crate::time::{Timestamp, new_id};
@@ -45,15 +45,17 @@ pub fn event_body(
     serde_json::to_string(&body).unwrap_or_else(|_| unreachable!("a JSON value serialises"))
 }
 
-/// Queues the deliveries of `event` inside `tx`: one per active webhook of
-/// the same company and mode subscribed to it.
-pub async fn queue_deliveries(
+/// Runs `written` (the INSERT of `event`'s row) and queues the deliveries
+/// of `event` inside `tx`: one per active webhook of the same company and
+/// mode subscribed to it.
+pub async fn record_and_queue(
     tx: &mut Tx,
     tenant: &Tenant,
+    written: Query,
     event: &Event,
 ) -> Result<(), StoreError> {
     let name = event.name.as_str();
-    let webhooks = store::subscribed(tx, tenant, name).await?;
+    let webhooks = store::subscribed_after(tx, tenant, written, name).await?;
     if webhooks.is_empty() {
         return Ok(());
     }

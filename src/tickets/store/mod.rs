@@ -169,16 +169,20 @@ pub async fn create(
     } else {
         Opening::Nothing
     };
-    let reserved = reserve_number(db, tenant).await?;
-    let mut tx = db.begin().await?;
-    ensure_reference(
-        &mut tx,
-        tenant.company_id,
-        Table::Entities,
-        new.entity_id,
-        "entityId",
-    )
-    .await?;
+    let (mut tx, numbering) = begin_numbered(db, tenant).await?;
+    // The insert below checks the entity itself (a round trip less). With a
+    // team or a chat to check as well, the entity is checked first, so a
+    // request naming a wrong entity hears of the entity first.
+    if new.team_id.is_some() || new.chat_session_id.is_some() {
+        ensure_reference(
+            &mut tx,
+            tenant.company_id,
+            Table::Entities,
+            new.entity_id,
+            "entityId",
+        )
+        .await?;
+    }
     if let Some(team) = new.team_id {
         team_store::ensure_team(&mut tx, tenant, team, "teamId").await?;
     }
@@ -193,22 +197,26 @@ pub async fn create(
             .filter(|chat| chat.email_verified)
             .and_then(|chat| chat.visitor_email.clone())
     });
-    let number = match reserved {
-        Some(number) => number,
-        None => next_number(&mut tx, tenant).await?,
+    let (number_sql, given_number) = match numbering {
+        Numbering::Reserved => (RESERVED_NUMBER, None),
+        Numbering::InTransaction => (
+            "$5",
+            Some(ticket_number(next_number(&mut tx, tenant).await?)),
+        ),
     };
-    let number = ticket_number(number);
     let id = new_id();
-    Query::new(
+    // Inserts nothing when the entity is not one of the company's.
+    let inserted: Option<(String,)> = Query::new(format!(
         "INSERT INTO tickets (id, company_id, mode, entity_id, ticket_number, subject, \
          description, status, priority, visitor_email, team_id, created_at, updated_at, \
          chat_session_id, visitor_external_id, visitor_name, visitor_verified, sla_policy_id) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13, $14, $15, $16, $17)",
-    )
+         SELECT $1, $2, $3, $4, {number_sql}, $6, $7, $8, $9, $10, $11, $12, $12, $13, $14, $15, \
+         $16, $17 FROM entities e WHERE e.id = $4 AND e.company_id = $2 RETURNING ticket_number"
+    ))
     .bind(id)
     .bind_tenant(tenant)
     .bind(new.entity_id)
-    .bind(&number)
+    .bind(given_number)
     .bind(&new.subject)
     .bind(new.description.as_deref())
     .bind(TicketStatus::Open.as_str())
@@ -225,12 +233,21 @@ pub async fn create(
     .bind(from_chat.as_ref().map(|c| c.visitor_name.clone()))
     .bind(from_chat.as_ref().is_some_and(|c| c.visitor_verified))
     .bind(opening.policy_id())
-    .execute(&mut tx)
+    .fetch_optional(&mut tx)
     .await?;
-    tag_store::add_to_new(&mut tx, tenant, Tagged::Ticket, id, &new.tags).await?;
+    let Some((number,)) = inserted else {
+        return Err(Table::Entities.invalid_reference("entityId"));
+    };
+    let tags = tag_store::add_to_new(&mut tx, tenant, Tagged::Ticket, id, &new.tags).await?;
     field_store::apply(&mut tx, tenant, Recorded::Ticket, id, &new.custom_fields).await?;
     let owner = Owner::Ticket(id);
     attachment_store::attach(&mut tx, tenant, owner, &new.attachment_ids, "attachmentIds").await?;
+    // Only the row and its tags were written: the ticket is what was
+    // written, with no read back (a round trip less). Field values,
+    // attachments and SLA clocks are read back as stored.
+    let as_written = new.custom_fields.is_empty()
+        && new.attachment_ids.is_empty()
+        && matches!(opening, Opening::Nothing);
     // After the fields: a custom field condition reads them.
     let met = sla_store::start(&mut tx, tenant, id, &rules, &facts, opening).await?;
     let entry = NewActivity {
@@ -242,7 +259,37 @@ pub async fn create(
         ..NewActivity::new(ActivityKind::Created)
     };
     add_activity(&mut tx, tenant, id, entry, now).await?;
-    let ticket = load(&mut tx, tenant, id).await?;
+    let ticket = if as_written {
+        Ticket {
+            id,
+            ticket_number: number,
+            subject: new.subject,
+            description: new.description,
+            status: TicketStatus::Open,
+            priority: new.priority,
+            entity_id: new.entity_id,
+            visitor: from_chat.map(|chat| crate::chat::model::Visitor {
+                external_id: chat.visitor_external_id,
+                email: visitor_email.clone(),
+                name: chat.visitor_name,
+                verified: chat.visitor_verified,
+            }),
+            visitor_email,
+            chat_session_id: new.chat_session_id,
+            assigned_to_id: None,
+            assigned_to: None,
+            team_id: new.team_id,
+            tags,
+            custom_fields: FieldValues::default(),
+            attachments: Vec::new(),
+            resolved_at: None,
+            created_at: now,
+            updated_at: now,
+            sla: None,
+        }
+    } else {
+        load(&mut tx, tenant, id).await?
+    };
     events::created(&mut tx, tenant, &ticket).await?;
     if !met.is_empty() {
         record_sla(&mut tx, tenant, id, &met).await?;
@@ -279,32 +326,48 @@ async fn chat_visitor(tx: &mut Tx, tenant: &Tenant, id: Uuid) -> Result<ChatVisi
     })
 }
 
-/// On Postgres, the tenant's next ticket number, taken before the ticket's
-/// transaction begins (docs/api.md, tickets, "Numbers"). The counter row is
-/// locked for this one statement only, so concurrent creates of a company
-/// do not wait for each other's commits; a create that then fails leaves a
-/// gap. The statement commits without waiting for its WAL flush: the
-/// ticket's commit comes later in the WAL and flushes it, so a crash can
-/// only lose a number no committed ticket holds.
+/// Where a new ticket's number comes from.
+enum Numbering {
+    /// Taken before the ticket's transaction, left in `RESERVED_NUMBER`.
+    Reserved,
+    /// To be taken inside the transaction (`next_number`).
+    InTransaction,
+}
+
+/// The number `begin_numbered` reserved, formatted as `ticket_number` does
+/// (six digits at least).
+const RESERVED_NUMBER: &str = "COALESCE($5, current_setting('supportdesk.ticket_number'))";
+
+/// Begins a ticket's transaction. On Postgres the tenant's next number is
+/// taken first, in the same round trip (`Db::begin_after_committing`) but
+/// in a transaction of its own (docs/api.md, tickets, "Numbers"): the
+/// counter row is locked for that one statement, so concurrent creates of
+/// a company do not wait for each other's commits, and a create that then
+/// fails leaves a gap. That statement commits without waiting for its WAL
+/// flush: the ticket's commit comes later in the WAL and flushes it, so a
+/// crash can only lose a number no committed ticket holds.
 ///
-/// `None` on SQLite: it has one writer at a time anyway, so the number is
-/// taken inside the ticket's transaction (`next_number`) and a rolled-back
-/// create gives it back.
-async fn reserve_number(db: &Db, tenant: &Tenant) -> Result<Option<i64>, StoreError> {
+/// On SQLite, which has one writer at a time anyway, the number is taken
+/// inside the ticket's transaction and a rolled-back create gives it back.
+async fn begin_numbered(db: &Db, tenant: &Tenant) -> Result<(Tx, Numbering), StoreError> {
     if db.backend() != Backend::Postgres {
-        return Ok(None);
+        return Ok((db.begin().await?, Numbering::InTransaction));
     }
-    let number = Query::new(
-        "INSERT INTO counters (company_id, mode, name, value) \
-         SELECT $1, $2, 'ticket', 1 \
-         FROM (SELECT set_config('synchronous_commit', 'off', true)) AS asynchronous_commit \
+    // Literal values: the simple protocol that carries several statements
+    // has no parameters. A company id and a mode cannot hold a quote.
+    let reservation = format!(
+        "WITH reserved AS (INSERT INTO counters (company_id, mode, name, value) \
+         VALUES ('{company}', '{mode}', 'ticket', 1) \
          ON CONFLICT (company_id, mode, name) DO UPDATE SET value = counters.value + 1 \
-         RETURNING value",
-    )
-    .bind_tenant(tenant)
-    .fetch_scalar(db)
-    .await?;
-    Ok(Some(number))
+         RETURNING value) \
+         SELECT set_config('supportdesk.ticket_number', \
+         'TKT-' || lpad(value::text, greatest(6, length(value::text)), '0'), false), \
+         set_config('synchronous_commit', 'off', true) FROM reserved",
+        company = tenant.company_id,
+        mode = tenant.mode.as_str(),
+    );
+    let tx = db.begin_after_committing(&reservation).await?;
+    Ok((tx, Numbering::Reserved))
 }
 
 /// The next value of the tenant's ticket sequence, in `tx` (SQLite). The

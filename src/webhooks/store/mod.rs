@@ -9,7 +9,7 @@ use sqlx::types::Json;
 use uuid::Uuid;
 
 use crate::auth::Tenant;
-use crate::db::{Db, Query, Tx};
+use crate::db::{Backend, Db, Query, Tx};
 use crate::error::StoreError;
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
@@ -187,13 +187,28 @@ pub async fn rotate_secret(
     Ok((secret, until))
 }
 
-/// Active webhooks of `tenant` subscribed to `event`, inside `tx`.
-pub async fn subscribed(
+/// Runs `first` (a write of the event, no rows returned), then answers the
+/// active webhooks of `tenant` subscribed to `event`, inside `tx`. On
+/// Postgres both go in one statement, the write as a CTE (which runs
+/// whether or not the lookup reads it): one round trip per event instead
+/// of two. SQLite runs in-process and has no data-modifying CTEs: two
+/// statements.
+pub async fn subscribed_after(
     tx: &mut Tx,
     tenant: &Tenant,
+    first: Query,
     event: &str,
 ) -> Result<Vec<Uuid>, StoreError> {
-    let rows: Vec<(Uuid, Json<Vec<String>>)> = Query::new("SELECT id, events FROM webhooks WHERE ")
+    let lookup = match tx.backend() {
+        Backend::Postgres => first
+            .prefixed("WITH written AS (")
+            .push(") SELECT id, events FROM webhooks WHERE "),
+        Backend::Sqlite => {
+            first.execute(&mut *tx).await?;
+            Query::new("SELECT id, events FROM webhooks WHERE ")
+        }
+    };
+    let rows: Vec<(Uuid, Json<Vec<String>>)> = lookup
         .push_tenant(tenant, "")
         .push(" AND is_active")
         .fetch_all(tx)

@@ -4,6 +4,7 @@ use super::*;
 
 backend_tests!(
     creates_with_defaults_and_reads_back,
+    a_tagged_ticket_is_answered_as_it_reads_back,
     patches_each_field,
     escalates_to_another_agent,
     comments_are_added_and_listed,
@@ -62,6 +63,24 @@ async fn creates_with_defaults_and_reads_back(backend: Backend) {
         )
         .await;
     assert_eq!(r.assert_status(201)["ticketNumber"], "TKT-000001");
+}
+
+/// A create that writes the row and its tags answers without reading the
+/// ticket back: the answer must be what a read shows.
+async fn a_tagged_ticket_is_answered_as_it_reads_back(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let created = ticket(
+        &app,
+        &acme,
+        json!({"subject": "Refund", "description": "Charged twice", "priority": "URGENT",
+               "visitorEmail": "ann@example.com", "tags": ["vip", "billing", "Billing"]}),
+    )
+    .await;
+    let read = app
+        .get(&format!("/tickets/{}", id_of(&created)), &acme.key)
+        .await;
+    assert_eq!(read.assert_status(200), &created);
 }
 
 async fn patches_each_field(backend: Backend) {

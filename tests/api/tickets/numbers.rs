@@ -37,6 +37,32 @@ async fn concurrent_creates_get_consecutive_numbers(backend: Backend) {
     assert_eq!(next["ticketNumber"], "TKT-000051");
 }
 
+backend_tests!(numbers_keep_every_digit_past_six);
+
+/// `TKT-` and at least six digits: the millionth ticket is `TKT-1000000`
+/// (Postgres formats the number it reserves itself, SQLite in the service).
+async fn numbers_keep_every_digit_past_six(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    ticket(&app, &acme, json!({"subject": "First"})).await;
+    let raise = "UPDATE counters SET value = 999999 WHERE company_id = $1 AND name = 'ticket'";
+    match &app.state.db {
+        Db::Postgres(pool) => sqlx::query(raise)
+            .bind(acme.company.id)
+            .execute(pool.sqlx())
+            .await
+            .map(|_| ()),
+        Db::Sqlite(pool) => sqlx::query(raise)
+            .bind(acme.company.id)
+            .execute(pool.sqlx())
+            .await
+            .map(|_| ()),
+    }
+    .expect("raise the counter");
+    let millionth = ticket(&app, &acme, json!({"subject": "Millionth"})).await;
+    assert_eq!(millionth["ticketNumber"], "TKT-1000000");
+}
+
 backend_tests!(a_failed_create_leaves_at_most_a_gap);
 
 /// A create refused by the store (an entity that does not exist) after
