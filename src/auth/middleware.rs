@@ -183,7 +183,7 @@ pub async fn authenticate(
         Ok(found) => found,
         Err(error) => {
             if error.status == StatusCode::UNAUTHORIZED
-                && let Some(refusal) = state.access.note_failure(client).await
+                && let Some(refusal) = Box::pin(state.access.note_failure(client)).await
             {
                 return refusal.into_response();
             }
@@ -257,11 +257,13 @@ async fn ready_key_for(
         None => {
             let generation = cache.generation();
             cache.note_store_lookup();
-            // The store keeps the digest as hex: made only on a miss.
-            let Some(record) = key_store::find_for_auth(&state.db, &hex::encode(digest))
-                .await
-                .map_err(ApiError::from)?
-            else {
+            // The store keeps the digest as hex: made only on a miss. Boxed,
+            // like every rare path of this middleware: the query's future
+            // would otherwise size the future of every request, which axum
+            // copies into a box per request.
+            let hex_digest = hex::encode(digest);
+            let lookup = key_store::find_for_auth(&state.db, &hex_digest);
+            let Some(record) = Box::pin(lookup).await.map_err(ApiError::from)? else {
                 cache.remember_unknown(digest, generation);
                 return Err(unauthorized("invalid_api_key", "Invalid API key"));
             };

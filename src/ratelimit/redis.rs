@@ -386,10 +386,7 @@ impl Limiter for RedisLimiter {
         let (limit, window_us) = normalized(limit, window);
         match self.leases.spend_named(key, limit, window_us) {
             Some(decision) => Ok(decision),
-            None => {
-                self.ask(Bucket::Named(key.to_owned()), limit, window_us)
-                    .await
-            }
+            None => Box::pin(self.ask(Bucket::Named(key.to_owned()), limit, window_us)).await,
         }
     }
 
@@ -403,7 +400,9 @@ impl Limiter for RedisLimiter {
         let (limit, window_us) = normalized(limit, window);
         match self.leases.spend_api_key(key_id, limit, window_us) {
             Some(decision) => Ok(decision),
-            None => self.ask(Bucket::ApiKey(key_id), limit, window_us).await,
+            // Boxed (as in `check`): asking Redis is the rare path, and its
+            // future would otherwise size every authenticated request's.
+            None => Box::pin(self.ask(Bucket::ApiKey(key_id), limit, window_us)).await,
         }
     }
 }

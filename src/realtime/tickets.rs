@@ -133,7 +133,10 @@ pub fn channel_name(entity: Option<Uuid>) -> String {
 pub async fn announcing<F: Future>(state: &AppState, work: F) -> F::Output {
     let (output, staged) = live::collect(work).await;
     if staged.iter().any(|s| carried(s.event.name.as_str())) {
-        announce(state, staged).await;
+        // Boxed: its reads and publishes would otherwise size the future of
+        // every request (this wraps them all), which axum copies into a
+        // box of its own per request, events or not.
+        Box::pin(announce(state, staged)).await;
     }
     output
 }
