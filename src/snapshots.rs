@@ -135,10 +135,7 @@ mod tests {
     use crate::auth::Mode;
 
     fn tenant() -> Tenant {
-        Tenant {
-            company_id: Uuid::now_v7(),
-            mode: Mode::Test,
-        }
+        Tenant::of_new_company()
     }
 
     #[test]

@@ -77,6 +77,17 @@ pub struct Tenant {
     pub mode: Mode,
 }
 
+#[cfg(test)]
+impl Tenant {
+    /// The TEST mode of a company of its own, for unit tests.
+    pub fn of_new_company() -> Tenant {
+        Tenant {
+            company_id: Uuid::now_v7(),
+            mode: Mode::Test,
+        }
+    }
+}
+
 /// The authenticated caller, put into request extensions by the auth
 /// middleware and read by handlers through the `Principal` extractor.
 #[derive(Debug, Clone)]

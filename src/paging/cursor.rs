@@ -169,13 +169,9 @@ impl Cursors {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::auth::Mode;
 
     fn tenant() -> Tenant {
-        Tenant {
-            company_id: Uuid::now_v7(),
-            mode: Mode::Test,
-        }
+        Tenant::of_new_company()
     }
 
     #[test]
