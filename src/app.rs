@@ -163,7 +163,7 @@ impl App {
                 .with_state(state.clone()),
         });
         crate::auth::cache::spawn_invalidation_listener(&state);
-        crate::sla::cache::spawn_invalidation_listener(&state);
+        crate::snapshots::spawn_invalidation_listener(&state, &state.sla);
         crate::snapshots::spawn_invalidation_listener(&state, &state.field_definitions);
         Ok(App {
             listener,

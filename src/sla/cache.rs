@@ -6,7 +6,6 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use uuid::Uuid;
 
@@ -16,21 +15,18 @@ use super::model::Policy;
 use crate::auth::Tenant;
 use crate::db::Db;
 use crate::error::StoreError;
-use crate::snapshots::{SNAPSHOT_TTL, TenantSnapshots};
+use crate::snapshots::TenantSnapshots;
 use crate::state::AppState;
 use crate::tickets::model::Priority;
 
 /// The bus topic of SLA rule changes; the payload is the company id.
 pub const TOPIC: &str = "sla";
 
-/// How long a snapshot is used without reading the rules again.
-pub const RULES_TTL: Duration = SNAPSHOT_TTL;
-
 /// The tenants' rules on this node.
 pub type SlaCache = TenantSnapshots<Rules>;
 
 /// An empty cache, listening for nothing until
-/// `spawn_invalidation_listener`.
+/// `snapshots::spawn_invalidation_listener`.
 pub fn new_cache() -> SlaCache {
     TenantSnapshots::new(TOPIC)
 }
@@ -75,9 +71,4 @@ pub async fn rules(cache: &SlaCache, db: &Db, tenant: &Tenant) -> Result<Arc<Rul
 /// committed.
 pub async fn changed(state: &AppState, company_id: Uuid) {
     state.sla.changed(state, company_id).await;
-}
-
-/// Applies the changes other nodes publish, until shutdown.
-pub fn spawn_invalidation_listener(state: &AppState) -> tokio::task::JoinHandle<()> {
-    crate::snapshots::spawn_invalidation_listener(state, &state.sla)
 }

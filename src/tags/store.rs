@@ -109,7 +109,7 @@ pub async fn replace(
 }
 
 /// Tags a record created in `tx` (it has none yet, so nothing is read);
-/// the tags it now has, sorted.
+/// the tags it now has.
 pub async fn add_to_new(
     tx: &mut Tx,
     tenant: &Tenant,
@@ -117,9 +117,7 @@ pub async fn add_to_new(
     record: Uuid,
     tags: &[String],
 ) -> Result<Vec<String>, StoreError> {
-    let mut added = insert(tx, tenant, kind, record, tags).await?;
-    added.sort();
-    Ok(added)
+    insert(tx, tenant, kind, record, tags).await
 }
 
 /// Adds and removes tags without reading the set first: each statement

@@ -260,7 +260,8 @@ pub async fn create(
     };
     add_activity(&mut tx, tenant, id, entry, now).await?;
     let ticket = if as_written {
-        Ticket {
+        // The row as a read would return it, mapped as a read maps it.
+        let written = TicketRow {
             id,
             ticket_number: number,
             subject: new.subject,
@@ -268,25 +269,28 @@ pub async fn create(
             status: TicketStatus::Open,
             priority: new.priority,
             entity_id: new.entity_id,
-            visitor: from_chat.map(|chat| crate::chat::model::Visitor {
-                external_id: chat.visitor_external_id,
-                email: visitor_email.clone(),
-                name: chat.visitor_name,
-                verified: chat.visitor_verified,
-            }),
             visitor_email,
             chat_session_id: new.chat_session_id,
+            visitor_external_id: from_chat
+                .as_ref()
+                .and_then(|c| c.visitor_external_id.clone()),
+            visitor_name: from_chat.as_ref().map(|c| c.visitor_name.clone()),
+            visitor_verified: from_chat.as_ref().is_some_and(|c| c.visitor_verified),
             assigned_to_id: None,
-            assigned_to: None,
+            assignee_name: None,
+            assignee_email: None,
             team_id: new.team_id,
-            tags,
-            custom_fields: FieldValues::default(),
-            attachments: Vec::new(),
+            custom_fields: Json(FieldValues::default()),
             resolved_at: None,
             created_at: now,
             updated_at: now,
-            sla: None,
-        }
+            sla_policy_id: None,
+            tag_list: (!tags.is_empty()).then(|| tags.join(" ")),
+            has_attachments: false,
+            has_sla_clocks: false,
+            list_total: None,
+        };
+        written.into_ticket()
     } else {
         load(&mut tx, tenant, id).await?
     };

@@ -9,6 +9,17 @@ use super::*;
 
 backend_tests!(a_new_required_field_applies_to_the_next_create_on_its_node);
 
+/// A required text field `plan` on tickets.
+async fn define_required_plan(app: &TestApp, acme: &TestCompany) {
+    define(
+        app,
+        acme,
+        json!({"key": "plan", "label": "Plan", "type": "text", "appliesTo": ["ticket"],
+               "required": true}),
+    )
+    .await;
+}
+
 async fn a_new_required_field_applies_to_the_next_create_on_its_node(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
@@ -16,13 +27,7 @@ async fn a_new_required_field_applies_to_the_next_create_on_its_node(backend: Ba
     create_ticket(&app, &acme, json!({}))
         .await
         .assert_status(201);
-    define(
-        &app,
-        &acme,
-        json!({"key": "plan", "label": "Plan", "type": "text", "appliesTo": ["ticket"],
-               "required": true}),
-    )
-    .await;
+    define_required_plan(&app, &acme).await;
     let r = create_ticket(&app, &acme, json!({})).await;
     assert_invalid(&r, &["customFields.plan"]);
 }
@@ -48,13 +53,7 @@ async fn a_new_required_field_applies_on_another_node_within_the_bus_delay() {
     create_ticket(&node_b, &acme, json!({}))
         .await
         .assert_status(201);
-    define(
-        &node_a,
-        &acme,
-        json!({"key": "plan", "label": "Plan", "type": "text", "appliesTo": ["ticket"],
-               "required": true}),
-    )
-    .await;
+    define_required_plan(&node_a, &acme).await;
     let deadline = tokio::time::Instant::now() + SNAPSHOT_TTL / 2;
     loop {
         let r = create_ticket(&node_b, &acme, json!({})).await;

@@ -8,7 +8,7 @@ use std::time::Duration as StdDuration;
 use chrono::{Datelike, Duration};
 use serde_json::{Value, json};
 use supportdesk::auth::{Mode, Tenant};
-use supportdesk::sla::cache::RULES_TTL;
+use supportdesk::snapshots::SNAPSHOT_TTL;
 
 use super::tickets::{instant, pass, plus, quiet, ticket};
 use super::{create_calendar, put_policies};
@@ -56,8 +56,8 @@ async fn a_policy_change_on_one_node_applies_to_a_create_on_another(backend: Bac
 
     let policies = put_policies(&node_a, &acme.key, fast(None)).await;
     // Node B learns it over the bus, long before its snapshot expires
-    // (`RULES_TTL`): waiting on expiry alone would not get here.
-    let deadline = tokio::time::Instant::now() + RULES_TTL / 2;
+    // (`SNAPSHOT_TTL`): waiting on expiry alone would not get here.
+    let deadline = tokio::time::Instant::now() + SNAPSHOT_TTL / 2;
     while node_b.state.sla.get(&tenant_of(&acme)).is_some() {
         assert!(
             tokio::time::Instant::now() < deadline,
