@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use super::Tx;
+use super::{Query, Tx};
 use crate::error::StoreError;
 
 pub trait CommitHook: Send + Sync {
@@ -19,6 +19,17 @@ pub trait CommitHook: Send + Sync {
 
     /// Told after a transaction that ran `before_commit` has committed.
     fn committed(&self);
+
+    /// `before_commit`'s write as a CTE of a statement the transaction
+    /// runs anyway (Postgres, a round trip less): appends `, {name} AS (…
+    /// RETURNING 1)` to `query`, which yields a row exactly when
+    /// `before_commit` would answer Ok, and answers true. Answers `query`
+    /// as it was and false when there is nothing to write
+    /// (`before_commit` would write nothing either).
+    fn push_cte(&self, query: Query, name: &str) -> (Query, bool);
+
+    /// The error `before_commit` answers when its write does not hold.
+    fn refused(&self) -> StoreError;
 }
 
 tokio::task_local! {

@@ -50,6 +50,9 @@ pub struct Tx {
     /// What runs once the transaction has committed, in the order added;
     /// dropped unrun when it rolls back.
     after_commit: Vec<Box<dyn FnOnce() + Send>>,
+    /// The commit hook's write ran in one of its statements
+    /// (`push_commit_hook`): `commit` does not run it again.
+    hook_written: bool,
 }
 
 /// The transaction itself, on its backend.
@@ -160,6 +163,7 @@ impl Db {
         Ok(Tx {
             open,
             after_commit: Vec::new(),
+            hook_written: false,
         })
     }
 
@@ -190,6 +194,7 @@ impl Db {
         Ok(Tx {
             open: Open::Postgres(TxConn::begin(pool, Some(statement)).await?),
             after_commit: Vec::new(),
+            hook_written: false,
         })
     }
 
@@ -229,11 +234,37 @@ impl Tx {
         self.after_commit.push(Box::new(work));
     }
 
+    /// Appends the task's commit hook's write (see [`CommitHook`]) to
+    /// `query` as a CTE named `commit_hook`, when there is a hook with
+    /// something to write: the statement must then select
+    /// `EXISTS (SELECT 1 FROM commit_hook)` and hand it to
+    /// [`Tx::commit_hook_written`]. Answers the query and whether it did.
+    pub fn push_commit_hook(&mut self, query: Query) -> (Query, bool) {
+        match hook::current() {
+            Some(hook) => hook.push_cte(query, "commit_hook"),
+            None => (query, false),
+        }
+    }
+
+    /// After the statement of `push_commit_hook` ran: `held` is its
+    /// `commit_hook` CTE's answer. The hook's refusal when it did not hold
+    /// (the transaction must then roll back).
+    pub fn commit_hook_written(&mut self, held: bool) -> Result<(), StoreError> {
+        match hook::current() {
+            Some(hook) if !held => Err(hook.refused()),
+            _ => {
+                self.hook_written = true;
+                Ok(())
+            }
+        }
+    }
+
     /// Commits, first running the task's commit hook (see [`CommitHook`])
-    /// inside the transaction; when the hook fails nothing is committed.
+    /// inside the transaction unless a statement already wrote it; when the
+    /// hook fails nothing is committed.
     pub async fn commit(mut self) -> Result<(), StoreError> {
         let hook = hook::current();
-        if let Some(hook) = &hook {
+        if let Some(hook) = hook.as_ref().filter(|_| !self.hook_written) {
             hook.before_commit(&mut self).await?;
         }
         match self.open {

@@ -40,13 +40,7 @@ pub async fn emit_change(
     data: &impl Serialize,
     change: Option<&RecordChange>,
 ) -> Result<Event, StoreError> {
-    let event = Event {
-        id: new_id(),
-        name,
-        tenant_company: tenant.company_id,
-        timestamp: Timestamp::now(),
-        data: payload(data)?,
-    };
+    let event = new_event(tenant, name, data)?;
     let row = Row {
         id: event.id,
         name: event.name.as_str(),
@@ -57,6 +51,80 @@ pub async fn emit_change(
     crate::webhooks::dispatch::record_and_queue(tx, tenant, written, &event).await?;
     live::stage(tx, tenant, &event);
     Ok(event)
+}
+
+/// The event `emit` would record now, not yet written.
+pub fn new_event(
+    tenant: &Tenant,
+    name: EventName,
+    data: &impl Serialize,
+) -> Result<Event, StoreError> {
+    Ok(Event {
+        id: new_id(),
+        name,
+        tenant_company: tenant.company_id,
+        timestamp: Timestamp::now(),
+        data: payload(data)?,
+    })
+}
+
+/// For one Postgres statement that writes a new record and its event
+/// together (data-modifying CTEs): appends `, written AS (INSERT INTO
+/// events … SELECT … FROM {from})`, an event row per row of `from`. Its
+/// data is `event.data` with the value at `key` set from the SQL
+/// expression `value` (what only that statement knows, such as the number
+/// Postgres reserved for the record); it is also the change feed's entry
+/// for the new record (`upsert` of `record`, that data its snapshot). The
+/// statement must then read the tenant's webhooks
+/// (`webhooks::store::push_active_join`) and hand them to
+/// [`announce_written`].
+pub fn push_written_from(
+    query: Query,
+    tenant: &Tenant,
+    event: &Event,
+    record: (RecordType, uuid::Uuid),
+    from: &str,
+    (key, value): (&'static str, &str),
+) -> Query {
+    let mut query = query.push(
+        ", written AS (INSERT INTO events (id, company_id, mode, name, \
+         data, created_at, record_type, record_id, op, record) SELECT ",
+    );
+    let data = query.placeholder_for(event.data.clone());
+    let data = format!("jsonb_set({data}, '{{{key}}}', to_jsonb({value}))");
+    query
+        .push_bind(event.id)
+        .push(", ")
+        .push_bind(tenant.company_id)
+        .push(", ")
+        .push_bind(tenant.mode.as_str())
+        .push(", ")
+        .push_bind(event.name.as_str())
+        .push(&format!(", {data}, "))
+        .push_bind(event.timestamp)
+        .push(", ")
+        .push_bind(record.0)
+        .push(", ")
+        .push_bind(record.1)
+        .push(", ")
+        .push_bind(Op::Upsert)
+        .push(&format!(", {data} FROM {from})"))
+}
+
+/// After the statement of [`push_written_from`] wrote `event` in `tx`
+/// (`event.data` now as written): queues its deliveries to those of
+/// `webhooks`, the tenant's active ones as that statement read them, that
+/// subscribe to it, and stages it for the live announcement.
+pub async fn announce_written(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    event: &Event,
+    webhooks: Vec<(uuid::Uuid, Vec<String>)>,
+) -> Result<(), StoreError> {
+    let subscribed = crate::webhooks::store::subscribed(webhooks, event.name.as_str());
+    crate::webhooks::dispatch::queue(tx, tenant, &subscribed, event).await?;
+    live::stage(tx, tenant, event);
+    Ok(())
 }
 
 /// Records a change that has no webhook event (chat, knowledge base,

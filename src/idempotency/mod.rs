@@ -37,7 +37,7 @@ use tracing::Instrument;
 use uuid::Uuid;
 
 use crate::auth::{Principal, Tenant};
-use crate::db::{CommitHook, Tx, with_commit_hook};
+use crate::db::{CommitHook, Query, Tx, with_commit_hook};
 use crate::error::{ApiError, ApiResult, StoreError};
 use crate::state::AppState;
 use store::{Claim, KeyRecord, KeyState, RequestIdentity, StoredAnswer, Terms};
@@ -330,13 +330,24 @@ impl CommitHook for ClaimHook {
             } else {
                 // Another request took the key over after our lease passed:
                 // it runs the change, ours must not.
-                Err(StoreError::Conflict(KEY_HEADER_NAME.to_string()))
+                Err(self.refused())
             }
         })
     }
 
     fn committed(&self) {
         self.applied.store(true, Ordering::Release);
+    }
+
+    fn push_cte(&self, query: Query, name: &str) -> (Query, bool) {
+        if self.applied.load(Ordering::Acquire) {
+            return (query, false);
+        }
+        (store::push_mark_applied(query, &self.claim, name), true)
+    }
+
+    fn refused(&self) -> StoreError {
+        StoreError::Conflict(KEY_HEADER_NAME.to_string())
     }
 }
 

@@ -210,6 +210,23 @@ pub async fn mark_applied(tx: &mut Tx, claim: &Claim) -> Result<bool, StoreError
     Ok(changed == 1)
 }
 
+/// `mark_applied` as a CTE `{name}` of a statement of the change's
+/// transaction: a row when `claim` still holds the row.
+pub fn push_mark_applied(query: Query, claim: &Claim, name: &str) -> Query {
+    query
+        .push(&format!(
+            ", {name} AS (UPDATE idempotency_keys SET state = "
+        ))
+        .push_bind(KeyState::Applied)
+        .push(" WHERE idempotency_key = ")
+        .push_bind(claim.key.as_str())
+        .push(" AND claim_token = ")
+        .push_bind(claim.token)
+        .push(" AND ")
+        .push_tenant(&claim.tenant, "")
+        .push(" RETURNING 1)")
+}
+
 /// Stores the answer of the request holding `claim`.
 pub async fn complete(db: &Db, claim: &Claim, answer: StoredAnswer) -> Result<(), StoreError> {
     Query::new(format!(

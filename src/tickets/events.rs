@@ -10,8 +10,8 @@ use crate::auth::Tenant;
 use crate::custom_fields::model::FieldChange;
 use crate::db::Tx;
 use crate::error::StoreError;
-use crate::events::{EventName, emit, emit_change, payload};
-use crate::events::{RecordChange, RecordType};
+use crate::events::{Event, EventName, emit, emit_change, payload};
+use crate::events::{RecordChange, RecordType, announce_written, new_event};
 use crate::mail::{self, Email};
 use crate::sla::clocks::store::{Happening, Met};
 use crate::tags::model::TagChange;
@@ -27,6 +27,31 @@ pub async fn created(tx: &mut Tx, tenant: &Tenant, ticket: &Ticket) -> Result<()
         Some(&change),
     )
     .await?;
+    if let Some(to) = &ticket.visitor_email {
+        mail::queue(tx, tenant, &creation_email(to, ticket)).await?;
+    }
+    Ok(())
+}
+
+/// `ticket.created` for a create written in one statement with its event
+/// (`store::insert_plain`): the event, its `ticketNumber` still to be set
+/// by that statement.
+pub fn created_event(tenant: &Tenant, ticket: &Ticket) -> Result<Event, StoreError> {
+    new_event(tenant, EventName::TicketCreated, ticket)
+}
+
+/// After the statement of [`created_event`] wrote the event and answered
+/// the ticket's number and the tenant's webhooks: the number in the event,
+/// its deliveries and live announcement, and the visitor's email.
+pub async fn created_written(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    ticket: &Ticket,
+    mut event: Event,
+    webhooks: Vec<(uuid::Uuid, Vec<String>)>,
+) -> Result<(), StoreError> {
+    event.data["ticketNumber"] = json!(ticket.ticket_number);
+    announce_written(tx, tenant, &event, webhooks).await?;
     if let Some(to) = &ticket.visitor_email {
         mail::queue(tx, tenant, &creation_email(to, ticket)).await?;
     }

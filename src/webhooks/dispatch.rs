@@ -54,13 +54,23 @@ pub async fn record_and_queue(
     written: Query,
     event: &Event,
 ) -> Result<(), StoreError> {
-    let name = event.name.as_str();
-    let webhooks = store::subscribed_after(tx, tenant, written, name).await?;
+    let webhooks = store::subscribed_after(tx, tenant, written, event.name.as_str()).await?;
+    queue(tx, tenant, &webhooks, event).await
+}
+
+/// Queues a delivery of `event` (recorded in `tx`) to each of `webhooks`.
+pub async fn queue(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    webhooks: &[Uuid],
+    event: &Event,
+) -> Result<(), StoreError> {
     if webhooks.is_empty() {
         return Ok(());
     }
+    let name = event.name.as_str();
     let body = event_body(event.id, name, event.timestamp, &event.data, tenant.mode);
-    for webhook_id in webhooks {
+    for &webhook_id in webhooks {
         let new = deliveries::NewDelivery {
             webhook_id,
             event_id: event.id,

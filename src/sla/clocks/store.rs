@@ -330,11 +330,7 @@ pub async fn start(
             terms
         }
     };
-    let stopped = terms.stops(TicketStatus::Open);
-    let mut clocks: Vec<Clock> = [Metric::FirstResponse, Metric::Resolution]
-        .into_iter()
-        .filter_map(|metric| Clock::start(ticket_id, metric, &terms, facts.created_at, stopped))
-        .collect();
+    let mut clocks = started(ticket_id, &terms, facts.created_at);
     let answered = match facts.chat_session_id {
         Some(session) => first_agent_message(tx, session).await?,
         None => None,
@@ -355,6 +351,84 @@ pub async fn start(
     }
     insert_new(tx, tenant, &clocks).await?;
     Ok(met)
+}
+
+/// The first-response and resolution clocks of a new ticket under `terms`,
+/// started at `created_at`.
+fn started(ticket_id: Uuid, terms: &Terms, created_at: Timestamp) -> Vec<Clock> {
+    let stopped = terms.stops(TicketStatus::Open);
+    [Metric::FirstResponse, Metric::Resolution]
+        .into_iter()
+        .filter_map(|metric| Clock::start(ticket_id, metric, terms, created_at, stopped))
+        .collect()
+}
+
+/// What `start` would write for a new ticket, when knowing it reads
+/// nothing: its policy chosen from its own facts (not from stored custom
+/// field values) and no chat whose agent answers could meet a clock. None
+/// when `start` must run.
+pub fn started_without_reading(
+    ticket_id: Uuid,
+    opening: &Opening,
+    facts: &NewTicketFacts<'_>,
+) -> Option<Vec<Clock>> {
+    if facts.chat_session_id.is_some() {
+        return None;
+    }
+    match opening {
+        Opening::Nothing => Some(Vec::new()),
+        Opening::Chosen(terms) => Some(started(ticket_id, terms, facts.created_at)),
+        Opening::AfterFields => None,
+    }
+}
+
+/// `start`'s INSERT of `clocks` (from [`started_without_reading`]) as a CTE
+/// of a statement that inserts their ticket (Postgres): appends `, clocks
+/// AS (INSERT … SELECT … FROM {from})`, each clock once per row of `from`.
+/// Nothing when there are no clocks.
+pub fn push_started_from(query: Query, tenant: &Tenant, clocks: &[Clock], from: &str) -> Query {
+    if clocks.is_empty() {
+        return query;
+    }
+    let mut query = query.push(&format!(
+        ", clocks AS (INSERT INTO ticket_sla (company_id, mode, {CLOCK_COLUMNS}) "
+    ));
+    for (i, clock) in clocks.iter().enumerate() {
+        query = query.push(if i == 0 {
+            "SELECT "
+        } else {
+            " UNION ALL SELECT "
+        });
+        for (j, value) in clock_values(tenant, clock).into_iter().enumerate() {
+            if j > 0 {
+                query = query.push(", ");
+            }
+            query = query.push_bind(value);
+        }
+        query = query.push(&format!(" FROM {from}"));
+    }
+    query.push(")")
+}
+
+/// A clock's row as `insert_new` writes it, in `CLOCK_COLUMNS` order after
+/// the tenant's company and mode.
+fn clock_values(tenant: &Tenant, clock: &Clock) -> [Value; 14] {
+    [
+        tenant.company_id.into(),
+        tenant.mode.as_str().into(),
+        clock.ticket_id.into(),
+        clock.metric.into(),
+        clock.state.into(),
+        clock.target_minutes.into(),
+        clock.used_seconds.into(),
+        clock.running_since.into(),
+        clock.due_at.into(),
+        clock.warn_at.into(),
+        clock.paused_at.into(),
+        clock.warned_at.into(),
+        clock.breached_at.into(),
+        clock.fulfilled_at.into(),
+    ]
 }
 
 /// The policy of a new ticket whose choice depends on its stored custom
@@ -392,23 +466,7 @@ async fn insert_new(tx: &mut Tx, tenant: &Tenant, clocks: &[Clock]) -> Result<()
         if i > 0 {
             query = query.push(", ");
         }
-        let values: [Value; 14] = [
-            tenant.company_id.into(),
-            tenant.mode.as_str().into(),
-            clock.ticket_id.into(),
-            clock.metric.into(),
-            clock.state.into(),
-            clock.target_minutes.into(),
-            clock.used_seconds.into(),
-            clock.running_since.into(),
-            clock.due_at.into(),
-            clock.warn_at.into(),
-            clock.paused_at.into(),
-            clock.warned_at.into(),
-            clock.breached_at.into(),
-            clock.fulfilled_at.into(),
-        ];
-        query = query.push_bind_list(values);
+        query = query.push_bind_list(clock_values(tenant, clock));
     }
     query.execute(tx).await
 }

@@ -55,6 +55,44 @@ pub(super) async fn add_activity(
     .await
 }
 
+/// `add_activity` for a ticket inserted by the same statement (Postgres,
+/// data-modifying CTEs): appends `, activity AS (INSERT … SELECT … FROM
+/// {from})`, one entry per row of `from`, the `ticketNumber` of its
+/// details (when it has some) set from `{from}.ticket_number`.
+pub(super) fn push_for_new(
+    query: Query,
+    from: &str,
+    tenant: &Tenant,
+    ticket_id: Uuid,
+    entry: NewActivity,
+    at: Timestamp,
+) -> Query {
+    let mut query = query.push(
+        ", activity AS (INSERT INTO ticket_activities (id, company_id, mode, ticket_id, kind, \
+         from_value, to_value, details, created_at) SELECT ",
+    );
+    let details = query.placeholder_for(entry.details);
+    query
+        .push_bind(new_id())
+        .push(", ")
+        .push_bind(tenant.company_id)
+        .push(", ")
+        .push_bind(tenant.mode.as_str())
+        .push(", ")
+        .push_bind(ticket_id)
+        .push(", ")
+        .push_bind(entry.kind)
+        .push(", ")
+        .push_bind(entry.from)
+        .push(", ")
+        .push_bind(entry.to)
+        .push(&format!(
+            ", jsonb_set({details}, '{{ticketNumber}}', to_jsonb({from}.ticket_number)), "
+        ))
+        .push_bind(at)
+        .push(&format!(" FROM {from})"))
+}
+
 #[derive(sqlx::FromRow)]
 struct ActivityRow {
     id: Uuid,

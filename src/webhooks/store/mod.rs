@@ -213,11 +213,31 @@ pub async fn subscribed_after(
         .push(" AND is_active")
         .fetch_all(tx)
         .await?;
-    Ok(rows
+    let rows = rows.into_iter().map(|(id, Json(events))| (id, events));
+    Ok(subscribed(rows, event))
+}
+
+/// Appends ` LEFT JOIN webhooks {alias} ON` the tenant's active webhooks,
+/// for a statement that reads them beside what it writes (see
+/// `events::push_written_from`); select `{alias}.id, {alias}.events`.
+pub fn push_active_join(query: Query, tenant: &Tenant, alias: &str) -> Query {
+    query
+        .push(&format!(" LEFT JOIN webhooks {alias} ON "))
+        .push_tenant(tenant, alias)
+        .push(&format!(" AND {alias}.is_active"))
+}
+
+/// Those of `webhooks` (id and the events each subscribes to) that
+/// subscribe to `event`.
+pub fn subscribed(
+    webhooks: impl IntoIterator<Item = (Uuid, Vec<String>)>,
+    event: &str,
+) -> Vec<Uuid> {
+    webhooks
         .into_iter()
         .filter(|(_, events)| events.iter().any(|e| e == event))
         .map(|(id, _)| id)
-        .collect())
+        .collect()
 }
 
 /// Where and how to send a delivery of webhook `id` (any tenant: workers).

@@ -334,3 +334,70 @@ async fn every_post_documents_the_header(backend: Backend) {
     }
     assert!(posts > 10, "{posts} POST operations");
 }
+
+/// On Postgres a create marks its key applied in the statement that writes
+/// the ticket: when another request took the key over meanwhile (after the
+/// lease passed), that mark finds the row no longer ours and the create
+/// commits nothing. The create is held before that statement by a lock on
+/// the company's ticket counter, the takeover made while it waits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_create_whose_key_was_taken_over_meanwhile_commits_nothing() {
+    let test = concat!(module_path!(), "::a_create_whose_key_was_taken_over");
+    let Some(backend) = Backend::postgres(test) else {
+        return;
+    };
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let body = ticket_body(&acme);
+    app.post("/tickets", &acme.key, body.clone())
+        .await
+        .assert_status(201);
+    let supportdesk::db::Db::Postgres(pool) = &app.state.db else {
+        panic!("a Postgres app");
+    };
+    let pool = pool.sqlx();
+
+    let mut holder = pool.begin().await.expect("begin");
+    sqlx::query("SELECT value FROM counters WHERE company_id = $1 AND name = 'ticket' FOR UPDATE")
+        .bind(acme.company.id)
+        .fetch_one(&mut *holder)
+        .await
+        .expect("lock the counter");
+    let request = app
+        .api(Method::POST, "/tickets", Some(&acme.key))
+        .header("Idempotency-Key", "taken")
+        .json(&body);
+    let held = tokio::spawn(async move { TestResponse::from(request.send().await).await });
+    loop {
+        assert!(
+            !held.is_finished(),
+            "the create did not wait for the counter"
+        );
+        let waiting: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM pg_stat_activity \
+             WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        )
+        .fetch_one(pool)
+        .await
+        .expect("pg_stat_activity");
+        if waiting > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let taken = sqlx::query(
+        "UPDATE idempotency_keys SET claim_token = $1 \
+         WHERE company_id = $2 AND idempotency_key = 'taken'",
+    )
+    .bind(Uuid::new_v4())
+    .bind(acme.company.id)
+    .execute(pool)
+    .await
+    .expect("take the key over");
+    assert_eq!(taken.rows_affected(), 1);
+    holder.rollback().await.expect("release the counter");
+
+    let answer = held.await.expect("the create");
+    assert_eq!(answer.status, 409, "{}", answer.text);
+    assert_eq!(tickets(&app, &acme).await, 1);
+}

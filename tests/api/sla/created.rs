@@ -23,6 +23,7 @@ backend_tests!(
     a_calendar_change_applies_to_the_next_create,
     a_custom_field_condition_reads_the_values_the_ticket_is_created_with,
     the_sla_says_when_each_warning_was_sent,
+    a_create_that_starts_clocks_answers_as_its_get_reads,
 );
 
 /// HIGH tickets: first response in 30 minutes, resolution in 240.
@@ -171,4 +172,20 @@ async fn the_sla_says_when_each_warning_was_sent(backend: Backend) {
     settle(&app).await;
     let body: Value = serde_json::from_slice(&receiver.hits()[0].body).expect("JSON");
     assert_eq!(body["data"]["sla"]["warned"], warned, "{body}");
+}
+
+/// A create whose policy starts its clocks on business hours answers with
+/// the `sla` its GET then reads from the stored clocks (on Postgres the
+/// clocks are written in the ticket's own statement and the answer is
+/// built from them, not read back).
+async fn a_create_that_starts_clocks_answers_as_its_get_reads(backend: Backend) {
+    let app = quiet(backend).await;
+    let acme = app.company().await;
+    let calendar = create_calendar(&app, &acme, super::office()).await;
+    put_policies(&app, &acme.key, fast(Some(&calendar["id"]))).await;
+    let made = ticket(&app, &acme, "HIGH").await;
+    assert!(made["sla"]["resolutionDueAt"].is_string(), "{made}");
+    let id = id_of(&made);
+    let read = app.get(&format!("/tickets/{id}"), &acme.key).await;
+    assert_eq!(read.assert_status(200), &made);
 }

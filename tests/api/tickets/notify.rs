@@ -5,6 +5,8 @@ use super::*;
 backend_tests!(
     events_and_timeline_follow_each_operation,
     visitor_emails_on_creation_and_resolution_only,
+    a_create_names_its_number_in_its_timeline_entry,
+    a_created_ticket_is_queued_to_webhooks_as_it_reads_back,
 );
 
 async fn events_and_timeline_follow_each_operation(backend: Backend) {
@@ -228,4 +230,50 @@ async fn visitor_emails_on_creation_and_resolution_only(backend: Backend) {
     .await
     .assert_status(200);
     assert_eq!(emails(&app, acme.company.id).await.len(), 2);
+}
+
+/// The `created` entry's details name the number the ticket got, whether
+/// the create wrote the row alone (on Postgres one statement writes the
+/// row, the entry and the event, the number known only to Postgres) or
+/// with tags.
+async fn a_create_names_its_number_in_its_timeline_entry(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let plain = ticket(&app, &acme, json!({"subject": "Plain"})).await;
+    let tagged = ticket(&app, &acme, json!({"subject": "Tagged", "tags": ["vip"]})).await;
+    for created in [plain, tagged] {
+        let path = format!("/tickets/{}/activities", id_of(&created));
+        let r = app.get(&path, &acme.key).await;
+        let entry = &r.assert_status(200)["data"][0];
+        assert_eq!(entry["details"]["ticketNumber"], created["ticketNumber"]);
+    }
+}
+
+/// A `ticket.created` delivery carries the ticket as its GET answers, its
+/// number included.
+async fn a_created_ticket_is_queued_to_webhooks_as_it_reads_back(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let (webhook, _) = crate::outbound::support::create_webhook(
+        &app,
+        &acme.key,
+        "https://hooks.example.com/tickets",
+        &["ticket.created"],
+    )
+    .await;
+    let created = ticket(&app, &acme, json!({"subject": "Delivered"})).await;
+    let read = app
+        .get(&format!("/tickets/{}", id_of(&created)), &acme.key)
+        .await;
+    let bodies = supportdesk::on_db!(&app.state.db, c => sqlx::query_scalar::<_, String>(
+        "SELECT body FROM webhook_deliveries WHERE webhook_id = $1")
+        .bind(Uuid::parse_str(&webhook).expect("webhook id"))
+        .fetch_all(c)
+        .await
+        .expect("deliveries read"));
+    let [body] = bodies.as_slice() else {
+        panic!("one delivery, got {bodies:?}");
+    };
+    let body: Value = serde_json::from_str(body).expect("a JSON body");
+    assert_eq!(&body["data"], read.assert_status(200));
 }
