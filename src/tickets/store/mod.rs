@@ -384,10 +384,10 @@ async fn insert_plain(
         false => "TRUE",
     };
     let statement = statement.push(&format!(
-        " SELECT inserted.ticket_number, hook.id, hook.events, {hook_held} FROM inserted"
+        " SELECT inserted.ticket_number, webhook.id, webhook.events, {hook_held} FROM inserted"
     ));
     let rows: Vec<(String, Option<Uuid>, Option<Json<Vec<String>>>, bool)> =
-        webhook_store::push_active_join(statement, tenant, "hook")
+        webhook_store::push_active_join(statement, tenant, "webhook")
             .fetch_all(&mut *tx)
             .await?;
     let Some((number, _, _, held)) = rows.first() else {

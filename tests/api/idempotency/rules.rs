@@ -368,23 +368,7 @@ async fn a_create_whose_key_was_taken_over_meanwhile_commits_nothing() {
         .header("Idempotency-Key", "taken")
         .json(&body);
     let held = tokio::spawn(async move { TestResponse::from(request.send().await).await });
-    loop {
-        assert!(
-            !held.is_finished(),
-            "the create did not wait for the counter"
-        );
-        let waiting: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM pg_stat_activity \
-             WHERE datname = current_database() AND wait_event_type = 'Lock'",
-        )
-        .fetch_one(pool)
-        .await
-        .expect("pg_stat_activity");
-        if waiting > 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    crate::support::wait_for_a_lock_wait(pool, &held).await;
     let taken = sqlx::query(
         "UPDATE idempotency_keys SET claim_token = $1 \
          WHERE company_id = $2 AND idempotency_key = 'taken'",

@@ -482,3 +482,28 @@ pub async fn updated_events(app: &TestApp, company_id: uuid::Uuid) -> Vec<Value>
         .expect("events read"));
     rows.into_iter().map(|(data,)| data.0).collect()
 }
+
+/// Returns once a session of the test database waits for a lock (the one
+/// `request` runs in, which must not finish before that).
+pub async fn wait_for_a_lock_wait(
+    pool: &sqlx::PgPool,
+    request: &tokio::task::JoinHandle<TestResponse>,
+) {
+    loop {
+        assert!(
+            !request.is_finished(),
+            "the request finished without waiting for a lock"
+        );
+        let waiting: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM pg_stat_activity \
+             WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        )
+        .fetch_one(pool)
+        .await
+        .expect("pg_stat_activity");
+        if waiting > 0 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}

@@ -123,7 +123,7 @@ async fn a_create_does_not_wait_for_another_create_of_its_company_to_commit() {
         .api(reqwest::Method::POST, "/tickets", Some(&acme.key))
         .json(&json!({"subject": "Stopped", "entityId": acme.entity.id}));
     let stopped = tokio::spawn(async move { TestResponse::from(request.send().await).await });
-    wait_for_a_lock_wait(pool, &stopped).await;
+    crate::support::wait_for_a_lock_wait(pool, &stopped).await;
 
     let free = tokio::time::timeout(
         std::time::Duration::from_secs(60),
@@ -140,29 +140,4 @@ async fn a_create_does_not_wait_for_another_create_of_its_company_to_commit() {
     holder.rollback().await.expect("release the entity");
     let stopped = stopped.await.expect("the first create");
     assert_eq!(stopped.assert_status(201)["ticketNumber"], "TKT-000001");
-}
-
-/// Returns once a session of the test database waits for a lock (the
-/// create of `request`, which must not finish before that).
-async fn wait_for_a_lock_wait(
-    pool: &sqlx::PgPool,
-    request: &tokio::task::JoinHandle<TestResponse>,
-) {
-    loop {
-        assert!(
-            !request.is_finished(),
-            "the create finished without waiting for the entity lock"
-        );
-        let waiting: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM pg_stat_activity \
-             WHERE datname = current_database() AND wait_event_type = 'Lock'",
-        )
-        .fetch_one(pool)
-        .await
-        .expect("pg_stat_activity");
-        if waiting > 0 {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
 }
