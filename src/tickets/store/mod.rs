@@ -341,6 +341,17 @@ fn written(
     .into_ticket()
 }
 
+/// A row of `insert_plain`'s statement: the number the ticket got, one of
+/// the tenant's active webhooks (none: NULLs) and whether the commit
+/// hook's write held.
+#[derive(sqlx::FromRow)]
+struct PlainWritten {
+    ticket_number: String,
+    webhook_id: Option<Uuid>,
+    webhook_events: Option<Json<Vec<String>>>,
+    hook_held: bool,
+}
+
 /// A plain create on Postgres (the row, and the SLA `clocks` its policy
 /// starts, known without reading anything; its number reserved before the
 /// transaction) in one statement: `insert` (the ticket row, answering its
@@ -384,22 +395,22 @@ async fn insert_plain(
         false => "TRUE",
     };
     let statement = statement.push(&format!(
-        " SELECT inserted.ticket_number, webhook.id, webhook.events, {hook_held} FROM inserted"
+        " SELECT inserted.ticket_number, webhook.id AS webhook_id, \
+         webhook.events AS webhook_events, {hook_held} AS hook_held FROM inserted"
     ));
-    let rows: Vec<(String, Option<Uuid>, Option<Json<Vec<String>>>, bool)> =
-        webhook_store::push_active_join(statement, tenant, "webhook")
-            .fetch_all(&mut *tx)
-            .await?;
-    let Some((number, _, _, held)) = rows.first() else {
+    let rows: Vec<PlainWritten> = webhook_store::push_active_join(statement, tenant, "webhook")
+        .fetch_all(&mut *tx)
+        .await?;
+    let Some(first) = rows.first() else {
         return Err(Table::Entities.invalid_reference("entityId"));
     };
     if hooked {
-        tx.commit_hook_written(*held)?;
+        tx.commit_hook_written(first.hook_held)?;
     }
-    ticket.ticket_number = number.clone();
+    ticket.ticket_number = first.ticket_number.clone();
     let webhooks = rows
         .into_iter()
-        .filter_map(|(_, id, events, _)| Some((id?, events?.0)))
+        .filter_map(|row| Some((row.webhook_id?, row.webhook_events?.0)))
         .collect();
     events::created_written(tx, tenant, &ticket, event, webhooks).await?;
     Ok(ticket)
