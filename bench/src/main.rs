@@ -61,6 +61,10 @@ enum Command {
         conns: usize,
         #[arg(long, default_value_t = 10)]
         secs: u64,
+        /// The status a response must have to count (default: 201 for a
+        /// POST, else 200), e.g. 404 for a path no route serves.
+        #[arg(long)]
+        expect: Option<u16>,
     },
 }
 
@@ -158,13 +162,14 @@ fn main() -> anyhow::Result<()> {
             body,
             conns,
             secs,
+            expect,
         } => runtime.block_on(async move {
             let body: Option<serde_json::Value> =
                 body.map(|b| serde_json::from_str(&b)).transpose()?;
-            let expect = if body.is_some() {
-                hyper::StatusCode::CREATED
-            } else {
-                hyper::StatusCode::OK
+            let expect = match expect {
+                Some(code) => hyper::StatusCode::from_u16(code)?,
+                None if body.is_some() => hyper::StatusCode::CREATED,
+                None => hyper::StatusCode::OK,
             };
             let make: http::MakeRequest = std::sync::Arc::new(move |_| {
                 let req = match &body {
