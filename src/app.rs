@@ -2,6 +2,7 @@
 //! background workers, and graceful shutdown. `App::build` binds the listener
 //! so tests can start the real service on port 0.
 
+use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,12 +11,13 @@ use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get};
+use axum::routing::{Route, any, get};
 use metrics_exporter_prometheus::PrometheusHandle;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-use tower::ServiceBuilder;
+use tower::layer::util::Identity;
+use tower::{Layer, Service, ServiceBuilder};
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
@@ -350,20 +352,13 @@ fn router(state: AppState, shop_url: Option<Arc<str>>) -> Router {
         .route(API_PREFIX, not_found.clone())
         .route(&format!("{API_PREFIX}/"), not_found.clone())
         .route(API_CATCH_ALL, not_found)
-        .method_not_allowed_fallback(|| async {
-            ApiError::from_status(StatusCode::METHOD_NOT_ALLOWED)
-        })
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            crate::auth::middleware::authenticate,
-        ));
+        .method_not_allowed_fallback(method_not_allowed);
 
-    let routes = Router::new()
+    let public = Router::new()
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .merge(crate::realtime::public_routes())
         .merge(crate::openapi::router(document))
-        .merge(api)
         .merge(crate::demo::router(shop_url))
         .merge(crate::widget::router(
             state.config.widget_request_rate,
@@ -371,34 +366,54 @@ fn router(state: AppState, shop_url: Option<Arc<str>>) -> Router {
         ))
         .merge(crate::attachments::files::router())
         .fallback(|| async { ApiError::not_found_response() })
-        .method_not_allowed_fallback(|| async {
-            ApiError::from_status(StatusCode::METHOD_NOT_ALLOWED)
-        })
-        .layer(
-            ServiceBuilder::new()
-                // The state as an extension too, for route layers declared
-                // before the state exists (the idempotency layer of
-                // `ApiRouter::route`).
-                .layer(axum::Extension(state.clone()))
-                // Every route that can change a ticket (the API, the widget's).
-                .layer(middleware::from_fn_with_state(
-                    state.clone(),
-                    announce_ticket_events,
-                )),
-        );
-    layered(routes).with_state(state)
+        .method_not_allowed_fallback(method_not_allowed);
+
+    // Each group's whole stack in one `layer` call (see `stacked`). The
+    // state as an extension too, for route layers declared before the state
+    // exists (the idempotency layer of `ApiRouter::route`). Every route that
+    // can change a ticket (the API, the widget's) announces its events.
+    let public_stack = ServiceBuilder::new()
+        .layer(axum::Extension(state.clone()))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            announce_ticket_events,
+        ));
+    let api_stack = ServiceBuilder::new()
+        .layer(axum::Extension(state.clone()))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            authenticate_announcing,
+        ));
+    stacked(public, public_stack)
+        .merge(stacked(api, api_stack))
+        .with_state(state)
+}
+
+async fn method_not_allowed() -> Response {
+    ApiError::from_status(StatusCode::METHOD_NOT_ALLOWED).into_response()
 }
 
 /// The middleware every route gets, outermost first: request metrics (so
 /// they see the status the client gets), request ids, tracing, panics and
 /// every other failure turned into our JSON error shape, the body limit.
-///
-/// One `layer` call with the whole stack rather than one per middleware:
-/// axum boxes each route once per `layer` call, and every request clones
-/// and drops the route's service, box by box (a callgrind profile of a
-/// one-row GET put those clones and drops at a fifth of its instructions
-/// with one box per middleware).
 pub fn layered(routes: Router<AppState>) -> Router<AppState> {
+    stacked(routes, Identity::new())
+}
+
+/// `layered`'s middleware with `inner` inside it, in one `layer` call.
+///
+/// axum boxes each route once per `layer` call, and a request entering a
+/// box clones every box below it (`Route::call` clones its service), so a
+/// route under n boxes costs n(n+1)/2 clones and as many drops per request.
+/// Callgrind of a one-row GET put those at a fifth of its instructions with
+/// one box per middleware.
+fn stacked<L>(routes: Router<AppState>, inner: L) -> Router<AppState>
+where
+    L: Layer<Route> + Clone + Send + Sync + 'static,
+    L::Service:
+        Service<Request, Response = Response, Error = Infallible> + Clone + Send + Sync + 'static,
+    <L::Service as Service<Request>>::Future: Send + 'static,
+{
     let request_id = HeaderName::from_static("x-request-id");
     routes.layer(
         ServiceBuilder::new()
@@ -425,7 +440,8 @@ pub fn layered(routes: Router<AppState>) -> Router<AppState> {
                 ApiError::internal().into_response()
             }))
             .layer(middleware::from_fn(json_errors))
-            .layer(DefaultBodyLimit::max(BODY_LIMIT)),
+            .layer(DefaultBodyLimit::max(BODY_LIMIT))
+            .layer(inner),
     )
 }
 
@@ -438,6 +454,18 @@ async fn announce_ticket_events(
     next: Next,
 ) -> Response {
     crate::realtime::tickets::announcing(&state, next.run(request)).await
+}
+
+/// The API's authentication inside its ticket event announcements, as one
+/// middleware: each `from_fn` layer costs every request a boxed future and
+/// a boxed clone of the route below it.
+async fn authenticate_announcing(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let authenticated = crate::auth::middleware::authenticate(&state, request, next);
+    crate::realtime::tickets::announcing(&state, authenticated).await
 }
 
 /// Safety net: any error response that is not JSON (a rejection or a

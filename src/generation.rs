@@ -3,7 +3,7 @@
 //! stores what it read only if no invalidation happened meanwhile, so a
 //! value read before a change is never kept after it.
 
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use dashmap::DashMap;
@@ -26,10 +26,10 @@ impl Generation {
     /// Inserts `value` unless an invalidation has happened since `seen` was
     /// taken. An invalidation that races with the insert wins: the entry is
     /// removed again if the generation moved while it was written.
-    pub fn insert_if_current<K: Eq + Hash + Clone, V>(
+    pub fn insert_if_current<K: Eq + Hash + Clone, V, S: BuildHasher + Clone>(
         &self,
         seen: u64,
-        entries: &DashMap<K, V>,
+        entries: &DashMap<K, V, S>,
         key: K,
         value: V,
     ) {

@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use dashmap::DashMap;
+use crate::ratelimit::HotMap;
 use uuid::Uuid;
 
 use super::ready::ReadyKey;
@@ -98,9 +98,9 @@ struct Cached {
 
 #[derive(Default)]
 pub struct KeyCache {
-    entries: DashMap<Slot, Cached>,
+    entries: HotMap<Slot, Cached>,
     /// Digests that matched no key, with when that was learnt.
-    unknown: DashMap<Digest, Instant>,
+    unknown: HotMap<Digest, Instant>,
     unknown_swept: Mutex<Option<Instant>>,
     /// Bumped by every invalidation: a lookup that started before one must
     /// not store what it read (it may predate the change).

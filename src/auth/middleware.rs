@@ -9,7 +9,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -24,7 +24,7 @@ use crate::db::Db;
 use crate::error::ApiError;
 use crate::keys::store as key_store;
 use crate::ratelimit::client::{client_key, client_of};
-use crate::ratelimit::{self, Decision, Limiter, RateLimiter, RedisLimiter};
+use crate::ratelimit::{self, Decision, HotMap, Limiter, RateLimiter, RedisLimiter};
 use crate::state::AppState;
 use crate::time::Timestamp;
 
@@ -52,7 +52,7 @@ pub struct Access {
     /// they present are refused before the store lookup, without asking Redis.
     blocked: DashMap<IpAddr, Instant>,
     /// When this node last wrote `lastUsedAt` of each key.
-    last_used: DashMap<Uuid, Instant>,
+    last_used: HotMap<Uuid, Instant>,
 }
 
 impl Access {
@@ -64,7 +64,7 @@ impl Access {
             window: config.rate_window,
             failure_window: config.auth_failure_window,
             blocked: DashMap::new(),
-            last_used: DashMap::new(),
+            last_used: HotMap::default(),
         }
     }
 
@@ -163,12 +163,9 @@ fn unauthorized(code: &'static str, message: &str) -> ApiError {
     ApiError::new(StatusCode::UNAUTHORIZED, code, message)
 }
 
-/// The middleware on `/api/v1`.
-pub async fn authenticate(
-    State(state): State<AppState>,
-    mut request: Request,
-    next: Next,
-) -> Response {
+/// The authentication of every request on `/api/v1` (the API's middleware
+/// runs it).
+pub async fn authenticate(state: &AppState, mut request: Request, next: Next) -> Response {
     // The socket endpoint also accepts a token in the query (browsers cannot
     // set headers on a WebSocket); it authenticates that token itself.
     if request.uri().path().ends_with("/ws") && !request.headers().contains_key(API_KEY_HEADER) {
@@ -176,7 +173,7 @@ pub async fn authenticate(
     }
     let client = client_of(request.extensions());
     let header = request.headers().get(API_KEY_HEADER);
-    let outcome = ready_key_for(&state, header, client)
+    let outcome = ready_key_for(state, header, client)
         .await
         .and_then(|key| key.principal().map(|principal| (key, principal)));
     let (key, principal) = match outcome {

@@ -17,9 +17,9 @@ use std::borrow::Borrow;
 use std::hash::Hash;
 use std::time::{Duration, Instant};
 
-use dashmap::DashMap;
 use uuid::Uuid;
 
+use super::HotMap;
 use super::gcra::{Decision, interval_us};
 
 /// How long a node may hold a leased slice before returning what is left.
@@ -159,8 +159,8 @@ pub fn share_grant(
 /// Every lease a node holds, by bucket.
 #[derive(Default)]
 pub struct Leases {
-    api_keys: DashMap<Uuid, Lease>,
-    named: DashMap<String, Lease>,
+    api_keys: HotMap<Uuid, Lease>,
+    named: HotMap<String, Lease>,
 }
 
 impl Leases {
@@ -214,7 +214,7 @@ impl Leases {
     }
 }
 
-fn spend_in<K, Q>(map: &DashMap<K, Lease>, key: &Q, limit: u64, window_us: u64) -> Option<Decision>
+fn spend_in<K, Q>(map: &HotMap<K, Lease>, key: &Q, limit: u64, window_us: u64) -> Option<Decision>
 where
     K: Borrow<Q> + Eq + Hash,
     Q: Eq + Hash + ?Sized,
@@ -228,7 +228,7 @@ where
 }
 
 fn take_ended_in<K: Eq + Hash>(
-    map: &DashMap<K, Lease>,
+    map: &HotMap<K, Lease>,
     now: Instant,
     ended: &mut Vec<(Bucket, Lease)>,
     bucket: impl Fn(&K) -> Bucket,

@@ -8,11 +8,10 @@ use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use dashmap::DashMap;
 use uuid::Uuid;
 
-use super::Limiter;
 use super::gcra::{self, Decision};
+use super::{HotMap, Limiter};
 
 /// Entries are swept every this many checks (a full bucket needs no entry).
 const SWEEP_EVERY: u64 = 4096;
@@ -20,9 +19,9 @@ const SWEEP_EVERY: u64 = 4096;
 pub struct LocalLimiter {
     epoch: Instant,
     /// Named buckets (`authfail:<ip>`, `visitor:<id>`, …).
-    tats: DashMap<String, u64>,
+    tats: HotMap<String, u64>,
     /// The buckets of API keys.
-    key_tats: DashMap<Uuid, u64>,
+    key_tats: HotMap<Uuid, u64>,
     checks: AtomicU64,
 }
 
@@ -36,8 +35,8 @@ impl LocalLimiter {
     pub fn new() -> Self {
         LocalLimiter {
             epoch: Instant::now(),
-            tats: DashMap::new(),
-            key_tats: DashMap::new(),
+            tats: HotMap::default(),
+            key_tats: HotMap::default(),
             checks: AtomicU64::new(0),
         }
     }
@@ -59,7 +58,7 @@ impl LocalLimiter {
 
     fn spend_in<K, Q>(
         &self,
-        tats: &DashMap<K, u64>,
+        tats: &HotMap<K, u64>,
         key: &Q,
         limit: u64,
         window: Duration,
