@@ -372,18 +372,15 @@ fn router(state: AppState, shop_url: Option<Arc<str>>) -> Router {
     // state as an extension too, for route layers declared before the state
     // exists (the idempotency layer of `ApiRouter::route`). Every route that
     // can change a ticket (the API, the widget's) announces its events.
-    let public_stack = ServiceBuilder::new()
-        .layer(axum::Extension(state.clone()))
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            announce_ticket_events,
-        ));
-    let api_stack = ServiceBuilder::new()
-        .layer(axum::Extension(state.clone()))
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            authenticate_announcing,
-        ));
+    let with_state = ServiceBuilder::new().layer(axum::Extension(state.clone()));
+    let public_stack = with_state.clone().layer(middleware::from_fn_with_state(
+        state.clone(),
+        announce_ticket_events,
+    ));
+    let api_stack = with_state.layer(middleware::from_fn_with_state(
+        state.clone(),
+        authenticate_announcing,
+    ));
     stacked(public, public_stack)
         .merge(stacked(api, api_stack))
         .with_state(state)

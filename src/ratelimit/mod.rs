@@ -188,9 +188,9 @@ pub fn apply_headers(headers: &mut HeaderMap, key: &KeyHeaders, decision: &Decis
     }
     let values = DecisionValues::new(decision);
     for (name, value) in [
-        (REMAINING, values.remaining()),
-        (RESET, values.reset()),
-        (RATELIMIT, values.combined()),
+        (REMAINING, values.value(values.remaining.clone())),
+        (RESET, values.value(values.reset.clone())),
+        (RATELIMIT, values.value(0..values.combined.len())),
     ] {
         if let Some(value) = value {
             headers.insert(name, value);
@@ -230,16 +230,9 @@ impl DecisionValues {
         }
     }
 
-    fn remaining(&self) -> Option<HeaderValue> {
-        HeaderValue::from_maybe_shared(self.combined.slice(self.remaining.clone())).ok()
-    }
-
-    fn reset(&self) -> Option<HeaderValue> {
-        HeaderValue::from_maybe_shared(self.combined.slice(self.reset.clone())).ok()
-    }
-
-    fn combined(&self) -> Option<HeaderValue> {
-        HeaderValue::from_maybe_shared(self.combined.clone()).ok()
+    /// The header value of `range` of the buffer (shared, not copied).
+    fn value(&self, range: std::ops::Range<usize>) -> Option<HeaderValue> {
+        HeaderValue::from_maybe_shared(self.combined.slice(range)).ok()
     }
 }
 

@@ -244,13 +244,10 @@ pub async fn create(
     // Only the row and its tags are written: the ticket is what was
     // written, with no read back (a round trip less). Field values,
     // attachments and SLA clocks are read back as stored.
-    let as_written = new.custom_fields.is_empty()
-        && new.attachment_ids.is_empty()
-        && matches!(opening, Opening::Nothing);
-    let plain = new.custom_fields.is_empty()
-        && new.attachment_ids.is_empty()
-        && new.tags.is_empty()
-        && matches!(numbering, Numbering::Reserved);
+    let row_and_tags_only = new.custom_fields.is_empty() && new.attachment_ids.is_empty();
+    let as_written = row_and_tags_only && matches!(opening, Opening::Nothing);
+    let plain =
+        row_and_tags_only && new.tags.is_empty() && matches!(numbering, Numbering::Reserved);
     let clocks = plain
         .then(|| sla_store::started_without_reading(id, &opening, &facts))
         .flatten();

@@ -357,18 +357,17 @@ async fn a_create_whose_key_was_taken_over_meanwhile_commits_nothing() {
     };
     let pool = pool.sqlx();
 
-    let mut holder = pool.begin().await.expect("begin");
-    sqlx::query("SELECT value FROM counters WHERE company_id = $1 AND name = 'ticket' FOR UPDATE")
-        .bind(acme.company.id)
-        .fetch_one(&mut *holder)
-        .await
-        .expect("lock the counter");
     let request = app
         .api(Method::POST, "/tickets", Some(&acme.key))
         .header("Idempotency-Key", "taken")
         .json(&body);
-    let held = tokio::spawn(async move { TestResponse::from(request.send().await).await });
-    crate::support::wait_for_a_lock_wait(pool, &held).await;
+    let (holder, held) = crate::support::send_behind_a_row_lock(
+        pool,
+        "SELECT value FROM counters WHERE company_id = $1 AND name = 'ticket' FOR UPDATE",
+        acme.company.id,
+        request,
+    )
+    .await;
     let taken = sqlx::query(
         "UPDATE idempotency_keys SET claim_token = $1 \
          WHERE company_id = $2 AND idempotency_key = 'taken'",

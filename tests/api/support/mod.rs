@@ -483,9 +483,33 @@ pub async fn updated_events(app: &TestApp, company_id: uuid::Uuid) -> Vec<Value>
     rows.into_iter().map(|(data,)| data.0).collect()
 }
 
+/// Locks the row `lock` selects (a `SELECT … FOR UPDATE` whose one
+/// parameter is `id`) in a transaction of its own, then sends `request` and
+/// returns once a session waits for a lock: the request, held until the
+/// returned transaction ends.
+pub async fn send_behind_a_row_lock(
+    pool: &sqlx::PgPool,
+    lock: &'static str,
+    id: uuid::Uuid,
+    request: reqwest::RequestBuilder,
+) -> (
+    sqlx::Transaction<'static, sqlx::Postgres>,
+    JoinHandle<TestResponse>,
+) {
+    let mut holder = pool.begin().await.expect("begin");
+    sqlx::query(lock)
+        .bind(id)
+        .fetch_one(&mut *holder)
+        .await
+        .expect("lock the row");
+    let held = tokio::spawn(async move { TestResponse::from(request.send().await).await });
+    wait_for_a_lock_wait(pool, &held).await;
+    (holder, held)
+}
+
 /// Returns once a session of the test database waits for a lock (the one
 /// `request` runs in, which must not finish before that).
-pub async fn wait_for_a_lock_wait(
+async fn wait_for_a_lock_wait(
     pool: &sqlx::PgPool,
     request: &tokio::task::JoinHandle<TestResponse>,
 ) {

@@ -113,17 +113,16 @@ async fn a_create_does_not_wait_for_another_create_of_its_company_to_commit() {
 
     // The ticket insert's foreign key check needs a share lock on the
     // entity row, so the first create stops there, after taking its number.
-    let mut holder = pool.begin().await.expect("begin");
-    sqlx::query("SELECT id FROM entities WHERE id = $1 FOR UPDATE")
-        .bind(acme.entity.id)
-        .fetch_one(&mut *holder)
-        .await
-        .expect("lock the entity");
     let request = app
         .api(reqwest::Method::POST, "/tickets", Some(&acme.key))
         .json(&json!({"subject": "Stopped", "entityId": acme.entity.id}));
-    let stopped = tokio::spawn(async move { TestResponse::from(request.send().await).await });
-    crate::support::wait_for_a_lock_wait(pool, &stopped).await;
+    let (holder, stopped) = crate::support::send_behind_a_row_lock(
+        pool,
+        "SELECT id FROM entities WHERE id = $1 FOR UPDATE",
+        acme.entity.id,
+        request,
+    )
+    .await;
 
     let free = tokio::time::timeout(
         std::time::Duration::from_secs(60),
