@@ -1,5 +1,7 @@
--- Baseline of scenario 4: the query GET /kb/search runs on Postgres
--- (src/kb/store.rs `search_sql`): words through websearch_to_tsquery AND
+-- Baseline of scenario 4: the two statements GET /kb/search?entityId=…
+-- runs on Postgres, each on its own: the check that the entity is the
+-- company's (src/db/reference.rs), then the search (src/kb/store/search.rs
+-- `search_query`): words through websearch_to_tsquery AND
 -- the last word as a prefix, ts_rank, the top 10, then the category and a
 -- ts_headline snippet for those 10. The query text rotates over the same
 -- terms as the service's run ({{WORDS}} / {{PREFIXES}} are filled in by
@@ -7,6 +9,7 @@
 -- Variables: company, entity, mode, terms (how many).
 \set i random(1, :terms)
 \set limit 10
+SELECT id FROM entities WHERE id = :entity AND company_id = :company;
 WITH hits AS (
   SELECT a.id, a.created_at,
          ts_rank('{0.1, 0.2, 0.4, 1.0}', a.search_vector,

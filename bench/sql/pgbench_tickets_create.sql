@@ -1,41 +1,68 @@
 -- Baseline of scenario 1: the statements POST /tickets runs
--- (src/tickets/store.rs `create`, src/events.rs `emit`, the webhooks'
--- `queue_deliveries`), the same parameters, the writes in one transaction.
--- Auth and rate limit need no SQL (key cache, limiter); no webhook is
--- subscribed and no visitorEmail is given, as in the service's run, so no
--- delivery or email row is written on either side.
--- Variables: company, entity, mode. Lines `--@if-table T ` are kept only
--- when table T exists (areas merged later).
--- entities::store::ensure_belongs (outside the transaction)
-SELECT id, company_id, parent_id, name, widget_key_test, widget_key_live, created_at, updated_at
-FROM entities WHERE id = :entity AND company_id = :company;
+-- (src/tickets/store `create`), in the service's three round trips and
+-- two transactions, with the same parameters. Auth and rate limit need no
+-- SQL (key cache, limiter); no webhook is subscribed, no SLA policy
+-- matches and no visitorEmail is given, as in the service's run, so no
+-- delivery, clock or email row is written on either side.
+-- Variables: company, entity, mode.
+--
+-- 1. The ticket number, reserved and committed at once with an
+--    asynchronous commit (a rolled-back create leaves a gap), so creates of
+--    one company do not wait on each other's commits; it travels to the
+--    next statement in a session setting.
+\startpipeline
+SELECT set_config('synchronous_commit', 'off', true);
+WITH reserved AS (
+  INSERT INTO counters (company_id, mode, name, value) VALUES (:company, :mode, 'ticket', 1)
+  ON CONFLICT (company_id, mode, name) DO UPDATE SET value = counters.value + 1
+  RETURNING value)
+SELECT set_config('supportdesk.ticket_number',
+                  'TKT-' || lpad(value::text, greatest(6, length(value::text)), '0'), false)
+FROM reserved;
+\endpipeline
+-- 2. In one statement: the ticket (only if the entity is the company's),
+--    its `created` activity, its change-feed event with the ticket as the
+--    API shows it, and the webhooks subscribed (none).
+\startpipeline
 BEGIN;
-INSERT INTO counters (company_id, mode, name, value) VALUES (:company, :mode, 'ticket', 1)
-ON CONFLICT (company_id, mode, name) DO UPDATE SET value = counters.value + 1
-RETURNING value AS number \gset
-INSERT INTO tickets (id, company_id, mode, entity_id, ticket_number, subject, description,
-                     status, priority, visitor_email, created_at, updated_at)
-VALUES (bench_uuid7(), :company, :mode, :entity, 'TKT-' || lpad(:number::text, 6, '0'),
-        'Bench ticket: cannot log in',
-        'The login page answers with an error after the password step. Steps: open the app, enter the e-mail, enter the password.',
-        'OPEN', 'HIGH', NULL, now(), now())
-RETURNING id AS ticket \gset
-INSERT INTO ticket_activities (id, company_id, mode, ticket_id, kind, from_value, to_value, details, created_at)
-VALUES (bench_uuid7(), :company, :mode, :ticket, 'created', NULL, 'OPEN',
-        jsonb_build_object('ticketNumber', 'TKT-' || lpad(:number::text, 6, '0'), 'priority', 'HIGH'), now());
-SELECT t.id, t.ticket_number, t.subject, t.description, t.status, t.priority, t.entity_id,
-       t.visitor_email, t.assigned_to_id, u.name AS assignee_name, u.email AS assignee_email,
-       t.resolved_at, t.created_at, t.updated_at
-FROM tickets t LEFT JOIN users u ON u.id = t.assigned_to_id
-WHERE t.id = :ticket AND t.company_id = :company AND t.mode = :mode;
-INSERT INTO events (id, company_id, mode, name, data, created_at)
-VALUES (bench_uuid7(), :company, :mode, 'ticket.created',
-        jsonb_build_object('id', :ticket::text, 'ticketNumber', 'TKT-' || lpad(:number::text, 6, '0'),
-          'subject', 'Bench ticket: cannot log in',
-          'description', 'The login page answers with an error after the password step. Steps: open the app, enter the e-mail, enter the password.',
-          'status', 'OPEN', 'priority', 'HIGH', 'entityId', :entity::text, 'visitorEmail', NULL,
-          'assignedToId', NULL, 'assignedTo', NULL, 'resolvedAt', NULL,
-          'createdAt', now(), 'updatedAt', now()),
-        now());
---@if-table webhooks SELECT id, events FROM webhooks WHERE company_id = :company AND mode = :mode AND is_active;
-END;
+WITH inserted AS (
+  INSERT INTO tickets (id, company_id, mode, entity_id, ticket_number, subject, description,
+                       status, priority, visitor_email, team_id, created_at, updated_at,
+                       chat_session_id, visitor_external_id, visitor_name, visitor_verified,
+                       sla_policy_id)
+  SELECT bench_uuid7(), :company, :mode, :entity,
+         COALESCE(NULL, current_setting('supportdesk.ticket_number')),
+         'Bench ticket 1: cannot log in',
+         'The login page answers with an error after the password step. Steps: open the app, enter the e-mail, enter the password.',
+         'OPEN', 'HIGH', NULL, NULL, now(), now(), NULL, NULL, NULL, false, NULL
+  FROM entities e WHERE e.id = :entity AND e.company_id = :company
+  RETURNING id, ticket_number),
+activity AS (
+  INSERT INTO ticket_activities (id, company_id, mode, ticket_id, kind, from_value, to_value,
+                                 details, created_at)
+  SELECT bench_uuid7(), :company, :mode, inserted.id, 'created', NULL, 'OPEN',
+         jsonb_set('{"tags": [], "teamId": null, "priority": "HIGH", "customFields": {}}',
+                   '{ticketNumber}', to_jsonb(inserted.ticket_number)), now()
+  FROM inserted),
+written AS (
+  INSERT INTO events (id, company_id, mode, name, data, created_at, record_type, record_id, op,
+                      record)
+  SELECT bench_uuid7(), :company, :mode, 'ticket.created',
+         jsonb_set(ticket.json, '{ticketNumber}', to_jsonb(inserted.ticket_number)), now(),
+         'ticket', inserted.id, 'upsert',
+         jsonb_set(ticket.json, '{ticketNumber}', to_jsonb(inserted.ticket_number))
+  FROM inserted, (SELECT jsonb_build_object(
+    'id', bench_uuid7()::text, 'sla', NULL, 'tags', '[]'::jsonb, 'status', 'OPEN',
+    'teamId', NULL, 'subject', 'Bench ticket 1: cannot log in', 'visitor', NULL,
+    'entityId', :entity::text, 'priority', 'HIGH', 'createdAt', now(), 'updatedAt', now(),
+    'assignedTo', NULL, 'resolvedAt', NULL, 'attachments', '[]'::jsonb,
+    'description', 'The login page answers with an error after the password step. Steps: open the app, enter the e-mail, enter the password.',
+    'assignedToId', NULL, 'customFields', '{}'::jsonb, 'ticketNumber', '',
+    'visitorEmail', NULL, 'chatSessionId', NULL) AS json) ticket)
+SELECT inserted.ticket_number, webhook.id AS webhook_id, webhook.events AS webhook_events,
+       TRUE AS hook_held
+FROM inserted LEFT JOIN webhooks webhook
+  ON webhook.company_id = :company AND webhook.mode = :mode AND webhook.is_active;
+\endpipeline
+-- 3. The commit.
+COMMIT;

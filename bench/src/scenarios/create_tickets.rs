@@ -1,5 +1,5 @@
 //! Scenario 1: `POST /tickets` against pgbench running the same statements
-//! in one transaction, in throughput and in p99; and in throughput against
+//! in the same round trips and transactions, in throughput and in p99; and in throughput against
 //! pgbench inserting the ticket row alone, numbered by a plain sequence.
 
 use std::sync::Arc;
@@ -74,7 +74,7 @@ impl Ctx {
                 &m,
                 &pg,
                 "tx/s",
-                "pgbench, same statements, one tx",
+                "pgbench, same statements and round trips",
             )
             .goal(target, 0.5)
             .build(),

@@ -1,5 +1,5 @@
 //! Scenario 4: `GET /kb/search` over the seeded articles against pgbench
-//! running the same query.
+//! running the same two statements (the entity check, the search).
 
 use std::sync::Arc;
 
@@ -67,7 +67,7 @@ impl Ctx {
         self.throughput_note("scenario 4 service", &m);
         self.pg_note("scenario 4 pgbench", &pg);
         self.rows.push(
-            RowBuilder::throughput(scenario, &m, &pg, "tx/s", "pgbench, same query")
+            RowBuilder::throughput(scenario, &m, &pg, "tx/s", "pgbench, same 2 statements")
                 .goal(target, 0.35)
                 .build(),
         );

@@ -1,5 +1,5 @@
 //! Scenario 2: `GET /tickets?status=OPEN&limit=20` against pgbench running
-//! the same two queries, and its p99 at half the maximum rate. The
+//! the same statement, and its p99 at half the maximum rate. The
 //! comparison and its two rows are shared with scenario 9 (the same list
 //! with tag and custom field filters).
 
@@ -36,7 +36,7 @@ impl Ctx {
             number: 2,
             scenario: "2 `GET /tickets?status=OPEN&limit=20`",
             scenario_p99: "2 `GET /tickets` p99",
-            baseline: "pgbench, same 2 queries",
+            baseline: "pgbench, same statement",
             target: ("≥ 60% of pgbench", 0.6),
         };
         if self.seed.tickets.is_none() {
