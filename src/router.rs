@@ -80,17 +80,30 @@ impl ApiRouter {
         }
         // Outermost first: the scope check, then (POSTs) the idempotency
         // layer, then the one that signs attachment links in the answer,
-        // then the handler. One `route_layer` call for the three: each call
-        // boxes the route once more, and every request clones and drops
-        // every box.
-        let method_router = method_router.route_layer(
-            ServiceBuilder::new()
-                .layer(middleware::from_fn(move |request: Request, next: Next| {
-                    require_scope(scope, also, request, next)
-                }))
-                .option_layer(has_post.then(|| middleware::from_fn(crate::idempotency::guard)))
-                .layer(middleware::from_fn(crate::attachments::links::in_scope)),
-        );
+        // then the handler. One `route_layer` call for them: each call boxes
+        // the route once more, and every request clones and drops every box.
+        // Without the idempotency layer between them, the scope check and
+        // the signing are one middleware, as each `from_fn` costs every
+        // request a boxed future and a boxed clone of the route below it.
+        let method_router = if has_post {
+            method_router.route_layer(
+                ServiceBuilder::new()
+                    .layer(middleware::from_fn(move |request: Request, next: Next| {
+                        require_scope(scope, also, request, next)
+                    }))
+                    .layer(middleware::from_fn(crate::idempotency::guard))
+                    .layer(middleware::from_fn(crate::attachments::links::in_scope)),
+            )
+        } else {
+            method_router.route_layer(middleware::from_fn(
+                move |request: Request, next: Next| async move {
+                    if let Err(refused) = check_scope(scope, also, &request) {
+                        return refused;
+                    }
+                    crate::attachments::links::in_scope(request, next).await
+                },
+            ))
+        };
         for path in paths.paths.keys() {
             let full = format!("{API_PREFIX}{path}");
             self.router = self.router.route(&full, method_router.clone());
@@ -142,16 +155,26 @@ async fn require_scope(
     request: Request,
     next: Next,
 ) -> Response {
-    match request.extensions().get::<Principal>() {
-        Some(principal)
-            if principal.scopes.contains(scope)
-                || also.iter().any(|other| principal.scopes.contains(*other)) =>
-        {
-            next.run(request).await
-        }
-        Some(_) => ApiError::forbidden_scope(scope.as_str()).into_response(),
-        // The auth middleware runs first; reaching here without a principal
-        // means a route was mounted outside it, which must not serve data.
-        None => ApiError::forbidden_scope(scope.as_str()).into_response(),
+    match check_scope(scope, also, &request) {
+        Ok(()) => next.run(request).await,
+        Err(refused) => refused,
+    }
+}
+
+/// The 403 unless the request's principal holds `scope` or one of `also`.
+/// No principal is a 403 too: the auth middleware runs first, so a request
+/// without one reached a route mounted outside it, which must not serve data.
+fn check_scope(scope: Scope, also: &[Scope], request: &Request) -> Result<(), Response> {
+    let holds = request
+        .extensions()
+        .get::<Principal>()
+        .is_some_and(|principal| {
+            principal.scopes.contains(scope)
+                || also.iter().any(|other| principal.scopes.contains(*other))
+        });
+    if holds {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden_scope(scope.as_str()).into_response())
     }
 }

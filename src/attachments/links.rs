@@ -74,12 +74,17 @@ pub fn current_url(id: Uuid) -> Option<String> {
 /// The route layer that signs links in the handler's answers and events:
 /// innermost, so it wraps the handler in whatever task runs it.
 pub async fn in_scope(
-    axum::Extension(state): axum::Extension<crate::state::AppState>,
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
-    let links = state.attachments.links.clone();
-    signing(links, state.clock.now(), next.run(request)).await
+    use axum::response::IntoResponse;
+    // The state travels as a request extension (route layers are declared
+    // before it exists); every API route is mounted under it.
+    let Some(state) = request.extensions().get::<crate::state::AppState>() else {
+        return crate::error::ApiError::internal().into_response();
+    };
+    let (links, now) = (state.attachments.links.clone(), state.clock.now());
+    signing(links, now, next.run(request)).await
 }
 
 #[cfg(test)]

@@ -234,39 +234,39 @@ async fn ready_key_for(
             "X-API-Key header is required",
         ));
     }
-    // A malformed key or a bad checksum never reaches the cache or database.
-    if key::parse(presented).is_none() {
-        return Err(unauthorized("invalid_api_key", "Invalid API key"));
-    }
     let digest = key::digest(presented);
     let slot = Slot::Digest(digest);
     let cache = &state.access.keys;
-    match cache.get(&slot) {
-        Some(key) => Ok(key),
-        None if !cache.served_before(&slot)
-            && let Some(refusal) = state.access.refusal_for(client) =>
-        {
-            Err(refusal)
-        }
-        None if cache.is_unknown(&digest) => {
-            Err(unauthorized("invalid_api_key", "Invalid API key"))
-        }
-        None => {
-            let generation = cache.generation();
-            cache.note_store_lookup();
-            // The store keeps the digest as hex: made only on a miss. Boxed,
-            // like every rare path of this middleware: the query's future
-            // would otherwise size the future of every request, which axum
-            // copies into a box per request.
-            let hex_digest = hex::encode(digest);
-            let lookup = key_store::find_for_auth(&state.db, &hex_digest);
-            let Some(record) = Box::pin(lookup).await.map_err(ApiError::from)? else {
-                cache.remember_unknown(digest, generation);
-                return Err(unauthorized("invalid_api_key", "Invalid API key"));
-            };
-            let key = Arc::new(ReadyKey::new(&record, state.access.window));
-            cache.insert(slot, Arc::clone(&key), generation);
-            Ok(key)
-        }
+    // A cached key passed the format and checksum test before it was
+    // cached; a key the cache does not hold takes it before anything else,
+    // so a malformed key or a bad checksum never reaches the database.
+    if let Some(key) = cache.get(&slot) {
+        return Ok(key);
     }
+    if key::parse(presented).is_none() {
+        return Err(unauthorized("invalid_api_key", "Invalid API key"));
+    }
+    if !cache.served_before(&slot)
+        && let Some(refusal) = state.access.refusal_for(client)
+    {
+        return Err(refusal);
+    }
+    if cache.is_unknown(&digest) {
+        return Err(unauthorized("invalid_api_key", "Invalid API key"));
+    }
+    let generation = cache.generation();
+    cache.note_store_lookup();
+    // The store keeps the digest as hex: made only on a miss. Boxed, like
+    // every rare path of this middleware: the query's future would
+    // otherwise size the future of every request, which axum copies into a
+    // box per request.
+    let hex_digest = hex::encode(digest);
+    let lookup = key_store::find_for_auth(&state.db, &hex_digest);
+    let Some(record) = Box::pin(lookup).await.map_err(ApiError::from)? else {
+        cache.remember_unknown(digest, generation);
+        return Err(unauthorized("invalid_api_key", "Invalid API key"));
+    };
+    let key = Arc::new(ReadyKey::new(&record, state.access.window));
+    cache.insert(slot, Arc::clone(&key), generation);
+    Ok(key)
 }
