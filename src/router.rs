@@ -97,8 +97,8 @@ impl ApiRouter {
         } else {
             method_router.route_layer(middleware::from_fn(
                 move |request: Request, next: Next| async move {
-                    if let Err(refused) = check_scope(scope, also, &request) {
-                        return refused;
+                    if !holds_scope(scope, also, &request) {
+                        return ApiError::forbidden_scope(scope.as_str()).into_response();
                     }
                     crate::attachments::links::in_scope(request, next).await
                 },
@@ -155,26 +155,21 @@ async fn require_scope(
     request: Request,
     next: Next,
 ) -> Response {
-    match check_scope(scope, also, &request) {
-        Ok(()) => next.run(request).await,
-        Err(refused) => refused,
+    if !holds_scope(scope, also, &request) {
+        return ApiError::forbidden_scope(scope.as_str()).into_response();
     }
+    next.run(request).await
 }
 
-/// The 403 unless the request's principal holds `scope` or one of `also`.
-/// No principal is a 403 too: the auth middleware runs first, so a request
+/// Whether the request's principal holds `scope` or one of `also`. No
+/// principal holds none: the auth middleware runs first, so a request
 /// without one reached a route mounted outside it, which must not serve data.
-fn check_scope(scope: Scope, also: &[Scope], request: &Request) -> Result<(), Response> {
-    let holds = request
+fn holds_scope(scope: Scope, also: &[Scope], request: &Request) -> bool {
+    request
         .extensions()
         .get::<Principal>()
         .is_some_and(|principal| {
             principal.scopes.contains(scope)
                 || also.iter().any(|other| principal.scopes.contains(*other))
-        });
-    if holds {
-        Ok(())
-    } else {
-        Err(ApiError::forbidden_scope(scope.as_str()).into_response())
-    }
+        })
 }
