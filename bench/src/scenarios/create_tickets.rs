@@ -1,6 +1,7 @@
 //! Scenario 1: `POST /tickets` against pgbench running the same statements
-//! in the same round trips and transactions, in throughput and in p99; and in throughput against
-//! pgbench inserting the ticket row alone, numbered by a plain sequence.
+//! in the same round trips and transactions, in throughput and in p99; and
+//! in throughput against pgbench inserting the ticket row alone, numbered by
+//! a plain sequence.
 
 use std::sync::Arc;
 
