@@ -149,6 +149,7 @@ impl App {
             access,
             sla: Arc::new(crate::sla::cache::new_cache()),
             field_definitions: Arc::new(crate::custom_fields::new_definition_cache()),
+            ticket_subscribers: Arc::default(),
             realtime,
             jobs,
             public_url,

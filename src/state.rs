@@ -58,6 +58,9 @@ pub struct SharedState {
     pub attachments: Arc<crate::attachments::Attachments>,
     /// Each tenant's SLA policies and calendars, for creating tickets.
     pub sla: Arc<crate::sla::cache::SlaCache>,
+    /// The tenants whose new tickets webhooks were last seen to wait for
+    /// (a hint for how a plain create is written).
+    pub ticket_subscribers: Arc<crate::tickets::store::Subscribers>,
     /// Each tenant's custom field definitions, for validating values.
     pub field_definitions: Arc<crate::custom_fields::DefinitionCache>,
     /// This node's wall clock (see `time::Clock`).

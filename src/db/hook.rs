@@ -42,6 +42,13 @@ pub async fn with_commit_hook<F: Future>(hook: Arc<dyn CommitHook>, work: F) -> 
     COMMIT_HOOK.scope(hook, work).await
 }
 
+/// Whether the running task has a commit hook: a change that must commit
+/// with it cannot be written outside a transaction
+/// (`Db::autocommit_after`).
+pub fn installed() -> bool {
+    COMMIT_HOOK.try_with(|_| ()).is_ok()
+}
+
 /// The hook of the running task, if any.
 pub(super) fn current() -> Option<Arc<dyn CommitHook>> {
     COMMIT_HOOK.try_with(Arc::clone).ok()

@@ -13,7 +13,7 @@ mod query;
 mod reference;
 
 pub use clock::millis;
-pub use hook::{CommitHook, with_commit_hook};
+pub use hook::{CommitHook, installed as commit_hook_installed, with_commit_hook};
 pub use pass_lock::PassLock;
 pub use query::{AnyRow, On, Query, Value};
 pub use reference::{Table, ensure_reference};
@@ -198,6 +198,28 @@ impl Db {
         })
     }
 
+    /// Postgres only: runs `prelude` in a transaction of its own (one
+    /// simple query) and answers a `Tx` that has not begun: each statement
+    /// run on it commits by itself until [`Tx::begin_now`], and its
+    /// `commit` sends nothing (its after-commit work still runs). For a
+    /// change written by one statement (data-modifying CTEs), which then
+    /// takes one round trip instead of three (`BEGIN`, the statement,
+    /// `COMMIT`). A second statement would not be atomic with the first:
+    /// a caller runs one, or begins first.
+    pub async fn autocommit_after(&self, prelude: &str) -> Result<Tx, StoreError> {
+        let Db::Postgres(pool) = self else {
+            return Err(StoreError::Database(sqlx::Error::Configuration(
+                "autocommit_after is for Postgres".into(),
+            )));
+        };
+        let prelude = AssertSqlSafe(prelude.to_owned()).into_sql_str();
+        Ok(Tx {
+            open: Open::Postgres(TxConn::autocommit_after(pool, prelude).await?),
+            after_commit: Vec::new(),
+            hook_written: false,
+        })
+    }
+
     /// Whether the store answers (for `/readyz`).
     pub async fn ping(&self) -> bool {
         on_db!(self, c => sqlx::query("SELECT 1").execute(c).await.is_ok())
@@ -225,6 +247,24 @@ impl Tx {
             Open::Postgres(_) => Backend::Postgres,
             Open::Sqlite(_) => Backend::Sqlite,
         }
+    }
+
+    /// Whether a transaction is open: false for a `Tx` of
+    /// [`Db::autocommit_after`] until [`Tx::begin_now`].
+    pub fn in_transaction(&self) -> bool {
+        match &self.open {
+            Open::Postgres(t) => t.in_transaction(),
+            Open::Sqlite(t) => t.in_transaction(),
+        }
+    }
+
+    /// Begins the transaction of a `Tx` of [`Db::autocommit_after`].
+    pub async fn begin_now(&mut self) -> Result<(), StoreError> {
+        match &mut self.open {
+            Open::Postgres(t) => t.begin_now().await?,
+            Open::Sqlite(t) => t.begin_now().await?,
+        }
+        Ok(())
     }
 
     /// Runs `work` once this transaction has committed (not at all if it

@@ -294,11 +294,38 @@ impl<DB: Database> TxConn<DB> {
         self.conn.connection()
     }
 
+    /// Whether a transaction is open on the connection (see
+    /// [`TxConn::autocommit_after`]).
+    pub fn in_transaction(&self) -> bool {
+        self.open
+    }
+
+    /// Begins the transaction of one made by `autocommit_after`.
+    pub async fn begin_now(&mut self) -> Result<(), sqlx::Error> {
+        DB::TransactionManager::begin(self.conn.connection(), None).await?;
+        self.open = true;
+        Ok(())
+    }
+
     pub async fn commit(mut self) -> Result<(), sqlx::Error> {
         DB::TransactionManager::commit(self.conn.connection()).await?;
         self.open = false;
         self.conn.finished();
         Ok(())
+    }
+}
+
+impl TxConn<sqlx::Postgres> {
+    /// Runs `statement` (a simple query, which commits by itself) and keeps
+    /// the connection with no transaction open: until `begin_now`, each
+    /// statement on it commits by itself, and `commit` sends nothing.
+    pub async fn autocommit_after(
+        pool: &Pool<sqlx::Postgres>,
+        statement: SqlStr,
+    ) -> Result<Self, sqlx::Error> {
+        let mut conn = pool.acquire().await?;
+        sqlx::raw_sql(statement).execute(conn.connection()).await?;
+        Ok(TxConn { conn, open: false })
     }
 }
 

@@ -365,6 +365,7 @@ async fn create(
     let ticket = store::create(
         &state.db,
         &state.sla,
+        &state.ticket_subscribers,
         &principal.tenant,
         new,
         state.clock.now(),

@@ -14,6 +14,7 @@ use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
 
 /// A timeline entry to write.
+#[derive(Clone)]
 pub(super) struct NewActivity {
     pub kind: ActivityKind,
     pub from: Option<String>,

@@ -4,11 +4,13 @@
 
 mod activities;
 mod comments;
+mod plain;
 mod search;
 
 pub use activities::list_activities;
 use activities::{NewActivity, add_activity};
 pub use comments::{add_comment, list_comments};
+pub use plain::Subscribers;
 
 use std::collections::BTreeMap;
 
@@ -31,7 +33,6 @@ use crate::events::{RecordChange, RecordType};
 use crate::paging::{After, COUNT_CAP, Order, Total, capped_count, push_after};
 use crate::search::Rank;
 use crate::sla::cache::{self as sla_cache, SlaCache};
-use crate::sla::clocks::Clock;
 use crate::sla::clocks::store::{self as sla_store, Happening, Met, NewTicketFacts, Opening};
 use crate::tags::model::{TagChange, TagEdit};
 use crate::tags::store::{self as tag_store, Tagged};
@@ -39,7 +40,6 @@ use crate::teams::claim::Reason;
 use crate::teams::store as team_store;
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
-use crate::webhooks::store as webhook_store;
 
 /// A ticket with its assignee and tags (joined by spaces: read them with
 /// `tag_store::split_joined`), and whether it has attachments or SLA
@@ -153,6 +153,7 @@ fn user_ref(id: Option<Uuid>, name: Option<String>, email: Option<String>) -> Op
 pub async fn create(
     db: &Db,
     sla: &SlaCache,
+    subscribers: &Subscribers,
     tenant: &Tenant,
     new: NewTicket,
     now: Timestamp,
@@ -171,7 +172,27 @@ pub async fn create(
     } else {
         Opening::Nothing
     };
-    let (mut tx, numbering) = begin_numbered(db, tenant).await?;
+    let id = new_id();
+    // Only the row and its tags are written: the ticket is what was
+    // written, with no read back (a round trip less). Field values,
+    // attachments and SLA clocks are read back as stored.
+    let row_and_tags_only = new.custom_fields.is_empty() && new.attachment_ids.is_empty();
+    let as_written = row_and_tags_only && matches!(opening, Opening::Nothing);
+    // The row alone, its number reserved beforehand: one statement (see
+    // `plain`).
+    let plain = row_and_tags_only && new.tags.is_empty() && db.backend() == Backend::Postgres;
+    let clocks = plain
+        .then(|| sla_store::started_without_reading(id, &opening, &facts))
+        .flatten();
+    // ... which commits by itself when nothing else is written: no
+    // reference to check first, no email, no request bookkeeping.
+    let alone = clocks.is_some()
+        && new.team_id.is_none()
+        && new.chat_session_id.is_none()
+        && new.visitor_email.is_none()
+        && !crate::db::commit_hook_installed()
+        && !subscribers.seen(tenant);
+    let (mut tx, numbering) = begin_numbered(db, tenant, alone).await?;
     // The insert below checks the entity itself (a round trip less). With a
     // team or a chat to check as well, the entity is checked first, so a
     // request naming a wrong entity hears of the entity first.
@@ -206,14 +227,13 @@ pub async fn create(
             Some(ticket_number(next_number(&mut tx, tenant).await?)),
         ),
     };
-    let id = new_id();
     // Inserts nothing when the entity is not one of the company's.
     let insert = Query::new(format!(
         "INSERT INTO tickets (id, company_id, mode, entity_id, ticket_number, subject, \
          description, status, priority, visitor_email, team_id, created_at, updated_at, \
          chat_session_id, visitor_external_id, visitor_name, visitor_verified, sla_policy_id) \
          SELECT $1, $2, $3, $4, {number_sql}, $6, $7, $8, $9, $10, $11, $12, $12, $13, $14, $15, \
-         $16, $17 FROM entities e WHERE e.id = $4 AND e.company_id = $2 RETURNING ticket_number"
+         $16, $17 FROM entities e WHERE e.id = $4 AND e.company_id = $2"
     ))
     .bind(id)
     .bind_tenant(tenant)
@@ -241,23 +261,18 @@ pub async fn create(
             "customFields": new.custom_fields, "teamId": new.team_id})),
         ..NewActivity::new(ActivityKind::Created)
     };
-    // Only the row and its tags are written: the ticket is what was
-    // written, with no read back (a round trip less). Field values,
-    // attachments and SLA clocks are read back as stored.
-    let row_and_tags_only = new.custom_fields.is_empty() && new.attachment_ids.is_empty();
-    let as_written = row_and_tags_only && matches!(opening, Opening::Nothing);
-    let plain =
-        row_and_tags_only && new.tags.is_empty() && matches!(numbering, Numbering::Reserved);
-    let clocks = plain
-        .then(|| sla_store::started_without_reading(id, &opening, &facts))
-        .flatten();
     if let Some(clocks) = clocks {
         let mut ticket = written(id, String::new(), new, visitor_email, from_chat, &[], now);
         ticket.sla = sla_store::sla_of(opening.policy_id(), &clocks);
-        let ticket = insert_plain(&mut tx, tenant, insert, &clocks, entry, ticket).await?;
+        let alongside = plain::Alongside {
+            clocks: &clocks,
+            entry,
+        };
+        let ticket = plain::insert(&mut tx, subscribers, tenant, insert, alongside, ticket).await?;
         tx.commit().await?;
         return Ok(ticket);
     }
+    let insert = insert.push(" RETURNING ticket_number");
     let inserted: Option<(String,)> = insert.fetch_optional(&mut tx).await?;
     let Some((number,)) = inserted else {
         return Err(Table::Entities.invalid_reference("entityId"));
@@ -338,81 +353,6 @@ fn written(
     .into_ticket()
 }
 
-/// A row of `insert_plain`'s statement: the number the ticket got, one of
-/// the tenant's active webhooks (none: NULLs) and whether the commit
-/// hook's write held.
-#[derive(sqlx::FromRow)]
-struct PlainWritten {
-    ticket_number: String,
-    webhook_id: Option<Uuid>,
-    webhook_events: Option<Json<Vec<String>>>,
-    hook_held: bool,
-}
-
-/// A plain create on Postgres (the row, and the SLA `clocks` its policy
-/// starts, known without reading anything; its number reserved before the
-/// transaction) in one statement: `insert` (the ticket row, answering its
-/// number), its clocks, its timeline `entry`, its `ticket.created` event
-/// and the read of the tenant's webhooks, as data-modifying CTEs. With the
-/// reservation sent with `BEGIN` and the `COMMIT`, three round trips for
-/// what takes five to eight statement by statement; the entry's and the
-/// event's `ticketNumber` come from the row as inserted. Answers `ticket`,
-/// as written but for its number, with that number.
-async fn insert_plain(
-    tx: &mut Tx,
-    tenant: &Tenant,
-    insert: Query,
-    clocks: &[Clock],
-    entry: NewActivity,
-    mut ticket: Ticket,
-) -> Result<Ticket, StoreError> {
-    let event = events::created_event(tenant, &ticket)?;
-    let created_at = ticket.created_at;
-    let statement = sla_store::push_started_from(
-        insert.prefixed("WITH inserted AS (").push(")"),
-        tenant,
-        clocks,
-        "inserted",
-    );
-    let statement =
-        activities::push_for_new(statement, "inserted", tenant, ticket.id, entry, created_at);
-    let statement = crate::events::push_written_from(
-        statement,
-        tenant,
-        &event,
-        (RecordType::Ticket, ticket.id),
-        "inserted",
-        ("ticketNumber", "inserted.ticket_number"),
-    );
-    // The request's own bookkeeping (an Idempotency-Key marked applied)
-    // travels with it too.
-    let (statement, hooked) = tx.push_commit_hook(statement);
-    let hook_held = match hooked {
-        true => "EXISTS (SELECT 1 FROM commit_hook)",
-        false => "TRUE",
-    };
-    let statement = statement.push(&format!(
-        " SELECT inserted.ticket_number, webhook.id AS webhook_id, \
-         webhook.events AS webhook_events, {hook_held} AS hook_held FROM inserted"
-    ));
-    let rows: Vec<PlainWritten> = webhook_store::push_active_join(statement, tenant, "webhook")
-        .fetch_all(&mut *tx)
-        .await?;
-    let Some(first) = rows.first() else {
-        return Err(Table::Entities.invalid_reference("entityId"));
-    };
-    if hooked {
-        tx.commit_hook_written(first.hook_held)?;
-    }
-    ticket.ticket_number = first.ticket_number.clone();
-    let webhooks = rows
-        .into_iter()
-        .filter_map(|row| Some((row.webhook_id?, row.webhook_events?.0)))
-        .collect();
-    events::created_written(tx, tenant, &ticket, event, webhooks).await?;
-    Ok(ticket)
-}
-
 /// The visitor of a chat session a ticket is made from.
 #[derive(sqlx::FromRow)]
 struct ChatVisitor {
@@ -464,7 +404,14 @@ const RESERVED_NUMBER: &str = "COALESCE($5, current_setting('supportdesk.ticket_
 ///
 /// On SQLite, which has one writer at a time anyway, the number is taken
 /// inside the ticket's transaction and a rolled-back create gives it back.
-async fn begin_numbered(db: &Db, tenant: &Tenant) -> Result<(Tx, Numbering), StoreError> {
+///
+/// `alone`: the create's one statement will commit by itself, so the
+/// reservation is not followed by `BEGIN` (`Db::autocommit_after`).
+async fn begin_numbered(
+    db: &Db,
+    tenant: &Tenant,
+    alone: bool,
+) -> Result<(Tx, Numbering), StoreError> {
     if db.backend() != Backend::Postgres {
         return Ok((db.begin().await?, Numbering::InTransaction));
     }
@@ -481,7 +428,10 @@ async fn begin_numbered(db: &Db, tenant: &Tenant) -> Result<(Tx, Numbering), Sto
         company = tenant.company_id,
         mode = tenant.mode.as_str(),
     );
-    let tx = db.begin_after_committing(&reservation).await?;
+    let tx = match alone {
+        true => db.autocommit_after(&reservation).await?,
+        false => db.begin_after_committing(&reservation).await?,
+    };
     Ok((tx, Numbering::Reserved))
 }
 

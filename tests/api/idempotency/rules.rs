@@ -361,13 +361,8 @@ async fn a_create_whose_key_was_taken_over_meanwhile_commits_nothing() {
         .api(Method::POST, "/tickets", Some(&acme.key))
         .header("Idempotency-Key", "taken")
         .json(&body);
-    let (holder, held) = crate::support::send_behind_a_row_lock(
-        pool,
-        "SELECT value FROM counters WHERE company_id = $1 AND name = 'ticket' FOR UPDATE",
-        acme.company.id,
-        request,
-    )
-    .await;
+    let (holder, held) =
+        crate::support::send_behind_the_ticket_counter(pool, acme.company.id, request).await;
     let taken = sqlx::query(
         "UPDATE idempotency_keys SET claim_token = $1 \
          WHERE company_id = $2 AND idempotency_key = 'taken'",

@@ -50,6 +50,7 @@ async fn a_cursor_walk_sees_every_lasting_ticket_once_while_others_come_and_go(b
         let created = store::create(
             &app.state.db,
             &app.state.sla,
+            &app.state.ticket_subscribers,
             &tenant,
             new_ticket(entity, format!("T{n}")),
             Timestamp::now(),
@@ -66,7 +67,7 @@ async fn a_cursor_walk_sees_every_lasting_ticket_once_while_others_come_and_go(b
     let stop = Arc::new(AtomicBool::new(false));
     let churn = {
         let (db, stop, mut pool) = (app.state.db.clone(), stop.clone(), existing.clone());
-        let sla = app.state.sla.clone();
+        let (sla, subscribers) = (app.state.sla.clone(), app.state.ticket_subscribers.clone());
         tokio::spawn(async move {
             let mut deleted = HashSet::new();
             let mut round = 0u64;
@@ -74,6 +75,7 @@ async fn a_cursor_walk_sees_every_lasting_ticket_once_while_others_come_and_go(b
                 let fresh = store::create(
                     &db,
                     &sla,
+                    &subscribers,
                     &tenant,
                     new_ticket(entity, format!("New {round}")),
                     Timestamp::now(),

@@ -44,6 +44,7 @@ async fn seed(app: &TestApp, acme: &TestCompany) -> (Uuid, HashSet<Uuid>) {
     let oldest = store::create(
         db,
         &app.state.sla,
+        &app.state.ticket_subscribers,
         &tenant,
         new_ticket(entity, "Refund", "Order 1"),
         Timestamp::now(),
@@ -56,6 +57,7 @@ async fn seed(app: &TestApp, acme: &TestCompany) -> (Uuid, HashSet<Uuid>) {
         let created = store::create(
             db,
             &app.state.sla,
+            &app.state.ticket_subscribers,
             &tenant,
             new_ticket(entity, &format!("Order {n}"), "Asks for a refund"),
             Timestamp::now(),

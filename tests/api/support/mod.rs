@@ -507,6 +507,20 @@ pub async fn send_behind_a_row_lock(
     (holder, held)
 }
 
+/// `send_behind_a_row_lock` on the ticket counter of `company_id`: a
+/// create of that company (`request`) waits for its number.
+pub async fn send_behind_the_ticket_counter(
+    pool: &sqlx::PgPool,
+    company_id: uuid::Uuid,
+    request: reqwest::RequestBuilder,
+) -> (
+    sqlx::Transaction<'static, sqlx::Postgres>,
+    JoinHandle<TestResponse>,
+) {
+    let lock = "SELECT value FROM counters WHERE company_id = $1 AND name = 'ticket' FOR UPDATE";
+    send_behind_a_row_lock(pool, lock, company_id, request).await
+}
+
 /// Returns once a session of the test database waits for a lock (the one
 /// `request` runs in, which must not finish before that).
 async fn wait_for_a_lock_wait(

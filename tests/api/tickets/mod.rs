@@ -2,6 +2,7 @@
 //! ticket numbers under concurrency, events, visitor emails, tenancy and
 //! validation. Shared helpers here; the tests in the submodules.
 
+mod commits;
 mod crud;
 mod errors;
 mod list;
