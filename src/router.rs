@@ -97,8 +97,8 @@ impl ApiRouter {
         } else {
             method_router.route_layer(middleware::from_fn(
                 move |request: Request, next: Next| async move {
-                    if !holds_scope(scope, also, &request) {
-                        return ApiError::forbidden_scope(scope.as_str()).into_response();
+                    if let Some(refused) = refused_scope(scope, also, &request) {
+                        return refused;
                     }
                     crate::attachments::links::in_scope(request, next).await
                 },
@@ -155,21 +155,23 @@ async fn require_scope(
     request: Request,
     next: Next,
 ) -> Response {
-    if !holds_scope(scope, also, &request) {
-        return ApiError::forbidden_scope(scope.as_str()).into_response();
+    if let Some(refused) = refused_scope(scope, also, &request) {
+        return refused;
     }
     next.run(request).await
 }
 
-/// Whether the request's principal holds `scope` or one of `also`. No
-/// principal holds none: the auth middleware runs first, so a request
-/// without one reached a route mounted outside it, which must not serve data.
-fn holds_scope(scope: Scope, also: &[Scope], request: &Request) -> bool {
-    request
+/// The 403 for a request whose principal holds neither `scope` nor one of
+/// `also`. No principal holds none: the auth middleware runs first, so a
+/// request without one reached a route mounted outside it, which must not
+/// serve data.
+fn refused_scope(scope: Scope, also: &[Scope], request: &Request) -> Option<Response> {
+    let held = request
         .extensions()
         .get::<Principal>()
         .is_some_and(|principal| {
             principal.scopes.contains(scope)
                 || also.iter().any(|other| principal.scopes.contains(*other))
-        })
+        });
+    (!held).then(|| ApiError::forbidden_scope(scope.as_str()).into_response())
 }
