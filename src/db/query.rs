@@ -389,28 +389,40 @@ impl Query {
     }
 }
 
-fn add_value<A>(args: &mut A, value: &Value) -> Result<(), StoreError>
+fn add_value<'v, A>(args: &mut A, value: &'v Value) -> Result<(), StoreError>
 where
     A: Arguments,
     for<'t> Option<Uuid>: sqlx::Encode<'t, A::Database> + sqlx::Type<A::Database>,
     for<'t> Option<String>: sqlx::Encode<'t, A::Database> + sqlx::Type<A::Database>,
+    for<'t> &'v str: sqlx::Encode<'t, A::Database> + sqlx::Type<A::Database>,
     for<'t> Option<i64>: sqlx::Encode<'t, A::Database> + sqlx::Type<A::Database>,
     for<'t> Option<f64>: sqlx::Encode<'t, A::Database> + sqlx::Type<A::Database>,
     for<'t> Option<bool>: sqlx::Encode<'t, A::Database> + sqlx::Type<A::Database>,
     for<'t> Option<Timestamp>: sqlx::Encode<'t, A::Database> + sqlx::Type<A::Database>,
     for<'t> Option<sqlx::types::Json<serde_json::Value>>:
         sqlx::Encode<'t, A::Database> + sqlx::Type<A::Database>,
+    for<'t> sqlx::types::Json<&'v serde_json::Value>:
+        sqlx::Encode<'t, A::Database> + sqlx::Type<A::Database>,
     for<'t> Option<Vec<u8>>: sqlx::Encode<'t, A::Database> + sqlx::Type<A::Database>,
+    for<'t> &'v [u8]: sqlx::Encode<'t, A::Database> + sqlx::Type<A::Database>,
 {
+    // Borrowed, not cloned: the arguments encode each value as it is
+    // added, so a query's texts, JSON documents and uploaded bytes are
+    // copied once, into the message to the database. (A NULL is added as
+    // an owned `None`: sqlx's `Option` encoding wants a value that
+    // outlives any borrow.)
     let added = match value {
         Value::Uuid(v) => args.add(*v),
-        Value::Text(v) => args.add(v.clone()),
+        Value::Text(Some(v)) => args.add(v.as_str()),
+        Value::Text(None) => args.add(None::<String>),
         Value::Int(v) => args.add(*v),
         Value::Float(v) => args.add(*v),
         Value::Bool(v) => args.add(*v),
         Value::Time(v) => args.add(*v),
-        Value::Json(v) => args.add(v.clone().map(sqlx::types::Json)),
-        Value::Bytes(v) => args.add(v.clone()),
+        Value::Json(Some(v)) => args.add(sqlx::types::Json(v)),
+        Value::Json(None) => args.add(None::<sqlx::types::Json<serde_json::Value>>),
+        Value::Bytes(Some(v)) => args.add(v.as_slice()),
+        Value::Bytes(None) => args.add(None::<Vec<u8>>),
     };
     added.map_err(|err| StoreError::Database(sqlx::Error::Encode(err)))
 }
