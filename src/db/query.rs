@@ -407,10 +407,10 @@ where
     for<'t> &'v [u8]: sqlx::Encode<'t, A::Database> + sqlx::Type<A::Database>,
 {
     // Borrowed, not cloned: the arguments encode each value as it is
-    // added, so a query's texts, JSON documents and uploaded bytes are
-    // copied once, into the message to the database. (A NULL is added as
-    // an owned `None`: sqlx's `Option` encoding wants a value that
-    // outlives any borrow.)
+    // added, so a query's texts, JSON documents and bytes are copied once,
+    // by that encoding (into the message to Postgres, or into SQLite's
+    // own argument values). A NULL is added as an owned `None`: sqlx's
+    // `Option` encoding wants a value that outlives any borrow.
     let added = match value {
         Value::Uuid(v) => args.add(*v),
         Value::Text(Some(v)) => args.add(v.as_str()),
