@@ -160,11 +160,7 @@ impl Db {
                 Open::Sqlite(TxConn::begin(pool, Some(immediate)).await?)
             }
         };
-        Ok(Tx {
-            open,
-            after_commit: Vec::new(),
-            hook_written: false,
-        })
+        Ok(Tx::on(open))
     }
 
     /// Postgres only: runs `prelude` in a transaction of its own, commits
@@ -179,11 +175,7 @@ impl Db {
     /// SQLite has one writer at a time, so its stores take such values
     /// inside their transaction: there this is an error.
     pub async fn begin_after_committing(&self, prelude: &str) -> Result<Tx, StoreError> {
-        let Db::Postgres(pool) = self else {
-            return Err(StoreError::Database(sqlx::Error::Configuration(
-                "begin_after_committing is for Postgres".into(),
-            )));
-        };
+        let pool = self.postgres_only("begin_after_committing")?;
         // A COMMIT of the implicit transaction of a multi-statement query
         // warns that no transaction is in progress: the setting, local to
         // that transaction, keeps the warning from every request's log.
@@ -191,11 +183,8 @@ impl Db {
             "SELECT set_config('client_min_messages', 'error', true); {prelude}; COMMIT; BEGIN"
         );
         let statement = AssertSqlSafe(statement).into_sql_str();
-        Ok(Tx {
-            open: Open::Postgres(TxConn::begin(pool, Some(statement)).await?),
-            after_commit: Vec::new(),
-            hook_written: false,
-        })
+        let conn = TxConn::begin(pool, Some(statement)).await?;
+        Ok(Tx::on(Open::Postgres(conn)))
     }
 
     /// Postgres only: runs `prelude` in a transaction of its own (one
@@ -207,17 +196,21 @@ impl Db {
     /// `COMMIT`). A second statement would not be atomic with the first:
     /// a caller runs one, or begins first.
     pub async fn autocommit_after(&self, prelude: &str) -> Result<Tx, StoreError> {
-        let Db::Postgres(pool) = self else {
-            return Err(StoreError::Database(sqlx::Error::Configuration(
-                "autocommit_after is for Postgres".into(),
-            )));
-        };
+        let pool = self.postgres_only("autocommit_after")?;
         let prelude = AssertSqlSafe(prelude.to_owned()).into_sql_str();
-        Ok(Tx {
-            open: Open::Postgres(TxConn::autocommit_after(pool, prelude).await?),
-            after_commit: Vec::new(),
-            hook_written: false,
-        })
+        let conn = TxConn::autocommit_after(pool, prelude).await?;
+        Ok(Tx::on(Open::Postgres(conn)))
+    }
+
+    /// The Postgres pool, or the error for `what`, a Postgres-only call,
+    /// made on SQLite.
+    fn postgres_only(&self, what: &str) -> Result<&Pool<Postgres>, StoreError> {
+        match self {
+            Db::Postgres(pool) => Ok(pool),
+            Db::Sqlite(_) => Err(StoreError::Database(sqlx::Error::Configuration(
+                format!("{what} is for Postgres").into(),
+            ))),
+        }
     }
 
     /// Whether the store answers (for `/readyz`).
@@ -242,6 +235,14 @@ impl Db {
 }
 
 impl Tx {
+    fn on(open: Open) -> Tx {
+        Tx {
+            open,
+            after_commit: Vec::new(),
+            hook_written: false,
+        }
+    }
+
     pub fn backend(&self) -> Backend {
         match self.open {
             Open::Postgres(_) => Backend::Postgres,

@@ -11,8 +11,7 @@
 //! statement writes nothing when one does, and the create then begins a
 //! transaction and writes as usual, deliveries included.
 
-use std::collections::HashSet;
-use std::sync::{LazyLock, Mutex, PoisonError};
+use std::sync::LazyLock;
 
 use sqlx::types::Json;
 use uuid::Uuid;
@@ -23,6 +22,7 @@ use crate::db::{Query, Table, Tx};
 use crate::error::StoreError;
 use crate::event_catalogue::{Event, EventName};
 use crate::events::RecordType;
+use crate::ratelimit::HotMap;
 use crate::sla::clocks::Clock;
 use crate::sla::clocks::store as sla_store;
 use crate::tickets::events;
@@ -34,24 +34,25 @@ use crate::webhooks::store as webhook_store;
 /// instead of trying the statement that commits by itself first (which
 /// would write nothing for them: a round trip lost). A hint only, right or
 /// wrong: the statement checks the webhooks itself, and each create that
-/// reads them corrects it.
-#[derive(Debug, Default)]
-pub struct Subscribers(Mutex<HashSet<Tenant>>);
+/// reads them corrects it. Read by every plain create: a sharded map, so
+/// creates of different tenants do not take turns on one lock.
+#[derive(Default)]
+pub struct Subscribers(HotMap<Tenant, ()>);
 
 impl Subscribers {
     pub fn seen(&self, tenant: &Tenant) -> bool {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains(tenant)
+        self.0.contains_key(tenant)
     }
 
     fn saw(&self, tenant: &Tenant, subscribed: bool) {
-        let mut tenants = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         match subscribed {
-            true => tenants.insert(*tenant),
-            false => tenants.remove(tenant),
-        };
+            true => {
+                self.0.insert(*tenant, ());
+            }
+            false => {
+                self.0.remove(tenant);
+            }
+        }
     }
 }
 
