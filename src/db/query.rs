@@ -307,25 +307,34 @@ impl Query {
 
     /// Runs a statement and answers how many rows it changed.
     pub async fn rows_affected<'c>(self, on: impl Into<On<'c>>) -> Result<u64, StoreError> {
-        let _timer = crate::metrics::QueryTimer::start(self.store);
-        let errors = self.errors();
-        let result = run!(on.into(), self, sqlx::query_with, |q, c| q
-            .execute(c)
-            .await
-            .map(|done| done.rows_affected()));
-        result.map_err(|err| errors.map(err))
+        let on = on.into();
+        // Boxed, as in the two fetches below: the pool's acquire and sqlx's
+        // execution would otherwise sit inline in every caller's future, and
+        // handler futures are moved by value each time axum boxes one.
+        Box::pin(async move {
+            let _timer = crate::metrics::QueryTimer::start(self.store);
+            let errors = self.errors();
+            let result = run!(on, self, sqlx::query_with, |q, c| q
+                .execute(c)
+                .await
+                .map(|done| done.rows_affected()));
+            result.map_err(|err| errors.map(err))
+        })
+        .await
     }
 
     pub async fn fetch_all<'c, R: AnyRow>(
         self,
         on: impl Into<On<'c>>,
     ) -> Result<Vec<R>, StoreError> {
-        let _timer = crate::metrics::QueryTimer::start(self.store);
-        let errors = self.errors();
-        let result = run!(on.into(), self, sqlx::query_as_with, |q, c| q
-            .fetch_all(c)
-            .await);
-        result.map_err(|err| errors.map(err))
+        let on = on.into();
+        Box::pin(async move {
+            let _timer = crate::metrics::QueryTimer::start(self.store);
+            let errors = self.errors();
+            let result = run!(on, self, sqlx::query_as_with, |q, c| q.fetch_all(c).await);
+            result.map_err(|err| errors.map(err))
+        })
+        .await
     }
 
     /// The first row; NotFound when there is none.
@@ -337,12 +346,16 @@ impl Query {
         self,
         on: impl Into<On<'c>>,
     ) -> Result<Option<R>, StoreError> {
-        let _timer = crate::metrics::QueryTimer::start(self.store);
-        let errors = self.errors();
-        let result = run!(on.into(), self, sqlx::query_as_with, |q, c| q
-            .fetch_optional(c)
-            .await);
-        result.map_err(|err| errors.map(err))
+        let on = on.into();
+        Box::pin(async move {
+            let _timer = crate::metrics::QueryTimer::start(self.store);
+            let errors = self.errors();
+            let result = run!(on, self, sqlx::query_as_with, |q, c| q
+                .fetch_optional(c)
+                .await);
+            result.map_err(|err| errors.map(err))
+        })
+        .await
     }
 
     /// The first column of every row.
