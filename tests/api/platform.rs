@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::backend_tests;
+use crate::postgres_tests;
 use crate::support::{Backend, TestApp};
 
 backend_tests!(
@@ -22,6 +23,7 @@ backend_tests!(
     graceful_shutdown_finishes_in_flight_requests,
     health_and_readiness,
 );
+postgres_tests!(a_kept_connection_the_server_cut_is_replaced_before_use);
 
 async fn errors_have_the_json_shape_on_every_layer(backend: Backend) {
     let app = TestApp::spawn(backend).await;
@@ -408,20 +410,13 @@ async fn health_and_readiness(backend: Backend) {
 /// without a ping; one the server cut while it sat unused (a restart, a
 /// proxy's idle timeout) is pinged once it has sat for the idle limit, and
 /// replaced, so the next request is served instead of failing.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_kept_connection_the_server_cut_is_replaced_before_use() {
-    let test = concat!(module_path!(), "::a_kept_connection_the_server_cut");
-    let Some(backend) = Backend::postgres(test) else {
-        return;
-    };
+async fn a_kept_connection_the_server_cut_is_replaced_before_use(backend: Backend) {
     let app = TestApp::spawn_with(backend, |c| c.run_workers = false).await;
     let acme = app.company().await;
     let path = format!("/entities/{}", acme.entity.id);
     app.get(&path, &acme.key).await.assert_status(200);
 
-    let supportdesk::db::Db::Postgres(pool) = &app.state.db else {
-        panic!("a Postgres app");
-    };
+    let pool = app.postgres_pool();
     let cut: Vec<bool> = sqlx::query_scalar(
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
          WHERE datname = current_database() AND pid <> pg_backend_pid()",

@@ -12,6 +12,7 @@ use uuid::Uuid;
 
 use super::{assert_rate_headers, eventually, header_u64, key_id, send, spawn_slow_failure_window};
 use crate::backend_tests;
+use crate::postgres_tests;
 use crate::support::{Backend, TestApp, TestResponse};
 
 backend_tests!(
@@ -20,6 +21,13 @@ backend_tests!(
     nodes_sharing_redis_share_one_budget,
     without_redis_the_service_keeps_serving_with_local_limits,
     failed_authentications_are_limited_per_ip,
+);
+postgres_tests!(
+    concurrent_checks_on_one_redis_share_script_calls,
+    checks_of_one_key_in_a_batch_allow_exactly_its_limit,
+    three_nodes_at_once_allow_the_limit_less_at_most_their_unspent_slices,
+    unspent_leased_requests_go_back_when_the_lease_ends,
+    checks_within_a_lease_make_no_script_call,
 );
 
 // ---------------------------------------------------------------- rate limits
@@ -312,26 +320,18 @@ async fn failed_authentications_are_limited_per_ip(backend: Backend) {
 
 // ------------------------------------------------- batched checks on one Redis
 
-/// A Postgres + Redis node's Redis limiter, or None where these tests do
-/// not run (SQLite without Redis).
-async fn redis_node(test: &str) -> Option<TestApp> {
-    let backend = Backend::postgres(test)?;
-    Some(
-        TestApp::spawn_with(backend, |c| {
-            c.redis_prefix = format!("sdt:{}:", Uuid::new_v4().simple());
-        })
-        .await,
-    )
+/// A Postgres + Redis node for these tests, on a Redis key prefix of its own.
+async fn redis_node(backend: Backend) -> TestApp {
+    TestApp::spawn_with(backend, |c| {
+        c.redis_prefix = format!("sdt:{}:", Uuid::new_v4().simple());
+    })
+    .await
 }
 
 /// Checks made at the same moment share script calls: 64 checks of 64
 /// keys at once take fewer than 64 calls.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn concurrent_checks_on_one_redis_share_script_calls() {
-    let test = concat!(module_path!(), "::concurrent_checks_on_one_redis_share");
-    let Some(app) = redis_node(test).await else {
-        return;
-    };
+async fn concurrent_checks_on_one_redis_share_script_calls(backend: Backend) {
+    let app = redis_node(backend).await;
     let limiter = app.state.access.limiter.redis().expect("Redis limiter");
     let before = limiter.script_calls();
 
@@ -353,12 +353,8 @@ async fn concurrent_checks_on_one_redis_share_script_calls() {
 
 /// Checks of one key batched together spend its allowance one by one: 64
 /// checks at once of a limit of 10 allow exactly 10.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn checks_of_one_key_in_a_batch_allow_exactly_its_limit() {
-    let test = concat!(module_path!(), "::checks_of_one_key_in_a_batch");
-    let Some(app) = redis_node(test).await else {
-        return;
-    };
+async fn checks_of_one_key_in_a_batch_allow_exactly_its_limit(backend: Backend) {
+    let app = redis_node(backend).await;
     let limiter = app.state.access.limiter.redis().expect("Redis limiter");
     let key = Uuid::new_v4();
 
@@ -376,12 +372,8 @@ async fn checks_of_one_key_in_a_batch_allow_exactly_its_limit() {
 /// checks at once, 400 on each node, of a limit of 1,000 an hour. Each
 /// node may end holding a leased slice it did not spend (10 requests, one
 /// of them its own), so at least 1,000 − 3 × 9 are allowed.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn three_nodes_at_once_allow_the_limit_less_at_most_their_unspent_slices() {
-    let test = concat!(module_path!(), "::three_nodes_at_once");
-    let Some(node_a) = redis_node(test).await else {
-        return;
-    };
+async fn three_nodes_at_once_allow_the_limit_less_at_most_their_unspent_slices(backend: Backend) {
+    let node_a = redis_node(backend).await;
     let node_b = node_a.spawn_peer().await;
     let node_c = node_a.spawn_peer().await;
     let key = Uuid::new_v4();
@@ -404,12 +396,8 @@ async fn three_nodes_at_once_allow_the_limit_less_at_most_their_unspent_slices()
 /// ends: node A spends 1 of a 10-request slice of a limit of 1,000 (per ten
 /// hours, so time earns nothing back during the test); node B then gets
 /// the other 990, and the 9 A held once A's lease has ended.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn unspent_leased_requests_go_back_when_the_lease_ends() {
-    let test = concat!(module_path!(), "::unspent_leased_requests");
-    let Some(node_a) = redis_node(test).await else {
-        return;
-    };
+async fn unspent_leased_requests_go_back_when_the_lease_ends(backend: Backend) {
+    let node_a = redis_node(backend).await;
     let node_b = node_a.spawn_peer().await;
     let limiter_a = node_a.state.access.limiter.redis().expect("Redis limiter");
     let limiter_b = node_b.state.access.limiter.redis().expect("Redis limiter");
@@ -437,12 +425,8 @@ async fn unspent_leased_requests_go_back_when_the_lease_ends() {
 /// Checks of a busy key are decided from the node's lease: 200 checks one
 /// after another of a limit of 100,000 (a slice of 1,000) take one script
 /// call, or a few should a lease end during the test.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn checks_within_a_lease_make_no_script_call() {
-    let test = concat!(module_path!(), "::checks_within_a_lease");
-    let Some(app) = redis_node(test).await else {
-        return;
-    };
+async fn checks_within_a_lease_make_no_script_call(backend: Backend) {
+    let app = redis_node(backend).await;
     let limiter = app.state.access.limiter.redis().expect("Redis limiter");
     let key = Uuid::new_v4();
     let before = limiter.script_calls();

@@ -7,7 +7,14 @@ use std::time::Duration;
 use sqlx::{Connection, PgConnection};
 
 use super::{expire_every_event, id_of, new_ticket, read};
+use crate::postgres_tests;
 use crate::support::{Backend, TestApp, TestCompany};
+
+postgres_tests!(
+    a_write_commits_while_the_feed_counter_row_is_held,
+    the_worker_numbers_entries_nobody_reads,
+    retention_keeps_an_entry_until_it_is_numbered,
+);
 
 fn cursor_of(page: &serde_json::Value) -> String {
     page["nextCursor"].as_str().expect("nextCursor").to_string()
@@ -38,15 +45,7 @@ async fn unnumbered(connection: &mut PgConnection, acme: &TestCompany) -> i64 {
 /// ticket create still commits (before, every write took that row at its
 /// COMMIT and waited here), and the next read of the feed returns it once
 /// the row is free.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_write_commits_while_the_feed_counter_row_is_held() {
-    let test = concat!(
-        module_path!(),
-        "::a_write_commits_while_the_feed_counter_row"
-    );
-    let Some(backend) = Backend::postgres(test) else {
-        return;
-    };
+async fn a_write_commits_while_the_feed_counter_row_is_held(backend: Backend) {
     let app = TestApp::spawn_with(backend, |c| c.run_workers = false).await;
     let acme = app.company().await;
     new_ticket(&app, &acme, "Numbered").await;
@@ -75,12 +74,7 @@ async fn a_write_commits_while_the_feed_counter_row_is_held() {
 }
 
 /// With no reader of the feed, the worker numbers a new entry by itself.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_worker_numbers_entries_nobody_reads() {
-    let test = concat!(module_path!(), "::the_worker_numbers_entries_nobody_reads");
-    let Some(backend) = Backend::postgres(test) else {
-        return;
-    };
+async fn the_worker_numbers_entries_nobody_reads(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let mut connection = PgConnection::connect(&app.config.database_url)
@@ -102,15 +96,7 @@ async fn the_worker_numbers_entries_nobody_reads() {
 /// so a follower whose cursor is before it still gets it (deleting it
 /// would skip it without moving the watermark, and the follower would
 /// never learn of the ticket).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn retention_keeps_an_entry_until_it_is_numbered() {
-    let test = concat!(
-        module_path!(),
-        "::retention_keeps_an_entry_until_it_is_numbered"
-    );
-    let Some(backend) = Backend::postgres(test) else {
-        return;
-    };
+async fn retention_keeps_an_entry_until_it_is_numbered(backend: Backend) {
     let app = TestApp::spawn_with(backend, |c| c.run_workers = false).await;
     let acme = app.company().await;
     let cursor = cursor_of(&read(&app, &acme.key, None, 10).await);

@@ -12,6 +12,7 @@ mod values;
 use serde_json::{Value, json};
 
 use crate::backend_tests;
+use crate::postgres_tests;
 use crate::support::{Backend, TestApp, TestCompany, TestResponse, assert_invalid, updated_events};
 
 /// Defines a field; answers the definition.

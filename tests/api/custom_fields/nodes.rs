@@ -8,6 +8,7 @@ use supportdesk::snapshots::SNAPSHOT_TTL;
 use super::*;
 
 backend_tests!(a_new_required_field_applies_to_the_next_create_on_its_node);
+postgres_tests!(a_new_required_field_applies_on_another_node_within_the_bus_delay);
 
 /// A required text field `plan` on tickets.
 async fn define_required_plan(app: &TestApp, acme: &TestCompany) {
@@ -34,15 +35,7 @@ async fn a_new_required_field_applies_to_the_next_create_on_its_node(backend: Ba
 
 /// Node B learns of a definition made on node A over the bus, long before
 /// its own snapshot of the definitions would expire (`SNAPSHOT_TTL`).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_new_required_field_applies_on_another_node_within_the_bus_delay() {
-    let test = concat!(
-        module_path!(),
-        "::a_new_required_field_applies_on_another_node"
-    );
-    let Some(backend) = Backend::postgres(test) else {
-        return;
-    };
+async fn a_new_required_field_applies_on_another_node_within_the_bus_delay(backend: Backend) {
     let node_a = TestApp::spawn(backend).await;
     if node_a.config.redis_url.is_none() {
         // Without Redis each node's bus is its own: nothing to show here.

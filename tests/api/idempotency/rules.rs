@@ -12,6 +12,7 @@ use uuid::Uuid;
 use super::{assert_replayed, count, post_keyed};
 use crate::backend_tests;
 use crate::idempotency::replay::key_without;
+use crate::postgres_tests;
 use crate::support::{Backend, TestApp, TestCompany, TestResponse};
 
 backend_tests!(
@@ -27,6 +28,7 @@ backend_tests!(
     a_change_whose_answer_was_lost_is_not_run_again,
     every_post_documents_the_header,
 );
+postgres_tests!(a_create_whose_key_was_taken_over_meanwhile_commits_nothing);
 
 fn ticket_body(acme: &TestCompany) -> Value {
     json!({"subject": "Lost parcel", "entityId": acme.entity.id})
@@ -340,22 +342,14 @@ async fn every_post_documents_the_header(backend: Backend) {
 /// lease passed), that mark finds the row no longer ours and the create
 /// commits nothing. The create is held before that statement by a lock on
 /// the company's ticket counter, the takeover made while it waits.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_create_whose_key_was_taken_over_meanwhile_commits_nothing() {
-    let test = concat!(module_path!(), "::a_create_whose_key_was_taken_over");
-    let Some(backend) = Backend::postgres(test) else {
-        return;
-    };
+async fn a_create_whose_key_was_taken_over_meanwhile_commits_nothing(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let body = ticket_body(&acme);
     app.post("/tickets", &acme.key, body.clone())
         .await
         .assert_status(201);
-    let supportdesk::db::Db::Postgres(pool) = &app.state.db else {
-        panic!("a Postgres app");
-    };
-    let pool = pool.sqlx();
+    let pool = app.postgres_pool().sqlx();
 
     let request = app
         .api(Method::POST, "/tickets", Some(&acme.key))

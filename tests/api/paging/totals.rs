@@ -11,6 +11,7 @@ use supportdesk::users::store::NewUser;
 use uuid::Uuid;
 
 use crate::backend_tests;
+use crate::postgres_tests;
 use crate::support::{Backend, TestApp, TestCompany};
 
 backend_tests!(
@@ -20,6 +21,10 @@ backend_tests!(
     deleting_a_company_with_moved_and_deleted_tickets_removes_its_tickets_and_counts,
     a_tag_filter_total_beyond_the_cap_is_a_lower_bound,
     a_tag_filter_total_within_the_cap_is_exact,
+);
+postgres_tests!(
+    ticket_writes_of_one_combination_on_two_connections_do_not_wait_for_each_other,
+    tickets_moved_and_deleted_off_the_stripe_that_counted_them_keep_exact_totals,
 );
 
 const STATUSES: [&str; 4] = ["OPEN", "IN_PROGRESS", "RESOLVED", "CLOSED"];
@@ -338,12 +343,9 @@ async fn total(app: &TestApp, acme: &TestCompany, query: &str) -> Value {
 /// entity, status and priority, and deletes another, without waiting for
 /// that commit (with a lock timeout, a wait would fail the statement).
 /// (SQLite has one writer at a time: there the second write waits.)
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ticket_writes_of_one_combination_on_two_connections_do_not_wait_for_each_other() {
-    let test = concat!(module_path!(), "::ticket_writes_of_one_combination");
-    let Some(backend) = Backend::postgres(test) else {
-        return;
-    };
+async fn ticket_writes_of_one_combination_on_two_connections_do_not_wait_for_each_other(
+    backend: Backend,
+) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let (mut first, stripe) = connection_and_stripe(&app).await;
@@ -370,12 +372,9 @@ async fn ticket_writes_of_one_combination_on_two_connections_do_not_wait_for_eac
 /// On Postgres, tickets counted by one connection and then moved or
 /// deleted by another leave exact totals: the other connection takes them
 /// off its own stripe, where no row for them existed.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tickets_moved_and_deleted_off_the_stripe_that_counted_them_keep_exact_totals() {
-    let test = concat!(module_path!(), "::tickets_moved_and_deleted_off_the_stripe");
-    let Some(backend) = Backend::postgres(test) else {
-        return;
-    };
+async fn tickets_moved_and_deleted_off_the_stripe_that_counted_them_keep_exact_totals(
+    backend: Backend,
+) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let (mut counting, stripe) = connection_and_stripe(&app).await;

@@ -51,6 +51,26 @@ macro_rules! backend_tests {
     };
 }
 
+/// Postgres-only tests, for what SQLite cannot show (concurrent writers,
+/// a server cutting connections): skipped without Postgres, failed in CI.
+#[macro_export]
+macro_rules! postgres_tests {
+    ($($name:ident),+ $(,)?) => {
+        $(
+            mod $name {
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn postgres() {
+                    if let Some(backend) =
+                        $crate::support::Backend::postgres(concat!(module_path!(), "::postgres"))
+                    {
+                        super::$name(backend).await
+                    }
+                }
+            }
+        )+
+    };
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
     Sqlite,
@@ -296,6 +316,14 @@ impl TestApp {
 
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.address, path)
+    }
+
+    /// The app's Postgres pool; panics on a SQLite app.
+    pub fn postgres_pool(&self) -> &supportdesk::db::pool::Pool<sqlx::Postgres> {
+        let supportdesk::db::Db::Postgres(pool) = &self.state.db else {
+            panic!("a Postgres app");
+        };
+        pool
     }
 
     /// A company with an entity and an all-scopes TEST key.

@@ -6,6 +6,11 @@ use super::*;
 use crate::outbound::support::{create_webhook, deliveries};
 
 backend_tests!(a_webhook_subscribed_after_a_create_gets_the_next_one);
+postgres_tests!(
+    a_plain_create_commits_in_its_own_statement,
+    a_create_that_queues_a_delivery_begins_its_transaction_first,
+    a_disabled_webhook_lets_creates_commit_by_themselves_again,
+);
 
 /// The first create found no webhook; the second, after one subscribed,
 /// queues its delivery and takes the next number (on Postgres it tried the
@@ -31,10 +36,7 @@ async fn a_webhook_subscribed_after_a_create_gets_the_next_one(backend: Backend)
 /// transaction for the create's statement, then the create's response once
 /// the lock is released.
 async fn create_held_at_its_reservation(app: &TestApp, acme: &TestCompany) -> (bool, Value) {
-    let Db::Postgres(pool) = &app.state.db else {
-        panic!("a Postgres app");
-    };
-    let pool = pool.sqlx();
+    let pool = app.postgres_pool().sqlx();
     let request = app
         .api(reqwest::Method::POST, "/tickets", Some(&acme.key))
         .json(&json!({"subject": "Held", "entityId": acme.entity.id}));
@@ -56,15 +58,7 @@ async fn create_held_at_its_reservation(app: &TestApp, acme: &TestCompany) -> (b
 /// Postgres: a plain create with no webhook waiting for it writes its row,
 /// timeline entry and event in one statement that commits by itself (no
 /// `BEGIN` before it, no `COMMIT` after).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_plain_create_commits_in_its_own_statement() {
-    let test = concat!(
-        module_path!(),
-        "::a_plain_create_commits_in_its_own_statement"
-    );
-    let Some(backend) = Backend::postgres(test) else {
-        return;
-    };
+async fn a_plain_create_commits_in_its_own_statement(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     ticket(&app, &acme, json!({"subject": "Makes the counter"})).await;
@@ -81,12 +75,7 @@ async fn a_plain_create_commits_in_its_own_statement() {
 /// Postgres: once a create has met a webhook subscribed to
 /// `ticket.created`, the company's next create begins its transaction
 /// before writing (it queues a delivery with the row).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_create_that_queues_a_delivery_begins_its_transaction_first() {
-    let test = concat!(module_path!(), "::a_create_that_queues_a_delivery");
-    let Some(backend) = Backend::postgres(test) else {
-        return;
-    };
+async fn a_create_that_queues_a_delivery_begins_its_transaction_first(backend: Backend) {
     let app = TestApp::spawn_with(backend, |c| c.run_workers = false).await;
     let acme = app.company().await;
     let url = "https://hooks.example.com/in";
@@ -100,12 +89,7 @@ async fn a_create_that_queues_a_delivery_begins_its_transaction_first() {
 
 /// Postgres: a create that reads no subscribed webhook any more (the only
 /// one was disabled) lets the company's next create commit by itself again.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_disabled_webhook_lets_creates_commit_by_themselves_again() {
-    let test = concat!(module_path!(), "::a_disabled_webhook_lets_creates");
-    let Some(backend) = Backend::postgres(test) else {
-        return;
-    };
+async fn a_disabled_webhook_lets_creates_commit_by_themselves_again(backend: Backend) {
     let app = TestApp::spawn_with(backend, |c| c.run_workers = false).await;
     let acme = app.company().await;
     let url = "https://hooks.example.com/in";

@@ -19,6 +19,7 @@ use supportdesk::users::store::{NewUser, User};
 use uuid::Uuid;
 
 use crate::backend_tests;
+use crate::postgres_tests;
 use crate::support::{Backend, TestApp, TestCompany, TestResponse};
 
 fn test_tenant(company_id: Uuid) -> Tenant {

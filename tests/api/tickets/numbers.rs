@@ -89,27 +89,21 @@ async fn a_failed_create_leaves_at_most_a_gap(backend: Backend) {
     assert_eq!(next["ticketNumber"], expected);
 }
 
+postgres_tests!(a_create_does_not_wait_for_another_create_of_its_company_to_commit);
+
 /// On Postgres a create holds no lock on its company's ticket counter while
 /// its transaction runs: with one create stopped mid-transaction (its
 /// ticket's entity row locked by the test), another create of the company
 /// completes, and the two numbers follow the order the creates started.
 /// (SQLite has one writer at a time, so there the second create waits.)
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_create_does_not_wait_for_another_create_of_its_company_to_commit() {
-    let test = concat!(module_path!(), "::a_create_does_not_wait");
-    let Some(backend) = Backend::postgres(test) else {
-        return;
-    };
+async fn a_create_does_not_wait_for_another_create_of_its_company_to_commit(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let other = app
         .post("/entities", &acme.key, json!({"name": "Other shop"}))
         .await;
     let other_entity = other.assert_status(201)["id"].clone();
-    let Db::Postgres(pool) = &app.state.db else {
-        panic!("a Postgres app");
-    };
-    let pool = pool.sqlx();
+    let pool = app.postgres_pool().sqlx();
 
     // The ticket insert's foreign key check needs a share lock on the
     // entity row, so the first create stops there, after taking its number.
