@@ -73,6 +73,24 @@ macro_rules! run {
     }};
 }
 
+/// Runs `$query` on `$on` as `run!` does, timed, with its constraint
+/// violations given their meaning. Boxed where it starts: the pool's acquire
+/// and sqlx's execution would otherwise sit inline in every caller's future,
+/// and handler futures are moved by value each time axum boxes one.
+macro_rules! run_statement {
+    ($query:expr, $on:expr, $make:path, |$q:ident, $c:ident| $body:expr) => {{
+        let query = $query;
+        let on = $on.into();
+        Box::pin(async move {
+            let _timer = crate::metrics::QueryTimer::start(query.store);
+            let errors = query.errors();
+            let result = run!(on, query, $make, |$q, $c| $body);
+            result.map_err(|err| errors.map(err))
+        })
+        .await
+    }};
+}
+
 /// A bind value. Every variant holds an `Option` so that a NULL is still
 /// sent with its type, as a typed sqlx bind would send it. Closed sets
 /// stored as text (statuses, roles, modes) bind their `as_str()`.
@@ -307,34 +325,17 @@ impl Query {
 
     /// Runs a statement and answers how many rows it changed.
     pub async fn rows_affected<'c>(self, on: impl Into<On<'c>>) -> Result<u64, StoreError> {
-        let on = on.into();
-        // Boxed, as in the two fetches below: the pool's acquire and sqlx's
-        // execution would otherwise sit inline in every caller's future, and
-        // handler futures are moved by value each time axum boxes one.
-        Box::pin(async move {
-            let _timer = crate::metrics::QueryTimer::start(self.store);
-            let errors = self.errors();
-            let result = run!(on, self, sqlx::query_with, |q, c| q
-                .execute(c)
-                .await
-                .map(|done| done.rows_affected()));
-            result.map_err(|err| errors.map(err))
-        })
-        .await
+        run_statement!(self, on, sqlx::query_with, |q, c| q
+            .execute(c)
+            .await
+            .map(|done| done.rows_affected()))
     }
 
     pub async fn fetch_all<'c, R: AnyRow>(
         self,
         on: impl Into<On<'c>>,
     ) -> Result<Vec<R>, StoreError> {
-        let on = on.into();
-        Box::pin(async move {
-            let _timer = crate::metrics::QueryTimer::start(self.store);
-            let errors = self.errors();
-            let result = run!(on, self, sqlx::query_as_with, |q, c| q.fetch_all(c).await);
-            result.map_err(|err| errors.map(err))
-        })
-        .await
+        run_statement!(self, on, sqlx::query_as_with, |q, c| q.fetch_all(c).await)
     }
 
     /// The first row; NotFound when there is none.
@@ -346,16 +347,9 @@ impl Query {
         self,
         on: impl Into<On<'c>>,
     ) -> Result<Option<R>, StoreError> {
-        let on = on.into();
-        Box::pin(async move {
-            let _timer = crate::metrics::QueryTimer::start(self.store);
-            let errors = self.errors();
-            let result = run!(on, self, sqlx::query_as_with, |q, c| q
-                .fetch_optional(c)
-                .await);
-            result.map_err(|err| errors.map(err))
-        })
-        .await
+        run_statement!(self, on, sqlx::query_as_with, |q, c| q
+            .fetch_optional(c)
+            .await)
     }
 
     /// The first column of every row.
