@@ -45,6 +45,11 @@ impl Subscribers {
     }
 
     fn saw(&self, tenant: &Tenant, subscribed: bool) {
+        // Most creates confirm the hint: a shared lock answers them, and
+        // only a change takes the shard's write lock.
+        if self.seen(tenant) == subscribed {
+            return;
+        }
         match subscribed {
             true => {
                 self.0.insert(*tenant, ());
