@@ -11,9 +11,11 @@
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::task::{Context, Poll};
 
 use axum::extract::ws::Utf8Bytes;
 use dashmap::DashMap;
+use futures::task::AtomicWaker;
 use tokio::sync::Notify;
 use uuid::Uuid;
 
@@ -61,9 +63,11 @@ struct Subscriber {
 #[derive(Default)]
 struct SocketShare {
     queue: Mutex<Queue>,
-    /// Raised when a frame goes into an empty queue (the socket waits only
-    /// once it has found the queue empty).
-    queued: Notify,
+    /// Woken when a frame goes into an empty queue or the kick is raised.
+    /// A waker slot rather than a `Notify`: the socket then polls its
+    /// queue without a wait future of its own (every idle socket's task
+    /// would hold one).
+    queued: AtomicWaker,
     kick: Kick,
     may_write: AtomicBool,
 }
@@ -104,8 +108,7 @@ impl SocketShare {
         queue.frames.push_back(frame);
         drop(queue);
         if was_empty {
-            // notify_one keeps a permit if the socket is not waiting yet.
-            self.queued.notify_one();
+            self.queued.wake();
         }
         Offer::Taken
     }
@@ -128,6 +131,14 @@ impl SocketShare {
         let mut queue = self.queue();
         queue.closed = true;
         queue.frames = VecDeque::new();
+    }
+
+    /// Raises the kick and wakes the socket's wait on its queue too: an
+    /// idle socket waits there alone, and only a write in progress waits on
+    /// the kick itself.
+    fn kick(&self, close: Close) {
+        self.kick.raise(close);
+        self.queued.wake();
     }
 }
 
@@ -176,6 +187,12 @@ impl Kick {
 
     fn is_raised(&self) -> bool {
         self.raised.load(Ordering::Acquire)
+    }
+
+    /// How to close, once raised.
+    fn raised(&self) -> Option<Close> {
+        self.is_raised()
+            .then(|| self.close.get().copied().unwrap_or(Close::TOO_SLOW))
     }
 }
 
@@ -240,7 +257,7 @@ impl Hub {
         // After the insert: `shut_down` sets the flag before it walks the
         // holders, so it closes this socket or this sees the flag.
         if self.stopping.load(Ordering::SeqCst) {
-            socket.kick.raise(Close::SHUTDOWN);
+            socket.kick(Close::SHUTDOWN);
         }
         Connection {
             hub: self.clone(),
@@ -273,7 +290,7 @@ impl Hub {
                     None => continue,
                 },
             };
-            holding.socket.kick.raise(close);
+            holding.socket.kick(close);
             closed += 1;
         }
         closed
@@ -286,7 +303,7 @@ impl Hub {
     pub fn shut_down(&self) {
         self.stopping.store(true, Ordering::SeqCst);
         for holding in self.holders.iter() {
-            holding.socket.kick.raise(Close::SHUTDOWN);
+            holding.socket.kick(Close::SHUTDOWN);
         }
     }
 
@@ -334,7 +351,7 @@ impl Hub {
             }
             match socket.offer(frame.clone(), self.queue_capacity) {
                 Offer::Taken => delivered += 1,
-                Offer::Full => socket.kick.raise(Close::TOO_SLOW),
+                Offer::Full => socket.kick(Close::TOO_SLOW),
                 Offer::Closed => {}
             }
         }
@@ -380,6 +397,16 @@ impl KickSignal {
     }
 }
 
+/// What a socket's queue gives it next.
+#[derive(Debug)]
+pub enum Next {
+    Frame(Arc<Frame>),
+    /// The socket must close so.
+    Kicked(Close),
+    /// The connection was released: nothing more will come.
+    Released,
+}
+
 /// One socket's registration: its queue and its subscriptions.
 pub struct Connection {
     hub: Arc<Hub>,
@@ -421,23 +448,30 @@ impl Connection {
         self.topics.len()
     }
 
-    /// The next queued frame; None once released (cancel-safe: a frame
-    /// stays queued until it is returned).
-    pub async fn recv(&mut self) -> Option<Arc<Frame>> {
-        loop {
-            match self.socket.take() {
-                Ok(frame) => return Some(frame),
-                Err(true) => return None,
-                // A frame queued after `take` found none raises `queued`
-                // (or leaves its permit), so this wait cannot miss it.
-                Err(false) => self.socket.queued.notified().await,
-            }
+    /// The next queued frame, or the kick once raised (before any frame
+    /// still queued), or the end once released. Cancel-safe: a frame stays
+    /// queued until it is returned.
+    pub async fn recv(&self) -> Next {
+        std::future::poll_fn(|cx| self.poll_recv(cx)).await
+    }
+
+    fn poll_recv(&self, cx: &mut Context<'_>) -> Poll<Next> {
+        // Registered before looking: a frame queued or a kick raised after
+        // the look wakes this task.
+        self.socket.queued.register(cx.waker());
+        if let Some(close) = self.socket.kick.raised() {
+            return Poll::Ready(Next::Kicked(close));
+        }
+        match self.socket.take() {
+            Ok(frame) => Poll::Ready(Next::Frame(frame)),
+            Err(true) => Poll::Ready(Next::Released),
+            Err(false) => Poll::Pending,
         }
     }
 
     /// A frame already queued, without waiting (to write a burst as one
     /// batch).
-    pub fn try_recv(&mut self) -> Option<Arc<Frame>> {
+    pub fn try_recv(&self) -> Option<Arc<Frame>> {
         self.socket.take().ok()
     }
 
@@ -459,7 +493,7 @@ impl Connection {
     /// Closes this socket as if its credentials had changed (its own key
     /// expiring, say).
     pub fn close(&self, close: Close) {
-        self.socket.kick.raise(close);
+        self.socket.kick(close);
     }
 
     /// Unregisters the socket now: ends every subscription and drops the
@@ -507,6 +541,13 @@ mod tests {
         }
     }
 
+    fn frame_of(next: Next) -> Option<Arc<Frame>> {
+        match next {
+            Next::Frame(frame) => Some(frame),
+            Next::Kicked(_) | Next::Released => None,
+        }
+    }
+
     fn frame(topic: Topic, text: &str) -> Arc<Frame> {
         Arc::new(Frame {
             topic,
@@ -524,7 +565,7 @@ mod tests {
         assert!(!test_socket.subscribe(topic(Mode::Test)));
         live_socket.subscribe(topic(Mode::Live));
         assert_eq!(hub.dispatch(frame(topic(Mode::Test), "t")), 1);
-        let got = test_socket.recv().await.expect("frame");
+        let got = frame_of(test_socket.recv().await).expect("frame");
         assert_eq!(got.text.as_str(), "t");
         assert!(live_socket.try_recv().is_none());
         assert!(test_socket.unsubscribe(&topic(Mode::Test)));
@@ -540,7 +581,8 @@ mod tests {
         let hub = Arc::new(Hub::new(4));
         let mut socket = hub.connect(visitor(), false);
         socket.subscribe(topic(Mode::Test));
-        let waiting = tokio::spawn(async move { socket.recv().await.map(|f| f.text.clone()) });
+        let waiting =
+            tokio::spawn(async move { frame_of(socket.recv().await).map(|f| f.text.clone()) });
         tokio::task::yield_now().await;
         assert_eq!(hub.dispatch(frame(topic(Mode::Test), "late")), 1);
         let got = tokio::time::timeout(std::time::Duration::from_secs(1), waiting)
@@ -557,7 +599,31 @@ mod tests {
         socket.subscribe(topic(Mode::Test));
         hub.dispatch(frame(topic(Mode::Test), "queued"));
         socket.release();
-        assert!(socket.recv().await.is_none());
+        assert!(matches!(socket.recv().await, Next::Released));
+    }
+
+    #[tokio::test]
+    async fn a_kick_wakes_a_socket_waiting_on_its_queue() {
+        let hub = Arc::new(Hub::new(4));
+        let socket = hub.connect(visitor(), false);
+        let waiting = tokio::spawn(async move { socket.recv().await });
+        tokio::task::yield_now().await;
+        hub.shut_down();
+        let next = tokio::time::timeout(std::time::Duration::from_secs(1), waiting)
+            .await
+            .expect("woken")
+            .expect("task");
+        assert!(matches!(next, Next::Kicked(Close::SHUTDOWN)), "{next:?}");
+    }
+
+    #[tokio::test]
+    async fn a_kick_comes_before_the_frames_still_queued() {
+        let hub = Arc::new(Hub::new(4));
+        let mut socket = hub.connect(visitor(), false);
+        socket.subscribe(topic(Mode::Test));
+        hub.dispatch(frame(topic(Mode::Test), "queued"));
+        socket.close(Close::SHUTDOWN);
+        assert!(matches!(socket.recv().await, Next::Kicked(Close::SHUTDOWN)));
     }
 
     #[tokio::test]

@@ -35,7 +35,7 @@ pub use auth::{Credential, WsQuery, authenticate, slot_for};
 
 use super::bus::BusInterest;
 use super::credentials::Ending;
-use super::hub::{Close, Connection, Frame, KickSignal};
+use super::hub::{Close, Connection, Frame, KickSignal, Next};
 use super::protocol::{self, ClientFrame, HubChannel};
 use super::slots::Slot;
 use crate::error::{ApiError, StoreError};
@@ -136,11 +136,40 @@ enum Stop {
 
 /// What woke the socket's loop.
 enum Event {
-    Kicked(Close),
     Expired,
     Incoming(Option<Result<Message, axum::Error>>),
-    Queued(Option<std::sync::Arc<Frame>>),
+    /// A frame, the kick, or the end, from the socket's hub queue.
+    Queued(Next),
     Tick,
+}
+
+/// Which of a socket's two sources it looks at first, its hub queue or its
+/// peer. The queue first: each look at the peer costs a zeroed read buffer
+/// (tungstenite clears its whole buffer before every read, even one that
+/// finds nothing), so a frame the queue woke the socket for is written
+/// without one; the peer is looked at when the queue is empty, before the
+/// socket waits. But a socket whose queue never empties (a long burst)
+/// would then never read its peer, so after `BATCHES_BEFORE_READ` batches
+/// in a row without a look at the peer, the peer goes first once.
+#[derive(Default)]
+struct Turns {
+    batches_unread: u8,
+}
+
+const BATCHES_BEFORE_READ: u8 = 4;
+
+impl Turns {
+    fn peer_first(&self) -> bool {
+        self.batches_unread >= BATCHES_BEFORE_READ
+    }
+
+    /// Notes one turn of the loop: whether it looked at the peer.
+    fn took(&mut self, peer_looked_at: bool) {
+        self.batches_unread = match peer_looked_at {
+            true => 0,
+            false => self.batches_unread.saturating_add(1),
+        };
+    }
 }
 
 /// When the socket's key expires, as an instant of the runtime's clock.
@@ -179,6 +208,14 @@ async fn guarded<T>(
     kick: &KickSignal,
     write: impl Future<Output = Result<T, axum::Error>>,
 ) -> Result<T, Stop> {
+    let mut write = std::pin::pin!(write);
+    // A write the kernel takes at once (nearly all of them) needs neither
+    // the timer nor the wait on the kick: arming and dropping them would
+    // cost more than the write.
+    let first = std::future::poll_fn(|cx| std::task::Poll::Ready(write.as_mut().poll(cx))).await;
+    if let std::task::Poll::Ready(written) = first {
+        return written.map_err(|_| Stop::Gone);
+    }
     tokio::select! {
         written = tokio::time::timeout(WRITE_TIMEOUT, write) => match written {
             Ok(Ok(value)) => Ok(value),
@@ -343,17 +380,26 @@ impl Socket {
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut expiry =
             key_expiry(&self.credential).map(|at| Box::pin(tokio::time::sleep_until(at)));
+        let mut turns = Turns::default();
         loop {
+            // The kick comes through the queue (`Next::Kicked`), ahead of
+            // any frame still queued.
+            let peer_first = turns.peer_first();
+            let mut peer_looked_at = false;
+            let (ws, conn) = (&mut self.ws, &self.conn);
             let event = tokio::select! {
                 biased;
-                close = self.kick.wait() => Event::Kicked(close),
                 _ = until(&mut expiry) => Event::Expired,
-                incoming = self.ws.recv() => Event::Incoming(incoming),
-                frame = self.conn.recv() => Event::Queued(frame),
+                next = conn.recv(), if !peer_first => Event::Queued(next),
+                incoming = async {
+                    peer_looked_at = true;
+                    ws.recv().await
+                } => Event::Incoming(incoming),
+                next = conn.recv(), if peer_first => Event::Queued(next),
                 _ = ticker.tick() => Event::Tick,
             };
+            turns.took(peer_looked_at);
             let outcome = match event {
-                Event::Kicked(close) => Err(Stop::Closed(close)),
                 Event::Expired => {
                     let close = Close::unauthorized(Ending::Expired.reason());
                     // Through the hub too, so nothing more is queued to it.
@@ -381,8 +427,9 @@ impl Socket {
                 // timeout's timer, the kick's wait) lives only
                 // while it writes; inline it would be part of every idle
                 // socket's task.
-                Event::Queued(Some(frame)) => Box::pin(self.forward(frame)).await,
-                Event::Queued(None) => Err(Stop::Gone),
+                Event::Queued(Next::Frame(frame)) => Box::pin(self.forward(frame)).await,
+                Event::Queued(Next::Kicked(close)) => Err(Stop::Closed(close)),
+                Event::Queued(Next::Released) => Err(Stop::Gone),
                 Event::Tick => {
                     if let Some(slot) = &self.slot {
                         // Boxed like `on_text`: a Redis call's future is large.
@@ -487,5 +534,22 @@ impl Socket {
                 self.send_text(frame).await
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_peer_goes_first_after_batches_written_without_a_look_at_it() {
+        let mut turns = Turns::default();
+        for _ in 0..BATCHES_BEFORE_READ {
+            assert!(!turns.peer_first());
+            turns.took(false);
+        }
+        assert!(turns.peer_first());
+        turns.took(true);
+        assert!(!turns.peer_first());
     }
 }
