@@ -401,8 +401,12 @@ async fn presence_transitions_are_pushed_and_private_agents_hidden(backend: Back
     let session = new_session(&app, &acme, json!({})).await;
     let mut console = Client::key(&app, &acme.key).await;
     console.subscribe("presence").await;
+    // Past the (empty) presence snapshot, so a heartbeat below cannot
+    // show in it as well as live.
+    console.assert_nothing_before_pong().await;
     let mut visitor = Client::token(&app, session["visitorToken"].as_str().expect("token")).await;
     visitor.subscribe("presence").await;
+    visitor.assert_nothing_before_pong().await;
 
     let ann = Uuid::now_v7();
     let beat = json!({"userId": ann, "name": "Ann", "email": "ann@acme.test"});
@@ -479,6 +483,9 @@ pub(crate) async fn presence_expiry_is_pushed(backend: Backend) {
     let acme = app.company().await;
     let mut console = Client::key(&app, &acme.key).await;
     console.subscribe("presence").await;
+    // Past the (empty) presence snapshot, so a heartbeat below cannot
+    // show in it as well as live.
+    console.assert_nothing_before_pong().await;
     let ann = Uuid::now_v7();
     let sent_at = std::time::Instant::now();
     app.post(
@@ -518,6 +525,9 @@ async fn an_agent_back_after_expiry_expires_again(backend: Backend) {
     let acme = app.company().await;
     let mut console = Client::key(&app, &acme.key).await;
     console.subscribe("presence").await;
+    // Past the (empty) presence snapshot, so a heartbeat below cannot
+    // show in it as well as live.
+    console.assert_nothing_before_pong().await;
     let ann = Uuid::now_v7();
     for _ in 0..2 {
         app.post(
@@ -543,6 +553,9 @@ async fn agents_expiring_one_after_the_other_are_each_announced(backend: Backend
     let acme = app.company().await;
     let mut console = Client::key(&app, &acme.key).await;
     console.subscribe("presence").await;
+    // Past the (empty) presence snapshot, so a heartbeat below cannot
+    // show in it as well as live.
+    console.assert_nothing_before_pong().await;
     let (ann, bob) = (Uuid::now_v7(), Uuid::now_v7());
     for (user, name) in [(ann, "Ann"), (bob, "Bob")] {
         app.post(
