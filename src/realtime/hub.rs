@@ -390,10 +390,12 @@ impl KickSignal {
     /// overflowed or its credentials stopped being valid (cancel-safe).
     pub async fn wait(&self) -> Close {
         let kick = &self.0.kick;
-        if !kick.is_raised() {
+        loop {
+            if let Some(close) = kick.raised() {
+                return close;
+            }
             kick.notify.notified().await;
         }
-        kick.close.get().copied().unwrap_or(Close::TOO_SLOW)
     }
 }
 
