@@ -102,7 +102,6 @@ fi
     --sql-dir "$root/bench/sql" \
     --out-dir "$out" \
     --results "$root/bench/RESULTS.md" \
-    --findings "$root/bench/FINDINGS.md" \
     --peers-dir "$root/bench/peers" \
     --commit "$commit" \
     --command "bench/run.sh${*:+ $*}" \

@@ -89,9 +89,6 @@ struct AllArgs {
     /// Where to write the markdown report.
     #[arg(long)]
     results: PathBuf,
-    /// Hand-written profiling findings appended to the report.
-    #[arg(long)]
-    findings: Option<PathBuf>,
     /// Connections (HTTP) and clients (pgbench) of the throughput scenarios.
     #[arg(long, default_value_t = 16)]
     conns: usize,
@@ -322,11 +319,7 @@ async fn all(args: AllArgs) -> anyhow::Result<()> {
                 .map_or("no".to_string(), |n| n.to_string()),
         ),
     };
-    let findings = match &args.findings {
-        Some(path) if path.exists() => Some(std::fs::read_to_string(path)?),
-        _ => None,
-    };
-    let document = report::document(&env, &rows, &ctx.notes, findings.as_deref());
+    let document = report::document(&env, &rows, &ctx.notes);
     report::write(&args.results, &document)?;
     println!("{}", report::table(&rows));
     eprintln!(

@@ -93,7 +93,6 @@ pub fn document(
     env: &Environment,
     rows: &[Row],
     notes: &[String],
-    findings: Option<&str>,
 ) -> String {
     let mut out = String::new();
     out.push_str("# Benchmark results\n\n");
@@ -101,6 +100,13 @@ pub fn document(
         out,
         "Written by `{}` on {} (service commit {}, whole run {:.0} s).\n",
         env.command, env.date, env.commit, env.duration_secs
+    );
+    // The file holds this run only: earlier runs are its history in git,
+    // and what the profiles show is kept apart, in FINDINGS.md.
+    out.push_str(
+        "Earlier runs are in git history (`git log -p bench/RESULTS.md`); \
+         what the profiles show, what was tried and what is still open is in \
+         bench/FINDINGS.md.\n\n",
     );
     let _ = writeln!(out, "- Machine: {}", env.machine);
     let _ = writeln!(out, "- Versions: {}", env.versions);
@@ -120,11 +126,6 @@ pub fn document(
         for note in notes {
             let _ = writeln!(out, "- {note}");
         }
-    }
-    if let Some(findings) = findings {
-        out.push('\n');
-        out.push_str(findings.trim_end());
-        out.push('\n');
     }
     out
 }
