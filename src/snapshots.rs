@@ -135,7 +135,10 @@ mod tests {
     use crate::auth::Mode;
 
     fn tenant() -> Tenant {
-        Tenant::of_new_company()
+        Tenant {
+            company_id: uuid::Uuid::now_v7(),
+            mode: Mode::Test,
+        }
     }
 
     #[test]

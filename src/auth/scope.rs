@@ -148,9 +148,9 @@ impl From<ScopeSet> for crate::db::Value {
     }
 }
 
-impl From<Option<ScopeSet>> for crate::db::Value {
-    fn from(scopes: Option<ScopeSet>) -> Self {
-        crate::db::Value::from(scopes.map(|scopes| scopes.to_stored()))
+impl crate::db::StoredAs for ScopeSet {
+    fn stored(self) -> crate::db::Value {
+        crate::db::Value::from(self.to_stored())
     }
 }
 

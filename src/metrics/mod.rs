@@ -16,7 +16,6 @@
 //! The recorder is global: nodes are processes, one per recorder. Tests
 //! that start several apps in one process share its series.
 
-pub mod db;
 pub mod http;
 pub mod sample;
 pub mod server;
@@ -27,7 +26,7 @@ use std::time::Duration;
 use metrics::{Counter, Gauge, Histogram};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 
-pub use db::QueryTimer;
+pub use crate::db::timing::QueryTimer;
 
 /// Every metric the service exports (docs/operations.md lists them).
 pub mod names {
@@ -44,7 +43,7 @@ pub mod names {
     pub const EMAILS: &str = "emails_total";
     pub const RATELIMIT_REJECTIONS: &str = "ratelimit_rejections_total";
     pub const DB_POOL_CONNECTIONS: &str = "db_pool_connections";
-    pub const DB_QUERY_DURATION: &str = "db_query_duration_seconds";
+    pub use crate::db::timing::DB_QUERY_DURATION;
     pub const REDIS_ERRORS: &str = "redis_errors_total";
     pub const PRESENCE_ONLINE_AGENTS: &str = "presence_online_agents";
     pub const BUILD_INFO: &str = "build_info";
@@ -97,6 +96,7 @@ pub fn install() -> anyhow::Result<&'static PrometheusHandle> {
         .as_ref()
         .map_err(|error| anyhow::anyhow!("metrics recorder: {error}"))?;
     HANDLES.get_or_init(Handles::register);
+    crate::db::timing::enable();
     Ok(handle)
 }
 

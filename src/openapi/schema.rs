@@ -10,7 +10,6 @@ use utoipa::{PartialSchema, ToSchema};
 use uuid::Uuid;
 
 use crate::auth::{Scope, ScopeSet};
-use crate::time::Timestamp;
 
 pub use crate::error::FieldError;
 
@@ -102,19 +101,6 @@ pub fn email() -> ObjectBuilder {
 pub fn text(max: usize) -> ObjectBuilder {
     string(None, max)
 }
-
-impl PartialSchema for Timestamp {
-    fn schema() -> RefOr<Schema> {
-        ObjectBuilder::new()
-            .schema_type(Type::String)
-            .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
-            .description(Some("RFC 3339, UTC, milliseconds"))
-            .examples(["2026-11-21T10:04:05.123Z"])
-            .into()
-    }
-}
-
-impl ToSchema for Timestamp {}
 
 /// The scope names, as an enum schema.
 pub fn scope_name() -> ObjectBuilder {

@@ -171,7 +171,10 @@ mod tests {
     use super::*;
 
     fn tenant() -> Tenant {
-        Tenant::of_new_company()
+        Tenant {
+            company_id: uuid::Uuid::now_v7(),
+            mode: crate::auth::Mode::Test,
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 
 use super::{Query, Tx};
-use crate::error::StoreError;
+use vocab::error::StoreError;
 
 pub trait CommitHook: Send + Sync {
     /// Runs inside `tx`, before it commits; an error rolls `tx` back.

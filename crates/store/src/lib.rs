@@ -11,12 +11,14 @@ mod pass_lock;
 pub mod pool;
 mod query;
 mod reference;
+pub mod timing;
 
 pub use clock::millis;
 pub use hook::{CommitHook, installed as commit_hook_installed, with_commit_hook};
 pub use pass_lock::PassLock;
-pub use query::{AnyRow, On, Query, Value};
+pub use query::{AnyRow, On, Query};
 pub use reference::{Table, ensure_reference};
+pub use vocab::value::{StoredAs, Value};
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -28,7 +30,7 @@ use sqlx::{AssertSqlSafe, Connection, Postgres, SqlSafeStr, Sqlite};
 
 use pool::{DIRECT_CONNECTIONS, PING_AFTER_IDLE, Pool, TxConn};
 
-use crate::error::StoreError;
+use vocab::error::StoreError;
 
 /// Which SQL dialect a store function must speak when the two differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,11 +69,11 @@ enum Open {
 macro_rules! on_db {
     ($db:expr, $c:ident => $body:expr) => {
         match $db {
-            $crate::db::Db::Postgres(pool) => {
+            $crate::Db::Postgres(pool) => {
                 let $c = pool.sqlx();
                 $body
             }
-            $crate::db::Db::Sqlite(pool) => {
+            $crate::Db::Sqlite(pool) => {
                 let $c = pool.sqlx();
                 $body
             }
@@ -140,11 +142,15 @@ impl Db {
     pub async fn migrate(&self) -> anyhow::Result<()> {
         match self {
             Db::Postgres(pool) => {
-                sqlx::migrate!("migrations/postgres")
+                sqlx::migrate!("../../migrations/postgres")
                     .run(pool.sqlx())
                     .await?
             }
-            Db::Sqlite(pool) => sqlx::migrate!("migrations/sqlite").run(pool.sqlx()).await?,
+            Db::Sqlite(pool) => {
+                sqlx::migrate!("../../migrations/sqlite")
+                    .run(pool.sqlx())
+                    .await?
+            }
         }
         Ok(())
     }

@@ -4,7 +4,7 @@
 //! connection dies. SQLite serves one node and needs none.
 
 use super::{Backend, Db, Query, Tx};
-use crate::error::StoreError;
+use vocab::error::StoreError;
 
 /// Held while a node runs a pass.
 pub struct PassLock {

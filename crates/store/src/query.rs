@@ -9,10 +9,12 @@ use sqlx::sqlite::{SqliteArguments, SqliteRow};
 use sqlx::{Arguments, AssertSqlSafe, FromRow};
 use uuid::Uuid;
 
+use vocab::value::Value;
+
 use super::{Db, Tx};
-use crate::auth::Tenant;
-use crate::error::StoreError;
-use crate::time::Timestamp;
+use vocab::error::StoreError;
+use vocab::tenant::Tenant;
+use vocab::time::Timestamp;
 
 /// Runs `$body` with `$c` bound to a connection of `$pool`, kept for the
 /// next statement when `$body` succeeds (see `pool::Conn::finished`).
@@ -82,66 +84,13 @@ macro_rules! run_statement {
         let query = $query;
         let on = $on.into();
         Box::pin(async move {
-            let _timer = crate::metrics::QueryTimer::start(query.store);
+            let _timer = crate::timing::QueryTimer::start(query.store);
             let errors = query.errors();
             let result = run!(on, query, $make, |$q, $c| $body);
             result.map_err(|err| errors.map(err))
         })
         .await
     }};
-}
-
-/// A bind value. Every variant holds an `Option` so that a NULL is still
-/// sent with its type, as a typed sqlx bind would send it. Closed sets
-/// stored as text (statuses, roles, modes) bind their `as_str()`.
-#[derive(Debug, Clone)]
-pub enum Value {
-    Uuid(Option<Uuid>),
-    Text(Option<String>),
-    Int(Option<i64>),
-    Float(Option<f64>),
-    Bool(Option<bool>),
-    Time(Option<Timestamp>),
-    Json(Option<serde_json::Value>),
-    Bytes(Option<Vec<u8>>),
-}
-
-macro_rules! value_from {
-    ($variant:ident, $ty:ty) => {
-        impl From<$ty> for Value {
-            fn from(value: $ty) -> Self {
-                Value::$variant(Some(value.into()))
-            }
-        }
-        impl From<Option<$ty>> for Value {
-            fn from(value: Option<$ty>) -> Self {
-                Value::$variant(value.map(Into::into))
-            }
-        }
-    };
-}
-
-value_from!(Uuid, Uuid);
-value_from!(Text, String);
-value_from!(Text, &str);
-value_from!(Text, &String);
-value_from!(Int, i64);
-value_from!(Float, f64);
-value_from!(Bool, bool);
-value_from!(Time, Timestamp);
-value_from!(Json, serde_json::Value);
-value_from!(Bytes, Vec<u8>);
-
-impl From<&serde_json::Value> for Value {
-    fn from(value: &serde_json::Value) -> Self {
-        Value::Json(Some(value.clone()))
-    }
-}
-
-impl From<Option<&serde_json::Value>> for Value {
-    fn from(value: Option<&serde_json::Value>) -> Self {
-        Value::Json(value.cloned())
-    }
 }
 
 /// Where a query runs: on the pool, or inside an open transaction.
@@ -205,7 +154,7 @@ impl Query {
     pub fn new(sql: impl Into<String>) -> Self {
         Query {
             sql: sql.into(),
-            store: crate::metrics::db::store_label(std::panic::Location::caller().file()),
+            store: crate::timing::store_label(std::panic::Location::caller().file()),
             ..Self::default()
         }
     }
@@ -462,7 +411,7 @@ impl ErrorMeaning {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::auth::Mode;
+    use vocab::tenant::Mode;
 
     #[test]
     fn push_bind_numbers_after_the_written_placeholders() {

@@ -5,7 +5,7 @@
 use uuid::Uuid;
 
 use super::{On, Query};
-use crate::error::StoreError;
+use vocab::error::StoreError;
 
 /// A table of company-wide records a request may refer to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

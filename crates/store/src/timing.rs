@@ -8,13 +8,25 @@
 //! the few `on_db!` pool calls) are not timed.
 
 use std::sync::LazyLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use dashmap::DashMap;
 use metrics::Histogram;
 use rustc_hash::FxBuildHasher;
 
-use super::names;
+/// The histogram's name.
+pub const DB_QUERY_DURATION: &str = "db_query_duration_seconds";
+
+/// Whether statements are timed: set once, when the service installs its
+/// metrics recorder (the store sits below the metrics module and cannot ask
+/// it). Off in tests and tools that record nothing.
+static ENABLED: AtomicBool = AtomicBool::new(false);
+
+/// Turns statement timing on (the metrics recorder is installed).
+pub fn enable() {
+    ENABLED.store(true, Ordering::Relaxed);
+}
 
 /// One histogram per store module, made on its first query. Keyed by
 /// source file names, a closed set, so a fast hash is safe (as for routes).
@@ -37,7 +49,9 @@ impl QueryTimer {
     /// does nothing while recording is off.
     pub fn start(store: &'static str) -> QueryTimer {
         QueryTimer {
-            running: super::enabled().then(|| (store, Instant::now())),
+            running: ENABLED
+                .load(Ordering::Relaxed)
+                .then(|| (store, Instant::now())),
         }
     }
 }
@@ -54,7 +68,7 @@ impl Drop for QueryTimer {
         }
         BY_STORE
             .entry(store)
-            .or_insert_with(|| metrics::histogram!(names::DB_QUERY_DURATION, "store" => store))
+            .or_insert_with(|| metrics::histogram!(DB_QUERY_DURATION, "store" => store))
             .record(seconds);
     }
 }

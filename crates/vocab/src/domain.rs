@@ -99,15 +99,15 @@ macro_rules! text_enum {
             }
         }
 
-        impl ::std::convert::From<$name> for $crate::db::Value {
+        impl ::std::convert::From<$name> for $crate::value::Value {
             fn from(value: $name) -> Self {
-                $crate::db::Value::from(value.as_str())
+                $crate::value::Value::from(value.as_str())
             }
         }
 
-        impl ::std::convert::From<::std::option::Option<$name>> for $crate::db::Value {
-            fn from(value: ::std::option::Option<$name>) -> Self {
-                $crate::db::Value::from(value.map($name::as_str))
+        impl $crate::value::StoredAs for $name {
+            fn stored(self) -> $crate::value::Value {
+                $crate::value::Value::from(self.as_str())
             }
         }
     };

@@ -212,6 +212,23 @@ where
     })
 }
 
+// The OpenAPI schema of a timestamp: the type is the vocabulary's, so its
+// schema is written here (the orphan rule keeps it out of the openapi module).
+impl utoipa::PartialSchema for Timestamp {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::Type::String)
+            .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
+                utoipa::openapi::KnownFormat::DateTime,
+            )))
+            .description(Some("RFC 3339, UTC, milliseconds"))
+            .examples(["2026-11-21T10:04:05.123Z"])
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for Timestamp {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
