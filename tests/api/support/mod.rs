@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 mod oversized;
+mod template;
 
 pub use oversized::post_refused_body;
 
@@ -140,11 +141,14 @@ impl TempPgDatabase {
     async fn create() -> (TempPgDatabase, String) {
         let admin_url = std::env::var("TEST_DATABASE_URL").expect("TEST_DATABASE_URL");
         let name = format!("sdt_{}", uuid::Uuid::new_v4().simple());
+        let template = template::postgres(&admin_url).await;
         let mut conn = pg_admin(&admin_url).await;
-        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-            .execute(&mut conn)
-            .await
-            .expect("create test database");
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "CREATE DATABASE {name} TEMPLATE {template}"
+        )))
+        .execute(&mut conn)
+        .await
+        .expect("create test database");
         let url = replace_database(&admin_url, &name);
         (TempPgDatabase { admin_url, name }, url)
     }
@@ -232,10 +236,11 @@ impl TestApp {
     pub async fn spawn_with(backend: Backend, adjust: impl FnOnce(&mut Config)) -> TestApp {
         let dir = tempfile::tempdir().expect("temp dir");
         let (pg, url) = match backend {
-            Backend::Sqlite => (
-                None,
-                format!("sqlite://{}/test.db?mode=rwc", dir.path().display()),
-            ),
+            Backend::Sqlite => {
+                let file = dir.path().join("test.db");
+                template::write_sqlite(&file).await;
+                (None, format!("sqlite://{}?mode=rwc", file.display()))
+            }
             Backend::Postgres => {
                 let (db, url) = TempPgDatabase::create().await;
                 (Some(std::sync::Arc::new(db)), url)
