@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Property-based API testing: schemathesis against the running service, from
-# its own OpenAPI document, on SQLite and on Postgres + Redis.
+# its own OpenAPI document, on SQLite and on Postgres + Redis (side by side).
 #   .ci/schemathesis.sh [sqlite] [postgres]      (default: both)
 # Every operation gets generated valid and invalid inputs; the checks are
 # not_a_server_error, status_code_conformance, content_type_conformance,
@@ -31,9 +31,8 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 
 run_backend() {
-  local backend=$1 dir port db="" pid rc=0
+  local backend=$1 port=$2 dir db="" pid rc=0
   dir=$(mktemp -d)
-  port=$(free_port)
   (
     export SUPPORTDESK_DATA_DIR="$dir" SUPPORTDESK_BIND="127.0.0.1:$port" RUST_LOG="${RUST_LOG:-warn}"
     # Every request comes from one IP: with the widget's per-IP limits as
@@ -107,8 +106,25 @@ run_backend() {
 
 backends=("$@")
 [ ${#backends[@]} -eq 0 ] && backends=(sqlite postgres)
-status=0
+# The backends run side by side (each its own service, port and database;
+# schemathesis is one Python process each), their output kept apart and
+# printed one after the other.
+logs=$(mktemp -d)
+pids=()
+ports=()
 for backend in "${backends[@]}"; do
-  run_backend "$backend" || status=1
+  # A free port each, distinct from the ones already handed out.
+  port=$(free_port)
+  while [[ " ${ports[*]} " == *" $port "* ]]; do port=$(free_port); done
+  ports+=("$port")
+  run_backend "$backend" "$port" >"$logs/$backend.log" 2>&1 &
+  pids+=("$!")
 done
+status=0
+for i in "${!backends[@]}"; do
+  wait "${pids[$i]}" || status=1
+  echo "=== schemathesis: ${backends[$i]}"
+  cat "$logs/${backends[$i]}.log"
+done
+rm -rf "$logs"
 exit "$status"
