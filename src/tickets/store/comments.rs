@@ -5,7 +5,8 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::activities::{NewActivity, add_activity};
-use super::{ensure_ticket, user_ref};
+use super::read::ensure_ticket;
+use super::user_ref;
 use crate::attachments::store::{self as attachment_store, Kind, Owner};
 use crate::auth::Tenant;
 use crate::db::{Db, Query, Table, ensure_reference};
@@ -115,7 +116,7 @@ pub async fn add_comment(
         ..Comment::from(row)
     };
     // The comment touched the ticket (`updatedAt`): the feed carries both.
-    let ticket = super::load(&mut tx, tenant, ticket_id).await?;
+    let ticket = super::read::load(&mut tx, tenant, ticket_id).await?;
     crate::events::record_change(&mut tx, tenant, &events::ticket_change(&ticket)?).await?;
     events::comment_created(&mut tx, tenant, &comment).await?;
     if !met.is_empty() {

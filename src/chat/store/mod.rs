@@ -1,0 +1,88 @@
+//! SQL for chat sessions and messages. Every query filters on the tenant
+//! (company and mode). Sending a message locks its session row (an UPDATE),
+//! so a message never lands in a session that a concurrent close has closed.
+//! A message with a `clientMessageId` is stored once per session: the
+//! unique index (session, client message id) decides between racing sends.
+//!
+//! Here are the columns and the reads the other parts share; `create`
+//! creates a session, `read` reads sessions and messages, `update` changes
+//! a session, and `send` adds a message.
+
+mod create;
+mod read;
+mod send;
+mod update;
+
+pub use create::create_session;
+pub use read::{
+    ReplayScope, find_session, list_sessions, messages, messages_after, visitor_sessions,
+};
+pub use send::{SendError, Sent, create_message};
+pub use update::{confirm_visitor_email, update_session};
+
+use uuid::Uuid;
+
+use super::model::{Message, Session};
+use crate::attachments::store::{self as attachment_store, Kind};
+use crate::auth::Tenant;
+use crate::db::{Db, On, Query, Tx};
+use crate::error::StoreError;
+use crate::events;
+use crate::events::{RecordChange, RecordType};
+use crate::tags::store::{self as tag_store, Tagged};
+
+const SESSION_COLUMNS: &str = "id, entity_id, status, visitor_name, visitor_email, created_at, \
+     updated_at, closed_at, custom_fields, team_id, assignee_id, assigned_at, \
+     visitor_external_id, visitor_verified, email_verified";
+
+/// Messages with the agent's name (the join only matches agent messages).
+const MESSAGE_SELECT: &str = "SELECT m.id, m.session_id, m.body, m.sender_type, m.sender_id, \
+     u.name AS sender_name, m.client_message_id, m.created_at FROM chat_messages m \
+     LEFT JOIN users u ON m.sender_type = 'agent' AND u.id = m.sender_id \
+     AND u.company_id = m.company_id";
+
+/// The session with its tags, on the pool or in a transaction; `suffix`
+/// ends the row query (a lock).
+async fn load_session<'c>(
+    on: impl Into<On<'c>>,
+    tenant: &Tenant,
+    id: Uuid,
+    suffix: &str,
+) -> Result<Session, StoreError> {
+    let mut on = on.into();
+    let mut session: Session = Query::new(format!(
+        "SELECT {SESSION_COLUMNS} FROM chat_sessions WHERE id = $1 AND company_id = $2 AND mode = $3"
+    ))
+    .push(suffix)
+    .bind(id)
+    .bind_tenant(tenant)
+    .fetch_one(on.reborrow())
+    .await?;
+    session.tags = tag_store::of(on, Tagged::ChatSession, id).await?;
+    Ok(session)
+}
+
+/// The session as `tx` now holds it, recorded for the change feed.
+pub(crate) async fn record_session(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    id: Uuid,
+) -> Result<Session, StoreError> {
+    let session = load_session(&mut *tx, tenant, id, "").await?;
+    let change = RecordChange::upsert(RecordType::ChatSession, id, &session)?;
+    events::record_change(tx, tenant, &change).await?;
+    Ok(session)
+}
+
+/// The messages with their attachments (one query for all).
+async fn with_attachments(db: &Db, messages: Vec<Message>) -> Result<Vec<Message>, StoreError> {
+    let ids: Vec<Uuid> = messages.iter().map(|message| message.id).collect();
+    let mut files = attachment_store::of_each(db, Kind::Message, &ids).await?;
+    Ok(messages
+        .into_iter()
+        .map(|message| Message {
+            attachments: files.remove(&message.id).unwrap_or_default(),
+            ..message
+        })
+        .collect())
+}

@@ -1,0 +1,107 @@
+//! Changing a chat session: a PATCH or a tag edit, and the confirmation of
+//! the visitor's email.
+
+use uuid::Uuid;
+
+use super::{load_session, record_session};
+use crate::auth::Tenant;
+use crate::chat::model::{Session, SessionStatus, SessionTags};
+use crate::custom_fields::model::FieldPatch;
+use crate::custom_fields::store::{self as field_store, Recorded};
+use crate::db::{Backend, Db, Query};
+use crate::error::StoreError;
+use crate::tags::store::{self as tag_store, Tagged};
+use crate::time::Timestamp;
+
+/// A PATCH or a tag edit in one transaction, under the session's lock (so
+/// concurrent tag edits each keep theirs): the status when it differs,
+/// then the tags, then the custom field values. A tag edit leaving more than 50 tags is a 400 on `add`
+/// and changes nothing. Returns the session and whether anything changed
+/// (then `updated_at` is now).
+pub async fn update_session(
+    db: &Db,
+    tenant: &Tenant,
+    id: Uuid,
+    status: Option<SessionStatus>,
+    tags: &SessionTags,
+    custom_fields: &FieldPatch,
+) -> Result<(Session, bool), StoreError> {
+    let mut tx = db.begin().await?;
+    let lock = match tx.backend() {
+        Backend::Postgres => " FOR UPDATE",
+        Backend::Sqlite => "",
+    };
+    let current = load_session(&mut tx, tenant, id, lock).await?;
+    let now = Timestamp::now();
+    let mut changed = false;
+    if let Some(status) = status
+        && status != current.status
+    {
+        let closed_at = (status == SessionStatus::Closed).then_some(now);
+        Query::new(
+            "UPDATE chat_sessions SET status = $4, closed_at = $5 \
+             WHERE id = $1 AND company_id = $2 AND mode = $3",
+        )
+        .bind(id)
+        .bind_tenant(tenant)
+        .bind(status)
+        .bind(closed_at)
+        .execute(&mut tx)
+        .await?;
+        changed = true;
+    }
+    let tag_change = match tags {
+        SessionTags::Keep => Default::default(),
+        SessionTags::Replace(wanted) => {
+            tag_store::replace(&mut tx, tenant, Tagged::ChatSession, id, wanted).await?
+        }
+        SessionTags::Edit(edit) => {
+            tag_store::edit(&mut tx, tenant, Tagged::ChatSession, id, edit).await?
+        }
+    };
+    changed |= !tag_change.is_empty();
+    let fields =
+        field_store::apply(&mut tx, tenant, Recorded::ChatSession, id, custom_fields).await?;
+    changed |= !fields.is_empty();
+    if !changed {
+        tx.commit().await?;
+        return Ok((current, false));
+    }
+    Query::new(
+        "UPDATE chat_sessions SET updated_at = $4 WHERE id = $1 AND company_id = $2 AND mode = $3",
+    )
+    .bind(id)
+    .bind_tenant(tenant)
+    .bind(now)
+    .execute(&mut tx)
+    .await?;
+    let session = record_session(&mut tx, tenant, id).await?;
+    tx.commit().await?;
+    Ok((session, true))
+}
+
+/// Marks the email of the session holding confirmation `hash` as
+/// confirmed and forgets the hash, so the link works once. None when no
+/// session holds it (unknown, or already used).
+pub async fn confirm_visitor_email(
+    db: &Db,
+    hash: &str,
+) -> Result<Option<(Tenant, Session)>, StoreError> {
+    let mut tx = db.begin().await?;
+    let row: Option<(Uuid, Uuid, crate::auth::Mode)> = Query::new(
+        "UPDATE chat_sessions SET email_verified = $2, email_confirmation_hash = NULL, \
+         updated_at = $3 WHERE email_confirmation_hash = $1 RETURNING id, company_id, mode",
+    )
+    .bind(hash)
+    .bind(true)
+    .bind(Timestamp::now())
+    .fetch_optional(&mut tx)
+    .await?;
+    let Some((id, company_id, mode)) = row else {
+        return Ok(None);
+    };
+    let tenant = Tenant { company_id, mode };
+    let session = record_session(&mut tx, &tenant, id).await?;
+    tx.commit().await?;
+    Ok(Some((tenant, session)))
+}

@@ -1,0 +1,77 @@
+//! Closing sockets from the hub: those whose holder's credentials changed
+//! (and a key's `chat:write` taken or given), and all of them at shutdown.
+
+use std::sync::atomic::Ordering;
+
+use uuid::Uuid;
+
+use super::{Close, Holder, Hub};
+
+impl Hub {
+    /// Closes every local socket whose holder matches, with `close` for
+    /// key holders and `visitors` for visitor tokens (`None`: keep them).
+    /// Nothing is queued to them from now on. Returns how many closed.
+    pub fn close_where(
+        &self,
+        matches: impl Fn(&Holder) -> bool,
+        close: Close,
+        visitors: Option<Close>,
+    ) -> usize {
+        self.credential_changes.fetch_add(1, Ordering::AcqRel);
+        let mut closed = 0;
+        for holding in self.holders.iter() {
+            if !matches(&holding.holder) {
+                continue;
+            }
+            let close = match holding.holder {
+                Holder::Key { .. } => close,
+                Holder::Visitor { .. } => match visitors {
+                    Some(close) => close,
+                    None => continue,
+                },
+            };
+            holding.socket.kick(close);
+            closed += 1;
+        }
+        closed
+    }
+
+    /// Closes every local socket (1001), and from now on every socket that
+    /// registers. Through each socket's kick rather than a shutdown signal
+    /// every socket waits on: that wait would add its size to every idle
+    /// socket's task.
+    pub fn shut_down(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        for holding in self.holders.iter() {
+            holding.socket.kick(Close::SHUTDOWN);
+        }
+    }
+
+    /// Lets the local sockets of `key_id` write (`chat:write`) or not.
+    pub fn set_may_write(&self, key_id: Uuid, allowed: bool) {
+        self.credential_changes.fetch_add(1, Ordering::AcqRel);
+        for holding in self.holders.iter() {
+            if matches!(holding.holder, Holder::Key { key_id: k, .. } if k == key_id) {
+                holding.socket.may_write.store(allowed, Ordering::Release);
+            }
+        }
+    }
+
+    /// How many credentials changes this hub has applied: a socket
+    /// authenticated while one was applied re-checks its own credentials
+    /// (the change may have passed before it registered).
+    pub fn credential_changes(&self) -> u64 {
+        self.credential_changes.load(Ordering::Acquire)
+    }
+
+    /// The distinct holders of the sockets open on this node.
+    pub fn holders(&self) -> Vec<Holder> {
+        let mut holders: Vec<Holder> = Vec::new();
+        for holding in self.holders.iter() {
+            if !holding.socket.kick.is_raised() && !holders.contains(&holding.holder) {
+                holders.push(holding.holder);
+            }
+        }
+        holders
+    }
+}

@@ -1,0 +1,73 @@
+//! Assigning a ticket by routing, in a team claim's transaction.
+
+use std::collections::BTreeMap;
+
+use serde_json::json;
+use uuid::Uuid;
+
+use super::activities::{NewActivity, add_activity};
+use super::read::load;
+use super::update::{lock, write_state};
+use crate::auth::Tenant;
+use crate::db::Tx;
+use crate::error::StoreError;
+use crate::tags::model::TagChange;
+use crate::teams::claim::Reason;
+use crate::tickets::events;
+use crate::tickets::model::{Ticket, TicketAssignment, TicketUpdate};
+use crate::time::Timestamp;
+
+/// Routing's assignment of ticket `id` to `agent`, in the claim's
+/// transaction (which holds the team's and the members' locks): only if
+/// the ticket is still in `team`, unassigned and open (OPEN or
+/// IN_PROGRESS), so a person's assignment that came first is never
+/// overwritten. Records the timeline entry and `ticket.updated` with
+/// `assignment {reason: "routing", teamId}`; `None` when the ticket moved
+/// on meanwhile.
+pub async fn assign_by_routing(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    id: Uuid,
+    team: Uuid,
+    agent: Uuid,
+) -> Result<Option<Ticket>, StoreError> {
+    let current = match lock(tx, tenant, id).await {
+        Ok(current) => current,
+        Err(StoreError::NotFound) => return Ok(None),
+        Err(other) => return Err(other),
+    };
+    if current.assigned_to_id.is_some() || current.team_id != Some(team) || !current.is_open_work()
+    {
+        return Ok(None);
+    }
+    let update = TicketUpdate {
+        assigned_to_id: Some(Some(agent)),
+        ..Default::default()
+    };
+    let changes = current.diff(&update);
+    let now = Timestamp::now();
+    write_state(tx, tenant, id, &current.apply(&update, now), now).await?;
+    let assignment = TicketAssignment {
+        reason: Reason::Routing,
+        team_id: Some(team),
+    };
+    for change in &changes {
+        let entry = NewActivity {
+            from: change.from.clone(),
+            to: change.to.clone(),
+            details: Some(json!({ "assignment": assignment })),
+            ..NewActivity::new(change.activity_kind())
+        };
+        add_activity(tx, tenant, id, entry, now).await?;
+    }
+    let ticket = load(&mut *tx, tenant, id).await?;
+    let announced = events::Announced {
+        changes: &changes,
+        tags: &TagChange::default(),
+        custom_fields: &BTreeMap::new(),
+        assignment: Some(assignment),
+        resolution: events::Resolution::default(),
+    };
+    events::updated(tx, tenant, &ticket, announced).await?;
+    Ok(Some(ticket))
+}

@@ -1,0 +1,331 @@
+//! Creating a ticket: its number, its row, tags, fields, attachments and
+//! SLA clocks, its `created` timeline entry and `ticket.created`.
+
+use serde_json::json;
+use sqlx::types::Json;
+use uuid::Uuid;
+
+use super::TicketRow;
+use super::activities::{NewActivity, add_activity};
+use super::plain::{self, Subscribers};
+use super::read::load;
+use super::sla::record_sla;
+use crate::attachments::store::{self as attachment_store, Owner};
+use crate::auth::Tenant;
+use crate::custom_fields::model::FieldValues;
+use crate::custom_fields::store::{self as field_store, Recorded};
+use crate::db::{Backend, Db, Query, Table, Tx, ensure_reference};
+use crate::error::StoreError;
+use crate::sla::cache::{self as sla_cache, SlaCache};
+use crate::sla::clocks::store::{self as sla_store, NewTicketFacts, Opening};
+use crate::tags::store::{self as tag_store, Tagged};
+use crate::teams::store as team_store;
+use crate::tickets::events;
+use crate::tickets::model::{ActivityKind, NewTicket, Ticket, TicketStatus, ticket_number};
+use crate::time::{Timestamp, new_id};
+
+/// Creates a ticket (OPEN) with the next number of the tenant, its
+/// `created` timeline entry, `ticket.created` and the visitor's email.
+/// `now` is the node's clock (`AppState::clock`): the SLA clocks start at
+/// the creation time, and a test's fake clock must move them.
+///
+/// The SLA policy is chosen from the tenant's cached rules and the facts
+/// given here, before the row is written, so choosing it reads nothing.
+pub async fn create(
+    db: &Db,
+    sla: &SlaCache,
+    subscribers: &Subscribers,
+    tenant: &Tenant,
+    new: NewTicket,
+    now: Timestamp,
+) -> Result<Ticket, StoreError> {
+    let rules = sla_cache::rules(sla, db, tenant).await?;
+    let facts = NewTicketFacts {
+        priority: new.priority,
+        entity_id: new.entity_id,
+        team_id: new.team_id,
+        tags: &new.tags,
+        chat_session_id: new.chat_session_id,
+        created_at: now,
+    };
+    let opening = if rules.any_enabled() {
+        sla_store::opening(&rules, &facts)
+    } else {
+        Opening::Nothing
+    };
+    let id = new_id();
+    // Only the row and its tags are written: the ticket is what was
+    // written, with no read back (a round trip less). Field values,
+    // attachments and SLA clocks are read back as stored.
+    let row_and_tags_only = new.custom_fields.is_empty() && new.attachment_ids.is_empty();
+    let as_written = row_and_tags_only && matches!(opening, Opening::Nothing);
+    // The row alone, its number reserved beforehand: one statement (see
+    // `plain`).
+    let plain = row_and_tags_only && new.tags.is_empty() && db.backend() == Backend::Postgres;
+    let clocks = plain
+        .then(|| sla_store::started_without_reading(id, &opening, &facts))
+        .flatten();
+    // ... which commits by itself when nothing else is written: no
+    // reference to check first, no email, no request bookkeeping.
+    let alone = clocks.is_some()
+        && new.team_id.is_none()
+        && new.chat_session_id.is_none()
+        && new.visitor_email.is_none()
+        && !crate::db::commit_hook_installed()
+        && !subscribers.seen(tenant);
+    let (mut tx, numbering) = begin_numbered(db, tenant, alone).await?;
+    // The insert below checks the entity itself (a round trip less). With a
+    // team or a chat to check as well, the entity is checked first, so a
+    // request naming a wrong entity hears of the entity first.
+    if new.team_id.is_some() || new.chat_session_id.is_some() {
+        ensure_reference(
+            &mut tx,
+            tenant.company_id,
+            Table::Entities,
+            new.entity_id,
+            "entityId",
+        )
+        .await?;
+    }
+    if let Some(team) = new.team_id {
+        team_store::ensure_team(&mut tx, tenant, team, "teamId").await?;
+    }
+    let from_chat = match new.chat_session_id {
+        Some(session) => Some(chat_visitor(&mut tx, tenant, session).await?),
+        None => None,
+    };
+    // An email the visitor typed but never confirmed is not mailed.
+    let visitor_email = new.visitor_email.clone().or_else(|| {
+        from_chat
+            .as_ref()
+            .filter(|chat| chat.email_verified)
+            .and_then(|chat| chat.visitor_email.clone())
+    });
+    let (number_sql, given_number) = match numbering {
+        Numbering::Reserved => (RESERVED_NUMBER, None),
+        Numbering::InTransaction => (
+            "$5",
+            Some(ticket_number(next_number(&mut tx, tenant).await?)),
+        ),
+    };
+    // Inserts nothing when the entity is not one of the company's.
+    let insert = Query::new(format!(
+        "INSERT INTO tickets (id, company_id, mode, entity_id, ticket_number, subject, \
+         description, status, priority, visitor_email, team_id, created_at, updated_at, \
+         chat_session_id, visitor_external_id, visitor_name, visitor_verified, sla_policy_id) \
+         SELECT $1, $2, $3, $4, {number_sql}, $6, $7, $8, $9, $10, $11, $12, $12, $13, $14, $15, \
+         $16, $17 FROM entities e WHERE e.id = $4 AND e.company_id = $2"
+    ))
+    .bind(id)
+    .bind_tenant(tenant)
+    .bind(new.entity_id)
+    .bind(given_number)
+    .bind(&new.subject)
+    .bind(new.description.as_deref())
+    .bind(TicketStatus::Open.as_str())
+    .bind(new.priority.as_str())
+    .bind(visitor_email.as_deref())
+    .bind(new.team_id)
+    .bind(now)
+    .bind(new.chat_session_id)
+    .bind(
+        from_chat
+            .as_ref()
+            .and_then(|c| c.visitor_external_id.clone()),
+    )
+    .bind(from_chat.as_ref().map(|c| c.visitor_name.clone()))
+    .bind(from_chat.as_ref().is_some_and(|c| c.visitor_verified))
+    .bind(opening.policy_id());
+    let entry = NewActivity {
+        to: Some(TicketStatus::Open.to_string()),
+        details: Some(json!({"priority": new.priority, "tags": new.tags,
+            "customFields": new.custom_fields, "teamId": new.team_id})),
+        ..NewActivity::new(ActivityKind::Created)
+    };
+    if let Some(clocks) = clocks {
+        let mut ticket = written(id, String::new(), new, visitor_email, from_chat, &[], now);
+        ticket.sla = sla_store::sla_of(opening.policy_id(), &clocks);
+        let alongside = plain::Alongside {
+            clocks: &clocks,
+            entry,
+        };
+        let ticket = plain::insert(&mut tx, subscribers, tenant, insert, alongside, ticket).await?;
+        tx.commit().await?;
+        return Ok(ticket);
+    }
+    let insert = insert.push(" RETURNING ticket_number");
+    let inserted: Option<(String,)> = insert.fetch_optional(&mut tx).await?;
+    let Some((number,)) = inserted else {
+        return Err(Table::Entities.invalid_reference("entityId"));
+    };
+    let tags = tag_store::add_to_new(&mut tx, tenant, Tagged::Ticket, id, &new.tags).await?;
+    field_store::apply(&mut tx, tenant, Recorded::Ticket, id, &new.custom_fields).await?;
+    let owner = Owner::Ticket(id);
+    attachment_store::attach(&mut tx, tenant, owner, &new.attachment_ids, "attachmentIds").await?;
+    // After the fields: a custom field condition reads them.
+    let met = sla_store::start(&mut tx, tenant, id, &rules, &facts, opening).await?;
+    let entry = NewActivity {
+        details: entry.details.map(|mut details| {
+            details["ticketNumber"] = json!(number);
+            details
+        }),
+        ..entry
+    };
+    add_activity(&mut tx, tenant, id, entry, now).await?;
+    let ticket = if as_written {
+        written(id, number, new, visitor_email, from_chat, &tags, now)
+    } else {
+        load(&mut tx, tenant, id).await?
+    };
+    events::created(&mut tx, tenant, &ticket).await?;
+    if !met.is_empty() {
+        record_sla(&mut tx, tenant, id, &met).await?;
+    }
+    tx.commit().await?;
+    Ok(ticket)
+}
+
+/// A new ticket as written (the row and its `tags`, nothing else), mapped
+/// as a read maps the row.
+fn written(
+    id: Uuid,
+    ticket_number: String,
+    new: NewTicket,
+    visitor_email: Option<String>,
+    from_chat: Option<ChatVisitor>,
+    tags: &[String],
+    now: Timestamp,
+) -> Ticket {
+    let (visitor_external_id, visitor_name, visitor_verified) = match from_chat {
+        Some(chat) => (
+            chat.visitor_external_id,
+            Some(chat.visitor_name),
+            chat.visitor_verified,
+        ),
+        None => (None, None, false),
+    };
+    TicketRow {
+        id,
+        ticket_number,
+        subject: new.subject,
+        description: new.description,
+        status: TicketStatus::Open,
+        priority: new.priority,
+        entity_id: new.entity_id,
+        visitor_email,
+        chat_session_id: new.chat_session_id,
+        visitor_external_id,
+        visitor_name,
+        visitor_verified,
+        assigned_to_id: None,
+        assignee_name: None,
+        assignee_email: None,
+        team_id: new.team_id,
+        custom_fields: Json(FieldValues::default()),
+        resolved_at: None,
+        created_at: now,
+        updated_at: now,
+        sla_policy_id: None,
+        tag_list: (!tags.is_empty()).then(|| tags.join(" ")),
+        has_attachments: false,
+        has_sla_clocks: false,
+        list_total: None,
+    }
+    .into_ticket()
+}
+
+/// The visitor of a chat session a ticket is made from.
+#[derive(sqlx::FromRow)]
+struct ChatVisitor {
+    visitor_external_id: Option<String>,
+    visitor_email: Option<String>,
+    visitor_name: String,
+    visitor_verified: bool,
+    email_verified: bool,
+}
+
+/// The visitor of the tenant's chat session `id`; another tenant's (or no)
+/// session is a 400 on `chatSessionId`.
+async fn chat_visitor(tx: &mut Tx, tenant: &Tenant, id: Uuid) -> Result<ChatVisitor, StoreError> {
+    let found: Option<ChatVisitor> = Query::new(
+        "SELECT s.visitor_external_id, s.visitor_email, s.visitor_name, s.visitor_verified, \
+         s.email_verified FROM chat_sessions s WHERE s.id = ",
+    )
+    .push_bind(id)
+    .push(" AND ")
+    .push_tenant(tenant, "s")
+    .fetch_optional(tx)
+    .await?;
+    found.ok_or_else(|| StoreError::InvalidReference {
+        field: "chatSessionId".into(),
+        message: "must be a chat session of the key's company and mode".into(),
+    })
+}
+
+/// Where a new ticket's number comes from.
+enum Numbering {
+    /// Taken before the ticket's transaction, left in `RESERVED_NUMBER`.
+    Reserved,
+    /// To be taken inside the transaction (`next_number`).
+    InTransaction,
+}
+
+/// The number `begin_numbered` reserved, formatted as `ticket_number` does
+/// (six digits at least).
+const RESERVED_NUMBER: &str = "COALESCE($5, current_setting('supportdesk.ticket_number'))";
+
+/// Begins a ticket's transaction. On Postgres the tenant's next number is
+/// taken first, in the same round trip (`Db::begin_after_committing`) but
+/// in a transaction of its own (docs/api.md, tickets, "Numbers"): the
+/// counter row is locked for that one statement, so concurrent creates of
+/// a company do not wait for each other's commits, and a create that then
+/// fails leaves a gap. That statement commits without waiting for its WAL
+/// flush: the ticket's commit comes later in the WAL and flushes it, so a
+/// crash can only lose a number no committed ticket holds.
+///
+/// On SQLite, which has one writer at a time anyway, the number is taken
+/// inside the ticket's transaction and a rolled-back create gives it back.
+///
+/// `alone`: the create's one statement will commit by itself, so the
+/// reservation is not followed by `BEGIN` (`Db::autocommit_after`).
+async fn begin_numbered(
+    db: &Db,
+    tenant: &Tenant,
+    alone: bool,
+) -> Result<(Tx, Numbering), StoreError> {
+    if db.backend() != Backend::Postgres {
+        return Ok((db.begin().await?, Numbering::InTransaction));
+    }
+    // Literal values: the simple protocol that carries several statements
+    // has no parameters. A company id and a mode cannot hold a quote.
+    let reservation = format!(
+        "WITH reserved AS (INSERT INTO counters (company_id, mode, name, value) \
+         VALUES ('{company}', '{mode}', 'ticket', 1) \
+         ON CONFLICT (company_id, mode, name) DO UPDATE SET value = counters.value + 1 \
+         RETURNING value) \
+         SELECT set_config('supportdesk.ticket_number', \
+         'TKT-' || lpad(value::text, greatest(6, length(value::text)), '0'), false), \
+         set_config('synchronous_commit', 'off', true) FROM reserved",
+        company = tenant.company_id,
+        mode = tenant.mode.as_str(),
+    );
+    let tx = match alone {
+        true => db.autocommit_after(&reservation).await?,
+        false => db.begin_after_committing(&reservation).await?,
+    };
+    Ok((tx, Numbering::Reserved))
+}
+
+/// The next value of the tenant's ticket sequence, in `tx` (SQLite). The
+/// counter row stays locked until `tx` ends, so creates take turns: no
+/// duplicates, and a rollback gives the number back.
+async fn next_number(tx: &mut Tx, tenant: &Tenant) -> Result<i64, StoreError> {
+    Query::new(
+        "INSERT INTO counters (company_id, mode, name, value) VALUES ($1, $2, 'ticket', 1) \
+         ON CONFLICT (company_id, mode, name) DO UPDATE SET value = counters.value + 1 \
+         RETURNING value",
+    )
+    .bind_tenant(tenant)
+    .fetch_scalar(tx)
+    .await
+}

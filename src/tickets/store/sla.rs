@@ -1,0 +1,62 @@
+//! What a ticket's changes do to its SLA clocks, and the timeline entries
+//! and `sla.*` events of their warnings, breaches and fulfilments.
+
+use uuid::Uuid;
+
+use super::activities::{NewActivity, add_activity};
+use super::read::load;
+use crate::auth::Tenant;
+use crate::db::Tx;
+use crate::error::StoreError;
+use crate::sla::clocks::store::{self as sla_store, Happening, Met};
+use crate::tickets::events;
+use crate::tickets::model::{ActivityKind, Change, TicketState};
+use crate::time::Timestamp;
+
+/// The SLA clocks after a real change: the policy chosen again (a changed
+/// priority, tag or field may select another one or other targets), then
+/// the status's effect.
+pub(super) async fn move_sla_clocks(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    id: Uuid,
+    before: &TicketState,
+    changes: &[Change],
+    now: Timestamp,
+) -> Result<Vec<Met>, StoreError> {
+    sla_store::reevaluate(tx, tenant, id, now).await?;
+    if changes.iter().any(|c| c.field == "status") {
+        return sla_store::status_changed(tx, tenant, id, before.status, now).await;
+    }
+    Ok(Vec::new())
+}
+
+/// SLA warnings, breaches and fulfilments of a ticket: a timeline entry
+/// each and its `sla.*` event with the ticket as it now is. The scheduler
+/// records warnings and breaches through it, the ticket's own changes
+/// their fulfilments.
+pub async fn record_sla(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    id: Uuid,
+    met: &[Met],
+) -> Result<(), StoreError> {
+    for happening in met {
+        let kind = match happening.happening {
+            Happening::Warning => ActivityKind::SlaWarning,
+            Happening::Breached => ActivityKind::SlaBreached,
+            Happening::Fulfilled => ActivityKind::SlaFulfilled,
+        };
+        let entry = NewActivity {
+            to: Some(happening.metric.api_name().to_string()),
+            details: Some(events::sla_json(happening)),
+            ..NewActivity::new(kind)
+        };
+        add_activity(tx, tenant, id, entry, happening.at).await?;
+    }
+    let ticket = load(&mut *tx, tenant, id).await?;
+    for happening in met {
+        events::sla(tx, tenant, &ticket, happening).await?;
+    }
+    Ok(())
+}
