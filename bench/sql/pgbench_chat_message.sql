@@ -1,5 +1,5 @@
 -- Baseline of scenario 6: the transaction POST /chat/sessions/:id/messages
--- runs for a visitor message (src/chat/store.rs `create_message`), each
+-- runs for a visitor message (src/chat/store/send.rs `create_message`), each
 -- statement a round trip as in the service, run by pgbench at the same rate
 -- as the service's run (--rate), so its p99 shows what the database's
 -- commit alone costs on this machine: the session touched and read back,

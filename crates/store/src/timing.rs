@@ -1,6 +1,6 @@
 //! `db_query_duration_seconds{store}`: every statement run through
 //! `db::Query` is timed and labelled with the store module that built it
-//! (`tickets/store`, `outbox/store`, `kb/store/search`, …), taken from the
+//! (`tickets/store/create`, `outbox/store`, `kb/store/search`, …), taken from the
 //! caller's source file when the query is created (`#[track_caller]` on
 //! `Query::new`). A module label, not a function one: as cheap as a
 //! lookup, bounded by the number of store files, and it still tells which
@@ -33,7 +33,8 @@ pub fn enable() {
 static BY_STORE: LazyLock<DashMap<&'static str, Histogram, FxBuildHasher>> =
     LazyLock::new(|| DashMap::with_hasher(FxBuildHasher));
 
-/// The store label of a source file: `src/tickets/store.rs` → `tickets/store`.
+/// The store label of a source file: `src/tickets/store/create.rs` →
+/// `tickets/store/create`.
 pub fn store_label(file: &'static str) -> &'static str {
     let file = file.strip_prefix("src/").unwrap_or(file);
     file.strip_suffix(".rs").unwrap_or(file)
