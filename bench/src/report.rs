@@ -89,11 +89,7 @@ pub struct Environment {
     pub settings: String,
 }
 
-pub fn document(
-    env: &Environment,
-    rows: &[Row],
-    notes: &[String],
-) -> String {
+pub fn document(env: &Environment, rows: &[Row], notes: &[String]) -> String {
     let mut out = String::new();
     out.push_str("# Benchmark results\n\n");
     let _ = writeln!(
