@@ -12,10 +12,10 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use super::procs::{PrivatePostgres, PrivateRedis, ServiceProcess, eventually, free_port};
+use super::procs::{PrivatePostgres, PrivateRedis, ServiceProcess, free_port};
 use crate::chat::client::Client;
 use crate::outbound::support::{Receiver, Reply, create_webhook};
-use crate::support::{Backend, TestApp, TestResponse, post_refused_body};
+use crate::support::{Backend, TestApp, TestResponse, eventually_within, post_refused_body};
 
 /// Postgres + the private Redis when Postgres is configured, else SQLite.
 fn main_backend() -> Backend {
@@ -160,7 +160,7 @@ async fn redis_outage_degrades_and_recovers() {
     }
 
     redis.kill().await;
-    eventually(
+    eventually_within(
         "/readyz reports Redis down",
         Duration::from_secs(15),
         || async {
@@ -198,7 +198,7 @@ async fn redis_outage_degrades_and_recovers() {
         .assert_error(503, "unavailable");
 
     redis.resume().await;
-    eventually(
+    eventually_within(
         "/readyz is ready again",
         Duration::from_secs(20),
         || async { readyz(&app).await.0 == 200 && readyz(&peer).await.0 == 200 },
@@ -213,7 +213,7 @@ async fn redis_outage_degrades_and_recovers() {
     }
 
     // Presence resumes (the restarted Redis is empty: a heartbeat re-adds).
-    eventually("presence works again", Duration::from_secs(20), || async {
+    eventually_within("presence works again", Duration::from_secs(20), || async {
         heartbeat(&app, key, &user).await.status == 200 && online(&peer, key, &user).await
     })
     .await;
@@ -301,7 +301,7 @@ async fn postgres_restart_under_load_loses_no_accepted_write() {
     pg.start_again();
     // Writes succeed again once the pool has reconnected.
     let client = app.client.clone();
-    eventually(
+    eventually_within(
         "writes succeed after the restart",
         Duration::from_secs(30),
         || {
@@ -442,7 +442,7 @@ async fn sigkill_during_delivery_loses_no_webhook_or_email() {
     let deliveries = service.url(&format!(
         "/api/v1/company/webhooks/{webhook}/deliveries?limit=100"
     ));
-    eventually(
+    eventually_within(
         "every delivery is delivered after the restart",
         Duration::from_secs(60),
         || {
@@ -474,7 +474,7 @@ async fn sigkill_during_delivery_loses_no_webhook_or_email() {
     }
     // Every visitor email is written (the file mailer), at least once.
     let mail_dir = dir.path().join("mail");
-    eventually(
+    eventually_within(
         "every email is written after the restart",
         Duration::from_secs(150),
         || {
@@ -574,7 +574,7 @@ async fn misbehaving_receivers_keep_their_schedule_and_block_nothing() {
         .assert_status(201);
     }
     // The healthy receiver gets every event while the others still retry.
-    eventually(
+    eventually_within(
         "the healthy receiver has every event",
         Duration::from_secs(20),
         || async { healthy.count() >= EVENTS },
@@ -595,7 +595,7 @@ async fn misbehaving_receivers_keep_their_schedule_and_block_nothing() {
     // Every bad delivery ends failed after exactly five attempts.
     for id in &bad {
         let path = format!("/company/webhooks/{id}/deliveries?limit=100");
-        eventually(
+        eventually_within(
             "the schedule runs to the end",
             Duration::from_secs(60),
             || async {
