@@ -16,10 +16,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 mod oversized;
+mod plan;
 mod poll;
 mod template;
 
 pub use oversized::post_refused_body;
+pub use plan::plan;
 pub use poll::{eventually, eventually_within};
 
 use reqwest::Method;
