@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
 
-use crate::support::eventually_within;
+use crate::support::{eventually, eventually_within};
 
 /// True when the environment says missing tools must fail, not skip.
 pub fn in_ci() -> bool {
@@ -332,5 +332,20 @@ impl ServiceProcess {
     /// SIGKILL: no shutdown, no draining.
     pub async fn kill(mut self) {
         self.child.kill().await.expect("SIGKILL");
+    }
+
+    /// SIGTERM, and returns once the process has exited: it has finished
+    /// its requests and written all it will to its log.
+    pub async fn stop(mut self) {
+        let pid = self.child.id().expect("the service runs");
+        let sent = std::process::Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success(), "SIGTERM sent");
+        eventually("the service exits", async || {
+            self.child.try_wait().expect("service status").is_some()
+        })
+        .await;
     }
 }

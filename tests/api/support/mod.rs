@@ -323,6 +323,13 @@ impl TestApp {
         self.shutdown.clone()
     }
 
+    /// Whether the server has stopped (after a shutdown was triggered).
+    pub fn has_stopped(&self) -> bool {
+        self.server
+            .as_ref()
+            .is_none_or(|server| server.is_finished())
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.address, path)
     }
