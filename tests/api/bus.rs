@@ -10,8 +10,8 @@ use uuid::Uuid;
 
 use crate::backend_tests;
 use crate::chat::client::Client;
-use crate::chat::{eventually, id_of, new_session};
-use crate::support::{Backend, TestApp};
+use crate::chat::{id_of, new_session};
+use crate::support::{Backend, TestApp, eventually};
 
 backend_tests!(
     a_message_published_on_one_node_reaches_every_node,

@@ -15,8 +15,7 @@ use supportdesk::redis_conn::RedisConn;
 use uuid::Uuid;
 
 use crate::chat::client::Client;
-use crate::chat::eventually;
-use crate::support::{Backend, TestApp};
+use crate::support::{Backend, TestApp, eventually};
 
 /// Each `name: test` pair becomes `name::sqlite` and `name::postgres`,
 /// running `test` with its nodes on the cluster.

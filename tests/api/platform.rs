@@ -9,7 +9,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::backend_tests;
 use crate::postgres_tests;
-use crate::support::{Backend, TestApp};
+use crate::support::{Backend, TestApp, eventually};
 
 backend_tests!(
     errors_have_the_json_shape_on_every_layer,
@@ -353,9 +353,15 @@ async fn graceful_shutdown_finishes_in_flight_requests(backend: Backend) {
     socket.write_all(&body[..10]).await.expect("half the body");
     tokio::time::sleep(Duration::from_millis(200)).await;
 
-    // Shutdown starts while the request is still being received.
+    // Shutdown starts while the request is still being received: the
+    // server closes its listener at once, then lets requests finish.
     app.shutdown_handle().trigger();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    eventually("the server refuses new connections", async || {
+        tokio::net::TcpStream::connect(("127.0.0.1", app.port))
+            .await
+            .is_err()
+    })
+    .await;
     socket
         .write_all(&body[10..])
         .await
@@ -374,7 +380,7 @@ async fn graceful_shutdown_finishes_in_flight_requests(backend: Backend) {
     );
 
     // New connections are no longer accepted once it has stopped.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    eventually("the server stops", async || app.has_stopped()).await;
     assert!(app.client.get(app.url("/healthz")).send().await.is_err());
 }
 

@@ -85,20 +85,6 @@ pub(super) async fn count_users(app: &TestApp, company: Uuid) -> i64 {
         .bind(company).fetch_one(c).await.expect("count users"))
 }
 
-/// Polls `check` every 50 ms until it holds or `limit` passes.
-pub(super) async fn eventually(limit: Duration, mut check: impl AsyncFnMut() -> bool) -> bool {
-    let deadline = tokio::time::Instant::now() + limit;
-    loop {
-        if check().await {
-            return true;
-        }
-        if tokio::time::Instant::now() >= deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 /// A node whose failure window is an hour: a refused client stays refused
 /// for 36 s (one failure is earned back every 3600/100 s), long enough to
 /// look at without racing the clock.

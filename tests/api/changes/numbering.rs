@@ -8,7 +8,7 @@ use sqlx::{Connection, PgConnection};
 
 use super::{expire_every_event, id_of, new_ticket, read};
 use crate::postgres_tests;
-use crate::support::{Backend, TestApp, TestCompany};
+use crate::support::{Backend, TestApp, TestCompany, eventually_within};
 
 postgres_tests!(
     a_write_commits_while_the_feed_counter_row_is_held,
@@ -82,14 +82,12 @@ async fn the_worker_numbers_entries_nobody_reads(backend: Backend) {
         .expect("connect");
     new_ticket(&app, &acme, "Nobody reads this").await;
 
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-    let mut left = unnumbered(&mut connection, &acme).await;
-    while left > 0 && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        left = unnumbered(&mut connection, &acme).await;
-    }
-
-    assert_eq!(left, 0, "entries still without a number after 15 s");
+    eventually_within(
+        "the worker numbers every entry",
+        Duration::from_secs(15),
+        async || unnumbered(&mut connection, &acme).await == 0,
+    )
+    .await;
 }
 
 /// An entry older than retention but not numbered yet survives the pass,

@@ -10,9 +10,9 @@ use supportdesk::config::MessageRate;
 use tokio_tungstenite::tungstenite;
 
 use super::client::Client;
-use super::{agent, eventually, id_of, new_session};
+use super::{agent, id_of, new_session};
 use crate::backend_tests;
-use crate::support::{Backend, TestApp};
+use crate::support::{Backend, TestApp, eventually};
 
 backend_tests!(
     agent_message_frames_spend_the_key_allowance,

@@ -77,19 +77,6 @@ pub fn id_of(value: &Value) -> String {
     value["id"].as_str().expect("id").to_string()
 }
 
-/// Polls `check` until it holds (or panics after `WAIT`).
-pub async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while !check().await {
-        assert!(tokio::time::Instant::now() < deadline, "timed out: {what}");
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-}
-
 // ---------------------------------------------------------------- REST
 
 async fn sessions_are_created_listed_and_read(backend: Backend) {

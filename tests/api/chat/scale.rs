@@ -13,9 +13,9 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use uuid::Uuid;
 
 use super::client::Client;
-use super::{WAIT, eventually, id_of, new_session, tenant};
+use super::{WAIT, id_of, new_session, tenant};
 use crate::backend_tests;
-use crate::support::{Backend, TestApp};
+use crate::support::{Backend, TestApp, eventually};
 
 backend_tests!(
     two_nodes_share_messages_and_presence,

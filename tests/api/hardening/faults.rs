@@ -4,7 +4,7 @@
 //! wait is bounded.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use reqwest::Method;
@@ -12,10 +12,12 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use super::procs::{PrivatePostgres, PrivateRedis, ServiceProcess, eventually, free_port};
+use super::procs::{PrivatePostgres, PrivateRedis, ServiceProcess, free_port};
 use crate::chat::client::Client;
 use crate::outbound::support::{Receiver, Reply, create_webhook};
-use crate::support::{Backend, TestApp, TestResponse, post_refused_body};
+use crate::support::{
+    Backend, TestApp, TestResponse, eventually, eventually_within, post_refused_body,
+};
 
 /// Postgres + the private Redis when Postgres is configured, else SQLite.
 fn main_backend() -> Backend {
@@ -160,7 +162,7 @@ async fn redis_outage_degrades_and_recovers() {
     }
 
     redis.kill().await;
-    eventually(
+    eventually_within(
         "/readyz reports Redis down",
         Duration::from_secs(15),
         || async {
@@ -198,7 +200,7 @@ async fn redis_outage_degrades_and_recovers() {
         .assert_error(503, "unavailable");
 
     redis.resume().await;
-    eventually(
+    eventually_within(
         "/readyz is ready again",
         Duration::from_secs(20),
         || async { readyz(&app).await.0 == 200 && readyz(&peer).await.0 == 200 },
@@ -213,7 +215,7 @@ async fn redis_outage_degrades_and_recovers() {
     }
 
     // Presence resumes (the restarted Redis is empty: a heartbeat re-adds).
-    eventually("presence works again", Duration::from_secs(20), || async {
+    eventually_within("presence works again", Duration::from_secs(20), || async {
         heartbeat(&app, key, &user).await.status == 200 && online(&peer, key, &user).await
     })
     .await;
@@ -286,7 +288,11 @@ async fn postgres_restart_under_load_loses_no_accepted_write() {
             seen
         }));
     }
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    // The load is under way, its writes accepted, when the server stops.
+    eventually("a write of the load accepted", async || {
+        app.get("/tickets?limit=1", &key).await.body["total"].as_u64() > Some(0)
+    })
+    .await;
     pg.stop_immediately();
     // While the server is down (not while it is shutting down or starting:
     // see below) a write is refused as unavailable.
@@ -301,7 +307,7 @@ async fn postgres_restart_under_load_loses_no_accepted_write() {
     pg.start_again();
     // Writes succeed again once the pool has reconnected.
     let client = app.client.clone();
-    eventually(
+    eventually_within(
         "writes succeed after the restart",
         Duration::from_secs(30),
         || {
@@ -376,7 +382,7 @@ async fn sigkill_during_delivery_loses_no_webhook_or_email() {
 
     // The receiver answers after 800 ms, so deliveries are in flight (claimed,
     // leased, waiting for the answer) when the service is killed.
-    let (receiver, receiver_port) = slow_receiver(Duration::from_millis(800)).await;
+    let (receiver, receiver_port, calls) = slow_receiver(Duration::from_millis(800)).await;
     let port = free_port();
     let log = dir.path().join("service.log");
     let service = ServiceProcess::serve(&env, port, &log).await;
@@ -412,8 +418,11 @@ async fn sigkill_during_delivery_loses_no_webhook_or_email() {
         let ticket: Value = r.json().await.expect("ticket JSON");
         created.push(ticket["ticketNumber"].as_str().expect("number").to_string());
         if n == TICKETS / 2 {
-            // Let the worker claim the first half.
-            tokio::time::sleep(Duration::from_millis(700)).await;
+            // The worker has claimed deliveries and is sending them.
+            eventually("the first deliveries sent", async || {
+                calls.load(Ordering::SeqCst) > 0
+            })
+            .await;
         }
     }
     service.kill().await;
@@ -442,7 +451,7 @@ async fn sigkill_during_delivery_loses_no_webhook_or_email() {
     let deliveries = service.url(&format!(
         "/api/v1/company/webhooks/{webhook}/deliveries?limit=100"
     ));
-    eventually(
+    eventually_within(
         "every delivery is delivered after the restart",
         Duration::from_secs(60),
         || {
@@ -474,7 +483,7 @@ async fn sigkill_during_delivery_loses_no_webhook_or_email() {
     }
     // Every visitor email is written (the file mailer), at least once.
     let mail_dir = dir.path().join("mail");
-    eventually(
+    eventually_within(
         "every email is written after the restart",
         Duration::from_secs(150),
         || {
@@ -500,17 +509,21 @@ async fn sigkill_during_delivery_loses_no_webhook_or_email() {
 }
 
 /// A receiver that answers 200 after `delay`: the recording receiver behind
-/// a small delaying TCP proxy, and the proxy's port. The proxy binds port 0
-/// itself (a port chosen earlier could be taken by a parallel test).
-async fn slow_receiver(delay: Duration) -> (Receiver, u16) {
+/// a small delaying TCP proxy, the proxy's port, and how many connections
+/// it has taken (calls under way or done). The proxy binds port 0 itself (a
+/// port chosen earlier could be taken by a parallel test).
+async fn slow_receiver(delay: Duration) -> (Receiver, u16, Arc<AtomicUsize>) {
     let receiver = Receiver::always(200).await;
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
         .await
         .expect("bind the receiver proxy");
     let port = listener.local_addr().expect("proxy address").port();
     let upstream = receiver.port;
+    let calls = Arc::new(AtomicUsize::new(0));
+    let taken = calls.clone();
     tokio::spawn(async move {
         while let Ok((mut inbound, _)) = listener.accept().await {
+            taken.fetch_add(1, Ordering::SeqCst);
             tokio::spawn(async move {
                 tokio::time::sleep(delay).await;
                 if let Ok(mut outbound) = TcpStream::connect(("127.0.0.1", upstream)).await {
@@ -519,7 +532,7 @@ async fn slow_receiver(delay: Duration) -> (Receiver, u16) {
             });
         }
     });
-    (receiver, port)
+    (receiver, port, calls)
 }
 
 /// A receiver that is down, one that hangs, one that answers garbage: each
@@ -574,7 +587,7 @@ async fn misbehaving_receivers_keep_their_schedule_and_block_nothing() {
         .assert_status(201);
     }
     // The healthy receiver gets every event while the others still retry.
-    eventually(
+    eventually_within(
         "the healthy receiver has every event",
         Duration::from_secs(20),
         || async { healthy.count() >= EVENTS },
@@ -595,7 +608,7 @@ async fn misbehaving_receivers_keep_their_schedule_and_block_nothing() {
     // Every bad delivery ends failed after exactly five attempts.
     for id in &bad {
         let path = format!("/company/webhooks/{id}/deliveries?limit=100");
-        eventually(
+        eventually_within(
             "the schedule runs to the end",
             Duration::from_secs(60),
             || async {

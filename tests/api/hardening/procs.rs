@@ -10,6 +10,8 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
 
+use crate::support::{eventually, eventually_within};
+
 /// True when the environment says missing tools must fail, not skip.
 pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true")
@@ -35,25 +37,6 @@ fn have(program: &str) -> bool {
         .stdout(Stdio::null())
         .status()
         .is_ok_and(|s| s.success())
-}
-
-/// Polls `check` every 100 ms until it is true or `limit` passes.
-pub async fn eventually<F, Fut>(what: &str, limit: Duration, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + limit;
-    loop {
-        if check().await {
-            return;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out after {limit:?} waiting for: {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 // ------------------------------------------------------------------ Redis
@@ -104,7 +87,7 @@ impl PrivateRedis {
             .expect("redis-server starts");
         self.child = Some(child);
         let port = self.port;
-        eventually(
+        eventually_within(
             "private redis answers PING",
             Duration::from_secs(10),
             || redis_ping(port),
@@ -330,7 +313,7 @@ impl ServiceProcess {
             .spawn()
             .expect("supportdesk serve starts");
         let url = format!("http://127.0.0.1:{port}/healthz");
-        eventually(
+        eventually_within(
             "the service answers /healthz",
             Duration::from_secs(30),
             || {
@@ -349,5 +332,20 @@ impl ServiceProcess {
     /// SIGKILL: no shutdown, no draining.
     pub async fn kill(mut self) {
         self.child.kill().await.expect("SIGKILL");
+    }
+
+    /// SIGTERM, and returns once the process has exited: it has finished
+    /// its requests and written all it will to its log.
+    pub async fn stop(mut self) {
+        let pid = self.child.id().expect("the service runs");
+        let sent = std::process::Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success(), "SIGTERM sent");
+        eventually("the service exits", async || {
+            self.child.try_wait().expect("service status").is_some()
+        })
+        .await;
     }
 }

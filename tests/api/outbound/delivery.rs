@@ -8,11 +8,11 @@ use supportdesk::auth::{Mode, ScopeSet};
 use supportdesk::events::EventName;
 
 use super::support::{
-    self, Receiver, Reply, create_user, create_webhook, deliveries, drive_until, drive_until_api,
-    settle, tenant,
+    self, DELIVERED_WITHIN, Receiver, Reply, create_user, create_webhook, deliveries, drive_until,
+    drive_until_api, settle, tenant,
 };
 use crate::backend_tests;
-use crate::support::{Backend, TestApp};
+use crate::support::{Backend, TestApp, eventually_within};
 
 backend_tests!(
     subscribed_event_arrives_signed,
@@ -36,11 +36,10 @@ async fn subscribed_event_arrives_signed(backend: Backend) {
         create_webhook(&app, &acme.key, &receiver.url("/hooks"), &["user.created"]).await;
     let user_id = create_user(&app, &tenant(&acme, Mode::Test), "Ada").await;
 
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    while receiver.count() == 0 {
-        assert!(tokio::time::Instant::now() < deadline, "no delivery");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually_within("a delivery", DELIVERED_WITHIN, || async {
+        receiver.count() > 0
+    })
+    .await;
     let hit = receiver.hits()[0].clone();
     assert_eq!(hit.path, "/hooks");
     assert_eq!(hit.header("content-type"), "application/json");
@@ -317,14 +316,10 @@ async fn killed_worker_means_redelivery_after_the_lease(backend: Backend) {
     // anything (the task is dropped mid-request).
     let state = app.state.clone();
     let worker = tokio::spawn(async move { supportdesk::outbox::run_due(&state).await });
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    while receiver.count() == 0 {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "first attempt never sent"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    eventually_within("the first attempt sent", DELIVERED_WITHIN, || async {
+        receiver.count() > 0
+    })
+    .await;
     worker.abort();
     let _ = worker.await;
 
@@ -580,22 +575,18 @@ async fn a_hanging_endpoint_does_not_hold_up_others(backend: Backend) {
     .await
     .expect("emit");
     tx.commit().await.expect("commit");
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    while slow.count() == 0 {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "slow endpoint never called"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually_within("a call to the slow endpoint", DELIVERED_WITHIN, || async {
+        slow.count() > 0
+    })
+    .await;
 
+    // Well before the hanging call times out (60 s) and frees its slot.
     create_user(&app, &tenant, "Fast").await;
-    while fast.count() == 0 {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the hanging endpoint held up the other delivery"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually_within(
+        "the other delivery, while the hanging endpoint holds its call",
+        DELIVERED_WITHIN,
+        || async { fast.count() > 0 },
+    )
+    .await;
     assert_eq!(slow.count(), 1);
 }

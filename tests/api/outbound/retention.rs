@@ -13,9 +13,8 @@ use uuid::Uuid;
 
 use super::support::create_webhook;
 use crate::backend_tests;
-use crate::chat::eventually;
 use crate::idempotency::post_keyed;
-use crate::support::{Backend, TestApp};
+use crate::support::{Backend, TestApp, eventually};
 
 backend_tests!(
     a_pass_deletes_old_finished_rows_and_keeps_pending_leased_and_recent_ones,

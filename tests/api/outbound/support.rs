@@ -16,7 +16,7 @@ use sha2::Sha256;
 use supportdesk::auth::{Mode, Tenant};
 use supportdesk::users::store::NewUser;
 
-use crate::support::{TestApp, TestCompany};
+use crate::support::{TestApp, TestCompany, eventually_within};
 
 /// Shortened retry delays: five attempts in a fraction of a second.
 pub fn fast_retries(config: &mut supportdesk::Config) {
@@ -155,7 +155,12 @@ fn status(code: u16) -> StatusCode {
     StatusCode::from_u16(code).expect("status code")
 }
 
-/// Runs the outbox worker step by step until `done` holds (30 s at most).
+/// How long the outbound tests wait for the outbox: a delivery's attempts
+/// follow real (if shortened) retry delays, on a machine shared with the
+/// other tests.
+pub const DELIVERED_WITHIN: Duration = Duration::from_secs(30);
+
+/// Runs the outbox worker step by step until `done` holds.
 pub async fn drive_until(app: &TestApp, what: &str, mut done: impl FnMut() -> bool) {
     drive_state_until(&app.state, what, &mut done).await
 }
@@ -165,32 +170,20 @@ pub async fn drive_state_until(
     what: &str,
     done: &mut dyn FnMut() -> bool,
 ) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
+    eventually_within(what, DELIVERED_WITHIN, async || {
         supportdesk::outbox::run_due(state).await;
-        if done() {
-            return;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "timed out: {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        done()
+    })
+    .await
 }
 
 /// Polls `check` (an async condition on the API) while driving the worker.
-pub async fn drive_until_api<F, Fut>(app: &TestApp, what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
+pub async fn drive_until_api(app: &TestApp, what: &str, mut check: impl AsyncFnMut() -> bool) {
+    eventually_within(what, DELIVERED_WITHIN, async || {
         supportdesk::outbox::run_due(&app.state).await;
-        if check().await {
-            return;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "timed out: {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        check().await
+    })
+    .await
 }
 
 /// A few more worker steps, to show that nothing else is sent.

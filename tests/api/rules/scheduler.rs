@@ -12,7 +12,7 @@ use super::{
     get_ticket, put_rules, run_pass, ticket, user,
 };
 use crate::backend_tests;
-use crate::support::{Backend, TestApp};
+use crate::support::{Backend, TestApp, eventually_within};
 
 backend_tests!(
     a_rule_fires_for_matching_tickets_only,
@@ -321,18 +321,9 @@ async fn rules_act_only_on_their_tenant(backend: Backend) {
     );
 }
 
-/// Polls `done` every 50 ms for up to 30 s.
-async fn eventually<F, Fut>(what: &str, mut done: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    while !done().await {
-        assert!(tokio::time::Instant::now() < deadline, "timed out: {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
+/// How long a test waits for the background scheduler: many intervals,
+/// as its passes share a loaded machine with the other tests.
+const SCHEDULED_WITHIN: Duration = Duration::from_secs(30);
 
 async fn the_scheduler_runs_every_interval(backend: Backend) {
     let app = TestApp::spawn_with(backend, |c| c.rules_interval = Duration::from_millis(100)).await;
@@ -348,9 +339,11 @@ async fn the_scheduler_runs_every_interval(backend: Backend) {
     // Tickets created after the first passes are picked up by later ones.
     for round in 0..2 {
         let id = ticket(&app, &acme, json!({"subject": format!("Round {round}")})).await;
-        eventually("the scheduler escalates the ticket", || async {
-            get_ticket(&app, &acme.key, &id).await["assignedToId"] == json!(bob.id)
-        })
+        eventually_within(
+            "the scheduler escalates the ticket",
+            SCHEDULED_WITHIN,
+            || async { get_ticket(&app, &acme.key, &id).await["assignedToId"] == json!(bob.id) },
+        )
         .await;
     }
     assert_eq!(escalated_event_count(&app).await, 2);
@@ -373,7 +366,7 @@ async fn two_nodes_fire_a_rule_once(backend: Backend) {
                 "action": {"escalateToId": bob.id}}]),
     )
     .await;
-    eventually("every ticket is escalated", || async {
+    eventually_within("every ticket is escalated", SCHEDULED_WITHIN, || async {
         escalated_event_count(&app).await >= 6
     })
     .await;

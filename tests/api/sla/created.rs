@@ -3,8 +3,6 @@
 //! node; a custom field condition is checked against the values the ticket
 //! is created with. And the `sla.warned` times of a ticket.
 
-use std::time::Duration as StdDuration;
-
 use chrono::{Datelike, Duration};
 use serde_json::{Value, json};
 use supportdesk::auth::{Mode, Tenant};
@@ -16,7 +14,7 @@ use crate::backend_tests;
 use crate::chat::client::Client;
 use crate::chat::id_of;
 use crate::outbound::support::{Receiver, create_webhook, drive_until, settle};
-use crate::support::{Backend, TestApp, TestCompany};
+use crate::support::{Backend, TestApp, TestCompany, eventually_within};
 
 backend_tests!(
     a_policy_change_on_one_node_applies_to_a_create_on_another,
@@ -58,14 +56,12 @@ async fn a_policy_change_on_one_node_applies_to_a_create_on_another(backend: Bac
     let policies = put_policies(&node_a, &acme.key, fast(None)).await;
     // Node B learns it over the bus, long before its snapshot expires
     // (`SNAPSHOT_TTL`): waiting on expiry alone would not get here.
-    let deadline = tokio::time::Instant::now() + SNAPSHOT_TTL / 2;
-    while node_b.state.sla.get(&tenant_of(&acme)).is_some() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "node B still holds acme's old SLA rules"
-        );
-        tokio::time::sleep(StdDuration::from_millis(25)).await;
-    }
+    eventually_within(
+        "node B drops acme's old SLA rules",
+        SNAPSHOT_TTL / 2,
+        || async { node_b.state.sla.get(&tenant_of(&acme)).is_none() },
+    )
+    .await;
     let made = ticket(&node_b, &acme, "HIGH").await;
     assert_eq!(made["sla"]["policyId"], policies[0]["id"]);
     assert_eq!(

@@ -7,14 +7,14 @@
 
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{Value, json};
-use supportdesk::db::Db;
+use supportdesk::db::Query;
 use supportdesk::sla::clocks::scheduler::{due_sql, run_pass};
 
 use super::put_policies;
 use crate::backend_tests;
 use crate::chat::client::Client;
 use crate::outbound::support::{Receiver, create_webhook, drive_until, settle};
-use crate::support::{Backend, TestApp, TestCompany};
+use crate::support::{Backend, TestApp, TestCompany, plan};
 
 backend_tests!(
     the_first_matching_policy_sets_the_due_times,
@@ -467,42 +467,11 @@ async fn sla_filters_and_the_sla_due_order(backend: Backend) {
 async fn the_scheduler_reads_due_clocks_by_index(backend: Backend) {
     let app = quiet(backend).await;
     for (warn, index) in [(true, "ticket_sla_warn"), (false, "ticket_sla_due")] {
-        let sql = due_sql(warn);
-        let now = supportdesk::time::Timestamp::now();
-        let plan: String = match &app.state.db {
-            Db::Sqlite(pool) => {
-                let pool = pool.sqlx();
-                let rows = sqlx::query_as::<_, (i64, i64, i64, String)>(sqlx::AssertSqlSafe(
-                    format!("EXPLAIN QUERY PLAN {sql}"),
-                ))
-                .bind(now)
-                .bind(500i64)
-                .fetch_all(pool)
-                .await
-                .expect("plan");
-                rows.into_iter().map(|r| r.3 + "\n").collect()
-            }
-            Db::Postgres(pool) => {
-                let pool = pool.sqlx();
-                // An empty table would be scanned whole: make that the
-                // expensive choice, so the plan shows which index serves.
-                let mut tx = pool.begin().await.expect("tx");
-                for setting in ["enable_seqscan", "enable_bitmapscan"] {
-                    sqlx::query(sqlx::AssertSqlSafe(format!("SET LOCAL {setting} = off")))
-                        .execute(&mut *tx)
-                        .await
-                        .expect("set");
-                }
-                let rows =
-                    sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(format!("EXPLAIN {sql}")))
-                        .bind(now)
-                        .bind(500i64)
-                        .fetch_all(&mut *tx)
-                        .await
-                        .expect("plan");
-                rows.join("\n") + "\n"
-            }
-        };
+        let query = Query::new(due_sql(warn))
+            .bind(supportdesk::time::Timestamp::now())
+            .bind(500i64);
+        let off = ["enable_seqscan", "enable_bitmapscan"];
+        let plan = plan(&app.state.db, query, &off).await;
         assert!(
             plan.replace('\n', " ").contains(&format!("{index} ")),
             "{index}:\n{plan}"

@@ -16,9 +16,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 mod oversized;
+mod plan;
+mod poll;
 mod template;
 
 pub use oversized::post_refused_body;
+pub use plan::plan;
+pub use poll::{eventually, eventually_within};
 
 use reqwest::Method;
 use serde_json::Value;
@@ -319,6 +323,13 @@ impl TestApp {
         self.shutdown.clone()
     }
 
+    /// Whether the server has stopped (after a shutdown was triggered).
+    pub fn has_stopped(&self) -> bool {
+        self.server
+            .as_ref()
+            .is_none_or(|server| server.is_finished())
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.address, path)
     }
@@ -560,7 +571,7 @@ async fn wait_for_a_lock_wait(
     pool: &sqlx::PgPool,
     request: &tokio::task::JoinHandle<TestResponse>,
 ) {
-    loop {
+    eventually("a session waits for a lock", async || {
         assert!(
             !request.is_finished(),
             "the request finished without waiting for a lock"
@@ -572,9 +583,7 @@ async fn wait_for_a_lock_wait(
         .fetch_one(pool)
         .await
         .expect("pg_stat_activity");
-        if waiting > 0 {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+        waiting > 0
+    })
+    .await
 }

@@ -8,8 +8,8 @@ use serde_json::json;
 
 use super::{agents, assignee, chat, online, routed_team, session};
 use crate::backend_tests;
-use crate::chat::{eventually, id_of};
-use crate::support::{Backend, TestApp};
+use crate::chat::id_of;
+use crate::support::{Backend, TestApp, eventually};
 
 backend_tests!(
     a_manual_reassignment_frees_the_place_of_the_agent_it_leaves,

@@ -7,8 +7,8 @@ use uuid::Uuid;
 
 use super::{agents, assigned_events, chat, online, routed_team};
 use crate::backend_tests;
-use crate::chat::{eventually, tenant};
-use crate::support::{Backend, TestApp};
+use crate::chat::tenant;
+use crate::support::{Backend, TestApp, eventually};
 
 backend_tests!(
     two_nodes_never_assign_beyond_capacity_nor_one_chat_twice,

@@ -9,8 +9,8 @@ use uuid::Uuid;
 
 use super::{agents, assigned_events, assignee, chat, online, routed_team, session, visitor};
 use crate::backend_tests;
-use crate::chat::{agent, eventually, id_of};
-use crate::support::{Backend, TestApp, TestCompany};
+use crate::chat::{agent, id_of};
+use crate::support::{Backend, TestApp, TestCompany, eventually};
 
 backend_tests!(
     least_busy_fills_each_agent_to_capacity_and_queues_the_rest_in_order,

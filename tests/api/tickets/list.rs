@@ -1,6 +1,8 @@
 //! GET /tickets: shape, limits, every filter combination, paging, indexes.
 
 use super::*;
+use crate::support::plan;
+use supportdesk::db::Query;
 
 backend_tests!(
     the_default_page_is_the_newest_20_with_the_item_shape,
@@ -289,64 +291,33 @@ async fn every_list_filter_combination_reads_its_index_in_order(backend: Backend
         } else {
             format!("tickets_list_{suffix} ")
         };
-        let sql = store::list_sql(&filter, cursor);
-        macro_rules! bind_all {
-            ($q:expr) => {{
-                let mut q = $q.bind(company).bind("test");
-                if let Some(v) = filter.entity_id {
-                    q = q.bind(v);
-                }
-                if let Some(v) = filter.status {
-                    q = q.bind(v);
-                }
-                if let Some(v) = filter.priority {
-                    q = q.bind(v);
-                }
-                if let Some(v) = filter.assigned_to_id {
-                    q = q.bind(v);
-                }
-                if let Some(v) = filter.team_id {
-                    q = q.bind(v);
-                }
-                if cursor {
-                    q = q
-                        .bind(supportdesk::time::Timestamp::now())
-                        .bind(Uuid::now_v7());
-                }
-                q.bind(20i64).bind(0i64)
-            }};
+        // The binds in `list_sql`'s order; a cursor page's position is any.
+        let mut query = Query::new(store::list_sql(&filter, cursor))
+            .bind(company)
+            .bind("test");
+        if let Some(v) = filter.entity_id {
+            query = query.bind(v);
         }
-        let plan: String = match &app.state.db {
-            Db::Sqlite(pool) => {
-                let pool = pool.sqlx();
-                let rows = bind_all!(sqlx::query_as::<_, (i64, i64, i64, String)>(
-                    sqlx::AssertSqlSafe(format!("EXPLAIN QUERY PLAN {sql}"))
-                ))
-                .fetch_all(pool)
-                .await
-                .expect("plan");
-                rows.into_iter().map(|r| r.3 + "\n").collect()
-            }
-            Db::Postgres(pool) => {
-                let pool = pool.sqlx();
-                // An empty table would be scanned whole: make that the
-                // expensive choice, so the plan shows which index serves.
-                let mut tx = pool.begin().await.expect("tx");
-                for setting in ["enable_seqscan", "enable_bitmapscan"] {
-                    sqlx::query(sqlx::AssertSqlSafe(format!("SET LOCAL {setting} = off")))
-                        .execute(&mut *tx)
-                        .await
-                        .expect("set");
-                }
-                let rows = bind_all!(sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(
-                    format!("EXPLAIN {sql}")
-                )))
-                .fetch_all(&mut *tx)
-                .await
-                .expect("plan");
-                rows.join("\n") + "\n"
-            }
-        };
+        if let Some(v) = filter.status {
+            query = query.bind(v);
+        }
+        if let Some(v) = filter.priority {
+            query = query.bind(v);
+        }
+        if let Some(v) = filter.assigned_to_id {
+            query = query.bind(v);
+        }
+        if let Some(v) = filter.team_id {
+            query = query.bind(v);
+        }
+        if cursor {
+            query = query
+                .bind(supportdesk::time::Timestamp::now())
+                .bind(Uuid::now_v7());
+        }
+        let query = query.bind(20i64).bind(0i64);
+        let off = ["enable_seqscan", "enable_bitmapscan"];
+        let plan = plan(&app.state.db, query, &off).await;
         let plan_index = plan.replace('\n', " ");
         assert!(
             plan_index.contains(&index),
@@ -380,46 +351,16 @@ async fn tag_and_custom_field_filters_probe_their_indexes(backend: Backend) {
         },
         ..Default::default()
     };
-    let sql = store::list_sql(&filter, false);
-    macro_rules! bind_all {
-        ($q:expr) => {
-            $q.bind(acme.company.id)
-                .bind("test")
-                .bind("OPEN")
-                .bind("vip")
-                .bind("order_total")
-                .bind(100.0f64)
-                .bind(20i64)
-                .bind(0i64)
-        };
-    }
-    let plan: String = match &app.state.db {
-        Db::Sqlite(pool) => {
-            let pool = pool.sqlx();
-            let rows = bind_all!(sqlx::query_as::<_, (i64, i64, i64, String)>(
-                sqlx::AssertSqlSafe(format!("EXPLAIN QUERY PLAN {sql}"))
-            ))
-            .fetch_all(pool)
-            .await
-            .expect("plan");
-            rows.into_iter().map(|r| r.3 + "\n").collect()
-        }
-        Db::Postgres(pool) => {
-            let pool = pool.sqlx();
-            let mut tx = pool.begin().await.expect("tx");
-            sqlx::query("SET LOCAL enable_seqscan = off")
-                .execute(&mut *tx)
-                .await
-                .expect("set");
-            let rows = bind_all!(sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(
-                format!("EXPLAIN {sql}")
-            )))
-            .fetch_all(&mut *tx)
-            .await
-            .expect("plan");
-            rows.join("\n") + "\n"
-        }
-    };
+    let query = Query::new(store::list_sql(&filter, false))
+        .bind(acme.company.id)
+        .bind("test")
+        .bind("OPEN")
+        .bind("vip")
+        .bind("order_total")
+        .bind(100.0f64)
+        .bind(20i64)
+        .bind(0i64);
+    let plan = plan(&app.state.db, query, &["enable_seqscan"]).await;
     let tag_key = match backend {
         Backend::Postgres => "ticket_tags_pkey",
         Backend::Sqlite => "sqlite_autoindex_ticket_tags_1",
