@@ -163,6 +163,17 @@ impl Topic {
     }
 }
 
+crate::text_enum! {
+    /// The kinds of frame a client may send (a frame's `type`).
+    pub enum ClientFrameKind {
+        Subscribe = "subscribe",
+        Unsubscribe = "unsubscribe",
+        Message = "message",
+        Typing = "typing",
+        Ping = "ping",
+    }
+}
+
 /// A frame from a client. Fields are optional here and checked per type,
 /// so that a bad frame gets an `error` frame rather than a dropped socket.
 #[derive(Debug, Default, Deserialize)]

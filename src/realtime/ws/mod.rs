@@ -36,7 +36,7 @@ pub use auth::{Credential, WsQuery, authenticate, slot_for};
 use super::bus::BusInterest;
 use super::credentials::Ending;
 use super::hub::{Close, Connection, Frame, KickSignal, Next};
-use super::protocol::{self, ClientFrame, HubChannel};
+use super::protocol::{self, ClientFrame, ClientFrameKind, HubChannel};
 use super::slots::Slot;
 use crate::error::{ApiError, StoreError};
 use crate::extract::Query;
@@ -509,20 +509,21 @@ impl Socket {
             return self.send_text(error).await;
         };
         let id = frame.id.clone();
-        let outcome = match frame.kind.as_deref() {
-            Some("subscribe") => self.subscribe(&frame, id.as_ref()).await,
-            Some("unsubscribe") => self.unsubscribe(&frame, id.as_ref()).await,
+        let kind = frame.kind.as_deref().map(str::parse::<ClientFrameKind>);
+        let outcome = match kind {
+            Some(Ok(ClientFrameKind::Subscribe)) => self.subscribe(&frame, id.as_ref()).await,
+            Some(Ok(ClientFrameKind::Unsubscribe)) => self.unsubscribe(&frame, id.as_ref()).await,
             // Boxed: posting a message runs the chat store's transaction,
             // whose future is ~23 KiB; inline, every frame (a subscribe, a
             // ping) would allocate that much.
-            Some("message") => Box::pin(self.message(&frame, id.as_ref())).await,
-            Some("typing") => self.typing(&frame).await,
-            Some("ping") => Ok(self
+            Some(Ok(ClientFrameKind::Message)) => Box::pin(self.message(&frame, id.as_ref())).await,
+            Some(Ok(ClientFrameKind::Typing)) => self.typing(&frame).await,
+            Some(Ok(ClientFrameKind::Ping)) => Ok(self
                 .send_text(protocol::reply("pong", None, id.as_ref()))
                 .await?),
-            _ => Err(ApiError::invalid_field(
+            None | Some(Err(_)) => Err(ApiError::invalid_field(
                 "type",
-                "must be one of: subscribe, unsubscribe, message, typing, ping",
+                format!("must be one of: {}", ClientFrameKind::NAMES.join(", ")),
             )
             .into()),
         };
