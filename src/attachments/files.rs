@@ -14,7 +14,7 @@ use serde::Deserialize;
 use super::model::is_inline;
 use super::storage::Storage;
 use super::store::{self, Stored};
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::extract::{Id, Query};
 use crate::state::AppState;
 
@@ -48,7 +48,7 @@ async fn signed(
     if !valid {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
-            "invalid_link",
+            ErrorCode::InvalidLink,
             "This link is invalid or has expired",
         ));
     }
@@ -64,7 +64,7 @@ pub async fn serve(storage: &Storage, stored: &Stored, headers: &HeaderMap) -> A
         Err(()) => {
             return Err(ApiError::new(
                 StatusCode::RANGE_NOT_SATISFIABLE,
-                "range_not_satisfiable",
+                ErrorCode::RangeNotSatisfiable,
                 format!("The range is outside the file's {size} bytes"),
             )
             .with_header(header::CONTENT_RANGE, text(&format!("bytes */{size}"))));

@@ -15,7 +15,7 @@ use super::model::{self, Attachment};
 use super::store::{self, NewAttachment, Stored};
 use super::{Attachments, Storage, files};
 use crate::auth::{Principal, Scope, Tenant};
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::extract::{Id, Json, Query};
 use crate::router::ApiRouter;
 use crate::state::AppState;
@@ -190,7 +190,7 @@ pub(crate) async fn receive(
         let _ = storage.remove(&ingested.temporary).await;
         return Err(ApiError::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "unsupported_media_type",
+            ErrorCode::UnsupportedMediaType,
             format!("Files of type {content_type} cannot be uploaded here"),
         ));
     }
@@ -268,7 +268,7 @@ fn ingest_error(err: IngestError) -> ApiError {
     match err {
         IngestError::TooLarge(limit) => ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
-            "payload_too_large",
+            ErrorCode::PayloadTooLarge,
             format!("Attachments may be at most {limit} bytes"),
         ),
         IngestError::Empty => ApiError::invalid_field("file", "must not be empty"),

@@ -11,7 +11,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use super::model::{Attachment, visitor_may_upload};
 use super::routes::{Rules, UploadForm, receive};
 use crate::chat::model::SessionStatus;
-use crate::error::{ApiError, ApiResult, StoreError};
+use crate::error::{ApiError, ApiResult, ErrorCode, StoreError};
 use crate::extract::{Json, Query};
 use crate::openapi::schema::ErrorBody;
 use crate::ratelimit::Limiter;
@@ -74,14 +74,14 @@ pub(crate) async fn upload(
     if company.status != crate::companies::CompanyStatus::Active {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
-            "account_suspended",
+            ErrorCode::AccountSuspended,
             "Account is suspended",
         ));
     }
     if session.status == SessionStatus::Closed {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
-            "session_closed",
+            ErrorCode::SessionClosed,
             "The chat session is closed",
         ));
     }
@@ -110,5 +110,5 @@ pub(crate) async fn upload(
 }
 
 fn invalid_token(message: &str) -> ApiError {
-    ApiError::new(StatusCode::UNAUTHORIZED, "invalid_token", message)
+    ApiError::new(StatusCode::UNAUTHORIZED, ErrorCode::InvalidToken, message)
 }

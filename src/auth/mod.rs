@@ -1,6 +1,7 @@
 //! Who is calling: API keys, their scopes, and the tenant (company + mode)
 //! every store function is given so that no query can forget it.
 
+pub mod access;
 pub mod by_id;
 pub mod cache;
 pub mod key;
@@ -33,9 +34,8 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Principal {
         _state: &S,
     ) -> Result<Self, Self::Rejection> {
         parts.extensions.get::<Principal>().cloned().ok_or_else(|| {
-            crate::error::ApiError::new(
-                axum::http::StatusCode::UNAUTHORIZED,
-                "missing_api_key",
+            crate::error::ApiError::unauthorized(
+                crate::error::ErrorCode::MissingApiKey,
                 "X-API-Key header is required",
             )
         })

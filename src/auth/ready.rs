@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use super::{Principal, Tenant};
 use crate::companies::CompanyStatus;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 use crate::keys::store::KeyForAuth;
 use crate::ratelimit::KeyHeaders;
 use crate::time::Timestamp;
@@ -77,14 +77,20 @@ impl ReadyKey {
             .expires_at
             .is_some_and(|expiry| expiry <= Timestamp::now())
         {
-            return Err(unauthorized("expired_api_key", "API key has expired"));
+            return Err(ApiError::unauthorized(
+                ErrorCode::ExpiredApiKey,
+                "API key has expired",
+            ));
         }
         match self.standing {
             Standing::Usable => Ok(self.principal.clone()),
-            Standing::Inactive => Err(unauthorized("invalid_api_key", "API key is inactive")),
+            Standing::Inactive => Err(ApiError::unauthorized(
+                ErrorCode::InvalidApiKey,
+                "API key is inactive",
+            )),
             Standing::Suspended => Err(ApiError::new(
                 StatusCode::FORBIDDEN,
-                "account_suspended",
+                ErrorCode::AccountSuspended,
                 "Account is suspended",
             )),
         }
@@ -94,8 +100,4 @@ impl ReadyKey {
 /// The requests per window a key's stored `rate_limit` allows (at least 1).
 pub fn allowance(rate_limit: i64) -> u64 {
     u64::try_from(rate_limit).unwrap_or(1).max(1)
-}
-
-fn unauthorized(code: &'static str, message: &str) -> ApiError {
-    ApiError::new(StatusCode::UNAUTHORIZED, code, message)
 }

@@ -2,54 +2,39 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-macro_rules! scopes {
-    ($($variant:ident => $name:literal),+ $(,)?) => {
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum Scope { $($variant),+ }
-
-        impl Scope {
-            pub const ALL: &'static [Scope] = &[$(Scope::$variant),+];
-
-            pub fn as_str(self) -> &'static str {
-                match self { $(Scope::$variant => $name),+ }
-            }
-
-            pub fn parse(value: &str) -> Option<Scope> {
-                match value { $($name => Some(Scope::$variant),)+ _ => None }
-            }
-        }
-    };
+crate::text_enum! {
+    /// One permission a key (or a session) may hold, with its wire spelling.
+    pub enum Scope {
+        TicketsRead = "tickets:read",
+        TicketsWrite = "tickets:write",
+        TicketsDelete = "tickets:delete",
+        KbRead = "kb:read",
+        KbWrite = "kb:write",
+        KbDelete = "kb:delete",
+        ChatRead = "chat:read",
+        ChatWrite = "chat:write",
+        UsersRead = "users:read",
+        UsersWrite = "users:write",
+        EntitiesRead = "entities:read",
+        EntitiesWrite = "entities:write",
+        ReportsRead = "reports:read",
+        SettingsRead = "settings:read",
+        SettingsWrite = "settings:write",
+        ApiKeysRead = "api-keys:read",
+        ApiKeysWrite = "api-keys:write",
+        BillingRead = "billing:read",
+        BillingWrite = "billing:write",
+        TeamsRead = "teams:read",
+        TeamsWrite = "teams:write",
+        AttachmentsRead = "attachments:read",
+        AttachmentsWrite = "attachments:write",
+    }
 }
 
-scopes! {
-    TicketsRead => "tickets:read",
-    TicketsWrite => "tickets:write",
-    TicketsDelete => "tickets:delete",
-    KbRead => "kb:read",
-    KbWrite => "kb:write",
-    KbDelete => "kb:delete",
-    ChatRead => "chat:read",
-    ChatWrite => "chat:write",
-    UsersRead => "users:read",
-    UsersWrite => "users:write",
-    EntitiesRead => "entities:read",
-    EntitiesWrite => "entities:write",
-    ReportsRead => "reports:read",
-    SettingsRead => "settings:read",
-    SettingsWrite => "settings:write",
-    ApiKeysRead => "api-keys:read",
-    ApiKeysWrite => "api-keys:write",
-    BillingRead => "billing:read",
-    BillingWrite => "billing:write",
-    TeamsRead => "teams:read",
-    TeamsWrite => "teams:write",
-    AttachmentsRead => "attachments:read",
-    AttachmentsWrite => "attachments:write",
-}
-
-impl std::fmt::Display for Scope {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+impl Scope {
+    /// The scope named `value`, if this build knows it.
+    pub fn parse(value: &str) -> Option<Scope> {
+        value.parse().ok()
     }
 }
 
@@ -141,12 +126,6 @@ impl std::error::Error for UnknownStoredScopes {}
 crate::decoded_from_text!(ScopeSet, |text| {
     ScopeSet::parse_list(text).map_err(UnknownStoredScopes)
 });
-
-impl From<ScopeSet> for crate::db::Value {
-    fn from(scopes: ScopeSet) -> Self {
-        crate::db::Value::from(scopes.to_stored())
-    }
-}
 
 impl crate::db::StoredAs for ScopeSet {
     fn stored(self) -> crate::db::Value {

@@ -11,7 +11,7 @@ use uuid::Uuid;
 use super::model::{Cursor, Op, RecordType};
 use super::store::{self, Entry, Read};
 use crate::auth::{Principal, Scope};
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::extract::{Json, Query};
 use crate::openapi::schema::ErrorBody;
 use crate::router::ApiRouter;
@@ -103,7 +103,7 @@ async fn list(
         })),
         Read::Expired => Err(ApiError::new(
             StatusCode::GONE,
-            "cursor_expired",
+            ErrorCode::CursorExpired,
             "Changes after this cursor are no longer retained; re-sync from the lists",
         )),
         Read::Unknown => Err(ApiError::invalid_field(

@@ -9,7 +9,7 @@ use super::model::{
 };
 use super::store::{self, SendError, Sent};
 use crate::auth::Tenant;
-use crate::error::{ApiError, ApiResult, StoreError};
+use crate::error::{ApiError, ApiResult, ErrorCode, StoreError};
 use crate::realtime::presence::{AgentPresence, Visibility};
 use crate::realtime::protocol::{self, Channel, HubChannel, Topic};
 use crate::state::AppState;
@@ -24,7 +24,7 @@ impl From<SendError> for ApiError {
         match err {
             SendError::SessionClosed => ApiError::new(
                 axum::http::StatusCode::CONFLICT,
-                "session_closed",
+                ErrorCode::SessionClosed,
                 "The chat session is closed",
             ),
             SendError::Store(err) => err.into(),

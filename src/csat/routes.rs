@@ -10,7 +10,7 @@ use super::model::{Rating, RatingFilter, RatingTarget, Refusal, SCORE_MAX, SCORE
 use super::notify;
 use super::store::{self, RateError};
 use crate::auth::{Principal, Scope};
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::extract::{Id, Json, Query};
 use crate::openapi::schema::ErrorBody;
 use crate::paging::{After, CursorPage, ListId, ListRequest};
@@ -39,7 +39,7 @@ pub fn refused(err: RateError) -> ApiError {
     match refusal {
         Refusal::Off => ApiError::new(
             StatusCode::FORBIDDEN,
-            "csat_off",
+            ErrorCode::CsatOff,
             "Satisfaction ratings are turned off for this entity",
         ),
         Refusal::NotFinished => {

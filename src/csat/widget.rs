@@ -12,7 +12,7 @@ use super::model::{COMMENT_MAX, NewRating, Rating, RatingTarget, SCORE_MAX, SCOR
 use super::routes::refused;
 use super::store::{self, Submitted};
 use crate::auth::Tenant;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::extract::Json;
 use crate::openapi::schema::ErrorBody;
 use crate::realtime::token::TokenGrant;
@@ -41,7 +41,7 @@ pub(crate) struct RateBody {
 }
 
 fn unauthorized(message: &str) -> ApiError {
-    ApiError::new(StatusCode::UNAUTHORIZED, "invalid_token", message)
+    ApiError::new(StatusCode::UNAUTHORIZED, ErrorCode::InvalidToken, message)
 }
 
 fn bearer(headers: &HeaderMap) -> Option<&str> {
@@ -89,7 +89,7 @@ pub(crate) async fn rate(
             ));
         }
     };
-    crate::widget::ensure_active(&state, &tenant).await?;
+    crate::companies::ensure_active(&state.db, &tenant).await?;
     let (score, comment) = (
         match body.score {
             Some(n) if (SCORE_MIN..=SCORE_MAX).contains(&n) => Ok(n),
@@ -155,7 +155,7 @@ async fn link_target(
             BadLink::Invalid => "This rating link is not valid",
             BadLink::Expired => "This rating link has expired",
         };
-        ApiError::new(StatusCode::FORBIDDEN, "invalid_link", message)
+        ApiError::new(StatusCode::FORBIDDEN, ErrorCode::InvalidLink, message)
     })?;
     let tenant = store::tenant_of(&state.db, target)
         .await?

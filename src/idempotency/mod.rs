@@ -38,7 +38,7 @@ use uuid::Uuid;
 
 use crate::auth::{Principal, Tenant};
 use crate::db::{CommitHook, Query, Tx, with_commit_hook};
-use crate::error::{ApiError, ApiResult, StoreError};
+use crate::error::{ApiError, ApiResult, ErrorCode, StoreError};
 use crate::state::AppState;
 use store::{Claim, KeyRecord, KeyState, RequestIdentity, StoredAnswer, Terms};
 
@@ -172,7 +172,7 @@ async fn acquire(
         if !record.names(identity) {
             return Err(ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
-                "idempotency_key_reused",
+                ErrorCode::IdempotencyKeyReused,
                 "This Idempotency-Key was used for another request (method, path or body)",
             ));
         }
@@ -196,7 +196,7 @@ async fn acquire(
 fn in_progress() -> ApiError {
     ApiError::new(
         StatusCode::CONFLICT,
-        "idempotency_in_progress",
+        ErrorCode::IdempotencyInProgress,
         "A request with this Idempotency-Key is still running; retry shortly",
     )
     .with_header(header::RETRY_AFTER, HeaderValue::from_static("1"))
@@ -205,7 +205,7 @@ fn in_progress() -> ApiError {
 fn response_lost() -> ApiError {
     ApiError::new(
         StatusCode::CONFLICT,
-        "idempotency_response_lost",
+        ErrorCode::IdempotencyResponseLost,
         "The request with this Idempotency-Key was carried out but its answer was lost; \
          look the change up instead of retrying",
     )

@@ -23,7 +23,7 @@ pub use gcra::Decision;
 pub use local::LocalLimiter;
 pub use redis::RedisLimiter;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 
 /// The maps every authenticated request reads (the key cache, the key's
 /// limiter bucket or lease, its last-use stamp): dashmap hashed by
@@ -241,7 +241,7 @@ pub fn exceeded(retry_after_secs: u64) -> ApiError {
     let seconds = retry_after_secs.max(1);
     let error = ApiError::new(
         StatusCode::TOO_MANY_REQUESTS,
-        "rate_limited",
+        ErrorCode::RateLimited,
         format!("Rate limit exceeded. Try again in {seconds} seconds."),
     );
     match HeaderValue::from_str(&seconds.to_string()) {

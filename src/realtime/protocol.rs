@@ -7,6 +7,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::auth::{Mode, Tenant};
+use crate::error::ErrorCode;
 
 /// A channel as clients name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -234,14 +235,14 @@ struct ErrorFrame<'a> {
     kind: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     id: Option<&'a Value>,
-    code: &'a str,
+    code: ErrorCode,
     error: &'a str,
     #[serde(rename = "retryAfter", skip_serializing_if = "Option::is_none")]
     retry_after: Option<u64>,
 }
 
 /// `{"type": "error", "code": …, "error": …}` with REST's codes.
-pub fn error(id: Option<&Value>, code: &str, message: &str) -> String {
+pub fn error(id: Option<&Value>, code: ErrorCode, message: &str) -> String {
     to_frame(&ErrorFrame {
         kind: "error",
         id,
@@ -258,7 +259,7 @@ pub fn rate_limited(id: Option<&Value>, retry_after_secs: u64) -> String {
     to_frame(&ErrorFrame {
         kind: "error",
         id,
-        code: "rate_limited",
+        code: ErrorCode::RateLimited,
         error: &format!("Rate limit exceeded. Try again in {seconds} seconds."),
         retry_after: Some(seconds),
     })
@@ -349,7 +350,8 @@ mod tests {
             frame,
             serde_json::json!({"type": "typing", "channel": "session:x", "id": "c1", "data": {"a": 1}})
         );
-        let frame: Value = serde_json::from_str(&error(None, "not_found", "x")).expect("json");
+        let frame: Value =
+            serde_json::from_str(&error(None, ErrorCode::NotFound, "x")).expect("json");
         assert_eq!(
             frame,
             serde_json::json!({"type": "error", "code": "not_found", "error": "x"})

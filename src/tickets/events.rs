@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::model::{Change, Comment, Escalation, Ticket, TicketAssignment, TicketStatus};
+use super::model::{Change, Comment, Escalation, Ticket, TicketAssignment};
 use crate::auth::Tenant;
 use crate::custom_fields::model::FieldChange;
 use crate::db::Tx;
@@ -106,9 +106,7 @@ pub async fn updated(
     }
     let change = ticket_change(ticket)?;
     emit_change(tx, tenant, EventName::TicketUpdated, &data, Some(&change)).await?;
-    let resolved = changes
-        .iter()
-        .any(|c| c.field == "status" && c.to.as_deref() == Some(TicketStatus::Resolved.as_str()));
+    let resolved = changes.iter().any(Change::resolves);
     if resolved {
         emit(tx, tenant, EventName::TicketResolved, &ticket_data(ticket)?).await?;
         if let Some(to) = &ticket.visitor_email {
@@ -204,7 +202,10 @@ pub fn escalation_json(escalation: &Escalation, previous_assignee: Option<uuid::
 pub fn changes_json(changes: &[Change]) -> Value {
     let map: Map<String, Value> = changes
         .iter()
-        .map(|c| (c.field.to_string(), json!({"from": c.from, "to": c.to})))
+        .map(|c| {
+            let (from, to) = c.texts();
+            (c.field().to_string(), json!({"from": from, "to": to}))
+        })
         .collect();
     Value::Object(map)
 }
@@ -264,6 +265,7 @@ fn resolution_email(to: &str, ticket: &Ticket, rating_link: Option<&str>) -> Ema
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tickets::model::TicketStatus;
     use crate::time::Timestamp;
 
     fn ticket() -> Ticket {
@@ -307,14 +309,14 @@ mod tests {
 
     #[test]
     fn changes_are_keyed_by_field() {
-        let changes = [Change {
-            field: "assignedToId",
+        let user = uuid::Uuid::now_v7();
+        let changes = [Change::Assignee {
             from: None,
-            to: Some("u".into()),
+            to: Some(user),
         }];
         assert_eq!(
             changes_json(&changes),
-            json!({"assignedToId": {"from": null, "to": "u"}})
+            json!({"assignedToId": {"from": null, "to": user.to_string()}})
         );
     }
 }

@@ -11,35 +11,7 @@ use crate::sla::clocks::TicketSla;
 use crate::tags::model::TagFilter;
 use crate::time::Timestamp;
 
-crate::text_enum! {
-    pub enum TicketStatus {
-        Open = "OPEN",
-        InProgress = "IN_PROGRESS",
-        /// Waiting on the customer: an addition to the four statuses, on
-        /// which SLA resolution clocks pause.
-        Pending = "PENDING",
-        Resolved = "RESOLVED",
-        Closed = "CLOSED",
-    }
-}
-
-crate::text_enum! {
-    pub enum Priority {
-        Low = "LOW",
-        Medium = "MEDIUM",
-        High = "HIGH",
-        Urgent = "URGENT",
-    }
-}
-
-crate::text_enum! {
-    /// Who wrote a comment: an agent (the default) or the customer, whose
-    /// comments start an SLA next-response clock.
-    pub enum AuthorType {
-        Agent = "agent",
-        Customer = "customer",
-    }
-}
+pub use vocab::ticket::{AuthorType, Priority, TicketStatus};
 
 crate::text_enum! {
     /// The kind of a timeline entry.
@@ -228,23 +200,70 @@ pub struct TicketAssignment {
     pub team_id: Option<Uuid>,
 }
 
-/// One field that really changed, by its API name.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Change {
-    pub field: &'static str,
-    pub from: Option<String>,
-    pub to: Option<String>,
+/// One field that really changed, with its typed values before and after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    Status {
+        from: TicketStatus,
+        to: TicketStatus,
+    },
+    Priority {
+        from: Priority,
+        to: Priority,
+    },
+    Assignee {
+        from: Option<Uuid>,
+        to: Option<Uuid>,
+    },
+    Team {
+        from: Option<Uuid>,
+        to: Option<Uuid>,
+    },
 }
 
 impl Change {
+    /// The field's API name (the key under `changes` in `ticket.updated`).
+    pub fn field(&self) -> &'static str {
+        match self {
+            Change::Status { .. } => "status",
+            Change::Priority { .. } => "priority",
+            Change::Assignee { .. } => "assignedToId",
+            Change::Team { .. } => "teamId",
+        }
+    }
+
     /// The timeline entry kind of this change.
     pub fn activity_kind(&self) -> ActivityKind {
-        match self.field {
-            "status" => ActivityKind::StatusChanged,
-            "priority" => ActivityKind::PriorityChanged,
-            "teamId" => ActivityKind::TeamChanged,
-            _ => ActivityKind::AssigneeChanged,
+        match self {
+            Change::Status { .. } => ActivityKind::StatusChanged,
+            Change::Priority { .. } => ActivityKind::PriorityChanged,
+            Change::Team { .. } => ActivityKind::TeamChanged,
+            Change::Assignee { .. } => ActivityKind::AssigneeChanged,
         }
+    }
+
+    /// The values before and after as the timeline and the event spell
+    /// them (a status or priority by its name, an id as text, none as null).
+    pub fn texts(&self) -> (Option<String>, Option<String>) {
+        fn id(value: &Option<Uuid>) -> Option<String> {
+            value.map(|id| id.to_string())
+        }
+        match self {
+            Change::Status { from, to } => (Some(from.to_string()), Some(to.to_string())),
+            Change::Priority { from, to } => (Some(from.to_string()), Some(to.to_string())),
+            Change::Assignee { from, to } | Change::Team { from, to } => (id(from), id(to)),
+        }
+    }
+
+    /// Whether this change resolves the ticket.
+    pub fn resolves(&self) -> bool {
+        matches!(
+            self,
+            Change::Status {
+                to: TicketStatus::Resolved,
+                ..
+            }
+        )
     }
 }
 
@@ -261,37 +280,33 @@ impl TicketState {
         if let Some(status) = update.status
             && status != self.status
         {
-            changes.push(Change {
-                field: "status",
-                from: Some(self.status.to_string()),
-                to: Some(status.to_string()),
+            changes.push(Change::Status {
+                from: self.status,
+                to: status,
             });
         }
         if let Some(priority) = update.priority
             && priority != self.priority
         {
-            changes.push(Change {
-                field: "priority",
-                from: Some(self.priority.to_string()),
-                to: Some(priority.to_string()),
+            changes.push(Change::Priority {
+                from: self.priority,
+                to: priority,
             });
         }
         if let Some(assignee) = update.assigned_to_id
             && assignee != self.assigned_to_id
         {
-            changes.push(Change {
-                field: "assignedToId",
-                from: self.assigned_to_id.map(|id| id.to_string()),
-                to: assignee.map(|id| id.to_string()),
+            changes.push(Change::Assignee {
+                from: self.assigned_to_id,
+                to: assignee,
             });
         }
         if let Some(team) = update.team_id
             && team != self.team_id
         {
-            changes.push(Change {
-                field: "teamId",
-                from: self.team_id.map(|id| id.to_string()),
-                to: team.map(|id| id.to_string()),
+            changes.push(Change::Team {
+                from: self.team_id,
+                to: team,
             });
         }
         changes
@@ -422,8 +437,8 @@ mod tests {
         };
         let changes = state().diff(&changed);
         assert_eq!(changes.len(), 2);
-        assert_eq!(changes[0].field, "status");
-        assert_eq!(changes[1].to, Some(user.to_string()));
+        assert_eq!(changes[0].field(), "status");
+        assert_eq!(changes[1].texts().1, Some(user.to_string()));
         assert_eq!(changes[1].activity_kind(), ActivityKind::AssigneeChanged);
     }
 

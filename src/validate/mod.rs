@@ -75,6 +75,6 @@ mod tests {
                 ("offset", "must be a whole number"),
             ]
         );
-        assert_eq!(err.code, "validation_failed");
+        assert_eq!(err.code.as_str(), "validation_failed");
     }
 }

@@ -16,7 +16,7 @@ use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 
 use crate::config::MessageRate;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 
 /// Forget idle IPs every this many requests (the keyed store only grows).
 const SWEEP_EVERY: u64 = 4096;
@@ -92,7 +92,7 @@ pub async fn limit(
             crate::metrics::rate_limited(crate::metrics::Limiter::Widget);
             ApiError::new(
                 StatusCode::TOO_MANY_REQUESTS,
-                "rate_limited",
+                ErrorCode::RateLimited,
                 format!("Rate limit exceeded. Try again in {seconds} seconds."),
             )
             .with_header(header::RETRY_AFTER, HeaderValue::from(seconds))

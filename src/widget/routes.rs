@@ -13,12 +13,11 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use super::store::{self, WidgetTarget};
-use crate::auth::Tenant;
 use crate::chat::model::{NewSession, VisitorSession};
 use crate::chat::{Message, service};
 use crate::companies::CompanyStatus;
 use crate::custom_fields::model::{RecordKind, check_values};
-use crate::error::{ApiError, ApiResult, StoreError};
+use crate::error::{ApiError, ApiResult, ErrorCode, StoreError};
 use crate::extract::{Id, Json, Query};
 use crate::idempotency;
 use crate::kb;
@@ -89,13 +88,17 @@ async fn target(state: &AppState, widget_key: Option<&str>) -> ApiResult<WidgetT
 
 /// The target of a widget key already checked to be present.
 async fn target_of(state: &AppState, key: &str) -> ApiResult<WidgetTarget> {
-    let target = store::resolve(&state.db, key)
-        .await?
-        .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, "not_found", "Unknown widget key"))?;
+    let target = store::resolve(&state.db, key).await?.ok_or_else(|| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            ErrorCode::NotFound,
+            "Unknown widget key",
+        )
+    })?;
     if target.company_status != CompanyStatus::Active {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
-            "account_suspended",
+            ErrorCode::AccountSuspended,
             "Account is suspended",
         ));
     }
@@ -206,7 +209,9 @@ async fn create_session(
     Json(body): Json<StartChat>,
 ) -> ApiResult<(StatusCode, Json<StartedChat>)> {
     let target = target(&state, body.widget_key.as_deref()).await?;
-    let definitions = crate::custom_fields::definitions(&state, &target.tenant).await?;
+    let definitions =
+        crate::custom_fields::definitions(&state.field_definitions, &state.db, &target.tenant)
+            .await?;
     let (visitor_name, visitor_email, custom_fields) = (
         optional_text("visitorName", body.visitor_name.as_deref(), NAME_MAX),
         optional_email("visitorEmail", body.visitor_email.as_deref()),
@@ -256,7 +261,7 @@ struct VisitorChat {
 }
 
 fn invalid_token(message: &str) -> ApiError {
-    ApiError::new(StatusCode::UNAUTHORIZED, "invalid_token", message)
+    ApiError::new(StatusCode::UNAUTHORIZED, ErrorCode::InvalidToken, message)
 }
 
 /// Read a chat with its messages (visitor)
@@ -297,25 +302,12 @@ async fn read_session(
         Err(StoreError::NotFound) => return Err(invalid_token("Invalid token")),
         Err(other) => return Err(other.into()),
     };
-    ensure_active(&state, &tenant).await?;
+    crate::companies::ensure_active(&state.db, &tenant).await?;
     let messages = crate::chat::store::messages(&state.db, &tenant, id).await?;
     Ok(Json(VisitorChat {
         session: session.visitor_view(),
         messages,
     }))
-}
-
-/// 403 when the tenant's company is suspended.
-pub(crate) async fn ensure_active(state: &AppState, tenant: &Tenant) -> ApiResult<()> {
-    let company = crate::companies::store::find(&state.db, tenant.company_id).await?;
-    if company.status != CompanyStatus::Active {
-        return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "account_suspended",
-            "Account is suspended",
-        ));
-    }
-    Ok(())
 }
 
 /// An online agent as visitors see them.

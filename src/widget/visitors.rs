@@ -16,7 +16,7 @@ use crate::chat::model::SessionIdentity;
 use crate::chat::model::VisitorSession;
 use crate::chat::{service, store as chat_store};
 use crate::entities::store::WidgetIdentity;
-use crate::error::{ApiError, ApiResult, StoreError};
+use crate::error::{ApiError, ApiResult, ErrorCode, StoreError};
 use crate::extract::{Json, Query};
 use crate::mail::Email;
 use crate::openapi::schema::{DataList, ErrorBody};
@@ -26,10 +26,6 @@ use crate::time::Timestamp;
 
 /// Earlier sessions a verified visitor is shown at most.
 const HISTORY_MAX: i64 = 50;
-
-fn unauthorized(code: &'static str, message: &str) -> ApiError {
-    ApiError::new(StatusCode::UNAUTHORIZED, code, message)
-}
 
 /// The visitor of a new session: from `token` when given (which must be
 /// valid), else anonymous with the typed name and email, unless the
@@ -44,8 +40,8 @@ pub(super) fn visitor(
     let token = token.map(str::trim).filter(|t| !t.is_empty());
     let Some(token) = token else {
         if target.identity == WidgetIdentity::Required {
-            return Err(unauthorized(
-                "identity_required",
+            return Err(ApiError::unauthorized(
+                ErrorCode::IdentityRequired,
                 "This widget needs a verified identity token (identityToken)",
             ));
         }
@@ -66,7 +62,7 @@ pub(super) fn visitor(
         email,
         name,
     } = identity::verify(token, &secrets, Timestamp::now())
-        .map_err(|refused| unauthorized("invalid_token", refused.message()))?;
+        .map_err(|refused| ApiError::unauthorized(ErrorCode::InvalidToken, refused.message()))?;
     let identity = SessionIdentity {
         external_id: Some(external_id),
         verified: true,
@@ -130,7 +126,7 @@ pub(crate) async fn confirm_email(
         )),
         None => Err(ApiError::new(
             StatusCode::NOT_FOUND,
-            "not_found",
+            ErrorCode::NotFound,
             "This confirmation link is unknown or was already used",
         )),
     }
@@ -170,21 +166,29 @@ pub(crate) async fn history(
         .map(str::trim)
         .filter(|t| !t.is_empty())
         .ok_or_else(|| {
-            unauthorized(
-                "invalid_token",
+            ApiError::unauthorized(
+                ErrorCode::InvalidToken,
                 "Authorization: Bearer <visitorToken> is required",
             )
         })?;
     let key = state.realtime.token_key(&state.db).await?;
     let Some(TokenGrant::Visitor { tenant, session_id }) = key.verify(token) else {
-        return Err(unauthorized("invalid_token", "Invalid token"));
+        return Err(ApiError::unauthorized(
+            ErrorCode::InvalidToken,
+            "Invalid token",
+        ));
     };
     let session = match chat_store::find_session(&state.db, &tenant, session_id).await {
         Ok(session) => session,
-        Err(StoreError::NotFound) => return Err(unauthorized("invalid_token", "Invalid token")),
+        Err(StoreError::NotFound) => {
+            return Err(ApiError::unauthorized(
+                ErrorCode::InvalidToken,
+                "Invalid token",
+            ));
+        }
         Err(other) => return Err(other.into()),
     };
-    super::routes::ensure_active(&state, &tenant).await?;
+    crate::companies::ensure_active(&state.db, &tenant).await?;
     let sessions = match (&session.visitor.external_id, session.visitor.verified) {
         (Some(external_id), true) => {
             chat_store::visitor_sessions(

@@ -99,12 +99,6 @@ macro_rules! text_enum {
             }
         }
 
-        impl ::std::convert::From<$name> for $crate::value::Value {
-            fn from(value: $name) -> Self {
-                $crate::value::Value::from(value.as_str())
-            }
-        }
-
         impl $crate::value::StoredAs for $name {
             fn stored(self) -> $crate::value::Value {
                 $crate::value::Value::from(self.as_str())

@@ -6,6 +6,41 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
+crate::text_enum! {
+    /// Every `code` an error body can carry: what a client branches on, so
+    /// the set is closed and each spelling is written once.
+    pub enum ErrorCode {
+        BadRequest = "bad_request",
+        InvalidJson = "invalid_json",
+        ValidationFailed = "validation_failed",
+        MissingApiKey = "missing_api_key",
+        InvalidApiKey = "invalid_api_key",
+        ExpiredApiKey = "expired_api_key",
+        InvalidToken = "invalid_token",
+        InvalidLink = "invalid_link",
+        IdentityRequired = "identity_required",
+        AccountSuspended = "account_suspended",
+        InsufficientScope = "insufficient_scope",
+        NotFound = "not_found",
+        MethodNotAllowed = "method_not_allowed",
+        RequestTimeout = "request_timeout",
+        Conflict = "conflict",
+        SessionClosed = "session_closed",
+        CsatOff = "csat_off",
+        CursorExpired = "cursor_expired",
+        IdempotencyInProgress = "idempotency_in_progress",
+        IdempotencyKeyReused = "idempotency_key_reused",
+        IdempotencyResponseLost = "idempotency_response_lost",
+        PayloadTooLarge = "payload_too_large",
+        UnsupportedMediaType = "unsupported_media_type",
+        RangeNotSatisfiable = "range_not_satisfiable",
+        UpgradeRequired = "upgrade_required",
+        RateLimited = "rate_limited",
+        Internal = "internal",
+        Unavailable = "unavailable",
+    }
+}
+
 /// A field-level validation problem, listed in `details`.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct FieldError {
@@ -16,7 +51,7 @@ pub struct FieldError {
 #[derive(Debug, Clone)]
 pub struct ApiError {
     pub status: StatusCode,
-    pub code: &'static str,
+    pub code: ErrorCode,
     pub message: String,
     pub details: Vec<FieldError>,
     /// Extra response headers (e.g. `Retry-After` on 429).
@@ -33,7 +68,7 @@ struct ErrorBody<'a> {
 }
 
 impl ApiError {
-    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Self {
         ApiError {
             status,
             code,
@@ -44,7 +79,11 @@ impl ApiError {
     }
 
     pub fn not_found() -> Self {
-        Self::new(StatusCode::NOT_FOUND, "not_found", "Resource not found")
+        Self::new(
+            StatusCode::NOT_FOUND,
+            ErrorCode::NotFound,
+            "Resource not found",
+        )
     }
 
     /// The response of `not_found()` with its body a constant: it answers
@@ -62,12 +101,17 @@ impl ApiError {
             .into_response()
     }
 
+    /// A 401: the credential is missing, unknown or no longer valid.
+    pub fn unauthorized(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, code, message)
+    }
+
     pub fn conflict(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::CONFLICT, "conflict", message)
+        Self::new(StatusCode::CONFLICT, ErrorCode::Conflict, message)
     }
 
     pub fn invalid_json(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, "invalid_json", message)
+        Self::new(StatusCode::BAD_REQUEST, ErrorCode::InvalidJson, message)
     }
 
     /// A 400 for one field; the message is repeated in `details`.
@@ -85,14 +129,18 @@ impl ApiError {
         };
         ApiError {
             details,
-            ..Self::new(StatusCode::BAD_REQUEST, "validation_failed", message)
+            ..Self::new(
+                StatusCode::BAD_REQUEST,
+                ErrorCode::ValidationFailed,
+                message,
+            )
         }
     }
 
     pub fn forbidden_scope(scope: &str) -> Self {
         Self::new(
             StatusCode::FORBIDDEN,
-            "insufficient_scope",
+            ErrorCode::InsufficientScope,
             format!("Missing required permission: {scope}"),
         )
     }
@@ -100,7 +148,7 @@ impl ApiError {
     pub fn internal() -> Self {
         Self::new(
             StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
+            ErrorCode::Internal,
             "Internal server error",
         )
     }
@@ -108,7 +156,7 @@ impl ApiError {
     pub fn unavailable() -> Self {
         Self::new(
             StatusCode::SERVICE_UNAVAILABLE,
-            "unavailable",
+            ErrorCode::Unavailable,
             "Service temporarily unavailable, try again",
         )
     }
@@ -122,20 +170,23 @@ impl ApiError {
     /// middleware, a timeout, a limit), so even those keep our shape.
     pub fn from_status(status: StatusCode) -> Self {
         let (code, message) = match status {
-            StatusCode::NOT_FOUND => ("not_found", "Resource not found"),
-            StatusCode::METHOD_NOT_ALLOWED => ("method_not_allowed", "Method not allowed"),
-            StatusCode::PAYLOAD_TOO_LARGE => ("payload_too_large", "Request body exceeds 1 MiB"),
+            StatusCode::NOT_FOUND => (ErrorCode::NotFound, "Resource not found"),
+            StatusCode::METHOD_NOT_ALLOWED => (ErrorCode::MethodNotAllowed, "Method not allowed"),
+            StatusCode::PAYLOAD_TOO_LARGE => {
+                (ErrorCode::PayloadTooLarge, "Request body exceeds 1 MiB")
+            }
             StatusCode::UNSUPPORTED_MEDIA_TYPE => (
-                "unsupported_media_type",
+                ErrorCode::UnsupportedMediaType,
                 "Content-Type must be application/json",
             ),
-            StatusCode::REQUEST_TIMEOUT => ("request_timeout", "Request timed out"),
-            StatusCode::TOO_MANY_REQUESTS => ("rate_limited", "Rate limit exceeded"),
-            StatusCode::SERVICE_UNAVAILABLE => {
-                ("unavailable", "Service temporarily unavailable, try again")
-            }
-            s if s.is_client_error() => ("bad_request", "Bad request"),
-            _ => ("internal", "Internal server error"),
+            StatusCode::REQUEST_TIMEOUT => (ErrorCode::RequestTimeout, "Request timed out"),
+            StatusCode::TOO_MANY_REQUESTS => (ErrorCode::RateLimited, "Rate limit exceeded"),
+            StatusCode::SERVICE_UNAVAILABLE => (
+                ErrorCode::Unavailable,
+                "Service temporarily unavailable, try again",
+            ),
+            s if s.is_client_error() => (ErrorCode::BadRequest, "Bad request"),
+            _ => (ErrorCode::Internal, "Internal server error"),
         };
         Self::new(status, code, message)
     }
@@ -157,7 +208,7 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = ErrorBody {
             error: &self.message,
-            code: self.code,
+            code: self.code.as_str(),
             status: self.status.as_u16(),
             details: &self.details,
         };

@@ -61,9 +61,9 @@ impl From<Option<&serde_json::Value>> for Value {
 }
 
 /// A type of the service's own that is stored as one value: a closed set as
-/// its text, a scope list as its text. `Option<T>` binds through it: a crate
-/// above the vocabulary may not write `From<Option<T>> for Value` itself
-/// (the orphan rule), so this one impl does it for every such type.
+/// its text, a scope list as its text. `T` and `Option<T>` bind through it:
+/// a crate above the vocabulary may not write `From<Option<T>> for Value`
+/// itself (the orphan rule), so these two impls do it for every such type.
 pub trait StoredAs: Sized {
     /// The value stored for `self`.
     fn stored(self) -> Value;
@@ -71,6 +71,12 @@ pub trait StoredAs: Sized {
     /// The NULL of the same type, for `None`.
     fn null() -> Value {
         Value::Text(None)
+    }
+}
+
+impl<T: StoredAs> From<T> for Value {
+    fn from(value: T) -> Self {
+        value.stored()
     }
 }
 

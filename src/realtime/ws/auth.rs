@@ -15,7 +15,7 @@ use crate::auth::middleware::{API_KEY_HEADER, principal_for};
 use crate::auth::{Principal, Scope, ScopeSet, Tenant};
 use crate::chat::store;
 use crate::companies::CompanyStatus;
-use crate::error::{ApiError, StoreError};
+use crate::error::{ApiError, ErrorCode, StoreError};
 use crate::realtime::hub::Holder;
 use crate::realtime::token::TokenGrant;
 use crate::state::AppState;
@@ -84,10 +84,6 @@ pub struct WsQuery {
     pub token: Option<String>,
 }
 
-fn unauthorized(code: &'static str, message: &str) -> ApiError {
-    ApiError::new(StatusCode::UNAUTHORIZED, code, message)
-}
-
 /// Resolves the handshake's credentials: a key header wins over a token.
 /// `client` is the peer, for the failed-authentication limit (see
 /// `principal_for`); tokens are checked by their signature, with no lookup.
@@ -99,7 +95,13 @@ pub async fn authenticate(
 ) -> Result<Credential, ApiError> {
     let token = token.map(str::trim).filter(|t| !t.is_empty());
     let Some(token) = token.filter(|_| !headers.contains_key(API_KEY_HEADER)) else {
-        let principal = principal_for(state, headers.get(API_KEY_HEADER), client).await?;
+        let principal = principal_for(
+            &state.access,
+            &state.db,
+            headers.get(API_KEY_HEADER),
+            client,
+        )
+        .await?;
         return agent(state, principal).await;
     };
     let key = state.realtime.token_key(&state.db).await?;
@@ -108,7 +110,10 @@ pub async fn authenticate(
             let session = match store::find_session(&state.db, &tenant, session_id).await {
                 Ok(session) => session,
                 Err(StoreError::NotFound) => {
-                    return Err(unauthorized("invalid_token", "Invalid token"));
+                    return Err(ApiError::unauthorized(
+                        ErrorCode::InvalidToken,
+                        "Invalid token",
+                    ));
                 }
                 Err(other) => return Err(other.into()),
             };
@@ -125,22 +130,33 @@ pub async fn authenticate(
             ..
         }) => {
             if expires_at <= chrono::Utc::now().timestamp() {
-                return Err(unauthorized("invalid_token", "Token has expired"));
+                return Err(ApiError::unauthorized(
+                    ErrorCode::InvalidToken,
+                    "Token has expired",
+                ));
             }
-            let principal = principal_by_id(state, key_id).await?;
+            let principal = principal_by_id(&state.access, &state.db, key_id).await?;
             if principal.tenant != tenant {
-                return Err(unauthorized("invalid_token", "Invalid token"));
+                return Err(ApiError::unauthorized(
+                    ErrorCode::InvalidToken,
+                    "Invalid token",
+                ));
             }
             // The key's scopes now, not those it had when it minted the token.
             return agent(state, principal).await;
         }
-        None => return Err(unauthorized("invalid_token", "Invalid token")),
+        None => {
+            return Err(ApiError::unauthorized(
+                ErrorCode::InvalidToken,
+                "Invalid token",
+            ));
+        }
     };
     let company = crate::companies::store::find(&state.db, credential.tenant().company_id).await?;
     if company.status != CompanyStatus::Active {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
-            "account_suspended",
+            ErrorCode::AccountSuspended,
             "Account is suspended",
         ));
     }

@@ -12,7 +12,7 @@ use super::{Credential, Fail, MAX_SUBSCRIPTIONS, REPLAY_BATCH, Socket, TYPING_IN
 use crate::auth::Scope;
 use crate::chat::model::{MessageInput, OutgoingMessage, SenderType, SenderTypeInput};
 use crate::chat::{service, store};
-use crate::error::{ApiError, StoreError};
+use crate::error::{ApiError, ErrorCode, StoreError};
 use crate::ratelimit::Limiter;
 use crate::realtime::protocol::{self, Channel, ClientFrame, HubChannel, Topic};
 use crate::validate::{Fields, optional_id, required_id};
@@ -67,7 +67,7 @@ impl Socket {
             (Credential::Visitor { .. }, Channel::Session(_)) => Err(ApiError::not_found().into()),
             (Credential::Visitor { .. }, Channel::Entity(_)) => Err(ApiError::new(
                 StatusCode::FORBIDDEN,
-                "insufficient_scope",
+                ErrorCode::InsufficientScope,
                 "A visitor token gives its own session and presence only",
             )
             .into()),
@@ -81,7 +81,7 @@ impl Socket {
             }
             (Credential::Visitor { .. }, Channel::Tickets(_)) => Err(ApiError::new(
                 StatusCode::FORBIDDEN,
-                "insufficient_scope",
+                ErrorCode::InsufficientScope,
                 "A visitor token gives its own session and presence only",
             )
             .into()),
@@ -97,7 +97,7 @@ impl Socket {
             }
             (Credential::Visitor { .. }, Channel::Agent(_)) => Err(ApiError::new(
                 StatusCode::FORBIDDEN,
-                "insufficient_scope",
+                ErrorCode::InsufficientScope,
                 "A visitor token gives its own session and presence only",
             )
             .into()),

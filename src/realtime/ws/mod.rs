@@ -2,7 +2,7 @@
 //! (protocol in docs/websocket.md).
 //!
 //! It is mounted beside the `/api/v1` router rather than in it (see
-//! `realtime::public_routes`): the router's scope layer refuses any request
+//! `realtime::workers::public_routes`): the router's scope layer refuses any request
 //! without a `Principal`, and a browser authenticates with `?token=`, not a
 //! key. So this handler authenticates both ways itself: `X-API-Key` through
 //! the same `principal_for` as the middleware (and requires `chat:read`), or
@@ -38,7 +38,7 @@ use super::credentials::Ending;
 use super::hub::{Close, Connection, Frame, KickSignal, Next};
 use super::protocol::{self, ClientFrame, ClientFrameKind, HubChannel};
 use super::slots::Slot;
-use crate::error::{ApiError, StoreError};
+use crate::error::{ApiError, ErrorCode, StoreError};
 use crate::extract::Query;
 use crate::state::AppState;
 
@@ -98,7 +98,7 @@ pub async fn handler(
             None => {
                 return ApiError::new(
                     StatusCode::TOO_MANY_REQUESTS,
-                    "rate_limited",
+                    ErrorCode::RateLimited,
                     format!("At most {cap} sockets may be open at once with this token"),
                 )
                 .into_response();
@@ -108,7 +108,7 @@ pub async fn handler(
     let Ok(upgrade) = upgrade else {
         return ApiError::new(
             StatusCode::UPGRADE_REQUIRED,
-            "upgrade_required",
+            ErrorCode::UpgradeRequired,
             "This endpoint needs a WebSocket upgrade",
         )
         .into_response();
@@ -414,8 +414,11 @@ impl Socket {
                         // socket's task by kilobytes.
                         Some(Ok(Message::Text(text))) => Box::pin(self.on_text(&text)).await,
                         Some(Ok(Message::Binary(_))) => {
-                            let frame =
-                                protocol::error(None, "invalid_json", "Frames must be JSON text");
+                            let frame = protocol::error(
+                                None,
+                                ErrorCode::InvalidJson,
+                                "Frames must be JSON text",
+                            );
                             Box::pin(self.send_text(frame)).await
                         }
                         Some(Ok(Message::Close(_))) => Err(Stop::PeerClosed),
@@ -505,7 +508,7 @@ impl Socket {
 
     async fn on_text(&mut self, text: &Utf8Bytes) -> Result<(), Stop> {
         let Ok(frame) = serde_json::from_str::<ClientFrame>(text.as_str()) else {
-            let error = protocol::error(None, "invalid_json", "Frame is not valid JSON");
+            let error = protocol::error(None, ErrorCode::InvalidJson, "Frame is not valid JSON");
             return self.send_text(error).await;
         };
         let id = frame.id.clone();

@@ -52,9 +52,10 @@ pub async fn assign_by_routing(
         team_id: Some(team),
     };
     for change in &changes {
+        let (from, to) = change.texts();
         let entry = NewActivity {
-            from: change.from.clone(),
-            to: change.to.clone(),
+            from,
+            to,
             details: Some(json!({ "assignment": assignment })),
             ..NewActivity::new(change.activity_kind())
         };

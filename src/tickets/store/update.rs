@@ -124,9 +124,10 @@ pub async fn update_with_rating_link(
     write_state(&mut tx, tenant, id, &after, now).await?;
     let met = move_sla_clocks(&mut tx, tenant, id, &current, &changes, now).await?;
     for change in &changes {
+        let (from, to) = change.texts();
         let entry = NewActivity {
-            from: change.from.clone(),
-            to: change.to.clone(),
+            from,
+            to,
             ..NewActivity::new(change.activity_kind())
         };
         add_activity(&mut tx, tenant, id, entry, now).await?;

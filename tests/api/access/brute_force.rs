@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use reqwest::Method;
 use serde_json::json;
-use supportdesk::auth::middleware::FAILURE_LIMIT;
+use supportdesk::auth::access::FAILURE_LIMIT;
 use supportdesk::auth::{Mode, ScopeSet, key};
 
 use super::{key_id, send, spawn_slow_failure_window};
@@ -218,7 +218,7 @@ async fn ipv6_clients_share_the_failure_limit_per_64(backend: Backend) {
         assert!(access.note_failure(Some(first)).await.is_none());
     }
     let refused = access.note_failure(Some(neighbour)).await;
-    assert_eq!(refused.map(|e| e.code), Some("rate_limited"));
+    assert_eq!(refused.map(|e| e.code.as_str()), Some("rate_limited"));
     assert!(access.refusal_for(Some(first)).is_some());
     assert!(access.refusal_for(Some(elsewhere)).is_none());
     assert!(access.note_failure(Some(elsewhere)).await.is_none());
