@@ -133,7 +133,7 @@ impl App {
         };
 
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
-        let access = Arc::new(crate::auth::middleware::Access::new(&config, redis.clone()));
+        let access = Arc::new(crate::auth::access::Access::new(&config, redis.clone()));
         let realtime = Arc::new(crate::realtime::Realtime::new(&config, redis.clone()).await?);
         let jobs = Arc::new(crate::jobs::registry(&config)?);
         let clock = crate::time::Clock::offset_by(config.clock_offset);
@@ -165,9 +165,21 @@ impl App {
             router: layered(crate::demo::shop::router(state.public_url.clone()))
                 .with_state(state.clone()),
         });
-        crate::auth::cache::spawn_invalidation_listener(&state);
-        crate::snapshots::spawn_invalidation_listener(&state, &state.sla);
-        crate::snapshots::spawn_invalidation_listener(&state, &state.field_definitions);
+        crate::auth::access::spawn_invalidation_listener(
+            &state.access,
+            &state.realtime.bus,
+            state.shutdown.clone(),
+        );
+        crate::snapshots::spawn_invalidation_listener(
+            &state.realtime.bus,
+            state.shutdown.clone(),
+            &state.sla,
+        );
+        crate::snapshots::spawn_invalidation_listener(
+            &state.realtime.bus,
+            state.shutdown.clone(),
+            &state.field_definitions,
+        );
         Ok(App {
             listener,
             port,
@@ -211,7 +223,7 @@ impl App {
         } else {
             Vec::new()
         };
-        tokio::spawn(crate::realtime::close_sockets_at_shutdown(
+        tokio::spawn(crate::realtime::workers::close_sockets_at_shutdown(
             self.state.clone(),
         ));
         let shop = self.shop.map(|shop| {
@@ -330,8 +342,13 @@ async fn connect_redis(url: &str) -> anyhow::Result<crate::redis_conn::RedisConn
 
 fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {
     let mut workers = Vec::new();
-    workers.extend(crate::outbox::spawn_workers(state));
-    workers.extend(crate::realtime::spawn_workers(state));
+    workers.extend(crate::outbox::spawn_workers(
+        state.jobs.clone(),
+        state.db.clone(),
+        state.clock.clone(),
+        state.shutdown.clone(),
+    ));
+    workers.extend(crate::realtime::workers::spawn_workers(state));
     workers.extend(crate::tickets::spawn_workers(state));
     workers.push(crate::retention::spawn(state));
     workers.push(crate::changes::numbering::spawn(state));
@@ -358,7 +375,7 @@ fn router(state: AppState, shop_url: Option<Arc<str>>) -> Router {
     let public = Router::new()
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
-        .merge(crate::realtime::public_routes())
+        .merge(crate::realtime::workers::public_routes())
         .merge(crate::openapi::router(document))
         .merge(crate::demo::router(shop_url))
         .merge(crate::widget::router(
@@ -462,7 +479,8 @@ async fn authenticate_announcing(
     request: Request,
     next: Next,
 ) -> Response {
-    let authenticated = crate::auth::middleware::authenticate(&state, request, next);
+    let authenticated =
+        crate::auth::middleware::authenticate(&state.access, &state.db, request, next);
     crate::realtime::tickets::announcing(&state, authenticated).await
 }
 

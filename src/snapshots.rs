@@ -16,7 +16,7 @@ use uuid::Uuid;
 use crate::auth::Tenant;
 use crate::error::StoreError;
 use crate::generation::Generation;
-use crate::state::AppState;
+use crate::realtime::bus::Bus;
 
 /// How long a snapshot is used without reading the settings again.
 pub const SNAPSHOT_TTL: Duration = Duration::from_secs(10);
@@ -97,13 +97,9 @@ impl<T: Send + Sync + 'static> TenantSnapshots<T> {
     /// The company's settings changed: forgets them here at once and on
     /// every other node through the bus. Call after the change has
     /// committed.
-    pub async fn changed(&self, state: &AppState, company_id: Uuid) {
+    pub async fn changed(&self, bus: &Bus, company_id: Uuid) {
         self.forget(company_id);
-        state
-            .realtime
-            .bus
-            .publish(self.topic, company_id.to_string())
-            .await;
+        bus.publish(self.topic, company_id.to_string()).await;
     }
 }
 
@@ -111,15 +107,16 @@ impl<T: Send + Sync + 'static> TenantSnapshots<T> {
 /// shutdown. The subscription is taken before this returns, so nothing
 /// published after `App::build` is missed.
 pub fn spawn_invalidation_listener<T: Send + Sync + 'static>(
-    state: &AppState,
+    bus: &Bus,
+    shutdown: tokio::sync::watch::Receiver<bool>,
     snapshots: &Arc<TenantSnapshots<T>>,
 ) -> tokio::task::JoinHandle<()> {
     let on_message = Arc::clone(snapshots);
     let on_missed = Arc::clone(snapshots);
     let topic = snapshots.topic;
-    state.realtime.bus.listen(
+    bus.listen(
         topic,
-        state.shutdown.clone(),
+        shutdown,
         move |payload| match Uuid::parse_str(payload) {
             Ok(company_id) => on_message.forget(company_id),
             Err(_) => tracing::warn!(%payload, topic, "unknown invalidation"),

@@ -29,14 +29,6 @@ impl AppState {
     pub fn new(shared: SharedState) -> Self {
         AppState(Arc::new(shared))
     }
-
-    /// A copy with some fields replaced (e.g. a test that runs a worker
-    /// with other settings).
-    pub fn modified(&self, change: impl FnOnce(&mut SharedState)) -> AppState {
-        let mut shared = (*self.0).clone();
-        change(&mut shared);
-        AppState::new(shared)
-    }
 }
 
 /// The fields of [`AppState`].
@@ -46,7 +38,7 @@ pub struct SharedState {
     pub db: Db,
     /// Shared Redis connection (reconnects by itself); None in embedded mode.
     pub redis: Option<crate::redis_conn::RedisConn>,
-    pub access: Arc<crate::auth::middleware::Access>,
+    pub access: Arc<crate::auth::access::Access>,
     pub realtime: Arc<crate::realtime::Realtime>,
     /// The outbox's job handlers by kind, and this node's worker slots.
     pub jobs: Arc<crate::outbox::Jobs>,
@@ -60,7 +52,7 @@ pub struct SharedState {
     pub sla: Arc<crate::sla::cache::SlaCache>,
     /// The tenants whose new tickets webhooks were last seen to wait for
     /// (a hint for how a plain create is written).
-    pub ticket_subscribers: Arc<crate::tickets::store::Subscribers>,
+    pub ticket_subscribers: Arc<crate::tickets::store::subscribers::Subscribers>,
     /// Each tenant's custom field definitions, for validating values.
     pub field_definitions: Arc<crate::custom_fields::DefinitionCache>,
     /// This node's wall clock (see `time::Clock`).

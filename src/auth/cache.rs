@@ -20,7 +20,7 @@ use uuid::Uuid;
 
 use super::ready::ReadyKey;
 use crate::generation::Generation;
-use crate::state::AppState;
+use crate::realtime::bus::Bus;
 use std::sync::Arc;
 
 /// How long a cached key may be used without a database read.
@@ -222,29 +222,11 @@ impl KeyCache {
     }
 }
 
-/// Forgets `what` on this node at once and on every other node through the
-/// bus. Call after the change has committed.
-pub async fn invalidate(state: &AppState, what: Invalidation) {
-    state.access.keys.apply(what);
-    state.realtime.bus.publish(TOPIC, what.encode()).await;
-}
-
-/// Applies the invalidations other nodes publish, until shutdown. The
-/// subscription is taken before this returns, so nothing published after
-/// `App::build` is missed.
-pub fn spawn_invalidation_listener(state: &AppState) -> tokio::task::JoinHandle<()> {
-    let on_message = state.access.clone();
-    let on_missed = state.access.clone();
-    state.realtime.bus.listen(
-        TOPIC,
-        state.shutdown.clone(),
-        move |payload| match Invalidation::decode(payload) {
-            Some(what) => on_message.keys.apply(what),
-            None => tracing::warn!(%payload, "unknown auth invalidation"),
-        },
-        // Missed messages may have been invalidations.
-        move || on_missed.keys.apply(Invalidation::All),
-    )
+/// Forgets `what` on this node at once and on every other node through
+/// `bus`. Call after the change has committed.
+pub async fn invalidate(keys: &KeyCache, bus: &Bus, what: Invalidation) {
+    keys.apply(what);
+    bus.publish(TOPIC, what.encode()).await;
 }
 
 #[cfg(test)]

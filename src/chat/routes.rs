@@ -97,7 +97,9 @@ async fn create_session(
     principal: Principal,
     Json(body): Json<CreateSession>,
 ) -> ApiResult<(StatusCode, Json<CreatedSession>)> {
-    let definitions = crate::custom_fields::definitions(&state, &principal.tenant).await?;
+    let definitions =
+        crate::custom_fields::definitions(&state.field_definitions, &state.db, &principal.tenant)
+            .await?;
     let (entity_id, visitor_name, visitor_email, tags, custom_fields, team_id) = (
         required_id("entityId", body.entity_id.as_deref()),
         optional_text("visitorName", body.visitor_name.as_deref(), NAME_MAX),
@@ -279,7 +281,14 @@ async fn update_session(
     Json(body): Json<UpdateSession>,
 ) -> ApiResult<Json<Session>> {
     let definitions = match &body.custom_fields {
-        Some(_) => crate::custom_fields::definitions(&state, &principal.tenant).await?,
+        Some(_) => {
+            crate::custom_fields::definitions(
+                &state.field_definitions,
+                &state.db,
+                &principal.tenant,
+            )
+            .await?
+        }
         None => Default::default(),
     };
     let assigning = !body.team_id.is_missing() || !body.assignee_id.is_missing();

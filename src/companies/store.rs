@@ -1,22 +1,11 @@
 //! SQL for companies.
 
-use serde::Serialize;
 use uuid::Uuid;
 
-use super::CompanyStatus;
+use super::model::{Company, CompanyStatus};
 use crate::db::{Db, Query};
 use crate::error::StoreError;
 use crate::time::{Timestamp, new_id};
-
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
-#[serde(rename_all = "camelCase")]
-pub struct Company {
-    pub id: Uuid,
-    pub name: String,
-    pub status: CompanyStatus,
-    pub created_at: Timestamp,
-    pub updated_at: Timestamp,
-}
 
 const COLUMNS: &str = "id, name, status, created_at, updated_at";
 

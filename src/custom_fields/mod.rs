@@ -10,12 +10,10 @@ pub mod store;
 
 use std::sync::Arc;
 
-use uuid::Uuid;
-
 use crate::auth::Tenant;
+use crate::db::Db;
 use crate::error::StoreError;
 use crate::snapshots::TenantSnapshots;
-use crate::state::AppState;
 use model::Definition;
 
 /// The bus topic of definition changes; the payload is the company id.
@@ -32,17 +30,9 @@ pub fn new_definition_cache() -> DefinitionCache {
 /// The tenant's definitions, sorted by key: this node's snapshot, or read
 /// and kept.
 pub async fn definitions(
-    state: &AppState,
+    cache: &DefinitionCache,
+    db: &Db,
     tenant: &Tenant,
 ) -> Result<Arc<Vec<Definition>>, StoreError> {
-    state
-        .field_definitions
-        .get_or_read(tenant, store::list(&state.db, tenant))
-        .await
-}
-
-/// The company's definitions changed: forgets them on every node. Call
-/// after the change has committed.
-pub async fn changed(state: &AppState, company_id: Uuid) {
-    state.field_definitions.changed(state, company_id).await;
+    cache.get_or_read(tenant, store::list(db, tenant)).await
 }

@@ -143,7 +143,10 @@ async fn create(
         visitor_writable: body.visitor_writable.unwrap_or(false),
     };
     let definition = store::create(&state.db, &principal.tenant, &key, &input).await?;
-    super::changed(&state, principal.tenant.company_id).await;
+    state
+        .field_definitions
+        .changed(&state.realtime.bus, principal.tenant.company_id)
+        .await;
     Ok((StatusCode::CREATED, Json(definition)))
 }
 
@@ -214,7 +217,10 @@ async fn update(
         visitor_writable,
     };
     let updated = store::update(&state.db, &principal.tenant, &key, &input).await?;
-    super::changed(&state, principal.tenant.company_id).await;
+    state
+        .field_definitions
+        .changed(&state.realtime.bus, principal.tenant.company_id)
+        .await;
     Ok(Json(updated))
 }
 
@@ -232,7 +238,10 @@ async fn delete(
     Path(key): Path<String>,
 ) -> ApiResult<Json<DeletedField>> {
     store::delete(&state.db, &principal.tenant, &key).await?;
-    super::changed(&state, principal.tenant.company_id).await;
+    state
+        .field_definitions
+        .changed(&state.realtime.bus, principal.tenant.company_id)
+        .await;
     Ok(Json(DeletedField { key, deleted: true }))
 }
 
@@ -260,5 +269,5 @@ pub(crate) async fn definitions_for_filters(
     if !filtered {
         return Ok(Arc::default());
     }
-    Ok(super::definitions(state, &principal.tenant).await?)
+    Ok(super::definitions(&state.field_definitions, &state.db, &principal.tenant).await?)
 }

@@ -12,7 +12,7 @@ use utoipa_axum::routes;
 use super::store::{self, ApiKey, KeyChanges, NewKey};
 use crate::auth::cache::{self, Invalidation};
 use crate::auth::{Mode, Principal, Scope, ScopeSet};
-use crate::error::{ApiError, ApiResult, FieldError};
+use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
 use crate::extract::{Id, Json, Query};
 use crate::openapi::schema;
 use crate::realtime::credentials;
@@ -165,7 +165,12 @@ async fn create(
     )
     .await?;
     // Digests remembered as unknown may include this one: forget them.
-    cache::invalidate(&state, Invalidation::KeyCreated).await;
+    cache::invalidate(
+        &state.access.keys,
+        &state.realtime.bus,
+        Invalidation::KeyCreated,
+    )
+    .await;
     Ok((StatusCode::CREATED, Json(CreatedKey { record, key })))
 }
 
@@ -230,7 +235,12 @@ async fn update(
         is_active: body.is_active,
     };
     let updated = store::update(&state.db, &principal.tenant, id, changes).await?;
-    cache::invalidate(&state, Invalidation::Key(id)).await;
+    cache::invalidate(
+        &state.access.keys,
+        &state.realtime.bus,
+        Invalidation::Key(id),
+    )
+    .await;
     credentials::key_changed(&state.db, &state.realtime.bus, id).await;
     Ok(Json(updated))
 }
@@ -247,7 +257,12 @@ async fn revoke(
     let current = store::find(&state.db, &principal.tenant, id).await?;
     ensure_holds(&principal, &current.scopes)?;
     store::revoke_in(&state.db, &principal.tenant, id).await?;
-    cache::invalidate(&state, Invalidation::Key(id)).await;
+    cache::invalidate(
+        &state.access.keys,
+        &state.realtime.bus,
+        Invalidation::Key(id),
+    )
+    .await;
     credentials::key_changed(&state.db, &state.realtime.bus, id).await;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -305,7 +320,7 @@ fn expiry_field(body: &CreateKey) -> &'static str {
 
 /// Exceeding the caller's own limits is refused like scope escalation.
 fn beyond_caller(message: String) -> ApiError {
-    ApiError::new(StatusCode::FORBIDDEN, "insufficient_scope", message)
+    ApiError::new(StatusCode::FORBIDDEN, ErrorCode::InsufficientScope, message)
 }
 
 fn scope_set(names: &[String]) -> Result<ScopeSet, FieldError> {

@@ -5,9 +5,10 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 
 use super::{Email, Mailer};
+use crate::db::Db;
 use crate::error::StoreError;
 use crate::outbox::{self, Job, JobHandler, RetrySchedule};
-use crate::state::AppState;
+use crate::time::Clock;
 
 /// Sends queued emails: the outbox handler of [`super::JOB_KIND`].
 pub struct EmailJob {
@@ -20,7 +21,7 @@ impl EmailJob {
         EmailJob { mailer, retry }
     }
 
-    async fn send(&self, state: &AppState, job: &Job) -> Result<bool, StoreError> {
+    async fn send(&self, db: &Db, job: &Job) -> Result<bool, StoreError> {
         let failure = match serde_json::from_value::<Email>(job.payload.0.clone()) {
             Err(err) => Some((format!("unreadable email job: {err}"), None)),
             Ok(email) => match self.mailer.send(job.id, &email).await {
@@ -37,7 +38,7 @@ impl EmailJob {
         if let Some((error, _)) = &failure {
             tracing::warn!(job = %job.id, attempt = job.attempt(), %error, "email not sent");
         }
-        let mut tx = state.db.begin().await?;
+        let mut tx = db.begin().await?;
         let held = match &failure {
             None => outbox::store::finish(&mut tx, job).await?,
             Some((error, Some(delay))) => outbox::store::retry(&mut tx, job, *delay, error)
@@ -58,9 +59,10 @@ impl JobHandler for EmailJob {
 
     fn run<'a>(
         &'a self,
-        state: &'a AppState,
+        db: &'a Db,
+        _clock: &'a Clock,
         job: &'a Job,
     ) -> BoxFuture<'a, Result<bool, StoreError>> {
-        Box::pin(self.send(state, job))
+        Box::pin(self.send(db, job))
     }
 }

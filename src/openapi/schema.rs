@@ -124,13 +124,13 @@ pub fn user_role() -> ObjectBuilder {
 }
 
 pub fn ticket_status() -> ObjectBuilder {
-    enum_of(crate::tickets::model::TicketStatus::NAMES)
+    enum_of(vocab::ticket::TicketStatus::NAMES)
 }
 
 pub fn author_type() -> ObjectBuilder {
-    enum_of(crate::tickets::model::AuthorType::NAMES)
+    enum_of(vocab::ticket::AuthorType::NAMES)
 }
 
 pub fn ticket_priority() -> ObjectBuilder {
-    enum_of(crate::tickets::model::Priority::NAMES)
+    enum_of(vocab::ticket::Priority::NAMES)
 }

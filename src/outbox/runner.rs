@@ -13,8 +13,9 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::{JoinHandle, JoinSet};
 
 use super::store::{self, Job};
+use crate::db::Db;
 use crate::error::StoreError;
-use crate::state::AppState;
+use crate::time::Clock;
 
 /// Most jobs a node runs at once.
 const CONCURRENCY: usize = 32;
@@ -35,7 +36,8 @@ pub trait JobHandler: Send + Sync {
     /// when the lease was lost (nothing was recorded).
     fn run<'a>(
         &'a self,
-        state: &'a AppState,
+        db: &'a Db,
+        clock: &'a Clock,
         job: &'a Job,
     ) -> BoxFuture<'a, Result<bool, StoreError>>;
 }
@@ -118,8 +120,7 @@ impl Started {
 /// the free slots, and starts each on its own task. Dropping the result
 /// before `wait` or `detach` cancels the jobs (their leases then lapse and
 /// they run again). Store errors are logged and count as nothing claimed.
-pub async fn start_due(state: &AppState) -> Started {
-    let jobs = &state.jobs;
+pub async fn start_due(jobs: &Jobs, db: &Db, clock: &Clock) -> Started {
     let mut slots = jobs.take_free_slots();
     let room = slots.len();
     let mut tasks = JoinSet::new();
@@ -129,7 +130,7 @@ pub async fn start_due(state: &AppState) -> Started {
             break;
         }
         let limit = i64::try_from(slots.len()).unwrap_or(i64::MAX);
-        let due = match store::claim(&state.db, kind, handler.lease(), limit).await {
+        let due = match store::claim(db, kind, handler.lease(), limit).await {
             Ok(due) => due,
             Err(err) => {
                 tracing::warn!(kind, error = %err, "outbox: could not claim jobs");
@@ -139,9 +140,9 @@ pub async fn start_due(state: &AppState) -> Started {
         for job in due {
             let Some(slot) = slots.pop() else { break };
             claimed += 1;
-            let (state, handler) = (state.clone(), handler.clone());
+            let (db, clock, handler) = (db.clone(), clock.clone(), handler.clone());
             tasks.spawn(async move {
-                run_one(&state, handler.as_ref(), &job).await;
+                run_one(&db, &clock, handler.as_ref(), &job).await;
                 drop(slot);
             });
         }
@@ -154,12 +155,12 @@ pub async fn start_due(state: &AppState) -> Started {
 }
 
 /// One step that waits for its jobs; returns how many ran.
-pub async fn run_due(state: &AppState) -> usize {
-    start_due(state).await.wait().await
+pub async fn run_due(jobs: &Jobs, db: &Db, clock: &Clock) -> usize {
+    start_due(jobs, db, clock).await.wait().await
 }
 
-async fn run_one(state: &AppState, handler: &dyn JobHandler, job: &Job) {
-    match handler.run(state, job).await {
+async fn run_one(db: &Db, clock: &Clock, handler: &dyn JobHandler, job: &Job) {
+    match handler.run(db, clock, job).await {
         Ok(true) => {}
         Ok(false) => {
             tracing::warn!(job = %job.id, kind = job.kind, "lease lost; the attempt is not recorded")
@@ -175,15 +176,24 @@ async fn run_one(state: &AppState, handler: &dyn JobHandler, job: &Job) {
 /// fills every free slot, else after a poll interval or when a slot frees
 /// up. On shutdown it stops claiming and lets jobs in flight finish briefly
 /// (an unfinished one runs again after its lease, on any node).
-pub fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {
-    vec![tokio::spawn(worker_loop(state.clone()))]
+pub fn spawn_workers(
+    jobs: Arc<Jobs>,
+    db: Db,
+    clock: Clock,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+) -> Vec<JoinHandle<()>> {
+    vec![tokio::spawn(worker_loop(jobs, db, clock, shutdown))]
 }
 
-async fn worker_loop(state: AppState) {
-    let mut shutdown = state.shutdown.clone();
-    let slots = state.jobs.slots.clone();
+async fn worker_loop(
+    jobs: Arc<Jobs>,
+    db: Db,
+    clock: Clock,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) {
+    let slots = jobs.slots.clone();
     while !*shutdown.borrow() {
-        let started = start_due(&state).await;
+        let started = start_due(&jobs, &db, &clock).await;
         let (room, claimed) = (started.room, started.claimed);
         started.detach();
         if room == 0 {

@@ -16,8 +16,7 @@ use crate::auth::Tenant;
 use crate::db::Db;
 use crate::error::StoreError;
 use crate::snapshots::TenantSnapshots;
-use crate::state::AppState;
-use crate::tickets::model::Priority;
+use vocab::ticket::Priority;
 
 /// The bus topic of SLA rule changes; the payload is the company id.
 pub const TOPIC: &str = "sla";
@@ -64,11 +63,4 @@ pub async fn rules(cache: &SlaCache, db: &Db, tenant: &Tenant) -> Result<Arc<Rul
     cache
         .get_or_read(tenant, super::store::rules(db, tenant))
         .await
-}
-
-/// The company's policies or calendars changed: forgets them here at once
-/// and on every other node through the bus. Call after the change has
-/// committed.
-pub async fn changed(state: &AppState, company_id: Uuid) {
-    state.sla.changed(state, company_id).await;
 }

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::calendar::{Calendar, Hours, Opening, WEEKDAYS, parse_clock};
-use crate::tickets::model::{Priority, TicketStatus};
 use crate::time::Timestamp;
+use vocab::ticket::{Priority, TicketStatus};
 
 /// At most this many calendars per company and mode.
 pub const MAX_CALENDARS: usize = 50;

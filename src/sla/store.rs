@@ -11,8 +11,8 @@ use super::model::{
 use crate::auth::Tenant;
 use crate::db::{Backend, Db, On, Query, Table, Tx, ensure_reference};
 use crate::error::{FieldError, Refused, StoreError};
-use crate::tickets::model::TicketStatus;
 use crate::time::{Timestamp, new_id};
+use vocab::ticket::TicketStatus;
 
 const CALENDAR_COLUMNS: &str = "id, name, timezone, weekly, holidays, created_at, updated_at";
 

@@ -319,7 +319,9 @@ async fn create(
     principal: Principal,
     Json(body): Json<CreateTicket>,
 ) -> ApiResult<(StatusCode, Json<Ticket>)> {
-    let definitions = crate::custom_fields::definitions(&state, &principal.tenant).await?;
+    let definitions =
+        crate::custom_fields::definitions(&state.field_definitions, &state.db, &principal.tenant)
+            .await?;
     let (
         subject,
         description,
@@ -408,7 +410,14 @@ async fn update(
         && body.tags.is_missing()
         && body.custom_fields.is_missing();
     let definitions = match &body.custom_fields {
-        Patch::Value(_) => crate::custom_fields::definitions(&state, &principal.tenant).await?,
+        Patch::Value(_) => {
+            crate::custom_fields::definitions(
+                &state.field_definitions,
+                &state.db,
+                &principal.tenant,
+            )
+            .await?
+        }
         Patch::Missing | Patch::Null => Default::default(),
     };
     let (_, status, priority, assigned_to_id, team_id, tags, custom_fields) = (

@@ -12,10 +12,10 @@ use super::store::deliveries::{self, AttemptResult, Pending, RESPONSE_BODY_MAX};
 use super::store::{self, Health, Target};
 use super::{guard, signing};
 use crate::config::Config;
+use crate::db::Db;
 use crate::error::StoreError;
 use crate::outbox::{self, Job, JobHandler, RetrySchedule};
-use crate::state::AppState;
-use crate::time::Timestamp;
+use crate::time::{Clock, Timestamp};
 
 /// How long a webhook may fail without a single success before it is disabled.
 pub const DISABLE_AFTER: Duration = Duration::from_secs(24 * 3600);
@@ -59,33 +59,34 @@ impl JobHandler for DeliveryJob {
 
     fn run<'a>(
         &'a self,
-        state: &'a AppState,
+        db: &'a Db,
+        clock: &'a Clock,
         job: &'a Job,
     ) -> BoxFuture<'a, Result<bool, StoreError>> {
-        Box::pin(self.deliver(state, job))
+        Box::pin(self.deliver(db, clock, job))
     }
 }
 
 impl DeliveryJob {
-    async fn deliver(&self, state: &AppState, job: &Job) -> Result<bool, StoreError> {
+    async fn deliver(&self, db: &Db, clock: &Clock, job: &Job) -> Result<bool, StoreError> {
         // The job has the delivery's id.
-        let Some(delivery) = deliveries::pending(&state.db, job.id).await? else {
-            return end_without_attempt(state, job, None, "the delivery no longer exists").await;
+        let Some(delivery) = deliveries::pending(db, job.id).await? else {
+            return end_without_attempt(db, job, None, "the delivery no longer exists").await;
         };
-        let target = match store::target(&state.db, delivery.webhook_id).await {
+        let target = match store::target(db, delivery.webhook_id).await {
             Ok(target) => target,
             // Deleted: its deliveries went with it.
             Err(StoreError::NotFound) => {
-                return end_without_attempt(state, job, None, "the webhook was deleted").await;
+                return end_without_attempt(db, job, None, "the webhook was deleted").await;
             }
             Err(err) => return Err(err),
         };
         if !target.is_active {
             let reason = "webhook is disabled";
-            return end_without_attempt(state, job, Some(&delivery), reason).await;
+            return end_without_attempt(db, job, Some(&delivery), reason).await;
         }
         let attempt = job.attempt();
-        let attempted_at = state.clock.now();
+        let attempted_at = clock.now();
         let started = Instant::now();
         let sent = self.send(&target, &delivery, attempt, attempted_at).await;
         let took = started.elapsed();
@@ -93,7 +94,7 @@ impl DeliveryJob {
 
         let success = sent.status.is_some_and(|s| (200..300).contains(&s));
         let gone = sent.status == Some(410);
-        let now = state.clock.now();
+        let now = clock.now();
         let retry_delay = if success || gone || attempt >= self.retry.max_attempts() {
             None
         } else {
@@ -125,7 +126,7 @@ impl DeliveryJob {
                 disable_after: DISABLE_AFTER,
             }
         };
-        let mut tx = state.db.begin().await?;
+        let mut tx = db.begin().await?;
         let job_error = result.error.as_deref().unwrap_or("failed");
         let held = match (success, retry_delay) {
             (true, _) => outbox::store::finish(&mut tx, job).await?,
@@ -184,12 +185,12 @@ impl DeliveryJob {
 /// Ends the job with no attempt made; `delivery` (when it still exists) is
 /// logged as failed with `reason`.
 async fn end_without_attempt(
-    state: &AppState,
+    db: &Db,
     job: &Job,
     delivery: Option<&Pending>,
     reason: &str,
 ) -> Result<bool, StoreError> {
-    let mut tx = state.db.begin().await?;
+    let mut tx = db.begin().await?;
     if !outbox::store::abandon(&mut tx, job, reason).await? {
         return Ok(false);
     }

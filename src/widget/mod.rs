@@ -11,8 +11,6 @@ pub mod secret;
 pub mod store;
 mod visitors;
 
-pub(crate) use routes::ensure_active;
-
 use std::time::Duration;
 
 use axum::Router;

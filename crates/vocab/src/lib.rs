@@ -1,7 +1,7 @@
 //! The vocabulary of supportdesk: the words every floor above speaks and
 //! none of them owns. Time and ids, the tenant (company and mode), the
 //! closed-set mechanism (`text_enum!`) and the value a closed set binds as,
-//! the catalogue of event names, and the two error shapes (the API's and the
+//! the catalogue of event names, a ticket's statuses and priorities, and the two error shapes (the API's and the
 //! store's).
 //!
 //! It is the bottom floor of the workspace: it depends on no other crate of
@@ -12,5 +12,6 @@ pub mod domain;
 pub mod error;
 pub mod event_catalogue;
 pub mod tenant;
+pub mod ticket;
 pub mod time;
 pub mod value;

@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use super::calendar::Hours;
 use super::model::{Policy, PolicyConditions, Targets};
-use crate::tickets::model::Priority;
+use vocab::ticket::Priority;
 
 /// What the policy conditions look at on a ticket (custom fields aside:
 /// they are checked where the values and their definitions are).

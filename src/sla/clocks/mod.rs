@@ -16,8 +16,8 @@ use uuid::Uuid;
 use super::apply::ResolutionClock;
 use super::calendar::Hours;
 use super::model::{Policy, Targets};
-use crate::tickets::model::TicketStatus;
 use crate::time::Timestamp;
+use vocab::ticket::TicketStatus;
 
 crate::text_enum! {
     /// What a clock measures.

@@ -15,7 +15,6 @@ use crate::auth::{Principal, Scope};
 use crate::error::{ApiResult, FieldError};
 use crate::extract::Json;
 use crate::router::ApiRouter;
-use crate::sla::cache;
 use crate::sla::calendar::{WEEKDAYS, format_clock, parse_clock};
 use crate::sla::model::{
     BusinessHours, CalendarInput, MAX_HOLIDAYS, MAX_INTERVALS, WeeklyInterval,
@@ -121,7 +120,10 @@ async fn create(
         holidays,
     };
     let calendar = store::create_calendar(&state.db, &principal.tenant, &input).await?;
-    cache::changed(&state, principal.tenant.company_id).await;
+    state
+        .sla
+        .changed(&state.realtime.bus, principal.tenant.company_id)
+        .await;
     Ok((StatusCode::CREATED, Json(calendar)))
 }
 
@@ -171,7 +173,10 @@ async fn update(
         holidays,
     };
     let calendar = store::update_calendar(&state.db, &principal.tenant, id, &input).await?;
-    cache::changed(&state, principal.tenant.company_id).await;
+    state
+        .sla
+        .changed(&state.realtime.bus, principal.tenant.company_id)
+        .await;
     Ok(Json(calendar))
 }
 
@@ -189,7 +194,10 @@ async fn delete(
     Path(id): Path<Uuid>,
 ) -> ApiResult<Json<DeletedCalendar>> {
     store::delete_calendar(&state.db, &principal.tenant, id).await?;
-    cache::changed(&state, principal.tenant.company_id).await;
+    state
+        .sla
+        .changed(&state.realtime.bus, principal.tenant.company_id)
+        .await;
     Ok(Json(DeletedCalendar { id, deleted: true }))
 }
 

@@ -18,15 +18,14 @@ use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::Json;
 use crate::router::ApiRouter;
 use crate::settings::rules::{enum_list, field_conditions, tag_list};
-use crate::sla::cache;
 use crate::sla::model::{
     DEFAULT_WARN_MINUTES, MAX_POLICIES, Policy, PolicyConditions, PolicyInput, TARGET_MINUTES_MAX,
     Targets, TargetsByPriority,
 };
 use crate::sla::store;
 use crate::state::AppState;
-use crate::tickets::model::{Priority, TicketStatus};
 use crate::validate::{Fields, NAME_MAX, optional_id, problem, required_text};
+use vocab::ticket::{Priority, TicketStatus};
 
 pub fn router() -> ApiRouter {
     ApiRouter::new()
@@ -137,7 +136,10 @@ async fn replace(
     };
     let inputs = parse_policies(body, &definitions)?;
     let policies = store::replace_policies(&state.db, &principal.tenant, &inputs).await?;
-    cache::changed(&state, principal.tenant.company_id).await;
+    state
+        .sla
+        .changed(&state.realtime.bus, principal.tenant.company_id)
+        .await;
     Ok(Json(PoliciesResponse { policies }))
 }
 

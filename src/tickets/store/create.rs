@@ -7,9 +7,10 @@ use uuid::Uuid;
 
 use super::TicketRow;
 use super::activities::{NewActivity, add_activity};
-use super::plain::{self, Subscribers};
+use super::plain;
 use super::read::load;
 use super::sla::record_sla;
+use super::subscribers::Subscribers;
 use crate::attachments::store::{self as attachment_store, Owner};
 use crate::auth::Tenant;
 use crate::custom_fields::model::FieldValues;

@@ -19,6 +19,7 @@ mod plain;
 mod read;
 mod search;
 mod sla;
+pub mod subscribers;
 mod tags;
 mod update;
 
@@ -29,7 +30,6 @@ pub use create::create;
 pub use delete::delete;
 pub use escalate::{escalate, escalate_in};
 pub use list::{RANKED_MATCHES, count, list, list_sql};
-pub use plain::Subscribers;
 pub use read::find;
 pub use sla::record_sla;
 pub use tags::edit_tags;

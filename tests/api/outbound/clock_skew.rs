@@ -30,7 +30,8 @@ async fn a_node_with_a_fast_clock_does_not_claim_a_leased_delivery(backend: Back
     create_webhook(&app, &acme.key, &receiver.url("/"), &["user.created"]).await;
     create_user(&app, &tenant(&acme, Mode::Test), "Ada").await;
 
-    let holder = supportdesk::outbox::start_due(&app.state).await;
+    let holder =
+        supportdesk::outbox::start_due(&app.state.jobs, &app.state.db, &app.state.clock).await;
     assert_eq!(holder.claimed, 1, "the first node leases the delivery");
     let holding = tokio::spawn(holder.wait());
     // The other node tries to claim it, again and again, until the first
@@ -39,13 +40,18 @@ async fn a_node_with_a_fast_clock_does_not_claim_a_leased_delivery(backend: Back
         if holding.is_finished() {
             return true;
         }
-        let started = supportdesk::outbox::start_due(&fast.state).await;
+        let started =
+            supportdesk::outbox::start_due(&fast.state.jobs, &fast.state.db, &fast.state.clock)
+                .await;
         assert_eq!(started.claimed, 0, "claimed while another node holds it");
         false
     })
     .await;
     holding.await.expect("first node's attempt");
 
-    assert_eq!(supportdesk::outbox::run_due(&fast.state).await, 0);
+    assert_eq!(
+        supportdesk::outbox::run_due(&fast.state.jobs, &fast.state.db, &fast.state.clock).await,
+        0
+    );
     assert_eq!(receiver.count(), 1, "delivered exactly once");
 }

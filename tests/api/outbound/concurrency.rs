@@ -44,7 +44,7 @@ async fn two_nodes_never_deliver_the_same_attempt_twice(backend: Backend) {
                 if pending == 0 {
                     return;
                 }
-                supportdesk::outbox::run_due(&state).await;
+                supportdesk::outbox::run_due(&state.jobs, &state.db, &state.clock).await;
             }
         }));
     }

@@ -315,7 +315,9 @@ async fn killed_worker_means_redelivery_after_the_lease(backend: Backend) {
     // A worker claims the delivery, sends it, and dies before recording
     // anything (the task is dropped mid-request).
     let state = app.state.clone();
-    let worker = tokio::spawn(async move { supportdesk::outbox::run_due(&state).await });
+    let worker = tokio::spawn(async move {
+        supportdesk::outbox::run_due(&state.jobs, &state.db, &state.clock).await
+    });
     eventually_within("the first attempt sent", DELIVERED_WITHIN, || async {
         receiver.count() > 0
     })
@@ -324,7 +326,7 @@ async fn killed_worker_means_redelivery_after_the_lease(backend: Backend) {
     let _ = worker.await;
 
     // While the lease holds, no other worker takes it.
-    supportdesk::outbox::run_due(&app.state).await;
+    supportdesk::outbox::run_due(&app.state.jobs, &app.state.db, &app.state.clock).await;
     assert_eq!(receiver.count(), 1);
     let log = deliveries(&app, &acme.key, &webhook).await;
     assert_eq!(log[0]["status"], "pending");

@@ -201,7 +201,7 @@ async fn unsendable_email_is_retried_then_failed(backend: Backend) {
     tx.commit().await.expect("commit");
 
     let (attempts, error) = eventually_within("the email fails", DELIVERED_WITHIN, async || {
-        supportdesk::outbox::run_due(&app.state).await;
+        supportdesk::outbox::run_due(&app.state.jobs, &app.state.db, &app.state.clock).await;
         let job_state = supportdesk::outbox::store::state(&app.state.db, job)
             .await
             .expect("job");

@@ -1,7 +1,5 @@
 //! The SSRF guard, at creation and at delivery.
 
-use std::sync::Arc;
-
 use serde_json::json;
 use supportdesk::auth::Mode;
 
@@ -89,15 +87,14 @@ async fn private_addresses_are_refused_at_delivery(backend: Backend) {
 
     let mut config = app.config.clone();
     config.webhook_allow_private = false;
-    let jobs = Arc::new(supportdesk::jobs::registry(&config).expect("guarded job handlers"));
-    let guarded = app.state.modified(|state| state.jobs = jobs);
+    let guarded = supportdesk::jobs::registry(&config).expect("guarded job handlers");
 
     create_user(&app, &tenant(&acme, Mode::Test), "Probe").await;
     eventually_within(
         "an attempt at every webhook",
         DELIVERED_WITHIN,
         async || {
-            supportdesk::outbox::run_due(&guarded).await;
+            supportdesk::outbox::run_due(&guarded, &app.state.db, &app.state.clock).await;
             let mut attempted = 0;
             for id in &webhooks {
                 let log = deliveries(&app, &acme.key, id).await;

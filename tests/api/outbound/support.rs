@@ -171,7 +171,7 @@ pub async fn drive_state_until(
     done: &mut dyn FnMut() -> bool,
 ) {
     eventually_within(what, DELIVERED_WITHIN, async || {
-        supportdesk::outbox::run_due(state).await;
+        supportdesk::outbox::run_due(&state.jobs, &state.db, &state.clock).await;
         done()
     })
     .await
@@ -180,7 +180,7 @@ pub async fn drive_state_until(
 /// Polls `check` (an async condition on the API) while driving the worker.
 pub async fn drive_until_api(app: &TestApp, what: &str, mut check: impl AsyncFnMut() -> bool) {
     eventually_within(what, DELIVERED_WITHIN, async || {
-        supportdesk::outbox::run_due(&app.state).await;
+        supportdesk::outbox::run_due(&app.state.jobs, &app.state.db, &app.state.clock).await;
         check().await
     })
     .await
@@ -189,7 +189,7 @@ pub async fn drive_until_api(app: &TestApp, what: &str, mut check: impl AsyncFnM
 /// A few more worker steps, to show that nothing else is sent.
 pub async fn settle(app: &TestApp) {
     for _ in 0..5 {
-        supportdesk::outbox::run_due(&app.state).await;
+        supportdesk::outbox::run_due(&app.state.jobs, &app.state.db, &app.state.clock).await;
         tokio::time::sleep(Duration::from_millis(60)).await;
     }
 }

@@ -9,8 +9,8 @@ use crate::auth::Tenant;
 use crate::db::{Query, Tx};
 use crate::error::StoreError;
 use crate::sla::clocks::{Clock, ClockState, Metric};
-use crate::tickets::model::TicketStatus;
 use crate::time::Timestamp;
+use vocab::ticket::TicketStatus;
 
 /// An agent answered in the chat a ticket was made from: for the customer
 /// that is the first response, so it meets the ticket's first-response

@@ -24,8 +24,8 @@ use super::{Clock, Metric};
 use crate::auth::Tenant;
 use crate::db::{On, Query, Tx};
 use crate::error::StoreError;
-use crate::tickets::model::{Priority, TicketStatus};
 use crate::time::Timestamp;
+use vocab::ticket::{Priority, TicketStatus};
 
 const CLOCK_COLUMNS: &str = "ticket_id, metric, state, target_minutes, used_seconds, \
      running_since, due_at, warn_at, paused_at, warned_at, breached_at, fulfilled_at";

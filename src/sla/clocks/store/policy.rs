@@ -18,7 +18,7 @@ use crate::sla::clocks::Terms;
 use crate::sla::model::Policy;
 use crate::sla::store::{find_calendar, list_policies};
 use crate::tags::store::{self as tag_store, Tagged};
-use crate::tickets::model::Priority;
+use vocab::ticket::Priority;
 
 /// The policy that applies to the ticket now, with its terms.
 pub(super) async fn chosen_terms(

@@ -13,8 +13,8 @@ use crate::error::StoreError;
 use crate::sla::apply::{TicketFacts, choose};
 use crate::sla::cache::Rules;
 use crate::sla::clocks::{Clock, Metric, Terms};
-use crate::tickets::model::{Priority, TicketStatus};
 use crate::time::Timestamp;
+use vocab::ticket::{Priority, TicketStatus};
 
 /// A ticket being created, as its create has it: nothing is read back.
 #[derive(Debug, Clone, Copy)]

@@ -1,0 +1,173 @@
+//! What authentication shares across requests: the key cache, the rate
+//! limiters, the clients refused for failing too often, and when each key's
+//! `lastUsedAt` was last written.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use dashmap::DashMap;
+use uuid::Uuid;
+
+use super::Principal;
+use super::cache::{Invalidation, KeyCache, TOPIC};
+use super::ready::allowance;
+use crate::config::Config;
+use crate::db::Db;
+use crate::error::ApiError;
+use crate::keys::store as key_store;
+use crate::ratelimit::client::client_key;
+use crate::ratelimit::{self, Decision, HotMap, Limiter, RateLimiter, RedisLimiter};
+use crate::realtime::bus::Bus;
+use crate::time::Timestamp;
+
+/// `lastUsedAt` is written at most this often per key.
+pub const LAST_USED_EVERY: Duration = Duration::from_secs(60);
+
+/// Failed authentications allowed per client per failure window (a
+/// minute unless a test lengthens it, `Config::auth_failure_window`).
+pub const FAILURE_LIMIT: u64 = 100;
+
+/// Clients refused for failing too often are swept past this many.
+const BLOCKED_SWEEP_ABOVE: usize = 10_000;
+
+/// Shared authentication state: the key cache and the rate limiters.
+pub struct Access {
+    pub keys: KeyCache,
+    /// Per API key (by its id), per client for failures (`authfail:<ip>`)
+    /// and per visitor session for socket messages (`visitor:<id>`).
+    pub limiter: RateLimiter,
+    /// The rate-limit window (an hour unless a test shortens it).
+    pub window: Duration,
+    /// The window of the `FAILURE_LIMIT` failures a client may make.
+    failure_window: Duration,
+    /// Clients the failure limit refused, until when: while there, keys
+    /// they present are refused before the store lookup, without asking Redis.
+    blocked: DashMap<IpAddr, Instant>,
+    /// When this node last wrote `lastUsedAt` of each key.
+    last_used: HotMap<Uuid, Instant>,
+}
+
+impl Access {
+    pub fn new(config: &Config, redis: Option<crate::redis_conn::RedisConn>) -> Self {
+        let redis = redis.map(|conn| RedisLimiter::new(conn, &config.redis_prefix));
+        Access {
+            keys: KeyCache::new(),
+            limiter: RateLimiter::new(redis),
+            window: config.rate_window,
+            failure_window: config.auth_failure_window,
+            blocked: DashMap::new(),
+            last_used: HotMap::default(),
+        }
+    }
+
+    /// Spends one request of the key's allowance.
+    pub async fn check_rate(&self, principal: &Principal) -> Decision {
+        self.check_key_rate(principal.key_id, principal.rate_limit)
+            .await
+    }
+
+    /// Spends one request of the allowance of key `key_id`, whose limit is
+    /// `rate_limit` per window (a socket's frames spend it too).
+    pub async fn check_key_rate(&self, key_id: Uuid, rate_limit: i64) -> Decision {
+        let limit = allowance(rate_limit);
+        match self.limiter.check_api_key(key_id, limit, self.window).await {
+            Ok(decision) => decision,
+            // The node's limiter never fails; an allowance keeps serving.
+            Err(_) => Decision::from_micros(true, limit, limit - 1, 0, 0),
+        }
+    }
+
+    /// The 429 for a client this node has seen go over the failure limit,
+    /// until its next failure would be allowed again. Asked before a key is
+    /// looked up in the store, so a blocked client's guesses cost no query
+    /// (and no call to Redis either).
+    pub fn refusal_for(&self, client: Option<IpAddr>) -> Option<ApiError> {
+        let client = client_key(client?);
+        let until = *self.blocked.get(&client)?;
+        let now = Instant::now();
+        if until <= now {
+            self.blocked.remove_if(&client, |_, until| *until <= now);
+            return None;
+        }
+        let wait = until.duration_since(now).as_micros();
+        let seconds = u64::try_from(wait.div_ceil(1_000_000)).unwrap_or(u64::MAX);
+        crate::metrics::rate_limited(crate::metrics::Limiter::AuthFailures);
+        Some(ratelimit::exceeded(seconds))
+    }
+
+    /// Counts a failed authentication of `client` (an IPv6 one by its /64);
+    /// the 429 to answer once it has failed more than `FAILURE_LIMIT` times
+    /// in the failure window.
+    pub async fn note_failure(&self, client: Option<IpAddr>) -> Option<ApiError> {
+        let client = client_key(client?);
+        let key = format!("authfail:{client}");
+        let decision = self
+            .limiter
+            .check(&key, FAILURE_LIMIT, self.failure_window)
+            .await
+            .ok()?;
+        if decision.allowed {
+            return None;
+        }
+        let seconds = decision.retry_after_secs;
+        if self.blocked.len() > BLOCKED_SWEEP_ABOVE {
+            let now = Instant::now();
+            self.blocked.retain(|_, until| *until > now);
+        }
+        self.blocked
+            .insert(client, Instant::now() + Duration::from_secs(seconds));
+        crate::metrics::rate_limited(crate::metrics::Limiter::AuthFailures);
+        Some(ratelimit::exceeded(seconds))
+    }
+
+    /// Records use of a key, at most once a minute per key and node (the
+    /// write itself also skips keys another node touched within the minute).
+    pub fn touch(&self, db: &Db, key_id: Uuid) {
+        let now = Instant::now();
+        let mut due = false;
+        self.last_used
+            .entry(key_id)
+            .and_modify(|at| {
+                if now.duration_since(*at) >= LAST_USED_EVERY {
+                    *at = now;
+                    due = true;
+                }
+            })
+            .or_insert_with(|| {
+                due = true;
+                now
+            });
+        if !due {
+            return;
+        }
+        let db = db.clone();
+        tokio::spawn(async move {
+            if let Err(error) = key_store::touch_last_used(&db, key_id, Timestamp::now()).await {
+                tracing::debug!(%error, %key_id, "could not record lastUsedAt");
+            }
+        });
+    }
+}
+
+/// Applies the invalidations other nodes publish on `bus` to `access`'s
+/// cache, until shutdown. The subscription is taken before this returns,
+/// so nothing published after `App::build` is missed.
+pub fn spawn_invalidation_listener(
+    access: &Arc<Access>,
+    bus: &Bus,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+) -> tokio::task::JoinHandle<()> {
+    let on_message = access.clone();
+    let on_missed = access.clone();
+    bus.listen(
+        TOPIC,
+        shutdown,
+        move |payload| match Invalidation::decode(payload) {
+            Some(what) => on_message.keys.apply(what),
+            None => tracing::warn!(%payload, "unknown auth invalidation"),
+        },
+        // Missed messages may have been invalidations.
+        move || on_missed.keys.apply(Invalidation::All),
+    )
+}

@@ -1,0 +1,29 @@
+//! Suspending a company: the store's change, then every node told at once
+//! (the key caches forget its keys, its open sockets close) rather than
+//! after the key cache's 10 s.
+
+use uuid::Uuid;
+
+use super::model::Company;
+use super::store;
+use crate::auth::cache::{self, Invalidation, KeyCache};
+use crate::db::Db;
+use crate::error::StoreError;
+use crate::realtime::bus::Bus;
+
+/// Suspends (or reactivates) company `id`, and has every node apply it to
+/// cached keys and open sockets.
+pub async fn set_suspended(
+    db: &Db,
+    keys: &KeyCache,
+    bus: &Bus,
+    id: Uuid,
+    suspended: bool,
+) -> Result<Company, StoreError> {
+    let company = store::set_suspended(db, id, suspended).await?;
+    cache::invalidate(keys, bus, Invalidation::Company(id)).await;
+    if suspended {
+        crate::realtime::credentials::company_suspended(bus, id).await;
+    }
+    Ok(company)
+}
