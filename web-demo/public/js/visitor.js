@@ -15,7 +15,7 @@ import { refreshPresence, renderPresence, schedulePresence, wirePresence } from 
 import { wireStart } from './visitor/start.js';
 import { config, openOnLoad, state } from './visitor/state.js';
 
-wirePanel();
+wirePanel({ onResume: startConversation });
 wirePresence();
 wireKnowledge();
 wireStart();

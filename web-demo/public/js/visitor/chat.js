@@ -16,7 +16,7 @@ import {
 } from './messages.js';
 import { currentMainView, showView, updateUnread } from './panel.js';
 import { renderLivePresence } from './presence.js';
-import { startError } from './start.js';
+import { startError } from './start-error.js';
 import { state, saveConversation } from './state.js';
 
 export function resetConversationView() {

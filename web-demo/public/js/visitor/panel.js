@@ -1,9 +1,11 @@
 // The launcher and the panel: which view shows, open or closed, the unread
-// badge.
+// badge. What opening the panel starts (the chat's socket) is handed in by
+// the wiring, so the panel does not import the chat that imports it.
 
-import { startConversation } from './chat.js';
 import { el } from './dom.js';
 import { state, config } from './state.js';
+
+let resumeConversation = () => {};
 
 export function showView(name) {
   for (const [key, view] of Object.entries(el.views)) view.hidden = key !== name;
@@ -27,7 +29,7 @@ export function setOpen(open, { focus = true } = {}) {
     state.unread = 0;
     updateUnread();
     showView(currentMainView());
-    if (state.conversation) startConversation();
+    if (state.conversation) resumeConversation();
     if (focus) focusView();
   } else if (focus) {
     el.launcher.focus();
@@ -61,7 +63,9 @@ export function showMissing(title, text) {
   if (!state.conversation) showView('missing');
 }
 
-export function wirePanel() {
+/** `onResume` runs when the panel opens on a chat in progress. */
+export function wirePanel({ onResume }) {
+  resumeConversation = onResume;
   el.launcher.addEventListener('click', () => setOpen(!state.open));
   // The skip link focuses the launcher without touching the address (which
   // carries the widget key).

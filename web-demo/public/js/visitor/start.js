@@ -5,16 +5,8 @@ import { resetConversationView, startConversation } from './chat.js';
 import { el } from './dom.js';
 import { sendMessage } from './messages.js';
 import { showView } from './panel.js';
+import { startError } from './start-error.js';
 import { state, config, saveConversation } from './state.js';
-
-export function startError(message, field) {
-  el.startError.textContent = message;
-  el.startError.hidden = false;
-  if (field) {
-    field.setAttribute('aria-invalid', 'true');
-    field.focus();
-  }
-}
 
 export function wireStart() {
   el.views.start.addEventListener('submit', async (event) => {
