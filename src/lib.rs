@@ -16,8 +16,6 @@ pub mod demo;
 pub mod embedded;
 pub mod entities;
 pub mod events;
-pub mod extract;
-pub mod generation;
 pub mod idempotency;
 pub mod jobs;
 pub mod kb;
@@ -25,15 +23,10 @@ pub mod keys;
 pub mod mail;
 pub mod metrics;
 pub mod openapi;
-pub mod outbox;
-pub mod paging;
-pub mod ratelimit;
 pub mod realtime;
-pub mod redis_conn;
 pub mod reports;
 pub mod retention;
 pub mod router;
-pub mod search;
 pub mod settings;
 pub mod sla;
 pub mod snapshots;
@@ -43,13 +36,15 @@ pub mod teams;
 pub mod telemetry;
 pub mod tickets;
 pub mod users;
-pub mod validate;
 pub mod webhooks;
 pub mod widget;
 
 // The vocabulary crate's modules, at the paths the rest of the service and
 // its tests name them by (`crate::time::Timestamp`, `supportdesk::error::…`).
 pub use vocab::{decoded_from_text, domain, error, event_catalogue, text_enum, time};
+// The infrastructure crate's modules, at the paths the service and its
+// tests name them by (`crate::paging::…`, `supportdesk::ratelimit::…`).
+pub use infra::{extract, generation, outbox, paging, ratelimit, redis_conn, search, validate};
 // The store crate, as `db` (`crate::db::Query`, `supportdesk::on_db!`).
 pub use store::{self as db, on_db};
 

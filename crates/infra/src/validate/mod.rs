@@ -20,7 +20,7 @@ pub use patch::Patch;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::text_enum;
+    use vocab::text_enum;
 
     text_enum! {
         enum Level {
