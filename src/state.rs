@@ -30,6 +30,12 @@ impl AppState {
         AppState(Arc::new(shared))
     }
 
+    /// The signer of attachment links in what is read now (an answer, an
+    /// event, a frame).
+    pub fn link_signer(&self) -> crate::attachments::links::Signer {
+        self.attachments.signer(self.clock.now())
+    }
+
     /// A copy with some fields replaced (e.g. a test that runs a worker
     /// with other settings).
     pub fn modified(&self, change: impl FnOnce(&mut SharedState)) -> AppState {

@@ -226,7 +226,7 @@ async fn get_session(
     Id(id): Id,
 ) -> ApiResult<Json<SessionWithMessages>> {
     let session = store::find_session(&state.db, &principal.tenant, id).await?;
-    let messages = store::messages(&state.db, &principal.tenant, id).await?;
+    let messages = store::messages(&state.db, &principal.tenant, id, &state.link_signer()).await?;
     Ok(Json(SessionWithMessages { session, messages }))
 }
 

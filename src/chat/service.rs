@@ -164,6 +164,7 @@ pub async fn send_message(
     };
     // Through the ticket channels' announcer: an agent's message may meet
     // the first response of tickets made from the chat (`sla.fulfilled`).
+    let signer = state.link_signer();
     let sent = crate::realtime::tickets::announcing(
         state,
         store::create_message(
@@ -173,6 +174,7 @@ pub async fn send_message(
             new,
             link.as_deref(),
             state.clock.now(),
+            &signer,
         ),
     );
     let (session, message) = match sent.await? {

@@ -92,6 +92,7 @@ async fn create(
         ticket_id,
         new,
         state.clock.now(),
+        &state.link_signer(),
     )
     .await?;
     Ok((StatusCode::CREATED, Json(comment)))
@@ -116,6 +117,7 @@ async fn list(
             ticket_id,
             page,
             after.as_ref(),
+            &state.link_signer(),
         )
         .await
     };

@@ -293,8 +293,15 @@ async fn list(
     let searching = filter.search.is_some() || filter.by_sla_due;
     let after = refuse_after_in_rank_order(searching, after)?;
     let after = state.cursors.open_after(&list, after.as_deref())?;
-    let (tickets, total) =
-        store::list(&state.db, &principal.tenant, &filter, page, after.as_ref()).await?;
+    let (tickets, total) = store::list(
+        &state.db,
+        &principal.tenant,
+        &filter,
+        page,
+        after.as_ref(),
+        &state.link_signer(),
+    )
+    .await?;
     let page = CursorPage::by_time(tickets, total, page, &state.cursors, &list, |t| After {
         created_at: t.created_at,
         id: t.id,
@@ -369,6 +376,7 @@ async fn create(
         &principal.tenant,
         new,
         state.clock.now(),
+        &state.link_signer(),
     )
     .await?;
     let ticket = routing::route_ticket(&state, &principal.tenant, ticket).await;
@@ -384,7 +392,9 @@ async fn get_one(
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<Ticket>> {
-    Ok(Json(store::find(&state.db, &principal.tenant, id).await?))
+    Ok(Json(
+        store::find(&state.db, &principal.tenant, id, &state.link_signer()).await?,
+    ))
 }
 
 /// Update a ticket
@@ -457,6 +467,7 @@ async fn update(
         update,
         rating_link.as_deref(),
         state.clock.now(),
+        &state.link_signer(),
     )
     .await?;
     let ticket = if moved_into_team {
@@ -524,6 +535,7 @@ async fn escalate(
         id,
         escalation,
         state.clock.now(),
+        &state.link_signer(),
     )
     .await?;
     Ok(Json(ticket))
@@ -547,8 +559,15 @@ async fn edit_tags(
     Json(body): Json<TagEditBody>,
 ) -> ApiResult<Json<Ticket>> {
     let edit = tag_edit(&body)?;
-    let ticket =
-        store::edit_tags(&state.db, &principal.tenant, id, edit, state.clock.now()).await?;
+    let ticket = store::edit_tags(
+        &state.db,
+        &principal.tenant,
+        id,
+        edit,
+        state.clock.now(),
+        &state.link_signer(),
+    )
+    .await?;
     Ok(Json(ticket))
 }
 

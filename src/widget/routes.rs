@@ -298,7 +298,8 @@ async fn read_session(
         Err(other) => return Err(other.into()),
     };
     ensure_active(&state, &tenant).await?;
-    let messages = crate::chat::store::messages(&state.db, &tenant, id).await?;
+    let messages =
+        crate::chat::store::messages(&state.db, &tenant, id, &state.link_signer()).await?;
     Ok(Json(VisitorChat {
         session: session.visitor_view(),
         messages,

@@ -10,6 +10,7 @@ use super::activities::{NewActivity, add_activity};
 use super::plain::{self, Subscribers};
 use super::read::load;
 use super::sla::record_sla;
+use crate::attachments::links::Signer;
 use crate::attachments::store::{self as attachment_store, Owner};
 use crate::auth::Tenant;
 use crate::custom_fields::model::FieldValues;
@@ -38,6 +39,7 @@ pub async fn create(
     tenant: &Tenant,
     new: NewTicket,
     now: Timestamp,
+    signer: &Signer,
 ) -> Result<Ticket, StoreError> {
     let rules = sla_cache::rules(sla, db, tenant).await?;
     let facts = NewTicketFacts {
@@ -175,11 +177,11 @@ pub async fn create(
     let ticket = if as_written {
         written(id, number, new, visitor_email, from_chat, &tags, now)
     } else {
-        load(&mut tx, tenant, id).await?
+        load(&mut tx, tenant, id, signer).await?
     };
     events::created(&mut tx, tenant, &ticket).await?;
     if !met.is_empty() {
-        record_sla(&mut tx, tenant, id, &met).await?;
+        record_sla(&mut tx, tenant, id, &met, signer).await?;
     }
     tx.commit().await?;
     Ok(ticket)
