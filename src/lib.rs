@@ -49,7 +49,7 @@ pub mod widget;
 
 // The vocabulary crate's modules, at the paths the rest of the service and
 // its tests name them by (`crate::time::Timestamp`, `supportdesk::error::…`).
-pub use vocab::{decoded_from_text, domain, error, event_catalogue, text_enum, time};
+pub use vocab::{decoded_from_text, domain, error, event_catalogue, live, text_enum, time};
 // The store crate, as `db` (`crate::db::Query`, `supportdesk::on_db!`).
 pub use store::{self as db, on_db};
 

@@ -9,6 +9,7 @@ mod clock;
 mod hook;
 mod pass_lock;
 pub mod pool;
+mod publish;
 mod query;
 mod reference;
 pub mod timing;
@@ -16,6 +17,7 @@ pub mod timing;
 pub use clock::millis;
 pub use hook::{CommitHook, installed as commit_hook_installed, with_commit_hook};
 pub use pass_lock::PassLock;
+pub use publish::Publish;
 pub use query::{AnyRow, On, Query};
 pub use reference::{Table, ensure_reference};
 pub use vocab::value::{StoredAs, Value};
@@ -28,7 +30,8 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{AssertSqlSafe, Connection, Postgres, SqlSafeStr, Sqlite};
 
-use pool::{DIRECT_CONNECTIONS, PING_AFTER_IDLE, Pool, TxConn};
+use pool::{Committing, DIRECT_CONNECTIONS, PING_AFTER_IDLE, Pool, TxConn};
+use vocab::live::LiveEvent;
 
 use vocab::error::StoreError;
 
@@ -49,9 +52,10 @@ pub enum Db {
 /// take one so that the change, its events and its outbox jobs commit together.
 pub struct Tx {
     open: Open,
-    /// What runs once the transaction has committed, in the order added;
-    /// dropped unrun when it rolls back.
-    after_commit: Vec<Box<dyn FnOnce() + Send>>,
+    /// The live events it staged, for its handle's publisher once it has
+    /// committed; dropped when it rolls back.
+    live: Vec<LiveEvent>,
+    committing: Committing,
     /// The commit hook's write ran in one of its statements
     /// (`push_commit_hook`): `commit` does not run it again.
     hook_written: bool,
@@ -166,7 +170,38 @@ impl Db {
                 Open::Sqlite(TxConn::begin(pool, Some(immediate)).await?)
             }
         };
-        Ok(Tx::on(open))
+        Ok(self.tx(open))
+    }
+
+    /// This handle with `publisher` for the live events of the
+    /// transactions begun from it (see [`Publish`]).
+    pub fn with_publisher(&self, publisher: std::sync::Arc<dyn Publish>) -> Db {
+        let mut db = self.clone();
+        db.committing_mut().publisher = Some(publisher);
+        db
+    }
+
+    fn committing(&self) -> &Committing {
+        match self {
+            Db::Postgres(pool) => &pool.committing,
+            Db::Sqlite(pool) => &pool.committing,
+        }
+    }
+
+    fn committing_mut(&mut self) -> &mut Committing {
+        match self {
+            Db::Postgres(pool) => &mut pool.committing,
+            Db::Sqlite(pool) => &mut pool.committing,
+        }
+    }
+
+    fn tx(&self, open: Open) -> Tx {
+        Tx {
+            open,
+            live: Vec::new(),
+            committing: self.committing().clone(),
+            hook_written: false,
+        }
     }
 
     /// Postgres only: runs `prelude` in a transaction of its own, commits
@@ -190,7 +225,7 @@ impl Db {
         );
         let statement = AssertSqlSafe(statement).into_sql_str();
         let conn = TxConn::begin(pool, Some(statement)).await?;
-        Ok(Tx::on(Open::Postgres(conn)))
+        Ok(self.tx(Open::Postgres(conn)))
     }
 
     /// Postgres only: runs `prelude` in a transaction of its own (one
@@ -205,7 +240,7 @@ impl Db {
         let pool = self.postgres_only("autocommit_after")?;
         let prelude = AssertSqlSafe(prelude.to_owned()).into_sql_str();
         let conn = TxConn::autocommit_after(pool, prelude).await?;
-        Ok(Tx::on(Open::Postgres(conn)))
+        Ok(self.tx(Open::Postgres(conn)))
     }
 
     /// The Postgres pool, or the error for `what`, a Postgres-only call,
@@ -241,14 +276,6 @@ impl Db {
 }
 
 impl Tx {
-    fn on(open: Open) -> Tx {
-        Tx {
-            open,
-            after_commit: Vec::new(),
-            hook_written: false,
-        }
-    }
-
     pub fn backend(&self) -> Backend {
         match self.open {
             Open::Postgres(_) => Backend::Postgres,
@@ -274,11 +301,11 @@ impl Tx {
         Ok(())
     }
 
-    /// Runs `work` once this transaction has committed (not at all if it
-    /// rolls back): for what may only be told of committed changes, such
-    /// as the events announced live on sockets.
-    pub fn after_commit(&mut self, work: impl FnOnce() + Send + 'static) {
-        self.after_commit.push(Box::new(work));
+    /// Stages `event` for the sockets: the publisher of the `Db` this
+    /// transaction was begun from sends it once it has committed (never if
+    /// it rolls back).
+    pub fn announce(&mut self, event: LiveEvent) {
+        self.live.push(event);
     }
 
     /// Appends the task's commit hook's write (see [`CommitHook`]) to
@@ -321,8 +348,10 @@ impl Tx {
         if let Some(hook) = hook {
             hook.committed();
         }
-        for work in self.after_commit {
-            work();
+        if let Some(publisher) = self.committing.publisher.as_ref()
+            && !self.live.is_empty()
+        {
+            publisher.publish(self.live).await;
         }
         Ok(())
     }

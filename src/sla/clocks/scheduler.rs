@@ -144,9 +144,7 @@ pub fn spawn(state: &AppState) -> JoinHandle<()> {
         let state = state.clone();
         async move {
             let signer = state.link_signer();
-            let pass = run_pass(&state.db, state.clock.now(), &signer);
-            // Its events reach the ticket channels as the API's do.
-            match crate::realtime::tickets::announcing(&state, pass).await {
+            match run_pass(&state.db, state.clock.now(), &signer).await {
                 Ok(0) => {}
                 Ok(announced) => tracing::info!(announced, "sla warnings and breaches"),
                 Err(err) => tracing::warn!(error = %err, "sla pass failed"),

@@ -141,9 +141,7 @@ pub fn spawn(state: &AppState) -> JoinHandle<()> {
     crate::time::every(state.shutdown.clone(), first, every, move || {
         let state = state.clone();
         async move {
-            let pass = run_pass_and_route(&state);
-            // Its escalations reach the ticket channels as the API's do.
-            match crate::realtime::tickets::announcing(&state, pass).await {
+            match run_pass_and_route(&state).await {
                 Ok(0) => {}
                 Ok(fired) => tracing::info!(fired, "escalation rules fired"),
                 Err(err) => tracing::warn!(error = %err, "escalation rules pass failed"),

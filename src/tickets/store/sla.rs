@@ -57,8 +57,13 @@ pub async fn record_sla(
         add_activity(tx, tenant, id, entry, happening.at).await?;
     }
     let ticket = load(&mut *tx, tenant, id, signer).await?;
+    // The team's channels hear of its tickets' SLA events too.
+    let team_entities = match ticket.team_id {
+        Some(team) => crate::teams::store::entities_of(&mut *tx, team).await?,
+        None => Vec::new(),
+    };
     for happening in met {
-        events::sla(tx, tenant, &ticket, happening).await?;
+        events::sla(tx, tenant, &ticket, happening, &team_entities).await?;
     }
     Ok(())
 }
