@@ -19,6 +19,7 @@ use crate::custom_fields::model::{RecordKind, check_values, field_filter};
 use crate::custom_fields::routes::definitions_for_filters;
 use crate::error::{ApiResult, FieldError};
 use crate::extract::{Id, Json, Query};
+use crate::idempotency::RequestState;
 use crate::openapi::schema::{self, Deleted};
 use crate::paging::{After, CursorPage, ListId, ListRequest, refuse_after_in_rank_order};
 use crate::router::ApiRouter;
@@ -322,7 +323,7 @@ fn non_empty(value: &Option<String>) -> Option<&str> {
     request_body = CreateTicket,
     responses((status = 201, description = "Created", body = Ticket)))]
 async fn create(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     principal: Principal,
     Json(body): Json<CreateTicket>,
 ) -> ApiResult<(StatusCode, Json<Ticket>)> {
@@ -512,7 +513,7 @@ where
     params(("id" = uuid::Uuid, Path, description = "Ticket id")),
     responses((status = 200, description = "The escalated ticket", body = Ticket)))]
 async fn escalate(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     principal: Principal,
     Id(id): Id,
     Json(body): Json<EscalateBody>,
@@ -553,7 +554,7 @@ async fn escalate(
     params(("id" = uuid::Uuid, Path, description = "Ticket id")),
     responses((status = 200, description = "The ticket with its tags", body = Ticket)))]
 async fn edit_tags(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     principal: Principal,
     Id(id): Id,
     Json(body): Json<TagEditBody>,

@@ -21,6 +21,7 @@ use crate::custom_fields::model::{RecordKind, check_values};
 use crate::error::{ApiError, ApiResult, StoreError};
 use crate::extract::{Id, Json, Query};
 use crate::idempotency;
+use crate::idempotency::RequestState;
 use crate::kb;
 use crate::openapi::schema::ErrorBody;
 use crate::realtime::token::TokenGrant;
@@ -202,7 +203,7 @@ struct StartedChat {
         (status = 403, description = "`account_suspended`", body = ErrorBody),
         (status = 404, description = "`not_found`: unknown widget key", body = ErrorBody)))]
 async fn create_session(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     Json(body): Json<StartChat>,
 ) -> ApiResult<(StatusCode, Json<StartedChat>)> {
     let target = target(&state, body.widget_key.as_deref()).await?;

@@ -15,7 +15,7 @@ mod reference;
 pub mod timing;
 
 pub use clock::millis;
-pub use hook::{CommitHook, installed as commit_hook_installed, with_commit_hook};
+pub use hook::CommitHook;
 pub use pass_lock::PassLock;
 pub use publish::Publish;
 pub use query::{AnyRow, On, Query};
@@ -173,6 +173,21 @@ impl Db {
         Ok(self.tx(open))
     }
 
+    /// This handle with `hook` run at the commit of every transaction begun
+    /// from it (see [`CommitHook`]): a request's handle.
+    pub fn with_commit_hook(&self, hook: std::sync::Arc<dyn CommitHook>) -> Db {
+        let mut db = self.clone();
+        db.committing_mut().hook = Some(hook);
+        db
+    }
+
+    /// Whether the transactions of this handle run a commit hook: a change
+    /// that must commit with it cannot be written outside a transaction
+    /// (`Db::autocommit_after`).
+    pub fn has_commit_hook(&self) -> bool {
+        self.committing().hook.is_some()
+    }
+
     /// This handle with `publisher` for the live events of the
     /// transactions begun from it (see [`Publish`]).
     pub fn with_publisher(&self, publisher: std::sync::Arc<dyn Publish>) -> Db {
@@ -308,13 +323,13 @@ impl Tx {
         self.live.push(event);
     }
 
-    /// Appends the task's commit hook's write (see [`CommitHook`]) to
+    /// Appends the commit hook's write (see [`CommitHook`]) to
     /// `query` as a CTE named `commit_hook`, when there is a hook with
     /// something to write: the statement must then select
     /// `EXISTS (SELECT 1 FROM commit_hook)` and hand it to
     /// [`Tx::commit_hook_written`]. Answers the query and whether it did.
     pub fn push_commit_hook(&mut self, query: Query) -> (Query, bool) {
-        match hook::current() {
+        match &self.committing.hook {
             Some(hook) => hook.push_cte(query, "commit_hook"),
             None => (query, false),
         }
@@ -324,7 +339,7 @@ impl Tx {
     /// `commit_hook` CTE's answer. The hook's refusal when it did not hold
     /// (the transaction must then roll back).
     pub fn commit_hook_written(&mut self, held: bool) -> Result<(), StoreError> {
-        match hook::current() {
+        match &self.committing.hook {
             Some(hook) if !held => Err(hook.refused()),
             _ => {
                 self.hook_written = true;
@@ -333,11 +348,11 @@ impl Tx {
         }
     }
 
-    /// Commits, first running the task's commit hook (see [`CommitHook`])
-    /// inside the transaction unless a statement already wrote it; when the
-    /// hook fails nothing is committed.
+    /// Commits, first running its handle's commit hook (see
+    /// [`CommitHook`]) inside the transaction unless a statement already
+    /// wrote it; when the hook fails nothing is committed.
     pub async fn commit(mut self) -> Result<(), StoreError> {
-        let hook = hook::current();
+        let hook = self.committing.hook.clone();
         if let Some(hook) = hook.as_ref().filter(|_| !self.hook_written) {
             hook.before_commit(&mut self).await?;
         }

@@ -64,10 +64,12 @@ impl<DB: Database> Clone for Pool<DB> {
 }
 
 /// What the transactions begun on one handle of a pool do besides
-/// committing: hand their live events to its publisher. Handles of one
-/// pool share its connections, not this.
+/// committing: run its commit hook (a request's) and hand their live
+/// events to its publisher. Handles of one pool share its connections, not
+/// this.
 #[derive(Clone, Default)]
 pub(crate) struct Committing {
+    pub(crate) hook: Option<Arc<dyn crate::CommitHook>>,
     pub(crate) publisher: Option<Arc<dyn crate::Publish>>,
 }
 

@@ -73,7 +73,7 @@ pub async fn create(
         && new.team_id.is_none()
         && new.chat_session_id.is_none()
         && new.visitor_email.is_none()
-        && !crate::db::commit_hook_installed()
+        && !db.has_commit_hook()
         && !subscribers.seen(tenant);
     let (mut tx, numbering) = begin_numbered(db, tenant, alone).await?;
     // The insert below checks the entity itself (a round trip less). With a
