@@ -139,6 +139,11 @@ impl App {
         let clock = crate::time::Clock::offset_by(config.clock_offset);
         let attachments =
             Arc::new(crate::attachments::Attachments::new(&config, &db, public_url.clone()).await?);
+        // Every transaction of the service's handle hands the ticket events
+        // it staged to the one ticket publisher once it commits.
+        let db = db.with_publisher(Arc::new(crate::realtime::tickets::TicketPublisher::new(
+            realtime.clone(),
+        )));
         let state = AppState::new(SharedState {
             config: Arc::new(config),
             clock,
@@ -388,17 +393,10 @@ fn router(state: AppState, shop_url: Option<Arc<str>>) -> Router {
 
     // Each group's whole stack in one `layer` call (see `stacked`). The
     // state as an extension too, for route layers declared before the state
-    // exists (the idempotency layer of `ApiRouter::route`). Every route that
-    // can change a ticket (the API, the widget's) announces its events.
+    // exists (the idempotency layer of `ApiRouter::route`).
     let with_state = ServiceBuilder::new().layer(axum::Extension(state.clone()));
-    let public_stack = with_state.clone().layer(middleware::from_fn_with_state(
-        state.clone(),
-        announce_ticket_events,
-    ));
-    let api_stack = with_state.layer(middleware::from_fn_with_state(
-        state.clone(),
-        authenticate_announcing,
-    ));
+    let public_stack = with_state.clone();
+    let api_stack = with_state.layer(middleware::from_fn_with_state(state.clone(), authenticate));
     stacked(public, public_stack)
         .merge(stacked(api, api_stack))
         .with_state(state)
@@ -460,28 +458,9 @@ where
     )
 }
 
-/// Announces on the sockets the ticket events a request committed, before
-/// its response leaves (a client that reads the response and then listens
-/// has missed nothing it caused).
-async fn announce_ticket_events(
-    State(state): State<AppState>,
-    request: Request,
-    next: Next,
-) -> Response {
-    crate::realtime::tickets::announcing(&state, next.run(request)).await
-}
-
-/// The API's authentication inside its ticket event announcements, as one
-/// middleware: each `from_fn` layer costs every request a boxed future and
-/// a boxed clone of the route below it.
-async fn authenticate_announcing(
-    State(state): State<AppState>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let authenticated =
-        crate::auth::middleware::authenticate(&state.access, &state.db, request, next);
-    crate::realtime::tickets::announcing(&state, authenticated).await
+/// The API's authentication.
+async fn authenticate(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    crate::auth::middleware::authenticate(&state.access, &state.db, request, next).await
 }
 
 /// Safety net: any error response that is not JSON (a rejection or a

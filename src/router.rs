@@ -79,30 +79,21 @@ impl ApiRouter {
             }
         }
         // Outermost first: the scope check, then (POSTs) the idempotency
-        // layer, then the one that signs attachment links in the answer,
-        // then the handler. One `route_layer` call for them: each call boxes
-        // the route once more, and every request clones and drops every box.
-        // Without the idempotency layer between them, the scope check and
-        // the signing are one middleware, as each `from_fn` costs every
-        // request a boxed future and a boxed clone of the route below it.
+        // layer, then the handler. One `route_layer` call for them: each
+        // call boxes the route once more, and every request clones and
+        // drops every box.
         let method_router = if has_post {
             method_router.route_layer(
                 ServiceBuilder::new()
                     .layer(middleware::from_fn(move |request: Request, next: Next| {
                         require_scope(scope, also, request, next)
                     }))
-                    .layer(middleware::from_fn(crate::idempotency::guard))
-                    .layer(middleware::from_fn(crate::attachments::links::in_scope)),
+                    .layer(middleware::from_fn(crate::idempotency::guard)),
             )
         } else {
-            method_router.route_layer(middleware::from_fn(
-                move |request: Request, next: Next| async move {
-                    if let Some(refused) = refused_scope(scope, also, &request) {
-                        return refused;
-                    }
-                    crate::attachments::links::in_scope(request, next).await
-                },
-            ))
+            method_router.route_layer(middleware::from_fn(move |request: Request, next: Next| {
+                require_scope(scope, also, request, next)
+            }))
         };
         for path in paths.paths.keys() {
             let full = format!("{API_PREFIX}{path}");

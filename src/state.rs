@@ -29,6 +29,20 @@ impl AppState {
     pub fn new(shared: SharedState) -> Self {
         AppState(Arc::new(shared))
     }
+
+    /// The signer of attachment links in what is read now (an answer, an
+    /// event, a frame).
+    pub fn link_signer(&self) -> crate::attachments::links::Signer {
+        self.attachments.signer(self.clock.now())
+    }
+
+    /// A copy with some fields replaced (a keyed request's state, whose
+    /// `db` carries the idempotency commit hook).
+    pub fn modified(&self, change: impl FnOnce(&mut SharedState)) -> AppState {
+        let mut shared = (*self.0).clone();
+        change(&mut shared);
+        AppState::new(shared)
+    }
 }
 
 /// The fields of [`AppState`].

@@ -55,36 +55,25 @@ impl Links {
     }
 }
 
-tokio::task_local! {
-    /// The signer of the request being answered, and its time.
-    static SIGNER: (Links, Timestamp);
+/// The links of one answer: signed by `links` as of `now`, so every
+/// attachment in it carries a link valid for [`LINK_TTL_SECS`] from then.
+/// The stores that read attachments take one, and an attachment is only
+/// made with its link: none is ever written out without one.
+#[derive(Debug, Clone)]
+pub struct Signer {
+    links: Links,
+    now: Timestamp,
 }
 
-/// Runs `work` with links signed by `links` as of `now` in every
-/// attachment it writes out (answers, events, frames).
-pub async fn signing<F: std::future::Future>(links: Links, now: Timestamp, work: F) -> F::Output {
-    SIGNER.scope((links, now), work).await
-}
+impl Signer {
+    pub fn new(links: Links, now: Timestamp) -> Signer {
+        Signer { links, now }
+    }
 
-/// A fresh link to `id` when the running task signs links.
-pub fn current_url(id: Uuid) -> Option<String> {
-    SIGNER.try_with(|(links, now)| links.url(id, *now)).ok()
-}
-
-/// The route layer that signs links in the handler's answers and events:
-/// innermost, so it wraps the handler in whatever task runs it.
-pub async fn in_scope(
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    use axum::response::IntoResponse;
-    // The state travels as a request extension (route layers are declared
-    // before it exists); every API route is mounted under it.
-    let Some(state) = request.extensions().get::<crate::state::AppState>() else {
-        return crate::error::ApiError::internal().into_response();
-    };
-    let (links, now) = (state.attachments.links.clone(), state.clock.now());
-    signing(links, now, next.run(request)).await
+    /// A fresh link to `id`.
+    pub fn url(&self, id: Uuid) -> String {
+        self.links.url(id, self.now)
+    }
 }
 
 #[cfg(test)]
@@ -117,6 +106,14 @@ mod tests {
         assert!(links().verify(id, exp, &sig, now));
         let later = now.plus(std::time::Duration::from_secs(LINK_TTL_SECS as u64 + 1));
         assert!(!links().verify(id, exp, &sig, later));
+    }
+
+    #[test]
+    fn a_signer_signs_as_of_its_time() {
+        let id = Uuid::now_v7();
+        let now = Timestamp::now();
+        let signer = Signer::new(links(), now);
+        assert_eq!(signer.url(id), links().url(id, now));
     }
 
     #[test]

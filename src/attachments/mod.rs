@@ -40,6 +40,11 @@ pub struct Attachments {
 const LINK_SECRET: &str = "attachment-links";
 
 impl Attachments {
+    /// The signer of links in what is read at `now`.
+    pub fn signer(&self, now: crate::time::Timestamp) -> links::Signer {
+        links::Signer::new(self.links.clone(), now)
+    }
+
     pub async fn new(
         config: &Config,
         db: &crate::db::Db,

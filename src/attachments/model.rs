@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
 
+use super::links::Signer;
 use crate::error::FieldError;
 use crate::time::Timestamp;
 use crate::validate::problem;
@@ -33,32 +34,37 @@ pub struct Attachment {
     pub created_at: Timestamp,
 }
 
-/// An attachment as the record naming it shows it. Its `url` is signed
-/// when the record is written out (see `links`), so every answer carries a
-/// link valid for 15 minutes from then.
-#[derive(Debug, Clone, PartialEq, Eq, utoipa::ToSchema)]
+/// An attachment as the record naming it shows it, with a link signed by
+/// the [`Signer`] of the answer or event it is read for: made only with
+/// its link, it is never written out with `url: null`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AttachmentRef {
     pub id: Uuid,
     pub filename: String,
     pub content_type: String,
     pub size: i64,
-    /// A link a browser opens without a key (`/files/{id}?exp=…&sig=…`);
-    /// null where no link can be signed.
-    #[schema(value_type = Option<String>)]
-    pub url: (),
+    /// A link a browser opens without a key (`/files/{id}?exp=…&sig=…`),
+    /// valid for 15 minutes from when the record was read.
+    url: String,
 }
 
-impl Serialize for AttachmentRef {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut out = serializer.serialize_struct("AttachmentRef", 5)?;
-        out.serialize_field("id", &self.id)?;
-        out.serialize_field("filename", &self.filename)?;
-        out.serialize_field("contentType", &self.content_type)?;
-        out.serialize_field("size", &self.size)?;
-        out.serialize_field("url", &super::links::current_url(self.id))?;
-        out.end()
+impl AttachmentRef {
+    /// The attachment `id` as stored, with its link from `signer`.
+    pub fn signed(
+        id: Uuid,
+        filename: String,
+        content_type: String,
+        size: i64,
+        signer: &Signer,
+    ) -> AttachmentRef {
+        AttachmentRef {
+            id,
+            filename,
+            content_type,
+            size,
+            url: signer.url(id),
+        }
     }
 }
 

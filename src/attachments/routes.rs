@@ -17,6 +17,7 @@ use super::{Attachments, Storage, files};
 use crate::auth::{Principal, Scope, Tenant};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::extract::{Id, Json, Query};
+use crate::idempotency::RequestState;
 use crate::router::ApiRouter;
 use crate::state::AppState;
 
@@ -87,7 +88,7 @@ pub(crate) struct UploadForm {
         (status = 413, description = "Larger than the limit", body = crate::openapi::schema::ErrorBody),
     ))]
 async fn upload(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     principal: Principal,
     Query(query): Query<UploadQuery>,
     headers: HeaderMap,

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use uuid::Uuid;
 
+use super::links::Signer;
 use super::model::{Attachment, AttachmentRef};
 use crate::auth::Tenant;
 use crate::db::{Db, On, Query, Tx, millis};
@@ -269,30 +270,29 @@ struct RefRow {
     size: i64,
 }
 
-impl From<RefRow> for AttachmentRef {
-    fn from(row: RefRow) -> Self {
-        AttachmentRef {
-            id: row.id,
-            filename: row.filename,
-            content_type: row.content_type,
-            size: row.size,
-            url: (),
-        }
+impl RefRow {
+    fn signed(self, signer: &Signer) -> AttachmentRef {
+        AttachmentRef::signed(self.id, self.filename, self.content_type, self.size, signer)
     }
 }
 
-/// The attachments of one record, oldest first, without links yet.
-pub async fn of<'c>(on: impl Into<On<'c>>, owner: Owner) -> Result<Vec<AttachmentRef>, StoreError> {
-    let mut found = of_each(on, owner.kind(), &[owner.id()]).await?;
+/// The attachments of one record, oldest first, with links from `signer`.
+pub async fn of<'c>(
+    on: impl Into<On<'c>>,
+    owner: Owner,
+    signer: &Signer,
+) -> Result<Vec<AttachmentRef>, StoreError> {
+    let mut found = of_each(on, owner.kind(), &[owner.id()], signer).await?;
     Ok(found.remove(&owner.id()).unwrap_or_default())
 }
 
-/// The attachments of each of `records` (of `kind`), oldest first;
-/// records without any are absent.
+/// The attachments of each of `records` (of `kind`), oldest first, with
+/// links from `signer`; records without any are absent.
 pub async fn of_each<'c>(
     on: impl Into<On<'c>>,
     kind: Kind,
     records: &[Uuid],
+    signer: &Signer,
 ) -> Result<HashMap<Uuid, Vec<AttachmentRef>>, StoreError> {
     let mut found: HashMap<Uuid, Vec<AttachmentRef>> = HashMap::new();
     if records.is_empty() {
@@ -314,7 +314,7 @@ pub async fn of_each<'c>(
     .fetch_all(on)
     .await?;
     for row in rows {
-        found.entry(row.owner).or_default().push(row.into());
+        found.entry(row.owner).or_default().push(row.signed(signer));
     }
     Ok(found)
 }

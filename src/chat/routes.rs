@@ -18,6 +18,7 @@ use crate::custom_fields::model::{RecordKind, check_values, field_filter};
 use crate::custom_fields::routes::definitions_for_filters;
 use crate::error::{ApiResult, FieldError};
 use crate::extract::{Id, Json, Query};
+use crate::idempotency::RequestState;
 use crate::openapi::schema::{DataList, ErrorBody, Removed};
 use crate::paging::{After, CursorPage, ListId, ListRequest, refuse_after_in_rank_order};
 use crate::realtime::presence::{AgentPresence, Visibility};
@@ -93,7 +94,7 @@ pub(crate) struct CreatedSession {
     request_body = CreateSession,
     responses((status = 201, description = "Created", body = CreatedSession)))]
 async fn create_session(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     principal: Principal,
     Json(body): Json<CreateSession>,
 ) -> ApiResult<(StatusCode, Json<CreatedSession>)> {
@@ -228,7 +229,7 @@ async fn get_session(
     Id(id): Id,
 ) -> ApiResult<Json<SessionWithMessages>> {
     let session = store::find_session(&state.db, &principal.tenant, id).await?;
-    let messages = store::messages(&state.db, &principal.tenant, id).await?;
+    let messages = store::messages(&state.db, &principal.tenant, id, &state.link_signer()).await?;
     Ok(Json(SessionWithMessages { session, messages }))
 }
 
@@ -337,7 +338,7 @@ async fn update_session(
     params(("id" = uuid::Uuid, Path, description = "Session id")),
     responses((status = 200, description = "The session with its tags", body = Session)))]
 async fn edit_session_tags(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     principal: Principal,
     Id(id): Id,
     Json(body): Json<TagEditBody>,
@@ -388,7 +389,7 @@ pub(crate) struct SendMessage {
         (status = 409, description = "The session is closed", body = ErrorBody),
     ))]
 async fn send_message(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     principal: Principal,
     Id(id): Id,
     Json(body): Json<SendMessage>,
@@ -447,7 +448,7 @@ pub(crate) struct HeartbeatReply {
         ),
     ))]
 async fn heartbeat(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     principal: Principal,
     Json(body): Json<HeartbeatBody>,
 ) -> ApiResult<Json<HeartbeatReply>> {
@@ -530,7 +531,7 @@ pub(crate) struct SocketToken {
 #[utoipa::path(post, path = "/ws/tokens", tag = "Chat",
     responses((status = 201, description = "Created", body = SocketToken)))]
 async fn socket_token(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     principal: Principal,
 ) -> ApiResult<(StatusCode, Json<SocketToken>)> {
     let expires_at = Timestamp::now().plus(SOCKET_TOKEN_TTL);

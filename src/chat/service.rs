@@ -162,18 +162,15 @@ pub async fn send_message(
         attachment_ids: outgoing.attachment_ids,
         visitor_uploads_only: outgoing.visitor_uploads_only,
     };
-    // Through the ticket channels' announcer: an agent's message may meet
-    // the first response of tickets made from the chat (`sla.fulfilled`).
-    let sent = crate::realtime::tickets::announcing(
-        state,
-        store::create_message(
-            &state.db,
-            tenant,
-            session_id,
-            new,
-            link.as_deref(),
-            state.clock.now(),
-        ),
+    let signer = state.link_signer();
+    let sent = store::create_message(
+        &state.db,
+        tenant,
+        session_id,
+        new,
+        link.as_deref(),
+        state.clock.now(),
+        &signer,
     );
     let (session, message) = match sent.await? {
         Sent::New { session, message } => (session, message),

@@ -12,6 +12,7 @@ use super::store::{self, RateError};
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::extract::{Id, Json, Query};
+use crate::idempotency::RequestState;
 use crate::openapi::schema::ErrorBody;
 use crate::paging::{After, CursorPage, ListId, ListRequest};
 use crate::reports::routes::{Edge, bound};
@@ -154,7 +155,7 @@ pub(crate) struct RatingRequested {
         (status = 403, description = "`csat_off`: the entity's ratings are off", body = ErrorBody),
         (status = 409, description = "`conflict`: the chat is not closed", body = ErrorBody)))]
 async fn request_chat_rating(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<RatingRequested>> {
@@ -184,7 +185,7 @@ async fn request_chat_rating(
         (status = 403, description = "`csat_off`: the entity's ratings are off", body = ErrorBody),
         (status = 409, description = "`conflict`: the ticket is not resolved", body = ErrorBody)))]
 async fn request_ticket_rating(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<RatingRequested>> {

@@ -15,6 +15,7 @@ use super::store::{self, DefinitionInput};
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::Json;
+use crate::idempotency::RequestState;
 use crate::router::ApiRouter;
 use crate::state::AppState;
 use crate::validate::{Fields, NAME_MAX, Patch, problem, required_enum, required_text};
@@ -116,7 +117,7 @@ async fn list(
     responses((status = 201, description = "Created", body = Definition),
         (status = 409, description = "The key exists", body = crate::openapi::schema::ErrorBody)))]
 async fn create(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     principal: Principal,
     Json(body): Json<CreateBody>,
 ) -> ApiResult<(StatusCode, Json<Definition>)> {

@@ -10,6 +10,7 @@ use super::{Entity, store};
 use crate::auth::{Principal, Scope};
 use crate::error::ApiResult;
 use crate::extract::{Id, Json};
+use crate::idempotency::RequestState;
 use crate::openapi::schema::{self, DataList};
 use crate::router::ApiRouter;
 use crate::state::AppState;
@@ -89,7 +90,7 @@ async fn list(
     request_body = CreateEntity,
     responses((status = 201, description = "Created", body = Entity)))]
 async fn create(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     principal: Principal,
     Json(body): Json<CreateEntity>,
 ) -> ApiResult<(StatusCode, Json<store::Entity>)> {

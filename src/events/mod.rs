@@ -14,7 +14,6 @@ use crate::error::StoreError;
 use crate::time::{Timestamp, new_id};
 
 mod change;
-pub mod live;
 
 pub use crate::event_catalogue::{EVENT_NAMES, Event, EventName};
 pub use change::{Op, RecordChange, RecordType};
@@ -49,7 +48,6 @@ pub async fn emit_change(
     };
     let written = insert_query(tx, tenant, row, change).await?;
     crate::webhooks::dispatch::record_and_queue(tx, tenant, written, &event).await?;
-    live::stage(tx, tenant, &event);
     Ok(event)
 }
 
@@ -77,7 +75,7 @@ pub fn new_event(
 /// for the new record (`upsert` of `record`, that data its snapshot). The
 /// statement must then read the tenant's webhooks
 /// (`webhooks::store::push_active_join`) and hand them to
-/// [`announce_written`].
+/// [`queue_written`].
 pub fn push_written_from(
     query: Query,
     tenant: &Tenant,
@@ -114,8 +112,8 @@ pub fn push_written_from(
 /// After the statement of [`push_written_from`] wrote `event` in `tx`
 /// (`event.data` now as written): queues its deliveries to those of
 /// `webhooks`, the tenant's active ones as that statement read them, that
-/// subscribe to it, and stages it for the live announcement.
-pub async fn announce_written(
+/// subscribe to it.
+pub async fn queue_written(
     tx: &mut Tx,
     tenant: &Tenant,
     event: &Event,
@@ -123,7 +121,6 @@ pub async fn announce_written(
 ) -> Result<(), StoreError> {
     let subscribed = crate::webhooks::store::subscribed(webhooks, event.name.as_str());
     crate::webhooks::dispatch::queue(tx, tenant, &subscribed, event).await?;
-    live::stage(tx, tenant, event);
     Ok(())
 }
 

@@ -10,7 +10,10 @@
 //!   every transaction the request commits, only while the claim still
 //!   holds it; so the change and its record commit together, and a change
 //!   is never made twice even if the node dies before storing the answer
-//!   (such a row is answered 409 `idempotency_response_lost`).
+//!   (such a row is answered 409 `idempotency_response_lost`). The hook
+//!   reaches the transactions explicitly: the layer hands the handler a
+//!   [`RequestState`] whose `db` carries it, and the stores begin their
+//!   transactions from that handle.
 //! - Once claimed, the request runs to its end in its own task, so a client
 //!   that hangs up (the reason it will retry) still leaves a stored answer.
 //!
@@ -37,7 +40,7 @@ use tracing::Instrument;
 use uuid::Uuid;
 
 use crate::auth::{Principal, Tenant};
-use crate::db::{CommitHook, Query, Tx, with_commit_hook};
+use crate::db::{CommitHook, Query, Tx};
 use crate::error::{ApiError, ApiResult, ErrorCode, StoreError};
 use crate::state::AppState;
 use store::{Claim, KeyRecord, KeyState, RequestIdentity, StoredAnswer, Terms};
@@ -135,9 +138,15 @@ async fn run_keyed(
     if let Some(answer) = acquire(&state, &claim, &identity).await? {
         return Ok(answer);
     }
-    let request = Request::from_parts(parts, Body::from(body));
+    let hook = Arc::new(ClaimHook {
+        claim: claim.clone(),
+        applied: AtomicBool::new(false),
+    });
+    let mut request = Request::from_parts(parts, Body::from(body));
+    let keyed = state.modified(|shared| shared.db = shared.db.with_commit_hook(hook.clone()));
+    request.extensions_mut().insert(RequestState(keyed));
     let finished = tokio::spawn(
-        run_claimed(state, claim, next.run(request)).instrument(tracing::Span::current()),
+        run_claimed(state, claim, hook, next.run(request)).instrument(tracing::Span::current()),
     );
     Ok(finished
         .await
@@ -250,15 +259,10 @@ fn is_kept(status: StatusCode) -> bool {
 async fn run_claimed(
     state: AppState,
     claim: Claim,
+    hook: Arc<ClaimHook>,
     handler: impl Future<Output = Response> + Send,
 ) -> Response {
-    let hook = Arc::new(ClaimHook {
-        claim: claim.clone(),
-        applied: AtomicBool::new(false),
-    });
-    let outcome = AssertUnwindSafe(with_commit_hook(hook.clone(), handler))
-        .catch_unwind()
-        .await;
+    let outcome = AssertUnwindSafe(handler).catch_unwind().await;
     let applied = hook.applied.load(Ordering::Acquire);
     let db = &state.db;
     let response = match outcome {
@@ -313,7 +317,30 @@ async fn release(db: &crate::db::Db, claim: &Claim) {
     }
 }
 
-/// Marks the claim's row applied in every transaction the request commits.
+/// The state a handler that writes works with: the service's, or for a
+/// request under an `Idempotency-Key` a copy whose `db` carries the key's
+/// commit hook (the layer hands it over as a request extension), so every
+/// transaction the handler begins from it commits the key's mark with its
+/// change. A POST handler takes this instead of `State`.
+#[derive(Clone)]
+pub struct RequestState(pub AppState);
+
+impl axum::extract::FromRequestParts<AppState> for RequestState {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(match parts.extensions.get::<RequestState>() {
+            Some(keyed) => keyed.clone(),
+            None => RequestState(state.clone()),
+        })
+    }
+}
+
+/// Marks the claim's row applied in every transaction of the request's
+/// handle that commits.
 struct ClaimHook {
     claim: Claim,
     /// A transaction of this request has committed (with the mark).

@@ -15,6 +15,7 @@ use super::{store, text};
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult, FieldError, StoreError};
 use crate::extract::{Id, Json, Query};
+use crate::idempotency::RequestState;
 use crate::openapi::schema::{self, DataList, Deleted, ErrorBody, VoteRecorded};
 use crate::paging::{After, CursorPage, ListId, ListRequest, Total};
 use crate::router::ApiRouter;
@@ -269,7 +270,7 @@ pub(crate) struct CreateArticle {
         (status = 409, description = "The slug is taken in this entity", body = ErrorBody),
     ))]
 async fn create_article(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     principal: Principal,
     Json(body): Json<CreateArticle>,
 ) -> ApiResult<(StatusCode, Json<Article>)> {
@@ -434,7 +435,7 @@ pub(crate) struct VoteBody {
     params(("id" = uuid::Uuid, Path, description = "Article id")),
     responses((status = 200, description = "Recorded", body = VoteRecorded)))]
 async fn vote(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     principal: Principal,
     Id(id): Id,
     Json(body): Json<VoteBody>,
@@ -497,7 +498,7 @@ pub(crate) struct CreateCategory {
         (status = 409, description = "The slug is taken in this entity", body = ErrorBody),
     ))]
 async fn create_category(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     principal: Principal,
     Json(body): Json<CreateCategory>,
 ) -> ApiResult<(StatusCode, Json<Category>)> {

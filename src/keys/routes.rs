@@ -14,6 +14,7 @@ use crate::auth::cache::{self, Invalidation};
 use crate::auth::{Mode, Principal, Scope, ScopeSet};
 use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
 use crate::extract::{Id, Json, Query};
+use crate::idempotency::RequestState;
 use crate::openapi::schema;
 use crate::realtime::credentials;
 use crate::router::ApiRouter;
@@ -130,7 +131,7 @@ async fn list(
         (status = 201, description = "Created; `key` is shown this once", body = CreatedKey),
     ))]
 async fn create(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     principal: Principal,
     Json(body): Json<CreateKey>,
 ) -> ApiResult<(StatusCode, Json<CreatedKey>)> {

@@ -14,6 +14,7 @@ use super::{routing, store};
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiResult, FieldError};
 use crate::extract::{Id, Json};
+use crate::idempotency::RequestState;
 use crate::openapi::schema::{self, DataList};
 use crate::router::ApiRouter;
 use crate::state::AppState;
@@ -87,7 +88,7 @@ async fn list(State(state): State<AppState>, principal: Principal) -> ApiResult<
     request_body = TeamBody,
     responses((status = 201, description = "Created", body = Team)))]
 async fn create(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     principal: Principal,
     Json(body): Json<TeamBody>,
 ) -> ApiResult<(StatusCode, Json<Team>)> {

@@ -98,7 +98,8 @@ pub async fn route_ticket(state: &AppState, tenant: &Tenant, ticket: Ticket) -> 
     }
     let routed = async {
         let online = available(state, tenant).await?;
-        claim::claim_ticket(&state.db, tenant, team, ticket.id, &online).await
+        let signer = state.link_signer();
+        claim::claim_ticket(&state.db, tenant, team, ticket.id, &online, &signer).await
     };
     match routed.await {
         Ok(Some(assigned)) => assigned,

@@ -281,8 +281,8 @@ fn assemble(row: TeamRow, member_ids: Vec<Uuid>, entity_ids: Vec<Uuid>, queue: i
 
 /// The entities of team `team` (none when it has none or is gone), whose
 /// channels serve as the team's.
-pub async fn entities_of(db: &Db, team: Uuid) -> Result<Vec<Uuid>, StoreError> {
-    links_of(db, Link::Entities, team).await
+pub async fn entities_of<'c>(on: impl Into<On<'c>>, team: Uuid) -> Result<Vec<Uuid>, StoreError> {
+    links_of(on, Link::Entities, team).await
 }
 
 /// The active sessions of the team waiting for an agent.

@@ -12,6 +12,7 @@ use crate::attachments::model::attachment_ids;
 use crate::auth::{Principal, Scope};
 use crate::error::ApiResult;
 use crate::extract::{Id, Json, Query};
+use crate::idempotency::RequestState;
 use crate::paging::{After, CursorPage, ListRequest};
 use crate::router::ApiRouter;
 use crate::state::AppState;
@@ -56,7 +57,7 @@ fn body_schema() -> utoipa::openapi::ObjectBuilder {
     params(("id" = uuid::Uuid, Path, description = "Ticket id")),
     responses((status = 201, description = "Created", body = Comment)))]
 async fn create(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     principal: Principal,
     Id(ticket_id): Id,
     Json(body): Json<CreateComment>,
@@ -92,6 +93,7 @@ async fn create(
         ticket_id,
         new,
         state.clock.now(),
+        &state.link_signer(),
     )
     .await?;
     Ok((StatusCode::CREATED, Json(comment)))
@@ -116,6 +118,7 @@ async fn list(
             ticket_id,
             page,
             after.as_ref(),
+            &state.link_signer(),
         )
         .await
     };

@@ -1,5 +1,7 @@
 //! What each ticket change announces, inside the change's transaction:
-//! events (and through them webhooks) and the visitor's emails.
+//! events (and through them webhooks), the visitor's emails, and the live
+//! events for the ticket channels, routed by the ticket as written (sent
+//! once the transaction commits, see `Tx::announce`).
 
 use std::collections::BTreeMap;
 
@@ -11,7 +13,8 @@ use crate::custom_fields::model::FieldChange;
 use crate::db::Tx;
 use crate::error::StoreError;
 use crate::events::{Event, EventName, emit, emit_change, payload};
-use crate::events::{RecordChange, RecordType, announce_written, new_event};
+use crate::events::{RecordChange, RecordType, new_event, queue_written};
+use crate::live::{LiveEvent, TicketTopic};
 use crate::mail::{self, Email};
 use crate::sla::clocks::store::{Happening, Met};
 use crate::tags::model::TagChange;
@@ -19,7 +22,7 @@ use crate::tags::model::TagChange;
 /// `ticket.created` with the whole ticket; the visitor's confirmation email.
 pub async fn created(tx: &mut Tx, tenant: &Tenant, ticket: &Ticket) -> Result<(), StoreError> {
     let change = ticket_change(ticket)?;
-    emit_change(
+    let event = emit_change(
         tx,
         tenant,
         EventName::TicketCreated,
@@ -27,6 +30,7 @@ pub async fn created(tx: &mut Tx, tenant: &Tenant, ticket: &Ticket) -> Result<()
         Some(&change),
     )
     .await?;
+    announce(tx, tenant, ticket, event);
     if let Some(to) = &ticket.visitor_email {
         mail::queue(tx, tenant, &creation_email(to, ticket)).await?;
     }
@@ -51,7 +55,8 @@ pub async fn created_written(
     webhooks: Vec<(uuid::Uuid, Vec<String>)>,
 ) -> Result<(), StoreError> {
     event.data["ticketNumber"] = json!(ticket.ticket_number);
-    announce_written(tx, tenant, &event, webhooks).await?;
+    queue_written(tx, tenant, &event, webhooks).await?;
+    announce(tx, tenant, ticket, event);
     if let Some(to) = &ticket.visitor_email {
         mail::queue(tx, tenant, &creation_email(to, ticket)).await?;
     }
@@ -105,10 +110,12 @@ pub async fn updated(
         data["changes"]["customFields"] = json!(custom_fields);
     }
     let change = ticket_change(ticket)?;
-    emit_change(tx, tenant, EventName::TicketUpdated, &data, Some(&change)).await?;
+    let event = emit_change(tx, tenant, EventName::TicketUpdated, &data, Some(&change)).await?;
+    announce(tx, tenant, ticket, event);
     let resolved = changes.iter().any(Change::resolves);
     if resolved {
-        emit(tx, tenant, EventName::TicketResolved, &ticket_data(ticket)?).await?;
+        let event = emit(tx, tenant, EventName::TicketResolved, &ticket_data(ticket)?).await?;
+        announce(tx, tenant, ticket, event);
         if let Some(to) = &ticket.visitor_email {
             let rating_link = match resolution.rating_link {
                 Some(link) if asks_automatically(tx, tenant, ticket).await? => Some(link),
@@ -130,18 +137,22 @@ pub async fn escalated(
     let mut data = ticket_data(ticket)?;
     data["escalation"] = escalation.clone();
     let change = ticket_change(ticket)?;
-    emit_change(tx, tenant, EventName::TicketEscalated, &data, Some(&change)).await?;
+    let event = emit_change(tx, tenant, EventName::TicketEscalated, &data, Some(&change)).await?;
+    announce(tx, tenant, ticket, event);
     Ok(())
 }
 
-/// `comment.created` with the comment (which carries `ticketId`).
+/// `comment.created` with the comment (which carries `ticketId`), on the
+/// channels of its ticket's entity (an internal note only to sockets that
+/// read notes).
 pub async fn comment_created(
     tx: &mut Tx,
     tenant: &Tenant,
+    ticket: &Ticket,
     comment: &Comment,
 ) -> Result<(), StoreError> {
     let change = RecordChange::upsert(RecordType::Comment, comment.id, comment)?;
-    emit_change(
+    let event = emit_change(
         tx,
         tenant,
         EventName::CommentCreated,
@@ -149,16 +160,24 @@ pub async fn comment_created(
         Some(&change),
     )
     .await?;
+    let topic = TicketTopic {
+        internal: comment.is_internal,
+        ..topic(tenant, ticket)
+    };
+    tx.announce(LiveEvent { topic, event });
     Ok(())
 }
 
 /// `sla.warning`, `sla.breached` or `sla.fulfilled` with the whole ticket
-/// and `slaEvent` `{metric, dueAt, at}`.
+/// and `slaEvent` `{metric, dueAt, at}`; on the channels of the ticket's
+/// entity and of `team_entities`, those of its team (a team console
+/// watches them; the ticket's own entity may be none of them).
 pub async fn sla(
     tx: &mut Tx,
     tenant: &Tenant,
     ticket: &Ticket,
     met: &Met,
+    team_entities: &[uuid::Uuid],
 ) -> Result<(), StoreError> {
     let name = match met.happening {
         Happening::Warning => EventName::SlaWarning,
@@ -167,8 +186,33 @@ pub async fn sla(
     };
     let mut data = ticket_data(ticket)?;
     data["slaEvent"] = sla_json(met);
-    emit(tx, tenant, name, &data).await?;
+    let event = emit(tx, tenant, name, &data).await?;
+    let mut topic = topic(tenant, ticket);
+    topic.team = team_entities
+        .iter()
+        .copied()
+        .filter(|entity| *entity != ticket.entity_id)
+        .collect();
+    tx.announce(LiveEvent { topic, event });
     Ok(())
+}
+
+/// The ticket channels of `ticket`: its tenant's and its entity's.
+fn topic(tenant: &Tenant, ticket: &Ticket) -> TicketTopic {
+    TicketTopic {
+        tenant: *tenant,
+        entity: Some(ticket.entity_id),
+        internal: false,
+        team: Vec::new(),
+    }
+}
+
+/// Stages `event` of `ticket` for its ticket channels.
+fn announce(tx: &mut Tx, tenant: &Tenant, ticket: &Ticket, event: Event) {
+    tx.announce(LiveEvent {
+        topic: topic(tenant, ticket),
+        event,
+    });
 }
 
 /// `{metric, dueAt, at}` of an SLA event and its timeline entry.

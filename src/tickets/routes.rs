@@ -19,6 +19,7 @@ use crate::custom_fields::model::{RecordKind, check_values, field_filter};
 use crate::custom_fields::routes::definitions_for_filters;
 use crate::error::{ApiResult, FieldError};
 use crate::extract::{Id, Json, Query};
+use crate::idempotency::RequestState;
 use crate::openapi::schema::{self, Deleted};
 use crate::paging::{After, CursorPage, ListId, ListRequest, refuse_after_in_rank_order};
 use crate::router::ApiRouter;
@@ -293,8 +294,15 @@ async fn list(
     let searching = filter.search.is_some() || filter.by_sla_due;
     let after = refuse_after_in_rank_order(searching, after)?;
     let after = state.cursors.open_after(&list, after.as_deref())?;
-    let (tickets, total) =
-        store::list(&state.db, &principal.tenant, &filter, page, after.as_ref()).await?;
+    let (tickets, total) = store::list(
+        &state.db,
+        &principal.tenant,
+        &filter,
+        page,
+        after.as_ref(),
+        &state.link_signer(),
+    )
+    .await?;
     let page = CursorPage::by_time(tickets, total, page, &state.cursors, &list, |t| After {
         created_at: t.created_at,
         id: t.id,
@@ -315,7 +323,7 @@ fn non_empty(value: &Option<String>) -> Option<&str> {
     request_body = CreateTicket,
     responses((status = 201, description = "Created", body = Ticket)))]
 async fn create(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     principal: Principal,
     Json(body): Json<CreateTicket>,
 ) -> ApiResult<(StatusCode, Json<Ticket>)> {
@@ -371,6 +379,7 @@ async fn create(
         &principal.tenant,
         new,
         state.clock.now(),
+        &state.link_signer(),
     )
     .await?;
     let ticket = routing::route_ticket(&state, &principal.tenant, ticket).await;
@@ -386,7 +395,9 @@ async fn get_one(
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<Ticket>> {
-    Ok(Json(store::find(&state.db, &principal.tenant, id).await?))
+    Ok(Json(
+        store::find(&state.db, &principal.tenant, id, &state.link_signer()).await?,
+    ))
 }
 
 /// Update a ticket
@@ -466,6 +477,7 @@ async fn update(
         update,
         rating_link.as_deref(),
         state.clock.now(),
+        &state.link_signer(),
     )
     .await?;
     let ticket = if moved_into_team {
@@ -510,7 +522,7 @@ where
     params(("id" = uuid::Uuid, Path, description = "Ticket id")),
     responses((status = 200, description = "The escalated ticket", body = Ticket)))]
 async fn escalate(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     principal: Principal,
     Id(id): Id,
     Json(body): Json<EscalateBody>,
@@ -533,6 +545,7 @@ async fn escalate(
         id,
         escalation,
         state.clock.now(),
+        &state.link_signer(),
     )
     .await?;
     Ok(Json(ticket))
@@ -550,14 +563,21 @@ async fn escalate(
     params(("id" = uuid::Uuid, Path, description = "Ticket id")),
     responses((status = 200, description = "The ticket with its tags", body = Ticket)))]
 async fn edit_tags(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     principal: Principal,
     Id(id): Id,
     Json(body): Json<TagEditBody>,
 ) -> ApiResult<Json<Ticket>> {
     let edit = tag_edit(&body)?;
-    let ticket =
-        store::edit_tags(&state.db, &principal.tenant, id, edit, state.clock.now()).await?;
+    let ticket = store::edit_tags(
+        &state.db,
+        &principal.tenant,
+        id,
+        edit,
+        state.clock.now(),
+        &state.link_signer(),
+    )
+    .await?;
     Ok(Json(ticket))
 }
 

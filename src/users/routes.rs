@@ -12,6 +12,7 @@ use super::store::{self, NewUser, User};
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult, FieldError, StoreError};
 use crate::extract::{Id, Json, Query};
+use crate::idempotency::RequestState;
 use crate::openapi::schema::{self, ErrorBody};
 use crate::router::ApiRouter;
 use crate::state::AppState;
@@ -94,7 +95,7 @@ async fn list(
         (status = 409, description = "The email is taken", body = ErrorBody),
     ))]
 async fn create(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     principal: Principal,
     Json(body): Json<CreateUser>,
 ) -> ApiResult<(StatusCode, Json<User>)> {

@@ -16,6 +16,7 @@ use crate::auth::{Principal, Scope, Tenant};
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::event_catalogue::EVENT_NAMES;
 use crate::extract::{Id, Ids, Json, Query};
+use crate::idempotency::RequestState;
 use crate::openapi::schema::{Deleted, ErrorBody};
 use crate::paging::{After, CursorPage, ListId, ListRequest, Total};
 use crate::router::ApiRouter;
@@ -141,7 +142,7 @@ async fn list(
     request_body = CreateWebhook,
     responses((status = 201, description = "Created, with its secret", body = WithSecret)))]
 async fn create(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     principal: Principal,
     Json(body): Json<CreateWebhook>,
 ) -> ApiResult<(StatusCode, Json<WithSecret>)> {
@@ -242,7 +243,7 @@ async fn delete(
     params(("id" = uuid::Uuid, Path, description = "Webhook id")),
     responses((status = 200, description = "The new secret", body = Rotated)))]
 async fn rotate_secret(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     principal: Principal,
     Id(id): Id,
     body: Bytes,
@@ -280,7 +281,7 @@ async fn rotate_secret(
         (status = 409, description = "The webhook is inactive", body = ErrorBody),
     ))]
 async fn test(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<(StatusCode, Json<DeliveryWithBody>)> {
@@ -373,7 +374,7 @@ async fn get_delivery(
         (status = 409, description = "The webhook is inactive", body = ErrorBody),
     ))]
 async fn redeliver(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     principal: Principal,
     Ids(id, delivery_id): Ids,
 ) -> ApiResult<(StatusCode, Json<DeliveryWithBody>)> {

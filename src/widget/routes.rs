@@ -20,6 +20,7 @@ use crate::custom_fields::model::{RecordKind, check_values};
 use crate::error::{ApiError, ApiResult, ErrorCode, StoreError};
 use crate::extract::{Id, Json, Query};
 use crate::idempotency;
+use crate::idempotency::RequestState;
 use crate::kb;
 use crate::openapi::schema::ErrorBody;
 use crate::realtime::token::TokenGrant;
@@ -205,7 +206,7 @@ struct StartedChat {
         (status = 403, description = "`account_suspended`", body = ErrorBody),
         (status = 404, description = "`not_found`: unknown widget key", body = ErrorBody)))]
 async fn create_session(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     Json(body): Json<StartChat>,
 ) -> ApiResult<(StatusCode, Json<StartedChat>)> {
     let target = target(&state, body.widget_key.as_deref()).await?;
@@ -303,7 +304,8 @@ async fn read_session(
         Err(other) => return Err(other.into()),
     };
     crate::companies::ensure_active(&state.db, &tenant).await?;
-    let messages = crate::chat::store::messages(&state.db, &tenant, id).await?;
+    let messages =
+        crate::chat::store::messages(&state.db, &tenant, id, &state.link_signer()).await?;
     Ok(Json(VisitorChat {
         session: session.visitor_view(),
         messages,

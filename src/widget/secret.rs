@@ -4,7 +4,6 @@
 //! tokens keep working while the backend switches over.
 
 use axum::body::Bytes;
-use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa_axum::routes;
@@ -13,8 +12,8 @@ use super::{identity, store};
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Id, Json};
+use crate::idempotency::RequestState;
 use crate::router::ApiRouter;
-use crate::state::AppState;
 use crate::time::Timestamp;
 use crate::webhooks::routes::{DEFAULT_GRACE_SECS, MAX_GRACE_SECS};
 
@@ -51,7 +50,7 @@ pub(crate) struct RotatedWidgetSecret {
     params(("id" = uuid::Uuid, Path, description = "Entity id")),
     responses((status = 200, description = "The new secret", body = RotatedWidgetSecret)))]
 async fn rotate(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     principal: Principal,
     Id(id): Id,
     body: Bytes,

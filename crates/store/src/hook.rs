@@ -1,12 +1,10 @@
-//! Work that must commit with every transaction a task opens, without the
-//! store functions knowing about it: a layer installs a [`CommitHook`] for
-//! the duration of a request (a task-local), and [`Tx::commit`] runs it
-//! inside the transaction just before COMMIT. If the hook fails, the
-//! transaction is rolled back and the commit fails, so the hook's write
-//! and the change commit together or not at all.
-
-use std::future::Future;
-use std::sync::Arc;
+//! Work that must commit with every transaction of a request, without the
+//! store functions knowing about it: the request's `Db` handle carries a
+//! [`CommitHook`] (`Db::with_commit_hook`), and [`Tx::commit`] of each
+//! transaction begun from that handle runs it inside the transaction just
+//! before COMMIT. If the hook fails, the transaction is rolled back and
+//! the commit fails, so the hook's write and the change commit together or
+//! not at all.
 
 use futures::future::BoxFuture;
 
@@ -30,26 +28,4 @@ pub trait CommitHook: Send + Sync {
 
     /// The error `before_commit` answers when its write does not hold.
     fn refused(&self) -> StoreError;
-}
-
-tokio::task_local! {
-    static COMMIT_HOOK: Arc<dyn CommitHook>;
-}
-
-/// Runs `work` with `hook` applied to every transaction it commits (in
-/// this task; tasks it spawns do not inherit it).
-pub async fn with_commit_hook<F: Future>(hook: Arc<dyn CommitHook>, work: F) -> F::Output {
-    COMMIT_HOOK.scope(hook, work).await
-}
-
-/// Whether the running task has a commit hook: a change that must commit
-/// with it cannot be written outside a transaction
-/// (`Db::autocommit_after`).
-pub fn installed() -> bool {
-    COMMIT_HOOK.try_with(|_| ()).is_ok()
-}
-
-/// The hook of the running task, if any.
-pub(super) fn current() -> Option<Arc<dyn CommitHook>> {
-    COMMIT_HOOK.try_with(Arc::clone).ok()
 }

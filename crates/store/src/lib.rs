@@ -9,13 +9,15 @@ mod clock;
 mod hook;
 mod pass_lock;
 pub mod pool;
+mod publish;
 mod query;
 mod reference;
 pub mod timing;
 
 pub use clock::millis;
-pub use hook::{CommitHook, installed as commit_hook_installed, with_commit_hook};
+pub use hook::CommitHook;
 pub use pass_lock::PassLock;
+pub use publish::Publish;
 pub use query::{AnyRow, On, Query};
 pub use reference::{Table, ensure_reference};
 pub use vocab::value::{StoredAs, Value};
@@ -28,7 +30,8 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{AssertSqlSafe, Connection, Postgres, SqlSafeStr, Sqlite};
 
-use pool::{DIRECT_CONNECTIONS, PING_AFTER_IDLE, Pool, TxConn};
+use pool::{Committing, DIRECT_CONNECTIONS, PING_AFTER_IDLE, Pool, TxConn};
+use vocab::live::LiveEvent;
 
 use vocab::error::StoreError;
 
@@ -49,9 +52,10 @@ pub enum Db {
 /// take one so that the change, its events and its outbox jobs commit together.
 pub struct Tx {
     open: Open,
-    /// What runs once the transaction has committed, in the order added;
-    /// dropped unrun when it rolls back.
-    after_commit: Vec<Box<dyn FnOnce() + Send>>,
+    /// The live events it staged, for its handle's publisher once it has
+    /// committed; dropped when it rolls back.
+    live: Vec<LiveEvent>,
+    committing: Committing,
     /// The commit hook's write ran in one of its statements
     /// (`push_commit_hook`): `commit` does not run it again.
     hook_written: bool,
@@ -166,7 +170,53 @@ impl Db {
                 Open::Sqlite(TxConn::begin(pool, Some(immediate)).await?)
             }
         };
-        Ok(Tx::on(open))
+        Ok(self.tx(open))
+    }
+
+    /// This handle with `hook` run at the commit of every transaction begun
+    /// from it (see [`CommitHook`]): a request's handle.
+    pub fn with_commit_hook(&self, hook: std::sync::Arc<dyn CommitHook>) -> Db {
+        let mut db = self.clone();
+        db.committing_mut().hook = Some(hook);
+        db
+    }
+
+    /// Whether the transactions of this handle run a commit hook: a change
+    /// that must commit with it cannot be written outside a transaction
+    /// (`Db::autocommit_after`).
+    pub fn has_commit_hook(&self) -> bool {
+        self.committing().hook.is_some()
+    }
+
+    /// This handle with `publisher` for the live events of the
+    /// transactions begun from it (see [`Publish`]).
+    pub fn with_publisher(&self, publisher: std::sync::Arc<dyn Publish>) -> Db {
+        let mut db = self.clone();
+        db.committing_mut().publisher = Some(publisher);
+        db
+    }
+
+    fn committing(&self) -> &Committing {
+        match self {
+            Db::Postgres(pool) => &pool.committing,
+            Db::Sqlite(pool) => &pool.committing,
+        }
+    }
+
+    fn committing_mut(&mut self) -> &mut Committing {
+        match self {
+            Db::Postgres(pool) => &mut pool.committing,
+            Db::Sqlite(pool) => &mut pool.committing,
+        }
+    }
+
+    fn tx(&self, open: Open) -> Tx {
+        Tx {
+            open,
+            live: Vec::new(),
+            committing: self.committing().clone(),
+            hook_written: false,
+        }
     }
 
     /// Postgres only: runs `prelude` in a transaction of its own, commits
@@ -190,7 +240,7 @@ impl Db {
         );
         let statement = AssertSqlSafe(statement).into_sql_str();
         let conn = TxConn::begin(pool, Some(statement)).await?;
-        Ok(Tx::on(Open::Postgres(conn)))
+        Ok(self.tx(Open::Postgres(conn)))
     }
 
     /// Postgres only: runs `prelude` in a transaction of its own (one
@@ -205,7 +255,7 @@ impl Db {
         let pool = self.postgres_only("autocommit_after")?;
         let prelude = AssertSqlSafe(prelude.to_owned()).into_sql_str();
         let conn = TxConn::autocommit_after(pool, prelude).await?;
-        Ok(Tx::on(Open::Postgres(conn)))
+        Ok(self.tx(Open::Postgres(conn)))
     }
 
     /// The Postgres pool, or the error for `what`, a Postgres-only call,
@@ -241,14 +291,6 @@ impl Db {
 }
 
 impl Tx {
-    fn on(open: Open) -> Tx {
-        Tx {
-            open,
-            after_commit: Vec::new(),
-            hook_written: false,
-        }
-    }
-
     pub fn backend(&self) -> Backend {
         match self.open {
             Open::Postgres(_) => Backend::Postgres,
@@ -274,20 +316,20 @@ impl Tx {
         Ok(())
     }
 
-    /// Runs `work` once this transaction has committed (not at all if it
-    /// rolls back): for what may only be told of committed changes, such
-    /// as the events announced live on sockets.
-    pub fn after_commit(&mut self, work: impl FnOnce() + Send + 'static) {
-        self.after_commit.push(Box::new(work));
+    /// Stages `event` for the sockets: the publisher of the `Db` this
+    /// transaction was begun from sends it once it has committed (never if
+    /// it rolls back).
+    pub fn announce(&mut self, event: LiveEvent) {
+        self.live.push(event);
     }
 
-    /// Appends the task's commit hook's write (see [`CommitHook`]) to
+    /// Appends the commit hook's write (see [`CommitHook`]) to
     /// `query` as a CTE named `commit_hook`, when there is a hook with
     /// something to write: the statement must then select
     /// `EXISTS (SELECT 1 FROM commit_hook)` and hand it to
     /// [`Tx::commit_hook_written`]. Answers the query and whether it did.
     pub fn push_commit_hook(&mut self, query: Query) -> (Query, bool) {
-        match hook::current() {
+        match &self.committing.hook {
             Some(hook) => hook.push_cte(query, "commit_hook"),
             None => (query, false),
         }
@@ -297,7 +339,7 @@ impl Tx {
     /// `commit_hook` CTE's answer. The hook's refusal when it did not hold
     /// (the transaction must then roll back).
     pub fn commit_hook_written(&mut self, held: bool) -> Result<(), StoreError> {
-        match hook::current() {
+        match &self.committing.hook {
             Some(hook) if !held => Err(hook.refused()),
             _ => {
                 self.hook_written = true;
@@ -306,11 +348,11 @@ impl Tx {
         }
     }
 
-    /// Commits, first running the task's commit hook (see [`CommitHook`])
-    /// inside the transaction unless a statement already wrote it; when the
-    /// hook fails nothing is committed.
+    /// Commits, first running its handle's commit hook (see
+    /// [`CommitHook`]) inside the transaction unless a statement already
+    /// wrote it; when the hook fails nothing is committed.
     pub async fn commit(mut self) -> Result<(), StoreError> {
-        let hook = hook::current();
+        let hook = self.committing.hook.clone();
         if let Some(hook) = hook.as_ref().filter(|_| !self.hook_written) {
             hook.before_commit(&mut self).await?;
         }
@@ -321,8 +363,10 @@ impl Tx {
         if let Some(hook) = hook {
             hook.committed();
         }
-        for work in self.after_commit {
-            work();
+        if let Some(publisher) = self.committing.publisher.as_ref()
+            && !self.live.is_empty()
+        {
+            publisher.publish(self.live).await;
         }
         Ok(())
     }

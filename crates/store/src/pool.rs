@@ -50,14 +50,27 @@ impl Default for Lifetimes {
 
 pub struct Pool<DB: Database> {
     shared: Arc<Shared<DB>>,
+    /// What the transactions begun on this handle do at commit.
+    pub(crate) committing: Committing,
 }
 
 impl<DB: Database> Clone for Pool<DB> {
     fn clone(&self) -> Self {
         Pool {
             shared: self.shared.clone(),
+            committing: self.committing.clone(),
         }
     }
+}
+
+/// What the transactions begun on one handle of a pool do besides
+/// committing: run its commit hook (a request's) and hand their live
+/// events to its publisher. Handles of one pool share its connections, not
+/// this.
+#[derive(Clone, Default)]
+pub(crate) struct Committing {
+    pub(crate) hook: Option<Arc<dyn crate::CommitHook>>,
+    pub(crate) publisher: Option<Arc<dyn crate::Publish>>,
 }
 
 impl<DB: Database> std::fmt::Debug for Pool<DB> {
@@ -118,6 +131,7 @@ impl<DB: Database> Pool<DB> {
                 acquire_timeout,
                 lifetimes,
             }),
+            committing: Committing::default(),
         }
     }
 

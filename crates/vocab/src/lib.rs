@@ -1,7 +1,9 @@
 //! The vocabulary of supportdesk: the words every floor above speaks and
 //! none of them owns. Time and ids, the tenant (company and mode), the
 //! closed-set mechanism (`text_enum!`) and the value a closed set binds as,
-//! the catalogue of event names, a ticket's statuses and priorities, and the two error shapes (the API's and the
+//! the catalogue of event names, the ticket events announced live and
+//! their bus topic, a ticket's statuses and priorities, and the two error
+//! shapes (the API's and the
 //! store's).
 //!
 //! It is the bottom floor of the workspace: it depends on no other crate of
@@ -11,6 +13,7 @@
 pub mod domain;
 pub mod error;
 pub mod event_catalogue;
+pub mod live;
 pub mod tenant;
 pub mod ticket;
 pub mod time;

@@ -23,6 +23,7 @@ pub use update::{confirm_visitor_email, update_session};
 use uuid::Uuid;
 
 use super::model::{Message, Session};
+use crate::attachments::links::Signer;
 use crate::attachments::store::{self as attachment_store, Kind};
 use crate::auth::Tenant;
 use crate::db::{Db, On, Query, Tx};
@@ -74,10 +75,15 @@ pub(crate) async fn record_session(
     Ok(session)
 }
 
-/// The messages with their attachments (one query for all).
-async fn with_attachments(db: &Db, messages: Vec<Message>) -> Result<Vec<Message>, StoreError> {
+/// The messages with their attachments (one query for all), with links
+/// from `signer`.
+async fn with_attachments(
+    db: &Db,
+    messages: Vec<Message>,
+    signer: &Signer,
+) -> Result<Vec<Message>, StoreError> {
     let ids: Vec<Uuid> = messages.iter().map(|message| message.id).collect();
-    let mut files = attachment_store::of_each(db, Kind::Message, &ids).await?;
+    let mut files = attachment_store::of_each(db, Kind::Message, &ids, signer).await?;
     Ok(messages
         .into_iter()
         .map(|message| Message {

@@ -4,6 +4,7 @@
 use uuid::Uuid;
 
 use super::{MESSAGE_SELECT, SESSION_COLUMNS, load_session, with_attachments};
+use crate::attachments::links::Signer;
 use crate::auth::Tenant;
 use crate::chat::model::{Message, Session, SessionFilter};
 use crate::custom_fields::store::{self as field_store, Recorded};
@@ -111,6 +112,7 @@ pub async fn messages(
     db: &Db,
     tenant: &Tenant,
     session_id: Uuid,
+    signer: &Signer,
 ) -> Result<Vec<Message>, StoreError> {
     let messages = Query::new(MESSAGE_SELECT)
         .push(" WHERE m.session_id = ")
@@ -120,7 +122,7 @@ pub async fn messages(
         .push(" ORDER BY m.created_at, m.id")
         .fetch_all(db)
         .await?;
-    with_attachments(db, messages).await
+    with_attachments(db, messages, signer).await
 }
 
 /// Where a replay looks: one session, or every session of an entity.
@@ -139,6 +141,7 @@ pub async fn messages_after(
     scope: ReplayScope,
     since: Uuid,
     limit: i64,
+    signer: &Signer,
 ) -> Result<Vec<Message>, StoreError> {
     // The anchor's time, read first: the page query compares with it.
     let in_scope = |query: Query| match scope {
@@ -173,7 +176,7 @@ pub async fn messages_after(
         .push_bind(limit)
         .fetch_all(db)
         .await?;
-    with_attachments(db, messages).await
+    with_attachments(db, messages, signer).await
 }
 
 /// The sessions of a verified visitor (`external_id`) in one entity,

@@ -5,6 +5,7 @@
 use uuid::Uuid;
 
 use super::{MESSAGE_SELECT, SESSION_COLUMNS, with_attachments};
+use crate::attachments::links::Signer;
 use crate::attachments::store::{self as attachment_store, Owner};
 use crate::auth::Tenant;
 use crate::chat::model::{
@@ -79,9 +80,10 @@ pub async fn create_message(
     new: NewMessage,
     visitor_link: Option<&str>,
     now: Timestamp,
+    signer: &Signer,
 ) -> Result<Sent, SendError> {
     if let Some(client_id) = new.client_message_id.as_deref()
-        && let Some(first) = message_by_client_id(db, tenant, session_id, client_id).await?
+        && let Some(first) = message_by_client_id(db, tenant, session_id, client_id, signer).await?
     {
         return Ok(Sent::Repeat(first));
     }
@@ -135,7 +137,7 @@ pub async fn create_message(
         && let Some(client_id) = message.client_message_id.as_deref()
     {
         drop(tx); // rolls back: the racing send holds the message
-        let first = message_by_client_id(db, tenant, session_id, client_id).await?;
+        let first = message_by_client_id(db, tenant, session_id, client_id, signer).await?;
         return first
             .map(Sent::Repeat)
             .ok_or(SendError::Store(StoreError::NotFound));
@@ -147,7 +149,7 @@ pub async fn create_message(
     };
     attachment_store::attach(&mut tx, tenant, owner, &new.attachment_ids, "attachmentIds").await?;
     let message = Message {
-        attachments: attachment_store::of(&mut tx, owner).await?,
+        attachments: attachment_store::of(&mut tx, owner, signer).await?,
         ..message
     };
     if message.sender_type == SenderType::Agent
@@ -158,7 +160,7 @@ pub async fn create_message(
     }
     if message.sender_type == SenderType::Agent {
         for (ticket, met) in sla_store::agent_chatted(&mut tx, tenant, session_id, now).await? {
-            crate::tickets::store::record_sla(&mut tx, tenant, ticket, &met).await?;
+            crate::tickets::store::record_sla(&mut tx, tenant, ticket, &met, signer).await?;
         }
     }
     // The message touched the session (`updatedAt`): the feed carries both.
@@ -179,6 +181,7 @@ async fn message_by_client_id(
     tenant: &Tenant,
     session_id: Uuid,
     client_id: &str,
+    signer: &Signer,
 ) -> Result<Option<Message>, StoreError> {
     let message: Option<Message> = Query::new(MESSAGE_SELECT)
         .push(" WHERE m.session_id = ")
@@ -190,7 +193,7 @@ async fn message_by_client_id(
         .fetch_optional(db)
         .await?;
     match message {
-        Some(message) => Ok(with_attachments(db, vec![message]).await?.pop()),
+        Some(message) => Ok(with_attachments(db, vec![message], signer).await?.pop()),
         None => Ok(None),
     }
 }

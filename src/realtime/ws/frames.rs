@@ -256,6 +256,7 @@ impl Socket {
     ) -> impl Future<Output = Result<Vec<crate::chat::Message>, StoreError>> + Send + 'static {
         let db = self.state.db.clone();
         let tenant = self.credential.tenant();
+        let signer = self.state.link_signer();
         async move {
             let scope = match channel {
                 Channel::Session(id) => store::ReplayScope::Session(id),
@@ -264,7 +265,7 @@ impl Socket {
                     return Ok(Vec::new());
                 }
             };
-            store::messages_after(&db, &tenant, scope, since, REPLAY_BATCH).await
+            store::messages_after(&db, &tenant, scope, since, REPLAY_BATCH, &signer).await
         }
     }
 
@@ -388,18 +389,9 @@ impl Socket {
         let (session_id, _) = self.writable_session(frame).await?;
         let tenant = self.credential.tenant();
         // A repeated clientMessageId is acknowledged with the first message.
-        // Links in the frames it publishes are signed as of now.
-        let links = self.state.attachments.links.clone();
-        let sending = service::send_message(&self.state, &tenant, session_id, outgoing);
-        let sent =
-            crate::attachments::links::signing(links, self.state.clock.now(), sending).await?;
+        let sent = service::send_message(&self.state, &tenant, session_id, outgoing).await?;
         let channel = Channel::Session(session_id).name();
-        let reply = crate::attachments::links::signing(
-            self.state.attachments.links.clone(),
-            self.state.clock.now(),
-            async { protocol::event("chat.message", &channel, id, &sent.message) },
-        )
-        .await;
+        let reply = protocol::event("chat.message", &channel, id, &sent.message);
         Ok(self.send_text(reply).await?)
     }
 

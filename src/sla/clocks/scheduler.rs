@@ -13,6 +13,7 @@ use uuid::Uuid;
 
 use super::Metric;
 use super::store::{Happening, Met};
+use crate::attachments::links::Signer;
 use crate::auth::{Mode, Tenant};
 use crate::db::{Db, PassLock, Query};
 use crate::error::StoreError;
@@ -51,7 +52,7 @@ pub fn due_sql(warn: bool) -> &'static str {
 /// Announces every warning and breach due at `now`: warnings first, so a
 /// clock whose warning and due time both passed warns before it breaches.
 /// Returns how many it announced; 0 when another node holds the pass.
-pub async fn run_pass(db: &Db, now: Timestamp) -> Result<usize, StoreError> {
+pub async fn run_pass(db: &Db, now: Timestamp, signer: &Signer) -> Result<usize, StoreError> {
     let Some(lock) = PassLock::try_take(db, PASS_LOCK_KEY, "sla").await? else {
         return Ok(0);
     };
@@ -65,7 +66,7 @@ pub async fn run_pass(db: &Db, now: Timestamp) -> Result<usize, StoreError> {
                 .await?;
             let batch = due.len();
             for clock in due {
-                match claim(db, &clock, happening, now).await {
+                match claim(db, &clock, happening, now, signer).await {
                     Ok(true) => announced += 1,
                     Ok(false) => {}
                     Err(err) => {
@@ -95,6 +96,7 @@ async fn claim(
     clock: &DueClock,
     happening: Happening,
     now: Timestamp,
+    signer: &Signer,
 ) -> Result<bool, StoreError> {
     let tenant = Tenant {
         company_id: clock.company_id,
@@ -128,7 +130,7 @@ async fn claim(
         due_at,
         at,
     };
-    crate::tickets::store::record_sla(&mut tx, &tenant, clock.ticket_id, &[met]).await?;
+    crate::tickets::store::record_sla(&mut tx, &tenant, clock.ticket_id, &[met], signer).await?;
     tx.commit().await?;
     Ok(true)
 }
@@ -141,9 +143,8 @@ pub fn spawn(state: &AppState) -> JoinHandle<()> {
     crate::time::every(state.shutdown.clone(), first, every, move || {
         let state = state.clone();
         async move {
-            let pass = run_pass(&state.db, state.clock.now());
-            // Its events reach the ticket channels as the API's do.
-            match crate::realtime::tickets::announcing(&state, pass).await {
+            let signer = state.link_signer();
+            match run_pass(&state.db, state.clock.now(), &signer).await {
                 Ok(0) => {}
                 Ok(announced) => tracing::info!(announced, "sla warnings and breaches"),
                 Err(err) => tracing::warn!(error = %err, "sla pass failed"),

@@ -14,6 +14,7 @@ use uuid::Uuid;
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiResult, FieldError};
 use crate::extract::Json;
+use crate::idempotency::RequestState;
 use crate::router::ApiRouter;
 use crate::sla::calendar::{WEEKDAYS, format_clock, parse_clock};
 use crate::sla::model::{
@@ -96,7 +97,7 @@ async fn list(
     request_body = CreateBody,
     responses((status = 201, description = "Created", body = BusinessHours)))]
 async fn create(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     principal: Principal,
     Json(body): Json<CreateBody>,
 ) -> ApiResult<(StatusCode, Json<BusinessHours>)> {

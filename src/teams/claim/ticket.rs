@@ -4,6 +4,7 @@
 use uuid::Uuid;
 
 use super::row_lock;
+use crate::attachments::links::Signer;
 use crate::auth::Tenant;
 use crate::db::{Backend, Db, Query, Tx};
 use crate::error::StoreError;
@@ -67,6 +68,7 @@ pub async fn claim_ticket(
     team: Uuid,
     ticket: Uuid,
     available: &[Uuid],
+    signer: &Signer,
 ) -> Result<Option<Ticket>, StoreError> {
     let mut tx = db.begin().await?;
     let routing: Option<TicketRouting> = Query::new(
@@ -114,7 +116,7 @@ pub async fn claim_ticket(
         return Ok(None);
     };
     let Some(assigned) =
-        ticket_store::assign_by_routing(&mut tx, tenant, ticket, team, agent).await?
+        ticket_store::assign_by_routing(&mut tx, tenant, ticket, team, agent, signer).await?
     else {
         return Ok(None);
     };

@@ -8,6 +8,7 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 
 use super::{Rule, store};
+use crate::attachments::links::Signer;
 use crate::auth::Tenant;
 use crate::custom_fields;
 use crate::custom_fields::model::{Definition, FieldFilter};
@@ -23,16 +24,17 @@ pub const BATCH: i64 = 500;
 /// Evaluates every enabled rule of every tenant once, with one query per
 /// rule, and escalates each matching ticket (in its own transaction, with
 /// the firing recorded in it). Returns how many escalations it made; 0 when
-/// another node holds the pass. `now` is the node's clock.
-pub async fn run_pass(db: &Db, now: Timestamp) -> Result<usize, StoreError> {
-    Ok(pass(db, now).await?.len())
+/// another node holds the pass. `now` is the node's clock; the tickets'
+/// attachments in the events carry links from `signer`.
+pub async fn run_pass(db: &Db, now: Timestamp, signer: &Signer) -> Result<usize, StoreError> {
+    Ok(pass(db, now, signer).await?.len())
 }
 
 /// `run_pass`, then the routing of each ticket a rule sent to a team with
 /// nobody assigned (as the API routes a ticket entering a team): what the
 /// scheduler runs.
 pub async fn run_pass_and_route(state: &AppState) -> Result<usize, StoreError> {
-    let escalated = pass(&state.db, state.clock.now()).await?;
+    let escalated = pass(&state.db, state.clock.now(), &state.link_signer()).await?;
     let fired = escalated.len();
     for (tenant, ticket) in escalated {
         crate::teams::routing::route_ticket(state, &tenant, ticket).await;
@@ -42,7 +44,11 @@ pub async fn run_pass_and_route(state: &AppState) -> Result<usize, StoreError> {
 
 /// One pass at `now` (the node's clock): the tickets escalated, with
 /// their tenants.
-async fn pass(db: &Db, now: Timestamp) -> Result<Vec<(Tenant, Ticket)>, StoreError> {
+async fn pass(
+    db: &Db,
+    now: Timestamp,
+    signer: &Signer,
+) -> Result<Vec<(Tenant, Ticket)>, StoreError> {
     let Some(lock) = store::lock_pass(db).await? else {
         return Ok(Vec::new());
     };
@@ -61,7 +67,7 @@ async fn pass(db: &Db, now: Timestamp) -> Result<Vec<(Tenant, Ticket)>, StoreErr
             }
         };
         for ticket in tickets {
-            match store::fire(db, tenant, rule, &fields, ticket, now).await {
+            match store::fire(db, tenant, rule, &fields, ticket, now, signer).await {
                 Ok(Some(escalated)) => fired.push((*tenant, escalated)),
                 Ok(None) => {}
                 Err(err) => {
@@ -135,9 +141,7 @@ pub fn spawn(state: &AppState) -> JoinHandle<()> {
     crate::time::every(state.shutdown.clone(), first, every, move || {
         let state = state.clone();
         async move {
-            let pass = run_pass_and_route(&state);
-            // Its escalations reach the ticket channels as the API's do.
-            match crate::realtime::tickets::announcing(&state, pass).await {
+            match run_pass_and_route(&state).await {
                 Ok(0) => {}
                 Ok(fired) => tracing::info!(fired, "escalation rules fired"),
                 Err(err) => tracing::warn!(error = %err, "escalation rules pass failed"),

@@ -8,6 +8,7 @@ use sqlx::types::Json;
 use uuid::Uuid;
 
 use super::{Action, Conditions, DEFAULT_STATUSES, NewRule, Rule, reference_problems};
+use crate::attachments::links::Signer;
 use crate::auth::{Mode, Tenant};
 use crate::custom_fields::model::FieldFilter;
 use crate::custom_fields::store::{self as field_store, Recorded};
@@ -345,6 +346,7 @@ pub(super) async fn fire(
     fields: &FieldFilter,
     ticket_id: Uuid,
     now: Timestamp,
+    signer: &Signer,
 ) -> Result<Option<Ticket>, StoreError> {
     let mut tx = db.begin().await?;
     let lock = match tx.backend() {
@@ -379,7 +381,7 @@ pub(super) async fn fire(
         automatic: true,
         rule_id: Some(rule.id),
     };
-    let ticket = escalate_in(&mut tx, tenant, ticket_id, &escalation, now).await?;
+    let ticket = escalate_in(&mut tx, tenant, ticket_id, &escalation, now, signer).await?;
     tx.commit().await?;
     Ok(Some(ticket))
 }

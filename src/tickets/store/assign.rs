@@ -8,6 +8,7 @@ use uuid::Uuid;
 use super::activities::{NewActivity, add_activity};
 use super::read::load;
 use super::update::{lock, write_state};
+use crate::attachments::links::Signer;
 use crate::auth::Tenant;
 use crate::db::Tx;
 use crate::error::StoreError;
@@ -30,6 +31,7 @@ pub async fn assign_by_routing(
     id: Uuid,
     team: Uuid,
     agent: Uuid,
+    signer: &Signer,
 ) -> Result<Option<Ticket>, StoreError> {
     let current = match lock(tx, tenant, id).await {
         Ok(current) => current,
@@ -61,7 +63,7 @@ pub async fn assign_by_routing(
         };
         add_activity(tx, tenant, id, entry, now).await?;
     }
-    let ticket = load(&mut *tx, tenant, id).await?;
+    let ticket = load(&mut *tx, tenant, id, signer).await?;
     let announced = events::Announced {
         changes: &changes,
         tags: &TagChange::default(),

@@ -7,6 +7,7 @@ use uuid::Uuid;
 use super::activities::{NewActivity, add_activity};
 use super::read::ensure_ticket;
 use super::user_ref;
+use crate::attachments::links::Signer;
 use crate::attachments::store::{self as attachment_store, Kind, Owner};
 use crate::auth::Tenant;
 use crate::db::{Db, Query, Table, ensure_reference};
@@ -60,6 +61,7 @@ pub async fn add_comment(
     ticket_id: Uuid,
     new: NewComment,
     now: Timestamp,
+    signer: &Signer,
 ) -> Result<Comment, StoreError> {
     let mut tx = db.begin().await?;
     if let Some(author) = new.author_id {
@@ -112,15 +114,15 @@ pub async fn add_comment(
         .fetch_one(&mut tx)
         .await?;
     let comment = Comment {
-        attachments: attachment_store::of(&mut tx, owner).await?,
+        attachments: attachment_store::of(&mut tx, owner, signer).await?,
         ..Comment::from(row)
     };
     // The comment touched the ticket (`updatedAt`): the feed carries both.
-    let ticket = super::read::load(&mut tx, tenant, ticket_id).await?;
+    let ticket = super::read::load(&mut tx, tenant, ticket_id, signer).await?;
     crate::events::record_change(&mut tx, tenant, &events::ticket_change(&ticket)?).await?;
-    events::comment_created(&mut tx, tenant, &comment).await?;
+    events::comment_created(&mut tx, tenant, &ticket, &comment).await?;
     if !met.is_empty() {
-        super::record_sla(&mut tx, tenant, ticket_id, &met).await?;
+        super::record_sla(&mut tx, tenant, ticket_id, &met, signer).await?;
     }
     tx.commit().await?;
     Ok(comment)
@@ -134,6 +136,7 @@ pub async fn list_comments(
     ticket_id: Uuid,
     page: Page,
     after: Option<&After>,
+    signer: &Signer,
 ) -> Result<(Vec<Comment>, i64), StoreError> {
     ensure_ticket(db, tenant, ticket_id).await?;
     let matching = Query::new(COMMENT_SELECT)
@@ -149,7 +152,7 @@ pub async fn list_comments(
         .fetch_all(db)
         .await?;
     let ids: Vec<Uuid> = rows.iter().map(|row| row.id).collect();
-    let mut files = attachment_store::of_each(db, Kind::Comment, &ids).await?;
+    let mut files = attachment_store::of_each(db, Kind::Comment, &ids, signer).await?;
     let rows: Vec<Comment> = rows
         .into_iter()
         .map(|row| Comment {

@@ -11,6 +11,7 @@ use super::plain;
 use super::read::load;
 use super::sla::record_sla;
 use super::subscribers::Subscribers;
+use crate::attachments::links::Signer;
 use crate::attachments::store::{self as attachment_store, Owner};
 use crate::auth::Tenant;
 use crate::custom_fields::model::FieldValues;
@@ -39,6 +40,7 @@ pub async fn create(
     tenant: &Tenant,
     new: NewTicket,
     now: Timestamp,
+    signer: &Signer,
 ) -> Result<Ticket, StoreError> {
     let rules = sla_cache::rules(sla, db, tenant).await?;
     let facts = NewTicketFacts {
@@ -72,7 +74,7 @@ pub async fn create(
         && new.team_id.is_none()
         && new.chat_session_id.is_none()
         && new.visitor_email.is_none()
-        && !crate::db::commit_hook_installed()
+        && !db.has_commit_hook()
         && !subscribers.seen(tenant);
     let (mut tx, numbering) = begin_numbered(db, tenant, alone).await?;
     // The insert below checks the entity itself (a round trip less). With a
@@ -176,11 +178,11 @@ pub async fn create(
     let ticket = if as_written {
         written(id, number, new, visitor_email, from_chat, &tags, now)
     } else {
-        load(&mut tx, tenant, id).await?
+        load(&mut tx, tenant, id, signer).await?
     };
     events::created(&mut tx, tenant, &ticket).await?;
     if !met.is_empty() {
-        record_sla(&mut tx, tenant, id, &met).await?;
+        record_sla(&mut tx, tenant, id, &met, signer).await?;
     }
     tx.commit().await?;
     Ok(ticket)

@@ -6,6 +6,7 @@ use super::activities::{NewActivity, add_activity};
 use super::read::load;
 use super::sla::{move_sla_clocks, record_sla};
 use super::update::{lock, write_state};
+use crate::attachments::links::Signer;
 use crate::auth::Tenant;
 use crate::db::{Db, Table, Tx, ensure_reference};
 use crate::error::StoreError;
@@ -25,6 +26,7 @@ pub async fn escalate(
     ticket_id: Uuid,
     escalation: Escalation,
     now: Timestamp,
+    signer: &Signer,
 ) -> Result<Ticket, StoreError> {
     let mut tx = db.begin().await?;
     if let Some(to_user) = escalation.to_user {
@@ -37,7 +39,7 @@ pub async fn escalate(
         )
         .await?;
     }
-    let ticket = escalate_in(&mut tx, tenant, ticket_id, &escalation, now).await?;
+    let ticket = escalate_in(&mut tx, tenant, ticket_id, &escalation, now, signer).await?;
     tx.commit().await?;
     Ok(ticket)
 }
@@ -53,6 +55,7 @@ pub async fn escalate_in(
     ticket_id: Uuid,
     escalation: &Escalation,
     now: Timestamp,
+    signer: &Signer,
 ) -> Result<Ticket, StoreError> {
     let current = lock(tx, tenant, ticket_id).await?;
     let update = TicketUpdate {
@@ -74,10 +77,10 @@ pub async fn escalate_in(
         ..NewActivity::new(ActivityKind::Escalated)
     };
     add_activity(tx, tenant, ticket_id, entry, now).await?;
-    let ticket = load(&mut *tx, tenant, ticket_id).await?;
+    let ticket = load(&mut *tx, tenant, ticket_id, signer).await?;
     events::escalated(tx, tenant, &ticket, &summary).await?;
     if !met.is_empty() {
-        record_sla(tx, tenant, ticket_id, &met).await?;
+        record_sla(tx, tenant, ticket_id, &met, signer).await?;
     }
     Ok(ticket)
 }

@@ -5,6 +5,7 @@ use uuid::Uuid;
 
 use super::search;
 use super::{TICKET_SELECT, TicketRow};
+use crate::attachments::links::Signer;
 use crate::attachments::store::{self as attachment_store, Kind};
 use crate::auth::{Mode, Tenant};
 use crate::custom_fields::store::{self as field_store, Recorded};
@@ -227,6 +228,7 @@ pub async fn list(
     filter: &TicketFilter,
     page: Page,
     after: Option<&After>,
+    signer: &Signer,
 ) -> Result<(Vec<Ticket>, Total), StoreError> {
     let page_total = match page_total(tenant, filter) {
         Some(count) => PageTotal::WithRows(count),
@@ -249,7 +251,8 @@ pub async fn list(
             .collect()
     };
     let mut files =
-        attachment_store::of_each(db, Kind::Ticket, &with(|row| row.has_attachments)).await?;
+        attachment_store::of_each(db, Kind::Ticket, &with(|row| row.has_attachments), signer)
+            .await?;
     let mut clocks = sla_store::of_each(db, &with(|row| row.has_sla_clocks)).await?;
     let tickets = rows
         .into_iter()

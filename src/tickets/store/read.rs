@@ -4,6 +4,7 @@
 use uuid::Uuid;
 
 use super::{TICKET_SELECT, TicketRow, by_id};
+use crate::attachments::links::Signer;
 use crate::attachments::store::{self as attachment_store, Owner};
 use crate::auth::Tenant;
 use crate::db::{Db, On};
@@ -12,8 +13,14 @@ use crate::sla::clocks::store as sla_store;
 use crate::tickets::model::Ticket;
 
 /// The ticket `id` of the tenant; another tenant's is NotFound.
-pub async fn find(db: &Db, tenant: &Tenant, id: Uuid) -> Result<Ticket, StoreError> {
-    load(db, tenant, id).await
+/// Its attachments carry links from `signer`.
+pub async fn find(
+    db: &Db,
+    tenant: &Tenant,
+    id: Uuid,
+    signer: &Signer,
+) -> Result<Ticket, StoreError> {
+    load(db, tenant, id, signer).await
 }
 
 /// `find` on the pool or inside a transaction (to answer with what was
@@ -23,6 +30,7 @@ pub(super) async fn load<'c>(
     on: impl Into<On<'c>>,
     tenant: &Tenant,
     id: Uuid,
+    signer: &Signer,
 ) -> Result<Ticket, StoreError> {
     let mut on = on.into();
     let row: TicketRow = by_id(TICKET_SELECT, tenant, id)
@@ -32,7 +40,7 @@ pub(super) async fn load<'c>(
         (row.sla_policy_id, row.has_attachments, row.has_sla_clocks);
     let mut ticket = row.into_ticket();
     if has_attachments {
-        ticket.attachments = attachment_store::of(on.reborrow(), Owner::Ticket(id)).await?;
+        ticket.attachments = attachment_store::of(on.reborrow(), Owner::Ticket(id), signer).await?;
     }
     ticket.sla = match has_clocks {
         true => sla_store::of(on, id, policy_id).await?,

@@ -5,6 +5,7 @@ use uuid::Uuid;
 
 use super::activities::{NewActivity, add_activity};
 use super::read::load;
+use crate::attachments::links::Signer;
 use crate::auth::Tenant;
 use crate::db::Tx;
 use crate::error::StoreError;
@@ -40,6 +41,7 @@ pub async fn record_sla(
     tenant: &Tenant,
     id: Uuid,
     met: &[Met],
+    signer: &Signer,
 ) -> Result<(), StoreError> {
     for happening in met {
         let kind = match happening.happening {
@@ -54,9 +56,14 @@ pub async fn record_sla(
         };
         add_activity(tx, tenant, id, entry, happening.at).await?;
     }
-    let ticket = load(&mut *tx, tenant, id).await?;
+    let ticket = load(&mut *tx, tenant, id, signer).await?;
+    // The team's channels hear of its tickets' SLA events too.
+    let team_entities = match ticket.team_id {
+        Some(team) => crate::teams::store::entities_of(&mut *tx, team).await?,
+        None => Vec::new(),
+    };
     for happening in met {
-        events::sla(tx, tenant, &ticket, happening).await?;
+        events::sla(tx, tenant, &ticket, happening, &team_entities).await?;
     }
     Ok(())
 }

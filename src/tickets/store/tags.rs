@@ -9,6 +9,7 @@ use uuid::Uuid;
 use super::activities::{NewActivity, add_activity};
 use super::read::load;
 use super::update::{lock, write_state};
+use crate::attachments::links::Signer;
 use crate::auth::Tenant;
 use crate::db::{Db, Tx};
 use crate::error::StoreError;
@@ -29,6 +30,7 @@ pub async fn edit_tags(
     id: Uuid,
     edit: TagEdit,
     now: Timestamp,
+    signer: &Signer,
 ) -> Result<Ticket, StoreError> {
     let mut tx = db.begin().await?;
     let current = lock(&mut tx, tenant, id).await?;
@@ -38,7 +40,7 @@ pub async fn edit_tags(
         sla_store::reevaluate(&mut tx, tenant, id, now).await?;
         announce_tags(&mut tx, tenant, id, &tags, now).await?;
     }
-    let ticket = load(&mut tx, tenant, id).await?;
+    let ticket = load(&mut tx, tenant, id, signer).await?;
     if !tags.is_empty() {
         let fields = BTreeMap::new();
         let announced = events::Announced {

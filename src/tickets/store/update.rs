@@ -11,6 +11,7 @@ use super::by_id;
 use super::read::load;
 use super::sla::{move_sla_clocks, record_sla};
 use super::tags::announce_tags;
+use crate::attachments::links::Signer;
 use crate::auth::Tenant;
 use crate::custom_fields::model::FieldChange;
 use crate::custom_fields::store::{self as field_store, Recorded};
@@ -78,8 +79,9 @@ pub async fn update(
     id: Uuid,
     update: TicketUpdate,
     now: Timestamp,
+    signer: &Signer,
 ) -> Result<Ticket, StoreError> {
-    update_with_rating_link(db, tenant, id, update, None, now).await
+    update_with_rating_link(db, tenant, id, update, None, now, signer).await
 }
 
 /// `update`; when the ticket becomes RESOLVED and its entity asks for
@@ -92,6 +94,7 @@ pub async fn update_with_rating_link(
     update: TicketUpdate,
     rating_link: Option<&str>,
     now: Timestamp,
+    signer: &Signer,
 ) -> Result<Ticket, StoreError> {
     let mut tx = db.begin().await?;
     if let Some(Some(user)) = update.assigned_to_id {
@@ -116,7 +119,7 @@ pub async fn update_with_rating_link(
     let fields =
         field_store::apply(&mut tx, tenant, Recorded::Ticket, id, &update.custom_fields).await?;
     if changes.is_empty() && tags.is_empty() && fields.is_empty() {
-        let ticket = load(&mut tx, tenant, id).await?;
+        let ticket = load(&mut tx, tenant, id, signer).await?;
         tx.commit().await?;
         return Ok(ticket);
     }
@@ -134,7 +137,7 @@ pub async fn update_with_rating_link(
     }
     announce_tags(&mut tx, tenant, id, &tags, now).await?;
     announce_fields(&mut tx, tenant, id, &fields, now).await?;
-    let ticket = load(&mut tx, tenant, id).await?;
+    let ticket = load(&mut tx, tenant, id, signer).await?;
     let assignment = (after.assigned_to_id != current.assigned_to_id).then_some(TicketAssignment {
         reason: Reason::Manual,
         team_id: after.team_id,
@@ -148,7 +151,7 @@ pub async fn update_with_rating_link(
     };
     events::updated(&mut tx, tenant, &ticket, announced).await?;
     if !met.is_empty() {
-        record_sla(&mut tx, tenant, id, &met).await?;
+        record_sla(&mut tx, tenant, id, &met, signer).await?;
     }
     tx.commit().await?;
     Ok(ticket)

@@ -13,6 +13,7 @@ backend_tests!(
     an_upload_attaches_to_one_record_only,
     more_than_ten_ids_is_400,
     the_ticket_event_carries_the_attachments,
+    an_event_a_worker_records_carries_the_links,
 );
 
 async fn a_ticket_carries_its_attachments(backend: Backend) {
@@ -122,4 +123,48 @@ async fn the_ticket_event_carries_the_attachments(backend: Backend) {
     let listed = &data["attachments"][0];
     assert_eq!(listed["id"], file["id"], "{data}");
     assert!(listed["url"].as_str().is_some_and(|u| u.contains("sig=")));
+}
+
+/// The escalation rules worker writes `ticket.escalated` outside any
+/// request: its attachments carry signed links all the same.
+async fn an_event_a_worker_records_carries_the_links(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let file = uploaded(&app, &acme, b"for the rule").await;
+    let ticket = ticket_with(&app, &acme, json!([file["id"]])).await;
+    let ticket_id = ticket.assert_status(201)["id"].clone();
+    let agent = app
+        .post(
+            "/users",
+            &acme.key,
+            json!({"name": "Ann", "email": "ann@example.com"}),
+        )
+        .await;
+    let rule = json!({"name": "At once", "conditions": {"minutesSinceCreated": 0},
+        "action": {"escalateToId": agent.assert_status(201)["id"]}});
+    app.put(
+        "/settings/escalation-rules",
+        &acme.key,
+        json!({ "rules": [rule] }),
+    )
+    .await
+    .assert_status(200);
+    let signer = app.state.link_signer();
+    let fired =
+        supportdesk::tickets::rules::run_pass(&app.state.db, app.state.clock.now(), &signer)
+            .await
+            .expect("pass runs");
+    assert_eq!(fired, 1);
+    let rows = supportdesk::on_db!(&app.state.db, c => sqlx::query_as::<_, (sqlx::types::Json<Value>,)>(
+        "SELECT data FROM events WHERE name = 'ticket.escalated'")
+        .fetch_all(c)
+        .await
+        .expect("events read"));
+    let data = &rows[0].0.0;
+    assert_eq!(data["id"], ticket_id, "{data}");
+    let listed = &data["attachments"][0];
+    assert!(
+        listed["url"].as_str().is_some_and(|u| u.contains("sig=")),
+        "{data}"
+    );
 }

@@ -724,6 +724,7 @@ async fn a_long_replay_arrives_whole_and_in_order(backend: Backend) {
             new,
             None,
             app.state.clock.now(),
+            &app.state.link_signer(),
         )
         .await
         .expect("stored")

@@ -54,6 +54,7 @@ async fn a_cursor_walk_sees_every_lasting_ticket_once_while_others_come_and_go(b
             &tenant,
             new_ticket(entity, format!("T{n}")),
             Timestamp::now(),
+            &app.state.link_signer(),
         )
         .await
         .expect("ticket");
@@ -68,6 +69,7 @@ async fn a_cursor_walk_sees_every_lasting_ticket_once_while_others_come_and_go(b
     let churn = {
         let (db, stop, mut pool) = (app.state.db.clone(), stop.clone(), existing.clone());
         let (sla, subscribers) = (app.state.sla.clone(), app.state.ticket_subscribers.clone());
+        let signer = app.state.link_signer();
         tokio::spawn(async move {
             let mut deleted = HashSet::new();
             let mut round = 0u64;
@@ -79,6 +81,7 @@ async fn a_cursor_walk_sees_every_lasting_ticket_once_while_others_come_and_go(b
                     &tenant,
                     new_ticket(entity, format!("New {round}")),
                     Timestamp::now(),
+                    &signer,
                 )
                 .await
                 .expect("churn insert");

@@ -114,7 +114,8 @@ async fn escalated_activities(app: &TestApp, key: &str, id: &str) -> Vec<Value> 
 }
 
 async fn run_pass(app: &TestApp) -> usize {
-    supportdesk::tickets::rules::run_pass(&app.state.db, app.state.clock.now())
+    let signer = app.state.link_signer();
+    supportdesk::tickets::rules::run_pass(&app.state.db, app.state.clock.now(), &signer)
         .await
         .expect("pass runs")
 }

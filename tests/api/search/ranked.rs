@@ -48,6 +48,7 @@ async fn seed(app: &TestApp, acme: &TestCompany) -> (Uuid, HashSet<Uuid>) {
         &tenant,
         new_ticket(entity, "Refund", "Order 1"),
         Timestamp::now(),
+        &app.state.link_signer(),
     )
     .await
     .expect("old ticket")
@@ -61,6 +62,7 @@ async fn seed(app: &TestApp, acme: &TestCompany) -> (Uuid, HashSet<Uuid>) {
             &tenant,
             new_ticket(entity, &format!("Order {n}"), "Asks for a refund"),
             Timestamp::now(),
+            &app.state.link_signer(),
         )
         .await
         .expect("ticket");

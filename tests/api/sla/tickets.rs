@@ -140,7 +140,8 @@ async fn sla_events(app: &TestApp, acme: &TestCompany) -> Vec<String> {
 
 pub(super) async fn pass(app: &TestApp) -> usize {
     let now = app.state.clock.now();
-    supportdesk::realtime::tickets::announcing(&app.state, run_pass(&app.state.db, now))
+    let signer = app.state.link_signer();
+    run_pass(&app.state.db, now, &signer)
         .await
         .expect("sla pass")
 }

@@ -210,6 +210,7 @@ async fn escalates_to_another_agent(backend: Backend) {
             rule_id: Some(rule),
         },
         app.state.clock.now(),
+        &app.state.link_signer(),
     )
     .await
     .expect("escalated by a rule");
