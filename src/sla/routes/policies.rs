@@ -136,7 +136,8 @@ async fn replace(
         Vec::new()
     };
     let inputs = parse_policies(body, &definitions)?;
-    let policies = store::replace_policies(&state.db, &principal.tenant, &inputs).await?;
+    let policies =
+        store::replace_policies(&state.db, &principal.tenant, &inputs, state.clock.now()).await?;
     cache::changed(&state, principal.tenant.company_id).await;
     Ok(Json(PoliciesResponse { policies }))
 }
