@@ -38,5 +38,5 @@ pub async fn principal_by_id(state: &AppState, key_id: Uuid) -> Result<Principal
             key
         }
     };
-    key.principal()
+    key.principal(state.clock.now())
 }
