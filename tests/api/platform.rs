@@ -351,7 +351,12 @@ async fn graceful_shutdown_finishes_in_flight_requests(backend: Backend) {
     );
     socket.write_all(head.as_bytes()).await.expect("head");
     socket.write_all(&body[..10]).await.expect("half the body");
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The server has the request once it has authenticated it: the key's
+    // first use is recorded then (the handler goes on to wait for the body).
+    eventually("the server authenticated the request", async || {
+        app.state.access.last_used_writes() == 1
+    })
+    .await;
 
     // Shutdown starts while the request is still being received: the
     // server closes its listener at once, then lets requests finish.
