@@ -298,7 +298,7 @@ async fn register_agent(
         email,
         role: beat.role.unwrap_or(Role::Agent),
     };
-    match users::create(&state.db, tenant, new).await {
+    match users::create(&state.db, tenant, new, state.clock.now()).await {
         Ok(user) => Ok(user),
         // A concurrent first heartbeat registered the same agent, or the
         // email belongs to another user of the company.

@@ -25,7 +25,7 @@ pub async fn set_suspended(
     id: Uuid,
     suspended: bool,
 ) -> Result<Company, StoreError> {
-    let company = store::set_suspended(&state.db, id, suspended).await?;
+    let company = store::set_suspended(&state.db, id, suspended, state.clock.now()).await?;
     cache::invalidate(state, Invalidation::Company(id)).await;
     if suspended {
         crate::realtime::credentials::company_suspended(&state.realtime.bus, id).await;

@@ -124,7 +124,7 @@ pub async fn authenticate(
             expires_at,
             ..
         }) => {
-            if expires_at <= chrono::Utc::now().timestamp() {
+            if expires_at <= state.clock.now().0.timestamp() {
                 return Err(unauthorized("invalid_token", "Token has expired"));
             }
             let principal = principal_by_id(state, key_id).await?;

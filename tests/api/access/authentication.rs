@@ -72,6 +72,7 @@ async fn every_authentication_outcome(backend: Backend) {
                 chrono::Utc::now() - chrono::Duration::hours(1),
             )),
         },
+        app.state.clock.now(),
     )
     .await
     .expect("expired key");
@@ -184,9 +185,14 @@ async fn checks_run_in_the_documented_order(backend: Backend) {
         .assert_error(404, "not_found");
 
     // Suspension (403) comes before the rate limit.
-    supportdesk::companies::store::set_suspended(&app.state.db, company, true)
-        .await
-        .expect("suspend");
+    supportdesk::companies::store::set_suspended(
+        &app.state.db,
+        company,
+        true,
+        app.state.clock.now(),
+    )
+    .await
+    .expect("suspend");
     let fresh = app.key_with(company, Mode::Test, ScopeSet::all(), 1).await;
     for _ in 0..3 {
         app.get("/entities", &fresh)

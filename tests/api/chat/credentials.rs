@@ -56,6 +56,7 @@ async fn new_key(
             rate_limit: 1000,
             expires_at,
         },
+        app.state.clock.now(),
     )
     .await
     .expect("key");

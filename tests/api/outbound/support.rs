@@ -233,6 +233,7 @@ pub async fn create_user(app: &TestApp, tenant: &Tenant, name: &str) -> uuid::Uu
             email: format!("{}@example.com", uuid::Uuid::new_v4().simple()),
             role: supportdesk::users::Role::Agent,
         },
+        app.state.clock.now(),
     )
     .await
     .expect("user created");
