@@ -10,6 +10,7 @@ use crate::error::StoreError;
 use crate::teams::model::RoutingMode;
 use crate::tickets::model::Ticket;
 use crate::tickets::store as ticket_store;
+use crate::time::Timestamp;
 
 struct Load {
     user_id: Uuid,
@@ -61,12 +62,14 @@ struct TicketRouting {
 /// leaves tickets out, no member can take it, or the ticket was assigned,
 /// moved or closed meanwhile: it then stays unassigned in the team.
 /// Tickets have no queue: a ticket nobody could take waits for a person.
+/// `now` (the node's clock) stamps the assignment.
 pub async fn claim_ticket(
     db: &Db,
     tenant: &Tenant,
     team: Uuid,
     ticket: Uuid,
     available: &[Uuid],
+    now: Timestamp,
 ) -> Result<Option<Ticket>, StoreError> {
     let mut tx = db.begin().await?;
     let routing: Option<TicketRouting> = Query::new(
@@ -114,7 +117,7 @@ pub async fn claim_ticket(
         return Ok(None);
     };
     let Some(assigned) =
-        ticket_store::assign_by_routing(&mut tx, tenant, ticket, team, agent).await?
+        ticket_store::assign_by_routing(&mut tx, tenant, ticket, team, agent, now).await?
     else {
         return Ok(None);
     };

@@ -23,13 +23,14 @@ use crate::time::Timestamp;
 /// IN_PROGRESS), so a person's assignment that came first is never
 /// overwritten. Records the timeline entry and `ticket.updated` with
 /// `assignment {reason: "routing", teamId}`; `None` when the ticket moved
-/// on meanwhile.
+/// on meanwhile. `now` (the node's clock) stamps the change.
 pub async fn assign_by_routing(
     tx: &mut Tx,
     tenant: &Tenant,
     id: Uuid,
     team: Uuid,
     agent: Uuid,
+    now: Timestamp,
 ) -> Result<Option<Ticket>, StoreError> {
     let current = match lock(tx, tenant, id).await {
         Ok(current) => current,
@@ -45,7 +46,6 @@ pub async fn assign_by_routing(
         ..Default::default()
     };
     let changes = current.diff(&update);
-    let now = Timestamp::now();
     write_state(tx, tenant, id, &current.apply(&update, now), now).await?;
     let assignment = TicketAssignment {
         reason: Reason::Routing,
