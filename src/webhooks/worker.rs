@@ -139,7 +139,7 @@ impl DeliveryJob {
         if !held {
             return Ok(false); // another worker owns the job now: change nothing
         }
-        deliveries::record_attempt(&mut tx, delivery.id, &result).await?;
+        deliveries::record_attempt(&mut tx, delivery.id, &result, now).await?;
         store::record_health(&mut tx, target.id, health, now).await?;
         tx.commit().await?;
         Ok(true)
@@ -194,7 +194,7 @@ async fn end_without_attempt(
         return Ok(false);
     }
     if let Some(delivery) = delivery {
-        deliveries::give_up(&mut tx, delivery.id, reason).await?;
+        deliveries::give_up(&mut tx, delivery.id, reason, state.clock.now()).await?;
     }
     tx.commit().await?;
     Ok(true)
