@@ -142,7 +142,14 @@ async fn create(
         required: body.required.unwrap_or(false),
         visitor_writable: body.visitor_writable.unwrap_or(false),
     };
-    let definition = store::create(&state.db, &principal.tenant, &key, &input).await?;
+    let definition = store::create(
+        &state.db,
+        &principal.tenant,
+        &key,
+        &input,
+        state.clock.now(),
+    )
+    .await?;
     super::changed(&state, principal.tenant.company_id).await;
     Ok((StatusCode::CREATED, Json(definition)))
 }
@@ -213,7 +220,14 @@ async fn update(
         required,
         visitor_writable,
     };
-    let updated = store::update(&state.db, &principal.tenant, &key, &input).await?;
+    let updated = store::update(
+        &state.db,
+        &principal.tenant,
+        &key,
+        &input,
+        state.clock.now(),
+    )
+    .await?;
     super::changed(&state, principal.tenant.company_id).await;
     Ok(Json(updated))
 }

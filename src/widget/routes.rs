@@ -89,7 +89,7 @@ async fn target(state: &AppState, widget_key: Option<&str>) -> ApiResult<WidgetT
 
 /// The target of a widget key already checked to be present.
 async fn target_of(state: &AppState, key: &str) -> ApiResult<WidgetTarget> {
-    let target = store::resolve(&state.db, key)
+    let target = store::resolve(&state.db, key, state.clock.now())
         .await?
         .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, "not_found", "Unknown widget key"))?;
     if target.company_status != CompanyStatus::Active {
@@ -156,7 +156,10 @@ async fn idempotent_session(
         .and_then(|body| body.widget_key);
     let request = Request::from_parts(parts, Body::from(body));
     let target = match widget_key {
-        Some(key) => store::resolve(&state.db, key.trim()).await.ok().flatten(),
+        Some(key) => store::resolve(&state.db, key.trim(), state.clock.now())
+            .await
+            .ok()
+            .flatten(),
         None => None,
     };
     match target {
