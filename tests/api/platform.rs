@@ -437,6 +437,9 @@ async fn a_kept_connection_the_server_cut_is_replaced_before_use(backend: Backen
     .expect("terminate the app's other connections");
     assert!(!cut.is_empty());
 
+    // Real time, not the node's clock: the pool mirrors sqlx's own idle
+    // limits, which sqlx measures on the wall clock, and what is waited for
+    // is a real connection sitting idle past the ping threshold.
     tokio::time::sleep(supportdesk::db::pool::PING_AFTER_IDLE + Duration::from_millis(200)).await;
     app.get(&path, &acme.key).await.assert_status(200);
 }
