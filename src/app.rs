@@ -133,10 +133,15 @@ impl App {
         };
 
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
-        let access = Arc::new(crate::auth::access::Access::new(&config, redis.clone()));
-        let realtime = Arc::new(crate::realtime::Realtime::new(&config, redis.clone()).await?);
-        let jobs = Arc::new(crate::jobs::registry(&config)?);
         let clock = crate::time::Clock::offset_by(config.clock_offset);
+        let access = Arc::new(crate::auth::access::Access::new(
+            &config,
+            redis.clone(),
+            &clock,
+        ));
+        let realtime =
+            Arc::new(crate::realtime::Realtime::new(&config, redis.clone(), &clock).await?);
+        let jobs = Arc::new(crate::jobs::registry(&config)?);
         let attachments =
             Arc::new(crate::attachments::Attachments::new(&config, &db, public_url.clone()).await?);
         // Every transaction of the service's handle hands the ticket events

@@ -11,6 +11,7 @@ use crate::companies::{self, Company};
 use crate::db::{Backend, Db};
 use crate::entities::{self, Entity};
 use crate::keys::{self, NewKey};
+use crate::time::Timestamp;
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -78,8 +79,11 @@ async fn create_if_empty(db: &Db, public_url: &str) -> anyhow::Result<Option<Dem
     if companies::store::count(db).await? > 0 {
         return Ok(None);
     }
-    let company = companies::store::create(db, "Demo Company").await?;
-    let entity = entities::store::create(db, company.id, "Demo", None).await?;
+    // The demo is made as a node starts or by the CLI, before or outside
+    // any node's clock: the wall clock stamps it.
+    let now = Timestamp::now();
+    let company = companies::store::create(db, "Demo Company", now).await?;
+    let entity = entities::store::create(db, company.id, "Demo", None, now).await?;
     let (_, key) = keys::store::create(
         db,
         NewKey {
@@ -90,6 +94,7 @@ async fn create_if_empty(db: &Db, public_url: &str) -> anyhow::Result<Option<Dem
             rate_limit: keys::store::DEFAULT_RATE_LIMIT,
             expires_at: None,
         },
+        now,
     )
     .await?;
     let visitor_url = format!(

@@ -263,17 +263,24 @@ async fn wait_for_signal() {
     }
 }
 
+/// The CLI's time: it runs outside any node, so the wall clock.
+fn now() -> Timestamp {
+    Timestamp::now()
+}
+
 async fn companies_command(db: &Db, bus: &BusArgs, action: CompanyAction) -> anyhow::Result<()> {
     let (company, json) = match action {
-        CompanyAction::Create { name, json } => (companies::store::create(db, &name).await?, json),
+        CompanyAction::Create { name, json } => {
+            (companies::store::create(db, &name, now()).await?, json)
+        }
         CompanyAction::Suspend { id } => {
-            let company = companies::store::set_suspended(db, id, true).await?;
+            let company = companies::store::set_suspended(db, id, true, now()).await?;
             let notice = Notice::CompanySuspended { company_id: id };
             bus.announce(Invalidation::Company(id), Some(notice)).await;
             (company, false)
         }
         CompanyAction::Activate { id } => {
-            let company = companies::store::set_suspended(db, id, false).await?;
+            let company = companies::store::set_suspended(db, id, false, now()).await?;
             bus.announce(Invalidation::Company(id), None).await;
             (company, false)
         }
@@ -296,7 +303,7 @@ async fn entities_command(db: &Db, action: EntityAction) -> anyhow::Result<()> {
         parent,
         json,
     } = action;
-    let entity = entities::store::create(db, company, &name, parent).await?;
+    let entity = entities::store::create(db, company, &name, parent, now()).await?;
     if json {
         print_json(&entity)
     } else {
@@ -329,8 +336,9 @@ async fn keys_command(db: &Db, bus: &BusArgs, action: KeyAction) -> anyhow::Resu
                     mode: Mode::from_stored(&mode)?,
                     scopes,
                     rate_limit,
-                    expires_at: expires_in.map(|d| Timestamp::now().plus(d)),
+                    expires_at: expires_in.map(|d| now().plus(d)),
                 },
+                now(),
             )
             .await?;
             if json {
@@ -365,7 +373,7 @@ async fn keys_command(db: &Db, bus: &BusArgs, action: KeyAction) -> anyhow::Resu
         }
         KeyAction::Revoke { id } => {
             keys::store::revoke(db, None, id).await?;
-            let notice = Notice::for_key(id, None);
+            let notice = Notice::for_key(id, None, now());
             bus.announce(Invalidation::Key(id), Some(notice)).await;
             println!("key {id} revoked");
             Ok(())

@@ -202,7 +202,7 @@ pub(crate) async fn receive(
         sha256: ingested.sha256,
         session_id: rules.session,
     };
-    let stored = match store::create(&state.db, tenant, new).await {
+    let stored = match store::create(&state.db, tenant, new, state.clock.now()).await {
         Ok(stored) => stored,
         Err(err) => {
             let _ = storage.remove(&ingested.temporary).await;

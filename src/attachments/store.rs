@@ -107,9 +107,14 @@ impl Owner {
 /// Records an upload. The object row is written with `DO UPDATE` so that
 /// it is locked until commit: a sweeper deleting the same bytes waits for
 /// this upload, or this upload waits for the sweeper and writes a new row.
-pub async fn create(db: &Db, tenant: &Tenant, new: NewAttachment) -> Result<Stored, StoreError> {
+/// Stamped `now` (the node's clock).
+pub async fn create(
+    db: &Db,
+    tenant: &Tenant,
+    new: NewAttachment,
+    now: Timestamp,
+) -> Result<Stored, StoreError> {
     let mut tx = db.begin().await?;
-    let now = Timestamp::now();
     Query::new(
         "INSERT INTO attachment_objects (company_id, sha256, size, created_at) \
          VALUES ($1, $2, $3, $4) ON CONFLICT (company_id, sha256) \

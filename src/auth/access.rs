@@ -46,19 +46,45 @@ pub struct Access {
     blocked: DashMap<IpAddr, Instant>,
     /// When this node last wrote `lastUsedAt` of each key.
     last_used: HotMap<Uuid, Instant>,
+    /// How many `lastUsedAt` writes this node has started and finished
+    /// (they run after the response): what a test waits on before it
+    /// looks at the stored value.
+    last_used_writes: Arc<std::sync::atomic::AtomicU64>,
+    /// The node's clock: blocks and the once-a-minute write are measured
+    /// on its monotonic side, which a test moves.
+    clock: crate::time::Clock,
 }
 
 impl Access {
-    pub fn new(config: &Config, redis: Option<crate::redis_conn::RedisConn>) -> Self {
-        let redis = redis.map(|conn| RedisLimiter::new(conn, &config.redis_prefix));
+    /// The limiters read `clock` (the node's).
+    pub fn new(
+        config: &Config,
+        redis: Option<crate::redis_conn::RedisConn>,
+        clock: &crate::time::Clock,
+    ) -> Self {
+        let redis = redis.map(|conn| RedisLimiter::new(conn, &config.redis_prefix, clock.clone()));
         Access {
             keys: KeyCache::new(),
-            limiter: RateLimiter::new(redis),
+            limiter: RateLimiter::new(redis, clock.clone()),
             window: config.rate_window,
             failure_window: config.auth_failure_window,
             blocked: DashMap::new(),
             last_used: HotMap::default(),
+            last_used_writes: Arc::default(),
+            clock: clock.clone(),
         }
+    }
+
+    /// The node's clock, which the limiters and these checks read.
+    pub fn clock(&self) -> &crate::time::Clock {
+        &self.clock
+    }
+
+    /// How many `lastUsedAt` writes this node has finished, failed ones
+    /// included.
+    pub fn last_used_writes(&self) -> u64 {
+        self.last_used_writes
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Spends one request of the key's allowance.
@@ -85,7 +111,7 @@ impl Access {
     pub fn refusal_for(&self, client: Option<IpAddr>) -> Option<ApiError> {
         let client = client_key(client?);
         let until = *self.blocked.get(&client)?;
-        let now = Instant::now();
+        let now = self.clock.instant();
         if until <= now {
             self.blocked.remove_if(&client, |_, until| *until <= now);
             return None;
@@ -112,19 +138,21 @@ impl Access {
         }
         let seconds = decision.retry_after_secs;
         if self.blocked.len() > BLOCKED_SWEEP_ABOVE {
-            let now = Instant::now();
+            let now = self.clock.instant();
             self.blocked.retain(|_, until| *until > now);
         }
         self.blocked
-            .insert(client, Instant::now() + Duration::from_secs(seconds));
+            .insert(client, self.clock.instant() + Duration::from_secs(seconds));
         crate::metrics::rate_limited(crate::metrics::Limiter::AuthFailures);
         Some(ratelimit::exceeded(seconds))
     }
 
-    /// Records use of a key, at most once a minute per key and node (the
-    /// write itself also skips keys another node touched within the minute).
-    pub fn touch(&self, db: &Db, key_id: Uuid) {
-        let now = Instant::now();
+    /// Records use of a key at `now` (the node's clock), at most once a
+    /// minute per key and node (the write itself also skips keys another
+    /// node touched within the minute).
+    pub fn touch(&self, db: &Db, key_id: Uuid, now: Timestamp) {
+        let used_at = now;
+        let now = self.clock.instant();
         let mut due = false;
         self.last_used
             .entry(key_id)
@@ -141,11 +169,12 @@ impl Access {
         if !due {
             return;
         }
-        let db = db.clone();
+        let (db, writes) = (db.clone(), self.last_used_writes.clone());
         tokio::spawn(async move {
-            if let Err(error) = key_store::touch_last_used(&db, key_id, Timestamp::now()).await {
+            if let Err(error) = key_store::touch_last_used(&db, key_id, used_at).await {
                 tracing::debug!(%error, %key_id, "could not record lastUsedAt");
             }
+            writes.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         });
     }
 }

@@ -43,5 +43,5 @@ pub async fn principal_by_id(
             key
         }
     };
-    key.principal()
+    key.principal(access.clock().now())
 }

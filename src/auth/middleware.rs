@@ -34,9 +34,10 @@ pub async fn authenticate(access: &Access, db: &Db, mut request: Request, next: 
     }
     let client = client_of(request.extensions());
     let header = request.headers().get(API_KEY_HEADER);
+    let now = access.clock().now();
     let outcome = ready_key_for(access, db, header, client)
         .await
-        .and_then(|key| key.principal().map(|principal| (key, principal)));
+        .and_then(|key| key.principal(now).map(|principal| (key, principal)));
     let (key, principal) = match outcome {
         Ok(found) => found,
         Err(error) => {
@@ -48,7 +49,7 @@ pub async fn authenticate(access: &Access, db: &Db, mut request: Request, next: 
             return error.into_response();
         }
     };
-    access.touch(db, principal.key_id);
+    access.touch(db, principal.key_id, now);
     let decision = access.check_rate(&principal).await;
     let mut response = if decision.allowed {
         request.extensions_mut().insert(principal);
@@ -73,7 +74,9 @@ pub async fn principal_for(
     header: Option<&axum::http::HeaderValue>,
     client: Option<IpAddr>,
 ) -> Result<Principal, ApiError> {
-    ready_key_for(access, db, header, client).await?.principal()
+    ready_key_for(access, db, header, client)
+        .await?
+        .principal(access.clock().now())
 }
 
 /// The cached (or now cached) key behind `header`, whatever its state; the

@@ -69,13 +69,14 @@ impl ReadyKey {
         &self.headers
     }
 
-    /// The principal, or the 401/403 the key gets in its state now, in the
-    /// documented order: expired, inactive, suspended company.
-    pub fn principal(&self) -> Result<Principal, ApiError> {
+    /// The principal, or the 401/403 the key gets in its state at `now`
+    /// (the node's clock), in the documented order: expired, inactive,
+    /// suspended company.
+    pub fn principal(&self, now: Timestamp) -> Result<Principal, ApiError> {
         if self
             .principal
             .expires_at
-            .is_some_and(|expiry| expiry <= Timestamp::now())
+            .is_some_and(|expiry| expiry <= now)
         {
             return Err(ApiError::unauthorized(
                 ErrorCode::ExpiredApiKey,

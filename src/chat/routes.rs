@@ -534,7 +534,7 @@ async fn socket_token(
     RequestState(state): RequestState,
     principal: Principal,
 ) -> ApiResult<(StatusCode, Json<SocketToken>)> {
-    let expires_at = Timestamp::now().plus(SOCKET_TOKEN_TTL);
+    let expires_at = state.clock.now().plus(SOCKET_TOKEN_TTL);
     let key = state.realtime.token_key(&state.db).await?;
     let token = key.socket_token(
         &principal.tenant,

@@ -14,7 +14,6 @@ use crate::realtime::presence::{AgentPresence, Visibility};
 use crate::realtime::protocol::{self, Channel, HubChannel, Topic};
 use crate::state::AppState;
 use crate::teams::{claim, routing};
-use crate::time::Timestamp;
 use crate::users::Role;
 use crate::users::store::{self as users, NewUser};
 use crate::validate::{Fields, problem};
@@ -50,7 +49,8 @@ pub async fn create_session_in(
     new: NewSession,
     team: Option<Uuid>,
 ) -> ApiResult<(Session, String)> {
-    let mut session = store::create_session(&state.db, tenant, &new, team).await?;
+    let mut session =
+        store::create_session(&state.db, tenant, &new, team, state.clock.now()).await?;
     let token = state
         .realtime
         .visitor_token(&state.db, tenant, session.id)
@@ -80,7 +80,10 @@ pub async fn assign_session(
     assignee: Option<Option<Uuid>>,
 ) -> ApiResult<()> {
     let before = store::find_session(&state.db, tenant, id).await?;
-    if let Some(assigned) = claim::assign_manually(&state.db, tenant, id, team, assignee).await? {
+    let now = state.clock.now();
+    if let Some(assigned) =
+        claim::assign_manually(&state.db, tenant, id, team, assignee, now).await?
+    {
         routing::publish_assignment(state, tenant, &assigned).await;
         let teams = [before.team_id, assigned.session.team_id];
         routing::drain_all(state, tenant, teams.into_iter().flatten()).await;
@@ -91,7 +94,9 @@ pub async fn assign_session(
 /// Confirms a visitor's email from its link (once); tells the watchers.
 /// None when the link is unknown or was used.
 pub async fn confirm_visitor_email(state: &AppState, hash: &str) -> ApiResult<Option<Session>> {
-    let Some((tenant, session)) = store::confirm_visitor_email(&state.db, hash).await? else {
+    let Some((tenant, session)) =
+        store::confirm_visitor_email(&state.db, hash, state.clock.now()).await?
+    else {
         return Ok(None);
     };
     publish_session(state, &tenant, &session, true).await;
@@ -109,8 +114,16 @@ pub async fn update_session(
     tags: SessionTags,
     custom_fields: FieldPatch,
 ) -> ApiResult<Session> {
-    let (session, changed) =
-        store::update_session(&state.db, tenant, id, status, &tags, &custom_fields).await?;
+    let (session, changed) = store::update_session(
+        &state.db,
+        tenant,
+        id,
+        status,
+        &tags,
+        &custom_fields,
+        state.clock.now(),
+    )
+    .await?;
     if changed {
         publish_session(state, tenant, &session, true).await;
     }
@@ -259,7 +272,7 @@ pub async fn heartbeat(
         email: beat.email.unwrap_or(user.email),
         role: beat.role.unwrap_or(user.role),
         visibility: beat.visibility,
-        last_seen: Timestamp::now(),
+        last_seen: state.clock.now(),
     };
     let before = state.realtime.presence.heartbeat(tenant, &record).await?;
     state
@@ -295,7 +308,7 @@ async fn register_agent(
         email,
         role: beat.role.unwrap_or(Role::Agent),
     };
-    match users::create(&state.db, tenant, new).await {
+    match users::create(&state.db, tenant, new, state.clock.now()).await {
         Ok(user) => Ok(user),
         // A concurrent first heartbeat registered the same agent, or the
         // email belongs to another user of the company.

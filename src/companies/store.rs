@@ -9,8 +9,8 @@ use crate::time::{Timestamp, new_id};
 
 const COLUMNS: &str = "id, name, status, created_at, updated_at";
 
-pub async fn create(db: &Db, name: &str) -> Result<Company, StoreError> {
-    let now = Timestamp::now();
+/// Creates an active company, stamped `now`.
+pub async fn create(db: &Db, name: &str, now: Timestamp) -> Result<Company, StoreError> {
     let sql = format!(
         "INSERT INTO companies (id, name, status, created_at, updated_at) \
          VALUES ($1, $2, 'active', $3, $3) RETURNING {COLUMNS}"
@@ -29,8 +29,13 @@ pub async fn find(db: &Db, id: Uuid) -> Result<Company, StoreError> {
     Query::new(sql).bind(id).fetch_one(db).await
 }
 
-/// Suspends or reactivates a company.
-pub async fn set_suspended(db: &Db, id: Uuid, suspended: bool) -> Result<Company, StoreError> {
+/// Suspends or reactivates a company, stamped `now`.
+pub async fn set_suspended(
+    db: &Db,
+    id: Uuid,
+    suspended: bool,
+    now: Timestamp,
+) -> Result<Company, StoreError> {
     let status = if suspended {
         CompanyStatus::Suspended
     } else {
@@ -39,7 +44,6 @@ pub async fn set_suspended(db: &Db, id: Uuid, suspended: bool) -> Result<Company
     let sql = format!(
         "UPDATE companies SET status = $2, updated_at = $3 WHERE id = $1 RETURNING {COLUMNS}"
     );
-    let now = Timestamp::now();
     Query::new(sql)
         .bind(id)
         .bind(status)

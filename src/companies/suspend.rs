@@ -10,17 +10,19 @@ use crate::auth::cache::{self, Invalidation, KeyCache};
 use crate::db::Db;
 use crate::error::StoreError;
 use crate::realtime::bus::Bus;
+use crate::time::Timestamp;
 
-/// Suspends (or reactivates) company `id`, and has every node apply it to
-/// cached keys and open sockets.
+/// Suspends (or reactivates) company `id` at `now`, and has every node
+/// apply it to cached keys and open sockets.
 pub async fn set_suspended(
     db: &Db,
     keys: &KeyCache,
     bus: &Bus,
     id: Uuid,
     suspended: bool,
+    now: Timestamp,
 ) -> Result<Company, StoreError> {
-    let company = store::set_suspended(db, id, suspended).await?;
+    let company = store::set_suspended(db, id, suspended, now).await?;
     cache::invalidate(keys, bus, Invalidation::Company(id)).await;
     if suspended {
         crate::realtime::credentials::company_suspended(bus, id).await;

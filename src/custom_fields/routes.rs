@@ -143,7 +143,14 @@ async fn create(
         required: body.required.unwrap_or(false),
         visitor_writable: body.visitor_writable.unwrap_or(false),
     };
-    let definition = store::create(&state.db, &principal.tenant, &key, &input).await?;
+    let definition = store::create(
+        &state.db,
+        &principal.tenant,
+        &key,
+        &input,
+        state.clock.now(),
+    )
+    .await?;
     state
         .field_definitions
         .changed(&state.realtime.bus, principal.tenant.company_id)
@@ -217,7 +224,14 @@ async fn update(
         required,
         visitor_writable,
     };
-    let updated = store::update(&state.db, &principal.tenant, &key, &input).await?;
+    let updated = store::update(
+        &state.db,
+        &principal.tenant,
+        &key,
+        &input,
+        state.clock.now(),
+    )
+    .await?;
     state
         .field_definitions
         .changed(&state.realtime.bus, principal.tenant.company_id)

@@ -147,7 +147,7 @@ pub async fn identity_token(
 ) -> ApiResult<Json<DemoToken>> {
     let key = request.widget_key.trim();
     let unknown = || ApiError::invalid_field("widgetKey", "no entity has this TEST widget key");
-    let target = widget_store::resolve(&state.db, key)
+    let target = widget_store::resolve(&state.db, key, state.clock.now())
         .await?
         .ok_or_else(unknown)?;
     if target.tenant.mode != Mode::Test {
@@ -163,6 +163,7 @@ pub async fn identity_token(
                 target.entity_id,
                 &secret,
                 Duration::ZERO,
+                state.clock.now(),
             )
             .await?;
             secret

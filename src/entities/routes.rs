@@ -99,7 +99,14 @@ async fn create(
         optional_id("parentId", body.parent_id.as_deref()),
     )
         .all_valid()?;
-    let entity = store::create(&state.db, principal.tenant.company_id, &name, parent).await?;
+    let entity = store::create(
+        &state.db,
+        principal.tenant.company_id,
+        &name,
+        parent,
+        state.clock.now(),
+    )
+    .await?;
     Ok((StatusCode::CREATED, Json(entity)))
 }
 
@@ -172,16 +179,13 @@ async fn update(
         team_store::ensure_team(&state.db, &principal.tenant, team, "defaultTeamId").await?;
     }
     let entity = if entity_fields {
-        store::update(
-            &state.db,
-            company,
-            id,
-            name.as_deref(),
-            parent,
+        let changes = store::EntityChanges {
+            name: name.as_deref(),
+            parent_id: parent,
             widget_identity,
             csat,
-        )
-        .await?
+        };
+        store::update(&state.db, company, id, changes, state.clock.now()).await?
     } else {
         store::find(&state.db, company, id).await?
     };

@@ -61,12 +61,12 @@ pub async fn create(
     company_id: Uuid,
     name: &str,
     parent_id: Option<Uuid>,
+    now: Timestamp,
 ) -> Result<Entity, StoreError> {
     let mut tx = db.begin().await?;
     if let Some(parent) = parent_id {
         ensure_reference(&mut tx, company_id, Table::Entities, parent, "parentId").await?;
     }
-    let now = Timestamp::now();
     let sql = format!(
         "INSERT INTO entities (id, company_id, parent_id, name, widget_key_test, widget_key_live, \
          created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING {COLUMNS}"
@@ -142,17 +142,31 @@ pub async fn list_in(db: &Db, tenant: &Tenant) -> Result<Vec<Entity>, StoreError
     Query::new(sql).bind_tenant(tenant).fetch_all(db).await
 }
 
-/// Renames an entity and/or moves it under another parent (`Some(None)`
-/// makes it top-level). A parent that would make a cycle is refused.
+/// What a change of an entity sets (`None`: kept).
+#[derive(Debug, Default)]
+pub struct EntityChanges<'a> {
+    pub name: Option<&'a str>,
+    /// `Some(None)` makes the entity top-level.
+    pub parent_id: Option<Option<Uuid>>,
+    pub widget_identity: Option<WidgetIdentity>,
+    pub csat: Option<CsatMode>,
+}
+
+/// Renames an entity and/or moves it under another parent, and its widget
+/// settings, stamped `now`. A parent that would make a cycle is refused.
 pub async fn update(
     db: &Db,
     company_id: Uuid,
     id: Uuid,
-    name: Option<&str>,
-    parent_id: Option<Option<Uuid>>,
-    widget_identity: Option<WidgetIdentity>,
-    csat: Option<CsatMode>,
+    changes: EntityChanges<'_>,
+    now: Timestamp,
 ) -> Result<Entity, StoreError> {
+    let EntityChanges {
+        name,
+        parent_id,
+        widget_identity,
+        csat,
+    } = changes;
     let mut tx = db.begin().await?;
     let current = find_on(&mut tx, company_id, id).await?;
     let parent = match parent_id {
@@ -170,7 +184,6 @@ pub async fn update(
     let name = name.unwrap_or(&current.name);
     let widget_identity = widget_identity.unwrap_or(current.widget_identity);
     let csat = csat.unwrap_or(current.csat);
-    let now = Timestamp::now();
     let entity = Query::new(sql)
         .bind(id)
         .bind(company_id)

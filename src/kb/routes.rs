@@ -298,7 +298,7 @@ async fn create_article(
         excerpt,
         is_published: body.is_published.unwrap_or(false),
     };
-    let article = store::create_article(&state.db, &principal.tenant, new)
+    let article = store::create_article(&state.db, &principal.tenant, new, state.clock.now())
         .await
         .map_err(slug_conflict("article"))?;
     Ok((StatusCode::CREATED, Json(article)))
@@ -402,9 +402,10 @@ async fn update_article(
         category_id,
         is_published: body.is_published,
     };
-    let article = store::update_article(&state.db, &principal.tenant, id, changes)
-        .await
-        .map_err(slug_conflict("article"))?;
+    let article =
+        store::update_article(&state.db, &principal.tenant, id, changes, state.clock.now())
+            .await
+            .map_err(slug_conflict("article"))?;
     Ok(Json(article))
 }
 
@@ -509,15 +510,11 @@ async fn create_category(
         slug_field(body.slug.as_deref()),
     )
         .all_valid()?;
-    let category = store::create_category(
-        &state.db,
-        &principal.tenant,
-        entity_id,
-        &name,
-        slug.as_deref(),
-    )
-    .await
-    .map_err(slug_conflict("category"))?;
+    let (tenant, now) = (&principal.tenant, state.clock.now());
+    let category =
+        store::create_category(&state.db, tenant, entity_id, &name, slug.as_deref(), now)
+            .await
+            .map_err(slug_conflict("category"))?;
     Ok((StatusCode::CREATED, Json(category)))
 }
 
@@ -577,6 +574,7 @@ async fn update_category(
         id,
         name.as_deref(),
         slug.as_deref(),
+        state.clock.now(),
     )
     .await
     .map_err(slug_conflict("category"))?;

@@ -143,7 +143,11 @@ async fn create(
             Some(names) => scope_set(names),
         },
         rate_limit(body.rate_limit),
-        expiry(body.expires_at.as_deref(), body.expires_in.as_ref()),
+        expiry(
+            body.expires_at.as_deref(),
+            body.expires_in.as_ref(),
+            state.clock.now(),
+        ),
     )
         .all_valid()?;
     ensure_holds(&principal, &scopes)?;
@@ -163,6 +167,7 @@ async fn create(
             rate_limit,
             expires_at,
         },
+        state.clock.now(),
     )
     .await?;
     // Digests remembered as unknown may include this one: forget them.
@@ -235,14 +240,15 @@ async fn update(
         rate_limit,
         is_active: body.is_active,
     };
-    let updated = store::update(&state.db, &principal.tenant, id, changes).await?;
+    let updated =
+        store::update(&state.db, &principal.tenant, id, changes, state.clock.now()).await?;
     cache::invalidate(
         &state.access.keys,
         &state.realtime.bus,
         Invalidation::Key(id),
     )
     .await;
-    credentials::key_changed(&state.db, &state.realtime.bus, id).await;
+    credentials::key_changed(&state.db, &state.realtime.bus, id, state.clock.now()).await;
     Ok(Json(updated))
 }
 
@@ -264,7 +270,7 @@ async fn revoke(
         Invalidation::Key(id),
     )
     .await;
-    credentials::key_changed(&state.db, &state.realtime.bus, id).await;
+    credentials::key_changed(&state.db, &state.realtime.bus, id, state.clock.now()).await;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -379,13 +385,14 @@ fn key_mode(raw: Option<&str>, own: Mode) -> Result<Mode, FieldError> {
     }
 }
 
-/// `expiresAt` (a future RFC 3339 time) or `expiresIn` (seconds, or `30d`,
-/// `12h`, `15m`, `45s`), not both; neither means the key never expires.
+/// `expiresAt` (an RFC 3339 time after `now`, the node's clock) or
+/// `expiresIn` (seconds, or `30d`, `12h`, `15m`, `45s`, counted from `now`),
+/// not both; neither means the key never expires.
 fn expiry(
     at: Option<&str>,
     within: Option<&serde_json::Value>,
+    now: Timestamp,
 ) -> Result<Option<Timestamp>, FieldError> {
-    let now = Timestamp::now();
     let latest = now.plus(std::time::Duration::from_secs(MAX_EXPIRY_SECS));
     match (at, within) {
         (Some(_), Some(_)) => Err(problem(

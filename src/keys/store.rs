@@ -74,10 +74,10 @@ pub struct NewKey {
     pub expires_at: Option<Timestamp>,
 }
 
-/// Creates a key and returns it with its secret value (shown only now).
-pub async fn create(db: &Db, new: NewKey) -> Result<(ApiKey, String), StoreError> {
+/// Creates a key, stamped `now`, and returns it with its secret value
+/// (shown only now).
+pub async fn create(db: &Db, new: NewKey, now: Timestamp) -> Result<(ApiKey, String), StoreError> {
     let secret = key::generate(new.mode);
-    let now = Timestamp::now();
     let owner = Tenant {
         company_id: new.company_id,
         mode: new.mode,
@@ -155,12 +155,13 @@ pub struct KeyChanges {
     pub is_active: Option<bool>,
 }
 
-/// Changes a key of the tenant.
+/// Changes a key of the tenant, stamped `now`.
 pub async fn update(
     db: &Db,
     tenant: &Tenant,
     id: Uuid,
     changes: KeyChanges,
+    now: Timestamp,
 ) -> Result<ApiKey, StoreError> {
     let sql = format!(
         "UPDATE api_keys SET name = COALESCE($4, name), scopes = COALESCE($5, scopes), \
@@ -174,7 +175,7 @@ pub async fn update(
         .bind(changes.scopes)
         .bind(changes.rate_limit)
         .bind(changes.is_active)
-        .bind(Timestamp::now())
+        .bind(now)
         .fetch_one(db)
         .await?;
     Ok(row.into())

@@ -82,15 +82,16 @@ pub enum Notice {
 }
 
 impl Notice {
-    /// What the key's record as it stands now (`None`: deleted) means.
-    pub fn for_key(key_id: Uuid, record: Option<&KeyForAuth>) -> Notice {
+    /// What the key's record as it stands at `now` (the node's clock;
+    /// `None`: deleted) means.
+    pub fn for_key(key_id: Uuid, record: Option<&KeyForAuth>, now: Timestamp) -> Notice {
         let Some(record) = record else {
             return Notice::KeyEnded {
                 key_id,
                 ending: Ending::Revoked,
             };
         };
-        let ending = if record.expires_at.is_some_and(|at| at <= Timestamp::now()) {
+        let ending = if record.expires_at.is_some_and(|at| at <= now) {
             Some(Ending::Expired)
         } else if !record.is_active {
             Some(Ending::Deactivated)
@@ -180,11 +181,12 @@ pub async fn publish(bus: &Bus, company_id: Option<Uuid>, notice: Notice) {
 }
 
 /// Tells every node what key `key_id` now allows, read from the store after
-/// the change has committed. Call after revoking or changing a key.
-pub async fn key_changed(db: &Db, bus: &Bus, key_id: Uuid) {
+/// the change has committed, as it stands at `now`. Call after revoking or
+/// changing a key.
+pub async fn key_changed(db: &Db, bus: &Bus, key_id: Uuid, now: Timestamp) {
     match key_store::find_for_auth_by_id(db, key_id).await {
         Ok(record) => {
-            let notice = Notice::for_key(key_id, record.as_ref());
+            let notice = Notice::for_key(key_id, record.as_ref(), now);
             publish(bus, record.map(|record| record.company_id), notice).await;
         }
         // The nodes' re-check will find the change instead.
@@ -255,7 +257,7 @@ async fn notice_for(state: &AppState, holder: Holder) -> Result<Option<Notice>, 
     Ok(match holder {
         Holder::Key { key_id, .. } => {
             let record = key_store::find_for_auth_by_id(&state.db, key_id).await?;
-            Some(Notice::for_key(key_id, record.as_ref()))
+            Some(Notice::for_key(key_id, record.as_ref(), state.clock.now()))
         }
         Holder::Visitor { company_id } => {
             let company = crate::companies::store::find(&state.db, company_id).await?;
@@ -289,7 +291,10 @@ mod tests {
     fn a_keys_record_decides_what_its_sockets_may_do() {
         let id = Uuid::now_v7();
         let ended = |ending| Notice::KeyEnded { key_id: id, ending };
-        assert_eq!(Notice::for_key(id, None), ended(Ending::Revoked));
+        assert_eq!(
+            Notice::for_key(id, None, Timestamp::now()),
+            ended(Ending::Revoked)
+        );
         let past = Timestamp::from_datetime(chrono::Utc::now() - chrono::Duration::seconds(1));
         let cases = [
             (
@@ -321,7 +326,7 @@ mod tests {
             ),
         ];
         for (record, notice) in cases {
-            assert_eq!(Notice::for_key(id, Some(&record)), notice);
+            assert_eq!(Notice::for_key(id, Some(&record), Timestamp::now()), notice);
         }
     }
 

@@ -66,9 +66,11 @@ pub struct Realtime {
 }
 
 impl Realtime {
+    /// `clock` is the node's: presence expires by it.
     pub async fn new(
         config: &Config,
         redis: Option<crate::redis_conn::RedisConn>,
+        clock: &crate::time::Clock,
     ) -> anyhow::Result<Self> {
         let bus = match &config.redis_url {
             Some(url) => Bus::redis(url, &config.redis_prefix).await?,
@@ -80,8 +82,13 @@ impl Realtime {
                 .map(|conn| slots::RedisSlots::new(conn, &config.redis_prefix)),
         );
         let presence = match redis {
-            Some(conn) => Presence::redis(conn, &config.redis_prefix, config.presence_ttl),
-            None => Presence::local(config.presence_ttl),
+            Some(conn) => Presence::redis(
+                conn,
+                &config.redis_prefix,
+                config.presence_ttl,
+                clock.clone(),
+            ),
+            None => Presence::local(config.presence_ttl, clock.clone()),
         };
         Ok(Realtime {
             bus,

@@ -14,16 +14,17 @@ use crate::error::StoreError;
 use crate::time::Timestamp;
 
 /// The secret named `name`, created (random, 43 base62 characters ≈ 256
-/// bits) if no node has created it yet.
+/// bits) if no node has created it yet. Stamped with the database's clock:
+/// it is asked for before a node's clock is at hand, and orders nothing.
 pub async fn server_secret(db: &Db, name: &str) -> Result<String, StoreError> {
     let candidate = random_base62(43);
-    Query::new(
-        "INSERT INTO server_secrets (name, value, created_at) VALUES ($1, $2, $3) \
+    Query::new(format!(
+        "INSERT INTO server_secrets (name, value, created_at) VALUES ($1, $2, {now}) \
          ON CONFLICT (name) DO NOTHING",
-    )
+        now = db.backend().now_sql()
+    ))
     .bind(name)
     .bind(candidate)
-    .bind(Timestamp::now())
     .execute(db)
     .await?;
     Query::new("SELECT value FROM server_secrets WHERE name = $1")

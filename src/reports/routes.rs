@@ -66,7 +66,7 @@ async fn tickets(
         period(
             params.from.as_deref(),
             params.to.as_deref(),
-            Timestamp::now(),
+            state.clock.now(),
         ),
     )
         .all_valid()?;

@@ -84,13 +84,17 @@ impl Policy {
 }
 
 /// One pass over every target, batch after batch until a batch comes back
-/// short. Returns its report, or None when another node holds the pass.
-pub async fn run_pass(db: &Db, policy: Policy) -> Result<Option<PassReport>, StoreError> {
+/// short, with cut-offs counted back from `now` (the node's clock). Returns
+/// its report, or None when another node holds the pass.
+pub async fn run_pass(
+    db: &Db,
+    policy: Policy,
+    now: Timestamp,
+) -> Result<Option<PassReport>, StoreError> {
     let Some(lock) = store::lock_pass(db).await? else {
         return Ok(None);
     };
     let started = Instant::now();
-    let now = Timestamp::now();
     let mut tables = Vec::with_capacity(TARGETS.len());
     for target in TARGETS {
         match purge(db, target, policy.cutoff(target.cutoff, now)).await {
@@ -153,6 +157,7 @@ fn log(report: &PassReport) {
 /// statements; each batch commits on its own.
 pub fn spawn(state: &AppState) -> JoinHandle<()> {
     let db = state.db.clone();
+    let clock = state.clock.clone();
     let policy = Policy::from_config(&state.config);
     let every = state
         .config
@@ -160,9 +165,9 @@ pub fn spawn(state: &AppState) -> JoinHandle<()> {
         .max(Duration::from_millis(10));
     let first = tokio::time::Instant::now() + every;
     crate::time::every(state.shutdown.clone(), first, every, move || {
-        let db = db.clone();
+        let (db, now) = (db.clone(), clock.now());
         async move {
-            if let Err(err) = run_pass(&db, policy).await {
+            if let Err(err) = run_pass(&db, policy, now).await {
                 tracing::warn!(error = %err, "retention pass failed");
             }
         }

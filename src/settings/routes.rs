@@ -78,7 +78,13 @@ async fn update_settings(
     )
         .all_valid()?;
     let update = SettingsUpdate { name, timezone };
-    let settings = store::update(&state.db, principal.tenant.company_id, update).await?;
+    let settings = store::update(
+        &state.db,
+        principal.tenant.company_id,
+        update,
+        state.clock.now(),
+    )
+    .await?;
     Ok(Json(settings))
 }
 

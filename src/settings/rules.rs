@@ -152,7 +152,7 @@ async fn replace(
         Vec::new()
     };
     let new = parse_rules(body, &definitions)?;
-    let rules = rules::replace(&state.db, &principal.tenant, &new).await?;
+    let rules = rules::replace(&state.db, &principal.tenant, &new, state.clock.now()).await?;
     Ok(Json(RulesResponse { rules }))
 }
 

@@ -69,11 +69,13 @@ pub async fn find(db: &Db, company_id: Uuid) -> Result<CompanySettings, StoreErr
     Ok(row.into())
 }
 
-/// Applies a PATCH; `updatedAt` moves only when a value really changes.
+/// Applies a PATCH; `updatedAt` moves (to `now`) only when a value really
+/// changes.
 pub async fn update(
     db: &Db,
     company_id: Uuid,
     update: SettingsUpdate,
+    now: Timestamp,
 ) -> Result<CompanySettings, StoreError> {
     let mut tx = db.begin().await?;
     let lock = match tx.backend() {
@@ -109,7 +111,7 @@ pub async fn update(
         .bind(company_id)
         .bind(&name)
         .bind(Value::Object(settings))
-        .bind(Timestamp::now())
+        .bind(now)
         .fetch_one(&mut tx)
         .await?;
     tx.commit().await?;

@@ -89,6 +89,7 @@ pub async fn create_calendar(
     db: &Db,
     tenant: &Tenant,
     input: &CalendarInput,
+    now: Timestamp,
 ) -> Result<BusinessHours, StoreError> {
     let mut tx = db.begin().await?;
     lock_company(&mut tx, tenant).await?;
@@ -102,7 +103,6 @@ pub async fn create_calendar(
             message: format!("a company has at most {MAX_CALENDARS} business-hours calendars"),
         });
     }
-    let now = Timestamp::now();
     let row: CalendarRow = Query::new(format!(
         "INSERT INTO business_hours (id, company_id, mode, name, timezone, weekly, holidays, \
          created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) \
@@ -121,12 +121,14 @@ pub async fn create_calendar(
     Ok(row.into())
 }
 
-/// Stores the whole new state; `updatedAt` moves only on a real change.
+/// Stores the whole new state; `updatedAt` moves (to `now`) only on a real
+/// change.
 pub async fn update_calendar(
     db: &Db,
     tenant: &Tenant,
     id: Uuid,
     input: &CalendarInput,
+    now: Timestamp,
 ) -> Result<BusinessHours, StoreError> {
     let mut tx = db.begin().await?;
     let current = find_calendar(&mut tx, tenant, id).await?;
@@ -149,7 +151,7 @@ pub async fn update_calendar(
     .bind(input.timezone.as_str())
     .bind(serde_json::to_value(&input.weekly)?)
     .bind(serde_json::to_value(&input.holidays)?)
-    .bind(Timestamp::now())
+    .bind(now)
     .fetch_one(&mut tx)
     .await?;
     tx.commit().await?;
@@ -235,6 +237,7 @@ pub async fn replace_policies(
     db: &Db,
     tenant: &Tenant,
     policies: &[PolicyInput],
+    now: Timestamp,
 ) -> Result<Vec<Policy>, StoreError> {
     let mut tx = db.begin().await?;
     lock_company(&mut tx, tenant).await?;
@@ -248,7 +251,6 @@ pub async fn replace_policies(
             .execute(&mut tx)
             .await?;
     }
-    let now = Timestamp::now();
     for (position, policy) in policies.iter().enumerate() {
         let old = policy.id.and_then(|id| current.iter().find(|p| p.id == id));
         let (id, created_at, updated_at) = match old {

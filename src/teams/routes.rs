@@ -108,7 +108,7 @@ async fn create(
         entity_ids: entities.unwrap_or_default(),
         routing: routing.apply(Routing::default()),
     };
-    let team = store::create(&state.db, &principal.tenant, &new).await?;
+    let team = store::create(&state.db, &principal.tenant, &new, state.clock.now()).await?;
     Ok((StatusCode::CREATED, Json(team)))
 }
 
@@ -165,7 +165,7 @@ async fn update(
         entity_ids: entities,
         routing,
     };
-    store::update(&state.db, &principal.tenant, id, &patch).await?;
+    store::update(&state.db, &principal.tenant, id, &patch, state.clock.now()).await?;
     // The change has committed: a failed drain is logged, and the periodic
     // drain assigns the chats instead.
     if let Err(err) = routing::drain(&state, &principal.tenant, id).await {

@@ -24,7 +24,6 @@ use crate::error::StoreError;
 use crate::realtime::protocol::{self, Channel, Topic};
 use crate::state::AppState;
 use crate::tickets::model::{Ticket, TicketStatus};
-use crate::time::Timestamp;
 
 /// How often each node drains waiting queues and requeues the unanswered
 /// chats of agents who went away.
@@ -72,7 +71,7 @@ async fn assign_queued(
     let online = available(state, tenant).await?;
     let mut assigned = Vec::new();
     loop {
-        match claim::claim_next(&state.db, tenant, team, &online).await? {
+        match claim::claim_next(&state.db, tenant, team, &online, state.clock.now()).await? {
             Claim::Assigned(done) => {
                 publish_assignment(state, tenant, &done).await;
                 assigned.push(done.session.id);
@@ -99,7 +98,16 @@ pub async fn route_ticket(state: &AppState, tenant: &Tenant, ticket: Ticket) -> 
     let routed = async {
         let online = available(state, tenant).await?;
         let signer = state.link_signer();
-        claim::claim_ticket(&state.db, tenant, team, ticket.id, &online, &signer).await
+        claim::claim_ticket(
+            &state.db,
+            tenant,
+            team,
+            ticket.id,
+            &online,
+            &signer,
+            state.clock.now(),
+        )
+        .await
     };
     match routed.await {
         Ok(Some(assigned)) => assigned,
@@ -226,9 +234,11 @@ async fn push_queue(
 /// longer than the grace period, then drains every waiting queue (public
 /// so a test can drive it).
 pub async fn tick(state: &AppState) -> Result<(), StoreError> {
-    let before = Timestamp::now().minus(state.config.reassign_after);
+    let before = state.clock.now().minus(state.config.reassign_after);
     for (session, agent, tenant) in claim::unanswered_away_before(&state.db, before).await? {
-        if let Some(requeued) = claim::requeue(&state.db, &tenant, session, agent).await? {
+        if let Some(requeued) =
+            claim::requeue(&state.db, &tenant, session, agent, state.clock.now()).await?
+        {
             publish_assignment(state, &tenant, &requeued).await;
         }
     }
@@ -245,7 +255,7 @@ pub async fn tick(state: &AppState) -> Result<(), StoreError> {
 /// An agent's presence ended (expired or removed): no new work from now
 /// (routing reads presence), and the grace period starts.
 pub async fn agent_away(state: &AppState, tenant: &Tenant, user: Uuid) {
-    if let Err(err) = claim::mark_away(&state.db, tenant, user).await {
+    if let Err(err) = claim::mark_away(&state.db, tenant, user, state.clock.now()).await {
         tracing::warn!(error = %err, "an agent's absence could not be recorded");
     }
 }

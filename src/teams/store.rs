@@ -40,8 +40,13 @@ impl TeamRow {
 }
 
 /// Creates a team; members must be users and entities entities of the
-/// company.
-pub async fn create(db: &Db, tenant: &Tenant, new: &NewTeam) -> Result<Team, StoreError> {
+/// company. Stamped `now`.
+pub async fn create(
+    db: &Db,
+    tenant: &Tenant,
+    new: &NewTeam,
+    now: Timestamp,
+) -> Result<Team, StoreError> {
     let mut tx = db.begin().await?;
     ensure_company_ids(&mut tx, tenant, Table::Users, "memberIds", &new.member_ids).await?;
     ensure_company_ids(
@@ -53,7 +58,6 @@ pub async fn create(db: &Db, tenant: &Tenant, new: &NewTeam) -> Result<Team, Sto
     )
     .await?;
     let id = new_id();
-    let now = Timestamp::now();
     Query::new(
         "INSERT INTO teams (id, company_id, mode, name, routing_mode, chat_capacity, \
          ticket_capacity, include_tickets, created_at, updated_at) \
@@ -112,6 +116,7 @@ pub async fn update(
     tenant: &Tenant,
     id: Uuid,
     patch: &TeamPatch,
+    now: Timestamp,
 ) -> Result<(Team, Team), StoreError> {
     let mut tx = db.begin().await?;
     let row_lock = lock(tx.backend());
@@ -137,7 +142,7 @@ pub async fn update(
     .bind(routing.chat_capacity)
     .bind(routing.ticket_capacity)
     .bind(routing.include_tickets)
-    .bind(Timestamp::now())
+    .bind(now)
     .execute(&mut tx)
     .await?;
     let after = load(&mut tx, tenant, id, "").await?;

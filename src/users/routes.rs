@@ -111,7 +111,7 @@ async fn create(
         email,
         role: role.unwrap_or(Role::Agent),
     };
-    let user = store::create(&state.db, &principal.tenant, new)
+    let user = store::create(&state.db, &principal.tenant, new, state.clock.now())
         .await
         .map_err(taken)?;
     Ok((StatusCode::CREATED, Json(user)))
@@ -170,6 +170,7 @@ async fn update(
         name.as_deref(),
         email.as_deref(),
         role,
+        state.clock.now(),
     )
     .await
     .map_err(taken)?;

@@ -34,17 +34,27 @@ pub struct NewUser {
 }
 
 /// Creates a user and emits `user.created` (for `tenant`'s mode, the mode of
-/// the key that created it). A taken email is a Conflict on `email`.
-pub async fn create(db: &Db, tenant: &Tenant, new: NewUser) -> Result<User, StoreError> {
+/// the key that created it), stamped `now`. A taken email is a Conflict on
+/// `email`.
+pub async fn create(
+    db: &Db,
+    tenant: &Tenant,
+    new: NewUser,
+    now: Timestamp,
+) -> Result<User, StoreError> {
     let mut tx = db.begin().await?;
-    let user = create_in(&mut tx, tenant, new).await?;
+    let user = create_in(&mut tx, tenant, new, now).await?;
     tx.commit().await?;
     Ok(user)
 }
 
 /// `create` inside a caller's transaction.
-pub async fn create_in(tx: &mut Tx, tenant: &Tenant, new: NewUser) -> Result<User, StoreError> {
-    let now = Timestamp::now();
+pub async fn create_in(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    new: NewUser,
+    now: Timestamp,
+) -> Result<User, StoreError> {
     let sql = format!(
         "INSERT INTO users (id, company_id, name, email, role, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING {COLUMNS}"
@@ -106,6 +116,7 @@ pub async fn list(
 }
 
 /// Changes any of name, email, role; `None` keeps the current value.
+/// Stamped `now`.
 pub async fn update(
     db: &Db,
     company_id: Uuid,
@@ -113,13 +124,13 @@ pub async fn update(
     name: Option<&str>,
     email: Option<&str>,
     role: Option<Role>,
+    now: Timestamp,
 ) -> Result<User, StoreError> {
     let sql = format!(
         "UPDATE users SET name = COALESCE($3, name), email = COALESCE($4, email), \
          role = COALESCE($5, role), updated_at = $6 \
          WHERE id = $1 AND company_id = $2 RETURNING {COLUMNS}"
     );
-    let now = Timestamp::now();
     Query::new(sql)
         .bind(id)
         .bind(company_id)

@@ -83,15 +83,21 @@ pub async fn queue(
     Ok(())
 }
 
-/// Queues a `webhook.test` ping to webhook `id` (subscribed or not).
-pub async fn queue_test(db: &Db, tenant: &Tenant, id: Uuid) -> Result<Uuid, StoreError> {
+/// Queues a `webhook.test` ping to webhook `id` (subscribed or not), its
+/// event stamped `now`.
+pub async fn queue_test(
+    db: &Db,
+    tenant: &Tenant,
+    id: Uuid,
+    now: Timestamp,
+) -> Result<Uuid, StoreError> {
     let webhook = store::find(db, tenant, id).await?;
     let data = serde_json::json!({
         "webhookId": webhook.id,
         "message": "This is a test delivery from Support Desk.",
     });
     let event_id = new_id();
-    let body = event_body(event_id, TEST_EVENT, Timestamp::now(), &data, tenant.mode);
+    let body = event_body(event_id, TEST_EVENT, now, &data, tenant.mode);
     let mut tx = db.begin().await?;
     let new = deliveries::NewDelivery {
         webhook_id: webhook.id,

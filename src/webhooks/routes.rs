@@ -154,7 +154,8 @@ async fn create(
     )
         .all_valid()?;
     let new = NewWebhook { name, url, events };
-    let (webhook, secret) = store::create(&state.db, &principal.tenant, new).await?;
+    let (webhook, secret) =
+        store::create(&state.db, &principal.tenant, new, state.clock.now()).await?;
     Ok((StatusCode::CREATED, Json(WithSecret { webhook, secret })))
 }
 
@@ -216,7 +217,7 @@ async fn update(
         is_active: body.is_active,
     };
     Ok(Json(
-        store::update(&state.db, &principal.tenant, id, changes).await?,
+        store::update(&state.db, &principal.tenant, id, changes, state.clock.now()).await?,
     ))
 }
 
@@ -262,7 +263,8 @@ async fn rotate_secret(
         },
     };
     let grace = std::time::Duration::from_secs(grace);
-    let (secret, until) = store::rotate_secret(&state.db, &principal.tenant, id, grace).await?;
+    let (secret, until) =
+        store::rotate_secret(&state.db, &principal.tenant, id, grace, state.clock.now()).await?;
     Ok(Json(Rotated {
         id,
         secret,
@@ -286,7 +288,8 @@ async fn test(
     Id(id): Id,
 ) -> ApiResult<(StatusCode, Json<DeliveryWithBody>)> {
     ensure_active(&state, &principal.tenant, id).await?;
-    let delivery_id = dispatch::queue_test(&state.db, &principal.tenant, id).await?;
+    let delivery_id =
+        dispatch::queue_test(&state.db, &principal.tenant, id, state.clock.now()).await?;
     accepted(&state, &principal.tenant, id, delivery_id).await
 }
 

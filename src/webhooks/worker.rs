@@ -71,19 +71,20 @@ impl DeliveryJob {
     async fn deliver(&self, db: &Db, clock: &Clock, job: &Job) -> Result<bool, StoreError> {
         // The job has the delivery's id.
         let Some(delivery) = deliveries::pending(db, job.id).await? else {
-            return end_without_attempt(db, job, None, "the delivery no longer exists").await;
+            return end_without_attempt(db, clock, job, None, "the delivery no longer exists")
+                .await;
         };
         let target = match store::target(db, delivery.webhook_id).await {
             Ok(target) => target,
             // Deleted: its deliveries went with it.
             Err(StoreError::NotFound) => {
-                return end_without_attempt(db, job, None, "the webhook was deleted").await;
+                return end_without_attempt(db, clock, job, None, "the webhook was deleted").await;
             }
             Err(err) => return Err(err),
         };
         if !target.is_active {
             let reason = "webhook is disabled";
-            return end_without_attempt(db, job, Some(&delivery), reason).await;
+            return end_without_attempt(db, clock, job, Some(&delivery), reason).await;
         }
         let attempt = job.attempt();
         let attempted_at = clock.now();
@@ -140,7 +141,7 @@ impl DeliveryJob {
         if !held {
             return Ok(false); // another worker owns the job now: change nothing
         }
-        deliveries::record_attempt(&mut tx, delivery.id, &result).await?;
+        deliveries::record_attempt(&mut tx, delivery.id, &result, now).await?;
         store::record_health(&mut tx, target.id, health, now).await?;
         tx.commit().await?;
         Ok(true)
@@ -186,6 +187,7 @@ impl DeliveryJob {
 /// logged as failed with `reason`.
 async fn end_without_attempt(
     db: &Db,
+    clock: &Clock,
     job: &Job,
     delivery: Option<&Pending>,
     reason: &str,
@@ -195,7 +197,7 @@ async fn end_without_attempt(
         return Ok(false);
     }
     if let Some(delivery) = delivery {
-        deliveries::give_up(&mut tx, delivery.id, reason).await?;
+        deliveries::give_up(&mut tx, delivery.id, reason, clock.now()).await?;
     }
     tx.commit().await?;
     Ok(true)

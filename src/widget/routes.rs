@@ -89,13 +89,15 @@ async fn target(state: &AppState, widget_key: Option<&str>) -> ApiResult<WidgetT
 
 /// The target of a widget key already checked to be present.
 async fn target_of(state: &AppState, key: &str) -> ApiResult<WidgetTarget> {
-    let target = store::resolve(&state.db, key).await?.ok_or_else(|| {
-        ApiError::new(
-            StatusCode::NOT_FOUND,
-            ErrorCode::NotFound,
-            "Unknown widget key",
-        )
-    })?;
+    let target = store::resolve(&state.db, key, state.clock.now())
+        .await?
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                ErrorCode::NotFound,
+                "Unknown widget key",
+            )
+        })?;
     if target.company_status != CompanyStatus::Active {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
@@ -160,7 +162,10 @@ async fn idempotent_session(
         .and_then(|body| body.widget_key);
     let request = Request::from_parts(parts, Body::from(body));
     let target = match widget_key {
-        Some(key) => store::resolve(&state.db, key.trim()).await.ok().flatten(),
+        Some(key) => store::resolve(&state.db, key.trim(), state.clock.now())
+            .await
+            .ok()
+            .flatten(),
         None => None,
     };
     match target {

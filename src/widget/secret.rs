@@ -82,6 +82,7 @@ async fn rotate(
         id,
         &secret,
         std::time::Duration::from_secs(grace),
+        state.clock.now(),
     )
     .await?;
     Ok(Json(RotatedWidgetSecret {

@@ -40,8 +40,13 @@ struct Row {
 
 /// The target of `widget_key` (`wk_test_…` or `wk_live_…`), None when no
 /// entity has it. The prefix picks the column, so the lookup is one unique
-/// index probe.
-pub async fn resolve(db: &Db, widget_key: &str) -> Result<Option<WidgetTarget>, StoreError> {
+/// index probe. A previous secret verifies until its grace ends at `now`
+/// (the node's clock).
+pub async fn resolve(
+    db: &Db,
+    widget_key: &str,
+    now: Timestamp,
+) -> Result<Option<WidgetTarget>, StoreError> {
     let (mode, column) = if widget_key.starts_with("wk_test_") {
         (Mode::Test, "widget_key_test")
     } else if widget_key.starts_with("wk_live_") {
@@ -55,7 +60,6 @@ pub async fn resolve(db: &Db, widget_key: &str) -> Result<Option<WidgetTarget>, 
          FROM entities e JOIN companies c ON c.id = e.company_id WHERE e.{column} = $1"
     );
     let row: Option<Row> = Query::new(sql).bind(widget_key).fetch_optional(db).await?;
-    let now = Timestamp::now();
     Ok(row.map(|row| WidgetTarget {
         identity: row.widget_identity,
         secrets: row
@@ -78,15 +82,15 @@ pub async fn resolve(db: &Db, widget_key: &str) -> Result<Option<WidgetTarget>, 
 
 /// Replaces the entity's identity secret with `secret`; the old one keeps
 /// verifying tokens for `grace` (not at all when `grace` is zero or there
-/// was none). Returns when the old one stops.
+/// was none). Returns when the old one stops, `grace` after `now`.
 pub async fn rotate_secret(
     db: &Db,
     company_id: Uuid,
     entity_id: Uuid,
     secret: &str,
     grace: Duration,
+    now: Timestamp,
 ) -> Result<Option<Timestamp>, StoreError> {
-    let now = Timestamp::now();
     let until = (!grace.is_zero()).then(|| now.plus(grace));
     let mut tx = db.begin().await?;
     let had: Option<Option<String>> =

@@ -22,7 +22,6 @@ use crate::mail::Email;
 use crate::openapi::schema::{DataList, ErrorBody};
 use crate::realtime::token::TokenGrant;
 use crate::state::AppState;
-use crate::time::Timestamp;
 
 /// Earlier sessions a verified visitor is shown at most.
 const HISTORY_MAX: i64 = 50;
@@ -61,7 +60,7 @@ pub(super) fn visitor(
         external_id,
         email,
         name,
-    } = identity::verify(token, &secrets, Timestamp::now())
+    } = identity::verify(token, &secrets, state.clock.now())
         .map_err(|refused| ApiError::unauthorized(ErrorCode::InvalidToken, refused.message()))?;
     let identity = SessionIdentity {
         external_id: Some(external_id),

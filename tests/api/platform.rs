@@ -351,7 +351,12 @@ async fn graceful_shutdown_finishes_in_flight_requests(backend: Backend) {
     );
     socket.write_all(head.as_bytes()).await.expect("head");
     socket.write_all(&body[..10]).await.expect("half the body");
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The server has the request once it has authenticated it: the key's
+    // first use is recorded then (the handler goes on to wait for the body).
+    eventually("the server authenticated the request", async || {
+        app.state.access.last_used_writes() == 1
+    })
+    .await;
 
     // Shutdown starts while the request is still being received: the
     // server closes its listener at once, then lets requests finish.
@@ -432,6 +437,9 @@ async fn a_kept_connection_the_server_cut_is_replaced_before_use(backend: Backen
     .expect("terminate the app's other connections");
     assert!(!cut.is_empty());
 
+    // Real time, not the node's clock: the pool mirrors sqlx's own idle
+    // limits, which sqlx measures on the wall clock, and what is waited for
+    // is a real connection sitting idle past the ping threshold.
     tokio::time::sleep(supportdesk::db::pool::PING_AFTER_IDLE + Duration::from_millis(200)).await;
     app.get(&path, &acme.key).await.assert_status(200);
 }

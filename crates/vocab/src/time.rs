@@ -124,9 +124,16 @@ impl<'de> Deserialize<'de> for Timestamp {
 /// part of the node that reads it (the SLA scheduler's "now" among them).
 /// Work shared between nodes (leases) is ordered by the database's clock
 /// instead (`db::Backend::now_sql`).
+///
+/// Deadlines kept in process (a rate-limit lease, a presence TTL) are
+/// measured on the monotonic clock, which `instant` reads moved forward by
+/// what `advance` added, so a test moves those too; a node's configured
+/// offset plays a wrong wall clock and leaves them alone.
 #[derive(Debug, Clone, Default)]
 pub struct Clock {
     offset_ms: std::sync::Arc<std::sync::atomic::AtomicI64>,
+    /// What `advance` added in all (part of `offset_ms`).
+    advanced_ms: std::sync::Arc<std::sync::atomic::AtomicI64>,
 }
 
 impl Clock {
@@ -135,14 +142,32 @@ impl Clock {
             offset_ms: std::sync::Arc::new(std::sync::atomic::AtomicI64::new(
                 offset.num_milliseconds(),
             )),
+            advanced_ms: std::sync::Arc::default(),
         }
     }
 
     /// Moves this clock (and its clones) `by` forward; a fake clock for
     /// tests.
     pub fn advance(&self, by: chrono::TimeDelta) {
+        let ms = by.num_milliseconds();
         self.offset_ms
-            .fetch_add(by.num_milliseconds(), std::sync::atomic::Ordering::SeqCst);
+            .fetch_add(ms, std::sync::atomic::Ordering::SeqCst);
+        self.advanced_ms
+            .fetch_add(ms, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// How far `advance` has moved this clock: zero outside tests. Added
+    /// to a shared clock this node reads (Redis's) where a node's own
+    /// deadline is kept in it.
+    pub fn advanced(&self) -> std::time::Duration {
+        let ms = self.advanced_ms.load(std::sync::atomic::Ordering::SeqCst);
+        std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+    }
+
+    /// The monotonic clock, moved forward by `advanced`.
+    pub fn instant(&self) -> std::time::Instant {
+        let now = std::time::Instant::now();
+        now.checked_add(self.advanced()).unwrap_or(now)
     }
 
     pub fn now(&self) -> Timestamp {
@@ -291,6 +316,23 @@ mod tests {
         let clone = clock.clone();
         clock.advance(chrono::TimeDelta::hours(2));
         assert!((clone.now().0 - Utc::now()).num_minutes() >= 119);
+    }
+
+    #[test]
+    fn advancing_moves_the_monotonic_side_too() {
+        let clock = Clock::default();
+        let before = clock.instant();
+        clock.clone().advance(chrono::TimeDelta::seconds(90));
+        assert_eq!(clock.advanced(), std::time::Duration::from_secs(90));
+        assert!(clock.instant().duration_since(before) >= std::time::Duration::from_secs(90));
+    }
+
+    #[test]
+    fn a_configured_offset_leaves_the_monotonic_side_alone() {
+        let ahead = Clock::offset_by(chrono::TimeDelta::hours(1));
+        assert_eq!(ahead.advanced(), std::time::Duration::ZERO);
+        let now = std::time::Instant::now();
+        assert!(ahead.instant().duration_since(now) < std::time::Duration::from_secs(60));
     }
 
     #[test]

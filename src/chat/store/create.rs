@@ -16,12 +16,13 @@ use crate::time::{Timestamp, new_id};
 
 /// Creates an ACTIVE session. The entity must be one of the company's; the
 /// session joins `team` (a team of the tenant) or else the entity's default
-/// team, if any.
+/// team, if any. Created `now` (the node's clock), which orders the queue.
 pub async fn create_session(
     db: &Db,
     tenant: &Tenant,
     new: &NewSession,
     team: Option<Uuid>,
+    now: Timestamp,
 ) -> Result<Session, StoreError> {
     let mut tx = db.begin().await?;
     let entity = new.entity_id;
@@ -52,7 +53,7 @@ pub async fn create_session(
     .bind(entity)
     .bind(&new.visitor_name)
     .bind(new.visitor_email.as_deref())
-    .bind(Timestamp::now())
+    .bind(now)
     .bind(team)
     .bind(new.identity.external_id.as_deref())
     .bind(new.identity.verified)

@@ -17,7 +17,7 @@ use crate::time::Timestamp;
 /// concurrent tag edits each keep theirs): the status when it differs,
 /// then the tags, then the custom field values. A tag edit leaving more than 50 tags is a 400 on `add`
 /// and changes nothing. Returns the session and whether anything changed
-/// (then `updated_at` is now).
+/// (then `updated_at` is `now`, the node's clock).
 pub async fn update_session(
     db: &Db,
     tenant: &Tenant,
@@ -25,6 +25,7 @@ pub async fn update_session(
     status: Option<SessionStatus>,
     tags: &SessionTags,
     custom_fields: &FieldPatch,
+    now: Timestamp,
 ) -> Result<(Session, bool), StoreError> {
     let mut tx = db.begin().await?;
     let lock = match tx.backend() {
@@ -32,7 +33,6 @@ pub async fn update_session(
         Backend::Sqlite => "",
     };
     let current = load_session(&mut tx, tenant, id, lock).await?;
-    let now = Timestamp::now();
     let mut changed = false;
     if let Some(status) = status
         && status != current.status
@@ -82,10 +82,11 @@ pub async fn update_session(
 
 /// Marks the email of the session holding confirmation `hash` as
 /// confirmed and forgets the hash, so the link works once. None when no
-/// session holds it (unknown, or already used).
+/// session holds it (unknown, or already used). Stamped `now`.
 pub async fn confirm_visitor_email(
     db: &Db,
     hash: &str,
+    now: Timestamp,
 ) -> Result<Option<(Tenant, Session)>, StoreError> {
     let mut tx = db.begin().await?;
     let row: Option<(Uuid, Uuid, crate::auth::Mode)> = Query::new(
@@ -94,7 +95,7 @@ pub async fn confirm_visitor_email(
     )
     .bind(hash)
     .bind(true)
-    .bind(Timestamp::now())
+    .bind(now)
     .fetch_optional(&mut tx)
     .await?;
     let Some((id, company_id, mode)) = row else {

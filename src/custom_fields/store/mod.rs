@@ -112,6 +112,7 @@ pub async fn create(
     tenant: &Tenant,
     key: &str,
     input: &DefinitionInput,
+    now: Timestamp,
 ) -> Result<Definition, StoreError> {
     let mut tx = db.begin().await?;
     let count: i64 = Query::new("SELECT COUNT(*) FROM custom_field_definitions WHERE ")
@@ -122,7 +123,6 @@ pub async fn create(
         let message = format!("a company has at most {DEFINITIONS_MAX} custom fields");
         return Err(StoreError::InvalidReferences(vec![problem("key", message)]));
     }
-    let now = Timestamp::now();
     Query::new(
         "INSERT INTO custom_field_definitions (company_id, mode, key, label, type, \
          applies_to_ticket, applies_to_chat, options, required, visitor_writable, created_at, \
@@ -148,6 +148,7 @@ pub async fn update(
     tenant: &Tenant,
     key: &str,
     input: &DefinitionInput,
+    now: Timestamp,
 ) -> Result<Definition, Refused> {
     let mut tx = db.begin().await?;
     let current = lock(&mut tx, tenant, key).await?;
@@ -193,7 +194,7 @@ pub async fn update(
     .bind_tenant(tenant)
     .bind(key)
     .bind_definition(input)
-    .bind(Timestamp::now())
+    .bind(now)
     .execute(&mut tx)
     .await?;
     let definition = lock(&mut tx, tenant, key).await?;

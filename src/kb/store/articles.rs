@@ -40,6 +40,7 @@ pub async fn create_article(
     db: &Db,
     tenant: &Tenant,
     new: NewArticle,
+    now: Timestamp,
 ) -> Result<Article, StoreError> {
     let content_text = text::plain_text(&new.content);
     let (excerpt, excerpt_custom) = match &new.excerpt {
@@ -77,7 +78,7 @@ pub async fn create_article(
         .bind(&excerpt)
         .bind(excerpt_custom)
         .bind(new.is_published)
-        .bind(Timestamp::now())
+        .bind(now)
         .unique_field("slug")
         .foreign_key_field(CATEGORY_FIELD, CATEGORY_REQUIREMENT)
         .fetch_one(&mut tx)
@@ -167,6 +168,7 @@ pub async fn update_article(
     tenant: &Tenant,
     id: Uuid,
     changes: ArticleChanges,
+    now: Timestamp,
 ) -> Result<Article, StoreError> {
     let mut tx = db.begin().await?;
     let lock = match tx.backend() {
@@ -204,7 +206,7 @@ pub async fn update_article(
     .bind(excerpt_custom)
     .bind(changes.category_id.unwrap_or(current.category_id))
     .bind(changes.is_published.unwrap_or(current.is_published))
-    .bind(Timestamp::now())
+    .bind(now)
     .unique_field("slug")
     .foreign_key_field(CATEGORY_FIELD, CATEGORY_REQUIREMENT)
     .fetch_one(&mut tx)

@@ -52,6 +52,7 @@ pub async fn create_category(
     entity_id: Uuid,
     name: &str,
     slug: Option<&str>,
+    now: Timestamp,
 ) -> Result<Category, StoreError> {
     let base = text::slugify(name, "category");
     let mut attempt = 0;
@@ -74,7 +75,7 @@ pub async fn create_category(
         .bind(entity_id)
         .bind(name)
         .bind(chosen)
-        .bind(Timestamp::now())
+        .bind(now)
         .unique_field("slug")
         .execute(&mut tx)
         .await;
@@ -96,6 +97,7 @@ pub async fn update_category(
     id: Uuid,
     name: Option<&str>,
     slug: Option<&str>,
+    now: Timestamp,
 ) -> Result<Category, StoreError> {
     Query::new(
         "UPDATE kb_categories SET name = COALESCE($4, name), slug = COALESCE($5, slug), \
@@ -105,7 +107,7 @@ pub async fn update_category(
     .bind_tenant(tenant)
     .bind(name)
     .bind(slug)
-    .bind(Timestamp::now())
+    .bind(now)
     .unique_field("slug")
     .execute_or_not_found(db)
     .await?;

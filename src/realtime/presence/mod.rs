@@ -30,7 +30,7 @@ use uuid::Uuid;
 
 use crate::auth::Tenant;
 use crate::error::StoreError;
-use crate::time::Timestamp;
+use crate::time::{Clock, Timestamp};
 use crate::users::Role;
 
 crate::text_enum! {
@@ -73,18 +73,23 @@ pub enum Presence {
 }
 
 impl Presence {
-    pub fn local(ttl: Duration) -> Presence {
+    /// Expiry read from `clock` (its monotonic side, which a test moves).
+    pub fn local(ttl: Duration, clock: Clock) -> Presence {
         Presence::Local(LocalPresence {
             ttl,
+            clock,
             agents: Mutex::new(HashMap::new()),
         })
     }
 
-    pub fn redis(conn: RedisConn, prefix: &str, ttl: Duration) -> Presence {
+    /// Expiry read from Redis's clock, moved forward by what `clock` has
+    /// been advanced (a test's time passing; zero otherwise).
+    pub fn redis(conn: RedisConn, prefix: &str, ttl: Duration, clock: Clock) -> Presence {
         Presence::Redis(Box::new(RedisPresence {
             conn,
             prefix: format!("{prefix}presence:"),
             ttl,
+            clock,
             scripts: Scripts {
                 heartbeat: Script::new(HEARTBEAT),
                 remove: Script::new(REMOVE),
@@ -161,6 +166,7 @@ impl Presence {
 
 pub struct LocalPresence {
     ttl: Duration,
+    clock: Clock,
     agents: Mutex<HashMap<(Tenant, Uuid), (AgentPresence, Instant)>>,
 }
 
@@ -170,7 +176,7 @@ impl LocalPresence {
     }
 
     fn heartbeat(&self, tenant: &Tenant, agent: &AgentPresence) -> Option<AgentPresence> {
-        let now = Instant::now();
+        let now = self.clock.instant();
         let previous = self
             .lock()
             .insert((*tenant, agent.user_id), (agent.clone(), now + self.ttl));
@@ -180,14 +186,14 @@ impl LocalPresence {
     }
 
     fn remove(&self, tenant: &Tenant, user_id: Uuid) -> Option<AgentPresence> {
-        let now = Instant::now();
+        let now = self.clock.instant();
         self.lock()
             .remove(&(*tenant, user_id))
             .and_then(|(record, expires)| (expires > now).then_some(record))
     }
 
     fn online(&self, tenant: &Tenant) -> Vec<AgentPresence> {
-        let now = Instant::now();
+        let now = self.clock.instant();
         self.lock()
             .iter()
             .filter(|((t, _), (_, expires))| t == tenant && *expires > now)
@@ -196,7 +202,7 @@ impl LocalPresence {
     }
 
     fn available(&self, tenant: &Tenant) -> Vec<Uuid> {
-        let now = Instant::now();
+        let now = self.clock.instant();
         self.lock()
             .iter()
             .filter(|((t, _), (record, expires))| {
@@ -207,7 +213,7 @@ impl LocalPresence {
     }
 
     fn online_count(&self) -> u64 {
-        let now = Instant::now();
+        let now = self.clock.instant();
         let online = self
             .lock()
             .values()
@@ -217,7 +223,7 @@ impl LocalPresence {
     }
 
     fn sweep(&self) -> Vec<(Tenant, AgentPresence)> {
-        let now = Instant::now();
+        let now = self.clock.instant();
         let mut expired = Vec::new();
         self.lock().retain(|(tenant, _), (record, expires)| {
             if *expires <= now {
@@ -262,7 +268,8 @@ mod tests {
 
     #[tokio::test]
     async fn local_presence_reports_transitions_and_expiry() {
-        let presence = Presence::local(Duration::from_millis(50));
+        let clock = Clock::default();
+        let presence = Presence::local(Duration::from_millis(50), clock.clone());
         let (tenant, other_mode) = one_company_in_both_modes();
         let ann = agent("Ann");
         assert_eq!(presence.heartbeat(&tenant, &ann).await.expect("ok"), None);
@@ -275,7 +282,7 @@ mod tests {
             vec![ann.clone()]
         );
         assert!(presence.online(&other_mode).await.expect("ok").is_empty());
-        tokio::time::sleep(Duration::from_millis(80)).await;
+        clock.advance(chrono::TimeDelta::milliseconds(80));
         assert!(presence.online(&tenant).await.expect("ok").is_empty());
         assert_eq!(
             presence.sweep().await.expect("ok"),
@@ -294,7 +301,7 @@ mod tests {
 
     #[tokio::test]
     async fn local_available_is_the_public_agents_of_the_tenant() {
-        let presence = Presence::local(Duration::from_secs(30));
+        let presence = Presence::local(Duration::from_secs(30), Clock::default());
         let (tenant, other_mode) = one_company_in_both_modes();
         let public = agent("Ann");
         let private = AgentPresence {

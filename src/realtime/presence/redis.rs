@@ -29,12 +29,17 @@ use uuid::Uuid;
 use super::AgentPresence;
 use crate::auth::{Mode, Tenant};
 use crate::error::StoreError;
+use crate::time::Clock;
 
 pub struct RedisPresence {
     pub(super) conn: RedisConn,
     /// `<prefix>presence:`
     pub(super) prefix: String,
     pub(super) ttl: Duration,
+    /// Every script reads Redis's clock plus what this clock has been
+    /// advanced (zero outside tests), its last argument: a test moves
+    /// presence's time forward the way it moves the node's.
+    pub(super) clock: Clock,
     pub(super) scripts: Scripts,
 }
 
@@ -49,11 +54,12 @@ pub(super) struct Scripts {
 }
 
 /// KEYS: company expiry zset, company last-known hash, company PUBLIC zset.
-/// ARGV: record, ttl ms, member (`mode:user`), `1` if PUBLIC else `0`.
+/// ARGV: record, ttl ms, member (`mode:user`), `1` if PUBLIC else `0`,
+/// advanced ms (every script's last: see `RedisPresence::clock`).
 /// Returns the record it replaced if that was live, and the new expiry.
 pub(super) const HEARTBEAT: &str = r"
 local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[5])
 local expiry = now + tonumber(ARGV[2])
 local old = false
 local score = redis.call('ZSCORE', KEYS[1], ARGV[3])
@@ -71,10 +77,10 @@ return {old, tostring(expiry)}
 ";
 
 /// KEYS: company expiry zset, company last-known hash, company PUBLIC zset.
-/// ARGV: member. Returns the record it removed if that was live.
+/// ARGV: member, advanced ms. Returns the record it removed if that was live.
 pub(super) const REMOVE: &str = r"
 local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[2])
 local old = false
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if score and tonumber(score) > now then
@@ -86,11 +92,12 @@ redis.call('ZREM', KEYS[3], ARGV[1])
 return old
 ";
 
-/// KEYS: company expiry zset, company last-known hash. ARGV: `mode:`.
+/// KEYS: company expiry zset, company last-known hash. ARGV: `mode:`,
+/// advanced ms.
 /// The records of the mode's live agents.
 pub(super) const ONLINE: &str = r"
 local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[2])
 local members = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf')
 local out = {}
 for _, member in ipairs(members) do
@@ -102,11 +109,11 @@ end
 return out
 ";
 
-/// KEYS: company PUBLIC zset. ARGV: `mode:`.
+/// KEYS: company PUBLIC zset. ARGV: `mode:`, advanced ms.
 /// The user ids of the mode's live PUBLIC agents.
 pub(super) const AVAILABLE: &str = r"
 local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[2])
 local members = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf')
 local out = {}
 for _, member in ipairs(members) do
@@ -117,12 +124,12 @@ end
 return out
 ";
 
-/// KEYS: the due zset. ARGV: limit, park ms.
+/// KEYS: the due zset. ARGV: limit, park ms, advanced ms.
 /// Claims up to `limit` companies with something due by parking their
 /// score `park` ms ahead; returns them.
 pub(super) const DUE: &str = r"
 local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[3])
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
 for _, company in ipairs(due) do
   redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), company)
@@ -131,12 +138,12 @@ return due
 ";
 
 /// KEYS: company expiry zset, company last-known hash, company PUBLIC
-/// zset. ARGV: limit.
+/// zset. ARGV: limit, advanced ms.
 /// Claims expired agents: returns the earliest expiry left (false if
 /// none), then member, record, member, record, …
 pub(super) const SWEEP: &str = r"
 local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[2])
 local members = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
 local out = {false}
 for _, member in ipairs(members) do
@@ -187,6 +194,10 @@ impl RedisPresence {
         ]
     }
 
+    fn advanced_ms(&self) -> u64 {
+        u64::try_from(self.clock.advanced().as_millis()).unwrap_or(u64::MAX)
+    }
+
     fn due_key(&self) -> String {
         format!("{}due", self.prefix)
     }
@@ -209,6 +220,7 @@ impl RedisPresence {
             .arg(ttl_ms)
             .arg(Self::member(tenant.mode, agent.user_id))
             .arg(if agent.is_public() { "1" } else { "0" })
+            .arg(self.advanced_ms())
             .invoke_async(&mut self.conn.clone())
             .await
             .map_err(unavailable)?;
@@ -236,6 +248,7 @@ impl RedisPresence {
             .key(last)
             .key(public)
             .arg(Self::member(tenant.mode, user_id))
+            .arg(self.advanced_ms())
             .invoke_async(&mut self.conn.clone())
             .await
             .map_err(unavailable)?;
@@ -250,6 +263,7 @@ impl RedisPresence {
             .key(expiry_set)
             .key(last)
             .arg(format!("{}:", tenant.mode.as_str()))
+            .arg(self.advanced_ms())
             .invoke_async(&mut self.conn.clone())
             .await
             .map_err(unavailable)?;
@@ -266,6 +280,7 @@ impl RedisPresence {
             .available
             .key(public)
             .arg(format!("{}:", tenant.mode.as_str()))
+            .arg(self.advanced_ms())
             .invoke_async(&mut self.conn.clone())
             .await
             .map_err(unavailable)?;
@@ -282,6 +297,7 @@ impl RedisPresence {
             .key(self.due_key())
             .arg(DUE_BATCH)
             .arg(PARK.as_millis() as u64)
+            .arg(self.advanced_ms())
             .invoke_async(&mut self.conn.clone())
             .await
             .map_err(unavailable)?;
@@ -311,6 +327,7 @@ impl RedisPresence {
                 .key(&last)
                 .key(&public)
                 .arg(SWEEP_BATCH)
+                .arg(self.advanced_ms())
                 .invoke_async(&mut self.conn.clone())
                 .await
                 .map_err(unavailable)?;

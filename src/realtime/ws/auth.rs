@@ -129,7 +129,7 @@ pub async fn authenticate(
             expires_at,
             ..
         }) => {
-            if expires_at <= chrono::Utc::now().timestamp() {
+            if expires_at <= state.clock.now().0.timestamp() {
                 return Err(ApiError::unauthorized(
                     ErrorCode::InvalidToken,
                     "Token has expired",

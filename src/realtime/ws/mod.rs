@@ -172,8 +172,12 @@ impl Turns {
     }
 }
 
-/// When the socket's key expires, as an instant of the runtime's clock.
-fn key_expiry(credential: &Credential) -> Option<tokio::time::Instant> {
+/// When the socket's key expires, as an instant of the runtime's clock
+/// (`now` is the node's).
+fn key_expiry(
+    credential: &Credential,
+    now: crate::time::Timestamp,
+) -> Option<tokio::time::Instant> {
     let Credential::Agent {
         expires_at: Some(expires_at),
         ..
@@ -181,9 +185,7 @@ fn key_expiry(credential: &Credential) -> Option<tokio::time::Instant> {
     else {
         return None;
     };
-    let left = (expires_at.0 - chrono::Utc::now())
-        .to_std()
-        .unwrap_or(Duration::ZERO);
+    let left = (expires_at.0 - now.0).to_std().unwrap_or(Duration::ZERO);
     Some(tokio::time::Instant::now() + left)
 }
 
@@ -378,8 +380,8 @@ impl Socket {
         let start = tokio::time::Instant::now() + ping_interval;
         let mut ticker = tokio::time::interval_at(start, ping_interval);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut expiry =
-            key_expiry(&self.credential).map(|at| Box::pin(tokio::time::sleep_until(at)));
+        let expiry = key_expiry(&self.credential, self.state.clock.now());
+        let mut expiry = expiry.map(|at| Box::pin(tokio::time::sleep_until(at)));
         let mut turns = Turns::default();
         loop {
             // The kick comes through the queue (`Next::Kicked`), ahead of

@@ -120,7 +120,8 @@ async fn create(
         weekly,
         holidays,
     };
-    let calendar = store::create_calendar(&state.db, &principal.tenant, &input).await?;
+    let calendar =
+        store::create_calendar(&state.db, &principal.tenant, &input, state.clock.now()).await?;
     state
         .sla
         .changed(&state.realtime.bus, principal.tenant.company_id)
@@ -173,7 +174,8 @@ async fn update(
         weekly,
         holidays,
     };
-    let calendar = store::update_calendar(&state.db, &principal.tenant, id, &input).await?;
+    let calendar =
+        store::update_calendar(&state.db, &principal.tenant, id, &input, state.clock.now()).await?;
     state
         .sla
         .changed(&state.realtime.bus, principal.tenant.company_id)

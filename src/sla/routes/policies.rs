@@ -135,7 +135,8 @@ async fn replace(
         Vec::new()
     };
     let inputs = parse_policies(body, &definitions)?;
-    let policies = store::replace_policies(&state.db, &principal.tenant, &inputs).await?;
+    let policies =
+        store::replace_policies(&state.db, &principal.tenant, &inputs, state.clock.now()).await?;
     state
         .sla
         .changed(&state.realtime.bus, principal.tenant.company_id)

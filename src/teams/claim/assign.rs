@@ -12,13 +12,14 @@ use crate::time::Timestamp;
 /// A person's change of a session's team and / or assignee (`None`: kept;
 /// `Some(None)`: cleared). Routing never takes a chat with an assignee, so a
 /// person's choice stands until a person changes it. Answers the
-/// assignment when the assignee or team changed.
+/// assignment when the assignee or team changed (stamped `now`).
 pub async fn assign_manually(
     db: &Db,
     tenant: &Tenant,
     session: Uuid,
     team: Option<Option<Uuid>>,
     assignee: Option<Option<Uuid>>,
+    now: Timestamp,
 ) -> Result<Option<Assigned>, StoreError> {
     let mut tx = db.begin().await?;
     let current: Option<(Option<Uuid>, Option<Uuid>)> =
@@ -48,7 +49,6 @@ pub async fn assign_manually(
         tx.commit().await?;
         return Ok(None);
     }
-    let now = Timestamp::now();
     let assigned_at = if assignee == current_assignee {
         None
     } else {

@@ -28,12 +28,14 @@ pub enum Claim {
 }
 
 /// Assigns the head of `team`'s queue to one of `available` (members
-/// online and taking work) below capacity, by the team's routing mode.
+/// online and taking work) below capacity, by the team's routing mode,
+/// at `now`.
 pub async fn claim_next(
     db: &Db,
     tenant: &Tenant,
     team: Uuid,
     available: &[Uuid],
+    now: Timestamp,
 ) -> Result<Claim, StoreError> {
     // Most claims find nothing to do: the drain after a new chat ends with
     // one that finds the queue empty. Looked at without the team's lock, so
@@ -74,7 +76,6 @@ pub async fn claim_next(
     let Some(agent) = take_capacity(&mut tx, team, &routing, available).await? else {
         return Ok(Claim::Nothing);
     };
-    let now = Timestamp::now();
     let taken = Query::new(format!(
         "UPDATE chat_sessions SET assignee_id = $2, assigned_at = $3, updated_at = $3, \
          assignment_reason = 'routing' WHERE id = $1 AND {QUEUED}"

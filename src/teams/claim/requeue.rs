@@ -35,16 +35,21 @@ pub async fn unanswered_away_before(
         .collect())
 }
 
-/// Records that `user`'s presence ended now (kept if already recorded:
-/// the first moment counts).
-pub async fn mark_away(db: &Db, tenant: &Tenant, user: Uuid) -> Result<(), StoreError> {
+/// Records that `user`'s presence ended at `now` (kept if already
+/// recorded: the first moment counts).
+pub async fn mark_away(
+    db: &Db,
+    tenant: &Tenant,
+    user: Uuid,
+    now: Timestamp,
+) -> Result<(), StoreError> {
     Query::new(
         "INSERT INTO agents_away (company_id, mode, user_id, since) VALUES ($1, $2, $3, $4) \
          ON CONFLICT (company_id, mode, user_id) DO NOTHING",
     )
     .bind_tenant(tenant)
     .bind(user)
-    .bind(Timestamp::now())
+    .bind(now)
     .execute(db)
     .await
 }
@@ -59,12 +64,13 @@ pub async fn mark_back(db: &Db, tenant: &Tenant, user: Uuid) -> Result<(), Store
 }
 
 /// Puts a routed chat back in its team's queue if `agent` still holds it
-/// unanswered: it keeps its place (arrival order).
+/// unanswered: it keeps its place (arrival order). `now` stamps the change.
 pub async fn requeue(
     db: &Db,
     tenant: &Tenant,
     session: Uuid,
     agent: Uuid,
+    now: Timestamp,
 ) -> Result<Option<Assigned>, StoreError> {
     let mut tx = db.begin().await?;
     let team: Option<Option<Uuid>> = Query::new(
@@ -74,7 +80,7 @@ pub async fn requeue(
     )
     .bind(session)
     .bind(agent)
-    .bind(Timestamp::now())
+    .bind(now)
     .fetch_column(&mut tx)
     .await?
     .pop();

@@ -11,6 +11,7 @@ use crate::error::StoreError;
 use crate::teams::model::RoutingMode;
 use crate::tickets::model::Ticket;
 use crate::tickets::store as ticket_store;
+use crate::time::Timestamp;
 
 struct Load {
     user_id: Uuid,
@@ -62,6 +63,7 @@ struct TicketRouting {
 /// leaves tickets out, no member can take it, or the ticket was assigned,
 /// moved or closed meanwhile: it then stays unassigned in the team.
 /// Tickets have no queue: a ticket nobody could take waits for a person.
+/// `now` (the node's clock) stamps the assignment.
 pub async fn claim_ticket(
     db: &Db,
     tenant: &Tenant,
@@ -69,6 +71,7 @@ pub async fn claim_ticket(
     ticket: Uuid,
     available: &[Uuid],
     signer: &Signer,
+    now: Timestamp,
 ) -> Result<Option<Ticket>, StoreError> {
     let mut tx = db.begin().await?;
     let routing: Option<TicketRouting> = Query::new(
@@ -116,7 +119,7 @@ pub async fn claim_ticket(
         return Ok(None);
     };
     let Some(assigned) =
-        ticket_store::assign_by_routing(&mut tx, tenant, ticket, team, agent, signer).await?
+        ticket_store::assign_by_routing(&mut tx, tenant, ticket, team, agent, signer, now).await?
     else {
         return Ok(None);
     };

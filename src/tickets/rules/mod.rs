@@ -177,8 +177,14 @@ pub async fn list(db: &Db, tenant: &Tenant) -> Result<Vec<Rule>, StoreError> {
 /// and rules left out deleted. An id that is not one of the tenant's rules
 /// is an invalid reference (`rules[i].id`). Every reference is checked in
 /// that transaction: the problems are listed together (`InvalidReferences`).
-pub async fn replace(db: &Db, tenant: &Tenant, rules: &[NewRule]) -> Result<Vec<Rule>, StoreError> {
-    store::replace(db, tenant, rules).await
+/// Rules created or changed are stamped `now`.
+pub async fn replace(
+    db: &Db,
+    tenant: &Tenant,
+    rules: &[NewRule],
+    now: Timestamp,
+) -> Result<Vec<Rule>, StoreError> {
+    store::replace(db, tenant, rules, now).await
 }
 
 /// Every reference in `rules` that `known` does not hold: rule ids,

@@ -71,6 +71,7 @@ pub(super) async fn replace(
     db: &Db,
     tenant: &Tenant,
     rules: &[NewRule],
+    now: Timestamp,
 ) -> Result<Vec<Rule>, StoreError> {
     let mut tx = db.begin().await?;
     // Concurrent replacements of one company's lists take turns (SQLite's
@@ -95,7 +96,6 @@ pub(super) async fn replace(
             .execute(&mut tx)
             .await?;
     }
-    let now = Timestamp::now();
     for (position, rule) in rules.iter().enumerate() {
         let position = position as i64;
         let old = rule.id.and_then(|id| current.iter().find(|r| r.id == id));

@@ -24,7 +24,7 @@ use crate::time::Timestamp;
 /// IN_PROGRESS), so a person's assignment that came first is never
 /// overwritten. Records the timeline entry and `ticket.updated` with
 /// `assignment {reason: "routing", teamId}`; `None` when the ticket moved
-/// on meanwhile.
+/// on meanwhile. `now` (the node's clock) stamps the change.
 pub async fn assign_by_routing(
     tx: &mut Tx,
     tenant: &Tenant,
@@ -32,6 +32,7 @@ pub async fn assign_by_routing(
     team: Uuid,
     agent: Uuid,
     signer: &Signer,
+    now: Timestamp,
 ) -> Result<Option<Ticket>, StoreError> {
     let current = match lock(tx, tenant, id).await {
         Ok(current) => current,
@@ -47,7 +48,6 @@ pub async fn assign_by_routing(
         ..Default::default()
     };
     let changes = current.diff(&update);
-    let now = Timestamp::now();
     write_state(tx, tenant, id, &current.apply(&update, now), now).await?;
     let assignment = TicketAssignment {
         reason: Reason::Routing,

@@ -85,18 +85,19 @@ pub struct NewDelivery<'a> {
 }
 
 /// Queues a delivery, due at once, with the outbox job that sends it, inside `tx`.
+/// Due, like that job, by the database's clock (its stamps with it).
 pub async fn insert(
     tx: &mut Tx,
     tenant: &Tenant,
     new: NewDelivery<'_>,
 ) -> Result<Uuid, StoreError> {
     let id = new_id();
-    let now = Timestamp::now();
-    Query::new(
+    Query::new(format!(
         "INSERT INTO webhook_deliveries (id, webhook_id, company_id, mode, event_id, event, body, \
          status, attempts, next_attempt_at, redelivery_of, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $9, $10, $9, $9)",
-    )
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, {now}, $9, {now}, {now})",
+        now = tx.backend().now_sql()
+    ))
     .bind(id)
     .bind(new.webhook_id)
     .bind_tenant(tenant)
@@ -104,7 +105,6 @@ pub async fn insert(
     .bind(new.event)
     .bind(new.body)
     .bind(DeliveryStatus::Pending)
-    .bind(now)
     .bind(new.redelivery_of)
     .execute(&mut *tx)
     .await?;
@@ -261,13 +261,14 @@ impl AttemptResult {
 }
 
 /// Logs an attempt of delivery `id` and moves the delivery on, inside the
-/// transaction that ends the attempt's job (so only while its lease holds).
+/// transaction that ends the attempt's job (so only while its lease holds),
+/// at `now` (the node's clock, which timed the attempt).
 pub async fn record_attempt(
     tx: &mut Tx,
     id: Uuid,
     result: &AttemptResult,
+    now: Timestamp,
 ) -> Result<(), StoreError> {
-    let now = Timestamp::now();
     Query::new(
         "UPDATE webhook_deliveries SET status = $2, attempts = $3, next_attempt_at = $4, \
          last_status = $5, last_error = $6, delivered_at = $7, updated_at = $8 WHERE id = $1",
@@ -301,8 +302,14 @@ pub async fn record_attempt(
 }
 
 /// Ends delivery `id` as failed without an attempt (its webhook was
-/// disabled meanwhile), inside the transaction that abandons its job.
-pub async fn give_up(tx: &mut Tx, id: Uuid, reason: &str) -> Result<(), StoreError> {
+/// disabled meanwhile), inside the transaction that abandons its job, at
+/// `now`.
+pub async fn give_up(
+    tx: &mut Tx,
+    id: Uuid,
+    reason: &str,
+    now: Timestamp,
+) -> Result<(), StoreError> {
     Query::new(
         "UPDATE webhook_deliveries SET status = $2, next_attempt_at = NULL, last_error = $3, \
          updated_at = $4 WHERE id = $1",
@@ -310,7 +317,7 @@ pub async fn give_up(tx: &mut Tx, id: Uuid, reason: &str) -> Result<(), StoreErr
     .bind(id)
     .bind(DeliveryStatus::Failed)
     .bind(reason)
-    .bind(Timestamp::now())
+    .bind(now)
     .execute(tx)
     .await
 }

@@ -63,11 +63,13 @@ pub struct NewWebhook {
     pub events: Vec<String>,
 }
 
-/// Creates a webhook with a new secret; returns it and the secret.
+/// Creates a webhook with a new secret, stamped `now`; returns it and the
+/// secret.
 pub async fn create(
     db: &Db,
     tenant: &Tenant,
     new: NewWebhook,
+    now: Timestamp,
 ) -> Result<(Webhook, String), StoreError> {
     let secret = signing::new_secret();
     let webhook = Query::new(format!(
@@ -81,7 +83,7 @@ pub async fn create(
     .bind(new.url)
     .bind(serde_json::Value::from(new.events))
     .bind(&secret)
-    .bind(Timestamp::now())
+    .bind(now)
     .fetch_one(db)
     .await?;
     Ok((webhook, secret))
@@ -123,11 +125,13 @@ pub struct WebhookChanges {
 
 /// Applies `changes`. Re-activating clears `disabledReason`; re-activating
 /// or a new URL clears the failure run, so the 24-hour clock starts again.
+/// Stamped `now`.
 pub async fn update(
     db: &Db,
     tenant: &Tenant,
     id: Uuid,
     changes: WebhookChanges,
+    now: Timestamp,
 ) -> Result<Webhook, StoreError> {
     Query::new(
         "UPDATE webhooks SET name = COALESCE($1, name), url = COALESCE($2, url), \
@@ -140,7 +144,7 @@ pub async fn update(
     .bind(changes.url)
     .bind(changes.events.map(serde_json::Value::from))
     .bind(changes.is_active)
-    .bind(Timestamp::now())
+    .bind(now)
     .bind(id)
     .push_tenant(tenant, "")
     .push(&format!(" RETURNING {COLUMNS}"))
@@ -159,15 +163,16 @@ pub async fn delete(db: &Db, tenant: &Tenant, id: Uuid) -> Result<(), StoreError
 
 /// Replaces the secret; the old one keeps signing (beside the new one) for
 /// `grace`, or stops at once when `grace` is zero. Returns the new secret
-/// and when the old one stops being used.
+/// and when the old one stops being used, counted from `now` (the node's
+/// clock, which deliveries are signed by).
 pub async fn rotate_secret(
     db: &Db,
     tenant: &Tenant,
     id: Uuid,
     grace: Duration,
+    now: Timestamp,
 ) -> Result<(String, Option<Timestamp>), StoreError> {
     let secret = signing::new_secret();
-    let now = Timestamp::now();
     let until = (!grace.is_zero()).then(|| now.plus(grace));
     // In a transaction so that an idempotent request's record commits
     // with the new secret (see `db::CommitHook`).

@@ -72,6 +72,7 @@ async fn every_authentication_outcome(backend: Backend) {
                 chrono::Utc::now() - chrono::Duration::hours(1),
             )),
         },
+        app.state.clock.now(),
     )
     .await
     .expect("expired key");
@@ -131,6 +132,7 @@ async fn every_authentication_outcome(backend: Backend) {
         &app.state.realtime.bus,
         acme.company.id,
         true,
+        app.state.clock.now(),
     )
     .await
     .expect("suspend");
@@ -145,6 +147,7 @@ async fn every_authentication_outcome(backend: Backend) {
         &app.state.realtime.bus,
         acme.company.id,
         false,
+        app.state.clock.now(),
     )
     .await
     .expect("reactivate");
@@ -196,9 +199,14 @@ async fn checks_run_in_the_documented_order(backend: Backend) {
         .assert_error(404, "not_found");
 
     // Suspension (403) comes before the rate limit.
-    supportdesk::companies::store::set_suspended(&app.state.db, company, true)
-        .await
-        .expect("suspend");
+    supportdesk::companies::store::set_suspended(
+        &app.state.db,
+        company,
+        true,
+        app.state.clock.now(),
+    )
+    .await
+    .expect("suspend");
     let fresh = app.key_with(company, Mode::Test, ScopeSet::all(), 1).await;
     for _ in 0..3 {
         app.get("/entities", &fresh)
@@ -409,7 +417,12 @@ async fn last_used_at_is_written_at_most_once_a_minute(backend: Backend) {
     }
     let peer = app.spawn_peer().await;
     peer.get("/entities", &acme.key).await.assert_status(200);
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The peer has not written the key yet itself, so it tries; the write
+    // skips a key touched within the minute. Wait for that write to end.
+    eventually("the peer's lastUsedAt write ended", async || {
+        peer.state.access.last_used_writes() == 1
+    })
+    .await;
     assert_eq!(last_used().await, first);
     let shown = app.get("/api-keys", &acme.key).await;
     assert_eq!(

@@ -290,6 +290,7 @@ async fn keys_api_cannot_exceed_the_callers_expiry_or_rate_limit(backend: Backen
             rate_limit: 10,
             expires_at: Some(own_expiry),
         },
+        app.state.clock.now(),
     )
     .await
     .expect("key");

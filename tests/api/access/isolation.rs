@@ -189,9 +189,14 @@ async fn a_change_and_its_event_commit_or_roll_back_together(backend: Backend) {
         email: email.into(),
         role: supportdesk::users::Role::Agent,
     };
-    supportdesk::users::store::create_in(&mut tx, &tenant, new("c@acme.test"))
-        .await
-        .expect("created in tx");
+    supportdesk::users::store::create_in(
+        &mut tx,
+        &tenant,
+        new("c@acme.test"),
+        app.state.clock.now(),
+    )
+    .await
+    .expect("created in tx");
     drop(tx);
     assert_eq!(
         (
@@ -202,9 +207,14 @@ async fn a_change_and_its_event_commit_or_roll_back_together(backend: Backend) {
     );
     // ...and a committed one leaves both.
     let mut tx = app.state.db.begin().await.expect("begin");
-    supportdesk::users::store::create_in(&mut tx, &tenant, new("c@acme.test"))
-        .await
-        .expect("created in tx");
+    supportdesk::users::store::create_in(
+        &mut tx,
+        &tenant,
+        new("c@acme.test"),
+        app.state.clock.now(),
+    )
+    .await
+    .expect("created in tx");
     tx.commit().await.expect("commit");
     assert_eq!(
         (

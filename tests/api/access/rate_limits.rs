@@ -122,7 +122,11 @@ async fn the_request_over_the_limit_gets_429_with_retry_after(backend: Backend) 
         refused.body["error"],
         format!("Rate limit exceeded. Try again in {retry} seconds.")
     );
-    tokio::time::sleep(Duration::from_secs(retry)).await;
+    // Retry-After passes on the node's clock, which the limiter reads
+    // (Redis's clock moved by as much on a shared limiter).
+    quick.state.clock.advance(chrono::TimeDelta::seconds(
+        i64::try_from(retry).expect("seconds"),
+    ));
     eventually("the allowance came back", async || {
         quick.get("/entities", &two).await.status == 200
     })
@@ -415,7 +419,17 @@ async fn unspent_leased_requests_go_back_when_the_lease_ends(backend: Backend) {
     let first = limiter_a.check_api_key(key, 1000, ten_hours).await;
     assert!(first.expect("Redis answers").allowed);
     assert_eq!(allowed_on_b(1000).await, 990);
-    tokio::time::sleep(supportdesk::ratelimit::lease::LIFETIME * 4).await;
+    // A's lease ends by A's clock; B's leases end with it, as time would
+    // end them. A gives its unspent requests back at its next return.
+    let given_back = limiter_a.give_backs();
+    let lifetime = chrono::TimeDelta::from_std(supportdesk::ratelimit::lease::LIFETIME)
+        .expect("a short lifetime");
+    node_a.state.clock.advance(lifetime);
+    node_b.state.clock.advance(lifetime);
+    eventually("A gave back its unspent requests", async || {
+        limiter_a.give_backs() > given_back
+    })
+    .await;
 
     assert_eq!(allowed_on_b(20).await, 9);
 }

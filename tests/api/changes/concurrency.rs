@@ -182,6 +182,8 @@ async fn eight_writers_and_a_follower_end_with_the_same_records(backend: Backend
             let mut follower = Follower::default();
             while !done.load(Ordering::SeqCst) {
                 follower.catch_up(&app, &key).await;
+                // A client polling the feed now and then while the
+                // writers run: its reads land between their commits.
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
             follower

@@ -208,7 +208,7 @@ pub async fn expire_every_event(app: &TestApp) -> u64 {
         retention: Duration::from_secs(60),
         job_retention: Duration::from_secs(60),
     };
-    let report = retention::run_pass(&app.state.db, policy)
+    let report = retention::run_pass(&app.state.db, policy, app.state.clock.now())
         .await
         .expect("pass")
         .expect("lock");

@@ -56,6 +56,7 @@ async fn new_key(
             rate_limit: 1000,
             expires_at,
         },
+        app.state.clock.now(),
     )
     .await
     .expect("key");
@@ -296,6 +297,7 @@ pub(crate) async fn suspending_a_company_closes_agent_and_visitor_sockets(backen
         &node_a.state.realtime.bus,
         acme.company.id,
         true,
+        node_a.state.clock.now(),
     )
     .await
     .expect("suspended");

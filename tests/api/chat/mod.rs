@@ -67,6 +67,7 @@ pub async fn agent(app: &TestApp, acme: &TestCompany, name: &str) -> Uuid {
             email: format!("{}@acme.test", name.to_lowercase()),
             role: supportdesk::users::Role::Agent,
         },
+        app.state.clock.now(),
     )
     .await
     .expect("user")

@@ -44,6 +44,7 @@ async fn another_companys_user_id_gets_the_answer_of_an_unregistrable_id(backend
             email: "olga@other.test".into(),
             role: supportdesk::users::Role::Agent,
         },
+        app.state.clock.now(),
     )
     .await
     .expect("user of the other company");

@@ -106,6 +106,8 @@ async fn a_socket_that_stops_reading_is_closed(backend: Backend) {
     for i in 0..total {
         accepted += app.state.realtime.dispatch(&message);
         if i % 50 == 0 {
+            // Events arrive over time, not in one burst: the socket's
+            // task gets to run (and to find its client not reading).
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
         if hub.connections() == 0 {

@@ -568,8 +568,11 @@ async fn agents_expiring_one_after_the_other_are_each_announced(backend: Backend
         .await
         .assert_status(200);
         assert_eq!(console.next().await["data"]["online"], true);
-        // Bob's expiry lies well after Ann's: separate sweeps.
-        tokio::time::sleep(Duration::from_millis(1200)).await;
+        // Bob's expiry lies well after Ann's: separate sweeps. After
+        // Bob's heartbeat this passes Ann's expiry and not yet his.
+        app.state
+            .clock
+            .advance(chrono::TimeDelta::milliseconds(1200));
     }
     for user in [ann, bob] {
         let offline = console.next().await;
@@ -577,6 +580,8 @@ async fn agents_expiring_one_after_the_other_are_each_announced(backend: Backend
             (&offline["data"]["userId"], &offline["data"]["online"]),
             (&json!(user), &json!(false))
         );
+        // Past Bob's expiry too, once Ann's has been announced.
+        app.state.clock.advance(chrono::TimeDelta::seconds(1));
     }
 }
 

@@ -262,9 +262,14 @@ async fn postgres_restart_under_load_loses_no_accepted_write() {
     let entity = acme.entity.id;
 
     let stop = Arc::new(AtomicBool::new(false));
+    // How many of the load's writes were accepted and refused so far: the
+    // phases below last until the load has met them.
+    let accepted_so_far = Arc::new(AtomicUsize::new(0));
+    let refused_so_far = Arc::new(AtomicUsize::new(0));
     let mut writers = Vec::new();
     for w in 0..4 {
         let stop = stop.clone();
+        let (accepted_so_far, refused_so_far) = (accepted_so_far.clone(), refused_so_far.clone());
         let key = key.clone();
         let client = app.client.clone();
         let url = app.url("/api/v1/tickets");
@@ -282,7 +287,14 @@ async fn postgres_restart_under_load_loses_no_accepted_write() {
                         .await,
                 )
                 .await;
+                let tally = if r.status == 201 {
+                    &accepted_so_far
+                } else {
+                    &refused_so_far
+                };
+                tally.fetch_add(1, Ordering::SeqCst);
                 seen.push((r.status, r.body));
+                // Paced: a steady load of four clients, not a flood.
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
             seen
@@ -293,6 +305,7 @@ async fn postgres_restart_under_load_loses_no_accepted_write() {
         app.get("/tickets?limit=1", &key).await.body["total"].as_u64() > Some(0)
     })
     .await;
+    let refused_before_stop = refused_so_far.load(Ordering::SeqCst);
     pg.stop_immediately();
     // While the server is down (not while it is shutting down or starting:
     // see below) a write is refused as unavailable.
@@ -303,7 +316,12 @@ async fn postgres_restart_under_load_loses_no_accepted_write() {
     )
     .await
     .assert_error(503, "unavailable");
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    // The load meets the outage too before the server comes back.
+    eventually(
+        "a write of the load refused while the server is down",
+        async || refused_so_far.load(Ordering::SeqCst) > refused_before_stop,
+    )
+    .await;
     pg.start_again();
     // Writes succeed again once the pool has reconnected.
     let client = app.client.clone();
@@ -325,7 +343,13 @@ async fn postgres_restart_under_load_loses_no_accepted_write() {
         },
     )
     .await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // ...and the load's own writes are accepted again before it stops.
+    let accepted_at_restart = accepted_so_far.load(Ordering::SeqCst);
+    eventually(
+        "a write of the load accepted after the restart",
+        async || accepted_so_far.load(Ordering::SeqCst) > accepted_at_restart,
+    )
+    .await;
     stop.store(true, Ordering::Relaxed);
 
     let mut accepted = Vec::new();
@@ -662,6 +686,7 @@ async fn slowloris_connections_are_cut_while_others_are_served() {
             // Returns how long the server kept the connection.
             let started = tokio::time::Instant::now();
             for _ in 0..100 {
+                // The attack itself: a header byte now and then.
                 tokio::time::sleep(Duration::from_millis(300)).await;
                 if stream.write_all(b"X").await.is_err() {
                     break;
@@ -822,6 +847,7 @@ async fn invalid_keys_from_one_ip_are_throttled_and_a_valid_key_is_served() {
     // A legitimate client keeps being served during the attack.
     for _ in 0..20 {
         app.get("/tickets", &key).await.assert_status(200);
+        // Spread over the attack, as a person's requests would be.
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let mut totals = std::collections::BTreeMap::<u16, usize>::new();

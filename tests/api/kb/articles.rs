@@ -177,10 +177,15 @@ async fn another_entitys_or_modes_category_is_unknown(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let (key, entity) = (acme.key.as_str(), acme.entity.id.to_string());
-    let other_entity =
-        supportdesk::entities::store::create(&app.state.db, acme.company.id, "Two", None)
-            .await
-            .expect("entity");
+    let other_entity = supportdesk::entities::store::create(
+        &app.state.db,
+        acme.company.id,
+        "Two",
+        None,
+        app.state.clock.now(),
+    )
+    .await
+    .expect("entity");
     let live = app.key(acme.company.id, Mode::Live, ScopeSet::all()).await;
     let foreign = new_category(
         &app,

@@ -38,9 +38,15 @@ async fn listed(backend: Backend) -> Listed {
     let acme = app.company().await;
     let key = acme.key.as_str();
     let entity = acme.entity.id.to_string();
-    let second = supportdesk::entities::store::create(&app.state.db, acme.company.id, "Two", None)
-        .await
-        .expect("entity");
+    let second = supportdesk::entities::store::create(
+        &app.state.db,
+        acme.company.id,
+        "Two",
+        None,
+        app.state.clock.now(),
+    )
+    .await
+    .expect("entity");
     let category = new_category(&app, key, json!({"name": "Guides", "entityId": entity})).await;
     let mut published = Vec::new();
     for i in 0..25 {

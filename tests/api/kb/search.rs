@@ -58,9 +58,15 @@ async fn searchable(backend: Backend) -> Searchable {
     let key = acme.key.as_str();
     let other_company = app.company().await;
     let live = app.key(acme.company.id, Mode::Live, ScopeSet::all()).await;
-    let second = supportdesk::entities::store::create(&app.state.db, acme.company.id, "Two", None)
-        .await
-        .expect("entity");
+    let second = supportdesk::entities::store::create(
+        &app.state.db,
+        acme.company.id,
+        "Two",
+        None,
+        app.state.clock.now(),
+    )
+    .await
+    .expect("entity");
     let mut categories = HashMap::new();
     for name in ["Account", "Billing", "Reports"] {
         let c = new_category(&app, key, json!({"name": name, "entityId": acme.entity.id})).await;

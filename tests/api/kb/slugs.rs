@@ -159,10 +159,15 @@ async fn a_non_latin_title_gives_a_fallback_slug(backend: Backend) {
 async fn slugs_are_unique_per_entity_and_mode_not_globally(backend: Backend) {
     let (app, acme) = with_first_article(backend).await;
     let key = acme.key.as_str();
-    let other_entity =
-        supportdesk::entities::store::create(&app.state.db, acme.company.id, "Two", None)
-            .await
-            .expect("entity");
+    let other_entity = supportdesk::entities::store::create(
+        &app.state.db,
+        acme.company.id,
+        "Two",
+        None,
+        app.state.clock.now(),
+    )
+    .await
+    .expect("entity");
     let elsewhere = create(
         &app,
         key,

@@ -9,7 +9,7 @@ use supportdesk::outbox::{self, JobStatus, store};
 
 use super::support;
 use crate::backend_tests;
-use crate::support::{Backend, TestApp};
+use crate::support::{Backend, TestApp, eventually};
 
 backend_tests!(
     a_lapsed_lease_cannot_finish_the_job,
@@ -39,8 +39,13 @@ async fn a_lapsed_lease_cannot_finish_the_job(backend: Backend) {
     let app = TestApp::spawn_with(backend, support::fast_retries).await;
     let id = enqueue(&app).await;
     let first = claim(&app, Duration::from_millis(1)).await;
-    tokio::time::sleep(Duration::from_millis(20)).await;
-    let second = claim(&app, Duration::from_secs(60)).await;
+    // The lease is read with the database's clock, which a test cannot move
+    // forward: wait for the lapse itself.
+    let second = eventually("the lapsed job is claimed again", async || {
+        let claimed = claim(&app, Duration::from_secs(60)).await;
+        (!claimed.is_empty()).then_some(claimed)
+    })
+    .await;
     assert_eq!(second.len(), 1, "the lapsed job is claimed again");
 
     let mut tx = app.state.db.begin().await.expect("begin");
@@ -71,8 +76,13 @@ async fn a_retried_job_is_due_again_at_its_time(backend: Backend) {
     assert!(due.is_some());
 
     assert!(claim(&app, Duration::from_secs(60)).await.is_empty());
-    tokio::time::sleep(Duration::from_millis(250)).await;
-    let again = claim(&app, Duration::from_secs(60)).await;
+    // Due by the database's clock, which a test cannot move forward: wait
+    // for the due time itself.
+    let again = eventually("the retried job is due again", async || {
+        let claimed = claim(&app, Duration::from_secs(60)).await;
+        (!claimed.is_empty()).then_some(claimed)
+    })
+    .await;
     assert_eq!(again.len(), 1);
     assert_eq!(again[0].id, id);
     assert_eq!(again[0].attempts, 1, "the failed attempt counts");

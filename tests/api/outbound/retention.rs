@@ -154,7 +154,7 @@ async fn rows(app: &TestApp) -> Rows<'_> {
 }
 
 async fn pass(app: &TestApp) -> PassReport {
-    retention::run_pass(&app.state.db, policy())
+    retention::run_pass(&app.state.db, policy(), app.state.clock.now())
         .await
         .expect("pass ran")
         .expect("no other node holds the pass")
@@ -273,8 +273,8 @@ async fn two_nodes_passing_at_once_delete_each_row_once(backend: Backend) {
         rows.event(hours_ago(2)).await;
     }
     let (here, there) = tokio::join!(
-        retention::run_pass(&app.state.db, policy()),
-        retention::run_pass(&peer.state.db, policy()),
+        retention::run_pass(&app.state.db, policy(), app.state.clock.now()),
+        retention::run_pass(&peer.state.db, policy(), peer.state.clock.now()),
     );
     let deleted: u64 = [here, there]
         .into_iter()
@@ -318,7 +318,11 @@ async fn expired_idempotency_records_go_and_kept_ones_stay(backend: Backend) {
     assert_eq!(expiring.status, 201, "{}", expiring.text);
     let kept = post_keyed(&keeping, "/tickets", &acme.key, "kept", &body).await;
     assert_eq!(kept.status, 201, "{}", kept.text);
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // The first key's second of life passes on this node's clock, which
+    // the pass counts its cut-off from.
+    app.state
+        .clock
+        .advance(chrono::TimeDelta::milliseconds(1500));
 
     let report = pass(&app).await;
 

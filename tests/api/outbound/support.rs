@@ -186,12 +186,20 @@ pub async fn drive_until_api(app: &TestApp, what: &str, mut check: impl AsyncFnM
     .await
 }
 
-/// A few more worker steps, to show that nothing else is sent.
+/// Drives the worker until no webhook delivery is left to attempt (each
+/// one done or given up), so that nothing else can be sent afterwards.
 pub async fn settle(app: &TestApp) {
-    for _ in 0..5 {
-        supportdesk::outbox::run_due(&app.state.jobs, &app.state.db, &app.state.clock).await;
-        tokio::time::sleep(Duration::from_millis(60)).await;
-    }
+    drive_until_api(app, "every webhook delivery ended", async || {
+        let pending: i64 = supportdesk::db::Query::new(
+            "SELECT COUNT(*) FROM outbox_jobs WHERE kind = $1 AND status = 'pending'",
+        )
+        .bind(supportdesk::webhooks::JOB_KIND)
+        .fetch_scalar(&app.state.db)
+        .await
+        .expect("pending deliveries");
+        pending == 0
+    })
+    .await
 }
 
 pub fn tenant(acme: &TestCompany, mode: Mode) -> Tenant {
@@ -233,6 +241,7 @@ pub async fn create_user(app: &TestApp, tenant: &Tenant, name: &str) -> uuid::Uu
             email: format!("{}@example.com", uuid::Uuid::new_v4().simple()),
             role: supportdesk::users::Role::Agent,
         },
+        app.state.clock.now(),
     )
     .await
     .expect("user created");

@@ -68,9 +68,15 @@ async fn the_total_is_exact_for_every_filter_combination_after_random_writes(bac
         company_id: acme.company.id,
         mode: Mode::Test,
     };
-    let second = supportdesk::entities::store::create(db, acme.company.id, "Second", None)
-        .await
-        .expect("entity");
+    let second = supportdesk::entities::store::create(
+        db,
+        acme.company.id,
+        "Second",
+        None,
+        app.state.clock.now(),
+    )
+    .await
+    .expect("entity");
     let agents = two_agents(&app, &tenant).await;
     let entities = [acme.entity.id.to_string(), second.id.to_string()];
     let mut teams = Vec::new();
@@ -216,6 +222,7 @@ async fn two_agents(app: &TestApp, tenant: &Tenant) -> [String; 2] {
                 email: format!("{name}-{}@example.com", Uuid::new_v4()),
                 role: supportdesk::users::Role::Agent,
             },
+            app.state.clock.now(),
         )
         .await
         .expect("agent");

@@ -33,6 +33,7 @@ async fn user(app: &TestApp, company_id: Uuid, name: &str) -> User {
             email: format!("{}-{}@example.com", name.to_lowercase(), Uuid::new_v4()),
             role: supportdesk::users::Role::Agent,
         },
+        app.state.clock.now(),
     )
     .await
     .expect("user created")

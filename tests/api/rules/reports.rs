@@ -326,11 +326,16 @@ async fn report_figures_match_a_fixed_data_set(backend: Backend) {
     let acme = app.company().await;
     let other = app.company().await;
     let main = acme.entity.id;
-    let second =
-        supportdesk::entities::store::create(&app.state.db, acme.company.id, "Second", None)
-            .await
-            .expect("entity")
-            .id;
+    let second = supportdesk::entities::store::create(
+        &app.state.db,
+        acme.company.id,
+        "Second",
+        None,
+        app.state.clock.now(),
+    )
+    .await
+    .expect("entity")
+    .id;
     let test = tenant(acme.company.id, Mode::Test);
     let mut ids = Vec::new();
     for (n, spec) in TICKETS.iter().enumerate() {

@@ -307,13 +307,23 @@ async fn rules_act_only_on_their_tenant(backend: Backend) {
         json!([{"name": "Test", "conditions": catch_all, "action": {"escalateToId": bob.id}}]),
     )
     .await;
-    supportdesk::companies::store::set_suspended(&app.state.db, acme.company.id, true)
-        .await
-        .expect("suspended");
+    supportdesk::companies::store::set_suspended(
+        &app.state.db,
+        acme.company.id,
+        true,
+        app.state.clock.now(),
+    )
+    .await
+    .expect("suspended");
     assert_eq!(run_pass(&app).await, 0);
-    supportdesk::companies::store::set_suspended(&app.state.db, acme.company.id, false)
-        .await
-        .expect("reactivated");
+    supportdesk::companies::store::set_suspended(
+        &app.state.db,
+        acme.company.id,
+        false,
+        app.state.clock.now(),
+    )
+    .await
+    .expect("reactivated");
     assert_eq!(run_pass(&app).await, 1);
     assert_eq!(
         get_ticket(&app, &acme.key, &test_ticket).await["assignedToId"],

@@ -28,8 +28,8 @@ async fn company_profile_is_read_and_patched(backend: Backend) {
     assert_eq!(initial["name"], "Acme");
     assert_eq!(initial["timezone"], "UTC");
 
-    // Timestamps have millisecond resolution: let the clock move on.
-    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    // Time passes before the change, so its stamp differs.
+    app.state.clock.advance(chrono::TimeDelta::seconds(1));
     let r = app
         .patch("/settings", key, json!({"timezone": "Europe/Paris"}))
         .await;
@@ -134,7 +134,7 @@ async fn rules_are_replaced_and_listed(backend: Backend) {
     // second, add a new one.
     let mut kept = first.clone();
     kept["name"] = json!("Urgent, unassigned");
-    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    app.state.clock.advance(chrono::TimeDelta::seconds(1));
     let replaced = put_rules(
         &app,
         key,

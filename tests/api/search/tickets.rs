@@ -87,13 +87,19 @@ async fn search_combines_with_every_list_filter(backend: Backend) {
             email: "ann@acme.test".into(),
             role: supportdesk::users::Role::Agent,
         },
+        app.state.clock.now(),
     )
     .await
     .expect("agent");
-    let second_entity =
-        supportdesk::entities::store::create(&app.state.db, acme.company.id, "Second", None)
-            .await
-            .expect("entity");
+    let second_entity = supportdesk::entities::store::create(
+        &app.state.db,
+        acme.company.id,
+        "Second",
+        None,
+        app.state.clock.now(),
+    )
+    .await
+    .expect("entity");
     let high = ticket(
         &app,
         &acme,

@@ -54,11 +54,16 @@ async fn a_breach_reaches_the_channels_of_the_tickets_team(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     two_policies(&app, &acme).await;
-    let elsewhere =
-        supportdesk::entities::store::create(&app.state.db, acme.company.id, "EU", None)
-            .await
-            .expect("entity")
-            .id;
+    let elsewhere = supportdesk::entities::store::create(
+        &app.state.db,
+        acme.company.id,
+        "EU",
+        None,
+        app.state.clock.now(),
+    )
+    .await
+    .expect("entity")
+    .id;
     let team = app
         .post(
             "/teams",

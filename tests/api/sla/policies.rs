@@ -79,7 +79,7 @@ async fn policies_are_replaced_in_order(backend: Backend) {
     // Reordered, the second changed: the order is the list's.
     let mut changed = rest.clone();
     changed["enabled"] = json!(true);
-    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    app.state.clock.advance(chrono::TimeDelta::seconds(1));
     let reordered = put_policies(&app, key, json!([changed, vip])).await;
     assert_eq!(reordered[0]["id"], rest["id"]);
     assert_eq!(reordered[0]["enabled"], true);

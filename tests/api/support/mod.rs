@@ -345,12 +345,18 @@ impl TestApp {
     /// A company with an entity and an all-scopes TEST key.
     pub async fn company(&self) -> TestCompany {
         let db = &self.state.db;
-        let company = supportdesk::companies::store::create(db, "Acme")
+        let company = supportdesk::companies::store::create(db, "Acme", self.state.clock.now())
             .await
             .expect("company");
-        let entity = supportdesk::entities::store::create(db, company.id, "Main", None)
-            .await
-            .expect("entity");
+        let entity = supportdesk::entities::store::create(
+            db,
+            company.id,
+            "Main",
+            None,
+            self.state.clock.now(),
+        )
+        .await
+        .expect("entity");
         let key = self.key(company.id, Mode::Test, ScopeSet::all()).await;
         TestCompany {
             company,
@@ -381,6 +387,7 @@ impl TestApp {
                 rate_limit,
                 expires_at: None,
             },
+            self.state.clock.now(),
         )
         .await
         .expect("key");

@@ -18,10 +18,16 @@ backend_tests!(
 
 /// A second entity of the company, made one of the routed team's.
 async fn second_team_entity(app: &TestApp, acme: &TestCompany, team: &str) -> uuid::Uuid {
-    let second = supportdesk::entities::store::create(&app.state.db, acme.company.id, "Two", None)
-        .await
-        .expect("entity")
-        .id;
+    let second = supportdesk::entities::store::create(
+        &app.state.db,
+        acme.company.id,
+        "Two",
+        None,
+        app.state.clock.now(),
+    )
+    .await
+    .expect("entity")
+    .id;
     app.patch(
         &format!("/teams/{team}"),
         &acme.key,

@@ -40,10 +40,15 @@ struct Listed {
 async fn listed(backend: Backend) -> Listed {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    let other_entity =
-        supportdesk::entities::store::create(&app.state.db, acme.company.id, "Second", None)
-            .await
-            .expect("entity");
+    let other_entity = supportdesk::entities::store::create(
+        &app.state.db,
+        acme.company.id,
+        "Second",
+        None,
+        app.state.clock.now(),
+    )
+    .await
+    .expect("entity");
     let ann = user(&app, acme.company.id, "Ann").await;
     let bob = user(&app, acme.company.id, "Bob").await;
     let priorities = ["LOW", "MEDIUM", "HIGH", "URGENT"];

@@ -41,9 +41,15 @@ async fn kb_search_returns_only_published_articles_of_that_entity(backend: Backe
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let entity = acme.entity.id.to_string();
-    let other = supportdesk::entities::store::create(&app.state.db, acme.company.id, "EU", None)
-        .await
-        .expect("second entity");
+    let other = supportdesk::entities::store::create(
+        &app.state.db,
+        acme.company.id,
+        "EU",
+        None,
+        app.state.clock.now(),
+    )
+    .await
+    .expect("second entity");
     let live_key = app.key(acme.company.id, Mode::Live, ScopeSet::all()).await;
     let rival = app.company().await;
 
@@ -120,9 +126,15 @@ async fn kb_article_reads_published_articles_of_that_entity_only(backend: Backen
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let entity = acme.entity.id.to_string();
-    let other = supportdesk::entities::store::create(&app.state.db, acme.company.id, "EU", None)
-        .await
-        .expect("second entity");
+    let other = supportdesk::entities::store::create(
+        &app.state.db,
+        acme.company.id,
+        "EU",
+        None,
+        app.state.clock.now(),
+    )
+    .await
+    .expect("second entity");
     let published = article(&app, &acme.key, &entity, "Reset your password", true).await;
     let draft = article(&app, &acme.key, &entity, "Unfinished", false).await;
     let elsewhere = article(&app, &acme.key, &other.id.to_string(), "EU only", true).await;

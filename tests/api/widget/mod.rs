@@ -75,9 +75,14 @@ async fn widget_keys_are_checked_with_errors_in_our_shape(backend: Backend) {
     with_api_key.assert_error(400, "validation_failed");
 
     // A suspended company's widget stops working.
-    supportdesk::companies::store::set_suspended(&app.state.db, acme.company.id, true)
-        .await
-        .expect("suspend");
+    supportdesk::companies::store::set_suspended(
+        &app.state.db,
+        acme.company.id,
+        true,
+        app.state.clock.now(),
+    )
+    .await
+    .expect("suspend");
     let key = &acme.entity.widget_key_test;
     widget_get(&app, &format!("/widget/v1/kb/search?widgetKey={key}&q=x"))
         .await

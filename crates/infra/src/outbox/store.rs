@@ -1,6 +1,7 @@
 //! SQL for `outbox_jobs`: insert, claim with a lease, and the three ways an
 //! attempt ends (`finish`, `retry`, `abandon`), each refused once the lease
-//! is lost.
+//! is lost. Every time a job row holds (due, lease, created, updated) is
+//! the database's, so the times of one job never mix two clocks.
 
 use std::time::Duration;
 
@@ -44,7 +45,7 @@ pub async fn insert(
 ) -> Result<(), StoreError> {
     let query = Query::new(format!(
         "INSERT INTO outbox_jobs (id, kind, company_id, mode, payload, status, attempts, run_at, \
-         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, 0, {now}, $7, $7)",
+         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, 0, {now}, {now}, {now})",
         now = tx.backend().now_sql()
     ))
     .bind(id)
@@ -57,7 +58,6 @@ pub async fn insert(
     query
         .bind(payload)
         .bind(JobStatus::Pending)
-        .bind(Timestamp::now())
         .execute(tx)
         .await
 }
@@ -127,20 +127,20 @@ async fn end_attempt(
     error: Option<&str>,
 ) -> Result<Option<Timestamp>, StoreError> {
     let run_at = match retry_delay {
-        Some(_) => tx.backend().now_plus_sql("$8"),
+        Some(_) => tx.backend().now_plus_sql("$7"),
         None => "run_at".to_string(),
     };
     let query = Query::new(format!(
         "UPDATE outbox_jobs SET status = $3, attempts = $4, run_at = {run_at}, \
-         locked_until = NULL, last_error = $5, updated_at = $6 \
-         WHERE id = $1 AND locked_until = $2 AND status = $7 RETURNING run_at"
+         locked_until = NULL, last_error = $5, updated_at = {now} \
+         WHERE id = $1 AND locked_until = $2 AND status = $6 RETURNING run_at",
+        now = tx.backend().now_sql()
     ))
     .bind(job.id)
     .bind(job.lease)
     .bind(status)
     .bind(i64::from(job.attempt()))
     .bind(error)
-    .bind(Timestamp::now())
     .bind(JobStatus::Pending);
     let query = match retry_delay {
         Some(delay) => query.bind(millis(delay)),

@@ -21,6 +21,7 @@ use uuid::Uuid;
 
 use super::HotMap;
 use super::gcra::{Decision, interval_us};
+use crate::time::Clock;
 
 /// How long a node may hold a leased slice before returning what is left.
 pub const LIFETIME: Duration = Duration::from_millis(500);
@@ -157,22 +158,37 @@ pub fn share_grant(
 }
 
 /// Every lease a node holds, by bucket.
-#[derive(Default)]
 pub struct Leases {
     api_keys: HotMap<Uuid, Lease>,
     named: HotMap<String, Lease>,
+    /// Lifetimes are measured on the node's clock (its monotonic side), so
+    /// a test ends a lease by advancing it.
+    clock: Clock,
 }
 
 impl Leases {
+    pub fn new(clock: Clock) -> Self {
+        Leases {
+            api_keys: HotMap::default(),
+            named: HotMap::default(),
+            clock,
+        }
+    }
+
+    /// Now, as lease lifetimes are measured.
+    pub fn now(&self) -> Instant {
+        self.clock.instant()
+    }
+
     /// Spends one leased request of API key `key_id`, if this node holds one
     /// that serves; `None` when Redis must be asked.
     pub fn spend_api_key(&self, key_id: Uuid, limit: u64, window_us: u64) -> Option<Decision> {
-        spend_in(&self.api_keys, &key_id, limit, window_us)
+        spend_in(&self.api_keys, &key_id, limit, window_us, self.now())
     }
 
     /// The same for a named bucket.
     pub fn spend_named(&self, name: &str, limit: u64, window_us: u64) -> Option<Decision> {
-        spend_in(&self.named, name, limit, window_us)
+        spend_in(&self.named, name, limit, window_us, self.now())
     }
 
     pub fn spend(&self, bucket: &Bucket, limit: u64, window_us: u64) -> Option<Decision> {
@@ -186,7 +202,7 @@ impl Leases {
     /// `window_us` (ended, or the limit changed); the caller returns its
     /// unspent requests to Redis.
     pub fn take_stale(&self, bucket: &Bucket, limit: u64, window_us: u64) -> Option<Lease> {
-        let now = Instant::now();
+        let now = self.now();
         let stale = |lease: &Lease| !lease.serves(limit, window_us, now);
         match bucket {
             Bucket::ApiKey(id) => self.api_keys.remove_if(id, |_, l| stale(l)).map(|(_, l)| l),
@@ -204,7 +220,7 @@ impl Leases {
     /// Removes every lease that has ended; those with unspent requests are
     /// returned, for the caller to give back to Redis.
     pub fn take_ended(&self) -> Vec<(Bucket, Lease)> {
-        let now = Instant::now();
+        let now = self.now();
         let mut ended = Vec::new();
         take_ended_in(&self.api_keys, now, &mut ended, |id| Bucket::ApiKey(*id));
         take_ended_in(&self.named, now, &mut ended, |name| {
@@ -214,12 +230,17 @@ impl Leases {
     }
 }
 
-fn spend_in<K, Q>(map: &HotMap<K, Lease>, key: &Q, limit: u64, window_us: u64) -> Option<Decision>
+fn spend_in<K, Q>(
+    map: &HotMap<K, Lease>,
+    key: &Q,
+    limit: u64,
+    window_us: u64,
+    now: Instant,
+) -> Option<Decision>
 where
     K: Borrow<Q> + Eq + Hash,
     Q: Eq + Hash + ?Sized,
 {
-    let now = Instant::now();
     let mut lease = map.get_mut(key)?;
     if !lease.serves(limit, window_us, now) {
         return None;

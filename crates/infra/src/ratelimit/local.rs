@@ -8,6 +8,8 @@ use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::time::Clock;
+
 use uuid::Uuid;
 
 use super::gcra::{self, Decision};
@@ -17,6 +19,9 @@ use super::{HotMap, Limiter};
 const SWEEP_EVERY: u64 = 4096;
 
 pub struct LocalLimiter {
+    /// Time is read from the node's clock (its monotonic side), so a test
+    /// moves buckets forward by advancing it.
+    clock: Clock,
     epoch: Instant,
     /// Named buckets (`authfail:<ip>`, `visitor:<id>`, …).
     tats: HotMap<String, u64>,
@@ -25,16 +30,11 @@ pub struct LocalLimiter {
     checks: AtomicU64,
 }
 
-impl Default for LocalLimiter {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl LocalLimiter {
-    pub fn new() -> Self {
+    pub fn new(clock: Clock) -> Self {
         LocalLimiter {
-            epoch: Instant::now(),
+            epoch: clock.instant(),
+            clock,
             tats: HotMap::default(),
             key_tats: HotMap::default(),
             checks: AtomicU64::new(0),
@@ -43,7 +43,8 @@ impl LocalLimiter {
 
     fn now_us(&self) -> u64 {
         // +1 so that "now" is never the zero of a fresh bucket.
-        u64::try_from(self.epoch.elapsed().as_micros()).unwrap_or(u64::MAX / 2) + 1
+        let elapsed = self.clock.instant().saturating_duration_since(self.epoch);
+        u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX / 2) + 1
     }
 
     /// Spends one request of `key`'s allowance (`limit` per `window`).
@@ -114,7 +115,7 @@ mod tests {
 
     #[test]
     fn keys_have_separate_budgets() {
-        let limiter = LocalLimiter::new();
+        let limiter = LocalLimiter::new(Clock::default());
         let hour = Duration::from_secs(3600);
         assert!(limiter.spend("a", 1, hour).allowed);
         assert!(!limiter.spend("a", 1, hour).allowed);
@@ -123,7 +124,7 @@ mod tests {
 
     #[test]
     fn an_api_key_has_its_own_budget() {
-        let limiter = LocalLimiter::new();
+        let limiter = LocalLimiter::new(Clock::default());
         let hour = Duration::from_secs(3600);
         let key_id = Uuid::now_v7();
         assert!(limiter.spend_api_key(key_id, 1, hour).allowed);

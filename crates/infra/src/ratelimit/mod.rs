@@ -69,9 +69,10 @@ pub struct RateLimiter {
 }
 
 impl RateLimiter {
-    pub fn new(redis: Option<RedisLimiter>) -> Self {
+    /// The local limiter reads `clock` (the node's).
+    pub fn new(redis: Option<RedisLimiter>, clock: crate::time::Clock) -> Self {
         RateLimiter {
-            local: LocalLimiter::new(),
+            local: LocalLimiter::new(clock),
             redis,
             epoch: Instant::now(),
             redis_skip_until_ms: AtomicU64::new(0),

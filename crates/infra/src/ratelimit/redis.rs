@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
@@ -24,10 +24,13 @@ use super::Limiter;
 use super::gcra::Decision;
 use super::lease::{self, Bucket, Grant, Lease, Leases};
 use crate::redis_conn::RedisConn;
+use crate::time::Clock;
 
 /// KEYS are the buckets; ARGV holds five numbers for each in turn: its
 /// limit, its window (µs), the requests asked for, the unspent requests
-/// of an ended lease given back, and that lease's TAT. A return gives back
+/// of an ended lease given back, and that lease's TAT; then, last, the µs
+/// the node's clock has been advanced (zero outside tests), added to
+/// Redis's clock so a test moves buckets forward. A return gives back
 /// at most the debt still ahead of "now" at the lease's TAT, so requests
 /// the bucket already earned back by time are not credited twice. The
 /// reply has five numbers per key: requests granted (as many as fit, up to
@@ -35,7 +38,7 @@ use crate::redis_conn::RedisConn;
 /// and the TAT.
 const SCRIPT: &str = r#"
 local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2]) + tonumber(ARGV[#ARGV])
 local out = {}
 for i, key in ipairs(KEYS) do
   local limit = tonumber(ARGV[5 * i - 4])
@@ -111,22 +114,29 @@ pub struct RedisLimiter {
     batches: mpsc::Sender<Queued>,
     /// Script calls made, for tests that check batching.
     calls: Arc<AtomicU64>,
+    /// Give-backs of ended leases Redis has applied, for tests that wait
+    /// for one.
+    given_back: Arc<AtomicU64>,
 }
 
 impl RedisLimiter {
     /// Keys are `<prefix>rl:<key>`. Starts the batching task, which ends
     /// when the limiter is dropped; must be called within the runtime.
-    pub fn new(conn: RedisConn, prefix: &str) -> Self {
+    /// Leases end by `clock` (the node's).
+    pub fn new(conn: RedisConn, prefix: &str, clock: Clock) -> Self {
         let prefix = format!("{prefix}rl:");
         let calls = Arc::new(AtomicU64::new(0));
-        let leases = Arc::new(Leases::default());
+        let given_back = Arc::new(AtomicU64::new(0));
+        let leases = Arc::new(Leases::new(clock.clone()));
         let (batches, waiting) = mpsc::channel(QUEUE);
         let batcher = Batcher {
             conn,
             script: redis::Script::new(SCRIPT),
             calls: calls.clone(),
+            given_back: given_back.clone(),
             leases: leases.clone(),
             prefix: prefix.clone(),
+            clock,
         };
         tokio::spawn(batcher.run(waiting));
         RedisLimiter {
@@ -134,6 +144,7 @@ impl RedisLimiter {
             leases,
             batches,
             calls,
+            given_back,
         }
     }
 
@@ -145,6 +156,12 @@ impl RedisLimiter {
     /// How many script calls this limiter has made.
     pub fn script_calls(&self) -> u64 {
         self.calls.load(Ordering::Relaxed)
+    }
+
+    /// How many times this node has given back what its ended leases did
+    /// not spend (calls Redis answered).
+    pub fn give_backs(&self) -> u64 {
+        self.given_back.load(Ordering::SeqCst)
     }
 
     /// Spends one request of `bucket` through Redis (for a request that
@@ -186,8 +203,11 @@ struct Batcher {
     conn: RedisConn,
     script: redis::Script,
     calls: Arc<AtomicU64>,
+    given_back: Arc<AtomicU64>,
     leases: Arc<Leases>,
     prefix: String,
+    /// The node's clock: Redis's is read moved by what it was advanced.
+    clock: Clock,
 }
 
 impl Batcher {
@@ -254,7 +274,7 @@ impl Batcher {
         let granted = self.call(&asks).await;
         match granted {
             Ok(grants) => {
-                let now = Instant::now();
+                let now = self.leases.now();
                 for (group, grant) in groups.into_iter().zip(grants) {
                     let (decisions, left) = lease::share_grant(
                         &grant,
@@ -296,23 +316,30 @@ impl Batcher {
                 lease_tat: lease.tat,
             })
             .collect();
-        if !asks.is_empty()
-            && let Err(error) = self.call(&asks).await
-        {
-            tracing::debug!(%error, "leased requests not given back to Redis");
+        if asks.is_empty() {
+            return;
+        }
+        match self.call(&asks).await {
+            Ok(_) => {
+                self.given_back.fetch_add(1, Ordering::SeqCst);
+            }
+            Err(error) => tracing::debug!(%error, "leased requests not given back to Redis"),
         }
     }
 
     /// One script call for `asks` (on a Redis Cluster, one per ask), with
     /// the call timeout.
     async fn call(&self, asks: &[Ask]) -> Result<Vec<Grant>, String> {
+        let advanced_us = u64::try_from(self.clock.advanced().as_micros()).unwrap_or(u64::MAX);
         let decided = async {
             match &self.conn {
-                RedisConn::Node(_) => call(&self.conn, &self.script, &self.calls, asks).await,
+                RedisConn::Node(_) => {
+                    call(&self.conn, &self.script, &self.calls, asks, advanced_us).await
+                }
                 _ => {
                     let calls = asks
                         .chunks(1)
-                        .map(|one| call(&self.conn, &self.script, &self.calls, one));
+                        .map(|one| call(&self.conn, &self.script, &self.calls, one, advanced_us));
                     let replies = futures::future::join_all(calls).await;
                     let grants: Result<Vec<Vec<Grant>>, String> = replies.into_iter().collect();
                     grants.map(|grants| grants.into_iter().flatten().collect())
@@ -333,12 +360,14 @@ fn bucket_key(prefix: &str, bucket: &Bucket) -> String {
     }
 }
 
-/// One script call deciding `asks` in order.
+/// One script call deciding `asks` in order, Redis's clock moved by
+/// `advanced_us`.
 async fn call(
     conn: &RedisConn,
     script: &redis::Script,
     calls: &AtomicU64,
     asks: &[Ask],
+    advanced_us: u64,
 ) -> Result<Vec<Grant>, String> {
     let mut invocation = script.prepare_invoke();
     for ask in asks {
@@ -350,6 +379,7 @@ async fn call(
             .arg(ask.back)
             .arg(ask.lease_tat);
     }
+    invocation.arg(advanced_us);
     calls.fetch_add(1, Ordering::Relaxed);
     let mut conn = conn.clone();
     let reply: Vec<i64> = invocation
