@@ -7,9 +7,7 @@
 //! after the change never reaches a socket it closed. A key's expiry is the
 //! socket's own timer. Changes no notice reached (the CLI without Redis, a
 //! lost bus message) are found by each node's re-check of its sockets'
-//! credentials every `RECHECK_INTERVAL`, well within the key cache's life.
-
-use std::time::Duration;
+//! credentials every `realtime::RECHECK_INTERVAL`, well within the key cache's life.
 
 use uuid::Uuid;
 
@@ -25,9 +23,6 @@ use crate::time::Timestamp;
 
 /// The bus topic of notices.
 pub const TOPIC: &str = "credentials";
-
-/// How often each node re-checks the credentials of its open sockets.
-pub const RECHECK_INTERVAL: Duration = Duration::from_secs(5);
 
 /// Why a key's sockets close (4401), as their close reason says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

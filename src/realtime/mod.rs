@@ -49,6 +49,10 @@ use token::TokenKey;
 pub const PING_INTERVAL: Duration = Duration::from_secs(25);
 pub const DEAD_AFTER: Duration = Duration::from_secs(60);
 
+/// How often each node re-checks the credentials of its open sockets
+/// (`credentials`), unless a test shortens it.
+pub const RECHECK_INTERVAL: Duration = Duration::from_secs(5);
+
 /// Name of the server secret that signs socket and visitor tokens.
 const TOKEN_SECRET: &str = "socket-tokens";
 
@@ -100,7 +104,7 @@ impl Realtime {
                 AtomicU64::new(PING_INTERVAL.as_millis() as u64),
                 AtomicU64::new(DEAD_AFTER.as_millis() as u64),
             ),
-            recheck: AtomicU64::new(credentials::RECHECK_INTERVAL.as_millis() as u64),
+            recheck: AtomicU64::new(RECHECK_INTERVAL.as_millis() as u64),
         })
     }
 

@@ -5,6 +5,7 @@
 mod activities;
 pub(crate) mod comments;
 pub mod events;
+mod listing;
 pub mod model;
 mod nested;
 pub mod routes;

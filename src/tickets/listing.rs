@@ -1,0 +1,202 @@
+//! `GET /tickets`: the list's filters (entity, status, priority, assignee,
+//! team, tags, custom fields, SLA state), its full-text search and its
+//! orders, parsed into a `TicketFilter` for the store.
+
+use axum::extract::{RawQuery, State};
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use super::model::{Ticket, TicketFilter, TicketSearch};
+use super::store;
+use crate::auth::{Principal, Scope};
+use crate::custom_fields::model::{RecordKind, field_filter};
+use crate::custom_fields::routes::definitions_for_filters;
+use crate::error::{ApiResult, FieldError};
+use crate::extract::{Json, Query};
+use crate::openapi::schema;
+use crate::paging::{After, CursorPage, ListId, ListRequest, refuse_after_in_rank_order};
+use crate::search;
+use crate::state::AppState;
+use crate::tags::model::tag_filter;
+use crate::time::Timestamp;
+use crate::validate::{Fields, optional_enum, optional_id, problem};
+
+/// GET /tickets: default and maximum page size (docs/api.md, "Tickets").
+const LIST_DEFAULT: i64 = 20;
+const LIST_MAX: i64 = 100;
+
+#[derive(Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub(crate) struct ListQuery {
+    #[param(value_type = Option<uuid::Uuid>)]
+    entity_id: Option<String>,
+    #[param(schema_with = schema::ticket_status)]
+    status: Option<String>,
+    #[param(schema_with = schema::ticket_priority)]
+    priority: Option<String>,
+    #[param(value_type = Option<uuid::Uuid>)]
+    assigned_to_id: Option<String>,
+    /// Only the tickets of this team.
+    #[param(value_type = Option<uuid::Uuid>)]
+    team_id: Option<String>,
+    /// Full-text search: ranks matches by subject, then description, then
+    /// public comments; internal notes are searched only for keys holding
+    /// `tickets:write`. Every word must match (stemmed), the last one also
+    /// as a prefix; punctuation and operators are ignored. Results come
+    /// best match first, then newest. Blank means no search.
+    #[param(max_length = 500)]
+    q: Option<String>,
+    /// `true`: only tickets with an SLA breach; `false`: only tickets
+    /// without one.
+    #[param(value_type = Option<bool>)]
+    sla_breached: Option<String>,
+    /// Only tickets with a running SLA clock (first response, next
+    /// response or resolution) due before this instant (RFC 3339).
+    #[param(value_type = Option<chrono::DateTime<chrono::Utc>>)]
+    sla_due_before: Option<String>,
+    /// `newest` (default) or `sla_due`: the soonest running SLA due time
+    /// first, tickets without one last (pages by offset, like a search).
+    #[param(schema_with = order_schema)]
+    order: Option<String>,
+    /// `limit`, `offset`, `after`: documented by `ListRequest`.
+    #[serde(flatten)]
+    #[param(ignore)]
+    page: ListRequest,
+}
+
+fn order_schema() -> utoipa::openapi::ObjectBuilder {
+    schema::enum_of(&["newest", "sla_due"])
+}
+
+/// `?slaBreached=true|false`.
+fn optional_bool(field: &str, value: Option<&str>) -> Result<Option<bool>, FieldError> {
+    match value {
+        None => Ok(None),
+        Some("true") => Ok(Some(true)),
+        Some("false") => Ok(Some(false)),
+        Some(_) => Err(problem(field, "must be true or false")),
+    }
+}
+
+/// `?slaDueBefore=<RFC 3339 instant>`.
+fn optional_instant(field: &str, value: Option<&str>) -> Result<Option<Timestamp>, FieldError> {
+    let Some(text) = value else {
+        return Ok(None);
+    };
+    let at = chrono::DateTime::parse_from_rfc3339(text).map_err(|_| {
+        problem(
+            field,
+            "must be an RFC 3339 instant, e.g. 2026-11-24T09:00:00Z",
+        )
+    })?;
+    // The range every date parameter of the API accepts.
+    let at = at.with_timezone(&chrono::Utc);
+    if at < crate::reports::routes::earliest() || at > crate::reports::routes::latest() {
+        return Err(problem(field, "must be between 1970-01-01 and 9999-12-31"));
+    }
+    Ok(Some(Timestamp::from_datetime(at)))
+}
+
+/// `?order=newest|sla_due`: whether the soonest SLA due time comes first.
+fn by_sla_due(value: Option<&str>) -> Result<bool, FieldError> {
+    match value {
+        None | Some("newest") => Ok(false),
+        Some("sla_due") => Ok(true),
+        Some(_) => Err(problem("order", "must be newest or sla_due")),
+    }
+}
+
+/// List tickets
+///
+/// Newest first; filters combine. An empty filter value means no filter.
+/// With `q`, only matching tickets, best match first, then newest.
+#[utoipa::path(get, path = "/tickets", operation_id = "list_tickets", tag = "Tickets",
+    params(ListQuery, ListRequest,
+        ("tag" = Option<Vec<String>>, Query, explode = true,
+            description = "Only tickets carrying every one of these tags (repeat the \
+                           parameter or separate with commas)"),
+        ("anyTag" = Option<String>, Query,
+            description = "Only tickets carrying at least one of these comma-separated tags"),
+        ("cf.{key}" = Option<String>, Query,
+            description = "Only tickets whose custom field `key` equals this (a multiselect: \
+                           contains it); `cf.{key}[gt|gte|lt|lte]` compares numbers, dates and \
+                           datetimes")),
+    responses((status = 200, description = "A page of tickets", body = CursorPage<Ticket>)))]
+pub(super) async fn list(
+    State(state): State<AppState>,
+    principal: Principal,
+    Query(query): Query<ListQuery>,
+    RawQuery(raw_query): RawQuery,
+) -> ApiResult<Json<CursorPage<Ticket>>> {
+    let definitions = definitions_for_filters(&state, &principal, raw_query.as_deref()).await?;
+    let (
+        (page, after),
+        entity_id,
+        status,
+        priority,
+        assigned_to_id,
+        team_id,
+        tags,
+        text,
+        custom_fields,
+    ) = (
+        query.page.check(LIST_DEFAULT, LIST_MAX),
+        optional_id("entityId", query.entity_id.as_deref()),
+        optional_enum("status", non_empty(&query.status)),
+        optional_enum("priority", non_empty(&query.priority)),
+        optional_id("assignedToId", query.assigned_to_id.as_deref()),
+        optional_id("teamId", query.team_id.as_deref()),
+        tag_filter(raw_query.as_deref()),
+        search::optional_query(query.q.as_deref()),
+        field_filter(raw_query.as_deref(), &definitions, RecordKind::Ticket),
+    )
+        .all_valid()?;
+    let (sla_breached, sla_due_before, by_sla_due) = (
+        optional_bool("slaBreached", non_empty(&query.sla_breached)),
+        optional_instant("slaDueBefore", non_empty(&query.sla_due_before)),
+        by_sla_due(non_empty(&query.order)),
+    )
+        .all_valid()?;
+    let search = text.map(|text| TicketSearch {
+        text,
+        include_internal: principal.scopes.contains(Scope::TicketsWrite),
+    });
+    let filter = TicketFilter {
+        entity_id,
+        status,
+        priority,
+        assigned_to_id,
+        team_id,
+        tags,
+        search,
+        custom_fields,
+        sla_breached,
+        sla_due_before,
+        by_sla_due,
+    };
+    let list = ListId::new("tickets", &principal.tenant, &filter);
+    // Like a search's rank, an SLA due time is no position a cursor holds.
+    let searching = filter.search.is_some() || filter.by_sla_due;
+    let after = refuse_after_in_rank_order(searching, after)?;
+    let after = state.cursors.open_after(&list, after.as_deref())?;
+    let (tickets, total) = store::list(
+        &state.db,
+        &principal.tenant,
+        &filter,
+        page,
+        after.as_ref(),
+        &state.link_signer(),
+    )
+    .await?;
+    let page = CursorPage::by_time(tickets, total, page, &state.cursors, &list, |t| After {
+        created_at: t.created_at,
+        id: t.id,
+    });
+    Ok(Json(page.ranked(searching)))
+}
+
+/// A query parameter given empty (`?status=`) counts as absent.
+fn non_empty(value: &Option<String>) -> Option<&str> {
+    value.as_deref().filter(|v| !v.is_empty())
+}
