@@ -362,7 +362,7 @@ fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {
     workers.extend(crate::tickets::spawn_workers(state));
     workers.push(crate::retention::spawn(state));
     workers.push(crate::changes::numbering::spawn(state));
-    workers.push(crate::sla::clocks::scheduler::spawn(state));
+    workers.push(crate::sequences::sla_pass::spawn(state));
     workers.push(crate::teams::routing::spawn_worker(state));
     workers.push(crate::attachments::sweep::spawn(state));
     workers

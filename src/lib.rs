@@ -27,6 +27,7 @@ pub mod realtime;
 pub mod reports;
 pub mod retention;
 pub mod router;
+pub mod sequences;
 pub mod settings;
 pub mod sla;
 pub mod snapshots;

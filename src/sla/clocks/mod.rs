@@ -4,7 +4,7 @@
 //! clocks in the ticket's transaction and the scheduler reads their due
 //! times.
 
-pub mod scheduler;
+pub mod due;
 pub mod store;
 
 use std::collections::BTreeMap;

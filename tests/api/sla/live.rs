@@ -7,7 +7,7 @@
 use chrono::{Duration, Utc};
 use serde_json::{Value, json};
 use supportdesk::db::{Db, Query};
-use supportdesk::sla::clocks::scheduler::{BATCH, due_sql};
+use supportdesk::sla::clocks::due::{BATCH, due_sql};
 
 use super::tickets::{pass, quiet, ticket, two_policies};
 use crate::backend_tests;

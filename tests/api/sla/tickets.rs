@@ -8,7 +8,8 @@
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{Value, json};
 use supportdesk::db::Query;
-use supportdesk::sla::clocks::scheduler::{due_sql, run_pass};
+use supportdesk::sequences::sla_pass::run_pass;
+use supportdesk::sla::clocks::due::due_sql;
 
 use super::put_policies;
 use crate::backend_tests;

@@ -1,0 +1,10 @@
+//! The sequences that span areas, above them: each runs one piece of work
+//! whose steps belong to different areas, in one transaction where they
+//! must commit together, calling each area's store for its own rows. An
+//! area never calls another area's store for such a step; it is written
+//! here instead.
+//!
+//! - [`sla_pass`]: a due SLA warning or breach, claimed by the SLA and
+//!   recorded on its ticket.
+
+pub mod sla_pass;
