@@ -69,8 +69,8 @@ pub async fn escalate_in(
     write_state(tx, tenant, ticket_id, &current.apply(&update, now), now).await?;
     let changes = current.diff(&update);
     let met = move_sla_clocks(tx, tenant, ticket_id, &current, &changes, now).await?;
-    let summary = events::escalation_json(escalation, current.assigned_to_id);
-    let mut details = summary.clone();
+    let summary = events::escalation_summary(escalation, current.assigned_to_id);
+    let mut details = serde_json::json!(summary);
     details["changes"] = events::changes_json(&changes);
     let entry = NewActivity {
         details: Some(details),
