@@ -177,7 +177,7 @@ pub async fn rate(
                     comment: before.comment.as_deref(),
                 },
             };
-            emit(&mut tx, tenant, &data).await?;
+            emit(&mut tx, tenant, &data, now).await?;
             (rating, Submitted::Updated)
         }
         None => {
@@ -195,7 +195,7 @@ pub async fn rate(
             .bind(now)
             .fetch_one(&mut tx)
             .await?;
-            emit(&mut tx, tenant, &CsatSubmitted(&rating)).await?;
+            emit(&mut tx, tenant, &CsatSubmitted(&rating), now).await?;
             (rating, Submitted::Created)
         }
     };

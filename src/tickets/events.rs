@@ -22,11 +22,18 @@ use crate::live::{LiveEvent, TicketTopic};
 use crate::mail::{self, Email};
 use crate::sla::clocks::store::Met;
 use crate::tags::model::TagChange;
+use crate::time::Timestamp;
 
-/// `ticket.created` with the whole ticket; the visitor's confirmation email.
-pub async fn created(tx: &mut Tx, tenant: &Tenant, ticket: &Ticket) -> Result<(), StoreError> {
+/// `ticket.created` with the whole ticket, at `now`; the visitor's
+/// confirmation email.
+pub async fn created(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    ticket: &Ticket,
+    now: Timestamp,
+) -> Result<(), StoreError> {
     let change = ticket_change(ticket)?;
-    let event = emit_change(tx, tenant, &TicketCreated(ticket), Some(&change)).await?;
+    let event = emit_change(tx, tenant, &TicketCreated(ticket), Some(&change), now).await?;
     announce(tx, tenant, ticket, event);
     if let Some(to) = &ticket.visitor_email {
         mail::queue(tx, tenant, &creation_email(to, ticket)).await?;
@@ -36,9 +43,13 @@ pub async fn created(tx: &mut Tx, tenant: &Tenant, ticket: &Ticket) -> Result<()
 
 /// `ticket.created` for a create written in one statement with its event
 /// (`store::insert_plain`): the event, its `ticketNumber` still to be set
-/// by that statement.
-pub fn created_event(tenant: &Tenant, ticket: &Ticket) -> Result<Event, StoreError> {
-    new_event(tenant, &TicketCreated(ticket))
+/// by that statement; at `now`.
+pub fn created_event(
+    tenant: &Tenant,
+    ticket: &Ticket,
+    now: Timestamp,
+) -> Result<Event, StoreError> {
+    new_event(tenant, &TicketCreated(ticket), now)
 }
 
 /// After the statement of [`created_event`] wrote the event and answered
@@ -82,12 +93,13 @@ pub struct Announced<'a> {
 /// `changes.tags` is `{added, removed}`, `changes.customFields` is
 /// `{key: {from, to}}`) and, when the assignee changed, `assignment
 /// {reason, teamId}`; then `ticket.resolved` and the visitor's email when
-/// the status became RESOLVED.
+/// the status became RESOLVED; both at `now`.
 pub async fn updated(
     tx: &mut Tx,
     tenant: &Tenant,
     ticket: &Ticket,
     announced: Announced<'_>,
+    now: Timestamp,
 ) -> Result<(), StoreError> {
     let Announced {
         changes,
@@ -106,11 +118,11 @@ pub async fn updated(
         assignment,
     };
     let change = ticket_change(ticket)?;
-    let event = emit_change(tx, tenant, &data, Some(&change)).await?;
+    let event = emit_change(tx, tenant, &data, Some(&change), now).await?;
     announce(tx, tenant, ticket, event);
     let resolved = changes.iter().any(Change::resolves);
     if resolved {
-        let event = emit(tx, tenant, &TicketResolved(ticket)).await?;
+        let event = emit(tx, tenant, &TicketResolved(ticket), now).await?;
         announce(tx, tenant, ticket, event);
         if let Some(to) = &ticket.visitor_email {
             let rating_link = match resolution.rating_link {
@@ -123,31 +135,34 @@ pub async fn updated(
     Ok(())
 }
 
-/// `ticket.escalated` with the ticket after the escalation and `escalation`.
+/// `ticket.escalated` with the ticket after the escalation and
+/// `escalation`, at `now`.
 pub async fn escalated(
     tx: &mut Tx,
     tenant: &Tenant,
     ticket: &Ticket,
     escalation: &EscalationSummary,
+    now: Timestamp,
 ) -> Result<(), StoreError> {
     let data = TicketEscalated { ticket, escalation };
     let change = ticket_change(ticket)?;
-    let event = emit_change(tx, tenant, &data, Some(&change)).await?;
+    let event = emit_change(tx, tenant, &data, Some(&change), now).await?;
     announce(tx, tenant, ticket, event);
     Ok(())
 }
 
 /// `comment.created` with the comment (which carries `ticketId`), on the
 /// channels of its ticket's entity (an internal note only to sockets that
-/// read notes).
+/// read notes); at `now`.
 pub async fn comment_created(
     tx: &mut Tx,
     tenant: &Tenant,
     ticket: &Ticket,
     comment: &Comment,
+    now: Timestamp,
 ) -> Result<(), StoreError> {
     let change = RecordChange::upsert(RecordType::Comment, comment.id, comment)?;
-    let event = emit_change(tx, tenant, &CommentCreated(comment), Some(&change)).await?;
+    let event = emit_change(tx, tenant, &CommentCreated(comment), Some(&change), now).await?;
     let topic = TicketTopic {
         internal: comment.is_internal,
         ..topic(tenant, ticket)
@@ -159,18 +174,21 @@ pub async fn comment_created(
 /// `sla.warning`, `sla.breached` or `sla.fulfilled` with the whole ticket
 /// and `slaEvent` `{metric, dueAt, at}`; on the channels of the ticket's
 /// entity and of `team_entities`, those of its team (a team console
-/// watches them; the ticket's own entity may be none of them).
+/// watches them; the ticket's own entity may be none of them). Stamped
+/// `now`, when it is recorded; `slaEvent.at` is when the clock's moment
+/// came.
 pub async fn sla(
     tx: &mut Tx,
     tenant: &Tenant,
     ticket: &Ticket,
     met: &Met,
     team_entities: &[uuid::Uuid],
+    now: Timestamp,
 ) -> Result<(), StoreError> {
     let event = match SlaPayload::of(ticket, met) {
-        SlaPayload::Warning(data) => emit(tx, tenant, &data).await?,
-        SlaPayload::Breached(data) => emit(tx, tenant, &data).await?,
-        SlaPayload::Fulfilled(data) => emit(tx, tenant, &data).await?,
+        SlaPayload::Warning(data) => emit(tx, tenant, &data, now).await?,
+        SlaPayload::Breached(data) => emit(tx, tenant, &data, now).await?,
+        SlaPayload::Fulfilled(data) => emit(tx, tenant, &data, now).await?,
     };
     let mut topic = topic(tenant, ticket);
     topic.team = team_entities
@@ -276,7 +294,6 @@ fn resolution_email(to: &str, ticket: &Ticket, rating_link: Option<&str>) -> Ema
 mod tests {
     use super::*;
     use crate::tickets::model::TicketStatus;
-    use crate::time::Timestamp;
 
     fn ticket() -> Ticket {
         Ticket {

@@ -78,7 +78,7 @@ pub async fn create_in(
         .unique_field("email")
         .fetch_one(&mut *tx)
         .await?;
-    events::emit(tx, tenant, &UserCreated(&user)).await?;
+    events::emit(tx, tenant, &UserCreated(&user), now).await?;
     Ok(user)
 }
 

@@ -130,7 +130,8 @@ async fn claim(
         due_at,
         at,
     };
-    crate::tickets::store::record_sla(&mut tx, &tenant, clock.ticket_id, &[met], signer).await?;
+    crate::tickets::store::record_sla(&mut tx, &tenant, clock.ticket_id, &[met], signer, now)
+        .await?;
     tx.commit().await?;
     Ok(true)
 }

@@ -44,6 +44,7 @@ use crate::chat::store::record_session;
 use crate::db::{Backend, Tx};
 use crate::error::StoreError;
 use crate::events::{self, EventName, EventPayload};
+use crate::time::Timestamp;
 
 crate::text_enum! {
     /// Why a chat's assignee changed.
@@ -87,14 +88,15 @@ async fn finish(
     session: Uuid,
     assignment: Assignment,
     previous: Option<Uuid>,
+    now: Timestamp,
 ) -> Result<Assigned, StoreError> {
-    let session = record_session(tx, tenant, session).await?;
+    let session = record_session(tx, tenant, session, now).await?;
     let assigned = Assigned {
         session,
         assignment,
         previous_assignee_id: previous.filter(|p| Some(*p) != assignment.assignee_id),
     };
-    events::emit(tx, tenant, &assigned).await?;
+    events::emit(tx, tenant, &assigned, now).await?;
     Ok(assigned)
 }
 

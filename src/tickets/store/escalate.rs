@@ -78,9 +78,9 @@ pub async fn escalate_in(
     };
     add_activity(tx, tenant, ticket_id, entry, now).await?;
     let ticket = load(&mut *tx, tenant, ticket_id, signer).await?;
-    events::escalated(tx, tenant, &ticket, &summary).await?;
+    events::escalated(tx, tenant, &ticket, &summary, now).await?;
     if !met.is_empty() {
-        record_sla(tx, tenant, ticket_id, &met, signer).await?;
+        record_sla(tx, tenant, ticket_id, &met, signer, now).await?;
     }
     Ok(ticket)
 }

@@ -363,6 +363,7 @@ async fn rolled_back_change_delivers_nothing(backend: Backend) {
         &tenant,
         EventName::TicketCreated,
         &json!({"subject": "rolled back"}),
+        app.state.clock.now(),
     )
     .await
     .expect("emit");
@@ -374,6 +375,7 @@ async fn rolled_back_change_delivers_nothing(backend: Backend) {
         &tenant,
         EventName::TicketCreated,
         &json!({"subject": "committed"}),
+        app.state.clock.now(),
     )
     .await
     .expect("emit");
@@ -573,6 +575,7 @@ async fn a_hanging_endpoint_does_not_hold_up_others(backend: Backend) {
         &tenant,
         EventName::TicketCreated,
         &json!({"subject": "slow"}),
+        app.state.clock.now(),
     )
     .await
     .expect("emit");
