@@ -5,6 +5,7 @@ use std::time::Duration;
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::event_catalogue::{EventName, EventPayload};
 use crate::time::Timestamp;
 
 crate::text_enum! {
@@ -69,6 +70,34 @@ impl Rating {
     pub fn changeable_at(&self, now: Timestamp) -> bool {
         now < self.created_at.plus(CHANGE_WINDOW)
     }
+}
+
+/// `csat.submitted`: the rating.
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct CsatSubmitted<'a>(pub &'a Rating);
+
+impl EventPayload for CsatSubmitted<'_> {
+    const NAME: EventName = EventName::CsatSubmitted;
+}
+
+/// `csat.updated`: the rating as changed, and what it was before.
+#[derive(Debug, Serialize)]
+pub struct CsatUpdated<'a> {
+    #[serde(flatten)]
+    pub rating: &'a Rating,
+    pub previous: PreviousRating<'a>,
+}
+
+impl EventPayload for CsatUpdated<'_> {
+    const NAME: EventName = EventName::CsatUpdated;
+}
+
+/// `previous` of `csat.updated`: the score and comment the change replaced.
+#[derive(Debug, Serialize)]
+pub struct PreviousRating<'a> {
+    pub score: i64,
+    pub comment: Option<&'a str>,
 }
 
 /// A submission: the score, checked to be 1-5, and the trimmed comment.
@@ -164,19 +193,60 @@ mod tests {
         assert_eq!(CsatSummary::from_counts(&[]).average, None);
     }
 
-    #[test]
-    fn a_rating_is_changeable_for_seven_days() {
-        let now = Timestamp::now();
-        let rating = Rating {
-            id: Uuid::now_v7(),
-            entity_id: Uuid::now_v7(),
+    fn rating(now: Timestamp) -> Rating {
+        Rating {
+            id: Uuid::nil(),
+            entity_id: Uuid::nil(),
             chat_session_id: None,
-            ticket_id: Some(Uuid::now_v7()),
+            ticket_id: Some(Uuid::nil()),
             score: 3,
             comment: None,
             created_at: now,
             updated_at: now,
+        }
+    }
+
+    fn documented_rating() -> serde_json::Value {
+        let nil = Uuid::nil().to_string();
+        serde_json::json!({
+            "id": nil, "entityId": nil, "chatSessionId": null, "ticketId": nil,
+            "score": 3, "comment": null,
+            "createdAt": "2026-11-21T18:48:26.752Z", "updatedAt": "2026-11-21T18:48:26.752Z",
+        })
+    }
+
+    fn documented_time() -> Timestamp {
+        Timestamp::from_datetime("2026-11-21T18:48:26.752Z".parse().expect("timestamp"))
+    }
+
+    #[test]
+    fn submitted_is_the_rating() {
+        let rating = rating(documented_time());
+        let data = serde_json::to_value(CsatSubmitted(&rating)).expect("payload");
+        assert_eq!(data, documented_rating());
+    }
+
+    #[test]
+    fn updated_adds_the_previous_score_and_comment() {
+        let rating = rating(documented_time());
+        let previous = PreviousRating {
+            score: 5,
+            comment: Some("great"),
         };
+        let data = serde_json::to_value(CsatUpdated {
+            rating: &rating,
+            previous,
+        })
+        .expect("payload");
+        let mut expected = documented_rating();
+        expected["previous"] = serde_json::json!({"score": 5, "comment": "great"});
+        assert_eq!(data, expected);
+    }
+
+    #[test]
+    fn a_rating_is_changeable_for_seven_days() {
+        let now = Timestamp::now();
+        let rating = rating(now);
         assert!(rating.changeable_at(now.plus(CHANGE_WINDOW - Duration::from_secs(1))));
         assert!(!rating.changeable_at(now.plus(CHANGE_WINDOW)));
     }

@@ -2,14 +2,14 @@
 //! ticket, the entity's setting and the change window, writes the rating
 //! and records `csat.submitted` / `csat.updated` in one transaction.
 
-use serde_json::json;
 use uuid::Uuid;
 
 use super::model::{CsatMode, CsatSummary, NewRating, Rating, RatingFilter, RatingTarget, Refusal};
+use super::model::{CsatSubmitted, CsatUpdated, PreviousRating};
 use crate::auth::{Mode, Tenant};
 use crate::db::{Db, On, Query, Tx};
 use crate::error::StoreError;
-use crate::events::{EventName, emit, payload};
+use crate::events::emit;
 use crate::mail::{self, Email};
 use crate::paging::{After, Order, Total, push_after};
 use crate::time::{Timestamp, new_id};
@@ -170,9 +170,14 @@ pub async fn rate(
             .bind(now)
             .fetch_one(&mut tx)
             .await?;
-            let mut data = payload(&rating)?;
-            data["previous"] = json!({"score": before.score, "comment": before.comment});
-            emit(&mut tx, tenant, EventName::CsatUpdated, &data).await?;
+            let data = CsatUpdated {
+                rating: &rating,
+                previous: PreviousRating {
+                    score: before.score,
+                    comment: before.comment.as_deref(),
+                },
+            };
+            emit(&mut tx, tenant, &data, now).await?;
             (rating, Submitted::Updated)
         }
         None => {
@@ -190,7 +195,7 @@ pub async fn rate(
             .bind(now)
             .fetch_one(&mut tx)
             .await?;
-            emit(&mut tx, tenant, EventName::CsatSubmitted, &rating).await?;
+            emit(&mut tx, tenant, &CsatSubmitted(&rating), now).await?;
             (rating, Submitted::Created)
         }
     };

@@ -15,31 +15,64 @@ use crate::time::{Timestamp, new_id};
 
 mod change;
 
-pub use crate::event_catalogue::{EVENT_NAMES, Event, EventName};
+pub use crate::event_catalogue::{EVENT_NAMES, Event, EventName, EventPayload};
 pub use change::{Op, RecordChange, RecordType};
 
-/// Records `name` with `data` for `tenant` in `tx`, and queues its webhook
-/// deliveries in the same transaction. A payload that does not serialise is
-/// an error, never an event with `data: null`.
-pub async fn emit(
+/// Records `data`, as the event its type names, for `tenant` in `tx`,
+/// stamped `now` (the caller's clock), and queues its webhook deliveries in
+/// the same transaction. A payload that does not serialise is an error,
+/// never an event with `data: null`.
+pub async fn emit<P: EventPayload>(
     tx: &mut Tx,
     tenant: &Tenant,
-    name: EventName,
-    data: &impl Serialize,
+    data: &P,
+    now: Timestamp,
 ) -> Result<Event, StoreError> {
-    emit_change(tx, tenant, name, data, None).await
+    emit_change(tx, tenant, data, None, now).await
 }
 
 /// `emit`, the event row also being the change feed's entry for `change`
 /// (one row, one mechanism: the feed reads the events table).
-pub async fn emit_change(
+pub async fn emit_change<P: EventPayload>(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    data: &P,
+    change: Option<&RecordChange>,
+    now: Timestamp,
+) -> Result<Event, StoreError> {
+    let event = new_event(tenant, data, now)?;
+    record(tx, tenant, event, change).await
+}
+
+/// Records `data` as the event `name` whatever its shape: only for tests
+/// that need an event no payload type describes (a delivery of arbitrary
+/// data); the service records its events with [`emit`], whose payload
+/// type names the event.
+#[doc(hidden)]
+pub async fn emit_json(
     tx: &mut Tx,
     tenant: &Tenant,
     name: EventName,
-    data: &impl Serialize,
+    data: &serde_json::Value,
+    now: Timestamp,
+) -> Result<Event, StoreError> {
+    let event = Event {
+        id: new_id(),
+        name,
+        tenant_company: tenant.company_id,
+        timestamp: now,
+        data: data.clone(),
+    };
+    record(tx, tenant, event, None).await
+}
+
+/// Writes `event` and queues its webhook deliveries.
+async fn record(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    event: Event,
     change: Option<&RecordChange>,
 ) -> Result<Event, StoreError> {
-    let event = new_event(tenant, name, data)?;
     let row = Row {
         id: event.id,
         name: event.name.as_str(),
@@ -51,17 +84,17 @@ pub async fn emit_change(
     Ok(event)
 }
 
-/// The event `emit` would record now, not yet written.
-pub fn new_event(
+/// The event `emit` would record at `now`, not yet written.
+pub fn new_event<P: EventPayload>(
     tenant: &Tenant,
-    name: EventName,
-    data: &impl Serialize,
+    data: &P,
+    now: Timestamp,
 ) -> Result<Event, StoreError> {
     Ok(Event {
         id: new_id(),
-        name,
+        name: P::NAME,
         tenant_company: tenant.company_id,
-        timestamp: Timestamp::now(),
+        timestamp: now,
         data: payload(data)?,
     })
 }
@@ -126,18 +159,19 @@ pub async fn queue_written(
 
 /// Records a change that has no webhook event (chat, knowledge base,
 /// deletes) for the change feed only: an events row named
-/// `<type>.<op>` that no webhook is sent for.
+/// `<type>.<op>` that no webhook is sent for, stamped `now`.
 pub async fn record_change(
     tx: &mut Tx,
     tenant: &Tenant,
     change: &RecordChange,
+    now: Timestamp,
 ) -> Result<(), StoreError> {
     let name = format!("{}.{}", change.record_type, change.op);
     let row = Row {
         id: new_id(),
         name: &name,
         data: &serde_json::json!({ "id": change.id }),
-        created_at: Timestamp::now(),
+        created_at: now,
     };
     insert(tx, tenant, row, Some(change)).await
 }
@@ -196,4 +230,33 @@ async fn insert_query(
 /// error (it would otherwise be sent as `null`).
 pub fn payload(data: &impl Serialize) -> Result<serde_json::Value, StoreError> {
     serde_json::to_value(data).map_err(|e| StoreError::Database(sqlx::Error::Encode(Box::new(e))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::Mode;
+
+    #[derive(Serialize)]
+    struct Signup {
+        name: &'static str,
+    }
+
+    impl EventPayload for Signup {
+        const NAME: EventName = EventName::UserCreated;
+    }
+
+    #[test]
+    fn an_event_is_named_by_its_payload_and_stamped_by_the_callers_clock() {
+        let tenant = Tenant {
+            company_id: uuid::Uuid::now_v7(),
+            mode: Mode::Test,
+        };
+        // A clock moved a day ahead of the wall clock, as a test moves it.
+        let now = Timestamp::now().plus(std::time::Duration::from_secs(86_400));
+        let event = new_event(&tenant, &Signup { name: "Ada" }, now).expect("event");
+        assert_eq!(event.name, EventName::UserCreated);
+        assert_eq!(event.timestamp, now);
+        assert_eq!(event.data, serde_json::json!({"name": "Ada"}));
+    }
 }

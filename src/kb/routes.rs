@@ -418,7 +418,7 @@ async fn delete_article(
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<Value>> {
-    store::delete_article(&state.db, &principal.tenant, id).await?;
+    store::delete_article(&state.db, &principal.tenant, id, state.clock.now()).await?;
     Ok(Json(json!({ "id": id, "deleted": true })))
 }
 
@@ -450,6 +450,7 @@ async fn vote(
         id,
         helpful,
         sees_drafts(&principal),
+        state.clock.now(),
     )
     .await?;
     Ok(Json(json!({ "recorded": true })))
@@ -592,6 +593,6 @@ async fn delete_category(
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<Value>> {
-    store::delete_category(&state.db, &principal.tenant, id).await?;
+    store::delete_category(&state.db, &principal.tenant, id, state.clock.now()).await?;
     Ok(Json(json!({ "id": id, "deleted": true })))
 }

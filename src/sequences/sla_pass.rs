@@ -68,7 +68,8 @@ async fn claim(
         return Ok(false);
     };
     let tenant = clock.tenant();
-    crate::tickets::store::record_sla(&mut tx, &tenant, clock.ticket_id, &[met], signer).await?;
+    crate::tickets::store::record_sla(&mut tx, &tenant, clock.ticket_id, &[met], signer, now)
+        .await?;
     tx.commit().await?;
     Ok(true)
 }

@@ -5,31 +5,35 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use super::model::{Change, Comment, Escalation, Ticket, TicketAssignment};
+use super::payloads::{
+    Changes, CommentCreated, EscalationSummary, FieldChanges, SlaEvent, SlaPayload, TicketCreated,
+    TicketEscalated, TicketResolved, TicketUpdated,
+};
 use crate::auth::Tenant;
 use crate::custom_fields::model::FieldChange;
 use crate::db::Tx;
 use crate::error::StoreError;
-use crate::events::{Event, EventName, emit, emit_change, payload};
+use crate::events::{Event, emit, emit_change, payload};
 use crate::events::{RecordChange, RecordType, new_event, queue_written};
 use crate::live::{LiveEvent, TicketTopic};
 use crate::mail::{self, Email};
-use crate::sla::clocks::store::{Happening, Met};
+use crate::sla::clocks::store::Met;
 use crate::tags::model::TagChange;
+use crate::time::Timestamp;
 
-/// `ticket.created` with the whole ticket; the visitor's confirmation email.
-pub async fn created(tx: &mut Tx, tenant: &Tenant, ticket: &Ticket) -> Result<(), StoreError> {
+/// `ticket.created` with the whole ticket, at `now`; the visitor's
+/// confirmation email.
+pub async fn created(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    ticket: &Ticket,
+    now: Timestamp,
+) -> Result<(), StoreError> {
     let change = ticket_change(ticket)?;
-    let event = emit_change(
-        tx,
-        tenant,
-        EventName::TicketCreated,
-        &ticket_data(ticket)?,
-        Some(&change),
-    )
-    .await?;
+    let event = emit_change(tx, tenant, &TicketCreated(ticket), Some(&change), now).await?;
     announce(tx, tenant, ticket, event);
     if let Some(to) = &ticket.visitor_email {
         mail::queue(tx, tenant, &creation_email(to, ticket)).await?;
@@ -39,14 +43,19 @@ pub async fn created(tx: &mut Tx, tenant: &Tenant, ticket: &Ticket) -> Result<()
 
 /// `ticket.created` for a create written in one statement with its event
 /// (`store::insert_plain`): the event, its `ticketNumber` still to be set
-/// by that statement.
-pub fn created_event(tenant: &Tenant, ticket: &Ticket) -> Result<Event, StoreError> {
-    new_event(tenant, EventName::TicketCreated, ticket)
+/// by that statement; at `now`.
+pub fn created_event(
+    tenant: &Tenant,
+    ticket: &Ticket,
+    now: Timestamp,
+) -> Result<Event, StoreError> {
+    new_event(tenant, &TicketCreated(ticket), now)
 }
 
 /// After the statement of [`created_event`] wrote the event and answered
-/// the ticket's number and the tenant's webhooks: the number in the event,
-/// its deliveries and live announcement, and the visitor's email.
+/// the ticket's number and the tenant's webhooks: the event's data made
+/// again from the numbered ticket (what that statement wrote), its
+/// deliveries and live announcement, and the visitor's email.
 pub async fn created_written(
     tx: &mut Tx,
     tenant: &Tenant,
@@ -54,7 +63,7 @@ pub async fn created_written(
     mut event: Event,
     webhooks: Vec<(uuid::Uuid, Vec<String>)>,
 ) -> Result<(), StoreError> {
-    event.data["ticketNumber"] = json!(ticket.ticket_number);
+    event.data = payload(&TicketCreated(ticket))?;
     queue_written(tx, tenant, &event, webhooks).await?;
     announce(tx, tenant, ticket, event);
     if let Some(to) = &ticket.visitor_email {
@@ -84,12 +93,13 @@ pub struct Announced<'a> {
 /// `changes.tags` is `{added, removed}`, `changes.customFields` is
 /// `{key: {from, to}}`) and, when the assignee changed, `assignment
 /// {reason, teamId}`; then `ticket.resolved` and the visitor's email when
-/// the status became RESOLVED.
+/// the status became RESOLVED; both at `now`.
 pub async fn updated(
     tx: &mut Tx,
     tenant: &Tenant,
     ticket: &Ticket,
     announced: Announced<'_>,
+    now: Timestamp,
 ) -> Result<(), StoreError> {
     let Announced {
         changes,
@@ -98,23 +108,21 @@ pub async fn updated(
         assignment,
         resolution,
     } = announced;
-    let mut data = ticket_data(ticket)?;
-    data["changes"] = changes_json(changes);
-    if let Some(assignment) = assignment {
-        data["assignment"] = json!(assignment);
-    }
-    if !tags.is_empty() {
-        data["changes"]["tags"] = json!(tags);
-    }
-    if !custom_fields.is_empty() {
-        data["changes"]["customFields"] = json!(custom_fields);
-    }
+    let data = TicketUpdated {
+        ticket,
+        changes: Changes {
+            fields: FieldChanges(changes),
+            tags,
+            custom_fields,
+        },
+        assignment,
+    };
     let change = ticket_change(ticket)?;
-    let event = emit_change(tx, tenant, EventName::TicketUpdated, &data, Some(&change)).await?;
+    let event = emit_change(tx, tenant, &data, Some(&change), now).await?;
     announce(tx, tenant, ticket, event);
     let resolved = changes.iter().any(Change::resolves);
     if resolved {
-        let event = emit(tx, tenant, EventName::TicketResolved, &ticket_data(ticket)?).await?;
+        let event = emit(tx, tenant, &TicketResolved(ticket), now).await?;
         announce(tx, tenant, ticket, event);
         if let Some(to) = &ticket.visitor_email {
             let rating_link = match resolution.rating_link {
@@ -127,39 +135,34 @@ pub async fn updated(
     Ok(())
 }
 
-/// `ticket.escalated` with the ticket after the escalation and `escalation`.
+/// `ticket.escalated` with the ticket after the escalation and
+/// `escalation`, at `now`.
 pub async fn escalated(
     tx: &mut Tx,
     tenant: &Tenant,
     ticket: &Ticket,
-    escalation: &Value,
+    escalation: &EscalationSummary,
+    now: Timestamp,
 ) -> Result<(), StoreError> {
-    let mut data = ticket_data(ticket)?;
-    data["escalation"] = escalation.clone();
+    let data = TicketEscalated { ticket, escalation };
     let change = ticket_change(ticket)?;
-    let event = emit_change(tx, tenant, EventName::TicketEscalated, &data, Some(&change)).await?;
+    let event = emit_change(tx, tenant, &data, Some(&change), now).await?;
     announce(tx, tenant, ticket, event);
     Ok(())
 }
 
 /// `comment.created` with the comment (which carries `ticketId`), on the
 /// channels of its ticket's entity (an internal note only to sockets that
-/// read notes).
+/// read notes); at `now`.
 pub async fn comment_created(
     tx: &mut Tx,
     tenant: &Tenant,
     ticket: &Ticket,
     comment: &Comment,
+    now: Timestamp,
 ) -> Result<(), StoreError> {
     let change = RecordChange::upsert(RecordType::Comment, comment.id, comment)?;
-    let event = emit_change(
-        tx,
-        tenant,
-        EventName::CommentCreated,
-        comment,
-        Some(&change),
-    )
-    .await?;
+    let event = emit_change(tx, tenant, &CommentCreated(comment), Some(&change), now).await?;
     let topic = TicketTopic {
         internal: comment.is_internal,
         ..topic(tenant, ticket)
@@ -171,22 +174,22 @@ pub async fn comment_created(
 /// `sla.warning`, `sla.breached` or `sla.fulfilled` with the whole ticket
 /// and `slaEvent` `{metric, dueAt, at}`; on the channels of the ticket's
 /// entity and of `team_entities`, those of its team (a team console
-/// watches them; the ticket's own entity may be none of them).
+/// watches them; the ticket's own entity may be none of them). Stamped
+/// `now`, when it is recorded; `slaEvent.at` is when the clock's moment
+/// came.
 pub async fn sla(
     tx: &mut Tx,
     tenant: &Tenant,
     ticket: &Ticket,
     met: &Met,
     team_entities: &[uuid::Uuid],
+    now: Timestamp,
 ) -> Result<(), StoreError> {
-    let name = match met.happening {
-        Happening::Warning => EventName::SlaWarning,
-        Happening::Breached => EventName::SlaBreached,
-        Happening::Fulfilled => EventName::SlaFulfilled,
+    let event = match SlaPayload::of(ticket, met) {
+        SlaPayload::Warning(data) => emit(tx, tenant, &data, now).await?,
+        SlaPayload::Breached(data) => emit(tx, tenant, &data, now).await?,
+        SlaPayload::Fulfilled(data) => emit(tx, tenant, &data, now).await?,
     };
-    let mut data = ticket_data(ticket)?;
-    data["slaEvent"] = sla_json(met);
-    let event = emit(tx, tenant, name, &data).await?;
     let mut topic = topic(tenant, ticket);
     topic.team = team_entities
         .iter()
@@ -215,9 +218,9 @@ fn announce(tx: &mut Tx, tenant: &Tenant, ticket: &Ticket, event: Event) {
     });
 }
 
-/// `{metric, dueAt, at}` of an SLA event and its timeline entry.
+/// `{metric, dueAt, at}` of an SLA event, for its timeline entry.
 pub fn sla_json(met: &Met) -> Value {
-    json!({"metric": met.metric.api_name(), "dueAt": met.due_at, "at": met.at})
+    serde_json::json!(SlaEvent::of(met))
 }
 
 /// The change feed's entry for the ticket as it now is (its events carry
@@ -226,36 +229,17 @@ pub fn ticket_change(ticket: &Ticket) -> Result<RecordChange, StoreError> {
     RecordChange::upsert(RecordType::Ticket, ticket.id, ticket)
 }
 
-/// The `escalation` object of the event and of the timeline entry.
-pub fn escalation_json(escalation: &Escalation, previous_assignee: Option<uuid::Uuid>) -> Value {
-    let mut summary = json!({
-        "reason": escalation.reason,
-        "escalatedToId": escalation.to_user,
-        "previousAssigneeId": previous_assignee,
-        "automatic": escalation.automatic,
-        "ruleId": escalation.rule_id,
-    });
-    // Only a rule's escalation to a team has one: absent otherwise.
-    if let Some(team) = escalation.to_team {
-        summary["escalatedToTeamId"] = json!(team);
-    }
-    summary
+/// The `escalation` of the event and of the timeline entry.
+pub fn escalation_summary(
+    escalation: &Escalation,
+    previous_assignee: Option<uuid::Uuid>,
+) -> EscalationSummary {
+    EscalationSummary::of(escalation, previous_assignee)
 }
 
-/// `{field: {from, to}}` for each change.
+/// `{field: {from, to}}` for each change, for a timeline entry.
 pub fn changes_json(changes: &[Change]) -> Value {
-    let map: Map<String, Value> = changes
-        .iter()
-        .map(|c| {
-            let (from, to) = c.texts();
-            (c.field().to_string(), json!({"from": from, "to": to}))
-        })
-        .collect();
-    Value::Object(map)
-}
-
-fn ticket_data(ticket: &Ticket) -> Result<Value, StoreError> {
-    payload(ticket)
+    serde_json::json!(FieldChanges(changes))
 }
 
 fn creation_email(to: &str, ticket: &Ticket) -> Email {
@@ -310,7 +294,6 @@ fn resolution_email(to: &str, ticket: &Ticket, rating_link: Option<&str>) -> Ema
 mod tests {
     use super::*;
     use crate::tickets::model::TicketStatus;
-    use crate::time::Timestamp;
 
     fn ticket() -> Ticket {
         Ticket {
@@ -360,7 +343,7 @@ mod tests {
         }];
         assert_eq!(
             changes_json(&changes),
-            json!({"assignedToId": {"from": null, "to": user.to_string()}})
+            serde_json::json!({"assignedToId": {"from": null, "to": user.to_string()}})
         );
     }
 }

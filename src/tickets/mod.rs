@@ -8,6 +8,7 @@ pub mod events;
 mod listing;
 pub mod model;
 mod nested;
+pub mod payloads;
 pub mod routes;
 pub mod rules;
 pub mod store;

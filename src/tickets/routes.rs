@@ -406,7 +406,7 @@ async fn delete(
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<serde_json::Value>> {
-    let hashes = store::delete(&state.db, &principal.tenant, id).await?;
+    let hashes = store::delete(&state.db, &principal.tenant, id, state.clock.now()).await?;
     // The ticket's files go now, not at the next sweep; shared bytes stay.
     crate::attachments::sweep::release(
         &state.db,

@@ -23,6 +23,15 @@ pub struct User {
     pub updated_at: Timestamp,
 }
 
+/// `user.created`: the user.
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct UserCreated<'a>(pub &'a User);
+
+impl events::EventPayload for UserCreated<'_> {
+    const NAME: events::EventName = events::EventName::UserCreated;
+}
+
 pub const COLUMNS: &str = "id, name, email, role, created_at, updated_at";
 
 pub struct NewUser {
@@ -69,7 +78,7 @@ pub async fn create_in(
         .unique_field("email")
         .fetch_one(&mut *tx)
         .await?;
-    events::emit(tx, tenant, events::EventName::UserCreated, &user).await?;
+    events::emit(tx, tenant, &UserCreated(&user), now).await?;
     Ok(user)
 }
 
@@ -141,4 +150,28 @@ pub async fn update(
         .unique_field("email")
         .fetch_one(db)
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_created_is_the_user_as_the_api_documents_it() {
+        let at = Timestamp::from_datetime("2026-11-21T18:48:26.752Z".parse().expect("timestamp"));
+        let id: Uuid = "01a1ff70-3780-70e9-b8a3-96eee53d5f5c".parse().expect("id");
+        let user = User {
+            id,
+            name: "Ada".into(),
+            email: "ada@example.com".into(),
+            role: Role::Agent,
+            created_at: at,
+            updated_at: at,
+        };
+        assert_eq!(
+            serde_json::to_string(&serde_json::to_value(UserCreated(&user)).expect("payload"))
+                .expect("json"),
+            r#"{"createdAt":"2026-11-21T18:48:26.752Z","email":"ada@example.com","id":"01a1ff70-3780-70e9-b8a3-96eee53d5f5c","name":"Ada","role":"AGENT","updatedAt":"2026-11-21T18:48:26.752Z"}"#
+        );
+    }
 }

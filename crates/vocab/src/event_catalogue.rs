@@ -30,6 +30,13 @@ crate::text_enum! {
 /// The wire spellings of [`EventName::ALL`], in the same order.
 pub const EVENT_NAMES: &[&str] = EventName::NAMES;
 
+/// The data of one kind of event. Each payload type names the event it is
+/// the data of, so recording an event takes its name from its payload and
+/// an event cannot be recorded with another event's data.
+pub trait EventPayload: Serialize {
+    const NAME: EventName;
+}
+
 /// One recorded event.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -78,7 +78,7 @@ pub async fn create_session(
         &new.custom_fields,
     )
     .await?;
-    let session = record_session(&mut tx, tenant, session.id).await?;
+    let session = record_session(&mut tx, tenant, session.id, now).await?;
     tx.commit().await?;
     Ok(session)
 }

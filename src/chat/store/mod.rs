@@ -31,6 +31,7 @@ use crate::error::StoreError;
 use crate::events;
 use crate::events::{RecordChange, RecordType};
 use crate::tags::store::{self as tag_store, Tagged};
+use crate::time::Timestamp;
 
 const SESSION_COLUMNS: &str = "id, entity_id, status, visitor_name, visitor_email, created_at, \
      updated_at, closed_at, custom_fields, team_id, assignee_id, assigned_at, \
@@ -63,15 +64,16 @@ async fn load_session<'c>(
     Ok(session)
 }
 
-/// The session as `tx` now holds it, recorded for the change feed.
+/// The session as `tx` now holds it, recorded for the change feed at `now`.
 pub(crate) async fn record_session(
     tx: &mut Tx,
     tenant: &Tenant,
     id: Uuid,
+    now: Timestamp,
 ) -> Result<Session, StoreError> {
     let session = load_session(&mut *tx, tenant, id, "").await?;
     let change = RecordChange::upsert(RecordType::ChatSession, id, &session)?;
-    events::record_change(tx, tenant, &change).await?;
+    events::record_change(tx, tenant, &change, now).await?;
     Ok(session)
 }
 

@@ -160,14 +160,14 @@ pub async fn create_message(
     }
     if message.sender_type == SenderType::Agent {
         for (ticket, met) in sla_store::agent_chatted(&mut tx, tenant, session_id, now).await? {
-            crate::tickets::store::record_sla(&mut tx, tenant, ticket, &met, signer).await?;
+            crate::tickets::store::record_sla(&mut tx, tenant, ticket, &met, signer, now).await?;
         }
     }
     // The message touched the session (`updatedAt`): the feed carries both.
     let change = RecordChange::upsert(RecordType::ChatSession, session.id, &session)?;
-    events::record_change(&mut tx, tenant, &change).await?;
+    events::record_change(&mut tx, tenant, &change, now).await?;
     let change = RecordChange::upsert(RecordType::ChatMessage, message.id, &message)?;
-    events::record_change(&mut tx, tenant, &change).await?;
+    events::record_change(&mut tx, tenant, &change, now).await?;
     tx.commit().await?;
     Ok(Sent::New {
         session: Box::new(session),

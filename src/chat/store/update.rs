@@ -75,7 +75,7 @@ pub async fn update_session(
     .bind(now)
     .execute(&mut tx)
     .await?;
-    let session = record_session(&mut tx, tenant, id).await?;
+    let session = record_session(&mut tx, tenant, id, now).await?;
     tx.commit().await?;
     Ok((session, true))
 }
@@ -102,7 +102,7 @@ pub async fn confirm_visitor_email(
         return Ok(None);
     };
     let tenant = Tenant { company_id, mode };
-    let session = record_session(&mut tx, &tenant, id).await?;
+    let session = record_session(&mut tx, &tenant, id, now).await?;
     tx.commit().await?;
     Ok(Some((tenant, session)))
 }

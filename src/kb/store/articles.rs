@@ -85,7 +85,7 @@ pub async fn create_article(
         .await;
         match inserted {
             Ok(article) => {
-                record_article(&mut tx, tenant, &article).await?;
+                record_article(&mut tx, tenant, &article, now).await?;
                 tx.commit().await?;
                 return Ok(article);
             }
@@ -211,22 +211,28 @@ pub async fn update_article(
     .foreign_key_field(CATEGORY_FIELD, CATEGORY_REQUIREMENT)
     .fetch_one(&mut tx)
     .await?;
-    record_article(&mut tx, tenant, &article).await?;
+    record_article(&mut tx, tenant, &article, now).await?;
     tx.commit().await?;
     Ok(article)
 }
 
-/// The change feed's entry for the article as `tx` now holds it.
+/// The change feed's entry for the article as `tx` now holds it, at `now`.
 pub(super) async fn record_article(
     tx: &mut Tx,
     tenant: &Tenant,
     article: &Article,
+    now: Timestamp,
 ) -> Result<(), StoreError> {
     let change = RecordChange::upsert(RecordType::KbArticle, article.id, article)?;
-    events::record_change(tx, tenant, &change).await
+    events::record_change(tx, tenant, &change, now).await
 }
 
-pub async fn delete_article(db: &Db, tenant: &Tenant, id: Uuid) -> Result<(), StoreError> {
+pub async fn delete_article(
+    db: &Db,
+    tenant: &Tenant,
+    id: Uuid,
+    now: Timestamp,
+) -> Result<(), StoreError> {
     let mut tx = db.begin().await?;
     Query::new("DELETE FROM kb_articles WHERE id = $1 AND company_id = $2 AND mode = $3")
         .bind(id)
@@ -234,7 +240,7 @@ pub async fn delete_article(db: &Db, tenant: &Tenant, id: Uuid) -> Result<(), St
         .execute_or_not_found(&mut tx)
         .await?;
     let change = RecordChange::delete(RecordType::KbArticle, id);
-    events::record_change(&mut tx, tenant, &change).await?;
+    events::record_change(&mut tx, tenant, &change, now).await?;
     tx.commit().await
 }
 
@@ -246,6 +252,7 @@ pub async fn vote(
     id: Uuid,
     helpful: bool,
     include_drafts: bool,
+    now: Timestamp,
 ) -> Result<(), StoreError> {
     let published = if include_drafts {
         ""
@@ -267,7 +274,7 @@ pub async fn vote(
     .bind(no)
     .fetch_one(&mut tx)
     .await?;
-    record_article(&mut tx, tenant, &article).await?;
+    record_article(&mut tx, tenant, &article, now).await?;
     tx.commit().await
 }
 
@@ -277,12 +284,13 @@ pub(super) async fn record_articles(
     tx: &mut Tx,
     tenant: &Tenant,
     ids: &[Uuid],
+    now: Timestamp,
 ) -> Result<(), StoreError> {
     for id in ids {
         let article: Article = by_id(&format!("SELECT {ARTICLE_COLUMNS}"), tenant, *id)
             .fetch_one(&mut *tx)
             .await?;
-        record_article(tx, tenant, &article).await?;
+        record_article(tx, tenant, &article, now).await?;
     }
     Ok(())
 }

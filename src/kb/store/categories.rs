@@ -116,7 +116,12 @@ pub async fn update_category(
 
 /// Deletes a category; its articles become uncategorised (ON DELETE SET
 /// NULL), which the change feed records for each.
-pub async fn delete_category(db: &Db, tenant: &Tenant, id: Uuid) -> Result<(), StoreError> {
+pub async fn delete_category(
+    db: &Db,
+    tenant: &Tenant,
+    id: Uuid,
+    now: Timestamp,
+) -> Result<(), StoreError> {
     let mut tx = db.begin().await?;
     let articles: Vec<Uuid> = Query::new("SELECT a.id FROM kb_articles a WHERE a.category_id = ")
         .push_bind(id)
@@ -130,7 +135,7 @@ pub async fn delete_category(db: &Db, tenant: &Tenant, id: Uuid) -> Result<(), S
         .bind_tenant(tenant)
         .execute_or_not_found(&mut tx)
         .await?;
-    super::articles::record_articles(&mut tx, tenant, &articles).await?;
+    super::articles::record_articles(&mut tx, tenant, &articles, now).await?;
     tx.commit().await
 }
 

@@ -71,7 +71,7 @@ pub async fn assign_manually(
         team_id: team,
         assignee_id: assignee,
     };
-    let assigned = finish(&mut tx, tenant, session, assignment, current_assignee).await?;
+    let assigned = finish(&mut tx, tenant, session, assignment, current_assignee, now).await?;
     tx.commit().await?;
     Ok(Some(assigned))
 }

@@ -99,7 +99,7 @@ pub async fn claim_next(
         assignee_id: Some(agent),
     };
     // Only unassigned chats are queued: nobody held it.
-    let assigned = finish(&mut tx, tenant, head, assignment, None).await?;
+    let assigned = finish(&mut tx, tenant, head, assignment, None, now).await?;
     tx.commit().await?;
     Ok(Claim::Assigned(Box::new(assigned)))
 }

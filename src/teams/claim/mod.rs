@@ -43,7 +43,8 @@ use crate::chat::Session;
 use crate::chat::store::record_session;
 use crate::db::{Backend, Tx};
 use crate::error::StoreError;
-use crate::events::{self, EventName};
+use crate::events::{self, EventName, EventPayload};
+use crate::time::Timestamp;
 
 crate::text_enum! {
     /// Why a chat's assignee changed.
@@ -74,6 +75,10 @@ pub struct Assigned {
     pub previous_assignee_id: Option<Uuid>,
 }
 
+impl EventPayload for Assigned {
+    const NAME: EventName = EventName::ChatAssigned;
+}
+
 /// Records the assignment of `session` (its row already changed), taken
 /// from `previous`: the change feed's entry and the `chat.assigned` event,
 /// in `tx`.
@@ -83,14 +88,15 @@ async fn finish(
     session: Uuid,
     assignment: Assignment,
     previous: Option<Uuid>,
+    now: Timestamp,
 ) -> Result<Assigned, StoreError> {
-    let session = record_session(tx, tenant, session).await?;
+    let session = record_session(tx, tenant, session, now).await?;
     let assigned = Assigned {
         session,
         assignment,
         previous_assignee_id: previous.filter(|p| Some(*p) != assignment.assignee_id),
     };
-    events::emit(tx, tenant, EventName::ChatAssigned, &assigned).await?;
+    events::emit(tx, tenant, &assigned, now).await?;
     Ok(assigned)
 }
 

@@ -92,7 +92,7 @@ pub async fn requeue(
         team_id: team,
         assignee_id: None,
     };
-    let assigned = finish(&mut tx, tenant, session, assignment, Some(agent)).await?;
+    let assigned = finish(&mut tx, tenant, session, assignment, Some(agent), now).await?;
     tx.commit().await?;
     Ok(Some(assigned))
 }

@@ -71,6 +71,6 @@ pub async fn assign_by_routing(
         assignment: Some(assignment),
         resolution: events::Resolution::default(),
     };
-    events::updated(tx, tenant, &ticket, announced).await?;
+    events::updated(tx, tenant, &ticket, announced, now).await?;
     Ok(Some(ticket))
 }

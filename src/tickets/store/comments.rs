@@ -119,10 +119,10 @@ pub async fn add_comment(
     };
     // The comment touched the ticket (`updatedAt`): the feed carries both.
     let ticket = super::read::load(&mut tx, tenant, ticket_id, signer).await?;
-    crate::events::record_change(&mut tx, tenant, &events::ticket_change(&ticket)?).await?;
-    events::comment_created(&mut tx, tenant, &ticket, &comment).await?;
+    crate::events::record_change(&mut tx, tenant, &events::ticket_change(&ticket)?, now).await?;
+    events::comment_created(&mut tx, tenant, &ticket, &comment, now).await?;
     if !met.is_empty() {
-        super::record_sla(&mut tx, tenant, ticket_id, &met, signer).await?;
+        super::record_sla(&mut tx, tenant, ticket_id, &met, signer, now).await?;
     }
     tx.commit().await?;
     Ok(comment)

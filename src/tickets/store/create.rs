@@ -152,7 +152,8 @@ pub async fn create(
             clocks: &clocks,
             entry,
         };
-        let ticket = plain::insert(&mut tx, subscribers, tenant, insert, alongside, ticket).await?;
+        let ticket =
+            plain::insert(&mut tx, subscribers, tenant, insert, alongside, ticket, now).await?;
         tx.commit().await?;
         return Ok(ticket);
     }
@@ -180,9 +181,9 @@ pub async fn create(
     } else {
         load(&mut tx, tenant, id, signer).await?
     };
-    events::created(&mut tx, tenant, &ticket).await?;
+    events::created(&mut tx, tenant, &ticket, now).await?;
     if !met.is_empty() {
-        record_sla(&mut tx, tenant, id, &met, signer).await?;
+        record_sla(&mut tx, tenant, id, &met, signer, now).await?;
     }
     tx.commit().await?;
     Ok(ticket)

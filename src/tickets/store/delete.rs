@@ -7,13 +7,19 @@ use crate::auth::Tenant;
 use crate::db::{Db, Query};
 use crate::error::StoreError;
 use crate::events::{RecordChange, RecordType};
+use crate::time::Timestamp;
 
 /// Deletes a ticket with its comments, timeline and attachment rows. The
 /// change feed gets a delete for each comment (the database deletes them
 /// with the ticket) and then for the ticket, so a mirror ends without
 /// either. Answers the SHA-256s of the files it had, for the caller to
 /// release the bytes no other record uses.
-pub async fn delete(db: &Db, tenant: &Tenant, id: Uuid) -> Result<Vec<String>, StoreError> {
+pub async fn delete(
+    db: &Db,
+    tenant: &Tenant,
+    id: Uuid,
+    now: Timestamp,
+) -> Result<Vec<String>, StoreError> {
     let mut tx = db.begin().await?;
     let hashes = attachment_store::hashes_of_ticket(&mut tx, tenant, id).await?;
     let comments: Vec<Uuid> = Query::new("SELECT c.id FROM ticket_comments c WHERE c.ticket_id = ")
@@ -30,10 +36,10 @@ pub async fn delete(db: &Db, tenant: &Tenant, id: Uuid) -> Result<Vec<String>, S
         .await?;
     for comment in comments {
         let change = RecordChange::delete(RecordType::Comment, comment);
-        crate::events::record_change(&mut tx, tenant, &change).await?;
+        crate::events::record_change(&mut tx, tenant, &change, now).await?;
     }
     let change = RecordChange::delete(RecordType::Ticket, id);
-    crate::events::record_change(&mut tx, tenant, &change).await?;
+    crate::events::record_change(&mut tx, tenant, &change, now).await?;
     tx.commit().await?;
     Ok(hashes)
 }

@@ -69,8 +69,8 @@ pub async fn escalate_in(
     write_state(tx, tenant, ticket_id, &current.apply(&update, now), now).await?;
     let changes = current.diff(&update);
     let met = move_sla_clocks(tx, tenant, ticket_id, &current, &changes, now).await?;
-    let summary = events::escalation_json(escalation, current.assigned_to_id);
-    let mut details = summary.clone();
+    let summary = events::escalation_summary(escalation, current.assigned_to_id);
+    let mut details = serde_json::json!(summary);
     details["changes"] = events::changes_json(&changes);
     let entry = NewActivity {
         details: Some(details),
@@ -78,9 +78,9 @@ pub async fn escalate_in(
     };
     add_activity(tx, tenant, ticket_id, entry, now).await?;
     let ticket = load(&mut *tx, tenant, ticket_id, signer).await?;
-    events::escalated(tx, tenant, &ticket, &summary).await?;
+    events::escalated(tx, tenant, &ticket, &summary, now).await?;
     if !met.is_empty() {
-        record_sla(tx, tenant, ticket_id, &met, signer).await?;
+        record_sla(tx, tenant, ticket_id, &met, signer, now).await?;
     }
     Ok(ticket)
 }

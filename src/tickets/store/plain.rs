@@ -27,6 +27,7 @@ use crate::sla::clocks::Clock;
 use crate::sla::clocks::store as sla_store;
 use crate::tickets::events;
 use crate::tickets::model::Ticket;
+use crate::time::Timestamp;
 use crate::webhooks::store as webhook_store;
 
 /// A row of the statement in a transaction: the number the ticket got, one
@@ -68,8 +69,9 @@ pub(super) async fn insert(
     insert: Query,
     also: Alongside<'_>,
     mut ticket: Ticket,
+    now: Timestamp,
 ) -> Result<Ticket, StoreError> {
-    let event = events::created_event(tenant, &ticket)?;
+    let event = events::created_event(tenant, &ticket, now)?;
     if !tx.in_transaction() {
         let statement =
             writes(insert.clone(), tenant, &also, &event, &ticket, true).push(&format!(

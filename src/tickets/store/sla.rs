@@ -35,13 +35,14 @@ pub(super) async fn move_sla_clocks(
 /// SLA warnings, breaches and fulfilments of a ticket: a timeline entry
 /// each and its `sla.*` event with the ticket as it now is. The scheduler
 /// records warnings and breaches through it, the ticket's own changes
-/// their fulfilments.
+/// their fulfilments; the events are stamped `now`, the caller's clock.
 pub async fn record_sla(
     tx: &mut Tx,
     tenant: &Tenant,
     id: Uuid,
     met: &[Met],
     signer: &Signer,
+    now: Timestamp,
 ) -> Result<(), StoreError> {
     for happening in met {
         let kind = match happening.happening {
@@ -63,7 +64,7 @@ pub async fn record_sla(
         None => Vec::new(),
     };
     for happening in met {
-        events::sla(tx, tenant, &ticket, happening, &team_entities).await?;
+        events::sla(tx, tenant, &ticket, happening, &team_entities, now).await?;
     }
     Ok(())
 }

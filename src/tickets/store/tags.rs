@@ -50,7 +50,7 @@ pub async fn edit_tags(
             assignment: None,
             resolution: events::Resolution::default(),
         };
-        events::updated(&mut tx, tenant, &ticket, announced).await?;
+        events::updated(&mut tx, tenant, &ticket, announced, now).await?;
     }
     tx.commit().await?;
     Ok(ticket)

@@ -149,9 +149,9 @@ pub async fn update_with_rating_link(
         assignment,
         resolution: events::Resolution { rating_link },
     };
-    events::updated(&mut tx, tenant, &ticket, announced).await?;
+    events::updated(&mut tx, tenant, &ticket, announced, now).await?;
     if !met.is_empty() {
-        record_sla(&mut tx, tenant, id, &met, signer).await?;
+        record_sla(&mut tx, tenant, id, &met, signer, now).await?;
     }
     tx.commit().await?;
     Ok(ticket)

@@ -358,22 +358,24 @@ async fn rolled_back_change_delivers_nothing(backend: Backend) {
     let tenant = tenant(&acme, Mode::Test);
 
     let mut tx = app.state.db.begin().await.expect("begin");
-    supportdesk::events::emit(
+    supportdesk::events::emit_json(
         &mut tx,
         &tenant,
         EventName::TicketCreated,
         &json!({"subject": "rolled back"}),
+        app.state.clock.now(),
     )
     .await
     .expect("emit");
     drop(tx); // rolled back
 
     let mut tx = app.state.db.begin().await.expect("begin");
-    supportdesk::events::emit(
+    supportdesk::events::emit_json(
         &mut tx,
         &tenant,
         EventName::TicketCreated,
         &json!({"subject": "committed"}),
+        app.state.clock.now(),
     )
     .await
     .expect("emit");
@@ -568,11 +570,12 @@ async fn a_hanging_endpoint_does_not_hold_up_others(backend: Backend) {
     create_webhook(&app, &acme.key, &fast.url("/"), &["user.created"]).await;
 
     let mut tx = app.state.db.begin().await.expect("begin");
-    supportdesk::events::emit(
+    supportdesk::events::emit_json(
         &mut tx,
         &tenant,
         EventName::TicketCreated,
         &json!({"subject": "slow"}),
+        app.state.clock.now(),
     )
     .await
     .expect("emit");

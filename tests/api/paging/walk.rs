@@ -87,7 +87,7 @@ async fn a_cursor_walk_sees_every_lasting_ticket_once_while_others_come_and_go(b
                 .expect("churn insert");
                 pool.push(fresh.id);
                 let victim = pool.swap_remove(rand::rng().random_range(0..pool.len()));
-                store::delete(&db, &tenant, victim)
+                store::delete(&db, &tenant, victim, Timestamp::now())
                     .await
                     .expect("churn delete");
                 deleted.insert(victim);
