@@ -364,8 +364,9 @@ impl Socket {
     }
 
     /// The allowance is spent first, then the fields are read, then the
-    /// session's write right checked: a refused frame costs its allowance,
-    /// and a frame both malformed and not allowed reports the bad field.
+    /// session's write right checked: a frame refused for a field or a
+    /// right still costs its allowance, and a malformed frame from an agent
+    /// socket without `chat:write` reports the bad field.
     pub(super) async fn message(
         &mut self,
         frame: &MessageFrame,
