@@ -7,7 +7,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::auth::{Mode, Tenant};
-use crate::error::ErrorCode;
+use crate::error::{ApiError, ErrorCode};
 
 /// A channel as clients name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -175,22 +175,128 @@ crate::text_enum! {
     }
 }
 
-/// A frame from a client. Fields are optional here and checked per type,
-/// so that a bad frame gets an `error` frame rather than a dropped socket.
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ClientFrame {
-    #[serde(rename = "type")]
-    pub kind: Option<String>,
-    /// Echoed on the reply.
-    pub id: Option<Value>,
-    pub channel: Option<String>,
-    pub since: Option<String>,
+/// A frame from a client, by its `type`: each variant carries that type's
+/// fields only. The fields are the client's text, not yet checked: a
+/// handler checks them in an order the protocol fixes against the
+/// socket's own checks (a `message` frame spends the rate limit before its
+/// fields are read, `chat:write` is checked before `sessionId`), and a bad
+/// field gets an `error` frame rather than a dropped socket.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClientFrame {
+    Subscribe {
+        channel: Option<String>,
+        since: Option<String>,
+    },
+    Unsubscribe {
+        channel: Option<String>,
+    },
+    Message(MessageFrame),
+    Typing {
+        session_id: Option<String>,
+        sender_id: Option<String>,
+    },
+    Ping,
+}
+
+/// The fields of a `message` frame.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MessageFrame {
     pub session_id: Option<String>,
     pub body: Option<String>,
     pub sender_id: Option<String>,
     pub client_message_id: Option<String>,
     pub attachment_ids: Option<Value>,
+}
+
+/// A client frame and the `id` its reply echoes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReceivedFrame {
+    pub id: Option<Value>,
+    pub frame: ClientFrame,
+}
+
+/// Why a client's text is no frame; either way the socket stays open.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FrameRejection {
+    /// Not JSON, not shaped as a frame, or a field of the wrong JSON type
+    /// (any field a frame may have, whatever this frame's `type`).
+    NotJson,
+    /// `type` missing or none of the kinds; the reply still echoes `id`.
+    UnknownType { id: Option<Value> },
+}
+
+impl FrameRejection {
+    /// The `error` frame that answers it.
+    pub fn error_frame(&self) -> String {
+        match self {
+            FrameRejection::NotJson => {
+                error(None, ErrorCode::InvalidJson, "Frame is not valid JSON")
+            }
+            FrameRejection::UnknownType { id } => {
+                let rejected = ApiError::invalid_field(
+                    "type",
+                    format!("must be one of: {}", ClientFrameKind::NAMES.join(", ")),
+                );
+                error(id.as_ref(), rejected.code, &rejected.message)
+            }
+        }
+    }
+}
+
+/// Every field any client frame has, as serde reads it. The text is read
+/// once, into this, and then moved by `type` into its `ClientFrame`
+/// variant. A serde internally tagged enum would do it in one step but
+/// buffers the whole frame to find the tag first (a second pass over every
+/// frame, which the socket benchmark counts per second), and would also
+/// change which frames are rejected: here a field of the wrong JSON type is
+/// `invalid_json` whatever the `type`, and unknown fields are ignored.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawClientFrame {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    id: Option<Value>,
+    channel: Option<String>,
+    since: Option<String>,
+    session_id: Option<String>,
+    body: Option<String>,
+    sender_id: Option<String>,
+    client_message_id: Option<String>,
+    attachment_ids: Option<Value>,
+}
+
+impl ReceivedFrame {
+    /// Parses a client's text frame.
+    pub fn parse(text: &str) -> Result<ReceivedFrame, FrameRejection> {
+        let raw: RawClientFrame =
+            serde_json::from_str(text).map_err(|_| FrameRejection::NotJson)?;
+        let id = raw.id;
+        let Some(Ok(kind)) = raw.kind.as_deref().map(str::parse::<ClientFrameKind>) else {
+            return Err(FrameRejection::UnknownType { id });
+        };
+        let frame = match kind {
+            ClientFrameKind::Subscribe => ClientFrame::Subscribe {
+                channel: raw.channel,
+                since: raw.since,
+            },
+            ClientFrameKind::Unsubscribe => ClientFrame::Unsubscribe {
+                channel: raw.channel,
+            },
+            ClientFrameKind::Message => ClientFrame::Message(MessageFrame {
+                session_id: raw.session_id,
+                body: raw.body,
+                sender_id: raw.sender_id,
+                client_message_id: raw.client_message_id,
+                attachment_ids: raw.attachment_ids,
+            }),
+            ClientFrameKind::Typing => ClientFrame::Typing {
+                session_id: raw.session_id,
+                sender_id: raw.sender_id,
+            },
+            ClientFrameKind::Ping => ClientFrame::Ping,
+        };
+        Ok(ReceivedFrame { id, frame })
+    }
 }
 
 /// A server frame about a channel: `{type, channel, id?, data}`.
@@ -357,5 +463,134 @@ mod tests {
             serde_json::json!({"type": "error", "code": "not_found", "error": "x"})
         );
         assert_eq!(reply("pong", None, None), r#"{"type":"pong"}"#);
+    }
+
+    fn parsed(text: &str) -> ReceivedFrame {
+        ReceivedFrame::parse(text).expect("a frame")
+    }
+
+    #[test]
+    fn a_subscribe_frame_carries_its_channel_and_since() {
+        let received = parsed(r#"{"type":"subscribe","channel":"presence","since":"x","id":7}"#);
+        assert_eq!(
+            received,
+            ReceivedFrame {
+                id: Some(Value::from(7)),
+                frame: ClientFrame::Subscribe {
+                    channel: Some("presence".into()),
+                    since: Some("x".into()),
+                },
+            }
+        );
+    }
+
+    #[test]
+    fn an_unsubscribe_frame_carries_its_channel_only() {
+        let received = parsed(r#"{"type":"unsubscribe","channel":"tickets","since":"x"}"#);
+        assert_eq!(
+            received.frame,
+            ClientFrame::Unsubscribe {
+                channel: Some("tickets".into())
+            }
+        );
+    }
+
+    #[test]
+    fn a_message_frame_carries_its_fields() {
+        let received = parsed(
+            r#"{"type":"message","sessionId":"s","body":"hi","senderId":"u",
+                "clientMessageId":"c","attachmentIds":["a"],"channel":"presence"}"#,
+        );
+        assert_eq!(
+            received.frame,
+            ClientFrame::Message(MessageFrame {
+                session_id: Some("s".into()),
+                body: Some("hi".into()),
+                sender_id: Some("u".into()),
+                client_message_id: Some("c".into()),
+                attachment_ids: Some(serde_json::json!(["a"])),
+            })
+        );
+    }
+
+    #[test]
+    fn a_typing_frame_carries_its_session_and_sender() {
+        let received = parsed(r#"{"type":"typing","sessionId":"s","senderId":"u","body":"b"}"#);
+        assert_eq!(
+            received.frame,
+            ClientFrame::Typing {
+                session_id: Some("s".into()),
+                sender_id: Some("u".into()),
+            }
+        );
+    }
+
+    #[test]
+    fn a_ping_frame_carries_only_its_id() {
+        let received = parsed(r#"{"type":"ping","id":"p1","channel":"presence","extra":[1]}"#);
+        assert_eq!(
+            received,
+            ReceivedFrame {
+                id: Some(Value::from("p1")),
+                frame: ClientFrame::Ping,
+            }
+        );
+    }
+
+    #[test]
+    fn a_frame_without_a_type_is_rejected_with_its_id() {
+        assert_eq!(
+            ReceivedFrame::parse(r#"{"id":"c1","channel":"presence"}"#),
+            Err(FrameRejection::UnknownType {
+                id: Some(Value::from("c1"))
+            })
+        );
+    }
+
+    #[test]
+    fn a_frame_of_an_unknown_type_is_rejected_with_its_id() {
+        for kind in ["Ping", "pong", " ping", ""] {
+            let text = serde_json::json!({"type": kind, "id": 1}).to_string();
+            assert_eq!(
+                ReceivedFrame::parse(&text),
+                Err(FrameRejection::UnknownType {
+                    id: Some(Value::from(1))
+                })
+            );
+        }
+    }
+
+    #[test]
+    fn text_that_is_not_json_is_rejected() {
+        assert_eq!(
+            ReceivedFrame::parse("{\"type\":"),
+            Err(FrameRejection::NotJson)
+        );
+    }
+
+    #[test]
+    fn a_field_of_the_wrong_json_type_is_not_json_whatever_the_frame_type() {
+        for text in [
+            r#"{"type":5}"#,
+            r#"{"type":"ping","body":5}"#,
+            r#"{"type":"subscribe","channel":["presence"]}"#,
+        ] {
+            assert_eq!(ReceivedFrame::parse(text), Err(FrameRejection::NotJson));
+        }
+    }
+
+    #[test]
+    fn rejections_answer_their_documented_error_frames() {
+        assert_eq!(
+            FrameRejection::NotJson.error_frame(),
+            r#"{"type":"error","code":"invalid_json","error":"Frame is not valid JSON"}"#
+        );
+        let unknown = FrameRejection::UnknownType {
+            id: Some(Value::from("c1")),
+        };
+        assert_eq!(
+            unknown.error_frame(),
+            r#"{"type":"error","id":"c1","code":"validation_failed","error":"type: must be one of: subscribe, unsubscribe, message, typing, ping"}"#
+        );
     }
 }

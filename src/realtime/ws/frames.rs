@@ -14,12 +14,12 @@ use crate::chat::model::{MessageInput, OutgoingMessage, SenderType, SenderTypeIn
 use crate::chat::{service, store};
 use crate::error::{ApiError, ErrorCode, StoreError};
 use crate::ratelimit::Limiter;
-use crate::realtime::protocol::{self, Channel, ClientFrame, HubChannel, Topic};
+use crate::realtime::protocol::{self, Channel, HubChannel, MessageFrame, Topic};
 use crate::validate::{Fields, optional_id, required_id};
 
 impl Socket {
-    fn parse_channel(frame: &ClientFrame) -> Result<(Channel, &str), ApiError> {
-        let Some(name) = frame.channel.as_deref() else {
+    fn parse_channel(name: Option<&str>) -> Result<(Channel, &str), ApiError> {
+        let Some(name) = name else {
             return Err(ApiError::invalid_field("channel", "is required"));
         };
         let channel = Channel::parse(name).ok_or_else(|| {
@@ -136,11 +136,12 @@ impl Socket {
 
     pub(super) async fn subscribe(
         &mut self,
-        frame: &ClientFrame,
+        channel: Option<&str>,
+        since: Option<&str>,
         id: Option<&Value>,
     ) -> Result<(), Fail> {
-        let (channel, name) = Self::parse_channel(frame)?;
-        let since = match frame.since.as_deref().map(str::trim) {
+        let (channel, name) = Self::parse_channel(channel)?;
+        let since = match since.map(str::trim) {
             None | Some("") => None,
             Some(_) if matches!(channel, Channel::Presence | Channel::Agent(_)) => {
                 return Err(ApiError::invalid_field(
@@ -314,10 +315,10 @@ impl Socket {
 
     pub(super) async fn unsubscribe(
         &mut self,
-        frame: &ClientFrame,
+        channel: Option<&str>,
         id: Option<&Value>,
     ) -> Result<(), Fail> {
-        let (channel, name) = Self::parse_channel(frame)?;
+        let (channel, name) = Self::parse_channel(channel)?;
         let topic = self.topic(channel);
         self.drop_subscription(&topic);
         Ok(self
@@ -336,8 +337,8 @@ impl Socket {
 
     /// The session a `message` or `typing` frame is about, and who sends:
     /// a visitor in their own session, or an agent with `chat:write`.
-    async fn writable_session(&mut self, frame: &ClientFrame) -> Result<(Uuid, Uuid), Fail> {
-        let raw = frame.session_id.as_deref().map(str::trim);
+    async fn writable_session(&mut self, session_id: Option<&str>) -> Result<(Uuid, Uuid), Fail> {
+        let raw = session_id.map(str::trim);
         match &self.credential {
             Credential::Visitor {
                 session_id,
@@ -362,9 +363,13 @@ impl Socket {
         }
     }
 
+    /// The allowance is spent first, then the fields are read, then the
+    /// session's write right checked: a frame refused for a field or a
+    /// right still costs its allowance, and a malformed frame from an agent
+    /// socket without `chat:write` reports the bad field.
     pub(super) async fn message(
         &mut self,
-        frame: &ClientFrame,
+        frame: &MessageFrame,
         id: Option<&Value>,
     ) -> Result<(), Fail> {
         if let Some(retry_after) = self.spend_message_allowance().await {
@@ -386,7 +391,7 @@ impl Socket {
         })?;
         // A visitor names only what its own token uploaded.
         outgoing.visitor_uploads_only = matches!(self.credential, Credential::Visitor { .. });
-        let (session_id, _) = self.writable_session(frame).await?;
+        let (session_id, _) = self.writable_session(frame.session_id.as_deref()).await?;
         let tenant = self.credential.tenant();
         // A repeated clientMessageId is acknowledged with the first message.
         let sent = service::send_message(&self.state, &tenant, session_id, outgoing).await?;
@@ -423,14 +428,20 @@ impl Socket {
         }
     }
 
-    pub(super) async fn typing(&mut self, frame: &ClientFrame) -> Result<(), Fail> {
+    /// An agent's `senderId` is checked before the session's write right;
+    /// a visitor's is ignored.
+    pub(super) async fn typing(
+        &mut self,
+        session_id: Option<&str>,
+        sender_id: Option<&str>,
+    ) -> Result<(), Fail> {
         let sender_id = if self.credential.is_visitor() {
             None
         } else {
-            let (sender,) = (optional_id("senderId", frame.sender_id.as_deref()),).all_valid()?;
+            let (sender,) = (optional_id("senderId", sender_id),).all_valid()?;
             sender
         };
-        let (session_id, entity_id) = self.writable_session(frame).await?;
+        let (session_id, entity_id) = self.writable_session(session_id).await?;
         if let Some((last_session, at)) = self.last_typing
             && last_session == session_id
             && at.elapsed() < TYPING_INTERVAL

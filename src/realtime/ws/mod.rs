@@ -36,7 +36,7 @@ pub use auth::{Credential, WsQuery, authenticate, slot_for};
 use super::bus::BusInterest;
 use super::credentials::Ending;
 use super::hub::{Close, Connection, Frame, KickSignal, Next};
-use super::protocol::{self, ClientFrame, ClientFrameKind, HubChannel};
+use super::protocol::{self, ClientFrame, HubChannel, ReceivedFrame};
 use super::slots::Slot;
 use crate::error::{ApiError, ErrorCode, StoreError};
 use crate::extract::Query;
@@ -509,34 +509,35 @@ impl Socket {
     }
 
     async fn on_text(&mut self, text: &Utf8Bytes) -> Result<(), Stop> {
-        let Ok(frame) = serde_json::from_str::<ClientFrame>(text.as_str()) else {
-            let error = protocol::error(None, ErrorCode::InvalidJson, "Frame is not valid JSON");
-            return self.send_text(error).await;
+        let ReceivedFrame { id, frame } = match ReceivedFrame::parse(text.as_str()) {
+            Ok(received) => received,
+            Err(rejection) => return self.send_text(rejection.error_frame()).await,
         };
-        let id = frame.id.clone();
-        let kind = frame.kind.as_deref().map(str::parse::<ClientFrameKind>);
-        let outcome = match kind {
-            Some(Ok(ClientFrameKind::Subscribe)) => self.subscribe(&frame, id.as_ref()).await,
-            Some(Ok(ClientFrameKind::Unsubscribe)) => self.unsubscribe(&frame, id.as_ref()).await,
+        let id = id.as_ref();
+        let outcome = match frame {
+            ClientFrame::Subscribe { channel, since } => {
+                self.subscribe(channel.as_deref(), since.as_deref(), id)
+                    .await
+            }
+            ClientFrame::Unsubscribe { channel } => self.unsubscribe(channel.as_deref(), id).await,
             // Boxed: posting a message runs the chat store's transaction,
             // whose future is ~23 KiB; inline, every frame (a subscribe, a
             // ping) would allocate that much.
-            Some(Ok(ClientFrameKind::Message)) => Box::pin(self.message(&frame, id.as_ref())).await,
-            Some(Ok(ClientFrameKind::Typing)) => self.typing(&frame).await,
-            Some(Ok(ClientFrameKind::Ping)) => Ok(self
-                .send_text(protocol::reply("pong", None, id.as_ref()))
-                .await?),
-            None | Some(Err(_)) => Err(ApiError::invalid_field(
-                "type",
-                format!("must be one of: {}", ClientFrameKind::NAMES.join(", ")),
-            )
-            .into()),
+            ClientFrame::Message(message) => Box::pin(self.message(&message, id)).await,
+            ClientFrame::Typing {
+                session_id,
+                sender_id,
+            } => {
+                self.typing(session_id.as_deref(), sender_id.as_deref())
+                    .await
+            }
+            ClientFrame::Ping => Ok(self.send_text(protocol::reply("pong", None, id)).await?),
         };
         match outcome {
             Ok(()) => Ok(()),
             Err(Fail::Stop(stop)) => Err(stop),
             Err(Fail::Api(error)) => {
-                let frame = protocol::error(id.as_ref(), error.code, &error.message);
+                let frame = protocol::error(id, error.code, &error.message);
                 self.send_text(frame).await
             }
         }
