@@ -48,7 +48,7 @@ macro_rules! cluster_tests {
 
 cluster_tests!(
     rate_limits_are_shared_between_nodes: crate::access::rate_limits::nodes_sharing_redis_share_one_budget,
-    presence_expiry_is_pushed: crate::chat::sockets::presence_expiry_is_pushed,
+    presence_expiry_is_pushed: crate::chat::socket_presence::presence_expiry_is_pushed,
     messages_and_presence_cross_nodes: crate::chat::scale::two_nodes_share_messages_and_presence,
     control_messages_reach_every_node: crate::bus::a_message_published_on_one_node_reaches_every_node,
     nodes_subscribe_only_to_their_companies: crate::bus::a_node_subscribes_only_to_the_companies_of_its_sockets,

@@ -5,9 +5,11 @@
 //! versions of the same tests.
 //!
 //! `chat` holds the REST tests and the shared helpers; `sockets` the socket
-//! protocol; `limits` frame rate limits and socket caps; `scale` fan-out
-//! across nodes, slow sockets, many sockets; `credentials` sockets closing
-//! when their key or company stops being valid.
+//! protocol (messages, typing), `socket_access` who may connect and what a
+//! mode sees, `socket_presence` presence pushes and expiry, `socket_replay`
+//! replay after a reconnect; `limits` frame rate limits and socket caps;
+//! `scale` fan-out across nodes, slow sockets, many sockets; `credentials`
+//! sockets closing when their key or company stops being valid.
 
 pub(crate) mod client;
 mod client_ids;
@@ -15,7 +17,10 @@ pub(crate) mod credentials;
 mod limits;
 mod presence;
 pub(crate) mod scale;
-pub(crate) mod sockets;
+mod socket_access;
+pub(crate) mod socket_presence;
+mod socket_replay;
+mod sockets;
 
 use std::time::Duration;
 

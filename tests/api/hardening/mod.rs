@@ -1,6 +1,13 @@
-//! Hardening: the OpenAPI document, fault tests, security review items.
+//! Hardening: the OpenAPI document, fault tests (dependency outages,
+//! delivery faults, hostile clients), security review items (tenant
+//! isolation on routes and in request bodies, no secrets in the log).
 
-mod faults;
+mod delivery_faults;
+mod hostile_clients;
+mod log_secrets;
 mod openapi;
+mod outages;
 mod procs;
-mod security;
+mod tenant_bodies;
+mod tenant_records;
+mod tenant_routes;

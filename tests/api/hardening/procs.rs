@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
 
-use crate::support::{eventually, eventually_within};
+use crate::support::{Backend, eventually, eventually_within};
 
 /// True when the environment says missing tools must fail, not skip.
 pub fn in_ci() -> bool {
@@ -22,6 +22,16 @@ pub fn missing(what: &str) -> bool {
     assert!(!in_ci(), "CI=true needs {what} for the fault tests");
     eprintln!("fault test skipped: {what} is not installed");
     true
+}
+
+/// The backend the fault tests run the service on: Postgres (with the
+/// test's private Redis) when Postgres is configured, else SQLite.
+pub fn main_backend() -> Backend {
+    if std::env::var("TEST_DATABASE_URL").is_ok_and(|u| !u.is_empty()) {
+        Backend::Postgres
+    } else {
+        Backend::Sqlite
+    }
 }
 
 pub fn free_port() -> u16 {
