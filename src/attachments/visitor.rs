@@ -70,14 +70,7 @@ pub(crate) async fn upload(
         Err(StoreError::NotFound) => return Err(invalid_token("Invalid token")),
         Err(other) => return Err(other.into()),
     };
-    let company = crate::companies::store::find(&state.db, tenant.company_id).await?;
-    if company.status != crate::companies::CompanyStatus::Active {
-        return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            ErrorCode::AccountSuspended,
-            "Account is suspended",
-        ));
-    }
+    crate::companies::ensure_active(&state.db, &tenant).await?;
     if session.status == SessionStatus::Closed {
         return Err(ApiError::new(
             StatusCode::CONFLICT,

@@ -5,7 +5,6 @@
 
 use std::time::Duration;
 
-use axum::http::StatusCode;
 use uuid::Uuid;
 
 use super::{Principal, Tenant};
@@ -89,11 +88,7 @@ impl ReadyKey {
                 ErrorCode::InvalidApiKey,
                 "API key is inactive",
             )),
-            Standing::Suspended => Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                ErrorCode::AccountSuspended,
-                "Account is suspended",
-            )),
+            Standing::Suspended => Err(ApiError::account_suspended()),
         }
     }
 }

@@ -99,11 +99,7 @@ async fn target_of(state: &AppState, key: &str) -> ApiResult<WidgetTarget> {
             )
         })?;
     if target.company_status != CompanyStatus::Active {
-        return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            ErrorCode::AccountSuspended,
-            "Account is suspended",
-        ));
+        return Err(ApiError::account_suspended());
     }
     Ok(target)
 }

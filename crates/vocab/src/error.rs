@@ -145,6 +145,15 @@ impl ApiError {
         )
     }
 
+    /// A 403: the company is suspended (its keys, widgets and sockets).
+    pub fn account_suspended() -> Self {
+        Self::new(
+            StatusCode::FORBIDDEN,
+            ErrorCode::AccountSuspended,
+            "Account is suspended",
+        )
+    }
+
     pub fn internal() -> Self {
         Self::new(
             StatusCode::INTERNAL_SERVER_ERROR,

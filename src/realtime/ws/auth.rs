@@ -6,7 +6,7 @@
 
 use std::net::IpAddr;
 
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::HeaderMap;
 use serde::Deserialize;
 use uuid::Uuid;
 
@@ -14,7 +14,6 @@ use crate::auth::by_id::principal_by_id;
 use crate::auth::middleware::{API_KEY_HEADER, principal_for};
 use crate::auth::{Principal, Scope, ScopeSet, Tenant};
 use crate::chat::store;
-use crate::companies::CompanyStatus;
 use crate::error::{ApiError, ErrorCode, StoreError};
 use crate::realtime::hub::Holder;
 use crate::realtime::token::TokenGrant;
@@ -152,14 +151,7 @@ pub async fn authenticate(
             ));
         }
     };
-    let company = crate::companies::store::find(&state.db, credential.tenant().company_id).await?;
-    if company.status != CompanyStatus::Active {
-        return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            ErrorCode::AccountSuspended,
-            "Account is suspended",
-        ));
-    }
+    crate::companies::ensure_active(&state.db, &credential.tenant()).await?;
     Ok(credential)
 }
 

@@ -126,31 +126,13 @@ async fn every_authentication_outcome(backend: Backend) {
     // Suspended company (a fresh key, and one already in the cache once the
     // suspension is announced).
     app.get("/entities", &acme.key).await.assert_status(200);
-    supportdesk::companies::suspend::set_suspended(
-        &app.state.db,
-        &app.state.access.keys,
-        &app.state.realtime.bus,
-        acme.company.id,
-        true,
-        app.state.clock.now(),
-    )
-    .await
-    .expect("suspend");
+    app.set_suspended(acme.company.id, true).await;
     let fresh = app.key(acme.company.id, Mode::Live, ScopeSet::all()).await;
     for key in [&acme.key, &fresh] {
         let r = app.get("/entities", key).await;
         assert_message(&r, 403, "account_suspended", "Account is suspended");
     }
-    supportdesk::companies::suspend::set_suspended(
-        &app.state.db,
-        &app.state.access.keys,
-        &app.state.realtime.bus,
-        acme.company.id,
-        false,
-        app.state.clock.now(),
-    )
-    .await
-    .expect("reactivate");
+    app.set_suspended(acme.company.id, false).await;
     app.get("/entities", &acme.key).await.assert_status(200);
 }
 

@@ -291,16 +291,7 @@ pub(crate) async fn suspending_a_company_closes_agent_and_visitor_sockets(backen
     let (mut agents, token) = open_key_sockets(&node_a, &node_b, &key, &session).await;
     let mut visitors = open_visitor_sockets(&node_a, &node_b, &created).await;
 
-    supportdesk::companies::suspend::set_suspended(
-        &node_a.state.db,
-        &node_a.state.access.keys,
-        &node_a.state.realtime.bus,
-        acme.company.id,
-        true,
-        node_a.state.clock.now(),
-    )
-    .await
-    .expect("suspended");
+    node_a.set_suspended(acme.company.id, true).await;
     let changed = Instant::now();
     post_message(&node_a, &acme, &session).await;
 

@@ -18,6 +18,7 @@ use std::time::Duration;
 mod oversized;
 mod plan;
 mod poll;
+mod standing;
 mod template;
 
 pub use oversized::post_refused_body;
