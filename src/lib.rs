@@ -30,7 +30,7 @@ pub mod router;
 pub mod sequences;
 pub mod settings;
 pub mod sla;
-pub mod snapshots;
+pub use infra::snapshots;
 pub mod state;
 pub mod tags;
 pub mod teams;

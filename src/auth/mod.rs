@@ -4,10 +4,10 @@
 pub mod access;
 pub mod by_id;
 pub mod cache;
-pub mod key;
+pub use infra::key;
 pub mod middleware;
 pub mod ready;
-pub mod scope;
+pub use vocab::scope;
 
 use uuid::Uuid;
 

@@ -419,7 +419,7 @@ pub(crate) struct HeartbeatBody {
     name: Option<String>,
     #[schema(value_type = String, format = Email, max_length = 255)]
     email: Option<String>,
-    #[schema(schema_with = crate::openapi::schema::user_role)]
+    #[schema(schema_with = crate::users::model::role_schema)]
     role: Option<String>,
     #[schema(schema_with = visibility)]
     visibility: Option<String>,

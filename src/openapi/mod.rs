@@ -19,7 +19,7 @@
 //! (vendored assets, works offline) at `/docs`.
 
 pub mod public;
-pub mod schema;
+pub use infra::schema;
 
 use axum::Router;
 use utoipa::OpenApi;

@@ -14,7 +14,7 @@
 //! [`tickets`] what the ticket channels carry once a change has committed,
 //! [`workers`] this node's realtime tasks and the socket route.
 
-pub mod bus;
+pub use infra::bus;
 pub mod credentials;
 pub mod hub;
 pub mod presence;

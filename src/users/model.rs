@@ -7,3 +7,8 @@ crate::text_enum! {
         Admin = "ADMIN",
     }
 }
+
+/// The role names, as an enum schema for the OpenAPI document.
+pub fn role_schema() -> utoipa::openapi::ObjectBuilder {
+    crate::openapi::schema::enum_of(Role::NAMES)
+}

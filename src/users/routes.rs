@@ -37,7 +37,7 @@ pub(crate) struct CreateUser {
     #[schema(schema_with = schema::email, required)]
     email: Option<String>,
     /// Defaults to AGENT.
-    #[schema(schema_with = schema::user_role)]
+    #[schema(schema_with = crate::users::model::role_schema)]
     role: Option<String>,
 }
 
@@ -47,7 +47,7 @@ pub(crate) struct UpdateUser {
     name: Option<String>,
     #[schema(schema_with = schema::email)]
     email: Option<String>,
-    #[schema(schema_with = schema::user_role)]
+    #[schema(schema_with = crate::users::model::role_schema)]
     role: Option<String>,
 }
 

@@ -17,7 +17,7 @@ pub struct User {
     pub id: Uuid,
     pub name: String,
     pub email: String,
-    #[schema(schema_with = crate::openapi::schema::user_role)]
+    #[schema(schema_with = crate::users::model::role_schema)]
     pub role: Role,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,

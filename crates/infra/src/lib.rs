@@ -7,14 +7,18 @@
 //! any other area: this crate depends on the vocabulary and the store only,
 //! so an import of an area does not build.
 
+pub mod bus;
 pub mod extract;
 pub mod generation;
+pub mod key;
 pub mod metrics;
 pub mod outbox;
 pub mod paging;
 pub mod ratelimit;
 pub mod redis_conn;
+pub mod schema;
 pub mod search;
+pub mod snapshots;
 pub mod validate;
 
 // The floors below, at the paths the service names them by (`crate::db`,

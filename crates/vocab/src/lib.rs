@@ -14,6 +14,7 @@ pub mod domain;
 pub mod error;
 pub mod event_catalogue;
 pub mod live;
+pub mod scope;
 pub mod tenant;
 pub mod ticket;
 pub mod time;

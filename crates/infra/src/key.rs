@@ -6,7 +6,7 @@
 use rand::RngExt;
 use sha2::{Digest, Sha256};
 
-use super::Mode;
+use vocab::tenant::Mode;
 
 const BASE62: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const RANDOM_LEN: usize = 32;

@@ -16,7 +16,7 @@ use uuid::Uuid;
 use crate::auth::Tenant;
 use crate::error::StoreError;
 use crate::generation::Generation;
-use crate::realtime::bus::Bus;
+use crate::bus::Bus;
 
 /// How long a snapshot is used without reading the settings again.
 pub const SNAPSHOT_TTL: Duration = Duration::from_secs(10);

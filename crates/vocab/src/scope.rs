@@ -127,9 +127,9 @@ crate::decoded_from_text!(ScopeSet, |text| {
     ScopeSet::parse_list(text).map_err(UnknownStoredScopes)
 });
 
-impl crate::db::StoredAs for ScopeSet {
-    fn stored(self) -> crate::db::Value {
-        crate::db::Value::from(self.to_stored())
+impl crate::value::StoredAs for ScopeSet {
+    fn stored(self) -> crate::value::Value {
+        crate::value::Value::from(self.to_stored())
     }
 }
 
@@ -178,3 +178,22 @@ mod tests {
         assert_eq!(err.to_string(), "unknown stored scopes: gone:away");
     }
 }
+
+/// The scope names, as an enum schema for the OpenAPI document.
+pub fn scope_name_schema() -> utoipa::openapi::ObjectBuilder {
+    let names: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::Type::String)
+        .enum_values(Some(names))
+}
+
+impl utoipa::PartialSchema for ScopeSet {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+        utoipa::openapi::schema::ArrayBuilder::new()
+            .items(scope_name_schema())
+            .description(Some("Permission scopes"))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for ScopeSet {}

@@ -4,12 +4,11 @@
 //! document and the validation share one source.
 
 use serde::Serialize;
-use utoipa::openapi::schema::{ArrayBuilder, KnownFormat, SchemaFormat};
-use utoipa::openapi::{ObjectBuilder, RefOr, Schema, Type};
-use utoipa::{PartialSchema, ToSchema};
+use utoipa::openapi::schema::{KnownFormat, SchemaFormat};
+use utoipa::openapi::{ObjectBuilder, Type};
+use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::auth::{Scope, ScopeSet};
 
 pub use crate::error::FieldError;
 
@@ -104,23 +103,7 @@ pub fn text(max: usize) -> ObjectBuilder {
 
 /// The scope names, as an enum schema.
 pub fn scope_name() -> ObjectBuilder {
-    let names: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
-    enum_of(&names)
-}
-
-impl PartialSchema for ScopeSet {
-    fn schema() -> RefOr<Schema> {
-        ArrayBuilder::new()
-            .items(scope_name())
-            .description(Some("Permission scopes"))
-            .into()
-    }
-}
-
-impl ToSchema for ScopeSet {}
-
-pub fn user_role() -> ObjectBuilder {
-    enum_of(crate::users::Role::NAMES)
+    vocab::scope::scope_name_schema()
 }
 
 pub fn ticket_status() -> ObjectBuilder {
