@@ -1,9 +1,7 @@
-//! Tags on tickets and chat sessions: what a tag is (`model`), the tag
-//! tables that both record kinds share one shape of (`store`), and the
-//! company's tag list for autocompletion (`routes`). The record areas call
-//! the store inside their own transactions, so a tag change commits with the
-//! record's timeline and events.
+//! Tags on tickets and chat sessions: the model and the store are the
+//! `supportdesk-tags` crate (re-exported here at the paths the service names
+//! them by); the company's tag list for autocompletion (`routes`) is served
+//! from here.
 
-pub mod model;
+pub use ::tags::{model, store};
 pub mod routes;
-pub mod store;
