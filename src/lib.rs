@@ -15,7 +15,6 @@ pub mod custom_fields;
 pub mod demo;
 pub mod embedded;
 pub mod entities;
-pub mod events;
 pub mod idempotency;
 pub mod jobs;
 pub mod kb;
@@ -31,6 +30,8 @@ pub mod sequences;
 pub mod settings;
 pub mod sla;
 pub use infra::snapshots;
+// The area crates the service re-exports whole, at the paths it names them by.
+pub use ::events;
 pub mod state;
 pub mod tags;
 pub mod teams;

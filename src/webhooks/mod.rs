@@ -1,11 +1,8 @@
-//! Webhook subscriptions, signing, the SSRF guard and the delivery job.
+//! Webhook subscriptions, signing and dispatch are the `supportdesk-webhooks`
+//! crate (re-exported here at the paths the service names them by); the SSRF
+//! guard, the delivery job and the routes live here.
 
-pub mod dispatch;
+pub use ::webhooks::{JOB_KIND, dispatch, signing, store};
 pub mod guard;
 pub mod routes;
-pub mod signing;
-pub mod store;
 pub mod worker;
-
-/// The outbox job kind that sends one attempt of a delivery.
-pub const JOB_KIND: &str = "webhook.delivery";

@@ -8,14 +8,14 @@
 
 use serde::Serialize;
 
-use crate::auth::Tenant;
-use crate::db::{Query, Tx};
-use crate::error::StoreError;
-use crate::time::{Timestamp, new_id};
+use store::{Query, Tx};
+use vocab::error::StoreError;
+use vocab::tenant::Tenant;
+use vocab::time::{Timestamp, new_id};
 
 mod change;
 
-pub use crate::event_catalogue::{EVENT_NAMES, Event, EventName, EventPayload};
+pub use vocab::event_catalogue::{EVENT_NAMES, Event, EventName, EventPayload};
 pub use change::{Op, RecordChange, RecordType};
 
 /// Records `data`, as the event its type names, for `tenant` in `tx`,
@@ -80,7 +80,7 @@ async fn record(
         created_at: event.timestamp,
     };
     let written = insert_query(tx, tenant, row, change).await?;
-    crate::webhooks::dispatch::record_and_queue(tx, tenant, written, &event).await?;
+    webhooks::dispatch::record_and_queue(tx, tenant, written, &event).await?;
     Ok(event)
 }
 
@@ -152,8 +152,8 @@ pub async fn queue_written(
     event: &Event,
     webhooks: Vec<(uuid::Uuid, Vec<String>)>,
 ) -> Result<(), StoreError> {
-    let subscribed = crate::webhooks::store::subscribed(webhooks, event.name.as_str());
-    crate::webhooks::dispatch::queue(tx, tenant, &subscribed, event).await?;
+    let subscribed = webhooks::store::subscribed(webhooks, event.name.as_str());
+    webhooks::dispatch::queue(tx, tenant, &subscribed, event).await?;
     Ok(())
 }
 
@@ -235,7 +235,7 @@ pub fn payload(data: &impl Serialize) -> Result<serde_json::Value, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::auth::Mode;
+    use vocab::tenant::Mode;
 
     #[derive(Serialize)]
     struct Signup {

@@ -6,11 +6,12 @@ use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::auth::{Scope, Tenant};
-use crate::db::{Backend, Query, Tx};
-use crate::error::StoreError;
+use store::{Backend, Query, Tx};
+use vocab::error::StoreError;
+use vocab::scope::Scope;
+use vocab::tenant::Tenant;
 
-crate::text_enum! {
+vocab::text_enum! {
     /// A kind of record the feed carries.
     pub enum RecordType {
         Ticket = "ticket",
@@ -33,7 +34,7 @@ impl RecordType {
     }
 }
 
-crate::text_enum! {
+vocab::text_enum! {
     /// What happened to a record: `upsert` (created or changed; the entry
     /// carries the record as it now is) or `delete` (also when deleted with
     /// its parent; no record).

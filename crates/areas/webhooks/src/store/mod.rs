@@ -13,7 +13,7 @@ use crate::db::{Backend, Db, Query, Tx};
 use crate::error::StoreError;
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
-use crate::webhooks::signing;
+use crate::signing;
 
 /// A webhook as the API shows it (never with its secret).
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]

@@ -13,7 +13,7 @@ use crate::outbox;
 use crate::paging::{After, Order, push_after};
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
-use crate::webhooks::JOB_KIND;
+use crate::JOB_KIND;
 
 crate::text_enum! {
     /// Where a delivery stands in the log.
