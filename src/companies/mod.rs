@@ -1,9 +1,6 @@
-//! Companies: the tenants. Active or suspended; shared by both modes.
+//! Companies: the model, the store and the standing check are the
+//! `supportdesk-companies` crate (re-exported here at the paths the service
+//! names them by); suspending one, which also closes its sockets, lives here.
 
-mod model;
-mod standing;
-pub mod store;
+pub use ::companies::{Company, CompanyStatus, ensure_active, model, store};
 pub mod suspend;
-
-pub use model::{Company, CompanyStatus};
-pub use standing::ensure_active;

@@ -1,9 +1,6 @@
-//! Users: the company's agents and admins, shared by both modes. Tickets are
-//! assigned to users; chat agents are users.
+//! Users: the model and the store are the `supportdesk-users` crate
+//! (re-exported here at the paths the service names them by); the routes
+//! live here.
 
-pub mod model;
+pub use ::users::{Role, User, model, store};
 pub mod routes;
-pub mod store;
-
-pub use model::Role;
-pub use store::User;

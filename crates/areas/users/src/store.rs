@@ -17,7 +17,7 @@ pub struct User {
     pub id: Uuid,
     pub name: String,
     pub email: String,
-    #[schema(schema_with = crate::users::model::role_schema)]
+    #[schema(schema_with = crate::model::role_schema)]
     pub role: Role,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
