@@ -8,20 +8,7 @@ use uuid::Uuid;
 use crate::event_catalogue::{EventName, EventPayload};
 use crate::time::Timestamp;
 
-crate::text_enum! {
-    /// When an entity's visitors are asked for a rating: `auto` when a
-    /// chat closes or a ticket is resolved, `manual` only after an agent
-    /// asks (`request-rating`), `off` never (ratings are refused).
-    pub enum CsatMode {
-        Auto = "auto",
-        Manual = "manual",
-        Off = "off",
-    }
-}
-
-pub fn csat_mode_schema() -> utoipa::openapi::ObjectBuilder {
-    crate::openapi::schema::enum_of(CsatMode::NAMES)
-}
+pub use entities::csat_mode::{CsatMode, csat_mode_schema};
 
 /// How long after its first submission a rating may still be changed.
 pub const CHANGE_WINDOW: Duration = Duration::from_secs(7 * 24 * 3600);

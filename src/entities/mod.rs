@@ -1,7 +1,6 @@
-//! Entities group a company's records; `parentId` makes subsidiaries. Each
-//! entity has a public widget key per mode for the visitor widget API.
+//! Entities: the model and the store are the `supportdesk-entities` crate
+//! (re-exported here at the paths the service names them by); the routes
+//! live here.
 
-pub mod store;
-
-pub use store::Entity;
+pub use ::entities::{Entity, csat_mode, store};
 pub mod routes;

@@ -4,11 +4,10 @@
 //! document and the validation share one source.
 
 use serde::Serialize;
+use utoipa::ToSchema;
 use utoipa::openapi::schema::{KnownFormat, SchemaFormat};
 use utoipa::openapi::{ObjectBuilder, Type};
-use utoipa::ToSchema;
 use uuid::Uuid;
-
 
 pub use crate::error::FieldError;
 

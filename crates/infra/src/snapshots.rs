@@ -14,9 +14,9 @@ use dashmap::DashMap;
 use uuid::Uuid;
 
 use crate::auth::Tenant;
+use crate::bus::Bus;
 use crate::error::StoreError;
 use crate::generation::Generation;
-use crate::bus::Bus;
 
 /// How long a snapshot is used without reading the settings again.
 pub const SNAPSHOT_TTL: Duration = Duration::from_secs(10);

@@ -12,13 +12,15 @@ pub mod store;
 pub(crate) use ::store::{self as db, on_db};
 #[allow(unused_imports)]
 pub(crate) use infra::{
-    bus, extract, generation, key, metrics, outbox, paging, ratelimit, redis_conn, search, snapshots,
-    validate,
+    bus, extract, generation, key, metrics, outbox, paging, ratelimit, redis_conn, search,
+    snapshots, validate,
 };
 #[allow(unused_imports)]
 pub(crate) use vocab::{decoded_from_text, domain, error, event_catalogue, live, text_enum, time};
 
 pub(crate) mod auth {
+    #[allow(unused_imports)]
+    pub use infra::key;
     #[allow(unused_imports)]
     pub use vocab::scope::{Scope, ScopeSet};
     #[allow(unused_imports)]

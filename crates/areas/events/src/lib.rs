@@ -15,8 +15,8 @@ use vocab::time::{Timestamp, new_id};
 
 mod change;
 
-pub use vocab::event_catalogue::{EVENT_NAMES, Event, EventName, EventPayload};
 pub use change::{Op, RecordChange, RecordType};
+pub use vocab::event_catalogue::{EVENT_NAMES, Event, EventName, EventPayload};
 
 /// Records `data`, as the event its type names, for `tenant` in `tx`,
 /// stamped `now` (the caller's clock), and queues its webhook deliveries in

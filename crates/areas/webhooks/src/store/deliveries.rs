@@ -6,6 +6,7 @@
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::JOB_KIND;
 use crate::auth::Tenant;
 use crate::db::{Db, Query, Tx};
 use crate::error::StoreError;
@@ -13,7 +14,6 @@ use crate::outbox;
 use crate::paging::{After, Order, push_after};
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
-use crate::JOB_KIND;
 
 crate::text_enum! {
     /// Where a delivery stands in the log.

@@ -11,9 +11,9 @@ use uuid::Uuid;
 use crate::auth::Tenant;
 use crate::db::{Backend, Db, Query, Tx};
 use crate::error::StoreError;
+use crate::signing;
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
-use crate::signing;
 
 /// A webhook as the API shows it (never with its secret).
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]

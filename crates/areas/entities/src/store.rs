@@ -5,7 +5,7 @@ use uuid::Uuid;
 
 use crate::auth::Tenant;
 use crate::auth::key::random_base62;
-use crate::csat::CsatMode;
+use crate::csat_mode::CsatMode;
 use crate::db::{Db, On, Query, Table, Tx, ensure_reference};
 use crate::error::StoreError;
 use crate::time::{Timestamp, new_id};
@@ -37,7 +37,7 @@ pub struct Entity {
     pub widget_identity: WidgetIdentity,
     /// When visitors are asked for a satisfaction rating: `auto` (a chat
     /// closes, a ticket is resolved), `manual` (an agent asks) or `off`.
-    #[schema(schema_with = crate::csat::model::csat_mode_schema)]
+    #[schema(schema_with = crate::csat_mode::csat_mode_schema)]
     pub csat: CsatMode,
     /// Whether an identity secret exists (the secret itself is shown once).
     pub widget_secret_set: bool,

@@ -10,11 +10,11 @@ use sqlx::types::Json;
 use uuid::Uuid;
 
 use crate::auth::Tenant;
-use crate::custom_fields::model::{
-    FieldChange, FieldFilter, FieldPatch, FieldValues, FilterValue, RecordKind, merge,
-};
 use crate::db::{Backend, On, Query, Tx};
 use crate::error::StoreError;
+use crate::model::{
+    FieldChange, FieldFilter, FieldPatch, FieldValues, FilterValue, RecordKind, merge,
+};
 
 /// The kind of record values belong to, with its tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -287,7 +287,7 @@ fn filter_text(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::custom_fields::model::{FieldCondition, Operator};
+    use crate::model::{FieldCondition, Operator};
 
     fn filter() -> FieldFilter {
         FieldFilter {

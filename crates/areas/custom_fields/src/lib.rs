@@ -1,0 +1,65 @@
+//! Typed custom fields on tickets and chat sessions: the company's
+//! definitions, the validation of values against them and the list filters
+//! (`model`, pure), and their SQL (`store`). The record areas call the store
+//! inside their own transactions, so a value change commits with the
+//! record's timeline and events. An area crate: it depends on the floors
+//! below only.
+
+pub mod model;
+pub mod store;
+
+use std::sync::Arc;
+
+use crate::db::Db;
+use infra::snapshots::TenantSnapshots;
+use model::Definition;
+use vocab::error::StoreError;
+use vocab::tenant::Tenant;
+
+/// The bus topic of definition changes; the payload is the company id.
+pub const TOPIC: &str = "custom_fields";
+
+/// Each tenant's definitions on this node (`infra::snapshots`): a ticket's
+/// or chat's create validates its values without reading them.
+pub type DefinitionCache = TenantSnapshots<Vec<Definition>>;
+
+pub fn new_definition_cache() -> DefinitionCache {
+    TenantSnapshots::new(TOPIC)
+}
+
+/// The tenant's definitions, sorted by key: this node's snapshot, or read
+/// and kept.
+pub async fn definitions(
+    cache: &DefinitionCache,
+    db: &Db,
+    tenant: &Tenant,
+) -> Result<Arc<Vec<Definition>>, StoreError> {
+    cache.get_or_read(tenant, store::list(db, tenant)).await
+}
+
+// The floors below, at the paths the service names them by (`crate::db`,
+// `crate::time`, `crate::auth::Tenant`), so the area's modules read the same
+// here as they did in the service; not every area uses every one.
+#[allow(unused_imports)]
+pub(crate) use ::store::{self as db, on_db};
+#[allow(unused_imports)]
+pub(crate) use infra::{
+    bus, extract, generation, key, metrics, outbox, paging, ratelimit, redis_conn, search,
+    snapshots, validate,
+};
+#[allow(unused_imports)]
+pub(crate) use vocab::{decoded_from_text, domain, error, event_catalogue, live, text_enum, time};
+
+pub(crate) mod auth {
+    #[allow(unused_imports)]
+    pub use infra::key;
+    #[allow(unused_imports)]
+    pub use vocab::scope::{Scope, ScopeSet};
+    #[allow(unused_imports)]
+    pub use vocab::tenant::{Mode, Tenant};
+}
+
+pub(crate) mod openapi {
+    #[allow(unused_imports)]
+    pub use infra::schema;
+}
