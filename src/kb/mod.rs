@@ -1,7 +1,6 @@
-//! Knowledge base: articles and categories of an entity, ranked full-text
-//! search on both backends, helpfulness votes.
+//! Knowledge base: the model, the store and the text handling are the
+//! `supportdesk-kb` crate (re-exported here at the paths the service names
+//! them by); the routes live here.
 
-pub mod model;
+pub use ::kb::{model, store, text};
 pub mod routes;
-pub mod store;
-pub mod text;

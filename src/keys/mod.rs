@@ -1,7 +1,5 @@
-//! API keys: created once (the value is shown only then), listed without
-//! secrets, deactivated or revoked.
+//! API keys: the store is the `supportdesk-keys` crate (re-exported here at
+//! the paths the service names it by); the routes live here.
 
-pub mod store;
-
-pub use store::{ApiKey, NewKey};
+pub use ::keys::{ApiKey, NewKey, store};
 pub mod routes;

@@ -9,10 +9,10 @@ use crate::db::{Backend, Db, Query, Table, Tx, ensure_reference};
 use crate::error::StoreError;
 use crate::events;
 use crate::events::{RecordChange, RecordType};
-use crate::kb::model::{
+use crate::model::{
     Article, ArticleChanges, ArticleFilter, ArticleSummary, NewArticle, Status,
 };
-use crate::kb::text;
+use crate::text;
 use crate::paging::{After, Order, push_after};
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;

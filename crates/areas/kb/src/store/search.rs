@@ -6,8 +6,8 @@ use uuid::Uuid;
 use crate::auth::Tenant;
 use crate::db::{Backend, Db, Query, Table, ensure_reference};
 use crate::error::StoreError;
-use crate::kb::model::{CategoryRef, SearchHit};
-use crate::kb::text;
+use crate::model::{CategoryRef, SearchHit};
+use crate::text;
 use crate::search::{TextQuery, postgres_tsquery};
 
 #[derive(sqlx::FromRow)]

@@ -8,8 +8,8 @@ use super::{SLUG_ATTEMPTS, free_slug};
 use crate::auth::Tenant;
 use crate::db::{Db, On, Query, Table, ensure_reference};
 use crate::error::StoreError;
-use crate::kb::model::Category;
-use crate::kb::text;
+use crate::model::Category;
+use crate::text;
 use crate::time::{Timestamp, new_id};
 
 /// Categories with their count of published articles (one indexed lookup each).

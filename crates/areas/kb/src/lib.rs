@@ -1,0 +1,36 @@
+//! Knowledge base: articles and categories of an entity, ranked full-text
+//! search on both backends, helpfulness votes. An area crate: it depends on
+//! the floors below and the event log only.
+
+pub mod model;
+pub mod store;
+pub mod text;
+
+// The floors below, at the paths the service names them by (`crate::db`,
+// `crate::time`, `crate::auth::Tenant`), so the area's modules read the same
+// here as they did in the service; not every area uses every one.
+#[allow(unused_imports)]
+pub(crate) use ::store::{self as db, on_db};
+#[allow(unused_imports)]
+pub(crate) use infra::{
+    bus, extract, generation, key, metrics, outbox, paging, ratelimit, redis_conn, search, snapshots,
+    validate,
+};
+#[allow(unused_imports)]
+pub(crate) use vocab::{decoded_from_text, domain, error, event_catalogue, live, text_enum, time};
+#[allow(unused_imports)]
+pub(crate) use ::events;
+
+pub(crate) mod auth {
+    #[allow(unused_imports)]
+    pub use vocab::scope::{Scope, ScopeSet};
+    #[allow(unused_imports)]
+    pub use vocab::tenant::{Mode, Tenant};
+    #[allow(unused_imports)]
+    pub use infra::key;
+}
+
+pub(crate) mod openapi {
+    #[allow(unused_imports)]
+    pub use infra::schema;
+}
