@@ -258,17 +258,7 @@ pub struct Config {
     pub metrics_bind: Option<String>,
 }
 
-/// Where in S3-compatible storage attachments go. Fields left `None` come
-/// from the `AWS_*` environment variables (a deployment sets those; tests
-/// set the fields, since parallel tests cannot share process variables).
-#[derive(Debug, Clone, Default)]
-pub struct S3Config {
-    pub bucket: String,
-    pub endpoint: Option<String>,
-    pub region: Option<String>,
-    pub access_key_id: Option<String>,
-    pub secret_access_key: Option<String>,
-}
+pub use crate::attachments::S3Config;
 
 /// `limit` messages per `window`, all of them at once if need be (GCRA,
 /// like an API key's limit).

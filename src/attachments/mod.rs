@@ -1,21 +1,19 @@
-//! Attachments: files uploaded once (`routes`), streamed to storage
+//! Attachments: the model, the store, the storage and the link signer are
+//! the `supportdesk-attachments` crate (re-exported here at the paths the
+//! service names them by). Files uploaded once (`routes`), streamed to storage
 //! (`storage`, `ingest`) and stored once per company and SHA-256, then named
 //! by tickets, comments and chat messages (`store`). Downloads go through a
 //! key or a signed, expiring link (`links`, `files`); the sweeper removes
 //! uploads never attached and bytes no upload names any more (`sweep`).
 
 pub mod files;
-pub mod ingest;
-pub mod links;
-pub mod model;
 pub mod routes;
-pub mod storage;
-pub mod store;
 pub mod sweep;
 pub mod visitor;
 
-pub use model::{Attachment, AttachmentRef};
-pub use storage::Storage;
+pub use ::attachments::{
+    Attachment, AttachmentRef, S3Config, Storage, ingest, links, model, storage, store,
+};
 
 use std::time::Duration;
 
@@ -54,7 +52,7 @@ impl Attachments {
         let secret = crate::realtime::store::server_secret(db, LINK_SECRET).await?;
         let key: [u8; 32] = sha2::Sha256::digest(secret.as_bytes()).into();
         Ok(Attachments {
-            storage: Storage::from_config(config)?,
+            storage: Storage::configured(config.s3.as_ref(), &config.data_dir)?,
             links: links::Links::new(key, public_url),
             max_bytes: config.max_attachment_bytes,
             max_visitor_bytes: config.max_visitor_attachment_bytes,

@@ -8,30 +8,11 @@ use sqlx::types::Json;
 use uuid::Uuid;
 
 use crate::auth::Tenant;
-use crate::auth::key::random_base62;
 use crate::db::{Db, Query};
 use crate::error::StoreError;
 use crate::time::Timestamp;
 
-/// The secret named `name`, created (random, 43 base62 characters ≈ 256
-/// bits) if no node has created it yet. Stamped with the database's clock:
-/// it is asked for before a node's clock is at hand, and orders nothing.
-pub async fn server_secret(db: &Db, name: &str) -> Result<String, StoreError> {
-    let candidate = random_base62(43);
-    Query::new(format!(
-        "INSERT INTO server_secrets (name, value, created_at) VALUES ($1, $2, {now}) \
-         ON CONFLICT (name) DO NOTHING",
-        now = db.backend().now_sql()
-    ))
-    .bind(name)
-    .bind(candidate)
-    .execute(db)
-    .await?;
-    Query::new("SELECT value FROM server_secrets WHERE name = $1")
-        .bind(name)
-        .fetch_scalar(db)
-        .await
-}
+pub use infra::server_secret::server_secret;
 
 /// One recorded event as the ticket channels replay it.
 #[derive(Debug, sqlx::FromRow)]

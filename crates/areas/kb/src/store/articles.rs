@@ -9,11 +9,9 @@ use crate::db::{Backend, Db, Query, Table, Tx, ensure_reference};
 use crate::error::StoreError;
 use crate::events;
 use crate::events::{RecordChange, RecordType};
-use crate::model::{
-    Article, ArticleChanges, ArticleFilter, ArticleSummary, NewArticle, Status,
-};
-use crate::text;
+use crate::model::{Article, ArticleChanges, ArticleFilter, ArticleSummary, NewArticle, Status};
 use crate::paging::{After, Order, push_after};
+use crate::text;
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
 

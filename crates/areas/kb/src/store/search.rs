@@ -7,8 +7,8 @@ use crate::auth::Tenant;
 use crate::db::{Backend, Db, Query, Table, ensure_reference};
 use crate::error::StoreError;
 use crate::model::{CategoryRef, SearchHit};
-use crate::text;
 use crate::search::{TextQuery, postgres_tsquery};
+use crate::text;
 
 #[derive(sqlx::FromRow)]
 struct SearchRow {

@@ -17,8 +17,6 @@ use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 use uuid::Uuid;
 
-use crate::config::S3Config;
-
 /// Bytes an upload to disk buffers before each write: small, so many
 /// parallel uploads cost little memory.
 const LOCAL_WRITE_CHUNK: usize = 256 * 1024;
@@ -76,11 +74,14 @@ impl Storage {
         })
     }
 
-    /// The store `config` asks for: S3 when a bucket is set, else the disk.
-    pub fn from_config(config: &crate::config::Config) -> anyhow::Result<Storage> {
-        match &config.s3 {
+    /// S3 when a bucket is set, else the disk under `data_dir`.
+    pub fn configured(
+        s3: Option<&S3Config>,
+        data_dir: &std::path::Path,
+    ) -> anyhow::Result<Storage> {
+        match s3 {
             Some(s3) => Storage::s3(s3),
-            None => Storage::local(&config.data_dir),
+            None => Storage::local(data_dir),
         }
     }
 
@@ -142,4 +143,16 @@ impl Storage {
         let body = result.into_stream().map_err(std::io::Error::other).boxed();
         Ok(Download { body })
     }
+}
+
+/// Where in S3-compatible storage attachments go. Fields left `None` come
+/// from the `AWS_*` environment variables (a deployment sets those; tests
+/// set the fields, since parallel tests cannot share process variables).
+#[derive(Debug, Clone, Default)]
+pub struct S3Config {
+    pub bucket: String,
+    pub endpoint: Option<String>,
+    pub region: Option<String>,
+    pub access_key_id: Option<String>,
+    pub secret_access_key: Option<String>,
 }
