@@ -1,11 +1,6 @@
-//! Service-level agreements: business-hours calendars, SLA policies with
-//! targets per priority, and the calendar arithmetic that turns a target
-//! of business minutes into an exact due time.
+//! Service-level agreements: calendars, policies, their arithmetic and the
+//! ticket clocks are the `supportdesk-sla` crate (re-exported here at the
+//! paths the service names them by); the routes live here.
 
-pub mod apply;
-pub mod cache;
-pub mod calendar;
-pub mod clocks;
-pub mod model;
+pub use ::sla::{apply, cache, calendar, clocks, model, store};
 pub mod routes;
-pub mod store;

@@ -6,9 +6,9 @@ use uuid::Uuid;
 use super::policy::{chosen_terms, held_terms, hold_policy, may_apply};
 use super::{Happening, Met, Reply, clocks_of, save, ticket_facts};
 use crate::auth::Tenant;
+use crate::clocks::{Clock, ClockState, Metric};
 use crate::db::{Query, Tx};
 use crate::error::StoreError;
-use crate::sla::clocks::{Clock, ClockState, Metric};
 use crate::time::Timestamp;
 use vocab::ticket::TicketStatus;
 

@@ -6,17 +6,17 @@ use std::collections::HashMap;
 use uuid::Uuid;
 
 use super::TicketFactsRow;
+use crate::apply::{TicketFacts, choose};
 use crate::auth::Tenant;
+use crate::calendar::Hours;
+use crate::clocks::Terms;
 use crate::custom_fields;
 use crate::custom_fields::model::RecordKind;
 use crate::custom_fields::store::{self as field_store, Recorded};
 use crate::db::{Query, Tx};
 use crate::error::StoreError;
-use crate::sla::apply::{TicketFacts, choose};
-use crate::sla::calendar::Hours;
-use crate::sla::clocks::Terms;
-use crate::sla::model::Policy;
-use crate::sla::store::{find_calendar, list_policies};
+use crate::model::Policy;
+use crate::store::{find_calendar, list_policies};
 use crate::tags::store::{self as tag_store, Tagged};
 use vocab::ticket::Priority;
 

@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use uuid::Uuid;
 
 use super::{CLOCK_COLUMNS, clocks_of};
+use crate::clocks::{Clock, TicketSla};
 use crate::db::{Db, On, Query};
 use crate::error::StoreError;
-use crate::sla::clocks::{Clock, TicketSla};
 use crate::time::Timestamp;
 
 /// ORDER BY terms of `order=sla_due`: the ticket's soonest running due

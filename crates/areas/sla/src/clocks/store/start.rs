@@ -7,12 +7,12 @@ use uuid::Uuid;
 
 use super::policy::{fields_met, hold_policy};
 use super::{CLOCK_COLUMNS, Happening, Met};
+use crate::apply::{TicketFacts, choose};
 use crate::auth::Tenant;
+use crate::cache::Rules;
+use crate::clocks::{Clock, Metric, Terms};
 use crate::db::{Query, Tx, Value};
 use crate::error::StoreError;
-use crate::sla::apply::{TicketFacts, choose};
-use crate::sla::cache::Rules;
-use crate::sla::clocks::{Clock, Metric, Terms};
 use crate::time::Timestamp;
 use vocab::ticket::{Priority, TicketStatus};
 

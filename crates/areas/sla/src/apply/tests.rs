@@ -4,8 +4,8 @@
 use std::collections::BTreeSet;
 
 use super::*;
-use crate::sla::calendar::{Calendar, Opening};
-use crate::sla::model::TargetsByPriority;
+use crate::calendar::{Calendar, Opening};
+use crate::model::TargetsByPriority;
 use crate::time::Timestamp;
 
 fn at(text: &str) -> DateTime<Utc> {
