@@ -46,14 +46,7 @@ use crate::error::StoreError;
 use crate::events::{self, EventName, EventPayload};
 use crate::time::Timestamp;
 
-crate::text_enum! {
-    /// Why a chat's assignee changed.
-    pub enum Reason {
-        Routing = "routing",
-        Manual = "manual",
-        Requeue = "requeue",
-    }
-}
+pub use crate::teams::model::Reason;
 
 /// `assignment` of a `chat.assigned` event and of the socket frame.
 #[derive(Debug, Clone, Copy, Serialize)]

@@ -38,7 +38,7 @@ pub enum BadLink {
 impl RatingLinks {
     /// The signer with the service-wide rating link key (made on first use).
     pub async fn load(db: &Db) -> Result<RatingLinks, StoreError> {
-        let secret = crate::realtime::store::server_secret(db, LINK_SECRET).await?;
+        let secret = infra::server_secret::server_secret(db, LINK_SECRET).await?;
         Ok(RatingLinks::with_key(
             Sha256::digest(secret.as_bytes()).into(),
         ))

@@ -54,7 +54,7 @@ impl Default for Routing {
     }
 }
 
-pub(crate) fn routing_mode() -> utoipa::openapi::ObjectBuilder {
+pub fn routing_mode() -> utoipa::openapi::ObjectBuilder {
     crate::openapi::schema::enum_of(RoutingMode::NAMES)
 }
 
@@ -232,5 +232,14 @@ mod tests {
         assert_eq!(ids, [a]);
         assert!(id_set("memberIds", &json!(["nope"])).is_err());
         assert!(id_set("memberIds", &json!("x")).is_err());
+    }
+}
+
+crate::text_enum! {
+    /// Why a chat's assignee changed.
+    pub enum Reason {
+        Routing = "routing",
+        Manual = "manual",
+        Requeue = "requeue",
     }
 }
