@@ -1,10 +1,10 @@
-//! Chat: visitor sessions, their messages, and agent presence. The REST
-//! routes and the sockets (`realtime::ws`) share `service`, which commits
-//! through `store` and then pushes to the subscribed sockets.
+//! Chat: visitor sessions, their messages, and agent presence. The model and
+//! the store are the `supportdesk-chat` crate (re-exported here at the paths
+//! the service names them by). The REST routes and the sockets
+//! (`realtime::ws`) share `service`, which commits through the store (a
+//! message through `sequences::chat_message`) and then pushes to the
+//! subscribed sockets.
 
-pub mod model;
+pub use ::chat::{Message, Session, model, store};
 pub mod routes;
 pub mod service;
-pub mod store;
-
-pub use model::{Message, Session};

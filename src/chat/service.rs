@@ -7,9 +7,9 @@ use uuid::Uuid;
 use super::model::{
     Message, NewMessage, NewSession, OutgoingMessage, Sender, Session, SessionStatus, SessionTags,
 };
-use super::store::{self, SendError, Sent};
+use super::store::{self, Sent};
 use crate::auth::Tenant;
-use crate::error::{ApiError, ApiResult, ErrorCode, StoreError};
+use crate::error::{ApiError, ApiResult, StoreError};
 use crate::realtime::presence::{AgentPresence, Visibility};
 use crate::realtime::protocol::{self, Channel, HubChannel, Topic};
 use crate::state::AppState;
@@ -17,19 +17,6 @@ use crate::teams::{claim, routing};
 use crate::users::Role;
 use crate::users::store::{self as users, NewUser};
 use crate::validate::{Fields, problem};
-
-impl From<SendError> for ApiError {
-    fn from(err: SendError) -> Self {
-        match err {
-            SendError::SessionClosed => ApiError::new(
-                axum::http::StatusCode::CONFLICT,
-                ErrorCode::SessionClosed,
-                "The chat session is closed",
-            ),
-            SendError::Store(err) => err.into(),
-        }
-    }
-}
 
 /// Creates a session and its visitor token; tells the entity's watchers.
 /// The session joins its entity's default team, if any.
@@ -176,7 +163,7 @@ pub async fn send_message(
         visitor_uploads_only: outgoing.visitor_uploads_only,
     };
     let signer = state.link_signer();
-    let sent = store::create_message(
+    let sent = crate::sequences::chat_message::create_message(
         &state.db,
         tenant,
         session_id,

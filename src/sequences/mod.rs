@@ -6,5 +6,8 @@
 //!
 //! - [`sla_pass`]: a due SLA warning or breach, claimed by the SLA and
 //!   recorded on its ticket.
+//! - [`chat_message`]: a chat message stored, and the SLA targets an agent's
+//!   answer meets recorded on the session's tickets.
 
+pub mod chat_message;
 pub mod sla_pass;

@@ -104,7 +104,7 @@ async fn a_long_replay_arrives_whole_and_in_order(backend: Backend) {
             attachment_ids: Vec::new(),
             visitor_uploads_only: false,
         };
-        let message = supportdesk::chat::store::create_message(
+        let message = supportdesk::sequences::chat_message::create_message(
             &app.state.db,
             &tenant,
             id,

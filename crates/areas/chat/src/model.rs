@@ -179,11 +179,11 @@ impl Default for SessionIdentity {
     }
 }
 
-pub(crate) fn session_status() -> utoipa::openapi::ObjectBuilder {
+pub fn session_status() -> utoipa::openapi::ObjectBuilder {
     crate::openapi::schema::enum_of(SessionStatus::NAMES)
 }
 
-pub(crate) fn sender_type() -> utoipa::openapi::ObjectBuilder {
+pub fn sender_type() -> utoipa::openapi::ObjectBuilder {
     crate::openapi::schema::enum_of(SenderType::NAMES)
 }
 

@@ -5,11 +5,11 @@ use uuid::Uuid;
 
 use super::{load_session, record_session};
 use crate::auth::Tenant;
-use crate::chat::model::{Session, SessionStatus, SessionTags};
 use crate::custom_fields::model::FieldPatch;
 use crate::custom_fields::store::{self as field_store, Recorded};
 use crate::db::{Backend, Db, Query};
 use crate::error::StoreError;
+use crate::model::{Session, SessionStatus, SessionTags};
 use crate::tags::store::{self as tag_store, Tagged};
 use crate::time::Timestamp;
 

@@ -17,7 +17,7 @@ pub use create::create_session;
 pub use read::{
     ReplayScope, find_session, list_sessions, messages, messages_after, visitor_sessions,
 };
-pub use send::{SendError, Sent, create_message};
+pub use send::{AnsweredTickets, SendError, Sent, create_message};
 pub use update::{confirm_visitor_email, update_session};
 
 use uuid::Uuid;
@@ -65,7 +65,7 @@ async fn load_session<'c>(
 }
 
 /// The session as `tx` now holds it, recorded for the change feed at `now`.
-pub(crate) async fn record_session(
+pub async fn record_session(
     tx: &mut Tx,
     tenant: &Tenant,
     id: Uuid,

@@ -5,11 +5,11 @@ use uuid::Uuid;
 
 use super::{SESSION_COLUMNS, record_session};
 use crate::auth::Tenant;
-use crate::chat::model::{NewSession, Session};
 use crate::custom_fields::store::{self as field_store, Recorded};
 use crate::db::{Db, Query, Table, ensure_reference};
 use crate::error::StoreError;
 use crate::mail;
+use crate::model::{NewSession, Session};
 use crate::tags::store::{self as tag_store, Tagged};
 use crate::teams::store as team_store;
 use crate::time::{Timestamp, new_id};

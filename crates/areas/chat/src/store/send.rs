@@ -2,21 +2,20 @@
 //! with its attachments, the visitor's reply email and the SLA clocks an
 //! agent's answer meets.
 
+use futures::future::BoxFuture;
 use uuid::Uuid;
 
 use super::{MESSAGE_SELECT, SESSION_COLUMNS, with_attachments};
 use crate::attachments::links::Signer;
 use crate::attachments::store::{self as attachment_store, Owner};
 use crate::auth::Tenant;
-use crate::chat::model::{
-    Message, NewMessage, SenderType, Session, SessionStatus, agent_reply_email,
-};
 use crate::db::{Db, On, Query, Table, Tx};
 use crate::error::StoreError;
 use crate::events;
 use crate::events::{RecordChange, RecordType};
 use crate::mail;
-use crate::sla::clocks::store as sla_store;
+use crate::model::{Message, NewMessage, SenderType, Session, SessionStatus, agent_reply_email};
+use crate::sla::clocks::store::{self as sla_store, Met};
 use crate::tags::store::{self as tag_store, Tagged};
 use crate::time::{Timestamp, new_id};
 
@@ -42,12 +41,38 @@ impl Sent {
     }
 }
 
+/// What an agent's answer does to a ticket opened from its session: records
+/// the SLA targets it met. A write of the tickets area, which the chat area
+/// cannot name: the sequence that sends a message passes it in, and it runs
+/// in the message's transaction.
+pub trait AnsweredTickets: Sync {
+    fn record<'a>(
+        &'a self,
+        tx: &'a mut Tx,
+        ticket: Uuid,
+        met: &'a [Met],
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+}
+
 /// Why a message was not sent.
 #[derive(Debug)]
 pub enum SendError {
     /// The session is CLOSED (409 `session_closed`).
     SessionClosed,
     Store(StoreError),
+}
+
+impl From<SendError> for crate::error::ApiError {
+    fn from(err: SendError) -> Self {
+        match err {
+            SendError::SessionClosed => crate::error::ApiError::new(
+                axum::http::StatusCode::CONFLICT,
+                crate::error::ErrorCode::SessionClosed,
+                "The chat session is closed",
+            ),
+            SendError::Store(err) => err.into(),
+        }
+    }
 }
 
 impl From<StoreError> for SendError {
@@ -72,7 +97,11 @@ async fn with_tags<'c>(on: impl Into<On<'c>>, mut session: Session) -> Result<Se
 /// a visitor email also queues the reply email (with `visitor_link`, the
 /// link that continues the chat) in the same transaction. A message whose
 /// `client_message_id` the session already holds is not stored again: the
-/// first one is returned (even if the session has closed since).
+/// first one is returned (even if the session has closed since). An agent's
+/// message meets the SLA targets of the tickets opened from its session:
+/// `answered` records that on each such ticket, in the same transaction (a
+/// write of the tickets area, which the sequence that sends a message
+/// passes in: `sequences::chat_message`).
 pub async fn create_message(
     db: &Db,
     tenant: &Tenant,
@@ -81,6 +110,7 @@ pub async fn create_message(
     visitor_link: Option<&str>,
     now: Timestamp,
     signer: &Signer,
+    answered: &dyn AnsweredTickets,
 ) -> Result<Sent, SendError> {
     if let Some(client_id) = new.client_message_id.as_deref()
         && let Some(first) = message_by_client_id(db, tenant, session_id, client_id, signer).await?
@@ -160,7 +190,7 @@ pub async fn create_message(
     }
     if message.sender_type == SenderType::Agent {
         for (ticket, met) in sla_store::agent_chatted(&mut tx, tenant, session_id, now).await? {
-            crate::tickets::store::record_sla(&mut tx, tenant, ticket, &met, signer, now).await?;
+            answered.record(&mut tx, ticket, &met).await?;
         }
     }
     // The message touched the session (`updatedAt`): the feed carries both.
