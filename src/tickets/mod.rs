@@ -1,23 +1,28 @@
-//! Tickets: the ticket API, comments, activity timeline, escalation.
+//! Tickets: the ticket API, comments, activity timeline, escalation. The
+//! model, the store, the events and the rules are the `supportdesk-tickets`
+//! crate (re-exported here at the paths the service names them by).
 //! `store::escalate` is the one way a ticket is escalated, by the API or by
 //! an escalation rule.
 
 mod activities;
 pub(crate) mod comments;
-pub mod events;
 mod listing;
-pub mod model;
 mod nested;
-pub mod payloads;
 pub mod routes;
-pub mod rules;
-pub mod store;
+mod rules_pass;
+
+pub use ::tickets::{Escalation, Ticket, events, model, payloads, store};
+
+/// The escalation rules (the `supportdesk-tickets` crate's) and the pass
+/// that applies them on this node.
+pub mod rules {
+    pub use super::rules_pass::{run_pass, run_pass_and_route, spawn};
+    pub use ::tickets::rules::*;
+}
 
 use tokio::task::JoinHandle;
 
 use crate::state::AppState;
-
-pub use model::{Escalation, Ticket};
 
 /// Starts this node's ticket workers (escalation rules).
 pub fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {

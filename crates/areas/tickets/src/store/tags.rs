@@ -13,11 +13,11 @@ use crate::attachments::links::Signer;
 use crate::auth::Tenant;
 use crate::db::{Db, Tx};
 use crate::error::StoreError;
+use crate::events;
+use crate::model::{ActivityKind, Ticket};
 use crate::sla::clocks::store as sla_store;
 use crate::tags::model::{TagChange, TagEdit};
 use crate::tags::store::{self as tag_store, Tagged};
-use crate::tickets::events;
-use crate::tickets::model::{ActivityKind, Ticket};
 use crate::time::Timestamp;
 
 /// Adds and removes tags (`POST /tickets/{id}/tags`) under the ticket's

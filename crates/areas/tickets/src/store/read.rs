@@ -9,8 +9,8 @@ use crate::attachments::store::{self as attachment_store, Owner};
 use crate::auth::Tenant;
 use crate::db::{Db, On};
 use crate::error::StoreError;
+use crate::model::Ticket;
 use crate::sla::clocks::store as sla_store;
-use crate::tickets::model::Ticket;
 
 /// The ticket `id` of the tenant; another tenant's is NotFound.
 /// Its attachments carry links from `signer`.

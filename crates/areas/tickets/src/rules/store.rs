@@ -14,9 +14,9 @@ use crate::custom_fields::model::FieldFilter;
 use crate::custom_fields::store::{self as field_store, Recorded};
 use crate::db::{Backend, Db, On, PassLock, Query, Tx};
 use crate::error::StoreError;
+use crate::model::{Escalation, Ticket};
+use crate::store::escalate_in;
 use crate::tags::store::{self as tag_store, Tagged};
-use crate::tickets::model::{Escalation, Ticket};
-use crate::tickets::store::escalate_in;
 use crate::time::{Timestamp, new_id};
 
 const RULE_COLUMNS: &str = "r.id, r.name, r.enabled, r.conditions, r.escalate_to_id, \
@@ -241,7 +241,7 @@ struct TenantRuleRow {
 /// Every enabled rule of every active company, by tenant and in list order,
 /// whose person target (if any) is still a user of the rule's company and
 /// which still has a target (a deleted team clears its rules' team target).
-pub(super) async fn enabled_rules(db: &Db) -> Result<Vec<(Tenant, Rule)>, StoreError> {
+pub async fn enabled_rules(db: &Db) -> Result<Vec<(Tenant, Rule)>, StoreError> {
     let sql = format!(
         "SELECT r.company_id, r.mode, {RULE_COLUMNS} FROM escalation_rules r \
          JOIN companies co ON co.id = r.company_id \
@@ -321,7 +321,7 @@ fn match_clause(
 
 /// The rule's query: up to `limit` ids of the tickets it matches now and
 /// has not fired for, oldest first.
-pub(super) async fn matching_tickets(
+pub async fn matching_tickets(
     db: &Db,
     tenant: &Tenant,
     rule: &Rule,
@@ -339,7 +339,7 @@ pub(super) async fn matching_tickets(
 /// refuses a second one, from any node), and escalates it as the API does,
 /// marked automatic with the rule's id. `None` when it no longer matches or
 /// has already fired; else the escalated ticket.
-pub(super) async fn fire(
+pub async fn fire(
     db: &Db,
     tenant: &Tenant,
     rule: &Rule,
@@ -391,7 +391,7 @@ const PASS_LOCK_KEY: i64 = 0x5344_5255_4c45_5331;
 
 /// The pass lock, or None when another node is running a pass. SQLite (one
 /// node) needs none: firings are unique anyway.
-pub(super) async fn lock_pass(db: &Db) -> Result<Option<PassLock>, StoreError> {
+pub async fn lock_pass(db: &Db) -> Result<Option<PassLock>, StoreError> {
     PassLock::try_take(db, PASS_LOCK_KEY, "escalation rules").await
 }
 
@@ -399,7 +399,7 @@ pub(super) async fn lock_pass(db: &Db) -> Result<Option<PassLock>, StoreError> {
 mod tests {
     use super::*;
     use crate::custom_fields::model::{FieldCondition, FilterValue, Operator};
-    use crate::tickets::model::Priority;
+    use crate::model::Priority;
 
     fn rule(conditions: Conditions) -> Rule {
         Rule {

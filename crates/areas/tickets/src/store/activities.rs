@@ -8,8 +8,8 @@ use super::read::ensure_ticket;
 use crate::auth::Tenant;
 use crate::db::{Db, Query, Tx};
 use crate::error::StoreError;
+use crate::model::{Activity, ActivityKind};
 use crate::paging::{After, Order, push_after};
-use crate::tickets::model::{Activity, ActivityKind};
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
 

@@ -11,11 +11,11 @@ use crate::auth::{Mode, Tenant};
 use crate::custom_fields::store::{self as field_store, Recorded};
 use crate::db::{Backend, Db, Query};
 use crate::error::StoreError;
+use crate::model::{Ticket, TicketFilter};
 use crate::paging::{After, COUNT_CAP, Order, Total, capped_count, push_after};
 use crate::search::Rank;
 use crate::sla::clocks::store as sla_store;
 use crate::tags::store::{self as tag_store, Tagged};
-use crate::tickets::model::{Ticket, TicketFilter};
 use crate::time::Timestamp;
 use crate::validate::Page;
 
@@ -352,7 +352,7 @@ fn exact_count(tenant: &Tenant, filter: &TicketFilter) -> Option<Query> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tickets::model::TicketStatus;
+    use crate::model::TicketStatus;
 
     #[test]
     fn list_sql_numbers_only_the_given_filters() {

@@ -18,12 +18,12 @@ use crate::custom_fields::model::FieldValues;
 use crate::custom_fields::store::{self as field_store, Recorded};
 use crate::db::{Backend, Db, Query, Table, Tx, ensure_reference};
 use crate::error::StoreError;
+use crate::events;
+use crate::model::{ActivityKind, NewTicket, Ticket, TicketStatus, ticket_number};
 use crate::sla::cache::{self as sla_cache, SlaCache};
 use crate::sla::clocks::store::{self as sla_store, NewTicketFacts, Opening};
 use crate::tags::store::{self as tag_store, Tagged};
 use crate::teams::store as team_store;
-use crate::tickets::events;
-use crate::tickets::model::{ActivityKind, NewTicket, Ticket, TicketStatus, ticket_number};
 use crate::time::{Timestamp, new_id};
 
 /// Creates a ticket (OPEN) with the next number of the tenant, its

@@ -10,10 +10,8 @@ use crate::attachments::links::Signer;
 use crate::auth::Tenant;
 use crate::db::{Db, Table, Tx, ensure_reference};
 use crate::error::StoreError;
-use crate::tickets::events;
-use crate::tickets::model::{
-    ActivityKind, Escalation, Priority, Ticket, TicketStatus, TicketUpdate,
-};
+use crate::events;
+use crate::model::{ActivityKind, Escalation, Priority, Ticket, TicketStatus, TicketUpdate};
 use crate::time::Timestamp;
 
 /// Escalates a ticket: IN_PROGRESS, URGENT, assigned to `to_user` (which

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use tokio::task::JoinHandle;
 
-use super::{Rule, store};
 use crate::attachments::links::Signer;
 use crate::auth::Tenant;
 use crate::custom_fields;
@@ -16,6 +15,7 @@ use crate::db::Db;
 use crate::error::StoreError;
 use crate::state::AppState;
 use crate::tickets::model::Ticket;
+use crate::tickets::rules::{Rule, store};
 use crate::time::Timestamp;
 
 /// At most this many tickets per rule per pass; the rest wait for the next.

@@ -22,11 +22,11 @@ use crate::auth::Tenant;
 use crate::db::{Query, Table, Tx};
 use crate::error::StoreError;
 use crate::event_catalogue::{Event, EventName};
-use crate::events::RecordType;
+use crate::event_log::RecordType;
+use crate::events;
+use crate::model::Ticket;
 use crate::sla::clocks::Clock;
 use crate::sla::clocks::store as sla_store;
-use crate::tickets::events;
-use crate::tickets::model::Ticket;
 use crate::time::Timestamp;
 use crate::webhooks::store as webhook_store;
 
@@ -162,7 +162,7 @@ fn writes(
         also.entry.clone(),
         ticket.created_at,
     );
-    crate::events::push_written_from(
+    crate::event_log::push_written_from(
         statement,
         tenant,
         event,

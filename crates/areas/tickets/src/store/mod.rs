@@ -42,8 +42,8 @@ use crate::auth::Tenant;
 use crate::custom_fields::model::FieldValues;
 use crate::custom_fields::store as field_store;
 use crate::db::Query;
+use crate::model::{Priority, Ticket, TicketStatus, UserRef};
 use crate::tags::store as tag_store;
-use crate::tickets::model::{Priority, Ticket, TicketStatus, UserRef};
 use crate::time::Timestamp;
 
 /// A ticket with its assignee and tags (joined by spaces: read them with

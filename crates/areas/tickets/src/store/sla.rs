@@ -9,9 +9,9 @@ use crate::attachments::links::Signer;
 use crate::auth::Tenant;
 use crate::db::Tx;
 use crate::error::StoreError;
+use crate::events;
+use crate::model::{ActivityKind, Change, TicketState};
 use crate::sla::clocks::store::{self as sla_store, Happening, Met};
-use crate::tickets::events;
-use crate::tickets::model::{ActivityKind, Change, TicketState};
 use crate::time::Timestamp;
 
 /// The SLA clocks after a real change: the policy chosen again (a changed

@@ -1,8 +1,8 @@
 //! Where ticket search looks: the documents that 0013_search.sql keeps in
 //! step with tickets and comments, and the part a caller may match.
 
+use crate::model::TicketSearch;
 use crate::search::{Index, Search, Visible};
-use crate::tickets::model::TicketSearch;
 
 /// The ticket search documents: subject, description, public comments and
 /// internal notes, ranked in that order (weights A to D on Postgres).

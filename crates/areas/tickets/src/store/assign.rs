@@ -12,10 +12,10 @@ use crate::attachments::links::Signer;
 use crate::auth::Tenant;
 use crate::db::Tx;
 use crate::error::StoreError;
+use crate::events;
+use crate::model::{Ticket, TicketAssignment, TicketUpdate};
 use crate::tags::model::TagChange;
-use crate::teams::claim::Reason;
-use crate::tickets::events;
-use crate::tickets::model::{Ticket, TicketAssignment, TicketUpdate};
+use crate::teams::model::Reason;
 use crate::time::Timestamp;
 
 /// Routing's assignment of ticket `id` to `agent`, in the claim's

@@ -10,7 +10,7 @@ use serde::ser::{SerializeMap, Serializer};
 
 use super::model::{Change, Comment, Escalation, Ticket, TicketAssignment};
 use crate::custom_fields::model::FieldChange;
-use crate::events::{EventName, EventPayload};
+use crate::event_log::{EventName, EventPayload};
 use crate::sla::clocks::store::{Happening, Met};
 use crate::tags::model::TagChange;
 use crate::time::Timestamp;
@@ -201,9 +201,9 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+    use crate::model::{Priority, TicketStatus};
     use crate::sla::clocks::Metric;
-    use crate::teams::claim::Reason;
-    use crate::tickets::model::{Priority, TicketStatus};
+    use crate::teams::model::Reason;
 
     fn timestamp(text: &str) -> Timestamp {
         Timestamp::from_datetime(text.parse().expect("timestamp"))

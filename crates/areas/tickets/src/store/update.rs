@@ -17,12 +17,12 @@ use crate::custom_fields::model::FieldChange;
 use crate::custom_fields::store::{self as field_store, Recorded};
 use crate::db::{Backend, Db, Query, Table, Tx, ensure_reference};
 use crate::error::StoreError;
+use crate::events;
+use crate::model::{ActivityKind, Ticket, TicketAssignment, TicketState, TicketUpdate};
 use crate::tags::model::TagChange;
 use crate::tags::store::{self as tag_store, Tagged};
-use crate::teams::claim::Reason;
+use crate::teams::model::Reason;
 use crate::teams::store as team_store;
-use crate::tickets::events;
-use crate::tickets::model::{ActivityKind, Ticket, TicketAssignment, TicketState, TicketUpdate};
 use crate::time::Timestamp;
 
 /// The changeable fields of a ticket, locked until the transaction ends

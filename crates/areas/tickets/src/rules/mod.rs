@@ -1,16 +1,13 @@
 //! Escalation rules ("dashboard workflow settings"): per company and mode,
 //! a list of rules, each with conditions on a ticket and the escalation to
-//! apply. The scheduler evaluates them on every node (one node per pass on
+//! apply. The service's scheduler evaluates them on every node (one node per pass on
 //! Postgres) and escalates each matching ticket exactly as the API does,
 //! once per rule and ticket. `/settings/escalation-rules` edits the list.
 
-mod scheduler;
-mod store;
+pub mod store;
 
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
-
-pub use scheduler::{run_pass, run_pass_and_route, spawn};
 
 use super::model::{Priority, TicketStatus};
 use crate::auth::Tenant;

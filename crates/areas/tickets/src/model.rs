@@ -196,7 +196,7 @@ pub struct TicketState {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TicketAssignment {
-    pub reason: crate::teams::claim::Reason,
+    pub reason: crate::teams::model::Reason,
     pub team_id: Option<Uuid>,
 }
 

@@ -12,10 +12,10 @@ use crate::attachments::store::{self as attachment_store, Kind, Owner};
 use crate::auth::Tenant;
 use crate::db::{Db, Query, Table, ensure_reference};
 use crate::error::StoreError;
+use crate::events;
+use crate::model::{ActivityKind, AuthorType, Comment, NewComment};
 use crate::paging::{After, Order, push_after};
 use crate::sla::clocks::store::{self as sla_store, Reply};
-use crate::tickets::events;
-use crate::tickets::model::{ActivityKind, AuthorType, Comment, NewComment};
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
 
@@ -119,7 +119,7 @@ pub async fn add_comment(
     };
     // The comment touched the ticket (`updatedAt`): the feed carries both.
     let ticket = super::read::load(&mut tx, tenant, ticket_id, signer).await?;
-    crate::events::record_change(&mut tx, tenant, &events::ticket_change(&ticket)?, now).await?;
+    crate::event_log::record_change(&mut tx, tenant, &events::ticket_change(&ticket)?, now).await?;
     events::comment_created(&mut tx, tenant, &ticket, &comment, now).await?;
     if !met.is_empty() {
         super::record_sla(&mut tx, tenant, ticket_id, &met, signer, now).await?;

@@ -16,8 +16,8 @@ use crate::auth::Tenant;
 use crate::custom_fields::model::FieldChange;
 use crate::db::Tx;
 use crate::error::StoreError;
-use crate::events::{Event, emit, emit_change, payload};
-use crate::events::{RecordChange, RecordType, new_event, queue_written};
+use crate::event_log::{Event, emit, emit_change, payload};
+use crate::event_log::{RecordChange, RecordType, new_event, queue_written};
 use crate::live::{LiveEvent, TicketTopic};
 use crate::mail::{self, Email};
 use crate::sla::clocks::store::Met;
@@ -293,7 +293,7 @@ fn resolution_email(to: &str, ticket: &Ticket, rating_link: Option<&str>) -> Ema
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tickets::model::TicketStatus;
+    use crate::model::TicketStatus;
 
     fn ticket() -> Ticket {
         Ticket {
@@ -302,7 +302,7 @@ mod tests {
             subject: "Printer on fire".into(),
             description: None,
             status: TicketStatus::Resolved,
-            priority: crate::tickets::model::Priority::High,
+            priority: crate::model::Priority::High,
             entity_id: uuid::Uuid::now_v7(),
             visitor_email: Some("v@example.com".into()),
             chat_session_id: None,

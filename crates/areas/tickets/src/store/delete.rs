@@ -6,7 +6,7 @@ use crate::attachments::store as attachment_store;
 use crate::auth::Tenant;
 use crate::db::{Db, Query};
 use crate::error::StoreError;
-use crate::events::{RecordChange, RecordType};
+use crate::event_log::{RecordChange, RecordType};
 use crate::time::Timestamp;
 
 /// Deletes a ticket with its comments, timeline and attachment rows. The
@@ -36,10 +36,10 @@ pub async fn delete(
         .await?;
     for comment in comments {
         let change = RecordChange::delete(RecordType::Comment, comment);
-        crate::events::record_change(&mut tx, tenant, &change, now).await?;
+        crate::event_log::record_change(&mut tx, tenant, &change, now).await?;
     }
     let change = RecordChange::delete(RecordType::Ticket, id);
-    crate::events::record_change(&mut tx, tenant, &change, now).await?;
+    crate::event_log::record_change(&mut tx, tenant, &change, now).await?;
     tx.commit().await?;
     Ok(hashes)
 }
