@@ -6,7 +6,6 @@
 //! webhooks come from one place. `store::read` takes a tenant, a cursor,
 //! types and a limit, so other readers (socket replay) can use it too.
 
-pub mod model;
+pub use ::changes::{model, store};
 pub mod numbering;
 pub mod routes;
-pub mod store;

@@ -2,8 +2,5 @@
 //! period, computed by the database (aggregates, never tickets loaded into
 //! memory).
 
-pub mod model;
+pub use ::reports::{ReportQuery, TicketReport, model, store};
 pub mod routes;
-pub mod store;
-
-pub use model::{ReportQuery, TicketReport};
