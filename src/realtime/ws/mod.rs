@@ -87,7 +87,7 @@ pub async fn handler(
             {
                 return refusal.into_response();
             }
-            return error.into_response();
+            return crate::auth::middleware::challenged(error);
         }
     };
     let (ping_interval, _) = state.realtime.keepalive();
