@@ -5,6 +5,7 @@
 //! uploads never attached and bytes no upload names any more (`sweep`).
 
 pub mod files;
+pub mod form;
 pub mod ingest;
 pub mod links;
 pub mod model;
