@@ -30,6 +30,7 @@ pub mod router;
 pub mod sequences;
 pub mod settings;
 pub mod sla;
+pub mod slow_bodies;
 pub mod snapshots;
 pub mod state;
 pub mod tags;
