@@ -236,26 +236,26 @@ impl App {
         tokio::spawn(crate::realtime::workers::close_sockets_at_shutdown(
             self.state.clone(),
         ));
+        let timeouts = Timeouts::of(&self.state.config);
         let shop = self.shop.map(|shop| {
             tokio::spawn(serve(
                 shop.listener,
                 shop.router,
                 self.state.shutdown.clone(),
-                self.state.config.header_read_timeout,
+                timeouts,
             ))
         });
         let metrics = self.metrics.map(|(listener, handle)| {
             let router = crate::metrics::server::router(self.state.clone(), handle);
             let shutdown = self.state.shutdown.clone();
             tokio::spawn(crate::metrics::server::run_upkeep(handle, shutdown.clone()));
-            let timeout = self.state.config.header_read_timeout;
-            tokio::spawn(serve(listener, router, shutdown, timeout))
+            tokio::spawn(serve(listener, router, shutdown, timeouts))
         });
         serve(
             self.listener,
             self.router,
             self.state.shutdown.clone(),
-            self.state.config.header_read_timeout,
+            timeouts,
         )
         .await;
         for other in shop.into_iter().chain(metrics) {
@@ -275,15 +275,35 @@ impl App {
     }
 }
 
+/// How long a client may take to send a request: its headers, its body.
+#[derive(Debug, Clone, Copy)]
+struct Timeouts {
+    headers: Duration,
+    body: crate::slow_bodies::BodyTimeouts,
+}
+
+impl Timeouts {
+    fn of(config: &Config) -> Self {
+        Timeouts {
+            headers: config.header_read_timeout,
+            body: crate::slow_bodies::BodyTimeouts {
+                idle: config.body_read_timeout,
+                whole: config.body_read_deadline,
+            },
+        }
+    }
+}
+
 /// Serves HTTP/1.1 and HTTP/2 (with upgrades, for sockets) until shutdown,
 /// then lets in-flight requests finish (30 s at most). Unlike `axum::serve`,
 /// connections get a timer, so a client that trickles its headers
-/// (slowloris) is cut off after `header_timeout`.
+/// (slowloris) is cut off after the header timeout, and request bodies
+/// are timed (`slow_bodies`).
 async fn serve(
     listener: TcpListener,
     router: Router,
     mut shutdown: watch::Receiver<bool>,
-    header_timeout: Duration,
+    timeouts: Timeouts,
 ) {
     use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
     use hyper_util::server::conn::auto::Builder;
@@ -293,7 +313,7 @@ async fn serve(
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(header_timeout)
+        .header_read_timeout(timeouts.headers)
         .max_buf_size(64 * 1024);
     builder
         .http2()
@@ -321,7 +341,12 @@ async fn serve(
                 request
                     .extensions_mut()
                     .insert(axum::extract::ConnectInfo(remote));
-                router.clone().oneshot(request.map(axum::body::Body::new))
+                let (request, timed_out) = crate::slow_bodies::watch(request, timeouts.body);
+                let response = router.clone().oneshot(request);
+                async move {
+                    let response = response.await?;
+                    Ok::<_, Infallible>(crate::slow_bodies::answer(response, timed_out.as_ref()))
+                }
             });
         let connection = builder
             .serve_connection_with_upgrades(TokioIo::new(stream), service)

@@ -76,6 +76,14 @@ pub struct ServeArgs {
         default_value = defaults::VISITOR_MESSAGE_RATE
     )]
     pub visitor_message_rate: String,
+    /// Client frames of any kind one socket may send: `<count>/<seconds>s`,
+    /// all of them at once if need be, then one every seconds/count.
+    #[arg(
+        long,
+        env = "SUPPORTDESK_SOCKET_FRAME_RATE",
+        default_value = defaults::SOCKET_FRAME_RATE
+    )]
+    pub socket_frame_rate: String,
     /// Days finished webhook deliveries (with their attempts) and events are kept.
     #[arg(long, env = "SUPPORTDESK_RETENTION_DAYS", default_value_t = defaults::RETENTION_DAYS)]
     pub retention_days: u64,
@@ -93,6 +101,22 @@ pub struct ServeArgs {
         default_value_t = defaults::HEADER_READ_TIMEOUT_SECS
     )]
     pub header_read_timeout_secs: u64,
+    /// Seconds a request body may stall (no byte arriving) before the
+    /// request is answered 408.
+    #[arg(
+        long,
+        env = "SUPPORTDESK_BODY_READ_TIMEOUT_SECS",
+        default_value_t = defaults::BODY_READ_TIMEOUT_SECS
+    )]
+    pub body_read_timeout_secs: u64,
+    /// Seconds a request body may take in all before the request is
+    /// answered 408 (a body trickled in never stalls).
+    #[arg(
+        long,
+        env = "SUPPORTDESK_BODY_READ_DEADLINE_SECS",
+        default_value_t = defaults::BODY_READ_DEADLINE_SECS
+    )]
+    pub body_read_deadline_secs: u64,
     /// Hours an `Idempotency-Key` and its stored answer are kept.
     #[arg(
         long,
@@ -166,9 +190,15 @@ pub mod defaults {
     pub const RULES_INTERVAL_SECS: u64 = 30;
     pub const REDIS_PREFIX: &str = "sd:";
     pub const HEADER_READ_TIMEOUT_SECS: u64 = 10;
+    pub const BODY_READ_TIMEOUT_SECS: u64 = 10;
+    /// A 25 MiB upload at 100 KB/s takes about 260 s.
+    pub const BODY_READ_DEADLINE_SECS: u64 = 300;
     pub const DEMO: bool = false;
     pub const DEMO_SHOP_BIND: &str = "127.0.0.1:8081";
     pub const VISITOR_MESSAGE_RATE: &str = "20/20s";
+    /// A console subscribing to its 100 channels at once, then ten frames a
+    /// second.
+    pub const SOCKET_FRAME_RATE: &str = "200/20s";
     pub const VISITOR_UPLOAD_RATE: &str = "20/600s";
     /// A burst of 10 chats per IP, then one every 2 minutes (30 an hour).
     pub const WIDGET_SESSION_RATE: &str = "10/1200s";
@@ -222,8 +252,14 @@ pub struct Config {
     /// How long a client may take to send a request's headers before the
     /// connection is closed (slowloris guard).
     pub header_read_timeout: Duration,
+    /// How long a request body may stall, and take in all, before the
+    /// request is answered 408 (slow-body guard).
+    pub body_read_timeout: Duration,
+    pub body_read_deadline: Duration,
     /// The limit on socket `message` frames per visitor session.
     pub visitor_message_rate: MessageRate,
+    /// The limit on client frames of any kind per socket.
+    pub socket_frame_rate: MessageRate,
     /// The window of the per-client failed-authentication limit (a minute;
     /// tests lengthen it so a refusal lasts long enough to look at).
     pub auth_failure_window: Duration,
@@ -319,7 +355,10 @@ impl Config {
             demo_shop_bind: args.demo_shop_bind,
             run_workers: true,
             header_read_timeout: Duration::from_secs(args.header_read_timeout_secs.max(1)),
+            body_read_timeout: Duration::from_secs(args.body_read_timeout_secs.max(1)),
+            body_read_deadline: Duration::from_secs(args.body_read_deadline_secs.max(1)),
             visitor_message_rate: MessageRate::parse(&args.visitor_message_rate)?,
+            socket_frame_rate: MessageRate::parse(&args.socket_frame_rate)?,
             auth_failure_window: Duration::from_secs(defaults::AUTH_FAILURE_WINDOW_SECS),
             clock_offset: chrono::TimeDelta::zero(),
             retention: days(args.retention_days),
@@ -369,8 +408,12 @@ impl Config {
             demo_shop_bind: "127.0.0.1:0".into(),
             run_workers: true,
             header_read_timeout: secs(defaults::HEADER_READ_TIMEOUT_SECS),
+            body_read_timeout: secs(defaults::BODY_READ_TIMEOUT_SECS),
+            body_read_deadline: secs(defaults::BODY_READ_DEADLINE_SECS),
             visitor_message_rate: MessageRate::parse(defaults::VISITOR_MESSAGE_RATE)
                 .expect("the default visitor message rate parses (unit test)"),
+            socket_frame_rate: MessageRate::parse(defaults::SOCKET_FRAME_RATE)
+                .expect("the default socket frame rate parses (unit test)"),
             auth_failure_window: secs(defaults::AUTH_FAILURE_WINDOW_SECS),
             clock_offset: chrono::TimeDelta::zero(),
             retention: days(defaults::RETENTION_DAYS),

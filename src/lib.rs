@@ -29,6 +29,7 @@ pub mod router;
 pub mod sequences;
 pub mod settings;
 pub mod sla;
+pub mod slow_bodies;
 pub use infra::snapshots;
 // The area crates the service re-exports whole, at the paths it names them by.
 pub use ::events;

@@ -5,17 +5,18 @@
 //! table of (method, path, scope), so tests can check every route refuses a
 //! key without its scope, and the document names each operation's scope.
 
-use axum::Router;
 use axum::extract::Request;
 use axum::http::Method;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use axum::{Extension, Router};
 use tower::ServiceBuilder;
 use utoipa::openapi::{Components, OpenApi as Document, PathItem};
 use utoipa_axum::router::UtoipaMethodRouter;
 
 use crate::auth::{Principal, Scope};
 use crate::error::ApiError;
+use crate::idempotency::BodyLimit;
 use crate::state::AppState;
 
 /// One route of the table: what the scope test and the document read.
@@ -61,9 +62,25 @@ impl ApiRouter {
     /// read scope of the record a file belongs to). The table and the
     /// document name `scope`.
     pub fn route_or(
+        self,
+        scope: Scope,
+        also: &'static [Scope],
+        handler: UtoipaMethodRouter<AppState>,
+    ) -> Self {
+        self.mount(scope, also, BodyLimit::Service, handler)
+    }
+
+    /// Like `route`, for an upload: a keyed POST's body may be as large as
+    /// an attachment (the idempotency layer reads it whole).
+    pub fn route_upload(self, scope: Scope, handler: UtoipaMethodRouter<AppState>) -> Self {
+        self.mount(scope, &[], BodyLimit::Upload, handler)
+    }
+
+    fn mount(
         mut self,
         scope: Scope,
         also: &'static [Scope],
+        body: BodyLimit,
         handler: UtoipaMethodRouter<AppState>,
     ) -> Self {
         let (schemas, paths, method_router) = handler;
@@ -88,7 +105,11 @@ impl ApiRouter {
                     .layer(middleware::from_fn(move |request: Request, next: Next| {
                         require_scope(scope, also, request, next)
                     }))
-                    .layer(middleware::from_fn(crate::idempotency::guard)),
+                    .layer(middleware::from_fn(
+                        move |state: Extension<AppState>, request: Request, next: Next| {
+                            crate::idempotency::guard(body, state, request, next)
+                        },
+                    )),
             )
         } else {
             method_router.route_layer(middleware::from_fn(move |request: Request, next: Next| {

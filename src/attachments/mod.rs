@@ -12,7 +12,7 @@ pub mod sweep;
 pub mod visitor;
 
 pub use ::attachments::{
-    Attachment, AttachmentRef, S3Config, Storage, ingest, links, model, storage, store,
+    Attachment, AttachmentRef, S3Config, Storage, form, ingest, links, model, storage, store,
 };
 
 use std::time::Duration;

@@ -10,6 +10,7 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::routes;
 use uuid::Uuid;
 
+use super::form::{FORM_ALLOWANCE, FormBound, HEAD_MAX, receive_form};
 use super::ingest::{IngestError, ingest};
 use super::model::{self, Attachment};
 use super::store::{self, NewAttachment, Stored};
@@ -23,7 +24,7 @@ use crate::state::AppState;
 
 pub fn router() -> ApiRouter {
     ApiRouter::new()
-        .route(Scope::AttachmentsWrite, routes!(upload))
+        .route_upload(Scope::AttachmentsWrite, routes!(upload))
         .route_or(Scope::AttachmentsRead, RECORD_READ, routes!(get_one))
         .route_or(Scope::AttachmentsRead, RECORD_READ, routes!(content))
 }
@@ -175,7 +176,9 @@ pub(crate) async fn receive(
     let storage = &attachments.storage;
     let claimed = header_text(headers, header::CONTENT_TYPE);
     let (name, claimed, ingested) = match multipart_boundary(claimed.as_deref()) {
-        Some(boundary) => receive_form(storage, body, boundary, rules.limit).await?,
+        Some(boundary) => receive_form(storage, body.into_data_stream(), boundary, rules.limit)
+            .await
+            .map_err(ingest_error)?,
         None => {
             let name = header_text(headers, header::CONTENT_DISPOSITION)
                 .and_then(|value| model::disposition_filename(&value))
@@ -221,31 +224,6 @@ pub(crate) async fn receive(
     Ok(stored)
 }
 
-/// The name, the claimed type and the bytes of the form's `file` part;
-/// other parts are skipped.
-async fn receive_form(
-    storage: &Storage,
-    body: Body,
-    boundary: String,
-    limit: u64,
-) -> ApiResult<(Option<String>, Option<String>, super::ingest::Ingested)> {
-    let mut form = multer::Multipart::new(body.into_data_stream(), boundary);
-    loop {
-        let field = form
-            .next_field()
-            .await
-            .map_err(|err| ApiError::invalid_field("file", format!("malformed form: {err}")))?
-            .ok_or_else(|| ApiError::invalid_field("file", "the form has no `file` part"))?;
-        if field.name() != Some("file") {
-            continue;
-        }
-        let name = field.file_name().map(str::to_string);
-        let claimed = field.content_type().map(|mime| mime.to_string());
-        let ingested = ingest(storage, field, limit).await.map_err(ingest_error)?;
-        return Ok((name, claimed, ingested));
-    }
-}
-
 fn multipart_boundary(content_type: Option<&str>) -> Option<String> {
     let content_type = content_type?;
     if !content_type
@@ -272,6 +250,22 @@ fn ingest_error(err: IngestError) -> ApiError {
             ErrorCode::PayloadTooLarge,
             format!("Attachments may be at most {limit} bytes"),
         ),
+        IngestError::Form(bound) => ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            ErrorCode::PayloadTooLarge,
+            match bound {
+                FormBound::Whole(limit) => format!(
+                    "The form may be at most {limit} bytes: its file at most {}, \
+                     the rest {FORM_ALLOWANCE}",
+                    limit.saturating_sub(FORM_ALLOWANCE)
+                ),
+                FormBound::PartHead => format!(
+                    "A form part's headers, with the text before them, may be at most \
+                     {HEAD_MAX} bytes"
+                ),
+            },
+        ),
+        IngestError::NoFilePart => ApiError::invalid_field("file", "the form has no `file` part"),
         IngestError::Empty => ApiError::invalid_field("file", "must not be empty"),
         IngestError::Client(reason) => {
             ApiError::invalid_field("file", format!("could not be read: {reason}"))

@@ -24,14 +24,29 @@ use crate::ratelimit::{self, client::client_of};
 
 pub const API_KEY_HEADER: &str = "x-api-key";
 
-/// The authentication of every request on `/api/v1` (the API's middleware
-/// runs it): keys are looked up in `db` on a miss of `access`'s cache.
-pub async fn authenticate(access: &Access, db: &Db, mut request: Request, next: Next) -> Response {
-    // The socket endpoint also accepts a token in the query (browsers cannot
-    // set headers on a WebSocket); it authenticates that token itself.
-    if request.uri().path().ends_with("/ws") && !request.headers().contains_key(API_KEY_HEADER) {
-        return next.run(request).await;
+/// The challenge every 401 of `/api/v1` carries (RFC 9110 asks a 401 for
+/// one): the key goes in the `X-API-Key` header.
+pub const CHALLENGE: &str = r#"ApiKey realm="supportdesk", header="X-API-Key""#;
+
+/// `error` as a response, with the challenge when it is a 401.
+pub fn challenged(error: ApiError) -> Response {
+    let unauthorized = error.status == StatusCode::UNAUTHORIZED;
+    let mut response = error.into_response();
+    if unauthorized {
+        response.headers_mut().insert(
+            axum::http::header::WWW_AUTHENTICATE,
+            axum::http::HeaderValue::from_static(CHALLENGE),
+        );
     }
+    response
+}
+
+/// The authentication of every request on `/api/v1` (the API's middleware
+/// runs it): keys are looked up in `db` on a miss of `access`'s cache. The
+/// socket endpoint `/api/v1/ws`, which also takes a token in its query, is
+/// mounted outside the API and authenticates itself; every other path,
+/// one that ends in `/ws` included, needs a key here.
+pub async fn authenticate(access: &Access, db: &Db, mut request: Request, next: Next) -> Response {
     let client = client_of(request.extensions());
     let header = request.headers().get(API_KEY_HEADER);
     let now = access.clock().now();
@@ -46,7 +61,7 @@ pub async fn authenticate(access: &Access, db: &Db, mut request: Request, next: 
             {
                 return refusal.into_response();
             }
-            return error.into_response();
+            return challenged(error);
         }
     };
     access.touch(db, principal.key_id, now);

@@ -2,10 +2,15 @@
 //! visitor token, or with the token of a signed rating link) and the small
 //! page a rating link opens (`GET /widget/v1/rate?token=`).
 
+use std::sync::LazyLock;
+
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::Html;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{Html, IntoResponse};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
 use serde::Deserialize;
+use sha2::{Digest, Sha256};
 
 use super::links::{BadLink, RatingLinks};
 use super::model::{COMMENT_MAX, NewRating, Rating, RatingTarget, SCORE_MAX, SCORE_MIN};
@@ -175,8 +180,48 @@ async fn link_target(
         description = "The signed link's token (read by the page's script)")),
     responses(
         (status = 200, description = "The rating page", body = String, content_type = "text/html")))]
-pub(crate) async fn page() -> Html<&'static str> {
-    Html(RATE_PAGE)
+pub(crate) async fn page() -> impl IntoResponse {
+    (
+        [
+            (header::CONTENT_SECURITY_POLICY, RATE_PAGE_CSP.clone()),
+            // The page's address holds the link's token: it goes nowhere.
+            (
+                header::REFERRER_POLICY,
+                HeaderValue::from_static("no-referrer"),
+            ),
+        ],
+        Html(RATE_PAGE),
+    )
+}
+
+/// The rating page's policy: nothing but its own inline style and script
+/// (allowed by their hashes, so no other inline code runs) and the one
+/// call back to this origin; no framing, no base or form targets.
+static RATE_PAGE_CSP: LazyLock<HeaderValue> = LazyLock::new(|| {
+    let policy = format!(
+        "default-src 'none'; style-src '{}'; script-src '{}'; connect-src 'self'; \
+         base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+        inline_hash(RATE_PAGE, "style"),
+        inline_hash(RATE_PAGE, "script"),
+    );
+    HeaderValue::from_str(&policy)
+        .unwrap_or_else(|_| HeaderValue::from_static("default-src 'none'"))
+});
+
+/// The CSP source (`sha256-…`) of the first `<tag>` element's text in
+/// `page`. Computed from the page itself, so an edit of the page cannot
+/// leave a stale hash that blocks its own script.
+fn inline_hash(page: &str, tag: &str) -> String {
+    let open = format!("<{tag}>");
+    let close = format!("</{tag}>");
+    let text = page
+        .split_once(open.as_str())
+        .and_then(|(_, rest)| rest.split_once(close.as_str()))
+        .map_or("", |(text, _)| text);
+    format!(
+        "sha256-{}",
+        STANDARD.encode(Sha256::digest(text.as_bytes()))
+    )
 }
 
 const RATE_PAGE: &str = r#"<!doctype html>
@@ -202,3 +247,19 @@ body:JSON.stringify({token:token,score:score,comment:e.target.comment.value})})
 .then(function(r){return r.json().then(function(b){out.textContent=r.ok?"Thank you for your rating.":b.error})})
 .catch(function(){out.textContent="The rating could not be sent. Try again."})}})();
 </script></html>"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_policy_allows_the_page_own_inline_code_only() {
+        let policy = RATE_PAGE_CSP.to_str().expect("ascii");
+        for tag in ["style", "script"] {
+            let hash = inline_hash(RATE_PAGE, tag);
+            assert_ne!(hash, inline_hash("", tag), "the page has a <{tag}>");
+            assert!(policy.contains(&format!("'{hash}'")), "{policy}");
+        }
+        assert!(!policy.contains("unsafe-inline"), "{policy}");
+    }
+}

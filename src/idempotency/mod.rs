@@ -20,6 +20,7 @@
 //! The tenant (company and mode) scopes keys: on `/api/v1` the key's, on the
 //! widget the widget key's (`widget` resolves it and calls [`run`]).
 
+mod spool;
 mod store;
 
 use std::panic::AssertUnwindSafe;
@@ -27,15 +28,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use axum::Extension;
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::{Extension, RequestExt};
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use sha2::{Digest, Sha256};
 use tracing::Instrument;
 use uuid::Uuid;
 
@@ -61,9 +61,34 @@ const ANSWER_LIMIT: usize = 4 * 1024 * 1024;
 /// Claims attempted when the row changes between reading and taking it.
 const CLAIM_ATTEMPTS: usize = 3;
 
+/// How large a body a keyed route takes: the layer reads it whole before
+/// the handler runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyLimit {
+    /// The service's request body limit (1 MiB).
+    Service,
+    /// An upload with an API key: the attachment limit, and the framing a
+    /// `multipart/form-data` body adds to its file.
+    Upload,
+}
+
+impl BodyLimit {
+    fn bytes(self, state: &AppState) -> u64 {
+        match self {
+            BodyLimit::Service => crate::app::BODY_LIMIT as u64,
+            BodyLimit::Upload => state
+                .attachments
+                .max_bytes
+                .saturating_add(crate::attachments::form::FORM_ALLOWANCE),
+        }
+    }
+}
+
 /// The layer on every POST under `/api/v1`, inside authentication and the
 /// scope check, so 401, 403 and 429 come first and are never recorded.
+/// `limit` is the route's.
 pub async fn guard(
+    limit: BodyLimit,
     Extension(state): Extension<AppState>,
     request: Request,
     next: Next,
@@ -79,7 +104,7 @@ pub async fn guard(
         // Mounted outside authentication: there is no tenant to scope the key.
         return next.run(request).await;
     };
-    run(state, tenant, request, next).await
+    respond(run_keyed(state, tenant, limit, request, next).await)
 }
 
 /// The request's key: None without the header, 400 when it is not 1–255
@@ -103,9 +128,14 @@ pub fn key_of(headers: &HeaderMap) -> ApiResult<Option<String>> {
     Ok(Some(String::from_utf8_lossy(bytes).into_owned()))
 }
 
-/// Runs `request` under its `Idempotency-Key` (if it has one) in `tenant`.
+/// Runs `request` under its `Idempotency-Key` (if it has one) in `tenant`,
+/// its body within the service's limit.
 pub async fn run(state: AppState, tenant: Tenant, request: Request, next: Next) -> Response {
-    match run_keyed(state, tenant, request, next).await {
+    respond(run_keyed(state, tenant, BodyLimit::Service, request, next).await)
+}
+
+fn respond(outcome: ApiResult<Response>) -> Response {
+    match outcome {
         Ok(response) => response,
         Err(error) => error.into_response(),
     }
@@ -114,21 +144,26 @@ pub async fn run(state: AppState, tenant: Tenant, request: Request, next: Next) 
 async fn run_keyed(
     state: AppState,
     tenant: Tenant,
+    limit: BodyLimit,
     request: Request,
     next: Next,
 ) -> ApiResult<Response> {
     let Some(key) = key_of(request.headers())? else {
         return Ok(next.run(request).await);
     };
-    // The request body limit applies here as in the handler's extractors.
-    let (parts, body) = request.with_limited_body().into_parts();
-    let body = axum::body::to_bytes(body, usize::MAX)
-        .await
-        .map_err(|_| ApiError::from_status(StatusCode::PAYLOAD_TOO_LARGE))?;
+    let (parts, body) = request.into_parts();
+    let spooled = spool::spool(
+        body,
+        limit.bytes(&state),
+        crate::app::BODY_LIMIT,
+        &state.config.data_dir,
+    )
+    .await
+    .map_err(|err| spool_error(err, limit))?;
     let identity = RequestIdentity {
         method: parts.method.as_str().to_string(),
         path: recorded_path(&parts.uri).to_string(),
-        fingerprint: hex::encode(Sha256::digest(&body)),
+        fingerprint: spooled.fingerprint,
     };
     let claim = Claim {
         tenant,
@@ -142,7 +177,7 @@ async fn run_keyed(
         claim: claim.clone(),
         applied: AtomicBool::new(false),
     });
-    let mut request = Request::from_parts(parts, Body::from(body));
+    let mut request = Request::from_parts(parts, spooled.body);
     let keyed = state.modified(|shared| shared.db = shared.db.with_commit_hook(hook.clone()));
     request.extensions_mut().insert(RequestState(keyed));
     let finished = tokio::spawn(
@@ -151,6 +186,30 @@ async fn run_keyed(
     Ok(finished
         .await
         .unwrap_or_else(|_| ApiError::internal().into_response()))
+}
+
+/// The answer to a keyed body that could not be read whole: 413 past the
+/// route's limit (the service's own message for the service's limit).
+fn spool_error(err: spool::SpoolError, limit: BodyLimit) -> ApiError {
+    match err {
+        spool::SpoolError::TooLarge(_) if limit == BodyLimit::Service => {
+            ApiError::from_status(StatusCode::PAYLOAD_TOO_LARGE)
+        }
+        spool::SpoolError::TooLarge(bytes) => ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            ErrorCode::PayloadTooLarge,
+            format!("Request body exceeds {bytes} bytes"),
+        ),
+        spool::SpoolError::Client(_) => ApiError::new(
+            StatusCode::BAD_REQUEST,
+            ErrorCode::BadRequest,
+            "The request body could not be read",
+        ),
+        spool::SpoolError::Io(error) => {
+            tracing::error!(%error, "could not spool a request body for its Idempotency-Key");
+            ApiError::internal()
+        }
+    }
 }
 
 /// Claims the key for this request: None when it is ours to run, else the

@@ -13,8 +13,10 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 /// How long saving a URL waits for its DNS answer.
 const LOOKUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
 
-/// Why a URL or an address is refused.
-pub const BLOCKED: &str = "must not point to a loopback, private, link-local or reserved address";
+/// Why a URL or an address is refused, and how a developer with a local
+/// receiver lifts the guard.
+pub const BLOCKED: &str = "must not point to a loopback, private, link-local or reserved address \
+     (set SUPPORTDESK_WEBHOOK_ALLOW_PRIVATE=true to allow them, e.g. for a local receiver)";
 
 /// True when `ip` is not a public unicast address.
 pub fn is_forbidden(ip: IpAddr) -> bool {
@@ -43,10 +45,14 @@ fn is_forbidden_v4(ip: Ipv4Addr) -> bool {
 }
 
 fn is_forbidden_v6(ip: Ipv6Addr) -> bool {
-    if let Some(v4) = ip.to_ipv4_mapped() {
-        return is_forbidden_v4(v4); // ::ffff:a.b.c.d
-    }
     let s = ip.segments();
+    // ::ffff:0:0/96 (IPv4-mapped) and ::ffff:0:0:0/96 (IPv4-translated) are
+    // refused whole, whatever address they embed: neither is ever a
+    // destination on the internet (IANA: not globally reachable), and a
+    // client may reach the embedded IPv4 address through either.
+    if s[..6] == [0, 0, 0, 0, 0, 0xffff] || s[..6] == [0, 0, 0, 0, 0xffff, 0] {
+        return true;
+    }
     let embedded_v4 = |hi: u16, lo: u16| Ipv4Addr::from(((hi as u32) << 16) | lo as u32);
     if s[..6] == [0, 0, 0, 0, 0, 0] {
         // ::, ::1 and the deprecated IPv4-compatible ::a.b.c.d
@@ -54,6 +60,9 @@ fn is_forbidden_v6(ip: Ipv6Addr) -> bool {
     }
     if s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0] {
         return is_forbidden_v4(embedded_v4(s[6], s[7])); // NAT64 64:ff9b::/96
+    }
+    if s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1 {
+        return true; // 64:ff9b:1::/48, NAT64 for local use only
     }
     if s[0] == 0x2002 {
         return is_forbidden_v4(embedded_v4(s[1], s[2])); // 6to4 2002::/16
@@ -165,6 +174,11 @@ mod tests {
             "::ffff:10.0.0.1",
             "::127.0.0.1",
             "64:ff9b::a00:1",
+            "64:ff9b:1::808:808",
+            "64:ff9b:1:ffff::1",
+            "::ffff:8.8.8.8",
+            "::ffff:0:808:808",
+            "::ffff:0:7f00:1",
             "2002:7f00:1::",
             "fc00::1",
             "fd12::1",
@@ -183,7 +197,7 @@ mod tests {
             "100.128.0.1",
             "172.32.0.1",
             "2606:4700::1111",
-            "::ffff:8.8.8.8",
+            "64:ff9b::808:808",
         ] {
             assert!(!forbidden(ip), "{ip} should be allowed");
         }

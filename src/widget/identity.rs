@@ -152,8 +152,12 @@ fn check_claims(claims: Claims, now: i64) -> Result<Identity, Refused> {
         return Err(Refused::Claims("Identity token iat is in the future"));
     }
     // Both bounds: a token issued long ago with a far expiry is as
-    // dangerous as a fresh one that never expires.
-    if exp - iat > MAX_LIFETIME_SECS || exp > now + MAX_LIFETIME_SECS + LEEWAY_SECS {
+    // dangerous as a fresh one that never expires. Checked: the claims are
+    // the client's numbers, and an absurd `iat` would overflow.
+    let lifetime = exp.checked_sub(iat);
+    if lifetime.is_none_or(|lifetime| lifetime > MAX_LIFETIME_SECS)
+        || exp > now + MAX_LIFETIME_SECS + LEEWAY_SECS
+    {
         return Err(Refused::TooLong);
     }
     let email = match claims.email {
@@ -258,6 +262,8 @@ mod tests {
             (json!({"exp": t - 3600, "iat": t - 7200}), Refused::Expired),
             (json!({"exp": t + 2 * 86400}), Refused::TooLong),
             (json!({"iat": t - 86400, "exp": t + 3600}), Refused::TooLong),
+            (json!({"iat": i64::MIN, "exp": t + 600}), Refused::TooLong),
+            (json!({"iat": -1e300, "exp": t + 600}), Refused::TooLong),
         ];
         for (extra, refused) in cases {
             let token = sign(&claims(extra), SECRET);

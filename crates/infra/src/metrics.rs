@@ -134,15 +134,18 @@ pub enum Limiter {
     VisitorUploads,
     /// The widget's per-address limits.
     Widget,
+    /// Client frames of any kind per socket.
+    SocketFrames,
 }
 
 impl Limiter {
-    const ALL: [Limiter; 5] = [
+    const ALL: [Limiter; 6] = [
         Limiter::ApiKey,
         Limiter::AuthFailures,
         Limiter::VisitorMessages,
         Limiter::VisitorUploads,
         Limiter::Widget,
+        Limiter::SocketFrames,
     ];
 
     fn as_str(self) -> &'static str {
@@ -152,6 +155,7 @@ impl Limiter {
             Limiter::VisitorMessages => "visitor_messages",
             Limiter::VisitorUploads => "visitor_uploads",
             Limiter::Widget => "widget",
+            Limiter::SocketFrames => "socket_frames",
         }
     }
 }
@@ -183,7 +187,7 @@ struct Handles {
     webhook: [Counter; 3],
     webhook_duration: Histogram,
     emails: [Counter; 3],
-    ratelimit: [Counter; 5],
+    ratelimit: [Counter; Limiter::ALL.len()],
     redis_errors: Counter,
 }
 

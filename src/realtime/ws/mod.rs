@@ -15,6 +15,7 @@
 //! (close 1001).
 
 mod auth;
+mod budget;
 mod frames;
 mod ticket_replay;
 
@@ -36,7 +37,7 @@ pub use auth::{Credential, WsQuery, authenticate, slot_for};
 use super::bus::BusInterest;
 use super::credentials::Ending;
 use super::hub::{Close, Connection, Frame, KickSignal, Next};
-use super::protocol::{self, ClientFrame, HubChannel, ReceivedFrame};
+use super::protocol::{self, ClientFrame, FrameRejection, HubChannel, ReceivedFrame};
 use super::slots::Slot;
 use crate::error::{ApiError, ErrorCode, StoreError};
 use crate::extract::Query;
@@ -87,7 +88,7 @@ pub async fn handler(
             {
                 return refusal.into_response();
             }
-            return error.into_response();
+            return crate::auth::middleware::challenged(error);
         }
     };
     let (ping_interval, _) = state.realtime.keepalive();
@@ -297,6 +298,8 @@ struct Socket {
     /// Session → entity of sessions an agent socket has touched.
     sessions: Vec<(Uuid, Uuid)>,
     last_typing: Option<(Uuid, Instant)>,
+    /// The socket's allowance of client frames.
+    frames: budget::FrameBudget,
 }
 
 /// Builds the socket's state here, outside any future, so that the
@@ -316,6 +319,7 @@ fn run(
     // A change applied between the handshake and now did not see this
     // socket: look at its credentials again rather than wait for the re-check.
     let recheck = hub.credential_changes() != changes_seen;
+    let frames = budget::FrameBudget::new(state.clock.instant());
     let mut socket = Socket {
         kick: conn.kick_signal(),
         state,
@@ -327,6 +331,7 @@ fn run(
         replayed: None,
         sessions: Vec::new(),
         last_typing: None,
+        frames,
     };
     // The block owns `socket` and works on it in place: an `async fn` taking
     // it would hold it twice (its argument and the binding it moves to).
@@ -416,11 +421,14 @@ impl Socket {
                         // socket's task by kilobytes.
                         Some(Ok(Message::Text(text))) => Box::pin(self.on_text(&text)).await,
                         Some(Ok(Message::Binary(_))) => {
-                            let frame = protocol::error(
-                                None,
-                                ErrorCode::InvalidJson,
-                                "Frames must be JSON text",
-                            );
+                            let frame = match self.spend_frame() {
+                                Some(retry_after) => protocol::rate_limited(None, retry_after),
+                                None => protocol::error(
+                                    None,
+                                    ErrorCode::InvalidJson,
+                                    "Frames must be JSON text",
+                                ),
+                            };
                             Box::pin(self.send_text(frame)).await
                         }
                         Some(Ok(Message::Close(_))) => Err(Stop::PeerClosed),
@@ -508,8 +516,33 @@ impl Socket {
         Ok(())
     }
 
+    /// Spends one client frame of the socket's allowance: None when
+    /// allowed, else the seconds to wait (the refusal counted).
+    fn spend_frame(&mut self) -> Option<u64> {
+        let now = self.state.clock.instant();
+        let retry_after = self
+            .frames
+            .spend(now, self.state.config.socket_frame_rate)?;
+        crate::metrics::rate_limited(crate::metrics::Limiter::SocketFrames);
+        Some(retry_after)
+    }
+
+    /// A client's text frame: parsed (so a refusal can echo its `id`), its
+    /// allowance spent, then handled.
     async fn on_text(&mut self, text: &Utf8Bytes) -> Result<(), Stop> {
-        let ReceivedFrame { id, frame } = match ReceivedFrame::parse(text.as_str()) {
+        let parsed = ReceivedFrame::parse(text.as_str());
+        if let Some(retry_after) = self.spend_frame() {
+            let id = match &parsed {
+                Ok(ReceivedFrame { id, .. }) | Err(FrameRejection::UnknownType { id }) => {
+                    id.as_ref()
+                }
+                Err(FrameRejection::NotJson) => None,
+            };
+            return self
+                .send_text(protocol::rate_limited(id, retry_after))
+                .await;
+        }
+        let ReceivedFrame { id, frame } = match parsed {
             Ok(received) => received,
             Err(rejection) => return self.send_text(rejection.error_frame()).await,
         };

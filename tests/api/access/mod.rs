@@ -7,6 +7,7 @@
 
 mod authentication;
 mod brute_force;
+mod challenges;
 mod endpoints;
 mod isolation;
 pub(crate) mod rate_limits;

@@ -2,6 +2,7 @@
 //! deduplicated), attaching them to tickets and comments, downloads with a
 //! key and through signed links, and the sweeper. Shared helpers here.
 
+mod bounds;
 mod downloads;
 mod lifecycle;
 mod messages;

@@ -14,6 +14,7 @@
 pub(crate) mod client;
 mod client_ids;
 pub(crate) mod credentials;
+mod frame_limits;
 mod limits;
 mod presence;
 pub(crate) mod scale;

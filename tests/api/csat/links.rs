@@ -12,7 +12,53 @@ backend_tests!(
     an_altered_link_is_403,
     manual_mode_rates_only_after_an_agent_asks,
     off_mode_refuses_ratings_and_requests,
+    the_rating_page_sends_a_strict_policy_and_no_referrer,
 );
+
+/// The page's address carries the link's token: the page runs only its
+/// own code and sends its address nowhere.
+async fn the_rating_page_sends_a_strict_policy_and_no_referrer(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let page = app
+        .client
+        .get(app.url("/widget/v1/rate?token=abc"))
+        .send()
+        .await
+        .expect("page");
+    assert_eq!(page.status(), 200);
+    let header = |name: &str| {
+        page.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(header("referrer-policy"), "no-referrer");
+    let policy = header("content-security-policy");
+    let html = page.text().await.expect("html");
+    for directive in [
+        "default-src 'none'",
+        "connect-src 'self'",
+        "frame-ancestors 'none'",
+        "base-uri 'none'",
+    ] {
+        assert!(policy.contains(directive), "{directive} in {policy:?}");
+    }
+    assert!(!policy.contains("unsafe-inline"), "{policy:?}");
+    // The page's own script and style are what the policy lets run.
+    for tag in ["script", "style"] {
+        use base64::Engine;
+        use sha2::Digest;
+        let text = html
+            .split_once(&format!("<{tag}>"))
+            .and_then(|(_, rest)| rest.split_once(&format!("</{tag}>")))
+            .map(|(text, _)| text)
+            .expect("an inline element");
+        let hash = base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(text));
+        let source = format!("{tag}-src 'sha256-{hash}'");
+        assert!(policy.contains(&source), "{source} in {policy:?}");
+    }
+}
 
 async fn the_resolution_email_link_rates_the_ticket_without_a_token(backend: Backend) {
     let app = TestApp::spawn_with(backend, |c| c.run_workers = false).await;

@@ -8,6 +8,7 @@ mod log_secrets;
 mod openapi;
 mod outages;
 mod procs;
+mod slow_bodies;
 mod tenant_bodies;
 mod tenant_records;
 mod tenant_routes;

@@ -12,7 +12,60 @@ use crate::support::{Backend, TestApp, eventually_within};
 backend_tests!(
     private_urls_are_refused_at_creation,
     private_addresses_are_refused_at_delivery,
+    the_local_nat64_mapped_and_translated_ranges_are_refused,
+    a_refused_url_names_the_setting_that_allows_it,
 );
+
+/// A service with the guard on, and a company key.
+async fn guarded(backend: Backend) -> (TestApp, String) {
+    let app = TestApp::spawn_with(backend, |c| {
+        c.run_workers = false;
+        c.webhook_allow_private = false;
+    })
+    .await;
+    let key = app.company().await.key;
+    (app, key)
+}
+
+async fn create(app: &TestApp, key: &str, url: &str) -> crate::support::TestResponse {
+    app.post(
+        "/company/webhooks",
+        key,
+        json!({"name": "x", "url": url, "events": ["user.created"]}),
+    )
+    .await
+}
+
+async fn the_local_nat64_mapped_and_translated_ranges_are_refused(backend: Backend) {
+    let (app, key) = guarded(backend).await;
+    for url in [
+        // 64:ff9b:1::/48, local-use NAT64, here embedding 8.8.8.8.
+        "http://[64:ff9b:1::808:808]/hook",
+        // ::ffff:0:0/96, IPv4-mapped, even of a public address.
+        "http://[::ffff:808:808]/hook",
+        // ::ffff:0:0:0/96, IPv4-translated.
+        "http://[::ffff:0:808:808]/hook",
+    ] {
+        let r = create(&app, &key, url).await;
+        r.assert_error(400, "validation_failed");
+        assert_eq!(r.body["details"][0]["field"], "url", "for {url}");
+    }
+    assert_eq!(
+        app.get("/company/webhooks", &key).await.assert_status(200)["total"],
+        0
+    );
+}
+
+async fn a_refused_url_names_the_setting_that_allows_it(backend: Backend) {
+    let (app, key) = guarded(backend).await;
+    let r = create(&app, &key, "http://127.0.0.1:9999/hook").await;
+    r.assert_error(400, "validation_failed");
+    let message = r.body["details"][0]["message"].as_str().expect("message");
+    assert!(
+        message.contains("SUPPORTDESK_WEBHOOK_ALLOW_PRIVATE=true"),
+        "{message}"
+    );
+}
 
 async fn private_urls_are_refused_at_creation(backend: Backend) {
     let app = TestApp::spawn_with(backend, |c| {

@@ -21,7 +21,7 @@ mod poll;
 mod standing;
 mod template;
 
-pub use oversized::post_refused_body;
+pub use oversized::{post_refused_body, post_unfinished_body};
 pub use plan::plan;
 pub use poll::{eventually, eventually_within};
 

@@ -54,6 +54,75 @@ pub async fn post_refused_body(
     parse(&answer)
 }
 
+/// How long a test waits for an answer to a body it left unfinished.
+const UNFINISHED_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// POSTs to `path` with `headers`, a body said to be `length` bytes long of
+/// which only `sent` is written (`pause` between two chunks), then keeps
+/// the connection open sending nothing more, and answers what the service
+/// said. A service that waits for the rest of the body (holding what it
+/// got) never answers: that fails the test after 30 s.
+pub async fn post_unfinished_body(
+    app: &TestApp,
+    path: &str,
+    headers: &[(&str, &str)],
+    length: usize,
+    sent: Vec<Vec<u8>>,
+    pause: std::time::Duration,
+) -> TestResponse {
+    let stream = tokio::net::TcpStream::connect(("127.0.0.1", app.port))
+        .await
+        .expect("connect");
+    let (mut reader, mut writer) = stream.into_split();
+    let mut head = format!("POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str(&format!("Content-Length: {length}\r\n\r\n"));
+    // The writer is kept (not dropped, which would end the body) until
+    // the answer has been read.
+    let (done, finished) = tokio::sync::oneshot::channel::<()>();
+    let writing = tokio::spawn(async move {
+        let written = async {
+            writer.write_all(head.as_bytes()).await?;
+            writer.flush().await?;
+            for chunk in sent {
+                // The slow client the test plays.
+                tokio::time::sleep(pause).await;
+                writer.write_all(&chunk).await?;
+                writer.flush().await?;
+            }
+            Ok::<_, std::io::Error>(())
+        };
+        // A write refused once the service answered is expected.
+        let _ = written.await;
+        let _ = finished.await;
+        drop(writer);
+    });
+    let read = async {
+        let mut answer = Vec::new();
+        let mut buffer = vec![0u8; 64 * 1024];
+        loop {
+            match reader.read(&mut buffer).await {
+                Ok(0) => break,
+                Ok(n) => answer.extend_from_slice(&buffer[..n]),
+                Err(_) if complete(&answer) => break,
+                Err(e) => panic!("reading the answer: {e}"),
+            }
+            if complete(&answer) {
+                break;
+            }
+        }
+        answer
+    };
+    let answer = tokio::time::timeout(UNFINISHED_WAIT, read)
+        .await
+        .expect("an answer while the body was still unfinished");
+    let _ = done.send(());
+    let _ = writing.await;
+    parse(&answer)
+}
+
 /// Whether `answer` holds a head and the whole body its Content-Length gives.
 fn complete(answer: &[u8]) -> bool {
     split(answer).is_some_and(|(head, body)| content_length(head).is_some_and(|n| body.len() >= n))

@@ -13,6 +13,7 @@ use crate::support::{Backend, TestApp, TestCompany, TestResponse};
 backend_tests!(
     a_valid_token_gives_a_verified_session_with_its_claims,
     bad_tokens_are_refused_with_401,
+    a_token_with_an_absurd_iat_is_refused_with_401,
     required_mode_refuses_anonymous_sessions,
     rotation_keeps_old_tokens_valid_during_the_grace_period,
     verified_visitors_see_their_earlier_sessions,
@@ -161,6 +162,23 @@ async fn bad_tokens_are_refused_with_401(backend: Backend) {
         assert_eq!(r.body["code"], "invalid_token", "{case}: {}", r.text);
         r.assert_error(401, "invalid_token");
     }
+    let sessions = app.get("/chat/sessions", &acme.key).await;
+    assert_eq!(sessions.assert_status(200)["data"], json!([]));
+}
+
+/// `exp - iat` of the client's numbers must not overflow (a 500 before).
+async fn a_token_with_an_absurd_iat_is_refused_with_401(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let secret = secret(&app, &acme).await;
+    let absurd = json!({"sub": "cust-1", "iat": i64::MIN, "exp": now() + 600});
+    let r = start(
+        &app,
+        &acme,
+        json!({"identityToken": sign(&absurd, &secret)}),
+    )
+    .await;
+    r.assert_error(401, "invalid_token");
     let sessions = app.get("/chat/sessions", &acme.key).await;
     assert_eq!(sessions.assert_status(200)["data"], json!([]));
 }

@@ -33,15 +33,28 @@ pub enum IngestError {
     /// The client's stream broke off (or its multipart framing is wrong).
     #[error("the upload could not be read: {0}")]
     Client(String),
+    /// A `multipart/form-data` body went past one of its bounds.
+    #[error(transparent)]
+    Form(#[from] super::form::FormBound),
+    /// A `multipart/form-data` body without a `file` part.
+    #[error("the form has no `file` part")]
+    NoFilePart,
     #[error("storage failed: {0}")]
     Storage(#[from] std::io::Error),
+}
+
+/// A raw body's read failing: the client broke off (or was too slow).
+impl From<axum::Error> for IngestError {
+    fn from(err: axum::Error) -> Self {
+        IngestError::Client(err.to_string())
+    }
 }
 
 /// Copies `body` to a temporary object, at most `limit` bytes.
 pub async fn ingest<S, E>(storage: &Storage, body: S, limit: u64) -> Result<Ingested, IngestError>
 where
     S: Stream<Item = Result<Bytes, E>>,
-    E: std::fmt::Display,
+    E: Into<IngestError>,
 {
     let (temporary, mut writer) = storage.temporary();
     let copied = copy(&mut writer, body, limit).await;
@@ -74,14 +87,14 @@ async fn copy<S, E>(
 ) -> Result<(u64, String, Vec<u8>), IngestError>
 where
     S: Stream<Item = Result<Bytes, E>>,
-    E: std::fmt::Display,
+    E: Into<IngestError>,
 {
     let mut body = std::pin::pin!(body);
     let mut hasher = Sha256::new();
     let mut head = Vec::with_capacity(HEAD);
     let mut size: u64 = 0;
     while let Some(chunk) = body.next().await {
-        let chunk = chunk.map_err(|err| IngestError::Client(err.to_string()))?;
+        let chunk = chunk.map_err(Into::into)?;
         size = size.saturating_add(chunk.len() as u64);
         if size > limit {
             return Err(IngestError::TooLarge(limit));
