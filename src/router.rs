@@ -5,6 +5,8 @@
 //! table of (method, path, scope), so tests can check every route refuses a
 //! key without its scope, and the document names each operation's scope.
 
+use std::sync::Arc;
+
 use axum::Router;
 use axum::extract::Request;
 use axum::http::Method;
@@ -16,6 +18,7 @@ use utoipa_axum::router::UtoipaMethodRouter;
 
 use crate::auth::{Principal, Scope};
 use crate::error::ApiError;
+use crate::query_params::RouteParams;
 use crate::state::AppState;
 
 /// One route of the table: what the scope test and the document read.
@@ -67,6 +70,7 @@ impl ApiRouter {
         handler: UtoipaMethodRouter<AppState>,
     ) -> Self {
         let (schemas, paths, method_router) = handler;
+        let params = Arc::new(RouteParams::of_items(paths.paths.values()));
         let mut has_post = false;
         for (path, item) in &paths.paths {
             for method in methods(item) {
@@ -78,22 +82,21 @@ impl ApiRouter {
                 });
             }
         }
-        // Outermost first: the scope check, then (POSTs) the idempotency
-        // layer, then the handler. One `route_layer` call for them: each
-        // call boxes the route once more, and every request clones and
-        // drops every box.
+        // Outermost first: the scope check and the query parameters' check,
+        // then (POSTs) the idempotency layer, then the handler. One
+        // `route_layer` call for them: each call boxes the route once more,
+        // and every request clones and drops every box.
+        let check = move |request: Request, next: Next| {
+            check_route(scope, also, params.clone(), request, next)
+        };
         let method_router = if has_post {
             method_router.route_layer(
                 ServiceBuilder::new()
-                    .layer(middleware::from_fn(move |request: Request, next: Next| {
-                        require_scope(scope, also, request, next)
-                    }))
+                    .layer(middleware::from_fn(check))
                     .layer(middleware::from_fn(crate::idempotency::guard)),
             )
         } else {
-            method_router.route_layer(middleware::from_fn(move |request: Request, next: Next| {
-                require_scope(scope, also, request, next)
-            }))
+            method_router.route_layer(middleware::from_fn(check))
         };
         for path in paths.paths.keys() {
             let full = format!("{API_PREFIX}{path}");
@@ -140,14 +143,20 @@ fn methods(item: &PathItem) -> Vec<Method> {
     .collect()
 }
 
-async fn require_scope(
+/// The scope check (403), then the query string's (400: a parameter the
+/// operation does not document, or too many filter values).
+async fn check_route(
     scope: Scope,
     also: &'static [Scope],
+    params: Arc<RouteParams>,
     request: Request,
     next: Next,
 ) -> Response {
     if let Some(refused) = refused_scope(scope, also, &request) {
         return refused;
+    }
+    if let Err(invalid) = params.check(request.method(), request.uri().query()) {
+        return invalid.into_response();
     }
     next.run(request).await
 }

@@ -167,11 +167,6 @@ fn complete_operation(operation: &mut Operation, spec: &RouteSpec) {
         _ => line,
     });
 
-    let has_input = operation.request_body.is_some()
-        || operation
-            .parameters
-            .as_ref()
-            .is_some_and(|params| !params.is_empty());
     let has_body = operation.request_body.is_some();
     let has_path_param = spec.path.contains('{');
     let mut common = vec![
@@ -183,9 +178,9 @@ fn complete_operation(operation: &mut Operation, spec: &RouteSpec) {
         ("429", "Rate limit exceeded (see `Retry-After`)"),
     ];
     common.extend_from_slice(SERVER_ERRORS);
-    if has_input {
-        common.push(INVALID_INPUT);
-    }
+    // Every operation checks its query string (an undocumented parameter
+    // is refused), so any of them may answer 400.
+    common.push(API_INVALID_INPUT);
     if has_path_param {
         common.push(("404", "No such record for this key's company and mode"));
     }
@@ -215,6 +210,14 @@ pub const SERVER_ERRORS: &[(&str, &str)] = &[
 pub const INVALID_INPUT: (&str, &str) = (
     "400",
     "Invalid input (`invalid_json` or `validation_failed`)",
+);
+
+/// The 400 of an API operation, which also refuses query parameters it
+/// does not document.
+const API_INVALID_INPUT: (&str, &str) = (
+    "400",
+    "Invalid input (`invalid_json` or `validation_failed`); a query parameter the operation \
+     does not document is `validation_failed` naming it",
 );
 
 /// The errors of an operation that reads a JSON body, beyond invalid input.
