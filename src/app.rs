@@ -97,7 +97,7 @@ impl ShutdownHandle {
 
 impl App {
     pub async fn build(config: Config) -> anyhow::Result<App> {
-        let db = Db::connect(&config.database_url).await?;
+        let db = Db::connect_with(&config.database_url, config.statement_timeout).await?;
         db.migrate().await?;
         let cursors = Arc::new(crate::paging::Cursors::load(&db).await?);
         let redis = match &config.redis_url {

@@ -204,7 +204,11 @@ pub const SERVER_ERRORS: &[(&str, &str)] = &[
         "500",
         "Internal error (details are in the log, by request id)",
     ),
-    ("503", "A dependency (the database) is unavailable; retry"),
+    (
+        "503",
+        "`unavailable`: a dependency (the database) is unavailable, retry; `timeout`: a \
+         database statement ran past its time limit",
+    ),
 ];
 
 pub const INVALID_INPUT: (&str, &str) = (

@@ -8,6 +8,7 @@ mod log_secrets;
 mod openapi;
 mod outages;
 mod procs;
+mod statement_timeout;
 mod tenant_bodies;
 mod tenant_records;
 mod tenant_routes;
