@@ -13,7 +13,8 @@ use axum::http::Method;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use tower::ServiceBuilder;
-use utoipa::openapi::{Components, OpenApi as Document, PathItem};
+use utoipa::openapi::schema::Schema;
+use utoipa::openapi::{Components, OpenApi as Document, PathItem, RefOr};
 use utoipa_axum::router::UtoipaMethodRouter;
 
 use crate::auth::{Principal, Scope};
@@ -46,6 +47,9 @@ pub struct ApiRouter {
     /// operation shares is added by `openapi::document`.
     document: Document,
     specs: Vec<RouteSpec>,
+    /// Every schema the handlers registered, by name, before the
+    /// document's map keeps one per name (see [`schema_collisions`]).
+    schemas: Vec<(String, RefOr<Schema>)>,
 }
 
 impl ApiRouter {
@@ -107,7 +111,8 @@ impl ApiRouter {
             .components
             .get_or_insert_with(Components::new)
             .schemas
-            .extend(schemas);
+            .extend(schemas.iter().cloned());
+        self.schemas.extend(schemas);
         self
     }
 
@@ -115,7 +120,13 @@ impl ApiRouter {
         self.router = self.router.merge(other.router);
         self.document.merge(other.document);
         self.specs.extend(other.specs);
+        self.schemas.extend(other.schemas);
         self
+    }
+
+    /// Every schema the handlers registered, as (name, schema) pairs.
+    pub fn registered_schemas(&self) -> &[(String, RefOr<Schema>)] {
+        &self.schemas
     }
 
     /// The axum router (routes at their full paths), the operations of its
