@@ -48,7 +48,8 @@ pub struct ApiRouter {
     document: Document,
     specs: Vec<RouteSpec>,
     /// Every schema the handlers registered, by name, before the
-    /// document's map keeps one per name (see [`schema_collisions`]).
+    /// document's map keeps one per name (`openapi::schema_collisions`
+    /// reads them).
     schemas: Vec<(String, RefOr<Schema>)>,
 }
 
