@@ -441,6 +441,7 @@ mod tests {
 
     mod tickets {
         #[derive(utoipa::ToSchema)]
+        #[expect(dead_code, reason = "only the type's schema is used")]
         pub struct UpdateBody {
             pub status: String,
         }
@@ -448,6 +449,7 @@ mod tests {
 
     mod settings {
         #[derive(utoipa::ToSchema)]
+        #[expect(dead_code, reason = "only the type's schema is used")]
         pub struct UpdateBody {
             pub name: String,
         }
