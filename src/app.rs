@@ -59,6 +59,20 @@ pub fn api_route_specs() -> Vec<RouteSpec> {
     api_routes().into_parts().2
 }
 
+/// The schema names two different schemas were registered under, across
+/// the API's and the widget's handlers (see `openapi::schema_collisions`):
+/// empty when every schema of the document is the one its operations use.
+pub fn openapi_schema_collisions() -> Vec<String> {
+    let api = api_routes();
+    let registered = api
+        .registered_schemas()
+        .iter()
+        .cloned()
+        .chain(crate::widget::registered_schemas())
+        .chain(crate::openapi::own_schemas());
+    crate::openapi::schema_collisions(registered)
+}
+
 /// The OpenAPI document the service serves, from the same routers.
 pub fn openapi_document() -> utoipa::openapi::OpenApi {
     let (_, operations, specs) = api_routes().into_parts();
@@ -97,7 +111,7 @@ impl ShutdownHandle {
 
 impl App {
     pub async fn build(config: Config) -> anyhow::Result<App> {
-        let db = Db::connect(&config.database_url).await?;
+        let db = Db::connect_with(&config.database_url, config.statement_timeout).await?;
         db.migrate().await?;
         let cursors = Arc::new(crate::paging::Cursors::load(&db).await?);
         let redis = match &config.redis_url {

@@ -117,6 +117,15 @@ pub struct ServeArgs {
         default_value_t = defaults::BODY_READ_DEADLINE_SECS
     )]
     pub body_read_deadline_secs: u64,
+    /// Milliseconds one database statement may run on Postgres before the
+    /// server cancels it (the request is answered 503 `timeout`); 0 turns
+    /// the limit off. Migrations run without it.
+    #[arg(
+        long,
+        env = "SUPPORTDESK_STATEMENT_TIMEOUT_MS",
+        default_value_t = defaults::STATEMENT_TIMEOUT_MS
+    )]
+    pub statement_timeout_ms: u64,
     /// Hours an `Idempotency-Key` and its stored answer are kept.
     #[arg(
         long,
@@ -193,6 +202,9 @@ pub mod defaults {
     pub const BODY_READ_TIMEOUT_SECS: u64 = 10;
     /// A 25 MiB upload at 100 KB/s takes about 260 s.
     pub const BODY_READ_DEADLINE_SECS: u64 = 300;
+    /// Far above any statement of a normal request (milliseconds), short
+    /// enough that a runaway one frees its database core soon.
+    pub const STATEMENT_TIMEOUT_MS: u64 = 5_000;
     pub const DEMO: bool = false;
     pub const DEMO_SHOP_BIND: &str = "127.0.0.1:8081";
     pub const VISITOR_MESSAGE_RATE: &str = "20/20s";
@@ -215,6 +227,11 @@ pub mod defaults {
     pub const MAX_VISITOR_ATTACHMENT_BYTES: u64 = 10 * 1024 * 1024;
     /// Uploads never attached to a record are deleted after a day.
     pub const ATTACHMENT_ORPHAN_HOURS: u64 = 24;
+}
+
+/// `ms` milliseconds, or `None` for 0 (the setting turned off).
+fn millis_or_off(ms: u64) -> Option<Duration> {
+    (ms > 0).then(|| Duration::from_millis(ms))
 }
 
 fn days(count: u64) -> Duration {
@@ -256,6 +273,9 @@ pub struct Config {
     /// request is answered 408 (slow-body guard).
     pub body_read_timeout: Duration,
     pub body_read_deadline: Duration,
+    /// How long one Postgres statement may run before the server cancels
+    /// it; `None`: no limit. SQLite has no such setting.
+    pub statement_timeout: Option<Duration>,
     /// The limit on socket `message` frames per visitor session.
     pub visitor_message_rate: MessageRate,
     /// The limit on client frames of any kind per socket.
@@ -357,6 +377,7 @@ impl Config {
             header_read_timeout: Duration::from_secs(args.header_read_timeout_secs.max(1)),
             body_read_timeout: Duration::from_secs(args.body_read_timeout_secs.max(1)),
             body_read_deadline: Duration::from_secs(args.body_read_deadline_secs.max(1)),
+            statement_timeout: millis_or_off(args.statement_timeout_ms),
             visitor_message_rate: MessageRate::parse(&args.visitor_message_rate)?,
             socket_frame_rate: MessageRate::parse(&args.socket_frame_rate)?,
             auth_failure_window: Duration::from_secs(defaults::AUTH_FAILURE_WINDOW_SECS),
@@ -410,6 +431,7 @@ impl Config {
             header_read_timeout: secs(defaults::HEADER_READ_TIMEOUT_SECS),
             body_read_timeout: secs(defaults::BODY_READ_TIMEOUT_SECS),
             body_read_deadline: secs(defaults::BODY_READ_DEADLINE_SECS),
+            statement_timeout: millis_or_off(defaults::STATEMENT_TIMEOUT_MS),
             visitor_message_rate: MessageRate::parse(defaults::VISITOR_MESSAGE_RATE)
                 .expect("the default visitor message rate parses (unit test)"),
             socket_frame_rate: MessageRate::parse(defaults::SOCKET_FRAME_RATE)

@@ -22,6 +22,7 @@ pub mod keys;
 pub mod mail;
 pub mod metrics;
 pub mod openapi;
+pub mod query_params;
 pub mod realtime;
 pub mod reports;
 pub mod retention;

@@ -5,18 +5,22 @@
 //! table of (method, path, scope), so tests can check every route refuses a
 //! key without its scope, and the document names each operation's scope.
 
+use std::sync::Arc;
+
 use axum::extract::Request;
 use axum::http::Method;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Router};
 use tower::ServiceBuilder;
-use utoipa::openapi::{Components, OpenApi as Document, PathItem};
+use utoipa::openapi::schema::Schema;
+use utoipa::openapi::{Components, OpenApi as Document, PathItem, RefOr};
 use utoipa_axum::router::UtoipaMethodRouter;
 
 use crate::auth::{Principal, Scope};
 use crate::error::ApiError;
 use crate::idempotency::BodyLimit;
+use crate::query_params::RouteParams;
 use crate::state::AppState;
 
 /// One route of the table: what the scope test and the document read.
@@ -44,6 +48,10 @@ pub struct ApiRouter {
     /// operation shares is added by `openapi::document`.
     document: Document,
     specs: Vec<RouteSpec>,
+    /// Every schema the handlers registered, by name, before the
+    /// document's map keeps one per name (`openapi::schema_collisions`
+    /// reads them).
+    schemas: Vec<(String, RefOr<Schema>)>,
 }
 
 impl ApiRouter {
@@ -84,6 +92,7 @@ impl ApiRouter {
         handler: UtoipaMethodRouter<AppState>,
     ) -> Self {
         let (schemas, paths, method_router) = handler;
+        let params = Arc::new(RouteParams::of_items(paths.paths.values()));
         let mut has_post = false;
         for (path, item) in &paths.paths {
             for method in methods(item) {
@@ -95,16 +104,17 @@ impl ApiRouter {
                 });
             }
         }
-        // Outermost first: the scope check, then (POSTs) the idempotency
-        // layer, then the handler. One `route_layer` call for them: each
-        // call boxes the route once more, and every request clones and
-        // drops every box.
+        // Outermost first: the scope check and the query parameters' check,
+        // then (POSTs) the idempotency layer, then the handler. One
+        // `route_layer` call for them: each call boxes the route once more,
+        // and every request clones and drops every box.
+        let check = move |request: Request, next: Next| {
+            check_route(scope, also, params.clone(), request, next)
+        };
         let method_router = if has_post {
             method_router.route_layer(
                 ServiceBuilder::new()
-                    .layer(middleware::from_fn(move |request: Request, next: Next| {
-                        require_scope(scope, also, request, next)
-                    }))
+                    .layer(middleware::from_fn(check))
                     .layer(middleware::from_fn(
                         move |state: Extension<AppState>, request: Request, next: Next| {
                             crate::idempotency::guard(body, state, request, next)
@@ -112,9 +122,7 @@ impl ApiRouter {
                     )),
             )
         } else {
-            method_router.route_layer(middleware::from_fn(move |request: Request, next: Next| {
-                require_scope(scope, also, request, next)
-            }))
+            method_router.route_layer(middleware::from_fn(check))
         };
         for path in paths.paths.keys() {
             let full = format!("{API_PREFIX}{path}");
@@ -125,7 +133,8 @@ impl ApiRouter {
             .components
             .get_or_insert_with(Components::new)
             .schemas
-            .extend(schemas);
+            .extend(schemas.iter().cloned());
+        self.schemas.extend(schemas);
         self
     }
 
@@ -133,7 +142,13 @@ impl ApiRouter {
         self.router = self.router.merge(other.router);
         self.document.merge(other.document);
         self.specs.extend(other.specs);
+        self.schemas.extend(other.schemas);
         self
+    }
+
+    /// Every schema the handlers registered, as (name, schema) pairs.
+    pub fn registered_schemas(&self) -> &[(String, RefOr<Schema>)] {
+        &self.schemas
     }
 
     /// The axum router (routes at their full paths), the operations of its
@@ -161,14 +176,20 @@ fn methods(item: &PathItem) -> Vec<Method> {
     .collect()
 }
 
-async fn require_scope(
+/// The scope check (403), then the query string's (400: a parameter the
+/// operation does not document, or too many filter values).
+async fn check_route(
     scope: Scope,
     also: &'static [Scope],
+    params: Arc<RouteParams>,
     request: Request,
     next: Next,
 ) -> Response {
     if let Some(refused) = refused_scope(scope, also, &request) {
         return refused;
+    }
+    if let Err(invalid) = params.check(request.method(), request.uri().query()) {
+        return invalid.into_response();
     }
     next.run(request).await
 }

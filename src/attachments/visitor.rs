@@ -5,7 +5,6 @@
 //! has its own upload budget (`SUPPORTDESK_VISITOR_UPLOAD_RATE`).
 
 use axum::body::Body;
-use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 
 use super::model::{Attachment, visitor_may_upload};
@@ -13,10 +12,10 @@ use super::routes::{Rules, UploadForm, receive};
 use crate::chat::model::SessionStatus;
 use crate::error::{ApiError, ApiResult, ErrorCode, StoreError};
 use crate::extract::{Json, Query};
+use crate::idempotency::RequestState;
 use crate::openapi::schema::ErrorBody;
 use crate::ratelimit::Limiter;
 use crate::realtime::token::TokenGrant;
-use crate::state::AppState;
 
 #[derive(serde::Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -33,7 +32,7 @@ pub(crate) struct VisitorUploadQuery {
 /// session has its own upload budget (`SUPPORTDESK_VISITOR_UPLOAD_RATE`).
 #[utoipa::path(post, path = "/widget/v1/attachments", operation_id = "widget_upload_attachment",
     tag = "Widget",
-    params(VisitorUploadQuery),
+    params(VisitorUploadQuery, ("Idempotency-Key" = Option<String>, Header)),
     security(("VisitorToken" = [])),
     request_body(content(
         (Vec<u8> = "application/octet-stream"),
@@ -49,7 +48,7 @@ pub(crate) struct VisitorUploadQuery {
         (status = 413, description = "Larger than the visitor limit", body = ErrorBody),
         (status = 415, description = "Not an image or a PDF", body = ErrorBody)))]
 pub(crate) async fn upload(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     Query(query): Query<VisitorUploadQuery>,
     headers: HeaderMap,
     body: Body,

@@ -411,6 +411,7 @@ async fn send_message(
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
+#[schema(as = AgentHeartbeat)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct HeartbeatBody {
     #[schema(value_type = uuid::Uuid, required)]

@@ -19,12 +19,14 @@ use super::store::{self, Submitted};
 use crate::auth::Tenant;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::extract::Json;
+use crate::idempotency::RequestState;
 use crate::openapi::schema::ErrorBody;
 use crate::realtime::token::TokenGrant;
 use crate::state::AppState;
 use crate::validate::{Fields, optional_id, optional_text, problem};
 
 #[derive(Deserialize, utoipa::ToSchema)]
+#[schema(as = SubmitRating)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct RateBody {
     /// 1 (very unhappy) to 5 (very happy).
@@ -67,6 +69,7 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
 #[utoipa::path(post, path = "/widget/v1/ratings", operation_id = "widget_rate",
     tag = "Widget",
     security((), ("VisitorToken" = [])),
+    params(("Idempotency-Key" = Option<String>, Header)),
     request_body = RateBody,
     responses(
         (status = 201, description = "Rated", body = Rating),
@@ -80,7 +83,7 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
         (status = 409, description = "`conflict`: not closed or resolved, not requested \
             (manual), or the 7 days to change it are over", body = ErrorBody)))]
 pub(crate) async fn rate(
-    State(state): State<AppState>,
+    RequestState(state): RequestState,
     headers: HeaderMap,
     Json(body): Json<RateBody>,
 ) -> ApiResult<(StatusCode, Json<Rating>)> {

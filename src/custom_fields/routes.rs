@@ -29,12 +29,14 @@ pub fn router() -> ApiRouter {
 }
 
 #[derive(Serialize, ToSchema)]
+#[schema(as = CustomFieldList)]
 pub(crate) struct DefinitionList {
     data: Vec<Definition>,
 }
 
 /// The answer to a delete.
 #[derive(Serialize, ToSchema)]
+#[schema(as = DeletedCustomField)]
 pub(crate) struct DeletedField {
     key: String,
     /// Always true.
@@ -42,6 +44,7 @@ pub(crate) struct DeletedField {
 }
 
 #[derive(Deserialize, ToSchema)]
+#[schema(as = CreateCustomField)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct CreateBody {
     /// `[a-z][a-z0-9_]{0,39}`, unique in the company and mode; immutable.
@@ -69,6 +72,7 @@ pub(crate) struct CreateBody {
 
 /// Any of the fields but `key`; the others keep their values.
 #[derive(Deserialize, ToSchema)]
+#[schema(as = UpdateCustomField)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct UpdateBody {
     #[serde(default)]

@@ -423,6 +423,7 @@ async fn delete_article(
 }
 
 #[derive(Deserialize, ToSchema)]
+#[schema(as = ArticleVote)]
 pub(crate) struct VoteBody {
     #[schema(required)]
     helpful: Option<bool>,

@@ -19,7 +19,10 @@
 //! (vendored assets, works offline) at `/docs`.
 
 pub mod public;
+mod refs;
 pub use infra::schema;
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use axum::Router;
 use utoipa::OpenApi;
@@ -27,6 +30,7 @@ use utoipa::openapi::extensions::ExtensionsBuilder;
 use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::path::Operation;
 use utoipa::openapi::response::{Response, ResponseBuilder};
+use utoipa::openapi::schema::Schema;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, ObjectBuilder, OpenApi as Document, RefOr, Type};
 use utoipa_swagger_ui::SwaggerUi;
@@ -85,6 +89,7 @@ pub fn document(operations: Document, routes: &[RouteSpec], public: Document) ->
         }
     }
     public::add(&mut doc, public);
+    refs::reference_named_records(&mut doc);
     add_links(&mut doc);
     let components = doc.components.get_or_insert_with(Default::default);
     let scheme = ApiKey::Header(ApiKeyValue::with_description(
@@ -94,6 +99,42 @@ pub fn document(operations: Document, routes: &[RouteSpec], public: Document) ->
     ));
     components.add_security_scheme(SECURITY_SCHEME, SecurityScheme::ApiKey(scheme));
     doc
+}
+
+/// The schema names that two different schemas were registered under in
+/// `registered` (every handler's (name, schema) pairs): two Rust types
+/// that share a name (`UpdateBody` of tickets and of settings) would
+/// otherwise collapse into one component, and the document would show one
+/// type's body for the other's operation. The document's map keeps one
+/// schema per name and says nothing, so the pairs are compared before it.
+/// (Two types with one name and identical schemas are not told apart; the
+/// document is right for both then.)
+pub fn schema_collisions(
+    registered: impl IntoIterator<Item = (String, RefOr<Schema>)>,
+) -> Vec<String> {
+    let mut first: BTreeMap<String, RefOr<Schema>> = BTreeMap::new();
+    let mut collisions = BTreeSet::new();
+    for (name, schema) in registered {
+        match first.get(&name) {
+            Some(seen) if *seen != schema => {
+                collisions.insert(name);
+            }
+            Some(_) => {}
+            None => {
+                first.insert(name, schema);
+            }
+        }
+    }
+    collisions.into_iter().collect()
+}
+
+/// The schemas the document declares itself (the error body), as
+/// (name, schema) pairs for [`schema_collisions`].
+pub fn own_schemas() -> Vec<(String, RefOr<Schema>)> {
+    ApiDoc::openapi()
+        .components
+        .map(|components| components.schemas.into_iter().collect())
+        .unwrap_or_default()
 }
 
 /// Links from each create (`POST P` answering 201 with an `id`) to every
@@ -167,11 +208,6 @@ fn complete_operation(operation: &mut Operation, spec: &RouteSpec) {
         _ => line,
     });
 
-    let has_input = operation.request_body.is_some()
-        || operation
-            .parameters
-            .as_ref()
-            .is_some_and(|params| !params.is_empty());
     let has_body = operation.request_body.is_some();
     let has_path_param = spec.path.contains('{');
     let mut common = vec![
@@ -183,9 +219,9 @@ fn complete_operation(operation: &mut Operation, spec: &RouteSpec) {
         ("429", "Rate limit exceeded (see `Retry-After`)"),
     ];
     common.extend_from_slice(SERVER_ERRORS);
-    if has_input {
-        common.push(INVALID_INPUT);
-    }
+    // Every operation checks its query string (an undocumented parameter
+    // is refused), so any of them may answer 400.
+    common.push(API_INVALID_INPUT);
     if has_path_param {
         common.push(("404", "No such record for this key's company and mode"));
     }
@@ -209,12 +245,24 @@ pub const SERVER_ERRORS: &[(&str, &str)] = &[
         "500",
         "Internal error (details are in the log, by request id)",
     ),
-    ("503", "A dependency (the database) is unavailable; retry"),
+    (
+        "503",
+        "`unavailable`: a dependency (the database) is unavailable, retry; `timeout`: a \
+         database statement ran past its time limit",
+    ),
 ];
 
 pub const INVALID_INPUT: (&str, &str) = (
     "400",
     "Invalid input (`invalid_json` or `validation_failed`)",
+);
+
+/// The 400 of an API operation, which also refuses query parameters it
+/// does not document.
+const API_INVALID_INPUT: (&str, &str) = (
+    "400",
+    "Invalid input (`invalid_json` or `validation_failed`); a query parameter the operation \
+     does not document is `validation_failed` naming it",
 );
 
 /// The errors of an operation that reads a JSON body, beyond invalid input.
@@ -383,4 +431,47 @@ fn add_rate_limit_headers(status: &str, response: &mut Response) {
 /// at `/docs`. Mounted beside, not inside, the authenticated `/api/v1` nest.
 pub fn router(document: Document) -> Router<AppState> {
     Router::from(SwaggerUi::new("/docs").url(DOCUMENT_PATH, document))
+}
+
+#[cfg(test)]
+mod tests {
+    use utoipa::{PartialSchema, ToSchema};
+
+    use super::*;
+
+    mod tickets {
+        #[derive(utoipa::ToSchema)]
+        #[expect(dead_code, reason = "only the type's schema is used")]
+        pub struct UpdateBody {
+            pub status: String,
+        }
+    }
+
+    mod settings {
+        #[derive(utoipa::ToSchema)]
+        #[expect(dead_code, reason = "only the type's schema is used")]
+        pub struct UpdateBody {
+            pub name: String,
+        }
+    }
+
+    #[test]
+    fn two_types_of_one_name_are_a_collision() {
+        let registered = vec![
+            (
+                tickets::UpdateBody::name().into_owned(),
+                tickets::UpdateBody::schema(),
+            ),
+            (
+                settings::UpdateBody::name().into_owned(),
+                settings::UpdateBody::schema(),
+            ),
+            // The same type registered twice is no collision.
+            (
+                tickets::UpdateBody::name().into_owned(),
+                tickets::UpdateBody::schema(),
+            ),
+        ];
+        assert_eq!(schema_collisions(registered), ["UpdateBody"]);
+    }
 }

@@ -26,6 +26,7 @@ pub fn router() -> ApiRouter {
 
 /// Only these can change; anything else is a 400.
 #[derive(Deserialize, utoipa::ToSchema)]
+#[schema(as = UpdateSettings)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct UpdateBody {
     #[serde(default)]

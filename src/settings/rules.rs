@@ -36,11 +36,13 @@ pub fn router() -> ApiRouter {
 /// `{rules: [...]}`, the shape of both the PUT body and every response, so
 /// a client can read the list, change it and send it back.
 #[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = EscalationRuleList)]
 pub(crate) struct RulesResponse {
     rules: Vec<Rule>,
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
+#[schema(as = EscalationRulesInput)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RulesBody {
     #[schema(required)]
@@ -48,6 +50,7 @@ pub(crate) struct RulesBody {
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
+#[schema(as = EscalationRuleInput)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct RuleBody {
     /// Keeps an existing rule (and its history); absent creates one.
@@ -72,6 +75,7 @@ pub(crate) struct RuleBody {
 /// Unknown keys are refused: a misspelt condition must not silently widen
 /// a rule.
 #[derive(Deserialize, utoipa::ToSchema)]
+#[schema(as = EscalationConditionsInput)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct ConditionsBody {
     #[schema(schema_with = priority_list)]
@@ -97,6 +101,7 @@ pub(crate) struct ConditionsBody {
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
+#[schema(as = EscalationActionInput)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct ActionBody {
     /// A user of the company who takes the ticket over.

@@ -25,6 +25,7 @@ pub fn router() -> ApiRouter {
 
 /// Tags to add and to remove, in one atomic change.
 #[derive(Deserialize, ToSchema)]
+#[schema(as = EditTags)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct TagEditBody {
     /// Tags to add (normalised as on create); those present are kept.

@@ -31,6 +31,7 @@ pub fn router() -> ApiRouter {
 
 /// The routing settings of a create or PATCH; each field optional.
 #[derive(Deserialize, ToSchema)]
+#[schema(as = RoutingInput)]
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)] // read as JSON for field-by-field errors; here for the schema
 pub(crate) struct RoutingBody {
@@ -44,6 +45,7 @@ pub(crate) struct RoutingBody {
 }
 
 #[derive(Deserialize, ToSchema)]
+#[schema(as = TeamInput)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct TeamBody {
     #[schema(schema_with = schema::name)]

@@ -29,6 +29,11 @@ const LIST_MAX: i64 = 100;
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub(crate) struct ListQuery {
+    /// Only the ticket with this number (`TKT-000042`; the prefix is
+    /// optional and any case, leading zeros may be left out): a list of
+    /// that one ticket, or an empty one.
+    #[param(value_type = Option<String>, max_length = 30, example = "TKT-000042")]
+    ticket_number: Option<String>,
     #[param(value_type = Option<uuid::Uuid>)]
     entity_id: Option<String>,
     #[param(schema_with = schema::ticket_status)]
@@ -98,6 +103,26 @@ fn optional_instant(field: &str, value: Option<&str>) -> Result<Option<Timestamp
     Ok(Some(Timestamp::from_datetime(at)))
 }
 
+/// `?ticketNumber=TKT-000042` (or `tkt-42`, or `42`): the sequence value.
+fn optional_number(value: Option<&str>) -> Result<Option<i64>, FieldError> {
+    let Some(text) = value.map(str::trim) else {
+        return Ok(None);
+    };
+    let digits = match text.get(..4) {
+        Some(prefix) if prefix.eq_ignore_ascii_case("TKT-") => &text[4..],
+        _ => text,
+    };
+    let number = digits
+        .bytes()
+        .all(|b| b.is_ascii_digit())
+        .then(|| digits.parse::<i64>().ok())
+        .flatten()
+        .filter(|n| *n > 0);
+    number
+        .map(Some)
+        .ok_or_else(|| problem("ticketNumber", "must be a ticket number, e.g. TKT-000042"))
+}
+
 /// `?order=newest|sla_due`: whether the soonest SLA due time comes first.
 fn by_sla_due(value: Option<&str>) -> Result<bool, FieldError> {
     match value {
@@ -152,7 +177,8 @@ pub(super) async fn list(
         field_filter(raw_query.as_deref(), &definitions, RecordKind::Ticket),
     )
         .all_valid()?;
-    let (sla_breached, sla_due_before, by_sla_due) = (
+    let (number, sla_breached, sla_due_before, by_sla_due) = (
+        optional_number(non_empty(&query.ticket_number)),
         optional_bool("slaBreached", non_empty(&query.sla_breached)),
         optional_instant("slaDueBefore", non_empty(&query.sla_due_before)),
         by_sla_due(non_empty(&query.order)),
@@ -163,6 +189,7 @@ pub(super) async fn list(
         include_internal: principal.scopes.contains(Scope::TicketsWrite),
     });
     let filter = TicketFilter {
+        number,
         entity_id,
         status,
         priority,

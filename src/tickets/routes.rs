@@ -93,6 +93,7 @@ fn reason_schema() -> utoipa::openapi::ObjectBuilder {
 /// Only these fields can change; anything else is a 400 rather than
 /// silently ignored.
 #[derive(Deserialize, ToSchema)]
+#[schema(as = UpdateTicket)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct UpdateBody {
     #[serde(default)]
@@ -122,6 +123,7 @@ pub(crate) struct UpdateBody {
 }
 
 #[derive(Deserialize, ToSchema)]
+#[schema(as = EscalateTicket)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct EscalateBody {
     /// The user who takes the ticket over.

@@ -70,6 +70,7 @@ pub(crate) struct UpdateWebhook {
 }
 
 #[derive(Deserialize, Default, utoipa::ToSchema)]
+#[schema(as = RotateWebhookSecret)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct RotateSecret {
     /// How long the previous secret keeps signing (default 24 h, at most 7 days).
@@ -94,6 +95,7 @@ fn delivery_status() -> utoipa::openapi::ObjectBuilder {
 
 /// The creation response: the webhook and its secret, shown only here.
 #[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = CreatedWebhook)]
 pub(crate) struct WithSecret {
     #[serde(flatten)]
     webhook: Webhook,
@@ -101,6 +103,7 @@ pub(crate) struct WithSecret {
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = RotatedWebhookSecret)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Rotated {
     id: uuid::Uuid,

@@ -4,6 +4,7 @@
 //! else a widget does goes through `/api/v1/ws?token=` with its visitor token.
 
 mod assets;
+mod idempotent;
 pub mod identity;
 mod limits;
 mod routes;
@@ -32,6 +33,15 @@ pub fn router(request_rate: MessageRate, session_rate: MessageRate) -> Router<Ap
 /// declarations.
 pub fn operations() -> utoipa::openapi::OpenApi {
     routes::router().merge(assets::router()).split_for_parts().1
+}
+
+/// Every schema the handlers of the widget API register (see
+/// `openapi::schema_collisions`).
+pub fn registered_schemas() -> Vec<(
+    String,
+    utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+)> {
+    routes::registered_schemas()
 }
 
 /// The `/widget/v1` routes with their own layers: the per-IP limit inside,

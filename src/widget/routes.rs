@@ -1,12 +1,10 @@
 //! Handlers of `/widget/v1`.
 
-use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::http::{HeaderMap, Method, StatusCode, header};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
-use axum::{Extension, RequestExt};
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
 use serde::{Deserialize, Serialize};
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::Schema;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -19,7 +17,6 @@ use crate::companies::CompanyStatus;
 use crate::custom_fields::model::{RecordKind, check_values};
 use crate::error::{ApiError, ApiResult, ErrorCode, StoreError};
 use crate::extract::{Id, Json, Query};
-use crate::idempotency;
 use crate::idempotency::RequestState;
 use crate::kb;
 use crate::openapi::schema::ErrorBody;
@@ -41,26 +38,48 @@ const SEARCH_TEXT_MAX: usize = 500;
 /// (the app-wide 405 fallback would otherwise answer them, without CORS
 /// headers).
 pub fn router() -> OpenApiRouter<AppState> {
+    documented()
+        .into_iter()
+        .fold(OpenApiRouter::new(), |router, routes| router.routes(routes))
+}
+
+/// Every schema the handlers of `router` register, as (name, schema)
+/// pairs, before the document keeps one per name.
+pub fn registered_schemas() -> Vec<(String, RefOr<Schema>)> {
+    documented()
+        .into_iter()
+        .flat_map(|(schemas, _, _)| schemas)
+        .collect()
+}
+
+fn documented() -> Vec<Documented> {
     let (schemas, paths, sessions) = routes!(create_session, super::visitors::history);
     let sessions = sessions
         .options(preflight)
-        .route_layer(axum::middleware::from_fn(idempotent_session));
-    OpenApiRouter::new()
-        .routes((schemas, paths, sessions))
-        .routes(with_preflight(routes!(read_session)))
-        .routes(with_preflight(routes!(crate::attachments::visitor::upload)))
-        .routes(with_preflight(routes!(presence)))
-        .routes(with_preflight(routes!(search)))
-        .routes(with_preflight(routes!(article)))
-        .routes(with_preflight(routes!(super::visitors::confirm_email)))
-        .routes(with_preflight(routes!(crate::csat::widget::rate)))
-        .routes(with_preflight(routes!(crate::csat::widget::page)))
+        .route_layer(axum::middleware::from_fn(super::idempotent::session));
+    vec![
+        (schemas, paths, sessions),
+        with_preflight(routes!(read_session)),
+        keyed(with_preflight(routes!(crate::attachments::visitor::upload))),
+        with_preflight(routes!(presence)),
+        with_preflight(routes!(search)),
+        with_preflight(routes!(article)),
+        with_preflight(routes!(super::visitors::confirm_email)),
+        keyed(with_preflight(routes!(crate::csat::widget::rate))),
+        with_preflight(routes!(crate::csat::widget::page)),
+    ]
 }
 
 type Documented = utoipa_axum::router::UtoipaMethodRouter<AppState>;
 
 fn with_preflight((schemas, paths, methods): Documented) -> Documented {
     (schemas, paths, methods.options(preflight))
+}
+
+/// A visitor POST under its `Idempotency-Key` (see `idempotent::visitor`).
+fn keyed((schemas, paths, methods): Documented) -> Documented {
+    let methods = methods.route_layer(axum::middleware::from_fn(super::idempotent::visitor));
+    (schemas, paths, methods)
 }
 
 /// Reached only by an OPTIONS request that is not a CORS preflight.
@@ -125,51 +144,6 @@ struct StartChat {
     /// Values of the company's visitor-writable custom fields only.
     #[schema(value_type = Option<Object>)]
     custom_fields: Option<serde_json::Value>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct WidgetKeyOnly {
-    widget_key: Option<String>,
-}
-
-/// `Idempotency-Key` on `POST /widget/v1/sessions`, scoped to the widget
-/// key's company and mode. A body without a known key of an active company
-/// runs as is: the handler refuses it, and nothing is recorded.
-async fn idempotent_session(
-    Extension(state): Extension<AppState>,
-    request: Request,
-    next: Next,
-) -> Response {
-    if request.method() != Method::POST {
-        return next.run(request).await;
-    }
-    match idempotency::key_of(request.headers()) {
-        Ok(Some(_)) => {}
-        Ok(None) => return next.run(request).await,
-        Err(error) => return error.into_response(),
-    }
-    let (parts, body) = request.with_limited_body().into_parts();
-    let Ok(body) = axum::body::to_bytes(body, usize::MAX).await else {
-        return ApiError::from_status(StatusCode::PAYLOAD_TOO_LARGE).into_response();
-    };
-    let widget_key = serde_json::from_slice::<WidgetKeyOnly>(&body)
-        .ok()
-        .and_then(|body| body.widget_key);
-    let request = Request::from_parts(parts, Body::from(body));
-    let target = match widget_key {
-        Some(key) => store::resolve(&state.db, key.trim(), state.clock.now())
-            .await
-            .ok()
-            .flatten(),
-        None => None,
-    };
-    match target {
-        Some(target) if target.company_status == CompanyStatus::Active => {
-            idempotency::run(state.clone(), target.tenant, request, next).await
-        }
-        _ => next.run(request).await,
-    }
 }
 
 #[derive(Serialize, ToSchema)]

@@ -21,7 +21,8 @@ pub struct ErrorBody {
     /// `expired_api_key`, `insufficient_scope`, `account_suspended`,
     /// `not_found`, `method_not_allowed`, `conflict`, `session_closed`,
     /// `payload_too_large`, `unsupported_media_type`, `rate_limited`,
-    /// `invalid_json`, `validation_failed`, `internal`, `unavailable`.
+    /// `invalid_json`, `validation_failed`, `internal`, `unavailable`,
+    /// `timeout`.
     #[schema(example = "validation_failed")]
     pub code: String,
     /// The HTTP status, repeated.

@@ -109,8 +109,23 @@ impl Db {
     /// Connects to `url`: `postgres://…` for Postgres, anything else (or
     /// `sqlite:…`) for SQLite, creating the file if needed.
     pub async fn connect(url: &str) -> anyhow::Result<Self> {
+        Self::connect_with(url, None).await
+    }
+
+    /// Like `connect`, with every statement on Postgres cancelled by the
+    /// server after `statement_timeout` (a session setting given when each
+    /// connection opens, so it costs no round trip); it then fails with
+    /// [`StoreError::TimedOut`]. SQLite has no such setting.
+    pub async fn connect_with(
+        url: &str,
+        statement_timeout: Option<Duration>,
+    ) -> anyhow::Result<Self> {
         if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-            let options = PgConnectOptions::from_str(url)?;
+            let mut options = PgConnectOptions::from_str(url)?;
+            if let Some(limit) = statement_timeout {
+                let ms = limit.as_millis().max(1);
+                options = options.options([("statement_timeout", format!("{ms}ms"))]);
+            }
             let timeout = Duration::from_secs(5);
             let pool = checked_when_idle(PgPoolOptions::new())
                 .max_connections(POSTGRES_CONNECTIONS + DIRECT_CONNECTIONS)
@@ -146,9 +161,17 @@ impl Db {
     pub async fn migrate(&self) -> anyhow::Result<()> {
         match self {
             Db::Postgres(pool) => {
+                // On a connection of its own without the statement timeout
+                // (an index built over a large table may take minutes),
+                // closed afterwards so the setting goes nowhere else.
+                let mut connection = pool.sqlx().acquire().await?.detach();
+                sqlx::raw_sql("SET statement_timeout = 0")
+                    .execute(&mut connection)
+                    .await?;
                 sqlx::migrate!("../../migrations/postgres")
-                    .run(pool.sqlx())
-                    .await?
+                    .run(&mut connection)
+                    .await?;
+                connection.close().await?;
             }
             Db::Sqlite(pool) => {
                 sqlx::migrate!("../../migrations/sqlite")

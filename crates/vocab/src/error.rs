@@ -38,6 +38,7 @@ crate::text_enum! {
         RateLimited = "rate_limited",
         Internal = "internal",
         Unavailable = "unavailable",
+        Timeout = "timeout",
     }
 }
 
@@ -259,6 +260,9 @@ pub enum StoreError {
     InvalidReferences(Vec<FieldError>),
     #[error("store unavailable: {0}")]
     Unavailable(String),
+    /// The server cancelled a statement that ran past its time limit.
+    #[error("statement timed out: {0}")]
+    TimedOut(String),
     #[error("database error: {0}")]
     Database(#[source] sqlx::Error),
 }
@@ -272,6 +276,9 @@ impl From<sqlx::Error> for StoreError {
             }
             sqlx::Error::Database(db) if db.code().as_deref().is_some_and(is_server_going_away) => {
                 StoreError::Unavailable(err.to_string())
+            }
+            sqlx::Error::Database(db) if db.code().as_deref() == Some(QUERY_CANCELED) => {
+                StoreError::TimedOut(err.to_string())
             }
             sqlx::Error::PoolTimedOut
             | sqlx::Error::PoolClosed
@@ -310,6 +317,10 @@ impl From<Refused> for ApiError {
 /// connection exception (class 08) or a shutdown in progress (57P01
 /// admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now). The
 /// client should retry, so they are 503s like a lost connection.
+/// Postgres' `query_canceled`: the statement timeout fired (the service
+/// cancels no statement of its own any other way).
+const QUERY_CANCELED: &str = "57014";
+
 fn is_server_going_away(code: &str) -> bool {
     code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03")
 }
@@ -336,6 +347,14 @@ impl From<StoreError> for ApiError {
             StoreError::Unavailable(reason) => {
                 tracing::error!(%reason, "store unavailable");
                 ApiError::unavailable()
+            }
+            StoreError::TimedOut(reason) => {
+                tracing::warn!(%reason, "statement timed out");
+                ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    ErrorCode::Timeout,
+                    "The request took too long and was stopped; narrow it or try again later",
+                )
             }
             StoreError::Database(source) => {
                 tracing::error!(error = %source, "database error");

@@ -110,21 +110,49 @@ impl ScopeSet {
     }
 }
 
-/// A stored list naming a scope this build does not know: a damaged row (or
-/// a newer build's), refused rather than read as fewer permissions.
-#[derive(Debug)]
-pub struct UnknownStoredScopes(Vec<String>);
-
-impl std::fmt::Display for UnknownStoredScopes {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "unknown stored scopes: {}", self.0.join(", "))
+impl ScopeSet {
+    /// The scopes of a stored list. A name this build does not know is left
+    /// out rather than refused: during a rolling deploy that adds a scope,
+    /// nodes of the older build read keys written by the newer one, and must
+    /// keep serving them with the scopes they know (a key never gains a
+    /// permission this way, it only lacks the new one on old nodes). Each
+    /// unknown name is logged once per process.
+    pub fn from_stored(text: &str) -> ScopeSet {
+        let mut set = ScopeSet::empty();
+        for name in text
+            .split([',', ' '])
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+        {
+            match Scope::parse(name) {
+                Some(scope) => set.0 |= bit(scope),
+                None if name == "all" => set = ScopeSet::all(),
+                None => log_unknown_once(name),
+            }
+        }
+        set
     }
 }
 
-impl std::error::Error for UnknownStoredScopes {}
+/// Logs a stored scope name this build does not know, the first time this
+/// process reads it. The set of names logged is bounded, so damaged rows
+/// full of distinct garbage cannot grow it without end.
+fn log_unknown_once(name: &str) {
+    use std::collections::HashSet;
+    use std::sync::{LazyLock, Mutex, PoisonError};
+    const REMEMBERED_MAX: usize = 256;
+    static LOGGED: LazyLock<Mutex<HashSet<String>>> = LazyLock::new(Mutex::default);
+    let mut logged = LOGGED.lock().unwrap_or_else(PoisonError::into_inner);
+    if logged.len() < REMEMBERED_MAX && logged.insert(name.to_string()) {
+        tracing::warn!(
+            scope = name,
+            "a stored API key names a scope this build does not know; ignored"
+        );
+    }
+}
 
 crate::decoded_from_text!(ScopeSet, |text| {
-    ScopeSet::parse_list(text).map_err(UnknownStoredScopes)
+    Ok::<_, std::convert::Infallible>(ScopeSet::from_stored(text))
 });
 
 impl crate::value::StoredAs for ScopeSet {
@@ -171,11 +199,12 @@ mod tests {
     }
 
     #[test]
-    fn a_stored_list_with_an_unknown_scope_is_refused() {
-        let err = ScopeSet::parse_list("tickets:read gone:away")
-            .map_err(UnknownStoredScopes)
-            .expect_err("unknown scope");
-        assert_eq!(err.to_string(), "unknown stored scopes: gone:away");
+    fn a_stored_list_with_an_unknown_scope_keeps_the_known_ones() {
+        let set = ScopeSet::from_stored("tickets:read gone:away kb:write");
+        assert_eq!(
+            set,
+            ScopeSet::from_scopes([Scope::TicketsRead, Scope::KbWrite])
+        );
     }
 }
 

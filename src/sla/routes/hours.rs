@@ -33,11 +33,13 @@ pub fn router() -> ApiRouter {
 }
 
 #[derive(Serialize, ToSchema)]
+#[schema(as = BusinessHoursList)]
 pub(crate) struct CalendarList {
     data: Vec<BusinessHours>,
 }
 
 #[derive(Serialize, ToSchema)]
+#[schema(as = DeletedBusinessHours)]
 pub(crate) struct DeletedCalendar {
     id: Uuid,
     /// Always true.
@@ -45,6 +47,7 @@ pub(crate) struct DeletedCalendar {
 }
 
 #[derive(Deserialize, ToSchema)]
+#[schema(as = CreateBusinessHours)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct CreateBody {
     #[schema(value_type = String, required, min_length = 1, max_length = 255)]
@@ -63,6 +66,7 @@ pub(crate) struct CreateBody {
 
 /// Any of the fields; the others keep their values.
 #[derive(Deserialize, ToSchema)]
+#[schema(as = UpdateBusinessHours)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct UpdateBody {
     #[serde(default)]

@@ -36,11 +36,13 @@ pub fn router() -> ApiRouter {
 /// `{policies: [...]}`, the shape of both the PUT body and every response,
 /// so a client can read the list, change it and send it back.
 #[derive(Serialize, ToSchema)]
+#[schema(as = SlaPolicyList)]
 pub(crate) struct PoliciesResponse {
     policies: Vec<Policy>,
 }
 
 #[derive(Deserialize, ToSchema)]
+#[schema(as = SlaPoliciesInput)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct PoliciesBody {
     #[schema(required)]
@@ -48,6 +50,7 @@ pub(crate) struct PoliciesBody {
 }
 
 #[derive(Deserialize, ToSchema)]
+#[schema(as = SlaPolicyInput)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct PolicyBody {
     /// Keeps an existing policy; absent creates one.
@@ -83,6 +86,7 @@ pub(crate) struct PolicyBody {
 /// Unknown keys are refused: a misspelt condition must not silently widen
 /// a policy.
 #[derive(Deserialize, ToSchema)]
+#[schema(as = SlaConditionsInput)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct ConditionsBody {
     #[schema(value_type = Option<Vec<String>>)]

@@ -9,6 +9,7 @@ mod openapi;
 mod outages;
 mod procs;
 mod slow_bodies;
+mod statement_timeout;
 mod tenant_bodies;
 mod tenant_records;
 mod tenant_routes;

@@ -150,3 +150,90 @@ async fn document_and_swagger_ui_are_served_without_a_key(backend: Backend) {
     assert_eq!(bundle.status(), 200);
     assert!(bundle.bytes().await.expect("js").len() > 100_000);
 }
+
+/// Two schemas registered under one name collapse into one component, and
+/// the document then shows one type's body for the other's operation (the
+/// business-hours body for creating a custom field, the ticket update for
+/// updating settings). Every name must stand for one schema.
+#[test]
+fn no_two_schemas_share_a_name() {
+    assert_eq!(
+        supportdesk::app::openapi_schema_collisions(),
+        Vec::<String>::new()
+    );
+}
+
+/// The bodies of the operations whose Rust types were named alike each
+/// have a schema of their own, named after what they are.
+#[test]
+fn request_bodies_are_named_after_their_operation() {
+    let doc = document();
+    let body_of = |method: &str, path: &str| {
+        doc["paths"][format!("/api/v1{path}")][method]["requestBody"]["content"]["application/json"]
+            ["schema"]["$ref"]
+            .as_str()
+            .map(|r| r.trim_start_matches("#/components/schemas/").to_string())
+    };
+    let expected = [
+        ("patch", "/tickets/{id}", "UpdateTicket"),
+        ("patch", "/settings", "UpdateSettings"),
+        ("post", "/settings/custom-fields", "CreateCustomField"),
+        (
+            "patch",
+            "/settings/custom-fields/{key}",
+            "UpdateCustomField",
+        ),
+        ("post", "/settings/business-hours", "CreateBusinessHours"),
+        (
+            "patch",
+            "/settings/business-hours/{id}",
+            "UpdateBusinessHours",
+        ),
+    ];
+    for (method, path, name) in expected {
+        assert_eq!(
+            body_of(method, path).as_deref(),
+            Some(name),
+            "{method} {path}"
+        );
+    }
+    let schemas = doc["components"]["schemas"].as_object().expect("schemas");
+    // `ErrorBody` is the error body, `DeliveryWithBody` a delivery with
+    // the body it sends: named after what they are.
+    let named_for_what = ["ErrorBody", "DeliveryWithBody"];
+    let generic: Vec<&String> = schemas
+        .keys()
+        .filter(|name| name.ends_with("Body") && !named_for_what.contains(&name.as_str()))
+        .collect();
+    assert!(
+        generic.is_empty(),
+        "schemas named after no type: {generic:?}"
+    );
+}
+
+/// A list's items are its record's own schema (`Ticket`), referenced, not
+/// an inline copy a generated client would name `CursorPageTicketDataItem`.
+#[test]
+fn list_items_reference_their_records_schema() {
+    let doc = document();
+    let schemas = doc["components"]["schemas"].as_object().expect("schemas");
+    let envelopes: Vec<(&String, &str)> = schemas
+        .keys()
+        .filter_map(|name| {
+            let (_, item) = name.split_once('_')?;
+            Some((name, item))
+        })
+        .collect();
+    assert!(
+        envelopes
+            .iter()
+            .any(|(name, _)| *name == "CursorPage_Ticket")
+    );
+    for (envelope, item) in envelopes {
+        assert_eq!(
+            schemas[envelope]["properties"]["data"]["items"]["$ref"],
+            format!("#/components/schemas/{item}"),
+            "{envelope}"
+        );
+    }
+}

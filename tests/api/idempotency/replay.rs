@@ -18,6 +18,7 @@ backend_tests!(
     a_replayed_webhook_shows_the_first_secret,
     a_replayed_api_key_is_the_same_working_key,
     widget_sessions_are_replayed,
+    widget_uploads_and_ratings_are_replayed,
     browsers_may_send_the_key_to_the_widget,
 );
 
@@ -192,6 +193,49 @@ async fn widget_sessions_are_replayed(backend: Backend) {
     let repeat = send().await;
     assert_replayed(&first, &repeat);
     assert_eq!(count(&app, "chat_sessions", acme.company.id, "").await, 1);
+}
+
+/// The visitor's other POSTs, keyed in the visitor token's company and
+/// mode: a repeat gets the first answer, and nothing is stored twice.
+async fn widget_uploads_and_ratings_are_replayed(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let (chat, token) = crate::csat::open_chat(&app, &acme).await;
+    let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0".to_vec();
+    let upload = || async {
+        TestResponse::from(
+            app.client
+                .post(app.url("/widget/v1/attachments?filename=shot.png"))
+                .header("Authorization", format!("Bearer {token}"))
+                .header("Idempotency-Key", "shot-1")
+                .body(png.clone())
+                .send()
+                .await,
+        )
+        .await
+    };
+    let first = upload().await;
+    assert_eq!(first.status, 201, "{}", first.text);
+    assert_replayed(&first, &upload().await);
+    assert_eq!(count(&app, "attachments", acme.company.id, "").await, 1);
+
+    crate::csat::close_chat(&app, &acme, &chat).await;
+    let rate = || async {
+        TestResponse::from(
+            app.client
+                .post(app.url("/widget/v1/ratings"))
+                .header("Authorization", format!("Bearer {token}"))
+                .header("Idempotency-Key", "rating-1")
+                .json(&json!({"score": 4, "comment": "quick"}))
+                .send()
+                .await,
+        )
+        .await
+    };
+    let first = rate().await;
+    assert_eq!(first.status, 201, "{}", first.text);
+    assert_replayed(&first, &rate().await);
+    assert_eq!(count(&app, "ratings", acme.company.id, "").await, 1);
 }
 
 async fn browsers_may_send_the_key_to_the_widget(backend: Backend) {

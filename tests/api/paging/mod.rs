@@ -4,6 +4,7 @@
 mod cursors;
 mod lists;
 mod openapi;
+mod query_params;
 mod totals;
 mod walk;
 

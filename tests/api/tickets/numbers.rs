@@ -134,3 +134,34 @@ async fn a_create_does_not_wait_for_another_create_of_its_company_to_commit(back
     let stopped = stopped.await.expect("the first create");
     assert_eq!(stopped.assert_status(201)["ticketNumber"], "TKT-000001");
 }
+
+backend_tests!(a_ticket_is_found_by_its_number);
+
+/// `?ticketNumber=` lists the one ticket with that number, written as the
+/// ticket shows it or without its prefix and leading zeros.
+async fn a_ticket_is_found_by_its_number(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let mut created = Vec::new();
+    for subject in ["First", "Second", "Third"] {
+        created.push(ticket(&app, &acme, json!({ "subject": subject })).await);
+    }
+    for number in ["TKT-000002", "tkt-2", "2"] {
+        let r = app
+            .get(&format!("/tickets?ticketNumber={number}"), &acme.key)
+            .await;
+        let body = r.assert_status(200);
+        let found: Vec<String> = body["data"]
+            .as_array()
+            .expect("data")
+            .iter()
+            .map(id_of)
+            .collect();
+        assert_eq!(found, [id_of(&created[1])], "{number}");
+        assert_eq!(body["total"], 1, "{number}");
+    }
+    let none = app.get("/tickets?ticketNumber=TKT-000004", &acme.key).await;
+    assert_eq!(none.assert_status(200)["data"], json!([]));
+    let bad = app.get("/tickets?ticketNumber=TKT-x", &acme.key).await;
+    crate::support::assert_invalid(&bad, &["ticketNumber"]);
+}

@@ -127,23 +127,27 @@ fn the_widget_key_is_required_where_an_operation_takes_one() {
     );
 }
 
-/// Schemas are merged into one document by name: a widget schema named
-/// like a different API schema would silently replace it.
+/// Every widget POST takes an `Idempotency-Key` (a visitor on a flaky
+/// network retries), and the document says so as on every API POST.
 #[test]
-fn widget_schemas_never_share_a_name_with_a_different_api_schema() {
-    let schemas = |doc: utoipa::openapi::OpenApi| {
-        let doc = serde_json::to_value(doc).expect("serialises");
-        doc["components"]["schemas"]
-            .as_object()
-            .cloned()
-            .unwrap_or_default()
-    };
-    let api = schemas(supportdesk::app::api_routes().into_parts().1);
-    let widget = schemas(supportdesk::widget::operations());
-    assert!(!widget.is_empty());
-    for (name, schema) in &widget {
-        if let Some(same_name) = api.get(name) {
-            assert_eq!(same_name, schema, "two schemas named {name}");
-        }
+fn every_widget_post_documents_the_idempotency_key() {
+    let doc = document();
+    let posts: Vec<(String, String)> = public_operations(&doc)
+        .into_iter()
+        .filter(|(method, path)| method == "POST" && path.starts_with("/widget/v1/"))
+        .collect();
+    assert_eq!(posts.len(), 3, "{posts:?}");
+    for (_, path) in posts {
+        let operation = &doc["paths"][&path]["post"];
+        let takes_key = operation["parameters"].as_array().is_some_and(|params| {
+            params
+                .iter()
+                .any(|p| p["name"] == "Idempotency-Key" && p["in"] == "header")
+        });
+        assert!(takes_key, "POST {path} documents Idempotency-Key");
+        assert!(
+            operation["responses"]["422"].is_object(),
+            "POST {path} documents a reused key"
+        );
     }
 }

@@ -88,6 +88,7 @@ pub fn opening(interval: &WeeklyInterval) -> Option<Opening> {
 /// An SLA policy. The first enabled policy, in list order, whose
 /// conditions a ticket meets is the ticket's policy.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
+#[schema(as = SlaPolicy)]
 #[serde(rename_all = "camelCase")]
 pub struct Policy {
     pub id: Uuid,
@@ -109,6 +110,7 @@ pub struct Policy {
 /// What a ticket must meet, all together; `None` is "any", so a policy
 /// without conditions matches every ticket (a catch-all, last in the list).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[schema(as = SlaConditions)]
 #[serde(rename_all = "camelCase")]
 pub struct PolicyConditions {
     #[schema(value_type = Option<Vec<String>>)]
@@ -126,6 +128,7 @@ pub struct PolicyConditions {
 /// Targets per priority; a priority left out has no targets (its tickets
 /// get no due times from this policy).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[schema(as = SlaTargetsByPriority)]
 pub struct TargetsByPriority {
     #[serde(rename = "LOW", default, skip_serializing_if = "Option::is_none")]
     pub low: Option<Targets>,
@@ -159,6 +162,7 @@ impl TargetsByPriority {
 
 /// Business minutes per metric; `None`: the metric is not measured.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[schema(as = SlaTargets)]
 #[serde(rename_all = "camelCase")]
 pub struct Targets {
     pub first_response_minutes: Option<i64>,

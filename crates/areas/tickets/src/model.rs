@@ -111,6 +111,9 @@ pub struct NewTicket {
 /// GET /tickets filters; `None` (an empty tag filter) means "any".
 #[derive(Debug, Clone, Default)]
 pub struct TicketFilter {
+    /// `ticketNumber`: only the ticket with this sequence value (the
+    /// number `TKT-000042` is 42).
+    pub number: Option<i64>,
     pub entity_id: Option<Uuid>,
     pub status: Option<TicketStatus>,
     pub priority: Option<Priority>,
@@ -135,6 +138,7 @@ impl TicketFilter {
     pub fn filters_records(&self) -> bool {
         // Destructured so that a new filter cannot be forgotten here.
         let TicketFilter {
+            number,
             entity_id,
             status,
             priority,
@@ -147,7 +151,8 @@ impl TicketFilter {
             by_sla_due: _,
             team_id,
         } = self;
-        entity_id.is_some()
+        number.is_some()
+            || entity_id.is_some()
             || status.is_some()
             || priority.is_some()
             || assigned_to_id.is_some()

@@ -56,6 +56,7 @@ crate::text_enum! {
 
 /// A custom field of the company (in the key's mode).
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[schema(as = CustomField)]
 #[serde(rename_all = "camelCase")]
 pub struct Definition {
     /// `[a-z][a-z0-9_]{0,39}`; names the value in `customFields`; immutable.

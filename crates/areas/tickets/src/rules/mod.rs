@@ -29,6 +29,7 @@ pub const DEFAULT_STATUSES: &[TicketStatus] = &[TicketStatus::Open, TicketStatus
 
 /// One rule as the API shows it and the scheduler reads it.
 #[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
+#[schema(as = EscalationRule)]
 #[serde(rename_all = "camelCase")]
 pub struct Rule {
     pub id: Uuid,
@@ -43,6 +44,7 @@ pub struct Rule {
 /// What a ticket must satisfy, all together; `None` is "any". At least one
 /// is set (checked on write).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[schema(as = EscalationConditions)]
 #[serde(rename_all = "camelCase")]
 pub struct Conditions {
     /// The ticket's priority is one of these.
@@ -140,6 +142,7 @@ pub fn stored_field_condition(filter: &FieldFilter) -> serde_json::Value {
 
 /// The escalation a rule applies.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
+#[schema(as = EscalationAction)]
 #[serde(rename_all = "camelCase")]
 pub struct Action {
     /// A user of the company (checked on write and before every pass).

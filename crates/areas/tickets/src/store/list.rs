@@ -11,7 +11,7 @@ use crate::auth::{Mode, Tenant};
 use crate::custom_fields::store::{self as field_store, Recorded};
 use crate::db::{Backend, Db, Query};
 use crate::error::StoreError;
-use crate::model::{Ticket, TicketFilter};
+use crate::model::{Ticket, TicketFilter, ticket_number};
 use crate::paging::{After, COUNT_CAP, Order, Total, capped_count, push_after};
 use crate::search::Rank;
 use crate::sla::clocks::store as sla_store;
@@ -35,6 +35,12 @@ fn filtered(
     let mut query = Query::new(format!("{select}{join}"))
         .push(" WHERE ")
         .push_tenant(tenant, "t");
+    if let Some(number) = filter.number {
+        // The unique (company, mode, number) index finds the one ticket.
+        query = query
+            .push(" AND t.ticket_number = ")
+            .push_bind(ticket_number(number));
+    }
     if let Some(entity) = filter.entity_id {
         query = query.push(" AND t.entity_id = ").push_bind(entity);
     }
@@ -279,8 +285,8 @@ pub async fn list(
 /// the tenant's (entity, status, priority, assignee, team) combinations,
 /// whatever the number of tickets. On Postgres a combination is split over
 /// up to 16 stripes that only mean something summed (one may be negative):
-/// the sum adds them all. With a search, or tag, custom field or
-/// SLA filters, which no counter follows, the matching tickets are counted
+/// the sum adds them all. With a search, or a number, tag, custom field
+/// or SLA filter, which no counter follows, the matching tickets are counted
 /// up to `cap`, and beyond it the total is `cap` and a lower bound.
 pub async fn count(
     db: &Db,
@@ -324,7 +330,8 @@ fn page_total(tenant: &Tenant, filter: &TicketFilter) -> Option<Query> {
 /// tenant, then entity, status, priority, assignee and team.
 fn exact_count(tenant: &Tenant, filter: &TicketFilter) -> Option<Query> {
     let sla_filtered = filter.sla_breached.is_some() || filter.sla_due_before.is_some();
-    if !filter.tags.is_empty() || !filter.custom_fields.is_empty() || sla_filtered {
+    let unfollowed = filter.number.is_some() || sla_filtered;
+    if !filter.tags.is_empty() || !filter.custom_fields.is_empty() || unfollowed {
         return None;
     }
     let mut query = Query::new(

@@ -1,0 +1,167 @@
+//! `Idempotency-Key` on the widget's POSTs. There is no API key to scope a
+//! key to, so each layer finds the company and mode the request acts in
+//! from what it carries (a widget key, a visitor token, a rating link) and
+//! runs it under `idempotency::run` there. A request that carries none
+//! that is valid runs as is: its handler refuses it, and nothing is
+//! recorded.
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, RequestExt};
+use serde::Deserialize;
+
+use super::store;
+use crate::auth::Tenant;
+use crate::companies::CompanyStatus;
+use crate::error::{ApiError, ApiResult};
+use crate::idempotency;
+use crate::realtime::token::TokenGrant;
+use crate::state::AppState;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WidgetKeyOnly {
+    widget_key: Option<String>,
+}
+
+/// `POST /widget/v1/sessions`: scoped to the widget key's company and mode,
+/// when the key is known and its company active.
+pub(super) async fn session(
+    Extension(state): Extension<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    match is_keyed_post(&request) {
+        Ok(true) => {}
+        Ok(false) => return next.run(request).await,
+        Err(refused) => return refused.into_response(),
+    }
+    let (request, body) = match buffered(request).await {
+        Ok(buffered) => buffered,
+        Err(refused) => return refused.into_response(),
+    };
+    let widget_key = serde_json::from_slice::<WidgetKeyOnly>(&body)
+        .ok()
+        .and_then(|body| body.widget_key);
+    let target = match widget_key {
+        Some(key) => store::resolve(&state.db, key.trim(), state.clock.now())
+            .await
+            .ok()
+            .flatten(),
+        None => None,
+    };
+    match target {
+        Some(target) if target.company_status == CompanyStatus::Active => {
+            idempotency::run(state.clone(), target.tenant, request, next).await
+        }
+        _ => next.run(request).await,
+    }
+}
+
+#[derive(Deserialize)]
+struct LinkTokenOnly {
+    token: Option<String>,
+}
+
+/// `POST /widget/v1/attachments` and `POST /widget/v1/ratings`: scoped to
+/// the company and mode of the visitor token (`Authorization: Bearer
+/// vt_…`), or for a rating without one, of the signed rating link in its
+/// body (`token`).
+pub(super) async fn visitor(
+    Extension(state): Extension<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    match is_keyed_post(&request) {
+        Ok(true) => {}
+        Ok(false) => return next.run(request).await,
+        Err(refused) => return refused.into_response(),
+    }
+    if let Some(token) = bearer(request.headers()) {
+        let tenant = visitor_tenant(&state, token).await;
+        return run_in(state, tenant, request, next).await;
+    }
+    // Only a rating names its link in a JSON body; an upload without a
+    // visitor token is refused by its handler, unread.
+    if !is_json(request.headers()) {
+        return next.run(request).await;
+    }
+    let (request, body) = match buffered(request).await {
+        Ok(buffered) => buffered,
+        Err(refused) => return refused.into_response(),
+    };
+    let link = serde_json::from_slice::<LinkTokenOnly>(&body)
+        .ok()
+        .and_then(|body| body.token);
+    let tenant = match link {
+        Some(link) => link_tenant(&state, &link).await,
+        None => None,
+    };
+    run_in(state, tenant, request, next).await
+}
+
+/// Whether `request` is a POST with an `Idempotency-Key`; a malformed
+/// key is refused (400) as on every keyed POST.
+fn is_keyed_post(request: &Request) -> ApiResult<bool> {
+    if request.method() != Method::POST {
+        return Ok(false);
+    }
+    Ok(idempotency::key_of(request.headers())?.is_some())
+}
+
+/// The body read whole (within the request body limit, as the handler's
+/// extractor would), and the request rebuilt around it.
+async fn buffered(request: Request) -> ApiResult<(Request, axum::body::Bytes)> {
+    let (parts, body) = request.with_limited_body().into_parts();
+    let Ok(body) = axum::body::to_bytes(body, usize::MAX).await else {
+        return Err(ApiError::from_status(StatusCode::PAYLOAD_TOO_LARGE));
+    };
+    Ok((Request::from_parts(parts, Body::from(body.clone())), body))
+}
+
+async fn run_in(state: AppState, tenant: Option<Tenant>, request: Request, next: Next) -> Response {
+    match tenant {
+        Some(tenant) => idempotency::run(state.clone(), tenant, request, next).await,
+        None => next.run(request).await,
+    }
+}
+
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"))
+}
+
+/// The tenant of a valid visitor token.
+async fn visitor_tenant(state: &AppState, token: &str) -> Option<Tenant> {
+    let key = state.realtime.token_key(&state.db).await.ok()?;
+    match key.verify(token)? {
+        TokenGrant::Visitor { tenant, .. } => Some(tenant),
+        _ => None,
+    }
+}
+
+/// The tenant of the record a valid, unexpired rating link names.
+async fn link_tenant(state: &AppState, link: &str) -> Option<Tenant> {
+    let links = crate::csat::links::RatingLinks::load(&state.db)
+        .await
+        .ok()?;
+    let target = links.open(link, state.clock.now()).ok()?;
+    crate::csat::store::tenant_of(&state.db, target)
+        .await
+        .ok()
+        .flatten()
+}
