@@ -8,7 +8,7 @@ use uuid::Uuid;
 use crate::attachments::links::Signer;
 use crate::auth::Tenant;
 use crate::chat::model::NewMessage;
-use crate::chat::store::{self as chat_store, AnsweredTickets, SendError, Sent};
+use crate::chat::store::{self as chat_store, AgentReply, AnsweredTickets, SendError, Sent};
 use crate::db::{Db, Tx};
 use crate::error::StoreError;
 use crate::sla::clocks::store::Met;
@@ -32,14 +32,16 @@ pub async fn create_message(
         tenant,
         session_id,
         new,
-        visitor_link,
+        AgentReply {
+            visitor_link,
+            tickets: &TicketSla {
+                tenant,
+                signer,
+                now,
+            },
+        },
         now,
         signer,
-        &TicketSla {
-            tenant,
-            signer,
-            now,
-        },
     )
     .await
 }

@@ -19,3 +19,4 @@ pub mod tenant;
 pub mod ticket;
 pub mod time;
 pub mod value;
+pub mod visitor;

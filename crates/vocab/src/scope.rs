@@ -176,6 +176,25 @@ impl<'de> Deserialize<'de> for ScopeSet {
     }
 }
 
+/// The scope names, as an enum schema for the OpenAPI document.
+pub fn scope_name_schema() -> utoipa::openapi::ObjectBuilder {
+    let names: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::Type::String)
+        .enum_values(Some(names))
+}
+
+impl utoipa::PartialSchema for ScopeSet {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+        utoipa::openapi::schema::ArrayBuilder::new()
+            .items(scope_name_schema())
+            .description(Some("Permission scopes"))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for ScopeSet {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,22 +226,3 @@ mod tests {
         );
     }
 }
-
-/// The scope names, as an enum schema for the OpenAPI document.
-pub fn scope_name_schema() -> utoipa::openapi::ObjectBuilder {
-    let names: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
-    utoipa::openapi::ObjectBuilder::new()
-        .schema_type(utoipa::openapi::Type::String)
-        .enum_values(Some(names))
-}
-
-impl utoipa::PartialSchema for ScopeSet {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
-        utoipa::openapi::schema::ArrayBuilder::new()
-            .items(scope_name_schema())
-            .description(Some("Permission scopes"))
-            .into()
-    }
-}
-
-impl utoipa::ToSchema for ScopeSet {}

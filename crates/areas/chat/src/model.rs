@@ -141,21 +141,7 @@ pub struct Message {
     pub created_at: Timestamp,
 }
 
-/// The visitor of a session. `externalId` is the customer's own user id
-/// from a verified identity token; `verified` says the customer's backend
-/// signed the identity (name and email included).
-#[derive(Debug, Clone, Default, Serialize, sqlx::FromRow, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Visitor {
-    #[sqlx(rename = "visitor_external_id")]
-    pub external_id: Option<String>,
-    #[sqlx(rename = "visitor_email")]
-    pub email: Option<String>,
-    #[sqlx(rename = "visitor_name")]
-    pub name: String,
-    #[sqlx(rename = "visitor_verified")]
-    pub verified: bool,
-}
+pub use vocab::visitor::Visitor;
 
 /// How a new session's visitor is known. The default is a session an API
 /// key opened: the integrator vouches for the email it gives.

@@ -197,6 +197,15 @@ fn capacity_problem(field: &str, max: i64) -> FieldError {
     problem(field, format!("must be a whole number from 0 to {max}"))
 }
 
+crate::text_enum! {
+    /// Why a chat's assignee changed.
+    pub enum Reason {
+        Routing = "routing",
+        Manual = "manual",
+        Requeue = "requeue",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,14 +241,5 @@ mod tests {
         assert_eq!(ids, [a]);
         assert!(id_set("memberIds", &json!(["nope"])).is_err());
         assert!(id_set("memberIds", &json!("x")).is_err());
-    }
-}
-
-crate::text_enum! {
-    /// Why a chat's assignee changed.
-    pub enum Reason {
-        Routing = "routing",
-        Manual = "manual",
-        Requeue = "requeue",
     }
 }

@@ -20,8 +20,6 @@ pub use model::{Escalation, Ticket};
 #[allow(unused_imports)]
 pub(crate) use ::attachments;
 #[allow(unused_imports)]
-pub(crate) use ::chat;
-#[allow(unused_imports)]
 pub(crate) use ::csat;
 #[allow(unused_imports)]
 pub(crate) use ::custom_fields;

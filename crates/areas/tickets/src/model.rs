@@ -66,7 +66,7 @@ pub struct Ticket {
     pub chat_session_id: Option<Uuid>,
     /// `{externalId, email, name, verified}` of the chat's visitor when the
     /// ticket was made from a chat; null when it is not from a visitor.
-    pub visitor: Option<crate::chat::model::Visitor>,
+    pub visitor: Option<vocab::visitor::Visitor>,
     pub assigned_to_id: Option<Uuid>,
     /// `{id, name, email}` of the assignee, null when unassigned.
     pub assigned_to: Option<UserRef>,

@@ -17,7 +17,7 @@ pub use create::create_session;
 pub use read::{
     ReplayScope, find_session, list_sessions, messages, messages_after, visitor_sessions,
 };
-pub use send::{AnsweredTickets, SendError, Sent, create_message};
+pub use send::{AgentReply, AnsweredTickets, SendError, Sent, create_message};
 pub use update::{confirm_visitor_email, update_session};
 
 use uuid::Uuid;

@@ -93,24 +93,31 @@ async fn with_tags<'c>(on: impl Into<On<'c>>, mut session: Session) -> Result<Se
     Ok(session)
 }
 
+/// What an agent's message does beyond the chat, in its transaction.
+pub struct AgentReply<'a> {
+    /// The link that continues the chat, for the reply email to a session
+    /// with a visitor email (none: no email).
+    pub visitor_link: Option<&'a str>,
+    /// Records the SLA targets the message meets on each ticket opened from
+    /// the session.
+    pub tickets: &'a dyn AnsweredTickets,
+}
+
 /// Adds a message to an ACTIVE session. An agent message to a session with
-/// a visitor email also queues the reply email (with `visitor_link`, the
-/// link that continues the chat) in the same transaction. A message whose
-/// `client_message_id` the session already holds is not stored again: the
-/// first one is returned (even if the session has closed since). An agent's
-/// message meets the SLA targets of the tickets opened from its session:
-/// `answered` records that on each such ticket, in the same transaction (a
-/// write of the tickets area, which the sequence that sends a message
-/// passes in: `sequences::chat_message`).
+/// a visitor email also queues the reply email in the same transaction, and
+/// records the SLA targets it meets on the session's tickets (`reply`: a
+/// write of the tickets area, which the sequence that sends a message passes
+/// in, `sequences::chat_message`). A message whose `client_message_id` the
+/// session already holds is not stored again: the first one is returned
+/// (even if the session has closed since).
 pub async fn create_message(
     db: &Db,
     tenant: &Tenant,
     session_id: Uuid,
     new: NewMessage,
-    visitor_link: Option<&str>,
+    reply: AgentReply<'_>,
     now: Timestamp,
     signer: &Signer,
-    answered: &dyn AnsweredTickets,
 ) -> Result<Sent, SendError> {
     if let Some(client_id) = new.client_message_id.as_deref()
         && let Some(first) = message_by_client_id(db, tenant, session_id, client_id, signer).await?
@@ -183,14 +190,14 @@ pub async fn create_message(
         ..message
     };
     if message.sender_type == SenderType::Agent
-        && let Some(link) = visitor_link
+        && let Some(link) = reply.visitor_link
         && let Some(email) = agent_reply_email(&session, &message, link)
     {
         mail::queue(&mut tx, tenant, &email).await?;
     }
     if message.sender_type == SenderType::Agent {
         for (ticket, met) in sla_store::agent_chatted(&mut tx, tenant, session_id, now).await? {
-            answered.record(&mut tx, ticket, &met).await?;
+            reply.tickets.record(&mut tx, ticket, &met).await?;
         }
     }
     // The message touched the session (`updatedAt`): the feed carries both.

@@ -110,7 +110,7 @@ impl TicketRow {
         let assigned_to = user_ref(row.assigned_to_id, row.assignee_name, row.assignee_email);
         // A ticket is from a visitor when it was made from a chat, which
         // always names its visitor.
-        let visitor = row.visitor_name.map(|name| crate::chat::model::Visitor {
+        let visitor = row.visitor_name.map(|name| vocab::visitor::Visitor {
             external_id: row.visitor_external_id,
             email: row.visitor_email.clone(),
             name,
