@@ -4,7 +4,6 @@
 
 use std::sync::LazyLock;
 
-use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse};
 use base64::Engine;
