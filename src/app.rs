@@ -26,11 +26,8 @@ use crate::bootstrap::{self, DemoCreated};
 use crate::config::Config;
 use crate::db::Db;
 use crate::error::ApiError;
-use crate::router::{API_CATCH_ALL, API_PREFIX, ApiRouter, RouteSpec};
+use crate::router::{API_CATCH_ALL, API_PREFIX, ApiRouter, BODY_LIMIT, RouteSpec};
 use crate::state::{AppState, SharedState};
-
-/// Request bodies above this are refused with 413.
-pub const BODY_LIMIT: usize = 1024 * 1024;
 
 /// Every `/api/v1` route with its scope, from the area routers.
 pub fn api_routes() -> ApiRouter {

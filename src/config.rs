@@ -314,7 +314,7 @@ pub struct Config {
     pub metrics_bind: Option<String>,
 }
 
-pub use crate::attachments::S3Config;
+pub use ::attachments::S3Config;
 
 /// `limit` messages per `window`, all of them at once if need be (GCRA,
 /// like an API key's limit).

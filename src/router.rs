@@ -23,6 +23,10 @@ use crate::idempotency::BodyLimit;
 use crate::query_params::RouteParams;
 use crate::state::AppState;
 
+/// Request bodies above this are refused with 413 (an upload route's
+/// keyed body excepted: `BodyLimit::Upload`).
+pub const BODY_LIMIT: usize = 1024 * 1024;
+
 /// One route of the table: what the scope test and the document read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RouteSpec {

@@ -75,7 +75,7 @@ pub enum BodyLimit {
 impl BodyLimit {
     fn bytes(self, state: &AppState) -> u64 {
         match self {
-            BodyLimit::Service => crate::app::BODY_LIMIT as u64,
+            BodyLimit::Service => crate::router::BODY_LIMIT as u64,
             BodyLimit::Upload => state
                 .attachments
                 .max_bytes
@@ -155,7 +155,7 @@ async fn run_keyed(
     let spooled = spool::spool(
         body,
         limit.bytes(&state),
-        crate::app::BODY_LIMIT,
+        crate::router::BODY_LIMIT,
         &state.config.data_dir,
     )
     .await
