@@ -33,3 +33,46 @@ pub(crate) mod auth {
     pub use vocab::tenant::Mode;
     pub use vocab::tenant::Tenant;
 }
+
+/// The lower crates, for [`area_floors!`] to name from inside an area crate.
+#[doc(hidden)]
+pub mod floors {
+    pub use ::store;
+    pub use ::vocab;
+}
+
+/// Declares, at an area crate's root, the floors below at the paths the
+/// service names them by (`crate::db`, `crate::time`, `crate::auth::Tenant`,
+/// `crate::paging`, …), so an area's modules read the same in its crate as
+/// in the service, and moving a module between them changes no line of it.
+/// Not every area uses every one.
+#[macro_export]
+macro_rules! area_floors {
+    () => {
+        #[allow(unused_imports)]
+        pub(crate) use $crate::floors::store::{self as db, on_db};
+        #[allow(unused_imports)]
+        pub(crate) use $crate::floors::vocab::{
+            decoded_from_text, domain, error, event_catalogue, live, text_enum, time,
+        };
+        #[allow(unused_imports)]
+        pub(crate) use $crate::{
+            bus, extract, generation, key, metrics, outbox, paging, ratelimit, redis_conn, search,
+            snapshots, validate,
+        };
+
+        pub(crate) mod auth {
+            #[allow(unused_imports)]
+            pub use $crate::floors::vocab::scope::{Scope, ScopeSet};
+            #[allow(unused_imports)]
+            pub use $crate::floors::vocab::tenant::{Mode, Tenant};
+            #[allow(unused_imports)]
+            pub use $crate::key;
+        }
+
+        pub(crate) mod openapi {
+            #[allow(unused_imports)]
+            pub use $crate::schema;
+        }
+    };
+}
