@@ -212,14 +212,22 @@ async fn bulk_insert(app: &TestApp, acme: &TestCompany, n: i64) {
                    'bulk-' || i, {body}, {body}, '', TRUE, $3, $3 \
                  FROM generate_series(1, $4::bigint) AS i"
             );
+            // A seed of this size may outlast the service's statement
+            // timeout on a loaded machine; the limit is the service's.
+            let mut seed = pool.begin().await.expect("seed transaction");
+            sqlx::query("SET LOCAL statement_timeout = 0")
+                .execute(&mut *seed)
+                .await
+                .expect("seed without a statement timeout");
             sqlx::query(sqlx::AssertSqlSafe(sql))
                 .bind(acme.company.id)
                 .bind(acme.entity.id)
                 .bind(now)
                 .bind(n)
-                .execute(pool)
+                .execute(&mut *seed)
                 .await
                 .expect("bulk insert");
+            seed.commit().await.expect("seed committed");
             sqlx::query("ANALYZE kb_articles")
                 .execute(pool)
                 .await

@@ -181,6 +181,12 @@ async fn the_due_query_over_100000_running_clocks_is_one_index_range_read(backen
         .execute(&mut *seed)
         .await
         .expect("seed without triggers");
+    // A seed of this size may outlast the service's statement timeout on a
+    // loaded machine; the limit is the service's, not the seed's.
+    sqlx::query("SET LOCAL statement_timeout = 0")
+        .execute(&mut *seed)
+        .await
+        .expect("seed without a statement timeout");
     sqlx::query(
         "INSERT INTO tickets (id, company_id, mode, entity_id, ticket_number, subject, status, \
          priority, created_at, updated_at) \

@@ -12,5 +12,4 @@ pub mod store;
 infra::area_floors!();
 
 // The areas this one builds on.
-#[allow(unused_imports)]
 pub(crate) use ::events;

@@ -14,9 +14,5 @@ pub use model::{CsatMode, Rating, RatingTarget};
 infra::area_floors!();
 
 // The areas this one builds on.
-#[allow(unused_imports)]
-pub(crate) use ::entities;
-#[allow(unused_imports)]
 pub(crate) use ::events;
-#[allow(unused_imports)]
 pub(crate) use ::mail;

@@ -10,5 +10,4 @@ pub mod text;
 infra::area_floors!();
 
 // The areas this one builds on.
-#[allow(unused_imports)]
 pub(crate) use ::events;

@@ -10,5 +10,4 @@ pub use store::{ApiKey, NewKey};
 infra::area_floors!();
 
 // The areas this one builds on.
-#[allow(unused_imports)]
 pub(crate) use ::companies;

@@ -12,13 +12,8 @@ pub use model::{ReportQuery, TicketReport};
 infra::area_floors!();
 
 // The areas this one builds on.
-#[allow(unused_imports)]
 pub(crate) use ::csat;
-#[allow(unused_imports)]
 pub(crate) use ::custom_fields;
-#[allow(unused_imports)]
 pub(crate) use ::sla;
-#[allow(unused_imports)]
 pub(crate) use ::tags;
-#[allow(unused_imports)]
 pub(crate) use ::tickets;

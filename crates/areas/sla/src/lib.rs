@@ -16,7 +16,5 @@ pub mod store;
 infra::area_floors!();
 
 // The areas this one builds on.
-#[allow(unused_imports)]
 pub(crate) use ::custom_fields;
-#[allow(unused_imports)]
 pub(crate) use ::tags;

@@ -18,23 +18,13 @@ pub use model::{Escalation, Ticket};
 infra::area_floors!();
 
 // The areas this one builds on.
-#[allow(unused_imports)]
 pub(crate) use ::attachments;
-#[allow(unused_imports)]
 pub(crate) use ::csat;
-#[allow(unused_imports)]
 pub(crate) use ::custom_fields;
-#[allow(unused_imports)]
 pub(crate) use ::mail;
-#[allow(unused_imports)]
 pub(crate) use ::sla;
-#[allow(unused_imports)]
 pub(crate) use ::tags;
-#[allow(unused_imports)]
 pub(crate) use ::teams;
-#[allow(unused_imports)]
-pub(crate) use ::users;
-#[allow(unused_imports)]
 pub(crate) use ::webhooks;
 
 // The event log, under a name of its own: `events` is the tickets' own.

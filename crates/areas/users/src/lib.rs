@@ -9,7 +9,6 @@ pub mod store;
 infra::area_floors!();
 
 // The areas this one builds on.
-#[allow(unused_imports)]
 pub(crate) use ::events;
 
 pub use model::Role;
