@@ -18,10 +18,19 @@
 //!   that hangs up (the reason it will retry) still leaves a stored answer.
 //!
 //! The tenant (company and mode) scopes keys: on `/api/v1` the key's, on the
-//! widget the widget key's (`widget` resolves it and calls [`run`]).
+//! widget the widget key's (`widget` resolves it and calls [`run`]). Within
+//! it a stored answer belongs to the [`Caller`] that sent the request: a
+//! repeat from another caller is refused (422), never answered from it, as
+//! the answer may carry what only its sender may see (a new key's secret,
+//! a visitor token), and the handler's own checks did not run for the
+//! repeat. Refusing rather than running it as a new request means a client
+//! that retries under other credentials never makes its change twice.
 
+mod caller;
 mod spool;
 mod store;
+
+pub use caller::Caller;
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -96,15 +105,15 @@ pub async fn guard(
     if request.method() != Method::POST || !request.headers().contains_key(KEY_HEADER) {
         return next.run(request).await;
     }
-    let Some(tenant) = request
+    let Some((tenant, caller)) = request
         .extensions()
         .get::<Principal>()
-        .map(|principal| principal.tenant)
+        .map(|principal| (principal.tenant, Caller::ApiKey(principal.key_id)))
     else {
         // Mounted outside authentication: there is no tenant to scope the key.
         return next.run(request).await;
     };
-    respond(run_keyed(state, tenant, limit, request, next).await)
+    respond(run_keyed(state, tenant, caller, limit, request, next).await)
 }
 
 /// The request's key: None without the header, 400 when it is not 1–255
@@ -128,10 +137,16 @@ pub fn key_of(headers: &HeaderMap) -> ApiResult<Option<String>> {
     Ok(Some(String::from_utf8_lossy(bytes).into_owned()))
 }
 
-/// Runs `request` under its `Idempotency-Key` (if it has one) in `tenant`,
-/// its body within the service's limit.
-pub async fn run(state: AppState, tenant: Tenant, request: Request, next: Next) -> Response {
-    respond(run_keyed(state, tenant, BodyLimit::Service, request, next).await)
+/// Runs `request` of `caller` under its `Idempotency-Key` (if it has one)
+/// in `tenant`, its body within the service's limit.
+pub async fn run(
+    state: AppState,
+    tenant: Tenant,
+    caller: Caller,
+    request: Request,
+    next: Next,
+) -> Response {
+    respond(run_keyed(state, tenant, caller, BodyLimit::Service, request, next).await)
 }
 
 fn respond(outcome: ApiResult<Response>) -> Response {
@@ -144,6 +159,7 @@ fn respond(outcome: ApiResult<Response>) -> Response {
 async fn run_keyed(
     state: AppState,
     tenant: Tenant,
+    caller: Caller,
     limit: BodyLimit,
     request: Request,
     next: Next,
@@ -167,6 +183,7 @@ async fn run_keyed(
     };
     let claim = Claim {
         tenant,
+        principal: caller.recorded(),
         key,
         token: Uuid::new_v4(),
     };
@@ -236,6 +253,14 @@ async fn acquire(
                 return Ok(None);
             }
             continue;
+        }
+        if !record.sent_by(claim) {
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                ErrorCode::IdempotencyKeyReused,
+                "This Idempotency-Key was used by another sender (API key or visitor); \
+                 use a key of your own",
+            ));
         }
         if !record.names(identity) {
             return Err(ApiError::new(

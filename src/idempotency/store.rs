@@ -42,6 +42,8 @@ pub struct KeyRecord {
     pub method: String,
     pub path: String,
     pub fingerprint: String,
+    /// Who sent the request ([`super::Caller::recorded`]).
+    pub principal: String,
     pub state: KeyState,
     pub claim_token: Uuid,
     pub response_status: Option<i32>,
@@ -54,6 +56,11 @@ pub struct KeyRecord {
 }
 
 impl KeyRecord {
+    /// Whether `claim`'s sender is the one that sent the recorded request.
+    pub fn sent_by(&self, claim: &Claim) -> bool {
+        self.principal == claim.principal
+    }
+
     pub fn names(&self, request: &RequestIdentity) -> bool {
         self.method == request.method
             && self.path == request.path
@@ -65,6 +72,8 @@ impl KeyRecord {
 #[derive(Debug, Clone)]
 pub struct Claim {
     pub tenant: Tenant,
+    /// Who sends the request ([`super::Caller::recorded`]).
+    pub principal: String,
     pub key: String,
     pub token: Uuid,
 }
@@ -116,8 +125,8 @@ pub async fn claim(
     // without it.
     let inserted = Query::new(format!(
         "INSERT INTO idempotency_keys (company_id, mode, idempotency_key, method, path, \
-         fingerprint, state, claim_token, lease_until, created_at, expires_at) \
-         SELECT $1, $2, $3, $4, $5, $6, $7, $8, {lease_until}, {now}, {expires_at}{from} \
+         fingerprint, state, claim_token, lease_until, created_at, expires_at, principal) \
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, {lease_until}, {now}, {expires_at}, $11{from} \
          WHERE TRUE ON CONFLICT (company_id, mode, idempotency_key) DO NOTHING",
         lease_until = backend.now_plus_sql("$9"),
         now = backend.now_sql(),
@@ -133,6 +142,7 @@ pub async fn claim(
     .bind(claim.token)
     .bind(millis(terms.lease))
     .bind(millis(terms.ttl))
+    .bind(&claim.principal)
     .rows_affected(db)
     .await?;
     Ok(if inserted == 1 {
@@ -145,7 +155,7 @@ pub async fn claim(
 async fn find(db: &Db, tenant: &Tenant, key: &str) -> Result<Option<KeyRecord>, StoreError> {
     let now = db.backend().now_sql();
     Query::new(format!(
-        "SELECT method, path, fingerprint, state, claim_token, response_status, \
+        "SELECT method, path, fingerprint, principal, state, claim_token, response_status, \
          response_content_type, response_body, lease_until <= {now} AS lease_passed, \
          expires_at <= {now} AS expired FROM idempotency_keys \
          WHERE idempotency_key = $1 AND ",
@@ -158,7 +168,8 @@ async fn find(db: &Db, tenant: &Tenant, key: &str) -> Result<Option<KeyRecord>, 
 
 /// Makes `claim` the holder of a row that `previous` (its state and token
 /// as read) no longer holds: an expired record or a running request whose
-/// lease passed. False when the row changed since it was read.
+/// lease passed (of the same sender). False when the row changed since it
+/// was read.
 pub async fn take_over(
     db: &Db,
     claim: &Claim,
@@ -169,7 +180,7 @@ pub async fn take_over(
     let backend = db.backend();
     let changed = Query::new(format!(
         "UPDATE idempotency_keys SET method = $1, path = $2, fingerprint = $3, state = $4, \
-         claim_token = $5, lease_until = {lease_until}, response_status = NULL, \
+         claim_token = $5, principal = $11, lease_until = {lease_until}, response_status = NULL, \
          response_content_type = NULL, response_body = NULL, created_at = {now}, \
          expires_at = {expires_at}{from} \
          WHERE idempotency_key = $8 AND claim_token = $9 AND state = $10 AND ",
@@ -188,6 +199,7 @@ pub async fn take_over(
     .bind(&claim.key)
     .bind(previous.claim_token)
     .bind(previous.state)
+    .bind(&claim.principal)
     .push_tenant(&claim.tenant, "")
     .rows_affected(db)
     .await?;

@@ -1,9 +1,12 @@
 //! `Idempotency-Key` on the widget's POSTs. There is no API key to scope a
 //! key to, so each layer finds the company and mode the request acts in
 //! from what it carries (a widget key, a visitor token, a rating link) and
-//! runs it under `idempotency::run` there. A request that carries none
-//! that is valid runs as is: its handler refuses it, and nothing is
-//! recorded.
+//! runs it under `idempotency::run` there, as the caller that credential
+//! names (a chat start, which carries none, as the client's address). A
+//! request that carries none that is valid runs as is: its handler
+//! refuses it, and nothing is recorded.
+
+use std::net::{IpAddr, Ipv4Addr};
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -17,7 +20,7 @@ use super::store;
 use crate::auth::Tenant;
 use crate::companies::CompanyStatus;
 use crate::error::{ApiError, ApiResult};
-use crate::idempotency;
+use crate::idempotency::{self, Caller};
 use crate::realtime::token::TokenGrant;
 use crate::state::AppState;
 
@@ -28,7 +31,9 @@ struct WidgetKeyOnly {
 }
 
 /// `POST /widget/v1/sessions`: scoped to the widget key's company and mode,
-/// when the key is known and its company active.
+/// when the key is known and its company active, and to the client's
+/// address: a visitor has no credential before the chat starts, and a key
+/// someone else learnt must not hand them the visitor token of its chat.
 pub(super) async fn session(
     Extension(state): Extension<AppState>,
     request: Request,
@@ -55,7 +60,10 @@ pub(super) async fn session(
     };
     match target {
         Some(target) if target.company_status == CompanyStatus::Active => {
-            idempotency::run(state.clone(), target.tenant, request, next).await
+            let client = crate::ratelimit::client::client_of(request.extensions())
+                .unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
+            let caller = Caller::Client(client);
+            idempotency::run(state.clone(), target.tenant, caller, request, next).await
         }
         _ => next.run(request).await,
     }
@@ -81,8 +89,8 @@ pub(super) async fn visitor(
         Err(refused) => return refused.into_response(),
     }
     if let Some(token) = bearer(request.headers()) {
-        let tenant = visitor_tenant(&state, token).await;
-        return run_in(state, tenant, request, next).await;
+        let sender = visitor_of(&state, token).await;
+        return run_in(state, sender, request, next).await;
     }
     // Only a rating names its link in a JSON body; an upload without a
     // visitor token is refused by its handler, unread.
@@ -96,11 +104,11 @@ pub(super) async fn visitor(
     let link = serde_json::from_slice::<LinkTokenOnly>(&body)
         .ok()
         .and_then(|body| body.token);
-    let tenant = match link {
-        Some(link) => link_tenant(&state, &link).await,
+    let sender = match link {
+        Some(link) => link_sender(&state, &link).await,
         None => None,
     };
-    run_in(state, tenant, request, next).await
+    run_in(state, sender, request, next).await
 }
 
 /// Whether `request` is a POST with an `Idempotency-Key`; a malformed
@@ -122,9 +130,16 @@ async fn buffered(request: Request) -> ApiResult<(Request, axum::body::Bytes)> {
     Ok((Request::from_parts(parts, Body::from(body.clone())), body))
 }
 
-async fn run_in(state: AppState, tenant: Option<Tenant>, request: Request, next: Next) -> Response {
-    match tenant {
-        Some(tenant) => idempotency::run(state.clone(), tenant, request, next).await,
+async fn run_in(
+    state: AppState,
+    sender: Option<(Tenant, Caller)>,
+    request: Request,
+    next: Next,
+) -> Response {
+    match sender {
+        Some((tenant, caller)) => {
+            idempotency::run(state.clone(), tenant, caller, request, next).await
+        }
         None => next.run(request).await,
     }
 }
@@ -145,23 +160,25 @@ fn is_json(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.starts_with("application/json"))
 }
 
-/// The tenant of a valid visitor token.
-async fn visitor_tenant(state: &AppState, token: &str) -> Option<Tenant> {
+/// The tenant and session of a valid visitor token.
+async fn visitor_of(state: &AppState, token: &str) -> Option<(Tenant, Caller)> {
     let key = state.realtime.token_key(&state.db).await.ok()?;
     match key.verify(token)? {
-        TokenGrant::Visitor { tenant, .. } => Some(tenant),
+        TokenGrant::Visitor { tenant, session_id } => Some((tenant, Caller::Visitor(session_id))),
         _ => None,
     }
 }
 
-/// The tenant of the record a valid, unexpired rating link names.
-async fn link_tenant(state: &AppState, link: &str) -> Option<Tenant> {
+/// The tenant of the record a valid, unexpired rating link names, and
+/// the record.
+async fn link_sender(state: &AppState, link: &str) -> Option<(Tenant, Caller)> {
     let links = crate::csat::links::RatingLinks::load(&state.db)
         .await
         .ok()?;
     let target = links.open(link, state.clock.now()).ok()?;
-    crate::csat::store::tenant_of(&state.db, target)
+    let tenant = crate::csat::store::tenant_of(&state.db, target)
         .await
         .ok()
-        .flatten()
+        .flatten()?;
+    Some((tenant, Caller::RatingLink(target.id())))
 }

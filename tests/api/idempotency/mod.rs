@@ -4,6 +4,7 @@
 
 mod replay;
 mod rules;
+mod senders;
 
 use reqwest::Method;
 use serde_json::Value;

@@ -19,7 +19,7 @@ backend_tests!(
     concurrent_repeats_create_one_ticket,
     concurrent_repeats_through_two_nodes_create_one_ticket,
     a_used_key_with_another_body_or_path_is_refused,
-    keys_are_shared_within_company_and_mode_only,
+    keys_belong_to_one_api_key_company_and_mode,
     refused_requests_leave_the_key_free,
     validation_errors_are_replayed,
     a_malformed_header_is_a_validation_error_naming_it,
@@ -98,7 +98,7 @@ async fn a_used_key_with_another_body_or_path_is_refused(backend: Backend) {
     assert_eq!(count(&app, "chat_sessions", acme.company.id, "").await, 0);
 }
 
-async fn keys_are_shared_within_company_and_mode_only(backend: Backend) {
+async fn keys_belong_to_one_api_key_company_and_mode(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let globex = app.company().await;
@@ -106,10 +106,11 @@ async fn keys_are_shared_within_company_and_mode_only(backend: Backend) {
     let first = post_keyed(&app, "/tickets", &acme.key, "shared", &body).await;
     assert_eq!(first.status, 201, "{}", first.text);
 
-    // Another key of the same company and mode: the same request.
+    // Another API key of the same company and mode: refused, not replayed.
     let second_key = app.key(acme.company.id, Mode::Test, ScopeSet::all()).await;
-    let repeat = post_keyed(&app, "/tickets", &second_key, "shared", &body).await;
-    assert_replayed(&first, &repeat);
+    post_keyed(&app, "/tickets", &second_key, "shared", &body)
+        .await
+        .assert_error(422, "idempotency_key_reused");
 
     // The LIVE mode of the company, and another company: unrelated.
     let live_key = app.key(acme.company.id, Mode::Live, ScopeSet::all()).await;
