@@ -95,7 +95,16 @@ async fn list(
     )
         .all_valid()?;
     let types = readable(&principal, types)?;
-    let read = store::read(&state.db, &principal.tenant, since, &types, page.limit).await?;
+    let notes = crate::tickets::model::reads_internal_notes(&principal.scopes);
+    let read = store::read(
+        &state.db,
+        &principal.tenant,
+        since,
+        &types,
+        notes,
+        page.limit,
+    )
+    .await?;
     match read {
         Read::Page { entries, next } => Ok(Json(ChangePage {
             data: entries.into_iter().map(entry).collect(),

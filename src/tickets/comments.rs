@@ -116,6 +116,7 @@ async fn list(
             &state.db,
             &principal.tenant,
             ticket_id,
+            crate::tickets::model::reads_internal_notes(&principal.scopes),
             page,
             after.as_ref(),
             &state.link_signer(),

@@ -8,7 +8,7 @@ use utoipa::IntoParams;
 
 use super::model::{Ticket, TicketFilter, TicketSearch};
 use super::store;
-use crate::auth::{Principal, Scope};
+use crate::auth::Principal;
 use crate::custom_fields::model::{RecordKind, field_filter};
 use crate::custom_fields::routes::definitions_for_filters;
 use crate::error::{ApiResult, FieldError};
@@ -186,7 +186,7 @@ pub(super) async fn list(
         .all_valid()?;
     let search = text.map(|text| TicketSearch {
         text,
-        include_internal: principal.scopes.contains(Scope::TicketsWrite),
+        include_internal: crate::tickets::model::reads_internal_notes(&principal.scopes),
     });
     let filter = TicketFilter {
         number,

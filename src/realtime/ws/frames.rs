@@ -53,7 +53,8 @@ impl Socket {
 
     /// Whether this socket hears of internal notes: its key reads them.
     pub(super) fn reads_notes(&self) -> bool {
-        matches!(&self.credential, Credential::Agent { scopes, .. } if scopes.contains(Scope::TicketsWrite))
+        matches!(&self.credential, Credential::Agent { scopes, .. }
+            if crate::tickets::model::reads_internal_notes(scopes))
     }
 
     /// Whether this socket may read `channel` (404 for sessions and

@@ -7,6 +7,7 @@ mod crud;
 mod errors;
 mod list;
 mod live;
+mod notes;
 mod notify;
 mod numbers;
 

@@ -44,12 +44,15 @@ pub enum Read {
 }
 
 /// Up to `limit` entries of `types` after `after` (after the oldest
-/// retained entry when None), in feed order.
+/// retained entry when None), in feed order; the entries of internal notes
+/// only when `notes` (the tickets' rule of who reads them, which the
+/// caller applies: this crate does not know tickets).
 pub async fn read(
     db: &Db,
     tenant: &Tenant,
     after: Option<Cursor>,
     types: &[RecordType],
+    notes: bool,
     limit: i64,
 ) -> Result<Read, StoreError> {
     number_committed(db, tenant).await?;
@@ -73,6 +76,11 @@ pub async fn read(
             .push_bind(head)
             .push(" AND e.record_type IN ")
             .push_bind_list(types.iter().map(|kind| kind.as_str()))
+            .push(if notes {
+                ""
+            } else {
+                hidden_notes(db.backend())
+            })
             .push(" ORDER BY e.seq LIMIT ")
             .push_bind(limit)
             .fetch_all(db)
@@ -88,6 +96,21 @@ pub async fn read(
         _ => Cursor(head),
     };
     Ok(Read::Page { entries, next })
+}
+
+/// The condition on entries `e` that leaves out those of internal notes:
+/// a comment's record says `isInternal` (a deleted comment's entry has no
+/// record, and names only its id).
+fn hidden_notes(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Postgres => {
+            " AND NOT (e.record_type = 'comment' AND coalesce(e.record->>'isInternal', '') = 'true')"
+        }
+        Backend::Sqlite => {
+            " AND NOT (e.record_type = 'comment' \
+             AND coalesce(json_extract(e.record, '$.isInternal'), 0) = 1)"
+        }
+    }
 }
 
 /// The number of the tenant's latest committed entry (0 before any).

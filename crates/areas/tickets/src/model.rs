@@ -5,6 +5,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::attachments::AttachmentRef;
+use crate::auth::{Scope, ScopeSet};
 use crate::custom_fields::model::{FieldFilter, FieldPatch, FieldValues};
 use crate::search::TextQuery;
 use crate::sla::clocks::TicketSla;
@@ -164,8 +165,18 @@ impl TicketFilter {
     }
 }
 
+/// Whether a key with `scopes` reads internal notes (comments with
+/// `isInternal`): the one rule of every way a note leaves the service
+/// (the comment list, search, the change feed, ticket sockets). Notes are
+/// the agents' talk about a ticket, and an agent's key writes tickets;
+/// `tickets:read` alone is a reader's (a dashboard, a portal, an export),
+/// which sees what the customer sees.
+pub fn reads_internal_notes(scopes: &ScopeSet) -> bool {
+    scopes.contains(Scope::TicketsWrite)
+}
+
 /// A ticket search: the words, and whether internal notes are searched
-/// (only for callers that may write tickets, who read notes anyway).
+/// ([`reads_internal_notes`]).
 #[derive(Debug, Clone)]
 pub struct TicketSearch {
     pub text: TextQuery,

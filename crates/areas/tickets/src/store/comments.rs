@@ -128,12 +128,20 @@ pub async fn add_comment(
     Ok(comment)
 }
 
+/// The condition on comments `c` that leaves internal notes out, unless
+/// the reader reads them (`notes`: [`crate::model::reads_internal_notes`]).
+fn hidden_notes(notes: bool) -> &'static str {
+    if notes { "" } else { " AND NOT c.is_internal" }
+}
+
 /// A page of the ticket's comments, oldest first (a conversation), read
-/// with one row more than `page.limit`, and their number.
+/// with one row more than `page.limit`, and their number; internal notes
+/// only when `notes`.
 pub async fn list_comments(
     db: &Db,
     tenant: &Tenant,
     ticket_id: Uuid,
+    notes: bool,
     page: Page,
     after: Option<&After>,
     signer: &Signer,
@@ -143,7 +151,8 @@ pub async fn list_comments(
         .push(" WHERE c.ticket_id = ")
         .push_bind(ticket_id)
         .push(" AND ")
-        .push_tenant(tenant, "c");
+        .push_tenant(tenant, "c")
+        .push(hidden_notes(notes));
     let rows: Vec<CommentRow> = push_after(matching, "c", after, Order::OldestFirst)
         .push(" ORDER BY c.created_at, c.id LIMIT ")
         .push_bind(page.limit + 1)
@@ -161,11 +170,12 @@ pub async fn list_comments(
         })
         .collect();
     let total = Query::new(
-        "SELECT COUNT(*) FROM ticket_comments WHERE ticket_id = $1 AND company_id = $2 \
-         AND mode = $3",
+        "SELECT COUNT(*) FROM ticket_comments c WHERE c.ticket_id = $1 AND c.company_id = $2 \
+         AND c.mode = $3",
     )
     .bind(ticket_id)
     .bind_tenant(tenant)
+    .push(hidden_notes(notes))
     .fetch_scalar(db)
     .await?;
     Ok((rows, total))
