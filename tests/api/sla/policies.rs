@@ -13,6 +13,7 @@ backend_tests!(
     policies_are_replaced_in_order,
     policies_are_validated,
     policies_belong_to_one_company_and_mode,
+    a_policy_names_only_a_team_of_its_company_and_mode,
 );
 
 async fn policies_are_replaced_in_order(backend: Backend) {
@@ -20,6 +21,10 @@ async fn policies_are_replaced_in_order(backend: Backend) {
     let acme = app.company().await;
     let key = acme.key.as_str();
     let calendar = create_calendar(&app, &acme, office()).await;
+    let r = app
+        .post("/teams", key, json!({"name": "VIP desk", "memberIds": []}))
+        .await;
+    let team = r.assert_status(201)["id"].clone();
     let r = app.get("/settings/sla-policies", key).await;
     assert_eq!(r.assert_status(200)["policies"], json!([]));
 
@@ -29,7 +34,7 @@ async fn policies_are_replaced_in_order(backend: Backend) {
         json!([
             {"name": "VIP", "conditions": {"priorities": ["URGENT", "HIGH", "URGENT"],
               "entityId": acme.entity.id, "tags": ["VIP", "vip"],
-              "teamId": "0196a4c2-0000-7000-8000-000000000001"},
+              "teamId": team},
              "targets": {"URGENT": {"firstResponseMinutes": 15, "resolutionMinutes": 240},
                          "HIGH": {"nextResponseMinutes": 60}},
              "businessHoursId": calendar["id"], "pauseOn": ["IN_PROGRESS"], "warnMinutes": 30},
@@ -45,7 +50,7 @@ async fn policies_are_replaced_in_order(backend: Backend) {
     assert_eq!(
         vip["conditions"],
         json!({"priorities": ["URGENT", "HIGH"], "entityId": acme.entity.id,
-               "teamId": "0196a4c2-0000-7000-8000-000000000001", "tags": ["vip"],
+               "teamId": team, "tags": ["vip"],
                "customFields": null})
     );
     assert_eq!(
@@ -217,4 +222,31 @@ async fn policies_belong_to_one_company_and_mode(backend: Backend) {
     assert_invalid(&r, &["policies[0].id"]);
     let r = app.get("/settings/sla-policies", &acme.key).await;
     assert_eq!(r.assert_status(200)["policies"], json!(saved));
+}
+
+async fn a_policy_names_only_a_team_of_its_company_and_mode(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let other = app.company().await;
+    let r = app
+        .post(
+            "/teams",
+            &other.key,
+            json!({"name": "Theirs", "memberIds": []}),
+        )
+        .await;
+    let theirs = r.assert_status(201)["id"].as_str().expect("id").to_string();
+    let policy = |team: &str| {
+        json!({"policies": [{
+            "name": "Team",
+            "conditions": {"teamId": team},
+            "targets": {"LOW": {"resolutionMinutes": 600}},
+        }]})
+    };
+    let r = app
+        .put("/settings/sla-policies", &acme.key, policy(&theirs))
+        .await;
+    assert_invalid(&r, &["policies[0].conditions.teamId"]);
+    let r = app.get("/settings/sla-policies", &acme.key).await;
+    assert_eq!(r.assert_status(200)["policies"], json!([]));
 }

@@ -116,7 +116,8 @@ pub struct PolicyConditions {
     #[schema(value_type = Option<Vec<String>>)]
     pub priorities: Option<Vec<Priority>>,
     pub entity_id: Option<Uuid>,
-    /// Stored as given; meets only tickets of that team.
+    /// A team of the company and mode (checked on save); meets only tickets
+    /// of that team.
     pub team_id: Option<Uuid>,
     /// The ticket carries every one of these tags (normalised, sorted).
     pub tags: Option<Vec<String>>,

@@ -318,6 +318,14 @@ async fn check_references(
                 Err(other) => return Err(other),
             }
         }
+        if let Some(id) = policy.conditions.team_id
+            && !is_team_of(&mut *tx, tenant, id).await?
+        {
+            problems.push(FieldError {
+                field: field("conditions.teamId"),
+                message: "must be a team of this company".into(),
+            });
+        }
         if let Some(id) = policy.conditions.entity_id {
             let name = field("conditions.entityId");
             match ensure_reference(&mut *tx, tenant.company_id, Table::Entities, id, &name).await {
@@ -334,6 +342,19 @@ async fn check_references(
     } else {
         Err(StoreError::InvalidReferences(problems))
     }
+}
+
+/// Whether `id` is a team of `tenant` (teams belong to a company and a
+/// mode, so the reference check of the store crate, by company, is not
+/// enough).
+async fn is_team_of(tx: &mut Tx, tenant: &Tenant, id: Uuid) -> Result<bool, StoreError> {
+    let found: Option<(Uuid,)> =
+        Query::new("SELECT id FROM teams WHERE id = $1 AND company_id = $2 AND mode = $3")
+            .bind(id)
+            .bind_tenant(tenant)
+            .fetch_optional(&mut *tx)
+            .await?;
+    Ok(found.is_some())
 }
 
 /// Concurrent writers of one company's calendars and policies take turns
