@@ -39,11 +39,10 @@ pub(super) async fn session(
     request: Request,
     next: Next,
 ) -> Response {
-    match is_keyed_post(&request) {
-        Ok(true) => {}
-        Ok(false) => return next.run(request).await,
-        Err(refused) => return refused.into_response(),
-    }
+    let (request, next) = match keyed_post(request, next).await {
+        Ok(keyed) => keyed,
+        Err(answered) => return answered,
+    };
     let (request, body) = match buffered(request).await {
         Ok(buffered) => buffered,
         Err(refused) => return refused.into_response(),
@@ -83,11 +82,10 @@ pub(super) async fn visitor(
     request: Request,
     next: Next,
 ) -> Response {
-    match is_keyed_post(&request) {
-        Ok(true) => {}
-        Ok(false) => return next.run(request).await,
-        Err(refused) => return refused.into_response(),
-    }
+    let (request, next) = match keyed_post(request, next).await {
+        Ok(keyed) => keyed,
+        Err(answered) => return answered,
+    };
     if let Some(token) = bearer(request.headers()) {
         let sender = visitor_of(&state, token).await;
         return run_in(state, sender, request, next).await;
@@ -111,13 +109,18 @@ pub(super) async fn visitor(
     run_in(state, sender, request, next).await
 }
 
-/// Whether `request` is a POST with an `Idempotency-Key`; a malformed
-/// key is refused (400) as on every keyed POST.
-fn is_keyed_post(request: &Request) -> ApiResult<bool> {
+/// The request and the rest of the stack back when `request` is a POST
+/// with an `Idempotency-Key`; otherwise the answer: the request run as is
+/// (no key), or 400 for a malformed key, as on every keyed POST.
+async fn keyed_post(request: Request, next: Next) -> Result<(Request, Next), Response> {
     if request.method() != Method::POST {
-        return Ok(false);
+        return Err(next.run(request).await);
     }
-    Ok(idempotency::key_of(request.headers())?.is_some())
+    match idempotency::key_of(request.headers()) {
+        Ok(Some(_)) => Ok((request, next)),
+        Ok(None) => Err(next.run(request).await),
+        Err(refused) => Err(refused.into_response()),
+    }
 }
 
 /// The body read whole (within the request body limit, as the handler's

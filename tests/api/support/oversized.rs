@@ -36,6 +36,13 @@ pub async fn post_refused_body(
         }
         writer.flush().await
     });
+    let answer = read_answer(&mut reader).await;
+    writing.abort();
+    parse(&answer)
+}
+
+/// The service's answer, read until it is complete or the connection ends.
+async fn read_answer(reader: &mut tokio::net::tcp::OwnedReadHalf) -> Vec<u8> {
     let mut answer = Vec::new();
     let mut buffer = vec![0u8; 64 * 1024];
     loop {
@@ -50,8 +57,7 @@ pub async fn post_refused_body(
             break;
         }
     }
-    writing.abort();
-    parse(&answer)
+    answer
 }
 
 /// How long a test waits for an answer to a body it left unfinished.
@@ -99,23 +105,7 @@ pub async fn post_unfinished_body(
         let _ = finished.await;
         drop(writer);
     });
-    let read = async {
-        let mut answer = Vec::new();
-        let mut buffer = vec![0u8; 64 * 1024];
-        loop {
-            match reader.read(&mut buffer).await {
-                Ok(0) => break,
-                Ok(n) => answer.extend_from_slice(&buffer[..n]),
-                Err(_) if complete(&answer) => break,
-                Err(e) => panic!("reading the answer: {e}"),
-            }
-            if complete(&answer) {
-                break;
-            }
-        }
-        answer
-    };
-    let answer = tokio::time::timeout(UNFINISHED_WAIT, read)
+    let answer = tokio::time::timeout(UNFINISHED_WAIT, read_answer(&mut reader))
         .await
         .expect("an answer while the body was still unfinished");
     let _ = done.send(());
