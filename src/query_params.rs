@@ -12,9 +12,11 @@
 //! area parses them.
 
 use axum::http::Method;
+use utoipa::IntoParams;
 use utoipa::openapi::PathItem;
 use utoipa::openapi::RefOr;
-use utoipa::openapi::path::{Operation, ParameterIn};
+use utoipa::openapi::path::{Operation, Parameter, ParameterBuilder, ParameterIn};
+use utoipa::openapi::{ArrayBuilder, ObjectBuilder, Required, Type};
 
 use crate::error::{ApiError, FieldError};
 use crate::validate::problem;
@@ -179,6 +181,70 @@ fn check(known: &KnownParams, query: &str) -> Result<(), ApiError> {
     } else {
         Err(ApiError::validation(problems))
     }
+}
+
+/// The ticket list's `tag`, `anyTag` and `cf.{key}` parameters
+/// (`params(TicketLabelFilters)`), documented once with the chat session
+/// list's by [`label_filters`].
+pub struct TicketLabelFilters;
+
+/// The chat session list's `tag`, `anyTag` and `cf.{key}` parameters.
+pub struct SessionLabelFilters;
+
+impl IntoParams for TicketLabelFilters {
+    fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        label_filters("tickets")
+    }
+}
+
+impl IntoParams for SessionLabelFilters {
+    fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        label_filters("sessions")
+    }
+}
+
+/// The tag and custom field filters of a list of `records`, capped at
+/// [`FILTER_VALUES_MAX`] each.
+fn label_filters(records: &str) -> Vec<Parameter> {
+    let text = || ObjectBuilder::new().schema_type(Type::String);
+    let filter = |name: &str, description: String| {
+        ParameterBuilder::new()
+            .name(name)
+            .parameter_in(ParameterIn::Query)
+            .required(Required::False)
+            .description(Some(description))
+    };
+    vec![
+        filter(
+            "tag",
+            format!(
+                "Only {records} carrying every one of these tags (repeat the parameter or \
+                 separate with commas; at most {FILTER_VALUES_MAX})"
+            ),
+        )
+        .schema(Some(ArrayBuilder::new().items(text())))
+        .explode(Some(true))
+        .build(),
+        filter(
+            "anyTag",
+            format!(
+                "Only {records} carrying at least one of these comma-separated tags (at most \
+                 {FILTER_VALUES_MAX})"
+            ),
+        )
+        .schema(Some(text()))
+        .build(),
+        filter(
+            "cf.{key}",
+            format!(
+                "Only {records} whose custom field `key` equals this (a multiselect: contains \
+                 it); `cf.{{key}}[gt|gte|lt|lte]` compares numbers, dates and datetimes (at most \
+                 {FILTER_VALUES_MAX} such conditions)"
+            ),
+        )
+        .schema(Some(text()))
+        .build(),
+    ]
 }
 
 #[cfg(test)]

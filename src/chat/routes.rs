@@ -21,6 +21,7 @@ use crate::extract::{Id, Json, Query};
 use crate::idempotency::RequestState;
 use crate::openapi::schema::{DataList, ErrorBody, Removed};
 use crate::paging::{After, CursorPage, ListId, ListRequest, refuse_after_in_rank_order};
+use crate::query_params::SessionLabelFilters;
 use crate::realtime::presence::{AgentPresence, Visibility};
 use crate::router::ApiRouter;
 use crate::search;
@@ -158,15 +159,7 @@ struct ListQuery {
                            last one also as a prefix; punctuation and operators are ignored. \
                            Results come best match first, then newest. Blank means no search; \
                            at most 500 characters."),
-        ("tag" = Option<Vec<String>>, Query, explode = true,
-            description = "Only sessions carrying every one of these tags (repeat the \
-                           parameter or separate with commas)"),
-        ("anyTag" = Option<String>, Query,
-            description = "Only sessions carrying at least one of these comma-separated tags"),
-        ("cf.{key}" = Option<String>, Query,
-            description = "Only sessions whose custom field `key` equals this (a multiselect: \
-                           contains it); `cf.{key}[gt|gte|lt|lte]` compares numbers, dates and \
-                           datetimes"),
+        SessionLabelFilters,
         ListRequest,
     ),
     responses((status = 200, description = "A page of sessions", body = CursorPage<Session>)))]

@@ -35,11 +35,9 @@ use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityRequirement, Securi
 use utoipa::openapi::{ContentBuilder, ObjectBuilder, OpenApi as Document, RefOr, Type};
 use utoipa_swagger_ui::SwaggerUi;
 
-use crate::router::RouteSpec;
+use crate::router::{API_PREFIX, RouteSpec};
 use crate::state::AppState;
 
-/// Where the API is mounted; operations' paths start with it.
-pub const API_PREFIX: &str = "/api/v1";
 /// The document's own path (no key needed).
 pub const DOCUMENT_PATH: &str = "/api/v1/openapi.json";
 /// The security scheme's name in the document.

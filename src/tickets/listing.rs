@@ -15,6 +15,7 @@ use crate::error::{ApiResult, FieldError};
 use crate::extract::{Json, Query};
 use crate::openapi::schema;
 use crate::paging::{After, CursorPage, ListId, ListRequest, refuse_after_in_rank_order};
+use crate::query_params::TicketLabelFilters;
 use crate::search;
 use crate::state::AppState;
 use crate::tags::model::tag_filter;
@@ -137,16 +138,7 @@ fn by_sla_due(value: Option<&str>) -> Result<bool, FieldError> {
 /// Newest first; filters combine. An empty filter value means no filter.
 /// With `q`, only matching tickets, best match first, then newest.
 #[utoipa::path(get, path = "/tickets", operation_id = "list_tickets", tag = "Tickets",
-    params(ListQuery, ListRequest,
-        ("tag" = Option<Vec<String>>, Query, explode = true,
-            description = "Only tickets carrying every one of these tags (repeat the \
-                           parameter or separate with commas)"),
-        ("anyTag" = Option<String>, Query,
-            description = "Only tickets carrying at least one of these comma-separated tags"),
-        ("cf.{key}" = Option<String>, Query,
-            description = "Only tickets whose custom field `key` equals this (a multiselect: \
-                           contains it); `cf.{key}[gt|gte|lt|lte]` compares numbers, dates and \
-                           datetimes")),
+    params(ListQuery, ListRequest, TicketLabelFilters),
     responses((status = 200, description = "A page of tickets", body = CursorPage<Ticket>)))]
 pub(super) async fn list(
     State(state): State<AppState>,

@@ -7,6 +7,7 @@
 
 mod clock;
 mod hook;
+mod new_rows;
 mod pass_lock;
 pub mod pool;
 mod publish;
@@ -16,6 +17,7 @@ pub mod timing;
 
 pub use clock::millis;
 pub use hook::CommitHook;
+pub use new_rows::{After, NewRows};
 pub use pass_lock::PassLock;
 pub use publish::Publish;
 pub use query::{AnyRow, On, Query};

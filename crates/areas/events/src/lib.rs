@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use store::{Query, Tx};
+use store::{NewRows, Query, Tx};
 use vocab::error::StoreError;
 use vocab::tenant::Tenant;
 use vocab::time::{Timestamp, new_id};
@@ -99,50 +99,25 @@ pub fn new_event<P: EventPayload>(
     })
 }
 
-/// For one Postgres statement that writes a new record and its event
-/// together (data-modifying CTEs): appends `, written AS (INSERT INTO
-/// events … SELECT … FROM {from})`, an event row per row of `from`. Its
-/// data is `event.data` with the value at `key` set from the SQL
-/// expression `value` (what only that statement knows, such as the number
-/// Postgres reserved for the record); it is also the change feed's entry
-/// for the new record (`upsert` of `record`, that data its snapshot). The
-/// statement must then read the tenant's webhooks
-/// (`webhooks::store::push_active_join`) and hand them to
-/// [`queue_written`].
-pub fn push_written_from(
-    query: Query,
-    tenant: &Tenant,
-    event: &Event,
-    record: (RecordType, uuid::Uuid),
-    from: &str,
-    (key, value): (&'static str, &str),
-) -> Query {
-    let mut query = query.push(
-        ", written AS (INSERT INTO events (id, company_id, mode, name, \
-         data, created_at, record_type, record_id, op, record) SELECT ",
-    );
-    let data = query.placeholder_for(event.data.clone());
-    let data = format!("jsonb_set({data}, '{{{key}}}', to_jsonb({value}))");
-    query
-        .push_bind(event.id)
-        .push(", ")
-        .push_bind(tenant.company_id)
-        .push(", ")
-        .push_bind(tenant.mode.as_str())
-        .push(", ")
-        .push_bind(event.name.as_str())
-        .push(&format!(", {data}, "))
-        .push_bind(event.timestamp)
-        .push(", ")
-        .push_bind(record.0)
-        .push(", ")
-        .push_bind(record.1)
-        .push(", ")
-        .push_bind(Op::Upsert)
-        .push(&format!(", {data} FROM {from})"))
+/// The events row of `event`, for one Postgres statement that writes a new
+/// record and its event together (`NewRows::push_after`: its data and the
+/// feed's snapshot then take the value only that statement knows, such as
+/// the number Postgres reserved for the record). It is also the change
+/// feed's entry for the new record (`change`, its snapshot the event's
+/// data), numbered after commit as every Postgres entry is. The statement
+/// must then read the tenant's webhooks (`webhooks::store::push_active_join`)
+/// and hand them to [`queue_written`].
+pub fn rows_after_record(tenant: &Tenant, event: &Event, change: &RecordChange) -> NewRows {
+    let row = Row {
+        id: event.id,
+        name: event.name.as_str(),
+        data: &event.data,
+        created_at: event.timestamp,
+    };
+    event_rows(tenant, row, Some(change), None)
 }
 
-/// After the statement of [`push_written_from`] wrote `event` in `tx`
+/// After the statement of [`rows_after_record`] wrote `event` in `tx`
 /// (`event.data` now as written): queues its deliveries to those of
 /// `webhooks`, the tenant's active ones as that statement read them, that
 /// subscribe to it.
@@ -210,20 +185,35 @@ async fn insert_query(
         Some(_) => change::number_in_write(tx, tenant).await?,
         None => None,
     };
-    Ok(Query::new(
-        "INSERT INTO events (id, company_id, mode, name, data, created_at, record_type, \
-         record_id, op, record, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+    Ok(event_rows(tenant, row, change, seq).insert())
+}
+
+/// The events row, described once for both ways of writing it: `row`, the
+/// feed's entry `change` when it is one, and its feed number where entries
+/// are numbered as they are written (`change::number_in_write`).
+fn event_rows(
+    tenant: &Tenant,
+    row: Row<'_>,
+    change: Option<&RecordChange>,
+    seq: Option<i64>,
+) -> NewRows {
+    NewRows::of(
+        "events",
+        "id, company_id, mode, name, data, created_at, record_type, record_id, op, record, seq",
+        [
+            row.id.into(),
+            tenant.company_id.into(),
+            tenant.mode.as_str().into(),
+            row.name.into(),
+            row.data.clone().into(),
+            row.created_at.into(),
+            change.map(|c| c.record_type).into(),
+            change.map(|c| c.id).into(),
+            change.map(|c| c.op).into(),
+            change.and_then(|c| c.record.clone()).into(),
+            seq.into(),
+        ],
     )
-    .bind(row.id)
-    .bind_tenant(tenant)
-    .bind(row.name)
-    .bind(row.data)
-    .bind(row.created_at)
-    .bind(change.map(|c| c.record_type))
-    .bind(change.map(|c| c.id))
-    .bind(change.map(|c| c.op))
-    .bind(change.and_then(|c| c.record.as_ref()))
-    .bind(seq))
 }
 
 /// `data` as an event payload; a value that does not serialise is a store

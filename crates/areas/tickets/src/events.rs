@@ -42,7 +42,7 @@ pub async fn created(
 }
 
 /// `ticket.created` for a create written in one statement with its event
-/// (`store::insert_plain`): the event, its `ticketNumber` still to be set
+/// (`store::plain::insert`): the event, its `ticketNumber` still to be set
 /// by that statement; at `now`.
 pub fn created_event(
     tenant: &Tenant,

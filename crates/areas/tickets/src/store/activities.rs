@@ -6,7 +6,7 @@ use uuid::Uuid;
 
 use super::read::ensure_ticket;
 use crate::auth::Tenant;
-use crate::db::{Db, Query, Tx};
+use crate::db::{Db, NewRows, Query, Tx};
 use crate::error::StoreError;
 use crate::model::{Activity, ActivityKind};
 use crate::paging::{After, Order, push_after};
@@ -40,58 +40,36 @@ pub(super) async fn add_activity(
     entry: NewActivity,
     at: Timestamp,
 ) -> Result<(), StoreError> {
-    Query::new(
-        "INSERT INTO ticket_activities (id, company_id, mode, ticket_id, kind, from_value, \
-         to_value, details, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-    )
-    .bind(new_id())
-    .bind_tenant(tenant)
-    .bind(ticket_id)
-    .bind(entry.kind)
-    .bind(entry.from)
-    .bind(entry.to)
-    .bind(entry.details)
-    .bind(at)
-    .execute(tx)
-    .await
+    activity_rows(tenant, ticket_id, entry, at)
+        .insert()
+        .execute(tx)
+        .await
 }
 
-/// `add_activity` for a ticket inserted by the same statement (Postgres,
-/// data-modifying CTEs): appends `, activity AS (INSERT … SELECT … FROM
-/// {from})`, one entry per row of `from`, the `ticketNumber` of its
-/// details (when it has some) set from `{from}.ticket_number`.
-pub(super) fn push_for_new(
-    query: Query,
-    from: &str,
+/// The timeline entry's row, described once for both ways of writing it
+/// (`NewRows`): alone, or after the new ticket it belongs to in the one
+/// statement of a plain create (its details then take the ticket's number).
+pub(super) fn activity_rows(
     tenant: &Tenant,
     ticket_id: Uuid,
     entry: NewActivity,
     at: Timestamp,
-) -> Query {
-    let mut query = query.push(
-        ", activity AS (INSERT INTO ticket_activities (id, company_id, mode, ticket_id, kind, \
-         from_value, to_value, details, created_at) SELECT ",
-    );
-    let details = query.placeholder_for(entry.details);
-    query
-        .push_bind(new_id())
-        .push(", ")
-        .push_bind(tenant.company_id)
-        .push(", ")
-        .push_bind(tenant.mode.as_str())
-        .push(", ")
-        .push_bind(ticket_id)
-        .push(", ")
-        .push_bind(entry.kind)
-        .push(", ")
-        .push_bind(entry.from)
-        .push(", ")
-        .push_bind(entry.to)
-        .push(&format!(
-            ", jsonb_set({details}, '{{ticketNumber}}', to_jsonb({from}.ticket_number)), "
-        ))
-        .push_bind(at)
-        .push(&format!(" FROM {from})"))
+) -> NewRows {
+    NewRows::of(
+        "ticket_activities",
+        "id, company_id, mode, ticket_id, kind, from_value, to_value, details, created_at",
+        [
+            new_id().into(),
+            tenant.company_id.into(),
+            tenant.mode.as_str().into(),
+            ticket_id.into(),
+            entry.kind.into(),
+            entry.from.into(),
+            entry.to.into(),
+            entry.details.into(),
+            at.into(),
+        ],
+    )
 }
 
 #[derive(sqlx::FromRow)]

@@ -19,10 +19,9 @@ use uuid::Uuid;
 use super::activities::{self, NewActivity};
 use super::subscribers::Subscribers;
 use crate::auth::Tenant;
-use crate::db::{Query, Table, Tx};
+use crate::db::{After, Query, Table, Tx};
 use crate::error::StoreError;
 use crate::event_catalogue::{Event, EventName};
-use crate::event_log::RecordType;
 use crate::events;
 use crate::model::Ticket;
 use crate::sla::clocks::Clock;
@@ -74,7 +73,7 @@ pub(super) async fn insert(
     let event = events::created_event(tenant, &ticket, now)?;
     if !tx.in_transaction() {
         let statement =
-            writes(insert.clone(), tenant, &also, &event, &ticket, true).push(&format!(
+            writes(insert.clone(), tenant, &also, &event, &ticket, true)?.push(&format!(
                 " SELECT inserted.ticket_number, {} AS subscribed \
                  FROM (VALUES (1)) AS one (x) LEFT JOIN inserted ON TRUE",
                 *SUBSCRIBED_TO_CREATED
@@ -93,7 +92,7 @@ pub(super) async fn insert(
             }
         }
     }
-    let statement = writes(insert, tenant, &also, &event, &ticket, false);
+    let statement = writes(insert, tenant, &also, &event, &ticket, false)?;
     // The request's own bookkeeping (an Idempotency-Key marked applied)
     // travels with it too.
     let (statement, hooked) = tx.push_commit_hook(statement);
@@ -132,7 +131,8 @@ pub(super) async fn insert(
 
 /// `WITH inserted AS (insert …), clocks AS (…), activity AS (…), written
 /// AS (…)`: the row (not when `unsubscribed_only` and a webhook subscribes
-/// to `ticket.created`), its clocks, its timeline entry and its event, the
+/// to `ticket.created`), its clocks, its timeline entry and its event, each
+/// described by its own area as it is when written alone (`NewRows`), the
 /// entry's and the event's `ticketNumber` taken from the row as inserted.
 fn writes(
     insert: Query,
@@ -141,35 +141,27 @@ fn writes(
     event: &Event,
     ticket: &Ticket,
     unsubscribed_only: bool,
-) -> Query {
+) -> Result<Query, StoreError> {
     let insert = match unsubscribed_only {
         true => insert.push(&format!(" AND NOT {}", *SUBSCRIBED_TO_CREATED)),
         false => insert,
     };
-    let statement = sla_store::push_started_from(
-        insert
-            .prefixed("WITH inserted AS (")
-            .push(" RETURNING ticket_number)"),
-        tenant,
-        also.clocks,
-        "inserted",
-    );
-    let statement = activities::push_for_new(
-        statement,
-        "inserted",
-        tenant,
-        ticket.id,
-        also.entry.clone(),
-        ticket.created_at,
-    );
-    crate::event_log::push_written_from(
-        statement,
-        tenant,
-        event,
-        (RecordType::Ticket, ticket.id),
-        "inserted",
-        ("ticketNumber", "inserted.ticket_number"),
-    )
+    let after = After {
+        alias: "inserted",
+        key: "ticketNumber",
+        column: "ticket_number",
+    };
+    let mut statement = insert
+        .prefixed("WITH inserted AS (")
+        .push(" RETURNING ticket_number)");
+    if let Some(clocks) = sla_store::new_clock_rows(tenant, also.clocks) {
+        statement = clocks.push_after(statement, "clocks", after);
+    }
+    let entry = activities::activity_rows(tenant, ticket.id, also.entry.clone(), ticket.created_at);
+    let statement = entry.push_after(statement, "activity", after);
+    let change = events::ticket_change(ticket)?;
+    let event_row = crate::event_log::rows_after_record(tenant, event, &change);
+    Ok(event_row.push_after(statement, "written", after))
 }
 
 /// Whether the tenant (`$2`, `$3`) has an active webhook subscribed to

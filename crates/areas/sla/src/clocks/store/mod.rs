@@ -14,9 +14,7 @@ mod start;
 
 pub use changed::{agent_chatted, commented, reevaluate, status_changed};
 pub use read::{SOONEST_DUE_ORDER, of, of_each, push_filter, sla_of};
-pub use start::{
-    NewTicketFacts, Opening, opening, push_started_from, start, started_without_reading,
-};
+pub use start::{NewTicketFacts, Opening, new_clock_rows, opening, start, started_without_reading};
 
 use uuid::Uuid;
 

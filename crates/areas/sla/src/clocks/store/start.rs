@@ -11,7 +11,7 @@ use crate::apply::{TicketFacts, choose};
 use crate::auth::Tenant;
 use crate::cache::Rules;
 use crate::clocks::{Clock, Metric, Terms};
-use crate::db::{Query, Tx, Value};
+use crate::db::{NewRows, Query, Tx, Value};
 use crate::error::StoreError;
 use crate::time::Timestamp;
 use vocab::ticket::{Priority, TicketStatus};
@@ -155,36 +155,20 @@ pub fn started_without_reading(
     }
 }
 
-/// `start`'s INSERT of `clocks` (from [`started_without_reading`]) as a CTE
-/// of a statement that inserts their ticket (Postgres): appends `, clocks
-/// AS (INSERT … SELECT … FROM {from})`, each clock once per row of `from`.
-/// Nothing when there are no clocks.
-pub fn push_started_from(query: Query, tenant: &Tenant, clocks: &[Clock], from: &str) -> Query {
-    if clocks.is_empty() {
-        return query;
-    }
-    let mut query = query.push(&format!(
-        ", clocks AS (INSERT INTO ticket_sla (company_id, mode, {CLOCK_COLUMNS}) "
-    ));
-    for (i, clock) in clocks.iter().enumerate() {
-        query = query.push(if i == 0 {
-            "SELECT "
-        } else {
-            " UNION ALL SELECT "
-        });
-        for (j, value) in clock_values(tenant, clock).into_iter().enumerate() {
-            if j > 0 {
-                query = query.push(", ");
-            }
-            query = query.push_bind(value);
-        }
-        query = query.push(&format!(" FROM {from}"));
-    }
-    query.push(")")
+/// The rows of new `clocks` (`start`'s, or [`started_without_reading`]'s
+/// for a create written in one statement), described once for both ways
+/// of writing them (`NewRows`); None for no clocks.
+pub fn new_clock_rows(tenant: &Tenant, clocks: &[Clock]) -> Option<NewRows> {
+    let (first, rest) = clocks.split_first()?;
+    let columns = format!("company_id, mode, {CLOCK_COLUMNS}");
+    let rows = NewRows::of("ticket_sla", columns, clock_values(tenant, first));
+    Some(
+        rest.iter()
+            .fold(rows, |rows, clock| rows.and(clock_values(tenant, clock))),
+    )
 }
 
-/// A clock's row as `insert_new` writes it, in `CLOCK_COLUMNS` order after
-/// the tenant's company and mode.
+/// A clock's row: the tenant's company and mode, then `CLOCK_COLUMNS`.
 fn clock_values(tenant: &Tenant, clock: &Clock) -> [Value; 14] {
     [
         tenant.company_id.into(),
@@ -229,19 +213,10 @@ async fn chosen_with_fields(
 
 /// A new ticket's clocks, in one INSERT.
 async fn insert_new(tx: &mut Tx, tenant: &Tenant, clocks: &[Clock]) -> Result<(), StoreError> {
-    if clocks.is_empty() {
-        return Ok(());
+    match new_clock_rows(tenant, clocks) {
+        Some(rows) => rows.insert().execute(tx).await,
+        None => Ok(()),
     }
-    let mut query = Query::new(format!(
-        "INSERT INTO ticket_sla (company_id, mode, {CLOCK_COLUMNS}) VALUES "
-    ));
-    for (i, clock) in clocks.iter().enumerate() {
-        if i > 0 {
-            query = query.push(", ");
-        }
-        query = query.push_bind_list(clock_values(tenant, clock));
-    }
-    query.execute(tx).await
 }
 
 /// When an agent first wrote in the chat session, if ever.

@@ -1,0 +1,163 @@
+//! New rows described once and written one of two ways: as their own
+//! `INSERT … VALUES` statement, or as one data-modifying CTE of a Postgres
+//! statement that first inserts the record they belong to (a ticket and its
+//! timeline entry, SLA clocks and event in one round trip). A side effect of
+//! a write (an events row, a timeline entry, a clock) is described by one
+//! function of its area, which returns [`NewRows`]; only this module turns
+//! the description into SQL, so the two ways cannot drift apart.
+
+use crate::{Query, Value};
+
+/// Rows of one table to insert: the columns, and the values of each row in
+/// the columns' order.
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct NewRows {
+    table: &'static str,
+    columns: String,
+    rows: Vec<Vec<Value>>,
+}
+
+/// The record a CTE's rows follow: the CTE `alias` that inserted it (with
+/// `RETURNING` the columns used here), and the one value of its row the
+/// new rows' JSON values take, which only the statement knows (the number
+/// Postgres reserved for a ticket): every JSON object among the rows'
+/// values gets `key` set to the record's `column`.
+#[derive(Debug, Clone, Copy)]
+pub struct After<'a> {
+    pub alias: &'a str,
+    pub key: &'a str,
+    pub column: &'a str,
+}
+
+impl NewRows {
+    /// A first row of `table`, whose `columns` are listed as SQL text
+    /// (`"id, company_id, mode, …"`): one value per column, in order.
+    /// There is always a row (an INSERT of none is not SQL).
+    pub fn of(
+        table: &'static str,
+        columns: impl Into<String>,
+        first: impl IntoIterator<Item = Value>,
+    ) -> Self {
+        NewRows {
+            table,
+            columns: columns.into(),
+            rows: Vec::new(),
+        }
+        .and(first)
+    }
+
+    /// Adds a row: one value per column, in order.
+    pub fn and(mut self, values: impl IntoIterator<Item = Value>) -> Self {
+        let row: Vec<Value> = values.into_iter().collect();
+        debug_assert_eq!(row.len(), self.columns.split(',').count());
+        self.rows.push(row);
+        self
+    }
+
+    /// `INSERT INTO table (columns) VALUES (…), (…)`, the values as given.
+    #[track_caller]
+    pub fn insert(self) -> Query {
+        let mut query = Query::new(format!(
+            "INSERT INTO {} ({}) VALUES ",
+            self.table, self.columns
+        ));
+        for (i, row) in self.rows.into_iter().enumerate() {
+            if i > 0 {
+                query = query.push(", ");
+            }
+            query = query.push_bind_list(row);
+        }
+        query
+    }
+
+    /// Appends `, name AS (INSERT INTO table (columns) SELECT … FROM
+    /// alias UNION ALL …)` to `statement`, which opened `WITH alias AS
+    /// (INSERT … RETURNING …)`: each row once per row `alias` inserted (so
+    /// none when it inserted none), its JSON objects given the record's
+    /// value at `after.key` (Postgres' `jsonb_set`; this form is written
+    /// only on Postgres).
+    pub fn push_after(self, statement: Query, name: &str, after: After<'_>) -> Query {
+        let mut query = statement.push(&format!(
+            ", {name} AS (INSERT INTO {} ({}) ",
+            self.table, self.columns
+        ));
+        for (i, row) in self.rows.into_iter().enumerate() {
+            query = query.push(if i == 0 {
+                "SELECT "
+            } else {
+                " UNION ALL SELECT "
+            });
+            for (j, value) in row.into_iter().enumerate() {
+                if j > 0 {
+                    query = query.push(", ");
+                }
+                query = match value {
+                    Value::Json(Some(json)) if json.is_object() => {
+                        let placeholder = query.placeholder_for(json);
+                        query.push(&format!(
+                            "jsonb_set({placeholder}, '{{{key}}}', to_jsonb({alias}.{column}))",
+                            key = after.key,
+                            alias = after.alias,
+                            column = after.column,
+                        ))
+                    }
+                    value => query.push_bind(value),
+                };
+            }
+            query = query.push(&format!(" FROM {}", after.alias));
+        }
+        query.push(")")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two_rows() -> NewRows {
+        NewRows::of(
+            "notes",
+            "id, body, data",
+            [
+                Value::from(1_i64),
+                Value::from("a".to_string()),
+                Value::from(serde_json::json!({"n": ""})),
+            ],
+        )
+        .and([
+            Value::from(2_i64),
+            Value::from(None::<String>),
+            Value::from(None::<serde_json::Value>),
+        ])
+    }
+
+    const AFTER: After<'static> = After {
+        alias: "inserted",
+        key: "n",
+        column: "number",
+    };
+
+    #[test]
+    fn rows_written_alone_are_one_insert_with_every_value_bound() {
+        let query = two_rows().insert();
+        assert_eq!(
+            query.sql(),
+            "INSERT INTO notes (id, body, data) VALUES ($1, $2, $3), ($4, $5, $6)"
+        );
+    }
+
+    #[test]
+    fn rows_after_a_record_select_from_it_and_take_its_value_into_json_objects() {
+        let statement =
+            Query::new("WITH inserted AS (INSERT INTO t VALUES ($1) RETURNING number)").bind(7_i64);
+        let query = two_rows().push_after(statement, "notes_written", AFTER);
+        assert_eq!(
+            query.sql(),
+            "WITH inserted AS (INSERT INTO t VALUES ($1) RETURNING number), \
+             notes_written AS (INSERT INTO notes (id, body, data) \
+             SELECT $2, $3, jsonb_set($4, '{n}', to_jsonb(inserted.number)) FROM inserted \
+             UNION ALL SELECT $5, $6, $7 FROM inserted)"
+        );
+    }
+}
