@@ -88,13 +88,25 @@ impl NewRows {
             } else {
                 " UNION ALL SELECT "
             });
+            // A JSON object a row holds twice (an event's data and the
+            // feed's snapshot of it) is bound once: a ticket's JSON is the
+            // largest value of a create.
+            let mut objects: Vec<(serde_json::Value, String)> = Vec::new();
             for (j, value) in row.into_iter().enumerate() {
                 if j > 0 {
                     query = query.push(", ");
                 }
                 query = match value {
                     Value::Json(Some(json)) if json.is_object() => {
-                        let placeholder = query.placeholder_for(json);
+                        let bound = objects.iter().find(|(seen, _)| *seen == json);
+                        let placeholder = match bound {
+                            Some((_, placeholder)) => placeholder.clone(),
+                            None => {
+                                let placeholder = query.placeholder_for(json.clone());
+                                objects.push((json, placeholder.clone()));
+                                placeholder
+                            }
+                        };
                         query.push(&format!(
                             "jsonb_set({placeholder}, '{{{key}}}', to_jsonb({alias}.{column}))",
                             key = after.key,
@@ -144,6 +156,23 @@ mod tests {
         assert_eq!(
             query.sql(),
             "INSERT INTO notes (id, body, data) VALUES ($1, $2, $3), ($4, $5, $6)"
+        );
+    }
+
+    #[test]
+    fn a_json_object_a_row_holds_twice_is_bound_once() {
+        let object = serde_json::json!({"n": "", "subject": "Refund"});
+        let rows = NewRows::of(
+            "events",
+            "data, record",
+            [Value::from(object.clone()), Value::from(object)],
+        );
+        let query = rows.push_after(Query::new("WITH inserted AS (SELECT 1)"), "w", AFTER);
+        assert_eq!(
+            query.sql(),
+            "WITH inserted AS (SELECT 1), w AS (INSERT INTO events (data, record) \
+             SELECT jsonb_set($1, '{n}', to_jsonb(inserted.number)), \
+             jsonb_set($1, '{n}', to_jsonb(inserted.number)) FROM inserted)"
         );
     }
 
