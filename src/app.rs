@@ -422,8 +422,13 @@ fn router(state: AppState, shop_url: Option<Arc<str>>) -> Router {
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .merge(crate::realtime::workers::public_routes())
-        .merge(crate::openapi::router(document))
-        .merge(crate::demo::router(shop_url))
+        .merge(crate::openapi::router(document));
+    // The demo's pages and its token route exist only with the demo enabled.
+    let public = match shop_url {
+        Some(shop_url) => public.merge(crate::demo::router(shop_url)),
+        None => public,
+    };
+    let public = public
         .merge(crate::widget::router(
             state.config.widget_request_rate,
             state.config.widget_session_rate,

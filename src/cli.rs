@@ -226,8 +226,13 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(demo) = &app.demo {
         println!("Created the demo company on this empty database.");
         println!("  TEST API key (shown once): {}", demo.key);
-        println!("  Demo:           {}", demo.demo_url);
-        println!("  Visitor widget: {}", demo.visitor_url);
+        // The demo's pages are served only with the demo enabled.
+        if app.shop_url().is_some() {
+            println!("  Demo:           {}", demo.demo_url);
+            println!("  Visitor widget: {}", demo.visitor_url);
+        } else {
+            println!("  (start with --demo for the demo shop, visitor page and agent console)");
+        }
     }
     if let Some(shop) = app.shop_url() {
         println!("  Demo shop (the widget on another origin): {shop}/");

@@ -37,8 +37,9 @@ pub struct ServeArgs {
         default_value_t = false
     )]
     pub webhook_allow_private: bool,
-    /// Create the demo company and its all-scope TEST key on an empty
-    /// database. Always on for the embedded SQLite default.
+    /// Enable the demo: create the demo company and its all-scope TEST key
+    /// on an empty database (the embedded SQLite default always does), and
+    /// serve the demo pages under /demo/ and the demo shop.
     #[arg(long, env = "SUPPORTDESK_DEMO", default_value_t = defaults::DEMO)]
     pub demo: bool,
     /// Where the demo's made-up shop listens when the demo is enabled: its

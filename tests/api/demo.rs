@@ -8,6 +8,7 @@ use crate::backend_tests;
 use crate::support::{Backend, TestApp, TestResponse};
 
 backend_tests!(
+    the_demo_pages_are_absent_when_the_demo_is_off,
     demo_pages_are_served_with_security_headers,
     demo_serves_only_its_own_files,
     the_shop_embeds_the_widget_from_another_origin_as_a_customer_would,
@@ -133,8 +134,28 @@ async fn page(app: &TestApp, path: &str) -> TestResponse {
     TestResponse::from(app.client.get(app.url(path)).send().await).await
 }
 
-async fn demo_pages_are_served_with_security_headers(backend: Backend) {
+async fn the_demo_pages_are_absent_when_the_demo_is_off(backend: Backend) {
     let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    for path in [
+        "/demo",
+        "/demo/",
+        "/demo/index.html",
+        "/demo/visitor.html",
+        "/demo/agent.html",
+        "/demo/js/visitor.js",
+    ] {
+        let r = page(&app, path).await;
+        r.assert_error(404, "not_found");
+        assert!(
+            !r.text.contains(&acme.entity.widget_key_test),
+            "{path} shows no widget key"
+        );
+    }
+}
+
+async fn demo_pages_are_served_with_security_headers(backend: Backend) {
+    let (app, _shop) = spawn_demo(backend).await;
     for (path, content_type) in [
         ("/demo/visitor.html", "text/html; charset=utf-8"),
         ("/demo/agent.html", "text/html; charset=utf-8"),
@@ -199,7 +220,7 @@ async fn demo_pages_are_served_with_security_headers(backend: Backend) {
 }
 
 async fn demo_serves_only_its_own_files(backend: Backend) {
-    let app = TestApp::spawn(backend).await;
+    let (app, _shop) = spawn_demo(backend).await;
     for path in [
         "/demo/nope.html",
         "/demo/../Cargo.toml",
