@@ -378,7 +378,7 @@ async fn keys_command(db: &Db, bus: &BusArgs, action: KeyAction) -> anyhow::Resu
         }
         KeyAction::Revoke { id } => {
             keys::store::revoke(db, None, id).await?;
-            let notice = Notice::for_key(id, None, now());
+            let notice = Notice::for_key(id, None);
             bus.announce(Invalidation::Key(id), Some(notice)).await;
             println!("key {id} revoked");
             Ok(())

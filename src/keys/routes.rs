@@ -248,7 +248,7 @@ async fn update(
         Invalidation::Key(id),
     )
     .await;
-    credentials::key_changed(&state.db, &state.realtime.bus, id, state.clock.now()).await;
+    credentials::key_changed(&state.db, &state.realtime.bus, id).await;
     Ok(Json(updated))
 }
 
@@ -270,7 +270,7 @@ async fn revoke(
         Invalidation::Key(id),
     )
     .await;
-    credentials::key_changed(&state.db, &state.realtime.bus, id, state.clock.now()).await;
+    credentials::key_changed(&state.db, &state.realtime.bus, id).await;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -9,6 +9,7 @@ mod authentication;
 mod brute_force;
 mod challenges;
 mod endpoints;
+mod expiry;
 mod isolation;
 pub(crate) mod rate_limits;
 
