@@ -418,7 +418,12 @@ fn router(state: AppState, shop_url: Option<Arc<str>>) -> Router {
         .route(API_CATCH_ALL, not_found)
         .method_not_allowed_fallback(method_not_allowed);
 
+    let demo_enabled = shop_url.is_some();
     let public = Router::new()
+        .route(
+            "/",
+            get(move || async move { crate::home::page(demo_enabled) }),
+        )
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .merge(crate::realtime::workers::public_routes())
