@@ -11,6 +11,7 @@ mod challenges;
 mod endpoints;
 mod expiry;
 mod isolation;
+mod managing_keys;
 pub(crate) mod rate_limits;
 
 use std::time::Duration;

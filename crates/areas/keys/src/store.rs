@@ -146,6 +146,20 @@ pub async fn find(db: &Db, tenant: &Tenant, id: Uuid) -> Result<ApiKey, StoreErr
     Ok(row.into())
 }
 
+/// The scope names key `id` of the tenant holds that this build does not
+/// know (a newer build's, during a rolling deploy). `find` leaves them out
+/// of the key's scopes, so whoever may manage the key is checked against
+/// them here too.
+pub async fn unknown_scopes(db: &Db, tenant: &Tenant, id: Uuid) -> Result<Vec<String>, StoreError> {
+    let stored: String =
+        Query::new("SELECT scopes FROM api_keys WHERE id = $1 AND company_id = $2 AND mode = $3")
+            .bind(id)
+            .bind_tenant(tenant)
+            .fetch_scalar(db)
+            .await?;
+    Ok(ScopeSet::unknown_in_stored(&stored))
+}
+
 /// What `update` may change; `None` keeps the current value.
 #[derive(Debug, Default)]
 pub struct KeyChanges {
