@@ -418,12 +418,22 @@ fn router(state: AppState, shop_url: Option<Arc<str>>) -> Router {
         .route(API_CATCH_ALL, not_found)
         .method_not_allowed_fallback(method_not_allowed);
 
+    let demo_enabled = shop_url.is_some();
     let public = Router::new()
+        .route(
+            "/",
+            get(move || async move { crate::home::page(demo_enabled) }),
+        )
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .merge(crate::realtime::workers::public_routes())
-        .merge(crate::openapi::router(document))
-        .merge(crate::demo::router(shop_url))
+        .merge(crate::openapi::router(document));
+    // The demo's pages and its token route exist only with the demo enabled.
+    let public = match shop_url {
+        Some(shop_url) => public.merge(crate::demo::router(shop_url)),
+        None => public,
+    };
+    let public = public
         .merge(crate::widget::router(
             state.config.widget_request_rate,
             state.config.widget_session_rate,

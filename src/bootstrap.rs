@@ -24,6 +24,10 @@ pub struct DemoCreated {
     pub visitor_url: String,
 }
 
+/// The name of the company the demo creates; the demo's shop and its
+/// identity-token route stand for it only (`demo::store::demo_widget_key`).
+pub const DEMO_COMPANY_NAME: &str = "Demo Company";
+
 /// The Postgres advisory lock key that serialises demo creation between
 /// nodes starting together ("sd-demo" in ASCII).
 const DEMO_LOCK: i64 = 0x73_64_2d_64_65_6d_6f;
@@ -82,7 +86,7 @@ async fn create_if_empty(db: &Db, public_url: &str) -> anyhow::Result<Option<Dem
     // The demo is made as a node starts or by the CLI, before or outside
     // any node's clock: the wall clock stamps it.
     let now = Timestamp::now();
-    let company = companies::store::create(db, "Demo Company", now).await?;
+    let company = companies::store::create(db, DEMO_COMPANY_NAME, now).await?;
     let entity = entities::store::create(db, company.id, "Demo", None, now).await?;
     let (_, key) = keys::store::create(
         db,

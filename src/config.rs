@@ -14,6 +14,7 @@ pub struct ServeArgs {
     /// Redis for presence, fan-out and rate limits across nodes; in-process without it.
     #[arg(long, env = "REDIS_URL")]
     pub redis_url: Option<String>,
+    /// The address the API listens on.
     #[arg(long, env = "SUPPORTDESK_BIND", default_value = defaults::BIND)]
     pub bind: String,
     /// Base URL used in links sent by email; default from the bind address.
@@ -22,12 +23,15 @@ pub struct ServeArgs {
     /// SMTP server for email; without it emails are written as .eml files.
     #[arg(long, env = "SMTP_URL")]
     pub smtp_url: Option<String>,
+    /// The sender address of the emails.
     #[arg(
         long,
         env = "SMTP_FROM",
         default_value = defaults::SMTP_FROM
     )]
     pub smtp_from: String,
+    /// The directory of the default SQLite file, the .eml files and local
+    /// attachments.
     #[arg(long, env = "SUPPORTDESK_DATA_DIR", default_value = defaults::DATA_DIR)]
     pub data_dir: PathBuf,
     /// Allow webhook URLs on private and loopback addresses (development, tests).
@@ -37,14 +41,16 @@ pub struct ServeArgs {
         default_value_t = false
     )]
     pub webhook_allow_private: bool,
-    /// Create the demo company and its all-scope TEST key on an empty
-    /// database. Always on for the embedded SQLite default.
+    /// Enable the demo: create the demo company and its all-scope TEST key
+    /// on an empty database (the embedded SQLite default always does), and
+    /// serve the demo pages under /demo/ and the demo shop.
     #[arg(long, env = "SUPPORTDESK_DEMO", default_value_t = defaults::DEMO)]
     pub demo: bool,
     /// Where the demo's made-up shop listens when the demo is enabled: its
     /// own port, so the widget runs on another origin than the API.
     #[arg(long, env = "SUPPORTDESK_DEMO_SHOP_BIND", default_value = defaults::DEMO_SHOP_BIND)]
     pub demo_shop_bind: String,
+    /// Seconds an agent stays online after its last heartbeat.
     #[arg(long, env = "SUPPORTDESK_PRESENCE_TTL_SECS", default_value_t = defaults::PRESENCE_TTL_SECS)]
     pub presence_ttl_secs: u64,
     /// Seconds an agent may be away (presence expired) before the chats
@@ -58,10 +64,14 @@ pub struct ServeArgs {
         default_value = defaults::WEBHOOK_RETRY_DELAYS
     )]
     pub webhook_retry_delays: String,
+    /// Seconds a webhook receiver has to answer one delivery attempt.
     #[arg(long, env = "SUPPORTDESK_WEBHOOK_TIMEOUT_SECS", default_value_t = defaults::WEBHOOK_TIMEOUT_SECS)]
     pub webhook_timeout_secs: u64,
+    /// The window of the API keys' rate limits, in seconds.
     #[arg(long, env = "SUPPORTDESK_RATE_WINDOW_SECS", default_value_t = defaults::RATE_WINDOW_SECS)]
     pub rate_window_secs: u64,
+    /// Seconds between two passes of the escalation rules and of the SLA
+    /// clocks.
     #[arg(long, env = "SUPPORTDESK_RULES_INTERVAL_SECS", default_value_t = defaults::RULES_INTERVAL_SECS)]
     pub rules_interval_secs: u64,
     /// Prefix of every Redis key and channel (lets nodes of two deployments,

@@ -15,6 +15,7 @@ pub mod custom_fields;
 pub mod demo;
 pub mod embedded;
 pub mod entities;
+pub mod home;
 pub mod idempotency;
 pub mod jobs;
 pub mod kb;

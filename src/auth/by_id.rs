@@ -38,7 +38,7 @@ pub async fn principal_by_id(
                         "Invalid API key",
                     )
                 })?;
-            let key = Arc::new(ReadyKey::new(&record, access.window));
+            let key = Arc::new(ReadyKey::new(&record, access.window, access.clock().now()));
             cache.insert(slot, Arc::clone(&key), generation);
             key
         }

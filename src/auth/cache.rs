@@ -246,8 +246,13 @@ mod tests {
             is_active: true,
             last_used_at: Some(Timestamp::now()),
             company_status: crate::companies::CompanyStatus::Active,
+            db_now: Timestamp::now(),
         };
-        Arc::new(ReadyKey::new(&record, Duration::from_secs(3600)))
+        Arc::new(ReadyKey::new(
+            &record,
+            Duration::from_secs(3600),
+            Timestamp::now(),
+        ))
     }
 
     const H: Slot = Slot::Digest([7; 32]);

@@ -156,7 +156,7 @@ async fn ready_key_for(
             "Invalid API key",
         ));
     };
-    let key = Arc::new(ReadyKey::new(&record, access.window));
+    let key = Arc::new(ReadyKey::new(&record, access.window, access.clock().now()));
     cache.insert(slot, Arc::clone(&key), generation);
     Ok(key)
 }

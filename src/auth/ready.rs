@@ -30,8 +30,11 @@ pub struct ReadyKey {
 }
 
 impl ReadyKey {
-    /// `window` is the rate-limit window the policy header names.
-    pub fn new(record: &KeyForAuth, window: Duration) -> Self {
+    /// `window` is the rate-limit window the policy header names;
+    /// `node_now` is this node's clock when `record` was read, so the
+    /// key's expiry is kept on this node's clock as the database's clock
+    /// reaches it (`KeyForAuth::expiry_on_node`).
+    pub fn new(record: &KeyForAuth, window: Duration, node_now: Timestamp) -> Self {
         let standing = if !record.is_active {
             Standing::Inactive
         } else if record.company_status != CompanyStatus::Active {
@@ -48,7 +51,7 @@ impl ReadyKey {
                 },
                 scopes: record.scopes,
                 rate_limit: record.rate_limit,
-                expires_at: record.expires_at,
+                expires_at: record.expiry_on_node(node_now),
             },
             standing,
             headers: KeyHeaders::new(allowance(record.rate_limit), window),
@@ -69,8 +72,8 @@ impl ReadyKey {
     }
 
     /// The principal, or the 401/403 the key gets in its state at `now`
-    /// (the node's clock), in the documented order: expired, inactive,
-    /// suspended company.
+    /// (the node's clock, against the expiry moved onto it), in the
+    /// documented order: expired, inactive, suspended company.
     pub fn principal(&self, now: Timestamp) -> Result<Principal, ApiError> {
         if self
             .principal

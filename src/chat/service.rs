@@ -181,16 +181,23 @@ pub async fn send_message(
             });
         }
     };
-    for channel in [
-        Channel::Session(session.id),
-        Channel::Entity(session.entity_id),
-    ] {
-        let frame = protocol::event("chat.message", &channel.name(), None, &message);
-        state
-            .realtime
-            .publish(Topic::new(*tenant, channel.into()), Some(message.id), frame)
-            .await;
-    }
+    state
+        .realtime
+        .publish_to_session(
+            *tenant,
+            session.id,
+            "chat.message",
+            Some(message.id),
+            &message,
+            &message.visitor_view(),
+        )
+        .await;
+    let channel = Channel::Entity(session.entity_id);
+    let frame = protocol::event("chat.message", &channel.name(), None, &message);
+    state
+        .realtime
+        .publish(Topic::new(*tenant, channel.into()), Some(message.id), frame)
+        .await;
     Ok(SendOutcome {
         message,
         created: true,
@@ -206,30 +213,30 @@ pub fn visitor_link(state: &AppState, session_id: Uuid, token: &str) -> String {
 }
 
 /// Pushes `chat.session` to the entity's watchers (and the session's own
-/// subscribers unless it was just created: nobody can be subscribed yet;
-/// those get the visitor's view, without tags).
+/// subscribers unless it was just created: nobody can be subscribed yet).
+/// A session's own channel shows no tags or custom fields (its visitor
+/// hears it), and its visitor no assignee id either; the entity channel
+/// (agents only) carries the whole session.
 async fn publish_session(state: &AppState, tenant: &Tenant, session: &Session, to_session: bool) {
-    let mut channels = vec![Channel::Entity(session.entity_id)];
     if to_session {
-        channels.insert(0, Channel::Session(session.id));
-    }
-    for channel in channels {
-        // A session's own channel reaches its visitor, who must not see the
-        // agents' tags; the entity channel (agents only) carries them.
-        let frame = match channel {
-            Channel::Session(_) => protocol::event(
-                "chat.session",
-                &channel.name(),
-                None,
-                &session.visitor_view(),
-            ),
-            _ => protocol::event("chat.session", &channel.name(), None, session),
-        };
         state
             .realtime
-            .publish(Topic::new(*tenant, channel.into()), None, frame)
+            .publish_to_session(
+                *tenant,
+                session.id,
+                "chat.session",
+                None,
+                &session.session_channel_view(),
+                &session.visitor_view(),
+            )
             .await;
     }
+    let channel = Channel::Entity(session.entity_id);
+    let frame = protocol::event("chat.session", &channel.name(), None, session);
+    state
+        .realtime
+        .publish(Topic::new(*tenant, channel.into()), None, frame)
+        .await;
 }
 
 /// A heartbeat, validated by the caller; `None` fields come from the user.
@@ -335,10 +342,11 @@ pub async fn remove_presence(state: &AppState, tenant: &Tenant, user_id: Uuid) -
 }
 
 /// The hub channel a socket joins for `channel`: visitors see presence of
-/// PUBLIC agents only.
+/// PUBLIC agents only, and their session's events without user ids.
 pub fn hub_channel(channel: Channel, visitor: bool) -> HubChannel {
     match (channel, visitor) {
         (Channel::Presence, true) => HubChannel::PublicPresence,
+        (Channel::Session(id), true) => HubChannel::VisitorSession(id),
         (other, _) => other.into(),
     }
 }

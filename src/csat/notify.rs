@@ -10,7 +10,6 @@ use super::store;
 use crate::auth::Tenant;
 use crate::chat::Session;
 use crate::error::StoreError;
-use crate::realtime::protocol::{self, Channel, Topic};
 use crate::state::AppState;
 
 /// The socket frame that asks a chat's visitor for a rating.
@@ -18,16 +17,10 @@ pub const RATING_REQUESTED: &str = "rating_requested";
 
 /// Pushes `rating_requested` to the chat's own channel (its visitor).
 pub async fn ask_in_chat(state: &AppState, tenant: &Tenant, session_id: Uuid) {
-    let channel = Channel::Session(session_id);
-    let frame = protocol::event(
-        RATING_REQUESTED,
-        &channel.name(),
-        None,
-        &serde_json::json!({ "chatSessionId": session_id }),
-    );
+    let data = serde_json::json!({ "chatSessionId": session_id });
     state
         .realtime
-        .publish(Topic::new(*tenant, channel.into()), None, frame)
+        .publish_to_session(*tenant, session_id, RATING_REQUESTED, None, &data, &data)
         .await;
 }
 

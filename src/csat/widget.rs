@@ -12,7 +12,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use super::links::{BadLink, RatingLinks};
-use super::model::{COMMENT_MAX, NewRating, Rating, RatingTarget, SCORE_MAX, SCORE_MIN};
+use super::model::{COMMENT_MAX, CommentChange, NewRating, Rating, RatingTarget, submitted_score};
 use super::routes::refused;
 use super::store::{self, Submitted};
 use crate::auth::Tenant;
@@ -22,7 +22,7 @@ use crate::idempotency::RequestState;
 use crate::openapi::schema::ErrorBody;
 use crate::realtime::token::TokenGrant;
 use crate::state::AppState;
-use crate::validate::{Fields, optional_id, optional_text, problem};
+use crate::validate::{Fields, optional_id, optional_text};
 
 #[derive(Deserialize, utoipa::ToSchema)]
 #[schema(as = SubmitRating)]
@@ -30,7 +30,9 @@ use crate::validate::{Fields, optional_id, optional_text, problem};
 pub(crate) struct RateBody {
     /// 1 (very unhappy) to 5 (very happy).
     #[schema(value_type = i64, minimum = 1, maximum = 5, required)]
-    score: Option<i64>,
+    score: Option<serde_json::Value>,
+    /// Left out when changing a rating, the comment given before stays;
+    /// blank removes it.
     #[schema(value_type = Option<String>, max_length = 2000)]
     comment: Option<String>,
     /// The `token` of a signed rating link (from a resolution email):
@@ -98,11 +100,12 @@ pub(crate) async fn rate(
     };
     crate::companies::ensure_active(&state.db, &tenant).await?;
     let (score, comment) = (
-        match body.score {
-            Some(n) if (SCORE_MIN..=SCORE_MAX).contains(&n) => Ok(n),
-            _ => Err(problem("score", "is required: a whole number from 1 to 5")),
-        },
-        optional_text("comment", body.comment.as_deref(), COMMENT_MAX),
+        submitted_score(body.score.as_ref()),
+        body.comment
+            .as_deref()
+            .map(|raw| optional_text("comment", Some(raw), COMMENT_MAX))
+            .transpose()
+            .map(|given| given.map_or(CommentChange::Keep, CommentChange::Set)),
     )
         .all_valid()?;
     let new = NewRating {
@@ -245,7 +248,7 @@ stars.forEach(function(s){s.classList.toggle("on",+s.dataset.score<=score)})}});
 document.getElementById("f").onsubmit=function(e){e.preventDefault();
 if(!score){out.textContent="Choose 1 to 5 stars.";return}
 fetch("/widget/v1/ratings",{method:"POST",headers:{"Content-Type":"application/json"},
-body:JSON.stringify({token:token,score:score,comment:e.target.comment.value})})
+body:JSON.stringify({token:token,score:score,comment:e.target.comment.value.trim()||undefined})})
 .then(function(r){return r.json().then(function(b){out.textContent=r.ok?"Thank you for your rating.":b.error})})
 .catch(function(){out.textContent="The rating could not be sent. Try again."})}})();
 </script></html>"#;

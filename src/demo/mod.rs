@@ -1,8 +1,8 @@
-//! The web demo at `/demo/`: a made-up shop that embeds the widget (on its
-//! own port when the demo is enabled, see `shop`), a standalone visitor
-//! page and an agent console, plain HTML/CSS/JS from `web-demo/public/`,
-//! embedded in the binary (so `cargo install` carries it) and served with
-//! strict security headers.
+//! The web demo at `/demo/`, served only when the demo is enabled
+//! (`serve --demo`): a made-up shop that embeds the widget (on its own
+//! port, see `shop`), a standalone visitor page and an agent console, plain
+//! HTML/CSS/JS from `web-demo/public/`, embedded in the binary (so `cargo
+//! install` carries it) and served with strict security headers.
 
 pub mod shop;
 mod store;
@@ -32,53 +32,34 @@ const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
     img-src 'self' data:; font-src 'self'; connect-src 'self'; manifest-src 'self'; \
     base-uri 'none'; form-action 'self'; frame-ancestors 'self'; object-src 'none'";
 
-/// `shop_url`: where the shop runs when the demo is enabled. Then `/demo/`
-/// leads there and the shop's token route exists here too; without it
-/// `/demo/` shows the shop on this origin and there is no token route.
-pub fn router(shop_url: Option<Arc<str>>) -> Router<AppState> {
-    let landing = shop_url.clone();
-    let routes =
-        Router::new()
-            .route("/demo", get(|| async { Redirect::permanent("/demo/") }))
-            .route(
-                "/demo/",
-                get(move |State(state): State<AppState>| {
-                    let landing = landing.clone();
-                    async move { shop_or_redirect(&state, landing.as_deref()).await }
-                }),
-            )
-            .route(
-                "/demo/{*path}",
-                get(
-                    |State(state): State<AppState>,
-                     Path(path): Path<String>,
-                     headers: HeaderMap| async move {
-                        if path == "index.html" {
-                            shop::page(&state, &state.public_url).await
-                        } else {
-                            serve(&path, &headers)
-                        }
-                    },
-                ),
-            );
-    if shop_url.is_some() {
-        routes.route("/demo/identity-token", post(shop::identity_token))
-    } else {
-        // No such route: a 404, not the 405 that the file paths would answer.
-        routes.route(
-            "/demo/identity-token",
-            post(|| async { ApiError::not_found() }),
+/// The demo's routes on the API's origin, only when the demo is enabled
+/// (`shop_url`: where its shop runs): without it every `/demo/` path is a
+/// 404, so a production service shows no widget key and signs nothing.
+/// `/demo/` leads to the shop on its own origin; the shop's token route
+/// exists here too.
+pub fn router(shop_url: Arc<str>) -> Router<AppState> {
+    Router::new()
+        .route("/demo", get(|| async { Redirect::permanent("/demo/") }))
+        .route(
+            "/demo/",
+            get(move || {
+                let shop_url = shop_url.clone();
+                async move { Redirect::to(&format!("{shop_url}/")) }
+            }),
         )
-    }
-}
-
-/// The shop on its own origin when it runs, else on this one (the widget
-/// then works same-origin, which a customer's site never is).
-async fn shop_or_redirect(state: &AppState, shop_url: Option<&str>) -> Response {
-    match shop_url {
-        Some(url) => Redirect::to(&format!("{url}/")).into_response(),
-        None => shop::page(state, &state.public_url).await,
-    }
+        .route(
+            "/demo/{*path}",
+            get(
+                |State(state): State<AppState>, Path(path): Path<String>, headers: HeaderMap| async move {
+                    if path == "index.html" {
+                        shop::page(&state, &state.public_url).await
+                    } else {
+                        serve(&path, &headers)
+                    }
+                },
+            ),
+        )
+        .route("/demo/identity-token", post(shop::identity_token))
 }
 
 /// One embedded file with its content type, an ETag (its SHA-256) for

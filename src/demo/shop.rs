@@ -7,8 +7,8 @@
 //! Its "sign in as a customer" button asks `identity-token` for a signed
 //! identity token, standing in for the shop's own backend. That route, like
 //! the shop's port, exists only when the demo is enabled: it signs tokens
-//! with an entity's identity secret for anyone holding the public widget
-//! key, which only a demo may do.
+//! with the demo company's identity secret for anyone holding the public
+//! widget key, which only a demo may do, and for no other company.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,7 +22,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::{Assets, store};
-use crate::auth::Mode;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::Json;
 use crate::state::AppState;
@@ -57,10 +56,10 @@ pub fn router(api_origin: Arc<str>) -> Router<AppState> {
         )
 }
 
-/// The shop page: the script tag names the API's origin and the widget key
-/// of the first entity (the demo company's).
+/// The shop page: the script tag names the API's origin and the TEST
+/// widget key of the demo company's entity (none without a demo company).
 pub async fn page(state: &AppState, api_origin: &str) -> Response {
-    let widget_key = match store::first_test_widget_key(&state.db).await {
+    let widget_key = match store::demo_widget_key(&state.db).await {
         Ok(key) => key.unwrap_or_default(),
         Err(error) => return ApiError::from(error).into_response(),
     };
@@ -139,20 +138,29 @@ struct DemoVisitor {
 }
 
 /// A token for the demo customer, signed with the entity's current
-/// identity secret (one is made when the entity has none yet). TEST widget
-/// keys only: the demo never touches live data.
+/// identity secret (one is made when the entity has none yet). The demo
+/// company's entity and its TEST widget key only: the demo signs for no
+/// one else, writes no secret into anyone else's entity and never touches
+/// live data.
 pub async fn identity_token(
     State(state): State<AppState>,
     Json(request): Json<TokenRequest>,
 ) -> ApiResult<Json<DemoToken>> {
     let key = request.widget_key.trim();
-    let unknown = || ApiError::invalid_field("widgetKey", "no entity has this TEST widget key");
+    let not_the_demo = || {
+        ApiError::invalid_field(
+            "widgetKey",
+            "is not the TEST widget key of the demo company's entity",
+        )
+    };
+    // The demo entity's TEST key (`wk_test_…`) resolves to that entity in
+    // TEST mode: comparing the key is the whole check.
+    if store::demo_widget_key(&state.db).await?.as_deref() != Some(key) {
+        return Err(not_the_demo());
+    }
     let target = widget_store::resolve(&state.db, key, state.clock.now())
         .await?
-        .ok_or_else(unknown)?;
-    if target.tenant.mode != Mode::Test {
-        return Err(unknown());
-    }
+        .ok_or_else(not_the_demo)?;
     let secret = match target.secrets.first() {
         Some(secret) => secret.clone(),
         None => {

@@ -1,15 +1,23 @@
-//! SQL of the demo: which widget the made-up shop embeds.
+//! SQL of the demo: which entity the made-up shop stands for.
 
+use crate::bootstrap::DEMO_COMPANY_NAME;
 use crate::db::{Db, Query};
 use crate::error::StoreError;
 
-/// The TEST widget key of the oldest entity: the demo company's on a fresh
-/// start, or the first one created with the CLI. None on an empty database.
-pub async fn first_test_widget_key(db: &Db) -> Result<Option<String>, StoreError> {
-    Ok(
-        Query::new("SELECT widget_key_test FROM entities ORDER BY created_at, id LIMIT 1")
-            .fetch_column(db)
-            .await?
-            .pop(),
+/// The TEST widget key of the entity the demo bootstrap created: the first
+/// entity of the oldest company, when that company is the demo's (made on
+/// an empty database, so it is the oldest, under the demo's name). None
+/// otherwise: a database whose oldest company is a customer's has no demo
+/// company, and the demo then shows and signs for nobody.
+pub async fn demo_widget_key(db: &Db) -> Result<Option<String>, StoreError> {
+    Ok(Query::new(
+        "SELECT e.widget_key_test FROM entities e JOIN companies c ON c.id = e.company_id \
+         WHERE c.name = $1 \
+         AND c.id = (SELECT id FROM companies ORDER BY created_at, id LIMIT 1) \
+         ORDER BY e.created_at, e.id LIMIT 1",
     )
+    .bind(DEMO_COMPANY_NAME)
+    .fetch_column(db)
+    .await?
+    .pop())
 }

@@ -8,6 +8,7 @@ use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa_axum::routes;
+use uuid::Uuid;
 
 use super::store::{self, ApiKey, KeyChanges, NewKey};
 use crate::auth::cache::{self, Invalidation};
@@ -225,8 +226,7 @@ async fn update(
         rate_limit(body.rate_limit),
     )
         .all_valid()?;
-    let current = store::find(&state.db, &principal.tenant, id).await?;
-    ensure_holds(&principal, &current.scopes)?;
+    ensure_manages(&state, &principal, id).await?;
     if let Some(scopes) = &scopes {
         ensure_holds(&principal, scopes)?;
     }
@@ -248,7 +248,7 @@ async fn update(
         Invalidation::Key(id),
     )
     .await;
-    credentials::key_changed(&state.db, &state.realtime.bus, id, state.clock.now()).await;
+    credentials::key_changed(&state.db, &state.realtime.bus, id).await;
     Ok(Json(updated))
 }
 
@@ -261,8 +261,7 @@ async fn revoke(
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<StatusCode> {
-    let current = store::find(&state.db, &principal.tenant, id).await?;
-    ensure_holds(&principal, &current.scopes)?;
+    ensure_manages(&state, &principal, id).await?;
     store::revoke_in(&state.db, &principal.tenant, id).await?;
     cache::invalidate(
         &state.access.keys,
@@ -270,8 +269,24 @@ async fn revoke(
         Invalidation::Key(id),
     )
     .await;
-    credentials::key_changed(&state.db, &state.realtime.bus, id, state.clock.now()).await;
+    credentials::key_changed(&state.db, &state.realtime.bus, id).await;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// A key manages (activates, renames, changes, revokes) only a key whose
+/// scopes it holds itself, a deactivated one included: 404 for a key of
+/// another company or mode, else 403 naming the first scope it lacks. A
+/// stored scope this build does not know (a newer build's, during a rolling
+/// deploy) is one no key can be shown to hold here, so such a key is
+/// managed on a node that knows it.
+async fn ensure_manages(state: &AppState, principal: &Principal, id: Uuid) -> ApiResult<()> {
+    let target = store::find(&state.db, &principal.tenant, id).await?;
+    ensure_holds(principal, &target.scopes)?;
+    let unknown = store::unknown_scopes(&state.db, &principal.tenant, id).await?;
+    match unknown.first() {
+        Some(name) => Err(ApiError::forbidden_scope(name)),
+        None => Ok(()),
+    }
 }
 
 /// A key may only grant, or manage a key holding, scopes it holds itself:

@@ -19,7 +19,6 @@ use crate::db::Db;
 use crate::error::StoreError;
 use crate::keys::store::{self as key_store, KeyForAuth};
 use crate::state::AppState;
-use crate::time::Timestamp;
 
 /// The bus topic of notices.
 pub const TOPIC: &str = "credentials";
@@ -77,16 +76,16 @@ pub enum Notice {
 }
 
 impl Notice {
-    /// What the key's record as it stands at `now` (the node's clock;
-    /// `None`: deleted) means.
-    pub fn for_key(key_id: Uuid, record: Option<&KeyForAuth>, now: Timestamp) -> Notice {
+    /// What the key's record as it was read (`None`: deleted) means; its
+    /// expiry is judged by the database's clock at the read.
+    pub fn for_key(key_id: Uuid, record: Option<&KeyForAuth>) -> Notice {
         let Some(record) = record else {
             return Notice::KeyEnded {
                 key_id,
                 ending: Ending::Revoked,
             };
         };
-        let ending = if record.expires_at.is_some_and(|at| at <= now) {
+        let ending = if record.is_expired() {
             Some(Ending::Expired)
         } else if !record.is_active {
             Some(Ending::Deactivated)
@@ -176,12 +175,11 @@ pub async fn publish(bus: &Bus, company_id: Option<Uuid>, notice: Notice) {
 }
 
 /// Tells every node what key `key_id` now allows, read from the store after
-/// the change has committed, as it stands at `now`. Call after revoking or
-/// changing a key.
-pub async fn key_changed(db: &Db, bus: &Bus, key_id: Uuid, now: Timestamp) {
+/// the change has committed. Call after revoking or changing a key.
+pub async fn key_changed(db: &Db, bus: &Bus, key_id: Uuid) {
     match key_store::find_for_auth_by_id(db, key_id).await {
         Ok(record) => {
-            let notice = Notice::for_key(key_id, record.as_ref(), now);
+            let notice = Notice::for_key(key_id, record.as_ref());
             publish(bus, record.map(|record| record.company_id), notice).await;
         }
         // The nodes' re-check will find the change instead.
@@ -252,7 +250,7 @@ async fn notice_for(state: &AppState, holder: Holder) -> Result<Option<Notice>, 
     Ok(match holder {
         Holder::Key { key_id, .. } => {
             let record = key_store::find_for_auth_by_id(&state.db, key_id).await?;
-            Some(Notice::for_key(key_id, record.as_ref(), state.clock.now()))
+            Some(Notice::for_key(key_id, record.as_ref()))
         }
         Holder::Visitor { company_id } => {
             let company = crate::companies::store::find(&state.db, company_id).await?;
@@ -265,6 +263,7 @@ async fn notice_for(state: &AppState, holder: Holder) -> Result<Option<Notice>, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::Timestamp;
 
     fn record(change: impl FnOnce(&mut KeyForAuth)) -> KeyForAuth {
         let mut record = KeyForAuth {
@@ -277,6 +276,7 @@ mod tests {
             is_active: true,
             last_used_at: None,
             company_status: CompanyStatus::Active,
+            db_now: Timestamp::now(),
         };
         change(&mut record);
         record
@@ -286,10 +286,7 @@ mod tests {
     fn a_keys_record_decides_what_its_sockets_may_do() {
         let id = Uuid::now_v7();
         let ended = |ending| Notice::KeyEnded { key_id: id, ending };
-        assert_eq!(
-            Notice::for_key(id, None, Timestamp::now()),
-            ended(Ending::Revoked)
-        );
+        assert_eq!(Notice::for_key(id, None), ended(Ending::Revoked));
         let past = Timestamp::from_datetime(chrono::Utc::now() - chrono::Duration::seconds(1));
         let cases = [
             (
@@ -321,7 +318,7 @@ mod tests {
             ),
         ];
         for (record, notice) in cases {
-            assert_eq!(Notice::for_key(id, Some(&record), Timestamp::now()), notice);
+            assert_eq!(Notice::for_key(id, Some(&record)), notice);
         }
     }
 

@@ -118,6 +118,35 @@ impl Realtime {
             .await;
     }
 
+    /// Sends an event of `kind` about session `session_id` to both of its
+    /// channel's audiences, each frame named `session:<id>`: the agents
+    /// subscribed to it get `agents`, the session's visitor `visitor` (the
+    /// same event without user ids; see `HubChannel::VisitorSession`).
+    pub async fn publish_to_session(
+        &self,
+        tenant: Tenant,
+        session_id: Uuid,
+        kind: &str,
+        message_id: Option<Uuid>,
+        agents: &impl Serialize,
+        visitor: &impl Serialize,
+    ) {
+        let name = protocol::Channel::Session(session_id).name();
+        for (channel, frame) in [
+            (
+                HubChannel::Session(session_id),
+                protocol::event(kind, &name, None, agents),
+            ),
+            (
+                HubChannel::VisitorSession(session_id),
+                protocol::event(kind, &name, None, visitor),
+            ),
+        ] {
+            self.publish(Topic::new(tenant, channel), message_id, frame)
+                .await;
+        }
+    }
+
     /// Hands a bus message to this node's sockets (other bus traffic is
     /// ignored). Returns how many sockets took it.
     pub fn dispatch(&self, message: &BusMessage) -> usize {
@@ -154,6 +183,8 @@ impl Realtime {
             .await;
     }
 
+    /// Publishes the change to `topic`'s audience: agents on `Presence`,
+    /// visitors (names only) on `PublicPresence`.
     async fn announce(
         &self,
         topic: Topic,
@@ -166,8 +197,11 @@ impl Realtime {
             (Some(was), Some(now)) if !was.same_view(now) => (now, true),
             _ => return,
         };
-        self.publish(topic, None, presence_frame(agent, online))
-            .await;
+        let frame = match topic.channel {
+            HubChannel::PublicPresence => visitor_presence_frame(agent, online),
+            _ => presence_frame(agent, online),
+        };
+        self.publish(topic, None, frame).await;
     }
 
     /// How often an idle socket is pinged, and after how long without any
@@ -230,6 +264,32 @@ struct PresenceData<'a> {
     online: bool,
     last_seen: Timestamp,
     visibility: Visibility,
+}
+
+/// An agent's presence as visitors see it: the name, never the user id.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct VisitorPresenceData<'a> {
+    name: &'a str,
+    online: bool,
+    last_seen: Timestamp,
+    visibility: Visibility,
+}
+
+/// The `presence` frame of a visitor's socket: `{name, online, lastSeen,
+/// visibility}`, no `userId`.
+pub fn visitor_presence_frame(agent: &AgentPresence, online: bool) -> String {
+    protocol::event(
+        "presence",
+        "presence",
+        None,
+        &VisitorPresenceData {
+            name: &agent.name,
+            online,
+            last_seen: agent.last_seen,
+            visibility: agent.visibility,
+        },
+    )
 }
 
 /// `{"type":"presence","channel":"presence","data":{userId, name, online, lastSeen, visibility}}`

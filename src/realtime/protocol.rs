@@ -60,6 +60,9 @@ impl Channel {
 /// Where an event is delivered: a channel of one tenant. Presence has two
 /// audiences: agents see every agent, visitors only PUBLIC ones, so visitor
 /// sockets subscribe to `PublicPresence` when they ask for `presence`.
+/// A session's channel has two as well: its visitor's socket subscribes to
+/// `VisitorSession`, which carries the same events with an agent's name
+/// but never a user id.
 /// Ticket channels have two as well: keys that read internal notes
 /// subscribe to `Tickets { notes: true, .. }`, which also carries them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -71,6 +74,7 @@ pub struct Topic {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HubChannel {
     Session(Uuid),
+    VisitorSession(Uuid),
     Entity(Uuid),
     Presence,
     PublicPresence,
@@ -95,6 +99,8 @@ impl From<Channel> for HubChannel {
 
 /// The bus spelling of the ticket channels' audience with internal notes.
 const TICKETS_WITH_NOTES: &str = "tickets.notes";
+/// The bus spelling of a session channel's visitor audience.
+const VISITOR_SESSION: &str = "session.visitor:";
 
 /// Bus topics of realtime events start with this.
 pub const BUS_PREFIX: &str = "rt:";
@@ -109,6 +115,7 @@ impl Topic {
     pub fn bus_topic(&self, message_id: Option<Uuid>) -> String {
         let channel = match self.channel {
             HubChannel::Session(id) => format!("session:{id}"),
+            HubChannel::VisitorSession(id) => format!("{VISITOR_SESSION}{id}"),
             HubChannel::Entity(id) => format!("entity:{id}"),
             HubChannel::Presence => "presence".into(),
             HubChannel::PublicPresence => "presence.public".into(),
@@ -146,6 +153,10 @@ impl Topic {
             company_id: Uuid::parse_str(company).ok()?,
             mode: Mode::parse(mode)?,
         };
+        if let Some(id) = channel.strip_prefix(VISITOR_SESSION) {
+            let channel = HubChannel::VisitorSession(Uuid::parse_str(id).ok()?);
+            return Some((Topic { tenant, channel }, message_id));
+        }
         let channel = match channel {
             "presence.public" => HubChannel::PublicPresence,
             TICKETS_WITH_NOTES => HubChannel::Tickets {
@@ -411,6 +422,7 @@ mod tests {
         };
         for channel in [
             HubChannel::Session(id),
+            HubChannel::VisitorSession(id),
             HubChannel::Entity(id),
             HubChannel::Presence,
             HubChannel::PublicPresence,

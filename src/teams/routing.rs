@@ -160,15 +160,18 @@ pub async fn publish_assignment(state: &AppState, tenant: &Tenant, assigned: &As
             .realtime
             .publish(Topic::new(*tenant, channel.into()), None, frame)
     };
-    // The visitor's and the agents' own channels first: the team's
+    // The session's and the agents' own channels first: the team's
     // entities are one more read.
+    let visitor = visitor_assignment(state, tenant, assigned).await;
+    state
+        .realtime
+        .publish_to_session(*tenant, session.id, "assignment", None, data, &visitor)
+        .await;
     let agents = [
         assigned.assignment.assignee_id,
         assigned.previous_assignee_id,
     ];
-    let own = std::iter::once(Channel::Session(session.id))
-        .chain(agents.into_iter().flatten().map(Channel::Agent));
-    for channel in own {
+    for channel in agents.into_iter().flatten().map(Channel::Agent) {
         publish(channel).await;
     }
     let mut entities = BTreeSet::from([session.entity_id]);
@@ -181,6 +184,30 @@ pub async fn publish_assignment(state: &AppState, tenant: &Tenant, assigned: &As
     for entity in entities {
         publish(Channel::Entity(entity)).await;
     }
+}
+
+/// The `assignment` a session's visitor gets: whether an agent has the
+/// chat and, if so, the agent's name; never a user id.
+async fn visitor_assignment(
+    state: &AppState,
+    tenant: &Tenant,
+    assigned: &Assigned,
+) -> serde_json::Value {
+    let name = match assigned.assignment.assignee_id {
+        Some(agent) => match crate::users::store::find(&state.db, tenant.company_id, agent).await {
+            Ok(user) => Some(user.name),
+            Err(err) => {
+                tracing::warn!(error = %err, %agent, "assignee's name unread for the visitor");
+                None
+            }
+        },
+        None => None,
+    };
+    json!({
+        "sessionId": assigned.session.id,
+        "assigned": assigned.assignment.assignee_id.is_some(),
+        "assigneeName": name,
+    })
 }
 
 /// Pushes the queue: `queue` `{teamId, position}` to each waiting session
@@ -210,12 +237,10 @@ async fn push_queue(
         .collect();
     for (i, queued) in queue.iter().enumerate() {
         entities.insert(queued.entity_id);
-        let channel = Channel::Session(queued.id);
         let data = json!({ "teamId": team, "position": i + 1 });
-        let frame = protocol::event("queue", &channel.name(), None, &data);
         state
             .realtime
-            .publish(Topic::new(*tenant, channel.into()), None, frame)
+            .publish_to_session(*tenant, queued.id, "queue", None, &data, &data)
             .await;
     }
     for entity in entities {

@@ -11,7 +11,7 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use super::store::{self, WidgetTarget};
-use crate::chat::model::{NewSession, VisitorSession};
+use crate::chat::model::{NewSession, VisitorMessage, VisitorSession};
 use crate::chat::{Message, service};
 use crate::companies::CompanyStatus;
 use crate::custom_fields::model::{RecordKind, check_values};
@@ -232,8 +232,8 @@ struct VisitorChat {
     #[serde(flatten)]
     #[schema(value_type = VisitorSession)]
     session: serde_json::Value,
-    /// Oldest first.
-    messages: Vec<Message>,
+    /// Oldest first; an agent's name, never their user id.
+    messages: Vec<VisitorMessage>,
 }
 
 fn invalid_token(message: &str) -> ApiError {
@@ -283,7 +283,7 @@ async fn read_session(
         crate::chat::store::messages(&state.db, &tenant, id, &state.link_signer()).await?;
     Ok(Json(VisitorChat {
         session: session.visitor_view(),
-        messages,
+        messages: messages.iter().map(Message::visitor_view).collect(),
     }))
 }
 

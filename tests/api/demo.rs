@@ -4,10 +4,13 @@
 
 use serde_json::json;
 
+use supportdesk::bootstrap::{DemoCreated, ensure_demo};
+
 use crate::backend_tests;
 use crate::support::{Backend, TestApp, TestResponse};
 
 backend_tests!(
+    the_demo_pages_are_absent_when_the_demo_is_off,
     demo_pages_are_served_with_security_headers,
     demo_serves_only_its_own_files,
     the_shop_embeds_the_widget_from_another_origin_as_a_customer_would,
@@ -15,6 +18,8 @@ backend_tests!(
     the_identity_token_route_is_absent_when_the_demo_is_off,
     a_demo_identity_token_gives_a_verified_session,
     the_identity_token_route_refuses_an_unknown_widget_key,
+    the_identity_token_route_signs_for_no_other_company,
+    the_shop_shows_no_customers_widget_key,
 );
 
 async fn spawn_demo(backend: Backend) -> (TestApp, String) {
@@ -23,9 +28,17 @@ async fn spawn_demo(backend: Backend) -> (TestApp, String) {
     (app, shop)
 }
 
+/// The demo company, made as a demo start makes it on an empty database.
+async fn demo_company(app: &TestApp) -> DemoCreated {
+    ensure_demo(&app.state.db, &app.address)
+        .await
+        .expect("bootstrap")
+        .expect("the database was empty")
+}
+
 async fn the_shop_embeds_the_widget_from_another_origin_as_a_customer_would(backend: Backend) {
     let (app, shop) = spawn_demo(backend).await;
-    let acme = app.company().await;
+    let demo = demo_company(&app).await;
     assert_ne!(shop, app.address, "another origin");
     let page = TestResponse::from(app.client.get(format!("{shop}/")).send().await).await;
     page.assert_status(200);
@@ -35,7 +48,7 @@ async fn the_shop_embeds_the_widget_from_another_origin_as_a_customer_would(back
     );
     let tag = format!(
         r#"<script src="{}/widget.js" data-widget-key="{}""#,
-        app.address, acme.entity.widget_key_test
+        app.address, demo.entity.widget_key_test
     );
     assert!(page.text.contains(&tag), "{tag} in the page");
     let csp = page.header("content-security-policy").expect("a CSP");
@@ -81,8 +94,8 @@ async fn the_identity_token_route_is_absent_when_the_demo_is_off(backend: Backen
 
 async fn a_demo_identity_token_gives_a_verified_session(backend: Backend) {
     let (app, shop) = spawn_demo(backend).await;
-    let acme = app.company().await;
-    let body = json!({"widgetKey": acme.entity.widget_key_test});
+    let demo = demo_company(&app).await;
+    let body = json!({"widgetKey": demo.entity.widget_key_test});
     let signed = TestResponse::from(
         app.client
             .post(format!("{shop}/identity-token"))
@@ -98,7 +111,7 @@ async fn a_demo_identity_token_gives_a_verified_session(backend: Backend) {
     let session = TestResponse::from(
         app.client
             .post(app.url("/widget/v1/sessions"))
-            .json(&json!({"widgetKey": acme.entity.widget_key_test, "identityToken": token}))
+            .json(&json!({"widgetKey": demo.entity.widget_key_test, "identityToken": token}))
             .send()
             .await,
     )
@@ -112,10 +125,10 @@ async fn a_demo_identity_token_gives_a_verified_session(backend: Backend) {
 
 async fn the_identity_token_route_refuses_an_unknown_widget_key(backend: Backend) {
     let (app, _shop) = spawn_demo(backend).await;
-    let acme = app.company().await;
+    let demo = demo_company(&app).await;
     for key in [
         "wk_test_nobodyhasthis".to_string(),
-        acme.entity.widget_key_live.clone(),
+        demo.entity.widget_key_live.clone(),
     ] {
         let r = TestResponse::from(
             app.client
@@ -129,12 +142,71 @@ async fn the_identity_token_route_refuses_an_unknown_widget_key(backend: Backend
     }
 }
 
+async fn the_identity_token_route_signs_for_no_other_company(backend: Backend) {
+    let (app, shop) = spawn_demo(backend).await;
+    demo_company(&app).await;
+    let acme = app.company().await;
+    for url in [
+        format!("{shop}/identity-token"),
+        app.url("/demo/identity-token"),
+    ] {
+        let r = TestResponse::from(
+            app.client
+                .post(url)
+                .json(&json!({"widgetKey": acme.entity.widget_key_test}))
+                .send()
+                .await,
+        )
+        .await;
+        r.assert_error(400, "validation_failed");
+    }
+    let secret: Option<String> = supportdesk::on_db!(&app.state.db, c => sqlx::query_scalar(
+        "SELECT widget_secret FROM entities WHERE id = $1")
+        .bind(acme.entity.id).fetch_one(c).await.expect("entity"));
+    assert_eq!(
+        secret, None,
+        "no secret written into another company's entity"
+    );
+}
+
+async fn the_shop_shows_no_customers_widget_key(backend: Backend) {
+    // The demo enabled on a database whose oldest company is a customer's.
+    let (app, shop) = spawn_demo(backend).await;
+    let acme = app.company().await;
+    let page = TestResponse::from(app.client.get(format!("{shop}/")).send().await).await;
+    page.assert_status(200);
+    assert!(
+        !page.text.contains(&acme.entity.widget_key_test),
+        "the customer's widget key is not shown"
+    );
+}
+
 async fn page(app: &TestApp, path: &str) -> TestResponse {
     TestResponse::from(app.client.get(app.url(path)).send().await).await
 }
 
-async fn demo_pages_are_served_with_security_headers(backend: Backend) {
+async fn the_demo_pages_are_absent_when_the_demo_is_off(backend: Backend) {
     let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    for path in [
+        "/demo",
+        "/demo/",
+        "/demo/index.html",
+        "/demo/visitor.html",
+        "/demo/agent.html",
+        "/demo/js/visitor.js",
+    ] {
+        let r = page(&app, path).await;
+        r.assert_error(404, "not_found");
+        assert!(
+            !r.text.contains(&acme.entity.widget_key_test),
+            "{path} shows no widget key"
+        );
+    }
+}
+
+async fn demo_pages_are_served_with_security_headers(backend: Backend) {
+    let (app, _shop) = spawn_demo(backend).await;
     for (path, content_type) in [
         ("/demo/visitor.html", "text/html; charset=utf-8"),
         ("/demo/agent.html", "text/html; charset=utf-8"),
@@ -199,7 +271,7 @@ async fn demo_pages_are_served_with_security_headers(backend: Backend) {
 }
 
 async fn demo_serves_only_its_own_files(backend: Backend) {
-    let app = TestApp::spawn(backend).await;
+    let (app, _shop) = spawn_demo(backend).await;
     for path in [
         "/demo/nope.html",
         "/demo/../Cargo.toml",

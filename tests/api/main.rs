@@ -16,6 +16,7 @@ mod hardening;
 mod idempotency;
 mod kb;
 mod metrics;
+mod newcomer;
 mod outbound;
 mod paging;
 mod platform;

@@ -244,7 +244,7 @@ async fn nodes_starting_together_create_one_demo(backend: Backend) {
     assert_eq!(companies(&app).await, 1);
 }
 
-fn cli(app: &TestApp, args: &[&str]) -> (bool, String, String) {
+pub(crate) fn cli(app: &TestApp, args: &[&str]) -> (bool, String, String) {
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_supportdesk"))
         .args(args)
         .env("DATABASE_URL", &app.config.database_url)
@@ -259,7 +259,7 @@ fn cli(app: &TestApp, args: &[&str]) -> (bool, String, String) {
     )
 }
 
-fn cli_json(app: &TestApp, args: &[&str]) -> Value {
+pub(crate) fn cli_json(app: &TestApp, args: &[&str]) -> Value {
     let (ok, stdout, stderr) = cli(app, args);
     assert!(ok, "{args:?} failed: {stderr}");
     assert_eq!(stdout.lines().count(), 1, "one JSON object: {stdout}");

@@ -144,7 +144,7 @@ function onFrame(frame) {
     showQueuePosition(frame.data.position);
   } else if (frame.type === 'assignment' && frame.data?.sessionId === conversation?.sessionId) {
     // Assigned: out of the queue. Sent back to the queue: a `queue` frame follows.
-    if (frame.data.assigneeId) showQueuePosition(null);
+    if (frame.data.assigned) showQueuePosition(null);
   } else if (frame.type === 'rating_requested' && frame.data?.chatSessionId === conversation?.sessionId) {
     showRating();
   } else if (frame.type === 'error') {

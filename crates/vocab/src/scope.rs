@@ -134,6 +134,18 @@ impl ScopeSet {
     }
 }
 
+impl ScopeSet {
+    /// The names of a stored list this build does not know, which
+    /// `from_stored` leaves out (`all` is known).
+    pub fn unknown_in_stored(text: &str) -> Vec<String> {
+        text.split([',', ' '])
+            .map(str::trim)
+            .filter(|name| !name.is_empty() && *name != "all" && Scope::parse(name).is_none())
+            .map(str::to_string)
+            .collect()
+    }
+}
+
 /// Logs a stored scope name this build does not know, the first time this
 /// process reads it. The set of names logged is bounded, so damaged rows
 /// full of distinct garbage cannot grow it without end.
@@ -215,6 +227,15 @@ mod tests {
         );
         assert!(set.is_subset_of(&ScopeSet::all()));
         assert!(!ScopeSet::all().is_subset_of(&set));
+    }
+
+    #[test]
+    fn the_unknown_names_of_a_stored_list_are_those_this_build_does_not_know() {
+        assert_eq!(
+            ScopeSet::unknown_in_stored("tickets:read gone:away all,kb:read new"),
+            vec!["gone:away".to_string(), "new".to_string()]
+        );
+        assert!(ScopeSet::unknown_in_stored("tickets:read kb:write").is_empty());
     }
 
     #[test]

@@ -1,21 +1,19 @@
 //! Client frames: subscribe (with replay and the presence snapshot),
-//! unsubscribe, message, typing; each answered per docs/websocket.md.
-
-use std::time::Instant;
+//! unsubscribe, message (typing: `typing`); each answered per
+//! docs/websocket.md.
 
 use axum::http::StatusCode;
-use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::{Credential, Fail, MAX_SUBSCRIPTIONS, REPLAY_BATCH, Socket, TYPING_INTERVAL};
+use super::{Credential, Fail, MAX_SUBSCRIPTIONS, REPLAY_BATCH, Socket};
 use crate::auth::Scope;
 use crate::chat::model::{MessageInput, OutgoingMessage, SenderType, SenderTypeInput};
 use crate::chat::{service, store};
 use crate::error::{ApiError, ErrorCode, StoreError};
 use crate::ratelimit::Limiter;
 use crate::realtime::protocol::{self, Channel, HubChannel, MessageFrame, Topic};
-use crate::validate::{Fields, optional_id, required_id};
+use crate::validate::{Fields, required_id};
 
 impl Socket {
     fn parse_channel(name: Option<&str>) -> Result<(Channel, &str), ApiError> {
@@ -32,7 +30,7 @@ impl Socket {
     }
 
     /// Who this socket writes as: its credential decides.
-    fn sender_type(&self) -> SenderType {
+    pub(super) fn sender_type(&self) -> SenderType {
         if self.credential.is_visitor() {
             SenderType::Visitor
         } else {
@@ -284,7 +282,7 @@ impl Socket {
         let mut recent = Vec::new();
         while !batch.is_empty() {
             for message in &batch {
-                let frame = protocol::event("chat.message", &name, None, message);
+                let frame = self.message_frame(&name, None, message);
                 self.send_text(frame).await?;
             }
             recent = batch.iter().map(|m| (topic.channel, m.id)).collect();
@@ -308,8 +306,12 @@ impl Socket {
             .online(&self.credential.tenant())
             .await?;
         for agent in online.iter().filter(|a| !visitor || a.is_public()) {
-            self.send_text(crate::realtime::presence_frame(agent, true))
-                .await?;
+            let frame = if visitor {
+                crate::realtime::visitor_presence_frame(agent, true)
+            } else {
+                crate::realtime::presence_frame(agent, true)
+            };
+            self.send_text(frame).await?;
         }
         Ok(())
     }
@@ -338,7 +340,10 @@ impl Socket {
 
     /// The session a `message` or `typing` frame is about, and who sends:
     /// a visitor in their own session, or an agent with `chat:write`.
-    async fn writable_session(&mut self, session_id: Option<&str>) -> Result<(Uuid, Uuid), Fail> {
+    pub(super) async fn writable_session(
+        &mut self,
+        session_id: Option<&str>,
+    ) -> Result<(Uuid, Uuid), Fail> {
         let raw = session_id.map(str::trim);
         match &self.credential {
             Credential::Visitor {
@@ -397,8 +402,23 @@ impl Socket {
         // A repeated clientMessageId is acknowledged with the first message.
         let sent = service::send_message(&self.state, &tenant, session_id, outgoing).await?;
         let channel = Channel::Session(session_id).name();
-        let reply = protocol::event("chat.message", &channel, id, &sent.message);
+        let reply = self.message_frame(&channel, id, &sent.message);
         Ok(self.send_text(reply).await?)
+    }
+
+    /// A `chat.message` frame as this socket may read it: a visitor's
+    /// without user ids.
+    fn message_frame(
+        &self,
+        channel: &str,
+        id: Option<&Value>,
+        message: &crate::chat::Message,
+    ) -> String {
+        if self.credential.is_visitor() {
+            protocol::event("chat.message", channel, id, &message.visitor_view())
+        } else {
+            protocol::event("chat.message", channel, id, message)
+        }
     }
 
     /// Spends one `message` frame of this socket's allowance: an agent's
@@ -428,49 +448,4 @@ impl Socket {
             (!decision.allowed).then_some(decision.retry_after_secs)
         }
     }
-
-    /// An agent's `senderId` is checked before the session's write right;
-    /// a visitor's is ignored.
-    pub(super) async fn typing(
-        &mut self,
-        session_id: Option<&str>,
-        sender_id: Option<&str>,
-    ) -> Result<(), Fail> {
-        let sender_id = if self.credential.is_visitor() {
-            None
-        } else {
-            let (sender,) = (optional_id("senderId", sender_id),).all_valid()?;
-            sender
-        };
-        let (session_id, entity_id) = self.writable_session(session_id).await?;
-        if let Some((last_session, at)) = self.last_typing
-            && last_session == session_id
-            && at.elapsed() < TYPING_INTERVAL
-        {
-            return Ok(());
-        }
-        self.last_typing = Some((session_id, Instant::now()));
-        let data = Typing {
-            session_id,
-            sender_type: self.sender_type(),
-            sender_id,
-        };
-        let tenant = self.credential.tenant();
-        for channel in [Channel::Session(session_id), Channel::Entity(entity_id)] {
-            let frame = protocol::event("typing", &channel.name(), None, &data);
-            self.state
-                .realtime
-                .publish(Topic::new(tenant, channel.into()), None, frame)
-                .await;
-        }
-        Ok(())
-    }
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Typing {
-    session_id: Uuid,
-    sender_type: SenderType,
-    sender_id: Option<Uuid>,
 }

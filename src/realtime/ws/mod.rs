@@ -18,6 +18,7 @@ mod auth;
 mod budget;
 mod frames;
 mod ticket_replay;
+mod typing;
 
 use std::time::{Duration, Instant};
 

@@ -9,7 +9,9 @@ mod authentication;
 mod brute_force;
 mod challenges;
 mod endpoints;
+mod expiry;
 mod isolation;
+mod managing_keys;
 pub(crate) mod rate_limits;
 
 use std::time::Duration;

@@ -22,6 +22,7 @@ mod socket_access;
 pub(crate) mod socket_presence;
 mod socket_replay;
 mod sockets;
+mod visitor_view;
 
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use uuid::Uuid;
 
 use super::client::Client;
@@ -37,11 +37,12 @@ async fn presence_transitions_are_pushed_and_private_agents_hidden(backend: Back
     app.post("/chat/agent-presence", &acme.key, beat.clone())
         .await
         .assert_status(200);
-    for socket in [&mut console, &mut visitor] {
+    // Agents know the agent by user id, visitors by name only.
+    for (socket, user_id) in [(&mut console, json!(ann)), (&mut visitor, Value::Null)] {
         let online = socket.next().await;
         assert_eq!(online["type"], "presence");
         assert_eq!(online["channel"], "presence");
-        assert_eq!(online["data"]["userId"], json!(ann));
+        assert_eq!(online["data"]["userId"], user_id);
         assert_eq!(online["data"]["name"], "Ann");
         assert_eq!(online["data"]["online"], true);
         assert_eq!(online["data"]["visibility"], "PUBLIC");
@@ -74,7 +75,8 @@ async fn presence_transitions_are_pushed_and_private_agents_hidden(backend: Back
         Client::token(&app, session["visitorToken"].as_str().expect("token")).await;
     late_visitor.subscribe("presence").await;
     let snapshot = late_visitor.next().await;
-    assert_eq!(snapshot["data"]["userId"], json!(ann));
+    assert_eq!(snapshot["data"]["name"], "Ann");
+    assert_eq!(snapshot["data"]["userId"], Value::Null);
     late_visitor.assert_nothing_before_pong().await;
 
     // DELETE pushes offline (to visitors only for public agents).
@@ -92,7 +94,7 @@ async fn presence_transitions_are_pushed_and_private_agents_hidden(backend: Back
         .assert_status(200);
     for socket in [&mut console, &mut visitor] {
         let offline = socket.next().await;
-        assert_eq!(offline["data"]["userId"], json!(ann));
+        assert_eq!(offline["data"]["name"], "Ann");
         assert_eq!(offline["data"]["online"], false);
     }
     // Removing an absent agent pushes nothing.

@@ -17,6 +17,9 @@ backend_tests!(
     a_rating_is_changeable_for_seven_days_then_409,
     only_a_closed_chat_of_the_token_can_be_rated,
     bad_ratings_are_400_and_change_nothing,
+    a_score_of_the_wrong_type_is_refused_naming_the_scale,
+    a_changed_rating_without_a_comment_keeps_the_one_before,
+    a_blank_comment_removes_the_one_before,
     closing_a_chat_asks_its_widget_for_a_rating,
 );
 
@@ -42,7 +45,6 @@ async fn a_closed_chat_is_rated_once_and_the_rating_changes_in_place(backend: Ba
     let again = again.assert_status(200).clone();
     assert_eq!(again["id"], first["id"]);
     assert_eq!(again["score"], 2);
-    assert_eq!(again["comment"], Value::Null);
     assert_eq!(again["createdAt"], first["createdAt"]);
 
     let list = app.get("/ratings", &acme.key).await;
@@ -127,6 +129,42 @@ async fn bad_ratings_are_400_and_change_nothing(backend: Backend) {
     )
     .await
     .assert_status(201);
+}
+
+async fn a_score_of_the_wrong_type_is_refused_naming_the_scale(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let (_, token) = closed_chat(&app, &acme).await;
+    for score in [json!("5"), json!(4.5), json!(true)] {
+        let r = rate(&app, Some(&token), json!({ "score": score })).await;
+        r.assert_error(400, "validation_failed");
+        assert_eq!(
+            r.body["error"], "score: must be a whole number from 1 to 5",
+            "{score}"
+        );
+    }
+}
+
+async fn a_changed_rating_without_a_comment_keeps_the_one_before(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let (_, token) = closed_chat(&app, &acme).await;
+    rate(&app, Some(&token), json!({"score": 4, "comment": "Quick"}))
+        .await
+        .assert_status(201);
+    let again = rate(&app, Some(&token), json!({"score": 2})).await;
+    assert_eq!(again.assert_status(200)["comment"], "Quick");
+}
+
+async fn a_blank_comment_removes_the_one_before(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let (_, token) = closed_chat(&app, &acme).await;
+    rate(&app, Some(&token), json!({"score": 4, "comment": "Quick"}))
+        .await
+        .assert_status(201);
+    let again = rate(&app, Some(&token), json!({"score": 4, "comment": " "})).await;
+    assert_eq!(again.assert_status(200)["comment"], Value::Null);
 }
 
 async fn closing_a_chat_asks_its_widget_for_a_rating(backend: Backend) {

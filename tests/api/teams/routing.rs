@@ -86,7 +86,10 @@ async fn a_closed_chat_gives_its_agent_the_first_queued_chat_and_positions_move_
     let frame = first_queued.next_of("assignment").await;
 
     assert!(started.elapsed() < Duration::from_secs(1));
-    assert_eq!(frame["data"]["assigneeId"], json!(freed));
+    // The visitor hears that an agent took the chat (by name, not id).
+    assert_eq!(frame["data"]["assigned"], true, "{frame}");
+    let taken = session(&app, &acme, &id_of(&chats[6])).await;
+    assert_eq!(assignee(&taken), Some(freed));
     for (i, socket) in others.iter_mut().enumerate() {
         let frame = socket.next_of("queue").await;
         assert_eq!(frame["data"]["position"], json!(i + 1), "{frame}");

@@ -1,4 +1,5 @@
-//! Chat: visitor sessions and their messages (`model`, `store`). Pushing to
+//! Chat: visitor sessions and their messages (`model`, `store`), and what
+//! their visitor is shown of them (`views`). Pushing to
 //! sockets, routing and the SLA a message meets on a ticket are the
 //! service's. An area crate: it depends on the floors below and the
 //! components a chat's transaction writes (attachments, custom fields, the
@@ -6,6 +7,7 @@
 
 pub mod model;
 pub mod store;
+pub mod views;
 
 pub use model::{Message, Session};
 

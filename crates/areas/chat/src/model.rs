@@ -67,58 +67,6 @@ pub struct Session {
     pub custom_fields: FieldValues,
 }
 
-impl Session {
-    /// The session as its visitor may see it: without `tags`, which are the
-    /// agents' own notes about the conversation ("angry", "refund-risk"),
-    /// nor `customFields`, which are the company's data about the visitor
-    /// (even the visitor-writable ones: a visitor writes them, never reads
-    /// them back, so one view fits every field).
-    pub fn visitor_view(&self) -> serde_json::Value {
-        let mut value = serde_json::to_value(self).unwrap_or_default();
-        if let Some(fields) = value.as_object_mut() {
-            for hidden in HIDDEN_FROM_VISITORS {
-                fields.remove(hidden);
-            }
-        }
-        value
-    }
-}
-
-/// The fields of a session its visitor is not shown (see `visitor_view`).
-const HIDDEN_FROM_VISITORS: [&str; 2] = ["tags", "customFields"];
-
-/// The schema of `Session::visitor_view`: the session's own schema less the
-/// fields the view removes, so the two cannot drift apart.
-pub struct VisitorSession;
-
-impl utoipa::PartialSchema for VisitorSession {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        use utoipa::openapi::RefOr;
-        use utoipa::openapi::schema::Schema;
-        let mut schema = <Session as utoipa::PartialSchema>::schema();
-        if let RefOr::T(Schema::Object(object)) = &mut schema {
-            for hidden in HIDDEN_FROM_VISITORS {
-                object.properties.shift_remove(hidden);
-                object.required.retain(|name| name != hidden);
-            }
-            object.description =
-                Some("A chat session as its visitor sees it (no tags, no custom fields)".into());
-        }
-        schema
-    }
-}
-
-impl utoipa::ToSchema for VisitorSession {
-    fn schemas(
-        schemas: &mut Vec<(
-            String,
-            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
-        )>,
-    ) {
-        <Session as utoipa::ToSchema>::schemas(schemas);
-    }
-}
-
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Message {
@@ -141,6 +89,7 @@ pub struct Message {
     pub created_at: Timestamp,
 }
 
+pub use crate::views::{VisitorMessage, VisitorSession};
 pub use vocab::visitor::Visitor;
 
 /// How a new session's visitor is known. The default is a session an API

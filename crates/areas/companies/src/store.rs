@@ -52,6 +52,12 @@ pub async fn set_suspended(
         .await
 }
 
+/// Every company, oldest first (the CLI's listing).
+pub async fn list(db: &Db) -> Result<Vec<Company>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM companies ORDER BY created_at, id");
+    Query::new(sql).fetch_all(db).await
+}
+
 pub async fn count(db: &Db) -> Result<i64, StoreError> {
     Query::new("SELECT COUNT(*) FROM companies")
         .fetch_scalar(db)

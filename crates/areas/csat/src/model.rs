@@ -5,8 +5,10 @@ use std::time::Duration;
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::error::FieldError;
 use crate::event_catalogue::{EventName, EventPayload};
 use crate::time::Timestamp;
+use crate::validate::problem;
 
 pub use entities::csat_mode::{CsatMode, csat_mode_schema};
 
@@ -87,12 +89,55 @@ pub struct PreviousRating<'a> {
     pub comment: Option<&'a str>,
 }
 
-/// A submission: the score, checked to be 1-5, and the trimmed comment.
+/// A submission: the score, checked to be 1-5, and what it does to the
+/// comment.
 #[derive(Debug, Clone)]
 pub struct NewRating {
     pub target: RatingTarget,
     pub score: i64,
-    pub comment: Option<String>,
+    pub comment: CommentChange,
+}
+
+/// What a submission does to a rating's comment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommentChange {
+    /// No `comment` given: a changed rating keeps the comment it had (a
+    /// visitor who only picks another score does not lose what they wrote).
+    Keep,
+    /// A `comment` given, trimmed; blank (`None`) removes it.
+    Set(Option<String>),
+}
+
+impl CommentChange {
+    /// The comment the rating has after this change, `before` being the one
+    /// it had (none for a first rating).
+    pub fn applied_to(&self, before: Option<&str>) -> Option<String> {
+        match self {
+            CommentChange::Keep => before.map(str::to_string),
+            CommentChange::Set(comment) => comment.clone(),
+        }
+    }
+}
+
+/// A submission's `score`: a whole number from 1 to 5. Taken as any JSON
+/// value, so that a score of the wrong type (`"5"`, `4.5`) is refused
+/// naming the scale like one out of it, not as a missing one.
+pub fn submitted_score(value: Option<&serde_json::Value>) -> Result<i64, FieldError> {
+    match value {
+        None | Some(serde_json::Value::Null) => Err(problem(
+            "score",
+            format!("is required: a whole number from {SCORE_MIN} to {SCORE_MAX}"),
+        )),
+        Some(given) => given
+            .as_i64()
+            .filter(|n| (SCORE_MIN..=SCORE_MAX).contains(n))
+            .ok_or_else(|| {
+                problem(
+                    "score",
+                    format!("must be a whole number from {SCORE_MIN} to {SCORE_MAX}"),
+                )
+            }),
+    }
 }
 
 /// Why a rating (or a rating request) is refused.
@@ -228,6 +273,45 @@ mod tests {
         let mut expected = documented_rating();
         expected["previous"] = serde_json::json!({"score": 5, "comment": "great"});
         assert_eq!(data, expected);
+    }
+
+    #[test]
+    fn a_score_is_a_whole_number_from_1_to_5() {
+        use serde_json::json;
+        for (given, score) in [(json!(1), 1), (json!(5), 5)] {
+            assert_eq!(submitted_score(Some(&given)), Ok(score));
+        }
+        for missing in [None, Some(json!(null))] {
+            let refused = submitted_score(missing.as_ref()).expect_err("missing");
+            assert_eq!(refused.message, "is required: a whole number from 1 to 5");
+        }
+        for wrong in [
+            json!(0),
+            json!(6),
+            json!("5"),
+            json!(4.5),
+            json!(true),
+            json!([5]),
+        ] {
+            let refused = submitted_score(Some(&wrong)).expect_err("refused");
+            assert_eq!(refused.field, "score");
+            assert_eq!(
+                refused.message, "must be a whole number from 1 to 5",
+                "{wrong}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_comment_left_out_keeps_the_one_before() {
+        assert_eq!(
+            CommentChange::Keep.applied_to(Some("kind")),
+            Some("kind".to_string())
+        );
+        assert_eq!(CommentChange::Keep.applied_to(None), None);
+        let set = CommentChange::Set(Some("new".into()));
+        assert_eq!(set.applied_to(Some("kind")), Some("new".to_string()));
+        assert_eq!(CommentChange::Set(None).applied_to(Some("kind")), None);
     }
 
     #[test]

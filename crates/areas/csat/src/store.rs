@@ -166,7 +166,7 @@ pub async fn rate(
             ))
             .bind(before.id)
             .bind(new.score)
-            .bind(new.comment.as_deref())
+            .bind(new.comment.applied_to(before.comment.as_deref()))
             .bind(now)
             .fetch_one(&mut tx)
             .await?;
@@ -191,7 +191,7 @@ pub async fn rate(
             .bind(rated.entity_id)
             .bind(id)
             .bind(new.score)
-            .bind(new.comment.as_deref())
+            .bind(new.comment.applied_to(None))
             .bind(now)
             .fetch_one(&mut tx)
             .await?;

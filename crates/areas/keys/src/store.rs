@@ -146,6 +146,20 @@ pub async fn find(db: &Db, tenant: &Tenant, id: Uuid) -> Result<ApiKey, StoreErr
     Ok(row.into())
 }
 
+/// The scope names key `id` of the tenant holds that this build does not
+/// know (a newer build's, during a rolling deploy). `find` leaves them out
+/// of the key's scopes, so whoever may manage the key is checked against
+/// them here too.
+pub async fn unknown_scopes(db: &Db, tenant: &Tenant, id: Uuid) -> Result<Vec<String>, StoreError> {
+    let stored: String =
+        Query::new("SELECT scopes FROM api_keys WHERE id = $1 AND company_id = $2 AND mode = $3")
+            .bind(id)
+            .bind_tenant(tenant)
+            .fetch_scalar(db)
+            .await?;
+    Ok(ScopeSet::unknown_in_stored(&stored))
+}
+
 /// What `update` may change; `None` keeps the current value.
 #[derive(Debug, Default)]
 pub struct KeyChanges {
@@ -212,14 +226,42 @@ pub struct KeyForAuth {
     pub is_active: bool,
     pub last_used_at: Option<Timestamp>,
     pub company_status: CompanyStatus,
+    /// The database's clock when it was read: a key expires by the
+    /// database's time, the one time every node shares.
+    pub db_now: Timestamp,
 }
 
-const FOR_AUTH: &str = "SELECT k.id, k.company_id, k.mode, k.scopes, k.rate_limit, k.expires_at, \
-     k.is_active, k.last_used_at, c.status AS company_status \
-     FROM api_keys k JOIN companies c ON c.id = k.company_id";
+impl KeyForAuth {
+    /// Whether the key had expired when it was read (by the database's
+    /// clock).
+    pub fn is_expired(&self) -> bool {
+        self.expires_at.is_some_and(|at| at <= self.db_now)
+    }
+
+    /// When the key expires on the clock of a node that read `node_now`
+    /// when the database read `db_now`: the expiry moved by the clocks'
+    /// difference, so a node whose clock is off still ends the key when
+    /// the database's clock reaches its expiry.
+    pub fn expiry_on_node(&self, node_now: Timestamp) -> Option<Timestamp> {
+        let skew = node_now.0 - self.db_now.0;
+        self.expires_at
+            .map(|at| Timestamp::from_datetime(at.0.checked_add_signed(skew).unwrap_or(at.0)))
+    }
+}
+
+/// The key's record with its company's status and the database's time
+/// (one SQL text; only the spelling of "now" differs).
+fn for_auth(db: &Db, condition: &str) -> String {
+    format!(
+        "SELECT k.id, k.company_id, k.mode, k.scopes, k.rate_limit, k.expires_at, \
+         k.is_active, k.last_used_at, c.status AS company_status, {now} AS db_now \
+         FROM api_keys k JOIN companies c ON c.id = k.company_id WHERE {condition}",
+        now = db.backend().now_sql()
+    )
+}
 
 pub async fn find_for_auth(db: &Db, key_hash: &str) -> Result<Option<KeyForAuth>, StoreError> {
-    Query::new(format!("{FOR_AUTH} WHERE k.key_hash = $1"))
+    Query::new(for_auth(db, "k.key_hash = $1"))
         .bind(key_hash)
         .fetch_optional(db)
         .await
@@ -228,7 +270,7 @@ pub async fn find_for_auth(db: &Db, key_hash: &str) -> Result<Option<KeyForAuth>
 /// The same record by key id (socket tokens carry the id of the key that
 /// minted them, never its hash).
 pub async fn find_for_auth_by_id(db: &Db, id: Uuid) -> Result<Option<KeyForAuth>, StoreError> {
-    Query::new(format!("{FOR_AUTH} WHERE k.id = $1"))
+    Query::new(for_auth(db, "k.id = $1"))
         .bind(id)
         .fetch_optional(db)
         .await

@@ -124,11 +124,13 @@ function onFrame(frame) {
       }
       break;
     case 'presence': {
+      // Visitors see an agent's name, never their user id: agents are told
+      // apart by name.
       const agent = frame.data;
-      if (!agent?.userId) break;
+      if (!agent?.name) break;
       state.live ??= new Map();
-      if (agent.online && agent.visibility !== 'PRIVATE') state.live.set(agent.userId, agent.name);
-      else state.live.delete(agent.userId);
+      if (agent.online && agent.visibility !== 'PRIVATE') state.live.set(agent.name, agent.name);
+      else state.live.delete(agent.name);
       renderLivePresence();
       break;
     }
@@ -158,7 +160,7 @@ function onFrame(frame) {
       break;
     case 'assignment':
       // Assigned: out of the queue. Sent back to the queue: a `queue` frame follows.
-      if (frame.data?.sessionId === state.conversation?.sessionId && frame.data.assigneeId) showQueuePosition(null);
+      if (frame.data?.sessionId === state.conversation?.sessionId && frame.data.assigned) showQueuePosition(null);
       break;
     case 'error':
       if (frame.code === 'session_closed') setClosed(true);
