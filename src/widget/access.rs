@@ -93,16 +93,25 @@ pub async fn check(state: &AppState, token: &str, used_for: Use) -> ApiResult<Vi
     if claims.expires_at <= now.0.timestamp() {
         return Err(invalid_token("Visitor token has expired"));
     }
-    let session = live_state(state, &claims, now).await?;
+    let entity_id = still_valid(state, &claims, used_for).await?;
+    Ok(VisitorAccess { claims, entity_id })
+}
+
+/// Every check of `check` but the expiry, for a socket opened with a token
+/// then valid (a socket outlives its token): the session's entity.
+pub async fn still_valid(
+    state: &AppState,
+    claims: &VisitorClaims,
+    used_for: Use,
+) -> ApiResult<Uuid> {
+    let now = state.clock.now();
+    let session = live_state(state, claims, now).await?;
     if used_for == Use::Write && closed_too_long(state, &session, now) {
         return Err(invalid_token(
             "This chat is closed: its visitor token no longer writes to it",
         ));
     }
-    Ok(VisitorAccess {
-        claims,
-        entity_id: session.entity_id,
-    })
+    Ok(session.entity_id)
 }
 
 /// The session's state when `claims` (a visitor's or a link's) still

@@ -1,7 +1,8 @@
 //! `POST /chat/sessions/{id}/visitor-tokens/revoke`: ends every visitor
 //! token (and email link) of a session, e.g. after a visitor says their
-//! device was lost. Its open visitor sockets close at the next credentials
-//! re-check.
+//! device was lost. A visitor socket already open stays open but posts no
+//! more messages (each `message` frame checks the session's nonce); a new
+//! handshake with a revoked token is refused.
 
 use axum::http::StatusCode;
 use utoipa_axum::routes;
@@ -20,8 +21,9 @@ pub fn router() -> ApiRouter {
 /// Revoke a chat's visitor tokens
 ///
 /// Every visitor token and email continue link issued for the session so
-/// far stops working (401 `invalid_token`). The visitor can start a new
-/// chat; a verified visitor finds this one in their history again.
+/// far stops working (401 `invalid_token`; an open visitor socket of it
+/// may no longer post). The visitor can start a new chat; a verified
+/// visitor finds this one in their history again.
 #[utoipa::path(post, path = "/chat/sessions/{id}/visitor-tokens/revoke",
     operation_id = "revoke_visitor_tokens", tag = "Chat",
     params(("id" = uuid::Uuid, Path, description = "Session id")),

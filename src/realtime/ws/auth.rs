@@ -41,6 +41,9 @@ pub enum Credential {
         tenant: Tenant,
         session_id: Uuid,
         entity_id: Uuid,
+        /// What the handshake's token said: each `message` frame checks
+        /// that its session's nonce and identity secret still match.
+        claims: crate::realtime::token::VisitorClaims,
     },
 }
 
@@ -110,6 +113,7 @@ pub async fn authenticate(
             tenant: visitor.tenant(),
             session_id: visitor.session_id(),
             entity_id: visitor.entity_id,
+            claims: visitor.claims,
         });
     }
     let key = state.realtime.token_key(&state.db).await?;
