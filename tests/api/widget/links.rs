@@ -17,6 +17,7 @@ backend_tests!(
     rotation_without_grace_leaves_anonymous_tokens_alone,
     a_reply_email_links_the_services_own_page_without_a_visitor_token,
     an_email_link_is_traded_for_a_visitor_token_once,
+    a_retried_link_trade_with_its_idempotency_key_replays_the_first,
     an_email_link_token_is_no_visitor_token,
     the_history_needs_a_recent_identity_token,
     the_history_lists_a_verified_visitors_chats_for_a_fresh_identity_token,
@@ -153,6 +154,28 @@ async fn an_email_link_is_traded_for_a_visitor_token_once(backend: Backend) {
     exchange(&app, link)
         .await
         .assert_error(401, "invalid_token");
+}
+
+/// A visitor whose answer was lost retries with the same key: the first
+/// trade's answer, not "already used".
+async fn a_retried_link_trade_with_its_idempotency_key_replays_the_first(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |c| c.run_workers = false).await;
+    let acme = app.company().await;
+    let (_, _, mail) = answered(&app, &acme).await;
+    let body = json!({"linkToken": link_token(&mail)});
+    let keyed = || async {
+        let request = app
+            .client
+            .post(app.url("/widget/v1/tokens/exchange"))
+            .header("Idempotency-Key", "trade-1")
+            .json(&body);
+        TestResponse::from(request.send().await).await
+    };
+
+    let first = keyed().await;
+    first.assert_status(200);
+    let retry = keyed().await;
+    crate::idempotency::assert_replayed(&first, &retry);
 }
 
 async fn an_email_link_token_is_no_visitor_token(backend: Backend) {
