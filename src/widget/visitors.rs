@@ -199,7 +199,15 @@ pub(crate) async fn history(
         let visitor = access::check(&state, token, access::Use::Read).await?;
         let tenant = visitor.tenant();
         let session = chat_store::find_session(&state.db, &tenant, visitor.session_id()).await?;
-        let (_, token) = access::refresh(&state, token).await?;
+        let claims = visitor.claims;
+        let token = access::issue(
+            &state,
+            &tenant,
+            claims.session_id,
+            claims.nonce,
+            claims.secret,
+        )
+        .await?;
         return Ok(Json(DataList {
             data: vec![PastSession {
                 session: session.visitor_view(),
