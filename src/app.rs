@@ -34,6 +34,7 @@ pub fn api_routes() -> ApiRouter {
     ApiRouter::new()
         .merge(crate::entities::routes::router())
         .merge(crate::widget::secret::router())
+        .merge(crate::widget::revoke::router())
         .merge(crate::users::routes::router())
         .merge(crate::keys::routes::router())
         .merge(crate::webhooks::routes::router())

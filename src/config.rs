@@ -193,6 +193,21 @@ pub struct ServeArgs {
         default_value = defaults::WIDGET_REQUEST_RATE
     )]
     pub widget_request_rate: String,
+    /// Minutes a visitor token lives; the widget refreshes it while it is open.
+    #[arg(
+        long,
+        env = "SUPPORTDESK_VISITOR_TOKEN_TTL_MINUTES",
+        default_value_t = defaults::VISITOR_TOKEN_TTL_MINUTES
+    )]
+    pub visitor_token_ttl_minutes: u64,
+    /// Minutes a closed chat's visitor token may still write (rate the
+    /// chat); reading goes on while the token lives.
+    #[arg(
+        long,
+        env = "SUPPORTDESK_VISITOR_CLOSED_WRITE_MINUTES",
+        default_value_t = defaults::VISITOR_CLOSED_WRITE_MINUTES
+    )]
+    pub visitor_closed_write_minutes: u64,
 }
 
 /// Every default, written once: the flags show them and `Config::new`
@@ -237,11 +252,20 @@ pub mod defaults {
     pub const MAX_VISITOR_ATTACHMENT_BYTES: u64 = 10 * 1024 * 1024;
     /// Uploads never attached to a record are deleted after a day.
     pub const ATTACHMENT_ORPHAN_HOURS: u64 = 24;
+    /// Half an hour: the widget refreshes at half-life, so a page left
+    /// open keeps its chat, and a leaked token is worth little for long.
+    pub const VISITOR_TOKEN_TTL_MINUTES: u64 = 30;
+    /// Long enough to rate a chat after its close.
+    pub const VISITOR_CLOSED_WRITE_MINUTES: u64 = 60;
 }
 
 /// `ms` milliseconds, or `None` for 0 (the setting turned off).
 fn millis_or_off(ms: u64) -> Option<Duration> {
     (ms > 0).then(|| Duration::from_millis(ms))
+}
+
+fn minutes(count: u64) -> Duration {
+    Duration::from_secs(count.saturating_mul(60))
 }
 
 fn days(count: u64) -> Duration {
@@ -322,6 +346,10 @@ pub struct Config {
     pub s3: Option<S3Config>,
     /// Where `GET /metrics` listens; metrics are off without it.
     pub metrics_bind: Option<String>,
+    /// How long a visitor token lives (`SUPPORTDESK_VISITOR_TOKEN_TTL_MINUTES`).
+    pub visitor_token_ttl: Duration,
+    /// How long after its chat closed a visitor token may still write.
+    pub visitor_closed_write: Duration,
 }
 
 pub use ::attachments::S3Config;
@@ -410,6 +438,8 @@ impl Config {
                     ..S3Config::default()
                 }),
             metrics_bind: args.metrics_bind.filter(|bind| !bind.is_empty()),
+            visitor_token_ttl: minutes(args.visitor_token_ttl_minutes.max(1)),
+            visitor_closed_write: minutes(args.visitor_closed_write_minutes),
         })
     }
 
@@ -463,6 +493,8 @@ impl Config {
                 .expect("the default widget request rate parses"),
             s3: None,
             metrics_bind: None,
+            visitor_token_ttl: minutes(defaults::VISITOR_TOKEN_TTL_MINUTES),
+            visitor_closed_write: minutes(defaults::VISITOR_CLOSED_WRITE_MINUTES),
         }
     }
 

@@ -5,17 +5,16 @@
 //! has its own upload budget (`SUPPORTDESK_VISITOR_UPLOAD_RATE`).
 
 use axum::body::Body;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 
 use super::model::{Attachment, visitor_may_upload};
 use super::routes::{Rules, UploadForm, receive};
 use crate::chat::model::SessionStatus;
-use crate::error::{ApiError, ApiResult, ErrorCode, StoreError};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::extract::{Json, Query};
 use crate::idempotency::RequestState;
 use crate::openapi::schema::ErrorBody;
 use crate::ratelimit::Limiter;
-use crate::realtime::token::TokenGrant;
 
 #[derive(serde::Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -53,23 +52,11 @@ pub(crate) async fn upload(
     headers: HeaderMap,
     body: Body,
 ) -> ApiResult<(StatusCode, Json<Attachment>)> {
-    let token = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .ok_or_else(|| invalid_token("Authorization: Bearer <visitorToken> is required"))?;
-    let key = state.realtime.token_key(&state.db).await?;
-    let Some(TokenGrant::Visitor { tenant, session_id }) = key.verify(token) else {
-        return Err(invalid_token("Invalid token"));
-    };
-    let session = match crate::chat::store::find_session(&state.db, &tenant, session_id).await {
-        Ok(session) => session,
-        Err(StoreError::NotFound) => return Err(invalid_token("Invalid token")),
-        Err(other) => return Err(other.into()),
-    };
-    crate::companies::ensure_active(&state.db, &tenant).await?;
+    let visitor =
+        crate::widget::access::from_headers(&state, &headers, crate::widget::access::Use::Write)
+            .await?;
+    let (tenant, session_id) = (visitor.tenant(), visitor.session_id());
+    let session = crate::chat::store::find_session(&state.db, &tenant, session_id).await?;
     if session.status == SessionStatus::Closed {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
@@ -99,8 +86,4 @@ pub(crate) async fn upload(
     };
     let stored = receive(&state, &tenant, &headers, query.filename, body, rules).await?;
     Ok((StatusCode::CREATED, Json(stored.into())))
-}
-
-fn invalid_token(message: &str) -> ApiError {
-    ApiError::new(StatusCode::UNAUTHORIZED, ErrorCode::InvalidToken, message)
 }

@@ -84,8 +84,10 @@ pub(crate) struct CreateSession {
 pub(crate) struct CreatedSession {
     #[serde(flatten)]
     session: Session,
-    /// For the visitor's widget: its socket and its messages.
-    visitor_token: String,
+    /// For the visitor's widget: its socket and its messages, until
+    /// `visitorTokenExpiresAt`.
+    #[serde(flatten)]
+    visitor_token: crate::widget::access::IssuedToken,
 }
 
 /// Start a chat session
@@ -126,7 +128,7 @@ async fn create_session(
         identity: Default::default(),
     };
     let (session, visitor_token) =
-        service::create_session_in(&state, &principal.tenant, new, team_id).await?;
+        service::create_session_in(&state, &principal.tenant, new, team_id, None).await?;
     Ok((
         StatusCode::CREATED,
         Json(CreatedSession {

@@ -12,20 +12,24 @@ use crate::auth::Tenant;
 use crate::error::{ApiError, ApiResult, StoreError};
 use crate::realtime::presence::{AgentPresence, Visibility};
 use crate::realtime::protocol::{self, Channel, HubChannel, Topic};
+use crate::realtime::token::SecretFingerprint;
 use crate::state::AppState;
 use crate::teams::{claim, routing};
 use crate::users::Role;
 use crate::users::store::{self as users, NewUser};
 use crate::validate::{Fields, problem};
+use crate::widget::access::{self, IssuedToken};
 
-/// Creates a session and its visitor token; tells the entity's watchers.
-/// The session joins its entity's default team, if any.
+/// Creates a session and its visitor token (vouched for by the identity
+/// secret `secret`, None for an anonymous visitor); tells the entity's
+/// watchers. The session joins its entity's default team, if any.
 pub async fn create_session(
     state: &AppState,
     tenant: &Tenant,
     new: NewSession,
-) -> ApiResult<(Session, String)> {
-    create_session_in(state, tenant, new, None).await
+    secret: Option<SecretFingerprint>,
+) -> ApiResult<(Session, IssuedToken)> {
+    create_session_in(state, tenant, new, None, secret).await
 }
 
 /// `create_session`, the session joining `team` (else the entity's default
@@ -35,13 +39,12 @@ pub async fn create_session_in(
     tenant: &Tenant,
     new: NewSession,
     team: Option<Uuid>,
-) -> ApiResult<(Session, String)> {
+    secret: Option<SecretFingerprint>,
+) -> ApiResult<(Session, IssuedToken)> {
     let mut session =
         store::create_session(&state.db, tenant, &new, team, state.clock.now()).await?;
-    let token = state
-        .realtime
-        .visitor_token(&state.db, tenant, session.id)
-        .await?;
+    // A new session's nonce is the column's default, 0.
+    let token = access::issue(state, tenant, session.id, 0, secret).await?;
     publish_session(state, tenant, &session, false).await;
     if let Some(team) = session.team_id {
         // The session has committed: a failed drain is logged, and the
@@ -146,11 +149,8 @@ pub async fn send_message(
 ) -> ApiResult<SendOutcome> {
     let link = match outgoing.sender {
         Sender::Agent(_) => {
-            let token = state
-                .realtime
-                .visitor_token(&state.db, tenant, session_id)
-                .await?;
-            Some(visitor_link(state, session_id, &token))
+            let link = access::link_token(state, tenant, session_id).await?;
+            Some(visitor_link(state, session_id, &link))
         }
         Sender::Visitor(_) | Sender::System(_) => None,
     };
@@ -204,10 +204,13 @@ pub async fn send_message(
     })
 }
 
-/// The page that continues a chat: `{public_url}/demo/visitor.html#session=…&token=…`.
-pub fn visitor_link(state: &AppState, session_id: Uuid, token: &str) -> String {
+/// The page that continues a chat, served by the service itself (the
+/// widget's own chat page, so the link works on every deployment):
+/// `{public_url}/widget/frame.html#session=…&link=…`. The page trades the
+/// link token for a visitor token (`/widget/v1/tokens/exchange`).
+pub fn visitor_link(state: &AppState, session_id: Uuid, link: &str) -> String {
     format!(
-        "{}/demo/visitor.html#session={session_id}&token={token}",
+        "{}/widget/frame.html#session={session_id}&link={link}",
         state.public_url
     )
 }

@@ -20,7 +20,6 @@ use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::extract::Json;
 use crate::idempotency::RequestState;
 use crate::openapi::schema::ErrorBody;
-use crate::realtime::token::TokenGrant;
 use crate::state::AppState;
 use crate::validate::{Fields, optional_id, optional_text};
 
@@ -129,10 +128,9 @@ async fn visitor_target(
     token: &str,
     body: &RateBody,
 ) -> ApiResult<(Tenant, RatingTarget)> {
-    let key = state.realtime.token_key(&state.db).await?;
-    let Some(TokenGrant::Visitor { tenant, session_id }) = key.verify(token) else {
-        return Err(unauthorized("Invalid token"));
-    };
+    let visitor =
+        crate::widget::access::check(state, token, crate::widget::access::Use::Write).await?;
+    let (tenant, session_id) = (visitor.tenant(), visitor.session_id());
     let (session, ticket) = (
         optional_id("sessionId", body.session_id.as_deref()),
         optional_id("ticketId", body.ticket_id.as_deref()),

@@ -244,15 +244,14 @@ impl Realtime {
             .await
     }
 
-    /// The visitor token of a chat session: with it a browser opens
+    /// A visitor token with `claims`: with it a browser opens
     /// `/api/v1/ws?token=…` and reads and posts in that session only.
     pub async fn visitor_token(
         &self,
         db: &Db,
-        tenant: &Tenant,
-        session_id: Uuid,
+        claims: &token::VisitorClaims,
     ) -> Result<String, StoreError> {
-        Ok(self.token_key(db).await?.visitor_token(tenant, session_id))
+        Ok(self.token_key(db).await?.visitor_token(claims))
     }
 }
 

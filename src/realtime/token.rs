@@ -1,7 +1,11 @@
 //! Tokens for sockets opened by browsers, which cannot send `X-API-Key`:
 //!
-//! - visitor tokens (`vt_…`): one chat session, no expiry (the email link
-//!   that continues a chat carries one), returned when the session is created;
+//! - visitor tokens (`vt_…`): one chat session, short-lived (refreshed by the
+//!   widget while it is open), carrying the session's nonce (revocation) and
+//!   the fingerprint of the identity secret that verified the visitor
+//!   (rotation); returned when the session is created;
+//! - link tokens (`vl_…`): the continue link of an agent-reply email, good
+//!   only for trading once for a visitor token (`/widget/v1/tokens/exchange`);
 //! - socket tokens (`st_…`): an agent console's short-lived pass, minted by
 //!   `POST /api/v1/ws/tokens` from an API key with `chat:read`.
 //!
@@ -20,16 +24,55 @@ use crate::time::Timestamp;
 
 const VISITOR_PREFIX: &str = "vt_";
 const SOCKET_PREFIX: &str = "st_";
+const LINK_PREFIX: &str = "vl_";
 const KIND_VISITOR: u8 = 1;
 const KIND_SOCKET: u8 = 2;
+const KIND_LINK: u8 = 3;
+/// kind, session, company, mode, expiry, nonce, secret fingerprint.
+const VISITOR_LEN: usize = 1 + 16 + 16 + 1 + 8 + 8 + 8;
+/// A visitor payload and the link epoch.
+const LINK_LEN: usize = VISITOR_LEN + 8;
+
+/// The first 8 bytes of the SHA-256 of a widget identity secret: enough to
+/// tell the secrets of one entity apart, and says nothing of the secret.
+pub type SecretFingerprint = [u8; 8];
+
+/// What a visitor token (or a link token) says of its session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VisitorClaims {
+    pub tenant: Tenant,
+    pub session_id: Uuid,
+    /// Unix seconds.
+    pub expires_at: i64,
+    /// The session's `token_nonce` when the token was minted.
+    pub nonce: i64,
+    /// The identity secret that verified the visitor (None: anonymous).
+    pub secret: Option<SecretFingerprint>,
+}
+
+/// What a link token says: the visitor claims and the session's link epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkClaims {
+    pub visitor: VisitorClaims,
+    pub epoch: i64,
+}
+
+/// The fingerprint of `secret`.
+pub fn fingerprint(secret: &str) -> SecretFingerprint {
+    use sha2::Digest;
+    let digest = Sha256::digest(secret.as_bytes());
+    let mut print = [0u8; 8];
+    print.copy_from_slice(&digest[..8]);
+    print
+}
 const MAC_LEN: usize = 16;
 const FLAG_CHAT_WRITE: u8 = 1;
 
 /// What a verified token grants.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TokenGrant {
-    /// One chat session of `tenant`.
-    Visitor { tenant: Tenant, session_id: Uuid },
+    /// One chat session; expiry, nonce and secret are the caller's to check.
+    Visitor(VisitorClaims),
     /// A pass for agent sockets of key `key_id`. `scopes` are the chat
     /// scopes the key had when it minted the token; the handshake goes by
     /// the key's scopes at that moment instead.
@@ -67,13 +110,40 @@ impl TokenKey {
         format!("{prefix}{}", URL_SAFE_NO_PAD.encode(bytes))
     }
 
-    /// The visitor token of session `session_id` of `tenant`.
-    pub fn visitor_token(&self, tenant: &Tenant, session_id: Uuid) -> String {
-        let mut payload = vec![KIND_VISITOR];
-        payload.extend_from_slice(session_id.as_bytes());
-        payload.extend_from_slice(tenant.company_id.as_bytes());
-        payload.push(mode_byte(tenant.mode));
-        self.seal(VISITOR_PREFIX, payload)
+    /// A visitor token with `claims`.
+    pub fn visitor_token(&self, claims: &VisitorClaims) -> String {
+        self.seal(VISITOR_PREFIX, visitor_payload(KIND_VISITOR, claims))
+    }
+
+    /// A link token with `claims`.
+    pub fn link_token(&self, claims: &LinkClaims) -> String {
+        let mut payload = visitor_payload(KIND_LINK, &claims.visitor);
+        payload.extend_from_slice(&claims.epoch.to_be_bytes());
+        self.seal(LINK_PREFIX, payload)
+    }
+
+    /// The claims of a genuine link token, or `None` (expiry, nonce and
+    /// epoch are the caller's to check).
+    pub fn verify_link(&self, token: &str) -> Option<LinkClaims> {
+        let payload = self.open(token.strip_prefix(LINK_PREFIX)?)?;
+        if payload.first() != Some(&KIND_LINK) || payload.len() != LINK_LEN {
+            return None;
+        }
+        Some(LinkClaims {
+            visitor: visitor_claims(&payload)?,
+            epoch: i64_at(&payload, VISITOR_LEN)?,
+        })
+    }
+
+    /// The payload of a genuine sealed token (without its prefix).
+    fn open(&self, encoded: &str) -> Option<Vec<u8>> {
+        let mut bytes = URL_SAFE_NO_PAD.decode(encoded).ok()?;
+        if bytes.len() <= MAC_LEN {
+            return None;
+        }
+        let tag = bytes.split_off(bytes.len() - MAC_LEN);
+        self.mac(&bytes).verify_truncated_left(&tag).ok()?;
+        Some(bytes)
     }
 
     /// A socket token carrying the chat scopes of `scopes`, valid until `expires_at`.
@@ -104,26 +174,18 @@ impl TokenKey {
         let encoded = token
             .strip_prefix(VISITOR_PREFIX)
             .or_else(|| token.strip_prefix(SOCKET_PREFIX))?;
-        let bytes = URL_SAFE_NO_PAD.decode(encoded).ok()?;
-        if bytes.len() <= MAC_LEN {
-            return None;
-        }
-        let (payload, tag) = bytes.split_at(bytes.len() - MAC_LEN);
-        self.mac(payload).verify_truncated_left(tag).ok()?;
+        let payload = self.open(encoded)?;
+        let payload = payload.as_slice();
         match (payload.first()?, token.starts_with(VISITOR_PREFIX)) {
-            (&KIND_VISITOR, true) if payload.len() == 34 => Some(TokenGrant::Visitor {
-                session_id: uuid_at(payload, 1)?,
-                tenant: Tenant {
-                    company_id: uuid_at(payload, 17)?,
-                    mode: mode_from(payload[33])?,
-                },
-            }),
+            (&KIND_VISITOR, true) if payload.len() == VISITOR_LEN => {
+                Some(TokenGrant::Visitor(visitor_claims(payload)?))
+            }
             (&KIND_SOCKET, false) if payload.len() == 43 => {
                 let mut scopes = vec![Scope::ChatRead];
                 if payload[34] & FLAG_CHAT_WRITE != 0 {
                     scopes.push(Scope::ChatWrite);
                 }
-                let expires = i64::from_be_bytes(payload[35..43].try_into().ok()?);
+                let expires = i64_at(payload, 35)?;
                 Some(TokenGrant::Socket {
                     key_id: uuid_at(payload, 1)?,
                     tenant: Tenant {
@@ -137,6 +199,36 @@ impl TokenKey {
             _ => None,
         }
     }
+}
+
+fn visitor_payload(kind: u8, claims: &VisitorClaims) -> Vec<u8> {
+    let mut payload = vec![kind];
+    payload.extend_from_slice(claims.session_id.as_bytes());
+    payload.extend_from_slice(claims.tenant.company_id.as_bytes());
+    payload.push(mode_byte(claims.tenant.mode));
+    payload.extend_from_slice(&claims.expires_at.to_be_bytes());
+    payload.extend_from_slice(&claims.nonce.to_be_bytes());
+    // All zero for an anonymous visitor: a SHA-256 prefix is never that in practice.
+    payload.extend_from_slice(&claims.secret.unwrap_or_default());
+    payload
+}
+
+fn visitor_claims(payload: &[u8]) -> Option<VisitorClaims> {
+    let secret: SecretFingerprint = payload.get(50..58)?.try_into().ok()?;
+    Some(VisitorClaims {
+        session_id: uuid_at(payload, 1)?,
+        tenant: Tenant {
+            company_id: uuid_at(payload, 17)?,
+            mode: mode_from(*payload.get(33)?)?,
+        },
+        expires_at: i64_at(payload, 34)?,
+        nonce: i64_at(payload, 42)?,
+        secret: (secret != [0; 8]).then_some(secret),
+    })
+}
+
+fn i64_at(bytes: &[u8], at: usize) -> Option<i64> {
+    Some(i64::from_be_bytes(bytes.get(at..at + 8)?.try_into().ok()?))
 }
 
 fn uuid_at(bytes: &[u8], at: usize) -> Option<Uuid> {
@@ -169,20 +261,23 @@ mod tests {
         }
     }
 
+    fn claims(secret: Option<SecretFingerprint>) -> VisitorClaims {
+        VisitorClaims {
+            tenant: tenant(),
+            session_id: Uuid::now_v7(),
+            expires_at: 1_900_000_000,
+            nonce: 7,
+            secret,
+        }
+    }
+
     #[test]
     fn visitor_tokens_verify_only_with_their_key() {
         let key = TokenKey::new("secret-one");
-        let tenant = tenant();
-        let session = Uuid::now_v7();
-        let token = key.visitor_token(&tenant, session);
+        let claims = claims(Some(fingerprint("wis_x")));
+        let token = key.visitor_token(&claims);
         assert!(token.starts_with("vt_"));
-        assert_eq!(
-            key.verify(&token),
-            Some(TokenGrant::Visitor {
-                tenant,
-                session_id: session
-            })
-        );
+        assert_eq!(key.verify(&token), Some(TokenGrant::Visitor(claims)));
         assert_eq!(TokenKey::new("secret-two").verify(&token), None);
         // Any changed character breaks the signature.
         let mut tampered = token.clone().into_bytes();
@@ -192,8 +287,31 @@ mod tests {
             key.verify(&String::from_utf8(tampered).expect("ascii")),
             None
         );
-        // A visitor payload under the socket prefix is refused.
+        // A visitor payload under the socket or link prefix is refused.
         assert_eq!(key.verify(&token.replacen("vt_", "st_", 1)), None);
+        assert_eq!(key.verify_link(&token.replacen("vt_", "vl_", 1)), None);
+    }
+
+    #[test]
+    fn an_anonymous_visitor_token_has_no_secret() {
+        let key = TokenKey::new("secret");
+        let claims = claims(None);
+        let token = key.visitor_token(&claims);
+        assert_eq!(key.verify(&token), Some(TokenGrant::Visitor(claims)));
+    }
+
+    #[test]
+    fn link_tokens_are_not_visitor_tokens() {
+        let key = TokenKey::new("secret");
+        let link = LinkClaims {
+            visitor: claims(None),
+            epoch: 3,
+        };
+        let token = key.link_token(&link);
+        assert!(token.starts_with("vl_"));
+        assert_eq!(key.verify_link(&token), Some(link));
+        assert_eq!(key.verify(&token), None);
+        assert_eq!(key.verify(&token.replacen("vl_", "vt_", 1)), None);
     }
 
     #[test]

@@ -69,14 +69,20 @@ pub(super) async fn session(
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct LinkTokenOnly {
+    /// A rating's signed link.
     token: Option<String>,
+    /// An email continue link's token (`/widget/v1/tokens/exchange`).
+    link_token: Option<String>,
 }
 
-/// `POST /widget/v1/attachments` and `POST /widget/v1/ratings`: scoped to
+/// `POST /widget/v1/attachments`, `/ratings` and `/tokens/…`: scoped to
 /// the company and mode of the visitor token (`Authorization: Bearer
-/// vt_…`), or for a rating without one, of the signed rating link in its
-/// body (`token`).
+/// vt_…`), or without one, of the signed rating link (`token`) or email
+/// link token (`linkToken`) in the body. A replayed link trade answers the
+/// visitor token of the first trade, to the holder of that link and key
+/// only, so a retry after a lost answer does not find the link spent.
 pub(super) async fn visitor(
     Extension(state): Extension<AppState>,
     request: Request,
@@ -99,12 +105,16 @@ pub(super) async fn visitor(
         Ok(buffered) => buffered,
         Err(refused) => return refused.into_response(),
     };
-    let link = serde_json::from_slice::<LinkTokenOnly>(&body)
-        .ok()
-        .and_then(|body| body.token);
-    let sender = match link {
-        Some(link) => link_sender(&state, &link).await,
-        None => None,
+    let links = serde_json::from_slice::<LinkTokenOnly>(&body).ok();
+    let sender = match links {
+        Some(LinkTokenOnly {
+            token: Some(link), ..
+        }) => link_sender(&state, &link).await,
+        Some(LinkTokenOnly {
+            link_token: Some(link),
+            ..
+        }) => email_link_sender(&state, &link).await,
+        _ => None,
     };
     run_in(state, sender, request, next).await
 }
@@ -163,13 +173,24 @@ fn is_json(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.starts_with("application/json"))
 }
 
-/// The tenant and session of a valid visitor token.
+/// The tenant and session of a genuine, unexpired visitor token (the
+/// handler checks the rest).
 async fn visitor_of(state: &AppState, token: &str) -> Option<(Tenant, Caller)> {
     let key = state.realtime.token_key(&state.db).await.ok()?;
     match key.verify(token)? {
-        TokenGrant::Visitor { tenant, session_id } => Some((tenant, Caller::Visitor(session_id))),
+        TokenGrant::Visitor(claims) if claims.expires_at > state.clock.now().0.timestamp() => {
+            Some((claims.tenant, Caller::Visitor(claims.session_id)))
+        }
         _ => None,
     }
+}
+
+/// The tenant and session of a genuine, unexpired email link token.
+async fn email_link_sender(state: &AppState, link: &str) -> Option<(Tenant, Caller)> {
+    let key = state.realtime.token_key(&state.db).await.ok()?;
+    let claims = key.verify_link(link)?.visitor;
+    (claims.expires_at > state.clock.now().0.timestamp())
+        .then_some((claims.tenant, Caller::Visitor(claims.session_id)))
 }
 
 /// The tenant of the record a valid, unexpired rating link names, and

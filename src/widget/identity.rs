@@ -39,6 +39,8 @@ pub struct Identity {
     pub external_id: String,
     pub email: Option<String>,
     pub name: Option<String>,
+    /// The token's `iat` (Unix seconds).
+    pub issued_at: i64,
 }
 
 /// Why a token was refused; the text goes to the client as is.
@@ -82,6 +84,15 @@ struct Claims {
 /// Checks `token` against each secret in `secrets` (the current one, and
 /// the previous one during a rotation's grace period) at time `now`.
 pub fn verify(token: &str, secrets: &[&str], now: Timestamp) -> Result<Identity, Refused> {
+    verify_which(token, secrets, now).map(|(identity, _)| identity)
+}
+
+/// `verify`, with the secret of `secrets` that signed the token.
+pub fn verify_which<'s>(
+    token: &str,
+    secrets: &[&'s str],
+    now: Timestamp,
+) -> Result<(Identity, &'s str), Refused> {
     if token.len() > TOKEN_MAX {
         return Err(Refused::Malformed);
     }
@@ -99,14 +110,14 @@ pub fn verify(token: &str, secrets: &[&str], now: Timestamp) -> Result<Identity,
         .decode(signature)
         .map_err(|_| Refused::Malformed)?;
     let signed = &token[..header_and_payload_len(token)];
-    if !secrets
+    let Some(secret) = secrets
         .iter()
-        .any(|secret| signed_by(secret, signed, &signature))
-    {
+        .find(|secret| signed_by(secret, signed, &signature))
+    else {
         return Err(Refused::Signature);
-    }
+    };
     let claims: Claims = decode_json(payload)?;
-    check_claims(claims, now.0.timestamp())
+    Ok((check_claims(claims, now.0.timestamp())?, secret))
 }
 
 fn header_and_payload_len(token: &str) -> usize {
@@ -183,6 +194,7 @@ fn check_claims(claims: Claims, now: i64) -> Result<Identity, Refused> {
         external_id: sub,
         email,
         name,
+        issued_at: iat,
     })
 }
 

@@ -3,13 +3,16 @@
 //! key. Open to any origin (CORS) and rate-limited per client IP. Everything
 //! else a widget does goes through `/api/v1/ws?token=` with its visitor token.
 
+pub mod access;
 mod assets;
 mod idempotent;
 pub mod identity;
 mod limits;
+pub mod revoke;
 mod routes;
 pub mod secret;
 pub mod store;
+mod tokens;
 mod visitors;
 
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! Handlers of `/widget/v1`.
 
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use serde::{Deserialize, Serialize};
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::Schema;
@@ -10,17 +10,17 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
+use super::access::{self, IssuedToken};
 use super::store::{self, WidgetTarget};
 use crate::chat::model::{NewSession, VisitorMessage, VisitorSession};
 use crate::chat::{Message, service};
 use crate::companies::CompanyStatus;
 use crate::custom_fields::model::{RecordKind, check_values};
-use crate::error::{ApiError, ApiResult, ErrorCode, StoreError};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::extract::{Id, Json, Query};
 use crate::idempotency::RequestState;
 use crate::kb;
 use crate::openapi::schema::ErrorBody;
-use crate::realtime::token::TokenGrant;
 use crate::state::AppState;
 use crate::time::Timestamp;
 use crate::validate::{Fields, NAME_MAX, optional_email, optional_text, problem, required_text};
@@ -60,6 +60,8 @@ fn documented() -> Vec<Documented> {
     vec![
         (schemas, paths, sessions),
         with_preflight(routes!(read_session)),
+        keyed(with_preflight(routes!(super::tokens::refresh))),
+        keyed(with_preflight(routes!(super::tokens::exchange))),
         keyed(with_preflight(routes!(crate::attachments::visitor::upload))),
         with_preflight(routes!(presence)),
         with_preflight(routes!(search)),
@@ -101,7 +103,7 @@ struct KeyQuery {
 
 /// The target of a widget key: 400 when missing, 404 when unknown, 403
 /// when its company is suspended.
-async fn target(state: &AppState, widget_key: Option<&str>) -> ApiResult<WidgetTarget> {
+pub(super) async fn target(state: &AppState, widget_key: Option<&str>) -> ApiResult<WidgetTarget> {
     let (key,) = (required_text("widgetKey", widget_key, WIDGET_KEY_MAX),).all_valid()?;
     target_of(state, &key).await
 }
@@ -153,9 +155,11 @@ struct StartedChat {
     #[serde(flatten)]
     #[schema(value_type = VisitorSession)]
     session: serde_json::Value,
-    /// `vt_…`: opens `/api/v1/ws?token=` for this session, and is the
-    /// bearer token of the other visitor operations.
-    visitor_token: String,
+    /// `visitorToken` (`vt_…`) opens `/api/v1/ws?token=` for this session,
+    /// and is the bearer token of the other visitor operations, until
+    /// `visitorTokenExpiresAt` (refresh it before).
+    #[serde(flatten)]
+    token: IssuedToken,
 }
 
 /// Start a chat (visitor)
@@ -200,7 +204,7 @@ async fn create_session(
         ),
     )
         .all_valid()?;
-    let (visitor_name, visitor_email, identity) = super::visitors::visitor(
+    let (visitor_name, visitor_email, identity, secret) = super::visitors::visitor(
         &state,
         &target,
         body.identity_token.as_deref(),
@@ -215,12 +219,12 @@ async fn create_session(
         custom_fields,
         identity,
     };
-    let (session, visitor_token) = service::create_session(&state, &target.tenant, new).await?;
+    let (session, token) = service::create_session(&state, &target.tenant, new, secret).await?;
     Ok((
         StatusCode::CREATED,
         Json(StartedChat {
             session: session.visitor_view(),
-            visitor_token,
+            token,
         }),
     ))
 }
@@ -234,10 +238,6 @@ struct VisitorChat {
     session: serde_json::Value,
     /// Oldest first; an agent's name, never their user id.
     messages: Vec<VisitorMessage>,
-}
-
-fn invalid_token(message: &str) -> ApiError {
-    ApiError::new(StatusCode::UNAUTHORIZED, ErrorCode::InvalidToken, message)
 }
 
 /// Read a chat with its messages (visitor)
@@ -259,26 +259,12 @@ async fn read_session(
     Id(id): Id,
     headers: HeaderMap,
 ) -> ApiResult<Json<VisitorChat>> {
-    let token = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .ok_or_else(|| invalid_token("Authorization: Bearer <visitorToken> is required"))?;
-    let key = state.realtime.token_key(&state.db).await?;
-    let Some(TokenGrant::Visitor { tenant, session_id }) = key.verify(token) else {
-        return Err(invalid_token("Invalid token"));
-    };
-    if session_id != id {
+    let visitor = access::from_headers(&state, &headers, access::Use::Read).await?;
+    if visitor.session_id() != id {
         return Err(ApiError::not_found());
     }
-    let session = match crate::chat::store::find_session(&state.db, &tenant, id).await {
-        Ok(session) => session,
-        Err(StoreError::NotFound) => return Err(invalid_token("Invalid token")),
-        Err(other) => return Err(other.into()),
-    };
-    crate::companies::ensure_active(&state.db, &tenant).await?;
+    let tenant = visitor.tenant();
+    let session = crate::chat::store::find_session(&state.db, &tenant, id).await?;
     let messages =
         crate::chat::store::messages(&state.db, &tenant, id, &state.link_signer()).await?;
     Ok(Json(VisitorChat {

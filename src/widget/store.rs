@@ -119,3 +119,115 @@ pub async fn rotate_secret(
     tx.commit().await?;
     Ok(until)
 }
+
+/// What decides whether a visitor token of a session still works: the
+/// session's nonce, link epoch and close, its entity's identity secrets and
+/// its company's standing.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct TokenState {
+    pub entity_id: Uuid,
+    pub token_nonce: i64,
+    pub link_epoch: i64,
+    pub status: crate::chat::model::SessionStatus,
+    pub closed_at: Option<Timestamp>,
+    pub visitor_verified: bool,
+    pub company_status: CompanyStatus,
+    widget_secret: Option<String>,
+    widget_previous_secret: Option<String>,
+    widget_previous_secret_expires_at: Option<Timestamp>,
+}
+
+impl TokenState {
+    /// The identity secrets that may still vouch for a visitor at `now`:
+    /// the current one, and the previous one during its grace period.
+    pub fn live_secrets(&self, now: Timestamp) -> impl Iterator<Item = &str> {
+        let previous = self.widget_previous_secret.as_deref().filter(|_| {
+            self.widget_previous_secret_expires_at
+                .is_some_and(|t| t > now)
+        });
+        self.widget_secret.as_deref().into_iter().chain(previous)
+    }
+
+    /// The entity's current identity secret, if it has one.
+    pub fn current_secret(&self) -> Option<&str> {
+        self.widget_secret.as_deref()
+    }
+}
+
+/// The token state of session `session_id` of `tenant`, None when there is
+/// no such session.
+pub async fn token_state(
+    db: &Db,
+    tenant: &Tenant,
+    session_id: Uuid,
+) -> Result<Option<TokenState>, StoreError> {
+    Query::new(
+        "SELECT s.entity_id, s.token_nonce, s.link_epoch, s.status, s.closed_at, \
+         s.visitor_verified, c.status AS company_status, e.widget_secret, \
+         e.widget_previous_secret, e.widget_previous_secret_expires_at \
+         FROM chat_sessions s JOIN entities e ON e.id = s.entity_id \
+         JOIN companies c ON c.id = s.company_id \
+         WHERE s.id = $1 AND s.company_id = $2 AND s.mode = $3",
+    )
+    .bind(session_id)
+    .bind_tenant(tenant)
+    .fetch_optional(db)
+    .await
+}
+
+/// Spends the link epoch `epoch` of a session whose nonce is still `nonce`:
+/// true for the one caller that moved it on.
+pub async fn spend_link(
+    db: &Db,
+    tenant: &Tenant,
+    session_id: Uuid,
+    nonce: i64,
+    epoch: i64,
+) -> Result<bool, StoreError> {
+    let changed = Query::new(
+        "UPDATE chat_sessions SET link_epoch = link_epoch + 1 \
+         WHERE id = $1 AND company_id = $2 AND mode = $3 AND token_nonce = $4 AND link_epoch = $5",
+    )
+    .bind(session_id)
+    .bind_tenant(tenant)
+    .bind(nonce)
+    .bind(epoch)
+    .rows_affected(db)
+    .await?;
+    Ok(changed == 1)
+}
+
+/// Moves the session's nonce on, which ends every visitor and link token
+/// minted before; false when there is no such session.
+pub async fn revoke_tokens(db: &Db, tenant: &Tenant, session_id: Uuid) -> Result<bool, StoreError> {
+    let changed = Query::new(
+        "UPDATE chat_sessions SET token_nonce = token_nonce + 1 \
+         WHERE id = $1 AND company_id = $2 AND mode = $3",
+    )
+    .bind(session_id)
+    .bind_tenant(tenant)
+    .rows_affected(db)
+    .await?;
+    Ok(changed == 1)
+}
+
+/// The token nonces of a verified visitor's sessions in an entity (the
+/// sessions `chat::store::visitor_sessions` lists), by session id.
+pub async fn visitor_nonces(
+    db: &Db,
+    tenant: &Tenant,
+    entity_id: Uuid,
+    external_id: &str,
+) -> Result<std::collections::HashMap<Uuid, i64>, StoreError> {
+    let rows: Vec<(Uuid, i64)> = Query::new("SELECT id, token_nonce FROM chat_sessions WHERE ")
+        .push_tenant(tenant, "")
+        .push(" AND entity_id = ")
+        .push_bind(entity_id)
+        .push(" AND visitor_external_id = ")
+        .push_bind(external_id)
+        .push(" AND visitor_verified = ")
+        .push_bind(true)
+        .fetch_all(db)
+        .await?;
+    Ok(rows.into_iter().collect())
+}

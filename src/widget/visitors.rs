@@ -4,27 +4,41 @@
 //! public widget key could have replies mailed to someone else).
 
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::Html;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
+use super::access::{self, IssuedToken};
 use super::identity::{self, Identity};
-use super::store::WidgetTarget;
+use super::store::{self, WidgetTarget};
 use crate::auth::key::{hash, random_base62};
 use crate::chat::model::SessionIdentity;
 use crate::chat::model::VisitorSession;
 use crate::chat::{service, store as chat_store};
 use crate::entities::store::WidgetIdentity;
-use crate::error::{ApiError, ApiResult, ErrorCode, StoreError};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::extract::{Json, Query};
 use crate::mail::Email;
 use crate::openapi::schema::{DataList, ErrorBody};
-use crate::realtime::token::TokenGrant;
+use crate::realtime::token::{SecretFingerprint, fingerprint};
 use crate::state::AppState;
 
 /// Earlier sessions a verified visitor is shown at most.
 const HISTORY_MAX: i64 = 50;
+/// How recently the identity token that lists a visitor's history must
+/// have been issued (its `iat`): the host page signs one when the widget
+/// opens, and an old one (from a log, a cache) opens nothing.
+pub const HISTORY_IDENTITY_MAX_AGE_SECS: i64 = 10 * 60;
+
+/// Who a new session's visitor is: name, email, identity, and the
+/// fingerprint of the identity secret that vouched for them.
+pub(super) type NewVisitor = (
+    String,
+    Option<String>,
+    SessionIdentity,
+    Option<SecretFingerprint>,
+);
 
 /// The visitor of a new session: from `token` when given (which must be
 /// valid), else anonymous with the typed name and email, unless the
@@ -35,7 +49,7 @@ pub(super) fn visitor(
     token: Option<&str>,
     typed_name: Option<String>,
     typed_email: Option<String>,
-) -> ApiResult<(String, Option<String>, SessionIdentity)> {
+) -> ApiResult<NewVisitor> {
     let token = token.map(str::trim).filter(|t| !t.is_empty());
     let Some(token) = token else {
         if target.identity == WidgetIdentity::Required {
@@ -53,14 +67,18 @@ pub(super) fn visitor(
             confirmation,
             ..SessionIdentity::default()
         };
-        return Ok((name, typed_email, identity));
+        return Ok((name, typed_email, identity, None));
     };
     let secrets: Vec<&str> = target.secrets.iter().map(String::as_str).collect();
-    let Identity {
-        external_id,
-        email,
-        name,
-    } = identity::verify(token, &secrets, state.clock.now())
+    let (
+        Identity {
+            external_id,
+            email,
+            name,
+            ..
+        },
+        secret,
+    ) = identity::verify_which(token, &secrets, state.clock.now())
         .map_err(|refused| ApiError::unauthorized(ErrorCode::InvalidToken, refused.message()))?;
     let identity = SessionIdentity {
         external_id: Some(external_id),
@@ -69,7 +87,7 @@ pub(super) fn visitor(
         confirmation: None,
     };
     let name = name.or(typed_name).unwrap_or_else(|| "Visitor".into());
-    Ok((name, email, identity))
+    Ok((name, email, identity, Some(fingerprint(secret))))
 }
 
 /// A one-time confirmation link for `email`: the hash to store, and the
@@ -138,78 +156,95 @@ pub(crate) struct PastSession {
     #[schema(value_type = VisitorSession)]
     session: serde_json::Value,
     /// Reads that session (`GET /widget/v1/sessions/{id}`).
-    visitor_token: String,
+    #[serde(flatten)]
+    token: IssuedToken,
+}
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct HistoryQuery {
+    /// The entity's public widget key: required with an identity token.
+    #[param(value_type = Option<String>, max_length = 100)]
+    widget_key: Option<String>,
 }
 
 /// A visitor's chats (visitor)
 ///
-/// The sessions of the token's visitor in its entity, newest first (at
-/// most 50), each with its own visitor token: a verified visitor's history
-/// follows them to another device. An anonymous visitor sees only their
-/// own session.
+/// With `Authorization: Bearer <identityToken>` (and `widgetKey`): the
+/// verified visitor's sessions in the key's entity, newest first (at most
+/// 50), each with a fresh visitor token, so that their history follows
+/// them to another device. The identity token must have been issued (its
+/// `iat`) within the last 10 minutes. With `Authorization: Bearer
+/// <visitorToken>`: only the token's own session.
 #[utoipa::path(get, path = "/widget/v1/sessions", operation_id = "widget_list_sessions",
     tag = "Widget",
+    params(HistoryQuery),
     security(("VisitorToken" = [])),
     responses(
         (status = 200, description = "The visitor's sessions", body = DataList<PastSession>),
-        (status = 401, description = "`invalid_token`", body = ErrorBody),
-        (status = 403, description = "`account_suspended`", body = ErrorBody)))]
+        (status = 400, description = "`validation_failed`: an identity token without `widgetKey`",
+            body = ErrorBody),
+        (status = 401, description = "`invalid_token`: invalid, expired or not recent enough",
+            body = ErrorBody),
+        (status = 403, description = "`account_suspended`", body = ErrorBody),
+        (status = 404, description = "`not_found`: unknown widget key", body = ErrorBody)))]
 pub(crate) async fn history(
     State(state): State<AppState>,
+    Query(query): Query<HistoryQuery>,
     headers: HeaderMap,
 ) -> ApiResult<Json<DataList<PastSession>>> {
-    let token = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .ok_or_else(|| {
-            ApiError::unauthorized(
-                ErrorCode::InvalidToken,
-                "Authorization: Bearer <visitorToken> is required",
-            )
-        })?;
-    let key = state.realtime.token_key(&state.db).await?;
-    let Some(TokenGrant::Visitor { tenant, session_id }) = key.verify(token) else {
+    let token = access::bearer(&headers)?;
+    if token.starts_with("vt_") {
+        let visitor = access::check(&state, token, access::Use::Read).await?;
+        let tenant = visitor.tenant();
+        let session = chat_store::find_session(&state.db, &tenant, visitor.session_id()).await?;
+        let claims = visitor.claims;
+        let token = access::issue(
+            &state,
+            &tenant,
+            claims.session_id,
+            claims.nonce,
+            claims.secret,
+        )
+        .await?;
+        return Ok(Json(DataList {
+            data: vec![PastSession {
+                session: session.visitor_view(),
+                token,
+            }],
+        }));
+    }
+    let target = super::routes::target(&state, query.widget_key.as_deref()).await?;
+    let secrets: Vec<&str> = target.secrets.iter().map(String::as_str).collect();
+    let now = state.clock.now();
+    let (identity, secret) = identity::verify_which(token, &secrets, now)
+        .map_err(|refused| ApiError::unauthorized(ErrorCode::InvalidToken, refused.message()))?;
+    if identity.issued_at < now.0.timestamp() - HISTORY_IDENTITY_MAX_AGE_SECS {
         return Err(ApiError::unauthorized(
             ErrorCode::InvalidToken,
-            "Invalid token",
+            "The history needs an identity token issued within the last 10 minutes",
         ));
-    };
-    let session = match chat_store::find_session(&state.db, &tenant, session_id).await {
-        Ok(session) => session,
-        Err(StoreError::NotFound) => {
-            return Err(ApiError::unauthorized(
-                ErrorCode::InvalidToken,
-                "Invalid token",
-            ));
-        }
-        Err(other) => return Err(other.into()),
-    };
-    crate::companies::ensure_active(&state.db, &tenant).await?;
-    let sessions = match (&session.visitor.external_id, session.visitor.verified) {
-        (Some(external_id), true) => {
-            chat_store::visitor_sessions(
-                &state.db,
-                &tenant,
-                session.entity_id,
-                external_id,
-                HISTORY_MAX,
-            )
-            .await?
-        }
-        _ => vec![session],
-    };
+    }
+    let tenant = target.tenant;
+    let external_id = identity.external_id.as_str();
+    let sessions = chat_store::visitor_sessions(
+        &state.db,
+        &tenant,
+        target.entity_id,
+        external_id,
+        HISTORY_MAX,
+    )
+    .await?;
+    let nonces = store::visitor_nonces(&state.db, &tenant, target.entity_id, external_id).await?;
+    let print = Some(fingerprint(secret));
     let mut data = Vec::with_capacity(sessions.len());
     for past in sessions {
-        let visitor_token = state
-            .realtime
-            .visitor_token(&state.db, &tenant, past.id)
-            .await?;
+        let nonce = nonces.get(&past.id).copied().unwrap_or_default();
+        let token = access::issue(&state, &tenant, past.id, nonce, print).await?;
         data.push(PastSession {
             session: past.visitor_view(),
-            visitor_token,
+            token,
         });
     }
     Ok(Json(DataList { data }))

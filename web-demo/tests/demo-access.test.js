@@ -14,7 +14,7 @@ useBrowser();
 
 const MAIL_DIR = process.env.SD_MAIL_DIR;
 
-const CHAT_LINK = /https?:\/\/\S+\/demo\/visitor\.html#session=[0-9a-f-]+&token=[A-Za-z0-9_-]+/;
+const CHAT_LINK = /https?:\/\/\S+\/widget\/frame\.html#session=[0-9a-f-]+&link=vl_[A-Za-z0-9_-]+/;
 
 /** The newest link like `pattern` emailed to `to` (quoted-printable decoded). */
 async function emailedLink(to, pattern = CHAT_LINK) {
@@ -53,19 +53,21 @@ test('a visitor continues the chat from the link in the agent-message email, on 
     senderId: sam.id,
   });
   const link = await emailedLink('mia@example.com');
-  assert.ok(link.startsWith(`${BASE}/demo/visitor.html#session=${started.id}&token=`), link);
+  // The service's own chat page (it exists without the demo), with a
+  // one-time link token, never a visitor token.
+  assert.ok(link.startsWith(`${BASE}/widget/frame.html#session=${started.id}&link=vl_`), link);
 
-  // A phone with nothing stored opens the link: the widget opens with the
-  // conversation, and the token leaves the address bar.
+  // A phone with nothing stored opens the link: the chat opens with the
+  // conversation, and the link leaves the address bar.
   const visitor = await openVisitor(link, { width: 390, height: 844 });
   const { page } = visitor;
   try {
-    await visible(page.locator('.sd-msg-agent', { hasText: 'Your refund was approved.' }));
-    await textIn(page, '#sd-messages', 'Sam Support');
-    assert.ok(!page.url().includes('token='), `the token left the address bar: ${page.url()}`);
-    await page.fill('#sd-input', 'No, that is all. Thanks!');
-    await page.press('#sd-input', 'Enter');
-    await visible(page.locator('.sd-msg-visitor:not(.is-pending)', { hasText: 'No, that is all.' }));
+    await visible(page.locator('#messages li.agent', { hasText: 'Your refund was approved.' }));
+    await textIn(page, '#messages', 'Sam Support');
+    assert.ok(!page.url().includes('link='), `the link left the address bar: ${page.url()}`);
+    await page.fill('#input', 'No, that is all. Thanks!');
+    await page.click('#composer button[type="submit"]');
+    await visible(page.locator('#messages li.visitor', { hasText: 'No, that is all.' }));
     const stored = await api('GET', `/chat/sessions/${started.id}`);
     assert.equal(stored.messages.at(-1).body, 'No, that is all. Thanks!');
     assert.equal(stored.messages.at(-1).senderType, 'visitor');
@@ -73,6 +75,15 @@ test('a visitor continues the chat from the link in the agent-message email, on 
     await assertNoApiKey(visitor);
   } finally {
     await visitor.context.close();
+  }
+
+  // The link worked once: opened again elsewhere, it opens no chat.
+  const again = await openVisitor(link);
+  try {
+    await textIn(again.page, '#note', 'already used');
+    assert.equal(await again.page.locator('#messages li.agent').count(), 0);
+  } finally {
+    await again.context.close();
   }
 });
 

@@ -217,6 +217,47 @@ test('when the agent closes the chat the widget asks for a rating and sends it',
   await context.close();
 });
 
+test('an open chat trades its visitor token for a fresh one before it expires', async () => {
+  const { context, page } = await openShop();
+  // The page's own clock, moved on below: the widget's timers fire as if
+  // the visitor had kept the chat open for a quarter of an hour.
+  await context.clock.install();
+  await page.reload();
+  await page.locator('[data-supportdesk=launcher]').waitFor({ state: 'visible', timeout: WAIT });
+  try {
+    await page.click('[data-supportdesk=launcher]');
+    const frame = page.frameLocator(FRAME);
+    await frame.locator('#name').fill('Frida');
+    await frame.locator('#question').fill('Is the green teapot in stock?');
+    await frame.locator('#start button[type=submit]').click();
+    await frame.locator('#messages').getByText('green teapot').waitFor({ timeout: WAIT });
+    const chatFrame = page.frames().find((f) => f.url().startsWith(`${BASE}/widget/frame.html`));
+    const stored = () => chatFrame.evaluate(() => JSON.parse(Object.values({ ...localStorage })[0] ?? 'null'));
+    const before = await stored();
+
+    // Half of the 30-minute lifetime has passed: the widget trades its
+    // token for a fresh one (the same text when minted within the same
+    // second on the server, whose clock has not moved) and keeps it.
+    const refreshed = page.waitForResponse((r) => r.url().endsWith('/widget/v1/tokens/refresh'), { timeout: WAIT });
+    await context.clock.fastForward('16:00');
+    const response = await refreshed;
+    assert.equal(response.status(), 200);
+    assert.equal(response.request().headers().authorization, `Bearer ${before.token}`);
+    const fresh = await response.json();
+    assert.equal(fresh.sessionId, before.sessionId);
+    // Polled from here: the page's own timers run on the installed clock.
+    let after = await stored();
+    for (const deadline = Date.now() + WAIT; after.expiresAt !== fresh.visitorTokenExpiresAt && Date.now() < deadline;) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      after = await stored();
+    }
+    assert.equal(after.token, fresh.visitorToken);
+    assert.equal(after.expiresAt, fresh.visitorTokenExpiresAt);
+  } finally {
+    await context.close();
+  }
+});
+
 test('signing in on the shop verifies the visitor, who sees the same customer\'s chats in another browser', async () => {
   // First device: sign in, then chat.
   const first = await openShop();

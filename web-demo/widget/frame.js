@@ -5,6 +5,10 @@
 
 const params = new URLSearchParams(location.hash.slice(1));
 const widgetKey = params.get('widgetKey') ?? '';
+// The continue link of an agent-reply email: `#session=<id>&link=<vl_…>`,
+// a one-time link token traded for a visitor token on arrival.
+const linkToken = params.get('link');
+if (linkToken) history.replaceState(null, '', `${location.pathname}${location.search}`);
 const parentOrigin = originOf(params.get('parentOrigin'));
 const locale = params.get('locale') === 'fr' ? 'fr' : 'en';
 const STORE = `sd-chat:${widgetKey}`;
@@ -21,6 +25,7 @@ let identityToken = null;
 let customFields = null;
 let socket = null;
 let conversation = load();
+let refreshTimer = null;
 const seen = new Set();
 // Ids of this chat's own messages (not the earlier chats shown above it):
 // the socket resumes after the newest of these.
@@ -219,26 +224,70 @@ function send(body) {
   return false;
 }
 
+/**
+ * Visitor tokens are short-lived: trade the current one for a fresh one at
+ * half its life, for as long as the chat is open here. The socket takes the
+ * fresh one at its next reconnect (`conversation.token` is read then).
+ */
+function keepFresh() {
+  clearTimeout(refreshTimer);
+  const current = conversation;
+  if (!current) return;
+  const left = Date.parse(current.expiresAt ?? '') - Date.now();
+  const wait = Number.isFinite(left) ? Math.max(5_000, left / 2) : 60_000;
+  refreshTimer = setTimeout(async () => {
+    if (conversation !== current) return;
+    try {
+      const fresh = await api('/widget/v1/tokens/refresh', { method: 'POST', token: current.token });
+      current.token = fresh.visitorToken;
+      current.expiresAt = fresh.visitorTokenExpiresAt;
+      save(current);
+      keepFresh();
+    } catch (err) {
+      // Refused (expired, revoked): the chat ends here; otherwise try again soon.
+      if (err.status === 401 || err.status === 403) forget();
+      else refreshTimer = setTimeout(keepFresh, 10_000);
+    }
+  }, wait);
+}
+
+function forget() {
+  clearTimeout(refreshTimer);
+  conversation = null;
+  save(null);
+  ui.start.hidden = false;
+}
+
+/** Trades an email's link token for a visitor token of its session. */
+async function exchangeLink(link) {
+  const issued = await api('/widget/v1/tokens/exchange', { method: 'POST', body: { linkToken: link } });
+  conversation = { sessionId: issued.sessionId, token: issued.visitorToken, expiresAt: issued.visitorTokenExpiresAt };
+  save(conversation);
+}
+
 async function resume() {
   try {
     const session = await api(`/widget/v1/sessions/${encodeURIComponent(conversation.sessionId)}`, { token: conversation.token });
     for (const message of session.messages) render(message);
     showChat(session.status === 'CLOSED');
+    keepFresh();
     connect();
   } catch (err) {
     if (err.status === 401 || err.status === 404) {
-      conversation = null;
-      save(null);
-      ui.start.hidden = false;
+      forget();
     } else {
       ui.note.textContent = err.message;
     }
   }
 }
 
-/** A verified visitor's earlier chats (another device, another day). */
+/**
+ * A verified visitor's earlier chats (another device, another day): listed
+ * with the identity token the page just gave (it must be recent).
+ */
 async function showEarlier() {
-  const { data } = await api('/widget/v1/sessions', { token: conversation.token });
+  if (!identityToken) return;
+  const { data } = await api(`/widget/v1/sessions?widgetKey=${encodeURIComponent(widgetKey)}`, { token: identityToken });
   const earlier = data.filter((s) => s.id !== conversation.sessionId).slice(0, 3).reverse();
   const before = [...ui.messages.children];
   for (const past of earlier) {
@@ -258,8 +307,9 @@ async function startChat(event) {
   if (customFields) body.customFields = customFields;
   try {
     const session = await api('/widget/v1/sessions', { method: 'POST', body });
-    conversation = { sessionId: session.id, token: session.visitorToken };
+    conversation = { sessionId: session.id, token: session.visitorToken, expiresAt: session.visitorTokenExpiresAt };
     save(conversation);
+    keepFresh();
     showChat();
     if (session.visitor?.verified) await showEarlier().catch(() => {});
     if (session.emailVerified === false) ui.note.textContent = text.confirmEmail;
@@ -302,6 +352,13 @@ async function boot() {
     if (body && send(body)) ui.input.value = '';
   });
   setUpAttachments();
+  if (linkToken) {
+    try {
+      await exchangeLink(linkToken);
+    } catch (err) {
+      ui.note.textContent = err.message;
+    }
+  }
   if (conversation) await resume();
   else ui.start.hidden = false;
   tell('ready');

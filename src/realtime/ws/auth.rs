@@ -13,8 +13,7 @@ use uuid::Uuid;
 use crate::auth::by_id::principal_by_id;
 use crate::auth::middleware::{API_KEY_HEADER, principal_for};
 use crate::auth::{Principal, Scope, ScopeSet, Tenant};
-use crate::chat::store;
-use crate::error::{ApiError, ErrorCode, StoreError};
+use crate::error::{ApiError, ErrorCode};
 use crate::realtime::hub::Holder;
 use crate::realtime::token::TokenGrant;
 use crate::state::AppState;
@@ -42,6 +41,9 @@ pub enum Credential {
         tenant: Tenant,
         session_id: Uuid,
         entity_id: Uuid,
+        /// What the handshake's token said: each `message` frame checks
+        /// that its session's nonce and identity secret still match.
+        claims: crate::realtime::token::VisitorClaims,
     },
 }
 
@@ -103,56 +105,45 @@ pub async fn authenticate(
         .await?;
         return agent(state, principal).await;
     };
+    if token.starts_with("vt_") {
+        // Expiry, revocation, secret rotation and the company's standing.
+        let visitor =
+            crate::widget::access::check(state, token, crate::widget::access::Use::Read).await?;
+        return Ok(Credential::Visitor {
+            tenant: visitor.tenant(),
+            session_id: visitor.session_id(),
+            entity_id: visitor.entity_id,
+            claims: visitor.claims,
+        });
+    }
     let key = state.realtime.token_key(&state.db).await?;
-    let credential = match key.verify(token) {
-        Some(TokenGrant::Visitor { tenant, session_id }) => {
-            let session = match store::find_session(&state.db, &tenant, session_id).await {
-                Ok(session) => session,
-                Err(StoreError::NotFound) => {
-                    return Err(ApiError::unauthorized(
-                        ErrorCode::InvalidToken,
-                        "Invalid token",
-                    ));
-                }
-                Err(other) => return Err(other.into()),
-            };
-            Credential::Visitor {
-                tenant,
-                session_id,
-                entity_id: session.entity_id,
-            }
-        }
-        Some(TokenGrant::Socket {
-            tenant,
-            key_id,
-            expires_at,
-            ..
-        }) => {
-            if expires_at <= state.clock.now().0.timestamp() {
-                return Err(ApiError::unauthorized(
-                    ErrorCode::InvalidToken,
-                    "Token has expired",
-                ));
-            }
-            let principal = principal_by_id(&state.access, &state.db, key_id).await?;
-            if principal.tenant != tenant {
-                return Err(ApiError::unauthorized(
-                    ErrorCode::InvalidToken,
-                    "Invalid token",
-                ));
-            }
-            // The key's scopes now, not those it had when it minted the token.
-            return agent(state, principal).await;
-        }
-        None => {
-            return Err(ApiError::unauthorized(
-                ErrorCode::InvalidToken,
-                "Invalid token",
-            ));
-        }
+    let Some(TokenGrant::Socket {
+        tenant,
+        key_id,
+        expires_at,
+        ..
+    }) = key.verify(token)
+    else {
+        return Err(ApiError::unauthorized(
+            ErrorCode::InvalidToken,
+            "Invalid token",
+        ));
     };
-    crate::companies::ensure_active(&state.db, &credential.tenant()).await?;
-    Ok(credential)
+    if expires_at <= state.clock.now().0.timestamp() {
+        return Err(ApiError::unauthorized(
+            ErrorCode::InvalidToken,
+            "Token has expired",
+        ));
+    }
+    let principal = principal_by_id(&state.access, &state.db, key_id).await?;
+    if principal.tenant != tenant {
+        return Err(ApiError::unauthorized(
+            ErrorCode::InvalidToken,
+            "Invalid token",
+        ));
+    }
+    // The key's scopes now, not those it had when it minted the token.
+    agent(state, principal).await
 }
 
 /// The cap on sockets open at once with the handshake's token, and the key

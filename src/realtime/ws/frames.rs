@@ -14,6 +14,7 @@ use crate::error::{ApiError, ErrorCode, StoreError};
 use crate::ratelimit::Limiter;
 use crate::realtime::protocol::{self, Channel, HubChannel, MessageFrame, Topic};
 use crate::validate::{Fields, required_id};
+use crate::widget::access::Use;
 
 impl Socket {
     fn parse_channel(name: Option<&str>) -> Result<(Channel, &str), ApiError> {
@@ -349,14 +350,20 @@ impl Socket {
             Credential::Visitor {
                 session_id,
                 entity_id,
+                claims,
                 ..
-            } => match raw {
-                None | Some("") => Ok((*session_id, *entity_id)),
-                Some(raw) if Uuid::parse_str(raw).ok() == Some(*session_id) => {
-                    Ok((*session_id, *entity_id))
+            } => {
+                let (session_id, entity_id) = (*session_id, *entity_id);
+                match raw {
+                    None | Some("") => {}
+                    Some(raw) if Uuid::parse_str(raw).ok() == Some(session_id) => {}
+                    Some(_) => return Err(ApiError::not_found().into()),
                 }
-                Some(_) => Err(ApiError::not_found().into()),
-            },
+                // Live: the session's tokens may have been revoked, or the
+                // identity secret rotated, since the handshake.
+                crate::widget::access::still_valid(&self.state, claims, Use::Write).await?;
+                Ok((session_id, entity_id))
+            }
             Credential::Agent { .. } => {
                 // Live: the key may have lost `chat:write` since the handshake.
                 if !self.conn.may_write() {

@@ -388,11 +388,12 @@ async fn an_agent_reply_emails_the_visitor_a_link_back(backend: Backend) {
     assert_eq!(email["to"], "vic@example.com");
     let text = email["text"].as_str().expect("text");
     assert!(text.contains("Try turning it off and on."), "{text}");
+    // The service's own chat page, with a one-time link token (never the
+    // visitor token).
     let link = format!(
-        "{}/demo/visitor.html#session={}&token={}",
+        "{}/widget/frame.html#session={}&link=vl_",
         app.state.public_url,
         id_of(&session),
-        session["visitorToken"].as_str().expect("token")
     );
     assert!(text.contains(&link), "{text} should contain {link}");
 

@@ -54,7 +54,13 @@ async fn a_closed_chat_is_rated_once_and_the_rating_changes_in_place(backend: Ba
 }
 
 async fn a_rating_is_changeable_for_seven_days_then_409(backend: Backend) {
-    let app = TestApp::spawn(backend).await;
+    // Visitor tokens that outlive the test's days: the rating's own rule is
+    // under test here, not the token's lifetime (widget::tokens).
+    let app = TestApp::spawn_with(backend, |c| {
+        c.visitor_token_ttl = std::time::Duration::from_secs(9 * 24 * 3600);
+        c.visitor_closed_write = std::time::Duration::from_secs(9 * 24 * 3600);
+    })
+    .await;
     let acme = app.company().await;
     let (_, token) = closed_chat(&app, &acme).await;
     rate(&app, Some(&token), json!({"score": 5}))

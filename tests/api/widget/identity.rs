@@ -47,11 +47,12 @@ async fn start(app: &TestApp, acme: &TestCompany, body: Value) -> TestResponse {
     widget_post(app, "/widget/v1/sessions", body).await
 }
 
-async fn history(app: &TestApp, visitor_token: &str) -> Vec<Value> {
+/// The history list with `bearer`: a visitor token, or an identity token.
+async fn history(app: &TestApp, widget_key: &str, bearer: &str) -> Vec<Value> {
     let r = TestResponse::from(
         app.client
-            .get(app.url("/widget/v1/sessions"))
-            .header("Authorization", format!("Bearer {visitor_token}"))
+            .get(app.url(&format!("/widget/v1/sessions?widgetKey={widget_key}")))
+            .header("Authorization", format!("Bearer {bearer}"))
             .send()
             .await,
     )
@@ -259,14 +260,11 @@ async fn verified_visitors_see_their_earlier_sessions(backend: Backend) {
     .await;
     let anonymous = start_chat(&app, &key, json!({})).await;
 
-    // Second device, same customer: both sessions, newest first.
-    let second = start_chat(
-        &app,
-        &key,
-        json!({"identityToken": sign(&claims("cust-9"), &secret)}),
-    )
-    .await;
-    let listed = history(&app, text(&second, "visitorToken")).await;
+    // Second device, same customer (a fresh identity token): both
+    // sessions, newest first.
+    let identity = sign(&claims("cust-9"), &secret);
+    let second = start_chat(&app, &key, json!({"identityToken": identity})).await;
+    let listed = history(&app, &key, &identity).await;
     let ids: Vec<&str> = listed.iter().map(|s| text(s, "id")).collect();
     assert_eq!(ids, [text(&second, "id"), first_id]);
 
@@ -288,7 +286,7 @@ async fn verified_visitors_see_their_earlier_sessions(backend: Backend) {
     );
 
     // An anonymous visitor sees only their own session.
-    let own = history(&app, text(&anonymous, "visitorToken")).await;
+    let own = history(&app, &key, text(&anonymous, "visitorToken")).await;
     let ids: Vec<&str> = own.iter().map(|s| text(s, "id")).collect();
     assert_eq!(ids, [text(&anonymous, "id")]);
 }

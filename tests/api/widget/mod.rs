@@ -5,8 +5,10 @@
 mod chat;
 mod identity;
 mod kb;
+mod links;
 mod loader;
 mod openapi;
+mod tokens;
 
 use reqwest::Method;
 use serde_json::{Value, json};

@@ -46,6 +46,8 @@ async fn the_served_document_lists_every_widget_operation(backend: Backend) {
         ("GET", "/widget/v1/confirm-email"),
         ("POST", "/widget/v1/ratings"),
         ("GET", "/widget/v1/rate"),
+        ("POST", "/widget/v1/tokens/refresh"),
+        ("POST", "/widget/v1/tokens/exchange"),
     ]
     .into_iter()
     .map(|(method, path)| (method.to_string(), path.to_string()))
@@ -136,7 +138,7 @@ fn every_widget_post_documents_the_idempotency_key() {
         .into_iter()
         .filter(|(method, path)| method == "POST" && path.starts_with("/widget/v1/"))
         .collect();
-    assert_eq!(posts.len(), 3, "{posts:?}");
+    assert_eq!(posts.len(), 5, "{posts:?}");
     for (_, path) in posts {
         let operation = &doc["paths"][&path]["post"];
         let takes_key = operation["parameters"].as_array().is_some_and(|params| {

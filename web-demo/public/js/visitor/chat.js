@@ -41,6 +41,7 @@ export async function startConversation() {
     const ok = await loadHistory(current);
     if (!ok || state.conversation !== current) return;
   }
+  keepFresh(current);
   socket.subscribe(`session:${current.sessionId}`, lastMessageId());
   // Live presence (PUBLIC agents only, the server filters for visitors).
   socket.subscribe('presence');
@@ -70,7 +71,38 @@ async function loadHistory(current) {
   }
 }
 
+let refreshTimer = null;
+
+/**
+ * Visitor tokens are short-lived: trade the current one for a fresh one at
+ * half its life while the chat is open here (the socket's next connect
+ * reads `current.token`).
+ */
+function keepFresh(current) {
+  clearTimeout(refreshTimer);
+  if (state.conversation !== current) return;
+  const left = Date.parse(current.expiresAt ?? '') - Date.now();
+  const wait = Number.isFinite(left) ? Math.max(5_000, left / 2) : 60_000;
+  refreshTimer = setTimeout(async () => {
+    if (state.conversation !== current) return;
+    try {
+      const fresh = await request('/widget/v1/tokens/refresh', { method: 'POST', token: current.token });
+      current.token = fresh.visitorToken;
+      current.expiresAt = fresh.visitorTokenExpiresAt;
+      saveConversation(current);
+      keepFresh(current);
+    } catch (err) {
+      if (err.status === 401 || err.status === 403) {
+        if (state.conversation === current) forgetConversation('Your previous conversation has ended. You can start a new chat here.');
+      } else {
+        refreshTimer = setTimeout(() => keepFresh(current), 10_000);
+      }
+    }
+  }, wait);
+}
+
 export function forgetConversation(notice) {
+  clearTimeout(refreshTimer);
   state.socket?.stop();
   state.socket = null;
   state.live = null;

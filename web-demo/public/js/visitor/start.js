@@ -33,6 +33,7 @@ export function wireStart() {
       state.conversation = {
         sessionId: session.id,
         token: session.visitorToken,
+        expiresAt: session.visitorTokenExpiresAt,
         widgetKey: config.widgetKey,
         visitorName: session.visitorName ?? visitorName,
       };

@@ -1,0 +1,262 @@
+//! What a visitor token opens, checked on every use: its signature, its
+//! expiry (the node's clock), its session's nonce (revocation), the
+//! identity secret that verified the visitor (a rotation without grace ends
+//! it), its company's standing, and, for writes, how long ago its chat
+//! closed. Also mints visitor tokens and the link tokens of reply emails.
+
+use axum::http::{HeaderMap, StatusCode, header};
+use serde::Serialize;
+use uuid::Uuid;
+
+use super::store::{self, TokenState};
+use crate::auth::Tenant;
+use crate::chat::model::SessionStatus;
+use crate::companies::CompanyStatus;
+use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::realtime::token::{self, LinkClaims, SecretFingerprint, TokenGrant, VisitorClaims};
+use crate::state::AppState;
+use crate::time::Timestamp;
+
+/// How long the link in an agent-reply email may be traded for a visitor
+/// token: a reply read a week later still continues the chat.
+pub const LINK_LIFETIME: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
+
+/// What the caller means to do with the token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Use {
+    /// Read the session, refresh the token, open a socket.
+    Read,
+    /// Post to the session (rate it, upload): refused once its chat has
+    /// been closed for longer than `SUPPORTDESK_VISITOR_CLOSED_WRITE_MINUTES`.
+    Write,
+}
+
+/// A visitor token that passed every check.
+#[derive(Debug, Clone)]
+pub struct VisitorAccess {
+    pub claims: VisitorClaims,
+    pub entity_id: Uuid,
+}
+
+impl VisitorAccess {
+    pub fn tenant(&self) -> Tenant {
+        self.claims.tenant
+    }
+
+    pub fn session_id(&self) -> Uuid {
+        self.claims.session_id
+    }
+}
+
+/// A freshly minted visitor token and when it stops working.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IssuedToken {
+    /// `vt_…`.
+    pub visitor_token: String,
+    pub visitor_token_expires_at: Timestamp,
+}
+
+pub fn invalid_token(message: &str) -> ApiError {
+    ApiError::new(StatusCode::UNAUTHORIZED, ErrorCode::InvalidToken, message)
+}
+
+/// The bearer token of `Authorization: Bearer …`, or 401.
+pub fn bearer(headers: &HeaderMap) -> ApiResult<&str> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| invalid_token("Authorization: Bearer <visitorToken> is required"))
+}
+
+/// `check` for the bearer token of `headers`.
+pub async fn from_headers(
+    state: &AppState,
+    headers: &HeaderMap,
+    used_for: Use,
+) -> ApiResult<VisitorAccess> {
+    check(state, bearer(headers)?, used_for).await
+}
+
+/// The session a visitor token opens for `used_for`, or why not: 401
+/// `invalid_token` (forged, expired, revoked, its secret rotated away, or a
+/// write too long after the close), 403 `account_suspended`.
+pub async fn check(state: &AppState, token: &str, used_for: Use) -> ApiResult<VisitorAccess> {
+    let key = state.realtime.token_key(&state.db).await?;
+    let Some(TokenGrant::Visitor(claims)) = key.verify(token) else {
+        return Err(invalid_token("Invalid token"));
+    };
+    let now = state.clock.now();
+    if claims.expires_at <= now.0.timestamp() {
+        return Err(invalid_token("Visitor token has expired"));
+    }
+    let entity_id = still_valid(state, &claims, used_for).await?;
+    Ok(VisitorAccess { claims, entity_id })
+}
+
+/// Every check of `check` but the expiry, for a socket opened with a token
+/// then valid (a socket outlives its token): the session's entity.
+pub async fn still_valid(
+    state: &AppState,
+    claims: &VisitorClaims,
+    used_for: Use,
+) -> ApiResult<Uuid> {
+    let now = state.clock.now();
+    let session = live_state(state, claims, now).await?;
+    if used_for == Use::Write && closed_too_long(state, &session, now) {
+        return Err(invalid_token(
+            "This chat is closed: its visitor token no longer writes to it",
+        ));
+    }
+    Ok(session.entity_id)
+}
+
+/// The session's state when `claims` (a visitor's or a link's) still
+/// match it: same nonce, a secret that may still vouch, an active company.
+async fn live_state(
+    state: &AppState,
+    claims: &VisitorClaims,
+    now: Timestamp,
+) -> ApiResult<TokenState> {
+    let session = store::token_state(&state.db, &claims.tenant, claims.session_id)
+        .await?
+        .ok_or_else(|| invalid_token("Invalid token"))?;
+    if session.token_nonce != claims.nonce {
+        return Err(invalid_token("Visitor token was revoked"));
+    }
+    if let Some(print) = claims.secret
+        && !session
+            .live_secrets(now)
+            .any(|secret| token::fingerprint(secret) == print)
+    {
+        return Err(invalid_token(
+            "Visitor token was issued under a widget identity secret that has been rotated",
+        ));
+    }
+    if session.company_status != CompanyStatus::Active {
+        return Err(ApiError::account_suspended());
+    }
+    Ok(session)
+}
+
+fn closed_too_long(state: &AppState, session: &TokenState, now: Timestamp) -> bool {
+    session.status == SessionStatus::Closed
+        && session
+            .closed_at
+            .is_none_or(|closed| closed.plus(state.config.visitor_closed_write) <= now)
+}
+
+/// A visitor token of session `session_id` with nonce `nonce`, vouched for
+/// by the identity secret `secret` (None: an anonymous visitor), living
+/// `SUPPORTDESK_VISITOR_TOKEN_TTL_MINUTES` from now.
+pub async fn issue(
+    state: &AppState,
+    tenant: &Tenant,
+    session_id: Uuid,
+    nonce: i64,
+    secret: Option<SecretFingerprint>,
+) -> ApiResult<IssuedToken> {
+    let expires = state.clock.now().plus(state.config.visitor_token_ttl);
+    let claims = VisitorClaims {
+        tenant: *tenant,
+        session_id,
+        expires_at: expires.0.timestamp(),
+        nonce,
+        secret,
+    };
+    Ok(IssuedToken {
+        visitor_token: state.realtime.visitor_token(&state.db, &claims).await?,
+        visitor_token_expires_at: at_second(expires),
+    })
+}
+
+/// A fresh token for a valid one: same session, nonce and secret.
+pub async fn refresh(state: &AppState, token: &str) -> ApiResult<(Uuid, IssuedToken)> {
+    let claims = check(state, token, Use::Read).await?.claims;
+    let issued = issue(
+        state,
+        &claims.tenant,
+        claims.session_id,
+        claims.nonce,
+        claims.secret,
+    )
+    .await?;
+    Ok((claims.session_id, issued))
+}
+
+/// The link token of an agent-reply email for session `session_id`: bound
+/// to the session's nonce and link epoch as they are now, and for a
+/// verified visitor to the entity's current identity secret.
+pub async fn link_token(state: &AppState, tenant: &Tenant, session_id: Uuid) -> ApiResult<String> {
+    let session = store::token_state(&state.db, tenant, session_id)
+        .await?
+        .ok_or_else(ApiError::not_found)?;
+    let secret = session
+        .current_secret()
+        .filter(|_| session.visitor_verified)
+        .map(token::fingerprint);
+    let claims = LinkClaims {
+        visitor: VisitorClaims {
+            tenant: *tenant,
+            session_id,
+            expires_at: state.clock.now().plus(LINK_LIFETIME).0.timestamp(),
+            nonce: session.token_nonce,
+            secret,
+        },
+        epoch: session.link_epoch,
+    };
+    Ok(state
+        .realtime
+        .token_key(&state.db)
+        .await?
+        .link_token(&claims))
+}
+
+/// Trades a link token for a visitor token, once: the trade moves the
+/// session's link epoch on, which retires this link and every link mailed
+/// before it.
+pub async fn exchange(state: &AppState, link: &str) -> ApiResult<(Uuid, IssuedToken)> {
+    let key = state.realtime.token_key(&state.db).await?;
+    let claims = key
+        .verify_link(link)
+        .ok_or_else(|| invalid_token("Invalid link token"))?;
+    let visitor = claims.visitor;
+    let now = state.clock.now();
+    if visitor.expires_at <= now.0.timestamp() {
+        return Err(invalid_token("This link has expired"));
+    }
+    live_state(state, &visitor, now).await?;
+    let spent = store::spend_link(
+        &state.db,
+        &visitor.tenant,
+        visitor.session_id,
+        visitor.nonce,
+        claims.epoch,
+    )
+    .await?;
+    if !spent {
+        return Err(invalid_token(
+            "This link was already used, or a newer one was: open the chat from the latest email",
+        ));
+    }
+    let issued = issue(
+        state,
+        &visitor.tenant,
+        visitor.session_id,
+        visitor.nonce,
+        visitor.secret,
+    )
+    .await?;
+    Ok((visitor.session_id, issued))
+}
+
+/// Tokens carry whole seconds: the answer says the moment the token
+/// really expires.
+fn at_second(at: Timestamp) -> Timestamp {
+    chrono::DateTime::from_timestamp(at.0.timestamp(), 0)
+        .map(Timestamp::from_datetime)
+        .unwrap_or(at)
+}
