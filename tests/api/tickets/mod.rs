@@ -30,7 +30,7 @@ fn test_tenant(company_id: Uuid) -> Tenant {
     }
 }
 
-async fn user(app: &TestApp, company_id: Uuid, name: &str) -> User {
+pub(crate) async fn user(app: &TestApp, company_id: Uuid, name: &str) -> User {
     supportdesk::users::store::create(
         &app.state.db,
         &test_tenant(company_id),
