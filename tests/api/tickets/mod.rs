@@ -10,6 +10,7 @@ mod live;
 mod notes;
 mod notify;
 mod numbers;
+mod scopes_cut;
 
 use serde_json::{Value, json};
 use supportdesk::auth::{Mode, Scope, ScopeSet, Tenant};
