@@ -4,7 +4,9 @@
 //! [`Notice`] on the bus topic `credentials`, worked out from the key's
 //! record as committed. Each node's dispatcher applies notices to its hub in
 //! bus order, before the events published after them, so a message posted
-//! after the change never reaches a socket it closed. A key's expiry is the
+//! after the change never reaches a socket it closed (nor, once a key's
+//! ticket scopes are cut, a ticket event it no longer reads: its sockets
+//! keep their subscriptions but get only what the key reads now). A key's expiry is the
 //! socket's own timer. Changes no notice reached (the CLI without Redis, a
 //! lost bus message) are found by each node's re-check of its sockets'
 //! credentials every `realtime::RECHECK_INTERVAL`, well within the key cache's life.
@@ -12,7 +14,7 @@
 use uuid::Uuid;
 
 use super::bus::Bus;
-use super::hub::{Close, Holder, Hub};
+use super::hub::{Close, Holder, Hub, TicketReads};
 use crate::auth::Scope;
 use crate::companies::CompanyStatus;
 use crate::db::Db;
@@ -69,8 +71,13 @@ impl Ending {
 pub enum Notice {
     /// The key's sockets close with 4401.
     KeyEnded { key_id: Uuid, ending: Ending },
-    /// The key still reads chat; its sockets may write or not.
-    KeyValid { key_id: Uuid, may_write: bool },
+    /// The key still reads chat; its sockets may write or not, and read
+    /// this much of the ticket channels.
+    KeyValid {
+        key_id: Uuid,
+        may_write: bool,
+        tickets: TicketReads,
+    },
     /// The company's sockets close: agents 4401, visitors 4403.
     CompanySuspended { company_id: Uuid },
 }
@@ -101,17 +108,28 @@ impl Notice {
             None => Notice::KeyValid {
                 key_id,
                 may_write: record.scopes.contains(Scope::ChatWrite),
+                tickets: TicketReads::of(&record.scopes),
             },
         }
     }
 
-    /// Wire form: `key-ended:<id>:<ending>`, `key-valid:<id>:<0|1>`,
-    /// `company-suspended:<id>`.
+    /// Wire form: `key-ended:<id>:<ending>`, `key-valid:<id>:<0|1>:<0|1|2>`
+    /// (writes; ticket reads), `company-suspended:<id>`. A node that cannot
+    /// read a notice (an older one, during a rolling deploy) ignores it and
+    /// its sockets' re-check applies the change instead.
     pub fn encode(&self) -> String {
         match self {
             Notice::KeyEnded { key_id, ending } => format!("key-ended:{key_id}:{}", ending.wire()),
-            Notice::KeyValid { key_id, may_write } => {
-                format!("key-valid:{key_id}:{}", u8::from(*may_write))
+            Notice::KeyValid {
+                key_id,
+                may_write,
+                tickets,
+            } => {
+                format!(
+                    "key-valid:{key_id}:{}:{}",
+                    u8::from(*may_write),
+                    *tickets as u8
+                )
             }
             Notice::CompanySuspended { company_id } => format!("company-suspended:{company_id}"),
         }
@@ -127,10 +145,24 @@ impl Notice {
                 key_id: id,
                 ending: Ending::ALL.into_iter().find(|e| e.wire() == wire)?,
             }),
-            ("key-valid", Some("0" | "1")) => Some(Notice::KeyValid {
-                key_id: id,
-                may_write: rest == Some("1"),
-            }),
+            ("key-valid", Some(rights)) => {
+                let (write, tickets) = rights.split_once(':')?;
+                let tickets = match tickets {
+                    "0" => TicketReads::Nothing,
+                    "1" => TicketReads::Public,
+                    "2" => TicketReads::Notes,
+                    _ => return None,
+                };
+                Some(Notice::KeyValid {
+                    key_id: id,
+                    may_write: match write {
+                        "0" => false,
+                        "1" => true,
+                        _ => return None,
+                    },
+                    tickets,
+                })
+            }
             ("company-suspended", None) => Some(Notice::CompanySuspended { company_id: id }),
             _ => None,
         }
@@ -146,7 +178,11 @@ impl Notice {
                     None,
                 );
             }
-            Notice::KeyValid { key_id, may_write } => hub.set_may_write(key_id, may_write),
+            Notice::KeyValid {
+                key_id,
+                may_write,
+                tickets,
+            } => hub.set_key_rights(key_id, may_write, tickets),
             Notice::CompanySuspended { company_id } => {
                 let reason = Ending::CompanySuspended.reason();
                 hub.close_where(
@@ -307,6 +343,18 @@ mod tests {
                 Notice::KeyValid {
                     key_id: id,
                     may_write: false,
+                    tickets: TicketReads::Nothing,
+                },
+            ),
+            (
+                record(|r| {
+                    r.scopes =
+                        crate::auth::ScopeSet::from_scopes([Scope::ChatRead, Scope::TicketsRead])
+                }),
+                Notice::KeyValid {
+                    key_id: id,
+                    may_write: false,
+                    tickets: TicketReads::Public,
                 },
             ),
             (
@@ -314,6 +362,7 @@ mod tests {
                 Notice::KeyValid {
                     key_id: id,
                     may_write: true,
+                    tickets: TicketReads::Notes,
                 },
             ),
         ];
@@ -329,19 +378,27 @@ mod tests {
             .into_iter()
             .map(|ending| Notice::KeyEnded { key_id: id, ending })
             .collect();
-        notices.push(Notice::KeyValid {
-            key_id: id,
-            may_write: true,
-        });
-        notices.push(Notice::KeyValid {
-            key_id: id,
-            may_write: false,
-        });
+        for tickets in [
+            TicketReads::Nothing,
+            TicketReads::Public,
+            TicketReads::Notes,
+        ] {
+            for may_write in [true, false] {
+                notices.push(Notice::KeyValid {
+                    key_id: id,
+                    may_write,
+                    tickets,
+                });
+            }
+        }
         notices.push(Notice::CompanySuspended { company_id: id });
         for notice in notices {
             assert_eq!(Notice::decode(&notice.encode()), Some(notice));
         }
-        assert_eq!(Notice::decode(&format!("key-valid:{id}:2")), None);
+        assert_eq!(Notice::decode(&format!("key-valid:{id}:2:0")), None);
+        assert_eq!(Notice::decode(&format!("key-valid:{id}:1:3")), None);
+        // The older form without ticket reads is left to the re-check.
+        assert_eq!(Notice::decode(&format!("key-valid:{id}:1")), None);
         assert_eq!(Notice::decode("key-ended:nope:revoked"), None);
     }
 }

@@ -40,7 +40,7 @@ use crate::db::Db;
 use crate::error::StoreError;
 use crate::time::Timestamp;
 use bus::{Bus, BusMessage};
-use hub::{Frame, Hub};
+use hub::{Frame, Hub, TicketReads};
 use presence::{AgentPresence, Presence, Visibility};
 use protocol::{HubChannel, Topic};
 use token::TokenKey;
@@ -162,6 +162,7 @@ impl Realtime {
         self.hub.dispatch(Arc::new(Frame {
             topic,
             message_id,
+            needs: TicketReads::Nothing,
             text: message.payload.as_ref().into(),
         }))
     }

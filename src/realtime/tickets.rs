@@ -19,7 +19,7 @@ use futures::future::BoxFuture;
 
 use super::Realtime;
 use super::bus::BusMessage;
-use super::hub::{Frame, Hub};
+use super::hub::{Frame, Hub, TicketReads};
 use super::protocol::{self, HubChannel, Topic};
 use super::store;
 use crate::auth::{Mode, Tenant};
@@ -205,6 +205,10 @@ pub fn dispatch(hub: &Hub, message: &BusMessage) -> Option<usize> {
             delivered += hub.dispatch(Arc::new(Frame {
                 topic,
                 message_id: id,
+                needs: match internal {
+                    true => TicketReads::Notes,
+                    false => TicketReads::Public,
+                },
                 text: text.into(),
             }));
         }

@@ -15,7 +15,7 @@ use super::store::{self, WidgetTarget};
 use crate::chat::model::{NewSession, VisitorMessage, VisitorSession};
 use crate::chat::{Message, service};
 use crate::companies::CompanyStatus;
-use crate::custom_fields::model::{RecordKind, check_values};
+use crate::custom_fields::model::{RecordKind, check_values, without_agent_only};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::extract::{Id, Json, Query};
 use crate::idempotency::RequestState;
@@ -143,7 +143,8 @@ struct StartChat {
     /// widget identity secret: the session is then verified.
     #[schema(value_type = Option<String>)]
     identity_token: Option<String>,
-    /// Values of the company's visitor-writable custom fields only.
+    /// Values of the company's visitor-writable custom fields. A field
+    /// only agents may set is left out (named in `ignoredCustomFields`).
     #[schema(value_type = Option<Object>)]
     custom_fields: Option<serde_json::Value>,
 }
@@ -160,12 +161,17 @@ struct StartedChat {
     /// `visitorTokenExpiresAt` (refresh it before).
     #[serde(flatten)]
     token: IssuedToken,
+    /// The keys of `customFields` left out because only agents may set
+    /// them (sorted; absent when none was).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    ignored_custom_fields: Vec<String>,
 }
 
 /// Start a chat (visitor)
 ///
 /// A chat session in the widget key's entity and mode, with its visitor
-/// token. `customFields` may name visitor-writable fields only. With an
+/// token. `customFields` sets visitor-writable fields; a field only agents
+/// may set is left out and named in `ignoredCustomFields`. With an
 /// identity token the visitor's name and email come from its claims; when
 /// the entity's `widgetIdentity` is `required`, a session without one is
 /// refused. Each client IP may start a few chats at a time
@@ -192,13 +198,15 @@ async fn create_session(
     let definitions =
         crate::custom_fields::definitions(&state.field_definitions, &state.db, &target.tenant)
             .await?;
+    let (given_fields, ignored_custom_fields) =
+        without_agent_only(&definitions, RecordKind::Chat, body.custom_fields.as_ref());
     let (visitor_name, visitor_email, custom_fields) = (
         optional_text("visitorName", body.visitor_name.as_deref(), NAME_MAX),
         optional_email("visitorEmail", body.visitor_email.as_deref()),
         check_values(
             &definitions,
             RecordKind::Chat,
-            body.custom_fields.as_ref(),
+            given_fields.as_ref(),
             true,
             true,
         ),
@@ -225,6 +233,7 @@ async fn create_session(
         Json(StartedChat {
             session: session.visitor_view(),
             token,
+            ignored_custom_fields,
         }),
     ))
 }

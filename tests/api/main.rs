@@ -12,6 +12,7 @@ mod cluster;
 mod csat;
 mod custom_fields;
 mod demo;
+mod first_start;
 mod hardening;
 mod idempotency;
 mod kb;

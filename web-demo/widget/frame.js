@@ -307,6 +307,10 @@ async function startChat(event) {
   if (customFields) body.customFields = customFields;
   try {
     const session = await api('/widget/v1/sessions', { method: 'POST', body });
+    // The chat started without them: tell the page's developer, not the visitor.
+    if (session.ignoredCustomFields?.length) {
+      console.warn(`Supportdesk: setCustomFields() ignored ${session.ignoredCustomFields.join(', ')}: only agents may set these fields (mark them visitor-writable to let the page set them)`);
+    }
     conversation = { sessionId: session.id, token: session.visitorToken, expiresAt: session.visitorTokenExpiresAt };
     save(conversation);
     keepFresh();

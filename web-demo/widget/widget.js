@@ -205,7 +205,8 @@
       if (typeof fn !== 'function') return;
       (listeners[name] = listeners[name] || []).push(fn);
     },
-    /** Values of the company's visitor-writable custom fields. */
+    /** Values of the company's visitor-writable custom fields; others are
+     * ignored (the chat starts, and the console warns). */
     setCustomFields: function (fields) {
       if (fields && typeof fields === 'object') post({ type: 'customFields', fields: JSON.parse(JSON.stringify(fields)) });
     },

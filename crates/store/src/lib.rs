@@ -176,6 +176,12 @@ impl Db {
                 connection.close().await?;
             }
             Db::Sqlite(pool) => {
+                // sqlx takes no lock on SQLite (Postgres gets an advisory
+                // one): two nodes of one process starting together on a
+                // new file would both apply the first migration, and one
+                // fail. SQLite serves one process, so its turn is taken here.
+                static IN_PROCESS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+                let _turn = IN_PROCESS.lock().await;
                 sqlx::migrate!("../../migrations/sqlite")
                     .run(pool.sqlx())
                     .await?

@@ -1,11 +1,12 @@
 //! Closing sockets from the hub: those whose holder's credentials changed
-//! (and a key's `chat:write` taken or given), and all of them at shutdown.
+//! (and a key's `chat:write` or ticket scopes taken or given), and all of
+//! them at shutdown.
 
 use std::sync::atomic::Ordering;
 
 use uuid::Uuid;
 
-use super::{Close, Holder, Hub};
+use super::{Close, Holder, Hub, TicketReads};
 
 impl Hub {
     /// Closes every local socket whose holder matches, with `close` for
@@ -47,12 +48,15 @@ impl Hub {
         }
     }
 
-    /// Lets the local sockets of `key_id` write (`chat:write`) or not.
-    pub fn set_may_write(&self, key_id: Uuid, allowed: bool) {
+    /// Lets the local sockets of `key_id` write (`chat:write`) or not, and
+    /// read `tickets` of the ticket channels (from the next frame queued).
+    pub fn set_key_rights(&self, key_id: Uuid, may_write: bool, tickets: TicketReads) {
         self.credential_changes.fetch_add(1, Ordering::AcqRel);
         for holding in self.holders.iter() {
             if matches!(holding.holder, Holder::Key { key_id: k, .. } if k == key_id) {
-                holding.socket.may_write.store(allowed, Ordering::Release);
+                holding.socket.may_write.store(may_write, Ordering::Release);
+                let reads = tickets as u8;
+                holding.socket.ticket_reads.store(reads, Ordering::Release);
             }
         }
     }

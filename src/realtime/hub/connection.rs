@@ -2,21 +2,28 @@
 //! topics and hands the socket its queued frames, and its kick signal.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::task::{Context, Poll};
 
-use super::{Close, Frame, Holder, Holding, Hub, SocketShare, Subscriber};
+use super::{Close, Frame, Holder, Holding, Hub, SocketShare, Subscriber, TicketReads};
 use crate::realtime::protocol::Topic;
 
 impl Hub {
     /// Registers a socket holding `holder`'s credentials, allowed to write
-    /// while `may_write`. The returned connection unregisters it (and all
-    /// its subscriptions) when dropped.
-    pub fn connect(self: &Arc<Self>, holder: Holder, may_write: bool) -> Connection {
+    /// while `may_write` and reading `ticket_reads` of the ticket channels.
+    /// The returned connection unregisters it (and all its subscriptions)
+    /// when dropped.
+    pub fn connect(
+        self: &Arc<Self>,
+        holder: Holder,
+        may_write: bool,
+        ticket_reads: TicketReads,
+    ) -> Connection {
         self.connections.fetch_add(1, Ordering::Relaxed);
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let socket = Arc::new(SocketShare {
             may_write: AtomicBool::new(may_write),
+            ticket_reads: AtomicU8::new(ticket_reads as u8),
             ..SocketShare::default()
         });
         self.holders.insert(
@@ -162,6 +169,12 @@ impl Connection {
     /// `chat:write` can be taken away while the socket is open).
     pub fn may_write(&self) -> bool {
         self.socket.may_write.load(Ordering::Acquire)
+    }
+
+    /// What the socket's credentials read of tickets now (a key's ticket
+    /// scopes can be cut while the socket is open).
+    pub fn ticket_reads(&self) -> TicketReads {
+        self.socket.ticket_reads()
     }
 
     /// Closes this socket as if its credentials had changed (its own key

@@ -5,8 +5,8 @@
 //! bounded, and a socket whose queue overflows is kicked (closed with 1013)
 //! rather than buffered without end. Each socket also registers whose
 //! credentials it holds, so that a revoked key or a suspended company
-//! closes its sockets (4401/4403) and a key's lost `chat:write` applies at
-//! once.
+//! closes its sockets (4401/4403) and a key's lost `chat:write`, or the
+//! ticket scopes it loses, apply at once.
 //!
 //! Here are the hub, what it shares with each socket (its queue, its kick)
 //! and the dispatch of frames; `connection` registers a socket and is what
@@ -19,7 +19,7 @@ mod connection;
 pub use connection::{Connection, KickSignal, Next};
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use axum::extract::ws::Utf8Bytes;
@@ -29,6 +29,7 @@ use tokio::sync::Notify;
 use uuid::Uuid;
 
 use super::protocol::Topic;
+use crate::auth::{Scope, ScopeSet};
 
 /// Frames a socket may have queued before it counts as too slow.
 pub const QUEUE_CAPACITY: usize = 256;
@@ -40,7 +41,44 @@ pub struct Frame {
     /// The chat message this frame carries, if any (to drop a live copy of
     /// a message the socket has just replayed).
     pub message_id: Option<Uuid>,
+    /// What a socket's credentials must read of tickets for it to get the
+    /// frame (`Nothing` for every frame but the ticket channels').
+    pub needs: TicketReads,
     pub text: Utf8Bytes,
+}
+
+/// What a socket's credentials read of tickets, in growing order: nothing,
+/// the ticket channels' public events (`tickets:read`), also internal
+/// notes (`tickets:write`, as comment search decides). A key's scopes can
+/// be cut while its sockets are open: the hub keeps each socket's current
+/// reads and queues it only the frames they cover.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+#[repr(u8)]
+pub enum TicketReads {
+    #[default]
+    Nothing = 0,
+    Public = 1,
+    Notes = 2,
+}
+
+impl TicketReads {
+    pub fn of(scopes: &ScopeSet) -> TicketReads {
+        if !scopes.contains(Scope::TicketsRead) {
+            TicketReads::Nothing
+        } else if crate::tickets::model::reads_internal_notes(scopes) {
+            TicketReads::Notes
+        } else {
+            TicketReads::Public
+        }
+    }
+
+    fn from_u8(value: u8) -> TicketReads {
+        match value {
+            2 => TicketReads::Notes,
+            1 => TicketReads::Public,
+            _ => TicketReads::Nothing,
+        }
+    }
 }
 
 pub struct Hub {
@@ -79,6 +117,8 @@ struct SocketShare {
     queued: AtomicWaker,
     kick: Kick,
     may_write: AtomicBool,
+    /// A `TicketReads`, kept current like `may_write`.
+    ticket_reads: AtomicU8,
 }
 
 #[derive(Default)]
@@ -148,6 +188,10 @@ impl SocketShare {
     fn kick(&self, close: Close) {
         self.kick.raise(close);
         self.queued.wake();
+    }
+
+    fn ticket_reads(&self) -> TicketReads {
+        TicketReads::from_u8(self.ticket_reads.load(Ordering::Acquire))
     }
 }
 
@@ -258,6 +302,11 @@ impl Hub {
             // A socket being closed gets nothing more.
             let socket = &subscriber.socket;
             if socket.kick.is_raised() {
+                continue;
+            }
+            // A socket whose key lost a ticket scope keeps its
+            // subscription but no longer gets what it cannot read.
+            if frame.needs > TicketReads::Nothing && socket.ticket_reads() < frame.needs {
                 continue;
             }
             match socket.offer(frame.clone(), self.queue_capacity) {

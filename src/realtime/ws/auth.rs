@@ -14,7 +14,7 @@ use crate::auth::by_id::principal_by_id;
 use crate::auth::middleware::{API_KEY_HEADER, principal_for};
 use crate::auth::{Principal, Scope, ScopeSet, Tenant};
 use crate::error::{ApiError, ErrorCode};
-use crate::realtime::hub::Holder;
+use crate::realtime::hub::{Holder, TicketReads};
 use crate::realtime::token::TokenGrant;
 use crate::state::AppState;
 use crate::time::Timestamp;
@@ -33,7 +33,8 @@ pub enum Credential {
         expires_at: Option<Timestamp>,
         rate_limit: i64,
         /// The key's scopes at the handshake (ticket channels need
-        /// `tickets:read`; internal notes need `tickets:write`).
+        /// `tickets:read`; internal notes need `tickets:write`); the hub
+        /// keeps what they read of tickets live (`Connection::ticket_reads`).
         scopes: ScopeSet,
     },
     /// A visitor token: one session.
@@ -68,6 +69,14 @@ impl Credential {
             Credential::Visitor { tenant, .. } => Holder::Visitor {
                 company_id: tenant.company_id,
             },
+        }
+    }
+
+    /// What the socket reads of the ticket channels at the handshake.
+    pub fn ticket_reads(&self) -> TicketReads {
+        match self {
+            Credential::Agent { scopes, .. } => TicketReads::of(scopes),
+            Credential::Visitor { .. } => TicketReads::Nothing,
         }
     }
 

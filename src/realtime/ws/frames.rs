@@ -12,6 +12,7 @@ use crate::chat::model::{MessageInput, OutgoingMessage, SenderType, SenderTypeIn
 use crate::chat::{service, store};
 use crate::error::{ApiError, ErrorCode, StoreError};
 use crate::ratelimit::Limiter;
+use crate::realtime::hub::TicketReads;
 use crate::realtime::protocol::{self, Channel, HubChannel, MessageFrame, Topic};
 use crate::validate::{Fields, required_id};
 use crate::widget::access::Use;
@@ -50,10 +51,9 @@ impl Socket {
         Topic::new(self.credential.tenant(), hub_channel)
     }
 
-    /// Whether this socket hears of internal notes: its key reads them.
+    /// Whether this socket hears of internal notes: its key reads them now.
     pub(super) fn reads_notes(&self) -> bool {
-        matches!(&self.credential, Credential::Agent { scopes, .. }
-            if crate::tickets::model::reads_internal_notes(scopes))
+        self.conn.ticket_reads() == TicketReads::Notes
     }
 
     /// Whether this socket may read `channel` (404 for sessions and
@@ -85,8 +85,8 @@ impl Socket {
                 "A visitor token gives its own session and presence only",
             )
             .into()),
-            (Credential::Agent { scopes, .. }, Channel::Tickets(_))
-                if !scopes.contains(Scope::TicketsRead) =>
+            (Credential::Agent { .. }, Channel::Tickets(_))
+                if self.conn.ticket_reads() == TicketReads::Nothing =>
             {
                 Err(ApiError::forbidden_scope(Scope::TicketsRead.as_str()).into())
             }

@@ -315,7 +315,11 @@ fn run(
     ws: WebSocket,
 ) -> impl Future<Output = ()> + Send {
     let hub = &state.realtime.hub;
-    let conn = hub.connect(credential.holder(), credential.can_write());
+    let conn = hub.connect(
+        credential.holder(),
+        credential.can_write(),
+        credential.ticket_reads(),
+    );
     let counted = crate::metrics::ws_opened(credential.is_visitor());
     // A change applied between the handshake and now did not see this
     // socket: look at its credentials again rather than wait for the re-check.

@@ -85,9 +85,16 @@ impl Client {
 
     /// The next frame of `kind`, skipping others (e.g. a presence snapshot).
     pub async fn next_of(&mut self, kind: &str) -> Value {
+        self.next_where(|frame| frame["type"] == kind).await
+    }
+
+    /// The next frame that `awaited` picks, skipping the others: for a
+    /// frame that may legitimately come after others of its kind (one
+    /// published before the socket subscribed can still be on its way).
+    pub async fn next_where(&mut self, awaited: impl Fn(&Value) -> bool) -> Value {
         loop {
             let frame = self.next().await;
-            if frame["type"] == kind {
+            if awaited(&frame) {
                 return frame;
             }
         }

@@ -60,12 +60,15 @@ async fn reconnecting_with_since_replays_exactly_the_missed_messages(backend: Ba
     }
     assert_eq!(replayed, missed, "exactly the missed messages, in order");
     visitor.assert_nothing_before_pong().await;
+    // Made before "five", so that its `chat.session` on the entity channel
+    // has been dispatched (the bus delivers in order) by the time the
+    // visitor has "five", before the entity subscription below.
+    let other = new_session(&app, &acme, json!({})).await;
     // Live messages continue after the replay.
     post("five").await.assert_status(201);
     assert_eq!(visitor.next().await["data"]["body"], "five");
 
     // `since` must be a message of the channel.
-    let other = new_session(&app, &acme, json!({})).await;
     let mut agent_socket = Client::key(&app, &acme.key).await;
     agent_socket
         .send(

@@ -6,7 +6,8 @@ use crate::widget::{start_chat, widget_post};
 
 backend_tests!(
     sessions_carry_values_and_filter_on_them,
-    visitors_may_set_only_visitor_writable_fields
+    visitors_may_set_only_visitor_writable_fields,
+    an_agent_only_field_from_a_visitor_is_ignored_and_the_chat_starts
 );
 
 async fn define_chat_fields(app: &TestApp, acme: &TestCompany) {
@@ -72,13 +73,6 @@ async fn visitors_may_set_only_visitor_writable_fields(backend: Backend) {
     let acme = app.company().await;
     define_chat_fields(&app, &acme).await;
     let widget_key = acme.entity.widget_key_test.clone();
-    let r = widget_post(
-        &app,
-        "/widget/v1/sessions",
-        json!({"widgetKey": widget_key, "customFields": {"order_id": "A-1", "plan": "pro"}}),
-    )
-    .await;
-    assert_invalid(&r, &["customFields.plan"]);
     // The required visitor-writable field is the visitor's to give.
     let r = widget_post(
         &app,
@@ -97,6 +91,31 @@ async fn visitors_may_set_only_visitor_writable_fields(backend: Backend) {
     assert!(session.get("customFields").is_none(), "{session}");
     let r = app
         .get(&format!("/chat/sessions/{}", id_of(&session)), &acme.key)
+        .await;
+    assert_eq!(
+        r.assert_status(200)["customFields"],
+        json!({"order_id": "A-1"})
+    );
+}
+
+/// A page's `setCustomFields` that names a field only agents may set must
+/// not refuse every chat the page starts: the field is left out, named in
+/// the answer (the widget warns in the browser's console), the rest kept.
+async fn an_agent_only_field_from_a_visitor_is_ignored_and_the_chat_starts(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    define_chat_fields(&app, &acme).await;
+    let widget_key = acme.entity.widget_key_test.clone();
+    let r = widget_post(
+        &app,
+        "/widget/v1/sessions",
+        json!({"widgetKey": widget_key, "customFields": {"order_id": "A-1", "plan": "pro"}}),
+    )
+    .await;
+    let started = r.assert_status(201);
+    assert_eq!(started["ignoredCustomFields"], json!(["plan"]), "{started}");
+    let r = app
+        .get(&format!("/chat/sessions/{}", id_of(started)), &acme.key)
         .await;
     assert_eq!(
         r.assert_status(200)["customFields"],

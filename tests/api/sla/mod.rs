@@ -4,6 +4,7 @@
 
 mod calendars;
 mod created;
+mod escalated;
 mod live;
 mod policies;
 mod reports;

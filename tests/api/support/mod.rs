@@ -15,12 +15,14 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+mod empty;
 mod oversized;
 mod plan;
 mod poll;
 mod standing;
 mod template;
 
+pub use empty::EmptyDatabase;
 pub use oversized::{post_refused_body, post_unfinished_body};
 pub use plan::plan;
 pub use poll::{eventually, eventually_within};

@@ -10,6 +10,7 @@ mod live;
 mod notes;
 mod notify;
 mod numbers;
+mod scopes_cut;
 
 use serde_json::{Value, json};
 use supportdesk::auth::{Mode, Scope, ScopeSet, Tenant};
@@ -30,7 +31,7 @@ fn test_tenant(company_id: Uuid) -> Tenant {
     }
 }
 
-async fn user(app: &TestApp, company_id: Uuid, name: &str) -> User {
+pub(crate) async fn user(app: &TestApp, company_id: Uuid, name: &str) -> User {
     supportdesk::users::store::create(
         &app.state.db,
         &test_tenant(company_id),

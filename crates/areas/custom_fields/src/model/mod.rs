@@ -5,7 +5,7 @@ mod filter;
 mod values;
 
 pub use filter::{FieldCondition, FieldFilter, FilterValue, Operator, field_filter, json_filter};
-pub use values::{FieldChange, FieldPatch, FieldValues, check_values, merge};
+pub use values::{FieldChange, FieldPatch, FieldValues, check_values, merge, without_agent_only};
 
 use std::collections::BTreeSet;
 

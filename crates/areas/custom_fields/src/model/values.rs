@@ -91,6 +91,32 @@ pub fn check_values(
     Ok(patch)
 }
 
+/// A visitor's `customFields` without the fields of `kind` that only
+/// agents may set, and the keys left out (sorted). The widget's page sets
+/// them once for every chat it starts (`setCustomFields`): one agent-only
+/// key there must not refuse every chat from the page, so the key is
+/// dropped (the widget warns in the browser's console) rather than
+/// refused; unknown keys and bad values are still `check_values`' to refuse.
+pub fn without_agent_only(
+    definitions: &[Definition],
+    kind: RecordKind,
+    input: Option<&Value>,
+) -> (Option<Value>, Vec<String>) {
+    let Some(Value::Object(given)) = input else {
+        return (input.cloned(), Vec::new());
+    };
+    let agent_only = |key: &String| {
+        definitions
+            .iter()
+            .any(|d| &d.key == key && d.applies_to(kind) && !d.visitor_writable)
+    };
+    let (dropped, kept): (Map<String, Value>, Map<String, Value>) = given
+        .clone()
+        .into_iter()
+        .partition(|(key, _)| agent_only(key));
+    (Some(Value::Object(kept)), dropped.keys().cloned().collect())
+}
+
 /// `value` as `definition`'s type stores it: text as given, numbers as
 /// given, dates `YYYY-MM-DD`, datetimes in UTC with milliseconds and `Z`,
 /// a multiselect's options sorted and deduplicated.
@@ -286,6 +312,22 @@ pub(super) mod tests {
         assert!(check_values(&defs, RecordKind::Ticket, Some(&unknown), false, false).is_err());
         let chat = json!({"plan": "x"});
         assert!(check_values(&defs, RecordKind::Chat, Some(&chat), false, false).is_err());
+    }
+
+    #[test]
+    fn a_visitors_agent_only_keys_are_left_out_and_named() {
+        let mut writable = definition("cart", FieldType::Text);
+        writable.applies_to = vec![RecordKind::Chat];
+        writable.visitor_writable = true;
+        let mut agents = definition("note", FieldType::Text);
+        agents.applies_to = vec![RecordKind::Chat];
+        let defs = [writable, agents];
+        let given = json!({"cart": "c-1", "note": "VIP", "typo": "x"});
+        let (kept, dropped) = without_agent_only(&defs, RecordKind::Chat, Some(&given));
+        assert_eq!(kept, Some(json!({"cart": "c-1", "typo": "x"})));
+        assert_eq!(dropped, vec!["note".to_string()]);
+        let (kept, dropped) = without_agent_only(&defs, RecordKind::Chat, None);
+        assert_eq!((kept, dropped), (None, Vec::new()));
     }
 
     #[test]

@@ -68,17 +68,9 @@ fn filtered(
     }
 }
 
-/// How many of a search's matches are ranked: the newest this many that
-/// meet every filter. Ranking every match of a common word costs time in
-/// proportion to the company's tickets (a word in 10% of a million tickets
-/// took 1.5 s); the newest thousand are found by walking
-/// `ticket_search_recent` and rank in milliseconds. Pages past them are
-/// empty (docs/api.md says so); `total` still counts up to its own cap.
-pub const RANKED_MATCHES: i64 = 1_000;
-
 /// A page of `filter`'s tickets, newest first; read with one row more than
 /// `page.limit` (it says whether a next page exists). A search goes to
-/// [`ranked_query`], told by `matches` (its count) whether to rank them all.
+/// [`ranked_query`].
 fn list_query(
     backend: Backend,
     tenant: &Tenant,
@@ -88,16 +80,7 @@ fn list_query(
     total: &PageTotal,
 ) -> Query {
     if filter.search.is_some() {
-        let matches = match total {
-            PageTotal::Counted(matches) => *matches,
-            PageTotal::WithRows(_) => Total::exact(0),
-        };
-        // Chosen from the count rather than left to the planner: its guess
-        // at how often a rare word or a prefix occurs can be far off, and
-        // reading a million documents in creation order for the newest
-        // matches of a text that has one took 250 ms.
-        let newest_only = matches.is_lower_bound || matches.value > RANKED_MATCHES;
-        return ranked_query(backend, tenant, filter, page, newest_only);
+        return ranked_query(backend, tenant, filter, page);
     }
     // The total in the same statement where a counter row answers it: its
     // placeholders are the page's own first ones (the tenant, then the
@@ -125,28 +108,18 @@ fn list_query(
         .push_bind(page.offset)
 }
 
-/// A page of a search: its matches (with `newest_only`, the newest
-/// [`RANKED_MATCHES`], read in creation order; else all of them, read
-/// through the search index), ranked best first (newest first among
-/// equals), paged by offset (a rank is not a position a cursor could
-/// hold); only the page's rows are then read.
-fn ranked_query(
-    backend: Backend,
-    tenant: &Tenant,
-    filter: &TicketFilter,
-    page: Page,
-    newest_only: bool,
-) -> Query {
+/// A page of a search: every match, read through the search index and
+/// ranked, best first (newest first among equals), paged by offset (a rank
+/// is not a position a cursor could hold); only the page's rows are then
+/// read. Every match is ranked, so an old ticket that matches best is
+/// found however many newer ones share a common word. That costs time in
+/// proportion to the matches (a word in 10% of a million tickets: about
+/// 0.3–0.45 s on Postgres on a 2-core machine, the same as reading them in
+/// creation order for the newest thousand did, since both visit every
+/// matching row; a word in a few hundred tickets: milliseconds).
+fn ranked_query(backend: Backend, tenant: &Tenant, filter: &TicketFilter, page: Page) -> Query {
     let (matches, rank) = matching(backend, " FROM tickets t", tenant, filter);
     let best = rank.best_first;
-    let newest = if newest_only {
-        format!(
-            " ORDER BY search_doc.created_at DESC, search_doc.ticket_id DESC \
-             LIMIT {RANKED_MATCHES}"
-        )
-    } else {
-        String::new()
-    };
     matches
         .prefixed(&format!(
             "{TICKET_SELECT} JOIN (SELECT ranked_id, ranked_at, search_rank FROM (\
@@ -155,7 +128,7 @@ fn ranked_query(
             rank.expression
         ))
         .push(&format!(
-            "{newest}) matches ORDER BY search_rank {best}, ranked_at DESC, ranked_id DESC LIMIT "
+            ") matches ORDER BY search_rank {best}, ranked_at DESC, ranked_id DESC LIMIT "
         ))
         .push_bind(page.limit + 1)
         .push(" OFFSET ")
@@ -309,7 +282,7 @@ pub async fn count(
 
 /// Where a list page's total comes from.
 enum PageTotal {
-    /// Counted before the page (a search needs it to choose its plan).
+    /// Counted before the page (a search's count, which no counter holds).
     Counted(Total),
     /// This exact count, a column of the page's own statement.
     WithRows(Query),

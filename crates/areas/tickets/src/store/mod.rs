@@ -29,7 +29,7 @@ pub use comments::{add_comment, list_comments};
 pub use create::create;
 pub use delete::delete;
 pub use escalate::{escalate, escalate_in};
-pub use list::{RANKED_MATCHES, count, list, list_sql};
+pub use list::{count, list, list_sql};
 pub use read::find;
 pub use sla::record_sla;
 pub use tags::edit_tags;

@@ -25,7 +25,7 @@ pub(super) async fn move_sla_clocks(
     changes: &[Change],
     now: Timestamp,
 ) -> Result<Vec<Met>, StoreError> {
-    sla_store::reevaluate(tx, tenant, id, now).await?;
+    sla_store::reevaluate(tx, tenant, id, before.priority, now).await?;
     if changes.iter().any(|c| matches!(c, Change::Status { .. })) {
         return sla_store::status_changed(tx, tenant, id, before.status, now).await;
     }

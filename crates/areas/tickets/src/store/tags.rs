@@ -37,7 +37,7 @@ pub async fn edit_tags(
     let tags = tag_store::edit(&mut tx, tenant, Tagged::Ticket, id, &edit).await?;
     if !tags.is_empty() {
         write_state(&mut tx, tenant, id, &current, now).await?;
-        sla_store::reevaluate(&mut tx, tenant, id, now).await?;
+        sla_store::reevaluate(&mut tx, tenant, id, current.priority, now).await?;
         announce_tags(&mut tx, tenant, id, &tags, now).await?;
     }
     let ticket = load(&mut tx, tenant, id, signer).await?;

@@ -3,14 +3,15 @@
 
 use uuid::Uuid;
 
-use super::policy::{chosen_terms, held_terms, hold_policy, may_apply};
-use super::{Happening, Met, Reply, clocks_of, save, ticket_facts};
+use super::policy::{chosen_policy, held_terms, hold_policy, may_apply, terms};
+use super::{Happening, Met, Reply, TicketFactsRow, clocks_of, save, ticket_facts};
 use crate::auth::Tenant;
-use crate::clocks::{Clock, ClockState, Metric};
+use crate::clocks::{Clock, ClockState, Metric, Terms};
 use crate::db::{Query, Tx};
 use crate::error::StoreError;
+use crate::model::Policy;
 use crate::time::Timestamp;
-use vocab::ticket::TicketStatus;
+use vocab::ticket::{Priority, TicketStatus};
 
 /// An agent answered in the chat a ticket was made from: for the customer
 /// that is the first response, so it meets the ticket's first-response
@@ -74,21 +75,26 @@ pub async fn agent_chatted(
 /// is chosen again. The same or another policy keeps each clock's time and
 /// counts it against the new target (so due times stay measured from the
 /// creation); a metric the old policy did not measure starts at the
-/// creation; without a policy the clocks go.
+/// creation; without a policy the clocks go. `was` is the ticket's
+/// priority before the change (see `kept_or_new_terms`).
 pub async fn reevaluate(
     tx: &mut Tx,
     tenant: &Tenant,
     ticket_id: Uuid,
+    was: Priority,
     now: Timestamp,
 ) -> Result<(), StoreError> {
     if !may_apply(tx, tenant, ticket_id).await? {
         return Ok(());
     }
     let facts = ticket_facts(tx, tenant, ticket_id).await?;
-    let chosen = chosen_terms(tx, tenant, ticket_id, &facts).await?;
-    let Some(terms) = chosen else {
+    let chosen = match chosen_policy(tx, tenant, ticket_id, &facts).await? {
+        Some(policy) => kept_or_new_terms(tx, tenant, &policy, &facts, was).await?,
+        None => None,
+    };
+    let Some((terms, sla_priority)) = chosen else {
         if facts.sla_policy_id.is_some() {
-            hold_policy(tx, ticket_id, None).await?;
+            hold_policy(tx, ticket_id, None, None).await?;
             Query::new("DELETE FROM ticket_sla WHERE ticket_id = $1")
                 .bind(ticket_id)
                 .execute(&mut *tx)
@@ -96,8 +102,8 @@ pub async fn reevaluate(
         }
         return Ok(());
     };
-    if facts.sla_policy_id != Some(terms.policy_id) {
-        hold_policy(tx, ticket_id, Some(terms.policy_id)).await?;
+    if facts.sla_policy_id != Some(terms.policy_id) || facts.sla_priority != sla_priority {
+        hold_policy(tx, ticket_id, Some(terms.policy_id), sla_priority).await?;
     }
     let mut clocks = clocks_of(&mut *tx, ticket_id).await?;
     for clock in &mut clocks {
@@ -128,6 +134,30 @@ pub async fn reevaluate(
         }
     }
     Ok(())
+}
+
+/// The terms the chosen `policy` gives the ticket, with the priority whose
+/// targets they are when it is not the ticket's own. A policy the ticket
+/// already holds that sets no targets for its new priority keeps its
+/// clocks counting against the targets they had (those of `was`, or of
+/// the priority they already kept): escalating a ticket to URGENT under a
+/// policy without URGENT targets must not silently end its SLA.
+async fn kept_or_new_terms(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    policy: &Policy,
+    facts: &TicketFactsRow,
+    was: Priority,
+) -> Result<Option<(Terms, Option<Priority>)>, StoreError> {
+    if let Some(own) = terms(tx, tenant, policy, facts.priority).await? {
+        return Ok(Some((own, None)));
+    }
+    if facts.sla_policy_id != Some(policy.id) {
+        return Ok(None);
+    }
+    let kept = facts.sla_priority.unwrap_or(was);
+    let terms = terms(tx, tenant, policy, kept).await?;
+    Ok(terms.map(|terms| (terms, Some(kept))))
 }
 
 /// The status moved from `from` to the ticket's current one: clocks stop

@@ -64,6 +64,16 @@ struct TicketFactsRow {
     team_id: Option<Uuid>,
     created_at: Timestamp,
     sla_policy_id: Option<Uuid>,
+    /// Set only while the clocks count against another priority's targets
+    /// than the ticket's own (see `reevaluate`).
+    sla_priority: Option<Priority>,
+}
+
+impl TicketFactsRow {
+    /// The priority whose targets the ticket's clocks count against.
+    fn target_priority(&self) -> Priority {
+        self.sla_priority.unwrap_or(self.priority)
+    }
 }
 
 async fn ticket_facts(
@@ -72,8 +82,8 @@ async fn ticket_facts(
     ticket_id: Uuid,
 ) -> Result<TicketFactsRow, StoreError> {
     Query::new(
-        "SELECT status, priority, entity_id, team_id, created_at, sla_policy_id \
-         FROM tickets \
+        "SELECT status, priority, entity_id, team_id, created_at, sla_policy_id, \
+         sla_priority FROM tickets \
          WHERE id = $1 AND company_id = $2 AND mode = $3",
     )
     .bind(ticket_id)

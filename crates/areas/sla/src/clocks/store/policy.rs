@@ -20,13 +20,13 @@ use crate::store::{find_calendar, list_policies};
 use crate::tags::store::{self as tag_store, Tagged};
 use vocab::ticket::Priority;
 
-/// The policy that applies to the ticket now, with its terms.
-pub(super) async fn chosen_terms(
+/// The policy that applies to the ticket now (whatever its targets).
+pub(super) async fn chosen_policy(
     tx: &mut Tx,
     tenant: &Tenant,
     ticket_id: Uuid,
     facts: &TicketFactsRow,
-) -> Result<Option<Terms>, StoreError> {
+) -> Result<Option<Policy>, StoreError> {
     let policies = list_policies(&mut *tx, tenant).await?;
     if !policies.iter().any(|p| p.enabled) {
         return Ok(None);
@@ -49,10 +49,7 @@ pub(super) async fn chosen_terms(
     let chosen = choose(&policies, &ticket, |p| {
         field_checks.get(&p.id).copied().unwrap_or(false)
     });
-    match chosen {
-        Some(policy) => terms(tx, tenant, policy, facts.priority).await,
-        None => Ok(None),
-    }
+    Ok(chosen.cloned())
 }
 
 /// Whether the ticket's custom field values meet the policy's condition;
@@ -84,7 +81,7 @@ pub(super) async fn fields_met(
 
 /// The terms `policy` gives a ticket of `priority`; `None` when it sets no
 /// targets for that priority.
-async fn terms(
+pub(super) async fn terms(
     tx: &mut Tx,
     tenant: &Tenant,
     policy: &Policy,
@@ -115,19 +112,23 @@ pub(super) async fn held_terms(
     };
     let policies = list_policies(&mut *tx, tenant).await?;
     match policies.iter().find(|p| p.id == policy_id) {
-        Some(policy) => terms(tx, tenant, policy, facts.priority).await,
+        Some(policy) => terms(tx, tenant, policy, facts.target_priority()).await,
         None => Ok(None),
     }
 }
 
+/// Records the ticket's policy and, when its clocks count against another
+/// priority's targets than the ticket's own, that priority (`None`: its own).
 pub(super) async fn hold_policy(
     tx: &mut Tx,
     ticket_id: Uuid,
     policy_id: Option<Uuid>,
+    sla_priority: Option<Priority>,
 ) -> Result<(), StoreError> {
-    Query::new("UPDATE tickets SET sla_policy_id = $2 WHERE id = $1")
+    Query::new("UPDATE tickets SET sla_policy_id = $2, sla_priority = $3 WHERE id = $1")
         .bind(ticket_id)
         .bind(policy_id)
+        .bind(sla_priority)
         .execute(tx)
         .await
 }

@@ -99,7 +99,7 @@ pub async fn start(
             let Some(terms) = chosen_with_fields(tx, tenant, ticket_id, rules, facts).await? else {
                 return Ok(Vec::new());
             };
-            hold_policy(tx, ticket_id, Some(terms.policy_id)).await?;
+            hold_policy(tx, ticket_id, Some(terms.policy_id), None).await?;
             terms
         }
     };
