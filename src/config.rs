@@ -162,6 +162,30 @@ pub struct ServeArgs {
         default_value = defaults::VISITOR_UPLOAD_RATE
     )]
     pub visitor_upload_rate: String,
+    /// Bytes one chat session's unattached uploads (not yet sent with a
+    /// message) may hold.
+    #[arg(
+        long,
+        env = "SUPPORTDESK_VISITOR_SESSION_UPLOAD_QUOTA_BYTES",
+        default_value_t = defaults::VISITOR_SESSION_UPLOAD_QUOTA_BYTES
+    )]
+    pub visitor_session_upload_quota_bytes: u64,
+    /// Bytes the unattached visitor uploads of all one company's chats may
+    /// hold.
+    #[arg(
+        long,
+        env = "SUPPORTDESK_VISITOR_COMPANY_UPLOAD_QUOTA_BYTES",
+        default_value_t = defaults::VISITOR_COMPANY_UPLOAD_QUOTA_BYTES
+    )]
+    pub visitor_company_upload_quota_bytes: u64,
+    /// Minutes a visitor's upload may stay unattached before the sweeper
+    /// deletes it (a key's may stay 24 hours).
+    #[arg(
+        long,
+        env = "SUPPORTDESK_VISITOR_UPLOAD_LIFE_MINUTES",
+        default_value_t = defaults::VISITOR_UPLOAD_LIFE_MINUTES
+    )]
+    pub visitor_upload_life_minutes: u64,
     /// Chats the widget may start from one client IP: `<count>/<seconds>s`,
     /// all of them at once if need be, then one every seconds/count.
     #[arg(
@@ -227,6 +251,11 @@ pub mod defaults {
     pub const MAX_VISITOR_ATTACHMENT_BYTES: u64 = 10 * 1024 * 1024;
     /// Uploads never attached to a record are deleted after a day.
     pub const ATTACHMENT_ORPHAN_HOURS: u64 = 24;
+    /// Five files at the visitor's size limit.
+    pub const VISITOR_SESSION_UPLOAD_QUOTA_BYTES: u64 = 50 * 1024 * 1024;
+    pub const VISITOR_COMPANY_UPLOAD_QUOTA_BYTES: u64 = 1024 * 1024 * 1024;
+    /// A visitor attaches a file while writing the message it goes with.
+    pub const VISITOR_UPLOAD_LIFE_MINUTES: u64 = 60;
 }
 
 /// `ms` milliseconds, or `None` for 0 (the setting turned off).
@@ -302,6 +331,12 @@ pub struct Config {
     pub max_visitor_attachment_bytes: u64,
     /// How long an upload may stay unattached (tests set seconds).
     pub attachment_orphan_age: Duration,
+    /// How long a visitor's upload may stay unattached (tests set seconds).
+    pub visitor_orphan_age: Duration,
+    /// Bytes one chat session's unattached uploads may hold.
+    pub visitor_session_upload_quota: u64,
+    /// Bytes the unattached visitor uploads of one company may hold.
+    pub visitor_company_upload_quota: u64,
     /// Uploads one visitor session may make per window.
     pub visitor_upload_rate: MessageRate,
     /// Chats the widget may start from one client IP per window.
@@ -389,6 +424,11 @@ impl Config {
             max_attachment_bytes: args.max_attachment_bytes,
             max_visitor_attachment_bytes: args.max_visitor_attachment_bytes,
             attachment_orphan_age: Duration::from_secs(defaults::ATTACHMENT_ORPHAN_HOURS * 3600),
+            visitor_orphan_age: Duration::from_secs(
+                args.visitor_upload_life_minutes.max(1).saturating_mul(60),
+            ),
+            visitor_session_upload_quota: args.visitor_session_upload_quota_bytes,
+            visitor_company_upload_quota: args.visitor_company_upload_quota_bytes,
             visitor_upload_rate: MessageRate::parse(&args.visitor_upload_rate)?,
             widget_session_rate: MessageRate::parse(&args.widget_session_rate)?,
             widget_request_rate: MessageRate::parse(&args.widget_request_rate)?,
@@ -445,6 +485,9 @@ impl Config {
             max_attachment_bytes: defaults::MAX_ATTACHMENT_BYTES,
             max_visitor_attachment_bytes: defaults::MAX_VISITOR_ATTACHMENT_BYTES,
             attachment_orphan_age: secs(defaults::ATTACHMENT_ORPHAN_HOURS * 3600),
+            visitor_orphan_age: secs(defaults::VISITOR_UPLOAD_LIFE_MINUTES * 60),
+            visitor_session_upload_quota: defaults::VISITOR_SESSION_UPLOAD_QUOTA_BYTES,
+            visitor_company_upload_quota: defaults::VISITOR_COMPANY_UPLOAD_QUOTA_BYTES,
             visitor_upload_rate: MessageRate::parse(defaults::VISITOR_UPLOAD_RATE)
                 .expect("the default upload rate parses"),
             widget_session_rate: MessageRate::parse(defaults::WIDGET_SESSION_RATE)

@@ -6,6 +6,7 @@ mod bounds;
 mod downloads;
 mod lifecycle;
 mod messages;
+mod quota;
 mod records;
 mod s3;
 mod uploads;

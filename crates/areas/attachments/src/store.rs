@@ -9,8 +9,9 @@ use uuid::Uuid;
 
 use super::links::Signer;
 use super::model::{Attachment, AttachmentRef};
+use super::quota::{self, Room, VisitorQuota};
 use crate::auth::Tenant;
-use crate::db::{Db, On, Query, Tx, millis};
+use crate::db::{Db, On, Query, Tx};
 use crate::error::StoreError;
 use crate::time::{Timestamp, new_id};
 
@@ -104,17 +105,25 @@ impl Owner {
     }
 }
 
-/// Records an upload. The object row is written with `DO UPDATE` so that
-/// it is locked until commit: a sweeper deleting the same bytes waits for
-/// this upload, or this upload waits for the sweeper and writes a new row.
-/// Stamped `now` (the node's clock).
+/// Records an upload, or answers the room `quota` left when a visitor's
+/// upload would cross it (nothing recorded). The object row is written
+/// with `DO UPDATE` so that it is locked until commit: a sweeper deleting
+/// the same bytes waits for this upload, or this upload waits for the
+/// sweeper and writes a new row. Stamped `now` (the node's clock).
 pub async fn create(
     db: &Db,
     tenant: &Tenant,
     new: NewAttachment,
+    quota: Option<VisitorQuota>,
     now: Timestamp,
-) -> Result<Stored, StoreError> {
+) -> Result<Result<Stored, Room>, StoreError> {
     let mut tx = db.begin().await?;
+    if let (Some(quota), Some(session)) = (quota, new.session_id) {
+        let size = u64::try_from(new.size).unwrap_or(u64::MAX);
+        if let Some(room) = quota::check(&mut tx, tenant, session, size, quota).await? {
+            return Ok(Err(room));
+        }
+    }
     Query::new(
         "INSERT INTO attachment_objects (company_id, sha256, size, created_at) \
          VALUES ($1, $2, $3, $4) ON CONFLICT (company_id, sha256) \
@@ -143,7 +152,7 @@ pub async fn create(
     .await?;
     let stored = find(&mut tx, tenant, id).await?;
     tx.commit().await?;
-    Ok(stored)
+    Ok(Ok(stored))
 }
 
 /// The tenant's upload `id`; another tenant's is NotFound.
@@ -324,25 +333,25 @@ pub async fn of_each<'c>(
     Ok(found)
 }
 
-/// Deletes up to `limit` uploads never attached and older than `age` by
-/// the database's clock; answers how many.
+/// Deletes up to `limit` uploads never attached and made before `cutoff`,
+/// or, a visitor's, before `visitor_cutoff`; answers how many.
 pub async fn delete_orphans(
     db: &Db,
-    age: std::time::Duration,
+    cutoff: Timestamp,
+    visitor_cutoff: Timestamp,
     limit: i64,
 ) -> Result<u64, StoreError> {
-    let mut query = Query::new("");
-    let age = query.placeholder_for(-millis(age));
-    let cutoff = db.backend().now_plus_sql(&age);
-    let limit = query.placeholder_for(limit);
-    query
-        .push(&format!(
-            "DELETE FROM attachments WHERE id IN (SELECT id FROM attachments \
-             WHERE ticket_id IS NULL AND comment_id IS NULL AND message_id IS NULL \
-             AND created_at < {cutoff} ORDER BY created_at LIMIT {limit})"
-        ))
-        .rows_affected(db)
-        .await
+    Query::new(
+        "DELETE FROM attachments WHERE id IN (SELECT id FROM attachments \
+         WHERE ticket_id IS NULL AND comment_id IS NULL AND message_id IS NULL \
+         AND (created_at < $1 OR (session_id IS NOT NULL AND created_at < $2)) \
+         ORDER BY created_at LIMIT $3)",
+    )
+    .bind(cutoff)
+    .bind(visitor_cutoff)
+    .bind(limit)
+    .rows_affected(db)
+    .await
 }
 
 /// Up to `limit` objects (company, SHA-256) no attachment names.
