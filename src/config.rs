@@ -87,6 +87,14 @@ pub struct ServeArgs {
     /// Days finished webhook deliveries (with their attempts) and events are kept.
     #[arg(long, env = "SUPPORTDESK_RETENTION_DAYS", default_value_t = defaults::RETENTION_DAYS)]
     pub retention_days: u64,
+    /// Days a closed chat is kept (with its messages and files) after it
+    /// closed; 0 keeps chats for good.
+    #[arg(
+        long,
+        env = "SUPPORTDESK_CHAT_RETENTION_DAYS",
+        default_value_t = defaults::CHAT_RETENTION_DAYS
+    )]
+    pub chat_retention_days: u64,
     /// Seconds between two retention passes.
     #[arg(
         long,
@@ -243,6 +251,8 @@ pub mod defaults {
     pub const WIDGET_REQUEST_RATE: &str = "120/60s";
     pub const AUTH_FAILURE_WINDOW_SECS: u64 = 60;
     pub const RETENTION_DAYS: u64 = 30;
+    /// Chats are a company's records: kept unless it chooses otherwise.
+    pub const CHAT_RETENTION_DAYS: u64 = 0;
     pub const RETENTION_INTERVAL_SECS: u64 = 3600;
     /// Finished jobs are kept a week.
     pub const JOB_RETENTION_DAYS: u64 = 7;
@@ -320,6 +330,8 @@ pub struct Config {
     pub retention: Duration,
     /// How long finished jobs are kept.
     pub job_retention: Duration,
+    /// How long a closed chat is kept after it closed; `None`: for good.
+    pub chat_retention: Option<Duration>,
     /// Time between two retention passes on a node.
     pub retention_interval: Duration,
     /// How long an idempotency key's record is kept; after it the key may
@@ -419,6 +431,7 @@ impl Config {
             clock_offset: chrono::TimeDelta::zero(),
             retention: days(args.retention_days),
             job_retention: days(defaults::JOB_RETENTION_DAYS),
+            chat_retention: (args.chat_retention_days > 0).then(|| days(args.chat_retention_days)),
             retention_interval: Duration::from_secs(args.retention_interval_secs.max(1)),
             idempotency_ttl: Duration::from_secs(args.idempotency_ttl_hours.max(1) * 3600),
             max_attachment_bytes: args.max_attachment_bytes,
@@ -480,6 +493,7 @@ impl Config {
             clock_offset: chrono::TimeDelta::zero(),
             retention: days(defaults::RETENTION_DAYS),
             job_retention: days(defaults::JOB_RETENTION_DAYS),
+            chat_retention: None,
             retention_interval: secs(defaults::RETENTION_INTERVAL_SECS),
             idempotency_ttl: secs(defaults::IDEMPOTENCY_TTL_HOURS * 3600),
             max_attachment_bytes: defaults::MAX_ATTACHMENT_BYTES,

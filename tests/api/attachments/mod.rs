@@ -3,6 +3,7 @@
 //! key and through signed links, and the sweeper. Shared helpers here.
 
 mod bounds;
+mod chat_retention;
 mod downloads;
 mod lifecycle;
 mod messages;

@@ -5,6 +5,7 @@
 //! hold (`quota`); downloads through signed, expiring links (`links`).
 //! An area crate: it depends on the floors below only.
 
+pub mod cleanup;
 pub mod form;
 pub mod ingest;
 pub mod links;
