@@ -215,6 +215,11 @@ pub struct ServeArgs {
         default_value = defaults::WIDGET_REQUEST_RATE
     )]
     pub widget_request_rate: String,
+    /// Comma-separated CIDRs of the proxies (load balancers) whose
+    /// `X-Forwarded-For` / `Forwarded` headers name the client; none by
+    /// default (the TCP peer is the client).
+    #[arg(long, env = "SUPPORTDESK_TRUSTED_PROXIES", default_value = "")]
+    pub trusted_proxies: String,
 }
 
 /// Every default, written once: the flags show them and `Config::new`
@@ -359,9 +364,12 @@ pub struct Config {
     pub s3: Option<S3Config>,
     /// Where `GET /metrics` listens; metrics are off without it.
     pub metrics_bind: Option<String>,
+    /// The proxies whose forwarding headers name the client.
+    pub trusted_proxies: TrustedProxies,
 }
 
 pub use ::attachments::S3Config;
+pub use infra::client_address::TrustedProxies;
 
 /// `limit` messages per `window`, all of them at once if need be (GCRA,
 /// like an API key's limit).
@@ -453,6 +461,7 @@ impl Config {
                     ..S3Config::default()
                 }),
             metrics_bind: args.metrics_bind.filter(|bind| !bind.is_empty()),
+            trusted_proxies: TrustedProxies::parse(&args.trusted_proxies)?,
         })
     }
 
@@ -510,6 +519,7 @@ impl Config {
                 .expect("the default widget request rate parses"),
             s3: None,
             metrics_bind: None,
+            trusted_proxies: TrustedProxies::default(),
         }
     }
 

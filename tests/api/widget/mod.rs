@@ -7,6 +7,7 @@ mod identity;
 mod kb;
 mod loader;
 mod openapi;
+mod proxies;
 
 use reqwest::Method;
 use serde_json::{Value, json};
