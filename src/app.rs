@@ -23,6 +23,7 @@ use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetReques
 use tower_http::trace::TraceLayer;
 
 use crate::bootstrap::{self, DemoCreated};
+use crate::client_address::{ClientAddress, TrustedProxies};
 use crate::config::Config;
 use crate::db::Db;
 use crate::error::ApiError;
@@ -249,25 +250,28 @@ impl App {
             self.state.clone(),
         ));
         let timeouts = Timeouts::of(&self.state.config);
+        let proxies = Arc::new(self.state.config.trusted_proxies.clone());
         let shop = self.shop.map(|shop| {
             tokio::spawn(serve(
                 shop.listener,
                 shop.router,
                 self.state.shutdown.clone(),
                 timeouts,
+                proxies.clone(),
             ))
         });
         let metrics = self.metrics.map(|(listener, handle)| {
             let router = crate::metrics::server::router(self.state.clone(), handle);
             let shutdown = self.state.shutdown.clone();
             tokio::spawn(crate::metrics::server::run_upkeep(handle, shutdown.clone()));
-            tokio::spawn(serve(listener, router, shutdown, timeouts))
+            tokio::spawn(serve(listener, router, shutdown, timeouts, proxies.clone()))
         });
         serve(
             self.listener,
             self.router,
             self.state.shutdown.clone(),
             timeouts,
+            proxies,
         )
         .await;
         for other in shop.into_iter().chain(metrics) {
@@ -310,12 +314,15 @@ impl Timeouts {
 /// then lets in-flight requests finish (30 s at most). Unlike `axum::serve`,
 /// connections get a timer, so a client that trickles its headers
 /// (slowloris) is cut off after the header timeout, and request bodies
-/// are timed (`slow_bodies`).
+/// are timed (`slow_bodies`). Each request carries its client's address
+/// (`ClientAddress`), resolved here once: the peer, or what the trusted
+/// `proxies` forwarded.
 async fn serve(
     listener: TcpListener,
     router: Router,
     mut shutdown: watch::Receiver<bool>,
     timeouts: Timeouts,
+    proxies: Arc<TrustedProxies>,
 ) {
     use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
     use hyper_util::server::conn::auto::Builder;
@@ -348,11 +355,11 @@ async fn serve(
         };
         let _ = stream.set_nodelay(true);
         let router = router.clone();
+        let proxies = proxies.clone();
         let service =
             hyper::service::service_fn(move |mut request: Request<hyper::body::Incoming>| {
-                request
-                    .extensions_mut()
-                    .insert(axum::extract::ConnectInfo(remote));
+                let client = ClientAddress::resolve(remote, request.headers(), &proxies);
+                request.extensions_mut().insert(ClientAddress(Some(client)));
                 let (request, timed_out) = crate::slow_bodies::watch(request, timeouts.body);
                 let response = router.clone().oneshot(request);
                 async move {
@@ -491,12 +498,14 @@ where
                         .get("x-request-id")
                         .and_then(|v| v.to_str().ok())
                         .unwrap_or("");
+                    let client = ClientAddress(ClientAddress::of(request.extensions()));
                     // The path only: query strings may carry socket tokens.
                     tracing::info_span!(
                         "request",
                         method = %request.method(),
                         path = %request.uri().path(),
                         request_id = %id,
+                        client = %client,
                     )
                 }),
             )

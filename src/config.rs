@@ -97,6 +97,14 @@ pub struct ServeArgs {
     /// Days finished webhook deliveries (with their attempts) and events are kept.
     #[arg(long, env = "SUPPORTDESK_RETENTION_DAYS", default_value_t = defaults::RETENTION_DAYS)]
     pub retention_days: u64,
+    /// Days a closed chat is kept (with its messages and files) after it
+    /// closed; 0 keeps chats for good.
+    #[arg(
+        long,
+        env = "SUPPORTDESK_CHAT_RETENTION_DAYS",
+        default_value_t = defaults::CHAT_RETENTION_DAYS
+    )]
+    pub chat_retention_days: u64,
     /// Seconds between two retention passes.
     #[arg(
         long,
@@ -172,6 +180,30 @@ pub struct ServeArgs {
         default_value = defaults::VISITOR_UPLOAD_RATE
     )]
     pub visitor_upload_rate: String,
+    /// Bytes one chat session's unattached uploads (not yet sent with a
+    /// message) may hold.
+    #[arg(
+        long,
+        env = "SUPPORTDESK_VISITOR_SESSION_UPLOAD_QUOTA_BYTES",
+        default_value_t = defaults::VISITOR_SESSION_UPLOAD_QUOTA_BYTES
+    )]
+    pub visitor_session_upload_quota_bytes: u64,
+    /// Bytes the unattached visitor uploads of all one company's chats may
+    /// hold.
+    #[arg(
+        long,
+        env = "SUPPORTDESK_VISITOR_COMPANY_UPLOAD_QUOTA_BYTES",
+        default_value_t = defaults::VISITOR_COMPANY_UPLOAD_QUOTA_BYTES
+    )]
+    pub visitor_company_upload_quota_bytes: u64,
+    /// Minutes a visitor's upload may stay unattached before the sweeper
+    /// deletes it (a key's may stay 24 hours).
+    #[arg(
+        long,
+        env = "SUPPORTDESK_VISITOR_UPLOAD_LIFE_MINUTES",
+        default_value_t = defaults::VISITOR_UPLOAD_LIFE_MINUTES
+    )]
+    pub visitor_upload_life_minutes: u64,
     /// Chats the widget may start from one client IP: `<count>/<seconds>s`,
     /// all of them at once if need be, then one every seconds/count.
     #[arg(
@@ -208,6 +240,11 @@ pub struct ServeArgs {
         default_value_t = defaults::VISITOR_CLOSED_WRITE_MINUTES
     )]
     pub visitor_closed_write_minutes: u64,
+    /// Comma-separated CIDRs of the proxies (load balancers) whose
+    /// `X-Forwarded-For` / `Forwarded` headers name the client; none by
+    /// default (the TCP peer is the client).
+    #[arg(long, env = "SUPPORTDESK_TRUSTED_PROXIES", default_value = "")]
+    pub trusted_proxies: String,
 }
 
 /// Every default, written once: the flags show them and `Config::new`
@@ -244,6 +281,8 @@ pub mod defaults {
     pub const WIDGET_REQUEST_RATE: &str = "120/60s";
     pub const AUTH_FAILURE_WINDOW_SECS: u64 = 60;
     pub const RETENTION_DAYS: u64 = 30;
+    /// Chats are a company's records: kept unless it chooses otherwise.
+    pub const CHAT_RETENTION_DAYS: u64 = 0;
     pub const RETENTION_INTERVAL_SECS: u64 = 3600;
     /// Finished jobs are kept a week.
     pub const JOB_RETENTION_DAYS: u64 = 7;
@@ -257,6 +296,11 @@ pub mod defaults {
     pub const VISITOR_TOKEN_TTL_MINUTES: u64 = 30;
     /// Long enough to rate a chat after its close.
     pub const VISITOR_CLOSED_WRITE_MINUTES: u64 = 60;
+    /// Five files at the visitor's size limit.
+    pub const VISITOR_SESSION_UPLOAD_QUOTA_BYTES: u64 = 50 * 1024 * 1024;
+    pub const VISITOR_COMPANY_UPLOAD_QUOTA_BYTES: u64 = 1024 * 1024 * 1024;
+    /// A visitor attaches a file while writing the message it goes with.
+    pub const VISITOR_UPLOAD_LIFE_MINUTES: u64 = 60;
 }
 
 /// `ms` milliseconds, or `None` for 0 (the setting turned off).
@@ -325,6 +369,8 @@ pub struct Config {
     pub retention: Duration,
     /// How long finished jobs are kept.
     pub job_retention: Duration,
+    /// How long a closed chat is kept after it closed; `None`: for good.
+    pub chat_retention: Option<Duration>,
     /// Time between two retention passes on a node.
     pub retention_interval: Duration,
     /// How long an idempotency key's record is kept; after it the key may
@@ -336,6 +382,12 @@ pub struct Config {
     pub max_visitor_attachment_bytes: u64,
     /// How long an upload may stay unattached (tests set seconds).
     pub attachment_orphan_age: Duration,
+    /// How long a visitor's upload may stay unattached (tests set seconds).
+    pub visitor_orphan_age: Duration,
+    /// Bytes one chat session's unattached uploads may hold.
+    pub visitor_session_upload_quota: u64,
+    /// Bytes the unattached visitor uploads of one company may hold.
+    pub visitor_company_upload_quota: u64,
     /// Uploads one visitor session may make per window.
     pub visitor_upload_rate: MessageRate,
     /// Chats the widget may start from one client IP per window.
@@ -350,9 +402,12 @@ pub struct Config {
     pub visitor_token_ttl: Duration,
     /// How long after its chat closed a visitor token may still write.
     pub visitor_closed_write: Duration,
+    /// The proxies whose forwarding headers name the client.
+    pub trusted_proxies: TrustedProxies,
 }
 
 pub use ::attachments::S3Config;
+pub use infra::client_address::TrustedProxies;
 
 /// `limit` messages per `window`, all of them at once if need be (GCRA,
 /// like an API key's limit).
@@ -422,11 +477,17 @@ impl Config {
             clock_offset: chrono::TimeDelta::zero(),
             retention: days(args.retention_days),
             job_retention: days(defaults::JOB_RETENTION_DAYS),
+            chat_retention: (args.chat_retention_days > 0).then(|| days(args.chat_retention_days)),
             retention_interval: Duration::from_secs(args.retention_interval_secs.max(1)),
             idempotency_ttl: Duration::from_secs(args.idempotency_ttl_hours.max(1) * 3600),
             max_attachment_bytes: args.max_attachment_bytes,
             max_visitor_attachment_bytes: args.max_visitor_attachment_bytes,
             attachment_orphan_age: Duration::from_secs(defaults::ATTACHMENT_ORPHAN_HOURS * 3600),
+            visitor_orphan_age: Duration::from_secs(
+                args.visitor_upload_life_minutes.max(1).saturating_mul(60),
+            ),
+            visitor_session_upload_quota: args.visitor_session_upload_quota_bytes,
+            visitor_company_upload_quota: args.visitor_company_upload_quota_bytes,
             visitor_upload_rate: MessageRate::parse(&args.visitor_upload_rate)?,
             widget_session_rate: MessageRate::parse(&args.widget_session_rate)?,
             widget_request_rate: MessageRate::parse(&args.widget_request_rate)?,
@@ -440,6 +501,7 @@ impl Config {
             metrics_bind: args.metrics_bind.filter(|bind| !bind.is_empty()),
             visitor_token_ttl: minutes(args.visitor_token_ttl_minutes.max(1)),
             visitor_closed_write: minutes(args.visitor_closed_write_minutes),
+            trusted_proxies: TrustedProxies::parse(&args.trusted_proxies)?,
         })
     }
 
@@ -480,11 +542,15 @@ impl Config {
             clock_offset: chrono::TimeDelta::zero(),
             retention: days(defaults::RETENTION_DAYS),
             job_retention: days(defaults::JOB_RETENTION_DAYS),
+            chat_retention: None,
             retention_interval: secs(defaults::RETENTION_INTERVAL_SECS),
             idempotency_ttl: secs(defaults::IDEMPOTENCY_TTL_HOURS * 3600),
             max_attachment_bytes: defaults::MAX_ATTACHMENT_BYTES,
             max_visitor_attachment_bytes: defaults::MAX_VISITOR_ATTACHMENT_BYTES,
             attachment_orphan_age: secs(defaults::ATTACHMENT_ORPHAN_HOURS * 3600),
+            visitor_orphan_age: secs(defaults::VISITOR_UPLOAD_LIFE_MINUTES * 60),
+            visitor_session_upload_quota: defaults::VISITOR_SESSION_UPLOAD_QUOTA_BYTES,
+            visitor_company_upload_quota: defaults::VISITOR_COMPANY_UPLOAD_QUOTA_BYTES,
             visitor_upload_rate: MessageRate::parse(defaults::VISITOR_UPLOAD_RATE)
                 .expect("the default upload rate parses"),
             widget_session_rate: MessageRate::parse(defaults::WIDGET_SESSION_RATE)
@@ -495,6 +561,7 @@ impl Config {
             metrics_bind: None,
             visitor_token_ttl: minutes(defaults::VISITOR_TOKEN_TTL_MINUTES),
             visitor_closed_write: minutes(defaults::VISITOR_CLOSED_WRITE_MINUTES),
+            trusted_proxies: TrustedProxies::default(),
         }
     }
 

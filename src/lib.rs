@@ -49,7 +49,9 @@ pub mod widget;
 pub use vocab::{decoded_from_text, domain, error, event_catalogue, live, text_enum, time};
 // The infrastructure crate's modules, at the paths the service and its
 // tests name them by (`crate::paging::…`, `supportdesk::ratelimit::…`).
-pub use infra::{extract, generation, outbox, paging, ratelimit, redis_conn, search, validate};
+pub use infra::{
+    client_address, extract, generation, outbox, paging, ratelimit, redis_conn, search, validate,
+};
 // The store crate, as `db` (`crate::db::Query`, `supportdesk::on_db!`).
 pub use store::{self as db, on_db};
 

@@ -12,7 +12,7 @@ pub mod sweep;
 pub mod visitor;
 
 pub use ::attachments::{
-    Attachment, AttachmentRef, S3Config, Storage, form, ingest, links, model, storage, store,
+    Attachment, AttachmentRef, S3Config, Storage, form, ingest, links, model, quota, storage, store,
 };
 
 use std::time::Duration;
@@ -31,6 +31,10 @@ pub struct Attachments {
     pub max_visitor_bytes: u64,
     /// How long an upload may stay unattached before the sweeper deletes it.
     pub orphan_age: Duration,
+    /// How long a visitor's upload may (shorter: anyone may make one).
+    pub visitor_orphan_age: Duration,
+    /// What visitors' unattached uploads may hold.
+    pub visitor_quota: quota::VisitorQuota,
 }
 
 /// The server secret download links are signed with (table
@@ -57,6 +61,11 @@ impl Attachments {
             max_bytes: config.max_attachment_bytes,
             max_visitor_bytes: config.max_visitor_attachment_bytes,
             orphan_age: config.attachment_orphan_age,
+            visitor_orphan_age: config.visitor_orphan_age,
+            visitor_quota: quota::VisitorQuota {
+                session: config.visitor_session_upload_quota,
+                company: config.visitor_company_upload_quota,
+            },
         })
     }
 }

@@ -13,6 +13,7 @@ use uuid::Uuid;
 use super::form::{FORM_ALLOWANCE, FormBound, HEAD_MAX, receive_form};
 use super::ingest::{IngestError, ingest};
 use super::model::{self, Attachment};
+use super::quota::{self, Bound, Room, VisitorQuota};
 use super::store::{self, NewAttachment, Stored};
 use super::{Attachments, Storage, files};
 use crate::auth::{Principal, Scope, Tenant};
@@ -99,6 +100,7 @@ async fn upload(
         limit: state.attachments.max_bytes,
         session: None,
         allowed: |_| true,
+        quota: None,
     };
     let stored = receive(
         &state,
@@ -156,11 +158,13 @@ async fn content(
 }
 
 /// What an upload may be: how large, for which chat session (a visitor's),
-/// and of which sniffed types.
+/// of which sniffed types, and within which quota of unattached uploads
+/// (a visitor's, with its session).
 pub(crate) struct Rules {
     pub limit: u64,
     pub session: Option<Uuid>,
     pub allowed: fn(&str) -> bool,
+    pub quota: Option<VisitorQuota>,
 }
 
 /// Streams the upload in `body` to storage and records it.
@@ -174,18 +178,34 @@ pub(crate) async fn receive(
 ) -> ApiResult<Stored> {
     let attachments: &Attachments = &state.attachments;
     let storage = &attachments.storage;
+    // What the quota leaves bounds the upload as it streams.
+    let room = match (rules.quota, rules.session) {
+        (Some(quota), Some(session)) => {
+            let room = quota::room(&state.db, tenant, session, quota).await?;
+            if room.bytes == 0 {
+                return Err(over_quota(room));
+            }
+            Some(room).filter(|room| room.bytes < rules.limit)
+        }
+        _ => None,
+    };
+    let limit = room.map_or(rules.limit, |room| room.bytes);
+    let refused = |err| match (err, room) {
+        (IngestError::TooLarge(_), Some(room)) => over_quota(room),
+        (err, _) => ingest_error(err),
+    };
     let claimed = header_text(headers, header::CONTENT_TYPE);
     let (name, claimed, ingested) = match multipart_boundary(claimed.as_deref()) {
-        Some(boundary) => receive_form(storage, body.into_data_stream(), boundary, rules.limit)
+        Some(boundary) => receive_form(storage, body.into_data_stream(), boundary, limit)
             .await
-            .map_err(ingest_error)?,
+            .map_err(refused)?,
         None => {
             let name = header_text(headers, header::CONTENT_DISPOSITION)
                 .and_then(|value| model::disposition_filename(&value))
                 .or(query_name);
-            let ingested = ingest(storage, body.into_data_stream(), rules.limit)
+            let ingested = ingest(storage, body.into_data_stream(), limit)
                 .await
-                .map_err(ingest_error)?;
+                .map_err(refused)?;
             (name, claimed, ingested)
         }
     };
@@ -205,11 +225,16 @@ pub(crate) async fn receive(
         sha256: ingested.sha256,
         session_id: rules.session,
     };
-    let stored = match store::create(&state.db, tenant, new, state.clock.now()).await {
+    let created = store::create(&state.db, tenant, new, rules.quota, state.clock.now())
+        .await
+        .map_err(ApiError::from)
+        // Over the quota now: uploads racing this one took the room it had.
+        .and_then(|recorded| recorded.map_err(over_quota));
+    let stored = match created {
         Ok(stored) => stored,
         Err(err) => {
             let _ = storage.remove(&ingested.temporary).await;
-            return Err(err.into());
+            return Err(err);
         }
     };
     // The row first, then the bytes: a sweeper that saw no row for these
@@ -241,6 +266,27 @@ fn header_text(headers: &HeaderMap, name: header::HeaderName) -> Option<String> 
         .get(name)
         .and_then(|value| value.to_str().ok())
         .map(str::to_string)
+}
+
+/// 413 `quota_exceeded`, naming the quota that `room` is left of.
+fn over_quota(room: Room) -> ApiError {
+    let message = match room.bound {
+        Bound::Session => format!(
+            "This chat's uploads not yet sent with a message may hold at most {} bytes \
+             (the session's upload quota): send them, or wait until unsent ones expire",
+            room.limit
+        ),
+        Bound::Company => format!(
+            "Visitors' uploads not yet sent with a message may hold at most {} bytes for \
+             this company (the company's upload quota): try again later",
+            room.limit
+        ),
+    };
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        ErrorCode::QuotaExceeded,
+        message,
+    )
 }
 
 fn ingest_error(err: IngestError) -> ApiError {

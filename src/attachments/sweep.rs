@@ -1,4 +1,5 @@
-//! The sweeper: deletes uploads left unattached past their age, then the
+//! The sweeper: deletes uploads left unattached past their age (a
+//! visitor's sooner than a key's), then the
 //! stored bytes no upload names any more (those of deleted tickets,
 //! comments and messages too, whose rows went with them). Each object is
 //! dropped in its own transaction that holds its row while the bytes are
@@ -13,6 +14,7 @@ use super::store;
 use crate::db::Db;
 use crate::error::StoreError;
 use crate::state::AppState;
+use crate::time::Timestamp;
 
 /// Most rows or objects one statement or pass step handles.
 const BATCH: i64 = 500;
@@ -24,11 +26,19 @@ pub struct SweepReport {
     pub objects: u64,
 }
 
-/// Deletes old unattached uploads, then unnamed objects, batch after batch.
-pub async fn run_pass(db: &Db, attachments: &Attachments) -> Result<SweepReport, StoreError> {
+/// Deletes old unattached uploads, then unnamed objects, batch after batch;
+/// ages are counted back from `now` (the node's clock, which stamped the
+/// uploads).
+pub async fn run_pass(
+    db: &Db,
+    attachments: &Attachments,
+    now: Timestamp,
+) -> Result<SweepReport, StoreError> {
     let mut report = SweepReport::default();
+    let cutoff = now.minus(attachments.orphan_age);
+    let visitor_cutoff = now.minus(attachments.visitor_orphan_age);
     loop {
-        let deleted = store::delete_orphans(db, attachments.orphan_age, BATCH).await?;
+        let deleted = store::delete_orphans(db, cutoff, visitor_cutoff, BATCH).await?;
         report.uploads += deleted;
         if deleted < BATCH as u64 {
             break;
@@ -82,16 +92,17 @@ async fn drop_object(
 pub fn spawn(state: &AppState) -> JoinHandle<()> {
     let db = state.db.clone();
     let attachments = state.attachments.clone();
+    let clock = state.clock.clone();
     let every = state
         .config
         .retention_interval
         .max(std::time::Duration::from_millis(10));
     let first = tokio::time::Instant::now() + every;
     crate::time::every(state.shutdown.clone(), first, every, move || {
-        let db = db.clone();
+        let (db, now) = (db.clone(), clock.now());
         let attachments = attachments.clone();
         async move {
-            match run_pass(&db, &attachments).await {
+            match run_pass(&db, &attachments, now).await {
                 Ok(report) if report != SweepReport::default() => {
                     tracing::info!(?report, "attachment sweep");
                 }

@@ -1,8 +1,10 @@
 //! `POST /widget/v1/attachments`: a visitor's upload with its visitor token
 //! (`Authorization: Bearer vt_…`). Smaller (10 MiB by default), images and
 //! PDFs only, and usable only on messages of the token's own session. The
-//! widget's per-IP limit applies as on every widget route, and each session
-//! has its own upload budget (`SUPPORTDESK_VISITOR_UPLOAD_RATE`).
+//! widget's per-IP limit applies as on every widget route, each session
+//! has its own upload budget (`SUPPORTDESK_VISITOR_UPLOAD_RATE`), and what
+//! unattached uploads hold is bounded per session and per company
+//! (`quota`).
 
 use axum::body::Body;
 use axum::http::{HeaderMap, StatusCode};
@@ -29,6 +31,9 @@ pub(crate) struct VisitorUploadQuery {
 /// `file` part), with the visitor token: images and PDFs only, 10 MiB by
 /// default, attachable only to messages of the token's own session. Each
 /// session has its own upload budget (`SUPPORTDESK_VISITOR_UPLOAD_RATE`).
+/// Uploads not yet sent with a message may hold 50 MiB per session and
+/// 1 GiB per company by default (then 413 `quota_exceeded`), and are
+/// deleted after an hour.
 #[utoipa::path(post, path = "/widget/v1/attachments", operation_id = "widget_upload_attachment",
     tag = "Widget",
     params(VisitorUploadQuery, ("Idempotency-Key" = Option<String>, Header)),
@@ -44,7 +49,9 @@ pub(crate) struct VisitorUploadQuery {
         (status = 401, description = "`invalid_token`", body = ErrorBody),
         (status = 403, description = "`account_suspended`", body = ErrorBody),
         (status = 409, description = "`session_closed`", body = ErrorBody),
-        (status = 413, description = "Larger than the visitor limit", body = ErrorBody),
+        (status = 413, description = "`payload_too_large`: larger than the visitor limit; \
+            `quota_exceeded`: the session's or the company's unattached uploads would hold \
+            more than their quota", body = ErrorBody),
         (status = 415, description = "Not an image or a PDF", body = ErrorBody)))]
 pub(crate) async fn upload(
     RequestState(state): RequestState,
@@ -83,6 +90,7 @@ pub(crate) async fn upload(
         limit: state.attachments.max_visitor_bytes,
         session: Some(session_id),
         allowed: visitor_may_upload,
+        quota: Some(state.attachments.visitor_quota),
     };
     let stored = receive(&state, &tenant, &headers, query.filename, body, rules).await?;
     Ok((StatusCode::CREATED, Json(stored.into())))

@@ -1,16 +1,19 @@
 //! The retention pass: keeps the delivery log, the attempts, the finished
-//! jobs and the `events` table from growing without end. Each node runs the
+//! jobs and the `events` table from growing without end, and deletes closed
+//! chats with their files once they have a retention (`chats`). Each node runs the
 //! pass every `retention_interval`; on Postgres an advisory lock lets one
 //! node at a time run it. Every DELETE removes at most [`BATCH`] rows, so no
 //! statement holds its locks for long, and nothing pending or leased is
 //! ever deleted. `run_pass` is public so tests drive it step by step.
 
+pub mod chats;
 pub mod store;
 
 use std::time::{Duration, Instant};
 
 use tokio::task::JoinHandle;
 
+use crate::attachments::Storage;
 use crate::config::Config;
 use crate::db::Db;
 use crate::error::StoreError;
@@ -57,6 +60,9 @@ pub struct Policy {
     pub retention: Duration,
     /// Finished (done or failed) jobs.
     pub job_retention: Duration,
+    /// Closed chat sessions with their messages and files; `None` keeps
+    /// them.
+    pub chat_retention: Option<Duration>,
 }
 
 impl Policy {
@@ -64,6 +70,7 @@ impl Policy {
         Policy {
             retention: config.retention,
             job_retention: config.job_retention,
+            chat_retention: config.chat_retention,
         }
     }
 
@@ -73,21 +80,28 @@ impl Policy {
             Cutoff::JobRetention => self.job_retention,
             Cutoff::Expiry => Duration::ZERO,
         };
-        // An age beyond what a date can hold keeps everything.
-        let age = chrono::Duration::from_std(age).unwrap_or(chrono::Duration::MAX);
-        Timestamp::from_datetime(
-            now.0
-                .checked_sub_signed(age)
-                .unwrap_or(chrono::DateTime::<chrono::Utc>::MIN_UTC),
-        )
+        before(now, age)
     }
 }
 
+/// `age` before `now`; an age beyond what a date can hold keeps everything.
+fn before(now: Timestamp, age: Duration) -> Timestamp {
+    let age = chrono::Duration::from_std(age).unwrap_or(chrono::Duration::MAX);
+    Timestamp::from_datetime(
+        now.0
+            .checked_sub_signed(age)
+            .unwrap_or(chrono::DateTime::<chrono::Utc>::MIN_UTC),
+    )
+}
+
 /// One pass over every target, batch after batch until a batch comes back
-/// short, with cut-offs counted back from `now` (the node's clock). Returns
-/// its report, or None when another node holds the pass.
+/// short, then over closed chats when they have a retention (their files'
+/// bytes removed from `storage`), with cut-offs counted back from `now`
+/// (the node's clock). Returns its report, or None when another node holds
+/// the pass.
 pub async fn run_pass(
     db: &Db,
+    storage: &Storage,
     policy: Policy,
     now: Timestamp,
 ) -> Result<Option<PassReport>, StoreError> {
@@ -98,6 +112,15 @@ pub async fn run_pass(
     let mut tables = Vec::with_capacity(TARGETS.len());
     for target in TARGETS {
         match purge(db, target, policy.cutoff(target.cutoff, now)).await {
+            Ok(report) => tables.push(report),
+            Err(err) => {
+                lock.release().await;
+                return Err(err);
+            }
+        }
+    }
+    if let Some(age) = policy.chat_retention {
+        match chats::purge(db, storage, before(now, age)).await {
             Ok(report) => tables.push(report),
             Err(err) => {
                 lock.release().await;
@@ -157,6 +180,7 @@ fn log(report: &PassReport) {
 /// statements; each batch commits on its own.
 pub fn spawn(state: &AppState) -> JoinHandle<()> {
     let db = state.db.clone();
+    let storage = state.attachments.storage.clone();
     let clock = state.clock.clone();
     let policy = Policy::from_config(&state.config);
     let every = state
@@ -165,9 +189,9 @@ pub fn spawn(state: &AppState) -> JoinHandle<()> {
         .max(Duration::from_millis(10));
     let first = tokio::time::Instant::now() + every;
     crate::time::every(state.shutdown.clone(), first, every, move || {
-        let (db, now) = (db.clone(), clock.now());
+        let (db, storage, now) = (db.clone(), storage.clone(), clock.now());
         async move {
-            if let Err(err) = run_pass(&db, policy, now).await {
+            if let Err(err) = run_pass(&db, &storage, policy, now).await {
                 tracing::warn!(error = %err, "retention pass failed");
             }
         }

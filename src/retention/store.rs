@@ -4,7 +4,7 @@
 use uuid::Uuid;
 
 use crate::auth::{Mode, Tenant};
-use crate::db::{Db, PassLock, Query};
+use crate::db::{Backend, Db, PassLock, Query, Tx};
 use crate::error::StoreError;
 use crate::time::Timestamp;
 
@@ -165,4 +165,39 @@ pub async fn delete_events_batch(
     }
     tx.commit().await?;
     Ok(u64::try_from(deleted.len()).unwrap_or(u64::MAX))
+}
+
+/// Up to `limit` chat sessions closed before `cutoff`, oldest first, locked
+/// on Postgres until the caller's transaction ends (a message arriving
+/// meanwhile waits, then finds its session gone); SQLite's write
+/// transaction already holds them.
+pub async fn closed_sessions(
+    tx: &mut Tx,
+    cutoff: Timestamp,
+    limit: i64,
+) -> Result<Vec<Uuid>, StoreError> {
+    let lock = match tx.backend() {
+        Backend::Postgres => " FOR UPDATE",
+        Backend::Sqlite => "",
+    };
+    Query::new(format!(
+        "SELECT id FROM chat_sessions WHERE status = 'CLOSED' AND closed_at < $1 \
+         ORDER BY closed_at LIMIT $2{lock}"
+    ))
+    .bind(cutoff)
+    .bind(limit)
+    .fetch_column(tx)
+    .await
+}
+
+/// Deletes `sessions` (their messages and what else names them go by
+/// cascade); answers how many.
+pub async fn delete_sessions(tx: &mut Tx, sessions: &[Uuid]) -> Result<u64, StoreError> {
+    if sessions.is_empty() {
+        return Ok(0);
+    }
+    Query::new("DELETE FROM chat_sessions WHERE id IN ")
+        .push_bind_list(sessions.iter().copied())
+        .rows_affected(tx)
+        .await
 }

@@ -74,9 +74,9 @@ impl WidgetLimits {
     }
 }
 
-/// The middleware on `/widget/v1`. The client is the TCP peer (an IPv6
-/// peer by its /64): behind a proxy, put the limit on the proxy or give each
-/// its own address.
+/// The middleware on `/widget/v1`. The client is the request's
+/// `ClientAddress` (the TCP peer, or behind trusted proxies the address they
+/// forwarded; an IPv6 one by its /64).
 pub async fn limit(
     State(limits): State<Arc<WidgetLimits>>,
     request: Request,

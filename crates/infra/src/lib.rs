@@ -8,6 +8,7 @@
 //! so an import of an area does not build.
 
 pub mod bus;
+pub mod client_address;
 pub mod extract;
 pub mod generation;
 pub mod key;

@@ -20,7 +20,7 @@ pub struct ErrorBody {
     /// A stable machine-readable code: `missing_api_key`, `invalid_api_key`,
     /// `expired_api_key`, `insufficient_scope`, `account_suspended`,
     /// `not_found`, `method_not_allowed`, `conflict`, `session_closed`,
-    /// `payload_too_large`, `unsupported_media_type`, `rate_limited`,
+    /// `payload_too_large`, `quota_exceeded`, `unsupported_media_type`, `rate_limited`,
     /// `invalid_json`, `validation_failed`, `internal`, `unavailable`,
     /// `timeout`.
     #[schema(example = "validation_failed")]

@@ -32,6 +32,7 @@ crate::text_enum! {
         IdempotencyKeyReused = "idempotency_key_reused",
         IdempotencyResponseLost = "idempotency_response_lost",
         PayloadTooLarge = "payload_too_large",
+        QuotaExceeded = "quota_exceeded",
         UnsupportedMediaType = "unsupported_media_type",
         RangeNotSatisfiable = "range_not_satisfiable",
         UpgradeRequired = "upgrade_required",

@@ -95,7 +95,7 @@ pub struct WsQuery {
 }
 
 /// Resolves the handshake's credentials: a key header wins over a token.
-/// `client` is the peer, for the failed-authentication limit (see
+/// `client` is the client's address, for the failed-authentication limit (see
 /// `principal_for`); tokens are checked by their signature, with no lookup.
 pub async fn authenticate(
     state: &AppState,

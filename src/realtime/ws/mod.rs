@@ -22,12 +22,9 @@ mod typing;
 
 use std::time::{Duration, Instant};
 
-use std::net::SocketAddr;
-
-use axum::Extension;
+use axum::extract::State;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
-use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures::SinkExt;
@@ -40,6 +37,7 @@ use super::credentials::Ending;
 use super::hub::{Close, Connection, Frame, KickSignal, Next};
 use super::protocol::{self, ClientFrame, FrameRejection, HubChannel, ReceivedFrame};
 use super::slots::Slot;
+use crate::client_address::ClientAddress;
 use crate::error::{ApiError, ErrorCode, StoreError};
 use crate::extract::Query;
 use crate::state::AppState;
@@ -74,11 +72,10 @@ const TYPING_INTERVAL: Duration = Duration::from_millis(500);
 pub async fn handler(
     State(state): State<AppState>,
     headers: HeaderMap,
-    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
+    ClientAddress(client): ClientAddress,
     Query(query): Query<WsQuery>,
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Response {
-    let client = peer.map(|Extension(ConnectInfo(address))| address.ip());
     let token = query.token.as_deref();
     let changes_seen = state.realtime.hub.credential_changes();
     let credential = match authenticate(&state, &headers, token, client).await {

@@ -29,7 +29,7 @@ async fn old_unattached_uploads_are_deleted_with_their_bytes(backend: Backend) {
     for file in [&orphan, &kept] {
         backdate(&app, &id_of(file), chrono::TimeDelta::hours(2)).await;
     }
-    let report = run_pass(&app.state.db, &app.state.attachments)
+    let report = run_pass(&app.state.db, &app.state.attachments, app.state.clock.now())
         .await
         .expect("sweep");
     assert_eq!(

@@ -16,7 +16,12 @@ backend_tests!(
     a_visitor_session_has_its_own_upload_budget,
 );
 
-async fn visitor_upload(app: &TestApp, token: &str, name: &str, bytes: Vec<u8>) -> TestResponse {
+pub(super) async fn visitor_upload(
+    app: &TestApp,
+    token: &str,
+    name: &str,
+    bytes: Vec<u8>,
+) -> TestResponse {
     TestResponse::from(
         app.client
             .post(app.url(&format!("/widget/v1/attachments?filename={name}")))
@@ -28,7 +33,7 @@ async fn visitor_upload(app: &TestApp, token: &str, name: &str, bytes: Vec<u8>) 
     .await
 }
 
-fn token_of(session: &Value) -> String {
+pub(super) fn token_of(session: &Value) -> String {
     session["visitorToken"].as_str().expect("token").to_string()
 }
 

@@ -3,9 +3,11 @@
 //! key and through signed links, and the sweeper. Shared helpers here.
 
 mod bounds;
+mod chat_retention;
 mod downloads;
 mod lifecycle;
 mod messages;
+mod quota;
 mod records;
 mod s3;
 mod uploads;

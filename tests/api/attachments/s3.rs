@@ -10,6 +10,14 @@ use supportdesk::config::S3Config;
 /// A Postgres-backed app whose attachments go to a bucket of its own on
 /// the test S3 server, or `None` (skipped) when either is not configured.
 async fn s3_app(test: &str) -> Option<(TestApp, S3Config)> {
+    s3_app_with(test, |_| {}).await
+}
+
+/// `s3_app` with its configuration changed by `adjust` too.
+pub(super) async fn s3_app_with(
+    test: &str,
+    adjust: impl FnOnce(&mut supportdesk::config::Config),
+) -> Option<(TestApp, S3Config)> {
     let backend = Backend::postgres(test)?;
     let endpoint = std::env::var("TEST_S3_ENDPOINT")
         .ok()
@@ -46,7 +54,11 @@ async fn s3_app(test: &str) -> Option<(TestApp, S3Config)> {
         created.status()
     );
     let config = s3.clone();
-    let app = TestApp::spawn_with(backend, move |c| c.s3 = Some(config)).await;
+    let app = TestApp::spawn_with(backend, move |c| {
+        c.s3 = Some(config);
+        adjust(c);
+    })
+    .await;
     Some((app, s3))
 }
 

@@ -207,10 +207,16 @@ pub async fn expire_every_event(app: &TestApp) -> u64 {
     let policy = Policy {
         retention: Duration::from_secs(60),
         job_retention: Duration::from_secs(60),
+        chat_retention: None,
     };
-    let report = retention::run_pass(&app.state.db, policy, app.state.clock.now())
-        .await
-        .expect("pass")
-        .expect("lock");
+    let report = retention::run_pass(
+        &app.state.db,
+        &app.state.attachments.storage,
+        policy,
+        app.state.clock.now(),
+    )
+    .await
+    .expect("pass")
+    .expect("lock");
     report.table("events").expect("events").rows_deleted
 }

@@ -31,6 +31,7 @@ fn policy() -> Policy {
     Policy {
         retention: RETENTION,
         job_retention: RETENTION,
+        chat_retention: None,
     }
 }
 
@@ -154,10 +155,15 @@ async fn rows(app: &TestApp) -> Rows<'_> {
 }
 
 async fn pass(app: &TestApp) -> PassReport {
-    retention::run_pass(&app.state.db, policy(), app.state.clock.now())
-        .await
-        .expect("pass ran")
-        .expect("no other node holds the pass")
+    retention::run_pass(
+        &app.state.db,
+        &app.state.attachments.storage,
+        policy(),
+        app.state.clock.now(),
+    )
+    .await
+    .expect("pass ran")
+    .expect("no other node holds the pass")
 }
 
 async fn a_pass_deletes_old_finished_rows_and_keeps_pending_leased_and_recent_ones(
@@ -279,8 +285,18 @@ async fn two_nodes_passing_at_once_delete_each_row_once(backend: Backend) {
         rows.event(hours_ago(2)).await;
     }
     let (here, there) = tokio::join!(
-        retention::run_pass(&app.state.db, policy(), app.state.clock.now()),
-        retention::run_pass(&peer.state.db, policy(), peer.state.clock.now()),
+        retention::run_pass(
+            &app.state.db,
+            &app.state.attachments.storage,
+            policy(),
+            app.state.clock.now()
+        ),
+        retention::run_pass(
+            &peer.state.db,
+            &peer.state.attachments.storage,
+            policy(),
+            peer.state.clock.now()
+        ),
     );
     let deleted: u64 = [here, there]
         .into_iter()

@@ -8,6 +8,7 @@ mod kb;
 mod links;
 mod loader;
 mod openapi;
+mod proxies;
 mod tokens;
 
 use reqwest::Method;

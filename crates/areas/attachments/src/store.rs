@@ -1,16 +1,20 @@
 //! SQL for attachments. An upload writes its object row (one per company
 //! and SHA-256) and its own attachment row together; records claim
-//! unattached uploads inside their own transactions; the sweeper deletes
-//! old unattached rows and object rows no attachment names.
+//! unattached uploads inside their own transactions. What the sweeper and
+//! the deletes of records read and delete is in `cleanup`.
 
 use std::collections::HashMap;
 
 use uuid::Uuid;
 
+pub use super::cleanup::{
+    delete_orphans, drop_object, hashes_of_sessions, hashes_of_ticket, unnamed_objects,
+};
 use super::links::Signer;
 use super::model::{Attachment, AttachmentRef};
+use super::quota::{self, Room, VisitorQuota};
 use crate::auth::Tenant;
-use crate::db::{Db, On, Query, Tx, millis};
+use crate::db::{Db, On, Query, Tx};
 use crate::error::StoreError;
 use crate::time::{Timestamp, new_id};
 
@@ -104,17 +108,25 @@ impl Owner {
     }
 }
 
-/// Records an upload. The object row is written with `DO UPDATE` so that
-/// it is locked until commit: a sweeper deleting the same bytes waits for
-/// this upload, or this upload waits for the sweeper and writes a new row.
-/// Stamped `now` (the node's clock).
+/// Records an upload, or answers the room `quota` left when a visitor's
+/// upload would cross it (nothing recorded). The object row is written
+/// with `DO UPDATE` so that it is locked until commit: a sweeper deleting
+/// the same bytes waits for this upload, or this upload waits for the
+/// sweeper and writes a new row. Stamped `now` (the node's clock).
 pub async fn create(
     db: &Db,
     tenant: &Tenant,
     new: NewAttachment,
+    quota: Option<VisitorQuota>,
     now: Timestamp,
-) -> Result<Stored, StoreError> {
+) -> Result<Result<Stored, Room>, StoreError> {
     let mut tx = db.begin().await?;
+    if let (Some(quota), Some(session)) = (quota, new.session_id) {
+        let size = u64::try_from(new.size).unwrap_or(u64::MAX);
+        if let Some(room) = quota::check(&mut tx, tenant, session, size, quota).await? {
+            return Ok(Err(room));
+        }
+    }
     Query::new(
         "INSERT INTO attachment_objects (company_id, sha256, size, created_at) \
          VALUES ($1, $2, $3, $4) ON CONFLICT (company_id, sha256) \
@@ -143,7 +155,7 @@ pub async fn create(
     .await?;
     let stored = find(&mut tx, tenant, id).await?;
     tx.commit().await?;
-    Ok(stored)
+    Ok(Ok(stored))
 }
 
 /// The tenant's upload `id`; another tenant's is NotFound.
@@ -189,25 +201,6 @@ pub async fn owner_kind(db: &Db, tenant: &Tenant, id: Uuid) -> Result<Option<Kin
         Some((_, _, true)) => Some(Kind::Message),
         _ => None,
     })
-}
-
-/// The SHA-256s of the files on ticket `ticket` and on its comments, in
-/// the caller's transaction: read before the ticket is deleted (the rows
-/// go with it), so their bytes can be released right after.
-pub async fn hashes_of_ticket(
-    tx: &mut Tx,
-    tenant: &Tenant,
-    ticket: Uuid,
-) -> Result<Vec<String>, StoreError> {
-    Query::new(
-        "SELECT DISTINCT a.sha256 FROM attachments a WHERE (a.ticket_id = $1 OR a.comment_id IN \
-         (SELECT c.id FROM ticket_comments c WHERE c.ticket_id = $1)) AND a.company_id = $2 \
-         AND a.mode = $3",
-    )
-    .bind(ticket)
-    .bind_tenant(tenant)
-    .fetch_column(tx)
-    .await
 }
 
 /// Removes an upload whose bytes could not be stored after all.
@@ -322,52 +315,4 @@ pub async fn of_each<'c>(
         found.entry(row.owner).or_default().push(row.signed(signer));
     }
     Ok(found)
-}
-
-/// Deletes up to `limit` uploads never attached and older than `age` by
-/// the database's clock; answers how many.
-pub async fn delete_orphans(
-    db: &Db,
-    age: std::time::Duration,
-    limit: i64,
-) -> Result<u64, StoreError> {
-    let mut query = Query::new("");
-    let age = query.placeholder_for(-millis(age));
-    let cutoff = db.backend().now_plus_sql(&age);
-    let limit = query.placeholder_for(limit);
-    query
-        .push(&format!(
-            "DELETE FROM attachments WHERE id IN (SELECT id FROM attachments \
-             WHERE ticket_id IS NULL AND comment_id IS NULL AND message_id IS NULL \
-             AND created_at < {cutoff} ORDER BY created_at LIMIT {limit})"
-        ))
-        .rows_affected(db)
-        .await
-}
-
-/// Up to `limit` objects (company, SHA-256) no attachment names.
-pub async fn unnamed_objects(db: &Db, limit: i64) -> Result<Vec<(Uuid, String)>, StoreError> {
-    Query::new(
-        "SELECT o.company_id, o.sha256 FROM attachment_objects o WHERE NOT EXISTS \
-         (SELECT 1 FROM attachments a WHERE a.company_id = o.company_id \
-         AND a.sha256 = o.sha256) LIMIT $1",
-    )
-    .bind(limit)
-    .fetch_all(db)
-    .await
-}
-
-/// Deletes the object row if still no attachment names it; the caller
-/// removes the bytes before committing, so an upload of the same bytes
-/// (which waits on this row) stores them again afterwards.
-pub async fn drop_object(tx: &mut Tx, company: Uuid, sha256: &str) -> Result<bool, StoreError> {
-    let dropped = Query::new(
-        "DELETE FROM attachment_objects WHERE company_id = $1 AND sha256 = $2 AND NOT EXISTS \
-         (SELECT 1 FROM attachments a WHERE a.company_id = $1 AND a.sha256 = $2)",
-    )
-    .bind(company)
-    .bind(sha256)
-    .rows_affected(tx)
-    .await?;
-    Ok(dropped > 0)
 }

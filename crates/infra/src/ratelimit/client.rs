@@ -1,12 +1,13 @@
-//! Who a per-client limit counts: the TCP peer's address (a forwarded-for
-//! header is not trusted), with every IPv6 address of one /64 counted as one
-//! client. A /64 is what one customer line or host is usually given, so
+//! Who a per-client limit counts: the client's address as the server
+//! resolved it (`client_address`: the TCP peer, or what trusted proxies
+//! forwarded), with every IPv6 address of one /64 counted as one client. A /64 is what one customer line or host is usually given, so
 //! counting single IPv6 addresses would let one client pose as 2^64 others.
 
-use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, Ipv6Addr};
 
-use axum::extract::ConnectInfo;
 use axum::http::Extensions;
+
+use crate::client_address::ClientAddress;
 
 /// The address a limit is keyed by: an IPv4 address as it is (also when it
 /// arrives IPv4-mapped, `::ffff:a.b.c.d`), an IPv6 address cut to its /64.
@@ -23,11 +24,10 @@ pub fn client_key(ip: IpAddr) -> IpAddr {
     }
 }
 
-/// The limit key of the peer that sent a request, if the server recorded it.
+/// The limit key of the client that sent a request, if the server
+/// recorded it.
 pub fn client_of(extensions: &Extensions) -> Option<IpAddr> {
-    extensions
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|info| client_key(info.0.ip()))
+    ClientAddress::of(extensions).map(client_key)
 }
 
 #[cfg(test)]

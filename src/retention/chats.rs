@@ -1,0 +1,58 @@
+//! Chats past their retention (`SUPPORTDESK_CHAT_RETENTION_DAYS`; off by
+//! default): a chat session closed before the cutoff is deleted with what
+//! names it (its messages, tags, custom field values and rating go by
+//! cascade; a ticket made from it keeps existing without the link) and with
+//! its files: the attachment rows of its messages and its visitor's
+//! uploads in the same transaction, their stored bytes right after, unless
+//! another upload of the company names the same bytes (as for a deleted
+//! ticket). Bytes whose removal fails are left to the attachment sweep.
+
+use std::collections::HashMap;
+
+use uuid::Uuid;
+
+use super::TableReport;
+use super::store;
+use crate::attachments::Storage;
+use crate::db::Db;
+use crate::error::StoreError;
+use crate::time::Timestamp;
+
+/// Most sessions one transaction deletes: each takes its messages and
+/// their rows along, so fewer than the pass's other batches.
+pub const CHAT_BATCH: u64 = 100;
+
+/// Deletes the chat sessions closed before `cutoff`, batch after batch.
+pub async fn purge(
+    db: &Db,
+    storage: &Storage,
+    cutoff: Timestamp,
+) -> Result<TableReport, StoreError> {
+    let limit = i64::try_from(CHAT_BATCH).unwrap_or(i64::MAX);
+    let mut report = TableReport {
+        table: "chat_sessions",
+        ..TableReport::default()
+    };
+    loop {
+        let mut tx = db.begin().await?;
+        let sessions = store::closed_sessions(&mut tx, cutoff, limit).await?;
+        let files = crate::attachments::store::hashes_of_sessions(&mut tx, &sessions).await?;
+        let deleted = store::delete_sessions(&mut tx, &sessions).await?;
+        tx.commit().await?;
+        let mut by_company: HashMap<Uuid, Vec<String>> = HashMap::new();
+        for (company, sha256) in files {
+            by_company.entry(company).or_default().push(sha256);
+        }
+        for (company, hashes) in &by_company {
+            crate::attachments::sweep::release(db, storage, *company, hashes).await;
+        }
+        if deleted > 0 {
+            report.rows_deleted += deleted;
+            report.batches += 1;
+            report.largest_batch = report.largest_batch.max(deleted);
+        }
+        if (sessions.len() as u64) < CHAT_BATCH {
+            return Ok(report);
+        }
+    }
+}
