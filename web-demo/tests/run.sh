@@ -52,7 +52,9 @@ mkdir -p "$SUPPORTDESK_DATA_DIR"
 
 json_field() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const v=JSON.parse(s)[process.argv[1]];if(v===undefined)process.exit(1);console.log(v)})' "$1"; }
 
-COMPANY_JSON="$("$BIN" companies create --name "Northwind Cloud" --json)"
+# The demo's shop and its identity-token route stand only for the demo
+# company: the oldest company, under the name the demo gives it.
+COMPANY_JSON="$("$BIN" companies create --name "Demo Company" --json)"
 COMPANY_ID="$(printf '%s' "$COMPANY_JSON" | json_field id)"
 ENTITY_JSON="$("$BIN" entities create --company "$COMPANY_ID" --name "Northwind Support" --json)"
 export SD_ENTITY_ID="$(printf '%s' "$ENTITY_JSON" | json_field id)"
