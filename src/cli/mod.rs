@@ -122,7 +122,12 @@ impl BusArgs {
         if let Some(notice) = notice {
             let company_id = match notice {
                 Notice::CompanySuspended { company_id } => Some(company_id),
-                Notice::KeyEnded { .. } | Notice::KeyValid { .. } => None,
+                // Key notices (their company is not at hand here); the CLI
+                // sends no visitor notices.
+                Notice::KeyEnded { .. }
+                | Notice::KeyValid { .. }
+                | Notice::VisitorTokensRevoked { .. }
+                | Notice::IdentitySecretRotated { .. } => None,
             };
             credentials::publish(&bus, company_id, notice).await;
         }

@@ -1,8 +1,7 @@
 //! `POST /chat/sessions/{id}/visitor-tokens/revoke`: ends every visitor
 //! token (and email link) of a session, e.g. after a visitor says their
-//! device was lost. A visitor socket already open stays open but posts no
-//! more messages (each `message` frame checks the session's nonce); a new
-//! handshake with a revoked token is refused.
+//! device was lost. The visitor sockets already open close (4401, on every
+//! node); a new handshake with a revoked token is refused.
 
 use axum::http::StatusCode;
 use utoipa_axum::routes;
@@ -21,8 +20,8 @@ pub fn router() -> ApiRouter {
 /// Revoke a chat's visitor tokens
 ///
 /// Every visitor token and email continue link issued for the session so
-/// far stops working (401 `invalid_token`; an open visitor socket of it
-/// may no longer post). The visitor can start a new chat; a verified
+/// far stops working (401 `invalid_token`; its open visitor sockets close
+/// with 4401 `visitor token revoked`). The visitor can start a new chat; a verified
 /// visitor finds this one in their history again.
 #[utoipa::path(post, path = "/chat/sessions/{id}/visitor-tokens/revoke",
     operation_id = "revoke_visitor_tokens", tag = "Chat",
@@ -34,8 +33,10 @@ async fn revoke(
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<StatusCode> {
-    if !store::revoke_tokens(&state.db, &principal.tenant, id).await? {
+    let Some(nonce) = store::revoke_tokens(&state.db, &principal.tenant, id).await? else {
         return Err(ApiError::not_found());
-    }
+    };
+    let company_id = principal.tenant.company_id;
+    crate::realtime::credentials::visitors::tokens_revoked(&state, company_id, id, nonce).await;
     Ok(StatusCode::NO_CONTENT)
 }

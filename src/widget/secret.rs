@@ -1,7 +1,8 @@
 //! `POST /entities/{id}/widget-secret/rotate`: the secret with which the
 //! customer's backend signs visitor identity tokens. Shown once; the old
 //! one keeps verifying for a grace period so that pages already holding
-//! tokens keep working while the backend switches over.
+//! tokens keep working while the backend switches over. Without a grace,
+//! the open sockets of visitors it verified close at once.
 
 use axum::body::Bytes;
 use serde::{Deserialize, Serialize};
@@ -85,6 +86,13 @@ async fn rotate(
         state.clock.now(),
     )
     .await?;
+    if grace == 0 {
+        // The old secret vouches for no one any more: its visitors' open
+        // sockets close (with a grace, the re-check closes them at its end).
+        let company_id = principal.tenant.company_id;
+        crate::realtime::credentials::visitors::secret_rotated(&state, company_id, id, &secret)
+            .await;
+    }
     Ok(Json(RotatedWidgetSecret {
         entity_id: id,
         secret,

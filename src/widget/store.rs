@@ -125,6 +125,7 @@ pub async fn rotate_secret(
 /// its company's standing.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct TokenState {
+    pub session_id: Uuid,
     pub entity_id: Uuid,
     pub token_nonce: i64,
     pub link_epoch: i64,
@@ -161,19 +162,32 @@ pub async fn token_state(
     tenant: &Tenant,
     session_id: Uuid,
 ) -> Result<Option<TokenState>, StoreError> {
-    Query::new(
-        "SELECT s.entity_id, s.token_nonce, s.link_epoch, s.status, s.closed_at, \
-         s.visitor_verified, c.status AS company_status, e.widget_secret, \
-         e.widget_previous_secret, e.widget_previous_secret_expires_at \
-         FROM chat_sessions s JOIN entities e ON e.id = s.entity_id \
-         JOIN companies c ON c.id = s.company_id \
-         WHERE s.id = $1 AND s.company_id = $2 AND s.mode = $3",
-    )
-    .bind(session_id)
-    .bind_tenant(tenant)
-    .fetch_optional(db)
-    .await
+    Query::new(TOKEN_STATE)
+        .push("s.id = $1 AND s.company_id = $2 AND s.mode = $3")
+        .bind(session_id)
+        .bind_tenant(tenant)
+        .fetch_optional(db)
+        .await
 }
+
+/// The token states of the sessions `session_ids` that exist (of any
+/// company: the ids come from this node's visitor sockets), in one query.
+pub async fn token_states(db: &Db, session_ids: &[Uuid]) -> Result<Vec<TokenState>, StoreError> {
+    if session_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    Query::new(TOKEN_STATE)
+        .push("s.id IN ")
+        .push_bind_list(session_ids.iter().copied())
+        .fetch_all(db)
+        .await
+}
+
+const TOKEN_STATE: &str = "SELECT s.id AS session_id, s.entity_id, s.token_nonce, s.link_epoch, \
+     s.status, s.closed_at, s.visitor_verified, c.status AS company_status, e.widget_secret, \
+     e.widget_previous_secret, e.widget_previous_secret_expires_at \
+     FROM chat_sessions s JOIN entities e ON e.id = s.entity_id \
+     JOIN companies c ON c.id = s.company_id WHERE ";
 
 /// Spends the link epoch `epoch` of a session whose nonce is still `nonce`:
 /// true for the one caller that moved it on.
@@ -198,17 +212,21 @@ pub async fn spend_link(
 }
 
 /// Moves the session's nonce on, which ends every visitor and link token
-/// minted before; false when there is no such session.
-pub async fn revoke_tokens(db: &Db, tenant: &Tenant, session_id: Uuid) -> Result<bool, StoreError> {
-    let changed = Query::new(
+/// minted before: the new nonce, None when there is no such session.
+pub async fn revoke_tokens(
+    db: &Db,
+    tenant: &Tenant,
+    session_id: Uuid,
+) -> Result<Option<i64>, StoreError> {
+    let nonce: Option<(i64,)> = Query::new(
         "UPDATE chat_sessions SET token_nonce = token_nonce + 1 \
-         WHERE id = $1 AND company_id = $2 AND mode = $3",
+         WHERE id = $1 AND company_id = $2 AND mode = $3 RETURNING token_nonce",
     )
     .bind(session_id)
     .bind_tenant(tenant)
-    .rows_affected(db)
+    .fetch_optional(db)
     .await?;
-    Ok(changed == 1)
+    Ok(nonce.map(|(nonce,)| nonce))
 }
 
 /// The token nonces of a verified visitor's sessions in an entity (the

@@ -70,12 +70,13 @@ impl Hub {
 
     /// The distinct holders of the sockets open on this node.
     pub fn holders(&self) -> Vec<Holder> {
-        let mut holders: Vec<Holder> = Vec::new();
+        // A set: every visitor socket may be a holder of its own.
+        let mut holders = std::collections::HashSet::new();
         for holding in self.holders.iter() {
-            if !holding.socket.kick.is_raised() && !holders.contains(&holding.holder) {
-                holders.push(holding.holder);
+            if !holding.socket.kick.is_raised() {
+                holders.insert(holding.holder);
             }
         }
-        holders
+        holders.into_iter().collect()
     }
 }

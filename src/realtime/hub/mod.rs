@@ -29,6 +29,7 @@ use tokio::sync::Notify;
 use uuid::Uuid;
 
 use super::protocol::Topic;
+use super::token::SecretFingerprint;
 use crate::auth::{Scope, ScopeSet};
 
 /// Frames a socket may have queued before it counts as too slow.
@@ -250,18 +251,26 @@ impl Kick {
 }
 
 /// Whose credentials a socket holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Holder {
     /// An API key, by header or through a socket token it minted.
     Key { company_id: Uuid, key_id: Uuid },
-    /// A visitor token of one of the company's sessions.
-    Visitor { company_id: Uuid },
+    /// A visitor token of one of the company's sessions, with what it said
+    /// of the session at the handshake: a revocation (a newer nonce) or a
+    /// rotation that retires its identity secret closes the socket.
+    Visitor {
+        company_id: Uuid,
+        entity_id: Uuid,
+        session_id: Uuid,
+        nonce: i64,
+        secret: Option<SecretFingerprint>,
+    },
 }
 
 impl Holder {
     pub fn company_id(&self) -> Uuid {
         match self {
-            Holder::Key { company_id, .. } | Holder::Visitor { company_id } => *company_id,
+            Holder::Key { company_id, .. } | Holder::Visitor { company_id, .. } => *company_id,
         }
     }
 }

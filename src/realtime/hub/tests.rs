@@ -16,8 +16,16 @@ fn topic(mode: Mode) -> Topic {
 }
 
 fn visitor() -> Holder {
+    visitor_of(Uuid::nil())
+}
+
+fn visitor_of(company_id: Uuid) -> Holder {
     Holder::Visitor {
-        company_id: Uuid::nil(),
+        company_id,
+        entity_id: Uuid::nil(),
+        session_id: Uuid::nil(),
+        nonce: 0,
+        secret: None,
     }
 }
 
@@ -144,7 +152,7 @@ async fn closing_a_key_closes_its_sockets_and_stops_their_frames() {
         true,
         TicketReads::Nothing,
     );
-    let mut visitor = hub.connect(Holder::Visitor { company_id }, false, TicketReads::Nothing);
+    let mut visitor = hub.connect(visitor_of(company_id), false, TicketReads::Nothing);
     agent.subscribe(topic(Mode::Test));
     visitor.subscribe(topic(Mode::Test));
     hub.set_key_rights(key_id, false, TicketReads::Nothing);
@@ -160,7 +168,7 @@ async fn closing_a_key_closes_its_sockets_and_stops_their_frames() {
     // Only the visitor takes the next frame.
     assert_eq!(hub.dispatch(frame(topic(Mode::Test), "after")), 1);
     assert!(agent.try_recv().is_none());
-    assert_eq!(hub.holders(), vec![Holder::Visitor { company_id }]);
+    assert_eq!(hub.holders(), vec![visitor_of(company_id)]);
 }
 
 /// A ticket channel's topic of the nil company's TEST mode.

@@ -66,8 +66,17 @@ impl Credential {
                 company_id: tenant.company_id,
                 key_id: *key_id,
             },
-            Credential::Visitor { tenant, .. } => Holder::Visitor {
+            Credential::Visitor {
+                tenant,
+                session_id,
+                entity_id,
+                claims,
+            } => Holder::Visitor {
                 company_id: tenant.company_id,
+                entity_id: *entity_id,
+                session_id: *session_id,
+                nonce: claims.nonce,
+                secret: claims.secret,
             },
         }
     }

@@ -34,7 +34,7 @@ backend_tests!(
 );
 
 /// The stated bound: a change reaches every socket within 2 s over the bus.
-const BUS_DEADLINE: Duration = Duration::from_secs(2);
+pub(crate) const BUS_DEADLINE: Duration = Duration::from_secs(2);
 /// Without Redis another node finds the change by itself, within the key
 /// cache's lifetime.
 const RECHECK_DEADLINE: Duration = Duration::from_secs(10);
@@ -63,7 +63,7 @@ async fn new_key(
     (record.id, key)
 }
 
-struct Watched {
+pub(crate) struct Watched {
     label: &'static str,
     on_peer: bool,
     client: Client,
@@ -111,7 +111,11 @@ async fn open_key_sockets(
 }
 
 /// Visitor sockets of the session's token on `a` and `b`.
-async fn open_visitor_sockets(a: &TestApp, b: &TestApp, session: &Value) -> Vec<Watched> {
+pub(crate) async fn open_visitor_sockets(
+    a: &TestApp,
+    b: &TestApp,
+    session: &Value,
+) -> Vec<Watched> {
     let token = session["visitorToken"].as_str().expect("visitor token");
     let channel = format!("session:{}", id_of(session));
     let mut sockets = vec![
@@ -134,7 +138,7 @@ async fn open_visitor_sockets(a: &TestApp, b: &TestApp, session: &Value) -> Vec<
 
 /// A message posted in the session (straight through the service, so it
 /// needs no credentials that may just have been suspended).
-async fn post_message(app: &TestApp, acme: &TestCompany, session: &str) {
+pub(crate) async fn post_message(app: &TestApp, acme: &TestCompany, session: &str) {
     let outgoing = OutgoingMessage::parse(MessageInput {
         body: Some("posted after the change"),
         sender_type: SenderTypeInput::Fixed(SenderType::Visitor),
@@ -152,7 +156,7 @@ async fn post_message(app: &TestApp, acme: &TestCompany, session: &str) {
 /// Every socket's next frame is a close with `code` and `reason`, by the
 /// deadline that applies to it (counted from `changed`): nothing posted
 /// after the change reached it first.
-async fn assert_closed(
+pub(crate) async fn assert_closed(
     app: &TestApp,
     sockets: &mut [Watched],
     changed: Instant,

@@ -33,7 +33,7 @@ fn claims(sub: &str, issued_ago: i64) -> Value {
         "iat": now() - issued_ago, "exp": now() + 600})
 }
 
-async fn rotate(app: &TestApp, acme: &TestCompany, grace: u64) -> String {
+pub(super) async fn rotate(app: &TestApp, acme: &TestCompany, grace: u64) -> String {
     let path = format!("/entities/{}/widget-secret/rotate", acme.entity.id);
     let r = app
         .post(&path, &acme.key, json!({"gracePeriodSeconds": grace}))
@@ -42,7 +42,12 @@ async fn rotate(app: &TestApp, acme: &TestCompany, grace: u64) -> String {
 }
 
 /// A verified chat of `sub`: its id and visitor token.
-async fn verified_chat(app: &TestApp, acme: &TestCompany, secret: &str, sub: &str) -> Value {
+pub(super) async fn verified_chat(
+    app: &TestApp,
+    acme: &TestCompany,
+    secret: &str,
+    sub: &str,
+) -> Value {
     start_chat(
         app,
         &acme.entity.widget_key_test,

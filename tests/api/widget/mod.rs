@@ -9,6 +9,7 @@ mod links;
 mod loader;
 mod openapi;
 mod proxies;
+mod sockets;
 mod tokens;
 
 use reqwest::Method;

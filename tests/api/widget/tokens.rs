@@ -20,7 +20,6 @@ backend_tests!(
     an_expired_token_is_not_refreshed,
     revoked_tokens_stop_reading,
     revoked_tokens_open_no_socket,
-    an_open_socket_of_a_revoked_token_posts_no_message,
     a_closed_chats_token_stops_writing_after_the_window,
     a_closed_chats_token_still_reads_after_the_window,
 );
@@ -143,21 +142,6 @@ async fn revoked_tokens_open_no_socket(backend: Backend) {
     revoke(&app, &acme, &id).await;
     let refused = Client::try_connect(&app, None, Some(&token)).await;
     assert!(refused.is_err(), "a revoked token opened a socket");
-}
-
-async fn an_open_socket_of_a_revoked_token_posts_no_message(backend: Backend) {
-    let app = TestApp::spawn(backend).await;
-    let acme = app.company().await;
-    let (id, token) = chat(&app, &acme).await;
-    let mut socket = Client::token(&app, &token).await;
-
-    revoke(&app, &acme, &id).await;
-    socket
-        .send(json!({"type": "message", "id": "m1", "body": "still here?"}))
-        .await;
-    assert_eq!(socket.next_of("error").await["code"], "invalid_token");
-    let stored = app.get(&format!("/chat/sessions/{id}"), &acme.key).await;
-    assert_eq!(stored.assert_status(200)["messages"], json!([]));
 }
 
 fn short_write_window(config: &mut supportdesk::config::Config) {

@@ -10,11 +10,14 @@
 //! socket's own timer. Changes no notice reached (the CLI without Redis, a
 //! lost bus message) are found by each node's re-check of its sockets'
 //! credentials every `realtime::RECHECK_INTERVAL`, well within the key cache's life.
+//! Visitor sockets close the same way when their session's tokens are
+//! revoked or their identity secret is rotated without grace ([`visitors`]).
 
 use uuid::Uuid;
 
 use super::bus::Bus;
 use super::hub::{Close, Holder, Hub, TicketReads};
+use super::token::SecretFingerprint;
 use crate::auth::Scope;
 use crate::companies::CompanyStatus;
 use crate::db::Db;
@@ -24,6 +27,8 @@ use crate::state::AppState;
 
 /// The bus topic of notices.
 pub const TOPIC: &str = "credentials";
+
+pub mod visitors;
 
 /// Why a key's sockets close (4401), as their close reason says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,6 +85,15 @@ pub enum Notice {
     },
     /// The company's sockets close: agents 4401, visitors 4403.
     CompanySuspended { company_id: Uuid },
+    /// The session's visitor sockets opened with a nonce older than
+    /// `nonce` close with 4401.
+    VisitorTokensRevoked { session_id: Uuid, nonce: i64 },
+    /// The entity's verified visitors whose secret is not `current` close
+    /// with 4401 (a rotation without grace).
+    IdentitySecretRotated {
+        entity_id: Uuid,
+        current: SecretFingerprint,
+    },
 }
 
 impl Notice {
@@ -114,7 +128,8 @@ impl Notice {
     }
 
     /// Wire form: `key-ended:<id>:<ending>`, `key-valid:<id>:<0|1>:<0|1|2>`
-    /// (writes; ticket reads), `company-suspended:<id>`. A node that cannot
+    /// (writes; ticket reads), `company-suspended:<id>`,
+    /// `visitor-revoked:<session>:<nonce>`, `secret-rotated:<entity>:<hex>`. A node that cannot
     /// read a notice (an older one, during a rolling deploy) ignores it and
     /// its sockets' re-check applies the change instead.
     pub fn encode(&self) -> String {
@@ -132,6 +147,15 @@ impl Notice {
                 )
             }
             Notice::CompanySuspended { company_id } => format!("company-suspended:{company_id}"),
+            Notice::VisitorTokensRevoked { session_id, nonce } => {
+                format!("visitor-revoked:{session_id}:{nonce}")
+            }
+            Notice::IdentitySecretRotated { entity_id, current } => {
+                format!(
+                    "secret-rotated:{entity_id}:{}",
+                    visitors::encode_print(current)
+                )
+            }
         }
     }
 
@@ -164,6 +188,14 @@ impl Notice {
                 })
             }
             ("company-suspended", None) => Some(Notice::CompanySuspended { company_id: id }),
+            ("visitor-revoked", Some(nonce)) => Some(Notice::VisitorTokensRevoked {
+                session_id: id,
+                nonce: nonce.parse().ok()?,
+            }),
+            ("secret-rotated", Some(print)) => Some(Notice::IdentitySecretRotated {
+                entity_id: id,
+                current: visitors::decode_print(print)?,
+            }),
             _ => None,
         }
     }
@@ -190,6 +222,12 @@ impl Notice {
                     Close::unauthorized(reason),
                     Some(Close::forbidden(reason)),
                 );
+            }
+            Notice::VisitorTokensRevoked { session_id, nonce } => {
+                visitors::close_revoked(hub, session_id, nonce)
+            }
+            Notice::IdentitySecretRotated { entity_id, current } => {
+                visitors::close_rotated(hub, entity_id, current)
             }
         }
     }
@@ -259,146 +297,37 @@ pub async fn run_recheck(state: AppState) {
     }
 }
 
-/// Reads, for each key and each visitor company with a socket on this
-/// node, its state now, and applies it.
+/// Reads, for each key with a socket on this node, its state now, and
+/// applies it; then the sessions of the visitor sockets, in batches.
 pub async fn recheck_once(state: &AppState) -> Result<(), StoreError> {
-    for holder in state.realtime.hub.holders() {
-        if let Some(notice) = notice_for(state, holder).await? {
-            notice.apply(&state.realtime.hub);
+    let holders = state.realtime.hub.holders();
+    for holder in &holders {
+        if let Holder::Key { key_id, .. } = *holder {
+            key_notice(state, key_id).await?.apply(&state.realtime.hub);
         }
     }
-    Ok(())
+    visitors::recheck(state, &holders).await
 }
 
 /// Applies the state now of one holder's credentials to its sockets on
 /// this node (a failure is left to the periodic re-check).
 pub async fn recheck_holder(state: &AppState, holder: Holder) {
-    match notice_for(state, holder).await {
-        Ok(Some(notice)) => notice.apply(&state.realtime.hub),
-        Ok(None) => {}
-        Err(error) => tracing::debug!(%error, "socket credentials check failed"),
+    let checked = match holder {
+        Holder::Key { key_id, .. } => key_notice(state, key_id)
+            .await
+            .map(|notice| notice.apply(&state.realtime.hub)),
+        Holder::Visitor { .. } => visitors::recheck(state, &[holder]).await,
+    };
+    if let Err(error) = checked {
+        tracing::debug!(%error, "socket credentials check failed");
     }
 }
 
-/// What `holder`'s credentials allow now (`None`: a visitor whose company
-/// is active).
-async fn notice_for(state: &AppState, holder: Holder) -> Result<Option<Notice>, StoreError> {
-    Ok(match holder {
-        Holder::Key { key_id, .. } => {
-            let record = key_store::find_for_auth_by_id(&state.db, key_id).await?;
-            Some(Notice::for_key(key_id, record.as_ref()))
-        }
-        Holder::Visitor { company_id } => {
-            let company = crate::companies::store::find(&state.db, company_id).await?;
-            (company.status != CompanyStatus::Active)
-                .then_some(Notice::CompanySuspended { company_id })
-        }
-    })
+/// What key `key_id` allows now.
+async fn key_notice(state: &AppState, key_id: Uuid) -> Result<Notice, StoreError> {
+    let record = key_store::find_for_auth_by_id(&state.db, key_id).await?;
+    Ok(Notice::for_key(key_id, record.as_ref()))
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::time::Timestamp;
-
-    fn record(change: impl FnOnce(&mut KeyForAuth)) -> KeyForAuth {
-        let mut record = KeyForAuth {
-            id: Uuid::now_v7(),
-            company_id: Uuid::now_v7(),
-            mode: crate::auth::Mode::Test,
-            scopes: crate::auth::ScopeSet::all(),
-            rate_limit: 10,
-            expires_at: None,
-            is_active: true,
-            last_used_at: None,
-            company_status: CompanyStatus::Active,
-            db_now: Timestamp::now(),
-        };
-        change(&mut record);
-        record
-    }
-
-    #[test]
-    fn a_keys_record_decides_what_its_sockets_may_do() {
-        let id = Uuid::now_v7();
-        let ended = |ending| Notice::KeyEnded { key_id: id, ending };
-        assert_eq!(Notice::for_key(id, None), ended(Ending::Revoked));
-        let past = Timestamp::from_datetime(chrono::Utc::now() - chrono::Duration::seconds(1));
-        let cases = [
-            (
-                record(|r| r.expires_at = Some(past)),
-                ended(Ending::Expired),
-            ),
-            (record(|r| r.is_active = false), ended(Ending::Deactivated)),
-            (
-                record(|r| r.company_status = CompanyStatus::Suspended),
-                ended(Ending::CompanySuspended),
-            ),
-            (
-                record(|r| r.scopes = crate::auth::ScopeSet::from_scopes([Scope::ChatWrite])),
-                ended(Ending::ScopeRemoved),
-            ),
-            (
-                record(|r| r.scopes = crate::auth::ScopeSet::from_scopes([Scope::ChatRead])),
-                Notice::KeyValid {
-                    key_id: id,
-                    may_write: false,
-                    tickets: TicketReads::Nothing,
-                },
-            ),
-            (
-                record(|r| {
-                    r.scopes =
-                        crate::auth::ScopeSet::from_scopes([Scope::ChatRead, Scope::TicketsRead])
-                }),
-                Notice::KeyValid {
-                    key_id: id,
-                    may_write: false,
-                    tickets: TicketReads::Public,
-                },
-            ),
-            (
-                record(|_| {}),
-                Notice::KeyValid {
-                    key_id: id,
-                    may_write: true,
-                    tickets: TicketReads::Notes,
-                },
-            ),
-        ];
-        for (record, notice) in cases {
-            assert_eq!(Notice::for_key(id, Some(&record)), notice);
-        }
-    }
-
-    #[test]
-    fn notices_round_trip() {
-        let id = Uuid::now_v7();
-        let mut notices: Vec<Notice> = Ending::ALL
-            .into_iter()
-            .map(|ending| Notice::KeyEnded { key_id: id, ending })
-            .collect();
-        for tickets in [
-            TicketReads::Nothing,
-            TicketReads::Public,
-            TicketReads::Notes,
-        ] {
-            for may_write in [true, false] {
-                notices.push(Notice::KeyValid {
-                    key_id: id,
-                    may_write,
-                    tickets,
-                });
-            }
-        }
-        notices.push(Notice::CompanySuspended { company_id: id });
-        for notice in notices {
-            assert_eq!(Notice::decode(&notice.encode()), Some(notice));
-        }
-        assert_eq!(Notice::decode(&format!("key-valid:{id}:2:0")), None);
-        assert_eq!(Notice::decode(&format!("key-valid:{id}:1:3")), None);
-        // The older form without ticket reads is left to the re-check.
-        assert_eq!(Notice::decode(&format!("key-valid:{id}:1")), None);
-        assert_eq!(Notice::decode("key-ended:nope:revoked"), None);
-    }
-}
+mod tests;
