@@ -261,7 +261,12 @@ impl App {
             ))
         });
         let metrics = self.metrics.map(|(listener, handle)| {
-            let router = crate::metrics::server::router(self.state.clone(), handle);
+            let router = crate::metrics::server::router(
+                self.state.db.clone(),
+                self.state.jobs.clone(),
+                self.state.realtime.clone(),
+                handle,
+            );
             let shutdown = self.state.shutdown.clone();
             tokio::spawn(crate::metrics::server::run_upkeep(handle, shutdown.clone()));
             tokio::spawn(serve(listener, router, shutdown, timeouts, proxies.clone()))
@@ -405,10 +410,28 @@ fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {
     workers.extend(crate::realtime::workers::spawn_workers(state));
     workers.extend(crate::tickets::spawn_workers(state));
     workers.push(crate::retention::spawn(state));
-    workers.push(crate::changes::numbering::spawn(state));
-    workers.push(crate::sequences::sla_pass::spawn(state));
-    workers.push(crate::teams::routing::spawn_worker(state));
-    workers.push(crate::attachments::sweep::spawn(state));
+    workers.push(crate::changes::numbering::spawn(
+        state.db.clone(),
+        state.shutdown.clone(),
+    ));
+    workers.push(crate::sequences::sla_pass::spawn(
+        state.db.clone(),
+        state.attachments.clone(),
+        state.clock.clone(),
+        state.config.rules_interval,
+        state.shutdown.clone(),
+    ));
+    workers.push(crate::teams::routing::spawn_worker(
+        state.into(),
+        state.shutdown.clone(),
+    ));
+    workers.push(crate::attachments::sweep::spawn(
+        state.db.clone(),
+        state.attachments.clone(),
+        state.clock.clone(),
+        state.config.retention_interval,
+        state.shutdown.clone(),
+    ));
     workers
 }
 

@@ -10,6 +10,7 @@ use tokio::task::JoinHandle;
 use super::{credentials, ws};
 use crate::error::StoreError;
 use crate::state::AppState;
+use crate::teams::routing::{self, Routing};
 
 /// How often each node claims expired presence (announced within 2 s).
 pub const SWEEP_INTERVAL: Duration = Duration::from_millis(500);
@@ -101,7 +102,7 @@ pub async fn sweep_once(state: &AppState) -> Result<(), StoreError> {
             .realtime
             .presence_changed(&tenant, Some(&agent), None)
             .await;
-        crate::teams::routing::agent_away(state, &tenant, agent.user_id).await;
+        routing::agent_away(&Routing::from(state), &tenant, agent.user_id).await;
     }
     Ok(())
 }
