@@ -247,7 +247,8 @@ impl App {
             Vec::new()
         };
         tokio::spawn(crate::realtime::workers::close_sockets_at_shutdown(
-            self.state.clone(),
+            self.state.realtime.clone(),
+            self.state.shutdown.clone(),
         ));
         let timeouts = Timeouts::of(&self.state.config);
         let proxies = Arc::new(self.state.config.trusted_proxies.clone());

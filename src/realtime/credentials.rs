@@ -11,8 +11,12 @@
 //! lost bus message) are found by each node's re-check of its sockets'
 //! credentials every `realtime::RECHECK_INTERVAL`, well within the key cache's life.
 
+use std::sync::Arc;
+
+use tokio::sync::watch;
 use uuid::Uuid;
 
+use super::Realtime;
 use super::bus::Bus;
 use super::hub::{Close, Holder, Hub, TicketReads};
 use crate::auth::Scope;
@@ -234,14 +238,13 @@ pub async fn company_suspended(bus: &Bus, company_id: Uuid) {
 }
 
 /// Re-checks the credentials of this node's sockets until shutdown.
-pub async fn run_recheck(state: AppState) {
-    let mut shutdown = state.shutdown.clone();
-    let mut ticker = tokio::time::interval(state.realtime.recheck_interval());
+pub async fn run_recheck(db: Db, realtime: Arc<Realtime>, mut shutdown: watch::Receiver<bool>) {
+    let mut ticker = tokio::time::interval(realtime.recheck_interval());
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut failing = false;
     loop {
         tokio::select! {
-            _ = ticker.tick() => match recheck_once(&state).await {
+            _ = ticker.tick() => match recheck_once(&db, &realtime).await {
                 Ok(()) if failing => {
                     tracing::info!("socket credentials re-check works again");
                     failing = false;
@@ -261,19 +264,20 @@ pub async fn run_recheck(state: AppState) {
 
 /// Reads, for each key and each visitor company with a socket on this
 /// node, its state now, and applies it.
-pub async fn recheck_once(state: &AppState) -> Result<(), StoreError> {
-    for holder in state.realtime.hub.holders() {
-        if let Some(notice) = notice_for(state, holder).await? {
-            notice.apply(&state.realtime.hub);
+pub async fn recheck_once(db: &Db, realtime: &Realtime) -> Result<(), StoreError> {
+    for holder in realtime.hub.holders() {
+        if let Some(notice) = notice_for(db, holder).await? {
+            notice.apply(&realtime.hub);
         }
     }
     Ok(())
 }
 
 /// Applies the state now of one holder's credentials to its sockets on
-/// this node (a failure is left to the periodic re-check).
+/// this node (a failure is left to the periodic re-check). It takes the
+/// state because a socket carries the state.
 pub async fn recheck_holder(state: &AppState, holder: Holder) {
-    match notice_for(state, holder).await {
+    match notice_for(&state.db, holder).await {
         Ok(Some(notice)) => notice.apply(&state.realtime.hub),
         Ok(None) => {}
         Err(error) => tracing::debug!(%error, "socket credentials check failed"),
@@ -282,14 +286,14 @@ pub async fn recheck_holder(state: &AppState, holder: Holder) {
 
 /// What `holder`'s credentials allow now (`None`: a visitor whose company
 /// is active).
-async fn notice_for(state: &AppState, holder: Holder) -> Result<Option<Notice>, StoreError> {
+async fn notice_for(db: &Db, holder: Holder) -> Result<Option<Notice>, StoreError> {
     Ok(match holder {
         Holder::Key { key_id, .. } => {
-            let record = key_store::find_for_auth_by_id(&state.db, key_id).await?;
+            let record = key_store::find_for_auth_by_id(db, key_id).await?;
             Some(Notice::for_key(key_id, record.as_ref()))
         }
         Holder::Visitor { company_id } => {
-            let company = crate::companies::store::find(&state.db, company_id).await?;
+            let company = crate::companies::store::find(db, company_id).await?;
             (company.status != CompanyStatus::Active)
                 .then_some(Notice::CompanySuspended { company_id })
         }

@@ -111,7 +111,7 @@ async fn a_cut_no_notice_reached_applies_at_the_recheck(backend: Backend) {
     )
     .await
     .expect("scopes cut");
-    supportdesk::realtime::credentials::recheck_once(&app.state)
+    supportdesk::realtime::credentials::recheck_once(&app.state.db, &app.state.realtime)
         .await
         .expect("re-checked");
 
