@@ -410,7 +410,14 @@ fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {
     ));
     workers.extend(crate::realtime::workers::spawn_workers(state));
     workers.extend(crate::tickets::spawn_workers(state));
-    workers.push(crate::retention::spawn(state));
+    workers.push(crate::retention::spawn(
+        state.db.clone(),
+        state.attachments.storage.clone(),
+        state.clock.clone(),
+        crate::retention::Policy::from_config(&state.config),
+        state.config.retention_interval,
+        state.shutdown.clone(),
+    ));
     workers.push(crate::changes::numbering::spawn(
         state.db.clone(),
         state.shutdown.clone(),
