@@ -247,7 +247,8 @@ impl App {
             Vec::new()
         };
         tokio::spawn(crate::realtime::workers::close_sockets_at_shutdown(
-            self.state.clone(),
+            self.state.realtime.clone(),
+            self.state.shutdown.clone(),
         ));
         let timeouts = Timeouts::of(&self.state.config);
         let proxies = Arc::new(self.state.config.trusted_proxies.clone());
@@ -261,7 +262,12 @@ impl App {
             ))
         });
         let metrics = self.metrics.map(|(listener, handle)| {
-            let router = crate::metrics::server::router(self.state.clone(), handle);
+            let router = crate::metrics::server::router(
+                self.state.db.clone(),
+                self.state.jobs.clone(),
+                self.state.realtime.clone(),
+                handle,
+            );
             let shutdown = self.state.shutdown.clone();
             tokio::spawn(crate::metrics::server::run_upkeep(handle, shutdown.clone()));
             tokio::spawn(serve(listener, router, shutdown, timeouts, proxies.clone()))
@@ -404,11 +410,36 @@ fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {
     ));
     workers.extend(crate::realtime::workers::spawn_workers(state));
     workers.extend(crate::tickets::spawn_workers(state));
-    workers.push(crate::retention::spawn(state));
-    workers.push(crate::changes::numbering::spawn(state));
-    workers.push(crate::sequences::sla_pass::spawn(state));
-    workers.push(crate::teams::routing::spawn_worker(state));
-    workers.push(crate::attachments::sweep::spawn(state));
+    workers.push(crate::retention::spawn(
+        state.db.clone(),
+        state.attachments.storage.clone(),
+        state.clock.clone(),
+        crate::retention::Policy::from_config(&state.config),
+        state.config.retention_interval,
+        state.shutdown.clone(),
+    ));
+    workers.push(crate::changes::numbering::spawn(
+        state.db.clone(),
+        state.shutdown.clone(),
+    ));
+    workers.push(crate::sequences::sla_pass::spawn(
+        state.db.clone(),
+        state.attachments.clone(),
+        state.clock.clone(),
+        state.config.rules_interval,
+        state.shutdown.clone(),
+    ));
+    workers.push(crate::teams::routing::spawn_worker(
+        state.into(),
+        state.shutdown.clone(),
+    ));
+    workers.push(crate::attachments::sweep::spawn(
+        state.db.clone(),
+        state.attachments.clone(),
+        state.clock.clone(),
+        state.config.retention_interval,
+        state.shutdown.clone(),
+    ));
     workers
 }
 

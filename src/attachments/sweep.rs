@@ -6,6 +6,9 @@
 //! removed, so an upload of the same bytes meanwhile waits and stores them
 //! again. `run_pass` is public so tests drive it.
 
+use std::sync::Arc;
+
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::Attachments;
@@ -13,8 +16,7 @@ use super::storage::Storage;
 use super::store;
 use crate::db::Db;
 use crate::error::StoreError;
-use crate::state::AppState;
-use crate::time::Timestamp;
+use crate::time::{Clock, Timestamp};
 
 /// Most rows or objects one statement or pass step handles.
 const BATCH: i64 = 500;
@@ -88,17 +90,17 @@ async fn drop_object(
     Ok(true)
 }
 
-/// Runs a pass every retention interval until shutdown.
-pub fn spawn(state: &AppState) -> JoinHandle<()> {
-    let db = state.db.clone();
-    let attachments = state.attachments.clone();
-    let clock = state.clock.clone();
-    let every = state
-        .config
-        .retention_interval
-        .max(std::time::Duration::from_millis(10));
+/// Runs a pass every `every` (the retention interval) until shutdown.
+pub fn spawn(
+    db: Db,
+    attachments: Arc<Attachments>,
+    clock: Clock,
+    every: std::time::Duration,
+    shutdown: watch::Receiver<bool>,
+) -> JoinHandle<()> {
+    let every = every.max(std::time::Duration::from_millis(10));
     let first = tokio::time::Instant::now() + every;
-    crate::time::every(state.shutdown.clone(), first, every, move || {
+    crate::time::every(shutdown, first, every, move || {
         let (db, now) = (db.clone(), clock.now());
         let attachments = attachments.clone();
         async move {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 
 use super::store;
-use crate::state::AppState;
+use crate::db::Db;
 
 /// How often the worker looks for unnumbered entries: an entry waits for
 /// its number about this long when no reader asks for it first.
@@ -18,10 +18,9 @@ const EVERY: Duration = Duration::from_secs(1);
 /// Tenants one pass numbers at most; the next pass takes the rest.
 const TENANTS_PER_PASS: i64 = 500;
 
-pub fn spawn(state: &AppState) -> JoinHandle<()> {
-    let db = state.db.clone();
+pub fn spawn(db: Db, shutdown: tokio::sync::watch::Receiver<bool>) -> JoinHandle<()> {
     let first = tokio::time::Instant::now() + EVERY;
-    crate::time::every(state.shutdown.clone(), first, EVERY, move || {
+    crate::time::every(shutdown, first, EVERY, move || {
         let db = db.clone();
         async move {
             let tenants = match store::tenants_with_unnumbered(&db, TENANTS_PER_PASS).await {

@@ -14,7 +14,8 @@ use crate::realtime::presence::{AgentPresence, Visibility};
 use crate::realtime::protocol::{self, Channel, HubChannel, Topic};
 use crate::realtime::token::SecretFingerprint;
 use crate::state::AppState;
-use crate::teams::{claim, routing};
+use crate::teams::claim;
+use crate::teams::routing::{self, Routing};
 use crate::users::Role;
 use crate::users::store::{self as users, NewUser};
 use crate::validate::{Fields, problem};
@@ -49,7 +50,9 @@ pub async fn create_session_in(
     if let Some(team) = session.team_id {
         // The session has committed: a failed drain is logged, and the
         // periodic drain assigns the chat instead.
-        if let Err(err) = routing::drain_for_new_chat(state, tenant, team, session.id).await {
+        if let Err(err) =
+            routing::drain_for_new_chat(&Routing::from(state), tenant, team, session.id).await
+        {
             tracing::warn!(error = %err, %team, "team queue drain failed");
         }
         // Read again even if this drain assigned nothing: another node's
@@ -74,9 +77,9 @@ pub async fn assign_session(
     if let Some(assigned) =
         claim::assign_manually(&state.db, tenant, id, team, assignee, now).await?
     {
-        routing::publish_assignment(state, tenant, &assigned).await;
+        routing::publish_assignment(&Routing::from(state), tenant, &assigned).await;
         let teams = [before.team_id, assigned.session.team_id];
-        routing::drain_all(state, tenant, teams.into_iter().flatten()).await;
+        routing::drain_all(&Routing::from(state), tenant, teams.into_iter().flatten()).await;
     }
     Ok(())
 }
@@ -120,13 +123,13 @@ pub async fn update_session(
     if changed && status.is_some() {
         // A close frees its agent in every team of theirs, and a queued
         // chat closing (or reopening) moves the positions of its queue.
-        routing::drain_all(state, tenant, session.team_id).await;
+        routing::drain_all(&Routing::from(state), tenant, session.team_id).await;
         if let Some(agent) = session.assignee_id {
-            routing::member_freed(state, tenant, agent).await;
+            routing::member_freed(&Routing::from(state), tenant, agent).await;
         }
     }
     if changed && status == Some(SessionStatus::Closed) {
-        crate::csat::notify::chat_closed(state, tenant, &session).await;
+        crate::csat::notify::chat_closed(&state.db, &state.realtime, tenant, &session).await;
     }
     Ok(session)
 }
@@ -278,7 +281,7 @@ pub async fn heartbeat(
         .await;
     let was_available = before.is_some_and(|b| b.visibility == Visibility::Public);
     if record.visibility == Visibility::Public && !was_available {
-        routing::agent_available(state, tenant, record.user_id).await;
+        routing::agent_available(&Routing::from(state), tenant, record.user_id).await;
     }
     Ok(record)
 }
@@ -339,7 +342,7 @@ pub async fn remove_presence(state: &AppState, tenant: &Tenant, user_id: Uuid) -
         .presence_changed(tenant, removed.as_ref(), None)
         .await;
     if removed.is_some() {
-        routing::agent_away(state, tenant, user_id).await;
+        routing::agent_away(&Routing::from(state), tenant, user_id).await;
     }
     Ok(removed.is_some())
 }

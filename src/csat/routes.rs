@@ -164,7 +164,7 @@ async fn request_chat_rating(
     let requested = store::request(&state.db, tenant, RatingTarget::Chat(id), "", now)
         .await
         .map_err(refused)?;
-    notify::ask_in_chat(&state, tenant, id).await;
+    notify::ask_in_chat(&state.realtime, tenant, id).await;
     Ok(Json(RatingRequested {
         requested_at: requested.requested_at,
         email_sent: false,

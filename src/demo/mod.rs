@@ -52,7 +52,7 @@ pub fn router(shop_url: Arc<str>) -> Router<AppState> {
             get(
                 |State(state): State<AppState>, Path(path): Path<String>, headers: HeaderMap| async move {
                     if path == "index.html" {
-                        shop::page(&state, &state.public_url).await
+                        shop::page(&state.db, &state.public_url).await
                     } else {
                         serve(&path, &headers)
                     }

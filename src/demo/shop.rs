@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::{Assets, store};
+use crate::db::Db;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::Json;
 use crate::state::AppState;
@@ -42,7 +43,7 @@ pub fn router(api_origin: Arc<str>) -> Router<AppState> {
         .route(
             "/",
             get(move |State(state): State<AppState>| async move {
-                page(&state, &page_origin).await
+                page(&state.db, &page_origin).await
             }),
         )
         .route("/identity-token", post(identity_token))
@@ -58,8 +59,8 @@ pub fn router(api_origin: Arc<str>) -> Router<AppState> {
 
 /// The shop page: the script tag names the API's origin and the TEST
 /// widget key of the demo company's entity (none without a demo company).
-pub async fn page(state: &AppState, api_origin: &str) -> Response {
-    let widget_key = match store::demo_widget_key(&state.db).await {
+pub async fn page(db: &Db, api_origin: &str) -> Response {
+    let widget_key = match store::demo_widget_key(db).await {
         Ok(key) => key.unwrap_or_default(),
         Err(error) => return ApiError::from(error).into_response(),
     };

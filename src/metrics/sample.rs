@@ -6,24 +6,25 @@
 use std::time::Duration;
 
 use crate::db::Db;
+use crate::outbox::Jobs;
 use crate::outbox::store::KindDepth;
-use crate::state::AppState;
+use crate::realtime::Realtime;
 
 use super::names;
 
 /// How long a scrape waits for the store or Redis.
 const SAMPLE_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// Sets every sampled gauge from the current state.
-pub async fn refresh(state: &AppState) {
-    pool(&state.db);
-    let depth = tokio::time::timeout(SAMPLE_TIMEOUT, crate::outbox::store::depth(&state.db));
+/// Sets every sampled gauge from the store, the outbox's kinds and presence.
+pub async fn refresh(db: &Db, jobs: &Jobs, realtime: &Realtime) {
+    pool(db);
+    let depth = tokio::time::timeout(SAMPLE_TIMEOUT, crate::outbox::store::depth(db));
     match depth.await {
-        Ok(Ok(depth)) => outbox(&state.jobs.kinds(), &depth),
+        Ok(Ok(depth)) => outbox(&jobs.kinds(), &depth),
         Ok(Err(error)) => tracing::warn!(%error, "metrics: outbox depth not read"),
         Err(_) => tracing::warn!("metrics: outbox depth not read within 2 s"),
     }
-    let online = tokio::time::timeout(SAMPLE_TIMEOUT, state.realtime.presence.online_count());
+    let online = tokio::time::timeout(SAMPLE_TIMEOUT, realtime.presence.online_count());
     if let Ok(Ok(online)) = online.await {
         metrics::gauge!(names::PRESENCE_ONLINE_AGENTS).set(online as f64);
     }

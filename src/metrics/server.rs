@@ -1,6 +1,7 @@
 //! `GET /metrics` on its own listener (`SUPPORTDESK_METRICS_BIND`), kept off
 //! the public port: operators expose it to their Prometheus only.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -10,28 +11,44 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use metrics_exporter_prometheus::PrometheusHandle;
 
-use crate::state::AppState;
+use crate::db::Db;
+use crate::outbox::Jobs;
+use crate::realtime::Realtime;
 
 /// How often histogram samples are folded in when nobody scrapes (so they
 /// do not pile up in memory).
 const UPKEEP_INTERVAL: Duration = Duration::from_secs(5);
 
+/// What a scrape reads: the store, the outbox's kinds, presence.
 #[derive(Clone)]
 struct Exporter {
-    state: AppState,
+    db: Db,
+    jobs: Arc<Jobs>,
+    realtime: Arc<Realtime>,
     handle: &'static PrometheusHandle,
 }
 
 /// The metrics listener's router.
-pub fn router(state: AppState, handle: &'static PrometheusHandle) -> Router {
+pub fn router(
+    db: Db,
+    jobs: Arc<Jobs>,
+    realtime: Arc<Realtime>,
+    handle: &'static PrometheusHandle,
+) -> Router {
+    let exporter = Exporter {
+        db,
+        jobs,
+        realtime,
+        handle,
+    };
     Router::new()
         .route("/metrics", get(scrape))
-        .with_state(Exporter { state, handle })
+        .with_state(exporter)
 }
 
 /// The Prometheus text format, version 0.0.4.
 async fn scrape(State(exporter): State<Exporter>) -> Response {
-    super::sample::refresh(&exporter.state).await;
+    super::sample::refresh(&exporter.db, &exporter.jobs, &exporter.realtime).await;
     let body = exporter.handle.render();
     let mut response = body.into_response();
     response.headers_mut().insert(

@@ -2,14 +2,17 @@
 //! sweeper, the credentials re-check, the close at shutdown) and the socket
 //! route: the parts of realtime that are wired with the whole state.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::{credentials, ws};
+use super::{Realtime, credentials, ws};
 use crate::error::StoreError;
 use crate::state::AppState;
+use crate::teams::routing::{self as teams_routing, Routing};
 
 /// How often each node claims expired presence (announced within 2 s).
 pub const SWEEP_INTERVAL: Duration = Duration::from_millis(500);
@@ -25,25 +28,31 @@ pub fn public_routes() -> Router<AppState> {
 /// sweeper and the credentials re-check. All stop on shutdown (sockets
 /// are closed by `close_sockets_at_shutdown`).
 pub fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {
+    let (realtime, shutdown) = (state.realtime.clone(), state.shutdown.clone());
     vec![
-        tokio::spawn(run_dispatcher(state.clone())),
-        tokio::spawn(run_sweeper(state.clone())),
-        tokio::spawn(credentials::run_recheck(state.clone())),
+        tokio::spawn(run_dispatcher(realtime.clone(), shutdown.clone())),
+        tokio::spawn(run_sweeper(state.into(), shutdown.clone())),
+        tokio::spawn(credentials::run_recheck(
+            state.db.clone(),
+            realtime,
+            state.clock.clone(),
+            shutdown,
+        )),
     ]
 }
 
 /// Closes this node's sockets (1001) once shutdown begins, and any socket
 /// that registers after. Runs on every node, with or without the workers.
-pub async fn close_sockets_at_shutdown(state: AppState) {
-    let mut shutdown = state.shutdown.clone();
+pub async fn close_sockets_at_shutdown(
+    realtime: Arc<Realtime>,
+    mut shutdown: watch::Receiver<bool>,
+) {
     ws::stopping(&mut shutdown).await;
-    state.realtime.hub.shut_down();
+    realtime.hub.shut_down();
 }
 
-async fn run_dispatcher(state: AppState) {
-    let realtime = state.realtime.clone();
+async fn run_dispatcher(realtime: Arc<Realtime>, mut shutdown: watch::Receiver<bool>) {
     let mut messages = realtime.bus.subscribe();
-    let mut shutdown = state.shutdown.clone();
     loop {
         tokio::select! {
             received = messages.recv() => match received {
@@ -68,14 +77,13 @@ async fn run_dispatcher(state: AppState) {
     }
 }
 
-async fn run_sweeper(state: AppState) {
-    let mut shutdown = state.shutdown.clone();
+async fn run_sweeper(routing: Routing, mut shutdown: watch::Receiver<bool>) {
     let mut ticker = tokio::time::interval(SWEEP_INTERVAL);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut failing = false;
     loop {
         tokio::select! {
-            _ = ticker.tick() => match sweep_once(&state).await {
+            _ = ticker.tick() => match sweep_once(&routing).await {
                 Ok(()) if failing => {
                     tracing::info!("presence sweep works again");
                     failing = false;
@@ -93,15 +101,15 @@ async fn run_sweeper(state: AppState) {
     }
 }
 
-/// One sweep: announces every agent whose presence has expired (public so
-/// a test can drive it).
-pub async fn sweep_once(state: &AppState) -> Result<(), StoreError> {
-    for (tenant, agent) in state.realtime.presence.sweep().await? {
-        state
+/// One sweep: announces every agent whose presence has expired, and
+/// starts their grace period in routing (public so a test can drive it).
+pub async fn sweep_once(routing: &Routing) -> Result<(), StoreError> {
+    for (tenant, agent) in routing.realtime.presence.sweep().await? {
+        routing
             .realtime
             .presence_changed(&tenant, Some(&agent), None)
             .await;
-        crate::teams::routing::agent_away(state, &tenant, agent.user_id).await;
+        teams_routing::agent_away(routing, &tenant, agent.user_id).await;
     }
     Ok(())
 }

@@ -11,14 +11,14 @@ pub mod store;
 
 use std::time::{Duration, Instant};
 
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::attachments::Storage;
 use crate::config::Config;
 use crate::db::Db;
 use crate::error::StoreError;
-use crate::state::AppState;
-use crate::time::Timestamp;
+use crate::time::{Clock, Timestamp};
 use store::{Cutoff, TARGETS, Target};
 
 /// Most rows one DELETE statement removes.
@@ -175,20 +175,20 @@ fn log(report: &PassReport) {
     );
 }
 
-/// Runs a pass every `retention_interval` (the first one interval after
-/// start) until shutdown. A pass interrupted by shutdown stops between
-/// statements; each batch commits on its own.
-pub fn spawn(state: &AppState) -> JoinHandle<()> {
-    let db = state.db.clone();
-    let storage = state.attachments.storage.clone();
-    let clock = state.clock.clone();
-    let policy = Policy::from_config(&state.config);
-    let every = state
-        .config
-        .retention_interval
-        .max(Duration::from_millis(10));
+/// Runs a pass every `every` (the retention interval; the first one
+/// interval after start) until shutdown. A pass interrupted by shutdown
+/// stops between statements; each batch commits on its own.
+pub fn spawn(
+    db: Db,
+    storage: Storage,
+    clock: Clock,
+    policy: Policy,
+    every: Duration,
+    shutdown: watch::Receiver<bool>,
+) -> JoinHandle<()> {
+    let every = every.max(Duration::from_millis(10));
     let first = tokio::time::Instant::now() + every;
-    crate::time::every(state.shutdown.clone(), first, every, move || {
+    crate::time::every(shutdown, first, every, move || {
         let (db, storage, now) = (db.clone(), storage.clone(), clock.now());
         async move {
             if let Err(err) = run_pass(&db, &storage, policy, now).await {

@@ -6,17 +6,19 @@
 //! when its record does. `run_pass` takes "now" so tests drive it with a
 //! fake clock.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::attachments::Attachments;
 use crate::attachments::links::Signer;
 use crate::db::{Db, PassLock};
 use crate::error::StoreError;
 use crate::sla::clocks::due::{self, BATCH, DueClock};
 use crate::sla::clocks::store::Happening;
-use crate::state::AppState;
-use crate::time::Timestamp;
+use crate::time::{Clock, Timestamp};
 
 const PASS_LOCK_KEY: i64 = 0x5344_534c_4153_4348;
 
@@ -75,15 +77,20 @@ async fn claim(
 }
 
 /// Runs a pass every `rules_interval` (the first at once) until shutdown.
-pub fn spawn(state: &AppState) -> JoinHandle<()> {
-    let state = state.clone();
-    let every = state.config.rules_interval.max(Duration::from_millis(10));
+pub fn spawn(
+    db: Db,
+    attachments: Arc<Attachments>,
+    clock: Clock,
+    every: Duration,
+    shutdown: watch::Receiver<bool>,
+) -> JoinHandle<()> {
+    let every = every.max(Duration::from_millis(10));
     let first = tokio::time::Instant::now();
-    crate::time::every(state.shutdown.clone(), first, every, move || {
-        let state = state.clone();
+    crate::time::every(shutdown, first, every, move || {
+        let (db, attachments, now) = (db.clone(), attachments.clone(), clock.now());
         async move {
-            let signer = state.link_signer();
-            match run_pass(&state.db, state.clock.now(), &signer).await {
+            let signer = attachments.signer(now);
+            match run_pass(&db, now, &signer).await {
                 Ok(0) => {}
                 Ok(announced) => tracing::info!(announced, "sla warnings and breaches"),
                 Err(err) => tracing::warn!(error = %err, "sla pass failed"),

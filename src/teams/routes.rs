@@ -170,7 +170,7 @@ async fn update(
     store::update(&state.db, &principal.tenant, id, &patch, state.clock.now()).await?;
     // The change has committed: a failed drain is logged, and the periodic
     // drain assigns the chats instead.
-    if let Err(err) = routing::drain(&state, &principal.tenant, id).await {
+    if let Err(err) = routing::drain(&routing::Routing::from(&state), &principal.tenant, id).await {
         tracing::warn!(error = %err, team = %id, "team queue drain failed");
     }
     let team = store::find(&state.db, &principal.tenant, id).await?;

@@ -11,34 +11,64 @@
 //! unanswered routed chats are not requeued while they stay online.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use uuid::Uuid;
 
 use super::claim::{self, Assigned, Claim};
 use super::store;
+use crate::attachments::Attachments;
 use crate::auth::Tenant;
+use crate::db::Db;
 use crate::error::StoreError;
+use crate::realtime::Realtime;
 use crate::realtime::protocol::{self, Channel, Topic};
 use crate::state::AppState;
 use crate::tickets::model::{Ticket, TicketStatus};
+use crate::time::Clock;
 
 /// How often each node drains waiting queues and requeues the unanswered
 /// chats of agents who went away.
 pub const TICK: Duration = Duration::from_secs(1);
 
+/// The handles routing uses: the store, presence and the sockets, the
+/// attachment links of an assigned ticket's event, the clock, and how long
+/// an away agent keeps their unanswered chats.
+#[derive(Clone)]
+pub struct Routing {
+    pub db: Db,
+    pub realtime: Arc<Realtime>,
+    pub attachments: Arc<Attachments>,
+    pub clock: Clock,
+    pub reassign_after: Duration,
+}
+
+impl From<&AppState> for Routing {
+    fn from(state: &AppState) -> Self {
+        Routing {
+            db: state.db.clone(),
+            realtime: state.realtime.clone(),
+            attachments: state.attachments.clone(),
+            clock: state.clock.clone(),
+            reassign_after: state.config.reassign_after,
+        }
+    }
+}
+
 /// The agents online and taking new work (PUBLIC).
-async fn available(state: &AppState, tenant: &Tenant) -> Result<Vec<Uuid>, StoreError> {
-    state.realtime.presence.available(tenant).await
+async fn available(routing: &Routing, tenant: &Tenant) -> Result<Vec<Uuid>, StoreError> {
+    routing.realtime.presence.available(tenant).await
 }
 
 /// Assigns `team`'s queued chats while a member can take one, then pushes
 /// the assignments and the queue. Answers whether anything was assigned.
-pub async fn drain(state: &AppState, tenant: &Tenant, team: Uuid) -> Result<bool, StoreError> {
-    let assigned = assign_queued(state, tenant, team).await?;
-    publish_queue(state, tenant, team).await?;
+pub async fn drain(routing: &Routing, tenant: &Tenant, team: Uuid) -> Result<bool, StoreError> {
+    let assigned = assign_queued(routing, tenant, team).await?;
+    publish_queue(routing, tenant, team).await?;
     Ok(!assigned.is_empty())
 }
 
@@ -48,32 +78,32 @@ pub async fn drain(state: &AppState, tenant: &Tenant, team: Uuid) -> Result<bool
 /// so no `queue` frame is pushed (on a busy team, one per new chat to
 /// every console on the team's channels).
 pub async fn drain_for_new_chat(
-    state: &AppState,
+    routing: &Routing,
     tenant: &Tenant,
     team: Uuid,
     chat: Uuid,
 ) -> Result<(), StoreError> {
-    let assigned = assign_queued(state, tenant, team).await?;
-    let queue = claim::queue(&state.db, team).await?;
+    let assigned = assign_queued(routing, tenant, team).await?;
+    let queue = claim::queue(&routing.db, team).await?;
     if assigned == [chat] && queue.is_empty() {
         return Ok(());
     }
-    push_queue(state, tenant, team, &queue).await
+    push_queue(routing, tenant, team, &queue).await
 }
 
 /// The claims of a drain, pushing each assignment; the queue is the
 /// caller's to push. Answers the sessions assigned, in order.
 async fn assign_queued(
-    state: &AppState,
+    routing: &Routing,
     tenant: &Tenant,
     team: Uuid,
 ) -> Result<Vec<Uuid>, StoreError> {
-    let online = available(state, tenant).await?;
+    let online = available(routing, tenant).await?;
     let mut assigned = Vec::new();
     loop {
-        match claim::claim_next(&state.db, tenant, team, &online, state.clock.now()).await? {
+        match claim::claim_next(&routing.db, tenant, team, &online, routing.clock.now()).await? {
             Claim::Assigned(done) => {
-                publish_assignment(state, tenant, &done).await;
+                publish_assignment(routing, tenant, &done).await;
                 assigned.push(done.session.id);
             }
             Claim::Raced => continue,
@@ -87,7 +117,7 @@ async fn assign_queued(
 /// into it): answers it assigned when the team's routing took it, as it
 /// was otherwise. A failure is logged, not answered: the ticket's own
 /// change has committed, and it stays unassigned in its team for a person.
-pub async fn route_ticket(state: &AppState, tenant: &Tenant, ticket: Ticket) -> Ticket {
+pub async fn route_ticket(routing: &Routing, tenant: &Tenant, ticket: Ticket) -> Ticket {
     let Some(team) = ticket.team_id else {
         return ticket;
     };
@@ -96,16 +126,16 @@ pub async fn route_ticket(state: &AppState, tenant: &Tenant, ticket: Ticket) -> 
         return ticket;
     }
     let routed = async {
-        let online = available(state, tenant).await?;
-        let signer = state.link_signer();
+        let online = available(routing, tenant).await?;
+        let signer = routing.attachments.signer(routing.clock.now());
         claim::claim_ticket(
-            &state.db,
+            &routing.db,
             tenant,
             team,
             ticket.id,
             &online,
             &signer,
-            state.clock.now(),
+            routing.clock.now(),
         )
         .await
     };
@@ -121,10 +151,10 @@ pub async fn route_ticket(state: &AppState, tenant: &Tenant, ticket: Ticket) -> 
 
 /// `drain` for each of `teams`, logging failures: the caller's own change
 /// has committed, and the periodic drain retries.
-pub async fn drain_all(state: &AppState, tenant: &Tenant, teams: impl IntoIterator<Item = Uuid>) {
+pub async fn drain_all(routing: &Routing, tenant: &Tenant, teams: impl IntoIterator<Item = Uuid>) {
     let teams: BTreeSet<Uuid> = teams.into_iter().collect();
     for team in teams {
-        if let Err(err) = drain(state, tenant, team).await {
+        if let Err(err) = drain(routing, tenant, team).await {
             tracing::warn!(error = %err, %team, "team queue drain failed; the next tick retries");
         }
     }
@@ -132,9 +162,9 @@ pub async fn drain_all(state: &AppState, tenant: &Tenant, teams: impl IntoIterat
 
 /// Drains every team `user` is a member of (the agent came online or
 /// closed a chat).
-pub async fn member_freed(state: &AppState, tenant: &Tenant, user: Uuid) {
-    match store::teams_of_member(&state.db, tenant, user).await {
-        Ok(teams) => drain_all(state, tenant, teams).await,
+pub async fn member_freed(routing: &Routing, tenant: &Tenant, user: Uuid) {
+    match store::teams_of_member(&routing.db, tenant, user).await {
+        Ok(teams) => drain_all(routing, tenant, teams).await,
         Err(err) => tracing::warn!(error = %err, "teams of a member could not be read"),
     }
 }
@@ -146,7 +176,7 @@ pub async fn member_freed(state: &AppState, tenant: &Tenant, user: Uuid) {
 /// new and the previous assignee (each console hears its own work without
 /// the entities' whole traffic: on a busy team that is every assignment
 /// to every console).
-pub async fn publish_assignment(state: &AppState, tenant: &Tenant, assigned: &Assigned) {
+pub async fn publish_assignment(routing: &Routing, tenant: &Tenant, assigned: &Assigned) {
     let session = &assigned.session;
     let data = json!({
         "sessionId": session.id,
@@ -156,14 +186,14 @@ pub async fn publish_assignment(state: &AppState, tenant: &Tenant, assigned: &As
     let data = &data;
     let publish = move |channel: Channel| {
         let frame = protocol::event("assignment", &channel.name(), None, data);
-        state
+        routing
             .realtime
             .publish(Topic::new(*tenant, channel.into()), None, frame)
     };
     // The session's and the agents' own channels first: the team's
     // entities are one more read.
-    let visitor = visitor_assignment(state, tenant, assigned).await;
-    state
+    let visitor = visitor_assignment(routing, tenant, assigned).await;
+    routing
         .realtime
         .publish_to_session(*tenant, session.id, "assignment", None, data, &visitor)
         .await;
@@ -176,7 +206,7 @@ pub async fn publish_assignment(state: &AppState, tenant: &Tenant, assigned: &As
     }
     let mut entities = BTreeSet::from([session.entity_id]);
     if let Some(team) = assigned.assignment.team_id {
-        match store::entities_of(&state.db, team).await {
+        match store::entities_of(&routing.db, team).await {
             Ok(team_entities) => entities.extend(team_entities),
             Err(err) => tracing::warn!(error = %err, %team, "assignment not sent to its team"),
         }
@@ -189,12 +219,13 @@ pub async fn publish_assignment(state: &AppState, tenant: &Tenant, assigned: &As
 /// The `assignment` a session's visitor gets: whether an agent has the
 /// chat and, if so, the agent's name; never a user id.
 async fn visitor_assignment(
-    state: &AppState,
+    routing: &Routing,
     tenant: &Tenant,
     assigned: &Assigned,
 ) -> serde_json::Value {
     let name = match assigned.assignment.assignee_id {
-        Some(agent) => match crate::users::store::find(&state.db, tenant.company_id, agent).await {
+        Some(agent) => match crate::users::store::find(&routing.db, tenant.company_id, agent).await
+        {
             Ok(user) => Some(user.name),
             Err(err) => {
                 tracing::warn!(error = %err, %agent, "assignee's name unread for the visitor");
@@ -214,31 +245,31 @@ async fn visitor_assignment(
 /// (1 is next) and `queue` `{teamId, length}` to the entity channels of the
 /// team's entities and of the waiting sessions.
 pub async fn publish_queue(
-    state: &AppState,
+    routing: &Routing,
     tenant: &Tenant,
     team: Uuid,
 ) -> Result<(), StoreError> {
-    let queue = claim::queue(&state.db, team).await?;
-    push_queue(state, tenant, team, &queue).await
+    let queue = claim::queue(&routing.db, team).await?;
+    push_queue(routing, tenant, team, &queue).await
 }
 
 /// `publish_queue` of the queue as read.
 async fn push_queue(
-    state: &AppState,
+    routing: &Routing,
     tenant: &Tenant,
     team: Uuid,
     queue: &[claim::Queued],
 ) -> Result<(), StoreError> {
     // The team's entities alone, not the whole team: its member list is
     // as long as the team is large, and this runs on every created chat.
-    let mut entities: BTreeSet<Uuid> = store::entities_of(&state.db, team)
+    let mut entities: BTreeSet<Uuid> = store::entities_of(&routing.db, team)
         .await?
         .into_iter()
         .collect();
     for (i, queued) in queue.iter().enumerate() {
         entities.insert(queued.entity_id);
         let data = json!({ "teamId": team, "position": i + 1 });
-        state
+        routing
             .realtime
             .publish_to_session(*tenant, queued.id, "queue", None, &data, &data)
             .await;
@@ -247,7 +278,7 @@ async fn push_queue(
         let channel = Channel::Entity(entity);
         let data = json!({ "teamId": team, "length": queue.len() });
         let frame = protocol::event("queue", &channel.name(), None, &data);
-        state
+        routing
             .realtime
             .publish(Topic::new(*tenant, channel.into()), None, frame)
             .await;
@@ -258,20 +289,20 @@ async fn push_queue(
 /// One tick: requeues the unanswered routed chats of agents away for
 /// longer than the grace period, then drains every waiting queue (public
 /// so a test can drive it).
-pub async fn tick(state: &AppState) -> Result<(), StoreError> {
-    let before = state.clock.now().minus(state.config.reassign_after);
-    for (session, agent, tenant) in claim::unanswered_away_before(&state.db, before).await? {
+pub async fn tick(routing: &Routing) -> Result<(), StoreError> {
+    let before = routing.clock.now().minus(routing.reassign_after);
+    for (session, agent, tenant) in claim::unanswered_away_before(&routing.db, before).await? {
         if let Some(requeued) =
-            claim::requeue(&state.db, &tenant, session, agent, state.clock.now()).await?
+            claim::requeue(&routing.db, &tenant, session, agent, routing.clock.now()).await?
         {
-            publish_assignment(state, &tenant, &requeued).await;
+            publish_assignment(routing, &tenant, &requeued).await;
         }
     }
     // The queue is pushed only when it moved: visitors hear of changes,
     // not of every tick.
-    for (team, tenant) in claim::teams_waiting(&state.db).await? {
-        if !assign_queued(state, &tenant, team).await?.is_empty() {
-            publish_queue(state, &tenant, team).await?;
+    for (team, tenant) in claim::teams_waiting(&routing.db).await? {
+        if !assign_queued(routing, &tenant, team).await?.is_empty() {
+            publish_queue(routing, &tenant, team).await?;
         }
     }
     Ok(())
@@ -279,32 +310,30 @@ pub async fn tick(state: &AppState) -> Result<(), StoreError> {
 
 /// An agent's presence ended (expired or removed): no new work from now
 /// (routing reads presence), and the grace period starts.
-pub async fn agent_away(state: &AppState, tenant: &Tenant, user: Uuid) {
-    if let Err(err) = claim::mark_away(&state.db, tenant, user, state.clock.now()).await {
+pub async fn agent_away(routing: &Routing, tenant: &Tenant, user: Uuid) {
+    if let Err(err) = claim::mark_away(&routing.db, tenant, user, routing.clock.now()).await {
         tracing::warn!(error = %err, "an agent's absence could not be recorded");
     }
 }
 
 /// An agent came online or became PUBLIC: the grace period ends and their
 /// teams' queues may move.
-pub async fn agent_available(state: &AppState, tenant: &Tenant, user: Uuid) {
-    if let Err(err) = claim::mark_back(&state.db, tenant, user).await {
+pub async fn agent_available(routing: &Routing, tenant: &Tenant, user: Uuid) {
+    if let Err(err) = claim::mark_back(&routing.db, tenant, user).await {
         tracing::warn!(error = %err, "an agent's return could not be recorded");
     }
-    member_freed(state, tenant, user).await;
+    member_freed(routing, tenant, user).await;
 }
 
 /// The node's routing worker: `tick` every second until shutdown.
-pub fn spawn_worker(state: &AppState) -> JoinHandle<()> {
-    let state = state.clone();
+pub fn spawn_worker(routing: Routing, mut shutdown: watch::Receiver<bool>) -> JoinHandle<()> {
     tokio::spawn(async move {
-        let mut shutdown = state.shutdown.clone();
         let mut ticker = tokio::time::interval(TICK);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
                 _ = ticker.tick() => {
-                    if let Err(err) = tick(&state).await {
+                    if let Err(err) = tick(&routing).await {
                         tracing::warn!(error = %err, "routing tick failed; retrying");
                     }
                 }

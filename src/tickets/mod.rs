@@ -26,5 +26,6 @@ use crate::state::AppState;
 
 /// Starts this node's ticket workers (escalation rules).
 pub fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {
-    vec![rules::spawn(state)]
+    let every = state.config.rules_interval;
+    vec![rules::spawn(state.into(), every, state.shutdown.clone())]
 }

@@ -200,7 +200,8 @@ async fn create(
         &state.link_signer(),
     )
     .await?;
-    let ticket = routing::route_ticket(&state, &principal.tenant, ticket).await;
+    let ticket =
+        routing::route_ticket(&routing::Routing::from(&state), &principal.tenant, ticket).await;
     Ok((StatusCode::CREATED, Json(ticket)))
 }
 
@@ -285,7 +286,10 @@ async fn update(
     // Signed before the change: the store adds it to the resolution email
     // only if the ticket becomes RESOLVED in an entity asking automatically.
     let rating_link = match status {
-        Some(TicketStatus::Resolved) => Some(crate::csat::notify::ticket_link(&state, id).await?),
+        Some(TicketStatus::Resolved) => {
+            let now = state.clock.now();
+            Some(crate::csat::notify::ticket_link(&state.db, &state.public_url, now, id).await?)
+        }
         _ => None,
     };
     let ticket = store::update_with_rating_link(
@@ -299,7 +303,7 @@ async fn update(
     )
     .await?;
     let ticket = if moved_into_team {
-        routing::route_ticket(&state, &principal.tenant, ticket).await
+        routing::route_ticket(&routing::Routing::from(&state), &principal.tenant, ticket).await
     } else {
         ticket
     };

@@ -13,7 +13,7 @@ use crate::custom_fields;
 use crate::custom_fields::model::{Definition, FieldFilter};
 use crate::db::Db;
 use crate::error::StoreError;
-use crate::state::AppState;
+use crate::teams::routing::Routing;
 use crate::tickets::model::Ticket;
 use crate::tickets::rules::{Rule, store};
 use crate::time::Timestamp;
@@ -33,11 +33,12 @@ pub async fn run_pass(db: &Db, now: Timestamp, signer: &Signer) -> Result<usize,
 /// `run_pass`, then the routing of each ticket a rule sent to a team with
 /// nobody assigned (as the API routes a ticket entering a team): what the
 /// scheduler runs.
-pub async fn run_pass_and_route(state: &AppState) -> Result<usize, StoreError> {
-    let escalated = pass(&state.db, state.clock.now(), &state.link_signer()).await?;
+pub async fn run_pass_and_route(routing: &Routing) -> Result<usize, StoreError> {
+    let now = routing.clock.now();
+    let escalated = pass(&routing.db, now, &routing.attachments.signer(now)).await?;
     let fired = escalated.len();
     for (tenant, ticket) in escalated {
-        crate::teams::routing::route_ticket(state, &tenant, ticket).await;
+        crate::teams::routing::route_ticket(routing, &tenant, ticket).await;
     }
     Ok(fired)
 }
@@ -134,14 +135,17 @@ impl Definitions {
 
 /// Runs a pass every `rules_interval` (the first at once) until shutdown.
 /// A pass interrupted by shutdown rolls back what it had not committed.
-pub fn spawn(state: &AppState) -> JoinHandle<()> {
-    let state = state.clone();
-    let every = state.config.rules_interval.max(Duration::from_millis(10));
+pub fn spawn(
+    routing: Routing,
+    every: Duration,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+) -> JoinHandle<()> {
+    let every = every.max(Duration::from_millis(10));
     let first = tokio::time::Instant::now();
-    crate::time::every(state.shutdown.clone(), first, every, move || {
-        let state = state.clone();
+    crate::time::every(shutdown, first, every, move || {
+        let routing = routing.clone();
         async move {
-            match run_pass_and_route(&state).await {
+            match run_pass_and_route(&routing).await {
                 Ok(0) => {}
                 Ok(fired) => tracing::info!(fired, "escalation rules fired"),
                 Err(err) => tracing::warn!(error = %err, "escalation rules pass failed"),

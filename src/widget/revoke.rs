@@ -37,6 +37,12 @@ async fn revoke(
         return Err(ApiError::not_found());
     };
     let company_id = principal.tenant.company_id;
-    crate::realtime::credentials::visitors::tokens_revoked(&state, company_id, id, nonce).await;
+    crate::realtime::credentials::visitors::tokens_revoked(
+        &state.realtime.bus,
+        company_id,
+        id,
+        nonce,
+    )
+    .await;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -213,7 +213,8 @@ async fn create_session(
     )
         .all_valid()?;
     let (visitor_name, visitor_email, identity, secret) = super::visitors::visitor(
-        &state,
+        &state.public_url,
+        state.clock.now(),
         &target,
         body.identity_token.as_deref(),
         visitor_name,

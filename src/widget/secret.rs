@@ -90,8 +90,13 @@ async fn rotate(
         // The old secret vouches for no one any more: its visitors' open
         // sockets close (with a grace, the re-check closes them at its end).
         let company_id = principal.tenant.company_id;
-        crate::realtime::credentials::visitors::secret_rotated(&state, company_id, id, &secret)
-            .await;
+        crate::realtime::credentials::visitors::secret_rotated(
+            &state.realtime.bus,
+            company_id,
+            id,
+            &secret,
+        )
+        .await;
     }
     Ok(Json(RotatedWidgetSecret {
         entity_id: id,

@@ -23,6 +23,7 @@ use crate::mail::Email;
 use crate::openapi::schema::{DataList, ErrorBody};
 use crate::realtime::token::{SecretFingerprint, fingerprint};
 use crate::state::AppState;
+use crate::time::Timestamp;
 
 /// Earlier sessions a verified visitor is shown at most.
 const HISTORY_MAX: i64 = 50;
@@ -44,7 +45,8 @@ pub(super) type NewVisitor = (
 /// valid), else anonymous with the typed name and email, unless the
 /// entity requires an identity.
 pub(super) fn visitor(
-    state: &AppState,
+    public_url: &str,
+    now: Timestamp,
     target: &WidgetTarget,
     token: Option<&str>,
     typed_name: Option<String>,
@@ -61,7 +63,7 @@ pub(super) fn visitor(
         let name = typed_name.unwrap_or_else(|| "Visitor".into());
         let confirmation = typed_email
             .as_deref()
-            .map(|email| confirmation(state, &name, email));
+            .map(|email| confirmation(public_url, &name, email));
         let identity = SessionIdentity {
             email_verified: confirmation.is_none(),
             confirmation,
@@ -78,7 +80,7 @@ pub(super) fn visitor(
             ..
         },
         secret,
-    ) = identity::verify_which(token, &secrets, state.clock.now())
+    ) = identity::verify_which(token, &secrets, now)
         .map_err(|refused| ApiError::unauthorized(ErrorCode::InvalidToken, refused.message()))?;
     let identity = SessionIdentity {
         external_id: Some(external_id),
@@ -91,10 +93,10 @@ pub(super) fn visitor(
 }
 
 /// A one-time confirmation link for `email`: the hash to store, and the
-/// email that carries the link.
-fn confirmation(state: &AppState, name: &str, email: &str) -> (String, Email) {
+/// email that carries the link (under `public_url`).
+fn confirmation(public_url: &str, name: &str, email: &str) -> (String, Email) {
     let token = format!("ect_{}", random_base62(32));
-    let link = format!("{}/widget/v1/confirm-email?token={token}", state.public_url);
+    let link = format!("{public_url}/widget/v1/confirm-email?token={token}");
     let text = format!(
         "Hello {name},\n\nYou gave this address in a support chat. Confirm it to receive \
          the agents' replies by email:\n\n{link}\n\nIf this was not you, ignore this email: \

@@ -13,8 +13,12 @@
 //! Visitor sockets close the same way when their session's tokens are
 //! revoked or their identity secret is rotated without grace ([`visitors`]).
 
+use std::sync::Arc;
+
+use tokio::sync::watch;
 use uuid::Uuid;
 
+use super::Realtime;
 use super::bus::Bus;
 use super::hub::{Close, Holder, Hub, TicketReads};
 use super::token::SecretFingerprint;
@@ -24,6 +28,7 @@ use crate::db::Db;
 use crate::error::StoreError;
 use crate::keys::store::{self as key_store, KeyForAuth};
 use crate::state::AppState;
+use crate::time::Clock;
 
 /// The bus topic of notices.
 pub const TOPIC: &str = "credentials";
@@ -272,14 +277,18 @@ pub async fn company_suspended(bus: &Bus, company_id: Uuid) {
 }
 
 /// Re-checks the credentials of this node's sockets until shutdown.
-pub async fn run_recheck(state: AppState) {
-    let mut shutdown = state.shutdown.clone();
-    let mut ticker = tokio::time::interval(state.realtime.recheck_interval());
+pub async fn run_recheck(
+    db: Db,
+    realtime: Arc<Realtime>,
+    clock: Clock,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let mut ticker = tokio::time::interval(realtime.recheck_interval());
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut failing = false;
     loop {
         tokio::select! {
-            _ = ticker.tick() => match recheck_once(&state).await {
+            _ = ticker.tick() => match recheck_once(&db, &realtime, &clock).await {
                 Ok(()) if failing => {
                     tracing::info!("socket credentials re-check works again");
                     failing = false;
@@ -299,24 +308,28 @@ pub async fn run_recheck(state: AppState) {
 
 /// Reads, for each key with a socket on this node, its state now, and
 /// applies it; then the sessions of the visitor sockets, in batches.
-pub async fn recheck_once(state: &AppState) -> Result<(), StoreError> {
-    let holders = state.realtime.hub.holders();
+pub async fn recheck_once(db: &Db, realtime: &Realtime, clock: &Clock) -> Result<(), StoreError> {
+    let holders = realtime.hub.holders();
     for holder in &holders {
         if let Holder::Key { key_id, .. } = *holder {
-            key_notice(state, key_id).await?.apply(&state.realtime.hub);
+            key_notice(db, key_id).await?.apply(&realtime.hub);
         }
     }
-    visitors::recheck(state, &holders).await
+    visitors::recheck(db, realtime, clock.now(), &holders).await
 }
 
 /// Applies the state now of one holder's credentials to its sockets on
-/// this node (a failure is left to the periodic re-check).
+/// this node (a failure is left to the periodic re-check). It takes the
+/// state because a socket carries the state.
 pub async fn recheck_holder(state: &AppState, holder: Holder) {
     let checked = match holder {
-        Holder::Key { key_id, .. } => key_notice(state, key_id)
+        Holder::Key { key_id, .. } => key_notice(&state.db, key_id)
             .await
             .map(|notice| notice.apply(&state.realtime.hub)),
-        Holder::Visitor { .. } => visitors::recheck(state, &[holder]).await,
+        Holder::Visitor { .. } => {
+            let now = state.clock.now();
+            visitors::recheck(&state.db, &state.realtime, now, &[holder]).await
+        }
     };
     if let Err(error) = checked {
         tracing::debug!(%error, "socket credentials check failed");
@@ -324,8 +337,8 @@ pub async fn recheck_holder(state: &AppState, holder: Holder) {
 }
 
 /// What key `key_id` allows now.
-async fn key_notice(state: &AppState, key_id: Uuid) -> Result<Notice, StoreError> {
-    let record = key_store::find_for_auth_by_id(&state.db, key_id).await?;
+async fn key_notice(db: &Db, key_id: Uuid) -> Result<Notice, StoreError> {
+    let record = key_store::find_for_auth_by_id(db, key_id).await?;
     Ok(Notice::for_key(key_id, record.as_ref()))
 }
 

@@ -11,10 +11,12 @@ use uuid::Uuid;
 
 use super::Notice;
 use crate::companies::CompanyStatus;
+use crate::db::Db;
 use crate::error::StoreError;
+use crate::realtime::Realtime;
+use crate::realtime::bus::Bus;
 use crate::realtime::hub::{Close, Holder, Hub};
 use crate::realtime::token::{self, SecretFingerprint};
-use crate::state::AppState;
 use crate::time::Timestamp;
 use crate::widget::store::{self as widget_store, TokenState};
 
@@ -64,24 +66,29 @@ pub(super) fn decode_print(text: &str) -> Option<SecretFingerprint> {
 
 /// Tells every node that session `session_id`'s tokens older than `nonce`
 /// are revoked. Call after the nonce has moved on.
-pub async fn tokens_revoked(state: &AppState, company_id: Uuid, session_id: Uuid, nonce: i64) {
+pub async fn tokens_revoked(bus: &Bus, company_id: Uuid, session_id: Uuid, nonce: i64) {
     let notice = Notice::VisitorTokensRevoked { session_id, nonce };
-    super::publish(&state.realtime.bus, Some(company_id), notice).await;
+    super::publish(bus, Some(company_id), notice).await;
 }
 
 /// Tells every node that only `secret` vouches for the entity's visitors
 /// now. Call after a rotation without grace has committed.
-pub async fn secret_rotated(state: &AppState, company_id: Uuid, entity_id: Uuid, secret: &str) {
+pub async fn secret_rotated(bus: &Bus, company_id: Uuid, entity_id: Uuid, secret: &str) {
     let notice = Notice::IdentitySecretRotated {
         entity_id,
         current: token::fingerprint(secret),
     };
-    super::publish(&state.realtime.bus, Some(company_id), notice).await;
+    super::publish(bus, Some(company_id), notice).await;
 }
 
 /// Closes the visitor sockets among `holders` whose session's tokens now
 /// end them: the sessions are read `BATCH` at a time, not one per socket.
-pub(super) async fn recheck(state: &AppState, holders: &[Holder]) -> Result<(), StoreError> {
+pub(super) async fn recheck(
+    db: &Db,
+    realtime: &Realtime,
+    now: Timestamp,
+    holders: &[Holder],
+) -> Result<(), StoreError> {
     let sessions: Vec<Uuid> = holders
         .iter()
         .filter_map(|h| match h {
@@ -93,12 +100,11 @@ pub(super) async fn recheck(state: &AppState, holders: &[Holder]) -> Result<(), 
         .collect();
     let mut states: HashMap<Uuid, TokenState> = HashMap::new();
     for batch in sessions.chunks(BATCH) {
-        for state in widget_store::token_states(&state.db, batch).await? {
+        for state in widget_store::token_states(db, batch).await? {
             states.insert(state.session_id, state);
         }
     }
-    let hub = &state.realtime.hub;
-    let now = state.clock.now();
+    let hub = &realtime.hub;
     let mut suspended = HashSet::new();
     for holder in holders {
         let Holder::Visitor {

@@ -92,7 +92,7 @@ async fn a_drain_that_finds_no_queue_does_not_wait_for_the_teams_lock(backend: B
     // the transaction above ends, which it does after this.
     let drained = tokio::time::timeout(
         std::time::Duration::from_secs(10),
-        supportdesk::teams::routing::drain(&app.state, &tenant(&acme), team),
+        supportdesk::teams::routing::drain(&(&app.state).into(), &tenant(&acme), team),
     )
     .await;
 

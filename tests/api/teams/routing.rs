@@ -183,7 +183,7 @@ async fn a_manual_assignment_is_never_overridden_by_routing(backend: Backend) {
     // The other member comes online with room to spare, and the periodic
     // drain runs: neither touches the chat.
     online(&app, &acme, team_agents[0]).await;
-    supportdesk::teams::routing::tick(&app.state)
+    supportdesk::teams::routing::tick(&(&app.state).into())
         .await
         .expect("tick");
 

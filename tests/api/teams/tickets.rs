@@ -228,7 +228,7 @@ async fn a_manual_assignment_of_a_ticket_is_never_overridden_by_routing(backend:
         .await
         .assert_status(200)
         .clone();
-    supportdesk::teams::routing::tick(&app.state)
+    supportdesk::teams::routing::tick(&(&app.state).into())
         .await
         .expect("tick");
 
@@ -263,7 +263,7 @@ async fn an_escalation_rule_sends_a_ticket_into_a_team_and_its_routing(backend: 
     .await
     .assert_status(200);
 
-    let fired = supportdesk::tickets::rules::run_pass_and_route(&app.state)
+    let fired = supportdesk::tickets::rules::run_pass_and_route(&(&app.state).into())
         .await
         .expect("pass");
 

@@ -111,9 +111,13 @@ async fn a_cut_no_notice_reached_applies_at_the_recheck(backend: Backend) {
     )
     .await
     .expect("scopes cut");
-    supportdesk::realtime::credentials::recheck_once(&app.state)
-        .await
-        .expect("re-checked");
+    supportdesk::realtime::credentials::recheck_once(
+        &app.state.db,
+        &app.state.realtime,
+        &app.state.clock,
+    )
+    .await
+    .expect("re-checked");
 
     assert_only_the_reply_arrives(&app, &acme, &path, &mut socket).await;
 }
