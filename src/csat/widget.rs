@@ -22,6 +22,7 @@ use crate::idempotency::RequestState;
 use crate::openapi::schema::ErrorBody;
 use crate::state::AppState;
 use crate::validate::{Fields, optional_id, optional_text};
+use crate::widget::access::{bearer, invalid_token};
 
 #[derive(Deserialize, utoipa::ToSchema)]
 #[schema(as = SubmitRating)]
@@ -45,19 +46,6 @@ pub(crate) struct RateBody {
     /// With a visitor token: a ticket made from the token's session.
     #[schema(value_type = Option<uuid::Uuid>)]
     ticket_id: Option<String>,
-}
-
-fn unauthorized(message: &str) -> ApiError {
-    ApiError::new(StatusCode::UNAUTHORIZED, ErrorCode::InvalidToken, message)
-}
-
-fn bearer(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
 }
 
 /// Rate a closed chat or a resolved ticket (visitor)
@@ -88,11 +76,11 @@ pub(crate) async fn rate(
     Json(body): Json<RateBody>,
 ) -> ApiResult<(StatusCode, Json<Rating>)> {
     let now = state.clock.now();
-    let (tenant, target) = match (bearer(&headers), body.token.as_deref()) {
+    let (tenant, target) = match (bearer(&headers).ok(), body.token.as_deref()) {
         (Some(token), _) => visitor_target(&state, token, &body).await?,
         (None, Some(link)) => link_target(&state, link, now).await?,
         (None, None) => {
-            return Err(unauthorized(
+            return Err(invalid_token(
                 "Authorization: Bearer <visitorToken> or a rating link token is required",
             ));
         }

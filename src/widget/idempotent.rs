@@ -92,7 +92,7 @@ pub(super) async fn visitor(
         Ok(keyed) => keyed,
         Err(answered) => return answered,
     };
-    if let Some(token) = bearer(request.headers()) {
+    if let Ok(token) = super::access::bearer(request.headers()) {
         let sender = visitor_of(&state, token).await;
         return run_in(state, sender, request, next).await;
     }
@@ -155,15 +155,6 @@ async fn run_in(
         }
         None => next.run(request).await,
     }
-}
-
-fn bearer(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
 }
 
 fn is_json(headers: &HeaderMap) -> bool {
