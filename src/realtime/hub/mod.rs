@@ -66,7 +66,7 @@ impl TicketReads {
     pub fn of(scopes: &ScopeSet) -> TicketReads {
         if !scopes.contains(Scope::TicketsRead) {
             TicketReads::Nothing
-        } else if crate::tickets::model::reads_internal_notes(scopes) {
+        } else if ::tickets::model::reads_internal_notes(scopes) {
             TicketReads::Notes
         } else {
             TicketReads::Public
