@@ -15,7 +15,6 @@ use crate::ratelimit::Limiter;
 use crate::realtime::hub::TicketReads;
 use crate::realtime::protocol::{self, Channel, HubChannel, MessageFrame, Topic};
 use crate::validate::{Fields, required_id};
-use crate::widget::access::Use;
 
 impl Socket {
     fn parse_channel(name: Option<&str>) -> Result<(Channel, &str), ApiError> {
@@ -347,23 +346,20 @@ impl Socket {
     ) -> Result<(Uuid, Uuid), Fail> {
         let raw = session_id.map(str::trim);
         match &self.credential {
+            // A revoked token or a rotated secret closes the socket (a
+            // notice, then the re-check), as a revoked key does: no frame
+            // reads the session's token state again.
             Credential::Visitor {
                 session_id,
                 entity_id,
-                claims,
                 ..
-            } => {
-                let (session_id, entity_id) = (*session_id, *entity_id);
-                match raw {
-                    None | Some("") => {}
-                    Some(raw) if Uuid::parse_str(raw).ok() == Some(session_id) => {}
-                    Some(_) => return Err(ApiError::not_found().into()),
+            } => match raw {
+                None | Some("") => Ok((*session_id, *entity_id)),
+                Some(raw) if Uuid::parse_str(raw).ok() == Some(*session_id) => {
+                    Ok((*session_id, *entity_id))
                 }
-                // Live: the session's tokens may have been revoked, or the
-                // identity secret rotated, since the handshake.
-                crate::widget::access::still_valid(&self.state, claims, Use::Write).await?;
-                Ok((session_id, entity_id))
-            }
+                Some(_) => Err(ApiError::not_found().into()),
+            },
             Credential::Agent { .. } => {
                 // Live: the key may have lost `chat:write` since the handshake.
                 if !self.conn.may_write() {
