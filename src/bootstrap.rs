@@ -1,5 +1,6 @@
-//! First start on an empty database: a demo company, an entity and one TEST
-//! key with every scope, so `cargo run` gives a working service at once.
+//! First start on an empty database: a demo company, an entity, one TEST
+//! key with every scope and an admin account to sign in with (its password
+//! printed once), so `cargo run` gives a working service at once.
 //! Only for the embedded SQLite default or when asked (`serve --demo`,
 //! `SUPPORTDESK_DEMO=true`); a production start on Postgres creates nothing
 //! and prints the commands that create a company and a key instead.
@@ -20,6 +21,9 @@ pub struct DemoCreated {
     pub entity: Entity,
     /// The key value, shown this once.
     pub key: String,
+    /// The admin account's email and password (shown this once).
+    pub owner_email: String,
+    pub owner_password: String,
     pub demo_url: String,
     pub visitor_url: String,
 }
@@ -27,6 +31,9 @@ pub struct DemoCreated {
 /// The name of the company the demo creates; the demo's shop and its
 /// identity-token route stand for it only (`demo::store::demo_widget_key`).
 pub const DEMO_COMPANY_NAME: &str = "Demo Company";
+
+/// The demo admin account's email.
+pub const DEMO_OWNER_EMAIL: &str = "admin@demo.example";
 
 /// The Postgres advisory lock key that serialises demo creation between
 /// nodes starting together ("sd-demo" in ASCII).
@@ -101,6 +108,26 @@ async fn create_if_empty(db: &Db, public_url: &str) -> anyhow::Result<Option<Dem
         now,
     )
     .await?;
+    let owner_password = crate::auth::key::random_base62(16);
+    let password = crate::accounts::password::NewPassword::parse(&owner_password)
+        .map_err(|reason| anyhow::anyhow!("the demo password {reason}"))?;
+    let hash = tokio::task::spawn_blocking(move || password.hash())
+        .await?
+        .map_err(|error| anyhow::anyhow!("could not hash the demo password: {error}"))?;
+    let tenant = crate::auth::Tenant {
+        company_id: company.id,
+        mode: Mode::Test,
+    };
+    let owner = crate::users::store::NewUser {
+        id: None,
+        name: "Demo Admin".into(),
+        email: DEMO_OWNER_EMAIL.into(),
+        role: crate::users::Role::Admin,
+    };
+    let mut tx = db.begin().await?;
+    let owner = crate::users::store::create_in(&mut tx, &tenant, owner, now).await?;
+    crate::users::credentials::set_password_hash(&mut tx, company.id, owner.id, &hash, now).await?;
+    tx.commit().await?;
     let visitor_url = format!(
         "{public_url}/demo/visitor.html#widgetKey={}",
         entity.widget_key_test
@@ -111,5 +138,7 @@ async fn create_if_empty(db: &Db, public_url: &str) -> anyhow::Result<Option<Dem
         company,
         entity,
         key,
+        owner_email: DEMO_OWNER_EMAIL.into(),
+        owner_password,
     }))
 }

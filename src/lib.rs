@@ -1,6 +1,7 @@
 //! supportdesk: a customer-support desk service. Tickets, live visitor chat,
 //! a knowledge base, signed webhooks, API keys with scopes and rate limits.
 
+pub mod accounts;
 pub mod app;
 pub mod attachments;
 pub mod auth;

@@ -34,6 +34,15 @@ const BLOCKED_SWEEP_ABOVE: usize = 10_000;
 /// Shared authentication state: the key cache and the rate limiters.
 pub struct Access {
     pub keys: KeyCache,
+    /// Agent sessions, by the digest of their cookie's secret.
+    pub sessions: super::session::SessionCache,
+    /// Failed sign-ins per account and client, and their lock-outs.
+    pub sign_in_guard: crate::accounts::guard::SignInGuard,
+    /// How long a session lasts idle.
+    pub session_idle: Duration,
+    /// The rate-limit header values of every response to an agent (their
+    /// allowance is the same for all).
+    pub agent_headers: crate::ratelimit::KeyHeaders,
     /// Per API key (by its id), per client for failures (`authfail:<ip>`)
     /// and per visitor session for socket messages (`visitor:<id>`).
     pub limiter: RateLimiter,
@@ -62,9 +71,21 @@ impl Access {
         redis: Option<crate::redis_conn::RedisConn>,
         clock: &crate::time::Clock,
     ) -> Self {
+        let sign_in_guard = crate::accounts::guard::SignInGuard::new(
+            redis.clone(),
+            &config.redis_prefix,
+            clock.clone(),
+        );
         let redis = redis.map(|conn| RedisLimiter::new(conn, &config.redis_prefix, clock.clone()));
         Access {
             keys: KeyCache::new(),
+            sessions: super::session::SessionCache::new(),
+            sign_in_guard,
+            session_idle: config.session_idle,
+            agent_headers: crate::ratelimit::KeyHeaders::new(
+                allowance(super::session::AGENT_RATE_LIMIT),
+                config.rate_window,
+            ),
             limiter: RateLimiter::new(redis, clock.clone()),
             window: config.rate_window,
             failure_window: config.auth_failure_window,
@@ -72,6 +93,18 @@ impl Access {
             last_used: HotMap::default(),
             last_used_writes: Arc::default(),
             clock: clock.clone(),
+        }
+    }
+
+    /// Forgets `what` in both caches on this node.
+    pub fn apply(&self, what: Invalidation) {
+        self.keys.apply(what);
+        match what {
+            Invalidation::Session(id) => self.sessions.forget_session(id),
+            Invalidation::User(id) => self.sessions.forget_user(id),
+            Invalidation::Company(id) => self.sessions.forget_company(id),
+            Invalidation::All => self.sessions.clear(),
+            Invalidation::Key(_) | Invalidation::KeyCreated => {}
         }
     }
 
@@ -193,10 +226,10 @@ pub fn spawn_invalidation_listener(
         TOPIC,
         shutdown,
         move |payload| match Invalidation::decode(payload) {
-            Some(what) => on_message.keys.apply(what),
+            Some(what) => on_message.apply(what),
             None => tracing::warn!(%payload, "unknown auth invalidation"),
         },
         // Missed messages may have been invalidations.
-        move || on_missed.keys.apply(Invalidation::All),
+        move || on_missed.apply(Invalidation::All),
     )
 }

@@ -45,6 +45,11 @@ const UNKNOWN_SWEEP_EVERY: Duration = Duration::from_secs(1);
 pub enum Invalidation {
     Key(Uuid),
     Company(Uuid),
+    /// An agent session ended.
+    Session(Uuid),
+    /// Every session of a user ended (a new password, a deactivation, a
+    /// role change).
+    User(Uuid),
     /// A key was created: forget the digests remembered as unknown.
     KeyCreated,
     All,
@@ -56,6 +61,8 @@ impl Invalidation {
         match self {
             Invalidation::Key(id) => format!("key:{id}"),
             Invalidation::Company(id) => format!("company:{id}"),
+            Invalidation::Session(id) => format!("session:{id}"),
+            Invalidation::User(id) => format!("user:{id}"),
             Invalidation::KeyCreated => "created".to_string(),
             Invalidation::All => "all".to_string(),
         }
@@ -72,6 +79,8 @@ impl Invalidation {
         match kind {
             "key" => Some(Invalidation::Key(id)),
             "company" => Some(Invalidation::Company(id)),
+            "session" => Some(Invalidation::Session(id)),
+            "user" => Some(Invalidation::User(id)),
             _ => None,
         }
     }
@@ -206,6 +215,8 @@ impl KeyCache {
             Invalidation::Key(id) => self.entries.retain(|_, c| c.key.key_id() != id),
             Invalidation::Company(id) => self.entries.retain(|_, c| c.key.company_id() != id),
             Invalidation::KeyCreated => self.unknown.clear(),
+            // Sessions are not keys.
+            Invalidation::Session(_) | Invalidation::User(_) => {}
             Invalidation::All => {
                 self.entries.clear();
                 self.unknown.clear();
@@ -226,6 +237,13 @@ impl KeyCache {
 /// `bus`. Call after the change has committed.
 pub async fn invalidate(keys: &KeyCache, bus: &Bus, what: Invalidation) {
     keys.apply(what);
+    bus.publish(TOPIC, what.encode()).await;
+}
+
+/// `invalidate` for what also concerns sessions (a session or a user's
+/// sessions ended, a company suspended): both caches forget it.
+pub async fn invalidate_all_caches(access: &super::access::Access, bus: &Bus, what: Invalidation) {
+    access.apply(what);
     bus.publish(TOPIC, what.encode()).await;
 }
 

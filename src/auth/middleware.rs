@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use super::access::Access;
 use super::cache::Slot;
 use super::ready::ReadyKey;
-use super::{Principal, key};
+use super::{Principal, key, session};
 use crate::db::Db;
 use crate::error::{ApiError, ErrorCode};
 use crate::keys::store as key_store;
@@ -49,6 +49,17 @@ pub fn challenged(error: ApiError) -> Response {
 pub async fn authenticate(access: &Access, db: &Db, mut request: Request, next: Next) -> Response {
     let client = client_of(request.extensions());
     let header = request.headers().get(API_KEY_HEADER);
+    // An agent's browser sends the session cookie; a key, when both come,
+    // is what the caller chose to present.
+    if header.is_none()
+        && let Some(secret) = session::cookie_secret(request.headers())
+    {
+        let secret = secret.to_owned();
+        return Box::pin(authenticate_session(
+            access, db, secret, client, request, next,
+        ))
+        .await;
+    }
     let now = access.clock().now();
     let outcome = ready_key_for(access, db, header, client)
         .await
@@ -74,6 +85,55 @@ pub async fn authenticate(access: &Access, db: &Db, mut request: Request, next: 
         ratelimit::exceeded(decision.retry_after_secs).into_response()
     };
     ratelimit::apply_headers(response.headers_mut(), key.headers(), &decision);
+    response
+}
+
+/// `authenticate` for a request signed in by the session cookie whose
+/// secret is `secret`: 401 (no such session, ended, expired, idle) → 403
+/// (suspended company; a change without the CSRF token) → 429 → the route.
+async fn authenticate_session(
+    access: &Access,
+    db: &Db,
+    secret: String,
+    client: Option<IpAddr>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let now = access.clock().now();
+    let ready = match session::ready_session(&access.sessions, db, &secret).await {
+        Ok(ready) => ready,
+        Err(error) => {
+            if let Some(refusal) = Box::pin(access.note_failure(client)).await {
+                return refusal.into_response();
+            }
+            return error.into_response();
+        }
+    };
+    let principal = match ready.principal(now, access.session_idle) {
+        Ok(principal) => principal,
+        Err(error) => return error.into_response(),
+    };
+    if session::changes_state(request.method()) && !ready.csrf_matches(request.headers()) {
+        return ApiError::new(
+            StatusCode::FORBIDDEN,
+            ErrorCode::CsrfFailed,
+            "A change made with the session cookie needs the X-CSRF-Token header \
+             (GET /api/v1/auth/me gives its value)",
+        )
+        .into_response();
+    }
+    access
+        .sessions
+        .touch(db, access.clock(), ready.session_id(), now);
+    let decision = access.check_rate(&principal).await;
+    let mut response = if decision.allowed {
+        request.extensions_mut().insert(principal);
+        next.run(request).await
+    } else {
+        crate::metrics::rate_limited(crate::metrics::Limiter::ApiKey);
+        ratelimit::exceeded(decision.retry_after_secs).into_response()
+    };
+    ratelimit::apply_headers(response.headers_mut(), &access.agent_headers, &decision);
     response
 }
 

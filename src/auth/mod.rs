@@ -7,6 +7,7 @@ pub mod cache;
 pub use infra::key;
 pub mod middleware;
 pub mod ready;
+pub mod session;
 pub use vocab::scope;
 
 use uuid::Uuid;
@@ -18,12 +19,25 @@ pub use vocab::tenant::{Mode, Tenant};
 /// middleware and read by handlers through the `Principal` extractor.
 #[derive(Debug, Clone)]
 pub struct Principal {
+    /// The key's id; for an agent signed in by session, the user's id (the
+    /// rate limit's bucket either way: an agent has an allowance of their
+    /// own).
     pub key_id: Uuid,
     pub tenant: Tenant,
     pub scopes: ScopeSet,
     pub rate_limit: i64,
     /// When the key expires, if it does (open sockets close then).
     pub expires_at: Option<crate::time::Timestamp>,
+    /// The agent, when the request is signed in by session cookie.
+    pub agent: Option<Agent>,
+}
+
+/// An agent signed in by session.
+#[derive(Debug, Clone)]
+pub struct Agent {
+    pub session_id: Uuid,
+    pub user_id: Uuid,
+    pub name: std::sync::Arc<str>,
 }
 
 impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Principal {

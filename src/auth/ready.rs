@@ -52,6 +52,7 @@ impl ReadyKey {
                 scopes: record.scopes,
                 rate_limit: record.rate_limit,
                 expires_at: record.expiry_on_node(node_now),
+                agent: None,
             },
             standing,
             headers: KeyHeaders::new(allowance(record.rate_limit), window),

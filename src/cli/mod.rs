@@ -1,7 +1,8 @@
 //! The command line: `serve` (default), `migrate`, and administration of
-//! companies, entities and keys. `--json` prints one JSON object on stdout.
+//! companies, entities, users and keys. `--json` prints one JSON object on stdout.
 
 mod admin;
+mod users;
 
 use std::path::PathBuf;
 
@@ -44,6 +45,15 @@ enum Command {
         db: DbArgs,
         #[command(subcommand)]
         action: EntityAction,
+    },
+    /// Manage agent accounts: create, invite, reset-password, list.
+    Users {
+        #[command(flatten)]
+        db: DbArgs,
+        #[command(flatten)]
+        bus: BusArgs,
+        #[command(subcommand)]
+        action: users::UserAction,
     },
     /// Manage API keys: create, list, revoke.
     Keys {
@@ -126,6 +136,7 @@ impl BusArgs {
                 // sends no visitor notices.
                 Notice::KeyEnded { .. }
                 | Notice::KeyValid { .. }
+                | Notice::SessionEnded { .. }
                 | Notice::VisitorTokensRevoked { .. }
                 | Notice::IdentitySecretRotated { .. } => None,
             };
@@ -152,6 +163,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Entities { db, action } => {
             admin::entities_command(&db.connect().await?, action).await
         }
+        Command::Users { db, bus, action } => {
+            users::users_command(&db.connect().await?, &bus, action).await
+        }
         Command::Keys { db, bus, action } => {
             admin::keys_command(&db.connect().await?, &bus, action).await
         }
@@ -171,6 +185,13 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(demo) = &app.demo {
         println!("Created the demo company on this empty database.");
         println!("  TEST API key (shown once): {}", demo.key);
+        println!(
+            "  Admin sign-in (shown once): {} / {}",
+            demo.owner_email, demo.owner_password
+        );
+        println!(
+            "    POST /api/v1/auth/login {{\"email\", \"password\", \"mode\": \"test\"}} (the demo's data is TEST)"
+        );
         // The demo's pages are served only with the demo enabled.
         if app.shop_url().is_some() {
             println!("  Demo:           {}", demo.demo_url);

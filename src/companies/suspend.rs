@@ -6,24 +6,25 @@ use uuid::Uuid;
 
 use super::model::Company;
 use super::store;
-use crate::auth::cache::{self, Invalidation, KeyCache};
+use crate::auth::access::Access;
+use crate::auth::cache::{self, Invalidation};
 use crate::db::Db;
 use crate::error::StoreError;
 use crate::realtime::bus::Bus;
 use crate::time::Timestamp;
 
 /// Suspends (or reactivates) company `id` at `now`, and has every node
-/// apply it to cached keys and open sockets.
+/// apply it to cached keys and sessions and to open sockets.
 pub async fn set_suspended(
     db: &Db,
-    keys: &KeyCache,
+    access: &Access,
     bus: &Bus,
     id: Uuid,
     suspended: bool,
     now: Timestamp,
 ) -> Result<Company, StoreError> {
     let company = store::set_suspended(db, id, suspended, now).await?;
-    cache::invalidate(keys, bus, Invalidation::Company(id)).await;
+    cache::invalidate_all_caches(access, bus, Invalidation::Company(id)).await;
     if suspended {
         crate::realtime::credentials::company_suspended(bus, id).await;
     }

@@ -232,6 +232,20 @@ pub struct ServeArgs {
         default_value_t = defaults::VISITOR_TOKEN_TTL_MINUTES
     )]
     pub visitor_token_ttl_minutes: u64,
+    /// Minutes an agent's session lasts without a request (it ends then).
+    #[arg(
+        long,
+        env = "SUPPORTDESK_SESSION_IDLE_MINUTES",
+        default_value_t = defaults::SESSION_IDLE_MINUTES
+    )]
+    pub session_idle_minutes: u64,
+    /// Hours an agent's session lasts at most, however busy.
+    #[arg(
+        long,
+        env = "SUPPORTDESK_SESSION_MAX_HOURS",
+        default_value_t = defaults::SESSION_MAX_HOURS
+    )]
+    pub session_max_hours: u64,
     /// Minutes a closed chat's visitor token may still write (rate the
     /// chat); reading goes on while the token lives.
     #[arg(

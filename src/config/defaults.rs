@@ -45,6 +45,10 @@ pub const ATTACHMENT_ORPHAN_HOURS: u64 = 24;
 /// Half an hour: the widget refreshes at half-life, so a page left
 /// open keeps its chat, and a leaked token is worth little for long.
 pub const VISITOR_TOKEN_TTL_MINUTES: u64 = 30;
+/// An agent session ends after eight idle hours (a working day) …
+pub const SESSION_IDLE_MINUTES: u64 = 480;
+/// … and after two weeks at most.
+pub const SESSION_MAX_HOURS: u64 = 336;
 /// Long enough to rate a chat after its close.
 pub const VISITOR_CLOSED_WRITE_MINUTES: u64 = 60;
 /// Five files at the visitor's size limit.

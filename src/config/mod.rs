@@ -106,6 +106,10 @@ pub struct Config {
     pub metrics_bind: Option<String>,
     /// How long a visitor token lives (`SUPPORTDESK_VISITOR_TOKEN_TTL_MINUTES`).
     pub visitor_token_ttl: Duration,
+    /// How long an agent session lasts idle (`SUPPORTDESK_SESSION_IDLE_MINUTES`).
+    pub session_idle: Duration,
+    /// How long an agent session lasts at most (`SUPPORTDESK_SESSION_MAX_HOURS`).
+    pub session_max: Duration,
     /// How long after its chat closed a visitor token may still write.
     pub visitor_closed_write: Duration,
     /// The proxies whose forwarding headers name the client.
@@ -206,6 +210,8 @@ impl Config {
                 }),
             metrics_bind: args.metrics_bind.filter(|bind| !bind.is_empty()),
             visitor_token_ttl: minutes(args.visitor_token_ttl_minutes.max(1)),
+            session_idle: minutes(args.session_idle_minutes.max(1)),
+            session_max: minutes(args.session_max_hours.max(1).saturating_mul(60)),
             visitor_closed_write: minutes(args.visitor_closed_write_minutes),
             trusted_proxies: TrustedProxies::parse(&args.trusted_proxies)?,
         })
@@ -266,6 +272,8 @@ impl Config {
             s3: None,
             metrics_bind: None,
             visitor_token_ttl: minutes(defaults::VISITOR_TOKEN_TTL_MINUTES),
+            session_idle: minutes(defaults::SESSION_IDLE_MINUTES),
+            session_max: minutes(defaults::SESSION_MAX_HOURS * 60),
             visitor_closed_write: minutes(defaults::VISITOR_CLOSED_WRITE_MINUTES),
             trusted_proxies: TrustedProxies::default(),
         }

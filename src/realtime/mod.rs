@@ -67,6 +67,9 @@ pub struct Realtime {
     keepalive: (AtomicU64, AtomicU64),
     /// How often socket credentials are re-checked, in milliseconds.
     recheck: AtomicU64,
+    /// How long an agent session lasts idle: the re-check closes the
+    /// sockets of one idle longer.
+    session_idle: Duration,
 }
 
 impl Realtime {
@@ -105,6 +108,7 @@ impl Realtime {
                 AtomicU64::new(DEAD_AFTER.as_millis() as u64),
             ),
             recheck: AtomicU64::new(RECHECK_INTERVAL.as_millis() as u64),
+            session_idle: config.session_idle,
         })
     }
 
@@ -229,6 +233,10 @@ impl Realtime {
     pub fn set_recheck_interval(&self, interval: Duration) {
         let millis = (interval.as_millis() as u64).max(1);
         self.recheck.store(millis, Ordering::Relaxed);
+    }
+
+    pub fn session_idle(&self) -> Duration {
+        self.session_idle
     }
 
     pub fn recheck_interval(&self) -> Duration {

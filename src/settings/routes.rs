@@ -36,6 +36,11 @@ pub(crate) struct UpdateBody {
     #[serde(default)]
     #[schema(value_type = String, min_length = 1, max_length = 64)]
     timezone: Patch<String>,
+    /// Every agent signs in with a second factor (TOTP); one without it may
+    /// only set it up.
+    #[serde(default)]
+    #[schema(value_type = bool)]
+    require_two_factor: Patch<bool>,
 }
 
 /// Get the company settings
@@ -68,17 +73,28 @@ async fn update_settings(
         )),
         checked => checked,
     };
-    let (_, name, timezone) = (
+    let (_, name, timezone, require_two_factor) = (
         ensure(
-            !(body.name.is_missing() && body.timezone.is_missing()),
+            !(body.name.is_missing()
+                && body.timezone.is_missing()
+                && body.require_two_factor.is_missing()),
             "body",
-            "give at least one of: name, timezone",
+            "give at least one of: name, timezone, requireTwoFactor",
         ),
         required_patch("name", &body.name, NAME_MAX),
         timezone,
+        match &body.require_two_factor {
+            Patch::Missing => Ok(None),
+            Patch::Null => Err(problem("requireTwoFactor", "must not be null")),
+            Patch::Value(required) => Ok(Some(*required)),
+        },
     )
         .all_valid()?;
-    let update = SettingsUpdate { name, timezone };
+    let update = SettingsUpdate {
+        name,
+        timezone,
+        require_two_factor,
+    };
     let settings = store::update(
         &state.db,
         principal.tenant.company_id,

@@ -21,6 +21,9 @@ pub struct CompanySettings {
     /// IANA name; for clients (dashboards) to show times in. The API itself
     /// answers in UTC.
     pub timezone: String,
+    /// Whether every agent must sign in with a second factor: an agent
+    /// without one may only set it up until they have.
+    pub require_two_factor: bool,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
@@ -30,6 +33,7 @@ pub struct CompanySettings {
 pub struct SettingsUpdate {
     pub name: Option<String>,
     pub timezone: Option<String>,
+    pub require_two_factor: Option<bool>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -49,15 +53,29 @@ impl From<CompanyRow> for CompanySettings {
             .and_then(Value::as_str)
             .unwrap_or(DEFAULT_TIMEZONE)
             .to_string();
+        let require_two_factor = requires_two_factor(&row.settings);
         CompanySettings {
             id: row.id,
             name: row.name,
             timezone,
+            require_two_factor,
             created_at: row.created_at,
             updated_at: row.updated_at,
         }
     }
 }
+
+/// Whether the `companies.settings` object `settings` asks every agent for
+/// a second factor.
+pub fn requires_two_factor(settings: &Map<String, Value>) -> bool {
+    settings
+        .get(REQUIRE_TWO_FACTOR)
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+/// The settings key of `require_two_factor`.
+pub const REQUIRE_TWO_FACTOR: &str = "requireTwoFactor";
 
 const COLUMNS: &str = "id, name, settings, created_at, updated_at";
 
@@ -94,11 +112,17 @@ pub async fn update(
     if let Some(timezone) = &update.timezone {
         settings.insert("timezone".into(), Value::String(timezone.clone()));
     }
+    if let Some(required) = update.require_two_factor {
+        settings.insert(REQUIRE_TWO_FACTOR.into(), Value::Bool(required));
+    }
     let unchanged = name == current.name
         && update
             .timezone
             .as_ref()
-            .is_none_or(|tz| *tz == current.timezone);
+            .is_none_or(|tz| *tz == current.timezone)
+        && update
+            .require_two_factor
+            .is_none_or(|required| required == current.require_two_factor);
     if unchanged {
         tx.commit().await?;
         return Ok(current);

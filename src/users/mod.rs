@@ -2,5 +2,5 @@
 //! (re-exported here at the paths the service names them by); the routes
 //! live here.
 
-pub use ::users::{Role, User, model, store};
+pub use ::users::{Role, User, credentials, model, store};
 pub mod routes;

@@ -39,6 +39,9 @@ pub(crate) struct CreateUser {
     /// Defaults to AGENT.
     #[schema(schema_with = crate::users::model::role_schema)]
     role: Option<String>,
+    /// Email the user a one-time link (valid 7 days) to choose a password
+    /// and sign in.
+    invite: Option<bool>,
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -87,7 +90,8 @@ async fn list(
 
 /// Create a user
 ///
-/// Emits `user.created`.
+/// Emits `user.created`. With `invite: true` the user is emailed a link to
+/// choose a password.
 #[utoipa::path(post, path = "/users", operation_id = "create_user", tag = "Users",
     request_body = CreateUser,
     responses(
@@ -114,6 +118,10 @@ async fn create(
     let user = store::create(&state.db, &principal.tenant, new, state.clock.now())
         .await
         .map_err(taken)?;
+    if body.invite == Some(true) {
+        let company_id = principal.tenant.company_id;
+        crate::accounts::links::invite(&state, company_id, user.id, &user.email).await?;
+    }
     Ok((StatusCode::CREATED, Json(user)))
 }
 
@@ -163,6 +171,11 @@ async fn update(
         optional_enum::<Role>("role", body.role.as_deref()),
     )
         .all_valid()?;
+    let company_id = principal.tenant.company_id;
+    let role_before = match role {
+        Some(_) => Some(store::find(&state.db, company_id, id).await?.role),
+        None => None,
+    };
     let user = store::update(
         &state.db,
         principal.tenant.company_id,
@@ -174,5 +187,9 @@ async fn update(
     )
     .await
     .map_err(taken)?;
+    // A new role is new rights: the user signs in again to hold them.
+    if role_before.is_some_and(|before| before != user.role) {
+        crate::accounts::end::all_sessions_of(&state, company_id, id, None).await?;
+    }
     Ok(Json(user))
 }

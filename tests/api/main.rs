@@ -4,6 +4,7 @@
 mod support;
 
 mod access;
+mod accounts;
 mod attachments;
 mod bus;
 mod changes;

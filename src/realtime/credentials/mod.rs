@@ -90,6 +90,9 @@ pub enum Notice {
     },
     /// The company's sockets close: agents 4401, visitors 4403.
     CompanySuspended { company_id: Uuid },
+    /// The agent session's sockets close with 4401 (signed out, a new
+    /// password, a deactivation, a role change, idle or past its lifetime).
+    SessionEnded { session_id: Uuid },
     /// The session's visitor sockets opened with a nonce older than
     /// `nonce` close with 4401.
     VisitorTokensRevoked { session_id: Uuid, nonce: i64 },
@@ -140,6 +143,7 @@ impl Notice {
     pub fn encode(&self) -> String {
         match self {
             Notice::KeyEnded { key_id, ending } => format!("key-ended:{key_id}:{}", ending.wire()),
+            Notice::SessionEnded { session_id } => format!("session-ended:{session_id}"),
             Notice::KeyValid {
                 key_id,
                 may_write,
@@ -193,6 +197,7 @@ impl Notice {
                 })
             }
             ("company-suspended", None) => Some(Notice::CompanySuspended { company_id: id }),
+            ("session-ended", None) => Some(Notice::SessionEnded { session_id: id }),
             ("visitor-revoked", Some(nonce)) => Some(Notice::VisitorTokensRevoked {
                 session_id: id,
                 nonce: nonce.parse().ok()?,
@@ -220,6 +225,13 @@ impl Notice {
                 may_write,
                 tickets,
             } => hub.set_key_rights(key_id, may_write, tickets),
+            Notice::SessionEnded { session_id } => {
+                hub.close_where(
+                    |h| matches!(h, Holder::Agent { session_id: s, .. } if *s == session_id),
+                    Close::unauthorized("session ended"),
+                    None,
+                );
+            }
             Notice::CompanySuspended { company_id } => {
                 let reason = Ending::CompanySuspended.reason();
                 hub.close_where(
@@ -311,8 +323,15 @@ pub async fn run_recheck(
 pub async fn recheck_once(db: &Db, realtime: &Realtime, clock: &Clock) -> Result<(), StoreError> {
     let holders = realtime.hub.holders();
     for holder in &holders {
-        if let Holder::Key { key_id, .. } = *holder {
-            key_notice(db, key_id).await?.apply(&realtime.hub);
+        match *holder {
+            Holder::Key { key_id, .. } => key_notice(db, key_id).await?.apply(&realtime.hub),
+            Holder::Agent { session_id, .. } => {
+                let idle = realtime.session_idle();
+                if let Some(notice) = session_notice(db, session_id, clock, idle).await? {
+                    notice.apply(&realtime.hub);
+                }
+            }
+            Holder::Visitor { .. } => {}
         }
     }
     visitors::recheck(db, realtime, clock.now(), &holders).await
@@ -326,6 +345,18 @@ pub async fn recheck_holder(state: &AppState, holder: Holder) {
         Holder::Key { key_id, .. } => key_notice(&state.db, key_id)
             .await
             .map(|notice| notice.apply(&state.realtime.hub)),
+        Holder::Agent { session_id, .. } => session_notice(
+            &state.db,
+            session_id,
+            &state.clock,
+            state.access.session_idle,
+        )
+        .await
+        .map(|notice| {
+            if let Some(notice) = notice {
+                notice.apply(&state.realtime.hub);
+            }
+        }),
         Holder::Visitor { .. } => {
             let now = state.clock.now();
             visitors::recheck(&state.db, &state.realtime, now, &[holder]).await
@@ -333,6 +364,38 @@ pub async fn recheck_holder(state: &AppState, holder: Holder) {
     };
     if let Err(error) = checked {
         tracing::debug!(%error, "socket credentials check failed");
+    }
+}
+
+/// The notice that closes agent session `session_id`'s sockets, if it has
+/// ended by now (the clock's): signed out, idle, past its lifetime, its
+/// company suspended.
+async fn session_notice(
+    db: &Db,
+    session_id: uuid::Uuid,
+    clock: &Clock,
+    idle: std::time::Duration,
+) -> Result<Option<Notice>, StoreError> {
+    let record = crate::accounts::sessions::find_for_auth_by_id(db, session_id).await?;
+    let usable = record.is_some_and(|record| {
+        crate::auth::session::ReadySession::new(&record)
+            .principal(clock.now(), idle)
+            .is_ok()
+    });
+    Ok((!usable).then_some(Notice::SessionEnded { session_id }))
+}
+
+/// Tells every node to close the sockets of agent sessions `ended`.
+pub async fn sessions_ended(bus: &Bus, company_id: uuid::Uuid, ended: &[uuid::Uuid]) {
+    for session_id in ended {
+        publish(
+            bus,
+            Some(company_id),
+            Notice::SessionEnded {
+                session_id: *session_id,
+            },
+        )
+        .await;
     }
 }
 

@@ -93,7 +93,7 @@ pub(super) async fn recheck(
         .iter()
         .filter_map(|h| match h {
             Holder::Visitor { session_id, .. } => Some(*session_id),
-            Holder::Key { .. } => None,
+            Holder::Key { .. } | Holder::Agent { .. } => None,
         })
         .collect::<HashSet<_>>()
         .into_iter()

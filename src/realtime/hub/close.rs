@@ -25,7 +25,7 @@ impl Hub {
                 continue;
             }
             let close = match holding.holder {
-                Holder::Key { .. } => close,
+                Holder::Key { .. } | Holder::Agent { .. } => close,
                 Holder::Visitor { .. } => match visitors {
                     Some(close) => close,
                     None => continue,

@@ -255,6 +255,12 @@ impl Kick {
 pub enum Holder {
     /// An API key, by header or through a socket token it minted.
     Key { company_id: Uuid, key_id: Uuid },
+    /// An agent signed in by session cookie.
+    Agent {
+        company_id: Uuid,
+        user_id: Uuid,
+        session_id: Uuid,
+    },
     /// A visitor token of one of the company's sessions, with what it said
     /// of the session at the handshake: a revocation (a newer nonce) or a
     /// rotation that retires its identity secret closes the socket.
@@ -270,7 +276,9 @@ pub enum Holder {
 impl Holder {
     pub fn company_id(&self) -> Uuid {
         match self {
-            Holder::Key { company_id, .. } | Holder::Visitor { company_id, .. } => *company_id,
+            Holder::Key { company_id, .. }
+            | Holder::Agent { company_id, .. }
+            | Holder::Visitor { company_id, .. } => *company_id,
         }
     }
 }

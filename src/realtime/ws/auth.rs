@@ -1,6 +1,8 @@
 //! The socket handshake's credentials: an API key (`X-API-Key`, needs
-//! `chat:read`), a visitor token (one session) or a socket token (an agent
-//! console's short-lived pass from `POST /api/v1/ws/tokens`). A socket
+//! `chat:read`), a visitor token (one session), a socket token (an agent
+//! console's short-lived pass from `POST /api/v1/ws/tokens`) or an agent's
+//! session cookie (from a page of the service's own origin only: a cookie
+//! goes with every request to the host, a cross-site page's included). A socket
 //! token is only as good as the key that minted it: the handshake checks
 //! that key as it stands now and spends its allowance, as a key header does.
 
@@ -36,6 +38,9 @@ pub enum Credential {
         /// `tickets:read`; internal notes need `tickets:write`); the hub
         /// keeps what they read of tickets live (`Connection::ticket_reads`).
         scopes: ScopeSet,
+        /// The agent's session, when the socket was opened with its cookie
+        /// (then `key_id` is the user's id, their allowance's bucket).
+        session: Option<Uuid>,
     },
     /// A visitor token: one session.
     Visitor {
@@ -62,6 +67,16 @@ impl Credential {
     /// Whose credentials these are, for the hub.
     pub fn holder(&self) -> Holder {
         match self {
+            Credential::Agent {
+                tenant,
+                key_id,
+                session: Some(session_id),
+                ..
+            } => Holder::Agent {
+                company_id: tenant.company_id,
+                user_id: *key_id,
+                session_id: *session_id,
+            },
             Credential::Agent { tenant, key_id, .. } => Holder::Key {
                 company_id: tenant.company_id,
                 key_id: *key_id,
@@ -113,6 +128,12 @@ pub async fn authenticate(
     client: Option<IpAddr>,
 ) -> Result<Credential, ApiError> {
     let token = token.map(str::trim).filter(|t| !t.is_empty());
+    if token.is_none()
+        && !headers.contains_key(API_KEY_HEADER)
+        && let Some(secret) = crate::auth::session::cookie_secret(headers)
+    {
+        return signed_in_agent(state, headers, secret).await;
+    }
     let Some(token) = token.filter(|_| !headers.contains_key(API_KEY_HEADER)) else {
         let principal = principal_for(
             &state.access,
@@ -206,5 +227,30 @@ async fn agent(state: &AppState, principal: Principal) -> Result<Credential, Api
         expires_at: principal.expires_at,
         rate_limit: principal.rate_limit,
         scopes: principal.scopes,
+        session: principal.agent.as_ref().map(|agent| agent.session_id),
     })
+}
+
+/// An agent socket opened with the session cookie whose secret is `secret`:
+/// only from a page of the service's own origin (its public URL), since a
+/// browser sends the cookie with a cross-site page's handshake too.
+async fn signed_in_agent(
+    state: &AppState,
+    headers: &HeaderMap,
+    secret: &str,
+) -> Result<Credential, ApiError> {
+    let origin = headers
+        .get(axum::http::header::ORIGIN)
+        .and_then(|value| value.to_str().ok());
+    if origin != Some(state.public_url.as_ref()) {
+        return Err(ApiError::new(
+            axum::http::StatusCode::FORBIDDEN,
+            ErrorCode::CsrfFailed,
+            "A socket opened with the session cookie must come from the service's own origin",
+        ));
+    }
+    let access = &state.access;
+    let ready = crate::auth::session::ready_session(&access.sessions, &state.db, secret).await?;
+    let principal = ready.principal(access.clock().now(), access.session_idle)?;
+    agent(state, principal).await
 }

@@ -52,6 +52,25 @@ impl Client {
         Ok(Client { ws })
     }
 
+    /// A socket opened with `headers` (a session cookie and an `Origin`).
+    pub async fn try_with_headers(
+        app: &TestApp,
+        headers: &[(&str, &str)],
+    ) -> Result<Client, tungstenite::Error> {
+        let url = format!("ws://127.0.0.1:{}/api/v1/ws", app.port);
+        let mut request = url.into_client_request().expect("request");
+        for (name, value) in headers {
+            let name: tungstenite::http::HeaderName = name.parse().expect("header name");
+            request
+                .headers_mut()
+                .insert(name, value.parse().expect("header value"));
+        }
+        let (ws, _) =
+            tokio_tungstenite::connect_async_with_config(request, Some(client_config()), false)
+                .await?;
+        Ok(Client { ws })
+    }
+
     pub async fn key(app: &TestApp, key: &str) -> Client {
         Self::connect(app, Some(key), None).await
     }

@@ -10,7 +10,7 @@ impl TestApp {
     pub async fn set_suspended(&self, id: Uuid, suspended: bool) {
         supportdesk::companies::suspend::set_suspended(
             &self.state.db,
-            &self.state.access.keys,
+            &self.state.access,
             &self.state.realtime.bus,
             id,
             suspended,

@@ -2,6 +2,7 @@
 //! assigned to users; chat agents are users. An area crate: it depends on
 //! the floors below and the event log only.
 
+pub mod credentials;
 pub mod model;
 pub mod store;
 

@@ -1,0 +1,175 @@
+//! SQL for agent sessions. The cookie holds a random secret; the store keeps
+//! only its SHA-256, so a read of the table signs no one in.
+
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::auth::{Mode, Tenant};
+use crate::companies::CompanyStatus;
+use crate::db::{Db, Query, Tx};
+use crate::error::StoreError;
+use crate::time::{Timestamp, new_id};
+
+/// A session as its owner sees it in `GET /auth/sessions`.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfo {
+    pub id: Uuid,
+    /// The `User-Agent` the sign-in came with.
+    pub user_agent: Option<String>,
+    /// The client address the sign-in came from.
+    pub ip: Option<String>,
+    pub created_at: Timestamp,
+    pub last_seen_at: Timestamp,
+    pub expires_at: Timestamp,
+}
+
+/// A session as authentication reads it: the session, its user and the
+/// standing of both.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct SessionForAuth {
+    pub id: Uuid,
+    pub company_id: Uuid,
+    pub user_id: Uuid,
+    pub mode: Mode,
+    pub csrf_token: String,
+    pub last_seen_at: Timestamp,
+    pub expires_at: Timestamp,
+    pub ended_at: Option<Timestamp>,
+    pub user_name: String,
+    pub user_email: String,
+    pub user_role: crate::users::Role,
+    pub user_totp_enabled: bool,
+    pub company_status: CompanyStatus,
+    /// The company's settings object (its `requireTwoFactor`).
+    pub company_settings: sqlx::types::Json<serde_json::Map<String, serde_json::Value>>,
+}
+
+impl SessionForAuth {
+    pub fn tenant(&self) -> Tenant {
+        Tenant {
+            company_id: self.company_id,
+            mode: self.mode,
+        }
+    }
+}
+
+/// What a new session records.
+pub struct NewSession<'a> {
+    pub company_id: Uuid,
+    pub user_id: Uuid,
+    pub mode: Mode,
+    pub token_digest: &'a str,
+    pub csrf_token: &'a str,
+    pub ip: Option<&'a str>,
+    pub user_agent: Option<&'a str>,
+    pub expires_at: Timestamp,
+}
+
+/// Opens a session, stamped `now`; returns its id.
+pub async fn create(db: &Db, new: NewSession<'_>, now: Timestamp) -> Result<Uuid, StoreError> {
+    let id = new_id();
+    Query::new(
+        "INSERT INTO agent_sessions (id, token_digest, company_id, user_id, mode, csrf_token, \
+         ip, user_agent, created_at, last_seen_at, expires_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10)",
+    )
+    .bind(id)
+    .bind(new.token_digest)
+    .bind(new.company_id)
+    .bind(new.user_id)
+    .bind(new.mode.as_str())
+    .bind(new.csrf_token)
+    .bind(new.ip)
+    .bind(new.user_agent)
+    .bind(now)
+    .bind(new.expires_at)
+    .execute(db)
+    .await?;
+    Ok(id)
+}
+
+const AUTH_COLUMNS: &str = "s.id, s.company_id, s.user_id, s.mode, s.csrf_token, s.last_seen_at, \
+     s.expires_at, s.ended_at, u.name AS user_name, u.email AS user_email, u.role AS user_role, \
+     u.totp_enabled AS user_totp_enabled, c.status AS company_status, \
+     c.settings AS company_settings";
+
+/// The session whose secret has SHA-256 `digest` (hex), ended or not.
+pub async fn find_for_auth(db: &Db, digest: &str) -> Result<Option<SessionForAuth>, StoreError> {
+    let sql = format!(
+        "SELECT {AUTH_COLUMNS} FROM agent_sessions s JOIN users u ON u.id = s.user_id \
+         JOIN companies c ON c.id = s.company_id WHERE s.token_digest = $1"
+    );
+    Query::new(sql).bind(digest).fetch_optional(db).await
+}
+
+/// The session `id`, ended or not.
+pub async fn find_for_auth_by_id(db: &Db, id: Uuid) -> Result<Option<SessionForAuth>, StoreError> {
+    let sql = format!(
+        "SELECT {AUTH_COLUMNS} FROM agent_sessions s JOIN users u ON u.id = s.user_id \
+         JOIN companies c ON c.id = s.company_id WHERE s.id = $1"
+    );
+    Query::new(sql).bind(id).fetch_optional(db).await
+}
+
+/// Records that session `id` was used at `now` (written at most once a
+/// minute per session by the caller; the idle timeout counts from it).
+pub async fn touch(db: &Db, id: Uuid, now: Timestamp) -> Result<(), StoreError> {
+    Query::new("UPDATE agent_sessions SET last_seen_at = $2 WHERE id = $1 AND ended_at IS NULL")
+        .bind(id)
+        .bind(now)
+        .execute(db)
+        .await
+}
+
+/// User `user_id`'s sessions still open at `now`, newest first.
+pub async fn list_open(
+    db: &Db,
+    user_id: Uuid,
+    now: Timestamp,
+    idle: std::time::Duration,
+) -> Result<Vec<SessionInfo>, StoreError> {
+    Query::new(
+        "SELECT id, user_agent, ip, created_at, last_seen_at, expires_at FROM agent_sessions \
+         WHERE user_id = $1 AND ended_at IS NULL AND expires_at > $2 AND last_seen_at > $3 \
+         ORDER BY created_at DESC, id DESC",
+    )
+    .bind(user_id)
+    .bind(now)
+    .bind(now.minus(idle))
+    .fetch_all(db)
+    .await
+}
+
+/// Ends user `user_id`'s session `id` at `now`; whether there was one open.
+pub async fn end(db: &Db, user_id: Uuid, id: Uuid, now: Timestamp) -> Result<bool, StoreError> {
+    let ended = Query::new(
+        "UPDATE agent_sessions SET ended_at = $3 WHERE id = $1 AND user_id = $2 \
+         AND ended_at IS NULL",
+    )
+    .bind(id)
+    .bind(user_id)
+    .bind(now)
+    .rows_affected(db)
+    .await?;
+    Ok(ended > 0)
+}
+
+/// Ends every open session of user `user_id` but `keep` at `now`, in the
+/// caller's transaction; the ids it ended.
+pub async fn end_all_of_user(
+    tx: &mut Tx,
+    user_id: Uuid,
+    keep: Option<Uuid>,
+    now: Timestamp,
+) -> Result<Vec<Uuid>, StoreError> {
+    Query::new(
+        "UPDATE agent_sessions SET ended_at = $2 WHERE user_id = $1 AND ended_at IS NULL \
+         AND ($3 IS NULL OR id <> $3) RETURNING id",
+    )
+    .bind(user_id)
+    .bind(now)
+    .bind(keep)
+    .fetch_column(&mut *tx)
+    .await
+}

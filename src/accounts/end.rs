@@ -1,0 +1,47 @@
+//! Ending sessions: the store's change, then every node told at once (the
+//! session caches forget them, their sockets close) rather than after the
+//! cache's 10 s or the sockets' re-check.
+
+use uuid::Uuid;
+
+use super::sessions;
+use crate::auth::cache::{self, Invalidation};
+use crate::error::ApiResult;
+use crate::realtime::credentials;
+use crate::state::AppState;
+
+/// Ends every open session of user `user_id` of `company_id` but `keep`: a
+/// new password, a second factor turned on or off, a deactivation or a role
+/// change.
+pub async fn all_sessions_of(
+    state: &AppState,
+    company_id: Uuid,
+    user_id: Uuid,
+    keep: Option<Uuid>,
+) -> ApiResult<()> {
+    let mut tx = state.db.begin().await?;
+    let ended = sessions::end_all_of_user(&mut tx, user_id, keep, state.clock.now()).await?;
+    tx.commit().await?;
+    let bus = &state.realtime.bus;
+    cache::invalidate_all_caches(&state.access, bus, Invalidation::User(user_id)).await;
+    credentials::sessions_ended(bus, company_id, &ended).await;
+    Ok(())
+}
+
+/// Ends user `user_id`'s session `session_id` of `company_id`; whether it
+/// was open.
+pub async fn one_session(
+    state: &AppState,
+    company_id: Uuid,
+    user_id: Uuid,
+    session_id: Uuid,
+) -> ApiResult<bool> {
+    let ended = sessions::end(&state.db, user_id, session_id, state.clock.now()).await?;
+    if ended {
+        let bus = &state.realtime.bus;
+        let what = Invalidation::Session(session_id);
+        cache::invalidate_all_caches(&state.access, bus, what).await;
+        credentials::sessions_ended(bus, company_id, &[session_id]).await;
+    }
+    Ok(ended)
+}

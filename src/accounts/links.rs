@@ -1,0 +1,306 @@
+//! One-time links that set a password, and changing one's own password.
+//!
+//! - An invitation (`POST /users` with `invite: true`, `supportdesk users
+//!   invite`) emails a link valid for `INVITATION_LIFETIME`;
+//!   `POST /auth/invitations/accept {token, password, name?}` sets the
+//!   first password and signs in.
+//! - `POST /auth/password-reset {email}` answers 202 whatever the email and
+//!   emails each account with it a link valid for `RESET_LIFETIME`;
+//!   `POST /auth/password-reset/confirm {token, password}` sets the new
+//!   password, ends every session of the user and clears the account's
+//!   failed sign-ins.
+//! - `POST /auth/password {currentPassword, newPassword}` (signed in) ends
+//!   the user's other sessions.
+//!
+//! Only the newest link of a kind works; a used or expired one is 400
+//! `invalid_link`.
+
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use axum::routing::post;
+use serde::Deserialize;
+use uuid::Uuid;
+
+use super::guard::Subject;
+use super::routes::{SessionOwner, invalid_credentials, new_password, start_session};
+use super::signed_in::{Client, SignedIn};
+use super::tokens::{self, LinkedAccount, TokenKind};
+use crate::auth::{Mode, Tenant};
+use crate::db::Db;
+use crate::error::{ApiError, ApiResult, ErrorCode, StoreError};
+use crate::extract::Json;
+use crate::mail::Email;
+use crate::ratelimit::Limiter;
+use crate::state::AppState;
+use crate::time::Timestamp;
+use crate::users::credentials;
+
+/// A reset link works for an hour.
+pub const RESET_LIFETIME: Duration = Duration::from_secs(60 * 60);
+/// An invitation works for a week.
+pub const INVITATION_LIFETIME: Duration = Duration::from_secs(7 * 24 * 60 * 60);
+/// Reset emails one address may be sent per hour (beyond, 202 and nothing).
+const RESETS_PER_HOUR: u64 = 5;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/api/v1/auth/password-reset", post(request_reset))
+        .route("/api/v1/auth/password-reset/confirm", post(confirm_reset))
+        .route("/api/v1/auth/invitations/accept", post(accept_invitation))
+        .route("/api/v1/auth/password", post(change_password))
+        .merge(super::totp::router())
+}
+
+/// The link to `path` on the console with `secret` in its fragment (a
+/// fragment never reaches a server log or a `Referer`).
+fn link(public_url: &str, path: &str, secret: &str) -> String {
+    format!("{public_url}/app/{path}#token={secret}")
+}
+
+/// Emails `account` (at `to`) a new link of `kind` on the service at
+/// `public_url`, queued in the transaction that stores it; the link.
+pub async fn send_link(
+    db: &Db,
+    public_url: &str,
+    now: Timestamp,
+    account: LinkedAccount,
+    to: &str,
+    kind: TokenKind,
+) -> Result<String, StoreError> {
+    let secret = tokens::new_secret();
+    let invitation_link = link(public_url, "accept-invitation", &secret);
+    let reset_link = link(public_url, "reset-password", &secret);
+    let (lifetime, email, sent) = match kind {
+        TokenKind::Invitation => (
+            INVITATION_LIFETIME,
+            Email {
+                to: to.to_owned(),
+                subject: "You are invited to the support desk".into(),
+                text: format!(
+                    "You have been invited to answer customers on the support desk.\n\n\
+                     Choose your password here (the link works for 7 days, once):\n{}\n",
+                    invitation_link
+                ),
+                html: None,
+            },
+            invitation_link.clone(),
+        ),
+        TokenKind::PasswordReset => (
+            RESET_LIFETIME,
+            Email {
+                to: to.to_owned(),
+                subject: "Reset your support desk password".into(),
+                text: format!(
+                    "Someone asked to reset the password of this support desk account.\n\n\
+                     Choose a new password here (the link works for an hour, once):\n{}\n\n\
+                     If it was not you, ignore this email: your password stays as it is.\n",
+                    reset_link
+                ),
+                html: None,
+            },
+            reset_link.clone(),
+        ),
+    };
+    let tenant = Tenant {
+        company_id: account.company_id,
+        mode: Mode::Live,
+    };
+    let mut tx = db.begin().await?;
+    let digest = crate::auth::key::hash(&secret);
+    tokens::issue(&mut tx, kind, account, &digest, now, now.plus(lifetime)).await?;
+    crate::mail::queue(&mut tx, &tenant, &email).await?;
+    tx.commit().await?;
+    Ok(sent)
+}
+
+/// Emails user `user_id` of `company_id` (at `email`) an invitation.
+pub async fn invite(
+    state: &AppState,
+    company_id: Uuid,
+    user_id: Uuid,
+    email: &str,
+) -> ApiResult<()> {
+    let account = LinkedAccount {
+        company_id,
+        user_id,
+    };
+    let now = state.clock.now();
+    send_link(
+        &state.db,
+        &state.public_url,
+        now,
+        account,
+        email,
+        TokenKind::Invitation,
+    )
+    .await?;
+    Ok(())
+}
+
+#[derive(Deserialize)]
+struct ResetRequest {
+    email: Option<String>,
+}
+
+async fn request_reset(
+    State(state): State<AppState>,
+    Json(body): Json<ResetRequest>,
+) -> ApiResult<StatusCode> {
+    let email = body.email.unwrap_or_default().trim().to_lowercase();
+    if email.is_empty() {
+        return Err(ApiError::invalid_field("email", "is required"));
+    }
+    // Whatever happens next, the answer is the same 202: it tells no one
+    // whether the email has an account.
+    let bucket = format!("pwreset:{}", crate::auth::key::hash(&email));
+    let allowed = state
+        .access
+        .limiter
+        .check(&bucket, RESETS_PER_HOUR, Duration::from_secs(60 * 60))
+        .await
+        .map(|decision| decision.allowed)
+        .unwrap_or(false);
+    if allowed {
+        for account in credentials::accounts_with_email(&state.db, &email).await? {
+            let linked = LinkedAccount {
+                company_id: account.company_id,
+                user_id: account.id,
+            };
+            let (db, url, now) = (&state.db, &state.public_url, state.clock.now());
+            send_link(
+                db,
+                url,
+                now,
+                linked,
+                &account.email,
+                TokenKind::PasswordReset,
+            )
+            .await?;
+        }
+    }
+    Ok(StatusCode::ACCEPTED)
+}
+
+#[derive(Deserialize)]
+struct SetPassword {
+    token: Option<String>,
+    password: Option<String>,
+    /// An invitation may also set the name the agent goes by.
+    name: Option<String>,
+}
+
+fn invalid_link() -> ApiError {
+    ApiError::new(
+        StatusCode::BAD_REQUEST,
+        ErrorCode::InvalidLink,
+        "The link is unknown, used or expired; ask for a new one",
+    )
+}
+
+/// Redeems the link of `kind` in `body` and sets its account's password;
+/// the account.
+async fn redeem_with_password(
+    state: &AppState,
+    kind: TokenKind,
+    body: &SetPassword,
+) -> ApiResult<LinkedAccount> {
+    let password = new_password("password", body.password.as_deref())?;
+    let name = match body.name.as_deref() {
+        Some(raw) => Some(
+            crate::validate::required_text("name", Some(raw), crate::validate::NAME_MAX)
+                .map_err(|problem| ApiError::validation(vec![problem]))?,
+        ),
+        None => None,
+    };
+    let hash = tokio::task::spawn_blocking(move || password.hash())
+        .await
+        .map_err(|_| ApiError::internal())?
+        .map_err(|_| ApiError::internal())?;
+    let secret = body.token.as_deref().unwrap_or("").trim();
+    let now = state.clock.now();
+    let mut tx = state.db.begin().await?;
+    let Some(account) = tokens::redeem(&mut tx, kind, &crate::auth::key::hash(secret), now).await?
+    else {
+        return Err(invalid_link());
+    };
+    credentials::set_password_hash(&mut tx, account.company_id, account.user_id, &hash, now)
+        .await?;
+    if let Some(name) = name {
+        credentials::set_name(&mut tx, account.user_id, &name, now).await?;
+    }
+    tx.commit().await?;
+    Ok(account)
+}
+
+async fn confirm_reset(
+    State(state): State<AppState>,
+    Json(body): Json<SetPassword>,
+) -> ApiResult<StatusCode> {
+    let account = redeem_with_password(&state, TokenKind::PasswordReset, &body).await?;
+    super::end::all_sessions_of(&state, account.company_id, account.user_id, None).await?;
+    if let Some(found) =
+        credentials::account(&state.db, account.company_id, account.user_id).await?
+    {
+        let subject = Subject::Account(found.email);
+        state.access.sign_in_guard.clear(&subject).await;
+    }
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Accepting an invitation signs the new agent in.
+async fn accept_invitation(
+    State(state): State<AppState>,
+    client: Client,
+    headers: HeaderMap,
+    Json(body): Json<SetPassword>,
+) -> ApiResult<Response> {
+    let account = redeem_with_password(&state, TokenKind::Invitation, &body).await?;
+    let owner = SessionOwner {
+        company_id: account.company_id,
+        user_id: account.user_id,
+    };
+    start_session(&state, &owner, Mode::Live, client.0, &headers).await
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ChangePassword {
+    current_password: Option<String>,
+    new_password: Option<String>,
+}
+
+async fn change_password(
+    State(state): State<AppState>,
+    signed_in: SignedIn,
+    Json(body): Json<ChangePassword>,
+) -> ApiResult<StatusCode> {
+    let password = new_password("newPassword", body.new_password.as_deref())?;
+    let account = credentials::account(&state.db, signed_in.company_id(), signed_in.user_id())
+        .await?
+        .ok_or_else(ApiError::not_found)?;
+    let current = body.current_password.unwrap_or_default();
+    let stored = account.password_hash.clone().unwrap_or_default();
+    let (matches, hash) = tokio::task::spawn_blocking(move || {
+        let matches = super::password::verify(&stored, &current);
+        (matches, matches.then(|| password.hash()))
+    })
+    .await
+    .map_err(|_| ApiError::internal())?;
+    if !matches {
+        return Err(invalid_credentials());
+    }
+    let hash = hash
+        .ok_or_else(ApiError::internal)?
+        .map_err(|_| ApiError::internal())?;
+    let now = state.clock.now();
+    let mut tx = state.db.begin().await?;
+    credentials::set_password_hash(&mut tx, account.company_id, account.id, &hash, now).await?;
+    tx.commit().await?;
+    let keep = Some(signed_in.session.session_id());
+    super::end::all_sessions_of(&state, account.company_id, account.id, keep).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

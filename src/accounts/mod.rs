@@ -1,0 +1,12 @@
+//! Agent accounts: the passwords, sessions and one-time links are the
+//! `supportdesk-accounts` crate (re-exported here at the paths the service
+//! names them by); sign-in and the other `/api/v1/auth` routes live here.
+
+pub use ::accounts::{password, recovery, sessions, tokens};
+pub mod end;
+pub mod guard;
+pub mod links;
+pub mod routes;
+pub mod sign_in;
+pub mod signed_in;
+pub mod totp;

@@ -1,0 +1,106 @@
+//! Checking a sign-in: the lock-outs first (no store work, no hashing for a
+//! locked-out client or account), then the password, then the second
+//! factor. An unknown email and a wrong password get the same answer after
+//! the same work: one argon2 verification either way (against a decoy hash
+//! when no account has the email).
+
+use std::net::IpAddr;
+
+use super::guard::Subject;
+use super::password;
+use super::routes::invalid_credentials;
+use crate::error::{ApiError, ApiResult};
+use crate::ratelimit::{self, client::client_key};
+use crate::state::AppState;
+use crate::users::credentials::{self, SignInAccount};
+
+/// The account `email` and `password` sign in to, or the 401/429 to answer.
+pub async fn verify_password(
+    state: &AppState,
+    email: &str,
+    password: String,
+    client: Option<IpAddr>,
+) -> ApiResult<SignInAccount> {
+    let guard = &state.access.sign_in_guard;
+    let subjects = subjects(email, client);
+    for subject in &subjects {
+        if let Some(wait) = guard.locked_for(subject).await {
+            crate::metrics::rate_limited(crate::metrics::Limiter::AuthFailures);
+            return Err(ratelimit::exceeded(wait.as_secs().max(1)));
+        }
+    }
+    let candidates = if email.is_empty() {
+        Vec::new()
+    } else {
+        credentials::sign_in_candidates(&state.db, email).await?
+    };
+    let matched = tokio::task::spawn_blocking(move || first_match(candidates, &password))
+        .await
+        .map_err(|_| ApiError::internal())?;
+    match matched {
+        Some(account) => {
+            for subject in &subjects {
+                guard.clear(subject).await;
+            }
+            Ok(account)
+        }
+        None => {
+            for subject in &subjects {
+                guard.record_failure(subject).await;
+            }
+            Err(invalid_credentials())
+        }
+    }
+}
+
+/// Whose failures a sign-in counts: the account's (by email) and the
+/// client's (an IPv6 client by its /64).
+fn subjects(email: &str, client: Option<IpAddr>) -> Vec<Subject> {
+    let mut subjects = vec![Subject::Account(email.to_owned())];
+    if let Some(client) = client {
+        subjects.push(Subject::Client(client_key(client)));
+    }
+    subjects
+}
+
+/// The first of `candidates` whose password is `password`. With no
+/// candidate it verifies against the decoy, so the time is the same.
+fn first_match(candidates: Vec<SignInAccount>, password: &str) -> Option<SignInAccount> {
+    if candidates.is_empty() {
+        password::verify(password::decoy_hash(), password);
+        return None;
+    }
+    candidates.into_iter().find(|account| {
+        account
+            .password_hash
+            .as_deref()
+            .is_some_and(|hash| password::verify(hash, password))
+    })
+}
+
+/// The second factor of `account`, when it has one: `code` must be a
+/// current TOTP code not used before, or an unused recovery code; a missing
+/// one is 401 `totp_required`, a wrong one 401 `invalid_credentials`.
+pub async fn check_second_factor(
+    state: &AppState,
+    account: &SignInAccount,
+    code: Option<&str>,
+) -> ApiResult<()> {
+    if !account.totp_enabled {
+        return Ok(());
+    }
+    let Some(code) = code.map(str::trim).filter(|code| !code.is_empty()) else {
+        return Err(ApiError::unauthorized(
+            crate::error::ErrorCode::TotpRequired,
+            "This account has two-factor authentication: give the code in `totp`",
+        ));
+    };
+    if super::totp::accept_code(state, account, code).await? {
+        Ok(())
+    } else {
+        for subject in subjects(&account.email, None) {
+            state.access.sign_in_guard.record_failure(&subject).await;
+        }
+        Err(invalid_credentials())
+    }
+}

@@ -1,0 +1,179 @@
+//! The second factor: TOTP (RFC 6238: SHA-1, six digits, 30-second steps,
+//! one step of skew either way) with ten one-time recovery codes.
+//!
+//! `POST /auth/totp/setup` makes a secret (not yet in force) and answers its
+//! `otpauth://` URL for an authenticator app; `POST /auth/totp/confirm`
+//! with a current code puts it in force and answers the recovery codes,
+//! once; `DELETE /auth/totp` (with a current code or a recovery code) turns
+//! it off. Turning it on or off ends the agent's other sessions.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::post;
+use axum::{Json as AxumJson, Router};
+use serde::{Deserialize, Serialize};
+use totp_rs::{Algorithm, Secret, Totp};
+
+use super::recovery;
+use super::signed_in::SignedIn;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::Json;
+use crate::state::AppState;
+use crate::users::credentials::{self, SignInAccount};
+
+const ISSUER: &str = "supportdesk";
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/api/v1/auth/totp/setup", post(setup))
+        .route("/api/v1/auth/totp/confirm", post(confirm))
+        .route("/api/v1/auth/totp", axum::routing::delete(disable))
+}
+
+/// The TOTP of `secret` (base32) for `account_name`.
+fn totp_of(secret: &str, account_name: &str) -> Option<Totp> {
+    let secret = Secret::try_from_base32(secret).ok()?;
+    totp_rs::Builder::new()
+        .with_algorithm(Algorithm::SHA1)
+        .with_secret(secret)
+        .with_account_name(account_name)
+        .with_issuer(Some(ISSUER))
+        .build()
+        .ok()
+}
+
+/// The time step `code` is current for at the node's clock, if it is.
+fn matching_step(state: &AppState, totp: &Totp, code: &str) -> Option<i64> {
+    let unix = u64::try_from(state.clock.now().0.timestamp()).ok()?;
+    totp.check(code, unix)
+        .and_then(|step| i64::try_from(step).ok())
+}
+
+/// Whether `code` passes `account`'s second factor now: a current TOTP code
+/// of a step not used before, or an unused recovery code (used up now).
+pub async fn accept_code(state: &AppState, account: &SignInAccount, code: &str) -> ApiResult<bool> {
+    let stored = credentials::totp_state(&state.db, account.id).await?;
+    let Some(secret) = stored.totp_secret.filter(|_| stored.totp_enabled) else {
+        return Ok(false);
+    };
+    let digits_only = code.len() == 6 && code.bytes().all(|b| b.is_ascii_digit());
+    if digits_only {
+        let Some(totp) = totp_of(&secret, &account.email) else {
+            return Ok(false);
+        };
+        return match matching_step(state, &totp, code) {
+            Some(step) => Ok(credentials::claim_totp_step(&state.db, account.id, step).await?),
+            None => Ok(false),
+        };
+    }
+    let digest = crate::auth::key::hash(code);
+    Ok(recovery::redeem(&state.db, account.id, &digest, state.clock.now()).await?)
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Setup {
+    /// The secret, base32, for typing into an app.
+    secret: String,
+    /// The `otpauth://` URL to show as a QR code.
+    otpauth_url: String,
+}
+
+async fn setup(State(state): State<AppState>, signed_in: SignedIn) -> ApiResult<AxumJson<Setup>> {
+    let account = account_of(&state, &signed_in).await?;
+    if account.totp_enabled {
+        return Err(ApiError::conflict(
+            "Two-factor authentication is already on; turn it off first",
+        ));
+    }
+    let secret = Secret::generate().to_base32();
+    let totp = totp_of(&secret, &account.email).ok_or_else(ApiError::internal)?;
+    let otpauth_url = totp.to_url().map_err(|_| ApiError::internal())?;
+    let mut tx = state.db.begin().await?;
+    credentials::set_totp_secret(&mut tx, account.id, Some(&secret), state.clock.now()).await?;
+    tx.commit().await?;
+    Ok(AxumJson(Setup {
+        secret,
+        otpauth_url,
+    }))
+}
+
+#[derive(Deserialize)]
+struct CodeBody {
+    code: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Confirmed {
+    /// Shown once: each signs in once in place of a code.
+    recovery_codes: Vec<String>,
+}
+
+async fn confirm(
+    State(state): State<AppState>,
+    signed_in: SignedIn,
+    Json(body): Json<CodeBody>,
+) -> ApiResult<AxumJson<Confirmed>> {
+    let account = account_of(&state, &signed_in).await?;
+    let stored = credentials::totp_state(&state.db, account.id).await?;
+    let (Some(secret), false) = (stored.totp_secret, stored.totp_enabled) else {
+        return Err(ApiError::conflict(
+            "Start with POST /api/v1/auth/totp/setup (two-factor authentication is on, or no \
+             setup is pending)",
+        ));
+    };
+    let code = body.code.unwrap_or_default();
+    let totp = totp_of(&secret, &account.email).ok_or_else(ApiError::internal)?;
+    let step = matching_step(&state, &totp, code.trim())
+        .ok_or_else(|| ApiError::invalid_field("code", "is not the current code"))?;
+    if !credentials::claim_totp_step(&state.db, account.id, step).await? {
+        return Err(ApiError::invalid_field("code", "was used already"));
+    }
+    let codes: Vec<String> = (0..recovery::CODES).map(|_| recovery::new_code()).collect();
+    let digests: Vec<String> = codes
+        .iter()
+        .map(|code| crate::auth::key::hash(code))
+        .collect();
+    let now = state.clock.now();
+    let mut tx = state.db.begin().await?;
+    credentials::enable_totp(&mut tx, account.id, now).await?;
+    recovery::replace(&mut tx, account.id, &digests).await?;
+    tx.commit().await?;
+    let keep = Some(signed_in.session.session_id());
+    super::end::all_sessions_of(&state, account.company_id, account.id, keep).await?;
+    Ok(AxumJson(Confirmed {
+        recovery_codes: codes,
+    }))
+}
+
+async fn disable(
+    State(state): State<AppState>,
+    signed_in: SignedIn,
+    Json(body): Json<CodeBody>,
+) -> ApiResult<StatusCode> {
+    let account = account_of(&state, &signed_in).await?;
+    if !account.totp_enabled {
+        return Err(ApiError::conflict("Two-factor authentication is off"));
+    }
+    let code = body.code.unwrap_or_default();
+    if !accept_code(&state, &account, code.trim()).await? {
+        return Err(ApiError::invalid_field(
+            "code",
+            "is neither the current code nor an unused recovery code",
+        ));
+    }
+    let mut tx = state.db.begin().await?;
+    credentials::set_totp_secret(&mut tx, account.id, None, state.clock.now()).await?;
+    recovery::replace(&mut tx, account.id, &[]).await?;
+    tx.commit().await?;
+    let keep = Some(signed_in.session.session_id());
+    super::end::all_sessions_of(&state, account.company_id, account.id, keep).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn account_of(state: &AppState, signed_in: &SignedIn) -> ApiResult<SignInAccount> {
+    credentials::account(&state.db, signed_in.company_id(), signed_in.user_id())
+        .await?
+        .ok_or_else(ApiError::not_found)
+}

@@ -1,0 +1,158 @@
+//! Agent accounts: sign-in, sessions and their cookie, CSRF, one-time
+//! links, the second factor, lock-outs, and sessions ended everywhere.
+
+mod links;
+mod lockout;
+mod sessions;
+mod sign_in;
+mod sockets;
+mod totp;
+
+use reqwest::Method;
+use serde_json::{Value, json};
+use supportdesk::auth::{Mode, Tenant};
+use uuid::Uuid;
+
+use crate::support::{TestApp, TestCompany, TestResponse};
+
+pub const PASSWORD: &str = "correct horse battery";
+
+/// Creates an agent (`role`: AGENT or ADMIN) with `email` and `PASSWORD`.
+pub async fn agent_with_password(
+    app: &TestApp,
+    acme: &TestCompany,
+    email: &str,
+    role: &str,
+) -> Uuid {
+    let tenant = Tenant {
+        company_id: acme.company.id,
+        mode: Mode::Live,
+    };
+    let new = supportdesk::users::store::NewUser {
+        id: None,
+        name: format!("Agent {email}"),
+        email: email.to_owned(),
+        role: role.parse().expect("role"),
+    };
+    let now = app.state.clock.now();
+    let hash = supportdesk::accounts::password::NewPassword::parse(PASSWORD)
+        .expect("password")
+        .hash()
+        .expect("hash");
+    let mut tx = app.state.db.begin().await.expect("tx");
+    let user = supportdesk::users::store::create_in(&mut tx, &tenant, new, now)
+        .await
+        .expect("user");
+    supportdesk::users::credentials::set_password_hash(
+        &mut tx,
+        acme.company.id,
+        user.id,
+        &hash,
+        now,
+    )
+    .await
+    .expect("password set");
+    tx.commit().await.expect("commit");
+    user.id
+}
+
+/// A browser of one agent: the session cookie and CSRF token it holds.
+pub struct Browser {
+    pub cookie: String,
+    pub csrf: String,
+    pub me: Value,
+}
+
+/// The `sd_session=…` pair of a response's `Set-Cookie`.
+pub fn session_pair(response: &TestResponse) -> String {
+    let set_cookie = response.header("set-cookie").expect("a Set-Cookie header");
+    set_cookie
+        .split(';')
+        .next()
+        .expect("the cookie pair")
+        .trim()
+        .to_owned()
+}
+
+/// `POST /api/v1/auth/login` with `body`, carrying `cookie` if given.
+pub async fn login_with(app: &TestApp, body: Value, cookie: Option<&str>) -> TestResponse {
+    let mut request = app.client.post(app.url("/api/v1/auth/login")).json(&body);
+    if let Some(cookie) = cookie {
+        request = request.header("Cookie", cookie);
+    }
+    TestResponse::from(request.send().await).await
+}
+
+/// Signs `email` in with `PASSWORD` in `mode` ("live" or "test").
+pub async fn sign_in(app: &TestApp, email: &str, mode: &str) -> Browser {
+    let response = login_with(
+        app,
+        json!({"email": email, "password": PASSWORD, "mode": mode}),
+        None,
+    )
+    .await;
+    let me = response.assert_status(200).clone();
+    Browser {
+        cookie: session_pair(&response),
+        csrf: me["csrfToken"].as_str().expect("csrfToken").to_owned(),
+        me,
+    }
+}
+
+impl Browser {
+    /// A request with the cookie (and the CSRF token when `csrf`).
+    pub async fn send(
+        &self,
+        app: &TestApp,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+        csrf: bool,
+    ) -> TestResponse {
+        let mut request = app
+            .client
+            .request(method, app.url(path))
+            .header("Cookie", &self.cookie);
+        if csrf {
+            request = request.header("X-CSRF-Token", &self.csrf);
+        }
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        TestResponse::from(request.send().await).await
+    }
+
+    pub async fn get(&self, app: &TestApp, path: &str) -> TestResponse {
+        self.send(app, Method::GET, path, None, false).await
+    }
+}
+
+/// The text of every email queued so far, oldest first.
+pub async fn queued_emails(app: &TestApp) -> Vec<Value> {
+    let rows: Vec<String> = supportdesk::db::Query::new(
+        "SELECT CAST(payload AS TEXT) FROM outbox_jobs WHERE kind = 'email' ORDER BY run_at, id",
+    )
+    .fetch_column(&app.state.db)
+    .await
+    .expect("emails");
+    rows.iter()
+        .map(|row| serde_json::from_str(row).expect("email json"))
+        .collect()
+}
+
+/// The `#token=` secret of the last link emailed to `to`.
+pub async fn last_link_token(app: &TestApp, to: &str) -> String {
+    let emails = queued_emails(app).await;
+    let email = emails
+        .iter()
+        .rev()
+        .find(|email| email["to"] == to)
+        .expect("an email to the address");
+    let text = email["text"].as_str().expect("text");
+    let (_, after) = text.split_once("#token=").expect("a link with a token");
+    after
+        .split_whitespace()
+        .next()
+        .expect("the token")
+        .to_owned()
+}
