@@ -14,16 +14,28 @@ use uuid::Uuid;
 pub use scope::{Scope, ScopeSet};
 pub use vocab::tenant::{Mode, Tenant};
 
+use crate::actor::Actor;
+
 /// The authenticated caller, put into request extensions by the auth
 /// middleware and read by handlers through the `Principal` extractor.
 #[derive(Debug, Clone)]
 pub struct Principal {
     pub key_id: Uuid,
+    /// The key's name, to name it as the actor of its changes (shared:
+    /// the principal is copied for every request).
+    pub key_name: std::sync::Arc<str>,
     pub tenant: Tenant,
     pub scopes: ScopeSet,
     pub rate_limit: i64,
     /// When the key expires, if it does (open sockets close then).
     pub expires_at: Option<crate::time::Timestamp>,
+}
+
+impl Principal {
+    /// Who this caller's changes are made by: the key.
+    pub fn actor(&self) -> Actor {
+        Actor::key(self.key_id, &*self.key_name)
+    }
 }
 
 impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Principal {
