@@ -4,6 +4,7 @@
 mod support;
 
 mod access;
+mod actors;
 mod attachments;
 mod bus;
 mod changes;
