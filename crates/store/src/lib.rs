@@ -366,7 +366,7 @@ impl Tx {
     pub fn actor(&self) -> &Actor {
         match &self.committing.actor {
             Some(actor) => actor.as_ref(),
-            None => &*SYSTEM,
+            None => &SYSTEM,
         }
     }
 
