@@ -47,7 +47,7 @@ pub mod widget;
 
 // The vocabulary crate's modules, at the paths the rest of the service and
 // its tests name them by (`crate::time::Timestamp`, `supportdesk::error::…`).
-pub use vocab::{decoded_from_text, domain, error, event_catalogue, live, text_enum, time};
+pub use vocab::{actor, decoded_from_text, domain, error, event_catalogue, live, text_enum, time};
 // The infrastructure crate's modules, at the paths the service and its
 // tests name them by (`crate::paging::…`, `supportdesk::ratelimit::…`).
 pub use infra::{

@@ -256,6 +256,7 @@ mod tests {
     fn ready(id: Uuid, company_id: Uuid) -> Arc<ReadyKey> {
         let record = KeyForAuth {
             id,
+            name: "test key".to_string(),
             company_id,
             mode: crate::auth::Mode::Test,
             scopes: crate::auth::ScopeSet::all(),

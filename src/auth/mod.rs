@@ -15,6 +15,8 @@ use uuid::Uuid;
 pub use scope::{Scope, ScopeSet};
 pub use vocab::tenant::{Mode, Tenant};
 
+use crate::actor::Actor;
+
 /// The authenticated caller, put into request extensions by the auth
 /// middleware and read by handlers through the `Principal` extractor.
 #[derive(Debug, Clone)]
@@ -23,6 +25,9 @@ pub struct Principal {
     /// rate limit's bucket either way: an agent has an allowance of their
     /// own).
     pub key_id: Uuid,
+    /// The key's name, to name it as the actor of its changes (shared:
+    /// the principal is copied for every request).
+    pub key_name: std::sync::Arc<str>,
     pub tenant: Tenant,
     pub scopes: ScopeSet,
     pub rate_limit: i64,
@@ -38,6 +43,18 @@ pub struct Agent {
     pub session_id: Uuid,
     pub user_id: Uuid,
     pub name: std::sync::Arc<str>,
+}
+
+impl Principal {
+    /// Who this caller's changes are made by: the key.
+    /// Who this caller's changes are made by: the agent signed in by
+    /// session, otherwise the key.
+    pub fn actor(&self) -> Actor {
+        match &self.agent {
+            Some(agent) => Actor::agent(agent.user_id, &*agent.name),
+            None => Actor::key(self.key_id, &*self.key_name),
+        }
+    }
 }
 
 impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Principal {

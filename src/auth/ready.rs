@@ -45,6 +45,7 @@ impl ReadyKey {
         ReadyKey {
             principal: Principal {
                 key_id: record.id,
+                key_name: record.name.as_str().into(),
                 tenant: Tenant {
                     company_id: record.company_id,
                     mode: record.mode,

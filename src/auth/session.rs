@@ -89,6 +89,7 @@ impl ReadySession {
                 tenant: record.tenant(),
                 scopes,
                 rate_limit: AGENT_RATE_LIMIT,
+                key_name: std::sync::Arc::from(""),
                 expires_at: Some(record.expires_at),
                 agent: Some(Agent {
                     session_id: record.id,

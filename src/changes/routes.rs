@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use super::model::{Cursor, Op, RecordType};
 use super::store::{self, Entry, Read};
+use crate::actor::Actor;
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::extract::{Json, Query};
@@ -55,6 +56,9 @@ pub(crate) struct ChangeEntry {
     /// The record as its GET returns it after the change; null for deletes.
     #[schema(value_type = Option<Object>)]
     record: Option<Value>,
+    /// Who made the change; null for an entry recorded before entries
+    /// named their actor.
+    actor: Option<Actor>,
     /// The position just after this entry.
     cursor: String,
 }
@@ -177,6 +181,7 @@ fn entry(entry: Entry) -> ChangeEntry {
         id: entry.record_id,
         op: entry.op,
         record: entry.record.map(|json| json.0),
+        actor: entry.actor.map(|json| json.0),
         cursor: Cursor(entry.seq).encode(),
     }
 }

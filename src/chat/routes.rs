@@ -120,6 +120,7 @@ async fn create_session(
     )
         .all_valid()?;
     let new = NewSession {
+        id: crate::time::new_id(),
         entity_id,
         visitor_name: visitor_name.unwrap_or_else(|| "Visitor".into()),
         visitor_email,
@@ -127,8 +128,15 @@ async fn create_session(
         custom_fields,
         identity: Default::default(),
     };
-    let (session, visitor_token) =
-        service::create_session_in(&state, &principal.tenant, new, team_id, None).await?;
+    let (session, visitor_token) = service::create_session_in(
+        &state,
+        &principal.actor(),
+        &principal.tenant,
+        new,
+        team_id,
+        None,
+    )
+    .await?;
     Ok((
         StatusCode::CREATED,
         Json(CreatedSession {
@@ -309,7 +317,15 @@ async fn update_session(
     )
         .all_valid()?;
     if assigning {
-        service::assign_session(&state, &principal.tenant, id, team, assignee).await?;
+        service::assign_session(
+            &state,
+            &principal.actor(),
+            &principal.tenant,
+            id,
+            team,
+            assignee,
+        )
+        .await?;
     }
     if !others {
         return Ok(Json(
@@ -317,8 +333,16 @@ async fn update_session(
         ));
     }
     let tags = tags.map(SessionTags::Replace).unwrap_or_default();
-    let session =
-        service::update_session(&state, &principal.tenant, id, status, tags, custom_fields).await?;
+    let session = service::update_session(
+        &state,
+        &principal.actor(),
+        &principal.tenant,
+        id,
+        status,
+        tags,
+        custom_fields,
+    )
+    .await?;
     Ok(Json(session))
 }
 
@@ -341,6 +365,7 @@ async fn edit_session_tags(
     let edit = SessionTags::Edit(tag_edit(&body)?);
     let session = service::update_session(
         &state,
+        &principal.actor(),
         &principal.tenant,
         id,
         None,
@@ -396,7 +421,8 @@ async fn send_message(
         client_message_id: body.client_message_id.as_deref(),
         attachment_ids: body.attachment_ids.as_ref(),
     })?;
-    let sent = service::send_message(&state, &principal.tenant, id, outgoing).await?;
+    let sent =
+        service::send_message(&state, &principal.actor(), &principal.tenant, id, outgoing).await?;
     let status = if sent.created {
         StatusCode::CREATED
     } else {
@@ -464,7 +490,7 @@ async fn heartbeat(
         role,
         visibility: visibility.unwrap_or(Visibility::Public),
     };
-    let record = service::heartbeat(&state, &principal.tenant, beat).await?;
+    let record = service::heartbeat(&state, &principal.actor(), &principal.tenant, beat).await?;
     Ok(Json(HeartbeatReply {
         online: true,
         last_seen: record.last_seen,

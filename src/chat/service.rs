@@ -1,6 +1,7 @@
 //! What REST handlers and sockets share: each function changes the store,
 //! then (after the commit) pushes the change to subscribed sockets.
 
+use crate::actor::Actor;
 use crate::custom_fields::model::FieldPatch;
 use uuid::Uuid;
 
@@ -10,6 +11,7 @@ use super::model::{
 use super::store::{self, Sent};
 use crate::auth::Tenant;
 use crate::error::{ApiError, ApiResult, StoreError};
+use crate::realtime::SessionChange;
 use crate::realtime::presence::{AgentPresence, Visibility};
 use crate::realtime::protocol::{self, Channel, HubChannel, Topic};
 use crate::realtime::token::SecretFingerprint;
@@ -23,30 +25,33 @@ use crate::widget::access::{self, IssuedToken};
 
 /// Creates a session and its visitor token (vouched for by the identity
 /// secret `secret`, None for an anonymous visitor); tells the entity's
-/// watchers. The session joins its entity's default team, if any.
+/// watchers. The session joins its entity's default team, if any. Made
+/// by `actor`.
 pub async fn create_session(
     state: &AppState,
+    actor: &Actor,
     tenant: &Tenant,
     new: NewSession,
     secret: Option<SecretFingerprint>,
 ) -> ApiResult<(Session, IssuedToken)> {
-    create_session_in(state, tenant, new, None, secret).await
+    create_session_in(state, actor, tenant, new, None, secret).await
 }
 
 /// `create_session`, the session joining `team` (else the entity's default
 /// team); a routed team assigns it (or queues it) before this answers.
 pub async fn create_session_in(
     state: &AppState,
+    actor: &Actor,
     tenant: &Tenant,
     new: NewSession,
     team: Option<Uuid>,
     secret: Option<SecretFingerprint>,
 ) -> ApiResult<(Session, IssuedToken)> {
-    let mut session =
-        store::create_session(&state.db, tenant, &new, team, state.clock.now()).await?;
+    let db = state.db.acting(actor.clone());
+    let mut session = store::create_session(&db, tenant, &new, team, state.clock.now()).await?;
     // A new session's nonce is the column's default, 0.
     let token = access::issue(state, tenant, session.id, 0, secret).await?;
-    publish_session(state, tenant, &session, false).await;
+    publish_session(state, actor, tenant, &session, false).await;
     if let Some(team) = session.team_id {
         // The session has committed: a failed drain is logged, and the
         // periodic drain assigns the chat instead.
@@ -64,9 +69,11 @@ pub async fn create_session_in(
 
 /// A person's change of a session's team and / or assignee (`None` keeps,
 /// `Some(None)` clears): `chat.assigned` with reason `manual`, the
-/// `assignment` frame, and the queues it touched drained.
+/// `assignment` frame, and the queues it touched drained. Made by `actor`
+/// (the drains that follow are the system's).
 pub async fn assign_session(
     state: &AppState,
+    actor: &Actor,
     tenant: &Tenant,
     id: Uuid,
     team: Option<Option<Uuid>>,
@@ -74,10 +81,17 @@ pub async fn assign_session(
 ) -> ApiResult<()> {
     let before = store::find_session(&state.db, tenant, id).await?;
     let now = state.clock.now();
-    if let Some(assigned) =
-        claim::assign_manually(&state.db, tenant, id, team, assignee, now).await?
+    if let Some(assigned) = claim::assign_manually(
+        &state.db.acting(actor.clone()),
+        tenant,
+        id,
+        team,
+        assignee,
+        now,
+    )
+    .await?
     {
-        routing::publish_assignment(&Routing::from(state), tenant, &assigned).await;
+        routing::publish_assignment(&Routing::from(state), actor, tenant, &assigned).await;
         let teams = [before.team_id, assigned.session.team_id];
         routing::drain_all(&Routing::from(state), tenant, teams.into_iter().flatten()).await;
     }
@@ -92,15 +106,18 @@ pub async fn confirm_visitor_email(state: &AppState, hash: &str) -> ApiResult<Op
     else {
         return Ok(None);
     };
-    publish_session(state, &tenant, &session, true).await;
+    // The visitor who followed their link confirmed it.
+    let visitor = Actor::visitor(session.id, &session.visitor_name);
+    publish_session(state, &visitor, &tenant, &session, true).await;
     Ok(Some(session))
 }
 
 /// Changes a session's status, tags and / or custom field values in one
 /// transaction; pushes
-/// `chat.session` if it changed.
+/// `chat.session` if it changed. Made by `actor`.
 pub async fn update_session(
     state: &AppState,
+    actor: &Actor,
     tenant: &Tenant,
     id: Uuid,
     status: Option<SessionStatus>,
@@ -108,7 +125,7 @@ pub async fn update_session(
     custom_fields: FieldPatch,
 ) -> ApiResult<Session> {
     let (session, changed) = store::update_session(
-        &state.db,
+        &state.db.acting(actor.clone()),
         tenant,
         id,
         status,
@@ -118,7 +135,7 @@ pub async fn update_session(
     )
     .await?;
     if changed {
-        publish_session(state, tenant, &session, true).await;
+        publish_session(state, actor, tenant, &session, true).await;
     }
     if changed && status.is_some() {
         // A close frees its agent in every team of theirs, and a queued
@@ -143,9 +160,11 @@ pub struct SendOutcome {
 
 /// Sends a message: committed, then pushed to `session:<id>` and
 /// `entity:<entityId>`; an agent's message is emailed to the visitor. A
-/// repeat of a `clientMessageId` answers with the first message only.
+/// repeat of a `clientMessageId` answers with the first message only. Made
+/// by `actor`.
 pub async fn send_message(
     state: &AppState,
+    actor: &Actor,
     tenant: &Tenant,
     session_id: Uuid,
     outgoing: OutgoingMessage,
@@ -166,8 +185,9 @@ pub async fn send_message(
         visitor_uploads_only: outgoing.visitor_uploads_only,
     };
     let signer = state.link_signer();
+    let db = state.db.acting(actor.clone());
     let sent = crate::sequences::chat_message::create_message(
-        &state.db,
+        &db,
         tenant,
         session_id,
         new,
@@ -184,19 +204,23 @@ pub async fn send_message(
             });
         }
     };
+    let change = SessionChange {
+        kind: "chat.message",
+        message_id: Some(message.id),
+        actor: Some(actor),
+    };
     state
         .realtime
-        .publish_to_session(
+        .publish_change_to_session(
             *tenant,
             session.id,
-            "chat.message",
-            Some(message.id),
+            change,
             &message,
             &message.visitor_view(),
         )
         .await;
     let channel = Channel::Entity(session.entity_id);
-    let frame = protocol::event("chat.message", &channel.name(), None, &message);
+    let frame = protocol::change("chat.message", &channel.name(), None, &message, Some(actor));
     state
         .realtime
         .publish(Topic::new(*tenant, channel.into()), Some(message.id), frame)
@@ -223,22 +247,32 @@ pub fn visitor_link(state: &AppState, session_id: Uuid, link: &str) -> String {
 /// A session's own channel shows no tags or custom fields (its visitor
 /// hears it), and its visitor no assignee id either; the entity channel
 /// (agents only) carries the whole session.
-async fn publish_session(state: &AppState, tenant: &Tenant, session: &Session, to_session: bool) {
+async fn publish_session(
+    state: &AppState,
+    actor: &Actor,
+    tenant: &Tenant,
+    session: &Session,
+    to_session: bool,
+) {
     if to_session {
+        let change = SessionChange {
+            kind: "chat.session",
+            message_id: None,
+            actor: Some(actor),
+        };
         state
             .realtime
-            .publish_to_session(
+            .publish_change_to_session(
                 *tenant,
                 session.id,
-                "chat.session",
-                None,
+                change,
                 &session.session_channel_view(),
                 &session.visitor_view(),
             )
             .await;
     }
     let channel = Channel::Entity(session.entity_id);
-    let frame = protocol::event("chat.session", &channel.name(), None, session);
+    let frame = protocol::change("chat.session", &channel.name(), None, session, Some(actor));
     state
         .realtime
         .publish(Topic::new(*tenant, channel.into()), None, frame)
@@ -255,15 +289,17 @@ pub struct Heartbeat {
 }
 
 /// Sets the agent online for the TTL, registering an unknown user first
-/// (which emits `user.created`). Transitions are pushed on `presence`.
+/// (which emits `user.created`, made by `actor`). Transitions are pushed
+/// on `presence`.
 pub async fn heartbeat(
     state: &AppState,
+    actor: &Actor,
     tenant: &Tenant,
     beat: Heartbeat,
 ) -> ApiResult<AgentPresence> {
     let user = match users::find(&state.db, tenant.company_id, beat.user_id).await {
         Ok(user) => user,
-        Err(StoreError::NotFound) => register_agent(state, tenant, &beat).await?,
+        Err(StoreError::NotFound) => register_agent(state, actor, tenant, &beat).await?,
         Err(other) => return Err(other.into()),
     };
     let record = AgentPresence {
@@ -288,6 +324,7 @@ pub async fn heartbeat(
 
 async fn register_agent(
     state: &AppState,
+    actor: &Actor,
     tenant: &Tenant,
     beat: &Heartbeat,
 ) -> ApiResult<users::User> {
@@ -308,7 +345,8 @@ async fn register_agent(
         email,
         role: beat.role.unwrap_or(Role::Agent),
     };
-    match users::create(&state.db, tenant, new, state.clock.now()).await {
+    let db = state.db.acting(actor.clone());
+    match users::create(&db, tenant, new, state.clock.now()).await {
         Ok(user) => Ok(user),
         // A concurrent first heartbeat registered the same agent, or the
         // email belongs to another user of the company.

@@ -15,6 +15,7 @@ use super::links::{BadLink, RatingLinks};
 use super::model::{COMMENT_MAX, CommentChange, NewRating, Rating, RatingTarget, submitted_score};
 use super::routes::refused;
 use super::store::{self, Submitted};
+use crate::actor::Actor;
 use crate::auth::Tenant;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::extract::Json;
@@ -100,7 +101,10 @@ pub(crate) async fn rate(
         score,
         comment,
     };
-    let (rating, submitted) = store::rate(&state.db, &tenant, &new, now)
+    let db = state
+        .db
+        .acting(visitor_actor(&state, &tenant, target).await?);
+    let (rating, submitted) = store::rate(&db, &tenant, &new, now)
         .await
         .map_err(refused)?;
     let status = match submitted {
@@ -108,6 +112,27 @@ pub(crate) async fn rate(
         Submitted::Updated => StatusCode::OK,
     };
     Ok((status, Json(rating)))
+}
+
+/// The visitor who rates `target`: the one of its chat session (a ticket's
+/// chat, when it came from one), else, for a ticket known only by its
+/// email, a visitor named by the ticket.
+async fn visitor_actor(
+    state: &AppState,
+    tenant: &Tenant,
+    target: RatingTarget,
+) -> ApiResult<Actor> {
+    let session = match target {
+        RatingTarget::Chat(session) => session,
+        RatingTarget::Ticket(ticket) => {
+            match store::ticket_chat(&state.db, tenant, ticket).await? {
+                Some(session) => session,
+                None => return Ok(Actor::visitor(ticket, "")),
+            }
+        }
+    };
+    let session = crate::chat::store::find_session(&state.db, tenant, session).await?;
+    Ok(Actor::visitor(session.id, &session.visitor_name))
 }
 
 /// What a visitor token may rate: its own session, or a ticket made from it.

@@ -135,11 +135,36 @@ impl Realtime {
         agents: &impl Serialize,
         visitor: &impl Serialize,
     ) {
+        let change = SessionChange {
+            kind,
+            message_id,
+            actor: None,
+        };
+        self.publish_change_to_session(tenant, session_id, change, agents, visitor)
+            .await;
+    }
+
+    /// `publish_to_session` of a change: the agents' frame also names
+    /// `change.actor`, who made it (the visitor's does not: a key's name is
+    /// the company's own business).
+    pub async fn publish_change_to_session(
+        &self,
+        tenant: Tenant,
+        session_id: Uuid,
+        change: SessionChange<'_>,
+        agents: &impl Serialize,
+        visitor: &impl Serialize,
+    ) {
+        let SessionChange {
+            kind,
+            message_id,
+            actor,
+        } = change;
         let name = protocol::Channel::Session(session_id).name();
         for (channel, frame) in [
             (
                 HubChannel::Session(session_id),
-                protocol::event(kind, &name, None, agents),
+                protocol::change(kind, &name, None, agents, actor),
             ),
             (
                 HubChannel::VisitorSession(session_id),
@@ -314,4 +339,12 @@ pub fn presence_frame(agent: &AgentPresence, online: bool) -> String {
             visibility: agent.visibility,
         },
     )
+}
+
+/// What a session frame of a change tells: its `kind`, the chat message it
+/// carries (if any) and who made the change.
+pub struct SessionChange<'a> {
+    pub kind: &'a str,
+    pub message_id: Option<Uuid>,
+    pub actor: Option<&'a crate::actor::Actor>,
 }

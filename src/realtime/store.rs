@@ -7,6 +7,7 @@ use serde_json::Value;
 use sqlx::types::Json;
 use uuid::Uuid;
 
+use crate::actor::Actor;
 use crate::auth::Tenant;
 use crate::db::{Db, Query};
 use crate::error::StoreError;
@@ -21,6 +22,8 @@ pub struct EventRow {
     pub name: String,
     pub data: Json<Value>,
     pub created_at: Timestamp,
+    /// Null for an event recorded before events named their actor.
+    pub actor: Option<Json<Actor>>,
 }
 
 /// The entity of ticket `id` (NotFound once it is deleted).
@@ -54,7 +57,7 @@ pub async fn events_after(
             .fetch_scalar(db)
             .await?;
     let mut page = named(Query::new(
-        "SELECT e.id, e.name, e.data, e.created_at FROM events e WHERE 1 = 1",
+        "SELECT e.id, e.name, e.data, e.created_at, e.actor FROM events e WHERE 1 = 1",
     ));
     let after = page.placeholder_for(anchor);
     let since = page.placeholder_for(since);

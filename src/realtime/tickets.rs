@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::Value;
+use sqlx::types::Json;
 use uuid::Uuid;
 
 use futures::future::BoxFuture;
@@ -22,6 +23,7 @@ use super::bus::BusMessage;
 use super::hub::{Frame, Hub, TicketReads};
 use super::protocol::{self, HubChannel, Topic};
 use super::store;
+use crate::actor::Actor;
 use crate::auth::{Mode, Tenant};
 use crate::db::{Db, Publish};
 use crate::error::StoreError;
@@ -53,6 +55,7 @@ pub struct TicketEvent {
     pub name: String,
     pub timestamp: Timestamp,
     pub data: Value,
+    pub actor: Option<Actor>,
 }
 
 impl From<store::EventRow> for TicketEvent {
@@ -62,6 +65,7 @@ impl From<store::EventRow> for TicketEvent {
             name: row.name,
             timestamp: row.created_at,
             data: row.data.0,
+            actor: row.actor.map(|Json(actor)| actor),
         }
     }
 }
@@ -116,6 +120,7 @@ impl TicketEvent {
             self.timestamp,
             &self.data,
             mode,
+            self.actor.as_ref(),
         );
         let body: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
         protocol::event(&self.name, channel, None, &body)
@@ -156,6 +161,7 @@ impl Publish for TicketPublisher {
                     event.timestamp,
                     &event.data,
                     topic.tenant.mode,
+                    Some(&event.actor),
                 );
                 self.realtime
                     .bus

@@ -21,11 +21,13 @@ use uuid::Uuid;
 
 use super::claim::{self, Assigned, Claim};
 use super::store;
+use crate::actor::Actor;
 use crate::attachments::Attachments;
 use crate::auth::Tenant;
 use crate::db::Db;
 use crate::error::StoreError;
 use crate::realtime::Realtime;
+use crate::realtime::SessionChange;
 use crate::realtime::protocol::{self, Channel, Topic};
 use crate::state::AppState;
 use crate::tickets::model::{Ticket, TicketStatus};
@@ -103,7 +105,7 @@ async fn assign_queued(
     loop {
         match claim::claim_next(&routing.db, tenant, team, &online, routing.clock.now()).await? {
             Claim::Assigned(done) => {
-                publish_assignment(routing, tenant, &done).await;
+                publish_assignment(routing, &Actor::system(), tenant, &done).await;
                 assigned.push(done.session.id);
             }
             Claim::Raced => continue,
@@ -176,7 +178,14 @@ pub async fn member_freed(routing: &Routing, tenant: &Tenant, user: Uuid) {
 /// new and the previous assignee (each console hears its own work without
 /// the entities' whole traffic: on a busy team that is every assignment
 /// to every console).
-pub async fn publish_assignment(routing: &Routing, tenant: &Tenant, assigned: &Assigned) {
+/// `actor` made the assignment: a person's through the API, else the
+/// routing's (`system`).
+pub async fn publish_assignment(
+    routing: &Routing,
+    actor: &Actor,
+    tenant: &Tenant,
+    assigned: &Assigned,
+) {
     let session = &assigned.session;
     let data = json!({
         "sessionId": session.id,
@@ -185,7 +194,7 @@ pub async fn publish_assignment(routing: &Routing, tenant: &Tenant, assigned: &A
     });
     let data = &data;
     let publish = move |channel: Channel| {
-        let frame = protocol::event("assignment", &channel.name(), None, data);
+        let frame = protocol::change("assignment", &channel.name(), None, data, Some(actor));
         routing
             .realtime
             .publish(Topic::new(*tenant, channel.into()), None, frame)
@@ -193,9 +202,14 @@ pub async fn publish_assignment(routing: &Routing, tenant: &Tenant, assigned: &A
     // The session's and the agents' own channels first: the team's
     // entities are one more read.
     let visitor = visitor_assignment(routing, tenant, assigned).await;
+    let change = SessionChange {
+        kind: "assignment",
+        message_id: None,
+        actor: Some(actor),
+    };
     routing
         .realtime
-        .publish_to_session(*tenant, session.id, "assignment", None, data, &visitor)
+        .publish_change_to_session(*tenant, session.id, change, data, &visitor)
         .await;
     let agents = [
         assigned.assignment.assignee_id,
@@ -295,7 +309,7 @@ pub async fn tick(routing: &Routing) -> Result<(), StoreError> {
         if let Some(requeued) =
             claim::requeue(&routing.db, &tenant, session, agent, routing.clock.now()).await?
         {
-            publish_assignment(routing, &tenant, &requeued).await;
+            publish_assignment(routing, &Actor::system(), &tenant, &requeued).await;
         }
     }
     // The queue is pushed only when it moved: visitors hear of changes,

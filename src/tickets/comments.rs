@@ -88,7 +88,7 @@ async fn create(
         attachment_ids: files,
     };
     let comment = store::add_comment(
-        &state.db,
+        &state.db.acting(principal.actor()),
         &principal.tenant,
         ticket_id,
         new,

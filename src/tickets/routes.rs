@@ -191,7 +191,7 @@ async fn create(
         attachment_ids: files,
     };
     let ticket = store::create(
-        &state.db,
+        &state.db.acting(principal.actor()),
         &state.sla,
         &state.ticket_subscribers,
         &principal.tenant,
@@ -293,7 +293,7 @@ async fn update(
         _ => None,
     };
     let ticket = store::update_with_rating_link(
-        &state.db,
+        &state.db.acting(principal.actor()),
         &principal.tenant,
         id,
         update,
@@ -362,7 +362,7 @@ async fn escalate(
         rule_id: None,
     };
     let ticket = store::escalate(
-        &state.db,
+        &state.db.acting(principal.actor()),
         &principal.tenant,
         id,
         escalation,
@@ -392,7 +392,7 @@ async fn edit_tags(
 ) -> ApiResult<Json<Ticket>> {
     let edit = tag_edit(&body)?;
     let ticket = store::edit_tags(
-        &state.db,
+        &state.db.acting(principal.actor()),
         &principal.tenant,
         id,
         edit,
@@ -412,7 +412,8 @@ async fn delete(
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<serde_json::Value>> {
-    let hashes = store::delete(&state.db, &principal.tenant, id, state.clock.now()).await?;
+    let db = state.db.acting(principal.actor());
+    let hashes = store::delete(&db, &principal.tenant, id, state.clock.now()).await?;
     // The ticket's files go now, not at the next sweep; shared bytes stay.
     crate::attachments::sweep::release(
         &state.db,

@@ -115,7 +115,8 @@ async fn create(
         email,
         role: role.unwrap_or(Role::Agent),
     };
-    let user = store::create(&state.db, &principal.tenant, new, state.clock.now())
+    let db = state.db.acting(principal.actor());
+    let user = store::create(&db, &principal.tenant, new, state.clock.now())
         .await
         .map_err(taken)?;
     if body.invite == Some(true) {

@@ -291,8 +291,8 @@ async fn test(
     Id(id): Id,
 ) -> ApiResult<(StatusCode, Json<DeliveryWithBody>)> {
     ensure_active(&state, &principal.tenant, id).await?;
-    let delivery_id =
-        dispatch::queue_test(&state.db, &principal.tenant, id, state.clock.now()).await?;
+    let db = state.db.acting(principal.actor());
+    let delivery_id = dispatch::queue_test(&db, &principal.tenant, id, state.clock.now()).await?;
     accepted(&state, &principal.tenant, id, delivery_id).await
 }
 

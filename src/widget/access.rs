@@ -9,6 +9,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::store::{self, TokenState};
+use crate::actor::Actor;
 use crate::auth::Tenant;
 use crate::chat::model::SessionStatus;
 use crate::companies::CompanyStatus;
@@ -36,9 +37,16 @@ pub enum Use {
 pub struct VisitorAccess {
     pub claims: VisitorClaims,
     pub entity_id: Uuid,
+    /// The session's visitor's name as the check read it.
+    pub visitor_name: String,
 }
 
 impl VisitorAccess {
+    /// Who this visitor's changes are made by.
+    pub fn actor(&self) -> Actor {
+        Actor::visitor(self.claims.session_id, &self.visitor_name)
+    }
+
     pub fn tenant(&self) -> Tenant {
         self.claims.tenant
     }
@@ -93,17 +101,21 @@ pub async fn check(state: &AppState, token: &str, used_for: Use) -> ApiResult<Vi
     if claims.expires_at <= now.0.timestamp() {
         return Err(invalid_token("Visitor token has expired"));
     }
-    let entity_id = still_valid(state, &claims, used_for).await?;
-    Ok(VisitorAccess { claims, entity_id })
+    let session = still_valid(state, &claims, used_for).await?;
+    Ok(VisitorAccess {
+        claims,
+        entity_id: session.entity_id,
+        visitor_name: session.visitor_name,
+    })
 }
 
 /// Every check of `check` but the expiry, for a socket opened with a token
-/// then valid (a socket outlives its token): the session's entity.
+/// then valid (a socket outlives its token): the session's state.
 pub async fn still_valid(
     state: &AppState,
     claims: &VisitorClaims,
     used_for: Use,
-) -> ApiResult<Uuid> {
+) -> ApiResult<TokenState> {
     let now = state.clock.now();
     let session = live_state(state, claims, now).await?;
     if used_for == Use::Write && closed_too_long(state, &session, now) {
@@ -111,7 +123,7 @@ pub async fn still_valid(
             "This chat is closed: its visitor token no longer writes to it",
         ));
     }
-    Ok(session.entity_id)
+    Ok(session)
 }
 
 /// The session's state when `claims` (a visitor's or a link's) still

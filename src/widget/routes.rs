@@ -12,6 +12,7 @@ use uuid::Uuid;
 
 use super::access::{self, IssuedToken};
 use super::store::{self, WidgetTarget};
+use crate::actor::Actor;
 use crate::chat::model::{NewSession, VisitorMessage, VisitorSession};
 use crate::chat::{Message, service};
 use crate::companies::CompanyStatus;
@@ -221,6 +222,7 @@ async fn create_session(
         visitor_email,
     )?;
     let new = NewSession {
+        id: crate::time::new_id(),
         entity_id: target.entity_id,
         visitor_name,
         visitor_email,
@@ -228,7 +230,9 @@ async fn create_session(
         custom_fields,
         identity,
     };
-    let (session, token) = service::create_session(&state, &target.tenant, new, secret).await?;
+    let actor = Actor::visitor(new.id, &new.visitor_name);
+    let (session, token) =
+        service::create_session(&state, &actor, &target.tenant, new, secret).await?;
     Ok((
         StatusCode::CREATED,
         Json(StartedChat {

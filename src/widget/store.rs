@@ -132,6 +132,8 @@ pub struct TokenState {
     pub status: crate::chat::model::SessionStatus,
     pub closed_at: Option<Timestamp>,
     pub visitor_verified: bool,
+    /// The visitor's name, to name them as the actor of their changes.
+    pub visitor_name: String,
     pub company_status: CompanyStatus,
     widget_secret: Option<String>,
     widget_previous_secret: Option<String>,
@@ -184,7 +186,8 @@ pub async fn token_states(db: &Db, session_ids: &[Uuid]) -> Result<Vec<TokenStat
 }
 
 const TOKEN_STATE: &str = "SELECT s.id AS session_id, s.entity_id, s.token_nonce, s.link_epoch, \
-     s.status, s.closed_at, s.visitor_verified, c.status AS company_status, e.widget_secret, \
+     s.status, s.closed_at, s.visitor_verified, s.visitor_name, c.status AS company_status, \
+     e.widget_secret, \
      e.widget_previous_secret, e.widget_previous_secret_expires_at \
      FROM chat_sessions s JOIN entities e ON e.id = s.entity_id \
      JOIN companies c ON c.id = s.company_id WHERE ";

@@ -5,6 +5,7 @@ mod support;
 
 mod access;
 mod accounts;
+mod actors;
 mod attachments;
 mod bus;
 mod changes;

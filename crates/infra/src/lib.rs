@@ -54,7 +54,7 @@ macro_rules! area_floors {
         pub(crate) use $crate::floors::store::{self as db, on_db};
         #[allow(unused_imports)]
         pub(crate) use $crate::floors::vocab::{
-            decoded_from_text, domain, error, event_catalogue, live, text_enum, time,
+            actor, decoded_from_text, domain, error, event_catalogue, live, text_enum, time,
         };
         #[allow(unused_imports)]
         pub(crate) use $crate::{

@@ -33,7 +33,11 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use sqlx::{AssertSqlSafe, Connection, Postgres, SqlSafeStr, Sqlite};
 
 use pool::{Committing, DIRECT_CONNECTIONS, PING_AFTER_IDLE, Pool, TxConn};
+use vocab::actor::Actor;
 use vocab::live::LiveEvent;
+
+/// The actor of a handle no request named.
+static SYSTEM: std::sync::LazyLock<Actor> = std::sync::LazyLock::new(Actor::system);
 
 use vocab::error::StoreError;
 
@@ -212,6 +216,16 @@ impl Db {
         db
     }
 
+    /// This handle with `actor` named as the maker of every change its
+    /// transactions write (timeline entries, events): a request's handle.
+    /// A handle no request named is the service's own (workers and passes
+    /// act as `system`).
+    pub fn acting(&self, actor: Actor) -> Db {
+        let mut db = self.clone();
+        db.committing_mut().actor = Some(std::sync::Arc::new(actor));
+        db
+    }
+
     /// Whether the transactions of this handle run a commit hook: a change
     /// that must commit with it cannot be written outside a transaction
     /// (`Db::autocommit_after`).
@@ -345,6 +359,22 @@ impl Tx {
             Open::Sqlite(t) => t.begin_now().await?,
         }
         Ok(())
+    }
+
+    /// Who the changes of this transaction are made by: the actor of the
+    /// handle it was begun from ([`Db::acting`]), else the service itself.
+    pub fn actor(&self) -> &Actor {
+        match &self.committing.actor {
+            Some(actor) => actor.as_ref(),
+            None => &SYSTEM,
+        }
+    }
+
+    /// Names `actor` as the maker of what this transaction writes from
+    /// now on: for a change whose maker is only known once the transaction
+    /// has read it (a visitor found by the link they followed).
+    pub fn act_as(&mut self, actor: Actor) {
+        self.committing.actor = Some(std::sync::Arc::new(actor));
     }
 
     /// Stages `event` for the sockets: the publisher of the `Db` this

@@ -64,13 +64,15 @@ impl<DB: Database> Clone for Pool<DB> {
 }
 
 /// What the transactions begun on one handle of a pool do besides
-/// committing: run its commit hook (a request's) and hand their live
-/// events to its publisher. Handles of one pool share its connections, not
-/// this.
+/// committing: run its commit hook (a request's), hand their live
+/// events to its publisher, and name who their changes are made by. Handles
+/// of one pool share its connections, not this.
 #[derive(Clone, Default)]
 pub(crate) struct Committing {
     pub(crate) hook: Option<Arc<dyn crate::CommitHook>>,
     pub(crate) publisher: Option<Arc<dyn crate::Publish>>,
+    /// The actor of a request's handle; None is the service itself.
+    pub(crate) actor: Option<Arc<vocab::actor::Actor>>,
 }
 
 impl<DB: Database> std::fmt::Debug for Pool<DB> {

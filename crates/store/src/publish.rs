@@ -69,6 +69,7 @@ mod tests {
                 tenant_company: tenant.company_id,
                 timestamp: Timestamp::now(),
                 data: serde_json::json!({}),
+                actor: vocab::actor::Actor::system(),
             },
         }
     }

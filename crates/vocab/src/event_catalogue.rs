@@ -6,6 +6,7 @@
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::actor::Actor;
 use crate::time::Timestamp;
 
 crate::text_enum! {
@@ -46,6 +47,8 @@ pub struct Event {
     pub tenant_company: Uuid,
     pub timestamp: Timestamp,
     pub data: serde_json::Value,
+    /// Who made the change.
+    pub actor: Actor,
 }
 
 #[cfg(test)]

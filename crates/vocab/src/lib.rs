@@ -10,6 +10,7 @@
 //! supportdesk, so nothing here can reach up into the store, an area or the
 //! wiring; the compiler refuses such an import.
 
+pub mod actor;
 pub mod domain;
 pub mod error;
 pub mod event_catalogue;

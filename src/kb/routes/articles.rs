@@ -155,9 +155,14 @@ pub(super) async fn create_article(
         excerpt,
         is_published: body.is_published.unwrap_or(false),
     };
-    let article = store::create_article(&state.db, &principal.tenant, new, state.clock.now())
-        .await
-        .map_err(slug_conflict("article"))?;
+    let article = store::create_article(
+        &state.db.acting(principal.actor()),
+        &principal.tenant,
+        new,
+        state.clock.now(),
+    )
+    .await
+    .map_err(slug_conflict("article"))?;
     Ok((StatusCode::CREATED, Json(article)))
 }
 
@@ -259,10 +264,15 @@ pub(super) async fn update_article(
         category_id,
         is_published: body.is_published,
     };
-    let article =
-        store::update_article(&state.db, &principal.tenant, id, changes, state.clock.now())
-            .await
-            .map_err(slug_conflict("article"))?;
+    let article = store::update_article(
+        &state.db.acting(principal.actor()),
+        &principal.tenant,
+        id,
+        changes,
+        state.clock.now(),
+    )
+    .await
+    .map_err(slug_conflict("article"))?;
     Ok(Json(article))
 }
 
@@ -275,7 +285,13 @@ pub(super) async fn delete_article(
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<Value>> {
-    store::delete_article(&state.db, &principal.tenant, id, state.clock.now()).await?;
+    store::delete_article(
+        &state.db.acting(principal.actor()),
+        &principal.tenant,
+        id,
+        state.clock.now(),
+    )
+    .await?;
     Ok(Json(json!({ "id": id, "deleted": true })))
 }
 

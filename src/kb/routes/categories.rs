@@ -129,7 +129,7 @@ pub(super) async fn update_category(
     )
         .all_valid()?;
     let category = store::update_category(
-        &state.db,
+        &state.db.acting(principal.actor()),
         &principal.tenant,
         id,
         name.as_deref(),
@@ -152,6 +152,7 @@ pub(super) async fn delete_category(
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<Value>> {
-    store::delete_category(&state.db, &principal.tenant, id, state.clock.now()).await?;
+    let db = state.db.acting(principal.actor());
+    store::delete_category(&db, &principal.tenant, id, state.clock.now()).await?;
     Ok(Json(json!({ "id": id, "deleted": true })))
 }

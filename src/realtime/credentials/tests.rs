@@ -6,6 +6,7 @@ use crate::time::Timestamp;
 fn record(change: impl FnOnce(&mut KeyForAuth)) -> KeyForAuth {
     let mut record = KeyForAuth {
         id: Uuid::now_v7(),
+        name: "test key".to_string(),
         company_id: Uuid::now_v7(),
         mode: crate::auth::Mode::Test,
         scopes: crate::auth::ScopeSet::all(),

@@ -2,6 +2,7 @@
 //! client sends and the frames the server sends. Every frame is a JSON text
 //! frame with a `type`.
 
+use crate::actor::Actor;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
@@ -310,7 +311,7 @@ impl ReceivedFrame {
     }
 }
 
-/// A server frame about a channel: `{type, channel, id?, data}`.
+/// A server frame about a channel: `{type, channel, id?, data, actor?}`.
 #[derive(Serialize)]
 struct EventFrame<'a, T: Serialize> {
     #[serde(rename = "type")]
@@ -319,15 +320,30 @@ struct EventFrame<'a, T: Serialize> {
     #[serde(skip_serializing_if = "Option::is_none")]
     id: Option<&'a Value>,
     data: &'a T,
+    /// Who made the change the frame tells of (agents' frames of a change).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    actor: Option<&'a Actor>,
 }
 
 /// `{"type": kind, "channel": channel, "data": data}` (plus the echoed `id`).
 pub fn event(kind: &str, channel: &str, id: Option<&Value>, data: &impl Serialize) -> String {
+    change(kind, channel, id, data, None)
+}
+
+/// `event`, naming `actor` (when given) as who made the change it tells of.
+pub fn change(
+    kind: &str,
+    channel: &str,
+    id: Option<&Value>,
+    data: &impl Serialize,
+    actor: Option<&Actor>,
+) -> String {
     to_frame(&EventFrame {
         kind,
         channel,
         id,
         data,
+        actor,
     })
 }
 

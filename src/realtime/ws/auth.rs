@@ -12,6 +12,7 @@ use axum::http::HeaderMap;
 use serde::Deserialize;
 use uuid::Uuid;
 
+use crate::actor::Actor;
 use crate::auth::by_id::principal_by_id;
 use crate::auth::middleware::{API_KEY_HEADER, principal_for};
 use crate::auth::{Principal, Scope, ScopeSet, Tenant};
@@ -41,6 +42,8 @@ pub enum Credential {
         /// The agent's session, when the socket was opened with its cookie
         /// (then `key_id` is the user's id, their allowance's bucket).
         session: Option<Uuid>,
+        /// Who the socket's changes are made by: the key.
+        actor: Actor,
     },
     /// A visitor token: one session.
     Visitor {
@@ -50,10 +53,20 @@ pub enum Credential {
         /// What the handshake's token said: each `message` frame checks
         /// that its session's nonce and identity secret still match.
         claims: crate::realtime::token::VisitorClaims,
+        /// Who the socket's changes are made by: the session's visitor, as
+        /// named at the handshake.
+        actor: Actor,
     },
 }
 
 impl Credential {
+    /// Who the changes this socket makes are made by.
+    pub fn actor(&self) -> &Actor {
+        match self {
+            Credential::Agent { actor, .. } | Credential::Visitor { actor, .. } => actor,
+        }
+    }
+
     pub fn tenant(&self) -> Tenant {
         match self {
             Credential::Agent { tenant, .. } | Credential::Visitor { tenant, .. } => *tenant,
@@ -86,6 +99,7 @@ impl Credential {
                 session_id,
                 entity_id,
                 claims,
+                ..
             } => Holder::Visitor {
                 company_id: tenant.company_id,
                 entity_id: *entity_id,
@@ -152,6 +166,7 @@ pub async fn authenticate(
             tenant: visitor.tenant(),
             session_id: visitor.session_id(),
             entity_id: visitor.entity_id,
+            actor: visitor.actor(),
             claims: visitor.claims,
         });
     }
@@ -221,6 +236,7 @@ async fn agent(state: &AppState, principal: Principal) -> Result<Credential, Api
         return Err(ApiError::forbidden_scope(Scope::ChatRead.as_str()));
     }
     Ok(Credential::Agent {
+        actor: principal.actor(),
         tenant: principal.tenant,
         key_id: principal.key_id,
         can_write: principal.scopes.contains(Scope::ChatWrite),

@@ -403,7 +403,14 @@ impl Socket {
         let (session_id, _) = self.writable_session(frame.session_id.as_deref()).await?;
         let tenant = self.credential.tenant();
         // A repeated clientMessageId is acknowledged with the first message.
-        let sent = service::send_message(&self.state, &tenant, session_id, outgoing).await?;
+        let sent = service::send_message(
+            &self.state,
+            self.credential.actor(),
+            &tenant,
+            session_id,
+            outgoing,
+        )
+        .await?;
         let channel = Channel::Session(session_id).name();
         let reply = self.message_frame(&channel, id, &sent.message);
         Ok(self.send_text(reply).await?)

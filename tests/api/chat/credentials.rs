@@ -148,9 +148,15 @@ pub(crate) async fn post_message(app: &TestApp, acme: &TestCompany, session: &st
     })
     .expect("message");
     let session_id = Uuid::parse_str(session).expect("session id");
-    supportdesk::chat::service::send_message(&app.state, &tenant(acme), session_id, outgoing)
-        .await
-        .expect("message sent");
+    supportdesk::chat::service::send_message(
+        &app.state,
+        &supportdesk::actor::Actor::system(),
+        &tenant(acme),
+        session_id,
+        outgoing,
+    )
+    .await
+    .expect("message sent");
 }
 
 /// Every socket's next frame is a close with `code` and `reason`, by the

@@ -18,6 +18,7 @@ use sqlx::types::Json;
 use uuid::Uuid;
 
 use super::model::{Cursor, Op, RecordType};
+use crate::actor::Actor;
 use crate::auth::{Mode, Tenant};
 use crate::db::{Backend, Db, Query};
 use crate::error::StoreError;
@@ -30,6 +31,7 @@ pub struct Entry {
     pub record_id: Uuid,
     pub op: Op,
     pub record: Option<Json<Value>>,
+    pub actor: Option<Json<Actor>>,
 }
 
 /// What a read of the feed found.
@@ -67,24 +69,25 @@ pub async fn read(
     if start > head {
         return Ok(Read::Unknown);
     }
-    let entries: Vec<Entry> =
-        Query::new("SELECT e.seq, e.record_type, e.record_id, e.op, e.record FROM events e WHERE ")
-            .push_tenant(tenant, "e")
-            .push(" AND e.seq > ")
-            .push_bind(start)
-            .push(" AND e.seq <= ")
-            .push_bind(head)
-            .push(" AND e.record_type IN ")
-            .push_bind_list(types.iter().map(|kind| kind.as_str()))
-            .push(if notes {
-                ""
-            } else {
-                hidden_notes(db.backend())
-            })
-            .push(" ORDER BY e.seq LIMIT ")
-            .push_bind(limit)
-            .fetch_all(db)
-            .await?;
+    let entries: Vec<Entry> = Query::new(
+        "SELECT e.seq, e.record_type, e.record_id, e.op, e.record, e.actor FROM events e WHERE ",
+    )
+    .push_tenant(tenant, "e")
+    .push(" AND e.seq > ")
+    .push_bind(start)
+    .push(" AND e.seq <= ")
+    .push_bind(head)
+    .push(" AND e.record_type IN ")
+    .push_bind_list(types.iter().map(|kind| kind.as_str()))
+    .push(if notes {
+        ""
+    } else {
+        hidden_notes(db.backend())
+    })
+    .push(" ORDER BY e.seq LIMIT ")
+    .push_bind(limit)
+    .fetch_all(db)
+    .await?;
     // A retention pass that deleted entries after `start` while we read
     // has raised the watermark in the same transaction.
     if watermark(db, tenant).await? > start {

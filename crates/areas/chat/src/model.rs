@@ -123,6 +123,9 @@ pub fn sender_type() -> utoipa::openapi::ObjectBuilder {
 }
 
 pub struct NewSession {
+    /// Chosen before the write: a visitor who starts a chat is named by it
+    /// as the actor of the session's creation.
+    pub id: Uuid,
     pub entity_id: Uuid,
     pub visitor_name: String,
     pub visitor_email: Option<String>,

@@ -9,6 +9,7 @@
 use serde::Serialize;
 
 use store::{NewRows, Query, Tx};
+use vocab::actor::Actor;
 use vocab::error::StoreError;
 use vocab::tenant::Tenant;
 use vocab::time::{Timestamp, new_id};
@@ -19,7 +20,8 @@ pub use change::{Op, RecordChange, RecordType};
 pub use vocab::event_catalogue::{EVENT_NAMES, Event, EventName, EventPayload};
 
 /// Records `data`, as the event its type names, for `tenant` in `tx`,
-/// stamped `now` (the caller's clock), and queues its webhook deliveries in
+/// stamped `now` (the caller's clock) and made by the transaction's actor
+/// (`Tx::actor`), and queues its webhook deliveries in
 /// the same transaction. A payload that does not serialise is an error,
 /// never an event with `data: null`.
 pub async fn emit<P: EventPayload>(
@@ -40,7 +42,7 @@ pub async fn emit_change<P: EventPayload>(
     change: Option<&RecordChange>,
     now: Timestamp,
 ) -> Result<Event, StoreError> {
-    let event = new_event(tenant, data, now)?;
+    let event = new_event(tenant, data, tx.actor().clone(), now)?;
     record(tx, tenant, event, change).await
 }
 
@@ -62,6 +64,7 @@ pub async fn emit_json(
         tenant_company: tenant.company_id,
         timestamp: now,
         data: data.clone(),
+        actor: tx.actor().clone(),
     };
     record(tx, tenant, event, None).await
 }
@@ -78,16 +81,19 @@ async fn record(
         name: event.name.as_str(),
         data: &event.data,
         created_at: event.timestamp,
+        actor: &event.actor,
     };
     let written = insert_query(tx, tenant, row, change).await?;
     webhooks::dispatch::record_and_queue(tx, tenant, written, &event).await?;
     Ok(event)
 }
 
-/// The event `emit` would record at `now`, not yet written.
+/// The event `emit` would record at `now`, made by `actor`, not yet
+/// written.
 pub fn new_event<P: EventPayload>(
     tenant: &Tenant,
     data: &P,
+    actor: Actor,
     now: Timestamp,
 ) -> Result<Event, StoreError> {
     Ok(Event {
@@ -96,6 +102,7 @@ pub fn new_event<P: EventPayload>(
         tenant_company: tenant.company_id,
         timestamp: now,
         data: payload(data)?,
+        actor,
     })
 }
 
@@ -113,6 +120,7 @@ pub fn rows_after_record(tenant: &Tenant, event: &Event, change: &RecordChange) 
         name: event.name.as_str(),
         data: &event.data,
         created_at: event.timestamp,
+        actor: &event.actor,
     };
     event_rows(tenant, row, Some(change), None)
 }
@@ -134,7 +142,8 @@ pub async fn queue_written(
 
 /// Records a change that has no webhook event (chat, knowledge base,
 /// deletes) for the change feed only: an events row named
-/// `<type>.<op>` that no webhook is sent for, stamped `now`.
+/// `<type>.<op>` that no webhook is sent for, stamped `now`, made by the
+/// transaction's actor.
 pub async fn record_change(
     tx: &mut Tx,
     tenant: &Tenant,
@@ -142,11 +151,13 @@ pub async fn record_change(
     now: Timestamp,
 ) -> Result<(), StoreError> {
     let name = format!("{}.{}", change.record_type, change.op);
+    let actor = tx.actor().clone();
     let row = Row {
         id: new_id(),
         name: &name,
         data: &serde_json::json!({ "id": change.id }),
         created_at: now,
+        actor: &actor,
     };
     insert(tx, tenant, row, Some(change)).await
 }
@@ -157,6 +168,7 @@ struct Row<'a> {
     name: &'a str,
     data: &'a serde_json::Value,
     created_at: Timestamp,
+    actor: &'a Actor,
 }
 
 /// Writes the events row; a change also gets its feed number (see
@@ -199,7 +211,8 @@ fn event_rows(
 ) -> NewRows {
     NewRows::of(
         "events",
-        "id, company_id, mode, name, data, created_at, record_type, record_id, op, record, seq",
+        "id, company_id, mode, name, data, created_at, record_type, record_id, op, record, seq, \
+         actor",
         [
             row.id.into(),
             tenant.company_id.into(),
@@ -212,8 +225,14 @@ fn event_rows(
             change.map(|c| c.op).into(),
             change.and_then(|c| c.record.clone()).into(),
             seq.into(),
+            actor_json(row.actor).into(),
         ],
     )
+}
+
+/// `actor` as its column holds it (JSON; the shape is the API's).
+pub fn actor_json(actor: &Actor) -> serde_json::Value {
+    serde_json::json!({ "type": actor.kind, "id": actor.id, "name": actor.name })
 }
 
 /// `data` as an event payload; a value that does not serialise is a store
@@ -244,7 +263,8 @@ mod tests {
         };
         // A clock moved a day ahead of the wall clock, as a test moves it.
         let now = Timestamp::now().plus(std::time::Duration::from_secs(86_400));
-        let event = new_event(&tenant, &Signup { name: "Ada" }, now).expect("event");
+        let event =
+            new_event(&tenant, &Signup { name: "Ada" }, Actor::system(), now).expect("event");
         assert_eq!(event.name, EventName::UserCreated);
         assert_eq!(event.timestamp, now);
         assert_eq!(event.data, serde_json::json!({"name": "Ada"}));

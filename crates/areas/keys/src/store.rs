@@ -218,6 +218,8 @@ pub async fn revoke(db: &Db, company_id: Option<Uuid>, id: Uuid) -> Result<(), S
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct KeyForAuth {
     pub id: Uuid,
+    /// The key's name: the actor its changes are made by.
+    pub name: String,
     pub company_id: Uuid,
     pub mode: Mode,
     pub scopes: ScopeSet,
@@ -253,7 +255,7 @@ impl KeyForAuth {
 /// (one SQL text; only the spelling of "now" differs).
 fn for_auth(db: &Db, condition: &str) -> String {
     format!(
-        "SELECT k.id, k.company_id, k.mode, k.scopes, k.rate_limit, k.expires_at, \
+        "SELECT k.id, k.name, k.company_id, k.mode, k.scopes, k.rate_limit, k.expires_at, \
          k.is_active, k.last_used_at, c.status AS company_status, {now} AS db_now \
          FROM api_keys k JOIN companies c ON c.id = k.company_id WHERE {condition}",
         now = db.backend().now_sql()

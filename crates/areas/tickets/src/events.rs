@@ -12,6 +12,7 @@ use super::payloads::{
     Changes, CommentCreated, EscalationSummary, FieldChanges, SlaEvent, SlaPayload, TicketCreated,
     TicketEscalated, TicketResolved, TicketUpdated,
 };
+use crate::actor::Actor;
 use crate::auth::Tenant;
 use crate::custom_fields::model::FieldChange;
 use crate::db::Tx;
@@ -43,13 +44,14 @@ pub async fn created(
 
 /// `ticket.created` for a create written in one statement with its event
 /// (`store::plain::insert`): the event, its `ticketNumber` still to be set
-/// by that statement; at `now`.
+/// by that statement; made by `actor`, at `now`.
 pub fn created_event(
     tenant: &Tenant,
     ticket: &Ticket,
+    actor: Actor,
     now: Timestamp,
 ) -> Result<Event, StoreError> {
-    new_event(tenant, &TicketCreated(ticket), now)
+    new_event(tenant, &TicketCreated(ticket), actor, now)
 }
 
 /// After the statement of [`created_event`] wrote the event and answered

@@ -4,6 +4,7 @@
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::actor::Actor;
 use crate::attachments::AttachmentRef;
 use crate::auth::{Scope, ScopeSet};
 use crate::custom_fields::model::{FieldFilter, FieldPatch, FieldValues};
@@ -407,6 +408,9 @@ pub struct Activity {
     /// Kind-specific facts: the escalation (reason, rule…), the comment id,
     /// the tags `added` and `removed`, the custom fields `{key: {from, to}}`.
     pub details: Option<serde_json::Value>,
+    /// Who made the change; null for an entry written before entries named
+    /// their actor.
+    pub actor: Option<Actor>,
     pub created_at: Timestamp,
 }
 

@@ -7,6 +7,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::store::{self, deliveries};
+use crate::actor::Actor;
 use crate::auth::{Mode, Tenant};
 use crate::db::{Db, Query, Tx};
 use crate::error::StoreError;
@@ -25,15 +26,21 @@ struct Body<'a> {
     timestamp: Timestamp,
     data: &'a serde_json::Value,
     mode: &'static str,
+    /// Who made the change (one field for every event, beside `data`);
+    /// null only in a replay of an event recorded before events named
+    /// their actor.
+    actor: Option<&'a Actor>,
 }
 
-/// The exact JSON body for an event.
+/// The exact JSON body for an event made by `actor` (None: an event
+/// recorded before events named their actor).
 pub fn event_body(
     id: Uuid,
     event: &str,
     timestamp: Timestamp,
     data: &serde_json::Value,
     mode: Mode,
+    actor: Option<&Actor>,
 ) -> String {
     let body = Body {
         id,
@@ -41,6 +48,7 @@ pub fn event_body(
         timestamp,
         data,
         mode: mode.as_api(),
+        actor,
     };
     serde_json::to_string(&body).unwrap_or_else(|_| unreachable!("a JSON value serialises"))
 }
@@ -69,7 +77,14 @@ pub async fn queue(
         return Ok(());
     }
     let name = event.name.as_str();
-    let body = event_body(event.id, name, event.timestamp, &event.data, tenant.mode);
+    let body = event_body(
+        event.id,
+        name,
+        event.timestamp,
+        &event.data,
+        tenant.mode,
+        Some(&event.actor),
+    );
     for &webhook_id in webhooks {
         let new = deliveries::NewDelivery {
             webhook_id,
@@ -97,8 +112,15 @@ pub async fn queue_test(
         "message": "This is a test delivery from Support Desk.",
     });
     let event_id = new_id();
-    let body = event_body(event_id, TEST_EVENT, now, &data, tenant.mode);
     let mut tx = db.begin().await?;
+    let body = event_body(
+        event_id,
+        TEST_EVENT,
+        now,
+        &data,
+        tenant.mode,
+        Some(tx.actor()),
+    );
     let new = deliveries::NewDelivery {
         webhook_id: webhook.id,
         event_id,

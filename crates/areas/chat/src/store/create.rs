@@ -12,7 +12,7 @@ use crate::mail;
 use crate::model::{NewSession, Session};
 use crate::tags::store::{self as tag_store, Tagged};
 use crate::teams::store as team_store;
-use crate::time::{Timestamp, new_id};
+use crate::time::Timestamp;
 
 /// Creates an ACTIVE session. The entity must be one of the company's; the
 /// session joins `team` (a team of the tenant) or else the entity's default
@@ -48,7 +48,7 @@ pub async fn create_session(
          VALUES ($1, $2, $3, $4, 'ACTIVE', $5, $6, $7, $7, $8, $9, $10, $11, $12) \
          RETURNING {SESSION_COLUMNS}"
     ))
-    .bind(new_id())
+    .bind(new.id)
     .bind_tenant(tenant)
     .bind(entity)
     .bind(&new.visitor_name)

@@ -4,6 +4,7 @@
 use uuid::Uuid;
 
 use super::{load_session, record_session};
+use crate::actor::Actor;
 use crate::auth::Tenant;
 use crate::custom_fields::model::FieldPatch;
 use crate::custom_fields::store::{self as field_store, Recorded};
@@ -89,18 +90,21 @@ pub async fn confirm_visitor_email(
     now: Timestamp,
 ) -> Result<Option<(Tenant, Session)>, StoreError> {
     let mut tx = db.begin().await?;
-    let row: Option<(Uuid, Uuid, crate::auth::Mode)> = Query::new(
+    let row: Option<(Uuid, Uuid, crate::auth::Mode, String)> = Query::new(
         "UPDATE chat_sessions SET email_verified = $2, email_confirmation_hash = NULL, \
-         updated_at = $3 WHERE email_confirmation_hash = $1 RETURNING id, company_id, mode",
+         updated_at = $3 WHERE email_confirmation_hash = $1 \
+         RETURNING id, company_id, mode, visitor_name",
     )
     .bind(hash)
     .bind(true)
     .bind(now)
     .fetch_optional(&mut tx)
     .await?;
-    let Some((id, company_id, mode)) = row else {
+    let Some((id, company_id, mode, visitor_name)) = row else {
         return Ok(None);
     };
+    // The visitor who followed their link confirmed it.
+    tx.act_as(Actor::visitor(id, &visitor_name));
     let tenant = Tenant { company_id, mode };
     let session = record_session(&mut tx, &tenant, id, now).await?;
     tx.commit().await?;

@@ -5,6 +5,7 @@ use sqlx::types::Json;
 use uuid::Uuid;
 
 use super::read::ensure_ticket;
+use crate::actor::Actor;
 use crate::auth::Tenant;
 use crate::db::{Db, NewRows, Query, Tx};
 use crate::error::StoreError;
@@ -40,7 +41,8 @@ pub(super) async fn add_activity(
     entry: NewActivity,
     at: Timestamp,
 ) -> Result<(), StoreError> {
-    activity_rows(tenant, ticket_id, entry, at)
+    let actor = tx.actor().clone();
+    activity_rows(tenant, ticket_id, entry, &actor, at)
         .insert()
         .execute(tx)
         .await
@@ -48,16 +50,18 @@ pub(super) async fn add_activity(
 
 /// The timeline entry's row, described once for both ways of writing it
 /// (`NewRows`): alone, or after the new ticket it belongs to in the one
-/// statement of a plain create (its details then take the ticket's number).
+/// statement of a plain create (its details then take the ticket's number);
+/// made by `actor`.
 pub(super) fn activity_rows(
     tenant: &Tenant,
     ticket_id: Uuid,
     entry: NewActivity,
+    actor: &Actor,
     at: Timestamp,
 ) -> NewRows {
     NewRows::of(
         "ticket_activities",
-        "id, company_id, mode, ticket_id, kind, from_value, to_value, details, created_at",
+        "id, company_id, mode, ticket_id, kind, from_value, to_value, details, created_at, actor",
         [
             new_id().into(),
             tenant.company_id.into(),
@@ -68,6 +72,7 @@ pub(super) fn activity_rows(
             entry.to.into(),
             entry.details.into(),
             at.into(),
+            crate::event_log::actor_json(actor).into(),
         ],
     )
 }
@@ -81,6 +86,7 @@ struct ActivityRow {
     to_value: Option<String>,
     details: Option<Json<Value>>,
     created_at: Timestamp,
+    actor: Option<Json<Actor>>,
 }
 
 /// A page of the ticket's timeline, oldest first, read with one row more
@@ -94,7 +100,7 @@ pub async fn list_activities(
 ) -> Result<(Vec<Activity>, i64), StoreError> {
     ensure_ticket(db, tenant, ticket_id).await?;
     let matching = Query::new(
-        "SELECT id, ticket_id, kind, from_value, to_value, details, created_at \
+        "SELECT id, ticket_id, kind, from_value, to_value, details, created_at, actor \
          FROM ticket_activities WHERE ticket_id = $1 AND company_id = $2 AND mode = $3",
     )
     .bind(ticket_id)
@@ -123,6 +129,7 @@ pub async fn list_activities(
             from: row.from_value,
             to: row.to_value,
             details: row.details.map(|Json(v)| v),
+            actor: row.actor.map(|Json(actor)| actor),
             created_at: row.created_at,
         })
         .collect();

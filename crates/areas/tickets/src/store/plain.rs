@@ -70,7 +70,7 @@ pub(super) async fn insert(
     mut ticket: Ticket,
     now: Timestamp,
 ) -> Result<Ticket, StoreError> {
-    let event = events::created_event(tenant, &ticket, now)?;
+    let event = events::created_event(tenant, &ticket, tx.actor().clone(), now)?;
     if !tx.in_transaction() {
         let statement =
             writes(insert.clone(), tenant, &also, &event, &ticket, true)?.push(&format!(
@@ -157,7 +157,13 @@ fn writes(
     if let Some(clocks) = sla_store::new_clock_rows(tenant, also.clocks) {
         statement = clocks.push_after(statement, "clocks", after);
     }
-    let entry = activities::activity_rows(tenant, ticket.id, also.entry.clone(), ticket.created_at);
+    let entry = activities::activity_rows(
+        tenant,
+        ticket.id,
+        also.entry.clone(),
+        &event.actor,
+        ticket.created_at,
+    );
     let statement = entry.push_after(statement, "activity", after);
     let change = events::ticket_change(ticket)?;
     let event_row = crate::event_log::rows_after_record(tenant, event, &change);

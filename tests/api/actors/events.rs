@@ -1,0 +1,191 @@
+//! Every event kind names its actor in its webhook body; the change feed
+//! names the actor of each change it carries.
+
+use std::collections::BTreeMap;
+
+use chrono::Duration;
+use serde_json::{Value, json};
+use supportdesk::events::EVENT_NAMES;
+use uuid::Uuid;
+
+use super::{fast_policy, high_ticket, key_actor, sla_pass, system_actor};
+use crate::backend_tests;
+use crate::csat::{open_chat, rate};
+use crate::outbound::support::create_webhook;
+use crate::support::{Backend, TestApp, TestCompany};
+
+backend_tests!(
+    every_event_kind_names_its_actor_in_its_webhook_body,
+    the_change_feed_names_who_made_each_change,
+    a_webhook_test_ping_names_the_key_that_asked,
+);
+
+/// Schedulers off: the passes run when the test runs them, and deliveries
+/// stay queued with the bodies they will send.
+async fn quiet(backend: Backend) -> TestApp {
+    TestApp::spawn_with(backend, |c| c.run_workers = false).await
+}
+
+/// The queued delivery bodies of the company, by event name, oldest first.
+async fn bodies(app: &TestApp, acme: &TestCompany) -> BTreeMap<String, Vec<Value>> {
+    let rows: Vec<(String, String)> = supportdesk::on_db!(&app.state.db, c => sqlx::query_as(
+        "SELECT event, body FROM webhook_deliveries WHERE company_id = $1 \
+         ORDER BY created_at, id")
+        .bind(acme.company.id)
+        .fetch_all(c)
+        .await
+        .expect("deliveries"));
+    let mut by_event: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for (event, body) in rows {
+        let body = serde_json::from_str(&body).expect("a JSON body");
+        by_event.entry(event).or_default().push(body);
+    }
+    by_event
+}
+
+/// A user of the company, made through the API.
+async fn new_user(app: &TestApp, acme: &TestCompany) -> String {
+    let r = app
+        .post(
+            "/users",
+            &acme.key,
+            json!({"name": "Bob", "email": format!("bob-{}@example.com", Uuid::new_v4())}),
+        )
+        .await;
+    r.assert_status(201)["id"].as_str().expect("id").to_string()
+}
+
+async fn every_event_kind_names_its_actor_in_its_webhook_body(backend: Backend) {
+    let app = quiet(backend).await;
+    let acme = app.company().await;
+    let key = key_actor(&app, &acme).await;
+    fast_policy(&app, &acme).await;
+    create_webhook(&app, &acme.key, "http://127.0.0.1:9/hook", EVENT_NAMES).await;
+
+    // The key's changes.
+    let bob = new_user(&app, &acme).await;
+    let ticket = high_ticket(&app, &acme).await;
+    // The SLA pass's: the first response warns at 15 minutes, breaches at 30.
+    app.state.clock.advance(Duration::minutes(20));
+    sla_pass(&app).await;
+    app.state.clock.advance(Duration::minutes(15));
+    sla_pass(&app).await;
+    // The key's again: an assignment, an escalation, a reply, and a
+    // resolution within its target.
+    let path = format!("/tickets/{ticket}");
+    app.patch(&path, &acme.key, json!({"assignedToId": bob}))
+        .await
+        .assert_status(200);
+    app.post(
+        &format!("{path}/escalate"),
+        &acme.key,
+        json!({"escalateToId": bob}),
+    )
+    .await
+    .assert_status(200);
+    app.post(
+        &format!("{path}/comments"),
+        &acme.key,
+        json!({"body": "On it"}),
+    )
+    .await
+    .assert_status(201);
+    app.patch(&path, &acme.key, json!({"status": "RESOLVED"}))
+        .await
+        .assert_status(200);
+    // A chat: the key assigns and closes it, its visitor rates it twice.
+    let (session, token) = open_chat(&app, &acme).await;
+    let chat = format!("/chat/sessions/{session}");
+    app.patch(&chat, &acme.key, json!({"assigneeId": bob}))
+        .await
+        .assert_status(200);
+    app.patch(&chat, &acme.key, json!({"status": "CLOSED"}))
+        .await
+        .assert_status(200);
+    rate(&app, Some(&token), json!({"score": 4}))
+        .await
+        .assert_status(201);
+    rate(&app, Some(&token), json!({"score": 2}))
+        .await
+        .assert_status(200);
+
+    let visitor = json!({"type": "visitor", "id": session, "name": "Zoe"});
+    let system = system_actor();
+    let expected = BTreeMap::from([
+        ("ticket.created", &key),
+        ("ticket.updated", &key),
+        ("ticket.resolved", &key),
+        ("ticket.escalated", &key),
+        ("comment.created", &key),
+        ("user.created", &key),
+        ("chat.assigned", &key),
+        ("sla.warning", &system),
+        ("sla.breached", &system),
+        ("sla.fulfilled", &key),
+        ("csat.submitted", &visitor),
+        ("csat.updated", &visitor),
+    ]);
+    let names: Vec<&str> = expected.keys().copied().collect();
+    let mut every: Vec<&str> = EVENT_NAMES.to_vec();
+    every.sort_unstable();
+    assert_eq!(names, every, "the table names every event kind");
+    let bodies = bodies(&app, &acme).await;
+    for (name, actor) in expected {
+        let sent = bodies
+            .get(name)
+            .unwrap_or_else(|| panic!("no {name} was queued"));
+        for body in sent {
+            assert_eq!(&body["actor"], actor, "{name}: {body}");
+        }
+    }
+}
+
+async fn the_change_feed_names_who_made_each_change(backend: Backend) {
+    let app = quiet(backend).await;
+    let acme = app.company().await;
+    let key = key_actor(&app, &acme).await;
+    let ticket = high_ticket(&app, &acme).await;
+    let (session, _) = open_chat(&app, &acme).await;
+
+    let r = app.get("/changes", &acme.key).await;
+    let entries = r.assert_status(200)["data"]
+        .as_array()
+        .expect("entries")
+        .clone();
+    let actor_of = |id: &str| {
+        entries
+            .iter()
+            .find(|entry| entry["id"] == id)
+            .unwrap_or_else(|| panic!("an entry of {id}: {entries:?}"))["actor"]
+            .clone()
+    };
+    assert_eq!(actor_of(&ticket), key);
+    assert_eq!(
+        actor_of(&session),
+        json!({"type": "visitor", "id": session, "name": "Zoe"})
+    );
+}
+
+async fn a_webhook_test_ping_names_the_key_that_asked(backend: Backend) {
+    let app = quiet(backend).await;
+    let acme = app.company().await;
+    let key = key_actor(&app, &acme).await;
+    let (webhook, _) = create_webhook(
+        &app,
+        &acme.key,
+        "http://127.0.0.1:9/hook",
+        &["user.created"],
+    )
+    .await;
+
+    app.post(
+        &format!("/company/webhooks/{webhook}/test"),
+        &acme.key,
+        json!({}),
+    )
+    .await;
+
+    let bodies = bodies(&app, &acme).await;
+    let ping = &bodies.get("webhook.test").expect("the ping")[0];
+    assert_eq!(ping["actor"], key);
+}
