@@ -306,7 +306,7 @@ async fn register_agent(
         id: Some(beat.user_id),
         name,
         email,
-        role: beat.role.unwrap_or(Role::Agent),
+        role: beat.role.unwrap_or(Role::Agent).into(),
     };
     match users::create(&state.db, tenant, new, state.clock.now()).await {
         Ok(user) => Ok(user),
