@@ -10,13 +10,13 @@ use utoipa_axum::routes;
 use super::model::Role;
 use super::store::{self, NewUser, User, UserChanges};
 use crate::auth::{Principal, Scope};
-use crate::roles::routes::ensure_holds;
-use crate::roles::store as roles;
-use crate::roles::{BuiltInRole, RoleRef};
 use crate::error::{ApiError, ApiResult, FieldError, StoreError};
 use crate::extract::{Id, Json, Query};
 use crate::idempotency::RequestState;
 use crate::openapi::schema::{self, ErrorBody};
+use crate::roles::routes::ensure_holds;
+use crate::roles::store as roles;
+use crate::roles::{BuiltInRole, RoleRef};
 use crate::router::ApiRouter;
 use crate::state::AppState;
 use crate::validate::{
@@ -69,16 +69,25 @@ struct AskedRole {
 }
 
 /// `role` (AGENT, ADMIN, or a role's name) or `roleName`, not both.
-fn asked_role(role: Option<&str>, role_name: Option<&str>) -> Result<Option<AskedRole>, FieldError> {
+fn asked_role(
+    role: Option<&str>,
+    role_name: Option<&str>,
+) -> Result<Option<AskedRole>, FieldError> {
     match (role, role_name) {
-        (Some(_), Some(_)) => Err(problem("roleName", "give either role or roleName, not both")),
+        (Some(_), Some(_)) => Err(problem(
+            "roleName",
+            "give either role or roleName, not both",
+        )),
         (Some(raw), None) => {
             // SPEC.md's spelling names the built-in role of that name.
             let name = match raw.parse::<Role>() {
                 Ok(role) => RoleRef::from(role).name().to_string(),
                 Err(_) => raw.to_string(),
             };
-            Ok(Some(AskedRole { field: "role", name }))
+            Ok(Some(AskedRole {
+                field: "role",
+                name,
+            }))
         }
         (None, Some(raw)) => Ok(Some(AskedRole {
             field: "roleName",

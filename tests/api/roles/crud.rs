@@ -28,7 +28,11 @@ backend_tests!(
 async fn the_built_in_roles_are_listed_first(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    let page = app.get("/roles", &acme.key).await.assert_status(200).clone();
+    let page = app
+        .get("/roles", &acme.key)
+        .await
+        .assert_status(200)
+        .clone();
     let names: Vec<&str> = page["data"]
         .as_array()
         .expect("data")
@@ -61,7 +65,10 @@ async fn a_custom_role_is_listed_after_the_built_in_ones(backend: Backend) {
         .iter()
         .map(|r| r["name"].as_str().expect("name"))
         .collect();
-    assert_eq!((names, page["total"].clone()), (vec!["viewer", "auditors"], json!(6)));
+    assert_eq!(
+        (names, page["total"].clone()),
+        (vec!["viewer", "auditors"], json!(6))
+    );
 }
 
 async fn a_custom_role_is_created_with_its_fields(backend: Backend) {
@@ -108,7 +115,9 @@ async fn a_custom_role_is_deleted(backend: Backend) {
     let role = custom_role(&app, &acme, "Leads", &["tickets:read"]).await;
     let path = path_of("roles", &role);
     app.delete(&path, &acme.key).await.assert_status(204);
-    app.get(&path, &acme.key).await.assert_error(404, "not_found");
+    app.get(&path, &acme.key)
+        .await
+        .assert_error(404, "not_found");
 }
 
 async fn a_role_with_an_unknown_scope_is_refused(backend: Backend) {

@@ -14,14 +14,10 @@ use crate::support::{TestApp, TestCompany};
 
 /// Creates a custom role of the company; answers it.
 async fn custom_role(app: &TestApp, acme: &TestCompany, name: &str, scopes: &[&str]) -> Value {
-    app.post(
-        "/roles",
-        &acme.key,
-        json!({"name": name, "scopes": scopes}),
-    )
-    .await
-    .assert_status(201)
-    .clone()
+    app.post("/roles", &acme.key, json!({"name": name, "scopes": scopes}))
+        .await
+        .assert_status(201)
+        .clone()
 }
 
 /// The path of a role or a user answered by the API.

@@ -54,5 +54,8 @@ async fn an_unknown_role_resolves_to_not_found(backend: Backend) {
     let other = app.company().await;
     custom_role(&app, &other, "Leads", &["tickets:read"]).await;
     let resolved = store::resolve(&app.state.db, acme.company.id, "Leads").await;
-    assert!(matches!(resolved, Err(StoreError::NotFound)), "{resolved:?}");
+    assert!(
+        matches!(resolved, Err(StoreError::NotFound)),
+        "{resolved:?}"
+    );
 }

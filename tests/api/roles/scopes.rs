@@ -46,7 +46,11 @@ async fn a_key_without_roles_write_cannot_create_a_role(backend: Backend) {
         )
         .await;
     let r = app
-        .post("/roles", &key, json!({"name": "Leads", "scopes": ["tickets:read"]}))
+        .post(
+            "/roles",
+            &key,
+            json!({"name": "Leads", "scopes": ["tickets:read"]}),
+        )
         .await;
     assert_message(
         &r,
@@ -91,5 +95,8 @@ async fn a_key_mints_a_key_with_a_new_scope_it_holds(backend: Backend) {
             json!({"name": "auditor", "scopes": ["audit:read", "ai:write"]}),
         )
         .await;
-    assert_eq!(r.assert_status(201)["scopes"], json!(["audit:read", "ai:write"]));
+    assert_eq!(
+        r.assert_status(201)["scopes"],
+        json!(["audit:read", "ai:write"])
+    );
 }

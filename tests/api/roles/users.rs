@@ -33,8 +33,18 @@ async fn a_user_created_with_a_role_name_holds_it(backend: Backend) {
     let read = app.get(&path_of("users", &user), &acme.key).await;
     let read = read.assert_status(200);
     assert_eq!(
-        (&read["roleName"], &read["role"], &read["teamsOnly"], &read["isActive"]),
-        (&json!("viewer"), &json!("AGENT"), &json!(false), &json!(true))
+        (
+            &read["roleName"],
+            &read["role"],
+            &read["teamsOnly"],
+            &read["isActive"]
+        ),
+        (
+            &json!("viewer"),
+            &json!("AGENT"),
+            &json!(false),
+            &json!(true)
+        )
     );
 }
 
@@ -42,7 +52,10 @@ async fn a_user_reads_as_admin_for_the_owner_role(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let user = user_holding(&app, &acme, "ada@acme.test", "owner").await;
-    assert_eq!((&user["roleName"], &user["role"]), (&json!("owner"), &json!("ADMIN")));
+    assert_eq!(
+        (&user["roleName"], &user["role"]),
+        (&json!("owner"), &json!("ADMIN"))
+    );
 }
 
 async fn a_user_created_with_role_alone_holds_that_built_in_role(backend: Backend) {
@@ -62,10 +75,17 @@ async fn a_user_created_without_a_role_is_an_agent(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let user = app
-        .post("/users", &acme.key, json!({"name": "Ada", "email": "ada@acme.test"}))
+        .post(
+            "/users",
+            &acme.key,
+            json!({"name": "Ada", "email": "ada@acme.test"}),
+        )
         .await;
     let user = user.assert_status(201);
-    assert_eq!((&user["roleName"], &user["role"]), (&json!("agent"), &json!("AGENT")));
+    assert_eq!(
+        (&user["roleName"], &user["role"]),
+        (&json!("agent"), &json!("AGENT"))
+    );
 }
 
 async fn a_user_holding_a_custom_role_reads_its_teams_only(backend: Backend) {
@@ -90,9 +110,13 @@ async fn a_user_keeps_a_custom_role_that_is_renamed(backend: Backend) {
     let acme = app.company().await;
     let role = custom_role(&app, &acme, "Leads", &["tickets:read"]).await;
     let user = user_holding(&app, &acme, "ada@acme.test", "Leads").await;
-    app.patch(&path_of("roles", &role), &acme.key, json!({"name": "Team leads"}))
-        .await
-        .assert_status(200);
+    app.patch(
+        &path_of("roles", &role),
+        &acme.key,
+        json!({"name": "Team leads"}),
+    )
+    .await
+    .assert_status(200);
     let read = app.get(&path_of("users", &user), &acme.key).await;
     assert_eq!(read.assert_status(200)["roleName"], "Team leads");
 }
@@ -103,10 +127,17 @@ async fn a_user_is_given_another_role(backend: Backend) {
     custom_role(&app, &acme, "Leads", &["tickets:read"]).await;
     let user = user_holding(&app, &acme, "ada@acme.test", "admin").await;
     let changed = app
-        .patch(&path_of("users", &user), &acme.key, json!({"roleName": "Leads"}))
+        .patch(
+            &path_of("users", &user),
+            &acme.key,
+            json!({"roleName": "Leads"}),
+        )
         .await;
     let changed = changed.assert_status(200);
-    assert_eq!((&changed["roleName"], &changed["role"]), (&json!("Leads"), &json!("AGENT")));
+    assert_eq!(
+        (&changed["roleName"], &changed["role"]),
+        (&json!("Leads"), &json!("AGENT"))
+    );
 }
 
 async fn a_user_is_deactivated(backend: Backend) {
@@ -158,7 +189,11 @@ async fn another_companys_role_name_is_refused(backend: Backend) {
     custom_role(&app, &other, "Leads", &["tickets:read"]).await;
     let user = user_holding(&app, &acme, "ada@acme.test", "agent").await;
     let r = app
-        .patch(&path_of("users", &user), &acme.key, json!({"roleName": "Leads"}))
+        .patch(
+            &path_of("users", &user),
+            &acme.key,
+            json!({"roleName": "Leads"}),
+        )
         .await;
     assert_invalid(&r, &["roleName"]);
 }

@@ -239,7 +239,11 @@ pub async fn role_named<'c>(
 /// place for a per-node cache (see docs/api.md, "Roles"): keyed by company
 /// and name, dropped for the company on every role write and over the bus
 /// on every node, as the key cache is.
-pub async fn resolve(db: &Db, company_id: Uuid, role_name: &str) -> Result<ResolvedRole, StoreError> {
+pub async fn resolve(
+    db: &Db,
+    company_id: Uuid,
+    role_name: &str,
+) -> Result<ResolvedRole, StoreError> {
     if let Some(role) = BuiltInRole::named(role_name) {
         return Ok(role.resolved());
     }

@@ -47,7 +47,10 @@ mod tests {
             .iter()
             .map(|r| Role::of(&RoleRef::BuiltIn(*r)))
             .collect();
-        assert_eq!(read, vec![Role::Admin, Role::Admin, Role::Agent, Role::Agent]);
+        assert_eq!(
+            read,
+            vec![Role::Admin, Role::Admin, Role::Agent, Role::Agent]
+        );
     }
 
     #[test]

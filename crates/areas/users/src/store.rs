@@ -112,7 +112,11 @@ pub async fn create_in(
     Ok(user)
 }
 
-pub async fn find<'c>(on: impl Into<On<'c>>, company_id: Uuid, id: Uuid) -> Result<User, StoreError> {
+pub async fn find<'c>(
+    on: impl Into<On<'c>>,
+    company_id: Uuid,
+    id: Uuid,
+) -> Result<User, StoreError> {
     let sql = format!("{SELECT} WHERE u.id = $1 AND u.company_id = $2");
     Query::new(sql)
         .bind(id)
