@@ -122,7 +122,7 @@ async fn create_if_empty(db: &Db, public_url: &str) -> anyhow::Result<Option<Dem
         id: None,
         name: "Demo Admin".into(),
         email: DEMO_OWNER_EMAIL.into(),
-        role: crate::users::Role::Admin,
+        role: crate::roles::RoleRef::BuiltIn(crate::roles::BuiltInRole::Owner),
     };
     let mut tx = db.begin().await?;
     let owner = crate::users::store::create_in(&mut tx, &tenant, owner, now).await?;

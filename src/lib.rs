@@ -28,6 +28,7 @@ pub mod query_params;
 pub mod realtime;
 pub mod reports;
 pub mod retention;
+pub mod roles;
 pub mod router;
 pub mod sequences;
 pub mod settings;

@@ -32,6 +32,7 @@ pub fn api_routes() -> ApiRouter {
         .merge(crate::widget::secret::router())
         .merge(crate::widget::revoke::router())
         .merge(crate::users::routes::router())
+        .merge(crate::roles::routes::router())
         .merge(crate::keys::routes::router())
         .merge(crate::webhooks::routes::router())
         .merge(crate::tickets::routes::router())

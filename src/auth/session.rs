@@ -12,7 +12,7 @@ use axum::http::{HeaderMap, Method, header};
 use uuid::Uuid;
 
 use super::cache::Digest;
-use super::{Agent, Principal, Scope, ScopeSet};
+use super::{Agent, Principal, ScopeSet};
 use crate::accounts::sessions::{self as store, SessionForAuth};
 use crate::companies::CompanyStatus;
 use crate::db::Db;
@@ -20,7 +20,6 @@ use crate::error::{ApiError, ErrorCode};
 use crate::generation::Generation;
 use crate::ratelimit::HotMap;
 use crate::time::{Clock, Timestamp};
-use crate::users::Role;
 
 /// The session cookie's name.
 pub const COOKIE: &str = "sd_session";
@@ -35,27 +34,6 @@ pub const LAST_SEEN_EVERY: Duration = Duration::from_secs(60);
 pub const AGENT_RATE_LIMIT: i64 = 10_000;
 /// Entries are swept when the cache grows past this.
 const SWEEP_ABOVE: usize = 10_000;
-
-/// The scopes of a built-in role. Admins hold every scope; agents what a
-/// support agent works with day to day.
-pub fn role_scopes(role: Role) -> ScopeSet {
-    match role {
-        Role::Admin => ScopeSet::all(),
-        Role::Agent => ScopeSet::from_scopes([
-            Scope::TicketsRead,
-            Scope::TicketsWrite,
-            Scope::KbRead,
-            Scope::ChatRead,
-            Scope::ChatWrite,
-            Scope::UsersRead,
-            Scope::EntitiesRead,
-            Scope::ReportsRead,
-            Scope::TeamsRead,
-            Scope::AttachmentsRead,
-            Scope::AttachmentsWrite,
-        ]),
-    }
-}
 
 /// A session as authentication uses it, built once when it is cached.
 #[derive(Debug)]
@@ -80,7 +58,7 @@ impl ReadySession {
         let scopes = if setup_required {
             ScopeSet::empty()
         } else {
-            role_scopes(record.user_role)
+            record.role().scopes
         };
         ReadySession {
             setup_required,
@@ -102,7 +80,9 @@ impl ReadySession {
             csrf_token: record.csrf_token.clone(),
             last_seen_at: record.last_seen_at,
             expires_at: record.expires_at,
-            usable: record.ended_at.is_none() && record.company_status == CompanyStatus::Active,
+            usable: record.ended_at.is_none()
+                && record.user_active
+                && record.company_status == CompanyStatus::Active,
         }
     }
 

@@ -343,7 +343,7 @@ async fn register_agent(
         id: Some(beat.user_id),
         name,
         email,
-        role: beat.role.unwrap_or(Role::Agent),
+        role: beat.role.unwrap_or(Role::Agent).into(),
     };
     let db = state.db.acting(actor.clone());
     match users::create(&db, tenant, new, state.clock.now()).await {

@@ -17,7 +17,7 @@ use crate::auth::{Mode, Tenant};
 use crate::db::Db;
 use crate::time::Timestamp;
 use crate::users::store::{self, NewUser};
-use crate::users::{Role, credentials};
+use crate::users::credentials;
 
 /// What `supportdesk users` does.
 #[derive(Subcommand)]
@@ -32,8 +32,8 @@ pub(super) enum UserAction {
         /// The name the agent goes by (default: the email's local part).
         #[arg(long)]
         name: Option<String>,
-        /// AGENT or ADMIN.
-        #[arg(long, default_value = "AGENT")]
+        /// owner, admin, agent or viewer.
+        #[arg(long, default_value = "agent")]
         role: String,
         /// Read the password from the first line of stdin.
         #[arg(long)]
@@ -115,10 +115,8 @@ pub(super) async fn users_command(
             password_stdin,
             json,
         } => {
-            let role: Role = role
-                .to_uppercase()
-                .parse()
-                .map_err(|_| anyhow::anyhow!("--role must be AGENT or ADMIN"))?;
+            let role = crate::roles::BuiltInRole::named(&role)
+                .ok_or_else(|| anyhow::anyhow!("--role must be owner, admin, agent or viewer"))?;
             let email = email.trim().to_lowercase();
             let hash = if password_stdin {
                 Some(hashed(password_from_stdin()?).await?)
@@ -134,7 +132,7 @@ pub(super) async fn users_command(
                 id: None,
                 name,
                 email,
-                role,
+                role: crate::roles::RoleRef::BuiltIn(role),
             };
             let now = now();
             let mut tx = db.begin().await?;
@@ -146,7 +144,7 @@ pub(super) async fn users_command(
             if json {
                 println!("{}", serde_json::to_string(&user)?);
             } else {
-                println!("user {} ({}, {})", user.id, user.email, user.role.as_str());
+                println!("user {} ({}, {})", user.id, user.email, user.role_name);
                 if hash.is_none() {
                     println!("  no password yet: `supportdesk users invite` sends a link");
                 }

@@ -59,6 +59,7 @@ pub const SECURITY_SCHEME: &str = "ApiKey";
     tags(
         (name = "Entities", description = "Groups of records; `parentId` makes subsidiaries"),
         (name = "Users", description = "Agents and admins of the company"),
+        (name = "Roles", description = "Built-in and custom roles: what a user's role lets them do"),
         (name = "API keys", description = "Keys of the company (secrets shown once)"),
         (name = "Tickets", description = "Tickets, comments and their timeline"),
         (name = "Tags", description = "Tags of tickets and chat sessions, with their counts"),

@@ -8,17 +8,19 @@ use utoipa::ToSchema;
 use utoipa_axum::routes;
 
 use super::model::Role;
-use super::store::{self, NewUser, User};
+use super::store::{self, NewUser, User, UserChanges};
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult, FieldError, StoreError};
 use crate::extract::{Id, Json, Query};
 use crate::idempotency::RequestState;
 use crate::openapi::schema::{self, ErrorBody};
+use crate::roles::routes::ensure_holds;
+use crate::roles::store as roles;
+use crate::roles::{BuiltInRole, RoleRef};
 use crate::router::ApiRouter;
 use crate::state::AppState;
 use crate::validate::{
-    Fields, NAME_MAX, Page, PageQuery, Paged, ensure, optional_email, optional_enum, problem,
-    required_text,
+    Fields, NAME_MAX, Page, PageQuery, Paged, ensure, optional_email, problem, required_text,
 };
 
 pub fn router() -> ApiRouter {
@@ -30,21 +32,27 @@ pub fn router() -> ApiRouter {
 }
 
 #[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct CreateUser {
     #[schema(schema_with = schema::name, required)]
     name: Option<String>,
     /// Unique within the company (compared case-insensitively).
     #[schema(schema_with = schema::email, required)]
     email: Option<String>,
-    /// Defaults to AGENT.
+    /// AGENT or ADMIN (the built-in agent or admin role), or a role's name
+    /// as `roleName`; not together with `roleName`. Defaults to AGENT.
     #[schema(schema_with = crate::users::model::role_schema)]
     role: Option<String>,
+    /// `owner`, `admin`, `agent`, `viewer` or a custom role's name; only a
+    /// role whose scopes the requesting key holds itself.
+    role_name: Option<String>,
     /// Email the user a one-time link (valid 7 days) to choose a password
     /// and sign in.
     invite: Option<bool>,
 }
 
 #[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct UpdateUser {
     #[schema(schema_with = schema::name)]
     name: Option<String>,
@@ -52,6 +60,70 @@ pub(crate) struct UpdateUser {
     email: Option<String>,
     #[schema(schema_with = crate::users::model::role_schema)]
     role: Option<String>,
+    role_name: Option<String>,
+    /// False deactivates the user.
+    is_active: Option<bool>,
+}
+
+/// The role a request names, and the field that named it.
+struct AskedRole {
+    field: &'static str,
+    name: String,
+}
+
+/// `role` (AGENT, ADMIN, or a role's name) or `roleName`, not both.
+fn asked_role(
+    role: Option<&str>,
+    role_name: Option<&str>,
+) -> Result<Option<AskedRole>, FieldError> {
+    match (role, role_name) {
+        (Some(_), Some(_)) => Err(problem(
+            "roleName",
+            "give either role or roleName, not both",
+        )),
+        (Some(raw), None) => {
+            // SPEC.md's spelling names the built-in role of that name.
+            let name = match raw.parse::<Role>() {
+                Ok(role) => RoleRef::from(role).name().to_string(),
+                Err(_) => raw.to_string(),
+            };
+            Ok(Some(AskedRole {
+                field: "role",
+                name,
+            }))
+        }
+        (None, Some(raw)) => Ok(Some(AskedRole {
+            field: "roleName",
+            name: raw.to_string(),
+        })),
+        (None, None) => Ok(None),
+    }
+}
+
+/// The role named, if the company has it (400 on the field that named it
+/// otherwise) and the key holds every scope of it (403 naming the first it
+/// lacks): a key gives no user more than it may do itself, so only a key
+/// holding every scope makes an owner.
+async fn granted_role(
+    state: &AppState,
+    principal: &Principal,
+    asked: &AskedRole,
+) -> ApiResult<RoleRef> {
+    let found = roles::role_named(&state.db, principal.tenant.company_id, &asked.name).await;
+    match found {
+        Ok((role, scopes)) => {
+            ensure_holds(principal, &scopes)?;
+            Ok(role)
+        }
+        Err(StoreError::NotFound) => Err(ApiError::invalid_field(
+            asked.field,
+            format!(
+                "names no role of the company (built-in: {}; or a custom role's name)",
+                BuiltInRole::NAMES.join(", ")
+            ),
+        )),
+        Err(other) => Err(other.into()),
+    }
 }
 
 /// Emails are compared case-insensitively: they are stored lower case.
@@ -90,8 +162,9 @@ async fn list(
 
 /// Create a user
 ///
-/// Emits `user.created`. With `invite: true` the user is emailed a link to
-/// choose a password.
+/// Emits `user.created`. A role (`role` or `roleName`) must be one the
+/// company has, with scopes the requesting key holds (403 otherwise). With
+/// `invite: true` the user is emailed a link to choose a password.
 #[utoipa::path(post, path = "/users", operation_id = "create_user", tag = "Users",
     request_body = CreateUser,
     responses(
@@ -103,17 +176,21 @@ async fn create(
     principal: Principal,
     Json(body): Json<CreateUser>,
 ) -> ApiResult<(StatusCode, Json<User>)> {
-    let (name, email, role) = (
+    let (name, email, asked) = (
         required_text("name", body.name.as_deref(), NAME_MAX),
         email(body.email.as_deref()),
-        optional_enum("role", body.role.as_deref()),
+        asked_role(body.role.as_deref(), body.role_name.as_deref()),
     )
         .all_valid()?;
+    let role = match asked {
+        Some(asked) => granted_role(&state, &principal, &asked).await?,
+        None => Role::Agent.into(),
+    };
     let new = NewUser {
         id: None,
         name,
         email,
-        role: role.unwrap_or(Role::Agent),
+        role,
     };
     let db = state.db.acting(principal.actor());
     let user = store::create(&db, &principal.tenant, new, state.clock.now())
@@ -141,6 +218,9 @@ async fn get_one(
 }
 
 /// Update a user
+///
+/// Changing `role`/`roleName` or `isActive` needs a key holding the user's
+/// present role's scopes and the new role's (403 otherwise).
 #[utoipa::path(patch, path = "/users/{id}", operation_id = "update_user", tag = "Users",
     request_body = UpdateUser,
     params(("id" = uuid::Uuid, Path, description = "User id")),
@@ -154,12 +234,16 @@ async fn update(
     Id(id): Id,
     Json(body): Json<UpdateUser>,
 ) -> ApiResult<Json<User>> {
-    let nothing_given = body.name.is_none() && body.email.is_none() && body.role.is_none();
-    let (_, name, email, role) = (
+    let nothing_given = body.name.is_none()
+        && body.email.is_none()
+        && body.role.is_none()
+        && body.role_name.is_none()
+        && body.is_active.is_none();
+    let (_, name, email, asked) = (
         ensure(
             !nothing_given,
             "body",
-            "give at least one of: name, email, role",
+            "give at least one of: name, email, role, roleName, isActive",
         ),
         body.name
             .as_deref()
@@ -169,27 +253,39 @@ async fn update(
             .as_deref()
             .map(|raw| email(Some(raw)))
             .transpose(),
-        optional_enum::<Role>("role", body.role.as_deref()),
+        asked_role(body.role.as_deref(), body.role_name.as_deref()),
     )
         .all_valid()?;
     let company_id = principal.tenant.company_id;
-    let role_before = match role {
-        Some(_) => Some(store::find(&state.db, company_id, id).await?.role),
+    let before = if asked.is_some() || body.is_active.is_some() {
+        // Who may change a user's role or deactivate them: a key holding
+        // the user's present role, so an admin's key cannot demote an owner.
+        let current = store::find(&state.db, company_id, id).await?;
+        let held = roles::resolve(&state.db, company_id, &current.role_name).await?;
+        ensure_holds(&principal, &held.scopes)?;
+        Some(current)
+    } else {
+        None
+    };
+    let role = match &asked {
+        Some(asked) => Some(granted_role(&state, &principal, asked).await?),
         None => None,
     };
-    let user = store::update(
-        &state.db,
-        principal.tenant.company_id,
-        id,
-        name.as_deref(),
-        email.as_deref(),
+    let changes = UserChanges {
+        name: name.as_deref(),
+        email: email.as_deref(),
         role,
-        state.clock.now(),
-    )
-    .await
-    .map_err(taken)?;
-    // A new role is new rights: the user signs in again to hold them.
-    if role_before.is_some_and(|before| before != user.role) {
+        is_active: body.is_active,
+    };
+    let user = store::update(&state.db, company_id, id, changes, state.clock.now())
+        .await
+        .map_err(taken)?;
+    // A new role is new rights, a deactivation none: the user's sessions
+    // end (and their sockets close) on every node.
+    let rights_changed = before.is_some_and(|before| {
+        before.role_name != user.role_name || (before.is_active && !user.is_active)
+    });
+    if rights_changed {
         crate::accounts::end::all_sessions_of(&state, company_id, id, None).await?;
     }
     Ok(Json(user))

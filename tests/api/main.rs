@@ -23,6 +23,7 @@ mod newcomer;
 mod outbound;
 mod paging;
 mod platform;
+mod roles;
 mod rules;
 mod search;
 mod sla;

@@ -31,6 +31,7 @@ crate::text_enum! {
         RequestTimeout = "request_timeout",
         Conflict = "conflict",
         SessionClosed = "session_closed",
+        RoleInUse = "role_in_use",
         CsatOff = "csat_off",
         CursorExpired = "cursor_expired",
         IdempotencyInProgress = "idempotency_in_progress",

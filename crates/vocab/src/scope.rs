@@ -28,6 +28,20 @@ crate::text_enum! {
         TeamsWrite = "teams:write",
         AttachmentsRead = "attachments:read",
         AttachmentsWrite = "attachments:write",
+        AuditRead = "audit:read",
+        ContactsRead = "contacts:read",
+        ContactsWrite = "contacts:write",
+        ContactsErase = "contacts:erase",
+        AutomationsRead = "automations:read",
+        AutomationsWrite = "automations:write",
+        MacrosRead = "macros:read",
+        MacrosWrite = "macros:write",
+        ChannelsRead = "channels:read",
+        ChannelsWrite = "channels:write",
+        AiRead = "ai:read",
+        AiWrite = "ai:write",
+        RolesRead = "roles:read",
+        RolesWrite = "roles:write",
     }
 }
 
@@ -38,13 +52,18 @@ impl Scope {
     }
 }
 
-fn bit(scope: Scope) -> u32 {
-    1 << (scope as u32)
+// A u64: the scopes outgrew 32 bits. The bit is only ever in memory (the
+// stored and wire forms are names), so its width can grow again.
+fn bit(scope: Scope) -> u64 {
+    1 << (scope as u64)
 }
+
+// Every scope must have a bit of its own.
+const _: () = assert!(Scope::ALL.len() <= u64::BITS as usize);
 
 /// A set of scopes; stored as a space-separated list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ScopeSet(u32);
+pub struct ScopeSet(u64);
 
 impl ScopeSet {
     pub fn all() -> Self {

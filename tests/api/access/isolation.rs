@@ -187,7 +187,7 @@ async fn a_change_and_its_event_commit_or_roll_back_together(backend: Backend) {
         id: None,
         name: "C".into(),
         email: email.into(),
-        role: supportdesk::users::Role::Agent,
+        role: supportdesk::users::Role::Agent.into(),
     };
     supportdesk::users::store::create_in(
         &mut tx,

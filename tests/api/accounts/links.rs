@@ -29,7 +29,7 @@ async fn post(app: &TestApp, path: &str, body: serde_json::Value) -> crate::supp
 async fn a_reset_is_accepted_alike_for_known_and_unknown_emails(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
 
     let known = post(
         &app,
@@ -57,7 +57,7 @@ async fn a_reset_is_accepted_alike_for_known_and_unknown_emails(backend: Backend
 async fn a_reset_link_sets_a_new_password_and_ends_every_session(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     let before = sign_in(&app, "ada@example.com", "live").await;
     post(
         &app,
@@ -90,7 +90,7 @@ async fn a_reset_link_sets_a_new_password_and_ends_every_session(backend: Backen
 async fn a_reset_link_works_once(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     post(
         &app,
         "/api/v1/auth/password-reset",
@@ -111,7 +111,7 @@ async fn a_reset_link_works_once(backend: Backend) {
 async fn a_reset_link_expires_after_an_hour(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     post(
         &app,
         "/api/v1/auth/password-reset",
@@ -165,7 +165,7 @@ async fn an_invitation_link_sets_the_first_password_and_signs_in(backend: Backen
 async fn a_weak_password_is_refused_and_the_link_still_works(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     post(
         &app,
         "/api/v1/auth/password-reset",
@@ -194,7 +194,7 @@ async fn a_weak_password_is_refused_and_the_link_still_works(backend: Backend) {
 async fn changing_ones_password_ends_the_other_sessions(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     let laptop = sign_in(&app, "ada@example.com", "live").await;
     let phone = sign_in(&app, "ada@example.com", "live").await;
 
@@ -219,7 +219,7 @@ async fn changing_ones_password_ends_the_other_sessions(backend: Backend) {
 async fn changing_ones_password_needs_the_current_one(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     let ada = sign_in(&app, "ada@example.com", "live").await;
 
     let refused = ada

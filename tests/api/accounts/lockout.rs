@@ -33,7 +33,7 @@ fn right() -> serde_json::Value {
 async fn five_failures_lock_the_account_out_even_for_the_right_password(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     fail(&app, 5).await;
 
     let locked = login_with(&app, right(), None).await;
@@ -50,7 +50,7 @@ async fn five_failures_lock_the_account_out_even_for_the_right_password(backend:
 async fn the_lockout_ends_with_time(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     fail(&app, 5).await;
 
     app.state.clock.advance(chrono::TimeDelta::seconds(31));
@@ -61,7 +61,7 @@ async fn the_lockout_ends_with_time(backend: Backend) {
 async fn a_success_clears_the_failures(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     fail(&app, 4).await;
     login_with(&app, right(), None).await.assert_status(200);
 
@@ -74,7 +74,7 @@ async fn failures_on_one_node_lock_the_account_on_another(backend: Backend) {
     let node_a = TestApp::spawn(backend).await;
     let node_b = node_a.spawn_peer().await;
     let acme = node_a.company().await;
-    agent_with_password(&node_a, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&node_a, &acme, "ada@example.com", "agent").await;
     fail(&node_a, 5).await;
 
     let on_b = login_with(&node_b, right(), None).await;

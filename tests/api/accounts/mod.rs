@@ -17,7 +17,8 @@ use crate::support::{TestApp, TestCompany, TestResponse};
 
 pub const PASSWORD: &str = "correct horse battery";
 
-/// Creates an agent (`role`: AGENT or ADMIN) with `email` and `PASSWORD`.
+/// Creates a user (`role`: owner, admin, agent or viewer) with `email` and
+/// `PASSWORD`.
 pub async fn agent_with_password(
     app: &TestApp,
     acme: &TestCompany,
@@ -32,7 +33,9 @@ pub async fn agent_with_password(
         id: None,
         name: format!("Agent {email}"),
         email: email.to_owned(),
-        role: role.parse().expect("role"),
+        role: supportdesk::roles::RoleRef::BuiltIn(
+            supportdesk::roles::BuiltInRole::named(role).expect("a built-in role"),
+        ),
     };
     let now = app.state.clock.now();
     let hash = supportdesk::accounts::password::NewPassword::parse(PASSWORD)

@@ -23,7 +23,7 @@ backend_tests!(
 async fn me_names_the_agent_their_scopes_and_csrf_token(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    let ada_id = agent_with_password(&app, &acme, "ada@example.com", "ADMIN").await;
+    let ada_id = agent_with_password(&app, &acme, "ada@example.com", "admin").await;
     let ada = sign_in(&app, "ada@example.com", "live").await;
 
     let me = ada.get(&app, "/api/v1/auth/me").await;
@@ -53,7 +53,7 @@ async fn me_without_a_cookie_asks_to_sign_in(backend: Backend) {
 async fn sessions_lists_the_open_sessions_and_marks_the_current_one(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     let laptop = sign_in(&app, "ada@example.com", "live").await;
     let phone = sign_in(&app, "ada@example.com", "live").await;
 
@@ -77,7 +77,7 @@ async fn sessions_lists_the_open_sessions_and_marks_the_current_one(backend: Bac
 async fn ending_one_session_signs_that_browser_out(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     let laptop = sign_in(&app, "ada@example.com", "live").await;
     let phone = sign_in(&app, "ada@example.com", "live").await;
     let phone_id = phone.me["sessionId"].as_str().expect("id");
@@ -103,7 +103,7 @@ async fn ending_one_session_signs_that_browser_out(backend: Backend) {
 async fn ending_all_other_sessions_keeps_the_current_one(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     let laptop = sign_in(&app, "ada@example.com", "live").await;
     let phone = sign_in(&app, "ada@example.com", "live").await;
     let tablet = sign_in(&app, "ada@example.com", "live").await;
@@ -125,7 +125,7 @@ async fn ending_all_other_sessions_keeps_the_current_one(backend: Backend) {
 async fn signing_out_ends_the_session_and_clears_the_cookie(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     let ada = sign_in(&app, "ada@example.com", "live").await;
 
     let out = ada
@@ -144,7 +144,7 @@ async fn signing_out_ends_the_session_and_clears_the_cookie(backend: Backend) {
 async fn an_idle_session_ends(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     let ada = sign_in(&app, "ada@example.com", "live").await;
     ada.get(&app, "/api/v1/tickets").await.assert_status(200);
 
@@ -163,7 +163,7 @@ async fn a_session_ends_at_its_absolute_lifetime_however_busy(backend: Backend) 
     })
     .await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     let ada = sign_in(&app, "ada@example.com", "live").await;
 
     for _ in 0..3 {
@@ -181,7 +181,7 @@ async fn a_session_ends_at_its_absolute_lifetime_however_busy(backend: Backend) 
 async fn a_role_change_ends_the_users_sessions(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    let ada_id = agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    let ada_id = agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     let ada = sign_in(&app, "ada@example.com", "live").await;
 
     app.patch(

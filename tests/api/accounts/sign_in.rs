@@ -24,7 +24,7 @@ backend_tests!(
 async fn sign_in_answers_the_agent_and_a_cookie_with_its_flags(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    let ada = agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    let ada = agent_with_password(&app, &acme, "ada@example.com", "agent").await;
 
     let response = login_with(
         &app,
@@ -52,7 +52,7 @@ async fn the_cookie_is_secure_when_the_service_is_reached_over_https(backend: Ba
     })
     .await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
 
     let response = login_with(
         &app,
@@ -69,7 +69,7 @@ async fn the_cookie_is_secure_when_the_service_is_reached_over_https(backend: Ba
 async fn an_unknown_email_and_a_wrong_password_get_the_same_answer(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
 
     let wrong_password = login_with(
         &app,
@@ -94,7 +94,7 @@ async fn an_unknown_email_and_a_wrong_password_get_the_same_answer(backend: Back
 async fn the_cookie_authenticates_api_requests_with_the_role_scopes(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     let ada = sign_in(&app, "ada@example.com", "live").await;
 
     let tickets = ada.get(&app, "/api/v1/tickets").await;
@@ -106,7 +106,7 @@ async fn the_cookie_authenticates_api_requests_with_the_role_scopes(backend: Bac
 async fn a_change_made_with_the_cookie_needs_the_csrf_token(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     let ada = sign_in(&app, "ada@example.com", "live").await;
     let ticket = json!({"subject": "Printer", "entityId": acme.entity.id});
 
@@ -130,7 +130,7 @@ async fn a_change_made_with_the_cookie_needs_the_csrf_token(backend: Backend) {
 async fn a_change_with_a_wrong_csrf_token_is_refused(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     let mut ada = sign_in(&app, "ada@example.com", "live").await;
     ada.csrf = "x".repeat(32);
 
@@ -144,7 +144,7 @@ async fn a_change_with_a_wrong_csrf_token_is_refused(backend: Backend) {
 async fn signing_in_again_gives_a_new_session_and_ends_the_old_one(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     let first = sign_in(&app, "ada@example.com", "live").await;
 
     let again = login_with(
@@ -166,7 +166,7 @@ async fn signing_in_again_gives_a_new_session_and_ends_the_old_one(backend: Back
 async fn a_test_mode_session_sees_test_data_only(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     let ticket = json!({"subject": "Test data", "entityId": acme.entity.id});
     app.post("/api/v1/tickets", &acme.key, ticket)
         .await
@@ -184,7 +184,7 @@ async fn a_test_mode_session_sees_test_data_only(backend: Backend) {
 async fn an_agent_role_has_no_admin_scopes(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     let ada = sign_in(&app, "ada@example.com", "live").await;
 
     let keys = ada.get(&app, "/api/v1/api-keys").await;

@@ -28,7 +28,7 @@ async fn open(app: &TestApp, browser: &Browser, origin: &str) -> Result<Client, 
 async fn a_socket_opens_with_the_cookie_from_the_services_origin(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     let ada = sign_in(&app, "ada@example.com", "live").await;
 
     let mut socket = open(&app, &ada, &app.address).await.expect("socket opens");
@@ -40,7 +40,7 @@ async fn a_socket_opens_with_the_cookie_from_the_services_origin(backend: Backen
 async fn a_socket_with_the_cookie_from_another_origin_is_refused(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     let ada = sign_in(&app, "ada@example.com", "live").await;
 
     let refused = open(&app, &ada, "https://evil.example").await;
@@ -53,7 +53,7 @@ async fn a_password_change_closes_the_other_sessions_sockets_on_every_node(backe
     let node_a = TestApp::spawn(backend).await;
     let node_b = node_a.spawn_peer().await;
     let acme = node_a.company().await;
-    agent_with_password(&node_a, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&node_a, &acme, "ada@example.com", "agent").await;
     let laptop = sign_in(&node_a, "ada@example.com", "live").await;
     let phone = sign_in(&node_a, "ada@example.com", "live").await;
     let mut phone_socket = open(&node_b, &phone, &node_b.address)
@@ -90,7 +90,7 @@ async fn a_password_change_closes_the_other_sessions_sockets_on_every_node(backe
 async fn signing_out_closes_the_sessions_socket(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     let ada = sign_in(&app, "ada@example.com", "live").await;
     let mut socket = open(&app, &ada, &app.address).await.expect("socket opens");
 

@@ -69,7 +69,7 @@ async fn turn_on(app: &TestApp, browser: &Browser) -> (String, Vec<String>) {
 
 async fn with_totp(app: &TestApp) -> (String, Vec<String>) {
     let acme = app.company().await;
-    agent_with_password(app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(app, &acme, "ada@example.com", "agent").await;
     let ada = sign_in(app, "ada@example.com", "live").await;
     turn_on(app, &ada).await
 }
@@ -128,7 +128,7 @@ async fn a_recovery_code_signs_in_once(backend: Backend) {
 async fn confirming_with_a_wrong_code_leaves_totp_off(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     let ada = sign_in(&app, "ada@example.com", "live").await;
     ada.send(&app, Method::POST, "/api/v1/auth/totp/setup", None, true)
         .await
@@ -151,7 +151,7 @@ async fn confirming_with_a_wrong_code_leaves_totp_off(backend: Backend) {
 async fn turning_totp_on_ends_the_other_sessions(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     let laptop = sign_in(&app, "ada@example.com", "live").await;
     let phone = sign_in(&app, "ada@example.com", "live").await;
 
@@ -167,7 +167,7 @@ async fn turning_totp_on_ends_the_other_sessions(backend: Backend) {
 async fn turning_totp_off_needs_a_code(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     let ada = sign_in(&app, "ada@example.com", "live").await;
     let (secret, _) = turn_on(&app, &ada).await;
     let off = |code: &str| json!({"code": code});
@@ -199,7 +199,7 @@ async fn turning_totp_off_needs_a_code(backend: Backend) {
 async fn a_company_that_requires_totp_lets_an_agent_without_it_only_set_it_up(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    agent_with_password(&app, &acme, "ada@example.com", "AGENT").await;
+    agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     app.patch(
         "/api/v1/settings",
         &acme.key,

@@ -72,7 +72,7 @@ pub async fn agent(app: &TestApp, acme: &TestCompany, name: &str) -> Uuid {
             id: None,
             name: name.into(),
             email: format!("{}@acme.test", name.to_lowercase()),
-            role: supportdesk::users::Role::Agent,
+            role: supportdesk::users::Role::Agent.into(),
         },
         app.state.clock.now(),
     )

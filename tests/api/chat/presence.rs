@@ -42,7 +42,7 @@ async fn another_companys_user_id_gets_the_answer_of_an_unregistrable_id(backend
             id: None,
             name: "Olga".into(),
             email: "olga@other.test".into(),
-            role: supportdesk::users::Role::Agent,
+            role: supportdesk::users::Role::Agent.into(),
         },
         app.state.clock.now(),
     )

@@ -102,6 +102,14 @@ pub(super) async fn records_of(
         )
         .await;
     ids.insert("team", id(&team));
+    let role = app
+        .post(
+            "/roles",
+            key,
+            json!({"name": "A's role", "scopes": ["tickets:read"]}),
+        )
+        .await;
+    ids.insert("role", id(&role));
     app.post(
         "/settings/custom-fields",
         key,

@@ -36,6 +36,7 @@ fn valid_body(method: &Method, path: &str, other_user: &str) -> Option<Value> {
         ("PATCH", "/settings/custom-fields/{key}") => json!({"label": "Renamed"}),
         ("PATCH", "/settings/business-hours/{id}") => json!({"name": "Renamed"}),
         ("PATCH", "/teams/{id}") => json!({"name": "Renamed"}),
+        ("PATCH", "/roles/{id}") => json!({"name": "Renamed"}),
         ("POST", "/chat/sessions/{id}/messages") => {
             json!({"body": "Hi", "senderType": "visitor"})
         }
@@ -59,6 +60,7 @@ fn fill(path: &str, ids: &BTreeMap<&'static str, String>) -> String {
         "settings" if path.starts_with("/settings/custom-fields") => "custom field",
         "settings" if path.starts_with("/settings/business-hours") => "business hours",
         "teams" => "team",
+        "roles" => "role",
         "attachments" => "attachment",
         other => panic!("no record kind for /{other}: add it to the isolation table"),
     };
@@ -107,9 +109,10 @@ async fn another_tenants_ids_are_404_on_every_route(backend: Backend) {
             continue;
         }
         let path = fill(&spec.path, &ids);
-        // Entities, users and presence are shared by A's two modes.
+        // Entities, users, roles and presence are shared by A's two modes.
         let shared = spec.path.starts_with("/entities")
             || spec.path.starts_with("/users")
+            || spec.path.starts_with("/roles")
             || spec.path.starts_with("/chat/agent-presence");
         let mut callers = vec![("company B", b.key.as_str(), b_user.as_str())];
         if !shared {
@@ -151,6 +154,7 @@ async fn another_tenants_ids_are_404_on_every_route(backend: Backend) {
         format!("/api-keys/{}", ids["key"]),
         format!("/users/{}", ids["user"]),
         format!("/entities/{}", ids["entity"]),
+        format!("/roles/{}", ids["role"]),
     ] {
         let r = app.get(&path, &a.key).await;
         r.assert_status(200);

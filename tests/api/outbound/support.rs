@@ -239,7 +239,7 @@ pub async fn create_user(app: &TestApp, tenant: &Tenant, name: &str) -> uuid::Uu
             id: None,
             name: name.to_string(),
             email: format!("{}@example.com", uuid::Uuid::new_v4().simple()),
-            role: supportdesk::users::Role::Agent,
+            role: supportdesk::users::Role::Agent.into(),
         },
         app.state.clock.now(),
     )

@@ -220,7 +220,7 @@ async fn two_agents(app: &TestApp, tenant: &Tenant) -> [String; 2] {
                 id: None,
                 name: name.into(),
                 email: format!("{name}-{}@example.com", Uuid::new_v4()),
-                role: supportdesk::users::Role::Agent,
+                role: supportdesk::users::Role::Agent.into(),
             },
             app.state.clock.now(),
         )

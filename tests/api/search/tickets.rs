@@ -85,7 +85,7 @@ async fn search_combines_with_every_list_filter(backend: Backend) {
             id: None,
             name: "Ann".into(),
             email: "ann@acme.test".into(),
-            role: supportdesk::users::Role::Agent,
+            role: supportdesk::users::Role::Agent.into(),
         },
         app.state.clock.now(),
     )

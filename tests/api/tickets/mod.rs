@@ -39,7 +39,7 @@ pub(crate) async fn user(app: &TestApp, company_id: Uuid, name: &str) -> User {
             id: None,
             name: name.into(),
             email: format!("{}-{}@example.com", name.to_lowercase(), Uuid::new_v4()),
-            role: supportdesk::users::Role::Agent,
+            role: supportdesk::users::Role::Agent.into(),
         },
         app.state.clock.now(),
     )

@@ -13,4 +13,5 @@ infra::area_floors!();
 
 // The areas this one builds on.
 pub(crate) use ::companies;
+pub(crate) use ::roles;
 pub(crate) use ::users;

@@ -4,7 +4,8 @@
 use serde::Serialize;
 use uuid::Uuid;
 
-use crate::auth::{Mode, Tenant};
+use crate::auth::{Mode, ScopeSet, Tenant};
+use crate::roles::{BuiltInRole, ResolvedRole};
 use crate::companies::CompanyStatus;
 use crate::db::{Db, Query, Tx};
 use crate::error::StoreError;
@@ -38,7 +39,12 @@ pub struct SessionForAuth {
     pub ended_at: Option<Timestamp>,
     pub user_name: String,
     pub user_email: String,
-    pub user_role: crate::users::Role,
+    /// A built-in role's name, when the user holds one …
+    pub user_role_name: Option<String>,
+    /// … otherwise the custom role's scopes and team limit.
+    pub custom_scopes: Option<ScopeSet>,
+    pub custom_teams_only: Option<bool>,
+    pub user_active: bool,
     pub user_totp_enabled: bool,
     pub company_status: CompanyStatus,
     /// The company's settings object (its `requireTwoFactor`).
@@ -46,6 +52,25 @@ pub struct SessionForAuth {
 }
 
 impl SessionForAuth {
+    /// The role the user holds now, resolved.
+    pub fn role(&self) -> ResolvedRole {
+        let built_in = self.user_role_name.as_deref().and_then(BuiltInRole::named);
+        match (built_in, self.custom_scopes) {
+            (Some(role), _) => role.resolved(),
+            (None, Some(scopes)) => ResolvedRole {
+                scopes,
+                teams_only: self.custom_teams_only.unwrap_or(false),
+                internal_notes: false,
+            },
+            // Neither: no rights rather than a guess.
+            (None, None) => ResolvedRole {
+                scopes: ScopeSet::empty(),
+                teams_only: false,
+                internal_notes: false,
+            },
+        }
+    }
+
     pub fn tenant(&self) -> Tenant {
         Tenant {
             company_id: self.company_id,
@@ -90,15 +115,19 @@ pub async fn create(db: &Db, new: NewSession<'_>, now: Timestamp) -> Result<Uuid
 }
 
 const AUTH_COLUMNS: &str = "s.id, s.company_id, s.user_id, s.mode, s.csrf_token, s.last_seen_at, \
-     s.expires_at, s.ended_at, u.name AS user_name, u.email AS user_email, u.role AS user_role, \
-     u.totp_enabled AS user_totp_enabled, c.status AS company_status, \
-     c.settings AS company_settings";
+     s.expires_at, s.ended_at, u.name AS user_name, u.email AS user_email, \
+     u.role_name AS user_role_name, r.scopes AS custom_scopes, r.teams_only AS custom_teams_only, \
+     u.is_active AS user_active, u.totp_enabled AS user_totp_enabled, \
+     c.status AS company_status, c.settings AS company_settings";
+
+/// The tables `AUTH_COLUMNS` reads, the custom role a user holds as `r`.
+const AUTH_FROM: &str = "agent_sessions s JOIN users u ON u.id = s.user_id \
+     JOIN companies c ON c.id = s.company_id LEFT JOIN roles r ON r.id = u.role_id";
 
 /// The session whose secret has SHA-256 `digest` (hex), ended or not.
 pub async fn find_for_auth(db: &Db, digest: &str) -> Result<Option<SessionForAuth>, StoreError> {
     let sql = format!(
-        "SELECT {AUTH_COLUMNS} FROM agent_sessions s JOIN users u ON u.id = s.user_id \
-         JOIN companies c ON c.id = s.company_id WHERE s.token_digest = $1"
+        "SELECT {AUTH_COLUMNS} FROM {AUTH_FROM} WHERE s.token_digest = $1"
     );
     Query::new(sql).bind(digest).fetch_optional(db).await
 }
@@ -106,8 +135,7 @@ pub async fn find_for_auth(db: &Db, digest: &str) -> Result<Option<SessionForAut
 /// The session `id`, ended or not.
 pub async fn find_for_auth_by_id(db: &Db, id: Uuid) -> Result<Option<SessionForAuth>, StoreError> {
     let sql = format!(
-        "SELECT {AUTH_COLUMNS} FROM agent_sessions s JOIN users u ON u.id = s.user_id \
-         JOIN companies c ON c.id = s.company_id WHERE s.id = $1"
+        "SELECT {AUTH_COLUMNS} FROM {AUTH_FROM} WHERE s.id = $1"
     );
     Query::new(sql).bind(id).fetch_optional(db).await
 }

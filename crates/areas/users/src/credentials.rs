@@ -29,7 +29,8 @@ const SIGN_IN_COLUMNS: &str =
 pub async fn sign_in_candidates(db: &Db, email: &str) -> Result<Vec<SignInAccount>, StoreError> {
     let sql = format!(
         "SELECT {SIGN_IN_COLUMNS} FROM users u JOIN companies c ON c.id = u.company_id \
-         WHERE u.email = $1 AND u.password_hash IS NOT NULL AND c.status = 'active' \
+         WHERE u.email = $1 AND u.password_hash IS NOT NULL AND u.is_active \
+         AND c.status = 'active' \
          ORDER BY u.created_at, u.id"
     );
     Query::new(sql).bind(email).fetch_all(db).await
@@ -158,7 +159,8 @@ pub async fn claim_totp_step(db: &Db, id: Uuid, step: i64) -> Result<bool, Store
 pub async fn accounts_with_email(db: &Db, email: &str) -> Result<Vec<SignInAccount>, StoreError> {
     let sql = format!(
         "SELECT {SIGN_IN_COLUMNS} FROM users u JOIN companies c ON c.id = u.company_id \
-         WHERE u.email = $1 AND c.status = 'active' ORDER BY u.created_at, u.id"
+         WHERE u.email = $1 AND u.is_active AND c.status = 'active' \
+         ORDER BY u.created_at, u.id"
     );
     Query::new(sql).bind(email).fetch_all(db).await
 }

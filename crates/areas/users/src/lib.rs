@@ -1,6 +1,6 @@
 //! Users: the company's agents and admins, shared by both modes. Tickets are
 //! assigned to users; chat agents are users. An area crate: it depends on
-//! the floors below and the event log only.
+//! the floors below, the event log and roles (the role a user holds).
 
 pub mod credentials;
 pub mod model;
@@ -11,6 +11,7 @@ infra::area_floors!();
 
 // The areas this one builds on.
 pub(crate) use ::events;
+pub(crate) use ::roles;
 
 pub use model::Role;
 pub use store::User;

@@ -1,14 +1,17 @@
 //! SQL for users. Creating a user emits `user.created` in the same
-//! transaction.
+//! transaction. A user holds a built-in role (`role_name`) or a custom one
+//! (`role_id`, the roles area's row, read here for its name and
+//! `teams_only`).
 
 use serde::Serialize;
 use uuid::Uuid;
 
 use super::model::Role;
 use crate::auth::Tenant;
-use crate::db::{Db, Query, Tx};
+use crate::db::{Db, On, Query, Tx};
 use crate::error::StoreError;
 use crate::events;
+use crate::roles::RoleRef;
 use crate::time::{Timestamp, new_id};
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
@@ -19,6 +22,13 @@ pub struct User {
     pub email: String,
     #[schema(schema_with = crate::model::role_schema)]
     pub role: Role,
+    /// The role the user holds: `owner`, `admin`, `agent`, `viewer` or a
+    /// custom role's name.
+    pub role_name: String,
+    /// Whether the user's visibility is limited to their teams (the role's).
+    pub teams_only: bool,
+    /// False: the user cannot sign in.
+    pub is_active: bool,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
@@ -32,14 +42,28 @@ impl events::EventPayload for UserCreated<'_> {
     const NAME: events::EventName = events::EventName::UserCreated;
 }
 
-pub const COLUMNS: &str = "id, name, email, role, created_at, updated_at";
+/// A user's columns, the custom role it holds joined as `r`.
+const SELECT: &str = "SELECT u.id, u.name, u.email, u.role, \
+     COALESCE(r.name, u.role_name) AS role_name, \
+     COALESCE(r.teams_only, FALSE) AS teams_only, u.is_active, u.created_at, u.updated_at \
+     FROM users u LEFT JOIN roles r ON r.id = u.role_id";
 
 pub struct NewUser {
     /// Given when the id comes from outside (an agent console's presence).
     pub id: Option<Uuid>,
     pub name: String,
     pub email: String,
-    pub role: Role,
+    /// A custom role must be one of the company's (the caller looked it up).
+    pub role: RoleRef,
+}
+
+/// The columns that hold a role: `role` (as SPEC.md reads it),
+/// `role_name` (a built-in's) and `role_id` (a custom one's).
+fn role_columns(role: &RoleRef) -> (Role, Option<&'static str>, Option<Uuid>) {
+    match role {
+        RoleRef::BuiltIn(built_in) => (Role::of(role), Some(built_in.as_str()), None),
+        RoleRef::Custom { id, .. } => (Role::of(role), None, Some(*id)),
+    }
 }
 
 /// Creates a user and emits `user.created` (for `tenant`'s mode, the mode of
@@ -57,37 +81,47 @@ pub async fn create(
     Ok(user)
 }
 
-/// `create` inside a caller's transaction.
+/// `create` inside a caller's transaction. A custom role deleted meanwhile
+/// is an invalid `roleName`.
 pub async fn create_in(
     tx: &mut Tx,
     tenant: &Tenant,
     new: NewUser,
     now: Timestamp,
 ) -> Result<User, StoreError> {
-    let sql = format!(
-        "INSERT INTO users (id, company_id, name, email, role, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING {COLUMNS}"
-    );
-    let user: User = Query::new(sql)
-        .bind(new.id.unwrap_or_else(new_id))
-        .bind(tenant.company_id)
-        .bind(&new.name)
-        .bind(&new.email)
-        .bind(new.role.as_str())
-        .bind(now)
-        .unique_field("email")
-        .fetch_one(&mut *tx)
-        .await?;
+    let id = new.id.unwrap_or_else(new_id);
+    let (role, role_name, role_id) = role_columns(&new.role);
+    Query::new(
+        "INSERT INTO users (id, company_id, name, email, role, role_name, role_id, \
+         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)",
+    )
+    .bind(id)
+    .bind(tenant.company_id)
+    .bind(&new.name)
+    .bind(&new.email)
+    .bind(role.as_str())
+    .bind(role_name)
+    .bind(role_id)
+    .bind(now)
+    .unique_field("email")
+    .foreign_key_field("roleName", "names no role of the company")
+    .execute(&mut *tx)
+    .await?;
+    let user = find(&mut *tx, tenant.company_id, id).await?;
     events::emit(tx, tenant, &UserCreated(&user), now).await?;
     Ok(user)
 }
 
-pub async fn find(db: &Db, company_id: Uuid, id: Uuid) -> Result<User, StoreError> {
-    let sql = format!("SELECT {COLUMNS} FROM users WHERE id = $1 AND company_id = $2");
+pub async fn find<'c>(
+    on: impl Into<On<'c>>,
+    company_id: Uuid,
+    id: Uuid,
+) -> Result<User, StoreError> {
+    let sql = format!("{SELECT} WHERE u.id = $1 AND u.company_id = $2");
     Query::new(sql)
         .bind(id)
         .bind(company_id)
-        .fetch_one(db)
+        .fetch_one(on)
         .await
 }
 
@@ -108,8 +142,8 @@ pub async fn list(
     offset: i64,
 ) -> Result<(Vec<User>, i64), StoreError> {
     let sql = format!(
-        "SELECT {COLUMNS} FROM users WHERE company_id = $1 \
-         ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3"
+        "{SELECT} WHERE u.company_id = $1 \
+         ORDER BY u.created_at DESC, u.id DESC LIMIT $2 OFFSET $3"
     );
     let users = Query::new(sql)
         .bind(company_id)
@@ -124,32 +158,54 @@ pub async fn list(
     Ok((users, total))
 }
 
-/// Changes any of name, email, role; `None` keeps the current value.
-/// Stamped `now`.
+/// A PATCH of a user: `None` keeps a field.
+#[derive(Debug, Default)]
+pub struct UserChanges<'a> {
+    pub name: Option<&'a str>,
+    pub email: Option<&'a str>,
+    /// A custom role must be one of the company's (the caller looked it up).
+    pub role: Option<RoleRef>,
+    pub is_active: Option<bool>,
+}
+
+/// Changes a user, stamped `now`. A taken email is a Conflict on `email`;
+/// a custom role deleted meanwhile is an invalid `roleName`.
 pub async fn update(
     db: &Db,
     company_id: Uuid,
     id: Uuid,
-    name: Option<&str>,
-    email: Option<&str>,
-    role: Option<Role>,
+    changes: UserChanges<'_>,
     now: Timestamp,
 ) -> Result<User, StoreError> {
-    let sql = format!(
+    let columns = changes.role.as_ref().map(role_columns);
+    let mut tx = db.begin().await?;
+    // $7 says whether the role changes: a custom role's `role_name` and a
+    // built-in's `role_id` are NULL, so COALESCE cannot tell "keep" apart.
+    Query::new(
         "UPDATE users SET name = COALESCE($3, name), email = COALESCE($4, email), \
-         role = COALESCE($5, role), updated_at = $6 \
-         WHERE id = $1 AND company_id = $2 RETURNING {COLUMNS}"
-    );
-    Query::new(sql)
-        .bind(id)
-        .bind(company_id)
-        .bind(name)
-        .bind(email)
-        .bind(role)
-        .bind(now)
-        .unique_field("email")
-        .fetch_one(db)
-        .await
+         is_active = COALESCE($5, is_active), updated_at = $6, \
+         role = CASE WHEN $7 THEN $8 ELSE role END, \
+         role_name = CASE WHEN $7 THEN $9 ELSE role_name END, \
+         role_id = CASE WHEN $7 THEN $10 ELSE role_id END \
+         WHERE id = $1 AND company_id = $2",
+    )
+    .bind(id)
+    .bind(company_id)
+    .bind(changes.name)
+    .bind(changes.email)
+    .bind(changes.is_active)
+    .bind(now)
+    .bind(columns.is_some())
+    .bind(columns.map(|(role, _, _)| role.as_str()))
+    .bind(columns.and_then(|(_, name, _)| name))
+    .bind(columns.and_then(|(_, _, role_id)| role_id))
+    .unique_field("email")
+    .foreign_key_field("roleName", "names no role of the company")
+    .execute_or_not_found(&mut tx)
+    .await?;
+    let user = find(&mut tx, company_id, id).await?;
+    tx.commit().await?;
+    Ok(user)
 }
 
 #[cfg(test)]
@@ -165,13 +221,16 @@ mod tests {
             name: "Ada".into(),
             email: "ada@example.com".into(),
             role: Role::Agent,
+            role_name: "agent".into(),
+            teams_only: false,
+            is_active: true,
             created_at: at,
             updated_at: at,
         };
         assert_eq!(
             serde_json::to_string(&serde_json::to_value(UserCreated(&user)).expect("payload"))
                 .expect("json"),
-            r#"{"createdAt":"2026-11-21T18:48:26.752Z","email":"ada@example.com","id":"01a1ff70-3780-70e9-b8a3-96eee53d5f5c","name":"Ada","role":"AGENT","updatedAt":"2026-11-21T18:48:26.752Z"}"#
+            r#"{"createdAt":"2026-11-21T18:48:26.752Z","email":"ada@example.com","id":"01a1ff70-3780-70e9-b8a3-96eee53d5f5c","isActive":true,"name":"Ada","role":"AGENT","roleName":"agent","teamsOnly":false,"updatedAt":"2026-11-21T18:48:26.752Z"}"#
         );
     }
 }
