@@ -24,6 +24,7 @@ mod platform;
 mod rules;
 mod search;
 mod sla;
+mod sso;
 mod tags;
 mod teams;
 mod tickets;

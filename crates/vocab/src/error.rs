@@ -18,6 +18,8 @@ crate::text_enum! {
         ExpiredApiKey = "expired_api_key",
         InvalidToken = "invalid_token",
         InvalidLink = "invalid_link",
+        SsoFailed = "sso_failed",
+        SsoNotVerified = "sso_not_verified",
         IdentityRequired = "identity_required",
         AccountSuspended = "account_suspended",
         InsufficientScope = "insufficient_scope",
