@@ -109,7 +109,8 @@ async fn callback(
         .ok_or_else(|| failed("the callback carries no state"))?;
     // The state is taken (single use) before anything else: a replayed or
     // forged callback ends here.
-    let login = match store::take_login(&state.db, &digest(&given_state), state.clock.now()).await? {
+    let login = match store::take_login(&state.db, &digest(&given_state), state.clock.now()).await?
+    {
         Ok(login) => login,
         Err(StateRefusal::Unknown) => return Err(failed("the state is unknown")),
         Err(StateRefusal::Used) => return Err(failed("the state was already used")),
@@ -158,7 +159,11 @@ async fn callback(
 /// The provider could not be read: not the agent's fault, so a 502.
 fn unreachable_provider(err: &ProviderError) -> ApiError {
     tracing::warn!(error = %err, "SSO discovery failed");
-    ApiError::new(StatusCode::BAD_GATEWAY, ErrorCode::SsoFailed, err.to_string())
+    ApiError::new(
+        StatusCode::BAD_GATEWAY,
+        ErrorCode::SsoFailed,
+        err.to_string(),
+    )
 }
 
 /// What the store keeps of a state: its SHA-256, hex.

@@ -164,7 +164,12 @@ fn slug(value: Option<&str>) -> Result<String, FieldError> {
 /// is appended to it).
 fn issuer_url(value: Option<&str>) -> Result<String, FieldError> {
     let text = required_text("issuerUrl", value, URL_MAX)?;
-    let refused = || problem("issuerUrl", "must be an https URL without query or fragment");
+    let refused = || {
+        problem(
+            "issuerUrl",
+            "must be an https URL without query or fragment",
+        )
+    };
     let url = Url::parse(&text).map_err(|_| refused())?;
     let loopback = match url.host() {
         Some(Host::Domain(host)) => host == "localhost",

@@ -98,7 +98,11 @@ impl Browser {
             let Some((name, value)) = set.split(';').next().and_then(|p| p.split_once('=')) else {
                 continue;
             };
-            if value.is_empty() || set.to_ascii_lowercase().contains("expires=thu, 01 jan 1970") {
+            if value.is_empty()
+                || set
+                    .to_ascii_lowercase()
+                    .contains("expires=thu, 01 jan 1970")
+            {
                 self.cookies.remove(name);
             } else {
                 self.cookies.insert(name.to_string(), value.to_string());
@@ -134,7 +138,11 @@ pub fn with_param(url: &str, name: &str, value: &str) -> String {
     let pairs: Vec<(String, String)> = url
         .query_pairs()
         .map(|(k, v)| {
-            let v = if k == name { value.to_string() } else { v.into_owned() };
+            let v = if k == name {
+                value.to_string()
+            } else {
+                v.into_owned()
+            };
             (k.into_owned(), v)
         })
         .collect();

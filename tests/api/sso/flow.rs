@@ -23,7 +23,13 @@ async fn a_known_user_signs_in(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let company = app.company().await;
     let issuer = Issuer::real(&app).await;
-    configure(&app, &company, settings("acme", &issuer.url, CLIENT_ID), json!({})).await;
+    configure(
+        &app,
+        &company,
+        settings("acme", &issuer.url, CLIENT_ID),
+        json!({}),
+    )
+    .await;
     let user = app
         .post(
             "/users",
@@ -55,12 +61,17 @@ async fn an_unknown_user_is_created_when_jit_is_on(backend: Backend) {
     .await;
 
     let mut browser = Browser::new();
-    let callback = browser.to_callback(&app, "acme", "new.agent@acme.test").await;
+    let callback = browser
+        .to_callback(&app, "acme", "new.agent@acme.test")
+        .await;
     let r = browser.visit(&callback).await;
 
     let body = r.assert_status(200).clone();
     let user = app
-        .get(&format!("/users/{}", body["user"]["id"].as_str().expect("id")), &company.key)
+        .get(
+            &format!("/users/{}", body["user"]["id"].as_str().expect("id")),
+            &company.key,
+        )
         .await;
     let user = user.assert_status(200);
     assert_eq!(
@@ -73,10 +84,18 @@ async fn an_unknown_user_is_refused_when_jit_is_off(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let company = app.company().await;
     let issuer = Issuer::real(&app).await;
-    configure(&app, &company, settings("acme", &issuer.url, CLIENT_ID), json!({})).await;
+    configure(
+        &app,
+        &company,
+        settings("acme", &issuer.url, CLIENT_ID),
+        json!({}),
+    )
+    .await;
 
     let mut browser = Browser::new();
-    let callback = browser.to_callback(&app, "acme", "stranger@acme.test").await;
+    let callback = browser
+        .to_callback(&app, "acme", "stranger@acme.test")
+        .await;
     let r = browser.visit(&callback).await;
 
     r.assert_error(401, "sso_failed");
@@ -97,11 +116,19 @@ async fn an_email_outside_the_allowed_domain_is_refused(backend: Backend) {
     .await;
 
     let mut browser = Browser::new();
-    let callback = browser.to_callback(&app, "acme", "eve@elsewhere.test").await;
+    let callback = browser
+        .to_callback(&app, "acme", "eve@elsewhere.test")
+        .await;
     let r = browser.visit(&callback).await;
 
     r.assert_error(401, "sso_failed");
-    assert!(r.body["error"].as_str().is_some_and(|m| m.contains("acme.test")), "{}", r.text);
+    assert!(
+        r.body["error"]
+            .as_str()
+            .is_some_and(|m| m.contains("acme.test")),
+        "{}",
+        r.text
+    );
 }
 
 async fn an_unverified_email_is_refused(backend: Backend) {
@@ -123,7 +150,13 @@ async fn an_unverified_email_is_refused(backend: Backend) {
     let r = browser.visit(&callback).await;
 
     r.assert_error(401, "sso_failed");
-    assert!(r.body["error"].as_str().is_some_and(|m| m.contains("verified")), "{}", r.text);
+    assert!(
+        r.body["error"]
+            .as_str()
+            .is_some_and(|m| m.contains("verified")),
+        "{}",
+        r.text
+    );
 }
 
 async fn a_wrong_state_is_refused(backend: Backend) {
@@ -145,7 +178,13 @@ async fn a_wrong_state_is_refused(backend: Backend) {
         .await;
 
     r.assert_error(401, "sso_failed");
-    assert!(r.body["error"].as_str().is_some_and(|m| m.contains("unknown")), "{}", r.text);
+    assert!(
+        r.body["error"]
+            .as_str()
+            .is_some_and(|m| m.contains("unknown")),
+        "{}",
+        r.text
+    );
 }
 
 async fn a_replayed_callback_is_refused(backend: Backend) {
@@ -167,7 +206,13 @@ async fn a_replayed_callback_is_refused(backend: Backend) {
     let r = browser.visit(&callback).await;
 
     r.assert_error(401, "sso_failed");
-    assert!(r.body["error"].as_str().is_some_and(|m| m.contains("already used")), "{}", r.text);
+    assert!(
+        r.body["error"]
+            .as_str()
+            .is_some_and(|m| m.contains("already used")),
+        "{}",
+        r.text
+    );
 }
 
 async fn an_expired_sign_in_is_refused(backend: Backend) {
@@ -188,7 +233,13 @@ async fn an_expired_sign_in_is_refused(backend: Backend) {
     let r = browser.visit(&callback).await;
 
     r.assert_error(401, "sso_failed");
-    assert!(r.body["error"].as_str().is_some_and(|m| m.contains("expired")), "{}", r.text);
+    assert!(
+        r.body["error"]
+            .as_str()
+            .is_some_and(|m| m.contains("expired")),
+        "{}",
+        r.text
+    );
 }
 
 async fn an_unknown_slug_is_not_found(backend: Backend) {

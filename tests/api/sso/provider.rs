@@ -68,6 +68,9 @@ impl Issuer {
             .expect("the issuer says where it listens within 30 s")
             .expect("stdout read")
             .expect("a line");
+        // Keep reading: a closed pipe would end the provider at its next
+        // line of output.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
         let said: Value = serde_json::from_str(&line).expect("a JSON line");
         Issuer {
             url: said["issuer"].as_str().expect("issuer").to_string(),

@@ -66,10 +66,20 @@ async fn a_slug_of_another_company_is_a_conflict(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let first = app.company().await;
     let second = app.company().await;
-    configure(&app, &first, settings("acme", "https://a.test", "a"), json!({})).await;
+    configure(
+        &app,
+        &first,
+        settings("acme", "https://a.test", "a"),
+        json!({}),
+    )
+    .await;
 
     let r = app
-        .put("/settings/sso", &second.key, settings("acme", "https://b.test", "b"))
+        .put(
+            "/settings/sso",
+            &second.key,
+            settings("acme", "https://b.test", "b"),
+        )
         .await;
 
     r.assert_error(409, "conflict");
@@ -131,7 +141,12 @@ async fn passwords_can_be_turned_off_after_an_sso_sign_in(backend: Backend) {
     off["passwordsDisabled"] = json!(true);
     let r = app.put("/settings/sso", &company.key, off).await;
 
-    assert_eq!(r.assert_status(200)["passwordsDisabled"], true, "{}", r.text);
+    assert_eq!(
+        r.assert_status(200)["passwordsDisabled"],
+        true,
+        "{}",
+        r.text
+    );
 }
 
 async fn a_new_issuer_needs_a_new_sign_in_before_passwords_go_off(backend: Backend) {
@@ -159,7 +174,13 @@ async fn a_new_issuer_needs_a_new_sign_in_before_passwords_go_off(backend: Backe
 async fn the_start_and_callback_need_no_api_key(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let company = app.company().await;
-    configure(&app, &company, settings("acme", "https://a.test", "a"), json!({})).await;
+    configure(
+        &app,
+        &company,
+        settings("acme", "https://a.test", "a"),
+        json!({}),
+    )
+    .await;
 
     // No key: the callback answers with SSO's own refusal, not a key's.
     let r = Browser::new()
