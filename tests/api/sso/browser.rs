@@ -29,7 +29,7 @@ impl Browser {
     /// Starts a sign-in at `slug`'s start path and goes through the
     /// provider (signing in as `login`, consenting) until it sends the
     /// browser back to our callback: that URL, not yet visited.
-    pub async fn to_callback(&mut self, app: &TestApp, slug: &str, login: &str) -> String {
+    pub async fn through_provider(&mut self, app: &TestApp, slug: &str, login: &str) -> String {
         let callback = app.url("/api/v1/auth/sso/callback");
         let start = app.url(&format!("/api/v1/auth/sso/{slug}/start"));
         let response = self.client.get(&start).send().await.expect("start");

@@ -41,7 +41,9 @@ async fn a_known_user_signs_in(backend: Backend) {
         .clone();
 
     let mut browser = Browser::new();
-    let callback = browser.to_callback(&app, "acme", "ann@acme.test").await;
+    let callback = browser
+        .through_provider(&app, "acme", "ann@acme.test")
+        .await;
     let r = browser.visit(&callback).await;
 
     let body = r.assert_status(200);
@@ -62,7 +64,7 @@ async fn an_unknown_user_is_created_when_jit_is_on(backend: Backend) {
 
     let mut browser = Browser::new();
     let callback = browser
-        .to_callback(&app, "acme", "new.agent@acme.test")
+        .through_provider(&app, "acme", "new.agent@acme.test")
         .await;
     let r = browser.visit(&callback).await;
 
@@ -94,7 +96,7 @@ async fn an_unknown_user_is_refused_when_jit_is_off(backend: Backend) {
 
     let mut browser = Browser::new();
     let callback = browser
-        .to_callback(&app, "acme", "stranger@acme.test")
+        .through_provider(&app, "acme", "stranger@acme.test")
         .await;
     let r = browser.visit(&callback).await;
 
@@ -117,7 +119,7 @@ async fn an_email_outside_the_allowed_domain_is_refused(backend: Backend) {
 
     let mut browser = Browser::new();
     let callback = browser
-        .to_callback(&app, "acme", "eve@elsewhere.test")
+        .through_provider(&app, "acme", "eve@elsewhere.test")
         .await;
     let r = browser.visit(&callback).await;
 
@@ -145,7 +147,7 @@ async fn an_unverified_email_is_refused(backend: Backend) {
 
     let mut browser = Browser::new();
     let callback = browser
-        .to_callback(&app, "acme", "unverified:carl@acme.test")
+        .through_provider(&app, "acme", "unverified:carl@acme.test")
         .await;
     let r = browser.visit(&callback).await;
 
@@ -172,7 +174,9 @@ async fn a_wrong_state_is_refused(backend: Backend) {
     .await;
 
     let mut browser = Browser::new();
-    let callback = browser.to_callback(&app, "acme", "ann@acme.test").await;
+    let callback = browser
+        .through_provider(&app, "acme", "ann@acme.test")
+        .await;
     let r = browser
         .visit(&with_param(&callback, "state", "forged-state"))
         .await;
@@ -199,7 +203,9 @@ async fn a_replayed_callback_is_refused(backend: Backend) {
     )
     .await;
     let mut browser = Browser::new();
-    let callback = browser.to_callback(&app, "acme", "ann@acme.test").await;
+    let callback = browser
+        .through_provider(&app, "acme", "ann@acme.test")
+        .await;
     browser.visit(&callback).await.assert_status(200);
 
     // The same state, code and nonce once more.
@@ -227,7 +233,9 @@ async fn an_expired_sign_in_is_refused(backend: Backend) {
     )
     .await;
     let mut browser = Browser::new();
-    let callback = browser.to_callback(&app, "acme", "ann@acme.test").await;
+    let callback = browser
+        .through_provider(&app, "acme", "ann@acme.test")
+        .await;
 
     app.state.clock.advance(chrono::TimeDelta::minutes(11));
     let r = browser.visit(&callback).await;

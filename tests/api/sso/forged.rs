@@ -41,7 +41,7 @@ async fn configured(app: &TestApp, issuer: &Issuer, mode: &str) -> String {
 
 async fn sign_in_at(app: &TestApp, slug: &str) -> TestResponse {
     let mut browser = Browser::new();
-    let callback = browser.to_callback(app, slug, "unused").await;
+    let callback = browser.through_provider(app, slug, "unused").await;
     browser.visit(&callback).await
 }
 

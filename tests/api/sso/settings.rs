@@ -133,7 +133,9 @@ async fn passwords_can_be_turned_off_after_an_sso_sign_in(backend: Backend) {
     let body = settings("acme", &issuer.url, CLIENT_ID);
     configure(&app, &company, body.clone(), json!({"jitEnabled": true})).await;
     let mut browser = Browser::new();
-    let callback = browser.to_callback(&app, "acme", "ann@acme.test").await;
+    let callback = browser
+        .through_provider(&app, "acme", "ann@acme.test")
+        .await;
     browser.visit(&callback).await.assert_status(200);
 
     let mut off = body;
@@ -161,7 +163,9 @@ async fn a_new_issuer_needs_a_new_sign_in_before_passwords_go_off(backend: Backe
     )
     .await;
     let mut browser = Browser::new();
-    let callback = browser.to_callback(&app, "acme", "ann@acme.test").await;
+    let callback = browser
+        .through_provider(&app, "acme", "ann@acme.test")
+        .await;
     browser.visit(&callback).await.assert_status(200);
 
     let mut moved = settings("acme", "https://elsewhere.test", CLIENT_ID);
