@@ -34,6 +34,7 @@ pub mod sequences;
 pub mod settings;
 pub mod sla;
 pub mod slow_bodies;
+pub mod sso;
 pub use infra::snapshots;
 // The area crates the service re-exports whole, at the paths it names them by.
 pub use ::events;

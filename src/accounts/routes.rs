@@ -145,7 +145,7 @@ pub async fn start_session(
 }
 
 /// Ends the session whose secret the request presented, if it is one.
-async fn end_presented_session(state: &AppState, secret: &str) {
+pub async fn end_presented_session(state: &AppState, secret: &str) {
     let Ok(old) = session::ready_session(&state.access.sessions, &state.db, secret).await else {
         return;
     };

@@ -42,6 +42,14 @@ pub async fn verify_password(
             for subject in &subjects {
                 guard.clear(subject).await;
             }
+            // Told only to who knows the password: no account is revealed.
+            if crate::sso::store::passwords_disabled(&state.db, account.company_id).await? {
+                return Err(ApiError::new(
+                    axum::http::StatusCode::FORBIDDEN,
+                    crate::error::ErrorCode::SsoRequired,
+                    "This company signs in with SSO only: GET /api/v1/auth/sso/{slug}/start",
+                ));
+            }
             Ok(account)
         }
         None => {

@@ -41,6 +41,7 @@ pub fn api_routes() -> ApiRouter {
         .merge(crate::chat::routes::router())
         .merge(crate::kb::routes::router())
         .merge(crate::settings::routes::router())
+        .merge(crate::sso::routes::router())
         .merge(crate::sla::routes::router())
         .merge(crate::custom_fields::routes::router())
         .merge(crate::reports::routes::router())

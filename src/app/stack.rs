@@ -46,6 +46,8 @@ pub(super) fn router(state: AppState, shop_url: Option<Arc<str>>) -> Router {
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .merge(crate::realtime::workers::public_routes())
+        // SSO's start and callback: an agent's browser, before any credential.
+        .merge(crate::sso::flow::router())
         .merge(crate::openapi::router(document));
     // The demo's pages and its token route exist only with the demo enabled.
     let public = match shop_url {

@@ -27,6 +27,7 @@ mod roles;
 mod rules;
 mod search;
 mod sla;
+mod sso;
 mod tags;
 mod teams;
 mod tickets;

@@ -125,6 +125,25 @@ pub async fn find<'c>(
         .await
 }
 
+/// The company's user with `email`, compared without regard to ASCII case
+/// (an identity provider may spell an address differently from the admin
+/// who created the user).
+pub async fn find_by_email(
+    db: &Db,
+    company_id: Uuid,
+    email: &str,
+) -> Result<Option<User>, StoreError> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM users WHERE company_id = $1 AND lower(email) = lower($2) \
+         ORDER BY created_at, id LIMIT 1"
+    );
+    Query::new(sql)
+        .bind(company_id)
+        .bind(email)
+        .fetch_optional(db)
+        .await
+}
+
 /// Whether a user of any company has id `id` (ids are unique across
 /// companies, so such an id cannot be given to a new user).
 pub async fn id_taken(db: &Db, id: Uuid) -> Result<bool, StoreError> {
