@@ -16,8 +16,8 @@ use crate::auth::cache::Invalidation;
 use crate::auth::{Mode, Tenant};
 use crate::db::Db;
 use crate::time::Timestamp;
-use crate::users::store::{self, NewUser};
 use crate::users::credentials;
+use crate::users::store::{self, NewUser};
 
 /// What `supportdesk users` does.
 #[derive(Subcommand)]

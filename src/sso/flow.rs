@@ -147,8 +147,15 @@ async fn callback(
     let user = sign_in::user_of(&state, &config.config, identity).await?;
     store::mark_verified(&state.db, config.config.company_id, state.clock.now()).await?;
     let company_id = config.config.company_id;
-    sign_in::complete_sign_in(&state, company_id, user, address, &headers, login.redirect_after)
-        .await
+    sign_in::complete_sign_in(
+        &state,
+        company_id,
+        user,
+        address,
+        &headers,
+        login.redirect_after,
+    )
+    .await
 }
 
 /// The provider could not be read: not the agent's fault, so a 502.

@@ -6,10 +6,10 @@ use std::net::IpAddr;
 
 use axum::response::Response;
 
-use crate::accounts::routes::{SessionOwner, start_session};
 use super::flow::failed;
 use super::model::{JitRole, SsoConfig, email_in_domain};
 use super::oidc::Identity;
+use crate::accounts::routes::{SessionOwner, start_session};
 use crate::auth::{Mode, Tenant};
 use crate::error::{ApiError, ApiResult, StoreError};
 use crate::state::AppState;

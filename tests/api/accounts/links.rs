@@ -136,7 +136,7 @@ async fn an_invitation_link_sets_the_first_password_and_signs_in(backend: Backen
     let acme = app.company().await;
     let created = app
         .post(
-            "/api/v1/users",
+            "/users",
             &acme.key,
             json!({"name": "Bea", "email": "bea@example.com", "invite": true}),
         )

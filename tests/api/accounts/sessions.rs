@@ -20,6 +20,47 @@ backend_tests!(
     a_role_change_ends_the_users_sessions,
 );
 
+// Nodes hear of an ended session through Redis, which the Postgres runs have.
+crate::postgres_tests!(a_password_change_ends_the_other_sessions_on_every_node_at_once);
+
+async fn a_password_change_ends_the_other_sessions_on_every_node_at_once(backend: Backend) {
+    let node_a = TestApp::spawn(backend).await;
+    let node_b = node_a.spawn_peer().await;
+    let acme = node_a.company().await;
+    agent_with_password(&node_a, &acme, "ada@example.com", "agent").await;
+    let laptop = sign_in(&node_a, "ada@example.com", "live").await;
+    let phone = sign_in(&node_a, "ada@example.com", "live").await;
+    // Node B has the phone's session in its cache.
+    phone
+        .get(&node_b, "/api/v1/tickets")
+        .await
+        .assert_status(200);
+
+    let change =
+        json!({"currentPassword": super::PASSWORD, "newPassword": "another long passphrase"});
+    laptop
+        .send(
+            &node_a,
+            Method::POST,
+            "/api/v1/auth/password",
+            Some(change),
+            true,
+        )
+        .await
+        .assert_status(204);
+
+    // Well before node B's cache entry (10 s) would have expired.
+    let within = std::time::Duration::from_secs(5);
+    crate::support::eventually_within("node B forgets the phone's session", within, async || {
+        phone.get(&node_b, "/api/v1/tickets").await.status == 401
+    })
+    .await;
+    laptop
+        .get(&node_b, "/api/v1/tickets")
+        .await
+        .assert_status(200);
+}
+
 async fn me_names_the_agent_their_scopes_and_csrf_token(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
@@ -45,7 +86,7 @@ async fn me_without_a_cookie_asks_to_sign_in(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
 
-    let with_a_key = app.get("/api/v1/auth/me", &acme.key).await;
+    let with_a_key = app.get("/auth/me", &acme.key).await;
 
     with_a_key.assert_error(401, "sign_in_required");
 }
@@ -185,7 +226,7 @@ async fn a_role_change_ends_the_users_sessions(backend: Backend) {
     let ada = sign_in(&app, "ada@example.com", "live").await;
 
     app.patch(
-        &format!("/api/v1/users/{ada_id}"),
+        &format!("/users/{ada_id}"),
         &acme.key,
         json!({"role": "ADMIN"}),
     )

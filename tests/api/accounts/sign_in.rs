@@ -168,7 +168,7 @@ async fn a_test_mode_session_sees_test_data_only(backend: Backend) {
     let acme = app.company().await;
     agent_with_password(&app, &acme, "ada@example.com", "agent").await;
     let ticket = json!({"subject": "Test data", "entityId": acme.entity.id});
-    app.post("/api/v1/tickets", &acme.key, ticket)
+    app.post("/tickets", &acme.key, ticket)
         .await
         .assert_status(201);
 

@@ -80,7 +80,7 @@ async fn a_password_change_closes_the_other_sessions_sockets_on_every_node(backe
         .await;
     assert_eq!(closed, (4401, "session ended".to_owned()));
     phone
-        .get(&node_b, "/api/v1/tickets")
+        .get(&node_a, "/api/v1/tickets")
         .await
         .assert_error(401, "session_expired");
     laptop_socket.send(json!({"type": "ping"})).await;

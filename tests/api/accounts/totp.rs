@@ -200,13 +200,9 @@ async fn a_company_that_requires_totp_lets_an_agent_without_it_only_set_it_up(ba
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     agent_with_password(&app, &acme, "ada@example.com", "agent").await;
-    app.patch(
-        "/api/v1/settings",
-        &acme.key,
-        json!({"requireTwoFactor": true}),
-    )
-    .await
-    .assert_status(200);
+    app.patch("/settings", &acme.key, json!({"requireTwoFactor": true}))
+        .await
+        .assert_status(200);
     let ada = sign_in(&app, "ada@example.com", "live").await;
     assert_eq!(ada.me["twoFactorSetupRequired"], true);
     ada.get(&app, "/api/v1/tickets")

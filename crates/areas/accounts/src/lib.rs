@@ -14,4 +14,3 @@ infra::area_floors!();
 // The areas this one builds on.
 pub(crate) use ::companies;
 pub(crate) use ::roles;
-pub(crate) use ::users;

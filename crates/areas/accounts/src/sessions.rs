@@ -5,10 +5,10 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::auth::{Mode, ScopeSet, Tenant};
-use crate::roles::{BuiltInRole, ResolvedRole};
 use crate::companies::CompanyStatus;
 use crate::db::{Db, Query, Tx};
 use crate::error::StoreError;
+use crate::roles::{BuiltInRole, ResolvedRole};
 use crate::time::{Timestamp, new_id};
 
 /// A session as its owner sees it in `GET /auth/sessions`.
@@ -126,17 +126,13 @@ const AUTH_FROM: &str = "agent_sessions s JOIN users u ON u.id = s.user_id \
 
 /// The session whose secret has SHA-256 `digest` (hex), ended or not.
 pub async fn find_for_auth(db: &Db, digest: &str) -> Result<Option<SessionForAuth>, StoreError> {
-    let sql = format!(
-        "SELECT {AUTH_COLUMNS} FROM {AUTH_FROM} WHERE s.token_digest = $1"
-    );
+    let sql = format!("SELECT {AUTH_COLUMNS} FROM {AUTH_FROM} WHERE s.token_digest = $1");
     Query::new(sql).bind(digest).fetch_optional(db).await
 }
 
 /// The session `id`, ended or not.
 pub async fn find_for_auth_by_id(db: &Db, id: Uuid) -> Result<Option<SessionForAuth>, StoreError> {
-    let sql = format!(
-        "SELECT {AUTH_COLUMNS} FROM {AUTH_FROM} WHERE s.id = $1"
-    );
+    let sql = format!("SELECT {AUTH_COLUMNS} FROM {AUTH_FROM} WHERE s.id = $1");
     Query::new(sql).bind(id).fetch_optional(db).await
 }
 

@@ -134,8 +134,8 @@ pub async fn find_by_email(
     email: &str,
 ) -> Result<Option<User>, StoreError> {
     let sql = format!(
-        "SELECT {COLUMNS} FROM users WHERE company_id = $1 AND lower(email) = lower($2) \
-         ORDER BY created_at, id LIMIT 1"
+        "{SELECT} WHERE u.company_id = $1 AND lower(u.email) = lower($2) \
+         ORDER BY u.created_at, u.id LIMIT 1"
     );
     Query::new(sql)
         .bind(company_id)
