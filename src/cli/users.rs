@@ -27,6 +27,7 @@ pub(super) enum UserAction {
         /// The company's id (`supportdesk companies list`).
         #[arg(long)]
         company: Uuid,
+        /// The user's email (they sign in with it).
         #[arg(long)]
         email: String,
         /// The name the agent goes by (default: the email's local part).
@@ -44,8 +45,10 @@ pub(super) enum UserAction {
     },
     /// Email an existing user a link to choose their password (valid 7 days).
     Invite {
+        /// The company's id.
         #[arg(long)]
         company: Uuid,
+        /// The email of the user to invite.
         #[arg(long)]
         email: String,
         /// The service's public URL, which the link points at.
@@ -58,13 +61,16 @@ pub(super) enum UserAction {
     },
     /// Set a user's password from stdin; every session of theirs ends.
     ResetPassword {
+        /// The company's id.
         #[arg(long)]
         company: Uuid,
+        /// The email of the user whose password is set.
         #[arg(long)]
         email: String,
     },
     /// List a company's users, newest first.
     List {
+        /// The company's id.
         #[arg(long)]
         company: Uuid,
         /// Print `{"data": [users]}` as one JSON object.
