@@ -9,7 +9,7 @@ use utoipa_axum::routes;
 
 use super::model::Role;
 use super::store::{self, NewUser, User, UserChanges};
-use crate::auth::{Principal, Scope};
+use crate::auth::{Principal, Scope, ScopeSet};
 use crate::error::{ApiError, ApiResult, FieldError, StoreError};
 use crate::extract::{Id, Json, Query};
 use crate::idempotency::RequestState;
@@ -100,29 +100,49 @@ fn asked_role(
     }
 }
 
-/// The role named, if the company has it (400 on the field that named it
-/// otherwise) and the key holds every scope of it (403 naming the first it
-/// lacks): a key gives no user more than it may do itself, so only a key
-/// holding every scope makes an owner.
-async fn granted_role(
+/// The role `asked` names with its scopes, if the company has it; a field
+/// error on the field that named it otherwise (so it is listed with the
+/// body's other problems).
+async fn looked_up(
     state: &AppState,
-    principal: &Principal,
-    asked: &AskedRole,
-) -> ApiResult<RoleRef> {
-    let found = roles::role_named(&state.db, principal.tenant.company_id, &asked.name).await;
-    match found {
-        Ok((role, scopes)) => {
-            ensure_holds(principal, &scopes)?;
-            Ok(role)
-        }
-        Err(StoreError::NotFound) => Err(ApiError::invalid_field(
+    company_id: uuid::Uuid,
+    asked: Result<Option<AskedRole>, FieldError>,
+) -> ApiResult<Result<Option<(RoleRef, ScopeSet)>, FieldError>> {
+    let asked = match asked {
+        Ok(Some(asked)) => asked,
+        Ok(None) => return Ok(Ok(None)),
+        Err(problem) => return Ok(Err(problem)),
+    };
+    match roles::role_named(&state.db, company_id, &asked.name).await {
+        Ok(found) => Ok(Ok(Some(found))),
+        Err(StoreError::NotFound) => Ok(Err(problem(
             asked.field,
             format!(
                 "names no role of the company (built-in: {}; or a custom role's name)",
                 BuiltInRole::NAMES.join(", ")
             ),
-        )),
+        ))),
         Err(other) => Err(other.into()),
+    }
+}
+
+/// The role `asked` names, if the company has it (400 on the field that
+/// named it otherwise) and the key holds every scope of it (403 naming the
+/// first it lacks): a key gives no user more than it may do itself, so
+/// only a key holding every scope makes an owner.
+async fn granted_role(
+    state: &AppState,
+    principal: &Principal,
+    asked: AskedRole,
+) -> ApiResult<RoleRef> {
+    let company_id = principal.tenant.company_id;
+    match looked_up(state, company_id, Ok(Some(asked))).await? {
+        Ok(Some((role, scopes))) => {
+            ensure_holds(principal, &scopes)?;
+            Ok(role)
+        }
+        Ok(None) => Err(ApiError::internal()),
+        Err(problem) => Err(ApiError::validation(vec![problem])),
     }
 }
 
@@ -176,14 +196,19 @@ async fn create(
     principal: Principal,
     Json(body): Json<CreateUser>,
 ) -> ApiResult<(StatusCode, Json<User>)> {
-    let (name, email, asked) = (
+    let asked = asked_role(body.role.as_deref(), body.role_name.as_deref());
+    let found = looked_up(&state, principal.tenant.company_id, asked).await?;
+    let (name, email, found) = (
         required_text("name", body.name.as_deref(), NAME_MAX),
         email(body.email.as_deref()),
-        asked_role(body.role.as_deref(), body.role_name.as_deref()),
+        found,
     )
         .all_valid()?;
-    let role = match asked {
-        Some(asked) => granted_role(&state, &principal, &asked).await?,
+    let role = match found {
+        Some((role, scopes)) => {
+            ensure_holds(&principal, &scopes)?;
+            role
+        }
         None => Role::Agent.into(),
     };
     let new = NewUser {
@@ -267,7 +292,7 @@ async fn update(
     } else {
         None
     };
-    let role = match &asked {
+    let role = match asked {
         Some(asked) => Some(granted_role(&state, &principal, asked).await?),
         None => None,
     };

@@ -68,7 +68,7 @@ async fn users_endpoints(backend: Backend) {
         .post(
             "/users",
             key,
-            json!({"name": "", "email": "nope", "role": "agent"}),
+            json!({"name": "", "email": "nope", "role": "boss"}),
         )
         .await;
     bad.assert_error(400, "validation_failed");
@@ -81,7 +81,7 @@ async fn users_endpoints(backend: Backend) {
     assert_eq!(fields, ["name", "email", "role"]);
     assert_eq!(
         bad.body["details"][2]["message"],
-        "must be one of: AGENT, ADMIN"
+        "names no role of the company (built-in: owner, admin, agent, viewer; or a custom role's name)"
     );
     app.post("/users", key, json!({"name": "No mail"}))
         .await
