@@ -5,7 +5,7 @@
 use uuid::Uuid;
 
 use super::sessions;
-use crate::auth::cache::{self, Invalidation};
+use crate::auth::cache::Invalidation;
 use crate::error::ApiResult;
 use crate::realtime::credentials;
 use crate::state::AppState;
@@ -23,7 +23,10 @@ pub async fn all_sessions_of(
     let ended = sessions::end_all_of_user(&mut tx, user_id, keep, state.clock.now()).await?;
     tx.commit().await?;
     let bus = &state.realtime.bus;
-    cache::invalidate_all_caches(&state.access, bus, Invalidation::User(user_id)).await;
+    state
+        .access
+        .invalidate(bus, Invalidation::User(user_id))
+        .await;
     credentials::sessions_ended(bus, company_id, &ended).await;
     Ok(())
 }
@@ -40,7 +43,7 @@ pub async fn one_session(
     if ended {
         let bus = &state.realtime.bus;
         let what = Invalidation::Session(session_id);
-        cache::invalidate_all_caches(&state.access, bus, what).await;
+        state.access.invalidate(bus, what).await;
         credentials::sessions_ended(bus, company_id, &[session_id]).await;
     }
     Ok(ended)

@@ -25,9 +25,10 @@ use axum::routing::post;
 use serde::Deserialize;
 use uuid::Uuid;
 
+use super::answers::{invalid_credentials, new_password};
 use super::guard::Subject;
-use super::routes::{SessionOwner, invalid_credentials, new_password, start_session};
 use super::signed_in::{Client, SignedIn};
+use super::start::{SessionOwner, start_session};
 use super::tokens::{self, LinkedAccount, TokenKind};
 use crate::auth::{Mode, Tenant};
 use crate::db::Db;

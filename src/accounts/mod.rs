@@ -3,10 +3,12 @@
 //! names them by); sign-in and the other `/api/v1/auth` routes live here.
 
 pub use ::accounts::{password, recovery, sessions, tokens};
+pub mod answers;
 pub mod end;
 pub mod guard;
 pub mod links;
 pub mod routes;
 pub mod sign_in;
 pub mod signed_in;
+pub mod start;
 pub mod totp;

@@ -6,9 +6,9 @@
 
 use std::net::IpAddr;
 
+use super::answers::invalid_credentials;
 use super::guard::Subject;
 use super::password;
-use super::routes::invalid_credentials;
 use crate::error::{ApiError, ApiResult};
 use crate::ratelimit::{self, client::client_key};
 use crate::state::AppState;

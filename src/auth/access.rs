@@ -108,6 +108,15 @@ impl Access {
         }
     }
 
+    /// Forgets `what` in both caches on this node at once and on every
+    /// other node through `bus` (for what concerns sessions too: a session
+    /// or a user's sessions ended, a company suspended). Call after the
+    /// change has committed.
+    pub async fn invalidate(&self, bus: &Bus, what: Invalidation) {
+        self.apply(what);
+        bus.publish(TOPIC, what.encode()).await;
+    }
+
     /// The node's clock, which the limiters and these checks read.
     pub fn clock(&self) -> &crate::time::Clock {
         &self.clock

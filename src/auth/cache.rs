@@ -240,13 +240,6 @@ pub async fn invalidate(keys: &KeyCache, bus: &Bus, what: Invalidation) {
     bus.publish(TOPIC, what.encode()).await;
 }
 
-/// `invalidate` for what also concerns sessions (a session or a user's
-/// sessions ended, a company suspended): both caches forget it.
-pub async fn invalidate_all_caches(access: &super::access::Access, bus: &Bus, what: Invalidation) {
-    access.apply(what);
-    bus.publish(TOPIC, what.encode()).await;
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,7 @@ use uuid::Uuid;
 use super::model::Company;
 use super::store;
 use crate::auth::access::Access;
-use crate::auth::cache::{self, Invalidation};
+use crate::auth::cache::Invalidation;
 use crate::db::Db;
 use crate::error::StoreError;
 use crate::realtime::bus::Bus;
@@ -24,7 +24,7 @@ pub async fn set_suspended(
     now: Timestamp,
 ) -> Result<Company, StoreError> {
     let company = store::set_suspended(db, id, suspended, now).await?;
-    cache::invalidate_all_caches(access, bus, Invalidation::Company(id)).await;
+    access.invalidate(bus, Invalidation::Company(id)).await;
     if suspended {
         crate::realtime::credentials::company_suspended(bus, id).await;
     }

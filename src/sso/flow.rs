@@ -13,7 +13,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use super::oidc::{self, ProviderError};
-use super::sign_in;
+use super::sign_in::{self, failed};
 use super::store::{self, NewLogin, SsoLogin, StateRefusal};
 use crate::client_address::ClientAddress;
 use crate::error::{ApiError, ApiResult, ErrorCode};
@@ -30,11 +30,6 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/api/v1/auth/sso/{slug}/start", get(start))
         .route(super::CALLBACK_PATH, get(callback))
-}
-
-/// A 401 `sso_failed` saying why.
-pub fn failed(reason: impl Into<String>) -> ApiError {
-    ApiError::unauthorized(ErrorCode::SsoFailed, reason)
 }
 
 #[derive(Deserialize)]

@@ -6,16 +6,20 @@ use std::net::IpAddr;
 
 use axum::response::Response;
 
-use super::flow::failed;
 use super::model::{JitRole, SsoConfig, email_in_domain};
 use super::oidc::Identity;
-use crate::accounts::routes::{SessionOwner, start_session};
+use crate::accounts::start::{SessionOwner, start_session};
 use crate::auth::{Mode, Tenant};
 use crate::error::{ApiError, ApiResult, StoreError};
 use crate::state::AppState;
 use crate::users::store::{self as users, NewUser};
 use crate::users::{Role, User};
 use crate::validate::{NAME_MAX, is_plausible_email};
+
+/// A 401 `sso_failed` saying why.
+pub fn failed(reason: impl Into<String>) -> ApiError {
+    ApiError::unauthorized(crate::error::ErrorCode::SsoFailed, reason)
+}
 
 /// The company's user the identity names, or a 401 `sso_failed` saying
 /// why there is none.
@@ -95,7 +99,7 @@ pub async fn complete_sign_in(
     }
     tracing::info!(user = %user.id, client = ?client, "SSO sign-in");
     if let Some(old) = crate::auth::session::cookie_secret(headers) {
-        crate::accounts::routes::end_presented_session(state, old).await;
+        crate::accounts::start::end_presented_session(state, old).await;
     }
     let owner = SessionOwner {
         company_id,
