@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use axum::extract::FromRequestParts;
+use axum::http::HeaderValue;
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, StatusCode};
 use uuid::Uuid;
 
 use crate::auth::Principal;
@@ -49,23 +49,13 @@ impl FromRequestParts<AppState> for SignedIn {
         let ready = session::ready_session(&access.sessions, &state.db, secret).await?;
         let principal = ready.principal(access.clock().now(), access.session_idle)?;
         if session::changes_state(&parts.method) && !ready.csrf_matches(&parts.headers) {
-            return Err(csrf_failed());
+            return Err(session::csrf_failed());
         }
         Ok(SignedIn {
             session: ready,
             principal,
         })
     }
-}
-
-/// The 403 of a change made with the cookie but without the CSRF token.
-pub fn csrf_failed() -> ApiError {
-    ApiError::new(
-        StatusCode::FORBIDDEN,
-        ErrorCode::CsrfFailed,
-        "A change made with the session cookie needs the X-CSRF-Token header \
-         (GET /api/v1/auth/me gives its value)",
-    )
 }
 
 /// Whether cookies must be `Secure`: whenever the service is reached over

@@ -17,7 +17,7 @@ use crate::db::Db;
 use crate::error::ApiError;
 use crate::keys::store as key_store;
 use crate::ratelimit::client::client_key;
-use crate::ratelimit::{self, Decision, HotMap, Limiter, RateLimiter, RedisLimiter};
+use crate::ratelimit::{self, Decision, Limiter, RateLimiter, RedisLimiter};
 use crate::realtime::bus::Bus;
 use crate::time::Timestamp;
 
@@ -54,7 +54,7 @@ pub struct Access {
     /// they present are refused before the store lookup, without asking Redis.
     blocked: DashMap<IpAddr, Instant>,
     /// When this node last wrote `lastUsedAt` of each key.
-    last_used: HotMap<Uuid, Instant>,
+    last_used: super::throttle::WriteThrottle,
     /// How many `lastUsedAt` writes this node has started and finished
     /// (they run after the response): what a test waits on before it
     /// looks at the stored value.
@@ -90,7 +90,7 @@ impl Access {
             window: config.rate_window,
             failure_window: config.auth_failure_window,
             blocked: DashMap::new(),
-            last_used: HotMap::default(),
+            last_used: super::throttle::WriteThrottle::default(),
             last_used_writes: Arc::default(),
             clock: clock.clone(),
         }
@@ -194,21 +194,10 @@ impl Access {
     /// node touched within the minute).
     pub fn touch(&self, db: &Db, key_id: Uuid, now: Timestamp) {
         let used_at = now;
-        let now = self.clock.instant();
-        let mut due = false;
-        self.last_used
-            .entry(key_id)
-            .and_modify(|at| {
-                if now.duration_since(*at) >= LAST_USED_EVERY {
-                    *at = now;
-                    due = true;
-                }
-            })
-            .or_insert_with(|| {
-                due = true;
-                now
-            });
-        if !due {
+        if !self
+            .last_used
+            .due(key_id, self.clock.instant(), LAST_USED_EVERY)
+        {
             return;
         }
         let (db, writes) = (db.clone(), self.last_used_writes.clone());

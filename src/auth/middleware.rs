@@ -46,7 +46,7 @@ pub fn challenged(error: ApiError) -> Response {
 /// socket endpoint `/api/v1/ws`, which also takes a token in its query, is
 /// mounted outside the API and authenticates itself; every other path,
 /// one that ends in `/ws` included, needs a key here.
-pub async fn authenticate(access: &Access, db: &Db, mut request: Request, next: Next) -> Response {
+pub async fn authenticate(access: &Access, db: &Db, request: Request, next: Next) -> Response {
     let client = client_of(request.extensions());
     let header = request.headers().get(API_KEY_HEADER);
     // An agent's browser sends the session cookie; a key, when both come,
@@ -76,6 +76,19 @@ pub async fn authenticate(access: &Access, db: &Db, mut request: Request, next: 
         }
     };
     access.touch(db, principal.key_id, now);
+    admit(access, principal, key.headers(), request, next).await
+}
+
+/// Spends one request of `principal`'s allowance and runs the route with
+/// the principal if one is left (429 otherwise); the answer carries the
+/// rate-limit headers (`limits`: the caller's) either way.
+async fn admit(
+    access: &Access,
+    principal: Principal,
+    limits: &crate::ratelimit::KeyHeaders,
+    mut request: Request,
+    next: Next,
+) -> Response {
     let decision = access.check_rate(&principal).await;
     let mut response = if decision.allowed {
         request.extensions_mut().insert(principal);
@@ -84,7 +97,7 @@ pub async fn authenticate(access: &Access, db: &Db, mut request: Request, next: 
         crate::metrics::rate_limited(crate::metrics::Limiter::ApiKey);
         ratelimit::exceeded(decision.retry_after_secs).into_response()
     };
-    ratelimit::apply_headers(response.headers_mut(), key.headers(), &decision);
+    ratelimit::apply_headers(response.headers_mut(), limits, &decision);
     response
 }
 
@@ -96,7 +109,7 @@ async fn authenticate_session(
     db: &Db,
     secret: String,
     client: Option<IpAddr>,
-    mut request: Request,
+    request: Request,
     next: Next,
 ) -> Response {
     let now = access.clock().now();
@@ -114,27 +127,12 @@ async fn authenticate_session(
         Err(error) => return error.into_response(),
     };
     if session::changes_state(request.method()) && !ready.csrf_matches(request.headers()) {
-        return ApiError::new(
-            StatusCode::FORBIDDEN,
-            ErrorCode::CsrfFailed,
-            "A change made with the session cookie needs the X-CSRF-Token header \
-             (GET /api/v1/auth/me gives its value)",
-        )
-        .into_response();
+        return session::csrf_failed().into_response();
     }
     access
         .sessions
         .touch(db, access.clock(), ready.session_id(), now);
-    let decision = access.check_rate(&principal).await;
-    let mut response = if decision.allowed {
-        request.extensions_mut().insert(principal);
-        next.run(request).await
-    } else {
-        crate::metrics::rate_limited(crate::metrics::Limiter::ApiKey);
-        ratelimit::exceeded(decision.retry_after_secs).into_response()
-    };
-    ratelimit::apply_headers(response.headers_mut(), &access.agent_headers, &decision);
-    response
+    admit(access, principal, &access.agent_headers, request, next).await
 }
 
 /// Resolves the presented key to a principal, or the 401/403 to answer.

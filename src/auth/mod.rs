@@ -8,6 +8,7 @@ pub use infra::key;
 pub mod middleware;
 pub mod ready;
 pub mod session;
+pub mod throttle;
 pub use vocab::scope;
 
 use uuid::Uuid;

@@ -138,6 +138,16 @@ impl ReadySession {
     }
 }
 
+/// The 403 of a change made with the cookie but without the CSRF token.
+pub fn csrf_failed() -> ApiError {
+    ApiError::new(
+        axum::http::StatusCode::FORBIDDEN,
+        ErrorCode::CsrfFailed,
+        "A change made with the session cookie needs the X-CSRF-Token header \
+         (GET /api/v1/auth/me gives its value)",
+    )
+}
+
 /// Whether a request with `method` changes anything (and so needs the
 /// CSRF token when it is authenticated by cookie).
 pub fn changes_state(method: &Method) -> bool {
@@ -168,7 +178,7 @@ pub struct SessionCache {
     entries: HotMap<Digest, Cached>,
     generation: Generation,
     /// When this node last wrote each session's `last_seen_at`.
-    last_seen: HotMap<Uuid, Instant>,
+    last_seen: super::throttle::WriteThrottle,
 }
 
 impl SessionCache {
@@ -220,25 +230,7 @@ impl SessionCache {
     /// Records use of session `id` at `now`, at most once a minute per
     /// session and node, after the response.
     pub fn touch(&self, db: &Db, clock: &Clock, id: Uuid, now: Timestamp) {
-        let instant = clock.instant();
-        let mut due = false;
-        self.last_seen
-            .entry(id)
-            .and_modify(|at| {
-                if instant.duration_since(*at) >= LAST_SEEN_EVERY {
-                    *at = instant;
-                    due = true;
-                }
-            })
-            .or_insert_with(|| {
-                due = true;
-                instant
-            });
-        if self.last_seen.len() > SWEEP_ABOVE {
-            self.last_seen
-                .retain(|_, at| instant.duration_since(*at) < LAST_SEEN_EVERY);
-        }
-        if !due {
+        if !self.last_seen.due(id, clock.instant(), LAST_SEEN_EVERY) {
             return;
         }
         let db = db.clone();
