@@ -82,7 +82,7 @@ fn asked_role(
             "give either role or roleName, not both",
         )),
         (Some(raw), None) => {
-            // SPEC.md's spelling names the built-in role of that name.
+            // AGENT or ADMIN (the API's original role values, docs/api.md "Users") names the built-in role of that name.
             let name = match raw.parse::<Role>() {
                 Ok(role) => RoleRef::from(role).name().to_string(),
                 Err(_) => raw.to_string(),

@@ -3,7 +3,7 @@
 use crate::roles::{BuiltInRole, RoleRef};
 
 crate::text_enum! {
-    /// A user's role in the company as SPEC.md names it: owner and admin
+    /// A user's role in the company as the API has always shown it (docs/api.md, "Users"): owner and admin
     /// read as ADMIN, any other role as AGENT. `roleName` says which role.
     pub enum Role {
         Agent = "AGENT",

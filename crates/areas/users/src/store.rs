@@ -57,7 +57,7 @@ pub struct NewUser {
     pub role: RoleRef,
 }
 
-/// The columns that hold a role: `role` (as SPEC.md reads it),
+/// The columns that hold a role: `role` (AGENT or ADMIN, as docs/api.md "Users" shows it),
 /// `role_name` (a built-in's) and `role_id` (a custom one's).
 fn role_columns(role: &RoleRef) -> (Role, Option<&'static str>, Option<Uuid>) {
     match role {
