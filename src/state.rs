@@ -66,7 +66,7 @@ pub struct SharedState {
     pub sla: Arc<crate::sla::cache::SlaCache>,
     /// The tenants whose new tickets webhooks were last seen to wait for
     /// (a hint for how a plain create is written).
-    pub ticket_subscribers: Arc<crate::tickets::store::subscribers::Subscribers>,
+    pub ticket_subscribers: Arc<::tickets::store::subscribers::Subscribers>,
     /// Each tenant's custom field definitions, for validating values.
     pub field_definitions: Arc<crate::custom_fields::DefinitionCache>,
     /// This node's wall clock (see `time::Clock`).

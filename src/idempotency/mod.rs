@@ -84,7 +84,7 @@ pub enum BodyLimit {
 impl BodyLimit {
     fn bytes(self, state: &AppState) -> u64 {
         match self {
-            BodyLimit::Service => crate::router::BODY_LIMIT as u64,
+            BodyLimit::Service => crate::router::paths::BODY_LIMIT as u64,
             BodyLimit::Upload => state
                 .attachments
                 .max_bytes
@@ -171,7 +171,7 @@ async fn run_keyed(
     let spooled = spool::spool(
         body,
         limit.bytes(&state),
-        crate::router::BODY_LIMIT,
+        crate::router::paths::BODY_LIMIT,
         &state.config.data_dir,
     )
     .await
@@ -469,7 +469,7 @@ fn recorded_path(uri: &axum::http::Uri) -> &str {
     let path = uri
         .path_and_query()
         .map_or_else(|| uri.path(), |p| p.as_str());
-    path.strip_prefix(crate::router::API_PREFIX)
+    path.strip_prefix(crate::router::paths::API_PREFIX)
         .filter(|rest| rest.starts_with('/'))
         .unwrap_or(path)
 }

@@ -19,6 +19,7 @@ pub mod credentials;
 pub mod hub;
 pub mod presence;
 pub mod protocol;
+pub mod shutdown;
 pub mod slots;
 pub mod store;
 pub mod tickets;

@@ -9,7 +9,7 @@ use axum::Router;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::{Realtime, credentials, ws};
+use super::{Realtime, credentials, shutdown, ws};
 use crate::error::StoreError;
 use crate::state::AppState;
 use crate::teams::routing::{self as teams_routing, Routing};
@@ -47,7 +47,7 @@ pub async fn close_sockets_at_shutdown(
     realtime: Arc<Realtime>,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    ws::stopping(&mut shutdown).await;
+    shutdown::stopping(&mut shutdown).await;
     realtime.hub.shut_down();
 }
 
@@ -72,7 +72,7 @@ async fn run_dispatcher(realtime: Arc<Realtime>, mut shutdown: watch::Receiver<b
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
             },
-            _ = ws::stopping(&mut shutdown) => return,
+            _ = shutdown::stopping(&mut shutdown) => return,
         }
     }
 }
@@ -96,7 +96,7 @@ async fn run_sweeper(routing: Routing, mut shutdown: watch::Receiver<bool>) {
                 }
                 Err(_) => {}
             },
-            _ = ws::stopping(&mut shutdown) => return,
+            _ = shutdown::stopping(&mut shutdown) => return,
         }
     }
 }

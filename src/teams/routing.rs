@@ -351,7 +351,7 @@ pub fn spawn_worker(routing: Routing, mut shutdown: watch::Receiver<bool>) -> Jo
                         tracing::warn!(error = %err, "routing tick failed; retrying");
                     }
                 }
-                _ = crate::realtime::ws::stopping(&mut shutdown) => return,
+                _ = crate::realtime::shutdown::stopping(&mut shutdown) => return,
             }
         }
     })

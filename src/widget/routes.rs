@@ -11,13 +11,12 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use super::access::{self, IssuedToken};
-use super::store::{self, WidgetTarget};
+use super::target::{WIDGET_KEY_MAX, target, target_of};
 use crate::actor::Actor;
 use crate::chat::model::{NewSession, VisitorMessage, VisitorSession};
 use crate::chat::{Message, service};
-use crate::companies::CompanyStatus;
 use crate::custom_fields::model::{RecordKind, check_values, without_agent_only};
-use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::error::{ApiError, ApiResult};
 use crate::extract::{Id, Json, Query};
 use crate::idempotency::RequestState;
 use crate::kb;
@@ -90,9 +89,6 @@ pub(crate) async fn preflight() -> StatusCode {
     StatusCode::NO_CONTENT
 }
 
-/// Longest widget key accepted (they are far shorter).
-const WIDGET_KEY_MAX: usize = 100;
-
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 #[serde(rename_all = "camelCase")]
@@ -100,30 +96,6 @@ struct KeyQuery {
     /// The entity's public widget key (`wk_test_…` or `wk_live_…`).
     #[param(value_type = String, required, max_length = 100)]
     widget_key: Option<String>,
-}
-
-/// The target of a widget key: 400 when missing, 404 when unknown, 403
-/// when its company is suspended.
-pub(super) async fn target(state: &AppState, widget_key: Option<&str>) -> ApiResult<WidgetTarget> {
-    let (key,) = (required_text("widgetKey", widget_key, WIDGET_KEY_MAX),).all_valid()?;
-    target_of(state, &key).await
-}
-
-/// The target of a widget key already checked to be present.
-async fn target_of(state: &AppState, key: &str) -> ApiResult<WidgetTarget> {
-    let target = store::resolve(&state.db, key, state.clock.now())
-        .await?
-        .ok_or_else(|| {
-            ApiError::new(
-                StatusCode::NOT_FOUND,
-                ErrorCode::NotFound,
-                "Unknown widget key",
-            )
-        })?;
-    if target.company_status != CompanyStatus::Active {
-        return Err(ApiError::account_suspended());
-    }
-    Ok(target)
 }
 
 #[derive(Deserialize, ToSchema)]

@@ -217,7 +217,7 @@ pub(crate) async fn history(
             }],
         }));
     }
-    let target = super::routes::target(&state, query.widget_key.as_deref()).await?;
+    let target = super::target::target(&state, query.widget_key.as_deref()).await?;
     let secrets: Vec<&str> = target.secrets.iter().map(String::as_str).collect();
     let now = state.clock.now();
     let (identity, secret) = identity::verify_which(token, &secrets, now)

@@ -313,7 +313,7 @@ pub async fn run_recheck(
                 }
                 Err(_) => {}
             },
-            _ = super::ws::stopping(&mut shutdown) => return,
+            _ = super::shutdown::stopping(&mut shutdown) => return,
         }
     }
 }

@@ -17,6 +17,7 @@
 mod auth;
 mod budget;
 mod frames;
+mod peer;
 mod ticket_replay;
 mod typing;
 
@@ -41,6 +42,7 @@ use crate::client_address::ClientAddress;
 use crate::error::{ApiError, ErrorCode, StoreError};
 use crate::extract::Query;
 use crate::state::AppState;
+use peer::Turns;
 
 /// Buffers per socket (tungstenite's defaults cost ~135 KiB per idle socket).
 const READ_BUFFER: usize = 4096;
@@ -142,35 +144,6 @@ enum Event {
     Tick,
 }
 
-/// Which of a socket's two sources it looks at first, its hub queue or its
-/// peer. The queue first: each look at the peer costs a zeroed read buffer
-/// (tungstenite clears its whole buffer before every read, even one that
-/// finds nothing), so a frame the queue woke the socket for is written
-/// without one; the peer is looked at when the queue is empty, before the
-/// socket waits. But a socket whose queue never empties (a long burst)
-/// would then never read its peer, so after `BATCHES_BEFORE_READ` batches
-/// in a row without a look at the peer, the peer goes first once.
-#[derive(Default)]
-struct Turns {
-    batches_unread: u8,
-}
-
-const BATCHES_BEFORE_READ: u8 = 4;
-
-impl Turns {
-    fn peer_first(&self) -> bool {
-        self.batches_unread >= BATCHES_BEFORE_READ
-    }
-
-    /// Notes one turn of the loop: whether it looked at the peer.
-    fn took(&mut self, peer_looked_at: bool) {
-        self.batches_unread = match peer_looked_at {
-            true => 0,
-            false => self.batches_unread.saturating_add(1),
-        };
-    }
-}
-
 /// When the socket's key expires, as an instant of the runtime's clock
 /// (`now` is the node's).
 fn key_expiry(
@@ -196,11 +169,6 @@ async fn until(expiry: &mut Option<std::pin::Pin<Box<tokio::time::Sleep>>>) {
         Some(sleep) => sleep.as_mut().await,
         None => std::future::pending().await,
     }
-}
-
-/// Resolves once shutdown has begun.
-pub(crate) async fn stopping(shutdown: &mut tokio::sync::watch::Receiver<bool>) {
-    let _ = shutdown.wait_for(|stop| *stop).await;
 }
 
 /// Runs a write to the socket, giving up on a peer that stopped reading
@@ -285,6 +253,8 @@ struct Socket {
     /// The socket's place under its token's cap, freed when it is dropped.
     slot: Option<Box<Slot>>,
     ws: WebSocket,
+    /// Whether the client may have sent something since it was last read.
+    peer: std::sync::Arc<peer::PeerGate>,
     conn: Connection,
     /// This node's subscription to the company's bus channel, held from the
     /// socket's first channel to its last.
@@ -328,6 +298,7 @@ fn run(
         credential,
         slot: slot.map(Box::new),
         ws,
+        peer: peer::PeerGate::new(),
         conn,
         bus_interest: None,
         replayed: None,
@@ -395,14 +366,14 @@ impl Socket {
             // any frame still queued.
             let peer_first = turns.peer_first();
             let mut peer_looked_at = false;
-            let (ws, conn) = (&mut self.ws, &self.conn);
+            let (ws, gate, conn) = (&mut self.ws, &self.peer, &self.conn);
             let event = tokio::select! {
                 biased;
                 _ = until(&mut expiry) => Event::Expired,
                 next = conn.recv(), if !peer_first => Event::Queued(next),
                 incoming = async {
                     peer_looked_at = true;
-                    ws.recv().await
+                    peer::next_message(gate, ws).await
                 } => Event::Incoming(incoming),
                 next = conn.recv(), if peer_first => Event::Queued(next),
                 _ = ticker.tick() => Event::Tick,
@@ -576,22 +547,5 @@ impl Socket {
                 self.send_text(frame).await
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_peer_goes_first_after_batches_written_without_a_look_at_it() {
-        let mut turns = Turns::default();
-        for _ in 0..BATCHES_BEFORE_READ {
-            assert!(!turns.peer_first());
-            turns.took(false);
-        }
-        assert!(turns.peer_first());
-        turns.took(true);
-        assert!(!turns.peer_first());
     }
 }

@@ -23,9 +23,8 @@ use crate::idempotency::BodyLimit;
 use crate::query_params::RouteParams;
 use crate::state::AppState;
 
-/// Request bodies above this are refused with 413 (an upload route's
-/// keyed body excepted: `BodyLimit::Upload`).
-pub const BODY_LIMIT: usize = 1024 * 1024;
+pub mod paths;
+pub use paths::{API_CATCH_ALL, API_PREFIX, BODY_LIMIT};
 
 /// One route of the table: what the scope test and the document read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,15 +34,6 @@ pub struct RouteSpec {
     pub path: String,
     pub scope: Scope,
 }
-
-/// Where the API is mounted. Its routes are registered at their full
-/// paths rather than in a router nested there: a nested router costs every
-/// request a rebuilt URI, an extension and a second route lookup.
-pub const API_PREFIX: &str = "/api/v1";
-
-/// The route that answers the paths under [`API_PREFIX`] no other route
-/// serves (with a 404, after authentication).
-pub const API_CATCH_ALL: &str = "/api/v1/{*path}";
 
 #[derive(Default)]
 pub struct ApiRouter {
