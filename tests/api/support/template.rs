@@ -58,6 +58,8 @@ pub async fn postgres(admin_url: &str) -> &'static str {
 async fn migrated_postgres(admin_url: &str) -> String {
     let name = format!("sdt_tpl_{}", migrations_digest());
     let mut admin = super::pg_admin(admin_url).await;
+    // Once per test process, before its first database.
+    super::drop_left_behind(&mut admin).await;
     let exists: bool =
         sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)")
             .bind(&name)
