@@ -160,6 +160,15 @@ impl TempPgDatabase {
         .execute(&mut conn)
         .await
         .expect("create test database");
+        // A commit here waits about 4 ms for its WAL flush; the tests never
+        // crash this server (the outage tests start a Postgres of their
+        // own), so they do not wait for durability they cannot observe.
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "ALTER DATABASE {name} SET synchronous_commit = off"
+        )))
+        .execute(&mut conn)
+        .await
+        .expect("set the test database's commits asynchronous");
         let url = replace_database(&admin_url, &name);
         (TempPgDatabase { admin_url, name }, url)
     }
