@@ -15,6 +15,7 @@ backend_tests!(
     a_deactivated_agents_key_fails_authentication,
     a_role_change_narrows_the_personal_key,
     an_agent_lists_and_revokes_their_keys,
+    a_key_cannot_mint_personal_keys,
 );
 
 /// A personal key of the signed-in `browser` with `scopes`: the answer.
@@ -154,4 +155,19 @@ async fn an_agent_lists_and_revokes_their_keys(backend: Backend) {
     app.get("/tickets", key)
         .await
         .assert_error(401, "invalid_api_key");
+}
+
+async fn a_key_cannot_mint_personal_keys(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+
+    let r = app
+        .post(
+            "/auth/keys",
+            &acme.key,
+            json!({"name": "My script", "scopes": ["tickets:read"]}),
+        )
+        .await;
+
+    r.assert_error(401, "sign_in_required");
 }
