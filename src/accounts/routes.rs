@@ -31,6 +31,7 @@ pub fn router() -> Router<AppState> {
         )
         .route("/api/v1/auth/sessions/{id}", delete(end_session))
         .merge(super::links::router())
+        .merge(super::keys::router())
 }
 
 #[derive(Deserialize)]

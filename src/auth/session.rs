@@ -74,6 +74,7 @@ impl ReadySession {
                     user_id: record.user_id,
                     name: Arc::from(record.user_name.as_str()),
                 }),
+                owner: None,
             },
             session_id: record.id,
             user_id: record.user_id,

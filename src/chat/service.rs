@@ -204,6 +204,9 @@ pub async fn send_message(
             });
         }
     };
+    if let Sender::Agent(agent) = outgoing.sender {
+        super::reply::assign_on_reply(state, actor, tenant, &session, agent).await;
+    }
     let change = SessionChange {
         kind: "chat.message",
         message_id: Some(message.id),

@@ -345,7 +345,7 @@ fn beyond_caller(message: String) -> ApiError {
     ApiError::new(StatusCode::FORBIDDEN, ErrorCode::InsufficientScope, message)
 }
 
-fn scope_set(names: &[String]) -> Result<ScopeSet, FieldError> {
+pub(crate) fn scope_set(names: &[String]) -> Result<ScopeSet, FieldError> {
     if names.is_empty() {
         return Err(problem("scopes", "must list at least one scope"));
     }
@@ -370,7 +370,7 @@ fn scope_set(names: &[String]) -> Result<ScopeSet, FieldError> {
     ))
 }
 
-fn rate_limit(value: Option<i64>) -> Result<Option<i64>, FieldError> {
+pub(crate) fn rate_limit(value: Option<i64>) -> Result<Option<i64>, FieldError> {
     match value {
         Some(value) if !(1..=MAX_RATE_LIMIT).contains(&value) => Err(problem(
             "rateLimit",
@@ -403,7 +403,7 @@ fn key_mode(raw: Option<&str>, own: Mode) -> Result<Mode, FieldError> {
 /// `expiresAt` (an RFC 3339 time after `now`, the node's clock) or
 /// `expiresIn` (seconds, or `30d`, `12h`, `15m`, `45s`, counted from `now`),
 /// not both; neither means the key never expires.
-fn expiry(
+pub(crate) fn expiry(
     at: Option<&str>,
     within: Option<&serde_json::Value>,
     now: Timestamp,

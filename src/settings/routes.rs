@@ -41,6 +41,10 @@ pub(crate) struct UpdateBody {
     #[serde(default)]
     #[schema(value_type = bool)]
     require_two_factor: Patch<bool>,
+    /// An agent's reply to an unassigned ticket or chat assigns it to them.
+    #[serde(default)]
+    #[schema(value_type = bool)]
+    assign_on_reply: Patch<bool>,
 }
 
 /// Get the company settings
@@ -73,27 +77,26 @@ async fn update_settings(
         )),
         checked => checked,
     };
-    let (_, name, timezone, require_two_factor) = (
+    let (_, name, timezone, require_two_factor, assign_on_reply) = (
         ensure(
             !(body.name.is_missing()
                 && body.timezone.is_missing()
-                && body.require_two_factor.is_missing()),
+                && body.require_two_factor.is_missing()
+                && body.assign_on_reply.is_missing()),
             "body",
-            "give at least one of: name, timezone, requireTwoFactor",
+            "give at least one of: name, timezone, requireTwoFactor, assignOnReply",
         ),
         required_patch("name", &body.name, NAME_MAX),
         timezone,
-        match &body.require_two_factor {
-            Patch::Missing => Ok(None),
-            Patch::Null => Err(problem("requireTwoFactor", "must not be null")),
-            Patch::Value(required) => Ok(Some(*required)),
-        },
+        required_flag("requireTwoFactor", &body.require_two_factor),
+        required_flag("assignOnReply", &body.assign_on_reply),
     )
         .all_valid()?;
     let update = SettingsUpdate {
         name,
         timezone,
         require_two_factor,
+        assign_on_reply,
     };
     let settings = store::update(
         &state.db,
@@ -103,6 +106,15 @@ async fn update_settings(
     )
     .await?;
     Ok(Json(settings))
+}
+
+/// A PATCH boolean that may be absent but not null.
+fn required_flag(field: &str, value: &Patch<bool>) -> Result<Option<bool>, FieldError> {
+    match value {
+        Patch::Missing => Ok(None),
+        Patch::Null => Err(problem(field, "must not be null")),
+        Patch::Value(flag) => Ok(Some(*flag)),
+    }
 }
 
 /// A PATCH string that may be absent but not null or empty.

@@ -6,6 +6,7 @@ mod support;
 mod access;
 mod accounts;
 mod actors;
+mod agents;
 mod attachments;
 mod bus;
 mod changes;

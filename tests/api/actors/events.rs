@@ -86,7 +86,7 @@ async fn every_event_kind_names_its_actor_in_its_webhook_body(backend: Backend) 
     app.post(
         &format!("{path}/comments"),
         &acme.key,
-        json!({"body": "On it"}),
+        json!({"body": "On it", "authorId": bob}),
     )
     .await
     .assert_status(201);

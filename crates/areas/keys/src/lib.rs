@@ -1,6 +1,7 @@
 //! API keys: created once (the value is shown only then), listed without
-//! secrets, deactivated or revoked. An area crate: it depends on the floors
-//! below and the companies only.
+//! secrets, deactivated or revoked; a personal key holds no more than its
+//! agent's role. An area crate: it depends on the floors below, the
+//! companies and the roles only.
 
 pub mod store;
 
@@ -11,3 +12,4 @@ infra::area_floors!();
 
 // The areas this one builds on.
 pub(crate) use ::companies;
+pub(crate) use ::roles;
