@@ -17,6 +17,7 @@
 mod auth;
 mod budget;
 mod frames;
+mod teams_only;
 mod ticket_replay;
 mod typing;
 
