@@ -1,9 +1,9 @@
 //! Team-scoped visibility (issue 50): an agent whose role has `teamsOnly`
 //! meets a ticket, chat, comment or file outside their teams (another
 //! team's, or one of no team) as another company's record: 404 on every
-//! route of the route table that names one, absent from lists, searches
-//! and the change feed. Their own team's records they read and change; an
-//! agent without the limit sees every team's.
+//! route of the route table that names one, absent from every list of it,
+//! from searches and from the change feed. Their own team's records they
+//! read and change; an agent without the limit sees every team's.
 
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -41,6 +41,19 @@ async fn records_outside_the_agents_teams_are_404_on_every_route(backend: Backen
     let desk = desk(backend).await;
     let mut checked = 0;
     for spec in supportdesk::app::api_route_specs() {
+        if spec.method == Method::GET && !spec.path.contains('{') {
+            // A list (or any read naming no record) shows none of them.
+            let listed = desk.limited(Method::GET, &spec.path, None).await;
+            for outside in desk.theirs.all().into_iter().chain(desk.loose.all()) {
+                assert!(
+                    !listed.text.contains(outside),
+                    "GET {} shows {outside}: {}",
+                    spec.path,
+                    listed.text
+                );
+            }
+            continue;
+        }
         for (whose, records) in [("another team's", &desk.theirs), ("no team's", &desk.loose)] {
             let Some(id) = records.named_by(&spec.path) else {
                 continue;
