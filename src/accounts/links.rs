@@ -106,10 +106,7 @@ pub async fn send_link(
             reset_link.clone(),
         ),
     };
-    let tenant = Tenant {
-        company_id: account.company_id,
-        mode: Mode::Live,
-    };
+    let tenant = Tenant::new(account.company_id, Mode::Live);
     let mut tx = db.begin().await?;
     let digest = crate::auth::key::hash(&secret);
     tokens::issue(&mut tx, kind, account, &digest, now, now.plus(lifetime)).await?;

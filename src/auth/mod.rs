@@ -14,7 +14,7 @@ pub use vocab::scope;
 use uuid::Uuid;
 
 pub use scope::{Scope, ScopeSet};
-pub use vocab::tenant::{Mode, Tenant};
+pub use vocab::tenant::{Mode, Tenant, Visibility};
 
 use crate::actor::Actor;
 

@@ -52,10 +52,7 @@ impl ReadyKey {
             principal: Principal {
                 key_id: record.id,
                 key_name: record.name.as_str().into(),
-                tenant: Tenant {
-                    company_id: record.company_id,
-                    mode: record.mode,
-                },
+                tenant: Tenant::new(record.company_id, record.mode),
                 scopes: record.scopes,
                 rate_limit: record.rate_limit,
                 expires_at: record.expiry_on_node(node_now),

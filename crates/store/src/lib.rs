@@ -14,6 +14,7 @@ mod publish;
 mod query;
 mod reference;
 pub mod timing;
+mod visibility;
 
 pub use clock::millis;
 pub use hook::CommitHook;
@@ -22,6 +23,7 @@ pub use pass_lock::PassLock;
 pub use publish::Publish;
 pub use query::{AnyRow, On, Query};
 pub use reference::{Table, ensure_reference};
+pub use visibility::TeamOwned;
 pub use vocab::value::{StoredAs, Value};
 
 use std::str::FromStr;

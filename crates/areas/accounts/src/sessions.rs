@@ -72,10 +72,7 @@ impl SessionForAuth {
     }
 
     pub fn tenant(&self) -> Tenant {
-        Tenant {
-            company_id: self.company_id,
-            mode: self.mode,
-        }
+        Tenant::new(self.company_id, self.mode)
     }
 }
 

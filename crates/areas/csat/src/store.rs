@@ -87,10 +87,12 @@ async fn subject<'c>(
              LEFT JOIN rating_requests r ON r.record_id = s.id WHERE s.id = "
         }
     };
+    // Both tables carry their team: a record outside the teams a caller is
+    // limited to is NotFound.
     Query::new(sql)
         .push_bind(target.id())
         .push(" AND ")
-        .push_tenant(tenant, "s")
+        .push_tenant_in_teams(tenant, "s", "team_id")
         .fetch_one(on)
         .await
 }
@@ -108,10 +110,7 @@ pub async fn tenant_of(db: &Db, target: RatingTarget) -> Result<Option<Tenant>, 
         RatingTarget::Ticket(_) => "SELECT company_id, mode FROM tickets WHERE id = $1",
     };
     let row: Option<Row> = Query::new(sql).bind(target.id()).fetch_optional(db).await?;
-    Ok(row.map(|row| Tenant {
-        company_id: row.company_id,
-        mode: row.mode,
-    }))
+    Ok(row.map(|row| Tenant::new(row.company_id, row.mode)))
 }
 
 /// The chat session a ticket came from (None: not from a chat); NotFound

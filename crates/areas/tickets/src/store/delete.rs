@@ -32,6 +32,7 @@ pub async fn delete(
     Query::new("DELETE FROM tickets WHERE id = $1 AND company_id = $2 AND mode = $3")
         .bind(id)
         .bind_tenant(tenant)
+        .push_teams(tenant, "team_id")
         .execute_or_not_found(&mut tx)
         .await?;
     for comment in comments {
