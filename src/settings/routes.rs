@@ -9,7 +9,7 @@ use super::store::{self, CompanySettings, SettingsUpdate};
 use super::{is_plausible_timezone, rules};
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiResult, FieldError};
-use crate::extract::Json;
+use crate::extract::{Json, Requested};
 use crate::router::ApiRouter;
 use crate::state::AppState;
 use crate::validate::{Fields, NAME_MAX, Patch, ensure, problem, required_text};
@@ -64,6 +64,7 @@ async fn get_settings(
 async fn update_settings(
     State(state): State<AppState>,
     principal: Principal,
+    requested: Requested,
     Json(body): Json<UpdateBody>,
 ) -> ApiResult<Json<CompanySettings>> {
     let timezone = match required_patch("timezone", &body.timezone, TIMEZONE_MAX) {
@@ -96,7 +97,7 @@ async fn update_settings(
         require_two_factor,
     };
     let settings = store::update(
-        &state.db,
+        &principal.acting(&state.db, requested),
         principal.tenant.company_id,
         update,
         state.clock.now(),

@@ -7,6 +7,7 @@ mod access;
 mod accounts;
 mod actors;
 mod attachments;
+mod audit;
 mod bus;
 mod changes;
 mod chat;

@@ -1,6 +1,6 @@
 //! API keys: created once (the value is shown only then), listed without
 //! secrets, deactivated or revoked. An area crate: it depends on the floors
-//! below and the companies only.
+//! below, the companies and the audit log (each change writes its entry).
 
 pub mod store;
 
@@ -10,4 +10,5 @@ pub use store::{ApiKey, NewKey};
 infra::area_floors!();
 
 // The areas this one builds on.
+pub(crate) use ::audit;
 pub(crate) use ::companies;
