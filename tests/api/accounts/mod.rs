@@ -6,7 +6,7 @@ mod lockout;
 mod sessions;
 mod sign_in;
 mod sockets;
-mod totp;
+pub(crate) mod totp;
 
 use reqwest::Method;
 use serde_json::{Value, json};

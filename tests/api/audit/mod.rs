@@ -6,6 +6,7 @@
 //! show the company's own entries only (`listing`); two nodes make one
 //! chain (`nodes`). Shared helpers here.
 
+mod accounts;
 mod chain;
 mod forwarding;
 mod listing;
