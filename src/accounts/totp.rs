@@ -16,8 +16,8 @@ use totp_rs::{Algorithm, Secret, Totp};
 
 use super::recovery;
 use super::signed_in::SignedIn;
-use crate::error::{ApiError, ApiResult};
 use crate::audit::{Action, Changes, Target, TargetType};
+use crate::error::{ApiError, ApiResult};
 use crate::extract::{Json, Requested};
 use crate::state::AppState;
 use crate::users::credentials::{self, SignInAccount};

@@ -100,7 +100,10 @@ pub fn stream(db: Db, company_id: Uuid, filters: Filters, format: Format) -> Res
                         let chunk: String = rows.iter().map(|e| line_of(e, format)).collect();
                         Some((Ok(chunk), (None, last.or(after), done)))
                     }
-                    Err(err) => Some((Err(std::io::Error::other(err.to_string())), (None, after, true))),
+                    Err(err) => Some((
+                        Err(std::io::Error::other(err.to_string())),
+                        (None, after, true),
+                    )),
                 }
             }
         },
@@ -109,5 +112,9 @@ pub fn stream(db: Db, company_id: Uuid, filters: Filters, format: Format) -> Res
         Format::Csv => "text/csv; charset=utf-8",
         _ => "application/x-ndjson",
     };
-    ([(header::CONTENT_TYPE, content_type)], Body::from_stream(pages)).into_response()
+    (
+        [(header::CONTENT_TYPE, content_type)],
+        Body::from_stream(pages),
+    )
+        .into_response()
 }

@@ -63,7 +63,12 @@ fn instant(field: &str, value: Option<&str>) -> Result<Option<Timestamp>, FieldE
         return Ok(None);
     };
     let at = chrono::DateTime::parse_from_rfc3339(text)
-        .map_err(|_| problem(field, "must be an RFC 3339 instant, e.g. 2026-11-24T09:00:00Z"))?
+        .map_err(|_| {
+            problem(
+                field,
+                "must be an RFC 3339 instant, e.g. 2026-11-24T09:00:00Z",
+            )
+        })?
         .with_timezone(&chrono::Utc);
     if at < crate::reports::routes::earliest() || at > crate::reports::routes::latest() {
         return Err(problem(field, "must be between 1970-01-01 and 9999-12-31"));
@@ -119,7 +124,10 @@ async fn list_entries(
             "targetType",
             query.target_type.as_deref().filter(|t| !t.is_empty()),
         ),
-        optional_id("targetId", query.target_id.as_deref().filter(|t| !t.is_empty())),
+        optional_id(
+            "targetId",
+            query.target_id.as_deref().filter(|t| !t.is_empty()),
+        ),
         instant("from", query.from.as_deref()),
         instant("to", query.to.as_deref()),
     )
@@ -135,7 +143,12 @@ async fn list_entries(
     let company_id = principal.tenant.company_id;
     let format = format_of(&headers);
     if format != Format::Page {
-        return Ok(super::export::stream(state.db.clone(), company_id, filters, format));
+        return Ok(super::export::stream(
+            state.db.clone(),
+            company_id,
+            filters,
+            format,
+        ));
     }
     let list_id = ListId::new("audit_log", &principal.tenant, &format!("{filters:?}"));
     let after = state.cursors.open_after(&list_id, after.as_deref())?;

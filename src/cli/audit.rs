@@ -33,7 +33,10 @@ pub(super) enum AuditAction {
 pub async fn verify_report(db: &Db, company: Uuid) -> anyhow::Result<(String, bool)> {
     let verdict = verify::verify(db, company).await?;
     let whole = matches!(verdict, verify::Verdict::Whole { .. });
-    Ok((format!("audit chain of company {company}: {verdict}"), whole))
+    Ok((
+        format!("audit chain of company {company}: {verdict}"),
+        whole,
+    ))
 }
 
 pub(super) async fn audit_command(db: &Db, action: AuditAction) -> anyhow::Result<()> {
@@ -51,8 +54,13 @@ pub(super) async fn audit_command(db: &Db, action: AuditAction) -> anyhow::Resul
                 .map_err(|_| anyhow::anyhow!("--before: expected an RFC 3339 time"))?;
             // What committed but is not sealed yet is sealed first, so the
             // cut sees the whole chain.
-            seal::seal_company(db, company, &crate::audit::sealer::Forward, Timestamp::now())
-                .await?;
+            seal::seal_company(
+                db,
+                company,
+                &crate::audit::sealer::Forward,
+                Timestamp::now(),
+            )
+            .await?;
             let dropped = prune::prune(db, company, before, Timestamp::now()).await?;
             println!("dropped {dropped} audit entries of company {company}");
             Ok(())

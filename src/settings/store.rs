@@ -142,8 +142,15 @@ pub async fn update(
     let updated = CompanySettings::from(row);
     let target = Target::new(TargetType::Settings, company_id);
     let changes = Changes::updated(&current, &updated);
-    crate::audit::record(&mut tx, company_id, now, Action::SettingsUpdated, target, changes)
-        .await?;
+    crate::audit::record(
+        &mut tx,
+        company_id,
+        now,
+        Action::SettingsUpdated,
+        target,
+        changes,
+    )
+    .await?;
     tx.commit().await?;
     Ok(updated)
 }

@@ -87,13 +87,12 @@ async fn entries_sealed_later_continue_the_chain(backend: Backend) {
     let page = app.get("/audit-log?limit=1", &acme.key).await;
     let newest = &page.assert_status(200)["data"][0];
     assert_eq!(newest["seq"], 8);
-    let seventh: String = Query::new(
-        "SELECT hash FROM audit_entries WHERE company_id = $1 AND seq = 7",
-    )
-    .bind(acme.company.id)
-    .fetch_scalar(&app.state.db)
-    .await
-    .expect("hash");
+    let seventh: String =
+        Query::new("SELECT hash FROM audit_entries WHERE company_id = $1 AND seq = 7")
+            .bind(acme.company.id)
+            .fetch_scalar(&app.state.db)
+            .await
+            .expect("hash");
     assert_eq!(newest["prevHash"], seventh);
 }
 
@@ -102,11 +101,13 @@ async fn a_changed_entry_is_named(backend: Backend) {
     let (acme, entries) = sealed_chain(&app).await;
     let (seq, id) = entries[3];
 
-    Query::new("UPDATE audit_entries SET changes = '{\"after\":{\"name\":\"forged\"}}' WHERE id = $1")
-        .bind(id)
-        .execute(&app.state.db)
-        .await
-        .expect("tampered");
+    Query::new(
+        "UPDATE audit_entries SET changes = '{\"after\":{\"name\":\"forged\"}}' WHERE id = $1",
+    )
+    .bind(id)
+    .execute(&app.state.db)
+    .await
+    .expect("tampered");
 
     assert_eq!(
         verdict(&app, acme.company.id).await,

@@ -24,9 +24,12 @@ async fn webhook(app: &TestApp, acme: &TestCompany, events: &[&str]) -> String {
 
 /// The events of the deliveries queued for webhook `id`.
 async fn delivered_events(app: &TestApp, acme: &TestCompany, id: &str) -> Vec<Value> {
-    app.get(&format!("/company/webhooks/{id}/deliveries?limit=100"), &acme.key)
-        .await
-        .assert_status(200)["data"]
+    app.get(
+        &format!("/company/webhooks/{id}/deliveries?limit=100"),
+        &acme.key,
+    )
+    .await
+    .assert_status(200)["data"]
         .as_array()
         .expect("data")
         .iter()
@@ -38,26 +41,40 @@ async fn a_sealed_entry_is_sent_to_a_webhook_that_names_audit_entry(backend: Bac
     let app = TestApp::spawn_with(backend, |c| c.run_workers = false).await;
     let acme = app.company().await;
     let id = webhook(&app, &acme, &["audit.entry"]).await;
-    app.post("/roles", &acme.key, json!({"name": "R", "scopes": ["tickets:read"]}))
-        .await
-        .assert_status(201);
+    app.post(
+        "/roles",
+        &acme.key,
+        json!({"name": "R", "scopes": ["tickets:read"]}),
+    )
+    .await
+    .assert_status(201);
     assert!(delivered_events(&app, &acme, &id).await.is_empty());
 
     seal(&app, acme.company.id).await;
 
     // The key's, the webhook's and the role's entries.
-    assert_eq!(delivered_events(&app, &acme, &id).await, vec![json!("audit.entry"); 3]);
+    assert_eq!(
+        delivered_events(&app, &acme, &id).await,
+        vec![json!("audit.entry"); 3]
+    );
 }
 
 async fn a_webhook_not_naming_audit_entry_gets_none(backend: Backend) {
     let app = TestApp::spawn_with(backend, |c| c.run_workers = false).await;
     let acme = app.company().await;
     let id = webhook(&app, &acme, &["ticket.created", "user.created"]).await;
-    app.post("/users", &acme.key, json!({"name": "Ada", "email": "ada@acme.test"}))
-        .await
-        .assert_status(201);
+    app.post(
+        "/users",
+        &acme.key,
+        json!({"name": "Ada", "email": "ada@acme.test"}),
+    )
+    .await
+    .assert_status(201);
 
     seal(&app, acme.company.id).await;
 
-    assert_eq!(delivered_events(&app, &acme, &id).await, [json!("user.created")]);
+    assert_eq!(
+        delivered_events(&app, &acme, &id).await,
+        [json!("user.created")]
+    );
 }

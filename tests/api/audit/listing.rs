@@ -21,10 +21,14 @@ backend_tests!(
 );
 
 async fn role(app: &TestApp, acme: &TestCompany, name: &str) -> Value {
-    app.post("/roles", &acme.key, json!({"name": name, "scopes": ["tickets:read"]}))
-        .await
-        .assert_status(201)
-        .clone()
+    app.post(
+        "/roles",
+        &acme.key,
+        json!({"name": name, "scopes": ["tickets:read"]}),
+    )
+    .await
+    .assert_status(201)
+    .clone()
 }
 
 async fn another_companys_entries_are_invisible(backend: Backend) {
@@ -35,12 +39,24 @@ async fn another_companys_entries_are_invisible(backend: Backend) {
 
     let ours = app.get("/audit-log?limit=200", &acme.key).await;
 
-    let data = ours.assert_status(200)["data"].as_array().expect("data").clone();
+    let data = ours.assert_status(200)["data"]
+        .as_array()
+        .expect("data")
+        .clone();
     assert!(!data.is_empty());
-    assert!(data.iter().all(|e| e["target"]["id"] != theirs["id"]), "{data:?}");
+    assert!(
+        data.iter().all(|e| e["target"]["id"] != theirs["id"]),
+        "{data:?}"
+    );
     let by_target = format!("/audit-log?targetId={}", theirs["id"].as_str().expect("id"));
-    assert_eq!(app.get(&by_target, &acme.key).await.assert_status(200)["total"], 0);
-    assert_eq!(app.get(&by_target, &globex.key).await.assert_status(200)["total"], 1);
+    assert_eq!(
+        app.get(&by_target, &acme.key).await.assert_status(200)["total"],
+        0
+    );
+    assert_eq!(
+        app.get(&by_target, &globex.key).await.assert_status(200)["total"],
+        1
+    );
 }
 
 async fn the_list_filters_by_actor_target_and_time(backend: Backend) {
@@ -52,7 +68,9 @@ async fn the_list_filters_by_actor_target_and_time(backend: Backend) {
     let since = app.state.clock.now();
     let second = role(&app, &acme, "Second").await;
 
-    let by_actor = app.get(&format!("/audit-log?actor={actor}"), &acme.key).await;
+    let by_actor = app
+        .get(&format!("/audit-log?actor={actor}"), &acme.key)
+        .await;
     let targets: Vec<Value> = by_actor.assert_status(200)["data"]
         .as_array()
         .expect("data")
@@ -78,11 +96,19 @@ async fn the_list_pages_by_cursor(backend: Backend) {
     for name in ["A", "B", "C"] {
         role(&app, &acme, name).await;
     }
-    let first = app.get("/audit-log?action=role.created&limit=2", &acme.key).await;
-    let cursor = first.assert_status(200)["nextCursor"].as_str().expect("cursor").to_owned();
+    let first = app
+        .get("/audit-log?action=role.created&limit=2", &acme.key)
+        .await;
+    let cursor = first.assert_status(200)["nextCursor"]
+        .as_str()
+        .expect("cursor")
+        .to_owned();
 
     let second = app
-        .get(&format!("/audit-log?action=role.created&limit=2&after={cursor}"), &acme.key)
+        .get(
+            &format!("/audit-log?action=role.created&limit=2&after={cursor}"),
+            &acme.key,
+        )
         .await;
 
     let names = |page: &Value| -> Vec<Value> {
@@ -100,7 +126,11 @@ async fn the_list_pages_by_cursor(backend: Backend) {
 
 async fn export(app: &TestApp, acme: &TestCompany, accept: &str) -> (String, String) {
     let response = app
-        .api(Method::GET, "/audit-log?action=role.created", Some(&acme.key))
+        .api(
+            Method::GET,
+            "/audit-log?action=role.created",
+            Some(&acme.key),
+        )
         .header("Accept", accept)
         .send()
         .await
@@ -141,7 +171,9 @@ async fn the_ndjson_export_has_a_line_per_entry(backend: Backend) {
     assert_eq!(content_type, "application/x-ndjson");
     let targets: Vec<Value> = body
         .lines()
-        .map(|line| serde_json::from_str::<Value>(line).expect("a JSON line")["target"]["id"].clone())
+        .map(|line| {
+            serde_json::from_str::<Value>(line).expect("a JSON line")["target"]["id"].clone()
+        })
         .collect();
     assert_eq!(targets, [beta["id"].clone(), alpha["id"].clone()]);
 }
@@ -172,5 +204,8 @@ async fn an_agent_cannot_read_the_log_and_an_admin_can(backend: Backend) {
         .assert_error(403, "insufficient_scope");
     let page = admin.get(&app, "/api/v1/audit-log").await;
     assert!(!entries_of(&app, &acme, "auth.signed_in").await.is_empty());
-    assert_eq!(page.assert_status(200)["data"][0]["action"], "auth.signed_in");
+    assert_eq!(
+        page.assert_status(200)["data"][0]["action"],
+        "auth.signed_in"
+    );
 }

@@ -32,7 +32,6 @@ async fn entries_of(app: &TestApp, acme: &TestCompany, action: &str) -> Vec<Valu
 }
 
 /// The one entry with `action`; fails unless there is exactly one.
-#[track_caller]
 async fn only_entry(app: &TestApp, acme: &TestCompany, action: &str) -> Value {
     let entries = entries_of(app, acme, action).await;
     assert_eq!(entries.len(), 1, "one {action} entry in {entries:?}");
@@ -78,16 +77,12 @@ async fn verdict(app: &TestApp, company_id: Uuid) -> supportdesk::audit::verify:
 
 /// Every entry of the company as its JSON text, for searching.
 async fn all_entries_text(app: &TestApp, acme: &TestCompany) -> String {
-    app.api(
-        reqwest::Method::GET,
-        "/audit-log",
-        Some(&acme.key),
-    )
-    .header("Accept", "application/x-ndjson")
-    .send()
-    .await
-    .expect("sent")
-    .text()
-    .await
-    .expect("body")
+    app.api(reqwest::Method::GET, "/audit-log", Some(&acme.key))
+        .header("Accept", "application/x-ndjson")
+        .send()
+        .await
+        .expect("sent")
+        .text()
+        .await
+        .expect("body")
 }

@@ -61,5 +61,8 @@ async fn two_nodes_make_one_unbroken_chain(backend: Backend) {
     })
     .await;
     // The company's key and thirty roles.
-    assert_eq!(verdict(&one, company).await, Verdict::Whole { from: 1, up_to: 31 });
+    assert_eq!(
+        verdict(&one, company).await,
+        Verdict::Whole { from: 1, up_to: 31 }
+    );
 }

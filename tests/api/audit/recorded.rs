@@ -26,7 +26,11 @@ async fn a_minted_key_is_recorded(backend: Backend) {
     let acme = app.company().await;
     let actor = key_id(&app, &acme).await;
     let created = app
-        .post("/api-keys", &acme.key, json!({"name": "Zapier", "scopes": ["tickets:read"]}))
+        .post(
+            "/api-keys",
+            &acme.key,
+            json!({"name": "Zapier", "scopes": ["tickets:read"]}),
+        )
         .await
         .assert_status(201)
         .clone();
@@ -47,15 +51,23 @@ async fn a_changed_key_is_recorded_with_before_and_after(backend: Backend) {
     let acme = app.company().await;
     let actor = key_id(&app, &acme).await;
     let created = app
-        .post("/api-keys", &acme.key, json!({"name": "Old", "scopes": ["tickets:read"]}))
+        .post(
+            "/api-keys",
+            &acme.key,
+            json!({"name": "Old", "scopes": ["tickets:read"]}),
+        )
         .await
         .assert_status(201)
         .clone();
     let id = created["id"].as_str().expect("id");
 
-    app.patch(&format!("/api-keys/{id}"), &acme.key, json!({"name": "New"}))
-        .await
-        .assert_status(200);
+    app.patch(
+        &format!("/api-keys/{id}"),
+        &acme.key,
+        json!({"name": "New"}),
+    )
+    .await
+    .assert_status(200);
 
     let entry = only_entry(&app, &acme, "api_key.updated").await;
     assert_by_key_on(&entry, &actor, "api_key", id);
@@ -70,7 +82,11 @@ async fn a_revoked_key_is_recorded(backend: Backend) {
     let acme = app.company().await;
     let actor = key_id(&app, &acme).await;
     let created = app
-        .post("/api-keys", &acme.key, json!({"name": "Gone", "scopes": ["tickets:read"]}))
+        .post(
+            "/api-keys",
+            &acme.key,
+            json!({"name": "Gone", "scopes": ["tickets:read"]}),
+        )
         .await
         .assert_status(201)
         .clone();
@@ -90,14 +106,22 @@ async fn a_custom_role_created_changed_and_deleted_is_recorded(backend: Backend)
     let acme = app.company().await;
     let actor = key_id(&app, &acme).await;
     let role = app
-        .post("/roles", &acme.key, json!({"name": "Triage", "scopes": ["tickets:read"]}))
+        .post(
+            "/roles",
+            &acme.key,
+            json!({"name": "Triage", "scopes": ["tickets:read"]}),
+        )
         .await
         .assert_status(201)
         .clone();
     let id = role["id"].as_str().expect("id");
-    app.patch(&format!("/roles/{id}"), &acme.key, json!({"name": "Triage 2"}))
-        .await
-        .assert_status(200);
+    app.patch(
+        &format!("/roles/{id}"),
+        &acme.key,
+        json!({"name": "Triage 2"}),
+    )
+    .await
+    .assert_status(200);
     app.delete(&format!("/roles/{id}"), &acme.key)
         .await
         .assert_status(204);
@@ -120,23 +144,31 @@ async fn a_webhook_created_changed_and_deleted_is_recorded(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let actor = key_id(&app, &acme).await;
-    let body = json!({"name": "SIEM", "url": "http://127.0.0.1:9/hook", "events": ["ticket.created"]});
+    let body =
+        json!({"name": "SIEM", "url": "http://127.0.0.1:9/hook", "events": ["ticket.created"]});
     let hook = app
         .post("/company/webhooks", &acme.key, body)
         .await
         .assert_status(201)
         .clone();
     let id = hook["id"].as_str().expect("id");
-    app.patch(&format!("/company/webhooks/{id}"), &acme.key, json!({"name": "SIEM 2"}))
-        .await
-        .assert_status(200);
+    app.patch(
+        &format!("/company/webhooks/{id}"),
+        &acme.key,
+        json!({"name": "SIEM 2"}),
+    )
+    .await
+    .assert_status(200);
     app.delete(&format!("/company/webhooks/{id}"), &acme.key)
         .await
         .assert_status(200);
 
     let created = only_entry(&app, &acme, "webhook.created").await;
     assert_by_key_on(&created, &actor, "webhook", id);
-    assert_eq!(created["changes"]["after"]["url"], "http://127.0.0.1:9/hook");
+    assert_eq!(
+        created["changes"]["after"]["url"],
+        "http://127.0.0.1:9/hook"
+    );
     assert_eq!(created["changes"]["secret"], "created");
     let updated = only_entry(&app, &acme, "webhook.updated").await;
     assert_by_key_on(&updated, &actor, "webhook", id);
@@ -152,7 +184,8 @@ async fn a_rotated_webhook_secret_is_recorded(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let actor = key_id(&app, &acme).await;
-    let body = json!({"name": "SIEM", "url": "http://127.0.0.1:9/hook", "events": ["ticket.created"]});
+    let body =
+        json!({"name": "SIEM", "url": "http://127.0.0.1:9/hook", "events": ["ticket.created"]});
     let hook = app
         .post("/company/webhooks", &acme.key, body)
         .await
@@ -160,9 +193,13 @@ async fn a_rotated_webhook_secret_is_recorded(backend: Backend) {
         .clone();
     let id = hook["id"].as_str().expect("id");
 
-    app.post(&format!("/company/webhooks/{id}/rotate-secret"), &acme.key, json!({}))
-        .await
-        .assert_status(200);
+    app.post(
+        &format!("/company/webhooks/{id}/rotate-secret"),
+        &acme.key,
+        json!({}),
+    )
+    .await
+    .assert_status(200);
 
     let entry = only_entry(&app, &acme, "webhook.secret_rotated").await;
     assert_by_key_on(&entry, &actor, "webhook", id);
@@ -189,7 +226,11 @@ async fn a_user_created_is_recorded(backend: Backend) {
     let actor = key_id(&app, &acme).await;
 
     let user = app
-        .post("/users", &acme.key, json!({"name": "Ada", "email": "ada@acme.test"}))
+        .post(
+            "/users",
+            &acme.key,
+            json!({"name": "Ada", "email": "ada@acme.test"}),
+        )
         .await
         .assert_status(201)
         .clone();
@@ -204,15 +245,23 @@ async fn a_role_change_of_a_user_is_recorded(backend: Backend) {
     let acme = app.company().await;
     let actor = key_id(&app, &acme).await;
     let user = app
-        .post("/users", &acme.key, json!({"name": "Ada", "email": "ada@acme.test"}))
+        .post(
+            "/users",
+            &acme.key,
+            json!({"name": "Ada", "email": "ada@acme.test"}),
+        )
         .await
         .assert_status(201)
         .clone();
     let id = user["id"].as_str().expect("id");
 
-    app.patch(&format!("/users/{id}"), &acme.key, json!({"roleName": "admin"}))
-        .await
-        .assert_status(200);
+    app.patch(
+        &format!("/users/{id}"),
+        &acme.key,
+        json!({"roleName": "admin"}),
+    )
+    .await
+    .assert_status(200);
 
     let entry = only_entry(&app, &acme, "user.updated").await;
     assert_by_key_on(&entry, &actor, "user", id);
@@ -225,15 +274,23 @@ async fn a_deactivated_user_is_recorded(backend: Backend) {
     let acme = app.company().await;
     let actor = key_id(&app, &acme).await;
     let user = app
-        .post("/users", &acme.key, json!({"name": "Ada", "email": "ada@acme.test"}))
+        .post(
+            "/users",
+            &acme.key,
+            json!({"name": "Ada", "email": "ada@acme.test"}),
+        )
         .await
         .assert_status(201)
         .clone();
     let id = user["id"].as_str().expect("id");
 
-    app.patch(&format!("/users/{id}"), &acme.key, json!({"isActive": false}))
-        .await
-        .assert_status(200);
+    app.patch(
+        &format!("/users/{id}"),
+        &acme.key,
+        json!({"isActive": false}),
+    )
+    .await
+    .assert_status(200);
 
     let entry = only_entry(&app, &acme, "user.deactivated").await;
     assert_by_key_on(&entry, &actor, "user", id);
@@ -247,7 +304,11 @@ async fn an_update_that_changes_nothing_is_not_recorded(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let role = app
-        .post("/roles", &acme.key, json!({"name": "Same", "scopes": ["tickets:read"]}))
+        .post(
+            "/roles",
+            &acme.key,
+            json!({"name": "Same", "scopes": ["tickets:read"]}),
+        )
         .await
         .assert_status(201)
         .clone();
@@ -257,5 +318,9 @@ async fn an_update_that_changes_nothing_is_not_recorded(backend: Backend) {
         .await
         .assert_status(200);
 
-    assert!(super::entries_of(&app, &acme, "role.updated").await.is_empty());
+    assert!(
+        super::entries_of(&app, &acme, "role.updated")
+            .await
+            .is_empty()
+    );
 }

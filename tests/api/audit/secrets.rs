@@ -14,7 +14,11 @@ async fn no_secret_appears_in_any_entry(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let minted = app
-        .post("/api-keys", &acme.key, json!({"name": "K", "scopes": ["tickets:read"]}))
+        .post(
+            "/api-keys",
+            &acme.key,
+            json!({"name": "K", "scopes": ["tickets:read"]}),
+        )
         .await
         .assert_status(201)["key"]
         .as_str()
@@ -29,7 +33,11 @@ async fn no_secret_appears_in_any_entry(backend: Backend) {
     let first_secret = hook["secret"].as_str().expect("secret").to_owned();
     let id = hook["id"].as_str().expect("id");
     let rotated = app
-        .post(&format!("/company/webhooks/{id}/rotate-secret"), &acme.key, json!({}))
+        .post(
+            &format!("/company/webhooks/{id}/rotate-secret"),
+            &acme.key,
+            json!({}),
+        )
         .await
         .assert_status(200)["secret"]
         .as_str()
@@ -41,11 +49,22 @@ async fn no_secret_appears_in_any_entry(backend: Backend) {
     let text = all_entries_text(&app, &acme).await;
 
     // Every kind of change above wrote its entry…
-    for action in ["api_key.created", "webhook.created", "webhook.secret_rotated", "auth.signed_in"] {
+    for action in [
+        "api_key.created",
+        "webhook.created",
+        "webhook.secret_rotated",
+        "auth.signed_in",
+    ] {
         assert!(text.contains(action), "{action} in {text}");
     }
     // …and none holds a secret's bytes.
-    for secret in [&minted, &first_secret, &rotated, &acme.key, &PASSWORD.to_string()] {
+    for secret in [
+        &minted,
+        &first_secret,
+        &rotated,
+        &acme.key,
+        &PASSWORD.to_string(),
+    ] {
         assert!(!text.contains(secret.as_str()), "a secret in {text}");
     }
 }

@@ -25,9 +25,15 @@ async fn a_sign_in_is_recorded_with_its_request(backend: Backend) {
     assert_eq!(entry["actor"]["type"], "agent");
     assert_eq!(entry["actor"]["id"], user.to_string());
     assert_eq!(entry["target"], json!({"type": "user", "id": user}));
-    assert_eq!(entry["changes"]["after"]["sessionId"], browser.me["sessionId"]);
+    assert_eq!(
+        entry["changes"]["after"]["sessionId"],
+        browser.me["sessionId"]
+    );
     assert_eq!(entry["ip"], "127.0.0.1");
-    assert!(entry["requestId"].as_str().is_some_and(|id| !id.is_empty()), "{entry}");
+    assert!(
+        entry["requestId"].as_str().is_some_and(|id| !id.is_empty()),
+        "{entry}"
+    );
 }
 
 async fn a_wrong_password_is_recorded_as_a_failed_sign_in(backend: Backend) {
@@ -57,9 +63,17 @@ async fn an_unknown_email_writes_no_entry(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
 
-    login_with(&app, json!({"email": "nobody@acme.test", "password": "x"}), None)
-        .await
-        .assert_error(401, "invalid_credentials");
+    login_with(
+        &app,
+        json!({"email": "nobody@acme.test", "password": "x"}),
+        None,
+    )
+    .await
+    .assert_error(401, "invalid_credentials");
 
-    assert!(super::entries_of(&app, &acme, "auth.sign_in_failed").await.is_empty());
+    assert!(
+        super::entries_of(&app, &acme, "auth.sign_in_failed")
+            .await
+            .is_empty()
+    );
 }

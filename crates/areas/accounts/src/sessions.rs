@@ -126,7 +126,15 @@ pub async fn create(db: &Db, new: NewSession<'_>, now: Timestamp) -> Result<Uuid
         serde_json::json!({"sessionId": id, "mode": new.mode.as_str()}),
     );
     let target = Target::new(TargetType::User, new.user_id);
-    audit::record(&mut tx, new.company_id, now, Action::SignedIn, target, changes).await?;
+    audit::record(
+        &mut tx,
+        new.company_id,
+        now,
+        Action::SignedIn,
+        target,
+        changes,
+    )
+    .await?;
     tx.commit().await?;
     Ok(id)
 }
@@ -148,7 +156,15 @@ pub async fn record_failed_sign_in(
     tx.act_as(Actor::agent(user_id, name));
     let changes = Changes::none().with("reason", serde_json::Value::from(reason));
     let target = Target::new(TargetType::User, user_id);
-    audit::record(&mut tx, company_id, now, Action::SignInFailed, target, changes).await?;
+    audit::record(
+        &mut tx,
+        company_id,
+        now,
+        Action::SignInFailed,
+        target,
+        changes,
+    )
+    .await?;
     tx.commit().await
 }
 

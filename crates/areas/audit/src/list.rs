@@ -28,8 +28,8 @@ pub struct Filters {
 /// The condition of a list by `filters` on company `company_id`,
 /// after what `head` selects.
 fn matching(head: &str, company_id: Uuid, filters: &Filters) -> Query {
-    let mut query = Query::new(format!("{head} FROM audit_entries WHERE company_id = "))
-        .push_bind(company_id);
+    let mut query =
+        Query::new(format!("{head} FROM audit_entries WHERE company_id = ")).push_bind(company_id);
     if let Some(actor) = filters.actor {
         query = query.push(" AND actor_id = ").push_bind(actor);
     }

@@ -174,7 +174,9 @@ impl Changes {
         let (old, new) = (fields_of(before), fields_of(after));
         let mut was = Map::new();
         let mut is = Map::new();
-        let names = old.keys().chain(new.keys().filter(|k| !old.contains_key(*k)));
+        let names = old
+            .keys()
+            .chain(new.keys().filter(|k| !old.contains_key(*k)));
         for name in names {
             if STAMPS.contains(&name.as_str()) {
                 continue;
@@ -257,6 +259,10 @@ mod tests {
     fn an_update_of_nothing_is_empty() {
         let same = json!({"name": "a", "updatedAt": 1});
         assert!(Changes::updated(&same, &json!({"name": "a", "updatedAt": 2})).is_empty_update());
-        assert!(!Changes::updated(&same, &same).secret("rotated").is_empty_update());
+        assert!(
+            !Changes::updated(&same, &same)
+                .secret("rotated")
+                .is_empty_update()
+        );
     }
 }

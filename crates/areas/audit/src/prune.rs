@@ -42,13 +42,12 @@ pub async fn prune(
         return Ok(0);
     }
     // The hash the first entry kept follows: the last dropped entry's.
-    let checkpoint: String = Query::new(
-        "SELECT hash FROM audit_entries WHERE company_id = $1 AND seq = $2",
-    )
-    .bind(company_id)
-    .bind(keep - 1)
-    .fetch_scalar(&mut tx)
-    .await?;
+    let checkpoint: String =
+        Query::new("SELECT hash FROM audit_entries WHERE company_id = $1 AND seq = $2")
+            .bind(company_id)
+            .bind(keep - 1)
+            .fetch_scalar(&mut tx)
+            .await?;
     let dropped = Query::new(
         "DELETE FROM audit_entries WHERE company_id = $1 AND seq IS NOT NULL AND seq < $2",
     )

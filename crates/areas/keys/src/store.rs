@@ -227,7 +227,12 @@ pub async fn update(
 
 /// Revokes (deletes) a key of the tenant, stamped `now`: afterwards it is
 /// an invalid key.
-pub async fn revoke_in(db: &Db, tenant: &Tenant, id: Uuid, now: Timestamp) -> Result<(), StoreError> {
+pub async fn revoke_in(
+    db: &Db,
+    tenant: &Tenant,
+    id: Uuid,
+    now: Timestamp,
+) -> Result<(), StoreError> {
     let mut tx = db.begin().await?;
     let before = find(&mut tx, tenant, id).await?;
     Query::new("DELETE FROM api_keys WHERE id = $1 AND company_id = $2 AND mode = $3")
@@ -235,7 +240,14 @@ pub async fn revoke_in(db: &Db, tenant: &Tenant, id: Uuid, now: Timestamp) -> Re
         .bind_tenant(tenant)
         .execute_or_not_found(&mut tx)
         .await?;
-    audit(&mut tx, &before, now, Action::ApiKeyRevoked, Changes::deleted(&before)).await?;
+    audit(
+        &mut tx,
+        &before,
+        now,
+        Action::ApiKeyRevoked,
+        Changes::deleted(&before),
+    )
+    .await?;
     tx.commit().await
 }
 
@@ -260,7 +272,14 @@ pub async fn revoke(
         .bind(id)
         .execute_or_not_found(&mut tx)
         .await?;
-    audit(&mut tx, &before, now, Action::ApiKeyRevoked, Changes::deleted(&before)).await?;
+    audit(
+        &mut tx,
+        &before,
+        now,
+        Action::ApiKeyRevoked,
+        Changes::deleted(&before),
+    )
+    .await?;
     tx.commit().await
 }
 

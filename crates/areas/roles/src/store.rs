@@ -6,8 +6,8 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::model::{BuiltInRole, ResolvedRole, RoleRef};
-use crate::auth::ScopeSet;
 use crate::audit::{Action, Changes, Target, TargetType};
+use crate::auth::ScopeSet;
 use crate::db::{Db, On, Query, Tx};
 use crate::error::StoreError;
 use crate::time::{Timestamp, new_id};
@@ -109,7 +109,15 @@ pub async fn create(
         .await?;
     let role = Role::from(row);
     let changes = Changes::created(&role);
-    audit(&mut tx, company_id, &role, now, Action::RoleCreated, changes).await?;
+    audit(
+        &mut tx,
+        company_id,
+        &role,
+        now,
+        Action::RoleCreated,
+        changes,
+    )
+    .await?;
     tx.commit().await?;
     Ok(role)
 }
@@ -210,7 +218,15 @@ pub async fn update(
     let after = Role::from(row);
     let changes = Changes::updated(&before, &after);
     if !changes.is_empty_update() {
-        audit(&mut tx, company_id, &after, now, Action::RoleUpdated, changes).await?;
+        audit(
+            &mut tx,
+            company_id,
+            &after,
+            now,
+            Action::RoleUpdated,
+            changes,
+        )
+        .await?;
     }
     tx.commit().await?;
     Ok(after)
@@ -245,7 +261,15 @@ pub async fn delete(
     match deleted {
         Ok(()) => {
             let changes = Changes::deleted(&before);
-            audit(&mut tx, company_id, &before, now, Action::RoleDeleted, changes).await?;
+            audit(
+                &mut tx,
+                company_id,
+                &before,
+                now,
+                Action::RoleDeleted,
+                changes,
+            )
+            .await?;
             tx.commit().await?;
             Ok(Deleted::Deleted)
         }

@@ -112,7 +112,15 @@ pub async fn create_in(
     events::emit(tx, tenant, &UserCreated(&user), now).await?;
     let target = Target::new(TargetType::User, user.id);
     let changes = Changes::created(&user);
-    crate::audit::record(tx, tenant.company_id, now, Action::UserCreated, target, changes).await?;
+    crate::audit::record(
+        tx,
+        tenant.company_id,
+        now,
+        Action::UserCreated,
+        target,
+        changes,
+    )
+    .await?;
     Ok(user)
 }
 

@@ -89,7 +89,15 @@ pub async fn create(
     .fetch_one(&mut tx)
     .await?;
     let changes = Changes::created(&webhook).secret("created");
-    audit(&mut tx, tenant, webhook.id, now, Action::WebhookCreated, changes).await?;
+    audit(
+        &mut tx,
+        tenant,
+        webhook.id,
+        now,
+        Action::WebhookCreated,
+        changes,
+    )
+    .await?;
     tx.commit().await?;
     Ok((webhook, secret))
 }
@@ -226,7 +234,15 @@ pub async fn rotate_secret(
     let changes = Changes::none()
         .secret("rotated")
         .with("previousSecretExpiresAt", serde_json::json!(until));
-    audit(&mut tx, tenant, id, now, Action::WebhookSecretRotated, changes).await?;
+    audit(
+        &mut tx,
+        tenant,
+        id,
+        now,
+        Action::WebhookSecretRotated,
+        changes,
+    )
+    .await?;
     tx.commit().await?;
     Ok((secret, until))
 }
