@@ -12,9 +12,19 @@ CREATE TABLE audit_entries (
         CHECK (actor_type IN ('agent', 'key', 'visitor', 'system', 'automation', 'ai')),
     actor_id    UUID,
     actor_name  TEXT NOT NULL,
-    action      TEXT NOT NULL CHECK (action IN ('api_key.created', 'api_key.updated', 'api_key.revoked', 'user.created', 'user.invited', 'user.updated', 'user.deactivated', 'role.created', 'role.updated', 'role.deleted', 'auth.signed_in', 'auth.sign_in_failed', 'totp.enabled', 'totp.disabled', 'session.ended', 'settings.updated', 'webhook.created', 'webhook.updated', 'webhook.deleted', 'webhook.secret_rotated')),
+    action      TEXT NOT NULL CHECK (action IN (
+        'api_key.created', 'api_key.updated', 'api_key.revoked', 'user.created',
+        'user.invited', 'user.updated', 'user.deactivated', 'role.created',
+        'role.updated', 'role.deleted', 'auth.signed_in', 'auth.sign_in_failed',
+        'totp.enabled', 'totp.disabled', 'session.ended', 'settings.updated',
+        'webhook.created', 'webhook.updated', 'webhook.deleted',
+        'webhook.secret_rotated', 'company.suspended', 'company.reactivated',
+        'team.created', 'team.updated', 'team.deleted'
+    )),
     target_type TEXT NOT NULL
-        CHECK (target_type IN ('api_key', 'user', 'role', 'session', 'settings', 'webhook')),
+        CHECK (target_type IN (
+            'api_key', 'user', 'role', 'session', 'settings', 'webhook', 'company', 'team'
+        )),
     target_id   UUID,
     -- JSON text, hashed as it is stored: {"before": {…}, "after": {…}}
     -- and, when a secret changed, {"secret": "rotated"} and the like.

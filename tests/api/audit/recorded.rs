@@ -19,6 +19,8 @@ backend_tests!(
     a_role_change_of_a_user_is_recorded,
     a_deactivated_user_is_recorded,
     an_update_that_changes_nothing_is_not_recorded,
+    a_team_created_changed_and_deleted_is_recorded,
+    a_company_suspended_and_reactivated_is_recorded,
 );
 
 async fn a_minted_key_is_recorded(backend: Backend) {
@@ -323,4 +325,86 @@ async fn an_update_that_changes_nothing_is_not_recorded(backend: Backend) {
             .await
             .is_empty()
     );
+}
+
+async fn a_team_created_changed_and_deleted_is_recorded(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let actor = key_id(&app, &acme).await;
+    let user = app
+        .post(
+            "/users",
+            &acme.key,
+            json!({"name": "Ada", "email": "ada@acme.test"}),
+        )
+        .await
+        .assert_status(201)["id"]
+        .clone();
+    let team = app
+        .post(
+            "/teams",
+            &acme.key,
+            json!({"name": "Billing", "memberIds": [user]}),
+        )
+        .await
+        .assert_status(201)
+        .clone();
+    let id = team["id"].as_str().expect("id");
+    app.patch(
+        &format!("/teams/{id}"),
+        &acme.key,
+        json!({"name": "Billing 2"}),
+    )
+    .await
+    .assert_status(200);
+    app.delete(&format!("/teams/{id}"), &acme.key)
+        .await
+        .assert_status(204);
+
+    let created = only_entry(&app, &acme, "team.created").await;
+    assert_by_key_on(&created, &actor, "team", id);
+    assert_eq!(created["changes"]["after"]["name"], "Billing");
+    let updated = only_entry(&app, &acme, "team.updated").await;
+    assert_by_key_on(&updated, &actor, "team", id);
+    assert_eq!(
+        updated["changes"],
+        json!({"before": {"name": "Billing"}, "after": {"name": "Billing 2"}})
+    );
+    let deleted = only_entry(&app, &acme, "team.deleted").await;
+    assert_by_key_on(&deleted, &actor, "team", id);
+}
+
+/// The CLI suspends and reactivates (as `system`).
+async fn a_company_suspended_and_reactivated_is_recorded(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let company = acme.company.id;
+    for suspended in [true, false] {
+        supportdesk::companies::store::set_suspended(
+            &app.state.db,
+            company,
+            suspended,
+            app.state.clock.now(),
+        )
+        .await
+        .expect("status set");
+    }
+
+    let system = json!({"type": "system", "id": null, "name": "system"});
+    let target = json!({"type": "company", "id": company});
+    let suspended = only_entry(&app, &acme, "company.suspended").await;
+    assert_eq!(
+        (&suspended["actor"], &suspended["target"]),
+        (&system, &target)
+    );
+    assert_eq!(
+        suspended["changes"]["after"],
+        json!({"status": "suspended"})
+    );
+    let reactivated = only_entry(&app, &acme, "company.reactivated").await;
+    assert_eq!(
+        (&reactivated["actor"], &reactivated["target"]),
+        (&system, &target)
+    );
+    assert_eq!(reactivated["changes"]["after"], json!({"status": "active"}));
 }

@@ -31,6 +31,11 @@ crate::text_enum! {
         WebhookUpdated = "webhook.updated",
         WebhookDeleted = "webhook.deleted",
         WebhookSecretRotated = "webhook.secret_rotated",
+        CompanySuspended = "company.suspended",
+        CompanyReactivated = "company.reactivated",
+        TeamCreated = "team.created",
+        TeamUpdated = "team.updated",
+        TeamDeleted = "team.deleted",
     }
 }
 
@@ -43,6 +48,8 @@ crate::text_enum! {
         Session = "session",
         Settings = "settings",
         Webhook = "webhook",
+        Company = "company",
+        Team = "team",
     }
 }
 
