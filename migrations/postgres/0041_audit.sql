@@ -19,11 +19,12 @@ CREATE TABLE audit_entries (
         'totp.enabled', 'totp.disabled', 'session.ended', 'settings.updated',
         'webhook.created', 'webhook.updated', 'webhook.deleted',
         'webhook.secret_rotated', 'company.suspended', 'company.reactivated',
-        'team.created', 'team.updated', 'team.deleted'
+        'team.created', 'team.updated', 'team.deleted', 'ticket.deleted'
     )),
     target_type TEXT NOT NULL
         CHECK (target_type IN (
-            'api_key', 'user', 'role', 'session', 'settings', 'webhook', 'company', 'team'
+            'api_key', 'user', 'role', 'session', 'settings', 'webhook', 'company', 'team',
+            'ticket'
         )),
     target_id   UUID,
     -- JSON text, hashed as it is stored: {"before": {…}, "after": {…}}

@@ -21,6 +21,7 @@ backend_tests!(
     an_update_that_changes_nothing_is_not_recorded,
     a_team_created_changed_and_deleted_is_recorded,
     a_company_suspended_and_reactivated_is_recorded,
+    a_deleted_ticket_is_recorded,
 );
 
 async fn a_minted_key_is_recorded(backend: Backend) {
@@ -407,4 +408,28 @@ async fn a_company_suspended_and_reactivated_is_recorded(backend: Backend) {
         (&system, &target)
     );
     assert_eq!(reactivated["changes"]["after"], json!({"status": "active"}));
+}
+
+async fn a_deleted_ticket_is_recorded(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let actor = key_id(&app, &acme).await;
+    let body = json!({"entityId": acme.entity.id, "subject": "Refund", "priority": "LOW"});
+    let ticket = app
+        .post("/tickets", &acme.key, body)
+        .await
+        .assert_status(201)
+        .clone();
+    let id = ticket["id"].as_str().expect("id");
+
+    app.delete(&format!("/tickets/{id}"), &acme.key)
+        .await
+        .assert_status(200);
+
+    let entry = only_entry(&app, &acme, "ticket.deleted").await;
+    assert_by_key_on(&entry, &actor, "ticket", id);
+    assert_eq!(
+        entry["changes"]["before"],
+        json!({"ticketNumber": ticket["ticketNumber"], "subject": "Refund"})
+    );
 }

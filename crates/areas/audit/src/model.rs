@@ -36,6 +36,7 @@ crate::text_enum! {
         TeamCreated = "team.created",
         TeamUpdated = "team.updated",
         TeamDeleted = "team.deleted",
+        TicketDeleted = "ticket.deleted",
     }
 }
 
@@ -50,6 +51,7 @@ crate::text_enum! {
         Webhook = "webhook",
         Company = "company",
         Team = "team",
+        Ticket = "ticket",
     }
 }
 
