@@ -22,8 +22,9 @@ use uuid::Uuid;
 
 use super::recovery;
 use super::signed_in::SignedIn;
+use crate::audit::{Action, Changes, Target, TargetType};
 use crate::error::{ApiError, ApiResult};
-use crate::extract::Json;
+use crate::extract::{Json, Requested};
 use crate::sealed::{Opened, SealingKey};
 use crate::state::AppState;
 use crate::users::credentials::{self, SignInAccount};
@@ -151,6 +152,7 @@ struct Confirmed {
 async fn confirm(
     State(state): State<AppState>,
     signed_in: SignedIn,
+    requested: Requested,
     Json(body): Json<CodeBody>,
 ) -> ApiResult<AxumJson<Confirmed>> {
     let account = account_of(&state, &signed_in).await?;
@@ -175,12 +177,17 @@ async fn confirm(
         .map(|code| crate::auth::key::hash(code))
         .collect();
     let now = state.clock.now();
-    let mut tx = state.db.begin().await?;
+    let db = signed_in.principal.acting(&state.db, requested);
+    let mut tx = db.begin().await?;
     credentials::enable_totp(&mut tx, account.id, now).await?;
     recovery::replace(&mut tx, account.id, &digests).await?;
+    let target = Target::new(TargetType::User, account.id);
+    let changes = Changes::none().secret("created");
+    let action = Action::TotpEnabled;
+    crate::audit::record(&mut tx, account.company_id, now, action, target, changes).await?;
     tx.commit().await?;
     let keep = Some(signed_in.session.session_id());
-    super::end::all_sessions_of(&state, account.company_id, account.id, keep).await?;
+    super::end::all_sessions_of(&state, &db, account.company_id, account.id, keep).await?;
     Ok(AxumJson(Confirmed {
         recovery_codes: codes,
     }))
@@ -189,6 +196,7 @@ async fn confirm(
 async fn disable(
     State(state): State<AppState>,
     signed_in: SignedIn,
+    requested: Requested,
     Json(body): Json<CodeBody>,
 ) -> ApiResult<StatusCode> {
     let account = account_of(&state, &signed_in).await?;
@@ -202,12 +210,18 @@ async fn disable(
             "is neither the current code nor an unused recovery code",
         ));
     }
-    let mut tx = state.db.begin().await?;
-    credentials::set_totp_secret(&mut tx, account.id, None, state.clock.now()).await?;
+    let now = state.clock.now();
+    let db = signed_in.principal.acting(&state.db, requested);
+    let mut tx = db.begin().await?;
+    credentials::set_totp_secret(&mut tx, account.id, None, now).await?;
     recovery::replace(&mut tx, account.id, &[]).await?;
+    let target = Target::new(TargetType::User, account.id);
+    let changes = Changes::none().secret("removed");
+    let action = Action::TotpDisabled;
+    crate::audit::record(&mut tx, account.company_id, now, action, target, changes).await?;
     tx.commit().await?;
     let keep = Some(signed_in.session.session_id());
-    super::end::all_sessions_of(&state, account.company_id, account.id, keep).await?;
+    super::end::all_sessions_of(&state, &db, account.company_id, account.id, keep).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

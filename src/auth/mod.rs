@@ -75,6 +75,13 @@ impl Principal {
             (None, None) => None,
         }
     }
+
+    /// The store handle for this caller's changes: `db` naming the caller
+    /// as their actor and `request` as where they came from (what the
+    /// audit log records beside them).
+    pub fn acting(&self, db: &crate::db::Db, request: crate::extract::Requested) -> crate::db::Db {
+        db.acting(self.actor()).with_request(request.0)
+    }
 }
 
 impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Principal {

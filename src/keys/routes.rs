@@ -14,7 +14,7 @@ use super::store::{self, ApiKey, KeyChanges, NewKey};
 use crate::auth::cache::{self, Invalidation};
 use crate::auth::{Mode, Principal, Scope, ScopeSet};
 use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
-use crate::extract::{Id, Json, Query};
+use crate::extract::{Id, Json, Query, Requested};
 use crate::idempotency::RequestState;
 use crate::openapi::schema;
 use crate::realtime::credentials;
@@ -134,6 +134,7 @@ async fn list(
 async fn create(
     RequestState(state): RequestState,
     principal: Principal,
+    requested: Requested,
     Json(body): Json<CreateKey>,
 ) -> ApiResult<(StatusCode, Json<CreatedKey>)> {
     let (name, mode, scopes, rate_limit, expires_at) = (
@@ -159,7 +160,7 @@ async fn create(
     ensure_rate_within(&caller, rate_limit)?;
     ensure_expiry_within(&caller, expires_at, expiry_field(&body))?;
     let (record, key) = store::create(
-        &state.db,
+        &principal.acting(&state.db, requested),
         NewKey {
             company_id: principal.tenant.company_id,
             name,
@@ -205,6 +206,7 @@ async fn get_one(
 async fn update(
     State(state): State<AppState>,
     principal: Principal,
+    requested: Requested,
     Id(id): Id,
     Json(body): Json<UpdateKey>,
 ) -> ApiResult<Json<ApiKey>> {
@@ -240,8 +242,8 @@ async fn update(
         rate_limit,
         is_active: body.is_active,
     };
-    let updated =
-        store::update(&state.db, &principal.tenant, id, changes, state.clock.now()).await?;
+    let db = principal.acting(&state.db, requested);
+    let updated = store::update(&db, &principal.tenant, id, changes, state.clock.now()).await?;
     cache::invalidate(
         &state.access.keys,
         &state.realtime.bus,
@@ -259,10 +261,12 @@ async fn update(
 async fn revoke(
     State(state): State<AppState>,
     principal: Principal,
+    requested: Requested,
     Id(id): Id,
 ) -> ApiResult<StatusCode> {
     ensure_manages(&state, &principal, id).await?;
-    store::revoke_in(&state.db, &principal.tenant, id).await?;
+    let db = principal.acting(&state.db, requested);
+    store::revoke_in(&db, &principal.tenant, id, state.clock.now()).await?;
     cache::invalidate(
         &state.access.keys,
         &state.realtime.bus,

@@ -9,7 +9,7 @@ use super::store::{self, CompanySettings, SettingsUpdate};
 use super::{is_plausible_timezone, rules};
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiResult, FieldError};
-use crate::extract::Json;
+use crate::extract::{Json, Requested};
 use crate::router::ApiRouter;
 use crate::state::AppState;
 use crate::validate::{Fields, NAME_MAX, Patch, ensure, problem, required_text};
@@ -68,6 +68,7 @@ async fn get_settings(
 async fn update_settings(
     State(state): State<AppState>,
     principal: Principal,
+    requested: Requested,
     Json(body): Json<UpdateBody>,
 ) -> ApiResult<Json<CompanySettings>> {
     let timezone = match required_patch("timezone", &body.timezone, TIMEZONE_MAX) {
@@ -99,7 +100,7 @@ async fn update_settings(
         assign_on_reply,
     };
     let settings = store::update(
-        &state.db,
+        &principal.acting(&state.db, requested),
         principal.tenant.company_id,
         update,
         state.clock.now(),

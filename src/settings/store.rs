@@ -8,6 +8,7 @@ use sqlx::types::Json;
 use uuid::Uuid;
 
 use super::DEFAULT_TIMEZONE;
+use crate::audit::{Action, Changes, Target, TargetType};
 use crate::db::{Backend, Db, Query};
 use crate::error::StoreError;
 use crate::time::Timestamp;
@@ -169,6 +170,18 @@ pub async fn update(
         .bind(now)
         .fetch_one(&mut tx)
         .await?;
+    let updated = CompanySettings::from(row);
+    let target = Target::new(TargetType::Settings, company_id);
+    let changes = Changes::updated(&current, &updated);
+    crate::audit::record(
+        &mut tx,
+        company_id,
+        now,
+        Action::SettingsUpdated,
+        target,
+        changes,
+    )
+    .await?;
     tx.commit().await?;
-    Ok(row.into())
+    Ok(updated)
 }

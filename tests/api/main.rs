@@ -8,6 +8,7 @@ mod accounts;
 mod actors;
 mod agents;
 mod attachments;
+mod audit;
 mod bus;
 mod changes;
 mod chat;

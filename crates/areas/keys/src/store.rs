@@ -3,9 +3,10 @@
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::audit::{Action, Changes, Target, TargetType};
 use crate::auth::{Mode, ScopeSet, Tenant, key};
 use crate::companies::CompanyStatus;
-use crate::db::{Db, Query};
+use crate::db::{Db, On, Query, Tx};
 use crate::error::StoreError;
 use crate::time::{Timestamp, new_id};
 
@@ -80,7 +81,7 @@ pub struct NewKey {
 }
 
 /// Creates a key, stamped `now`, and returns it with its secret value
-/// (shown only now).
+/// (shown only now). The audit entry says a secret was made, never which.
 pub async fn create(db: &Db, new: NewKey, now: Timestamp) -> Result<(ApiKey, String), StoreError> {
     insert(db, new, None, now).await
 }
@@ -102,6 +103,7 @@ async fn insert(
     user_id: Option<Uuid>,
     now: Timestamp,
 ) -> Result<(ApiKey, String), StoreError> {
+    let mut tx = db.begin().await?;
     let secret = key::generate(new.mode);
     let owner = Tenant::new(new.company_id, new.mode);
     let row: KeyRow = Query::new(format!(
@@ -119,9 +121,25 @@ async fn insert(
     .bind(new.expires_at)
     .bind(now)
     .bind(user_id)
-    .fetch_one(db)
+    .fetch_one(&mut tx)
     .await?;
-    Ok((row.into(), secret))
+    let created = ApiKey::from(row);
+    let changes = Changes::created(&created).secret("created");
+    audit(&mut tx, &created, now, Action::ApiKeyCreated, changes).await?;
+    tx.commit().await?;
+    Ok((created, secret))
+}
+
+/// Writes the audit entry of `action` on `key` in `tx`.
+async fn audit(
+    tx: &mut Tx,
+    key: &ApiKey,
+    now: Timestamp,
+    action: Action,
+    changes: Changes,
+) -> Result<(), StoreError> {
+    let target = Target::new(TargetType::ApiKey, key.id);
+    crate::audit::record(tx, key.company_id, now, action, target, changes).await
 }
 
 /// Every key of a company, both modes (the CLI's listing).
@@ -158,7 +176,11 @@ pub async fn list_page(
 }
 
 /// The key `id` of the tenant; another company's or mode's key is NotFound.
-pub async fn find(db: &Db, tenant: &Tenant, id: Uuid) -> Result<ApiKey, StoreError> {
+pub async fn find<'c>(
+    db: impl Into<On<'c>>,
+    tenant: &Tenant,
+    id: Uuid,
+) -> Result<ApiKey, StoreError> {
     let sql =
         format!("SELECT {COLUMNS} FROM api_keys WHERE id = $1 AND company_id = $2 AND mode = $3");
     let row: KeyRow = Query::new(sql)
@@ -205,6 +227,8 @@ pub async fn update(
          rate_limit = COALESCE($6, rate_limit), is_active = COALESCE($7, is_active), \
          updated_at = $8 WHERE id = $1 AND company_id = $2 AND mode = $3 RETURNING {COLUMNS}"
     );
+    let mut tx = db.begin().await?;
+    let before = find(&mut tx, tenant, id).await?;
     let row: KeyRow = Query::new(sql)
         .bind(id)
         .bind_tenant(tenant)
@@ -213,28 +237,73 @@ pub async fn update(
         .bind(changes.rate_limit)
         .bind(changes.is_active)
         .bind(now)
-        .fetch_one(db)
+        .fetch_one(&mut tx)
         .await?;
-    Ok(row.into())
+    let after = ApiKey::from(row);
+    let changes = Changes::updated(&before, &after);
+    if !changes.is_empty_update() {
+        audit(&mut tx, &after, now, Action::ApiKeyUpdated, changes).await?;
+    }
+    tx.commit().await?;
+    Ok(after)
 }
 
-/// Revokes (deletes) a key of the tenant: afterwards it is an invalid key.
-pub async fn revoke_in(db: &Db, tenant: &Tenant, id: Uuid) -> Result<(), StoreError> {
+/// Revokes (deletes) a key of the tenant, stamped `now`: afterwards it is
+/// an invalid key.
+pub async fn revoke_in(
+    db: &Db,
+    tenant: &Tenant,
+    id: Uuid,
+    now: Timestamp,
+) -> Result<(), StoreError> {
+    let mut tx = db.begin().await?;
+    let before = find(&mut tx, tenant, id).await?;
     Query::new("DELETE FROM api_keys WHERE id = $1 AND company_id = $2 AND mode = $3")
         .bind(id)
         .bind_tenant(tenant)
-        .execute_or_not_found(db)
-        .await
+        .execute_or_not_found(&mut tx)
+        .await?;
+    audit(
+        &mut tx,
+        &before,
+        now,
+        Action::ApiKeyRevoked,
+        Changes::deleted(&before),
+    )
+    .await?;
+    tx.commit().await
 }
 
-/// Revokes (deletes) a key. With `company_id` the key must belong to it;
-/// without, any key (the CLI, which has no tenant).
-pub async fn revoke(db: &Db, company_id: Option<Uuid>, id: Uuid) -> Result<(), StoreError> {
-    Query::new("DELETE FROM api_keys WHERE id = $1 AND ($2 IS NULL OR company_id = $2)")
+/// Revokes (deletes) a key, stamped `now`. With `company_id` the key must
+/// belong to it; without, any key (the CLI, which has no tenant).
+pub async fn revoke(
+    db: &Db,
+    company_id: Option<Uuid>,
+    id: Uuid,
+    now: Timestamp,
+) -> Result<(), StoreError> {
+    let mut tx = db.begin().await?;
+    let before: KeyRow = Query::new(format!(
+        "SELECT {COLUMNS} FROM api_keys WHERE id = $1 AND ($2 IS NULL OR company_id = $2)"
+    ))
+    .bind(id)
+    .bind(company_id)
+    .fetch_one(&mut tx)
+    .await?;
+    let before = ApiKey::from(before);
+    Query::new("DELETE FROM api_keys WHERE id = $1")
         .bind(id)
-        .bind(company_id)
-        .execute_or_not_found(db)
-        .await
+        .execute_or_not_found(&mut tx)
+        .await?;
+    audit(
+        &mut tx,
+        &before,
+        now,
+        Action::ApiKeyRevoked,
+        Changes::deleted(&before),
+    )
+    .await?;
+    tx.commit().await
 }
 
 /// What authentication needs to know about a presented key, in one query.
