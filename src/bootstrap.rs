@@ -114,10 +114,7 @@ async fn create_if_empty(db: &Db, public_url: &str) -> anyhow::Result<Option<Dem
     let hash = tokio::task::spawn_blocking(move || password.hash())
         .await?
         .map_err(|error| anyhow::anyhow!("could not hash the demo password: {error}"))?;
-    let tenant = crate::auth::Tenant {
-        company_id: company.id,
-        mode: Mode::Test,
-    };
+    let tenant = crate::auth::Tenant::new(company.id, Mode::Test);
     let owner = crate::users::store::NewUser {
         id: None,
         name: "Demo Admin".into(),

@@ -6,20 +6,22 @@ use uuid::Uuid;
 
 use super::sessions;
 use crate::auth::cache::Invalidation;
+use crate::db::Db;
 use crate::error::ApiResult;
 use crate::realtime::credentials;
 use crate::state::AppState;
 
 /// Ends every open session of user `user_id` of `company_id` but `keep`: a
 /// new password, a second factor turned on or off, a deactivation or a role
-/// change.
+/// change. `db` is the handle of whoever ends them (the audit log's actor).
 pub async fn all_sessions_of(
     state: &AppState,
+    db: &Db,
     company_id: Uuid,
     user_id: Uuid,
     keep: Option<Uuid>,
 ) -> ApiResult<()> {
-    let mut tx = state.db.begin().await?;
+    let mut tx = db.begin().await?;
     let ended = sessions::end_all_of_user(&mut tx, user_id, keep, state.clock.now()).await?;
     tx.commit().await?;
     let bus = &state.realtime.bus;
@@ -35,11 +37,12 @@ pub async fn all_sessions_of(
 /// was open.
 pub async fn one_session(
     state: &AppState,
+    db: &Db,
     company_id: Uuid,
     user_id: Uuid,
     session_id: Uuid,
 ) -> ApiResult<bool> {
-    let ended = sessions::end(&state.db, user_id, session_id, state.clock.now()).await?;
+    let ended = sessions::end(db, user_id, session_id, state.clock.now()).await?;
     if ended {
         let bus = &state.realtime.bus;
         let what = Invalidation::Session(session_id);

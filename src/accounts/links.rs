@@ -30,6 +30,7 @@ use super::guard::Subject;
 use super::signed_in::{Client, SignedIn};
 use super::start::{SessionOwner, start_session};
 use super::tokens::{self, LinkedAccount, TokenKind};
+use crate::audit::{Action, Changes, Target, TargetType};
 use crate::auth::{Mode, Tenant};
 use crate::db::Db;
 use crate::error::{ApiError, ApiResult, ErrorCode, StoreError};
@@ -106,14 +107,20 @@ pub async fn send_link(
             reset_link.clone(),
         ),
     };
-    let tenant = Tenant {
-        company_id: account.company_id,
-        mode: Mode::Live,
-    };
+    let tenant = Tenant::new(account.company_id, Mode::Live);
     let mut tx = db.begin().await?;
     let digest = crate::auth::key::hash(&secret);
     tokens::issue(&mut tx, kind, account, &digest, now, now.plus(lifetime)).await?;
     crate::mail::queue(&mut tx, &tenant, &email).await?;
+    if kind == TokenKind::Invitation {
+        // The link is a secret: the entry says one was sent, never which.
+        let target = Target::new(TargetType::User, account.user_id);
+        let changes = Changes::none()
+            .secret("created")
+            .with("after", serde_json::json!({"email": to}));
+        let action = Action::UserInvited;
+        crate::audit::record(&mut tx, account.company_id, now, action, target, changes).await?;
+    }
     tx.commit().await?;
     Ok(sent)
 }
@@ -121,6 +128,7 @@ pub async fn send_link(
 /// Emails user `user_id` of `company_id` (at `email`) an invitation.
 pub async fn invite(
     state: &AppState,
+    db: &Db,
     company_id: Uuid,
     user_id: Uuid,
     email: &str,
@@ -131,7 +139,7 @@ pub async fn invite(
     };
     let now = state.clock.now();
     send_link(
-        &state.db,
+        db,
         &state.public_url,
         now,
         account,
@@ -242,7 +250,8 @@ async fn confirm_reset(
     Json(body): Json<SetPassword>,
 ) -> ApiResult<StatusCode> {
     let account = redeem_with_password(&state, TokenKind::PasswordReset, &body).await?;
-    super::end::all_sessions_of(&state, account.company_id, account.user_id, None).await?;
+    let (company, user) = (account.company_id, account.user_id);
+    super::end::all_sessions_of(&state, &state.db, company, user, None).await?;
     if let Some(found) =
         credentials::account(&state.db, account.company_id, account.user_id).await?
     {
@@ -302,6 +311,6 @@ async fn change_password(
     credentials::set_password_hash(&mut tx, account.company_id, account.id, &hash, now).await?;
     tx.commit().await?;
     let keep = Some(signed_in.session.session_id());
-    super::end::all_sessions_of(&state, account.company_id, account.id, keep).await?;
+    super::end::all_sessions_of(&state, &state.db, account.company_id, account.id, keep).await?;
     Ok(StatusCode::NO_CONTENT)
 }

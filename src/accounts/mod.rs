@@ -6,6 +6,7 @@ pub use ::accounts::{password, recovery, sessions, tokens};
 pub mod answers;
 pub mod end;
 pub mod guard;
+pub mod keys;
 pub mod links;
 pub mod routes;
 pub mod sign_in;

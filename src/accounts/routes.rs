@@ -16,7 +16,7 @@ use super::signed_in::{Client, SignedIn, cleared_cookie, secure_cookies};
 use super::start::{end_presented_session, me_of, no_store, start_session};
 use crate::auth::{Mode, session};
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{Id, Json};
+use crate::extract::{Id, Json, Requested};
 use crate::state::AppState;
 
 /// The `/api/v1/auth` routes.
@@ -31,6 +31,7 @@ pub fn router() -> Router<AppState> {
         )
         .route("/api/v1/auth/sessions/{id}", delete(end_session))
         .merge(super::links::router())
+        .merge(super::keys::router())
 }
 
 #[derive(Deserialize)]
@@ -57,8 +58,9 @@ async fn login(
     };
     let email = body.email.unwrap_or_default().trim().to_lowercase();
     let password = body.password.unwrap_or_default();
-    let account = sign_in::verify_password(&state, &email, password, client.0).await?;
-    sign_in::check_second_factor(&state, &account, body.totp.as_deref()).await?;
+    let request = super::start::request_of(&headers, client.0);
+    let account = sign_in::verify_password(&state, &email, password, client.0, &request).await?;
+    sign_in::check_second_factor(&state, &account, body.totp.as_deref(), &request).await?;
     // A sign-in never reuses the session the browser came with (session
     // fixation): that one ends, a fresh one starts.
     if let Some(old) = session::cookie_secret(&headers) {
@@ -67,9 +69,15 @@ async fn login(
     start_session(&state, &account.into(), mode, client.0, &headers).await
 }
 
-async fn logout(State(state): State<AppState>, signed_in: SignedIn) -> ApiResult<Response> {
+async fn logout(
+    State(state): State<AppState>,
+    signed_in: SignedIn,
+    requested: Requested,
+) -> ApiResult<Response> {
     let (company, user) = (signed_in.company_id(), signed_in.user_id());
-    super::end::one_session(&state, company, user, signed_in.session.session_id()).await?;
+    let db = signed_in.principal.acting(&state.db, requested);
+    let session = signed_in.session.session_id();
+    super::end::one_session(&state, &db, company, user, session).await?;
     let mut response = StatusCode::NO_CONTENT.into_response();
     response
         .headers_mut()
@@ -119,10 +127,12 @@ async fn list_sessions(
 async fn end_session(
     State(state): State<AppState>,
     signed_in: SignedIn,
+    requested: Requested,
     Id(id): Id,
 ) -> ApiResult<StatusCode> {
     let (company, user) = (signed_in.company_id(), signed_in.user_id());
-    if super::end::one_session(&state, company, user, id).await? {
+    let db = signed_in.principal.acting(&state.db, requested);
+    if super::end::one_session(&state, &db, company, user, id).await? {
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(ApiError::not_found())
@@ -133,9 +143,11 @@ async fn end_session(
 async fn end_other_sessions(
     State(state): State<AppState>,
     signed_in: SignedIn,
+    requested: Requested,
 ) -> ApiResult<StatusCode> {
     let keep = signed_in.session.session_id();
     let (company, user) = (signed_in.company_id(), signed_in.user_id());
-    super::end::all_sessions_of(&state, company, user, Some(keep)).await?;
+    let db = signed_in.principal.acting(&state.db, requested);
+    super::end::all_sessions_of(&state, &db, company, user, Some(keep)).await?;
     Ok(StatusCode::NO_CONTENT)
 }

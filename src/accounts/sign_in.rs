@@ -6,9 +6,12 @@
 
 use std::net::IpAddr;
 
+use uuid::Uuid;
+
 use super::answers::invalid_credentials;
 use super::guard::Subject;
-use super::password;
+use super::{password, sessions};
+use crate::actor::RequestContext;
 use crate::error::{ApiError, ApiResult};
 use crate::ratelimit::{self, client::client_key};
 use crate::state::AppState;
@@ -20,6 +23,7 @@ pub async fn verify_password(
     email: &str,
     password: String,
     client: Option<IpAddr>,
+    request: &RequestContext,
 ) -> ApiResult<SignInAccount> {
     let guard = &state.access.sign_in_guard;
     let subjects = subjects(email, client);
@@ -34,6 +38,10 @@ pub async fn verify_password(
     } else {
         credentials::sign_in_candidates(&state.db, email).await?
     };
+    let named: Vec<(Uuid, Uuid, String)> = candidates
+        .iter()
+        .map(|account| (account.company_id, account.id, account.name.clone()))
+        .collect();
     let matched = tokio::task::spawn_blocking(move || first_match(candidates, &password))
         .await
         .map_err(|_| ApiError::internal())?;
@@ -56,9 +64,26 @@ pub async fn verify_password(
             for subject in &subjects {
                 guard.record_failure(subject).await;
             }
+            for (company_id, user_id, name) in &named {
+                failed(state, request, (*company_id, *user_id, name), "password").await?;
+            }
             Err(invalid_credentials())
         }
     }
+}
+
+/// Records a failed sign-in to the account `named` (company, user, name)
+/// in its company's audit log.
+async fn failed(
+    state: &AppState,
+    request: &RequestContext,
+    (company_id, user_id, name): (Uuid, Uuid, &str),
+    reason: &str,
+) -> ApiResult<()> {
+    let db = state.db.with_request(request.clone());
+    let now = state.clock.now();
+    sessions::record_failed_sign_in(&db, company_id, user_id, name, reason, now).await?;
+    Ok(())
 }
 
 /// Whose failures a sign-in counts: the account's (by email) and the
@@ -93,6 +118,7 @@ pub async fn check_second_factor(
     state: &AppState,
     account: &SignInAccount,
     code: Option<&str>,
+    request: &RequestContext,
 ) -> ApiResult<()> {
     if !account.totp_enabled {
         return Ok(());
@@ -109,6 +135,8 @@ pub async fn check_second_factor(
         for subject in subjects(&account.email, None) {
             state.access.sign_in_guard.record_failure(&subject).await;
         }
+        let named = (account.company_id, account.id, account.name.as_str());
+        failed(state, request, named, "second_factor").await?;
         Err(invalid_credentials())
     }
 }

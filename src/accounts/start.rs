@@ -75,7 +75,8 @@ pub async fn start_session(
         user_agent: user_agent.as_deref(),
         expires_at: now.plus(state.config.session_max),
     };
-    store::create(&state.db, new, now).await?;
+    let db = state.db.with_request(request_of(headers, client));
+    store::create(&db, new, now).await?;
     crate::users::credentials::record_sign_in(&state.db, owner.user_id, now).await?;
     let ready = session::ready_session(&state.access.sessions, &state.db, &secret).await?;
     let principal = ready.principal(now, state.access.session_idle)?;
@@ -91,13 +92,33 @@ pub async fn start_session(
     Ok(response)
 }
 
+/// Where a sign-in came from, for its audit entry: the request id the
+/// request-id layer set, the client's address and its user agent.
+pub fn request_of(
+    headers: &HeaderMap,
+    client: Option<std::net::IpAddr>,
+) -> crate::actor::RequestContext {
+    let header = |name| {
+        headers
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned)
+    };
+    crate::actor::RequestContext {
+        request_id: header("x-request-id"),
+        ip: client.map(|ip| ip.to_string()),
+        user_agent: header(header::USER_AGENT.as_str())
+            .map(|agent| agent.chars().take(512).collect()),
+    }
+}
+
 /// Ends the session whose secret the request presented, if it is one.
 pub async fn end_presented_session(state: &AppState, secret: &str) {
     let Ok(old) = session::ready_session(&state.access.sessions, &state.db, secret).await else {
         return;
     };
     let (company, user, session) = (old.company_id(), old.user_id(), old.session_id());
-    super::end::one_session(state, company, user, session)
+    super::end::one_session(state, &state.db, company, user, session)
         .await
         .ok();
 }

@@ -6,6 +6,10 @@
 //! with a current code puts it in force and answers the recovery codes,
 //! once; `DELETE /auth/totp` (with a current code or a recovery code) turns
 //! it off. Turning it on or off ends the agent's other sessions.
+//!
+//! The secret is stored sealed (`crate::sealed`, with the server secret
+//! `totp-secrets`); one stored before sealing is read as it is and sealed
+//! at its first use.
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -14,14 +18,47 @@ use axum::{Json as AxumJson, Router};
 use serde::{Deserialize, Serialize};
 use totp_rs::{Algorithm, Secret, Totp};
 
+use uuid::Uuid;
+
 use super::recovery;
 use super::signed_in::SignedIn;
+use crate::audit::{Action, Changes, Target, TargetType};
 use crate::error::{ApiError, ApiResult};
-use crate::extract::Json;
+use crate::extract::{Json, Requested};
+use crate::sealed::{Opened, SealingKey};
 use crate::state::AppState;
 use crate::users::credentials::{self, SignInAccount};
 
 const ISSUER: &str = "supportdesk";
+
+/// The server secret TOTP secrets are sealed with.
+const SEAL: &str = "totp-secrets";
+
+/// `secret` sealed for user `user_id`, as it is stored.
+async fn sealed(state: &AppState, user_id: Uuid, secret: &str) -> ApiResult<String> {
+    let key = SealingKey::load(&state.db, SEAL).await?;
+    key.seal(user_id, secret).ok_or_else(ApiError::internal)
+}
+
+/// User `user_id`'s TOTP secret (base32) from its stored form. One stored
+/// before secrets were sealed is sealed now (only if the row still holds
+/// it). One that does not open (the server secret replaced, the row
+/// altered) is a 500, never a factor that anything passes.
+async fn opened(state: &AppState, user_id: Uuid, stored: &str) -> ApiResult<String> {
+    let key = SealingKey::load(&state.db, SEAL).await?;
+    match key.open(user_id, stored) {
+        Some(Opened::Sealed(secret)) => Ok(secret),
+        Some(Opened::Plain(secret)) => {
+            let sealed = key.seal(user_id, &secret).ok_or_else(ApiError::internal)?;
+            credentials::reseal_totp_secret(&state.db, user_id, stored, &sealed).await?;
+            Ok(secret)
+        }
+        None => {
+            tracing::error!(user = %user_id, "a stored TOTP secret does not open");
+            Err(ApiError::internal())
+        }
+    }
+}
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -53,9 +90,10 @@ fn matching_step(state: &AppState, totp: &Totp, code: &str) -> Option<i64> {
 /// of a step not used before, or an unused recovery code (used up now).
 pub async fn accept_code(state: &AppState, account: &SignInAccount, code: &str) -> ApiResult<bool> {
     let stored = credentials::totp_state(&state.db, account.id).await?;
-    let Some(secret) = stored.totp_secret.filter(|_| stored.totp_enabled) else {
+    let Some(stored) = stored.totp_secret.filter(|_| stored.totp_enabled) else {
         return Ok(false);
     };
+    let secret = opened(state, account.id, &stored).await?;
     let digits_only = code.len() == 6 && code.bytes().all(|b| b.is_ascii_digit());
     if digits_only {
         let Some(totp) = totp_of(&secret, &account.email) else {
@@ -89,8 +127,9 @@ async fn setup(State(state): State<AppState>, signed_in: SignedIn) -> ApiResult<
     let secret = Secret::generate().to_base32();
     let totp = totp_of(&secret, &account.email).ok_or_else(ApiError::internal)?;
     let otpauth_url = totp.to_url().map_err(|_| ApiError::internal())?;
+    let stored = sealed(&state, account.id, &secret).await?;
     let mut tx = state.db.begin().await?;
-    credentials::set_totp_secret(&mut tx, account.id, Some(&secret), state.clock.now()).await?;
+    credentials::set_totp_secret(&mut tx, account.id, Some(&stored), state.clock.now()).await?;
     tx.commit().await?;
     Ok(AxumJson(Setup {
         secret,
@@ -113,16 +152,18 @@ struct Confirmed {
 async fn confirm(
     State(state): State<AppState>,
     signed_in: SignedIn,
+    requested: Requested,
     Json(body): Json<CodeBody>,
 ) -> ApiResult<AxumJson<Confirmed>> {
     let account = account_of(&state, &signed_in).await?;
     let stored = credentials::totp_state(&state.db, account.id).await?;
-    let (Some(secret), false) = (stored.totp_secret, stored.totp_enabled) else {
+    let (Some(stored), false) = (stored.totp_secret, stored.totp_enabled) else {
         return Err(ApiError::conflict(
             "Start with POST /api/v1/auth/totp/setup (two-factor authentication is on, or no \
              setup is pending)",
         ));
     };
+    let secret = opened(&state, account.id, &stored).await?;
     let code = body.code.unwrap_or_default();
     let totp = totp_of(&secret, &account.email).ok_or_else(ApiError::internal)?;
     let step = matching_step(&state, &totp, code.trim())
@@ -136,12 +177,17 @@ async fn confirm(
         .map(|code| crate::auth::key::hash(code))
         .collect();
     let now = state.clock.now();
-    let mut tx = state.db.begin().await?;
+    let db = signed_in.principal.acting(&state.db, requested);
+    let mut tx = db.begin().await?;
     credentials::enable_totp(&mut tx, account.id, now).await?;
     recovery::replace(&mut tx, account.id, &digests).await?;
+    let target = Target::new(TargetType::User, account.id);
+    let changes = Changes::none().secret("created");
+    let action = Action::TotpEnabled;
+    crate::audit::record(&mut tx, account.company_id, now, action, target, changes).await?;
     tx.commit().await?;
     let keep = Some(signed_in.session.session_id());
-    super::end::all_sessions_of(&state, account.company_id, account.id, keep).await?;
+    super::end::all_sessions_of(&state, &db, account.company_id, account.id, keep).await?;
     Ok(AxumJson(Confirmed {
         recovery_codes: codes,
     }))
@@ -150,6 +196,7 @@ async fn confirm(
 async fn disable(
     State(state): State<AppState>,
     signed_in: SignedIn,
+    requested: Requested,
     Json(body): Json<CodeBody>,
 ) -> ApiResult<StatusCode> {
     let account = account_of(&state, &signed_in).await?;
@@ -163,12 +210,18 @@ async fn disable(
             "is neither the current code nor an unused recovery code",
         ));
     }
-    let mut tx = state.db.begin().await?;
-    credentials::set_totp_secret(&mut tx, account.id, None, state.clock.now()).await?;
+    let now = state.clock.now();
+    let db = signed_in.principal.acting(&state.db, requested);
+    let mut tx = db.begin().await?;
+    credentials::set_totp_secret(&mut tx, account.id, None, now).await?;
     recovery::replace(&mut tx, account.id, &[]).await?;
+    let target = Target::new(TargetType::User, account.id);
+    let changes = Changes::none().secret("removed");
+    let action = Action::TotpDisabled;
+    crate::audit::record(&mut tx, account.company_id, now, action, target, changes).await?;
     tx.commit().await?;
     let keep = Some(signed_in.session.session_id());
-    super::end::all_sessions_of(&state, account.company_id, account.id, keep).await?;
+    super::end::all_sessions_of(&state, &db, account.company_id, account.id, keep).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -34,6 +34,7 @@ pub fn api_routes() -> ApiRouter {
         .merge(crate::users::routes::router())
         .merge(crate::roles::routes::router())
         .merge(crate::keys::routes::router())
+        .merge(crate::audit::routes::router())
         .merge(crate::webhooks::routes::router())
         .merge(crate::tickets::routes::router())
         .merge(crate::tags::routes::router())
@@ -417,6 +418,11 @@ fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {
     ));
     workers.push(crate::changes::numbering::spawn(
         state.db.clone(),
+        state.shutdown.clone(),
+    ));
+    workers.push(crate::audit::sealer::spawn(
+        state.db.clone(),
+        state.clock.clone(),
         state.shutdown.clone(),
     ));
     workers.push(crate::sequences::sla_pass::spawn(

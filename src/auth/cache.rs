@@ -215,8 +215,10 @@ impl KeyCache {
             Invalidation::Key(id) => self.entries.retain(|_, c| c.key.key_id() != id),
             Invalidation::Company(id) => self.entries.retain(|_, c| c.key.company_id() != id),
             Invalidation::KeyCreated => self.unknown.clear(),
-            // Sessions are not keys.
-            Invalidation::Session(_) | Invalidation::User(_) => {}
+            // A user's personal keys follow them (a deactivation or a
+            // role change); their sessions are the session cache's.
+            Invalidation::User(id) => self.entries.retain(|_, c| c.key.owner_id() != Some(id)),
+            Invalidation::Session(_) => {}
             Invalidation::All => {
                 self.entries.clear();
                 self.unknown.clear();
@@ -259,6 +261,11 @@ mod tests {
             last_used_at: Some(Timestamp::now()),
             company_status: crate::companies::CompanyStatus::Active,
             db_now: Timestamp::now(),
+            user_id: None,
+            owner_name: None,
+            owner_active: None,
+            owner_role_name: None,
+            owner_custom_scopes: None,
         };
         Arc::new(ReadyKey::new(
             &record,

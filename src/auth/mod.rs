@@ -14,7 +14,7 @@ pub use vocab::scope;
 use uuid::Uuid;
 
 pub use scope::{Scope, ScopeSet};
-pub use vocab::tenant::{Mode, Tenant};
+pub use vocab::tenant::{Mode, Tenant, Visibility};
 
 use crate::actor::Actor;
 
@@ -36,6 +36,15 @@ pub struct Principal {
     pub expires_at: Option<crate::time::Timestamp>,
     /// The agent, when the request is signed in by session cookie.
     pub agent: Option<Agent>,
+    /// The agent a personal key belongs to (its changes are theirs).
+    pub owner: Option<KeyOwner>,
+}
+
+/// The agent who minted a personal key, as its requests act.
+#[derive(Debug, Clone)]
+pub struct KeyOwner {
+    pub user_id: Uuid,
+    pub name: std::sync::Arc<str>,
 }
 
 /// An agent signed in by session.
@@ -47,14 +56,31 @@ pub struct Agent {
 }
 
 impl Principal {
-    /// Who this caller's changes are made by: the key.
     /// Who this caller's changes are made by: the agent signed in by
-    /// session, otherwise the key.
+    /// session, or the agent whose personal key it is, otherwise the key.
     pub fn actor(&self) -> Actor {
-        match &self.agent {
-            Some(agent) => Actor::agent(agent.user_id, &*agent.name),
-            None => Actor::key(self.key_id, &*self.key_name),
+        match (&self.agent, &self.owner) {
+            (Some(agent), _) => Actor::agent(agent.user_id, &*agent.name),
+            (None, Some(owner)) => Actor::agent(owner.user_id, &*owner.name),
+            (None, None) => Actor::key(self.key_id, &*self.key_name),
         }
+    }
+
+    /// The user this caller acts as: the agent signed in, or the owner of
+    /// a personal key; None for a company key.
+    pub fn acting_user(&self) -> Option<Uuid> {
+        match (&self.agent, &self.owner) {
+            (Some(agent), _) => Some(agent.user_id),
+            (None, Some(owner)) => Some(owner.user_id),
+            (None, None) => None,
+        }
+    }
+
+    /// The store handle for this caller's changes: `db` naming the caller
+    /// as their actor and `request` as where they came from (what the
+    /// audit log records beside them).
+    pub fn acting(&self, db: &crate::db::Db, request: crate::extract::Requested) -> crate::db::Db {
+        db.acting(self.actor()).with_request(request.0)
     }
 }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use uuid::Uuid;
 
-use super::{Principal, Tenant};
+use super::{KeyOwner, Principal, Tenant};
 use crate::companies::CompanyStatus;
 use crate::error::{ApiError, ErrorCode};
 use crate::keys::store::KeyForAuth;
@@ -35,6 +35,12 @@ impl ReadyKey {
     /// key's expiry is kept on this node's clock as the database's clock
     /// reaches it (`KeyForAuth::expiry_on_node`).
     pub fn new(record: &KeyForAuth, window: Duration, node_now: Timestamp) -> Self {
+        let owner = record.user_id.map(|user_id| KeyOwner {
+            user_id,
+            name: record.owner_name.as_deref().unwrap_or_default().into(),
+        });
+        // A personal key's record is already settled by its agent's
+        // standing and role (`KeyForAuth::settled`).
         let standing = if !record.is_active {
             Standing::Inactive
         } else if record.company_status != CompanyStatus::Active {
@@ -46,14 +52,12 @@ impl ReadyKey {
             principal: Principal {
                 key_id: record.id,
                 key_name: record.name.as_str().into(),
-                tenant: Tenant {
-                    company_id: record.company_id,
-                    mode: record.mode,
-                },
+                tenant: Tenant::new(record.company_id, record.mode),
                 scopes: record.scopes,
                 rate_limit: record.rate_limit,
                 expires_at: record.expiry_on_node(node_now),
                 agent: None,
+                owner,
             },
             standing,
             headers: KeyHeaders::new(allowance(record.rate_limit), window),
@@ -62,6 +66,11 @@ impl ReadyKey {
 
     pub fn key_id(&self) -> Uuid {
         self.principal.key_id
+    }
+
+    /// The agent a personal key belongs to.
+    pub fn owner_id(&self) -> Option<Uuid> {
+        self.principal.owner.as_ref().map(|owner| owner.user_id)
     }
 
     pub fn company_id(&self) -> Uuid {

@@ -12,7 +12,7 @@ use axum::http::{HeaderMap, Method, header};
 use uuid::Uuid;
 
 use super::cache::Digest;
-use super::{Agent, Principal, ScopeSet};
+use super::{Agent, Principal, ScopeSet, Tenant, Visibility};
 use crate::accounts::sessions::{self as store, SessionForAuth};
 use crate::companies::CompanyStatus;
 use crate::db::Db;
@@ -55,16 +55,28 @@ impl ReadySession {
         // until they have set one up (the `/auth/totp` routes need none).
         let setup_required = !record.user_totp_enabled
             && crate::settings::store::requires_two_factor(&record.company_settings);
+        let role = record.role();
         let scopes = if setup_required {
             ScopeSet::empty()
         } else {
-            record.role().scopes
+            role.scopes
+        };
+        // A role limited to the agent's teams: every store read of a
+        // team-owned record is narrowed by the tenant's visibility.
+        let visibility = match role.teams_only {
+            true => Visibility::TeamsOf {
+                member: record.user_id,
+            },
+            false => Visibility::All,
         };
         ReadySession {
             setup_required,
             principal: Principal {
                 key_id: record.user_id,
-                tenant: record.tenant(),
+                tenant: Tenant {
+                    visibility,
+                    ..record.tenant()
+                },
                 scopes,
                 rate_limit: AGENT_RATE_LIMIT,
                 key_name: std::sync::Arc::from(""),
@@ -74,6 +86,7 @@ impl ReadySession {
                     user_id: record.user_id,
                     name: Arc::from(record.user_name.as_str()),
                 }),
+                owner: None,
             },
             session_id: record.id,
             user_id: record.user_id,

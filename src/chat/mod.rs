@@ -6,5 +6,6 @@
 //! subscribed sockets.
 
 pub use ::chat::{Message, Session, model, store};
+mod reply;
 pub mod routes;
 pub mod service;

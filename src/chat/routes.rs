@@ -327,16 +327,21 @@ async fn update_session(
         )
         .await?;
     }
+    // The assignment found the session among those the caller sees; it may
+    // have moved it to a team the caller does not, and the rest of this
+    // change (and its answer) still concerns it.
+    let tenant = match assigning {
+        true => principal.tenant.whole(),
+        false => principal.tenant,
+    };
     if !others {
-        return Ok(Json(
-            store::find_session(&state.db, &principal.tenant, id).await?,
-        ));
+        return Ok(Json(store::find_session(&state.db, &tenant, id).await?));
     }
     let tags = tags.map(SessionTags::Replace).unwrap_or_default();
     let session = service::update_session(
         &state,
         &principal.actor(),
-        &principal.tenant,
+        &tenant,
         id,
         status,
         tags,

@@ -48,6 +48,9 @@ pub async fn create_session_in(
     secret: Option<SecretFingerprint>,
 ) -> ApiResult<(Session, IssuedToken)> {
     let db = state.db.acting(actor.clone());
+    // The new session is its creator's to see in the answer, whichever team
+    // (or none) it joined; later reads follow the caller's team limit.
+    let tenant = &tenant.whole();
     let mut session = store::create_session(&db, tenant, &new, team, state.clock.now()).await?;
     // A new session's nonce is the column's default, 0.
     let token = access::issue(state, tenant, session.id, 0, secret).await?;
@@ -204,6 +207,9 @@ pub async fn send_message(
             });
         }
     };
+    if let Sender::Agent(agent) = outgoing.sender {
+        super::reply::assign_on_reply(state, actor, tenant, &session, agent).await;
+    }
     let change = SessionChange {
         kind: "chat.message",
         message_id: Some(message.id),

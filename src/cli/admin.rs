@@ -228,7 +228,7 @@ pub(super) async fn keys_command(db: &Db, bus: &BusArgs, action: KeyAction) -> a
             }
         }
         KeyAction::Revoke { id } => {
-            keys::store::revoke(db, None, id).await?;
+            keys::store::revoke(db, None, id, now()).await?;
             let notice = Notice::for_key(id, None);
             bus.announce(Invalidation::Key(id), Some(notice)).await;
             println!("key {id} revoked");

@@ -2,6 +2,7 @@
 //! companies, entities, users and keys. `--json` prints one JSON object on stdout.
 
 mod admin;
+pub mod audit;
 mod users;
 
 use std::path::PathBuf;
@@ -54,6 +55,13 @@ enum Command {
         bus: BusArgs,
         #[command(subcommand)]
         action: users::UserAction,
+    },
+    /// The audit log: verify a company's chain, prune its start.
+    Audit {
+        #[command(flatten)]
+        db: DbArgs,
+        #[command(subcommand)]
+        action: audit::AuditAction,
     },
     /// Manage API keys: create, list, revoke.
     Keys {
@@ -166,6 +174,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Users { db, bus, action } => {
             users::users_command(&db.connect().await?, &bus, action).await
         }
+        Command::Audit { db, action } => audit::audit_command(&db.connect().await?, action).await,
         Command::Keys { db, bus, action } => {
             admin::keys_command(&db.connect().await?, &bus, action).await
         }

@@ -130,10 +130,7 @@ pub(super) async fn users_command(
                 None
             };
             let name = name.unwrap_or_else(|| email.split('@').next().unwrap_or("").to_owned());
-            let tenant = Tenant {
-                company_id: company,
-                mode: Mode::Live,
-            };
+            let tenant = Tenant::new(company, Mode::Live);
             let new = NewUser {
                 id: None,
                 name,

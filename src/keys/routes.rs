@@ -14,7 +14,7 @@ use super::store::{self, ApiKey, KeyChanges, NewKey};
 use crate::auth::cache::{self, Invalidation};
 use crate::auth::{Mode, Principal, Scope, ScopeSet};
 use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
-use crate::extract::{Id, Json, Query};
+use crate::extract::{Id, Json, Query, Requested};
 use crate::idempotency::RequestState;
 use crate::openapi::schema;
 use crate::realtime::credentials;
@@ -134,6 +134,7 @@ async fn list(
 async fn create(
     RequestState(state): RequestState,
     principal: Principal,
+    requested: Requested,
     Json(body): Json<CreateKey>,
 ) -> ApiResult<(StatusCode, Json<CreatedKey>)> {
     let (name, mode, scopes, rate_limit, expires_at) = (
@@ -159,7 +160,7 @@ async fn create(
     ensure_rate_within(&caller, rate_limit)?;
     ensure_expiry_within(&caller, expires_at, expiry_field(&body))?;
     let (record, key) = store::create(
-        &state.db,
+        &principal.acting(&state.db, requested),
         NewKey {
             company_id: principal.tenant.company_id,
             name,
@@ -205,6 +206,7 @@ async fn get_one(
 async fn update(
     State(state): State<AppState>,
     principal: Principal,
+    requested: Requested,
     Id(id): Id,
     Json(body): Json<UpdateKey>,
 ) -> ApiResult<Json<ApiKey>> {
@@ -240,8 +242,8 @@ async fn update(
         rate_limit,
         is_active: body.is_active,
     };
-    let updated =
-        store::update(&state.db, &principal.tenant, id, changes, state.clock.now()).await?;
+    let db = principal.acting(&state.db, requested);
+    let updated = store::update(&db, &principal.tenant, id, changes, state.clock.now()).await?;
     cache::invalidate(
         &state.access.keys,
         &state.realtime.bus,
@@ -259,10 +261,12 @@ async fn update(
 async fn revoke(
     State(state): State<AppState>,
     principal: Principal,
+    requested: Requested,
     Id(id): Id,
 ) -> ApiResult<StatusCode> {
     ensure_manages(&state, &principal, id).await?;
-    store::revoke_in(&state.db, &principal.tenant, id).await?;
+    let db = principal.acting(&state.db, requested);
+    store::revoke_in(&db, &principal.tenant, id, state.clock.now()).await?;
     cache::invalidate(
         &state.access.keys,
         &state.realtime.bus,
@@ -345,7 +349,7 @@ fn beyond_caller(message: String) -> ApiError {
     ApiError::new(StatusCode::FORBIDDEN, ErrorCode::InsufficientScope, message)
 }
 
-fn scope_set(names: &[String]) -> Result<ScopeSet, FieldError> {
+pub(crate) fn scope_set(names: &[String]) -> Result<ScopeSet, FieldError> {
     if names.is_empty() {
         return Err(problem("scopes", "must list at least one scope"));
     }
@@ -370,7 +374,7 @@ fn scope_set(names: &[String]) -> Result<ScopeSet, FieldError> {
     ))
 }
 
-fn rate_limit(value: Option<i64>) -> Result<Option<i64>, FieldError> {
+pub(crate) fn rate_limit(value: Option<i64>) -> Result<Option<i64>, FieldError> {
     match value {
         Some(value) if !(1..=MAX_RATE_LIMIT).contains(&value) => Err(problem(
             "rateLimit",
@@ -403,7 +407,7 @@ fn key_mode(raw: Option<&str>, own: Mode) -> Result<Mode, FieldError> {
 /// `expiresAt` (an RFC 3339 time after `now`, the node's clock) or
 /// `expiresIn` (seconds, or `30d`, `12h`, `15m`, `45s`, counted from `now`),
 /// not both; neither means the key never expires.
-fn expiry(
+pub(crate) fn expiry(
     at: Option<&str>,
     within: Option<&serde_json::Value>,
     now: Timestamp,

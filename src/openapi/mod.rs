@@ -61,6 +61,7 @@ pub const SECURITY_SCHEME: &str = "ApiKey";
         (name = "Users", description = "Agents and admins of the company"),
         (name = "Roles", description = "Built-in and custom roles: what a user's role lets them do"),
         (name = "API keys", description = "Keys of the company (secrets shown once)"),
+        (name = "Audit log", description = "Who did what to the company's security and admin records, in a hash chain"),
         (name = "Tickets", description = "Tickets, comments and their timeline"),
         (name = "Tags", description = "Tags of tickets and chat sessions, with their counts"),
         (name = "Teams", description = "Teams of agents and how new chats are routed to them"),

@@ -188,10 +188,7 @@ impl TokenKey {
                 let expires = i64_at(payload, 35)?;
                 Some(TokenGrant::Socket {
                     key_id: uuid_at(payload, 1)?,
-                    tenant: Tenant {
-                        company_id: uuid_at(payload, 17)?,
-                        mode: mode_from(payload[33])?,
-                    },
+                    tenant: Tenant::new(uuid_at(payload, 17)?, mode_from(payload[33])?),
                     scopes: ScopeSet::from_scopes(scopes),
                     expires_at: expires,
                 })
@@ -217,10 +214,7 @@ fn visitor_claims(payload: &[u8]) -> Option<VisitorClaims> {
     let secret: SecretFingerprint = payload.get(50..58)?.try_into().ok()?;
     Some(VisitorClaims {
         session_id: uuid_at(payload, 1)?,
-        tenant: Tenant {
-            company_id: uuid_at(payload, 17)?,
-            mode: mode_from(*payload.get(33)?)?,
-        },
+        tenant: Tenant::new(uuid_at(payload, 17)?, mode_from(*payload.get(33)?)?),
         expires_at: i64_at(payload, 34)?,
         nonce: i64_at(payload, 42)?,
         secret: (secret != [0; 8]).then_some(secret),
@@ -255,10 +249,7 @@ mod tests {
     use super::*;
 
     fn tenant() -> Tenant {
-        Tenant {
-            company_id: Uuid::now_v7(),
-            mode: Mode::Live,
-        }
+        Tenant::new(Uuid::now_v7(), Mode::Live)
     }
 
     fn claims(secret: Option<SecretFingerprint>) -> VisitorClaims {

@@ -142,10 +142,7 @@ pub async fn delete_events_batch(
     let mut highest: Vec<(Tenant, i64)> = Vec::new();
     for row in &deleted {
         let Some(seq) = row.seq else { continue };
-        let tenant = Tenant {
-            company_id: row.company_id,
-            mode: row.mode,
-        };
+        let tenant = Tenant::new(row.company_id, row.mode);
         match highest.iter_mut().find(|(known, _)| *known == tenant) {
             Some((_, max)) => *max = (*max).max(seq),
             None => highest.push((tenant, seq)),

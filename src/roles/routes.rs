@@ -13,7 +13,7 @@ use super::model::{custom_name, scope_set};
 use super::store::{self, Deleted, NewRole, Role, RolePatch};
 use crate::auth::{Principal, Scope, ScopeSet};
 use crate::error::{ApiError, ApiResult, ErrorCode, StoreError};
-use crate::extract::{Id, Json, Query};
+use crate::extract::{Id, Json, Query, Requested};
 use crate::idempotency::RequestState;
 use crate::openapi::schema::{self, ErrorBody};
 use crate::router::ApiRouter;
@@ -101,6 +101,7 @@ async fn list(
 async fn create(
     RequestState(state): RequestState,
     principal: Principal,
+    requested: Requested,
     Json(body): Json<RoleBody>,
 ) -> ApiResult<(StatusCode, Json<Role>)> {
     let (name, scopes) = (
@@ -118,7 +119,7 @@ async fn create(
         teams_only: body.teams_only.unwrap_or(false),
     };
     let role = store::create(
-        &state.db,
+        &principal.acting(&state.db, requested),
         principal.tenant.company_id,
         &new,
         state.clock.now(),
@@ -157,6 +158,7 @@ async fn get_one(
 async fn update(
     State(state): State<AppState>,
     principal: Principal,
+    requested: Requested,
     Id(id): Id,
     Json(body): Json<RoleBody>,
 ) -> ApiResult<Json<Role>> {
@@ -188,7 +190,8 @@ async fn update(
         scopes,
         teams_only: body.teams_only,
     };
-    let role = store::update(&state.db, company_id, id, &patch, state.clock.now())
+    let db = principal.acting(&state.db, requested);
+    let role = store::update(&db, company_id, id, &patch, state.clock.now())
         .await
         .map_err(taken)?;
     Ok(Json(role))
@@ -207,12 +210,14 @@ async fn update(
 async fn delete(
     State(state): State<AppState>,
     principal: Principal,
+    requested: Requested,
     Id(id): Id,
 ) -> ApiResult<StatusCode> {
     let company_id = principal.tenant.company_id;
     let current = store::find(&state.db, company_id, id).await?;
     ensure_holds(&principal, &current.scopes)?;
-    match store::delete(&state.db, company_id, id).await? {
+    let db = principal.acting(&state.db, requested);
+    match store::delete(&db, company_id, id, state.clock.now()).await? {
         Deleted::Deleted => Ok(StatusCode::NO_CONTENT),
         Deleted::InUse => Err(ApiError::new(
             StatusCode::CONFLICT,

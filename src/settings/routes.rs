@@ -9,7 +9,7 @@ use super::store::{self, CompanySettings, SettingsUpdate};
 use super::{is_plausible_timezone, rules};
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiResult, FieldError};
-use crate::extract::Json;
+use crate::extract::{Json, Requested};
 use crate::router::ApiRouter;
 use crate::state::AppState;
 use crate::validate::{Fields, NAME_MAX, Patch, ensure, problem, required_text};
@@ -41,6 +41,10 @@ pub(crate) struct UpdateBody {
     #[serde(default)]
     #[schema(value_type = bool)]
     require_two_factor: Patch<bool>,
+    /// An agent's reply to an unassigned ticket or chat assigns it to them.
+    #[serde(default)]
+    #[schema(value_type = bool)]
+    assign_on_reply: Patch<bool>,
 }
 
 /// Get the company settings
@@ -64,6 +68,7 @@ async fn get_settings(
 async fn update_settings(
     State(state): State<AppState>,
     principal: Principal,
+    requested: Requested,
     Json(body): Json<UpdateBody>,
 ) -> ApiResult<Json<CompanySettings>> {
     let timezone = match required_patch("timezone", &body.timezone, TIMEZONE_MAX) {
@@ -73,36 +78,44 @@ async fn update_settings(
         )),
         checked => checked,
     };
-    let (_, name, timezone, require_two_factor) = (
+    let (_, name, timezone, require_two_factor, assign_on_reply) = (
         ensure(
             !(body.name.is_missing()
                 && body.timezone.is_missing()
-                && body.require_two_factor.is_missing()),
+                && body.require_two_factor.is_missing()
+                && body.assign_on_reply.is_missing()),
             "body",
-            "give at least one of: name, timezone, requireTwoFactor",
+            "give at least one of: name, timezone, requireTwoFactor, assignOnReply",
         ),
         required_patch("name", &body.name, NAME_MAX),
         timezone,
-        match &body.require_two_factor {
-            Patch::Missing => Ok(None),
-            Patch::Null => Err(problem("requireTwoFactor", "must not be null")),
-            Patch::Value(required) => Ok(Some(*required)),
-        },
+        required_flag("requireTwoFactor", &body.require_two_factor),
+        required_flag("assignOnReply", &body.assign_on_reply),
     )
         .all_valid()?;
     let update = SettingsUpdate {
         name,
         timezone,
         require_two_factor,
+        assign_on_reply,
     };
     let settings = store::update(
-        &state.db,
+        &principal.acting(&state.db, requested),
         principal.tenant.company_id,
         update,
         state.clock.now(),
     )
     .await?;
     Ok(Json(settings))
+}
+
+/// A PATCH boolean that may be absent but not null.
+fn required_flag(field: &str, value: &Patch<bool>) -> Result<Option<bool>, FieldError> {
+    match value {
+        Patch::Missing => Ok(None),
+        Patch::Null => Err(problem(field, "must not be null")),
+        Patch::Value(flag) => Ok(Some(*flag)),
+    }
 }
 
 /// A PATCH string that may be absent but not null or empty.

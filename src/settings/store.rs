@@ -8,6 +8,7 @@ use sqlx::types::Json;
 use uuid::Uuid;
 
 use super::DEFAULT_TIMEZONE;
+use crate::audit::{Action, Changes, Target, TargetType};
 use crate::db::{Backend, Db, Query};
 use crate::error::StoreError;
 use crate::time::Timestamp;
@@ -24,6 +25,9 @@ pub struct CompanySettings {
     /// Whether every agent must sign in with a second factor: an agent
     /// without one may only set it up until they have.
     pub require_two_factor: bool,
+    /// Whether an agent's reply to an unassigned ticket or chat assigns it
+    /// to them (default false).
+    pub assign_on_reply: bool,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
@@ -34,6 +38,7 @@ pub struct SettingsUpdate {
     pub name: Option<String>,
     pub timezone: Option<String>,
     pub require_two_factor: Option<bool>,
+    pub assign_on_reply: Option<bool>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -54,11 +59,13 @@ impl From<CompanyRow> for CompanySettings {
             .unwrap_or(DEFAULT_TIMEZONE)
             .to_string();
         let require_two_factor = requires_two_factor(&row.settings);
+        let assign_on_reply = flag(&row.settings, ASSIGN_ON_REPLY);
         CompanySettings {
             id: row.id,
             name: row.name,
             timezone,
             require_two_factor,
+            assign_on_reply,
             created_at: row.created_at,
             updated_at: row.updated_at,
         }
@@ -76,6 +83,25 @@ pub fn requires_two_factor(settings: &Map<String, Value>) -> bool {
 
 /// The settings key of `require_two_factor`.
 pub const REQUIRE_TWO_FACTOR: &str = "requireTwoFactor";
+
+/// The settings key of `assign_on_reply`.
+pub const ASSIGN_ON_REPLY: &str = "assignOnReply";
+
+/// A boolean setting, false when absent.
+fn flag(settings: &Map<String, Value>, key: &str) -> bool {
+    settings.get(key).and_then(Value::as_bool).unwrap_or(false)
+}
+
+/// Whether the company assigns an unassigned ticket or chat to the agent
+/// who replies to it; false for a company that does not exist.
+pub async fn assigns_on_reply(db: &Db, company_id: Uuid) -> Result<bool, StoreError> {
+    let settings: Option<(Json<Map<String, Value>>,)> =
+        Query::new("SELECT settings FROM companies WHERE id = $1")
+            .bind(company_id)
+            .fetch_optional(db)
+            .await?;
+    Ok(settings.is_some_and(|(settings,)| flag(&settings, ASSIGN_ON_REPLY)))
+}
 
 const COLUMNS: &str = "id, name, settings, created_at, updated_at";
 
@@ -115,6 +141,9 @@ pub async fn update(
     if let Some(required) = update.require_two_factor {
         settings.insert(REQUIRE_TWO_FACTOR.into(), Value::Bool(required));
     }
+    if let Some(assign) = update.assign_on_reply {
+        settings.insert(ASSIGN_ON_REPLY.into(), Value::Bool(assign));
+    }
     let unchanged = name == current.name
         && update
             .timezone
@@ -122,7 +151,10 @@ pub async fn update(
             .is_none_or(|tz| *tz == current.timezone)
         && update
             .require_two_factor
-            .is_none_or(|required| required == current.require_two_factor);
+            .is_none_or(|required| required == current.require_two_factor)
+        && update
+            .assign_on_reply
+            .is_none_or(|assign| assign == current.assign_on_reply);
     if unchanged {
         tx.commit().await?;
         return Ok(current);
@@ -138,6 +170,18 @@ pub async fn update(
         .bind(now)
         .fetch_one(&mut tx)
         .await?;
+    let updated = CompanySettings::from(row);
+    let target = Target::new(TargetType::Settings, company_id);
+    let changes = Changes::updated(&current, &updated);
+    crate::audit::record(
+        &mut tx,
+        company_id,
+        now,
+        Action::SettingsUpdated,
+        target,
+        changes,
+    )
+    .await?;
     tx.commit().await?;
-    Ok(row.into())
+    Ok(updated)
 }

@@ -53,10 +53,7 @@ pub async fn user_of(state: &AppState, config: &SsoConfig, identity: Identity) -
         .unwrap_or_else(|| email.split('@').next().unwrap_or_default().to_string());
     // Users belong to both modes; a sign-in is the company's real (live)
     // work, so `user.created` goes out in live mode.
-    let tenant = Tenant {
-        company_id: config.company_id,
-        mode: Mode::Live,
-    };
+    let tenant = Tenant::new(config.company_id, Mode::Live);
     let new = NewUser {
         id: None,
         name,

@@ -13,7 +13,7 @@ use super::model::{NewTeam, Routing, Team, TeamPatch, id_set, routing_patch};
 use super::{routing, store};
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiResult, FieldError};
-use crate::extract::{Id, Json};
+use crate::extract::{Id, Json, Requested};
 use crate::idempotency::RequestState;
 use crate::openapi::schema::{self, DataList};
 use crate::router::ApiRouter;
@@ -92,6 +92,7 @@ async fn list(State(state): State<AppState>, principal: Principal) -> ApiResult<
 async fn create(
     RequestState(state): RequestState,
     principal: Principal,
+    requested: Requested,
     Json(body): Json<TeamBody>,
 ) -> ApiResult<(StatusCode, Json<Team>)> {
     let (name, members, entities, routing) = (
@@ -110,7 +111,8 @@ async fn create(
         entity_ids: entities.unwrap_or_default(),
         routing: routing.apply(Routing::default()),
     };
-    let team = store::create(&state.db, &principal.tenant, &new, state.clock.now()).await?;
+    let db = principal.acting(&state.db, requested);
+    let team = store::create(&db, &principal.tenant, &new, state.clock.now()).await?;
     Ok((StatusCode::CREATED, Json(team)))
 }
 
@@ -139,6 +141,7 @@ async fn get_one(
 async fn update(
     State(state): State<AppState>,
     principal: Principal,
+    requested: Requested,
     Id(id): Id,
     Json(body): Json<TeamBody>,
 ) -> ApiResult<Json<Team>> {
@@ -167,7 +170,8 @@ async fn update(
         entity_ids: entities,
         routing,
     };
-    store::update(&state.db, &principal.tenant, id, &patch, state.clock.now()).await?;
+    let db = principal.acting(&state.db, requested);
+    store::update(&db, &principal.tenant, id, &patch, state.clock.now()).await?;
     // The change has committed: a failed drain is logged, and the periodic
     // drain assigns the chats instead.
     if let Err(err) = routing::drain(&routing::Routing::from(&state), &principal.tenant, id).await {
@@ -187,8 +191,10 @@ async fn update(
 async fn delete(
     State(state): State<AppState>,
     principal: Principal,
+    requested: Requested,
     Id(id): Id,
 ) -> ApiResult<StatusCode> {
-    store::delete(&state.db, &principal.tenant, id).await?;
+    let db = principal.acting(&state.db, requested);
+    store::delete(&db, &principal.tenant, id, state.clock.now()).await?;
     Ok(StatusCode::NO_CONTENT)
 }

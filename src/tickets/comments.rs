@@ -80,12 +80,22 @@ async fn create(
         attachment_ids("attachmentIds", body.attachment_ids.as_ref()),
     )
         .all_valid()?;
+    let author_id = comment_author(&principal, author_id)?;
+    let assign_on_reply = match principal.acting_user() {
+        Some(agent) if !is_internal && author_type == AuthorType::Agent => {
+            crate::settings::store::assigns_on_reply(&state.db, principal.tenant.company_id)
+                .await?
+                .then_some(agent)
+        }
+        _ => None,
+    };
     let new = NewComment {
         body: text,
         author_id,
         author_type,
         is_internal,
         attachment_ids: files,
+        assign_on_reply,
     };
     let comment = store::add_comment(
         &state.db.acting(principal.actor()),
@@ -97,6 +107,30 @@ async fn create(
     )
     .await?;
     Ok((StatusCode::CREATED, Json(comment)))
+}
+
+/// Who a comment is by (docs/api.md, "Who wrote a comment"). An agent
+/// (signed in by session, or by their personal key) writes as themselves:
+/// no `authorId` means them, and another user's id is refused (an agent
+/// may not put words in a colleague's name). A company key writes
+/// author-less unless it names an agent, which takes `comments:as_agent`:
+/// the key stays the actor of the timeline entry, the agent is the author.
+pub(crate) fn comment_author(
+    principal: &Principal,
+    author_id: Option<uuid::Uuid>,
+) -> ApiResult<Option<uuid::Uuid>> {
+    match (principal.acting_user(), author_id) {
+        (Some(agent), None) => Ok(Some(agent)),
+        (Some(agent), Some(named)) if named == agent => Ok(Some(named)),
+        (Some(_), Some(_)) => Err(crate::error::ApiError::validation(vec![problem(
+            "authorId",
+            "an agent writes as themselves: leave authorId out or give your own id",
+        )])),
+        (None, Some(_)) if !principal.scopes.contains(Scope::CommentsAsAgent) => Err(
+            crate::error::ApiError::forbidden_scope(Scope::CommentsAsAgent.as_str()),
+        ),
+        (None, named) => Ok(named),
+    }
 }
 
 /// List a ticket's comments

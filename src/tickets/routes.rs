@@ -410,9 +410,10 @@ async fn edit_tags(
 async fn delete(
     State(state): State<AppState>,
     principal: Principal,
+    requested: crate::extract::Requested,
     Id(id): Id,
 ) -> ApiResult<Json<serde_json::Value>> {
-    let db = state.db.acting(principal.actor());
+    let db = principal.acting(&state.db, requested);
     let hashes = store::delete(&db, &principal.tenant, id, state.clock.now()).await?;
     // The ticket's files go now, not at the next sweep; shared bytes stay.
     crate::attachments::sweep::release(

@@ -11,7 +11,7 @@ use super::model::Role;
 use super::store::{self, NewUser, User, UserChanges};
 use crate::auth::{Principal, Scope, ScopeSet};
 use crate::error::{ApiError, ApiResult, FieldError, StoreError};
-use crate::extract::{Id, Json, Query};
+use crate::extract::{Id, Json, Query, Requested};
 use crate::idempotency::RequestState;
 use crate::openapi::schema::{self, ErrorBody};
 use crate::roles::routes::ensure_holds;
@@ -194,6 +194,7 @@ async fn list(
 async fn create(
     RequestState(state): RequestState,
     principal: Principal,
+    requested: Requested,
     Json(body): Json<CreateUser>,
 ) -> ApiResult<(StatusCode, Json<User>)> {
     let asked = asked_role(body.role.as_deref(), body.role_name.as_deref());
@@ -217,13 +218,13 @@ async fn create(
         email,
         role,
     };
-    let db = state.db.acting(principal.actor());
+    let db = principal.acting(&state.db, requested);
     let user = store::create(&db, &principal.tenant, new, state.clock.now())
         .await
         .map_err(taken)?;
     if body.invite == Some(true) {
         let company_id = principal.tenant.company_id;
-        crate::accounts::links::invite(&state, company_id, user.id, &user.email).await?;
+        crate::accounts::links::invite(&state, &db, company_id, user.id, &user.email).await?;
     }
     Ok((StatusCode::CREATED, Json(user)))
 }
@@ -256,6 +257,7 @@ async fn get_one(
 async fn update(
     State(state): State<AppState>,
     principal: Principal,
+    requested: Requested,
     Id(id): Id,
     Json(body): Json<UpdateUser>,
 ) -> ApiResult<Json<User>> {
@@ -302,7 +304,8 @@ async fn update(
         role,
         is_active: body.is_active,
     };
-    let user = store::update(&state.db, company_id, id, changes, state.clock.now())
+    let db = principal.acting(&state.db, requested);
+    let user = store::update(&db, company_id, id, changes, state.clock.now())
         .await
         .map_err(taken)?;
     // A new role is new rights, a deactivation none: the user's sessions
@@ -311,7 +314,7 @@ async fn update(
         before.role_name != user.role_name || (before.is_active && !user.is_active)
     });
     if rights_changed {
-        crate::accounts::end::all_sessions_of(&state, company_id, id, None).await?;
+        crate::accounts::end::all_sessions_of(&state, &db, company_id, id, None).await?;
     }
     Ok(Json(user))
 }

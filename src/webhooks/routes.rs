@@ -15,7 +15,7 @@ use super::{dispatch, guard};
 use crate::auth::{Principal, Scope, Tenant};
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::event_catalogue::EVENT_NAMES;
-use crate::extract::{Id, Ids, Json, Query};
+use crate::extract::{Id, Ids, Json, Query, Requested};
 use crate::idempotency::RequestState;
 use crate::openapi::schema::{Deleted, ErrorBody};
 use crate::paging::{After, CursorPage, ListId, ListRequest, Total};
@@ -147,6 +147,7 @@ async fn list(
 async fn create(
     RequestState(state): RequestState,
     principal: Principal,
+    requested: Requested,
     Json(body): Json<CreateWebhook>,
 ) -> ApiResult<(StatusCode, Json<WithSecret>)> {
     let url = check_url(&state, body.url.as_deref()).await;
@@ -157,8 +158,8 @@ async fn create(
     )
         .all_valid()?;
     let new = NewWebhook { name, url, events };
-    let (webhook, secret) =
-        store::create(&state.db, &principal.tenant, new, state.clock.now()).await?;
+    let db = principal.acting(&state.db, requested);
+    let (webhook, secret) = store::create(&db, &principal.tenant, new, state.clock.now()).await?;
     Ok((StatusCode::CREATED, Json(WithSecret { webhook, secret })))
 }
 
@@ -185,6 +186,7 @@ async fn get_one(
 async fn update(
     State(state): State<AppState>,
     principal: Principal,
+    requested: Requested,
     Id(id): Id,
     Json(body): Json<UpdateWebhook>,
 ) -> ApiResult<Json<Webhook>> {
@@ -219,8 +221,9 @@ async fn update(
         events,
         is_active: body.is_active,
     };
+    let db = principal.acting(&state.db, requested);
     Ok(Json(
-        store::update(&state.db, &principal.tenant, id, changes, state.clock.now()).await?,
+        store::update(&db, &principal.tenant, id, changes, state.clock.now()).await?,
     ))
 }
 
@@ -232,9 +235,11 @@ async fn update(
 async fn delete(
     State(state): State<AppState>,
     principal: Principal,
+    requested: Requested,
     Id(id): Id,
 ) -> ApiResult<Json<Value>> {
-    store::delete(&state.db, &principal.tenant, id).await?;
+    let db = principal.acting(&state.db, requested);
+    store::delete(&db, &principal.tenant, id, state.clock.now()).await?;
     Ok(Json(serde_json::json!({ "id": id, "deleted": true })))
 }
 
@@ -249,6 +254,7 @@ async fn delete(
 async fn rotate_secret(
     RequestState(state): RequestState,
     principal: Principal,
+    requested: Requested,
     Id(id): Id,
     body: Bytes,
 ) -> ApiResult<Json<Rotated>> {
@@ -266,8 +272,9 @@ async fn rotate_secret(
         },
     };
     let grace = std::time::Duration::from_secs(grace);
+    let db = principal.acting(&state.db, requested);
     let (secret, until) =
-        store::rotate_secret(&state.db, &principal.tenant, id, grace, state.clock.now()).await?;
+        store::rotate_secret(&db, &principal.tenant, id, grace, state.clock.now()).await?;
     Ok(Json(Rotated {
         id,
         secret,

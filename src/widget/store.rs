@@ -72,10 +72,7 @@ pub async fn resolve(
             .collect(),
         entity_id: row.id,
         entity_name: row.name,
-        tenant: Tenant {
-            company_id: row.company_id,
-            mode,
-        },
+        tenant: Tenant::new(row.company_id, mode),
         company_status: row.company_status,
     }))
 }
@@ -223,10 +220,12 @@ pub async fn revoke_tokens(
 ) -> Result<Option<i64>, StoreError> {
     let nonce: Option<(i64,)> = Query::new(
         "UPDATE chat_sessions SET token_nonce = token_nonce + 1 \
-         WHERE id = $1 AND company_id = $2 AND mode = $3 RETURNING token_nonce",
+         WHERE id = $1 AND company_id = $2 AND mode = $3",
     )
     .bind(session_id)
     .bind_tenant(tenant)
+    .push_teams(tenant, "team_id")
+    .push(" RETURNING token_nonce")
     .fetch_optional(db)
     .await?;
     Ok(nonce.map(|(nonce,)| nonce))

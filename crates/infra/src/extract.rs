@@ -138,3 +138,40 @@ impl<S: Send + Sync> FromRequestParts<S> for Ids {
         Ok(Ids(parse_id(&a)?, parse_id(&b)?))
     }
 }
+
+/// Where a request came from, for the audit log: its `X-Request-Id` (set
+/// by the request-id layer), the client's address as the server resolved
+/// it and its `User-Agent` (cut to 512 characters). A handler names it on
+/// its store handle with `Db::with_request`.
+pub struct Requested(pub crate::floors::vocab::actor::RequestContext);
+
+/// The longest user agent an audit entry keeps.
+const USER_AGENT_MAX: usize = 512;
+
+impl Requested {
+    /// The context of a request with `parts`.
+    pub fn of(parts: &Parts) -> crate::floors::vocab::actor::RequestContext {
+        let header = |name: &str| {
+            parts
+                .headers
+                .get(name)
+                .and_then(|value| value.to_str().ok())
+                .map(str::to_owned)
+        };
+        crate::floors::vocab::actor::RequestContext {
+            request_id: header("x-request-id"),
+            ip: crate::client_address::ClientAddress::of(&parts.extensions)
+                .map(|ip| ip.to_string()),
+            user_agent: header("user-agent")
+                .map(|agent| agent.chars().take(USER_AGENT_MAX).collect()),
+        }
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Requested {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        Ok(Requested(Requested::of(parts)))
+    }
+}

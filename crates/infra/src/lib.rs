@@ -18,6 +18,7 @@ pub mod paging;
 pub mod ratelimit;
 pub mod redis_conn;
 pub mod schema;
+pub mod sealed;
 pub mod search;
 pub mod server_secret;
 pub mod snapshots;

@@ -132,10 +132,7 @@ mod tests {
     use crate::auth::Mode;
 
     fn tenant() -> Tenant {
-        Tenant {
-            company_id: uuid::Uuid::now_v7(),
-            mode: Mode::Test,
-        }
+        Tenant::new(uuid::Uuid::now_v7(), Mode::Test)
     }
 
     #[test]

@@ -14,6 +14,7 @@ mod publish;
 mod query;
 mod reference;
 pub mod timing;
+mod visibility;
 
 pub use clock::millis;
 pub use hook::CommitHook;
@@ -22,6 +23,7 @@ pub use pass_lock::PassLock;
 pub use publish::Publish;
 pub use query::{AnyRow, On, Query};
 pub use reference::{Table, ensure_reference};
+pub use visibility::TeamOwned;
 pub use vocab::value::{StoredAs, Value};
 
 use std::str::FromStr;
@@ -226,6 +228,15 @@ impl Db {
         db
     }
 
+    /// This handle with `request` named as where the changes of its
+    /// transactions came from (the audit log's request id, address and
+    /// user agent): a request's handle, beside [`Db::acting`].
+    pub fn with_request(&self, request: vocab::actor::RequestContext) -> Db {
+        let mut db = self.clone();
+        db.committing_mut().request = Some(std::sync::Arc::new(request));
+        db
+    }
+
     /// Whether the transactions of this handle run a commit hook: a change
     /// that must commit with it cannot be written outside a transaction
     /// (`Db::autocommit_after`).
@@ -368,6 +379,12 @@ impl Tx {
             Some(actor) => actor.as_ref(),
             None => &SYSTEM,
         }
+    }
+
+    /// Where the changes of this transaction came from: the request of the
+    /// handle it was begun from ([`Db::with_request`]), None outside one.
+    pub fn request(&self) -> Option<&vocab::actor::RequestContext> {
+        self.committing.request.as_deref()
     }
 
     /// Names `actor` as the maker of what this transaction writes from

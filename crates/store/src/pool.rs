@@ -73,6 +73,9 @@ pub(crate) struct Committing {
     pub(crate) publisher: Option<Arc<dyn crate::Publish>>,
     /// The actor of a request's handle; None is the service itself.
     pub(crate) actor: Option<Arc<vocab::actor::Actor>>,
+    /// Where a request's handle's changes came from (the audit log's
+    /// request id, address and user agent); None outside a request.
+    pub(crate) request: Option<Arc<vocab::actor::RequestContext>>,
 }
 
 impl<DB: Database> std::fmt::Debug for Pool<DB> {

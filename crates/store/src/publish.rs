@@ -52,10 +52,7 @@ mod tests {
     }
 
     fn live() -> LiveEvent {
-        let tenant = Tenant {
-            company_id: Uuid::now_v7(),
-            mode: Mode::Test,
-        };
+        let tenant = Tenant::new(Uuid::now_v7(), Mode::Test);
         LiveEvent {
             topic: TicketTopic {
                 tenant,

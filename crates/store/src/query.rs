@@ -415,10 +415,7 @@ mod tests {
 
     #[test]
     fn push_bind_numbers_after_the_written_placeholders() {
-        let tenant = Tenant {
-            company_id: Uuid::now_v7(),
-            mode: Mode::Test,
-        };
+        let tenant = Tenant::new(Uuid::now_v7(), Mode::Test);
         let query = Query::new("SELECT id FROM t WHERE id = $1 AND ")
             .bind(Uuid::now_v7())
             .push_tenant(&tenant, "t")

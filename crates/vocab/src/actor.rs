@@ -86,6 +86,17 @@ impl Actor {
     }
 }
 
+/// Where a request came from, for the audit log's entries: its request
+/// id, the client's address and its user agent. It travels with the store
+/// handle beside the actor (`Db::with_request`); a handle no request named
+/// (a worker, a pass, the CLI) has none.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequestContext {
+    pub request_id: Option<String>,
+    pub ip: Option<String>,
+    pub user_agent: Option<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

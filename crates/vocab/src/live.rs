@@ -80,7 +80,7 @@ impl TicketTopic {
             return None;
         }
         Some(TicketTopic {
-            tenant: Tenant { company_id, mode },
+            tenant: Tenant::new(company_id, mode),
             entity,
             internal,
             team,
@@ -94,10 +94,7 @@ mod tests {
 
     fn topic(entity: Option<Uuid>, internal: bool, team: Vec<Uuid>) -> TicketTopic {
         TicketTopic {
-            tenant: Tenant {
-                company_id: Uuid::now_v7(),
-                mode: Mode::Live,
-            },
+            tenant: Tenant::new(Uuid::now_v7(), Mode::Live),
             entity,
             internal,
             team,

@@ -42,6 +42,8 @@ crate::text_enum! {
         AiWrite = "ai:write",
         RolesRead = "roles:read",
         RolesWrite = "roles:write",
+        /// A key may name an agent as a comment's author (`authorId`).
+        CommentsAsAgent = "comments:as_agent",
     }
 }
 
@@ -84,6 +86,11 @@ impl ScopeSet {
 
     pub fn is_subset_of(&self, other: &ScopeSet) -> bool {
         self.0 & !other.0 == 0
+    }
+
+    /// The scopes in both sets.
+    pub fn intersection(self, other: ScopeSet) -> Self {
+        ScopeSet(self.0 & other.0)
     }
 
     pub fn without(self, scope: Scope) -> Self {

@@ -16,6 +16,11 @@ fn record(change: impl FnOnce(&mut KeyForAuth)) -> KeyForAuth {
         last_used_at: None,
         company_status: CompanyStatus::Active,
         db_now: Timestamp::now(),
+        user_id: None,
+        owner_name: None,
+        owner_active: None,
+        owner_role_name: None,
+        owner_custom_scopes: None,
     };
     change(&mut record);
     record

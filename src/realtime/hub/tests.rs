@@ -6,13 +6,7 @@ use crate::auth::{Mode, Tenant};
 use crate::realtime::protocol::HubChannel;
 
 fn topic(mode: Mode) -> Topic {
-    Topic::new(
-        Tenant {
-            company_id: Uuid::nil(),
-            mode,
-        },
-        HubChannel::Presence,
-    )
+    Topic::new(Tenant::new(Uuid::nil(), mode), HubChannel::Presence)
 }
 
 fn visitor() -> Holder {
@@ -174,10 +168,7 @@ async fn closing_a_key_closes_its_sockets_and_stops_their_frames() {
 /// A ticket channel's topic of the nil company's TEST mode.
 fn tickets_topic(notes: bool) -> Topic {
     Topic::new(
-        Tenant {
-            company_id: Uuid::nil(),
-            mode: Mode::Test,
-        },
+        Tenant::new(Uuid::nil(), Mode::Test),
         HubChannel::Tickets {
             entity: None,
             notes,

@@ -255,10 +255,7 @@ mod tests {
 
     /// A company's test tenant and its live tenant.
     fn one_company_in_both_modes() -> (Tenant, Tenant) {
-        let tenant = Tenant {
-            company_id: Uuid::now_v7(),
-            mode: Mode::Test,
-        };
+        let tenant = Tenant::new(Uuid::now_v7(), Mode::Test);
         let live = Tenant {
             mode: Mode::Live,
             ..tenant

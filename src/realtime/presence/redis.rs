@@ -341,7 +341,7 @@ impl RedisPresence {
                 if let (Some(mode), Some(record)) =
                     (parse_mode(member), decode(Some(record.clone())))
                 {
-                    expired.push((Tenant { company_id, mode }, record));
+                    expired.push((Tenant::new(company_id, mode), record));
                 }
             }
             if pairs.len() / 2 < SWEEP_BATCH {

@@ -150,10 +150,7 @@ impl Topic {
         };
         let (company, rest) = rest.split_once(':')?;
         let (mode, channel) = rest.split_once(':')?;
-        let tenant = Tenant {
-            company_id: Uuid::parse_str(company).ok()?,
-            mode: Mode::parse(mode)?,
-        };
+        let tenant = Tenant::new(Uuid::parse_str(company).ok()?, Mode::parse(mode)?);
         if let Some(id) = channel.strip_prefix(VISITOR_SESSION) {
             let channel = HubChannel::VisitorSession(Uuid::parse_str(id).ok()?);
             return Some((Topic { tenant, channel }, message_id));

@@ -20,10 +20,7 @@ fn channels_and_bus_topics_round_trip() {
         Channel::parse(&format!("tickets:{id}")),
         Some(Channel::Tickets(Some(id)))
     );
-    let tenant = Tenant {
-        company_id: Uuid::now_v7(),
-        mode: Mode::Test,
-    };
+    let tenant = Tenant::new(Uuid::now_v7(), Mode::Test);
     for channel in [
         HubChannel::Session(id),
         HubChannel::VisitorSession(id),

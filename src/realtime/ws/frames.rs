@@ -7,7 +7,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::{Credential, Fail, MAX_SUBSCRIPTIONS, REPLAY_BATCH, Socket};
-use crate::auth::Scope;
+use crate::auth::{Scope, Visibility};
 use crate::chat::model::{MessageInput, OutgoingMessage, SenderType, SenderTypeInput};
 use crate::chat::{service, store};
 use crate::error::{ApiError, ErrorCode, StoreError};
@@ -58,6 +58,11 @@ impl Socket {
     /// Whether this socket may read `channel` (404 for sessions and
     /// entities it cannot see, like REST).
     async fn authorize_read(&mut self, channel: Channel) -> Result<(), Fail> {
+        if let Credential::Agent { tenant, .. } = &self.credential
+            && let Visibility::TeamsOf { member } = tenant.visibility
+        {
+            super::teams_only::reads(channel, member)?;
+        }
         match (&self.credential, channel) {
             (_, Channel::Presence) => Ok(()),
             (Credential::Visitor { session_id, .. }, Channel::Session(id)) if *session_id == id => {
@@ -108,7 +113,8 @@ impl Socket {
         }
     }
 
-    /// The entity of session `id` (NotFound outside the tenant), cached.
+    /// The entity of session `id` (NotFound outside the tenant, and outside
+    /// the teams an agent is limited to), cached.
     async fn entity_of(&mut self, id: Uuid) -> Result<Uuid, StoreError> {
         if let Credential::Visitor {
             session_id,

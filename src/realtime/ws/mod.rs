@@ -18,6 +18,7 @@ mod auth;
 mod budget;
 mod frames;
 mod peer;
+mod teams_only;
 mod ticket_replay;
 mod typing;
 

@@ -21,6 +21,32 @@ pub async fn assign_manually(
     assignee: Option<Option<Uuid>>,
     now: Timestamp,
 ) -> Result<Option<Assigned>, StoreError> {
+    assign(db, tenant, session, team, assignee, false, now).await
+}
+
+/// An agent's reply assigns the session to them (the company's
+/// `assignOnReply`) if it still has no assignee when locked, so an
+/// assignment that came first stands. As a person's assignment otherwise
+/// (reason `manual`: the agent chose it by answering).
+pub async fn assign_on_reply(
+    db: &Db,
+    tenant: &Tenant,
+    session: Uuid,
+    agent: Uuid,
+    now: Timestamp,
+) -> Result<Option<Assigned>, StoreError> {
+    assign(db, tenant, session, None, Some(Some(agent)), true, now).await
+}
+
+async fn assign(
+    db: &Db,
+    tenant: &Tenant,
+    session: Uuid,
+    team: Option<Option<Uuid>>,
+    assignee: Option<Option<Uuid>>,
+    only_unassigned: bool,
+    now: Timestamp,
+) -> Result<Option<Assigned>, StoreError> {
     let mut tx = db.begin().await?;
     let current: Option<(Option<Uuid>, Option<Uuid>)> =
         Query::new("SELECT team_id, assignee_id FROM chat_sessions WHERE id = $1 AND ")
@@ -30,6 +56,10 @@ pub async fn assign_manually(
             .fetch_optional(&mut tx)
             .await?;
     let (current_team, current_assignee) = current.ok_or(StoreError::NotFound)?;
+    if only_unassigned && current_assignee.is_some() {
+        tx.commit().await?;
+        return Ok(None);
+    }
     if let Some(Some(team)) = team {
         crate::teams::store::ensure_team(&mut tx, tenant, team, "teamId").await?;
     }

@@ -29,7 +29,7 @@ mod queue;
 mod requeue;
 mod ticket;
 
-pub use assign::assign_manually;
+pub use assign::{assign_manually, assign_on_reply};
 pub use chat::{Claim, claim_next};
 pub use queue::{Queued, position, queue, teams_waiting};
 pub use requeue::{mark_away, mark_back, requeue, unanswered_away_before};

@@ -56,6 +56,6 @@ pub async fn teams_waiting(db: &Db) -> Result<Vec<(Uuid, Tenant)>, StoreError> {
     .await?;
     Ok(rows
         .into_iter()
-        .map(|(team, company_id, mode)| (team, Tenant { company_id, mode }))
+        .map(|(team, company_id, mode)| (team, Tenant::new(company_id, mode)))
         .collect())
 }

@@ -31,7 +31,7 @@ pub async fn unanswered_away_before(
     .await?;
     Ok(rows
         .into_iter()
-        .map(|(session, agent, company_id, mode)| (session, agent, Tenant { company_id, mode }))
+        .map(|(session, agent, company_id, mode)| (session, agent, Tenant::new(company_id, mode)))
         .collect())
 }
 

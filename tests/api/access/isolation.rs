@@ -144,10 +144,7 @@ async fn a_change_and_its_event_commit_or_roll_back_together(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let company = acme.company.id;
-    let tenant = supportdesk::auth::Tenant {
-        company_id: company,
-        mode: Mode::Test,
-    };
+    let tenant = supportdesk::auth::Tenant::new(company, Mode::Test);
 
     // Committed: the user and its event.
     app.post(

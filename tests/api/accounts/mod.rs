@@ -6,7 +6,7 @@ mod lockout;
 mod sessions;
 mod sign_in;
 mod sockets;
-mod totp;
+pub(crate) mod totp;
 
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -25,10 +25,7 @@ pub async fn agent_with_password(
     email: &str,
     role: &str,
 ) -> Uuid {
-    let tenant = Tenant {
-        company_id: acme.company.id,
-        mode: Mode::Live,
-    };
+    let tenant = Tenant::new(acme.company.id, Mode::Live);
     let new = supportdesk::users::store::NewUser {
         id: None,
         name: format!("Agent {email}"),

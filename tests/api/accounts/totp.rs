@@ -21,7 +21,7 @@ backend_tests!(
 );
 
 /// The code of base32 `secret` at the app's clock.
-fn code(app: &TestApp, secret: &str) -> String {
+pub(crate) fn code(app: &TestApp, secret: &str) -> String {
     let secret = Secret::try_from_base32(secret).expect("base32");
     let totp = totp_rs::Builder::new()
         .with_algorithm(Algorithm::SHA1)
@@ -34,7 +34,7 @@ fn code(app: &TestApp, secret: &str) -> String {
 
 /// Turns TOTP on for the signed-in `browser`; the secret and the
 /// recovery codes.
-async fn turn_on(app: &TestApp, browser: &Browser) -> (String, Vec<String>) {
+pub(crate) async fn turn_on(app: &TestApp, browser: &Browser) -> (String, Vec<String>) {
     let setup = browser
         .send(app, Method::POST, "/api/v1/auth/totp/setup", None, true)
         .await;
@@ -67,14 +67,14 @@ async fn turn_on(app: &TestApp, browser: &Browser) -> (String, Vec<String>) {
     (secret, codes)
 }
 
-async fn with_totp(app: &TestApp) -> (String, Vec<String>) {
+pub(crate) async fn with_totp(app: &TestApp) -> (String, Vec<String>) {
     let acme = app.company().await;
     agent_with_password(app, &acme, "ada@example.com", "agent").await;
     let ada = sign_in(app, "ada@example.com", "live").await;
     turn_on(app, &ada).await
 }
 
-fn login(totp: Option<&str>) -> Value {
+pub(crate) fn login(totp: Option<&str>) -> Value {
     match totp {
         Some(totp) => json!({"email": "ada@example.com", "password": PASSWORD, "totp": totp}),
         None => json!({"email": "ada@example.com", "password": PASSWORD}),

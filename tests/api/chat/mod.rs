@@ -47,10 +47,7 @@ backend_tests!(
 pub const WAIT: Duration = Duration::from_secs(10);
 
 pub fn tenant(acme: &TestCompany) -> Tenant {
-    Tenant {
-        company_id: acme.company.id,
-        mode: Mode::Test,
-    }
+    Tenant::new(acme.company.id, Mode::Test)
 }
 
 pub async fn new_session(app: &TestApp, acme: &TestCompany, body: Value) -> Value {

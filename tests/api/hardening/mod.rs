@@ -12,4 +12,4 @@ mod slow_bodies;
 mod statement_timeout;
 mod tenant_bodies;
 mod tenant_records;
-mod tenant_routes;
+pub(crate) mod tenant_routes;

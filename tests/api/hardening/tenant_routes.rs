@@ -17,7 +17,7 @@ backend_tests!(another_tenants_ids_are_404_on_every_route);
 /// A body that passes validation for each write route, so the request gets
 /// as far as looking the record up. A route missing here fails the test
 /// (with a 400), so new routes are added to the table.
-fn valid_body(method: &Method, path: &str, other_user: &str) -> Option<Value> {
+pub(crate) fn valid_body(method: &Method, path: &str, other_user: &str) -> Option<Value> {
     let body = match (method.as_str(), path) {
         ("PATCH", "/entities/{id}") => json!({"name": "Renamed"}),
         ("PATCH", "/users/{id}") => json!({"name": "Renamed"}),

@@ -42,10 +42,7 @@ async fn events(app: &TestApp, acme: &TestCompany, name: &str) -> i64 {
 }
 
 async fn agent(app: &TestApp, acme: &TestCompany) -> Uuid {
-    let tenant = Tenant {
-        company_id: acme.company.id,
-        mode: Mode::Test,
-    };
+    let tenant = Tenant::new(acme.company.id, Mode::Test);
     crate::outbound::support::create_user(app, &tenant, "Ann").await
 }
 

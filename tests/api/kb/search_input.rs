@@ -145,10 +145,7 @@ async fn search_needs_kb_read(backend: Backend) {
 async fn search_on_50000_articles_is_one_indexed_query(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme: TestCompany = app.company().await;
-    let tenant = Tenant {
-        company_id: acme.company.id,
-        mode: Mode::Test,
-    };
+    let tenant = Tenant::new(acme.company.id, Mode::Test);
     bulk_insert(&app, &acme, 50_000).await;
 
     let plan = supportdesk::kb::store::explain_search(

@@ -203,10 +203,7 @@ pub async fn settle(app: &TestApp) {
 }
 
 pub fn tenant(acme: &TestCompany, mode: Mode) -> Tenant {
-    Tenant {
-        company_id: acme.company.id,
-        mode,
-    }
+    Tenant::new(acme.company.id, mode)
 }
 
 /// Creates a webhook through the API; returns its id and secret.

@@ -64,10 +64,7 @@ async fn the_total_is_exact_for_every_filter_combination_after_random_writes(bac
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let db = &app.state.db;
-    let tenant = Tenant {
-        company_id: acme.company.id,
-        mode: Mode::Test,
-    };
+    let tenant = Tenant::new(acme.company.id, Mode::Test);
     let second = supportdesk::entities::store::create(
         db,
         acme.company.id,
@@ -241,10 +238,7 @@ async fn totals_match_the_listed_tickets_after_concurrent_creates_moves_reassign
 ) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    let tenant = Tenant {
-        company_id: acme.company.id,
-        mode: Mode::Test,
-    };
+    let tenant = Tenant::new(acme.company.id, Mode::Test);
     let agents = two_agents(&app, &tenant).await;
     let app = std::sync::Arc::new(app);
     let mut writers = Vec::new();
@@ -467,10 +461,7 @@ async fn vip_tickets(backend: Backend, n: usize) -> (TestApp, Tenant) {
             .await
             .assert_status(201);
     }
-    let tenant = Tenant {
-        company_id: acme.company.id,
-        mode: Mode::Test,
-    };
+    let tenant = Tenant::new(acme.company.id, Mode::Test);
     (app, tenant)
 }
 

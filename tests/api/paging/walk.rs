@@ -40,10 +40,7 @@ fn new_ticket(entity_id: Uuid, subject: String) -> NewTicket {
 async fn a_cursor_walk_sees_every_lasting_ticket_once_while_others_come_and_go(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    let tenant = Tenant {
-        company_id: acme.company.id,
-        mode: Mode::Test,
-    };
+    let tenant = Tenant::new(acme.company.id, Mode::Test);
     let entity = acme.entity.id;
     let mut existing = Vec::with_capacity(TICKETS);
     for n in 0..TICKETS {

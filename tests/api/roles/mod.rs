@@ -1,11 +1,15 @@
 //! Roles (issue 50): the built-in roles and a company's custom roles
 //! (`crud`), the role a user holds (`users`), what a role resolves to for a
-//! session (`resolve`) and the scopes that came with them (`scopes`).
+//! session (`resolve`), the scopes that came with them (`scopes`) and a
+//! role limited to the agent's teams (`teams_only`, `teams_only_sockets`).
 //! Shared helpers here.
 
 mod crud;
 mod resolve;
 mod scopes;
+mod team_desk;
+mod teams_only;
+mod teams_only_sockets;
 mod users;
 
 use serde_json::{Value, json};

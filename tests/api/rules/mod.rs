@@ -20,7 +20,7 @@ use uuid::Uuid;
 use crate::support::{TestApp, TestCompany};
 
 fn tenant(company_id: Uuid, mode: Mode) -> Tenant {
-    Tenant { company_id, mode }
+    Tenant::new(company_id, mode)
 }
 
 async fn user(app: &TestApp, company_id: Uuid, name: &str) -> User {

@@ -39,10 +39,7 @@ fn new_ticket(entity_id: Uuid, subject: &str, description: &str) -> NewTicket {
 /// `NEWER_MATCHES` newer ones with it in the description only; answers
 /// the old ticket's id and the newer ones'.
 async fn seed(app: &TestApp, acme: &TestCompany) -> (Uuid, HashSet<Uuid>) {
-    let tenant = Tenant {
-        company_id: acme.company.id,
-        mode: Mode::Test,
-    };
+    let tenant = Tenant::new(acme.company.id, Mode::Test);
     let entity = acme.entity.id;
     let db = &app.state.db;
     let oldest = store::create(

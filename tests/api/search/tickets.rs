@@ -77,10 +77,7 @@ async fn search_combines_with_every_list_filter(backend: Backend) {
     noise(&app, &acme).await;
     let agent = supportdesk::users::store::create(
         &app.state.db,
-        &supportdesk::auth::Tenant {
-            company_id: acme.company.id,
-            mode: Mode::Test,
-        },
+        &supportdesk::auth::Tenant::new(acme.company.id, Mode::Test),
         supportdesk::users::store::NewUser {
             id: None,
             name: "Ann".into(),

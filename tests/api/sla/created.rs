@@ -31,10 +31,7 @@ fn fast(business_hours_id: Option<&Value>) -> Value {
 }
 
 fn tenant_of(acme: &TestCompany) -> Tenant {
-    Tenant {
-        company_id: acme.company.id,
-        mode: Mode::Test,
-    }
+    Tenant::new(acme.company.id, Mode::Test)
 }
 
 async fn a_policy_change_on_one_node_applies_to_a_create_on_another(backend: Backend) {

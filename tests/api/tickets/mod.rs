@@ -25,10 +25,7 @@ use crate::postgres_tests;
 use crate::support::{Backend, TestApp, TestCompany, TestResponse};
 
 fn test_tenant(company_id: Uuid) -> Tenant {
-    Tenant {
-        company_id,
-        mode: Mode::Test,
-    }
+    Tenant::new(company_id, Mode::Test)
 }
 
 pub(crate) async fn user(app: &TestApp, company_id: Uuid, name: &str) -> User {

@@ -12,5 +12,6 @@ pub mod tokens;
 infra::area_floors!();
 
 // The areas this one builds on.
+pub(crate) use ::audit;
 pub(crate) use ::companies;
 pub(crate) use ::roles;

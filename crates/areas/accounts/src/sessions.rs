@@ -4,6 +4,8 @@
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::actor::Actor;
+use crate::audit::{self, Action, Changes, Target, TargetType};
 use crate::auth::{Mode, ScopeSet, Tenant};
 use crate::companies::CompanyStatus;
 use crate::db::{Db, Query, Tx};
@@ -72,10 +74,7 @@ impl SessionForAuth {
     }
 
     pub fn tenant(&self) -> Tenant {
-        Tenant {
-            company_id: self.company_id,
-            mode: self.mode,
-        }
+        Tenant::new(self.company_id, self.mode)
     }
 }
 
@@ -91,9 +90,17 @@ pub struct NewSession<'a> {
     pub expires_at: Timestamp,
 }
 
-/// Opens a session, stamped `now`; returns its id.
+/// Opens a session, stamped `now`; returns its id. Its audit entry
+/// (`auth.signed_in`) names the user as its actor: who signs in is known
+/// only now.
 pub async fn create(db: &Db, new: NewSession<'_>, now: Timestamp) -> Result<Uuid, StoreError> {
     let id = new_id();
+    let mut tx = db.begin().await?;
+    let name: String = Query::new("SELECT name FROM users WHERE id = $1")
+        .bind(new.user_id)
+        .fetch_scalar(&mut tx)
+        .await?;
+    tx.act_as(Actor::agent(new.user_id, name));
     Query::new(
         "INSERT INTO agent_sessions (id, token_digest, company_id, user_id, mode, csrf_token, \
          ip, user_agent, created_at, last_seen_at, expires_at) \
@@ -109,9 +116,53 @@ pub async fn create(db: &Db, new: NewSession<'_>, now: Timestamp) -> Result<Uuid
     .bind(new.user_agent)
     .bind(now)
     .bind(new.expires_at)
-    .execute(db)
+    .execute(&mut tx)
     .await?;
+    let changes = Changes::none().with(
+        "after",
+        serde_json::json!({"sessionId": id, "mode": new.mode.as_str()}),
+    );
+    let target = Target::new(TargetType::User, new.user_id);
+    audit::record(
+        &mut tx,
+        new.company_id,
+        now,
+        Action::SignedIn,
+        target,
+        changes,
+    )
+    .await?;
+    tx.commit().await?;
     Ok(id)
+}
+
+/// Records a failed sign-in to user `user_id` (`name`) of `company_id`: a
+/// wrong password or second factor for an account that exists (an unknown
+/// email names no company, so no log holds it). Its actor is the account
+/// the credentials named; the entry's address and user agent say who sent
+/// them.
+pub async fn record_failed_sign_in(
+    db: &Db,
+    company_id: Uuid,
+    user_id: Uuid,
+    name: &str,
+    reason: &str,
+    now: Timestamp,
+) -> Result<(), StoreError> {
+    let mut tx = db.begin().await?;
+    tx.act_as(Actor::agent(user_id, name));
+    let changes = Changes::none().with("reason", serde_json::Value::from(reason));
+    let target = Target::new(TargetType::User, user_id);
+    audit::record(
+        &mut tx,
+        company_id,
+        now,
+        Action::SignInFailed,
+        target,
+        changes,
+    )
+    .await?;
+    tx.commit().await
 }
 
 const AUTH_COLUMNS: &str = "s.id, s.company_id, s.user_id, s.mode, s.csrf_token, s.last_seen_at, \
@@ -167,33 +218,55 @@ pub async fn list_open(
 
 /// Ends user `user_id`'s session `id` at `now`; whether there was one open.
 pub async fn end(db: &Db, user_id: Uuid, id: Uuid, now: Timestamp) -> Result<bool, StoreError> {
-    let ended = Query::new(
+    let mut tx = db.begin().await?;
+    let ended: Vec<Uuid> = Query::new(
         "UPDATE agent_sessions SET ended_at = $3 WHERE id = $1 AND user_id = $2 \
-         AND ended_at IS NULL",
+         AND ended_at IS NULL RETURNING company_id",
     )
     .bind(id)
     .bind(user_id)
     .bind(now)
-    .rows_affected(db)
+    .fetch_column(&mut tx)
     .await?;
-    Ok(ended > 0)
+    for company_id in &ended {
+        record_ended(&mut tx, *company_id, user_id, id, now).await?;
+    }
+    tx.commit().await?;
+    Ok(!ended.is_empty())
+}
+
+/// Writes the audit entry of session `id` of user `user_id` ended.
+async fn record_ended(
+    tx: &mut Tx,
+    company_id: Uuid,
+    user_id: Uuid,
+    id: Uuid,
+    now: Timestamp,
+) -> Result<(), StoreError> {
+    let changes = Changes::none().with("before", serde_json::json!({"userId": user_id}));
+    let target = Target::new(TargetType::Session, id);
+    audit::record(tx, company_id, now, Action::SessionEnded, target, changes).await
 }
 
 /// Ends every open session of user `user_id` but `keep` at `now`, in the
-/// caller's transaction; the ids it ended.
+/// caller's transaction (an audit entry for each); the ids it ended.
 pub async fn end_all_of_user(
     tx: &mut Tx,
     user_id: Uuid,
     keep: Option<Uuid>,
     now: Timestamp,
 ) -> Result<Vec<Uuid>, StoreError> {
-    Query::new(
+    let ended: Vec<(Uuid, Uuid)> = Query::new(
         "UPDATE agent_sessions SET ended_at = $2 WHERE user_id = $1 AND ended_at IS NULL \
-         AND ($3 IS NULL OR id <> $3) RETURNING id",
+         AND ($3 IS NULL OR id <> $3) RETURNING id, company_id",
     )
     .bind(user_id)
     .bind(now)
     .bind(keep)
-    .fetch_column(&mut *tx)
-    .await
+    .fetch_all(&mut *tx)
+    .await?;
+    for (id, company_id) in &ended {
+        record_ended(tx, *company_id, user_id, *id, now).await?;
+    }
+    Ok(ended.into_iter().map(|(id, _)| id).collect())
 }

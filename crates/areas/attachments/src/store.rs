@@ -14,7 +14,7 @@ use super::links::Signer;
 use super::model::{Attachment, AttachmentRef};
 use super::quota::{self, Room, VisitorQuota};
 use crate::auth::Tenant;
-use crate::db::{Db, On, Query, Tx};
+use crate::db::{Db, On, Query, TeamOwned, Tx};
 use crate::error::StoreError;
 use crate::time::{Timestamp, new_id};
 
@@ -158,19 +158,35 @@ pub async fn create(
     Ok(Ok(stored))
 }
 
-/// The tenant's upload `id`; another tenant's is NotFound.
+/// The tenant's upload `id`; another tenant's is NotFound, and so is one
+/// on a record outside the tenant's teams when it is limited to them.
 pub async fn find<'c>(
     on: impl Into<On<'c>>,
     tenant: &Tenant,
     id: Uuid,
 ) -> Result<Stored, StoreError> {
-    Query::new(SELECT)
-        .push(" WHERE a.id = ")
-        .push_bind(id)
-        .push(" AND ")
-        .push_tenant(tenant, "a")
-        .fetch_one(on)
-        .await
+    visible(
+        Query::new(SELECT)
+            .push(" WHERE a.id = ")
+            .push_bind(id)
+            .push(" AND ")
+            .push_tenant(tenant, "a"),
+        tenant,
+    )
+    .fetch_one(on)
+    .await
+}
+
+/// Narrows uploads `a` to those the tenant sees: a tenant limited to teams
+/// sees one on a ticket, comment, chat message or visitor's chat session of
+/// its teams, and an upload not yet on any record (which belongs to no team
+/// until a record names it).
+fn visible(query: Query, tenant: &Tenant) -> Query {
+    query
+        .push_visible_or_none(tenant, TeamOwned::Ticket, "a.ticket_id")
+        .push_visible_or_none(tenant, TeamOwned::Comment, "a.comment_id")
+        .push_visible_or_none(tenant, TeamOwned::ChatMessage, "a.message_id")
+        .push_visible_or_none(tenant, TeamOwned::ChatSession, "a.session_id")
 }
 
 /// Upload `id` whoever owns it: for signed links, whose signature is the
@@ -186,13 +202,16 @@ pub async fn find_signed(db: &Db, id: Uuid) -> Result<Stored, StoreError> {
 /// The kind of record the tenant's upload `id` is attached to; `None`
 /// when it is unattached or not the tenant's.
 pub async fn owner_kind(db: &Db, tenant: &Tenant, id: Uuid) -> Result<Option<Kind>, StoreError> {
-    let found: Option<(bool, bool, bool)> = Query::new(
-        "SELECT ticket_id IS NOT NULL, comment_id IS NOT NULL, message_id IS NOT NULL \
-         FROM attachments a WHERE a.id = ",
+    let found: Option<(bool, bool, bool)> = visible(
+        Query::new(
+            "SELECT ticket_id IS NOT NULL, comment_id IS NOT NULL, message_id IS NOT NULL \
+             FROM attachments a WHERE a.id = ",
+        )
+        .push_bind(id)
+        .push(" AND ")
+        .push_tenant(tenant, "a"),
+        tenant,
     )
-    .push_bind(id)
-    .push(" AND ")
-    .push_tenant(tenant, "a")
     .fetch_optional(db)
     .await?;
     Ok(match found {

@@ -20,7 +20,7 @@ use uuid::Uuid;
 use super::model::{Cursor, Op, RecordType};
 use crate::actor::Actor;
 use crate::auth::{Mode, Tenant};
-use crate::db::{Backend, Db, Query};
+use crate::db::{Backend, Db, Query, TeamOwned};
 use crate::error::StoreError;
 
 /// One entry as the feed returns it.
@@ -69,7 +69,7 @@ pub async fn read(
     if start > head {
         return Ok(Read::Unknown);
     }
-    let entries: Vec<Entry> = Query::new(
+    let entries = Query::new(
         "SELECT e.seq, e.record_type, e.record_id, e.op, e.record, e.actor FROM events e WHERE ",
     )
     .push_tenant(tenant, "e")
@@ -78,16 +78,16 @@ pub async fn read(
     .push(" AND e.seq <= ")
     .push_bind(head)
     .push(" AND e.record_type IN ")
-    .push_bind_list(types.iter().map(|kind| kind.as_str()))
-    .push(if notes {
-        ""
-    } else {
-        hidden_notes(db.backend())
-    })
-    .push(" ORDER BY e.seq LIMIT ")
-    .push_bind(limit)
-    .fetch_all(db)
-    .await?;
+    .push_bind_list(types.iter().map(|kind| kind.as_str()));
+    let entries = visible(entries, tenant)
+        .push(if notes {
+            ""
+        } else {
+            hidden_notes(db.backend())
+        })
+        .push(" ORDER BY e.seq LIMIT ")
+        .push_bind(limit);
+    let entries: Vec<Entry> = entries.fetch_all(db).await?;
     // A retention pass that deleted entries after `start` while we read
     // has raised the watermark in the same transaction.
     if watermark(db, tenant).await? > start {
@@ -99,6 +99,24 @@ pub async fn read(
         _ => Cursor(head),
     };
     Ok(Read::Page { entries, next })
+}
+
+/// Narrows entries `e` to the records the tenant sees: for a tenant limited
+/// to teams, an entry of a ticket, comment, chat session or message is kept
+/// while its record is in one of the teams now (so the entries of a record
+/// since deleted, whose team is no longer known, are left out); entries of
+/// other types are kept.
+fn visible(query: Query, tenant: &Tenant) -> Query {
+    [
+        ("e.record_type = 'ticket'", TeamOwned::Ticket),
+        ("e.record_type = 'comment'", TeamOwned::Comment),
+        ("e.record_type = 'chat_session'", TeamOwned::ChatSession),
+        ("e.record_type = 'chat_message'", TeamOwned::ChatMessage),
+    ]
+    .into_iter()
+    .fold(query, |query, (kind, owned)| {
+        query.push_visible_when(tenant, kind, owned, "e.record_id")
+    })
 }
 
 /// The condition on entries `e` that leaves out those of internal notes:
@@ -228,9 +246,6 @@ pub async fn tenants_with_unnumbered(db: &Db, limit: i64) -> Result<Vec<Tenant>,
     .await?;
     Ok(rows
         .into_iter()
-        .map(|row| Tenant {
-            company_id: row.company_id,
-            mode: row.mode,
-        })
+        .map(|row| Tenant::new(row.company_id, row.mode))
         .collect())
 }

@@ -3,6 +3,7 @@
 use uuid::Uuid;
 
 use super::model::{Company, CompanyStatus};
+use crate::audit::{Action, Changes, Target, TargetType};
 use crate::db::{Db, Query};
 use crate::error::StoreError;
 use crate::time::{Timestamp, new_id};
@@ -29,7 +30,8 @@ pub async fn find(db: &Db, id: Uuid) -> Result<Company, StoreError> {
     Query::new(sql).bind(id).fetch_one(db).await
 }
 
-/// Suspends or reactivates a company, stamped `now`.
+/// Suspends or reactivates a company, stamped `now`; a change of status
+/// writes its audit entry (`company.suspended`, `company.reactivated`).
 pub async fn set_suspended(
     db: &Db,
     id: Uuid,
@@ -44,12 +46,31 @@ pub async fn set_suspended(
     let sql = format!(
         "UPDATE companies SET status = $2, updated_at = $3 WHERE id = $1 RETURNING {COLUMNS}"
     );
-    Query::new(sql)
+    let mut tx = db.begin().await?;
+    let before: CompanyStatus = Query::new("SELECT status FROM companies WHERE id = $1")
+        .bind(id)
+        .fetch_scalar(&mut tx)
+        .await?;
+    let company: Company = Query::new(sql)
         .bind(id)
         .bind(status)
         .bind(now)
-        .fetch_one(db)
-        .await
+        .fetch_one(&mut tx)
+        .await?;
+    if before != status {
+        let action = if suspended {
+            Action::CompanySuspended
+        } else {
+            Action::CompanyReactivated
+        };
+        let changes = Changes::none()
+            .with("before", serde_json::json!({"status": before.as_str()}))
+            .with("after", serde_json::json!({"status": status.as_str()}));
+        let target = Target::new(TargetType::Company, id);
+        crate::audit::record(&mut tx, id, now, action, target, changes).await?;
+    }
+    tx.commit().await?;
+    Ok(company)
 }
 
 /// Every company, oldest first (the CLI's listing).

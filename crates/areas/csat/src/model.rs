@@ -49,6 +49,11 @@ pub struct Rating {
     pub score: i64,
     #[schema(max_length = 2000)]
     pub comment: Option<String>,
+    /// The agent who handled the chat or ticket: its assignee when the
+    /// visitor first rated it (null when it had none).
+    pub agent_id: Option<Uuid>,
+    /// That agent's name, as the user is named now.
+    pub agent_name: Option<String>,
     /// The first submission; the rating may change until 7 days after it.
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
@@ -233,6 +238,8 @@ mod tests {
             ticket_id: Some(Uuid::nil()),
             score: 3,
             comment: None,
+            agent_id: None,
+            agent_name: None,
             created_at: now,
             updated_at: now,
         }
@@ -242,7 +249,7 @@ mod tests {
         let nil = Uuid::nil().to_string();
         serde_json::json!({
             "id": nil, "entityId": nil, "chatSessionId": null, "ticketId": nil,
-            "score": 3, "comment": null,
+            "score": 3, "comment": null, "agentId": null, "agentName": null,
             "createdAt": "2026-11-21T18:48:26.752Z", "updatedAt": "2026-11-21T18:48:26.752Z",
         })
     }

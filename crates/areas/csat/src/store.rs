@@ -35,7 +35,10 @@ pub enum Submitted {
     Updated,
 }
 
+/// A rating's columns, its agent's name by a subquery (so the same list
+/// serves a SELECT and a RETURNING, whose table cannot be joined).
 const RATING_COLUMNS: &str = "id, entity_id, chat_session_id, ticket_id, score, comment, \
+     agent_id, (SELECT u.name FROM users u WHERE u.id = agent_id) AS agent_name, \
      created_at, updated_at";
 
 /// A rated record as a submission needs it.
@@ -51,6 +54,8 @@ struct Subject {
     visitor_email: Option<String>,
     ticket_number: Option<String>,
     subject: Option<String>,
+    /// The chat's or ticket's assignee: the agent a first rating names.
+    assignee_id: Option<Uuid>,
 }
 
 impl Subject {
@@ -71,21 +76,23 @@ async fn subject<'c>(
         RatingTarget::Chat(_) => {
             "SELECT s.entity_id, s.status, e.csat, r.requested_at, \
              CAST(NULL AS TEXT) AS visitor_email, CAST(NULL AS TEXT) AS ticket_number, \
-             CAST(NULL AS TEXT) AS subject, s.id AS chat_session_id \
+             CAST(NULL AS TEXT) AS subject, s.id AS chat_session_id, s.assignee_id \
              FROM chat_sessions s JOIN entities e ON e.id = s.entity_id \
              LEFT JOIN rating_requests r ON r.record_id = s.id WHERE s.id = "
         }
         RatingTarget::Ticket(_) => {
             "SELECT s.entity_id, s.status, e.csat, r.requested_at, s.visitor_email, \
-             s.ticket_number, s.subject, s.chat_session_id \
+             s.ticket_number, s.subject, s.chat_session_id, s.assigned_to_id AS assignee_id \
              FROM tickets s JOIN entities e ON e.id = s.entity_id \
              LEFT JOIN rating_requests r ON r.record_id = s.id WHERE s.id = "
         }
     };
+    // Both tables carry their team: a record outside the teams a caller is
+    // limited to is NotFound.
     Query::new(sql)
         .push_bind(target.id())
         .push(" AND ")
-        .push_tenant(tenant, "s")
+        .push_tenant_in_teams(tenant, "s", "team_id")
         .fetch_one(on)
         .await
 }
@@ -103,10 +110,7 @@ pub async fn tenant_of(db: &Db, target: RatingTarget) -> Result<Option<Tenant>, 
         RatingTarget::Ticket(_) => "SELECT company_id, mode FROM tickets WHERE id = $1",
     };
     let row: Option<Row> = Query::new(sql).bind(target.id()).fetch_optional(db).await?;
-    Ok(row.map(|row| Tenant {
-        company_id: row.company_id,
-        mode: row.mode,
-    }))
+    Ok(row.map(|row| Tenant::new(row.company_id, row.mode)))
 }
 
 /// The chat session a ticket came from (None: not from a chat); NotFound
@@ -183,7 +187,7 @@ pub async fn rate(
         None => {
             let rating: Rating = Query::new(format!(
                 "INSERT INTO ratings (id, company_id, mode, entity_id, {column}, score, comment, \
-                 created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) \
+                 created_at, updated_at, agent_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9) \
                  RETURNING {RATING_COLUMNS}"
             ))
             .bind(new_id())
@@ -193,6 +197,7 @@ pub async fn rate(
             .bind(new.score)
             .bind(new.comment.applied_to(None))
             .bind(now)
+            .bind(rated.assignee_id)
             .fetch_one(&mut tx)
             .await?;
             emit(&mut tx, tenant, &CsatSubmitted(&rating), now).await?;
@@ -313,13 +318,9 @@ pub async fn list(
         }
         query
     };
-    let columns = RATING_COLUMNS
-        .split(", ")
-        .map(|c| format!("r.{c}"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    // Unqualified: `ratings r` is the only table the columns can name.
     let rows: Vec<Rating> = push_after(
-        matching(&format!("SELECT {columns}")),
+        matching(&format!("SELECT {RATING_COLUMNS}")),
         "r",
         after,
         Order::NewestFirst,

@@ -257,10 +257,7 @@ mod tests {
 
     #[test]
     fn an_event_is_named_by_its_payload_and_stamped_by_the_callers_clock() {
-        let tenant = Tenant {
-            company_id: uuid::Uuid::now_v7(),
-            mode: Mode::Test,
-        };
+        let tenant = Tenant::new(uuid::Uuid::now_v7(), Mode::Test);
         // A clock moved a day ahead of the wall clock, as a test moves it.
         let now = Timestamp::now().plus(std::time::Duration::from_secs(86_400));
         let event =

@@ -1,6 +1,7 @@
 //! API keys: created once (the value is shown only then), listed without
-//! secrets, deactivated or revoked. An area crate: it depends on the floors
-//! below and the companies only.
+//! secrets, deactivated or revoked; a personal key holds no more than its
+//! agent's role. An area crate: it depends on the floors below, the
+//! companies, the roles and the audit log (each change writes its entry).
 
 pub mod store;
 
@@ -10,4 +11,6 @@ pub use store::{ApiKey, NewKey};
 infra::area_floors!();
 
 // The areas this one builds on.
+pub(crate) use ::audit;
 pub(crate) use ::companies;
+pub(crate) use ::roles;

@@ -6,8 +6,9 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::model::{BuiltInRole, ResolvedRole, RoleRef};
+use crate::audit::{Action, Changes, Target, TargetType};
 use crate::auth::ScopeSet;
-use crate::db::{Db, On, Query};
+use crate::db::{Db, On, Query, Tx};
 use crate::error::StoreError;
 use crate::time::{Timestamp, new_id};
 
@@ -91,6 +92,7 @@ pub async fn create(
     new: &NewRole,
     now: Timestamp,
 ) -> Result<Role, StoreError> {
+    let mut tx = db.begin().await?;
     let sql = format!(
         "INSERT INTO roles (id, company_id, name, scopes, teams_only, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING {COLUMNS}"
@@ -103,9 +105,37 @@ pub async fn create(
         .bind(new.teams_only)
         .bind(now)
         .unique_field("name")
-        .fetch_one(db)
+        .fetch_one(&mut tx)
         .await?;
-    Ok(row.into())
+    let role = Role::from(row);
+    let changes = Changes::created(&role);
+    audit(
+        &mut tx,
+        company_id,
+        &role,
+        now,
+        Action::RoleCreated,
+        changes,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(role)
+}
+
+/// Writes the audit entry of `action` on `role` in `tx`.
+async fn audit(
+    tx: &mut Tx,
+    company_id: Uuid,
+    role: &Role,
+    now: Timestamp,
+    action: Action,
+    changes: Changes,
+) -> Result<(), StoreError> {
+    let target = Target {
+        kind: TargetType::Role,
+        id: role.id,
+    };
+    crate::audit::record(tx, company_id, now, action, target, changes).await
 }
 
 /// The built-in roles, then the company's custom roles by name: `limit`
@@ -145,7 +175,11 @@ pub async fn list(
 }
 
 /// A custom role of `company_id`; NotFound for another company's.
-pub async fn find(db: &Db, company_id: Uuid, id: Uuid) -> Result<Role, StoreError> {
+pub async fn find<'c>(
+    db: impl Into<On<'c>>,
+    company_id: Uuid,
+    id: Uuid,
+) -> Result<Role, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM roles WHERE id = $1 AND company_id = $2");
     let row: RoleRow = Query::new(sql)
         .bind(id)
@@ -169,6 +203,8 @@ pub async fn update(
          teams_only = COALESCE($5, teams_only), updated_at = $6 \
          WHERE id = $1 AND company_id = $2 RETURNING {COLUMNS}"
     );
+    let mut tx = db.begin().await?;
+    let before = find(&mut tx, company_id, id).await?;
     let row: RoleRow = Query::new(sql)
         .bind(id)
         .bind(company_id)
@@ -177,9 +213,23 @@ pub async fn update(
         .bind(patch.teams_only)
         .bind(now)
         .unique_field("name")
-        .fetch_one(db)
+        .fetch_one(&mut tx)
         .await?;
-    Ok(row.into())
+    let after = Role::from(row);
+    let changes = Changes::updated(&before, &after);
+    if !changes.is_empty_update() {
+        audit(
+            &mut tx,
+            company_id,
+            &after,
+            now,
+            Action::RoleUpdated,
+            changes,
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(after)
 }
 
 /// What deleting a role did.
@@ -194,15 +244,36 @@ pub enum Deleted {
 /// it refuses the delete in the same statement, so a user given the role
 /// meanwhile is never left holding a deleted one. NotFound for another
 /// company's.
-pub async fn delete(db: &Db, company_id: Uuid, id: Uuid) -> Result<Deleted, StoreError> {
+pub async fn delete(
+    db: &Db,
+    company_id: Uuid,
+    id: Uuid,
+    now: Timestamp,
+) -> Result<Deleted, StoreError> {
+    let mut tx = db.begin().await?;
+    let before = find(&mut tx, company_id, id).await?;
     let deleted = Query::new("DELETE FROM roles WHERE id = $1 AND company_id = $2")
         .bind(id)
         .bind(company_id)
         .foreign_key_field("id", "a user holds the role")
-        .execute_or_not_found(db)
+        .execute_or_not_found(&mut tx)
         .await;
     match deleted {
-        Ok(()) => Ok(Deleted::Deleted),
+        Ok(()) => {
+            let changes = Changes::deleted(&before);
+            audit(
+                &mut tx,
+                company_id,
+                &before,
+                now,
+                Action::RoleDeleted,
+                changes,
+            )
+            .await?;
+            tx.commit().await?;
+            Ok(Deleted::Deleted)
+        }
+        // Dropping the transaction rolls it back: nothing was deleted.
         Err(StoreError::InvalidReference { .. }) => Ok(Deleted::InUse),
         Err(other) => Err(other),
     }

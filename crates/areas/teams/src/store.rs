@@ -7,6 +7,8 @@ use std::collections::HashMap;
 use uuid::Uuid;
 
 use super::model::{NewTeam, Routing, RoutingMode, Team, TeamPatch};
+use super::recorded::record;
+use crate::audit::{Action, Changes};
 use crate::auth::Tenant;
 use crate::db::{Backend, Db, On, Query, Table, Tx};
 use crate::error::{FieldError, StoreError};
@@ -76,6 +78,15 @@ pub async fn create(
     replace_links(&mut tx, id, Link::Members, &new.member_ids).await?;
     replace_links(&mut tx, id, Link::Entities, &new.entity_ids).await?;
     let team = load(&mut tx, tenant, id, "").await?;
+    record(
+        &mut tx,
+        tenant,
+        id,
+        now,
+        Action::TeamCreated,
+        Changes::created(&team),
+    )
+    .await?;
     tx.commit().await?;
     Ok(team)
 }
@@ -146,18 +157,33 @@ pub async fn update(
     .execute(&mut tx)
     .await?;
     let after = load(&mut tx, tenant, id, "").await?;
+    let changes = Changes::updated(&before, &after);
+    record(&mut tx, tenant, id, now, Action::TeamUpdated, changes).await?;
     tx.commit().await?;
     Ok((before, after))
 }
 
-/// Deletes a team: its sessions and tickets keep their assignee and lose
-/// their team (so queued chats leave the queue unassigned).
-pub async fn delete(db: &Db, tenant: &Tenant, id: Uuid) -> Result<(), StoreError> {
+/// Deletes a team, stamped `now`: its sessions and tickets keep their
+/// assignee and lose their team (so queued chats leave the queue
+/// unassigned).
+pub async fn delete(db: &Db, tenant: &Tenant, id: Uuid, now: Timestamp) -> Result<(), StoreError> {
+    let mut tx = db.begin().await?;
+    let before = load(&mut tx, tenant, id, "").await?;
     Query::new("DELETE FROM teams WHERE id = $1 AND ")
         .bind(id)
         .push_tenant(tenant, "")
-        .execute_or_not_found(db)
-        .await
+        .execute_or_not_found(&mut tx)
+        .await?;
+    record(
+        &mut tx,
+        tenant,
+        id,
+        now,
+        Action::TeamDeleted,
+        Changes::deleted(&before),
+    )
+    .await?;
+    tx.commit().await
 }
 
 /// The teams the user is a member of, in the tenant.

@@ -19,6 +19,7 @@ infra::area_floors!();
 
 // The areas this one builds on.
 pub(crate) use ::attachments;
+pub(crate) use ::audit;
 pub(crate) use ::csat;
 pub(crate) use ::custom_fields;
 pub(crate) use ::mail;

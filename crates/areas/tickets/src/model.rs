@@ -389,6 +389,9 @@ pub struct NewComment {
     pub is_internal: bool,
     /// Unattached uploads of the tenant to attach.
     pub attachment_ids: Vec<Uuid>,
+    /// The agent to assign the ticket to if it has no assignee (the
+    /// company's `assignOnReply`, for an agent's public reply).
+    pub assign_on_reply: Option<Uuid>,
 }
 
 /// One entry of a ticket's timeline.

@@ -94,7 +94,8 @@ pub async fn record_sign_in(db: &Db, id: Uuid, now: Timestamp) -> Result<(), Sto
         .await
 }
 
-/// User `id`'s TOTP secret (base32) and the last time step a code of it
+/// User `id`'s TOTP secret as stored (sealed, or base32 if stored before
+/// secrets were sealed) and the last time step a code of it
 /// was accepted for, if a secret is set.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct TotpState {
@@ -128,6 +129,18 @@ pub async fn set_totp_secret(
     .bind(now)
     .execute_or_not_found(&mut *tx)
     .await
+}
+
+/// Replaces user `id`'s stored TOTP secret `from` by `to` (the same
+/// secret sealed), only if the row still holds `from`: a secret set up or
+/// removed meanwhile stays as it is.
+pub async fn reseal_totp_secret(db: &Db, id: Uuid, from: &str, to: &str) -> Result<(), StoreError> {
+    Query::new("UPDATE users SET totp_secret = $3 WHERE id = $1 AND totp_secret = $2")
+        .bind(id)
+        .bind(from)
+        .bind(to)
+        .execute(db)
+        .await
 }
 
 /// Puts user `id`'s TOTP secret in force.

@@ -1,6 +1,7 @@
 //! Users: the company's agents and admins, shared by both modes. Tickets are
 //! assigned to users; chat agents are users. An area crate: it depends on
-//! the floors below, the event log and roles (the role a user holds).
+//! the floors below, the event log, roles (the role a user holds) and the
+//! audit log (each change writes its entry).
 
 pub mod credentials;
 pub mod model;
@@ -10,6 +11,7 @@ pub mod store;
 infra::area_floors!();
 
 // The areas this one builds on.
+pub(crate) use ::audit;
 pub(crate) use ::events;
 pub(crate) use ::roles;
 

@@ -7,6 +7,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::model::Role;
+use crate::audit::{Action, Changes, Target, TargetType};
 use crate::auth::Tenant;
 use crate::db::{Db, On, Query, Tx};
 use crate::error::StoreError;
@@ -109,6 +110,17 @@ pub async fn create_in(
     .await?;
     let user = find(&mut *tx, tenant.company_id, id).await?;
     events::emit(tx, tenant, &UserCreated(&user), now).await?;
+    let target = Target::new(TargetType::User, user.id);
+    let changes = Changes::created(&user);
+    crate::audit::record(
+        tx,
+        tenant.company_id,
+        now,
+        Action::UserCreated,
+        target,
+        changes,
+    )
+    .await?;
     Ok(user)
 }
 
@@ -198,6 +210,7 @@ pub async fn update(
 ) -> Result<User, StoreError> {
     let columns = changes.role.as_ref().map(role_columns);
     let mut tx = db.begin().await?;
+    let before = find(&mut tx, company_id, id).await?;
     // $7 says whether the role changes: a custom role's `role_name` and a
     // built-in's `role_id` are NULL, so COALESCE cannot tell "keep" apart.
     Query::new(
@@ -223,6 +236,17 @@ pub async fn update(
     .execute_or_not_found(&mut tx)
     .await?;
     let user = find(&mut tx, company_id, id).await?;
+    let recorded = Changes::updated(&before, &user);
+    if !recorded.is_empty_update() {
+        // A deactivation is its own action, whatever else changed with it.
+        let action = if before.is_active && !user.is_active {
+            Action::UserDeactivated
+        } else {
+            Action::UserUpdated
+        };
+        let target = Target::new(TargetType::User, id);
+        crate::audit::record(&mut tx, company_id, now, action, target, recorded).await?;
+    }
     tx.commit().await?;
     Ok(user)
 }

@@ -171,10 +171,7 @@ mod tests {
     use super::*;
 
     fn tenant() -> Tenant {
-        Tenant {
-            company_id: uuid::Uuid::now_v7(),
-            mode: crate::auth::Mode::Test,
-        }
+        Tenant::new(uuid::Uuid::now_v7(), crate::auth::Mode::Test)
     }
 
     #[test]

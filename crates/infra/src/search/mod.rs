@@ -192,10 +192,7 @@ mod tests {
     use crate::auth::Mode;
 
     fn tenant() -> Tenant {
-        Tenant {
-            company_id: uuid::Uuid::nil(),
-            mode: Mode::Test,
-        }
+        Tenant::new(uuid::Uuid::nil(), Mode::Test)
     }
 
     static INDEX: Index = Index {

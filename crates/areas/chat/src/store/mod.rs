@@ -52,12 +52,15 @@ async fn load_session<'c>(
     suffix: &str,
 ) -> Result<Session, StoreError> {
     let mut on = on.into();
+    // In the tenant's teams when it is limited to them: a session outside
+    // them is NotFound to every read and change that loads it here.
     let mut session: Session = Query::new(format!(
         "SELECT {SESSION_COLUMNS} FROM chat_sessions WHERE id = $1 AND company_id = $2 AND mode = $3"
     ))
-    .push(suffix)
     .bind(id)
     .bind_tenant(tenant)
+    .push_teams(tenant, "team_id")
+    .push(suffix)
     .fetch_one(on.reborrow())
     .await?;
     session.tags = tag_store::of(on, Tagged::ChatSession, id).await?;
@@ -71,7 +74,9 @@ pub async fn record_session(
     id: Uuid,
     now: Timestamp,
 ) -> Result<Session, StoreError> {
-    let session = load_session(&mut *tx, tenant, id, "").await?;
+    // The change was the caller's to make (its own read found the session):
+    // the feed records the session as it now is, whichever team it is in.
+    let session = load_session(&mut *tx, &tenant.whole(), id, "").await?;
     let change = RecordChange::upsert(RecordType::ChatSession, id, &session)?;
     events::record_change(tx, tenant, &change, now).await?;
     Ok(session)

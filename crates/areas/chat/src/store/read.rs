@@ -7,7 +7,7 @@ use super::{MESSAGE_SELECT, SESSION_COLUMNS, load_session, with_attachments};
 use crate::attachments::links::Signer;
 use crate::auth::Tenant;
 use crate::custom_fields::store::{self as field_store, Recorded};
-use crate::db::{Db, Query};
+use crate::db::{Db, Query, TeamOwned};
 use crate::error::StoreError;
 use crate::model::{Message, Session, SessionFilter};
 use crate::paging::{After, COUNT_CAP, Order, Total, capped_count, push_after};
@@ -58,7 +58,7 @@ pub async fn list_sessions(
     let matching = |select: &str| {
         let join = search.map_or(String::new(), |s| s.join(backend, "chat_sessions.id"));
         let mut query = Query::new(format!("{select} FROM chat_sessions{join} WHERE "))
-            .push_tenant(tenant, "chat_sessions");
+            .push_tenant_in_teams(tenant, "chat_sessions", "team_id");
         if let Some(entity) = filter.entity_id {
             query = query.push(" AND entity_id = ").push_bind(entity);
         }
@@ -144,14 +144,18 @@ pub async fn messages_after(
     signer: &Signer,
 ) -> Result<Vec<Message>, StoreError> {
     // The anchor's time, read first: the page query compares with it.
-    let in_scope = |query: Query| match scope {
-        ReplayScope::Session(id) => query.push(" AND m.session_id = ").push_bind(id),
-        ReplayScope::Entity(id) => query
-            .push(" AND m.session_id IN (SELECT s.id FROM chat_sessions s WHERE s.entity_id = ")
-            .push_bind(id)
-            .push(" AND ")
-            .push_tenant(tenant, "s")
-            .push(")"),
+    let in_scope = |query: Query| {
+        let query = match scope {
+            ReplayScope::Session(id) => query.push(" AND m.session_id = ").push_bind(id),
+            ReplayScope::Entity(id) => query
+                .push(" AND m.session_id IN (SELECT s.id FROM chat_sessions s WHERE s.entity_id = ")
+                .push_bind(id)
+                .push(" AND ")
+                .push_tenant(tenant, "s")
+                .push(")"),
+        };
+        // Only the sessions of the caller's teams, when it is limited to them.
+        query.push_visible_or_none(tenant, TeamOwned::ChatSession, "m.session_id")
     };
     let anchor: Timestamp = in_scope(
         Query::new("SELECT m.created_at FROM chat_messages m WHERE m.id = ")

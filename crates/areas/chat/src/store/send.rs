@@ -9,7 +9,7 @@ use super::{MESSAGE_SELECT, SESSION_COLUMNS, with_attachments};
 use crate::attachments::links::Signer;
 use crate::attachments::store::{self as attachment_store, Owner};
 use crate::auth::Tenant;
-use crate::db::{Db, On, Query, Table, Tx};
+use crate::db::{Db, On, Query, Table, TeamOwned, Tx};
 use crate::error::StoreError;
 use crate::events;
 use crate::events::{RecordChange, RecordType};
@@ -129,13 +129,14 @@ pub async fn create_message(
         (SenderType::Agent, Some(agent)) => Some(agent_name(&mut tx, tenant, agent).await?),
         _ => None,
     };
-    let session: Session = Query::new(format!(
-        "UPDATE chat_sessions SET updated_at = $4 WHERE id = $1 AND company_id = $2 AND mode = $3 \
-         RETURNING {SESSION_COLUMNS}"
-    ))
+    let session: Session = Query::new(
+        "UPDATE chat_sessions SET updated_at = $4 WHERE id = $1 AND company_id = $2 AND mode = $3",
+    )
     .bind(session_id)
     .bind_tenant(tenant)
     .bind(now)
+    .push_teams(tenant, "team_id")
+    .push(&format!(" RETURNING {SESSION_COLUMNS}"))
     .fetch_one(&mut tx)
     .await?;
     let session = with_tags(&mut tx, session).await?;
@@ -227,6 +228,7 @@ async fn message_by_client_id(
         .push_bind(client_id)
         .push(" AND ")
         .push_tenant(tenant, "m")
+        .push_visible_or_none(tenant, TeamOwned::ChatSession, "m.session_id")
         .fetch_optional(db)
         .await?;
     match message {

@@ -105,7 +105,7 @@ pub async fn confirm_visitor_email(
     };
     // The visitor who followed their link confirmed it.
     tx.act_as(Actor::visitor(id, &visitor_name));
-    let tenant = Tenant { company_id, mode };
+    let tenant = Tenant::new(company_id, mode);
     let session = record_session(&mut tx, &tenant, id, now).await?;
     tx.commit().await?;
     Ok(Some((tenant, session)))

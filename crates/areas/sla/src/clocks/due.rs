@@ -30,10 +30,7 @@ pub struct DueClock {
 impl DueClock {
     /// The tenant of the clock's ticket.
     pub fn tenant(&self) -> Tenant {
-        Tenant {
-            company_id: self.company_id,
-            mode: self.mode,
-        }
+        Tenant::new(self.company_id, self.mode)
     }
 }
 

@@ -255,10 +255,7 @@ pub async fn enabled_rules(db: &Db) -> Result<Vec<(Tenant, Rule)>, StoreError> {
     Ok(rows
         .into_iter()
         .map(|row| {
-            let tenant = Tenant {
-                company_id: row.company_id,
-                mode: row.mode,
-            };
+            let tenant = Tenant::new(row.company_id, row.mode);
             (tenant, Rule::from(row.rule))
         })
         .collect())
@@ -418,10 +415,7 @@ mod tests {
     }
 
     fn tenant() -> Tenant {
-        Tenant {
-            company_id: Uuid::now_v7(),
-            mode: Mode::Test,
-        }
+        Tenant::new(Uuid::now_v7(), Mode::Test)
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Assigning a ticket by routing, in a team claim's transaction.
+//! Assigning a ticket by routing, in a team claim's transaction, and to
+//! the agent who replies, in the comment's.
 
 use std::collections::BTreeMap;
 
@@ -34,6 +35,8 @@ pub async fn assign_by_routing(
     signer: &Signer,
     now: Timestamp,
 ) -> Result<Option<Ticket>, StoreError> {
+    // Routing is the service's work, whoever's request set it off.
+    let tenant = &tenant.whole();
     let current = match lock(tx, tenant, id).await {
         Ok(current) => current,
         Err(StoreError::NotFound) => return Ok(None),
@@ -73,4 +76,52 @@ pub async fn assign_by_routing(
     };
     events::updated(tx, tenant, &ticket, announced, now).await?;
     Ok(Some(ticket))
+}
+
+/// An agent's public reply assigns ticket `id` to them if it has no
+/// assignee (the company's `assignOnReply`), in the comment's transaction:
+/// the timeline entry and `ticket.updated` with `assignment {reason:
+/// "manual", teamId}` (the agent chose it by answering). Whether it did.
+pub async fn assign_on_reply(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    id: Uuid,
+    agent: Uuid,
+    signer: &Signer,
+    now: Timestamp,
+) -> Result<bool, StoreError> {
+    let current = lock(tx, tenant, id).await?;
+    if current.assigned_to_id.is_some() {
+        return Ok(false);
+    }
+    let update = TicketUpdate {
+        assigned_to_id: Some(Some(agent)),
+        ..Default::default()
+    };
+    let changes = current.diff(&update);
+    write_state(tx, tenant, id, &current.apply(&update, now), now).await?;
+    let assignment = TicketAssignment {
+        reason: Reason::Manual,
+        team_id: current.team_id,
+    };
+    for change in &changes {
+        let (from, to) = change.texts();
+        let entry = NewActivity {
+            from,
+            to,
+            details: Some(json!({ "assignment": assignment })),
+            ..NewActivity::new(change.activity_kind())
+        };
+        add_activity(tx, tenant, id, entry, now).await?;
+    }
+    let ticket = load(&mut *tx, tenant, id, signer).await?;
+    let announced = events::Announced {
+        changes: &changes,
+        tags: &TagChange::default(),
+        custom_fields: &BTreeMap::new(),
+        assignment: Some(assignment),
+        resolution: events::Resolution::default(),
+    };
+    events::updated(tx, tenant, &ticket, announced, now).await?;
+    Ok(true)
 }

@@ -73,6 +73,7 @@ pub async fn add_comment(
     .bind(ticket_id)
     .bind_tenant(tenant)
     .bind(now)
+    .push_teams(tenant, "team_id")
     .execute_or_not_found(&mut tx)
     .await?;
     let id = new_id();
@@ -90,12 +91,16 @@ pub async fn add_comment(
     .bind(new.author_type)
     .execute(&mut tx)
     .await?;
-    let reply = match (new.author_type, new.is_internal) {
-        (AuthorType::Customer, _) => Reply::Customer,
-        (AuthorType::Agent, true) => Reply::Internal,
-        (AuthorType::Agent, false) => Reply::AgentPublic,
+    let reply = match (new.author_type, new.is_internal, new.author_id) {
+        (AuthorType::Customer, _, _) => Reply::Customer,
+        (AuthorType::Agent, true, _) => Reply::Internal,
+        (AuthorType::Agent, false, None) => Reply::Unattributed,
+        (AuthorType::Agent, false, Some(_)) => Reply::AgentPublic,
     };
     let met = sla_store::commented(&mut tx, tenant, ticket_id, reply, now).await?;
+    if let Some(agent) = new.assign_on_reply {
+        super::assign::assign_on_reply(&mut tx, tenant, ticket_id, agent, signer, now).await?;
+    }
     let owner = Owner::Comment(id);
     attachment_store::attach(&mut tx, tenant, owner, &new.attachment_ids, "attachmentIds").await?;
     let entry = NewActivity {

@@ -97,6 +97,9 @@ pub async fn create(
         Some(session) => Some(chat_visitor(&mut tx, tenant, session).await?),
         None => None,
     };
+    // The new ticket is the creator's to see in the answer, whichever team
+    // (or none) it is in; later reads follow the tenant's team limit.
+    let tenant = &tenant.whole();
     // An email the visitor typed but never confirmed is not mailed.
     let visitor_email = new.visitor_email.clone().or_else(|| {
         from_chat
@@ -257,7 +260,7 @@ async fn chat_visitor(tx: &mut Tx, tenant: &Tenant, id: Uuid) -> Result<ChatVisi
     )
     .push_bind(id)
     .push(" AND ")
-    .push_tenant(tenant, "s")
+    .push_tenant_in_teams(tenant, "s", "team_id")
     .fetch_optional(tx)
     .await?;
     found.ok_or_else(|| StoreError::InvalidReference {

@@ -3,6 +3,7 @@
 use uuid::Uuid;
 
 use crate::attachments::store as attachment_store;
+use crate::audit::{Action, Changes, Target, TargetType};
 use crate::auth::Tenant;
 use crate::db::{Db, Query};
 use crate::error::StoreError;
@@ -21,6 +22,13 @@ pub async fn delete(
     now: Timestamp,
 ) -> Result<Vec<String>, StoreError> {
     let mut tx = db.begin().await?;
+    let (number, subject): (String, String) = Query::new(
+        "SELECT ticket_number, subject FROM tickets WHERE id = $1 AND company_id = $2 AND mode = $3",
+    )
+    .bind(id)
+    .bind_tenant(tenant)
+    .fetch_one(&mut tx)
+    .await?;
     let hashes = attachment_store::hashes_of_ticket(&mut tx, tenant, id).await?;
     let comments: Vec<Uuid> = Query::new("SELECT c.id FROM ticket_comments c WHERE c.ticket_id = ")
         .push_bind(id)
@@ -32,6 +40,7 @@ pub async fn delete(
     Query::new("DELETE FROM tickets WHERE id = $1 AND company_id = $2 AND mode = $3")
         .bind(id)
         .bind_tenant(tenant)
+        .push_teams(tenant, "team_id")
         .execute_or_not_found(&mut tx)
         .await?;
     for comment in comments {
@@ -40,6 +49,11 @@ pub async fn delete(
     }
     let change = RecordChange::delete(RecordType::Ticket, id);
     crate::event_log::record_change(&mut tx, tenant, &change, now).await?;
+    let before = serde_json::json!({"ticketNumber": number, "subject": subject});
+    let target = Target::new(TargetType::Ticket, id);
+    let changes = Changes::none().with("before", before);
+    let action = Action::TicketDeleted;
+    crate::audit::record(&mut tx, tenant.company_id, now, action, target, changes).await?;
     tx.commit().await?;
     Ok(hashes)
 }

@@ -56,6 +56,9 @@ pub async fn escalate_in(
     signer: &Signer,
 ) -> Result<Ticket, StoreError> {
     let current = lock(tx, tenant, ticket_id).await?;
+    // Seen by the caller: the rest (the answer too) is the whole tenant's,
+    // as an escalation may move the ticket to a team the caller does not see.
+    let tenant = &tenant.whole();
     let update = TicketUpdate {
         status: Some(TicketStatus::InProgress),
         priority: Some(Priority::Urgent),

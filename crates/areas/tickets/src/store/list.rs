@@ -34,7 +34,7 @@ fn filtered(
     let join = search.map_or(String::new(), |s| s.join(backend, "t.id"));
     let mut query = Query::new(format!("{select}{join}"))
         .push(" WHERE ")
-        .push_tenant(tenant, "t");
+        .push_tenant_in_teams(tenant, "t", "team_id");
     if let Some(number) = filter.number {
         // The unique (company, mode, number) index finds the one ticket.
         query = query
@@ -142,7 +142,8 @@ fn ranked_query(backend: Backend, tenant: &Tenant, filter: &TicketFilter, page: 
 /// The matches of a search, `select` (the text after the column list,
 /// used when other filters need the ticket rows) WHERE they meet `filter`;
 /// a search alone reads only the search documents, which carry the tenant:
-/// a million-ticket company's common word then costs no ticket lookups.
+/// a million-ticket company's common word then costs no ticket lookups. A
+/// tenant limited to teams reads the ticket rows, which carry the team.
 /// The columns are the caller's to put in front (`Query::prefixed`).
 fn matching(
     backend: Backend,
@@ -151,7 +152,7 @@ fn matching(
     filter: &TicketFilter,
 ) -> (Query, Rank) {
     match filter.search.as_ref().map(search::of) {
-        Some(search) if !filter.filters_records() => {
+        Some(search) if !filter.filters_records() && tenant.sees_all() => {
             let documents = Query::new(format!("{} WHERE TRUE", search.from_documents(backend)));
             search.push_match(documents, backend, tenant)
         }
@@ -169,10 +170,7 @@ fn matching(
 /// test that checks every filter combination reads an index in order.
 #[doc(hidden)]
 pub fn list_sql(filter: &TicketFilter, cursor: bool) -> String {
-    let any_tenant = Tenant {
-        company_id: Uuid::nil(),
-        mode: Mode::Test,
-    };
+    let any_tenant = Tenant::new(Uuid::nil(), Mode::Test);
     let any_page = Page {
         limit: 0,
         offset: 0,
@@ -310,7 +308,7 @@ fn exact_count(tenant: &Tenant, filter: &TicketFilter) -> Option<Query> {
     let mut query = Query::new(
         "SELECT CAST(COALESCE(SUM(c.tickets), 0) AS BIGINT) FROM ticket_counts c WHERE ",
     )
-    .push_tenant(tenant, "c");
+    .push_tenant_in_teams(tenant, "c", "team");
     if let Some(entity) = filter.entity_id {
         query = query.push(" AND c.entity_id = ").push_bind(entity);
     }

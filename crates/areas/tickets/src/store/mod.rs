@@ -61,13 +61,15 @@ const TICKET_SELECT: &str = "SELECT t.id, t.ticket_number, t.subject, t.descript
      EXISTS (SELECT 1 FROM ticket_sla c WHERE c.ticket_id = t.id) AS has_sla_clocks \
      FROM tickets t LEFT JOIN users u ON u.id = t.assigned_to_id";
 
-/// `SELECT … WHERE t.id = $1 AND` the tenant's.
+/// `SELECT … WHERE t.id = $1 AND` the tenant's, in the tenant's teams when
+/// it is limited to them: every read, lock and check of one ticket goes
+/// through here, so a ticket outside them is NotFound as another tenant's.
 fn by_id(select: &str, tenant: &Tenant, id: Uuid) -> Query {
     Query::new(select)
         .push(" WHERE t.id = ")
         .push_bind(id)
         .push(" AND ")
-        .push_tenant(tenant, "t")
+        .push_tenant_in_teams(tenant, "t", "team_id")
 }
 
 #[derive(sqlx::FromRow)]

@@ -111,6 +111,10 @@ pub async fn update_with_rating_link(
         team_store::ensure_team(&mut tx, tenant, team, "teamId").await?;
     }
     let current = lock(&mut tx, tenant, id).await?;
+    // The caller saw the ticket; what follows is the change's own work, and
+    // the answer shows the ticket even when it moved to a team the caller
+    // does not see.
+    let tenant = &tenant.whole();
     let changes = current.diff(&update);
     let tags = match &update.tags {
         Some(wanted) => tag_store::replace(&mut tx, tenant, Tagged::Ticket, id, wanted).await?,

@@ -8,8 +8,9 @@ use serde::Serialize;
 use sqlx::types::Json;
 use uuid::Uuid;
 
+use crate::audit::{Action, Changes, TargetType};
 use crate::auth::Tenant;
-use crate::db::{Backend, Db, Query, Tx};
+use crate::db::{Backend, Db, On, Query, Tx};
 use crate::error::StoreError;
 use crate::signing;
 use crate::time::{Timestamp, new_id};
@@ -72,7 +73,8 @@ pub async fn create(
     now: Timestamp,
 ) -> Result<(Webhook, String), StoreError> {
     let secret = signing::new_secret();
-    let webhook = Query::new(format!(
+    let mut tx = db.begin().await?;
+    let webhook: Webhook = Query::new(format!(
         "INSERT INTO webhooks (id, company_id, mode, name, url, events, secret, is_active, \
          created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, TRUE, $8, $8) \
          RETURNING {COLUMNS}"
@@ -84,9 +86,33 @@ pub async fn create(
     .bind(serde_json::Value::from(new.events))
     .bind(&secret)
     .bind(now)
-    .fetch_one(db)
+    .fetch_one(&mut tx)
     .await?;
+    let changes = Changes::created(&webhook).secret("created");
+    audit(
+        &mut tx,
+        tenant,
+        webhook.id,
+        now,
+        Action::WebhookCreated,
+        changes,
+    )
+    .await?;
+    tx.commit().await?;
     Ok((webhook, secret))
+}
+
+/// Writes the audit entry of `action` on webhook `id` in `tx`.
+async fn audit(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    id: Uuid,
+    now: Timestamp,
+    action: Action,
+    changes: Changes,
+) -> Result<(), StoreError> {
+    let target = crate::audit::Target::new(TargetType::Webhook, id);
+    crate::audit::record(tx, tenant.company_id, now, action, target, changes).await
 }
 
 pub async fn list(db: &Db, tenant: &Tenant, page: Page) -> Result<(Vec<Webhook>, i64), StoreError> {
@@ -106,7 +132,11 @@ pub async fn list(db: &Db, tenant: &Tenant, page: Page) -> Result<(Vec<Webhook>,
 }
 
 /// The webhook `id` of `tenant`; another tenant's is NotFound.
-pub async fn find(db: &Db, tenant: &Tenant, id: Uuid) -> Result<Webhook, StoreError> {
+pub async fn find<'c>(
+    db: impl Into<On<'c>>,
+    tenant: &Tenant,
+    id: Uuid,
+) -> Result<Webhook, StoreError> {
     Query::new(format!("SELECT {COLUMNS} FROM webhooks WHERE id = $1 AND "))
         .bind(id)
         .push_tenant(tenant, "")
@@ -133,7 +163,9 @@ pub async fn update(
     changes: WebhookChanges,
     now: Timestamp,
 ) -> Result<Webhook, StoreError> {
-    Query::new(
+    let mut tx = db.begin().await?;
+    let before = find(&mut tx, tenant, id).await?;
+    let after: Webhook = Query::new(
         "UPDATE webhooks SET name = COALESCE($1, name), url = COALESCE($2, url), \
          events = COALESCE($3, events), is_active = COALESCE($4, is_active), \
          disabled_reason = CASE WHEN $4 IS NULL THEN disabled_reason ELSE NULL END, \
@@ -148,17 +180,28 @@ pub async fn update(
     .bind(id)
     .push_tenant(tenant, "")
     .push(&format!(" RETURNING {COLUMNS}"))
-    .fetch_one(db)
-    .await
+    .fetch_one(&mut tx)
+    .await?;
+    let changes = Changes::updated(&before, &after);
+    if !changes.is_empty_update() {
+        audit(&mut tx, tenant, id, now, Action::WebhookUpdated, changes).await?;
+    }
+    tx.commit().await?;
+    Ok(after)
 }
 
-/// Deletes a webhook with its delivery log.
-pub async fn delete(db: &Db, tenant: &Tenant, id: Uuid) -> Result<(), StoreError> {
+/// Deletes a webhook with its delivery log, stamped `now`.
+pub async fn delete(db: &Db, tenant: &Tenant, id: Uuid, now: Timestamp) -> Result<(), StoreError> {
+    let mut tx = db.begin().await?;
+    let before = find(&mut tx, tenant, id).await?;
     Query::new("DELETE FROM webhooks WHERE id = $1 AND ")
         .bind(id)
         .push_tenant(tenant, "")
-        .execute_or_not_found(db)
-        .await
+        .execute_or_not_found(&mut tx)
+        .await?;
+    let changes = Changes::deleted(&before);
+    audit(&mut tx, tenant, id, now, Action::WebhookDeleted, changes).await?;
+    tx.commit().await
 }
 
 /// Replaces the secret; the old one keeps signing (beside the new one) for
@@ -187,6 +230,18 @@ pub async fn rotate_secret(
     .bind(id)
     .push_tenant(tenant, "")
     .execute_or_not_found(&mut tx)
+    .await?;
+    let changes = Changes::none()
+        .secret("rotated")
+        .with("previousSecretExpiresAt", serde_json::json!(until));
+    audit(
+        &mut tx,
+        tenant,
+        id,
+        now,
+        Action::WebhookSecretRotated,
+        changes,
+    )
     .await?;
     tx.commit().await?;
     Ok((secret, until))
@@ -220,6 +275,29 @@ pub async fn subscribed_after(
         .await?;
     let rows = rows.into_iter().map(|(id, Json(events))| (id, events));
     Ok(subscribed(rows, event))
+}
+
+/// The modes in which company `company_id` has an active webhook
+/// subscribed to `event` (for an event that belongs to the company as a
+/// whole, such as `audit.entry`, sent in each mode that asks for it).
+pub async fn modes_subscribed(
+    tx: &mut Tx,
+    company_id: Uuid,
+    event: &str,
+) -> Result<Vec<crate::auth::Mode>, StoreError> {
+    let rows: Vec<(crate::auth::Mode, Json<Vec<String>>)> =
+        Query::new("SELECT mode, events FROM webhooks WHERE company_id = $1 AND is_active")
+            .bind(company_id)
+            .fetch_all(tx)
+            .await?;
+    let mut modes: Vec<crate::auth::Mode> = rows
+        .into_iter()
+        .filter(|(_, Json(events))| events.iter().any(|e| e == event))
+        .map(|(mode, _)| mode)
+        .collect();
+    modes.sort_by_key(|mode| mode.as_str());
+    modes.dedup();
+    Ok(modes)
 }
 
 /// Appends ` LEFT JOIN webhooks {alias} ON` the tenant's active webhooks,

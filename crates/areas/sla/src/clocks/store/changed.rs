@@ -204,7 +204,8 @@ pub async fn status_changed(
     Ok(met)
 }
 
-/// A comment was added: an agent's public reply meets the first response
+/// A comment was added: an agent's public reply (one with an author)
+/// meets the first response
 /// and a waiting next response; a customer's comment starts a next
 /// response unless one already runs (it is due from the first unanswered
 /// comment).
@@ -215,7 +216,7 @@ pub async fn commented(
     reply: Reply,
     now: Timestamp,
 ) -> Result<Vec<Met>, StoreError> {
-    if reply == Reply::Internal {
+    if matches!(reply, Reply::Internal | Reply::Unattributed) {
         return Ok(Vec::new());
     }
     let facts = ticket_facts(tx, tenant, ticket_id).await?;
@@ -252,7 +253,7 @@ pub async fn commented(
                 }
             }
         }
-        Reply::Internal => {}
+        Reply::Internal | Reply::Unattributed => {}
     }
     Ok(met)
 }

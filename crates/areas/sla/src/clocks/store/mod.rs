@@ -52,6 +52,10 @@ pub enum Reply {
     AgentPublic,
     /// An internal note: meets nothing.
     Internal,
+    /// A public agent comment no one wrote (a key's, without `authorId`,
+    /// such as an automatic acknowledgement): meets nothing, since no
+    /// person has answered yet.
+    Unattributed,
     /// The customer: starts a next-response clock.
     Customer,
 }

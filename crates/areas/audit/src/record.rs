@@ -1,0 +1,47 @@
+//! Writing an entry, inside the transaction of the change it records: the
+//! actor and the request (id, address, user agent) are the transaction's
+//! (`Tx::actor`, `Tx::request`), so a store function names only what
+//! happened.
+
+use uuid::Uuid;
+
+use crate::db::{Query, Tx};
+use crate::error::StoreError;
+use crate::time::{Timestamp, new_id};
+
+use super::model::{Action, Changes, Target};
+
+/// Writes the entry for `action` on `target` of company `company_id` at
+/// `now` in `tx`, unsealed: it commits with the change or not at all, and
+/// the sealer chains it after it commits.
+pub async fn record(
+    tx: &mut Tx,
+    company_id: Uuid,
+    now: Timestamp,
+    action: Action,
+    target: Target,
+    changes: Changes,
+) -> Result<(), StoreError> {
+    let actor = tx.actor().clone();
+    let request = tx.request().cloned().unwrap_or_default();
+    Query::new(
+        "INSERT INTO audit_entries (id, company_id, created_at, actor_type, actor_id, actor_name, \
+         action, target_type, target_id, changes, request_id, ip, user_agent) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+    )
+    .bind(new_id())
+    .bind(company_id)
+    .bind(now)
+    .bind(actor.kind)
+    .bind(actor.id)
+    .bind(actor.name)
+    .bind(action)
+    .bind(target.kind)
+    .bind(target.id)
+    .bind(changes.to_text())
+    .bind(request.request_id)
+    .bind(request.ip)
+    .bind(request.user_agent)
+    .execute(tx)
+    .await
+}

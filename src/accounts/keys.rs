@@ -1,0 +1,126 @@
+//! `/api/v1/auth/keys`: an agent's personal API keys. A signed-in agent
+//! mints keys for their own use (scripts, integrations of their own): such
+//! a key acts as the agent (its changes name them), never holds a scope
+//! the agent's role does not (asked for one, 403 naming every one), holds
+//! no more than the role holds now when the role narrows, and stops
+//! working when the agent is deactivated or removed (docs/api.md,
+//! "Personal API keys").
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::{delete, get};
+use axum::{Json as AxumJson, Router};
+use serde::{Deserialize, Serialize};
+
+use super::signed_in::SignedIn;
+use crate::auth::ScopeSet;
+use crate::auth::cache::{self, Invalidation};
+use crate::auth::session::AGENT_RATE_LIMIT;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{Id, Json};
+use crate::keys::routes::{expiry, rate_limit, scope_set};
+use crate::keys::{ApiKey, NewKey, store};
+use crate::state::AppState;
+use crate::validate::{Fields, NAME_MAX, problem, required_text};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/api/v1/auth/keys", get(list).post(create))
+        .route("/api/v1/auth/keys/{id}", delete(revoke))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CreateKey {
+    name: Option<String>,
+    scopes: Option<Vec<String>>,
+    rate_limit: Option<i64>,
+    expires_at: Option<String>,
+    expires_in: Option<serde_json::Value>,
+}
+
+#[derive(Serialize)]
+struct CreatedKey {
+    #[serde(flatten)]
+    record: ApiKey,
+    /// The secret key: shown only in this response.
+    key: String,
+}
+
+#[derive(Serialize)]
+struct KeyList {
+    data: Vec<ApiKey>,
+}
+
+async fn create(
+    State(state): State<AppState>,
+    signed_in: SignedIn,
+    Json(body): Json<CreateKey>,
+) -> ApiResult<(StatusCode, AxumJson<CreatedKey>)> {
+    let (name, scopes, rate_limit, expires_at) = (
+        required_text("name", body.name.as_deref(), NAME_MAX),
+        match &body.scopes {
+            None => Err(problem("scopes", "is required")),
+            Some(names) => scope_set(names),
+        },
+        rate_limit(body.rate_limit).and_then(|limit| match limit {
+            Some(limit) if limit > AGENT_RATE_LIMIT => Err(problem(
+                "rateLimit",
+                format!("must be at most {AGENT_RATE_LIMIT}, an agent's own allowance"),
+            )),
+            limit => Ok(limit),
+        }),
+        expiry(
+            body.expires_at.as_deref(),
+            body.expires_in.as_ref(),
+            state.clock.now(),
+        ),
+    )
+        .all_valid()?;
+    ensure_role_holds(&signed_in.principal.scopes, &scopes)?;
+    let tenant = signed_in.principal.tenant;
+    let new = NewKey {
+        company_id: tenant.company_id,
+        name,
+        mode: tenant.mode,
+        scopes,
+        rate_limit: rate_limit.unwrap_or(store::DEFAULT_RATE_LIMIT),
+        expires_at,
+    };
+    let now = state.clock.now();
+    let (record, key) = store::create_personal(&state.db, new, signed_in.user_id(), now).await?;
+    // Digests remembered as unknown may include this one: forget them.
+    let bus = &state.realtime.bus;
+    cache::invalidate(&state.access.keys, bus, Invalidation::KeyCreated).await;
+    Ok((StatusCode::CREATED, AxumJson(CreatedKey { record, key })))
+}
+
+/// 403 naming every scope asked for that the agent's role does not hold.
+fn ensure_role_holds(held: &ScopeSet, asked: &ScopeSet) -> ApiResult<()> {
+    let missing: Vec<&str> = asked
+        .iter()
+        .filter(|scope| !held.contains(*scope))
+        .map(|scope| scope.as_str())
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::forbidden_scope(&missing.join(", ")))
+}
+
+async fn list(State(state): State<AppState>, signed_in: SignedIn) -> ApiResult<AxumJson<KeyList>> {
+    let tenant = signed_in.principal.tenant;
+    let data = store::list_personal(&state.db, &tenant, signed_in.user_id()).await?;
+    Ok(AxumJson(KeyList { data }))
+}
+
+async fn revoke(
+    State(state): State<AppState>,
+    signed_in: SignedIn,
+    Id(id): Id,
+) -> ApiResult<StatusCode> {
+    store::revoke_personal(&state.db, signed_in.user_id(), id).await?;
+    let bus = &state.realtime.bus;
+    cache::invalidate(&state.access.keys, bus, Invalidation::Key(id)).await;
+    Ok(StatusCode::NO_CONTENT)
+}
