@@ -130,6 +130,12 @@ async fn insert(
     Ok((created, secret))
 }
 
+/// Writes the audit entry of revoking `key` (as it was) in `tx`.
+async fn audit_revoked(tx: &mut Tx, key: &ApiKey, now: Timestamp) -> Result<(), StoreError> {
+    let changes = Changes::deleted(key);
+    audit(tx, key, now, Action::ApiKeyRevoked, changes).await
+}
+
 /// Writes the audit entry of `action` on `key` in `tx`.
 async fn audit(
     tx: &mut Tx,
@@ -263,14 +269,7 @@ pub async fn revoke_in(
         .bind_tenant(tenant)
         .execute_or_not_found(&mut tx)
         .await?;
-    audit(
-        &mut tx,
-        &before,
-        now,
-        Action::ApiKeyRevoked,
-        Changes::deleted(&before),
-    )
-    .await?;
+    audit_revoked(&mut tx, &before, now).await?;
     tx.commit().await
 }
 
@@ -295,14 +294,7 @@ pub async fn revoke(
         .bind(id)
         .execute_or_not_found(&mut tx)
         .await?;
-    audit(
-        &mut tx,
-        &before,
-        now,
-        Action::ApiKeyRevoked,
-        Changes::deleted(&before),
-    )
-    .await?;
+    audit_revoked(&mut tx, &before, now).await?;
     tx.commit().await
 }
 

@@ -14,7 +14,7 @@ use crate::auth::Tenant;
 use crate::db::Tx;
 use crate::error::StoreError;
 use crate::events;
-use crate::model::{Ticket, TicketAssignment, TicketUpdate};
+use crate::model::{Ticket, TicketAssignment, TicketState, TicketUpdate};
 use crate::tags::model::TagChange;
 use crate::teams::model::Reason;
 use crate::time::Timestamp;
@@ -46,35 +46,11 @@ pub async fn assign_by_routing(
     {
         return Ok(None);
     }
-    let update = TicketUpdate {
-        assigned_to_id: Some(Some(agent)),
-        ..Default::default()
-    };
-    let changes = current.diff(&update);
-    write_state(tx, tenant, id, &current.apply(&update, now), now).await?;
     let assignment = TicketAssignment {
         reason: Reason::Routing,
         team_id: Some(team),
     };
-    for change in &changes {
-        let (from, to) = change.texts();
-        let entry = NewActivity {
-            from,
-            to,
-            details: Some(json!({ "assignment": assignment })),
-            ..NewActivity::new(change.activity_kind())
-        };
-        add_activity(tx, tenant, id, entry, now).await?;
-    }
-    let ticket = load(&mut *tx, tenant, id, signer).await?;
-    let announced = events::Announced {
-        changes: &changes,
-        tags: &TagChange::default(),
-        custom_fields: &BTreeMap::new(),
-        assignment: Some(assignment),
-        resolution: events::Resolution::default(),
-    };
-    events::updated(tx, tenant, &ticket, announced, now).await?;
+    let ticket = assign(tx, tenant, id, &current, agent, assignment, signer, now).await?;
     Ok(Some(ticket))
 }
 
@@ -94,16 +70,34 @@ pub async fn assign_on_reply(
     if current.assigned_to_id.is_some() {
         return Ok(false);
     }
+    let assignment = TicketAssignment {
+        reason: Reason::Manual,
+        team_id: current.team_id,
+    };
+    assign(tx, tenant, id, &current, agent, assignment, signer, now).await?;
+    Ok(true)
+}
+
+/// Writes the assignment of locked ticket `id` (now `current`) to `agent`:
+/// its state, a timeline entry per change and `ticket.updated` carrying
+/// `assignment`; returns the ticket as it now reads.
+#[allow(clippy::too_many_arguments)] // one step of two callers' transactions
+async fn assign(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    id: Uuid,
+    current: &TicketState,
+    agent: Uuid,
+    assignment: TicketAssignment,
+    signer: &Signer,
+    now: Timestamp,
+) -> Result<Ticket, StoreError> {
     let update = TicketUpdate {
         assigned_to_id: Some(Some(agent)),
         ..Default::default()
     };
     let changes = current.diff(&update);
     write_state(tx, tenant, id, &current.apply(&update, now), now).await?;
-    let assignment = TicketAssignment {
-        reason: Reason::Manual,
-        team_id: current.team_id,
-    };
     for change in &changes {
         let (from, to) = change.texts();
         let entry = NewActivity {
@@ -123,5 +117,5 @@ pub async fn assign_on_reply(
         resolution: events::Resolution::default(),
     };
     events::updated(tx, tenant, &ticket, announced, now).await?;
-    Ok(true)
+    Ok(ticket)
 }
