@@ -15,6 +15,7 @@ mod query;
 mod reference;
 pub mod timing;
 mod visibility;
+mod write_turn;
 
 pub use clock::millis;
 pub use hook::CommitHook;
@@ -148,13 +149,15 @@ impl Db {
                 .synchronous(SqliteSynchronous::Normal)
                 .foreign_keys(true)
                 .busy_timeout(Duration::from_secs(10));
+            let turns = write_turn::WriteTurns::of_file(options.get_filename());
             let timeout = Duration::from_secs(10);
             let pool = checked_when_idle(SqlitePoolOptions::new())
                 .max_connections(SQLITE_CONNECTIONS + DIRECT_CONNECTIONS)
                 .acquire_timeout(timeout)
                 .connect_with(options)
                 .await?;
-            Ok(Db::Sqlite(Pool::new(pool, SQLITE_CONNECTIONS, timeout)))
+            let pool = Pool::new(pool, SQLITE_CONNECTIONS, timeout).with_write_turns(turns);
+            Ok(Db::Sqlite(pool))
         }
     }
 
@@ -198,7 +201,9 @@ impl Db {
 
     /// Starts a write transaction. On SQLite it is `BEGIN IMMEDIATE`, which
     /// takes the write lock up front: a deferred transaction that later
-    /// upgrades fails with SQLITE_BUSY instead of waiting its turn.
+    /// upgrades fails with SQLITE_BUSY instead of waiting its turn. Before
+    /// it, the writer waits in this process's queue of the file's writers
+    /// (see `write_turn`), so writes are served in the order they came.
     pub async fn begin(&self) -> Result<Tx, StoreError> {
         let open = match self {
             Db::Postgres(pool) => Open::Postgres(TxConn::begin(pool, None).await?),

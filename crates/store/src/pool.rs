@@ -17,6 +17,8 @@ use sqlx::{Connection, Database, SqlStr};
 use sqlx_core::transaction::TransactionManager;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use crate::write_turn::{Turn, WriteTurns};
+
 /// How long a connection may sit idle and still be handed out without a
 /// ping first: a server restart or a proxy's idle cut shows then, and the
 /// connection is replaced instead of failing a request.
@@ -97,6 +99,9 @@ struct Shared<DB: Database> {
     connections: u32,
     acquire_timeout: Duration,
     lifetimes: Lifetimes,
+    /// SQLite's: the queue its write transactions wait in (see
+    /// [`crate::write_turn`]). None on Postgres, whose writers lock rows.
+    write_turns: Option<WriteTurns>,
 }
 
 /// What the pool's gauges show.
@@ -135,9 +140,19 @@ impl<DB: Database> Pool<DB> {
                 connections,
                 acquire_timeout,
                 lifetimes,
+                write_turns: None,
             }),
             committing: Committing::default(),
         }
+    }
+
+    /// This pool with its write transactions queued in `turns` (SQLite's).
+    /// Called on a pool no clone of which exists yet.
+    pub(crate) fn with_write_turns(mut self, turns: WriteTurns) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.write_turns = Some(turns);
+        }
+        self
     }
 
     /// sqlx's pool, for the callers that use it directly.
@@ -299,14 +314,27 @@ fn park<DB: Database>(
 pub struct TxConn<DB: Database> {
     conn: Conn<DB>,
     open: bool,
+    /// SQLite's writer's turn, given up after the connection (declared
+    /// after it, so dropped after it).
+    _turn: Option<Turn>,
 }
 
 impl<DB: Database> TxConn<DB> {
     /// Begins with `BEGIN`, or with `statement` when given.
+    /// On a pool with write turns, the turn is taken first: a writer
+    /// waiting in the queue holds no connection the readers could use.
     pub async fn begin(pool: &Pool<DB>, statement: Option<SqlStr>) -> Result<Self, sqlx::Error> {
+        let turn = match &pool.shared.write_turns {
+            Some(turns) => Some(turns.take().await?),
+            None => None,
+        };
         let mut conn = pool.acquire().await?;
         DB::TransactionManager::begin(conn.connection(), statement).await?;
-        Ok(TxConn { conn, open: true })
+        Ok(TxConn {
+            conn,
+            open: true,
+            _turn: turn,
+        })
     }
 
     pub fn connection(&mut self) -> &mut DB::Connection {
@@ -344,7 +372,11 @@ impl TxConn<sqlx::Postgres> {
     ) -> Result<Self, sqlx::Error> {
         let mut conn = pool.acquire().await?;
         sqlx::raw_sql(statement).execute(conn.connection()).await?;
-        Ok(TxConn { conn, open: false })
+        Ok(TxConn {
+            conn,
+            open: false,
+            _turn: None,
+        })
     }
 }
 
