@@ -67,6 +67,11 @@ impl Req {
         self
     }
 
+    pub fn header(mut self, name: &'static str, value: impl Into<String>) -> Req {
+        self.headers.push((name, value.into()));
+        self
+    }
+
     fn build(&self, host: &str) -> Request<Full<Bytes>> {
         let mut builder = Request::builder()
             .method(self.method.clone())
@@ -111,6 +116,18 @@ impl Conn {
         let status = response.status();
         let body = response.into_body().collect().await?.to_bytes();
         Ok((status, body))
+    }
+
+    /// Sends `req` and returns the status, the response's headers and its body.
+    pub async fn send_with_headers(
+        &mut self,
+        req: &Req,
+    ) -> anyhow::Result<(StatusCode, hyper::HeaderMap, Bytes)> {
+        self.sender.ready().await?;
+        let response = self.sender.send_request(req.build(&self.host)).await?;
+        let (parts, body) = response.into_parts();
+        let body = body.collect().await?.to_bytes();
+        Ok((parts.status, parts.headers, body))
     }
 
     /// Sends `req` and returns the JSON body, failing unless the status is `expect`.

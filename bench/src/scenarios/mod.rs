@@ -19,6 +19,7 @@ mod pgbench_script;
 mod presence;
 mod rows;
 mod scale;
+mod session_cookie;
 mod sla_create;
 mod uploads;
 mod websocket;

@@ -1,0 +1,187 @@
+//! Scenario 15: agents signed in with a session cookie. The cheap
+//! authenticated GET of scenario 3 by cookie against `/healthz` and against
+//! the same GET by key, in alternating slices on one server; then sign-in
+//! itself under load (argon2id is paid there and only there).
+//!
+//! Each agent has an allowance of its own per rate-limit window, so the
+//! load spreads over [`AGENTS`] signed-in agents of the benchmark company,
+//! enough that none runs out within a run.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use hyper::StatusCode;
+use serde_json::json;
+use tokio::io::AsyncWriteExt;
+
+use super::rows::RowBuilder;
+use super::{Baseline, Ctx, measure};
+use crate::http::{Conn, Load, MakeRequest, Req};
+use crate::setup::{Sql, psql};
+
+const AGENTS: usize = 128;
+const PASSWORD: &str = "bench-password-123";
+
+impl Ctx {
+    pub async fn session_cookie(&mut self) -> anyhow::Result<()> {
+        let emails = self.agents_with_password().await?;
+        let server = self.start("s15-service", &self.service).await?;
+        let mut cookies = Vec::with_capacity(emails.len());
+        for email in &emails {
+            cookies.push(sign_in(&server, email).await?);
+        }
+        let cookies: Arc<[String]> = cookies.into();
+
+        let path = format!("/api/v1/entities/{}", self.seed.entity);
+        let (by_cookie, by_key, health) = {
+            let (cookie_path, cookies) = (path.clone(), cookies.clone());
+            let by_cookie: MakeRequest = Arc::new(move |seq| {
+                Req::get(&cookie_path)
+                    .header("cookie", cookies[seq as usize % cookies.len()].clone())
+            });
+            let key = self.key().to_string();
+            let by_key: MakeRequest = Arc::new(move |_| Req::get(&path).key(&key));
+            let health: MakeRequest = Arc::new(|_| Req::get("/healthz"));
+            (by_cookie, by_key, health)
+        };
+        let (m, mut bases) = self
+            .compare_each(
+                &server,
+                StatusCode::OK,
+                by_cookie,
+                vec![
+                    Baseline::Http(health, StatusCode::OK),
+                    Baseline::Http(by_key, StatusCode::OK),
+                ],
+            )
+            .await?;
+        let (key, health) = (
+            bases.pop().context("key run")?,
+            bases.pop().context("healthz run")?,
+        );
+        self.throughput_note("scenario 15 GET /entities/{id} by session cookie", &m);
+        self.throughput_note("scenario 15 GET /entities/{id} by key", &key);
+        self.throughput_note("scenario 15 /healthz", &health);
+        self.rows.push(
+            RowBuilder::throughput(
+                "15 `GET /api/v1/entities/{id}` by session cookie vs `/healthz`",
+                &m,
+                &health.t,
+                "req/s",
+                "/healthz",
+            )
+            .goal("≥ 85% of /healthz", 0.85)
+            .build(),
+        );
+        self.rows.push(
+            RowBuilder::throughput(
+                "15 `GET /api/v1/entities/{id}` by session cookie vs by key",
+                &m,
+                &key.t,
+                "req/s",
+                "the same GET by key",
+            )
+            .build(),
+        );
+
+        // Sign-in under load: every connection signs agents in, round robin.
+        let login_emails: Arc<[String]> = emails.into();
+        let login: MakeRequest = Arc::new(move |seq| {
+            let email = &login_emails[seq as usize % login_emails.len()];
+            Req::post_json(
+                "/api/v1/auth/login",
+                &json!({"email": email, "password": PASSWORD}),
+            )
+        });
+        let load = Load {
+            conns: self.load.conns,
+            warmup: self.load.warmup,
+            duration: self.load.duration / self.slices.max(1),
+        };
+        let signing_in = measure(&server, load, StatusCode::OK, login).await?;
+        server.stop().await;
+        self.throughput_note("scenario 15 POST /auth/login", &signing_in);
+        self.rows.push(
+            RowBuilder::new(format!(
+                "15 `POST /api/v1/auth/login` under load ({} connections)",
+                load.conns
+            ))
+            .service(crate::stats::fmt_rate(signing_in.t.rate(), "sign-ins/s"))
+            .latency_pair(&signing_in.t, None)
+            .rss_kib(signing_in.peak_rss_kib)
+            .build(),
+        );
+        Ok(())
+    }
+
+    /// The emails of [`AGENTS`] agents of the benchmark company who sign in
+    /// with [`PASSWORD`]: the CLI hashes it for the first, and the others
+    /// are given the same hash (one argon2id run instead of 128).
+    async fn agents_with_password(&self) -> anyhow::Result<Vec<String>> {
+        let emails: Vec<String> = (1..=AGENTS)
+            .map(|n| format!("agent{n}@bench.example"))
+            .collect();
+        let mut cli = tokio::process::Command::new(&self.service.bin)
+            .args([
+                "users",
+                "reset-password",
+                "--company",
+                &self.seed.company,
+                "--email",
+            ])
+            .arg(&emails[0])
+            .env("DATABASE_URL", &self.database_url)
+            .env("RUST_LOG", "warn")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .context("running the CLI's users reset-password")?;
+        let mut stdin = cli.stdin.take().context("the CLI's stdin")?;
+        stdin.write_all(format!("{PASSWORD}\n").as_bytes()).await?;
+        drop(stdin);
+        anyhow::ensure!(cli.wait().await?.success(), "users reset-password failed");
+        let list = emails
+            .iter()
+            .map(|e| format!("'{e}'"))
+            .collect::<Vec<_>>()
+            .join(",");
+        psql(
+            &self.database_url,
+            Sql::Text(&format!(
+                "UPDATE users SET password_hash = (SELECT password_hash FROM users \
+                 WHERE company_id = '{company}' AND email = '{first}') \
+                 WHERE company_id = '{company}' AND email IN ({list})",
+                company = self.seed.company,
+                first = emails[0],
+            )),
+            &[],
+        )
+        .await?;
+        Ok(emails)
+    }
+}
+
+/// Signs `email` in and answers the `Cookie` header its requests carry.
+async fn sign_in(server: &crate::process::Server, email: &str) -> anyhow::Result<String> {
+    let mut conn = Conn::open(0, server.addr).await?;
+    let req = Req::post_json(
+        "/api/v1/auth/login",
+        &json!({"email": email, "password": PASSWORD}),
+    );
+    let (status, headers, body) = conn.send_with_headers(&req).await?;
+    anyhow::ensure!(
+        status == StatusCode::OK,
+        "signing {email} in answered {status}: {}",
+        String::from_utf8_lossy(&body[..body.len().min(200)])
+    );
+    let set_cookie = headers
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .context("no Set-Cookie on a sign-in")?;
+    let pair = set_cookie.split(';').next().unwrap_or_default();
+    anyhow::ensure!(
+        pair.starts_with("sd_session="),
+        "unexpected cookie {set_cookie}"
+    );
+    Ok(pair.to_string())
+}
