@@ -241,7 +241,7 @@ async fn all(args: AllArgs) -> anyhow::Result<()> {
         .max(1);
     let wanted = |n: u32| args.only.is_empty() || args.only.contains(&n);
     // Scenarios 2, 9 and 10 read the seeded tickets before scenario 1 adds to them.
-    let plan: [(u32, &str); 15] = [
+    let plan: [(u32, &str); 16] = [
         (2, "GET /tickets"),
         (9, "GET /tickets filtered by tag, custom field and status"),
         (10, "lists and search at scale"),
@@ -260,6 +260,7 @@ async fn all(args: AllArgs) -> anyhow::Result<()> {
             15,
             "authenticated cheap GET by session cookie, and sign-in under load",
         ),
+        (16, "audit sealer lag under audited writes"),
     ];
     for (n, name) in plan {
         if !wanted(n) {
@@ -351,6 +352,7 @@ async fn run_scenario(ctx: &mut Ctx, n: u32, name: &str, scale_tickets: u64) {
         13 => ctx.assignment().await,
         14 => ctx.metrics_overhead().await,
         15 => ctx.session_cookie().await,
+        16 => ctx.audit_sealer().await,
         _ => ctx.idempotent_create().await,
     };
     if let Err(e) = result {

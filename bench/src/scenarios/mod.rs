@@ -5,6 +5,7 @@
 
 mod ab;
 mod assignment;
+mod audit_sealer;
 mod cheap_get;
 mod create_tickets;
 mod fanout;
