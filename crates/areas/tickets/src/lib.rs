@@ -7,6 +7,7 @@
 //! components a ticket's transaction writes or reads only.
 
 pub mod events;
+pub mod macros;
 pub mod model;
 pub mod payloads;
 pub mod rules;
