@@ -17,7 +17,7 @@ use super::model::TicketUpdate;
 use super::update::{UpdateBody, ticket_update, update_one};
 use crate::auth::{Principal, Scope};
 use crate::db::Backend;
-use crate::error::{ApiError, ApiResult, FieldError, StoreError};
+use crate::error::{ApiError, ApiResult, ErrorCode, FieldError, StoreError};
 use crate::extract::Json;
 use crate::idempotency::RequestState;
 use crate::macros::apply;
@@ -104,7 +104,17 @@ async fn bulk(
         .all_valid()?;
     let change = match (&body.changes, macro_id) {
         (_, Some(macro_id)) => {
-            let (found, who) = application(&state, &principal, macro_id, None).await?;
+            // The macro is a reference in the body: one the caller does not
+            // see is the body's fault (400), not a missing path (404).
+            let (found, who) = application(&state, &principal, macro_id, None)
+                .await
+                .map_err(|error| match error.code {
+                    ErrorCode::NotFound => ApiError::invalid_field(
+                        "macroId",
+                        "no macro of the company you see has this id",
+                    ),
+                    _ => error,
+                })?;
             Change::Macro(Box::new((found, who)))
         }
         (Some(changes), None) => {

@@ -14,7 +14,7 @@ backend_tests!(
     a_bulk_of_a_thousand_reports_the_invalid_ticket_and_commits_the_rest,
     a_bulk_replay_with_the_same_key_changes_nothing_twice,
     more_than_a_thousand_tickets_is_400,
-    a_bulk_needs_exactly_one_of_changes_and_macro,
+    a_bulk_needs_exactly_one_of_changes_and_a_known_macro,
 );
 
 /// `n` tickets of `acme`, made by its store (the API's way, without the
@@ -134,7 +134,7 @@ async fn more_than_a_thousand_tickets_is_400(backend: Backend) {
     );
 }
 
-async fn a_bulk_needs_exactly_one_of_changes_and_macro(backend: Backend) {
+async fn a_bulk_needs_exactly_one_of_changes_and_a_known_macro(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let ids = tickets(&app, &acme, 1).await;
@@ -143,6 +143,8 @@ async fn a_bulk_needs_exactly_one_of_changes_and_macro(backend: Backend) {
     assert_invalid(&bulk(&app, &acme, None, both).await, &["body"]);
     let neither = json!({"ticketIds": ids});
     assert_invalid(&bulk(&app, &acme, None, neither).await, &["body"]);
+    let unknown = json!({"ticketIds": ids, "macroId": Uuid::now_v7()});
+    assert_invalid(&bulk(&app, &acme, None, unknown).await, &["macroId"]);
     assert_eq!(
         read_ticket(&app, &acme, &ids[0]).await.body["status"],
         "OPEN"
