@@ -19,6 +19,7 @@ backend_tests!(
     a_macro_preview_answers_the_result_and_changes_nothing,
     applying_a_macro_changes_replies_and_records_one_set_of_events,
     a_stale_if_match_refuses_a_macro,
+    the_change_feed_ends_with_the_ticket_the_macro_left_by_its_actor,
 );
 
 /// Actions that change and answer: a status, tags, a reply and a note
@@ -237,4 +238,30 @@ async fn a_stale_if_match_refuses_a_macro(backend: Backend) {
     assert_eq!(r.body["details"][0]["field"], "priority");
     assert_eq!(read_ticket(&app, &acme, &t).await.body["status"], "OPEN");
     assert_eq!(comment_count(&app, &acme, &t).await, 0);
+}
+
+async fn the_change_feed_ends_with_the_ticket_the_macro_left_by_its_actor(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let id = shared_macro(&app, &acme, json!({"note": "Seen"})).await;
+    let t = ticket(&app, &acme).await;
+    let r = app
+        .post(
+            &format!("/tickets/{t}/macros/{id}/apply"),
+            &acme.key,
+            json!({}),
+        )
+        .await;
+    let version = r.assert_status(200)["ticket"]["version"].clone();
+    let feed = app.get("/changes?limit=1000", &acme.key).await;
+    let entries = feed.assert_status(200)["data"]
+        .as_array()
+        .expect("entries")
+        .clone();
+    let last = entries.last().expect("an entry");
+    assert_eq!(last["type"], "ticket");
+    assert_eq!(last["id"], t.as_str());
+    assert_eq!(last["record"]["version"], version);
+    assert_eq!(last["actor"]["type"], "key");
+    assert_eq!(last["actor"]["name"], "test key");
 }
