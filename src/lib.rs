@@ -39,12 +39,14 @@ pub mod sso;
 pub use infra::snapshots;
 // The area crates the service re-exports whole, at the paths it names them by.
 pub use ::events;
+pub mod macros;
 pub mod state;
 pub mod tags;
 pub mod teams;
 pub mod telemetry;
 pub mod tickets;
 pub mod users;
+pub mod versions;
 pub mod webhooks;
 pub mod widget;
 

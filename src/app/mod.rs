@@ -38,6 +38,7 @@ pub fn api_routes() -> ApiRouter {
         .merge(crate::webhooks::routes::router())
         .merge(crate::tickets::routes::router())
         .merge(crate::tags::routes::router())
+        .merge(crate::macros::routes::router())
         .merge(crate::teams::routes::router())
         .merge(crate::chat::routes::router())
         .merge(crate::kb::routes::router())

@@ -33,6 +33,7 @@ use crate::validate::{
     Fields, NAME_MAX, Patch, ensure, optional_email, optional_enum, optional_id, optional_text,
     required_id,
 };
+use crate::versions::Versioned;
 
 /// How long a socket token may wait before it opens a socket.
 pub const SOCKET_TOKEN_TTL: Duration = Duration::from_secs(60);
@@ -221,19 +222,25 @@ pub(crate) struct SessionWithMessages {
 }
 
 /// Get a chat session with its messages
+///
+/// `ETag` is the session's version.
 #[utoipa::path(get, path = "/chat/sessions/{id}", tag = "Chat",
     params(("id" = uuid::Uuid, Path, description = "Session id")),
     responses(
-        (status = 200, description = "The session and its messages", body = SessionWithMessages),
+        (status = 200, description = "The session and its messages", body = SessionWithMessages,
+            headers(("ETag" = String, description = "The session's version, `\"<version>\"`: it grows with every change."))),
     ))]
 async fn get_session(
     State(state): State<AppState>,
     principal: Principal,
     Id(id): Id,
-) -> ApiResult<Json<SessionWithMessages>> {
+) -> ApiResult<Versioned<SessionWithMessages>> {
     let session = store::find_session(&state.db, &principal.tenant, id).await?;
     let messages = store::messages(&state.db, &principal.tenant, id, &state.link_signer()).await?;
-    Ok(Json(SessionWithMessages { session, messages }))
+    Ok(Versioned(
+        session.version,
+        SessionWithMessages { session, messages },
+    ))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -277,13 +284,14 @@ fn patch_id(field: &str, value: &Patch<String>) -> Result<Option<Option<uuid::Uu
 #[utoipa::path(patch, path = "/chat/sessions/{id}", tag = "Chat",
     request_body = UpdateSession,
     params(("id" = uuid::Uuid, Path, description = "Session id")),
-    responses((status = 200, description = "The session", body = Session)))]
+    responses((status = 200, description = "The session", body = Session,
+        headers(("ETag" = String, description = "The session's version, `\"<version>\"`: it grows with every change.")))))]
 async fn update_session(
     State(state): State<AppState>,
     principal: Principal,
     Id(id): Id,
     Json(body): Json<UpdateSession>,
-) -> ApiResult<Json<Session>> {
+) -> ApiResult<Versioned<Session>> {
     let definitions = match &body.custom_fields {
         Some(_) => {
             crate::custom_fields::definitions(
@@ -335,7 +343,8 @@ async fn update_session(
         false => principal.tenant,
     };
     if !others {
-        return Ok(Json(store::find_session(&state.db, &tenant, id).await?));
+        let session = store::find_session(&state.db, &tenant, id).await?;
+        return Ok(Versioned(session.version, session));
     }
     let tags = tags.map(SessionTags::Replace).unwrap_or_default();
     let session = service::update_session(
@@ -348,7 +357,7 @@ async fn update_session(
         custom_fields,
     )
     .await?;
-    Ok(Json(session))
+    Ok(Versioned(session.version, session))
 }
 
 /// Add and remove a session's tags

@@ -64,6 +64,7 @@ pub const SECURITY_SCHEME: &str = "ApiKey";
         (name = "Audit log", description = "Who did what to the company's security and admin records, in a hash chain"),
         (name = "Tickets", description = "Tickets, comments and their timeline"),
         (name = "Tags", description = "Tags of tickets and chat sessions, with their counts"),
+        (name = "Macros", description = "Named changes and replies an agent applies to a ticket in one step"),
         (name = "Teams", description = "Teams of agents and how new chats are routed to them"),
         (name = "Knowledge base", description = "Articles, categories, search and votes"),
         (name = "Chat", description = "Live chat sessions, messages and agent presence"),

@@ -8,6 +8,7 @@ use utoipa_axum::routes;
 use super::model::{AuthorType, COMMENT_MAX, Comment, NewComment};
 use super::nested::ticket_page;
 use super::store;
+use super::versions::{IfMatch, VersionConflict, refused};
 use crate::attachments::model::attachment_ids;
 use crate::auth::{Principal, Scope};
 use crate::error::ApiResult;
@@ -50,16 +51,21 @@ fn body_schema() -> utoipa::openapi::ObjectBuilder {
 
 /// Comment on a ticket
 ///
-/// Emits `comment.created`.
+/// Emits `comment.created`. With `If-Match` on a version the ticket is no
+/// longer at, nothing is added: 412 `version_conflict` with the changes
+/// since.
 #[utoipa::path(post, path = "/tickets/{id}/comments", operation_id = "create_comment",
     tag = "Tickets",
     request_body = CreateComment,
-    params(("id" = uuid::Uuid, Path, description = "Ticket id")),
-    responses((status = 201, description = "Created", body = Comment)))]
+    params(("id" = uuid::Uuid, Path, description = "Ticket id"),
+        ("If-Match" = Option<String>, Header, description = "The ticket's version the change is based on (its `ETag`, `\"<version>\"`): when the ticket is at another version now, nothing changes and the answer is 412 `version_conflict`. `*` or no header: any version.")),
+    responses((status = 201, description = "Created", body = Comment),
+        (status = 412, description = "`version_conflict`: the ticket is no longer at the version `If-Match` named; nothing changed. `details` has a line per change since, `changes` the timeline entries, `currentVersion` the version now.", body = VersionConflict)))]
 async fn create(
     RequestState(state): RequestState,
     principal: Principal,
     Id(ticket_id): Id,
+    IfMatch(expected): IfMatch,
     Json(body): Json<CreateComment>,
 ) -> ApiResult<(StatusCode, Json<Comment>)> {
     let is_internal = body.is_internal.unwrap_or(false);
@@ -102,10 +108,18 @@ async fn create(
         &principal.tenant,
         ticket_id,
         new,
+        expected,
         state.clock.now(),
         &state.link_signer(),
     )
-    .await?;
+    .await;
+    let comment = match comment {
+        Ok(comment) => comment,
+        Err(error) => {
+            let tenant = &principal.tenant;
+            return Err(refused(&state.db, tenant, ticket_id, expected, error).await);
+        }
+    };
     Ok((StatusCode::CREATED, Json(comment)))
 }
 

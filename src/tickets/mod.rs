@@ -5,11 +5,15 @@
 //! an escalation rule.
 
 mod activities;
+mod bulk;
 pub(crate) mod comments;
 mod listing;
+pub(crate) mod macros;
 mod nested;
 pub mod routes;
 mod rules_pass;
+pub(crate) mod update;
+pub(crate) mod versions;
 
 pub use ::tickets::{Escalation, Ticket, events, model, payloads, store};
 

@@ -8,26 +8,24 @@ use serde_json::json;
 use utoipa::ToSchema;
 use utoipa_axum::routes;
 
-use super::model::{
-    DESCRIPTION_MAX, Escalation, NewTicket, Priority, REASON_MAX, Ticket, TicketStatus,
-    TicketUpdate,
-};
-use super::{activities, comments, listing, store};
+use super::model::{DESCRIPTION_MAX, Escalation, NewTicket, Priority, REASON_MAX, Ticket};
+use super::versions::Versioned;
+use super::{activities, bulk, comments, listing, store, update};
 use crate::attachments::model::attachment_ids;
 use crate::auth::{Principal, Scope};
 use crate::custom_fields::model::{RecordKind, check_values};
-use crate::error::{ApiResult, FieldError};
+use crate::error::ApiResult;
 use crate::extract::{Id, Json};
 use crate::idempotency::RequestState;
 use crate::openapi::schema::{self, Deleted};
 use crate::router::ApiRouter;
 use crate::state::AppState;
-use crate::tags::model::{optional_tag_set, tag_set};
+use crate::tags::model::optional_tag_set;
 use crate::tags::routes::{TagEditBody, tag_edit};
 use crate::teams::routing;
 use crate::validate::{
-    Fields, NAME_MAX, Patch, ensure, optional_email, optional_enum, optional_id, optional_text,
-    problem, required_id, required_text,
+    Fields, NAME_MAX, optional_email, optional_enum, optional_id, optional_text, required_id,
+    required_text,
 };
 
 pub fn router() -> ApiRouter {
@@ -35,10 +33,12 @@ pub fn router() -> ApiRouter {
         .route(Scope::TicketsRead, routes!(listing::list))
         .route(Scope::TicketsWrite, routes!(create))
         .route(Scope::TicketsRead, routes!(get_one))
-        .route(Scope::TicketsWrite, routes!(update))
+        .route(Scope::TicketsWrite, routes!(update::update))
         .route(Scope::TicketsDelete, routes!(delete))
         .route(Scope::TicketsWrite, routes!(escalate))
         .route(Scope::TicketsWrite, routes!(edit_tags))
+        .merge(bulk::router())
+        .merge(super::macros::router())
         .merge(comments::router())
         .merge(activities::router())
 }
@@ -88,38 +88,6 @@ fn description_schema() -> utoipa::openapi::ObjectBuilder {
 
 fn reason_schema() -> utoipa::openapi::ObjectBuilder {
     schema::text(REASON_MAX)
-}
-
-/// Only these fields can change; anything else is a 400 rather than
-/// silently ignored.
-#[derive(Deserialize, ToSchema)]
-#[schema(as = UpdateTicket)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub(crate) struct UpdateBody {
-    #[serde(default)]
-    #[schema(schema_with = schema::ticket_status)]
-    status: Patch<String>,
-    #[serde(default)]
-    #[schema(schema_with = schema::ticket_priority)]
-    priority: Patch<String>,
-    /// A user of the company; null unassigns.
-    #[serde(default)]
-    #[schema(value_type = Option<uuid::Uuid>)]
-    assigned_to_id: Patch<String>,
-    /// A team of the company; null takes the ticket out of its team. An
-    /// unassigned ticket moved into a team that routes tickets is assigned
-    /// to an online member below capacity.
-    #[serde(default)]
-    #[schema(value_type = Option<uuid::Uuid>)]
-    team_id: Patch<String>,
-    /// Replaces the ticket's tags (normalised as on create).
-    #[serde(default)]
-    #[schema(value_type = Option<Vec<String>>)]
-    tags: Patch<serde_json::Value>,
-    /// Sets the values it names (null clears one) and keeps the others.
-    #[serde(default)]
-    #[schema(value_type = Option<Object>)]
-    custom_fields: Patch<serde_json::Value>,
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -206,132 +174,19 @@ async fn create(
 }
 
 /// Get a ticket
+///
+/// `ETag` is the ticket's version, for `If-Match` on a later write.
 #[utoipa::path(get, path = "/tickets/{id}", operation_id = "get_ticket", tag = "Tickets",
     params(("id" = uuid::Uuid, Path, description = "Ticket id")),
-    responses((status = 200, description = "The ticket", body = Ticket)))]
+    responses((status = 200, description = "The ticket", body = Ticket,
+        headers(("ETag" = String, description = "The ticket's version, `\"<version>\"`: send it back as `If-Match`.")))))]
 async fn get_one(
     State(state): State<AppState>,
     principal: Principal,
     Id(id): Id,
-) -> ApiResult<Json<Ticket>> {
-    Ok(Json(
-        store::find(&state.db, &principal.tenant, id, &state.link_signer()).await?,
-    ))
-}
-
-/// Update a ticket
-///
-/// Status, priority, assignee, team and tags (`tags` replaces the set); each real
-/// change is recorded in the timeline and emitted as `ticket.updated`.
-#[utoipa::path(patch, path = "/tickets/{id}", operation_id = "update_ticket", tag = "Tickets",
-    request_body = UpdateBody,
-    params(("id" = uuid::Uuid, Path, description = "Ticket id")),
-    responses((status = 200, description = "The updated ticket", body = Ticket)))]
-async fn update(
-    State(state): State<AppState>,
-    principal: Principal,
-    Id(id): Id,
-    Json(body): Json<UpdateBody>,
-) -> ApiResult<Json<Ticket>> {
-    let nothing_given = body.status.is_missing()
-        && body.priority.is_missing()
-        && body.assigned_to_id.is_missing()
-        && body.team_id.is_missing()
-        && body.tags.is_missing()
-        && body.custom_fields.is_missing();
-    let definitions = match &body.custom_fields {
-        Patch::Value(_) => {
-            crate::custom_fields::definitions(
-                &state.field_definitions,
-                &state.db,
-                &principal.tenant,
-            )
-            .await?
-        }
-        Patch::Missing | Patch::Null => Default::default(),
-    };
-    let (_, status, priority, assigned_to_id, team_id, tags, custom_fields) = (
-        ensure(
-            !nothing_given,
-            "body",
-            "give at least one of: status, priority, assignedToId, teamId, tags, customFields",
-        ),
-        patched_enum("status", &body.status),
-        patched_enum("priority", &body.priority),
-        patched_id("assignedToId", &body.assigned_to_id),
-        patched_id("teamId", &body.team_id),
-        match &body.tags {
-            Patch::Missing => Ok(None),
-            Patch::Null => Err(problem("tags", "must not be null")),
-            Patch::Value(raw) => tag_set("tags", raw).map(Some),
-        },
-        match &body.custom_fields {
-            Patch::Missing => Ok(Default::default()),
-            Patch::Null => Err(vec![problem("customFields", "must not be null")]),
-            Patch::Value(raw) => {
-                check_values(&definitions, RecordKind::Ticket, Some(raw), false, false)
-            }
-        },
-    )
-        .all_valid()?;
-    let update = TicketUpdate {
-        status,
-        priority,
-        assigned_to_id,
-        team_id,
-        tags,
-        custom_fields,
-    };
-    let moved_into_team = matches!(update.team_id, Some(Some(_)));
-    // Signed before the change: the store adds it to the resolution email
-    // only if the ticket becomes RESOLVED in an entity asking automatically.
-    let rating_link = match status {
-        Some(TicketStatus::Resolved) => {
-            let now = state.clock.now();
-            Some(crate::csat::notify::ticket_link(&state.db, &state.public_url, now, id).await?)
-        }
-        _ => None,
-    };
-    let ticket = store::update_with_rating_link(
-        &state.db.acting(principal.actor()),
-        &principal.tenant,
-        id,
-        update,
-        rating_link.as_deref(),
-        state.clock.now(),
-        &state.link_signer(),
-    )
-    .await?;
-    let ticket = if moved_into_team {
-        routing::route_ticket(&routing::Routing::from(&state), &principal.tenant, ticket).await
-    } else {
-        ticket
-    };
-    Ok(Json(ticket))
-}
-
-/// A PATCH id field: absent keeps, null clears, a value must be an id.
-fn patched_id(
-    field: &str,
-    value: &Patch<String>,
-) -> Result<Option<Option<uuid::Uuid>>, FieldError> {
-    match value {
-        Patch::Missing => Ok(None),
-        Patch::Null => Ok(Some(None)),
-        Patch::Value(raw) => required_id(field, Some(raw)).map(|id| Some(Some(id))),
-    }
-}
-
-/// A PATCH enum field: may be absent, not null.
-fn patched_enum<E>(field: &str, value: &Patch<String>) -> Result<Option<E>, FieldError>
-where
-    E: std::str::FromStr<Err = crate::domain::UnknownValue>,
-{
-    match value {
-        Patch::Missing => Ok(None),
-        Patch::Null => Err(problem(field, "must not be null")),
-        Patch::Value(raw) => optional_enum(field, Some(raw)),
-    }
+) -> ApiResult<Versioned<Ticket>> {
+    let ticket = store::find(&state.db, &principal.tenant, id, &state.link_signer()).await?;
+    Ok(Versioned(ticket.version, ticket))
 }
 
 /// Escalate a ticket

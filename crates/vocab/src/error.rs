@@ -33,6 +33,7 @@ crate::text_enum! {
         MethodNotAllowed = "method_not_allowed",
         RequestTimeout = "request_timeout",
         Conflict = "conflict",
+        VersionConflict = "version_conflict",
         SessionClosed = "session_closed",
         RoleInUse = "role_in_use",
         CsatOff = "csat_off",
@@ -67,6 +68,9 @@ pub struct ApiError {
     pub details: Vec<FieldError>,
     /// Extra response headers (e.g. `Retry-After` on 429).
     pub headers: Vec<(header::HeaderName, HeaderValue)>,
+    /// Members beside `details` an error of one kind carries (a version
+    /// conflict's current version and the changes since).
+    pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
 #[derive(Serialize)]
@@ -76,6 +80,8 @@ struct ErrorBody<'a> {
     status: u16,
     #[serde(skip_serializing_if = "<[FieldError]>::is_empty")]
     details: &'a [FieldError],
+    #[serde(flatten)]
+    extra: &'a serde_json::Map<String, serde_json::Value>,
 }
 
 impl ApiError {
@@ -86,6 +92,7 @@ impl ApiError {
             message: message.into(),
             details: Vec::new(),
             headers: Vec::new(),
+            extra: serde_json::Map::new(),
         }
     }
 
@@ -231,6 +238,7 @@ impl IntoResponse for ApiError {
             code: self.code.as_str(),
             status: self.status.as_u16(),
             details: &self.details,
+            extra: &self.extra,
         };
         // The body is strings and numbers, so serialising cannot fail; were
         // it to, the client still gets a JSON error rather than an empty body.
@@ -273,6 +281,10 @@ pub enum StoreError {
     /// The server cancelled a statement that ran past its time limit.
     #[error("statement timed out: {0}")]
     TimedOut(String),
+    /// A write named the version it expected (`If-Match`) and the record
+    /// is at `current` now: nothing was changed.
+    #[error("version conflict: the record is at version {current}")]
+    VersionConflict { current: i64 },
     #[error("database error: {0}")]
     Database(#[source] sqlx::Error),
 }
@@ -354,6 +366,15 @@ impl From<StoreError> for ApiError {
                 ApiError::invalid_field(&field, message)
             }
             StoreError::InvalidReferences(problems) => ApiError::validation(problems),
+            StoreError::VersionConflict { current } => {
+                let mut error = ApiError::new(
+                    StatusCode::PRECONDITION_FAILED,
+                    ErrorCode::VersionConflict,
+                    format!("The record changed since; it is at version {current} now"),
+                );
+                error.extra.insert("currentVersion".into(), current.into());
+                error
+            }
             StoreError::Unavailable(reason) => {
                 tracing::error!(%reason, "store unavailable");
                 ApiError::unavailable()

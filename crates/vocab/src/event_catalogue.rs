@@ -25,6 +25,9 @@ crate::text_enum! {
         SlaFulfilled = "sla.fulfilled",
         CsatSubmitted = "csat.submitted",
         CsatUpdated = "csat.updated",
+        /// A macro applied to a ticket, after the ticket's own events of
+        /// the same change.
+        MacroApplied = "macro.applied",
         /// An audit entry, once sealed into its company's chain (for SIEM
         /// forwarding; sent only to webhooks that name it).
         AuditEntry = "audit.entry",

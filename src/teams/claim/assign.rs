@@ -87,7 +87,7 @@ async fn assign(
     Query::new(
         "UPDATE chat_sessions SET team_id = $2, assignee_id = $3, \
          assigned_at = COALESCE($4, assigned_at), assignment_reason = 'manual', \
-         updated_at = $5 WHERE id = $1",
+         updated_at = $5, version = version + 1 WHERE id = $1",
     )
     .bind(session)
     .bind(team)

@@ -78,6 +78,7 @@ pub async fn claim_next(
     };
     let taken = Query::new(format!(
         "UPDATE chat_sessions SET assignee_id = $2, assigned_at = $3, updated_at = $3, \
+         version = version + 1, \
          assignment_reason = 'routing' WHERE id = $1 AND {QUEUED}"
     ))
     .bind(head)

@@ -75,7 +75,8 @@ pub async fn requeue(
     let mut tx = db.begin().await?;
     let team: Option<Option<Uuid>> = Query::new(
         "UPDATE chat_sessions SET assignee_id = NULL, assignment_reason = 'requeue', \
-         updated_at = $3 WHERE id = $1 AND assignee_id = $2 AND status = 'ACTIVE' \
+         updated_at = $3, version = version + 1 WHERE id = $1 AND assignee_id = $2 \
+         AND status = 'ACTIVE' \
          AND assignment_reason = 'routing' RETURNING team_id",
     )
     .bind(session)

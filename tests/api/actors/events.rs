@@ -101,6 +101,21 @@ async fn every_event_kind_names_its_actor_in_its_webhook_body(backend: Backend) 
     )
     .await
     .assert_status(201);
+    let r = app
+        .post(
+            "/macros",
+            &acme.key,
+            json!({"name": "Ack", "visibility": "shared", "actions": {"note": "Seen"}}),
+        )
+        .await;
+    let macro_id = r.assert_status(201)["id"].as_str().expect("id").to_string();
+    app.post(
+        &format!("{path}/macros/{macro_id}/apply"),
+        &acme.key,
+        json!({}),
+    )
+    .await
+    .assert_status(200);
     app.patch(&path, &acme.key, json!({"status": "RESOLVED"}))
         .await
         .assert_status(200);
@@ -138,6 +153,7 @@ async fn every_event_kind_names_its_actor_in_its_webhook_body(backend: Backend) 
         ("csat.submitted", &visitor),
         ("csat.updated", &visitor),
         ("audit.entry", &key),
+        ("macro.applied", &key),
     ]);
     let names: Vec<&str> = expected.keys().copied().collect();
     let mut every: Vec<&str> = EVENT_NAMES.to_vec();

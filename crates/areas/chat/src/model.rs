@@ -65,6 +65,9 @@ pub struct Session {
     #[sqlx(json)]
     #[schema(value_type = Object)]
     pub custom_fields: FieldValues,
+    /// Grows by one with every change of the session (a message
+    /// included); the session's answers carry it as `ETag: "<version>"`.
+    pub version: i64,
 }
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
@@ -371,6 +374,7 @@ mod tests {
             email_verified: true,
             tags: Vec::new(),
             custom_fields: Default::default(),
+            version: 1,
         };
         let message = Message {
             id: Uuid::now_v7(),

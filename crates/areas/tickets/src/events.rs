@@ -319,6 +319,7 @@ mod tests {
             created_at: Timestamp::now(),
             updated_at: Timestamp::now(),
             sla: None,
+            version: 1,
         }
     }
 

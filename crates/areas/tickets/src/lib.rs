@@ -1,12 +1,15 @@
 //! Tickets: what a ticket is (`model`), its rows, comments, timeline, tags,
 //! SLA clocks and escalation (`store`: `store::escalate` is the one way a
 //! ticket is escalated, by the API or by an escalation rule), the events it
-//! records (`events`, `payloads`) and the escalation rules (`rules`). The
+//! records (`events`, `payloads`), the escalation rules (`rules`) and the
+//! macros agents apply to a ticket (`macros`: kept, previewed, applied
+//! through the store's update and comment steps). The
 //! routes, the rules' scheduler and the routing of a new ticket to a team
 //! are the service's. An area crate: it depends on the floors below and the
 //! components a ticket's transaction writes or reads only.
 
 pub mod events;
+pub mod macros;
 pub mod model;
 pub mod payloads;
 pub mod rules;

@@ -88,6 +88,10 @@ pub struct Ticket {
     /// The SLA policy's due times, breaches and fulfilments; null when no
     /// policy applies.
     pub sla: Option<TicketSla>,
+    /// Grows by one with every change (a comment included); the ticket's
+    /// answers carry it as `ETag: "<version>"`, and a write sent with
+    /// `If-Match` on another version is refused (412).
+    pub version: i64,
 }
 
 #[derive(Debug, Clone)]
@@ -415,6 +419,9 @@ pub struct Activity {
     /// their actor.
     pub actor: Option<Actor>,
     pub created_at: Timestamp,
+    /// The ticket's version the change made (1 for entries written before
+    /// tickets had versions).
+    pub version: i64,
 }
 
 #[cfg(test)]

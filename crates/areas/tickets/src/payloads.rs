@@ -232,6 +232,7 @@ mod tests {
             created_at: at,
             updated_at: at,
             sla: None,
+            version: 1,
         }
     }
 

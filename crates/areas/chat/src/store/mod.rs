@@ -35,7 +35,7 @@ use crate::time::Timestamp;
 
 const SESSION_COLUMNS: &str = "id, entity_id, status, visitor_name, visitor_email, created_at, \
      updated_at, closed_at, custom_fields, team_id, assignee_id, assigned_at, \
-     visitor_external_id, visitor_verified, email_verified";
+     visitor_external_id, visitor_verified, email_verified, version";
 
 /// Messages with the agent's name (the join only matches agent messages).
 const MESSAGE_SELECT: &str = "SELECT m.id, m.session_id, m.body, m.sender_type, m.sender_id, \

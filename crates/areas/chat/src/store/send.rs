@@ -130,7 +130,8 @@ pub async fn create_message(
         _ => None,
     };
     let session: Session = Query::new(
-        "UPDATE chat_sessions SET updated_at = $4 WHERE id = $1 AND company_id = $2 AND mode = $3",
+        "UPDATE chat_sessions SET updated_at = $4, version = version + 1 \
+         WHERE id = $1 AND company_id = $2 AND mode = $3",
     )
     .bind(session_id)
     .bind_tenant(tenant)

@@ -69,7 +69,8 @@ pub async fn update_session(
         return Ok((current, false));
     }
     Query::new(
-        "UPDATE chat_sessions SET updated_at = $4 WHERE id = $1 AND company_id = $2 AND mode = $3",
+        "UPDATE chat_sessions SET updated_at = $4, version = version + 1 \
+         WHERE id = $1 AND company_id = $2 AND mode = $3",
     )
     .bind(id)
     .bind_tenant(tenant)
@@ -92,7 +93,7 @@ pub async fn confirm_visitor_email(
     let mut tx = db.begin().await?;
     let row: Option<(Uuid, Uuid, crate::auth::Mode, String)> = Query::new(
         "UPDATE chat_sessions SET email_verified = $2, email_confirmation_hash = NULL, \
-         updated_at = $3 WHERE email_confirmation_hash = $1 \
+         updated_at = $3, version = version + 1 WHERE email_confirmation_hash = $1 \
          RETURNING id, company_id, mode, visitor_name",
     )
     .bind(hash)

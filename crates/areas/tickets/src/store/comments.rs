@@ -10,10 +10,10 @@ use super::user_ref;
 use crate::attachments::links::Signer;
 use crate::attachments::store::{self as attachment_store, Kind, Owner};
 use crate::auth::Tenant;
-use crate::db::{Db, Query, Table, ensure_reference};
+use crate::db::{Db, Query, Table, Tx, ensure_reference};
 use crate::error::StoreError;
 use crate::events;
-use crate::model::{ActivityKind, AuthorType, Comment, NewComment};
+use crate::model::{ActivityKind, AuthorType, Comment, NewComment, Ticket};
 use crate::paging::{After, Order, push_after};
 use crate::sla::clocks::store::{self as sla_store, Reply};
 use crate::time::{Timestamp, new_id};
@@ -54,27 +54,61 @@ impl From<CommentRow> for Comment {
 
 /// Adds a comment (the author, if given, must be a user of the company),
 /// marks the ticket as active, and records `commented` and
-/// `comment.created`.
+/// `comment.created`. `expected`: the version the caller saw (`If-Match`);
+/// another one refuses the comment (`StoreError::VersionConflict`).
+#[allow(clippy::too_many_arguments)] // the reply's whole request
 pub async fn add_comment(
     db: &Db,
     tenant: &Tenant,
     ticket_id: Uuid,
     new: NewComment,
+    expected: Option<i64>,
     now: Timestamp,
     signer: &Signer,
 ) -> Result<Comment, StoreError> {
     let mut tx = db.begin().await?;
+    let (comment, _) =
+        add_comment_in(&mut tx, tenant, ticket_id, new, expected, now, signer).await?;
+    tx.commit().await?;
+    Ok(comment)
+}
+
+/// The reply's step inside a transaction of the caller's (a macro's
+/// application adds its reply and note with it): the comment, and the
+/// ticket as the comment left it.
+#[allow(clippy::too_many_arguments)] // the reply's whole request
+pub(crate) async fn add_comment_in(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    ticket_id: Uuid,
+    new: NewComment,
+    expected: Option<i64>,
+    now: Timestamp,
+    signer: &Signer,
+) -> Result<(Comment, Ticket), StoreError> {
     if let Some(author) = new.author_id {
-        ensure_reference(&mut tx, tenant.company_id, Table::Users, author, "authorId").await?;
+        ensure_reference(
+            &mut *tx,
+            tenant.company_id,
+            Table::Users,
+            author,
+            "authorId",
+        )
+        .await?;
+    }
+    if expected.is_some() {
+        super::update::lock(tx, tenant, ticket_id).await?;
+        super::update::check_version(tx, tenant, ticket_id, expected).await?;
     }
     Query::new(
-        "UPDATE tickets SET updated_at = $4 WHERE id = $1 AND company_id = $2 AND mode = $3",
+        "UPDATE tickets SET updated_at = $4, version = version + 1 \
+         WHERE id = $1 AND company_id = $2 AND mode = $3",
     )
     .bind(ticket_id)
     .bind_tenant(tenant)
     .bind(now)
     .push_teams(tenant, "team_id")
-    .execute_or_not_found(&mut tx)
+    .execute_or_not_found(&mut *tx)
     .await?;
     let id = new_id();
     Query::new(
@@ -89,7 +123,7 @@ pub async fn add_comment(
     .bind(new.is_internal)
     .bind(now)
     .bind(new.author_type)
-    .execute(&mut tx)
+    .execute(&mut *tx)
     .await?;
     let reply = match (new.author_type, new.is_internal, new.author_id) {
         (AuthorType::Customer, _, _) => Reply::Customer,
@@ -97,12 +131,19 @@ pub async fn add_comment(
         (AuthorType::Agent, false, None) => Reply::Unattributed,
         (AuthorType::Agent, false, Some(_)) => Reply::AgentPublic,
     };
-    let met = sla_store::commented(&mut tx, tenant, ticket_id, reply, now).await?;
+    let met = sla_store::commented(tx, tenant, ticket_id, reply, now).await?;
     if let Some(agent) = new.assign_on_reply {
-        super::assign::assign_on_reply(&mut tx, tenant, ticket_id, agent, signer, now).await?;
+        super::assign::assign_on_reply(&mut *tx, tenant, ticket_id, agent, signer, now).await?;
     }
     let owner = Owner::Comment(id);
-    attachment_store::attach(&mut tx, tenant, owner, &new.attachment_ids, "attachmentIds").await?;
+    attachment_store::attach(
+        &mut *tx,
+        tenant,
+        owner,
+        &new.attachment_ids,
+        "attachmentIds",
+    )
+    .await?;
     let entry = NewActivity {
         details: Some(json!({
             "commentId": id,
@@ -112,25 +153,25 @@ pub async fn add_comment(
         })),
         ..NewActivity::new(ActivityKind::Commented)
     };
-    add_activity(&mut tx, tenant, ticket_id, entry, now).await?;
+    add_activity(&mut *tx, tenant, ticket_id, entry, now).await?;
     let row: CommentRow = Query::new(COMMENT_SELECT)
         .push(" WHERE c.id = ")
         .push_bind(id)
-        .fetch_one(&mut tx)
+        .fetch_one(&mut *tx)
         .await?;
     let comment = Comment {
-        attachments: attachment_store::of(&mut tx, owner, signer).await?,
+        attachments: attachment_store::of(&mut *tx, owner, signer).await?,
         ..Comment::from(row)
     };
     // The comment touched the ticket (`updatedAt`): the feed carries both.
-    let ticket = super::read::load(&mut tx, tenant, ticket_id, signer).await?;
-    crate::event_log::record_change(&mut tx, tenant, &events::ticket_change(&ticket)?, now).await?;
-    events::comment_created(&mut tx, tenant, &ticket, &comment, now).await?;
+    let ticket = super::read::load(&mut *tx, tenant, ticket_id, signer).await?;
+    crate::event_log::record_change(&mut *tx, tenant, &events::ticket_change(&ticket)?, now)
+        .await?;
+    events::comment_created(&mut *tx, tenant, &ticket, &comment, now).await?;
     if !met.is_empty() {
-        super::record_sla(&mut tx, tenant, ticket_id, &met, signer, now).await?;
+        super::record_sla(&mut *tx, tenant, ticket_id, &met, signer, now).await?;
     }
-    tx.commit().await?;
-    Ok(comment)
+    Ok((comment, ticket))
 }
 
 /// The condition on comments `c` that leaves internal notes out, unless

@@ -233,6 +233,7 @@ fn written(
         created_at: now,
         updated_at: now,
         sla_policy_id: None,
+        version: 1,
         tag_list: (!tags.is_empty()).then(|| tags.join(" ")),
         has_attachments: false,
         has_sla_clocks: false,

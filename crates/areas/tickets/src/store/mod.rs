@@ -23,7 +23,7 @@ pub mod subscribers;
 mod tags;
 mod update;
 
-pub use activities::list_activities;
+pub use activities::{changes_since, list_activities};
 pub use assign::assign_by_routing;
 pub use comments::{add_comment, list_comments};
 pub use create::create;
@@ -34,6 +34,10 @@ pub use read::find;
 pub use sla::record_sla;
 pub use tags::edit_tags;
 pub use update::{update, update_with_rating_link};
+// The steps a macro's application runs in its own transaction.
+pub(crate) use comments::add_comment_in;
+pub(crate) use read::load;
+pub(crate) use update::{check_version, lock, update_in};
 
 use sqlx::types::Json;
 use uuid::Uuid;
@@ -54,7 +58,7 @@ const TICKET_SELECT: &str = "SELECT t.id, t.ticket_number, t.subject, t.descript
      t.priority, t.entity_id, t.visitor_email, t.chat_session_id, t.visitor_external_id, \
      t.visitor_name, t.visitor_verified, t.assigned_to_id, u.name AS assignee_name, \
      u.email AS assignee_email, t.team_id, t.custom_fields, t.resolved_at, t.created_at, \
-     t.updated_at, t.sla_policy_id, \
+     t.updated_at, t.sla_policy_id, t.version, \
      (SELECT string_agg(g.tag, ' ') FROM ticket_tags g WHERE g.ticket_id = t.id) AS tag_list, \
      EXISTS (SELECT 1 FROM attachments a WHERE a.ticket_id = t.id AND a.comment_id IS NULL) \
      AS has_attachments, \
@@ -95,6 +99,7 @@ struct TicketRow {
     created_at: Timestamp,
     updated_at: Timestamp,
     sla_policy_id: Option<Uuid>,
+    version: i64,
     tag_list: Option<String>,
     has_attachments: bool,
     has_sla_clocks: bool,
@@ -139,6 +144,7 @@ impl TicketRow {
             created_at: row.created_at,
             updated_at: row.updated_at,
             sla: None,
+            version: row.version,
         }
     }
 }

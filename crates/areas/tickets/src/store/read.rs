@@ -26,7 +26,7 @@ pub async fn find(
 /// `find` on the pool or inside a transaction (to answer with what was
 /// just written): the row (with its tags), then its attachments and SLA
 /// clocks where the row says it has some.
-pub(super) async fn load<'c>(
+pub(crate) async fn load<'c>(
     on: impl Into<On<'c>>,
     tenant: &Tenant,
     id: Uuid,

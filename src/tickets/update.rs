@@ -1,0 +1,200 @@
+//! `PATCH /tickets/{id}`: the checked change of a PATCH body, and
+//! applying it as a PATCH does, which a bulk change does per ticket too.
+
+use axum::extract::State;
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::model::{Ticket, TicketStatus, TicketUpdate};
+use super::store;
+use super::versions::{IfMatch, VersionConflict, Versioned, refused};
+use crate::auth::Principal;
+use crate::custom_fields::model::{RecordKind, check_values};
+use crate::error::{ApiResult, FieldError};
+use crate::extract::{Id, Json};
+use crate::openapi::schema;
+use crate::state::AppState;
+use crate::tags::model::tag_set;
+use crate::teams::routing;
+use crate::validate::{Fields, Patch, ensure, optional_enum, problem, required_id};
+
+/// Only these fields can change; anything else is a 400 rather than
+/// silently ignored.
+#[derive(Deserialize, ToSchema)]
+#[schema(as = UpdateTicket)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct UpdateBody {
+    #[serde(default)]
+    #[schema(schema_with = schema::ticket_status)]
+    status: Patch<String>,
+    #[serde(default)]
+    #[schema(schema_with = schema::ticket_priority)]
+    priority: Patch<String>,
+    /// A user of the company; null unassigns.
+    #[serde(default)]
+    #[schema(value_type = Option<uuid::Uuid>)]
+    assigned_to_id: Patch<String>,
+    /// A team of the company; null takes the ticket out of its team. An
+    /// unassigned ticket moved into a team that routes tickets is assigned
+    /// to an online member below capacity.
+    #[serde(default)]
+    #[schema(value_type = Option<uuid::Uuid>)]
+    team_id: Patch<String>,
+    /// Replaces the ticket's tags (normalised as on create).
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<String>>)]
+    tags: Patch<serde_json::Value>,
+    /// Sets the values it names (null clears one) and keeps the others.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    custom_fields: Patch<serde_json::Value>,
+}
+
+/// Update a ticket
+///
+/// Status, priority, assignee, team and tags (`tags` replaces the set); each real
+/// change is recorded in the timeline and emitted as `ticket.updated`. With
+/// `If-Match` on a version the ticket is no longer at, nothing changes: 412
+/// `version_conflict` with the changes since.
+#[utoipa::path(patch, path = "/tickets/{id}", operation_id = "update_ticket", tag = "Tickets",
+    request_body = UpdateBody,
+    params(("id" = uuid::Uuid, Path, description = "Ticket id"),
+        ("If-Match" = Option<String>, Header, description = "The ticket's version the change is based on (its `ETag`, `\"<version>\"`): when the ticket is at another version now, nothing changes and the answer is 412 `version_conflict`. `*` or no header: any version.")),
+    responses((status = 200, description = "The updated ticket", body = Ticket,
+        headers(("ETag" = String, description = "The ticket's version, `\"<version>\"`: send it back as `If-Match`."))),
+        (status = 412, description = "`version_conflict`: the ticket is no longer at the version `If-Match` named; nothing changed. `details` has a line per change since, `changes` the timeline entries, `currentVersion` the version now.", body = VersionConflict)))]
+pub(crate) async fn update(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+    IfMatch(expected): IfMatch,
+    Json(body): Json<UpdateBody>,
+) -> ApiResult<Versioned<Ticket>> {
+    let definitions = match &body.custom_fields {
+        Patch::Value(_) => {
+            crate::custom_fields::definitions(
+                &state.field_definitions,
+                &state.db,
+                &principal.tenant,
+            )
+            .await?
+        }
+        Patch::Missing | Patch::Null => Default::default(),
+    };
+    let update = ticket_update(&body, &definitions)?;
+    let db = state.db.acting(principal.actor());
+    let ticket = update_one(&state, &db, &principal.tenant, id, update, expected).await?;
+    Ok(Versioned(ticket.version, ticket))
+}
+
+/// The checked change of a PATCH body (or a bulk change's `changes`), the
+/// custom fields against the company's `definitions`.
+pub(crate) fn ticket_update(
+    body: &UpdateBody,
+    definitions: &[crate::custom_fields::model::Definition],
+) -> ApiResult<TicketUpdate> {
+    let nothing_given = body.status.is_missing()
+        && body.priority.is_missing()
+        && body.assigned_to_id.is_missing()
+        && body.team_id.is_missing()
+        && body.tags.is_missing()
+        && body.custom_fields.is_missing();
+    let (_, status, priority, assigned_to_id, team_id, tags, custom_fields) = (
+        ensure(
+            !nothing_given,
+            "body",
+            "give at least one of: status, priority, assignedToId, teamId, tags, customFields",
+        ),
+        patched_enum("status", &body.status),
+        patched_enum("priority", &body.priority),
+        patched_id("assignedToId", &body.assigned_to_id),
+        patched_id("teamId", &body.team_id),
+        match &body.tags {
+            Patch::Missing => Ok(None),
+            Patch::Null => Err(problem("tags", "must not be null")),
+            Patch::Value(raw) => tag_set("tags", raw).map(Some),
+        },
+        match &body.custom_fields {
+            Patch::Missing => Ok(Default::default()),
+            Patch::Null => Err(vec![problem("customFields", "must not be null")]),
+            Patch::Value(raw) => {
+                check_values(definitions, RecordKind::Ticket, Some(raw), false, false)
+            }
+        },
+    )
+        .all_valid()?;
+    Ok(TicketUpdate {
+        status,
+        priority,
+        assigned_to_id,
+        team_id,
+        tags,
+        custom_fields,
+    })
+}
+
+/// Applies `update` to the ticket `id` as a PATCH does (the rating link of
+/// a resolution, routing after a move into a team), by `db`'s actor;
+/// `expected`: the version `If-Match` named.
+pub(crate) async fn update_one(
+    state: &AppState,
+    db: &crate::db::Db,
+    tenant: &crate::auth::Tenant,
+    id: uuid::Uuid,
+    update: TicketUpdate,
+    expected: Option<i64>,
+) -> ApiResult<Ticket> {
+    let moved_into_team = matches!(update.team_id, Some(Some(_)));
+    // Signed before the change: the store adds it to the resolution email
+    // only if the ticket becomes RESOLVED in an entity asking automatically.
+    let rating_link = match update.status {
+        Some(TicketStatus::Resolved) => {
+            let now = state.clock.now();
+            Some(crate::csat::notify::ticket_link(&state.db, &state.public_url, now, id).await?)
+        }
+        _ => None,
+    };
+    let ticket = store::update_with_rating_link(
+        db,
+        tenant,
+        id,
+        update,
+        rating_link.as_deref(),
+        expected,
+        state.clock.now(),
+        &state.link_signer(),
+    )
+    .await;
+    let ticket = match ticket {
+        Ok(ticket) => ticket,
+        Err(error) => return Err(refused(&state.db, tenant, id, expected, error).await),
+    };
+    Ok(match moved_into_team {
+        true => routing::route_ticket(&routing::Routing::from(state), tenant, ticket).await,
+        false => ticket,
+    })
+}
+
+/// A PATCH id field: absent keeps, null clears, a value must be an id.
+fn patched_id(
+    field: &str,
+    value: &Patch<String>,
+) -> Result<Option<Option<uuid::Uuid>>, FieldError> {
+    match value {
+        Patch::Missing => Ok(None),
+        Patch::Null => Ok(Some(None)),
+        Patch::Value(raw) => required_id(field, Some(raw)).map(|id| Some(Some(id))),
+    }
+}
+
+/// A PATCH enum field: may be absent, not null.
+fn patched_enum<E>(field: &str, value: &Patch<String>) -> Result<Option<E>, FieldError>
+where
+    E: std::str::FromStr<Err = crate::domain::UnknownValue>,
+{
+    match value {
+        Patch::Missing => Ok(None),
+        Patch::Null => Err(problem(field, "must not be null")),
+        Patch::Value(raw) => optional_enum(field, Some(raw)),
+    }
+}
