@@ -8,10 +8,13 @@ mod activities;
 pub(crate) mod comments;
 mod listing;
 mod nested;
+mod related;
 pub mod routes;
 mod rules_pass;
+mod snoozing;
+pub mod wake_pass;
 
-pub use ::tickets::{Escalation, Ticket, events, model, payloads, store};
+pub use ::tickets::{Escalation, Ticket, events, model, payloads, relations, store};
 
 /// The escalation rules (the `supportdesk-tickets` crate's) and the pass
 /// that applies them on this node.
@@ -24,8 +27,17 @@ use tokio::task::JoinHandle;
 
 use crate::state::AppState;
 
-/// Starts this node's ticket workers (escalation rules).
+/// Starts this node's ticket workers (escalation rules, the snooze wake
+/// pass).
 pub fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {
     let every = state.config.rules_interval;
-    vec![rules::spawn(state.into(), every, state.shutdown.clone())]
+    vec![
+        rules::spawn(state.into(), every, state.shutdown.clone()),
+        wake_pass::spawn(
+            state.db.clone(),
+            state.attachments.clone(),
+            state.clock.clone(),
+            state.shutdown.clone(),
+        ),
+    ]
 }

@@ -12,7 +12,7 @@ use super::model::{
     DESCRIPTION_MAX, Escalation, NewTicket, Priority, REASON_MAX, Ticket, TicketStatus,
     TicketUpdate,
 };
-use super::{activities, comments, listing, store};
+use super::{activities, comments, listing, related, snoozing, store};
 use crate::attachments::model::attachment_ids;
 use crate::auth::{Principal, Scope};
 use crate::custom_fields::model::{RecordKind, check_values};
@@ -40,6 +40,7 @@ pub fn router() -> ApiRouter {
         .route(Scope::TicketsWrite, routes!(escalate))
         .route(Scope::TicketsWrite, routes!(edit_tags))
         .merge(comments::router())
+        .merge(related::router())
         .merge(activities::router())
 }
 
@@ -120,6 +121,17 @@ pub(crate) struct UpdateBody {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     custom_fields: Patch<serde_json::Value>,
+    /// Snoozes the ticket until this instant (RFC 3339, still to come):
+    /// it wakes then or at its customer's next reply; null wakes it now.
+    #[serde(default)]
+    #[schema(value_type = Option<chrono::DateTime<chrono::Utc>>)]
+    snoozed_until: Patch<String>,
+    /// Resolves or closes a parent whose children are still open (refused
+    /// with 409 `open_children` otherwise, unless the company's
+    /// `resolveParentsWithOpenChildren` allows it).
+    #[serde(default)]
+    #[schema(value_type = bool)]
+    force: Patch<bool>,
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -223,10 +235,15 @@ async fn get_one(
 ///
 /// Status, priority, assignee, team and tags (`tags` replaces the set); each real
 /// change is recorded in the timeline and emitted as `ticket.updated`.
+/// `snoozedUntil` snoozes the ticket (or, null, wakes it).
 #[utoipa::path(patch, path = "/tickets/{id}", operation_id = "update_ticket", tag = "Tickets",
     request_body = UpdateBody,
     params(("id" = uuid::Uuid, Path, description = "Ticket id")),
-    responses((status = 200, description = "The updated ticket", body = Ticket)))]
+    responses(
+        (status = 200, description = "The updated ticket", body = Ticket),
+        (status = 409, description = "`open_children`: a parent with open children is not \
+            resolved or closed without `force`", body = crate::openapi::schema::ErrorBody),
+    ))]
 async fn update(
     State(state): State<AppState>,
     principal: Principal,
@@ -238,7 +255,8 @@ async fn update(
         && body.assigned_to_id.is_missing()
         && body.team_id.is_missing()
         && body.tags.is_missing()
-        && body.custom_fields.is_missing();
+        && body.custom_fields.is_missing()
+        && body.snoozed_until.is_missing();
     let definitions = match &body.custom_fields {
         Patch::Value(_) => {
             crate::custom_fields::definitions(
@@ -250,11 +268,12 @@ async fn update(
         }
         Patch::Missing | Patch::Null => Default::default(),
     };
-    let (_, status, priority, assigned_to_id, team_id, tags, custom_fields) = (
+    let (_, status, priority, assigned_to_id, team_id, tags, custom_fields, (snooze, force)) = (
         ensure(
             !nothing_given,
             "body",
-            "give at least one of: status, priority, assignedToId, teamId, tags, customFields",
+            "give at least one of: status, priority, assignedToId, teamId, tags, customFields, \
+             snoozedUntil",
         ),
         patched_enum("status", &body.status),
         patched_enum("priority", &body.priority),
@@ -272,8 +291,10 @@ async fn update(
                 check_values(&definitions, RecordKind::Ticket, Some(raw), false, false)
             }
         },
+        snoozing::patched(&body.snoozed_until, &body.force, state.clock.now()),
     )
         .all_valid()?;
+    snoozing::ensure_children_closed(&state, &principal, id, status, force).await?;
     let update = TicketUpdate {
         status,
         priority,
@@ -282,6 +303,17 @@ async fn update(
         tags,
         custom_fields,
     };
+    let only_snooze = body.status.is_missing()
+        && body.priority.is_missing()
+        && body.assigned_to_id.is_missing()
+        && body.team_id.is_missing()
+        && body.tags.is_missing()
+        && body.custom_fields.is_missing();
+    if only_snooze {
+        return Ok(Json(
+            snoozing::snooze(&state, &principal, id, snooze).await?,
+        ));
+    }
     let moved_into_team = matches!(update.team_id, Some(Some(_)));
     // Signed before the change: the store adds it to the resolution email
     // only if the ticket becomes RESOLVED in an entity asking automatically.
@@ -307,7 +339,12 @@ async fn update(
     } else {
         ticket
     };
-    Ok(Json(ticket))
+    match body.snoozed_until.is_missing() {
+        true => Ok(Json(ticket)),
+        false => Ok(Json(
+            snoozing::snooze(&state, &principal, id, snooze).await?,
+        )),
+    }
 }
 
 /// A PATCH id field: absent keeps, null clears, a value must be an id.

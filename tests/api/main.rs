@@ -25,6 +25,7 @@ mod newcomer;
 mod outbound;
 mod paging;
 mod platform;
+mod relations;
 mod roles;
 mod rules;
 mod search;

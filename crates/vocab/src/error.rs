@@ -36,6 +36,9 @@ crate::text_enum! {
         SessionClosed = "session_closed",
         RoleInUse = "role_in_use",
         CsatOff = "csat_off",
+        TicketMerged = "ticket_merged",
+        OpenChildren = "open_children",
+        UndoExpired = "undo_expired",
         CursorExpired = "cursor_expired",
         IdempotencyInProgress = "idempotency_in_progress",
         IdempotencyKeyReused = "idempotency_key_reused",
@@ -67,6 +70,8 @@ pub struct ApiError {
     pub details: Vec<FieldError>,
     /// Extra response headers (e.g. `Retry-After` on 429).
     pub headers: Vec<(header::HeaderName, HeaderValue)>,
+    /// `ticket_merged`: the ticket the merged one now lives on.
+    pub merged_into: Option<uuid::Uuid>,
 }
 
 #[derive(Serialize)]
@@ -76,6 +81,8 @@ struct ErrorBody<'a> {
     status: u16,
     #[serde(skip_serializing_if = "<[FieldError]>::is_empty")]
     details: &'a [FieldError],
+    #[serde(rename = "mergedInto", skip_serializing_if = "Option::is_none")]
+    merged_into: Option<uuid::Uuid>,
 }
 
 impl ApiError {
@@ -86,6 +93,7 @@ impl ApiError {
             message: message.into(),
             details: Vec::new(),
             headers: Vec::new(),
+            merged_into: None,
         }
     }
 
@@ -181,6 +189,19 @@ impl ApiError {
         )
     }
 
+    /// A 409 `ticket_merged`: the ticket was merged into `target`, where
+    /// its conversation goes on.
+    pub fn ticket_merged(target: uuid::Uuid) -> Self {
+        ApiError {
+            merged_into: Some(target),
+            ..Self::new(
+                StatusCode::CONFLICT,
+                ErrorCode::TicketMerged,
+                format!("The ticket was merged into ticket {target}: write there"),
+            )
+        }
+    }
+
     pub fn with_header(mut self, name: header::HeaderName, value: HeaderValue) -> Self {
         self.headers.push((name, value));
         self
@@ -231,6 +252,7 @@ impl IntoResponse for ApiError {
             code: self.code.as_str(),
             status: self.status.as_u16(),
             details: &self.details,
+            merged_into: self.merged_into,
         };
         // The body is strings and numbers, so serialising cannot fail; were
         // it to, the client still gets a JSON error rather than an empty body.
@@ -275,6 +297,9 @@ pub enum StoreError {
     TimedOut(String),
     #[error("database error: {0}")]
     Database(#[source] sqlx::Error),
+    /// A rule of the record refuses the change: answered as it is.
+    #[error("refused: {}", .0.message)]
+    Refused(Box<ApiError>),
 }
 
 impl From<sqlx::Error> for StoreError {
@@ -347,6 +372,7 @@ impl From<StoreError> for ApiError {
     fn from(err: StoreError) -> Self {
         match err {
             StoreError::NotFound => ApiError::not_found(),
+            StoreError::Refused(error) => *error,
             StoreError::Conflict(field) => {
                 ApiError::conflict(format!("A record with this {field} already exists"))
             }

@@ -25,6 +25,9 @@ crate::text_enum! {
         SlaFulfilled = "sla.fulfilled",
         CsatSubmitted = "csat.submitted",
         CsatUpdated = "csat.updated",
+        TicketLinked = "ticket.linked",
+        TicketUnsnoozed = "ticket.unsnoozed",
+        TicketMerged = "ticket.merged",
         /// An audit entry, once sealed into its company's chain (for SIEM
         /// forwarding; sent only to webhooks that name it).
         AuditEntry = "audit.entry",

@@ -319,6 +319,9 @@ mod tests {
             created_at: Timestamp::now(),
             updated_at: Timestamp::now(),
             sla: None,
+            snoozed_until: None,
+            merged_into: None,
+            links: Vec::new(),
         }
     }
 

@@ -9,6 +9,7 @@
 pub mod events;
 pub mod model;
 pub mod payloads;
+pub mod relations;
 pub mod rules;
 pub mod store;
 

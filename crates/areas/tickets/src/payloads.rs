@@ -232,6 +232,9 @@ mod tests {
             created_at: at,
             updated_at: at,
             sla: None,
+            snoozed_until: None,
+            merged_into: None,
+            links: Vec::new(),
         }
     }
 

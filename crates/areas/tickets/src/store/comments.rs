@@ -54,7 +54,8 @@ impl From<CommentRow> for Comment {
 
 /// Adds a comment (the author, if given, must be a user of the company),
 /// marks the ticket as active, and records `commented` and
-/// `comment.created`.
+/// `comment.created`; a customer's comment wakes a snoozed ticket. A
+/// merged ticket takes no comment: 409 `ticket_merged`.
 pub async fn add_comment(
     db: &Db,
     tenant: &Tenant,
@@ -76,6 +77,7 @@ pub async fn add_comment(
     .push_teams(tenant, "team_id")
     .execute_or_not_found(&mut tx)
     .await?;
+    super::merge::refuse_if_merged(&mut tx, tenant, ticket_id).await?;
     let id = new_id();
     Query::new(
         "INSERT INTO ticket_comments (id, company_id, mode, ticket_id, body, author_id, \
@@ -126,6 +128,9 @@ pub async fn add_comment(
     let ticket = super::read::load(&mut tx, tenant, ticket_id, signer).await?;
     crate::event_log::record_change(&mut tx, tenant, &events::ticket_change(&ticket)?, now).await?;
     events::comment_created(&mut tx, tenant, &ticket, &comment, now).await?;
+    if new.author_type == AuthorType::Customer {
+        super::snooze::wake_on_reply(&mut tx, tenant, ticket_id, now, signer).await?;
+    }
     if !met.is_empty() {
         super::record_sla(&mut tx, tenant, ticket_id, &met, signer, now).await?;
     }
