@@ -4,6 +4,7 @@
 //! `store::escalate` is the one way a ticket is escalated, by the API or by
 //! an escalation rule.
 
+mod actions;
 mod activities;
 pub(crate) mod comments;
 mod listing;
