@@ -7,7 +7,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 use utoipa_axum::routes;
 
-use super::model::Ticket;
+use super::model::{NewTicket, Ticket};
 use super::relations::{NewLinkKind, TicketLink};
 use super::store;
 use crate::auth::{Principal, Scope};
@@ -17,7 +17,7 @@ use crate::idempotency::RequestState;
 use crate::openapi::schema::{self, DataList, Deleted, ErrorBody};
 use crate::router::ApiRouter;
 use crate::state::AppState;
-use crate::validate::{Fields, required_enum, required_id};
+use crate::validate::{Fields, NAME_MAX, optional_text, required_enum, required_id};
 
 pub fn router() -> ApiRouter {
     ApiRouter::new()
@@ -26,6 +26,7 @@ pub fn router() -> ApiRouter {
         .route(Scope::TicketsWrite, routes!(remove_link))
         .route(Scope::TicketsWrite, routes!(merge))
         .route(Scope::TicketsWrite, routes!(undo_merge))
+        .route(Scope::TicketsWrite, routes!(split))
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -220,4 +221,73 @@ async fn undo_merge(
     )
     .await?;
     Ok(Json(ticket))
+}
+
+#[derive(Deserialize, ToSchema)]
+#[schema(as = SplitTicket)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct SplitBody {
+    /// A comment of this ticket: it moves to the new ticket.
+    #[schema(schema_with = schema::uuid, required)]
+    comment_id: Option<String>,
+    /// Also move every comment after it (default false).
+    following: Option<bool>,
+    /// The new ticket's subject (default `Split from TKT-…: ` and this
+    /// ticket's subject, cut to 255 characters).
+    #[schema(schema_with = schema::name)]
+    subject: Option<String>,
+}
+
+/// Split a ticket
+///
+/// Makes a new ticket (same entity, priority, team, tags and visitor email;
+/// `ticket.created`) and moves the comment (and, with `following`, those
+/// after it) there, linked to this ticket (`split_from` on the new one,
+/// `split_into` here); emits `ticket.split`.
+#[utoipa::path(post, path = "/tickets/{id}/split", operation_id = "split_ticket",
+    tag = "Tickets",
+    request_body = SplitBody,
+    params(("id" = uuid::Uuid, Path, description = "Ticket id")),
+    responses(
+        (status = 201, description = "The new ticket", body = Ticket),
+        (status = 409, description = "`ticket_merged`: the ticket was merged into another",
+            body = ErrorBody),
+    ))]
+async fn split(
+    RequestState(state): RequestState,
+    principal: Principal,
+    Id(id): Id,
+    Json(body): Json<SplitBody>,
+) -> ApiResult<(StatusCode, Json<Ticket>)> {
+    let (comment, subject) = (
+        required_id("commentId", body.comment_id.as_deref()),
+        optional_text("subject", body.subject.as_deref(), NAME_MAX),
+    )
+        .all_valid()?;
+    let db = state.db.acting(principal.actor());
+    let (tenant, signer) = (&principal.tenant, state.link_signer());
+    store::comment_to_split(&db, tenant, id, comment).await?;
+    let old = store::find(&db, tenant, id, &signer).await?;
+    let subject = subject.unwrap_or_else(|| {
+        let named = format!("Split from {}: {}", old.ticket_number, old.subject);
+        named.chars().take(NAME_MAX).collect()
+    });
+    let new = NewTicket {
+        subject,
+        description: None,
+        priority: old.priority,
+        entity_id: old.entity_id,
+        visitor_email: old.visitor_email.clone(),
+        team_id: old.team_id,
+        chat_session_id: None,
+        tags: old.tags.clone(),
+        custom_fields: Default::default(),
+        attachment_ids: Vec::new(),
+    };
+    let now = state.clock.now();
+    let subscribers = &state.ticket_subscribers;
+    let made = store::create(&db, &state.sla, subscribers, tenant, new, now, &signer).await?;
+    let following = body.following.unwrap_or(false);
+    let ticket = store::split(&db, tenant, id, made.id, comment, following, now, &signer).await?;
+    Ok((StatusCode::CREATED, Json(ticket)))
 }

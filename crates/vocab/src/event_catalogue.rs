@@ -28,6 +28,7 @@ crate::text_enum! {
         TicketLinked = "ticket.linked",
         TicketUnsnoozed = "ticket.unsnoozed",
         TicketMerged = "ticket.merged",
+        TicketSplit = "ticket.split",
         /// An audit entry, once sealed into its company's chain (for SIEM
         /// forwarding; sent only to webhooks that name it).
         AuditEntry = "audit.entry",

@@ -127,13 +127,29 @@ async fn every_event_kind_names_its_actor_in_its_webhook_body(backend: Backend) 
     rate(&app, Some(&token), json!({"score": 2}))
         .await
         .assert_status(200);
-    // Two more tickets: the key links them and merges one into the other;
-    // the other, snoozed, is woken by the wake pass.
+    // Two more tickets: the key links them, splits a comment off the
+    // other and merges the first into it; the other, snoozed, is woken by
+    // the wake pass.
     let other = high_ticket(&app, &acme).await;
     app.post(
         &format!("{path}/links"),
         &acme.key,
         json!({"ticketId": other, "kind": "related"}),
+    )
+    .await
+    .assert_status(201);
+    let said = app
+        .post(
+            &format!("/tickets/{other}/comments"),
+            &acme.key,
+            json!({"body": "Another matter"}),
+        )
+        .await;
+    let said = said.assert_status(201)["id"].clone();
+    app.post(
+        &format!("/tickets/{other}/split"),
+        &acme.key,
+        json!({"commentId": said}),
     )
     .await
     .assert_status(201);
@@ -171,6 +187,7 @@ async fn every_event_kind_names_its_actor_in_its_webhook_body(backend: Backend) 
         ("audit.entry", &key),
         ("ticket.linked", &key),
         ("ticket.merged", &key),
+        ("ticket.split", &key),
         ("ticket.unsnoozed", &system),
     ]);
     let names: Vec<&str> = expected.keys().copied().collect();

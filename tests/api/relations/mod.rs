@@ -1,10 +1,11 @@
 //! How tickets relate: links (and the parent rule), snoozing and its wake
-//! pass, merging and its undo. Shared helpers here; the tests in the
+//! pass, merging and its undo, splitting. Shared helpers here; the tests in the
 //! submodules.
 
 mod links;
 mod merge;
 mod snooze;
+mod split;
 
 use std::collections::BTreeMap;
 

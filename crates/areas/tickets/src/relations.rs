@@ -181,6 +181,21 @@ impl EventPayload for TicketMerged<'_> {
     const NAME: EventName = EventName::TicketMerged;
 }
 
+/// `ticket.split`: the new ticket, the one it was split from and the
+/// comments that moved.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TicketSplit<'a> {
+    #[serde(flatten)]
+    pub ticket: &'a Ticket,
+    pub split_from: &'a Ticket,
+    pub comment_ids: &'a [Uuid],
+}
+
+impl EventPayload for TicketSplit<'_> {
+    const NAME: EventName = EventName::TicketSplit;
+}
+
 /// Records `data` about `ticket` (the change feed's entry is the ticket as
 /// it now is) and stages it for the ticket's channels.
 pub async fn announce<P: EventPayload>(

@@ -22,6 +22,7 @@ mod read;
 mod search;
 mod sla;
 mod snooze;
+mod split;
 pub mod subscribers;
 mod tags;
 mod update;
@@ -38,6 +39,7 @@ pub use merge::{merge, undo_merge};
 pub use read::find;
 pub use sla::record_sla;
 pub use snooze::{snooze, wake_due};
+pub use split::{comment_to_split, split};
 pub use tags::edit_tags;
 pub use update::{update, update_with_rating_link};
 
