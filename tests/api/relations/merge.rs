@@ -17,6 +17,7 @@ backend_tests!(
     undo_restores_counts_links_and_status,
     undo_after_the_window_is_refused,
     a_ticket_is_not_merged_into_itself_or_a_merged_one,
+    search_finds_the_target_by_a_moved_comment,
 );
 
 /// A source with two comments and a tag, and a target with one comment and
@@ -199,4 +200,28 @@ async fn a_ticket_is_not_merged_into_itself_or_a_merged_one(backend: Backend) {
         .await;
     r.assert_error(409, "ticket_merged");
     assert_eq!(get_ticket(&app, &acme, &third).await["status"], "OPEN");
+}
+
+async fn search_finds_the_target_by_a_moved_comment(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let (source, target) = pair(&app, &acme).await;
+    comment(
+        &app,
+        &acme,
+        &source,
+        json!({"body": "The zeppelin arrived broken"}),
+    )
+    .await
+    .assert_status(201);
+    merge(&app, &acme, &source, &target).await;
+
+    let r = app.get("/tickets?q=zeppelin", &acme.key).await;
+    let found: Vec<Value> = r.assert_status(200)["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .map(|t| t["id"].clone())
+        .collect();
+    assert_eq!(found, vec![json!(target)]);
 }

@@ -1,7 +1,8 @@
 //! SQL for merging a ticket into another: its comments, its own
 //! attachments and its tags go to the target, it is closed with
 //! `mergedInto` and a link both ways, and what moved is kept so that an
-//! undo within the window puts both tickets back as they were.
+//! undo within the window puts both tickets back as they were. Each
+//! ticket's search document follows the comments it holds.
 
 use serde_json::json;
 use sqlx::types::Json;
@@ -10,6 +11,7 @@ use uuid::Uuid;
 use super::activities::{NewActivity, add_activity};
 use super::links;
 use super::read::load;
+use super::search::reindex_comments;
 use super::sla::{move_sla_clocks, record_sla};
 use super::tags::announce_tags;
 use super::update::{lock, write_state};
@@ -127,6 +129,8 @@ pub async fn merge(
         .bind(target)
         .execute(&mut tx)
         .await?;
+    reindex_comments(&mut tx, source).await?;
+    reindex_comments(&mut tx, target).await?;
     let files: Vec<(Uuid,)> =
         Query::new("SELECT id FROM attachments WHERE ticket_id = $1 AND comment_id IS NULL")
             .bind(source)
@@ -305,6 +309,8 @@ pub async fn undo_merge(
             .push_bind_list(row.comment_ids.0.iter().copied())
             .execute(&mut tx)
             .await?;
+        reindex_comments(&mut tx, source).await?;
+        reindex_comments(&mut tx, target).await?;
     }
     if !row.attachment_ids.0.is_empty() {
         Query::new("UPDATE attachments SET ticket_id = ")

@@ -8,6 +8,7 @@ use super::activities::{NewActivity, add_activity};
 use super::links;
 use super::merge::refuse_if_merged;
 use super::read::load;
+use super::search::reindex_comments;
 use super::update::lock;
 use crate::attachments::links::Signer;
 use crate::auth::Tenant;
@@ -96,6 +97,8 @@ pub async fn split(
         .push_bind_list(ids.iter().copied())
         .execute(&mut tx)
         .await?;
+    reindex_comments(&mut tx, from).await?;
+    reindex_comments(&mut tx, into).await?;
     links::insert(&mut tx, tenant, LinkKind::SplitFrom.stored(into, from), now).await?;
     for (ticket, details) in [
         (from, json!({"into": into, "commentIds": ids})),
