@@ -74,6 +74,9 @@ pub struct ServeArgs {
     /// clocks.
     #[arg(long, env = "SUPPORTDESK_RULES_INTERVAL_SECS", default_value_t = defaults::RULES_INTERVAL_SECS)]
     pub rules_interval_secs: u64,
+    /// Seconds after a ticket merge during which it can be undone.
+    #[arg(long, env = "SUPPORTDESK_MERGE_UNDO_SECS", default_value_t = defaults::MERGE_UNDO_SECS)]
+    pub merge_undo_secs: u64,
     /// Prefix of every Redis key and channel (lets nodes of two deployments,
     /// or two tests, share one Redis).
     #[arg(long, env = "SUPPORTDESK_REDIS_PREFIX", default_value = defaults::REDIS_PREFIX)]

@@ -10,6 +10,8 @@ pub const WEBHOOK_RETRY_DELAYS: &str = "60,300,1800,7200";
 pub const WEBHOOK_TIMEOUT_SECS: u64 = 10;
 pub const RATE_WINDOW_SECS: u64 = 3600;
 pub const RULES_INTERVAL_SECS: u64 = 30;
+/// A merged ticket can be put back for an hour.
+pub const MERGE_UNDO_SECS: u64 = 3600;
 pub const REDIS_PREFIX: &str = "sd:";
 pub const HEADER_READ_TIMEOUT_SECS: u64 = 10;
 pub const BODY_READ_TIMEOUT_SECS: u64 = 10;

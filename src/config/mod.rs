@@ -39,6 +39,8 @@ pub struct Config {
     pub webhook_timeout: Duration,
     pub rate_window: Duration,
     pub rules_interval: Duration,
+    /// How long after a merge it can be undone.
+    pub merge_undo: Duration,
     /// Look at the database on start: create the demo company and key on an
     /// empty one when allowed (see `demo`), or print how to create a company.
     pub bootstrap_demo: bool,
@@ -173,6 +175,7 @@ impl Config {
             webhook_timeout: Duration::from_secs(args.webhook_timeout_secs),
             rate_window: Duration::from_secs(args.rate_window_secs),
             rules_interval: Duration::from_secs(args.rules_interval_secs),
+            merge_undo: Duration::from_secs(args.merge_undo_secs),
             bootstrap_demo: true,
             demo: args.demo,
             demo_shop_bind: args.demo_shop_bind,
@@ -238,6 +241,7 @@ impl Config {
             webhook_timeout: secs(defaults::WEBHOOK_TIMEOUT_SECS),
             rate_window: secs(defaults::RATE_WINDOW_SECS),
             rules_interval: secs(defaults::RULES_INTERVAL_SECS),
+            merge_undo: secs(defaults::MERGE_UNDO_SECS),
             bootstrap_demo: false,
             demo: defaults::DEMO,
             demo_shop_bind: "127.0.0.1:0".into(),

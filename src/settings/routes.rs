@@ -45,6 +45,11 @@ pub(crate) struct UpdateBody {
     #[serde(default)]
     #[schema(value_type = bool)]
     assign_on_reply: Patch<bool>,
+    /// A parent ticket may be resolved or closed while a child is still
+    /// open, without `force`.
+    #[serde(default)]
+    #[schema(value_type = bool)]
+    resolve_parents_with_open_children: Patch<bool>,
 }
 
 /// Get the company settings
@@ -78,19 +83,25 @@ async fn update_settings(
         )),
         checked => checked,
     };
-    let (_, name, timezone, require_two_factor, assign_on_reply) = (
+    let (_, name, timezone, require_two_factor, assign_on_reply, resolve_parents) = (
         ensure(
             !(body.name.is_missing()
                 && body.timezone.is_missing()
                 && body.require_two_factor.is_missing()
-                && body.assign_on_reply.is_missing()),
+                && body.assign_on_reply.is_missing()
+                && body.resolve_parents_with_open_children.is_missing()),
             "body",
-            "give at least one of: name, timezone, requireTwoFactor, assignOnReply",
+            "give at least one of: name, timezone, requireTwoFactor, assignOnReply, \
+             resolveParentsWithOpenChildren",
         ),
         required_patch("name", &body.name, NAME_MAX),
         timezone,
         required_flag("requireTwoFactor", &body.require_two_factor),
         required_flag("assignOnReply", &body.assign_on_reply),
+        required_flag(
+            "resolveParentsWithOpenChildren",
+            &body.resolve_parents_with_open_children,
+        ),
     )
         .all_valid()?;
     let update = SettingsUpdate {
@@ -98,6 +109,7 @@ async fn update_settings(
         timezone,
         require_two_factor,
         assign_on_reply,
+        resolve_parents_with_open_children: resolve_parents,
     };
     let settings = store::update(
         &principal.acting(&state.db, requested),

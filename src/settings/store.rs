@@ -28,6 +28,9 @@ pub struct CompanySettings {
     /// Whether an agent's reply to an unassigned ticket or chat assigns it
     /// to them (default false).
     pub assign_on_reply: bool,
+    /// Whether a parent ticket may be resolved or closed while a child is
+    /// still open without `force` (default false).
+    pub resolve_parents_with_open_children: bool,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
@@ -39,6 +42,7 @@ pub struct SettingsUpdate {
     pub timezone: Option<String>,
     pub require_two_factor: Option<bool>,
     pub assign_on_reply: Option<bool>,
+    pub resolve_parents_with_open_children: Option<bool>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -60,12 +64,14 @@ impl From<CompanyRow> for CompanySettings {
             .to_string();
         let require_two_factor = requires_two_factor(&row.settings);
         let assign_on_reply = flag(&row.settings, ASSIGN_ON_REPLY);
+        let resolve_parents_with_open_children = flag(&row.settings, RESOLVE_PARENTS);
         CompanySettings {
             id: row.id,
             name: row.name,
             timezone,
             require_two_factor,
             assign_on_reply,
+            resolve_parents_with_open_children,
             created_at: row.created_at,
             updated_at: row.updated_at,
         }
@@ -87,6 +93,9 @@ pub const REQUIRE_TWO_FACTOR: &str = "requireTwoFactor";
 /// The settings key of `assign_on_reply`.
 pub const ASSIGN_ON_REPLY: &str = "assignOnReply";
 
+/// The settings key of `resolve_parents_with_open_children`.
+pub const RESOLVE_PARENTS: &str = "resolveParentsWithOpenChildren";
+
 /// A boolean setting, false when absent.
 fn flag(settings: &Map<String, Value>, key: &str) -> bool {
     settings.get(key).and_then(Value::as_bool).unwrap_or(false)
@@ -95,12 +104,26 @@ fn flag(settings: &Map<String, Value>, key: &str) -> bool {
 /// Whether the company assigns an unassigned ticket or chat to the agent
 /// who replies to it; false for a company that does not exist.
 pub async fn assigns_on_reply(db: &Db, company_id: Uuid) -> Result<bool, StoreError> {
+    flag_of(db, company_id, ASSIGN_ON_REPLY).await
+}
+
+/// Whether the company lets a parent ticket be resolved or closed while a
+/// child is open; false for a company that does not exist.
+pub async fn resolves_parents_with_open_children(
+    db: &Db,
+    company_id: Uuid,
+) -> Result<bool, StoreError> {
+    flag_of(db, company_id, RESOLVE_PARENTS).await
+}
+
+/// The company's boolean setting `key`; false when absent.
+async fn flag_of(db: &Db, company_id: Uuid, key: &str) -> Result<bool, StoreError> {
     let settings: Option<(Json<Map<String, Value>>,)> =
         Query::new("SELECT settings FROM companies WHERE id = $1")
             .bind(company_id)
             .fetch_optional(db)
             .await?;
-    Ok(settings.is_some_and(|(settings,)| flag(&settings, ASSIGN_ON_REPLY)))
+    Ok(settings.is_some_and(|(settings,)| flag(&settings, key)))
 }
 
 const COLUMNS: &str = "id, name, settings, created_at, updated_at";
@@ -144,6 +167,9 @@ pub async fn update(
     if let Some(assign) = update.assign_on_reply {
         settings.insert(ASSIGN_ON_REPLY.into(), Value::Bool(assign));
     }
+    if let Some(allow) = update.resolve_parents_with_open_children {
+        settings.insert(RESOLVE_PARENTS.into(), Value::Bool(allow));
+    }
     let unchanged = name == current.name
         && update
             .timezone
@@ -154,7 +180,10 @@ pub async fn update(
             .is_none_or(|required| required == current.require_two_factor)
         && update
             .assign_on_reply
-            .is_none_or(|assign| assign == current.assign_on_reply);
+            .is_none_or(|assign| assign == current.assign_on_reply)
+        && update
+            .resolve_parents_with_open_children
+            .is_none_or(|allow| allow == current.resolve_parents_with_open_children);
     if unchanged {
         tx.commit().await?;
         return Ok(current);

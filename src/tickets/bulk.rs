@@ -13,8 +13,7 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use super::macros::application;
-use super::model::TicketUpdate;
-use super::update::{UpdateBody, ticket_update, update_one};
+use super::update::{PatchChange, UpdateBody, ticket_update, update_one};
 use crate::auth::{Principal, Scope};
 use crate::db::Backend;
 use crate::error::{ApiError, ApiResult, ErrorCode, FieldError, StoreError};
@@ -73,7 +72,7 @@ pub(crate) struct Results {
 
 /// What each ticket gets.
 enum Change {
-    Fields(TicketUpdate),
+    Fields(PatchChange),
     Macro(Box<(crate::macros::Macro, apply::Application)>),
 }
 
@@ -119,7 +118,7 @@ async fn bulk(
         }
         (Some(changes), None) => {
             let definitions = crate::macros::routes::definitions(&state, &principal).await?;
-            Change::Fields(ticket_update(changes, &definitions)?)
+            Change::Fields(ticket_update(changes, &definitions, state.clock.now())?)
         }
         (None, None) => return Err(ApiError::invalid_field("body", "give changes or macroId")),
     };
@@ -200,6 +199,11 @@ fn outcome(ticket_id: Uuid, done: ApiResult<()>) -> Outcome {
                 code: error.code.as_str().to_string(),
                 status: error.status.as_u16(),
                 details: (!error.details.is_empty()).then_some(error.details),
+                merged_into: error
+                    .extra
+                    .get("mergedInto")
+                    .and_then(|id| id.as_str())
+                    .and_then(|id| uuid::Uuid::parse_str(id).ok()),
             }),
         },
     }

@@ -65,6 +65,10 @@ pub(crate) struct ListQuery {
     /// first, tickets without one last (pages by offset, like a search).
     #[param(schema_with = order_schema)]
     order: Option<String>,
+    /// `true`: only tickets snoozed until a time still to come; `false`:
+    /// only tickets awake (the open view). Absent: both.
+    #[param(value_type = Option<bool>)]
+    snoozed: Option<String>,
     /// `limit`, `offset`, `after`: documented by `ListRequest`.
     #[serde(flatten)]
     #[param(ignore)]
@@ -169,11 +173,12 @@ pub(super) async fn list(
         field_filter(raw_query.as_deref(), &definitions, RecordKind::Ticket),
     )
         .all_valid()?;
-    let (number, sla_breached, sla_due_before, by_sla_due) = (
+    let (number, sla_breached, sla_due_before, by_sla_due, snoozed) = (
         optional_number(non_empty(&query.ticket_number)),
         optional_bool("slaBreached", non_empty(&query.sla_breached)),
         optional_instant("slaDueBefore", non_empty(&query.sla_due_before)),
         by_sla_due(non_empty(&query.order)),
+        optional_bool("snoozed", non_empty(&query.snoozed)),
     )
         .all_valid()?;
     let search = text.map(|text| TicketSearch {
@@ -193,6 +198,10 @@ pub(super) async fn list(
         sla_breached,
         sla_due_before,
         by_sla_due,
+        snoozed: snoozed.map(|snoozed| crate::tickets::model::SnoozedAt {
+            snoozed,
+            now: state.clock.now(),
+        }),
     };
     let list = ListId::new("tickets", &principal.tenant, &filter);
     // Like a search's rank, an SLA due time is no position a cursor holds.

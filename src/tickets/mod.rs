@@ -4,18 +4,22 @@
 //! `store::escalate` is the one way a ticket is escalated, by the API or by
 //! an escalation rule.
 
+mod actions;
 mod activities;
 mod bulk;
 pub(crate) mod comments;
 mod listing;
 pub(crate) mod macros;
 mod nested;
+mod related;
 pub mod routes;
 mod rules_pass;
 pub(crate) mod update;
 pub(crate) mod versions;
+mod snoozing;
+pub mod wake_pass;
 
-pub use ::tickets::{Escalation, Ticket, events, model, payloads, store};
+pub use ::tickets::{Escalation, Ticket, events, model, payloads, relations, store};
 
 /// The escalation rules (the `supportdesk-tickets` crate's) and the pass
 /// that applies them on this node.
@@ -28,8 +32,17 @@ use tokio::task::JoinHandle;
 
 use crate::state::AppState;
 
-/// Starts this node's ticket workers (escalation rules).
+/// Starts this node's ticket workers (escalation rules, the snooze wake
+/// pass).
 pub fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {
     let every = state.config.rules_interval;
-    vec![rules::spawn(state.into(), every, state.shutdown.clone())]
+    vec![
+        rules::spawn(state.into(), every, state.shutdown.clone()),
+        wake_pass::spawn(
+            state.db.clone(),
+            state.attachments.clone(),
+            state.clock.clone(),
+            state.shutdown.clone(),
+        ),
+    ]
 }

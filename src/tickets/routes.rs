@@ -8,9 +8,9 @@ use serde_json::json;
 use utoipa::ToSchema;
 use utoipa_axum::routes;
 
-use super::model::{DESCRIPTION_MAX, Escalation, NewTicket, Priority, REASON_MAX, Ticket};
+use super::model::{DESCRIPTION_MAX, NewTicket, Priority, Ticket};
 use super::versions::Versioned;
-use super::{activities, bulk, comments, listing, store, update};
+use super::{actions, activities, bulk, comments, listing, related, store, update};
 use crate::attachments::model::attachment_ids;
 use crate::auth::{Principal, Scope};
 use crate::custom_fields::model::{RecordKind, check_values};
@@ -21,7 +21,6 @@ use crate::openapi::schema::{self, Deleted};
 use crate::router::ApiRouter;
 use crate::state::AppState;
 use crate::tags::model::optional_tag_set;
-use crate::tags::routes::{TagEditBody, tag_edit};
 use crate::teams::routing;
 use crate::validate::{
     Fields, NAME_MAX, optional_email, optional_enum, optional_id, optional_text, required_id,
@@ -35,11 +34,11 @@ pub fn router() -> ApiRouter {
         .route(Scope::TicketsRead, routes!(get_one))
         .route(Scope::TicketsWrite, routes!(update::update))
         .route(Scope::TicketsDelete, routes!(delete))
-        .route(Scope::TicketsWrite, routes!(escalate))
-        .route(Scope::TicketsWrite, routes!(edit_tags))
+        .merge(actions::router())
         .merge(bulk::router())
         .merge(super::macros::router())
         .merge(comments::router())
+        .merge(related::router())
         .merge(activities::router())
 }
 
@@ -86,20 +85,6 @@ fn description_schema() -> utoipa::openapi::ObjectBuilder {
     schema::text(DESCRIPTION_MAX)
 }
 
-fn reason_schema() -> utoipa::openapi::ObjectBuilder {
-    schema::text(REASON_MAX)
-}
-
-#[derive(Deserialize, ToSchema)]
-#[schema(as = EscalateTicket)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct EscalateBody {
-    /// The user who takes the ticket over.
-    #[schema(schema_with = schema::uuid, required)]
-    escalate_to_id: Option<String>,
-    #[schema(schema_with = reason_schema)]
-    reason: Option<String>,
-}
 
 /// Create a ticket
 ///
@@ -189,74 +174,6 @@ async fn get_one(
     Ok(Versioned(ticket.version, ticket))
 }
 
-/// Escalate a ticket
-///
-/// Assigns it to `escalateToId`, raises the priority, emits
-/// `ticket.escalated`.
-#[utoipa::path(post, path = "/tickets/{id}/escalate", operation_id = "escalate_ticket",
-    tag = "Tickets",
-    request_body = EscalateBody,
-    params(("id" = uuid::Uuid, Path, description = "Ticket id")),
-    responses((status = 200, description = "The escalated ticket", body = Ticket)))]
-async fn escalate(
-    RequestState(state): RequestState,
-    principal: Principal,
-    Id(id): Id,
-    Json(body): Json<EscalateBody>,
-) -> ApiResult<Json<Ticket>> {
-    let (to_user, reason) = (
-        required_id("escalateToId", body.escalate_to_id.as_deref()),
-        optional_text("reason", body.reason.as_deref(), REASON_MAX),
-    )
-        .all_valid()?;
-    let escalation = Escalation {
-        to_user: Some(to_user),
-        to_team: None,
-        reason,
-        automatic: false,
-        rule_id: None,
-    };
-    let ticket = store::escalate(
-        &state.db.acting(principal.actor()),
-        &principal.tenant,
-        id,
-        escalation,
-        state.clock.now(),
-        &state.link_signer(),
-    )
-    .await?;
-    Ok(Json(ticket))
-}
-
-/// Add and remove tags
-///
-/// One atomic change: concurrent calls each keep their own tags. More than
-/// 50 tags afterwards is a 400 that changes nothing. A real change is
-/// recorded in the timeline and emitted as `ticket.updated` with
-/// `changes.tags {added, removed}`.
-#[utoipa::path(post, path = "/tickets/{id}/tags", operation_id = "edit_ticket_tags",
-    tag = "Tickets",
-    request_body = TagEditBody,
-    params(("id" = uuid::Uuid, Path, description = "Ticket id")),
-    responses((status = 200, description = "The ticket with its tags", body = Ticket)))]
-async fn edit_tags(
-    RequestState(state): RequestState,
-    principal: Principal,
-    Id(id): Id,
-    Json(body): Json<TagEditBody>,
-) -> ApiResult<Json<Ticket>> {
-    let edit = tag_edit(&body)?;
-    let ticket = store::edit_tags(
-        &state.db.acting(principal.actor()),
-        &principal.tenant,
-        id,
-        edit,
-        state.clock.now(),
-        &state.link_signer(),
-    )
-    .await?;
-    Ok(Json(ticket))
-}
 
 /// Delete a ticket
 #[utoipa::path(delete, path = "/tickets/{id}", operation_id = "delete_ticket", tag = "Tickets",

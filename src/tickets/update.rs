@@ -6,16 +6,17 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::model::{Ticket, TicketStatus, TicketUpdate};
-use super::store;
+use super::{snoozing, store};
 use super::versions::{IfMatch, VersionConflict, Versioned, refused};
 use crate::auth::Principal;
 use crate::custom_fields::model::{RecordKind, check_values};
-use crate::error::{ApiResult, FieldError};
+use crate::error::{ApiResult, FieldError, StoreError};
 use crate::extract::{Id, Json};
 use crate::openapi::schema;
 use crate::state::AppState;
 use crate::tags::model::tag_set;
 use crate::teams::routing;
+use crate::time::Timestamp;
 use crate::validate::{Fields, Patch, ensure, optional_enum, problem, required_id};
 
 /// Only these fields can change; anything else is a 400 rather than
@@ -48,12 +49,33 @@ pub(crate) struct UpdateBody {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     custom_fields: Patch<serde_json::Value>,
+    /// Snoozes the ticket until this instant (RFC 3339, still to come):
+    /// it wakes then or at its customer's next reply; null wakes it now.
+    #[serde(default)]
+    #[schema(value_type = Option<chrono::DateTime<chrono::Utc>>)]
+    snoozed_until: Patch<String>,
+    /// Resolves or closes a parent whose children are still open (refused
+    /// with 409 `open_children` otherwise, unless the company's
+    /// `resolveParentsWithOpenChildren` allows it).
+    #[serde(default)]
+    #[schema(value_type = bool)]
+    force: Patch<bool>,
+}
+
+/// A checked PATCH body: the change of the ticket's fields (None when it
+/// names none of them), its snooze (`Some(None)` wakes it) and `force`.
+#[derive(Clone)]
+pub(crate) struct PatchChange {
+    fields: Option<TicketUpdate>,
+    snooze: Option<Option<Timestamp>>,
+    force: bool,
 }
 
 /// Update a ticket
 ///
 /// Status, priority, assignee, team and tags (`tags` replaces the set); each real
-/// change is recorded in the timeline and emitted as `ticket.updated`. With
+/// change is recorded in the timeline and emitted as `ticket.updated`.
+/// `snoozedUntil` snoozes the ticket (or, null, wakes it). With
 /// `If-Match` on a version the ticket is no longer at, nothing changes: 412
 /// `version_conflict` with the changes since.
 #[utoipa::path(patch, path = "/tickets/{id}", operation_id = "update_ticket", tag = "Tickets",
@@ -62,6 +84,8 @@ pub(crate) struct UpdateBody {
         ("If-Match" = Option<String>, Header, description = "The ticket's version the change is based on (its `ETag`, `\"<version>\"`): when the ticket is at another version now, nothing changes and the answer is 412 `version_conflict`. `*` or no header: any version.")),
     responses((status = 200, description = "The updated ticket", body = Ticket,
         headers(("ETag" = String, description = "The ticket's version, `\"<version>\"`: send it back as `If-Match`."))),
+        (status = 409, description = "`open_children`: a parent with open children is not \
+            resolved or closed without `force`", body = crate::openapi::schema::ErrorBody),
         (status = 412, description = "`version_conflict`: the ticket is no longer at the version `If-Match` named; nothing changed. `details` has a line per change since, `changes` the timeline entries, `currentVersion` the version now.", body = VersionConflict)))]
 pub(crate) async fn update(
     State(state): State<AppState>,
@@ -81,9 +105,9 @@ pub(crate) async fn update(
         }
         Patch::Missing | Patch::Null => Default::default(),
     };
-    let update = ticket_update(&body, &definitions)?;
+    let change = ticket_update(&body, &definitions, state.clock.now())?;
     let db = state.db.acting(principal.actor());
-    let ticket = update_one(&state, &db, &principal.tenant, id, update, expected).await?;
+    let ticket = update_one(&state, &db, &principal.tenant, id, change, expected).await?;
     Ok(Versioned(ticket.version, ticket))
 }
 
@@ -92,18 +116,21 @@ pub(crate) async fn update(
 pub(crate) fn ticket_update(
     body: &UpdateBody,
     definitions: &[crate::custom_fields::model::Definition],
-) -> ApiResult<TicketUpdate> {
-    let nothing_given = body.status.is_missing()
+    now: Timestamp,
+) -> ApiResult<PatchChange> {
+    let no_field = body.status.is_missing()
         && body.priority.is_missing()
         && body.assigned_to_id.is_missing()
         && body.team_id.is_missing()
         && body.tags.is_missing()
         && body.custom_fields.is_missing();
-    let (_, status, priority, assigned_to_id, team_id, tags, custom_fields) = (
+    let nothing_given = no_field && body.snoozed_until.is_missing();
+    let (_, status, priority, assigned_to_id, team_id, tags, custom_fields, (snooze, force)) = (
         ensure(
             !nothing_given,
             "body",
-            "give at least one of: status, priority, assignedToId, teamId, tags, customFields",
+            "give at least one of: status, priority, assignedToId, teamId, tags, customFields, \
+             snoozedUntil",
         ),
         patched_enum("status", &body.status),
         patched_enum("priority", &body.priority),
@@ -121,15 +148,21 @@ pub(crate) fn ticket_update(
                 check_values(definitions, RecordKind::Ticket, Some(raw), false, false)
             }
         },
+        snoozing::patched(&body.snoozed_until, &body.force, now),
     )
         .all_valid()?;
-    Ok(TicketUpdate {
+    let fields = TicketUpdate {
         status,
         priority,
         assigned_to_id,
         team_id,
         tags,
         custom_fields,
+    };
+    Ok(PatchChange {
+        fields: (!no_field).then_some(fields),
+        snooze: (!body.snoozed_until.is_missing()).then_some(snooze),
+        force,
     })
 }
 
@@ -137,6 +170,37 @@ pub(crate) fn ticket_update(
 /// a resolution, routing after a move into a team), by `db`'s actor;
 /// `expected`: the version `If-Match` named.
 pub(crate) async fn update_one(
+    state: &AppState,
+    db: &crate::db::Db,
+    tenant: &crate::auth::Tenant,
+    id: uuid::Uuid,
+    change: PatchChange,
+    expected: Option<i64>,
+) -> ApiResult<Ticket> {
+    let status = change.fields.as_ref().and_then(|fields| fields.status);
+    snoozing::ensure_children_closed(state, tenant, id, status, change.force).await?;
+    let mut ticket = match change.fields {
+        Some(fields) => update_fields(state, db, tenant, id, fields, expected).await?,
+        None => {
+            // A snooze alone still answers to `If-Match`.
+            let current = store::find(db, tenant, id, &state.link_signer()).await?;
+            if expected.is_some_and(|version| version != current.version) {
+                let error = StoreError::VersionConflict {
+                    current: current.version,
+                };
+                return Err(refused(&state.db, tenant, id, expected, error).await);
+            }
+            current
+        }
+    };
+    if let Some(until) = change.snooze {
+        ticket = snoozing::snooze(state, db, tenant, id, until).await?;
+    }
+    Ok(ticket)
+}
+
+/// Applies the change of the ticket's fields, with `If-Match`'s version.
+async fn update_fields(
     state: &AppState,
     db: &crate::db::Db,
     tenant: &crate::auth::Tenant,

@@ -52,6 +52,10 @@ fn change_line(change: &Activity) -> FieldError {
         ActivityKind::TagsChanged => "tags",
         ActivityKind::CustomFieldsChanged => "customFields",
         ActivityKind::SlaWarning | ActivityKind::SlaBreached | ActivityKind::SlaFulfilled => "sla",
+        ActivityKind::Linked | ActivityKind::Unlinked => "links",
+        ActivityKind::Snoozed | ActivityKind::Unsnoozed => "snoozedUntil",
+        ActivityKind::Merged | ActivityKind::MergeUndone => "mergedInto",
+        ActivityKind::Split => "comments",
     };
     let by = change
         .actor

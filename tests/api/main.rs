@@ -26,6 +26,7 @@ mod outbound;
 mod paging;
 mod platform;
 mod productivity;
+mod relations;
 mod roles;
 mod rules;
 mod search;

@@ -20,6 +20,7 @@ pub struct ErrorBody {
     /// A stable machine-readable code: `missing_api_key`, `invalid_api_key`,
     /// `expired_api_key`, `insufficient_scope`, `account_suspended`,
     /// `not_found`, `method_not_allowed`, `conflict`, `session_closed`,
+    /// `ticket_merged`, `open_children`, `undo_expired`,
     /// `payload_too_large`, `quota_exceeded`, `unsupported_media_type`, `rate_limited`,
     /// `invalid_json`, `validation_failed`, `internal`, `unavailable`,
     /// `timeout`.
@@ -32,6 +33,10 @@ pub struct ErrorBody {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub details: Option<Vec<FieldError>>,
+    /// `ticket_merged`: the ticket the merged one now lives on.
+    #[serde(rename = "mergedInto", skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub merged_into: Option<Uuid>,
 }
 
 /// `{"data": [...]}`: a list that is not paginated.

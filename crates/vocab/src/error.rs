@@ -37,6 +37,9 @@ crate::text_enum! {
         SessionClosed = "session_closed",
         RoleInUse = "role_in_use",
         CsatOff = "csat_off",
+        TicketMerged = "ticket_merged",
+        OpenChildren = "open_children",
+        UndoExpired = "undo_expired",
         CursorExpired = "cursor_expired",
         IdempotencyInProgress = "idempotency_in_progress",
         IdempotencyKeyReused = "idempotency_key_reused",
@@ -188,6 +191,20 @@ impl ApiError {
         )
     }
 
+    /// A 409 `ticket_merged`: the ticket was merged into `target`, where
+    /// its conversation goes on.
+    pub fn ticket_merged(target: uuid::Uuid) -> Self {
+        let mut error = Self::new(
+            StatusCode::CONFLICT,
+            ErrorCode::TicketMerged,
+            format!("The ticket was merged into ticket {target}: write there"),
+        );
+        error
+            .extra
+            .insert("mergedInto".into(), target.to_string().into());
+        error
+    }
+
     pub fn with_header(mut self, name: header::HeaderName, value: HeaderValue) -> Self {
         self.headers.push((name, value));
         self
@@ -287,6 +304,9 @@ pub enum StoreError {
     VersionConflict { current: i64 },
     #[error("database error: {0}")]
     Database(#[source] sqlx::Error),
+    /// A rule of the record refuses the change: answered as it is.
+    #[error("refused: {}", .0.message)]
+    Refused(Box<ApiError>),
 }
 
 impl From<sqlx::Error> for StoreError {
@@ -359,6 +379,7 @@ impl From<StoreError> for ApiError {
     fn from(err: StoreError) -> Self {
         match err {
             StoreError::NotFound => ApiError::not_found(),
+            StoreError::Refused(error) => *error,
             StoreError::Conflict(field) => {
                 ApiError::conflict(format!("A record with this {field} already exists"))
             }

@@ -28,6 +28,10 @@ crate::text_enum! {
         /// A macro applied to a ticket, after the ticket's own events of
         /// the same change.
         MacroApplied = "macro.applied",
+        TicketLinked = "ticket.linked",
+        TicketUnsnoozed = "ticket.unsnoozed",
+        TicketMerged = "ticket.merged",
+        TicketSplit = "ticket.split",
         /// An audit entry, once sealed into its company's chain (for SIEM
         /// forwarding; sent only to webhooks that name it).
         AuditEntry = "audit.entry",

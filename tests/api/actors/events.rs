@@ -51,6 +51,14 @@ async fn seal(app: &TestApp, acme: &TestCompany) {
         .expect("sealed");
 }
 
+/// The snooze wake pass, as its worker runs it.
+async fn wake_pass(app: &TestApp) {
+    let signer = app.state.link_signer();
+    supportdesk::tickets::store::wake_due(&app.state.db, app.state.clock.now(), &signer)
+        .await
+        .expect("wake pass");
+}
+
 /// A user of the company, made through the API.
 async fn new_user(app: &TestApp, acme: &TestCompany) -> String {
     let r = app
@@ -134,6 +142,45 @@ async fn every_event_kind_names_its_actor_in_its_webhook_body(backend: Backend) 
     rate(&app, Some(&token), json!({"score": 2}))
         .await
         .assert_status(200);
+    // Two more tickets: the key links them, splits a comment off the
+    // other and merges the first into it; the other, snoozed, is woken by
+    // the wake pass.
+    let other = high_ticket(&app, &acme).await;
+    app.post(
+        &format!("{path}/links"),
+        &acme.key,
+        json!({"ticketId": other, "kind": "related"}),
+    )
+    .await
+    .assert_status(201);
+    let said = app
+        .post(
+            &format!("/tickets/{other}/comments"),
+            &acme.key,
+            json!({"body": "Another matter"}),
+        )
+        .await;
+    let said = said.assert_status(201)["id"].clone();
+    app.post(
+        &format!("/tickets/{other}/split"),
+        &acme.key,
+        json!({"commentId": said}),
+    )
+    .await
+    .assert_status(201);
+    app.post(&format!("{path}/merge"), &acme.key, json!({"into": other}))
+        .await
+        .assert_status(200);
+    let until = (app.state.clock.now().0 + Duration::minutes(5)).to_rfc3339();
+    app.patch(
+        &format!("/tickets/{other}"),
+        &acme.key,
+        json!({"snoozedUntil": until}),
+    )
+    .await
+    .assert_status(200);
+    app.state.clock.advance(Duration::minutes(5));
+    wake_pass(&app).await;
     // The key's audit entries (the webhook, the user), sealed and forwarded.
     seal(&app, &acme).await;
 
@@ -154,6 +201,10 @@ async fn every_event_kind_names_its_actor_in_its_webhook_body(backend: Backend) 
         ("csat.updated", &visitor),
         ("audit.entry", &key),
         ("macro.applied", &key),
+        ("ticket.linked", &key),
+        ("ticket.merged", &key),
+        ("ticket.split", &key),
+        ("ticket.unsnoozed", &system),
     ]);
     let names: Vec<&str> = expected.keys().copied().collect();
     let mut every: Vec<&str> = EVENT_NAMES.to_vec();

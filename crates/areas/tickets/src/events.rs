@@ -320,6 +320,9 @@ mod tests {
             updated_at: Timestamp::now(),
             sla: None,
             version: 1,
+            snoozed_until: None,
+            merged_into: None,
+            links: Vec::new(),
         }
     }
 

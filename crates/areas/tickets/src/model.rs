@@ -30,6 +30,13 @@ crate::text_enum! {
         SlaBreached = "sla_breached",
         SlaFulfilled = "sla_fulfilled",
         TeamChanged = "team_changed",
+        Linked = "linked",
+        Unlinked = "unlinked",
+        Snoozed = "snoozed",
+        Unsnoozed = "unsnoozed",
+        Merged = "merged",
+        MergeUndone = "merge_undone",
+        Split = "split",
     }
 }
 
@@ -92,6 +99,13 @@ pub struct Ticket {
     /// answers carry it as `ETag: "<version>"`, and a write sent with
     /// `If-Match` on another version is refused (412).
     pub version: i64,
+    /// Until when the ticket is snoozed (null: awake): it wakes then, or
+    /// at its customer's next reply, whichever comes first.
+    pub snoozed_until: Option<Timestamp>,
+    /// The ticket this one was merged into (null: not merged).
+    pub merged_into: Option<Uuid>,
+    /// Its links to other tickets, each as this ticket sees it.
+    pub links: Vec<crate::relations::TicketLink>,
 }
 
 #[derive(Debug, Clone)]
@@ -136,6 +150,24 @@ pub struct TicketFilter {
     /// `order=sla_due`: the soonest running SLA due time first (tickets
     /// without one last), then newest.
     pub by_sla_due: bool,
+    /// `snoozed`: only tickets snoozed (true) or awake (false) at the time
+    /// given.
+    pub snoozed: Option<SnoozedAt>,
+}
+
+/// The `snoozed` filter: whether the tickets are snoozed at `now`.
+#[derive(Clone, Copy)]
+pub struct SnoozedAt {
+    pub snoozed: bool,
+    pub now: Timestamp,
+}
+
+/// Without `now`: a list's cursor names its filters by this text, and the
+/// next page of the same list is read at another moment.
+impl std::fmt::Debug for SnoozedAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SnoozedAt({})", self.snoozed)
+    }
 }
 
 impl TicketFilter {
@@ -156,6 +188,7 @@ impl TicketFilter {
             sla_due_before,
             by_sla_due: _,
             team_id,
+            snoozed,
         } = self;
         number.is_some()
             || entity_id.is_some()
@@ -167,6 +200,7 @@ impl TicketFilter {
             || sla_breached.is_some()
             || sla_due_before.is_some()
             || team_id.is_some()
+            || snoozed.is_some()
     }
 }
 

@@ -233,6 +233,9 @@ mod tests {
             updated_at: at,
             sla: None,
             version: 1,
+            snoozed_until: None,
+            merged_into: None,
+            links: Vec::new(),
         }
     }
 

@@ -54,8 +54,10 @@ impl From<CommentRow> for Comment {
 
 /// Adds a comment (the author, if given, must be a user of the company),
 /// marks the ticket as active, and records `commented` and
-/// `comment.created`. `expected`: the version the caller saw (`If-Match`);
-/// another one refuses the comment (`StoreError::VersionConflict`).
+/// `comment.created`; a customer's comment wakes a snoozed ticket. A
+/// merged ticket takes no comment: 409 `ticket_merged`. `expected`: the
+/// version the caller saw (`If-Match`); another one refuses the comment
+/// (`StoreError::VersionConflict`).
 #[allow(clippy::too_many_arguments)] // the reply's whole request
 pub async fn add_comment(
     db: &Db,
@@ -110,6 +112,7 @@ pub(crate) async fn add_comment_in(
     .push_teams(tenant, "team_id")
     .execute_or_not_found(&mut *tx)
     .await?;
+    super::merge::refuse_if_merged(&mut *tx, tenant, ticket_id).await?;
     let id = new_id();
     Query::new(
         "INSERT INTO ticket_comments (id, company_id, mode, ticket_id, body, author_id, \
@@ -168,6 +171,9 @@ pub(crate) async fn add_comment_in(
     crate::event_log::record_change(&mut *tx, tenant, &events::ticket_change(&ticket)?, now)
         .await?;
     events::comment_created(&mut *tx, tenant, &ticket, &comment, now).await?;
+    if new.author_type == AuthorType::Customer {
+        super::snooze::wake_on_reply(&mut *tx, tenant, ticket_id, now, signer).await?;
+    }
     if !met.is_empty() {
         super::record_sla(&mut *tx, tenant, ticket_id, &met, signer, now).await?;
     }

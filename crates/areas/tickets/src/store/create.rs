@@ -237,6 +237,9 @@ fn written(
         tag_list: (!tags.is_empty()).then(|| tags.join(" ")),
         has_attachments: false,
         has_sla_clocks: false,
+        snoozed_until: None,
+        merged_into: None,
+        has_links: false,
         list_total: None,
     }
     .into_ticket()

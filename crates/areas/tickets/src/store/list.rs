@@ -56,6 +56,18 @@ fn filtered(
     if let Some(team) = filter.team_id {
         query = query.push(" AND t.team_id = ").push_bind(team);
     }
+    if let Some(snoozed) = filter.snoozed {
+        // Snoozed until a time still to come: a due ticket the wake pass
+        // has not reached yet already counts as awake.
+        let condition = match snoozed.snoozed {
+            true => " AND t.snoozed_until > ",
+            false => " AND (t.snoozed_until IS NULL OR t.snoozed_until <= ",
+        };
+        query = query.push(condition).push_bind(snoozed.now);
+        if !snoozed.snoozed {
+            query = query.push(")");
+        }
+    }
     let query = sla_store::push_filter(query, "t.id", filter.sla_breached, filter.sla_due_before);
     let query = tag_store::push_filter(query, Tagged::Ticket, "t.id", &filter.tags);
     let query = field_store::push_filter(query, Recorded::Ticket, "t.id", &filter.custom_fields);
@@ -232,6 +244,7 @@ pub async fn list(
         attachment_store::of_each(db, Kind::Ticket, &with(|row| row.has_attachments), signer)
             .await?;
     let mut clocks = sla_store::of_each(db, &with(|row| row.has_sla_clocks)).await?;
+    let mut links = super::links::of_each(db, &with(|row| row.has_links)).await?;
     let tickets = rows
         .into_iter()
         .map(|row| {
@@ -240,9 +253,11 @@ pub async fn list(
                 row.sla_policy_id,
                 &clocks.remove(&row.id).unwrap_or_default(),
             );
+            let links = links.remove(&row.id).unwrap_or_default();
             Ticket {
                 attachments,
                 sla,
+                links,
                 ..row.into_ticket()
             }
         })
@@ -301,7 +316,7 @@ fn page_total(tenant: &Tenant, filter: &TicketFilter) -> Option<Query> {
 /// tenant, then entity, status, priority, assignee and team.
 fn exact_count(tenant: &Tenant, filter: &TicketFilter) -> Option<Query> {
     let sla_filtered = filter.sla_breached.is_some() || filter.sla_due_before.is_some();
-    let unfollowed = filter.number.is_some() || sla_filtered;
+    let unfollowed = filter.number.is_some() || sla_filtered || filter.snoozed.is_some();
     if !filter.tags.is_empty() || !filter.custom_fields.is_empty() || unfollowed {
         return None;
     }

@@ -14,11 +14,15 @@ mod comments;
 mod create;
 mod delete;
 mod escalate;
+mod links;
 mod list;
+mod merge;
 mod plain;
 mod read;
 mod search;
 mod sla;
+mod snooze;
+mod split;
 pub mod subscribers;
 mod tags;
 mod update;
@@ -29,9 +33,13 @@ pub use comments::{add_comment, list_comments};
 pub use create::create;
 pub use delete::delete;
 pub use escalate::{escalate, escalate_in};
+pub use links::{add_link, open_children, remove_link};
 pub use list::{count, list, list_sql};
+pub use merge::{merge, undo_merge};
 pub use read::find;
 pub use sla::record_sla;
+pub use snooze::{snooze, wake_due};
+pub use split::{comment_to_split, split};
 pub use tags::edit_tags;
 pub use update::{update, update_with_rating_link};
 // The steps a macro's application runs in its own transaction.
@@ -62,7 +70,10 @@ const TICKET_SELECT: &str = "SELECT t.id, t.ticket_number, t.subject, t.descript
      (SELECT string_agg(g.tag, ' ') FROM ticket_tags g WHERE g.ticket_id = t.id) AS tag_list, \
      EXISTS (SELECT 1 FROM attachments a WHERE a.ticket_id = t.id AND a.comment_id IS NULL) \
      AS has_attachments, \
-     EXISTS (SELECT 1 FROM ticket_sla c WHERE c.ticket_id = t.id) AS has_sla_clocks \
+     EXISTS (SELECT 1 FROM ticket_sla c WHERE c.ticket_id = t.id) AS has_sla_clocks, \
+     t.snoozed_until, t.merged_into, \
+     (EXISTS (SELECT 1 FROM ticket_links l WHERE l.from_id = t.id) \
+      OR EXISTS (SELECT 1 FROM ticket_links l WHERE l.to_id = t.id)) AS has_links \
      FROM tickets t LEFT JOIN users u ON u.id = t.assigned_to_id";
 
 /// `SELECT … WHERE t.id = $1 AND` the tenant's, in the tenant's teams when
@@ -103,6 +114,9 @@ struct TicketRow {
     tag_list: Option<String>,
     has_attachments: bool,
     has_sla_clocks: bool,
+    snoozed_until: Option<Timestamp>,
+    merged_into: Option<Uuid>,
+    has_links: bool,
     /// The list's total, on a page that counts it in the same statement.
     #[sqlx(default)]
     list_total: Option<i64>,
@@ -145,6 +159,9 @@ impl TicketRow {
             updated_at: row.updated_at,
             sla: None,
             version: row.version,
+            snoozed_until: row.snoozed_until,
+            merged_into: row.merged_into,
+            links: Vec::new(),
         }
     }
 }

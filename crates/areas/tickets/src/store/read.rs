@@ -36,11 +36,18 @@ pub(crate) async fn load<'c>(
     let row: TicketRow = by_id(TICKET_SELECT, tenant, id)
         .fetch_one(on.reborrow())
         .await?;
-    let (policy_id, has_attachments, has_clocks) =
-        (row.sla_policy_id, row.has_attachments, row.has_sla_clocks);
+    let (policy_id, has_attachments, has_clocks, has_links) = (
+        row.sla_policy_id,
+        row.has_attachments,
+        row.has_sla_clocks,
+        row.has_links,
+    );
     let mut ticket = row.into_ticket();
     if has_attachments {
         ticket.attachments = attachment_store::of(on.reborrow(), Owner::Ticket(id), signer).await?;
+    }
+    if has_links {
+        ticket.links = super::links::of(on.reborrow(), id).await?;
     }
     ticket.sla = match has_clocks {
         true => sla_store::of(on, id, policy_id).await?,

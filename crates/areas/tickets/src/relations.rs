@@ -1,0 +1,235 @@
+//! How tickets relate to each other: links (related, duplicates, parent and
+//! child, and those a merge or a split leaves), and the events of linking,
+//! snoozing, merging and splitting. A link is one row read from both of its
+//! tickets, each side with its own kind (`parent_of` on one side is
+//! `child_of` on the other).
+
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::auth::Tenant;
+use crate::db::Tx;
+use crate::error::StoreError;
+use crate::event_log::{EventName, EventPayload, emit_change};
+use crate::live::{LiveEvent, TicketTopic};
+use crate::model::Ticket;
+use crate::time::Timestamp;
+
+crate::text_enum! {
+    /// A link as one of its tickets sees it.
+    pub enum LinkKind {
+        Related = "related",
+        DuplicateOf = "duplicate_of",
+        DuplicatedBy = "duplicated_by",
+        ParentOf = "parent_of",
+        ChildOf = "child_of",
+        MergedInto = "merged_into",
+        MergedFrom = "merged_from",
+        SplitFrom = "split_from",
+        SplitInto = "split_into",
+    }
+}
+
+crate::text_enum! {
+    /// The kinds a client links tickets with (the others are made by a
+    /// merge, a split, or are the far side of one of these).
+    pub enum NewLinkKind {
+        Related = "related",
+        DuplicateOf = "duplicate_of",
+        ParentOf = "parent_of",
+        ChildOf = "child_of",
+    }
+}
+
+/// A link's row: stored once, from the ticket whose side reads the stored
+/// kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoredLink {
+    pub from: Uuid,
+    pub to: Uuid,
+    pub kind: LinkKind,
+}
+
+impl LinkKind {
+    /// How the ticket at the other end of the link sees it.
+    pub fn inverse(self) -> LinkKind {
+        match self {
+            LinkKind::Related => LinkKind::Related,
+            LinkKind::DuplicateOf => LinkKind::DuplicatedBy,
+            LinkKind::DuplicatedBy => LinkKind::DuplicateOf,
+            LinkKind::ParentOf => LinkKind::ChildOf,
+            LinkKind::ChildOf => LinkKind::ParentOf,
+            LinkKind::MergedInto => LinkKind::MergedFrom,
+            LinkKind::MergedFrom => LinkKind::MergedInto,
+            LinkKind::SplitFrom => LinkKind::SplitInto,
+            LinkKind::SplitInto => LinkKind::SplitFrom,
+        }
+    }
+
+    /// Whether rows are stored with this kind (else with its inverse,
+    /// from the other ticket).
+    fn is_stored(self) -> bool {
+        matches!(
+            self,
+            LinkKind::Related
+                | LinkKind::DuplicateOf
+                | LinkKind::ParentOf
+                | LinkKind::MergedInto
+                | LinkKind::SplitFrom
+        )
+    }
+
+    /// The row of a link `ticket` sees with this kind towards `other`: a
+    /// `related` link from the smaller id, so that it is one row whichever
+    /// side made it.
+    pub fn stored(self, ticket: Uuid, other: Uuid) -> StoredLink {
+        match self {
+            LinkKind::Related => StoredLink {
+                from: ticket.min(other),
+                to: ticket.max(other),
+                kind: self,
+            },
+            kind if kind.is_stored() => StoredLink {
+                from: ticket,
+                to: other,
+                kind,
+            },
+            kind => StoredLink {
+                from: other,
+                to: ticket,
+                kind: kind.inverse(),
+            },
+        }
+    }
+}
+
+impl From<NewLinkKind> for LinkKind {
+    fn from(kind: NewLinkKind) -> Self {
+        match kind {
+            NewLinkKind::Related => LinkKind::Related,
+            NewLinkKind::DuplicateOf => LinkKind::DuplicateOf,
+            NewLinkKind::ParentOf => LinkKind::ParentOf,
+            NewLinkKind::ChildOf => LinkKind::ChildOf,
+        }
+    }
+}
+
+/// One link of a ticket, as that ticket sees it.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TicketLink {
+    /// The ticket at the other end.
+    pub ticket_id: Uuid,
+    /// Its number (`TKT-000042`).
+    pub ticket_number: String,
+    /// `related`, `duplicate_of`, `duplicated_by`, `parent_of`, `child_of`,
+    /// `merged_into`, `merged_from`, `split_from` or `split_into`: what the
+    /// other ticket is to this one.
+    #[schema(value_type = String)]
+    pub kind: LinkKind,
+    pub created_at: Timestamp,
+}
+
+/// `ticket.linked`: the ticket whose link was made or removed, the link as
+/// it sees it, and whether it was `added` or removed.
+#[derive(Debug, Serialize)]
+pub struct TicketLinked<'a> {
+    #[serde(flatten)]
+    pub ticket: &'a Ticket,
+    pub link: &'a TicketLink,
+    pub added: bool,
+}
+
+impl EventPayload for TicketLinked<'_> {
+    const NAME: EventName = EventName::TicketLinked;
+}
+
+/// `ticket.unsnoozed`: the ticket, awake, and why (`due`,
+/// `customer_reply` or `agent`).
+#[derive(Debug, Serialize)]
+pub struct TicketUnsnoozed<'a> {
+    #[serde(flatten)]
+    pub ticket: &'a Ticket,
+    pub reason: WakeReason,
+}
+
+impl EventPayload for TicketUnsnoozed<'_> {
+    const NAME: EventName = EventName::TicketUnsnoozed;
+}
+
+crate::text_enum! {
+    /// Why a snoozed ticket woke.
+    pub enum WakeReason {
+        Due = "due",
+        CustomerReply = "customer_reply",
+        /// Woken by hand (`snoozedUntil: null`).
+        Agent = "agent",
+    }
+}
+
+/// `ticket.merged`: the merged (source) ticket, closed with `mergedInto`,
+/// and the ticket it went into as `target`; `undone` on an undo.
+#[derive(Debug, Serialize)]
+pub struct TicketMerged<'a> {
+    #[serde(flatten)]
+    pub ticket: &'a Ticket,
+    pub target: &'a Ticket,
+    pub undone: bool,
+}
+
+impl EventPayload for TicketMerged<'_> {
+    const NAME: EventName = EventName::TicketMerged;
+}
+
+/// `ticket.split`: the new ticket, the one it was split from and the
+/// comments that moved.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TicketSplit<'a> {
+    #[serde(flatten)]
+    pub ticket: &'a Ticket,
+    pub split_from: &'a Ticket,
+    pub comment_ids: &'a [Uuid],
+}
+
+impl EventPayload for TicketSplit<'_> {
+    const NAME: EventName = EventName::TicketSplit;
+}
+
+/// Records `data` about `ticket` (the change feed's entry is the ticket as
+/// it now is) and stages it for the ticket's channels.
+pub async fn announce<P: EventPayload>(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    ticket: &Ticket,
+    data: &P,
+    now: Timestamp,
+) -> Result<(), StoreError> {
+    let change = crate::events::ticket_change(ticket)?;
+    let event = emit_change(tx, tenant, data, Some(&change), now).await?;
+    tx.announce(LiveEvent {
+        topic: TicketTopic {
+            tenant: *tenant,
+            entity: Some(ticket.entity_id),
+            internal: false,
+            team: Vec::new(),
+        },
+        event,
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_is_stored_from_one_side() {
+        let (a, b) = (Uuid::now_v7(), Uuid::now_v7());
+        for kind in LinkKind::ALL {
+            let row = kind.stored(a, b);
+            assert!(row.kind.is_stored(), "{kind}");
+            assert_eq!(row, kind.inverse().stored(b, a), "{kind}");
+        }
+    }
+}
