@@ -25,6 +25,8 @@ crate::text_enum! {
         SlaFulfilled = "sla.fulfilled",
         CsatSubmitted = "csat.submitted",
         CsatUpdated = "csat.updated",
+        ContactCreated = "contact.created",
+        ContactMerged = "contact.merged",
         /// An audit entry, once sealed into its company's chain (for SIEM
         /// forwarding; sent only to webhooks that name it).
         AuditEntry = "audit.entry",

@@ -37,6 +37,9 @@ pub(crate) fn valid_body(method: &Method, path: &str, other_user: &str) -> Optio
         ("PATCH", "/settings/business-hours/{id}") => json!({"name": "Renamed"}),
         ("PATCH", "/teams/{id}") => json!({"name": "Renamed"}),
         ("PATCH", "/roles/{id}") => json!({"name": "Renamed"}),
+        ("PATCH", "/contacts/{id}") => json!({"name": "Renamed"}),
+        ("POST", "/contacts/{id}/merge") => json!({"into": uuid::Uuid::now_v7()}),
+        ("PATCH", "/organizations/{id}") => json!({"name": "Renamed"}),
         ("POST", "/chat/sessions/{id}/messages") => {
             json!({"body": "Hi", "senderType": "visitor"})
         }
@@ -62,6 +65,8 @@ fn fill(path: &str, ids: &BTreeMap<&'static str, String>) -> String {
         "teams" => "team",
         "roles" => "role",
         "attachments" => "attachment",
+        "contacts" => "contact",
+        "organizations" => "organization",
         other => panic!("no record kind for /{other}: add it to the isolation table"),
     };
     path.replace("{id}", &ids[kind])
@@ -155,6 +160,8 @@ async fn another_tenants_ids_are_404_on_every_route(backend: Backend) {
         format!("/users/{}", ids["user"]),
         format!("/entities/{}", ids["entity"]),
         format!("/roles/{}", ids["role"]),
+        format!("/contacts/{}", ids["contact"]),
+        format!("/organizations/{}", ids["organization"]),
     ] {
         let r = app.get(&path, &a.key).await;
         r.assert_status(200);
