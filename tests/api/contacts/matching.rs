@@ -97,7 +97,7 @@ async fn a_verified_identity_wins_over_an_unverified_email(backend: Backend) {
     let kim = contact(&app, &acme, json!({"externalId": "cust-42"})).await;
     let chat = verified_chat(&app, &acme, "cust-42", "kim@shop.example").await;
     assert_eq!(
-        (&chat["contactId"], &typed["contactId"] == &kim["id"]),
+        (&chat["contactId"], typed["contactId"] == kim["id"]),
         (&kim["id"], false)
     );
 }

@@ -169,17 +169,9 @@ pub async fn create(
         ..NewActivity::new(ActivityKind::Created)
     };
     if let Some(clocks) = clocks {
-        let mut ticket = written(
-            id,
-            String::new(),
-            new,
-            visitor_email,
-            from_chat,
-            contact_id,
-            &[],
-            now,
-        );
+        let mut ticket = written(id, String::new(), new, visitor_email, from_chat, &[], now);
         ticket.sla = sla_store::sla_of(opening.policy_id(), &clocks);
+        ticket.contact_id = contact_id;
         let alongside = plain::Alongside {
             clocks: &clocks,
             entry,
@@ -209,16 +201,10 @@ pub async fn create(
     };
     add_activity(&mut tx, tenant, id, entry, now).await?;
     let ticket = if as_written {
-        written(
-            id,
-            number,
-            new,
-            visitor_email,
-            from_chat,
+        Ticket {
             contact_id,
-            &tags,
-            now,
-        )
+            ..written(id, number, new, visitor_email, from_chat, &tags, now)
+        }
     } else {
         load(&mut tx, tenant, id, signer).await?
     };
@@ -238,7 +224,6 @@ fn written(
     new: NewTicket,
     visitor_email: Option<String>,
     from_chat: Option<ChatVisitor>,
-    contact_id: Option<Uuid>,
     tags: &[String],
     now: Timestamp,
 ) -> Ticket {
@@ -263,7 +248,8 @@ fn written(
         visitor_external_id,
         visitor_name,
         visitor_verified,
-        contact_id,
+        // The caller sets it: the row as written holds it.
+        contact_id: None,
         assigned_to_id: None,
         assignee_name: None,
         assignee_email: None,
