@@ -50,6 +50,8 @@ pub fn api_routes() -> ApiRouter {
         .merge(crate::csat::routes::router())
         .merge(crate::changes::routes::router())
         .merge(crate::attachments::routes::router())
+        .merge(crate::contacts::routes::router())
+        .merge(crate::contacts::organizations::router())
 }
 
 /// The route table (method, path, scope) of the whole API.

@@ -15,6 +15,7 @@ use crate::realtime::SessionChange;
 use crate::realtime::presence::{AgentPresence, Visibility};
 use crate::realtime::protocol::{self, Channel, HubChannel, Topic};
 use crate::realtime::token::SecretFingerprint;
+use crate::sequences::contacts::Matcher;
 use crate::state::AppState;
 use crate::teams::claim;
 use crate::teams::routing::{self, Routing};
@@ -51,7 +52,9 @@ pub async fn create_session_in(
     // The new session is its creator's to see in the answer, whichever team
     // (or none) it joined; later reads follow the caller's team limit.
     let tenant = &tenant.whole();
-    let mut session = store::create_session(&db, tenant, &new, team, state.clock.now()).await?;
+    let now = state.clock.now();
+    let contacts = Matcher { tenant, now };
+    let mut session = store::create_session(&db, tenant, &new, team, now, &contacts).await?;
     // A new session's nonce is the column's default, 0.
     let token = access::issue(state, tenant, session.id, 0, secret).await?;
     publish_session(state, actor, tenant, &session, false).await;

@@ -63,6 +63,7 @@ pub const SECURITY_SCHEME: &str = "ApiKey";
         (name = "API keys", description = "Keys of the company (secrets shown once)"),
         (name = "Audit log", description = "Who did what to the company's security and admin records, in a hash chain"),
         (name = "Tickets", description = "Tickets, comments and their timeline"),
+        (name = "Contacts", description = "Contacts (one per person, matched from tickets and chats) and their organisations"),
         (name = "Tags", description = "Tags of tickets and chat sessions, with their counts"),
         (name = "Macros", description = "Named changes and replies an agent applies to a ticket in one step"),
         (name = "Teams", description = "Teams of agents and how new chats are routed to them"),

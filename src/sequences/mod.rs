@@ -8,6 +8,10 @@
 //!   recorded on its ticket.
 //! - [`chat_message`]: a chat message stored, and the SLA targets an agent's
 //!   answer meets recorded on the session's tickets.
+//! - [`contacts`]: the contact of a new ticket or chat found or created in
+//!   its transaction, and a merge of two contacts moving their tickets and
+//!   chats.
 
 pub mod chat_message;
+pub mod contacts;
 pub mod sla_pass;

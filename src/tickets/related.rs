@@ -286,7 +286,19 @@ async fn split(
     };
     let now = state.clock.now();
     let subscribers = &state.ticket_subscribers;
-    let made = store::create(&db, &state.sla, subscribers, tenant, new, now, &signer).await?;
+    // The new ticket has the old one's requester, so it finds their contact.
+    let contacts = crate::sequences::contacts::Matcher { tenant, now };
+    let made = store::create(
+        &db,
+        &state.sla,
+        subscribers,
+        tenant,
+        new,
+        now,
+        &signer,
+        &contacts,
+    )
+    .await?;
     let following = body.following.unwrap_or(false);
     let ticket = store::split(&db, tenant, id, made.id, comment, following, now, &signer).await?;
     Ok((StatusCode::CREATED, Json(ticket)))

@@ -19,6 +19,7 @@ use crate::extract::{Id, Json};
 use crate::idempotency::RequestState;
 use crate::openapi::schema::{self, Deleted};
 use crate::router::ApiRouter;
+use crate::sequences::contacts::Matcher;
 use crate::state::AppState;
 use crate::tags::model::optional_tag_set;
 use crate::teams::routing;
@@ -143,14 +144,20 @@ async fn create(
         custom_fields,
         attachment_ids: files,
     };
+    let now = state.clock.now();
+    let contacts = Matcher {
+        tenant: &principal.tenant,
+        now,
+    };
     let ticket = store::create(
         &state.db.acting(principal.actor()),
         &state.sla,
         &state.ticket_subscribers,
         &principal.tenant,
         new,
-        state.clock.now(),
+        now,
         &state.link_signer(),
+        &contacts,
     )
     .await?;
     let ticket =

@@ -13,6 +13,7 @@ mod bus;
 mod changes;
 mod chat;
 mod cluster;
+mod contacts;
 mod csat;
 mod custom_fields;
 mod demo;

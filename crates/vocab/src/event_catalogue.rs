@@ -32,6 +32,8 @@ crate::text_enum! {
         TicketUnsnoozed = "ticket.unsnoozed",
         TicketMerged = "ticket.merged",
         TicketSplit = "ticket.split",
+        ContactCreated = "contact.created",
+        ContactMerged = "contact.merged",
         /// An audit entry, once sealed into its company's chain (for SIEM
         /// forwarding; sent only to webhooks that name it).
         AuditEntry = "audit.entry",

@@ -18,3 +18,23 @@ pub struct Visitor {
     #[sqlx(rename = "visitor_verified")]
     pub verified: bool,
 }
+
+/// Who a new ticket or chat session is from, as the contacts that match
+/// them read it: a verified widget identity (`external_id`), an email and
+/// whether it was proven, a name to give a new contact.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Person {
+    /// Only a verified identity: an unverified id is anyone's claim.
+    pub external_id: Option<String>,
+    pub email: Option<String>,
+    /// False for an email a visitor typed and has not confirmed.
+    pub email_verified: bool,
+    pub name: Option<String>,
+}
+
+impl Person {
+    /// Nothing to match a contact by.
+    pub fn is_unknown(&self) -> bool {
+        self.external_id.is_none() && self.email.is_none()
+    }
+}

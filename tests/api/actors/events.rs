@@ -181,6 +181,18 @@ async fn every_event_kind_names_its_actor_in_its_webhook_body(backend: Backend) 
     .assert_status(200);
     app.state.clock.advance(Duration::minutes(5));
     wake_pass(&app).await;
+    // A contact the key makes, and another it merges into it.
+    let mut contacts = Vec::new();
+    for name in ["Kim", "Kim L."] {
+        let r = app
+            .post("/contacts", &acme.key, json!({"name": name}))
+            .await;
+        contacts.push(r.assert_status(201)["id"].clone());
+    }
+    let merge = format!("/contacts/{}/merge", contacts[1].as_str().expect("id"));
+    app.post(&merge, &acme.key, json!({"into": contacts[0]}))
+        .await
+        .assert_status(200);
     // The key's audit entries (the webhook, the user), sealed and forwarded.
     seal(&app, &acme).await;
 
@@ -199,6 +211,8 @@ async fn every_event_kind_names_its_actor_in_its_webhook_body(backend: Backend) 
         ("sla.fulfilled", &key),
         ("csat.submitted", &visitor),
         ("csat.updated", &visitor),
+        ("contact.created", &key),
+        ("contact.merged", &key),
         ("audit.entry", &key),
         ("macro.applied", &key),
         ("ticket.linked", &key),

@@ -42,6 +42,10 @@ async fn another_tenants_ids_in_bodies_are_refused_like_unknown_ids(backend: Bac
         .post("/chat/sessions", &b.key, json!({"entityId": b.entity.id}))
         .await;
     let b_session = id(&b_session);
+    let b_contact = app
+        .post("/contacts", &b.key, json!({"name": "B's contact"}))
+        .await;
+    let b_contact = id(&b_contact);
 
     type Case = (Method, String, fn(&str) -> Value);
     let cases: Vec<(&str, Case)> = vec![
@@ -131,6 +135,22 @@ async fn another_tenants_ids_in_bodies_are_refused_like_unknown_ids(backend: Bac
                 Method::PUT,
                 "/settings/escalation-rules".into(),
                 |x| json!({"rules": [{"name": "R", "conditions": {"unassigned": true}, "action": {"escalateToId": x}}]}),
+            ),
+        ),
+        (
+            "organization",
+            (
+                Method::POST,
+                "/contacts".into(),
+                |x| json!({"name": "C", "organizationId": x}),
+            ),
+        ),
+        (
+            "contact",
+            (
+                Method::POST,
+                format!("/contacts/{b_contact}/merge"),
+                |x| json!({"into": x}),
             ),
         ),
     ];

@@ -110,6 +110,30 @@ pub(super) async fn records_of(
         )
         .await;
     ids.insert("role", id(&role));
+    let organization = app
+        .post(
+            "/organizations",
+            key,
+            json!({"name": "A's organization", "domains": ["a-org.example"]}),
+        )
+        .await;
+    ids.insert("organization", id(&organization));
+    let contact = app
+        .post(
+            "/contacts",
+            key,
+            json!({"name": "A's contact", "emails": ["contact@a-org.example"]}),
+        )
+        .await;
+    ids.insert("contact", id(&contact));
+    let shared_macro = app
+        .post(
+            "/macros",
+            key,
+            json!({"name": "A's macro", "visibility": "shared", "actions": {"priority": "LOW"}}),
+        )
+        .await;
+    ids.insert("macro", id(&shared_macro));
     app.post(
         "/settings/custom-fields",
         key,

@@ -37,6 +37,17 @@ pub(crate) fn valid_body(method: &Method, path: &str, other_user: &str) -> Optio
         ("PATCH", "/settings/business-hours/{id}") => json!({"name": "Renamed"}),
         ("PATCH", "/teams/{id}") => json!({"name": "Renamed"}),
         ("PATCH", "/roles/{id}") => json!({"name": "Renamed"}),
+        ("PATCH", "/contacts/{id}") => json!({"name": "Renamed"}),
+        ("POST", "/contacts/{id}/merge") => json!({"into": uuid::Uuid::now_v7()}),
+        ("PATCH", "/organizations/{id}") => json!({"name": "Renamed"}),
+        ("PATCH", "/macros/{id}") => json!({"name": "Renamed"}),
+        ("POST", "/tickets/{id}/macros/{macroId}/preview") => json!({}),
+        ("POST", "/tickets/{id}/macros/{macroId}/apply") => json!({}),
+        ("POST", "/tickets/{id}/links") => {
+            json!({"ticketId": uuid::Uuid::now_v7(), "kind": "related"})
+        }
+        ("POST", "/tickets/{id}/merge") => json!({"into": uuid::Uuid::now_v7()}),
+        ("POST", "/tickets/{id}/split") => json!({"commentId": uuid::Uuid::now_v7()}),
         ("POST", "/chat/sessions/{id}/messages") => {
             json!({"body": "Hi", "senderType": "visitor"})
         }
@@ -62,12 +73,19 @@ fn fill(path: &str, ids: &BTreeMap<&'static str, String>) -> String {
         "teams" => "team",
         "roles" => "role",
         "attachments" => "attachment",
+        "contacts" => "contact",
+        "organizations" => "organization",
+        "macros" => "macro",
         other => panic!("no record kind for /{other}: add it to the isolation table"),
     };
     path.replace("{id}", &ids[kind])
         .replace("{key}", &ids[kind])
         .replace("{userId}", &ids["user"])
         .replace("{deliveryId}", &ids["delivery"])
+        // The other record of a link or a macro: unknown to both companies,
+        // so only the ticket decides the answer.
+        .replace("{ticketId}", &uuid::Uuid::nil().to_string())
+        .replace("{macroId}", &uuid::Uuid::nil().to_string())
 }
 
 /// Every route of the route table, called with company A's ids by company
@@ -155,6 +173,9 @@ async fn another_tenants_ids_are_404_on_every_route(backend: Backend) {
         format!("/users/{}", ids["user"]),
         format!("/entities/{}", ids["entity"]),
         format!("/roles/{}", ids["role"]),
+        format!("/contacts/{}", ids["contact"]),
+        format!("/organizations/{}", ids["organization"]),
+        format!("/macros/{}", ids["macro"]),
     ] {
         let r = app.get(&path, &a.key).await;
         r.assert_status(200);

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rand::RngExt;
 use supportdesk::auth::{Mode, Tenant};
+use supportdesk::sequences::contacts::Matcher;
 use supportdesk::tickets::model::{NewTicket, Priority};
 use supportdesk::tickets::store;
 use supportdesk::time::Timestamp;
@@ -52,6 +53,10 @@ async fn a_cursor_walk_sees_every_lasting_ticket_once_while_others_come_and_go(b
             new_ticket(entity, format!("T{n}")),
             Timestamp::now(),
             &app.state.link_signer(),
+            &Matcher {
+                tenant: &tenant,
+                now: Timestamp::now(),
+            },
         )
         .await
         .expect("ticket");
@@ -79,6 +84,10 @@ async fn a_cursor_walk_sees_every_lasting_ticket_once_while_others_come_and_go(b
                     new_ticket(entity, format!("New {round}")),
                     Timestamp::now(),
                     &signer,
+                    &Matcher {
+                        tenant: &tenant,
+                        now: Timestamp::now(),
+                    },
                 )
                 .await
                 .expect("churn insert");

@@ -204,6 +204,8 @@ async fn applying_a_macro_changes_replies_and_records_one_set_of_events(backend:
     assert_eq!(
         names,
         [
+            // The ticket's requester email made them a contact.
+            "contact.created",
             "ticket.created",
             "ticket.updated",
             "comment.created",

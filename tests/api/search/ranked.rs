@@ -4,6 +4,7 @@
 
 use std::collections::HashSet;
 
+use supportdesk::sequences::contacts::Matcher;
 use supportdesk::tickets::model::{NewTicket, Priority};
 use supportdesk::tickets::store;
 use supportdesk::time::Timestamp;
@@ -50,6 +51,10 @@ async fn seed(app: &TestApp, acme: &TestCompany) -> (Uuid, HashSet<Uuid>) {
         new_ticket(entity, "Refund", "Order 1"),
         Timestamp::now(),
         &app.state.link_signer(),
+        &Matcher {
+            tenant: &tenant,
+            now: Timestamp::now(),
+        },
     )
     .await
     .expect("old ticket")
@@ -64,6 +69,10 @@ async fn seed(app: &TestApp, acme: &TestCompany) -> (Uuid, HashSet<Uuid>) {
             new_ticket(entity, &format!("Order {n}"), "Asks for a refund"),
             Timestamp::now(),
             &app.state.link_signer(),
+            &Matcher {
+                tenant: &tenant,
+                now: Timestamp::now(),
+            },
         )
         .await
         .expect("ticket");

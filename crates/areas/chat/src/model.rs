@@ -52,6 +52,9 @@ pub struct Session {
     /// The agent handling the chat.
     pub assignee_id: Option<Uuid>,
     pub assigned_at: Option<Timestamp>,
+    /// The contact the chat is from, matched from its visitor's verified
+    /// identity or email when it was created (null: none).
+    pub contact_id: Option<Uuid>,
     /// Who the visitor is, and whether the widget proved it.
     #[sqlx(flatten)]
     pub visitor: Visitor,
@@ -366,6 +369,7 @@ mod tests {
             team_id: None,
             assignee_id: None,
             assigned_at: None,
+            contact_id: None,
             visitor: Visitor {
                 name: "Vic".into(),
                 email: Some("vic@example.com".into()),

@@ -309,6 +309,7 @@ mod tests {
             visitor_email: Some("v@example.com".into()),
             chat_session_id: None,
             visitor: None,
+            contact_id: None,
             assigned_to_id: None,
             assigned_to: None,
             team_id: None,

@@ -76,6 +76,9 @@ pub struct Ticket {
     /// `{externalId, email, name, verified}` of the chat's visitor when the
     /// ticket was made from a chat; null when it is not from a visitor.
     pub visitor: Option<vocab::visitor::Visitor>,
+    /// The contact the ticket is from, matched from its `visitorEmail` or
+    /// its chat's visitor when it was created (null: none).
+    pub contact_id: Option<Uuid>,
     pub assigned_to_id: Option<Uuid>,
     /// `{id, name, email}` of the assignee, null when unassigned.
     pub assigned_to: Option<UserRef>,

@@ -222,6 +222,7 @@ mod tests {
             visitor_email: None,
             chat_session_id: None,
             visitor: None,
+            contact_id: None,
             assigned_to_id: None,
             assigned_to: None,
             team_id: None,

@@ -3,6 +3,7 @@
 
 use uuid::Uuid;
 
+use super::contacts::ContactOf;
 use super::{SESSION_COLUMNS, record_session};
 use crate::auth::Tenant;
 use crate::custom_fields::store::{self as field_store, Recorded};
@@ -13,16 +14,20 @@ use crate::model::{NewSession, Session};
 use crate::tags::store::{self as tag_store, Tagged};
 use crate::teams::store as team_store;
 use crate::time::Timestamp;
+use vocab::visitor::Person;
 
 /// Creates an ACTIVE session. The entity must be one of the company's; the
 /// session joins `team` (a team of the tenant) or else the entity's default
 /// team, if any. Created `now` (the node's clock), which orders the queue.
+/// Its contact comes from `contacts`, in the session's transaction: the
+/// one its visitor (verified identity, email) matches.
 pub async fn create_session(
     db: &Db,
     tenant: &Tenant,
     new: &NewSession,
     team: Option<Uuid>,
     now: Timestamp,
+    contacts: &dyn ContactOf,
 ) -> Result<Session, StoreError> {
     let mut tx = db.begin().await?;
     let entity = new.entity_id;
@@ -41,11 +46,25 @@ pub async fn create_session(
         }
         None => team_store::default_team(&mut tx, tenant, entity).await?,
     };
+    let person = Person {
+        external_id: new
+            .identity
+            .external_id
+            .clone()
+            .filter(|_| new.identity.verified),
+        email: new.visitor_email.clone(),
+        email_verified: new.identity.email_verified,
+        name: Some(new.visitor_name.clone()),
+    };
+    let contact_id = match person.is_unknown() {
+        true => None,
+        false => contacts.contact(&mut tx, &person).await?,
+    };
     let session: Session = Query::new(format!(
         "INSERT INTO chat_sessions (id, company_id, mode, entity_id, status, visitor_name, \
          visitor_email, created_at, updated_at, team_id, visitor_external_id, \
-         visitor_verified, email_verified, email_confirmation_hash) \
-         VALUES ($1, $2, $3, $4, 'ACTIVE', $5, $6, $7, $7, $8, $9, $10, $11, $12) \
+         visitor_verified, email_verified, email_confirmation_hash, contact_id) \
+         VALUES ($1, $2, $3, $4, 'ACTIVE', $5, $6, $7, $7, $8, $9, $10, $11, $12, $13) \
          RETURNING {SESSION_COLUMNS}"
     ))
     .bind(new.id)
@@ -64,6 +83,7 @@ pub async fn create_session(
             .as_ref()
             .map(|(hash, _)| hash.as_str()),
     )
+    .bind(contact_id)
     .fetch_one(&mut tx)
     .await?;
     if let Some((_, email)) = &new.identity.confirmation {

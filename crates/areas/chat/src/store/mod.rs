@@ -8,11 +8,13 @@
 //! creates a session, `read` reads sessions and messages, `update` changes
 //! a session, and `send` adds a message.
 
+mod contacts;
 mod create;
 mod read;
 mod send;
 mod update;
 
+pub use contacts::{ContactOf, SessionSummary, move_contact, of_contacts};
 pub use create::create_session;
 pub use read::{
     ReplayScope, find_session, list_sessions, messages, messages_after, visitor_sessions,
@@ -35,7 +37,7 @@ use crate::time::Timestamp;
 
 const SESSION_COLUMNS: &str = "id, entity_id, status, visitor_name, visitor_email, created_at, \
      updated_at, closed_at, custom_fields, team_id, assignee_id, assigned_at, \
-     visitor_external_id, visitor_verified, email_verified, version";
+     visitor_external_id, visitor_verified, email_verified, version, contact_id";
 
 /// Messages with the agent's name (the join only matches agent messages).
 const MESSAGE_SELECT: &str = "SELECT m.id, m.session_id, m.body, m.sender_type, m.sender_id, \

@@ -22,7 +22,7 @@ const SESSION_SELECT: &str = "chat_sessions.id, chat_sessions.entity_id, chat_se
      chat_sessions.updated_at, chat_sessions.closed_at, chat_sessions.custom_fields, \
      chat_sessions.team_id, chat_sessions.assignee_id, chat_sessions.assigned_at, \
      chat_sessions.visitor_external_id, chat_sessions.visitor_verified, \
-     chat_sessions.email_verified, chat_sessions.version";
+     chat_sessions.email_verified, chat_sessions.version, chat_sessions.contact_id";
 
 pub async fn find_session(db: &Db, tenant: &Tenant, id: Uuid) -> Result<Session, StoreError> {
     load_session(db, tenant, id, "").await

@@ -7,6 +7,7 @@ use uuid::Uuid;
 
 use super::TicketRow;
 use super::activities::{NewActivity, add_activity};
+use super::contacts::ContactOf;
 use super::plain;
 use super::read::load;
 use super::sla::record_sla;
@@ -25,6 +26,7 @@ use crate::sla::clocks::store::{self as sla_store, NewTicketFacts, Opening};
 use crate::tags::store::{self as tag_store, Tagged};
 use crate::teams::store as team_store;
 use crate::time::{Timestamp, new_id};
+use vocab::visitor::Person;
 
 /// Creates a ticket (OPEN) with the next number of the tenant, its
 /// `created` timeline entry, `ticket.created` and the visitor's email.
@@ -33,6 +35,11 @@ use crate::time::{Timestamp, new_id};
 ///
 /// The SLA policy is chosen from the tenant's cached rules and the facts
 /// given here, before the row is written, so choosing it reads nothing.
+///
+/// The ticket's contact comes from `contacts`, in the ticket's
+/// transaction: its chat's contact when it is made from one, else the one
+/// its visitor (email, verified identity) matches.
+#[allow(clippy::too_many_arguments)] // the create's handles, and its contact's step
 pub async fn create(
     db: &Db,
     sla: &SlaCache,
@@ -41,6 +48,7 @@ pub async fn create(
     new: NewTicket,
     now: Timestamp,
     signer: &Signer,
+    contacts: &dyn ContactOf,
 ) -> Result<Ticket, StoreError> {
     let rules = sla_cache::rules(sla, db, tenant).await?;
     let facts = NewTicketFacts {
@@ -97,6 +105,16 @@ pub async fn create(
         Some(session) => Some(chat_visitor(&mut tx, tenant, session).await?),
         None => None,
     };
+    let contact_id = match from_chat.as_ref().and_then(|chat| chat.contact_id) {
+        Some(contact) => Some(contact),
+        None => {
+            let person = person_of(new.visitor_email.as_deref(), from_chat.as_ref());
+            match person.is_unknown() {
+                true => None,
+                false => contacts.contact(&mut tx, &person).await?,
+            }
+        }
+    };
     // The new ticket is the creator's to see in the answer, whichever team
     // (or none) it is in; later reads follow the tenant's team limit.
     let tenant = &tenant.whole();
@@ -118,9 +136,10 @@ pub async fn create(
     let insert = Query::new(format!(
         "INSERT INTO tickets (id, company_id, mode, entity_id, ticket_number, subject, \
          description, status, priority, visitor_email, team_id, created_at, updated_at, \
-         chat_session_id, visitor_external_id, visitor_name, visitor_verified, sla_policy_id) \
+         chat_session_id, visitor_external_id, visitor_name, visitor_verified, sla_policy_id, \
+         contact_id) \
          SELECT $1, $2, $3, $4, {number_sql}, $6, $7, $8, $9, $10, $11, $12, $12, $13, $14, $15, \
-         $16, $17 FROM entities e WHERE e.id = $4 AND e.company_id = $2"
+         $16, $17, $18 FROM entities e WHERE e.id = $4 AND e.company_id = $2"
     ))
     .bind(id)
     .bind_tenant(tenant)
@@ -141,7 +160,8 @@ pub async fn create(
     )
     .bind(from_chat.as_ref().map(|c| c.visitor_name.clone()))
     .bind(from_chat.as_ref().is_some_and(|c| c.visitor_verified))
-    .bind(opening.policy_id());
+    .bind(opening.policy_id())
+    .bind(contact_id);
     let entry = NewActivity {
         to: Some(TicketStatus::Open.to_string()),
         details: Some(json!({"priority": new.priority, "tags": new.tags,
@@ -151,6 +171,7 @@ pub async fn create(
     if let Some(clocks) = clocks {
         let mut ticket = written(id, String::new(), new, visitor_email, from_chat, &[], now);
         ticket.sla = sla_store::sla_of(opening.policy_id(), &clocks);
+        ticket.contact_id = contact_id;
         let alongside = plain::Alongside {
             clocks: &clocks,
             entry,
@@ -180,7 +201,10 @@ pub async fn create(
     };
     add_activity(&mut tx, tenant, id, entry, now).await?;
     let ticket = if as_written {
-        written(id, number, new, visitor_email, from_chat, &tags, now)
+        Ticket {
+            contact_id,
+            ..written(id, number, new, visitor_email, from_chat, &tags, now)
+        }
     } else {
         load(&mut tx, tenant, id, signer).await?
     };
@@ -224,6 +248,8 @@ fn written(
         visitor_external_id,
         visitor_name,
         visitor_verified,
+        // The caller sets it: the row as written holds it.
+        contact_id: None,
         assigned_to_id: None,
         assignee_name: None,
         assignee_email: None,
@@ -245,9 +271,35 @@ fn written(
     .into_ticket()
 }
 
+/// Who a ticket is from, for its contact: the email given, or its chat's
+/// visitor (a verified identity, the chat's email and whether it was
+/// proven). An email given with the ticket counts as proven: the key's
+/// holder wrote it.
+fn person_of(given_email: Option<&str>, chat: Option<&ChatVisitor>) -> Person {
+    match chat {
+        Some(chat) => Person {
+            external_id: chat
+                .visitor_external_id
+                .clone()
+                .filter(|_| chat.visitor_verified),
+            email: given_email
+                .map(str::to_owned)
+                .or_else(|| chat.visitor_email.clone()),
+            email_verified: given_email.is_some() || chat.email_verified,
+            name: Some(chat.visitor_name.clone()),
+        },
+        None => Person {
+            email: given_email.map(str::to_owned),
+            email_verified: true,
+            ..Person::default()
+        },
+    }
+}
+
 /// The visitor of a chat session a ticket is made from.
 #[derive(sqlx::FromRow)]
 struct ChatVisitor {
+    contact_id: Option<Uuid>,
     visitor_external_id: Option<String>,
     visitor_email: Option<String>,
     visitor_name: String,
@@ -259,7 +311,7 @@ struct ChatVisitor {
 /// session is a 400 on `chatSessionId`.
 async fn chat_visitor(tx: &mut Tx, tenant: &Tenant, id: Uuid) -> Result<ChatVisitor, StoreError> {
     let found: Option<ChatVisitor> = Query::new(
-        "SELECT s.visitor_external_id, s.visitor_email, s.visitor_name, s.visitor_verified, \
+        "SELECT s.contact_id, s.visitor_external_id, s.visitor_email, s.visitor_name, s.visitor_verified, \
          s.email_verified FROM chat_sessions s WHERE s.id = ",
     )
     .push_bind(id)

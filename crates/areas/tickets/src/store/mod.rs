@@ -11,6 +11,7 @@
 mod activities;
 mod assign;
 mod comments;
+mod contacts;
 mod create;
 mod delete;
 mod escalate;
@@ -30,6 +31,7 @@ mod update;
 pub use activities::{changes_since, list_activities};
 pub use assign::assign_by_routing;
 pub use comments::{add_comment, list_comments};
+pub use contacts::{ContactOf, TicketSummary, move_contact, of_contacts};
 pub use create::create;
 pub use delete::delete;
 pub use escalate::{escalate, escalate_in};
@@ -64,7 +66,7 @@ use crate::time::Timestamp;
 /// attachments or clocks is read in one round trip.
 const TICKET_SELECT: &str = "SELECT t.id, t.ticket_number, t.subject, t.description, t.status, \
      t.priority, t.entity_id, t.visitor_email, t.chat_session_id, t.visitor_external_id, \
-     t.visitor_name, t.visitor_verified, t.assigned_to_id, u.name AS assignee_name, \
+     t.visitor_name, t.visitor_verified, t.contact_id, t.assigned_to_id, u.name AS assignee_name, \
      u.email AS assignee_email, t.team_id, t.custom_fields, t.resolved_at, t.created_at, \
      t.updated_at, t.sla_policy_id, t.version, \
      (SELECT string_agg(g.tag, ' ') FROM ticket_tags g WHERE g.ticket_id = t.id) AS tag_list, \
@@ -101,6 +103,7 @@ struct TicketRow {
     visitor_external_id: Option<String>,
     visitor_name: Option<String>,
     visitor_verified: bool,
+    contact_id: Option<Uuid>,
     assigned_to_id: Option<Uuid>,
     assignee_name: Option<String>,
     assignee_email: Option<String>,
@@ -148,6 +151,7 @@ impl TicketRow {
             visitor_email: row.visitor_email,
             chat_session_id: row.chat_session_id,
             visitor,
+            contact_id: row.contact_id,
             assigned_to_id: row.assigned_to_id,
             assigned_to,
             team_id: row.team_id,
