@@ -28,6 +28,8 @@ pub struct CompanySettings {
     /// Whether an agent's reply to an unassigned ticket or chat assigns it
     /// to them (default false).
     pub assign_on_reply: bool,
+    /// Days the audit log keeps an entry; null keeps every entry.
+    pub audit_retention_days: Option<u32>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
@@ -39,6 +41,8 @@ pub struct SettingsUpdate {
     pub timezone: Option<String>,
     pub require_two_factor: Option<bool>,
     pub assign_on_reply: Option<bool>,
+    /// `Some(None)` keeps every entry.
+    pub audit_retention_days: Option<Option<u32>>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -60,12 +64,14 @@ impl From<CompanyRow> for CompanySettings {
             .to_string();
         let require_two_factor = requires_two_factor(&row.settings);
         let assign_on_reply = flag(&row.settings, ASSIGN_ON_REPLY);
+        let audit_retention_days = retention_days(&row.settings);
         CompanySettings {
             id: row.id,
             name: row.name,
             timezone,
             require_two_factor,
             assign_on_reply,
+            audit_retention_days,
             created_at: row.created_at,
             updated_at: row.updated_at,
         }
@@ -86,6 +92,31 @@ pub const REQUIRE_TWO_FACTOR: &str = "requireTwoFactor";
 
 /// The settings key of `assign_on_reply`.
 pub const ASSIGN_ON_REPLY: &str = "assignOnReply";
+
+/// The settings key of `audit_retention_days`.
+pub const AUDIT_RETENTION_DAYS: &str = "auditRetentionDays";
+
+/// The audit retention in `settings`, if the company set one.
+fn retention_days(settings: &Map<String, Value>) -> Option<u32> {
+    settings
+        .get(AUDIT_RETENTION_DAYS)
+        .and_then(Value::as_u64)
+        .and_then(|days| u32::try_from(days).ok())
+        .filter(|days| *days > 0)
+}
+
+/// Every company that keeps its audit entries for a number of days, with
+/// that number: what the retention pass prunes.
+pub async fn audit_retentions(db: &Db) -> Result<Vec<(Uuid, u32)>, StoreError> {
+    let rows: Vec<(Uuid, Json<Map<String, Value>>)> =
+        Query::new("SELECT id, settings FROM companies ORDER BY id")
+            .fetch_all(db)
+            .await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(id, settings)| retention_days(&settings).map(|days| (id, days)))
+        .collect())
+}
 
 /// A boolean setting, false when absent.
 fn flag(settings: &Map<String, Value>, key: &str) -> bool {
@@ -144,6 +175,15 @@ pub async fn update(
     if let Some(assign) = update.assign_on_reply {
         settings.insert(ASSIGN_ON_REPLY.into(), Value::Bool(assign));
     }
+    match update.audit_retention_days {
+        Some(Some(days)) => {
+            settings.insert(AUDIT_RETENTION_DAYS.into(), Value::from(days));
+        }
+        Some(None) => {
+            settings.remove(AUDIT_RETENTION_DAYS);
+        }
+        None => {}
+    }
     let unchanged = name == current.name
         && update
             .timezone
@@ -154,7 +194,10 @@ pub async fn update(
             .is_none_or(|required| required == current.require_two_factor)
         && update
             .assign_on_reply
-            .is_none_or(|assign| assign == current.assign_on_reply);
+            .is_none_or(|assign| assign == current.assign_on_reply)
+        && update
+            .audit_retention_days
+            .is_none_or(|days| days == current.audit_retention_days);
     if unchanged {
         tx.commit().await?;
         return Ok(current);
