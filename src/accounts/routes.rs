@@ -17,8 +17,8 @@ use super::signed_in::{Client, SignedIn, cleared_cookie, secure_cookies};
 use super::start::{Me, end_presented_session, me_of, no_store, start_session};
 use crate::auth::{Mode, session};
 use crate::error::{ApiError, ApiResult};
-use crate::openapi::schema::ErrorBody;
 use crate::extract::{Id, Json, Requested};
+use crate::openapi::schema::ErrorBody;
 use crate::state::AppState;
 
 /// The `/api/v1/auth` routes.

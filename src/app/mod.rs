@@ -73,7 +73,10 @@ pub fn openapi_schema_collisions() -> Vec<String> {
 
 /// The schemas of the agent sign-in operations, as their document holds
 /// them (one per name within it).
-fn sign_in_schemas() -> Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>)> {
+fn sign_in_schemas() -> Vec<(
+    String,
+    utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+)> {
     [
         crate::accounts::routes::operations(),
         crate::sso::flow::operations(),

@@ -6,9 +6,9 @@ use uuid::Uuid;
 
 use super::Session;
 use super::model::Sender;
-use crate::error::{ApiError, ApiResult};
 use crate::actor::{Actor, ActorType};
 use crate::auth::Tenant;
+use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::teams::claim;
 use crate::teams::routing::{self, Routing};

@@ -158,7 +158,13 @@ async fn replace(
         Vec::new()
     };
     let new = parse_rules(body, &definitions)?;
-    let rules = rules::replace(&principal.acting(&state.db, requested), &principal.tenant, &new, state.clock.now()).await?;
+    let rules = rules::replace(
+        &principal.acting(&state.db, requested),
+        &principal.tenant,
+        &new,
+        state.clock.now(),
+    )
+    .await?;
     Ok(Json(RulesResponse { rules }))
 }
 

@@ -116,9 +116,10 @@ pub async fn rotate_secret(
     .await?;
     // The entry says the secret changed, never what it is.
     let what = if had.is_some() { "rotated" } else { "created" };
-    let changes = crate::audit::Changes::none()
-        .secret(what)
-        .with("after", serde_json::json!({"previousSecretExpiresAt": until}));
+    let changes = crate::audit::Changes::none().secret(what).with(
+        "after",
+        serde_json::json!({"previousSecretExpiresAt": until}),
+    );
     let target = crate::audit::Target::new(crate::audit::TargetType::Entity, entity_id);
     let action = crate::audit::Action::WidgetSecretRotated;
     crate::audit::record(&mut tx, company_id, now, action, target, changes).await?;

@@ -125,8 +125,13 @@ async fn create(
         weekly,
         holidays,
     };
-    let calendar =
-        store::create_calendar(&principal.acting(&state.db, requested), &principal.tenant, &input, state.clock.now()).await?;
+    let calendar = store::create_calendar(
+        &principal.acting(&state.db, requested),
+        &principal.tenant,
+        &input,
+        state.clock.now(),
+    )
+    .await?;
     state
         .sla
         .changed(&state.realtime.bus, principal.tenant.company_id)
@@ -180,8 +185,14 @@ async fn update(
         weekly,
         holidays,
     };
-    let calendar =
-        store::update_calendar(&principal.acting(&state.db, requested), &principal.tenant, id, &input, state.clock.now()).await?;
+    let calendar = store::update_calendar(
+        &principal.acting(&state.db, requested),
+        &principal.tenant,
+        id,
+        &input,
+        state.clock.now(),
+    )
+    .await?;
     state
         .sla
         .changed(&state.realtime.bus, principal.tenant.company_id)

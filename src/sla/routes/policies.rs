@@ -140,8 +140,13 @@ async fn replace(
         Vec::new()
     };
     let inputs = parse_policies(body, &definitions)?;
-    let policies =
-        store::replace_policies(&principal.acting(&state.db, requested), &principal.tenant, &inputs, state.clock.now()).await?;
+    let policies = store::replace_policies(
+        &principal.acting(&state.db, requested),
+        &principal.tenant,
+        &inputs,
+        state.clock.now(),
+    )
+    .await?;
     state
         .sla
         .changed(&state.realtime.bus, principal.tenant.company_id)

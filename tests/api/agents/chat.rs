@@ -26,7 +26,9 @@ async fn chat(app: &TestApp, acme: &TestCompany) -> String {
 
 /// The session's messages, as the company's key reads them.
 async fn messages(app: &TestApp, acme: &TestCompany, session: &str) -> Vec<Value> {
-    let r = app.get(&format!("/chat/sessions/{session}"), &acme.key).await;
+    let r = app
+        .get(&format!("/chat/sessions/{session}"), &acme.key)
+        .await;
     r.assert_status(200)["messages"]
         .as_array()
         .expect("messages")

@@ -38,7 +38,10 @@ async fn an_sso_configuration_change_is_recorded_without_its_secret(backend: Bac
     let entry = only_entry(&app, &acme, "sso.updated").await;
     assert_by_key_on(&entry, &actor, "sso", &acme.company.id.to_string());
     assert_eq!(
-        (&entry["changes"]["after"]["clientId"], &entry["changes"]["secret"]),
+        (
+            &entry["changes"]["after"]["clientId"],
+            &entry["changes"]["secret"]
+        ),
         (&json!("desk"), &json!("created"))
     );
     assert!(!entry.to_string().contains("s3cr3t-client"), "{entry}");
@@ -91,7 +94,11 @@ async fn replaced_escalation_rules_are_recorded(backend: Backend) {
     let acme = app.company().await;
     let actor = key_id(&app, &acme).await;
     let bob = app
-        .post("/users", &acme.key, json!({"name": "Bob", "email": "bob@acme.test"}))
+        .post(
+            "/users",
+            &acme.key,
+            json!({"name": "Bob", "email": "bob@acme.test"}),
+        )
         .await
         .assert_status(201)["id"]
         .clone();
@@ -145,9 +152,13 @@ async fn an_entity_created_and_changed_is_recorded(backend: Backend) {
         .assert_status(201)
         .clone();
     let id = id_of(&created);
-    app.patch(&format!("/entities/{id}"), &acme.key, json!({"name": "Store"}))
-        .await
-        .assert_status(200);
+    app.patch(
+        &format!("/entities/{id}"),
+        &acme.key,
+        json!({"name": "Store"}),
+    )
+    .await
+    .assert_status(200);
 
     // The company's first entity was made by the service, this one by the key.
     let made = super::entries_of(&app, &acme, "entity.created").await;

@@ -28,9 +28,15 @@ async fn a_changed_password_is_recorded_by_the_agent(backend: Backend) {
     let ada = sign_in(&app, "ada@acme.test", "live").await;
 
     let body = json!({"currentPassword": PASSWORD, "newPassword": NEW_PASSWORD});
-    ada.send(&app, Method::POST, "/api/v1/auth/password", Some(body), true)
-        .await
-        .assert_status(204);
+    ada.send(
+        &app,
+        Method::POST,
+        "/api/v1/auth/password",
+        Some(body),
+        true,
+    )
+    .await
+    .assert_status(204);
 
     let entry = only_entry(&app, &acme, "user.password_changed").await;
     assert_eq!(
@@ -51,9 +57,12 @@ async fn a_reset_password_is_recorded_by_the_agent(backend: Backend) {
     let post = |path: &'static str, body: serde_json::Value| {
         app.client.post(app.url(path)).json(&body).send()
     };
-    post("/api/v1/auth/password-reset", json!({"email": "ada@acme.test"}))
-        .await
-        .expect("sent");
+    post(
+        "/api/v1/auth/password-reset",
+        json!({"email": "ada@acme.test"}),
+    )
+    .await
+    .expect("sent");
     let token = last_link_token(&app, "ada@acme.test").await;
 
     let confirmed = post(

@@ -134,7 +134,15 @@ pub async fn save(
     };
     if !changes.is_empty_update() {
         let target = Target::new(TargetType::Sso, company_id);
-        crate::audit::record(&mut tx, company_id, now, Action::SsoUpdated, target, changes).await?;
+        crate::audit::record(
+            &mut tx,
+            company_id,
+            now,
+            Action::SsoUpdated,
+            target,
+            changes,
+        )
+        .await?;
     }
     tx.commit().await?;
     Ok(Ok(saved))

@@ -219,6 +219,9 @@ pub async fn record_password_set(
         PasswordSet::Changed => Action::PasswordChanged,
         PasswordSet::Reset => Action::PasswordReset,
     };
-    let (target, changes) = (Target::new(TargetType::User, id), Changes::none().secret("changed"));
+    let (target, changes) = (
+        Target::new(TargetType::User, id),
+        Changes::none().secret("changed"),
+    );
     crate::audit::record(tx, company_id, now, action, target, changes).await
 }

@@ -138,7 +138,15 @@ pub async fn create(
     .await?;
     let definition = lock(&mut tx, tenant, key).await?;
     let changes = Changes::created(&definition);
-    record(&mut tx, tenant, now, Action::CustomFieldCreated, key, changes).await?;
+    record(
+        &mut tx,
+        tenant,
+        now,
+        Action::CustomFieldCreated,
+        key,
+        changes,
+    )
+    .await?;
     tx.commit().await?;
     Ok(definition)
 }
@@ -224,7 +232,15 @@ pub async fn update(
     .await?;
     let definition = lock(&mut tx, tenant, key).await?;
     let changes = Changes::updated(&current, &definition);
-    record(&mut tx, tenant, now, Action::CustomFieldUpdated, key, changes).await?;
+    record(
+        &mut tx,
+        tenant,
+        now,
+        Action::CustomFieldUpdated,
+        key,
+        changes,
+    )
+    .await?;
     tx.commit().await?;
     Ok(definition)
 }
@@ -245,7 +261,15 @@ pub async fn delete(db: &Db, tenant: &Tenant, key: &str, now: Timestamp) -> Resu
         values::remove_key(&mut tx, tenant, kind, key).await?;
     }
     let changes = Changes::deleted(&before);
-    record(&mut tx, tenant, now, Action::CustomFieldDeleted, key, changes).await?;
+    record(
+        &mut tx,
+        tenant,
+        now,
+        Action::CustomFieldDeleted,
+        key,
+        changes,
+    )
+    .await?;
     tx.commit().await
 }
 
