@@ -6,11 +6,12 @@
 //! working when the agent is deactivated or removed (docs/api.md,
 //! "Personal API keys").
 
+use axum::Json as AxumJson;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::{delete, get};
-use axum::{Json as AxumJson, Router};
 use serde::{Deserialize, Serialize};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use super::signed_in::SignedIn;
 use crate::auth::ScopeSet;
@@ -20,26 +21,37 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::{Id, Json};
 use crate::keys::routes::{expiry, rate_limit, scope_set};
 use crate::keys::{ApiKey, NewKey, store};
+use crate::openapi::schema::ErrorBody;
 use crate::state::AppState;
 use crate::validate::{Fields, NAME_MAX, problem, required_text};
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/v1/auth/keys", get(list).post(create))
-        .route("/api/v1/auth/keys/{id}", delete(revoke))
+/// The routes with their OpenAPI operations.
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(revoke))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(as = PersonalKeyCreate)]
 #[serde(rename_all = "camelCase")]
 struct CreateKey {
+    #[schema(schema_with = crate::openapi::schema::name, required)]
     name: Option<String>,
+    /// Scopes the agent's role holds.
+    #[schema(schema_with = crate::keys::routes::scope_list, required)]
     scopes: Option<Vec<String>>,
+    #[schema(minimum = 1, maximum = 10_000)]
     rate_limit: Option<i64>,
+    #[schema(value_type = Option<String>, format = DateTime)]
     expires_at: Option<String>,
+    /// Seconds (a number) or a duration such as `"30d"`, `"12h"`.
+    #[schema(schema_with = crate::keys::routes::expires_in)]
     expires_in: Option<serde_json::Value>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = PersonalKeyCreated)]
 struct CreatedKey {
     #[serde(flatten)]
     record: ApiKey,
@@ -47,11 +59,21 @@ struct CreatedKey {
     key: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = PersonalKeyList)]
 struct KeyList {
     data: Vec<ApiKey>,
 }
 
+/// Mint a personal key
+///
+/// A key that acts as the signed-in agent, holding no scope their role
+/// does not (403 naming each one asked for beyond it). The secret is in
+/// this answer only.
+#[utoipa::path(post, path = "/api/v1/auth/keys", operation_id = "create_personal_key",
+    tag = "Agent sign-in",
+    request_body = CreateKey,
+    responses((status = 201, description = "Minted", body = CreatedKey)))]
 async fn create(
     State(state): State<AppState>,
     signed_in: SignedIn,
@@ -108,12 +130,24 @@ fn ensure_role_holds(held: &ScopeSet, asked: &ScopeSet) -> ApiResult<()> {
     Err(ApiError::forbidden_scope(&missing.join(", ")))
 }
 
+/// List one's personal keys
+#[utoipa::path(get, path = "/api/v1/auth/keys", operation_id = "list_personal_keys",
+    tag = "Agent sign-in",
+    responses((status = 200, description = "The agent's personal keys", body = KeyList)))]
 async fn list(State(state): State<AppState>, signed_in: SignedIn) -> ApiResult<AxumJson<KeyList>> {
     let tenant = signed_in.principal.tenant;
     let data = store::list_personal(&state.db, &tenant, signed_in.user_id()).await?;
     Ok(AxumJson(KeyList { data }))
 }
 
+/// Revoke one's personal key
+#[utoipa::path(delete, path = "/api/v1/auth/keys/{id}", operation_id = "revoke_personal_key",
+    tag = "Agent sign-in",
+    params(("id" = uuid::Uuid, Path, description = "Key id")),
+    responses(
+        (status = 204, description = "Revoked"),
+        (status = 404, description = "No such key of this agent", body = ErrorBody),
+    ))]
 async fn revoke(
     State(state): State<AppState>,
     signed_in: SignedIn,

@@ -17,25 +17,26 @@
 
 use std::time::Duration;
 
-use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use axum::routing::post;
 use serde::Deserialize;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 use super::answers::{invalid_credentials, new_password};
 use super::guard::Subject;
 use super::signed_in::{Client, SignedIn};
-use super::start::{SessionOwner, start_session};
+use super::start::{Me, SessionOwner, start_session};
 use super::tokens::{self, LinkedAccount, TokenKind};
 use crate::audit::{Action, Changes, Target, TargetType};
 use crate::auth::{Mode, Tenant};
 use crate::db::Db;
 use crate::error::{ApiError, ApiResult, ErrorCode, StoreError};
-use crate::extract::Json;
+use crate::extract::{Json, Requested};
 use crate::mail::Email;
+use crate::openapi::schema::ErrorBody;
 use crate::ratelimit::Limiter;
 use crate::state::AppState;
 use crate::time::Timestamp;
@@ -48,12 +49,13 @@ pub const INVITATION_LIFETIME: Duration = Duration::from_secs(7 * 24 * 60 * 60);
 /// Reset emails one address may be sent per hour (beyond, 202 and nothing).
 const RESETS_PER_HOUR: u64 = 5;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/v1/auth/password-reset", post(request_reset))
-        .route("/api/v1/auth/password-reset/confirm", post(confirm_reset))
-        .route("/api/v1/auth/invitations/accept", post(accept_invitation))
-        .route("/api/v1/auth/password", post(change_password))
+/// The routes with their OpenAPI operations.
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(request_reset))
+        .routes(routes!(confirm_reset))
+        .routes(routes!(accept_invitation))
+        .routes(routes!(change_password))
         .merge(super::totp::router())
 }
 
@@ -150,11 +152,21 @@ pub async fn invite(
     Ok(())
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(as = PasswordResetRequest)]
 struct ResetRequest {
+    #[schema(value_type = String, format = Email, required)]
     email: Option<String>,
 }
 
+/// Ask for a password reset link
+///
+/// 202 whatever the email: each account with it is emailed a link that
+/// works once, for an hour (at most 5 emails an address an hour).
+#[utoipa::path(post, path = "/api/v1/auth/password-reset", operation_id = "request_password_reset",
+    tag = "Agent sign-in",
+    request_body = ResetRequest,
+    responses((status = 202, description = "Accepted, whether or not the email has an account")))]
 async fn request_reset(
     State(state): State<AppState>,
     Json(body): Json<ResetRequest>,
@@ -194,11 +206,17 @@ async fn request_reset(
     Ok(StatusCode::ACCEPTED)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(as = SetPasswordByLink)]
 struct SetPassword {
+    /// The secret of the emailed link (after `#token=`).
+    #[schema(value_type = String, required)]
     token: Option<String>,
+    /// The new password (10 characters to 256 bytes).
+    #[schema(value_type = String, required)]
     password: Option<String>,
     /// An invitation may also set the name the agent goes by.
+    #[schema(schema_with = crate::openapi::schema::name)]
     name: Option<String>,
 }
 
@@ -214,6 +232,7 @@ fn invalid_link() -> ApiError {
 /// the account.
 async fn redeem_with_password(
     state: &AppState,
+    db: &Db,
     kind: TokenKind,
     body: &SetPassword,
 ) -> ApiResult<LinkedAccount> {
@@ -231,13 +250,18 @@ async fn redeem_with_password(
         .map_err(|_| ApiError::internal())?;
     let secret = body.token.as_deref().unwrap_or("").trim();
     let now = state.clock.now();
-    let mut tx = state.db.begin().await?;
+    let mut tx = db.begin().await?;
     let Some(account) = tokens::redeem(&mut tx, kind, &crate::auth::key::hash(secret), now).await?
     else {
         return Err(invalid_link());
     };
-    credentials::set_password_hash(&mut tx, account.company_id, account.user_id, &hash, now)
-        .await?;
+    let (company, user) = (account.company_id, account.user_id);
+    credentials::set_password_hash(&mut tx, company, user, &hash, now).await?;
+    // An accepted invitation is the user's first password, not a change.
+    if kind == TokenKind::PasswordReset {
+        let how = credentials::PasswordSet::Reset;
+        credentials::record_password_set(&mut tx, company, user, how, now).await?;
+    }
     if let Some(name) = name {
         credentials::set_name(&mut tx, account.user_id, &name, now).await?;
     }
@@ -245,11 +269,21 @@ async fn redeem_with_password(
     Ok(account)
 }
 
+/// Set a new password with a reset link
+///
+/// Ends every session of the agent and lifts the account's lock-out. A
+/// used, expired or unknown link is 400 `invalid_link`.
+#[utoipa::path(post, path = "/api/v1/auth/password-reset/confirm", operation_id = "confirm_password_reset",
+    tag = "Agent sign-in",
+    request_body = SetPassword,
+    responses((status = 204, description = "The password is set")))]
 async fn confirm_reset(
     State(state): State<AppState>,
+    requested: Requested,
     Json(body): Json<SetPassword>,
 ) -> ApiResult<StatusCode> {
-    let account = redeem_with_password(&state, TokenKind::PasswordReset, &body).await?;
+    let db = state.db.with_request(requested.0);
+    let account = redeem_with_password(&state, &db, TokenKind::PasswordReset, &body).await?;
     let (company, user) = (account.company_id, account.user_id);
     super::end::all_sessions_of(&state, &state.db, company, user, None).await?;
     if let Some(found) =
@@ -261,14 +295,23 @@ async fn confirm_reset(
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// Accepting an invitation signs the new agent in.
+/// Accept an invitation
+///
+/// Sets the first password (and the name, if given) and signs the new
+/// agent in, as `POST /auth/login` does. A used, expired or unknown link is
+/// 400 `invalid_link`.
+#[utoipa::path(post, path = "/api/v1/auth/invitations/accept", operation_id = "accept_invitation",
+    tag = "Agent sign-in",
+    request_body = SetPassword,
+    responses((status = 200, description = "Signed in", body = Me,
+        headers(("Set-Cookie" = String, description = "The session cookie `sd_session`")))))]
 async fn accept_invitation(
     State(state): State<AppState>,
     client: Client,
     headers: HeaderMap,
     Json(body): Json<SetPassword>,
 ) -> ApiResult<Response> {
-    let account = redeem_with_password(&state, TokenKind::Invitation, &body).await?;
+    let account = redeem_with_password(&state, &state.db, TokenKind::Invitation, &body).await?;
     let owner = SessionOwner {
         company_id: account.company_id,
         user_id: account.user_id,
@@ -276,16 +319,33 @@ async fn accept_invitation(
     start_session(&state, &owner, Mode::Live, client.0, &headers).await
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(as = PasswordChange)]
 #[serde(rename_all = "camelCase")]
 struct ChangePassword {
+    #[schema(value_type = String, required)]
     current_password: Option<String>,
+    /// 10 characters to 256 bytes.
+    #[schema(value_type = String, required)]
     new_password: Option<String>,
 }
 
+/// Change one's password
+///
+/// Ends the agent's other sessions. A wrong `currentPassword` is 401
+/// `invalid_credentials`.
+#[utoipa::path(post, path = "/api/v1/auth/password", operation_id = "change_password",
+    tag = "Agent sign-in",
+    request_body = ChangePassword,
+    responses(
+        (status = 204, description = "Changed"),
+        (status = 401, description = "`invalid_credentials`: the current password is wrong; \
+            or no valid session", body = ErrorBody),
+    ))]
 async fn change_password(
     State(state): State<AppState>,
     signed_in: SignedIn,
+    requested: Requested,
     Json(body): Json<ChangePassword>,
 ) -> ApiResult<StatusCode> {
     let password = new_password("newPassword", body.new_password.as_deref())?;
@@ -307,8 +367,11 @@ async fn change_password(
         .ok_or_else(ApiError::internal)?
         .map_err(|_| ApiError::internal())?;
     let now = state.clock.now();
-    let mut tx = state.db.begin().await?;
+    let db = signed_in.principal.acting(&state.db, requested);
+    let mut tx = db.begin().await?;
     credentials::set_password_hash(&mut tx, account.company_id, account.id, &hash, now).await?;
+    let how = credentials::PasswordSet::Changed;
+    credentials::record_password_set(&mut tx, account.company_id, account.id, how, now).await?;
     tx.commit().await?;
     let keep = Some(signed_in.session.session_id());
     super::end::all_sessions_of(&state, &state.db, account.company_id, account.id, keep).await?;

@@ -7,44 +7,86 @@ use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, post};
 use serde::{Deserialize, Serialize};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use super::sessions::{self as store, SessionInfo};
 use super::sign_in;
 use super::signed_in::{Client, SignedIn, cleared_cookie, secure_cookies};
-use super::start::{end_presented_session, me_of, no_store, start_session};
+use super::start::{Me, end_presented_session, me_of, no_store, start_session};
 use crate::auth::{Mode, session};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Id, Json, Requested};
+use crate::openapi::schema::ErrorBody;
 use crate::state::AppState;
 
 /// The `/api/v1/auth` routes.
 pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/v1/auth/login", post(login))
-        .route("/api/v1/auth/logout", post(logout))
-        .route("/api/v1/auth/me", get(me))
-        .route(
-            "/api/v1/auth/sessions",
-            get(list_sessions).delete(end_other_sessions),
-        )
-        .route("/api/v1/auth/sessions/{id}", delete(end_session))
+    documented().split_for_parts().0
+}
+
+/// Their OpenAPI operations (full paths), from the same declarations; what
+/// they share is added by `openapi::auth`.
+pub fn operations() -> utoipa::openapi::OpenApi {
+    documented().split_for_parts().1
+}
+
+/// The routes with their operations: each handler's `#[utoipa::path]`
+/// gives its method and path.
+fn documented() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(login))
+        .routes(routes!(logout))
+        .routes(routes!(me))
+        .routes(routes!(list_sessions, end_other_sessions))
+        .routes(routes!(end_session))
         .merge(super::links::router())
         .merge(super::keys::router())
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(as = SignIn)]
 #[serde(rename_all = "camelCase")]
 struct Login {
+    #[schema(value_type = String, format = Email, required)]
     email: Option<String>,
+    #[schema(value_type = String, required)]
     password: Option<String>,
-    /// The second factor's current code, when the account has one.
+    /// The second factor's current code (or an unused recovery code), when
+    /// the account has one.
+    #[schema(value_type = String)]
     totp: Option<String>,
     /// `live` (the default) or `test`: which mode's data the session sees.
+    #[schema(schema_with = mode_name)]
     mode: Option<String>,
 }
 
+fn mode_name() -> utoipa::openapi::ObjectBuilder {
+    crate::openapi::schema::enum_of(&["live", "test"])
+}
+
+/// Sign in with a password
+///
+/// Answers the agent and a `Set-Cookie: sd_session=…` (a fresh session:
+/// any session the browser came with ends). An unknown email and a wrong
+/// password get the same 401 `invalid_credentials`; a missing second factor
+/// is 401 `totp_required`; too many failures for the account or the client
+/// are 429 `rate_limited` with `Retry-After`; a company that signs in with
+/// SSO only is 403 `sso_required`.
+#[utoipa::path(post, path = "/api/v1/auth/login", operation_id = "sign_in",
+    tag = "Agent sign-in",
+    request_body = Login,
+    responses(
+        (status = 200, description = "Signed in", body = Me,
+            headers(("Set-Cookie" = String, description = "The session cookie `sd_session`"))),
+        (status = 401, description = "`invalid_credentials` or `totp_required`", body = ErrorBody),
+        (status = 403, description = "`sso_required`: the company signs in with SSO only",
+            body = ErrorBody),
+        (status = 429, description = "`rate_limited`: too many failed sign-ins; see `Retry-After`",
+            body = ErrorBody,
+            headers(("Retry-After" = i64, description = "Whole seconds until the next try"))),
+    ))]
 async fn login(
     State(state): State<AppState>,
     client: Client,
@@ -69,6 +111,13 @@ async fn login(
     start_session(&state, &account.into(), mode, client.0, &headers).await
 }
 
+/// Sign out
+///
+/// Ends the session the request came with and clears its cookie.
+#[utoipa::path(post, path = "/api/v1/auth/logout", operation_id = "sign_out",
+    tag = "Agent sign-in",
+    responses((status = 204, description = "Signed out",
+        headers(("Set-Cookie" = String, description = "Clears `sd_session`")))))]
 async fn logout(
     State(state): State<AppState>,
     signed_in: SignedIn,
@@ -85,18 +134,27 @@ async fn logout(
     Ok(response)
 }
 
+/// Who is signed in
+///
+/// The agent, their role's scopes, their teams and the `csrfToken` every
+/// change made with the cookie carries in `X-CSRF-Token`.
+#[utoipa::path(get, path = "/api/v1/auth/me", operation_id = "get_signed_in_agent",
+    tag = "Agent sign-in",
+    responses((status = 200, description = "The signed-in agent", body = Me)))]
 async fn me(State(state): State<AppState>, signed_in: SignedIn) -> ApiResult<Response> {
     let mut response = Json(me_of(&state, &signed_in).await?).into_response();
     no_store(&mut response);
     Ok(response)
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = AgentSessionList)]
 struct SessionList {
     data: Vec<SessionView>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = AgentSession)]
 #[serde(rename_all = "camelCase")]
 struct SessionView {
     #[serde(flatten)]
@@ -105,6 +163,13 @@ struct SessionView {
     current: bool,
 }
 
+/// List one's open sessions
+///
+/// Every open session of the signed-in agent (device, address, last seen),
+/// the one the request came with marked `current`.
+#[utoipa::path(get, path = "/api/v1/auth/sessions", operation_id = "list_agent_sessions",
+    tag = "Agent sign-in",
+    responses((status = 200, description = "The open sessions", body = SessionList)))]
 async fn list_sessions(
     State(state): State<AppState>,
     signed_in: SignedIn,
@@ -124,6 +189,16 @@ async fn list_sessions(
     }))
 }
 
+/// End one of one's sessions
+///
+/// Its sockets close too; another agent's session is 404.
+#[utoipa::path(delete, path = "/api/v1/auth/sessions/{id}", operation_id = "end_agent_session",
+    tag = "Agent sign-in",
+    params(("id" = uuid::Uuid, Path, description = "Session id")),
+    responses(
+        (status = 204, description = "Ended"),
+        (status = 404, description = "No such open session of this agent", body = ErrorBody),
+    ))]
 async fn end_session(
     State(state): State<AppState>,
     signed_in: SignedIn,
@@ -139,7 +214,12 @@ async fn end_session(
     }
 }
 
+/// End one's other sessions
+///
 /// Ends every session of the agent but the one the request came with.
+#[utoipa::path(delete, path = "/api/v1/auth/sessions", operation_id = "end_other_agent_sessions",
+    tag = "Agent sign-in",
+    responses((status = 204, description = "Every other session ended")))]
 async fn end_other_sessions(
     State(state): State<AppState>,
     signed_in: SignedIn,

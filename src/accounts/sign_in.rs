@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use super::answers::invalid_credentials;
 use super::guard::Subject;
+use super::sessions::SignInFailure;
 use super::{password, sessions};
 use crate::actor::RequestContext;
 use crate::error::{ApiError, ApiResult};
@@ -61,11 +62,16 @@ pub async fn verify_password(
             Ok(account)
         }
         None => {
+            let mut locked_for = None;
             for subject in &subjects {
-                guard.record_failure(subject).await;
+                locked_for = locked_for.max(guard.record_failure(subject).await);
             }
             for (company_id, user_id, name) in &named {
-                failed(state, request, (*company_id, *user_id, name), "password").await?;
+                let failure = SignInFailure {
+                    reason: "password",
+                    locked_for,
+                };
+                failed(state, request, (*company_id, *user_id, name), failure).await?;
             }
             Err(invalid_credentials())
         }
@@ -73,16 +79,16 @@ pub async fn verify_password(
 }
 
 /// Records a failed sign-in to the account `named` (company, user, name)
-/// in its company's audit log.
+/// in its company's audit log, with the lock-out it started.
 async fn failed(
     state: &AppState,
     request: &RequestContext,
     (company_id, user_id, name): (Uuid, Uuid, &str),
-    reason: &str,
+    failure: SignInFailure<'_>,
 ) -> ApiResult<()> {
     let db = state.db.with_request(request.clone());
     let now = state.clock.now();
-    sessions::record_failed_sign_in(&db, company_id, user_id, name, reason, now).await?;
+    sessions::record_failed_sign_in(&db, company_id, user_id, name, failure, now).await?;
     Ok(())
 }
 
@@ -132,11 +138,16 @@ pub async fn check_second_factor(
     if super::totp::accept_code(state, account, code).await? {
         Ok(())
     } else {
+        let mut locked_for = None;
         for subject in subjects(&account.email, None) {
-            state.access.sign_in_guard.record_failure(&subject).await;
+            locked_for = locked_for.max(state.access.sign_in_guard.record_failure(&subject).await);
         }
         let named = (account.company_id, account.id, account.name.as_str());
-        failed(state, request, named, "second_factor").await?;
+        let failure = SignInFailure {
+            reason: "second_factor",
+            locked_for,
+        };
+        failed(state, request, named, failure).await?;
         Err(invalid_credentials())
     }
 }

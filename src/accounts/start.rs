@@ -17,7 +17,7 @@ use crate::users::User;
 
 /// Who is signed in: the user, their scopes and teams, and the token every
 /// change made with the cookie carries in `X-CSRF-Token`.
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Me {
     pub user: User,

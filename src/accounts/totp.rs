@@ -11,12 +11,13 @@
 //! `totp-secrets`); one stored before sealing is read as it is and sealed
 //! at its first use.
 
+use axum::Json as AxumJson;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::post;
-use axum::{Json as AxumJson, Router};
 use serde::{Deserialize, Serialize};
 use totp_rs::{Algorithm, Secret, Totp};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use uuid::Uuid;
 
@@ -25,6 +26,7 @@ use super::signed_in::SignedIn;
 use crate::audit::{Action, Changes, Target, TargetType};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Json, Requested};
+use crate::openapi::schema::ErrorBody;
 use crate::sealed::{Opened, SealingKey};
 use crate::state::AppState;
 use crate::users::credentials::{self, SignInAccount};
@@ -60,11 +62,12 @@ async fn opened(state: &AppState, user_id: Uuid, stored: &str) -> ApiResult<Stri
     }
 }
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/v1/auth/totp/setup", post(setup))
-        .route("/api/v1/auth/totp/confirm", post(confirm))
-        .route("/api/v1/auth/totp", axum::routing::delete(disable))
+/// The routes with their OpenAPI operations.
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(setup))
+        .routes(routes!(confirm))
+        .routes(routes!(disable))
 }
 
 /// The TOTP of `secret` (base32) for `account_name`.
@@ -108,7 +111,8 @@ pub async fn accept_code(state: &AppState, account: &SignInAccount, code: &str) 
     Ok(recovery::redeem(&state.db, account.id, &digest, state.clock.now()).await?)
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = TotpSetup)]
 #[serde(rename_all = "camelCase")]
 struct Setup {
     /// The secret, base32, for typing into an app.
@@ -117,6 +121,16 @@ struct Setup {
     otpauth_url: String,
 }
 
+/// Start setting up two-factor authentication
+///
+/// Makes a new secret (not in force until confirmed) and answers it with
+/// its `otpauth://` URL for an authenticator app. 409 when it is on.
+#[utoipa::path(post, path = "/api/v1/auth/totp/setup", operation_id = "set_up_totp",
+    tag = "Agent sign-in",
+    responses(
+        (status = 200, description = "The secret to confirm", body = Setup),
+        (status = 409, description = "Two-factor authentication is already on", body = ErrorBody),
+    ))]
 async fn setup(State(state): State<AppState>, signed_in: SignedIn) -> ApiResult<AxumJson<Setup>> {
     let account = account_of(&state, &signed_in).await?;
     if account.totp_enabled {
@@ -137,18 +151,34 @@ async fn setup(State(state): State<AppState>, signed_in: SignedIn) -> ApiResult<
     }))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(as = TotpCode)]
 struct CodeBody {
+    /// A current six-digit code (or, to turn it off, an unused recovery
+    /// code).
+    #[schema(value_type = String, required)]
     code: Option<String>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = TotpConfirmed)]
 #[serde(rename_all = "camelCase")]
 struct Confirmed {
     /// Shown once: each signs in once in place of a code.
     recovery_codes: Vec<String>,
 }
 
+/// Confirm two-factor authentication
+///
+/// A current code puts the secret set up in force; answers ten one-time
+/// recovery codes, once. Ends the agent's other sessions.
+#[utoipa::path(post, path = "/api/v1/auth/totp/confirm", operation_id = "confirm_totp",
+    tag = "Agent sign-in",
+    request_body = CodeBody,
+    responses(
+        (status = 200, description = "On; the recovery codes", body = Confirmed),
+        (status = 409, description = "It is on already, or no setup is pending", body = ErrorBody),
+    ))]
 async fn confirm(
     State(state): State<AppState>,
     signed_in: SignedIn,
@@ -193,6 +223,17 @@ async fn confirm(
     }))
 }
 
+/// Turn two-factor authentication off
+///
+/// Takes a current code or an unused recovery code. Ends the agent's
+/// other sessions.
+#[utoipa::path(delete, path = "/api/v1/auth/totp", operation_id = "turn_off_totp",
+    tag = "Agent sign-in",
+    request_body = CodeBody,
+    responses(
+        (status = 204, description = "Off"),
+        (status = 409, description = "It is off", body = ErrorBody),
+    ))]
 async fn disable(
     State(state): State<AppState>,
     signed_in: SignedIn,

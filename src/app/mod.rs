@@ -69,14 +69,40 @@ pub fn openapi_schema_collisions() -> Vec<String> {
         .iter()
         .cloned()
         .chain(crate::widget::registered_schemas())
+        .chain(sign_in_schemas())
         .chain(crate::openapi::own_schemas());
     crate::openapi::schema_collisions(registered)
+}
+
+/// The schemas of the agent sign-in operations, as their document holds
+/// them (one per name within it).
+fn sign_in_schemas() -> Vec<(
+    String,
+    utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+)> {
+    [
+        crate::accounts::routes::operations(),
+        crate::sso::flow::operations(),
+    ]
+    .into_iter()
+    .filter_map(|doc| doc.components)
+    .flat_map(|components| components.schemas)
+    .collect()
+}
+
+/// The operations outside the API's key check, from their routers: the
+/// widget's, and the agent sign-in's (`/api/v1/auth/…`).
+fn public_operations() -> utoipa::openapi::OpenApi {
+    let mut doc = crate::widget::operations();
+    doc.merge(crate::accounts::routes::operations());
+    doc.merge(crate::sso::flow::operations());
+    doc
 }
 
 /// The OpenAPI document the service serves, from the same routers.
 pub fn openapi_document() -> utoipa::openapi::OpenApi {
     let (_, operations, specs) = api_routes().into_parts();
-    crate::openapi::document(operations, &specs, crate::widget::operations())
+    crate::openapi::document(operations, &specs, public_operations())
 }
 
 pub struct App {

@@ -25,7 +25,7 @@ use crate::state::AppState;
 
 pub(super) fn router(state: AppState, shop_url: Option<Arc<str>>) -> Router {
     let (api, operations, specs) = api_routes().into_parts();
-    let document = crate::openapi::document(operations, &specs, crate::widget::operations());
+    let document = crate::openapi::document(operations, &specs, super::public_operations());
     // A path under the API that no route serves is answered by the API's
     // own catch-all, behind authentication like every API route: a key
     // learns nothing of which paths exist, and its response carries the

@@ -266,6 +266,7 @@ mod tests {
             owner_active: None,
             owner_role_name: None,
             owner_custom_scopes: None,
+            owner_teams_only: None,
         };
         Arc::new(ReadyKey::new(
             &record,

@@ -48,11 +48,17 @@ impl ReadyKey {
         } else {
             Standing::Usable
         };
+        // A personal key of an agent limited to their teams sees what the
+        // agent sees (`KeyForAuth::settled` narrows its scopes likewise).
+        let mut tenant = Tenant::new(record.company_id, record.mode);
+        if let (Some(user_id), Some(true)) = (record.user_id, record.owner_teams_only) {
+            tenant.visibility = super::Visibility::TeamsOf { member: user_id };
+        }
         ReadyKey {
             principal: Principal {
                 key_id: record.id,
                 key_name: record.name.as_str().into(),
-                tenant: Tenant::new(record.company_id, record.mode),
+                tenant,
                 scopes: record.scopes,
                 rate_limit: record.rate_limit,
                 expires_at: record.expiry_on_node(node_now),

@@ -1,12 +1,14 @@
 //! Assigning a chat to the agent who answers it, when the company asks for
 //! it (`assignOnReply` in `/settings`): after an agent's message to a chat
-//! with no assignee.
+//! with no assignee; and who an agent's reply may name as its sender.
 
 use uuid::Uuid;
 
 use super::Session;
+use super::model::Sender;
 use crate::actor::{Actor, ActorType};
 use crate::auth::Tenant;
+use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::teams::claim;
 use crate::teams::routing::{self, Routing};
@@ -42,5 +44,21 @@ pub async fn assign_on_reply(
         Err(err) => {
             tracing::warn!(error = %err, session = %session.id, "assign on reply failed");
         }
+    }
+}
+
+/// An agent (signed in, or by their personal key) sends as themselves: an
+/// agent message naming another agent is refused, on REST and sockets
+/// alike, so no agent puts words in a colleague's name. A company key may
+/// name any agent of the company (it is not tied to one).
+pub(super) fn speaks_for_itself(actor: &Actor, sender: Sender) -> ApiResult<()> {
+    match (actor.kind, actor.id, sender) {
+        (ActorType::Agent, Some(agent), Sender::Agent(named)) if named != agent => {
+            Err(ApiError::invalid_field(
+                "senderId",
+                "an agent sends as themselves: leave senderId out or give your own id",
+            ))
+        }
+        _ => Ok(()),
     }
 }

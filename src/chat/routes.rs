@@ -397,7 +397,9 @@ pub(crate) struct SendMessage {
     body: Option<String>,
     #[schema(schema_with = sender_type, required)]
     sender_type: Option<String>,
-    /// A user of the company; required for `agent` messages.
+    /// A user of the company; required for a company key's `agent`
+    /// messages. An agent (signed in, or by their personal key) sends as
+    /// themselves: their own id or none; another agent's is refused.
     #[schema(value_type = Option<uuid::Uuid>)]
     sender_id: Option<String>,
     /// The sender's own id for this message (e.g. a UUID): sending again
@@ -428,10 +430,15 @@ async fn send_message(
     Id(id): Id,
     Json(body): Json<SendMessage>,
 ) -> ApiResult<(StatusCode, Json<Message>)> {
+    // An agent's own message needs no senderId: it is theirs.
+    let own = match body.sender_type.as_deref() {
+        Some("agent") => principal.acting_user().map(|id| id.to_string()),
+        _ => None,
+    };
     let outgoing = OutgoingMessage::parse(MessageInput {
         body: body.body.as_deref(),
         sender_type: SenderTypeInput::Named(body.sender_type.as_deref()),
-        sender_id: body.sender_id.as_deref(),
+        sender_id: body.sender_id.as_deref().or(own.as_deref()),
         client_message_id: body.client_message_id.as_deref(),
         attachment_ids: body.attachment_ids.as_ref(),
     })?;

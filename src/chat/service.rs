@@ -175,6 +175,7 @@ pub async fn send_message(
     session_id: Uuid,
     outgoing: OutgoingMessage,
 ) -> ApiResult<SendOutcome> {
+    super::reply::speaks_for_itself(actor, outgoing.sender)?;
     let link = match outgoing.sender {
         Sender::Agent(_) => {
             let link = access::link_token(state, tenant, session_id).await?;

@@ -14,7 +14,7 @@ use super::model::{Definition, FieldType, check_applies_to, check_key, check_opt
 use super::store::{self, DefinitionInput};
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult, FieldError};
-use crate::extract::Json;
+use crate::extract::{Json, Requested};
 use crate::idempotency::RequestState;
 use crate::router::ApiRouter;
 use crate::state::AppState;
@@ -123,6 +123,7 @@ async fn list(
 async fn create(
     RequestState(state): RequestState,
     principal: Principal,
+    requested: Requested,
     Json(body): Json<CreateBody>,
 ) -> ApiResult<(StatusCode, Json<Definition>)> {
     let (key, label, field_type, applies_to) = (
@@ -148,7 +149,7 @@ async fn create(
         visitor_writable: body.visitor_writable.unwrap_or(false),
     };
     let definition = store::create(
-        &state.db,
+        &principal.acting(&state.db, requested),
         &principal.tenant,
         &key,
         &input,
@@ -177,6 +178,7 @@ async fn create(
 async fn update(
     State(state): State<AppState>,
     principal: Principal,
+    requested: Requested,
     Path(key): Path<String>,
     Json(body): Json<UpdateBody>,
 ) -> ApiResult<Json<Definition>> {
@@ -229,7 +231,7 @@ async fn update(
         visitor_writable,
     };
     let updated = store::update(
-        &state.db,
+        &principal.acting(&state.db, requested),
         &principal.tenant,
         &key,
         &input,
@@ -254,9 +256,11 @@ async fn update(
 async fn delete(
     State(state): State<AppState>,
     principal: Principal,
+    requested: Requested,
     Path(key): Path<String>,
 ) -> ApiResult<Json<DeletedField>> {
-    store::delete(&state.db, &principal.tenant, &key).await?;
+    let db = principal.acting(&state.db, requested);
+    store::delete(&db, &principal.tenant, &key, state.clock.now()).await?;
     state
         .field_definitions
         .changed(&state.realtime.bus, principal.tenant.company_id)

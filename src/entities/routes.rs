@@ -9,7 +9,7 @@ use utoipa_axum::routes;
 use super::{Entity, store};
 use crate::auth::{Principal, Scope};
 use crate::error::ApiResult;
-use crate::extract::{Id, Json};
+use crate::extract::{Id, Json, Requested};
 use crate::idempotency::RequestState;
 use crate::openapi::schema::{self, DataList};
 use crate::router::ApiRouter;
@@ -92,6 +92,7 @@ async fn list(
 async fn create(
     RequestState(state): RequestState,
     principal: Principal,
+    requested: Requested,
     Json(body): Json<CreateEntity>,
 ) -> ApiResult<(StatusCode, Json<store::Entity>)> {
     let (name, parent) = (
@@ -100,7 +101,7 @@ async fn create(
     )
         .all_valid()?;
     let entity = store::create(
-        &state.db,
+        &principal.acting(&state.db, requested),
         principal.tenant.company_id,
         &name,
         parent,
@@ -136,6 +137,7 @@ async fn get_one(
 async fn update(
     State(state): State<AppState>,
     principal: Principal,
+    requested: Requested,
     Id(id): Id,
     Json(body): Json<UpdateEntity>,
 ) -> ApiResult<Json<store::Entity>> {
@@ -185,7 +187,8 @@ async fn update(
             widget_identity,
             csat,
         };
-        store::update(&state.db, company, id, changes, state.clock.now()).await?
+        let db = principal.acting(&state.db, requested);
+        store::update(&db, company, id, changes, state.clock.now()).await?
     } else {
         store::find(&state.db, company, id).await?
     };

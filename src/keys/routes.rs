@@ -61,13 +61,13 @@ pub(crate) struct CreateKey {
     expires_in: Option<serde_json::Value>,
 }
 
-fn scope_list() -> utoipa::openapi::schema::ArrayBuilder {
+pub(crate) fn scope_list() -> utoipa::openapi::schema::ArrayBuilder {
     utoipa::openapi::schema::ArrayBuilder::new()
         .items(schema::scope_name())
         .min_items(Some(1))
 }
 
-fn expires_in() -> utoipa::openapi::schema::OneOfBuilder {
+pub(crate) fn expires_in() -> utoipa::openapi::schema::OneOfBuilder {
     use utoipa::openapi::{ObjectBuilder, Type};
     utoipa::openapi::schema::OneOfBuilder::new()
         .item(

@@ -13,11 +13,14 @@
 //!
 //! - The public operations outside `/api/v1` (the visitor widget's) come
 //!   from the widget's own router the same way; `public` adds what they
-//!   share (no API key; the visitor token's scheme; the per-IP 429).
+//!   share (no API key; the visitor token's scheme; the per-IP 429). So do
+//!   the agent sign-in operations (`/api/v1/auth/…`, outside the key
+//!   check); `auth` adds theirs (the session cookie and CSRF header).
 //!
 //! Served without a key at `GET /api/v1/openapi.json`, with Swagger UI
 //! (vendored assets, works offline) at `/docs`.
 
+pub mod auth;
 pub mod public;
 mod refs;
 pub use infra::schema;
@@ -59,6 +62,9 @@ pub const SECURITY_SCHEME: &str = "ApiKey";
     tags(
         (name = "Entities", description = "Groups of records; `parentId` makes subsidiaries"),
         (name = "Users", description = "Agents and admins of the company"),
+        (name = "Agent sign-in", description = "An agent signs in as themselves (password, \
+            second factor, SSO) and manages their sessions and personal keys: the session \
+            cookie, not an API key; each change carries `X-CSRF-Token`"),
         (name = "Roles", description = "Built-in and custom roles: what a user's role lets them do"),
         (name = "API keys", description = "Keys of the company (secrets shown once)"),
         (name = "Audit log", description = "Who did what to the company's security and admin records, in a hash chain"),
@@ -82,7 +88,8 @@ struct ApiDoc;
 /// The served document: `operations` (the handlers' own, with paths
 /// relative to `/api/v1`) completed with what every operation shares.
 /// `routes` is the route table of the router the operations come from.
-/// `public`: the operations outside `/api/v1`, with their full paths.
+/// `public`: the operations outside the API's key check (the widget's,
+/// the agent sign-in's), with their full paths.
 pub fn document(operations: Document, routes: &[RouteSpec], public: Document) -> Document {
     let mut doc = ApiDoc::openapi().nest(API_PREFIX, operations);
     for spec in routes {
@@ -91,6 +98,7 @@ pub fn document(operations: Document, routes: &[RouteSpec], public: Document) ->
         }
     }
     public::add(&mut doc, public);
+    auth::complete(&mut doc);
     refs::reference_named_records(&mut doc);
     add_links(&mut doc);
     let components = doc.components.get_or_insert_with(Default::default);

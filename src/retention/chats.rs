@@ -14,6 +14,7 @@ use uuid::Uuid;
 use super::TableReport;
 use super::store;
 use crate::attachments::Storage;
+use crate::audit::{self, Action, Changes, Target, TargetType};
 use crate::db::Db;
 use crate::error::StoreError;
 use crate::time::Timestamp;
@@ -22,11 +23,14 @@ use crate::time::Timestamp;
 /// their rows along, so fewer than the pass's other batches.
 pub const CHAT_BATCH: u64 = 100;
 
-/// Deletes the chat sessions closed before `cutoff`, batch after batch.
+/// Deletes the chat sessions closed before `cutoff`, batch after batch,
+/// each with its audit entry (made by the service, stamped `now`) in the
+/// batch's transaction.
 pub async fn purge(
     db: &Db,
     storage: &Storage,
     cutoff: Timestamp,
+    now: Timestamp,
 ) -> Result<TableReport, StoreError> {
     let limit = i64::try_from(CHAT_BATCH).unwrap_or(i64::MAX);
     let mut report = TableReport {
@@ -35,9 +39,15 @@ pub async fn purge(
     };
     loop {
         let mut tx = db.begin().await?;
-        let sessions = store::closed_sessions(&mut tx, cutoff, limit).await?;
+        let closed = store::closed_sessions(&mut tx, cutoff, limit).await?;
+        let sessions: Vec<Uuid> = closed.iter().map(|(id, _)| *id).collect();
         let files = crate::attachments::store::hashes_of_sessions(&mut tx, &sessions).await?;
         let deleted = store::delete_sessions(&mut tx, &sessions).await?;
+        for (id, company) in &closed {
+            let target = Target::new(TargetType::ChatSession, *id);
+            let changes = Changes::none().with("reason", "retention".into());
+            audit::record(&mut tx, *company, now, Action::ChatDeleted, target, changes).await?;
+        }
         tx.commit().await?;
         let mut by_company: HashMap<Uuid, Vec<String>> = HashMap::new();
         for (company, sha256) in files {

@@ -1,11 +1,14 @@
 //! The retention pass: keeps the delivery log, the attempts, the finished
-//! jobs and the `events` table from growing without end, and deletes closed
-//! chats with their files once they have a retention (`chats`). Each node runs the
+//! jobs and the `events` table from growing without end, deletes closed
+//! chats with their files once they have a retention (`chats`), and drops
+//! the start of each company's audit chain past the company's retention
+//! (`audit`). Each node runs the
 //! pass every `retention_interval`; on Postgres an advisory lock lets one
 //! node at a time run it. Every DELETE removes at most [`BATCH`] rows, so no
 //! statement holds its locks for long, and nothing pending or leased is
 //! ever deleted. `run_pass` is public so tests drive it step by step.
 
+pub mod audit;
 pub mod chats;
 pub mod store;
 
@@ -96,7 +99,8 @@ fn before(now: Timestamp, age: Duration) -> Timestamp {
 
 /// One pass over every target, batch after batch until a batch comes back
 /// short, then over closed chats when they have a retention (their files'
-/// bytes removed from `storage`), with cut-offs counted back from `now`
+/// bytes removed from `storage`), then over the audit log of each company
+/// with a retention, with cut-offs counted back from `now`
 /// (the node's clock). Returns its report, or None when another node holds
 /// the pass.
 pub async fn run_pass(
@@ -120,12 +124,19 @@ pub async fn run_pass(
         }
     }
     if let Some(age) = policy.chat_retention {
-        match chats::purge(db, storage, before(now, age)).await {
+        match chats::purge(db, storage, before(now, age), now).await {
             Ok(report) => tables.push(report),
             Err(err) => {
                 lock.release().await;
                 return Err(err);
             }
+        }
+    }
+    match audit::prune(db, now).await {
+        Ok(report) => tables.push(report),
+        Err(err) => {
+            lock.release().await;
+            return Err(err);
         }
     }
     lock.release().await;

@@ -164,7 +164,8 @@ pub async fn delete_events_batch(
     Ok(u64::try_from(deleted.len()).unwrap_or(u64::MAX))
 }
 
-/// Up to `limit` chat sessions closed before `cutoff`, oldest first, locked
+/// Up to `limit` chat sessions closed before `cutoff` (id, company),
+/// oldest first, locked
 /// on Postgres until the caller's transaction ends (a message arriving
 /// meanwhile waits, then finds its session gone); SQLite's write
 /// transaction already holds them.
@@ -172,18 +173,18 @@ pub async fn closed_sessions(
     tx: &mut Tx,
     cutoff: Timestamp,
     limit: i64,
-) -> Result<Vec<Uuid>, StoreError> {
+) -> Result<Vec<(Uuid, Uuid)>, StoreError> {
     let lock = match tx.backend() {
         Backend::Postgres => " FOR UPDATE",
         Backend::Sqlite => "",
     };
     Query::new(format!(
-        "SELECT id FROM chat_sessions WHERE status = 'CLOSED' AND closed_at < $1 \
+        "SELECT id, company_id FROM chat_sessions WHERE status = 'CLOSED' AND closed_at < $1 \
          ORDER BY closed_at LIMIT $2{lock}"
     ))
     .bind(cutoff)
     .bind(limit)
-    .fetch_column(tx)
+    .fetch_all(tx)
     .await
 }
 

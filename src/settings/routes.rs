@@ -50,6 +50,12 @@ pub(crate) struct UpdateBody {
     #[serde(default)]
     #[schema(value_type = bool)]
     resolve_parents_with_open_children: Patch<bool>,
+    /// Days the audit log keeps an entry (1 to 36500): the retention pass
+    /// drops older ones from the start of the chain. Null keeps every entry
+    /// (the default).
+    #[serde(default)]
+    #[schema(value_type = Option<i64>, minimum = 1, maximum = 36500)]
+    audit_retention_days: Patch<serde_json::Value>,
 }
 
 /// Get the company settings
@@ -83,16 +89,17 @@ async fn update_settings(
         )),
         checked => checked,
     };
-    let (_, name, timezone, require_two_factor, assign_on_reply, resolve_parents) = (
+    let (_, name, timezone, require_two_factor, assign_on_reply, resolve_parents, audit_retention_days) = (
         ensure(
             !(body.name.is_missing()
                 && body.timezone.is_missing()
                 && body.require_two_factor.is_missing()
                 && body.assign_on_reply.is_missing()
-                && body.resolve_parents_with_open_children.is_missing()),
+                && body.resolve_parents_with_open_children.is_missing()
+                && body.audit_retention_days.is_missing()),
             "body",
             "give at least one of: name, timezone, requireTwoFactor, assignOnReply, \
-             resolveParentsWithOpenChildren",
+             resolveParentsWithOpenChildren, auditRetentionDays",
         ),
         required_patch("name", &body.name, NAME_MAX),
         timezone,
@@ -102,6 +109,7 @@ async fn update_settings(
             "resolveParentsWithOpenChildren",
             &body.resolve_parents_with_open_children,
         ),
+        retention_days(&body.audit_retention_days),
     )
         .all_valid()?;
     let update = SettingsUpdate {
@@ -110,6 +118,7 @@ async fn update_settings(
         require_two_factor,
         assign_on_reply,
         resolve_parents_with_open_children: resolve_parents,
+        audit_retention_days,
     };
     let settings = store::update(
         &principal.acting(&state.db, requested),
@@ -119,6 +128,25 @@ async fn update_settings(
     )
     .await?;
     Ok(Json(settings))
+}
+
+/// The longest audit retention: a hundred years.
+const RETENTION_DAYS_MAX: u64 = 36_500;
+
+/// `auditRetentionDays`: absent (kept), null (keep every entry) or a whole
+/// number of days, 1 to `RETENTION_DAYS_MAX`.
+fn retention_days(value: &Patch<serde_json::Value>) -> Result<Option<Option<u32>>, FieldError> {
+    match value {
+        Patch::Missing => Ok(None),
+        Patch::Null => Ok(Some(None)),
+        Patch::Value(raw) => match raw.as_u64() {
+            Some(days @ 1..=RETENTION_DAYS_MAX) => Ok(Some(u32::try_from(days).ok())),
+            _ => Err(problem(
+                "auditRetentionDays",
+                format!("must be a whole number of days from 1 to {RETENTION_DAYS_MAX}, or null"),
+            )),
+        },
+    }
 }
 
 /// A PATCH boolean that may be absent but not null.

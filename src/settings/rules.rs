@@ -15,7 +15,7 @@ use crate::custom_fields;
 use crate::custom_fields::model::{Definition, RecordKind, json_filter};
 use crate::domain::UnknownValue;
 use crate::error::{ApiError, ApiResult, FieldError};
-use crate::extract::Json;
+use crate::extract::{Json, Requested};
 use crate::router::ApiRouter;
 use crate::state::AppState;
 use crate::tags::model::tag_set;
@@ -149,6 +149,7 @@ async fn list(
 async fn replace(
     State(state): State<AppState>,
     principal: Principal,
+    requested: Requested,
     Json(body): Json<RulesBody>,
 ) -> ApiResult<Json<RulesResponse>> {
     let definitions = if body.has_field_conditions() {
@@ -157,7 +158,13 @@ async fn replace(
         Vec::new()
     };
     let new = parse_rules(body, &definitions)?;
-    let rules = rules::replace(&state.db, &principal.tenant, &new, state.clock.now()).await?;
+    let rules = rules::replace(
+        &principal.acting(&state.db, requested),
+        &principal.tenant,
+        &new,
+        state.clock.now(),
+    )
+    .await?;
     Ok(Json(RulesResponse { rules }))
 }
 

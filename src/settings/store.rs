@@ -31,6 +31,8 @@ pub struct CompanySettings {
     /// Whether a parent ticket may be resolved or closed while a child is
     /// still open without `force` (default false).
     pub resolve_parents_with_open_children: bool,
+    /// Days the audit log keeps an entry; null keeps every entry.
+    pub audit_retention_days: Option<u32>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
@@ -43,6 +45,8 @@ pub struct SettingsUpdate {
     pub require_two_factor: Option<bool>,
     pub assign_on_reply: Option<bool>,
     pub resolve_parents_with_open_children: Option<bool>,
+    /// `Some(None)` keeps every entry.
+    pub audit_retention_days: Option<Option<u32>>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -65,6 +69,7 @@ impl From<CompanyRow> for CompanySettings {
         let require_two_factor = requires_two_factor(&row.settings);
         let assign_on_reply = flag(&row.settings, ASSIGN_ON_REPLY);
         let resolve_parents_with_open_children = flag(&row.settings, RESOLVE_PARENTS);
+        let audit_retention_days = retention_days(&row.settings);
         CompanySettings {
             id: row.id,
             name: row.name,
@@ -72,6 +77,7 @@ impl From<CompanyRow> for CompanySettings {
             require_two_factor,
             assign_on_reply,
             resolve_parents_with_open_children,
+            audit_retention_days,
             created_at: row.created_at,
             updated_at: row.updated_at,
         }
@@ -95,6 +101,30 @@ pub const ASSIGN_ON_REPLY: &str = "assignOnReply";
 
 /// The settings key of `resolve_parents_with_open_children`.
 pub const RESOLVE_PARENTS: &str = "resolveParentsWithOpenChildren";
+/// The settings key of `audit_retention_days`.
+pub const AUDIT_RETENTION_DAYS: &str = "auditRetentionDays";
+
+/// The audit retention in `settings`, if the company set one.
+fn retention_days(settings: &Map<String, Value>) -> Option<u32> {
+    settings
+        .get(AUDIT_RETENTION_DAYS)
+        .and_then(Value::as_u64)
+        .and_then(|days| u32::try_from(days).ok())
+        .filter(|days| *days > 0)
+}
+
+/// Every company that keeps its audit entries for a number of days, with
+/// that number: what the retention pass prunes.
+pub async fn audit_retentions(db: &Db) -> Result<Vec<(Uuid, u32)>, StoreError> {
+    let rows: Vec<(Uuid, Json<Map<String, Value>>)> =
+        Query::new("SELECT id, settings FROM companies ORDER BY id")
+            .fetch_all(db)
+            .await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(id, settings)| retention_days(&settings).map(|days| (id, days)))
+        .collect())
+}
 
 /// A boolean setting, false when absent.
 fn flag(settings: &Map<String, Value>, key: &str) -> bool {
@@ -170,6 +200,15 @@ pub async fn update(
     if let Some(allow) = update.resolve_parents_with_open_children {
         settings.insert(RESOLVE_PARENTS.into(), Value::Bool(allow));
     }
+    match update.audit_retention_days {
+        Some(Some(days)) => {
+            settings.insert(AUDIT_RETENTION_DAYS.into(), Value::from(days));
+        }
+        Some(None) => {
+            settings.remove(AUDIT_RETENTION_DAYS);
+        }
+        None => {}
+    }
     let unchanged = name == current.name
         && update
             .timezone
@@ -183,7 +222,10 @@ pub async fn update(
             .is_none_or(|assign| assign == current.assign_on_reply)
         && update
             .resolve_parents_with_open_children
-            .is_none_or(|allow| allow == current.resolve_parents_with_open_children);
+            .is_none_or(|allow| allow == current.resolve_parents_with_open_children
+        && update
+            .audit_retention_days
+            .is_none_or(|days| days == current.audit_retention_days);
     if unchanged {
         tx.commit().await?;
         return Ok(current);

@@ -8,9 +8,10 @@ use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use super::oidc::{self, ProviderError};
 use super::sign_in::{self, failed};
@@ -18,6 +19,7 @@ use super::store::{self, NewLogin, SsoLogin, StateRefusal};
 use crate::client_address::ClientAddress;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::extract::Query;
+use crate::openapi::schema::ErrorBody;
 use crate::state::AppState;
 
 /// How long a started sign-in may take to come back.
@@ -27,17 +29,44 @@ const REDIRECT_MAX: usize = 2000;
 
 /// The public routes (mounted beside the API's, outside its key check).
 pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/v1/auth/sso/{slug}/start", get(start))
-        .route(super::CALLBACK_PATH, get(callback))
+    documented().split_for_parts().0
 }
 
-#[derive(Deserialize)]
+/// Their OpenAPI operations (full paths), from the same declarations.
+pub fn operations() -> utoipa::openapi::OpenApi {
+    documented().split_for_parts().1
+}
+
+fn documented() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(start))
+        .routes(routes!(callback))
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct StartQuery {
     /// A path of this service to land on after signing in.
+    #[param(value_type = Option<String>, max_length = 2000)]
     redirect: Option<String>,
 }
 
+/// Start an SSO sign-in
+///
+/// Sends the browser to the company's OpenID provider (302 with
+/// `Location`); the provider sends it back to `/auth/sso/callback`. A
+/// company with no SSO configured is 404; a provider that cannot be read
+/// is 502 `sso_failed`.
+#[utoipa::path(get, path = "/api/v1/auth/sso/{slug}/start", operation_id = "start_sso_sign_in",
+    tag = "Agent sign-in",
+    params(("slug" = String, Path, description = "The company's slug"), StartQuery),
+    responses(
+        (status = 302, description = "To the identity provider",
+            headers(("Location" = String, description = "The provider's authorization URL"))),
+        (status = 404, description = "No company with this slug has SSO", body = ErrorBody),
+        (status = 502, description = "`sso_failed`: the provider could not be read",
+            body = ErrorBody),
+    ))]
 async fn start(
     State(state): State<AppState>,
     Path(slug): Path<String>,
@@ -84,14 +113,37 @@ async fn start(
         .into_response())
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct CallbackQuery {
+    #[param(value_type = Option<String>)]
     code: Option<String>,
+    #[param(value_type = Option<String>)]
     state: Option<String>,
     /// Set by the provider instead of `code` when it refused.
+    #[param(value_type = Option<String>)]
     error: Option<String>,
 }
 
+/// Where the identity provider sends the browser back
+///
+/// Checks the `state` (once), the ID token (signature, `iss`, `aud`, `exp`,
+/// `nonce`) and signs the agent in: 200 as `POST /auth/login`, or 303 to
+/// the `redirect` the sign-in started with. Any refusal is 401
+/// `sso_failed` saying why.
+#[utoipa::path(get, path = "/api/v1/auth/sso/callback", operation_id = "finish_sso_sign_in",
+    tag = "Agent sign-in",
+    params(CallbackQuery),
+    responses(
+        (status = 200, description = "Signed in", body = crate::accounts::start::Me,
+            headers(("Set-Cookie" = String, description = "The session cookie `sd_session`"))),
+        (status = 303, description = "Signed in; on to the path the sign-in started with",
+            headers(("Set-Cookie" = String, description = "The session cookie `sd_session`"),
+                ("Location" = String, description = "The path to land on"))),
+        (status = 401, description = "`sso_failed`: the sign-in was refused", body = ErrorBody),
+        (status = 502, description = "`sso_failed`: the provider could not be read",
+            body = ErrorBody),
+    ))]
 async fn callback(
     State(state): State<AppState>,
     Query(query): Query<CallbackQuery>,

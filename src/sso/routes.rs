@@ -11,7 +11,7 @@ use super::model::{JitRole, Refusal, SsoConfig, SsoSettings};
 use super::store;
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
-use crate::extract::Json;
+use crate::extract::{Json, Requested};
 use crate::router::ApiRouter;
 use crate::state::AppState;
 use crate::validate::{Fields, optional_enum, optional_text, problem, required_text};
@@ -105,6 +105,7 @@ async fn get_sso(
 async fn put_sso(
     State(state): State<AppState>,
     principal: Principal,
+    requested: Requested,
     Json(body): Json<PutBody>,
 ) -> ApiResult<Json<SsoSettingsView>> {
     let (slug, issuer_url, client_id, client_secret, allowed_email_domain, jit_role) = (
@@ -127,7 +128,8 @@ async fn put_sso(
         passwords_disabled: body.passwords_disabled,
     };
     let company = principal.tenant.company_id;
-    match store::save(&state.db, company, settings, state.clock.now()).await? {
+    let db = principal.acting(&state.db, requested);
+    match store::save(&db, company, settings, state.clock.now()).await? {
         Ok(config) => Ok(Json(SsoSettingsView::of(config, &state.public_url))),
         Err(Refusal::SecretMissing) => Err(ApiError::invalid_field(
             "clientSecret",

@@ -12,7 +12,7 @@ use utoipa_axum::routes;
 use super::{identity, store};
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{Id, Json};
+use crate::extract::{Id, Json, Requested};
 use crate::idempotency::RequestState;
 use crate::router::ApiRouter;
 use crate::time::Timestamp;
@@ -53,6 +53,7 @@ pub(crate) struct RotatedWidgetSecret {
 async fn rotate(
     RequestState(state): RequestState,
     principal: Principal,
+    requested: Requested,
     Id(id): Id,
     body: Bytes,
 ) -> ApiResult<Json<RotatedWidgetSecret>> {
@@ -78,7 +79,7 @@ async fn rotate(
     };
     let secret = identity::new_secret();
     let until = store::rotate_secret(
-        &state.db,
+        &principal.acting(&state.db, requested),
         principal.tenant.company_id,
         id,
         &secret,

@@ -79,7 +79,8 @@ pub async fn resolve(
 
 /// Replaces the entity's identity secret with `secret`; the old one keeps
 /// verifying tokens for `grace` (not at all when `grace` is zero or there
-/// was none). Returns when the old one stops, `grace` after `now`.
+/// was none). Returns when the old one stops, `grace` after `now`. The
+/// audit entry is written in the same transaction.
 pub async fn rotate_secret(
     db: &Db,
     company_id: Uuid,
@@ -113,6 +114,15 @@ pub async fn rotate_secret(
     .bind(company_id)
     .execute(&mut tx)
     .await?;
+    // The entry says the secret changed, never what it is.
+    let what = if had.is_some() { "rotated" } else { "created" };
+    let changes = crate::audit::Changes::none().secret(what).with(
+        "after",
+        serde_json::json!({"previousSecretExpiresAt": until}),
+    );
+    let target = crate::audit::Target::new(crate::audit::TargetType::Entity, entity_id);
+    let action = crate::audit::Action::WidgetSecretRotated;
+    crate::audit::record(&mut tx, company_id, now, action, target, changes).await?;
     tx.commit().await?;
     Ok(until)
 }

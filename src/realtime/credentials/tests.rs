@@ -21,6 +21,7 @@ fn record(change: impl FnOnce(&mut KeyForAuth)) -> KeyForAuth {
         owner_active: None,
         owner_role_name: None,
         owner_custom_scopes: None,
+        owner_teams_only: None,
     };
     change(&mut record);
     record

@@ -397,10 +397,17 @@ impl Socket {
                 .send_text(protocol::rate_limited(id, retry_after))
                 .await?);
         }
+        // An agent's socket (their session, or their personal key) sends
+        // as the agent: no senderId needed.
+        let actor = self.credential.actor();
+        let own = match (actor.kind, actor.id) {
+            (crate::actor::ActorType::Agent, Some(id)) => Some(id.to_string()),
+            _ => None,
+        };
         let mut outgoing = OutgoingMessage::parse(MessageInput {
             body: frame.body.as_deref(),
             sender_type: SenderTypeInput::Fixed(self.sender_type()),
-            sender_id: frame.sender_id.as_deref(),
+            sender_id: frame.sender_id.as_deref().or(own.as_deref()),
             client_message_id: frame.client_message_id.as_deref(),
             attachment_ids: frame.attachment_ids.as_ref(),
         })?;

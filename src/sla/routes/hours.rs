@@ -13,7 +13,7 @@ use uuid::Uuid;
 
 use crate::auth::{Principal, Scope};
 use crate::error::{ApiResult, FieldError};
-use crate::extract::Json;
+use crate::extract::{Json, Requested};
 use crate::idempotency::RequestState;
 use crate::router::ApiRouter;
 use crate::sla::calendar::{WEEKDAYS, format_clock, parse_clock};
@@ -103,6 +103,7 @@ async fn list(
 async fn create(
     RequestState(state): RequestState,
     principal: Principal,
+    requested: Requested,
     Json(body): Json<CreateBody>,
 ) -> ApiResult<(StatusCode, Json<BusinessHours>)> {
     let (name, timezone, weekly, holidays) = (
@@ -124,8 +125,13 @@ async fn create(
         weekly,
         holidays,
     };
-    let calendar =
-        store::create_calendar(&state.db, &principal.tenant, &input, state.clock.now()).await?;
+    let calendar = store::create_calendar(
+        &principal.acting(&state.db, requested),
+        &principal.tenant,
+        &input,
+        state.clock.now(),
+    )
+    .await?;
     state
         .sla
         .changed(&state.realtime.bus, principal.tenant.company_id)
@@ -145,6 +151,7 @@ async fn create(
 async fn update(
     State(state): State<AppState>,
     principal: Principal,
+    requested: Requested,
     Path(id): Path<Uuid>,
     Json(body): Json<UpdateBody>,
 ) -> ApiResult<Json<BusinessHours>> {
@@ -178,8 +185,14 @@ async fn update(
         weekly,
         holidays,
     };
-    let calendar =
-        store::update_calendar(&state.db, &principal.tenant, id, &input, state.clock.now()).await?;
+    let calendar = store::update_calendar(
+        &principal.acting(&state.db, requested),
+        &principal.tenant,
+        id,
+        &input,
+        state.clock.now(),
+    )
+    .await?;
     state
         .sla
         .changed(&state.realtime.bus, principal.tenant.company_id)
@@ -198,9 +211,12 @@ async fn update(
 async fn delete(
     State(state): State<AppState>,
     principal: Principal,
+    requested: Requested,
     Path(id): Path<Uuid>,
 ) -> ApiResult<Json<DeletedCalendar>> {
-    store::delete_calendar(&state.db, &principal.tenant, id).await?;
+    let now = state.clock.now();
+    let db = principal.acting(&state.db, requested);
+    store::delete_calendar(&db, &principal.tenant, id, now).await?;
     state
         .sla
         .changed(&state.realtime.bus, principal.tenant.company_id)

@@ -15,7 +15,7 @@ use crate::auth::{Principal, Scope};
 use crate::custom_fields;
 use crate::custom_fields::model::Definition;
 use crate::error::{ApiError, ApiResult, FieldError};
-use crate::extract::Json;
+use crate::extract::{Json, Requested};
 use crate::router::ApiRouter;
 use crate::settings::rules::{enum_list, field_conditions, tag_list};
 use crate::sla::model::{
@@ -126,6 +126,7 @@ async fn list(
 async fn replace(
     State(state): State<AppState>,
     principal: Principal,
+    requested: Requested,
     Json(body): Json<PoliciesBody>,
 ) -> ApiResult<Json<PoliciesResponse>> {
     let with_fields = body.policies.iter().flatten().any(|p| {
@@ -139,8 +140,13 @@ async fn replace(
         Vec::new()
     };
     let inputs = parse_policies(body, &definitions)?;
-    let policies =
-        store::replace_policies(&state.db, &principal.tenant, &inputs, state.clock.now()).await?;
+    let policies = store::replace_policies(
+        &principal.acting(&state.db, requested),
+        &principal.tenant,
+        &inputs,
+        state.clock.now(),
+    )
+    .await?;
     state
         .sla
         .changed(&state.realtime.bus, principal.tenant.company_id)

@@ -1,8 +1,10 @@
 //! Agent accounts: sign-in, sessions and their cookie, CSRF, one-time
-//! links, the second factor, lock-outs, and sessions ended everywhere.
+//! links, the second factor, lock-outs, sessions ended everywhere, and
+//! their operations in the OpenAPI document (`openapi`).
 
 mod links;
 mod lockout;
+mod openapi;
 mod sessions;
 mod sign_in;
 mod sockets;

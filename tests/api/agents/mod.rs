@@ -1,10 +1,11 @@
-//! What agents do in their own name: comments and notes by their author
-//! (a session writes as its agent, a key names one only with
-//! `comments:as_agent`), author-less comments and the SLA, the agent a
+//! What agents do in their own name: comments, notes and chat messages by
+//! their author (a session writes as its agent, a key names one only with
+//! `comments:as_agent`; an agent's chat message is theirs, `chat`), author-less comments and the SLA, the agent a
 //! CSAT rating names, assigning on reply, personal API keys, and TOTP
 //! secrets sealed at rest.
 
 mod assign;
+mod chat;
 mod comments;
 mod csat;
 mod keys;

@@ -49,10 +49,11 @@ async fn sealed(app: &TestApp, company_id: Uuid) -> Vec<(i64, Uuid)> {
     .expect("entries")
 }
 
-/// A chain of the company's key (entry 1) and five roles, sealed.
+/// A chain of the company's entity and key (entries 1 and 2) and four
+/// roles, sealed.
 async fn sealed_chain(app: &TestApp) -> (TestCompany, Vec<(i64, Uuid)>) {
     let acme = app.company().await;
-    changes(app, &acme, 0, 5).await;
+    changes(app, &acme, 0, 4).await;
     seal(app, acme.company.id).await;
     let entries = sealed(app, acme.company.id).await;
     assert_eq!(entries.len(), 6);
@@ -218,7 +219,7 @@ async fn the_verify_command_names_the_entry(backend: Backend) {
 async fn retention_keeps_the_rest_verifiable(backend: Backend) {
     let app = TestApp::spawn_with(backend, |c| c.run_workers = false).await;
     let acme = app.company().await;
-    changes(&app, &acme, 0, 3).await;
+    changes(&app, &acme, 0, 2).await;
     app.state.clock.advance(Duration::days(40));
     let cut = app.state.clock.now();
     changes(&app, &acme, 3, 2).await;
@@ -258,6 +259,7 @@ async fn an_entry_is_unsealed_until_the_sealer_runs(backend: Backend) {
 
     seal(&app, acme.company.id).await;
     let entry = super::only_entry(&app, &acme, "role.created").await;
-    assert_eq!(entry["seq"], 2);
+    // After the company's entity and key.
+    assert_eq!(entry["seq"], 3);
     assert_eq!(entry["hash"].as_str().map(str::len), Some(64));
 }

@@ -52,10 +52,10 @@ async fn a_sealed_entry_is_sent_to_a_webhook_that_names_audit_entry(backend: Bac
 
     seal(&app, acme.company.id).await;
 
-    // The key's, the webhook's and the role's entries.
+    // The entity's, the key's, the webhook's and the role's entries.
     assert_eq!(
         delivered_events(&app, &acme, &id).await,
-        vec![json!("audit.entry"); 3]
+        vec![json!("audit.entry"); 4]
     );
 }
 

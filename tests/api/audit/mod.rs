@@ -1,8 +1,10 @@
 //! The audit log (issue 51): each security and admin change writes one
-//! entry with its actor and target (`recorded`, `signing_in`), never a
-//! secret (`secrets`), and none when it rolls back (`rollback`); the chain
-//! the sealer builds verifies and names the first entry tampered with, and
-//! retention keeps the rest verifiable (`chain`); the list and its exports
+//! entry with its actor and target (`recorded`, `recorded_org`,
+//! `recorded_config`, `recorded_security`, `signing_in`), never a secret
+//! (`secrets`), and none when it rolls back (`rollback`); the chain the
+//! sealer builds verifies and names the first entry tampered with, and
+//! retention keeps the rest verifiable (`chain`; the company's retention
+//! and its pass, `retention`); the list and its exports
 //! show the company's own entries only (`listing`); two nodes make one
 //! chain (`nodes`). Shared helpers here.
 
@@ -12,6 +14,10 @@ mod forwarding;
 mod listing;
 mod nodes;
 mod recorded;
+mod recorded_config;
+mod recorded_org;
+mod recorded_security;
+mod retention;
 mod rollback;
 mod secrets;
 mod signing_in;

@@ -60,9 +60,9 @@ async fn two_nodes_make_one_unbroken_chain(backend: Backend) {
         unsealed().await == 0
     })
     .await;
-    // The company's key and thirty roles.
+    // The company's entity, its key and thirty roles.
     assert_eq!(
         verdict(&one, company).await,
-        Verdict::Whole { from: 1, up_to: 31 }
+        Verdict::Whole { from: 1, up_to: 32 }
     );
 }

@@ -17,12 +17,13 @@ fn document() -> Value {
 #[test]
 fn every_route_has_an_operation_and_every_operation_a_route() {
     let doc = document();
-    // The widget's public operations outside /api/v1 have their own test.
+    // The widget's public operations outside /api/v1, and the agent
+    // sign-in's beside the key check, have their own tests.
     let documented: BTreeSet<(String, String)> = doc["paths"]
         .as_object()
         .expect("paths")
         .iter()
-        .filter(|(path, _)| path.starts_with("/api/v1/"))
+        .filter(|(path, _)| path.starts_with("/api/v1/") && !path.starts_with("/api/v1/auth/"))
         .flat_map(|(path, item)| {
             let methods = item.as_object().expect("path item").keys();
             methods.map(move |method| (method.to_ascii_uppercase(), path.clone()))

@@ -1,7 +1,8 @@
 //! Roles (issue 50): the built-in roles and a company's custom roles
 //! (`crud`), the role a user holds (`users`), what a role resolves to for a
 //! session (`resolve`), the scopes that came with them (`scopes`) and a
-//! role limited to the agent's teams (`teams_only`, `teams_only_sockets`).
+//! role limited to the agent's teams (`teams_only`, `teams_only_sockets`,
+//! and on the agent's personal key, `teams_only_keys`).
 //! Shared helpers here.
 
 mod crud;
@@ -9,6 +10,7 @@ mod resolve;
 mod scopes;
 mod team_desk;
 mod teams_only;
+mod teams_only_keys;
 mod teams_only_sockets;
 mod users;
 

@@ -146,23 +146,34 @@ pub async fn record_failed_sign_in(
     company_id: Uuid,
     user_id: Uuid,
     name: &str,
-    reason: &str,
+    failure: SignInFailure<'_>,
     now: Timestamp,
 ) -> Result<(), StoreError> {
     let mut tx = db.begin().await?;
     tx.act_as(Actor::agent(user_id, name));
-    let changes = Changes::none().with("reason", serde_json::Value::from(reason));
+    let changes = Changes::none().with("reason", serde_json::Value::from(failure.reason));
     let target = Target::new(TargetType::User, user_id);
-    audit::record(
-        &mut tx,
-        company_id,
-        now,
-        Action::SignInFailed,
-        target,
-        changes,
-    )
-    .await?;
+    let action = Action::SignInFailed;
+    audit::record(&mut tx, company_id, now, action, target.clone(), changes).await?;
+    // The failure that starts a lock-out says so once: the attempts refused
+    // while it lasts do no store work at all.
+    if let Some(locked) = failure.locked_for {
+        let changes = Changes::none().with(
+            "after",
+            serde_json::json!({ "lockedForSeconds": locked.as_secs() }),
+        );
+        let action = Action::SignInLimited;
+        audit::record(&mut tx, company_id, now, action, target, changes).await?;
+    }
     tx.commit().await
+}
+
+/// Why a sign-in failed, and the lock-out the failure started, if any.
+#[derive(Debug, Clone, Copy)]
+pub struct SignInFailure<'a> {
+    /// `password` or `second_factor`.
+    pub reason: &'a str,
+    pub locked_for: Option<std::time::Duration>,
 }
 
 const AUTH_COLUMNS: &str = "s.id, s.company_id, s.user_id, s.mode, s.csrf_token, s.last_seen_at, \

@@ -37,6 +37,23 @@ crate::text_enum! {
         TeamUpdated = "team.updated",
         TeamDeleted = "team.deleted",
         TicketDeleted = "ticket.deleted",
+        SsoUpdated = "sso.updated",
+        PasswordChanged = "user.password_changed",
+        PasswordReset = "user.password_reset",
+        SlaPoliciesReplaced = "sla_policies.replaced",
+        BusinessHoursCreated = "business_hours.created",
+        BusinessHoursUpdated = "business_hours.updated",
+        BusinessHoursDeleted = "business_hours.deleted",
+        EscalationRulesReplaced = "escalation_rules.replaced",
+        CustomFieldCreated = "custom_field.created",
+        CustomFieldUpdated = "custom_field.updated",
+        CustomFieldDeleted = "custom_field.deleted",
+        EntityCreated = "entity.created",
+        EntityUpdated = "entity.updated",
+        WidgetSecretRotated = "widget.secret_rotated",
+        ChatDeleted = "chat.deleted",
+        SignInLimited = "auth.sign_in_limited",
+        AuditRetentionPruned = "audit.pruned",
     }
 }
 
@@ -52,6 +69,13 @@ crate::text_enum! {
         Company = "company",
         Team = "team",
         Ticket = "ticket",
+        Sso = "sso",
+        SlaPolicies = "sla_policies",
+        BusinessHours = "business_hours",
+        EscalationRules = "escalation_rules",
+        CustomField = "custom_field",
+        Entity = "entity",
+        ChatSession = "chat_session",
     }
 }
 

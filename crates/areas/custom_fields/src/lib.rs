@@ -3,7 +3,7 @@
 //! (`model`, pure), and their SQL (`store`). The record areas call the store
 //! inside their own transactions, so a value change commits with the
 //! record's timeline and events. An area crate: it depends on the floors
-//! below only.
+//! below and the audit log (a definition's change writes its entry).
 
 pub mod model;
 pub mod store;
@@ -39,3 +39,6 @@ pub async fn definitions(
 
 // The floors below, at the paths the service names them by.
 infra::area_floors!();
+
+// The areas this one builds on.
+pub(crate) use ::audit;

@@ -10,3 +10,6 @@ pub use store::Entity;
 
 // The floors below, at the paths the service names them by.
 infra::area_floors!();
+
+// The areas this one builds on.
+pub(crate) use ::audit;

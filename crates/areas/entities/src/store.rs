@@ -3,6 +3,7 @@
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::audit::{Action, Changes, Target, TargetType};
 use crate::auth::Tenant;
 use crate::auth::key::random_base62;
 use crate::csat_mode::CsatMode;
@@ -84,8 +85,27 @@ pub async fn create(
         .bind(now)
         .fetch_one(&mut tx)
         .await?;
+    let changes = Changes::created(&entity);
+    record(&mut tx, company_id, id, now, Action::EntityCreated, changes).await?;
     tx.commit().await?;
     Ok(entity)
+}
+
+/// Writes the audit entry of `action` on entity `id` in `tx`; an update
+/// that changed nothing writes none.
+async fn record(
+    tx: &mut Tx,
+    company_id: Uuid,
+    id: Uuid,
+    now: Timestamp,
+    action: Action,
+    changes: Changes,
+) -> Result<(), StoreError> {
+    if action == Action::EntityUpdated && changes.is_empty_update() {
+        return Ok(());
+    }
+    let target = Target::new(TargetType::Entity, id);
+    crate::audit::record(tx, company_id, now, action, target, changes).await
 }
 
 /// The entity `id` of `company_id`; another company's entity is NotFound.
@@ -194,6 +214,8 @@ pub async fn update(
         .bind(csat)
         .fetch_one(&mut tx)
         .await?;
+    let changes = Changes::updated(&current, &entity);
+    record(&mut tx, company_id, id, now, Action::EntityUpdated, changes).await?;
     tx.commit().await?;
     Ok(entity)
 }

@@ -323,6 +323,9 @@ pub struct KeyForAuth {
     pub owner_active: Option<bool>,
     pub owner_role_name: Option<String>,
     pub owner_custom_scopes: Option<ScopeSet>,
+    /// Whether the agent's custom role limits them to their teams: then
+    /// their personal key sees what they see, no more.
+    pub owner_teams_only: Option<bool>,
 }
 
 impl KeyForAuth {
@@ -372,7 +375,8 @@ fn for_auth(db: &Db, condition: &str) -> String {
         "SELECT k.id, k.name, k.company_id, k.mode, k.scopes, k.rate_limit, k.expires_at, \
          k.is_active, k.last_used_at, c.status AS company_status, {now} AS db_now, \
          k.user_id, u.name AS owner_name, u.is_active AS owner_active, \
-         u.role_name AS owner_role_name, r.scopes AS owner_custom_scopes \
+         u.role_name AS owner_role_name, r.scopes AS owner_custom_scopes, \
+         r.teams_only AS owner_teams_only \
          FROM api_keys k JOIN companies c ON c.id = k.company_id \
          LEFT JOIN users u ON u.id = k.user_id LEFT JOIN roles r ON r.id = u.role_id \
          WHERE {condition}",

@@ -3,7 +3,8 @@
 //! business minutes into an exact due time, and the clocks of each ticket
 //! (`clocks`), which the ticket and chat stores run inside their own
 //! transactions. An area crate: it depends on the floors below, the custom
-//! fields and the tags only.
+//! fields, the tags and the audit log (a policy or calendar change writes
+//! its entry).
 
 pub mod apply;
 pub mod cache;
@@ -16,5 +17,6 @@ pub mod store;
 infra::area_floors!();
 
 // The areas this one builds on.
+pub(crate) use ::audit;
 pub(crate) use ::custom_fields;
 pub(crate) use ::tags;

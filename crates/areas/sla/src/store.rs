@@ -8,6 +8,7 @@ use super::model::{
     BusinessHours, CalendarInput, MAX_CALENDARS, Policy, PolicyConditions, PolicyInput,
     TargetsByPriority, WeeklyInterval,
 };
+use crate::audit::{Action, Changes, Target, TargetType};
 use crate::auth::Tenant;
 use crate::db::{Backend, Db, On, Query, Table, Tx, ensure_reference};
 use crate::error::{FieldError, Refused, StoreError};
@@ -117,8 +118,25 @@ pub async fn create_calendar(
     .bind(now)
     .fetch_one(&mut tx)
     .await?;
+    let created = BusinessHours::from(row);
+    let changes = Changes::created(&created);
+    let action = Action::BusinessHoursCreated;
+    record_calendar(&mut tx, tenant, created.id, now, action, changes).await?;
     tx.commit().await?;
-    Ok(row.into())
+    Ok(created)
+}
+
+/// Writes the audit entry of `action` on calendar `id` in `tx`.
+async fn record_calendar(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    id: Uuid,
+    now: Timestamp,
+    action: Action,
+    changes: Changes,
+) -> Result<(), StoreError> {
+    let target = Target::new(TargetType::BusinessHours, id);
+    crate::audit::record(tx, tenant.company_id, now, action, target, changes).await
 }
 
 /// Stores the whole new state; `updatedAt` moves (to `now`) only on a real
@@ -154,16 +172,26 @@ pub async fn update_calendar(
     .bind(now)
     .fetch_one(&mut tx)
     .await?;
+    let updated = BusinessHours::from(row);
+    let changes = Changes::updated(&current, &updated);
+    let action = Action::BusinessHoursUpdated;
+    record_calendar(&mut tx, tenant, id, now, action, changes).await?;
     tx.commit().await?;
-    Ok(row.into())
+    Ok(updated)
 }
 
 /// Refused with a conflict while a policy uses the calendar: deleting it
 /// would silently switch that policy's clocks to around the clock.
-pub async fn delete_calendar(db: &Db, tenant: &Tenant, id: Uuid) -> Result<(), Refused> {
+/// Stamped `now`.
+pub async fn delete_calendar(
+    db: &Db,
+    tenant: &Tenant,
+    id: Uuid,
+    now: Timestamp,
+) -> Result<(), Refused> {
     let mut tx = db.begin().await?;
     lock_company(&mut tx, tenant).await?;
-    find_calendar(&mut tx, tenant, id).await?;
+    let before = find_calendar(&mut tx, tenant, id).await?;
     let users: Vec<String> =
         Query::new("SELECT name FROM sla_policies WHERE business_hours_id = $1 ORDER BY position")
             .bind(id)
@@ -180,6 +208,8 @@ pub async fn delete_calendar(db: &Db, tenant: &Tenant, id: Uuid) -> Result<(), R
         .bind_tenant(tenant)
         .execute_or_not_found(&mut tx)
         .await?;
+    let (changes, action) = (Changes::deleted(&before), Action::BusinessHoursDeleted);
+    record_calendar(&mut tx, tenant, id, now, action, changes).await?;
     Ok(tx.commit().await?)
 }
 
@@ -284,6 +314,15 @@ pub async fn replace_policies(
             .await?;
     }
     let saved = list_policies(&mut tx, tenant).await?;
+    let changes = Changes::updated(
+        &serde_json::json!({ "policies": current }),
+        &serde_json::json!({ "policies": saved }),
+    );
+    if !changes.is_empty_update() {
+        let target = Target::new(TargetType::SlaPolicies, tenant.company_id);
+        let action = Action::SlaPoliciesReplaced;
+        crate::audit::record(&mut tx, tenant.company_id, now, action, target, changes).await?;
+    }
     tx.commit().await?;
     Ok(saved)
 }

@@ -5,6 +5,7 @@
 use uuid::Uuid;
 
 use super::model::{Refusal, SsoConfig, SsoSettings};
+use crate::audit::{Action, Changes, Target, TargetType};
 use crate::db::{Backend, Db, Query};
 use crate::error::StoreError;
 use crate::time::Timestamp;
@@ -57,7 +58,8 @@ pub async fn passwords_disabled(db: &Db, company_id: Uuid) -> Result<bool, Store
         .is_some_and(|config| config.passwords_disabled))
 }
 
-/// Stores the company's configuration (created or replaced), stamped `now`.
+/// Stores the company's configuration (created or replaced), stamped `now`,
+/// with its audit entry (the client secret only said to have changed).
 /// A slug another company has is a Conflict on `slug`.
 /// A new issuer or client forgets the verification: passwords can be
 /// turned off only once a sign-in through the provider now configured has
@@ -79,6 +81,12 @@ pub async fn save(
     .bind(company_id)
     .fetch_optional(&mut tx)
     .await?;
+    // Whether the client secret changes (the entry says so, never which).
+    let rotated = match (&settings.client_secret, &current) {
+        (Some(secret), Some(current)) => *secret != current.client_secret,
+        (Some(_), None) => true,
+        (None, _) => false,
+    };
     let secret = match (settings.client_secret, &current) {
         (Some(secret), _) => secret,
         (None, Some(current)) => current.client_secret.clone(),
@@ -115,6 +123,27 @@ pub async fn save(
     .unique_field("slug")
     .fetch_one(&mut tx)
     .await?;
+    let changes = match &current {
+        Some(current) => Changes::updated(&current.config, &saved),
+        None => Changes::created(&saved),
+    };
+    let changes = match (rotated, &current) {
+        (true, Some(_)) => changes.secret("rotated"),
+        (true, None) => changes.secret("created"),
+        (false, _) => changes,
+    };
+    if !changes.is_empty_update() {
+        let target = Target::new(TargetType::Sso, company_id);
+        crate::audit::record(
+            &mut tx,
+            company_id,
+            now,
+            Action::SsoUpdated,
+            target,
+            changes,
+        )
+        .await?;
+    }
     tx.commit().await?;
     Ok(Ok(saved))
 }

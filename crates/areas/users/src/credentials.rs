@@ -187,3 +187,41 @@ pub async fn set_name(tx: &mut Tx, id: Uuid, name: &str, now: Timestamp) -> Resu
         .execute_or_not_found(&mut *tx)
         .await
 }
+
+/// How a user came to a new password, as the audit log tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PasswordSet {
+    /// Signed in, giving the current one.
+    Changed,
+    /// By an emailed reset link.
+    Reset,
+}
+
+/// Writes in `tx` the audit entry of user `id` of `company_id` setting a
+/// new password (`how`) at `now`, made by the user themselves (a reset link
+/// comes with no session to name them): the entry says the secret changed,
+/// never what it is.
+pub async fn record_password_set(
+    tx: &mut Tx,
+    company_id: Uuid,
+    id: Uuid,
+    how: PasswordSet,
+    now: Timestamp,
+) -> Result<(), StoreError> {
+    use crate::audit::{Action, Changes, Target, TargetType};
+    let name: String = Query::new("SELECT name FROM users WHERE id = $1 AND company_id = $2")
+        .bind(id)
+        .bind(company_id)
+        .fetch_scalar(&mut *tx)
+        .await?;
+    tx.act_as(crate::actor::Actor::agent(id, name));
+    let action = match how {
+        PasswordSet::Changed => Action::PasswordChanged,
+        PasswordSet::Reset => Action::PasswordReset,
+    };
+    let (target, changes) = (
+        Target::new(TargetType::User, id),
+        Changes::none().secret("changed"),
+    );
+    crate::audit::record(tx, company_id, now, action, target, changes).await
+}

@@ -12,6 +12,7 @@ pub use values::{
 use sqlx::types::Json;
 
 use super::model::{DEFINITIONS_MAX, Definition, FieldType, RecordKind};
+use crate::audit::{Action, Changes, Target, TargetType};
 use crate::auth::Tenant;
 use crate::db::{Backend, Db, On, Query, Tx};
 use crate::error::{Refused, StoreError};
@@ -136,8 +137,40 @@ pub async fn create(
     .execute(&mut tx)
     .await?;
     let definition = lock(&mut tx, tenant, key).await?;
+    let changes = Changes::created(&definition);
+    record(
+        &mut tx,
+        tenant,
+        now,
+        Action::CustomFieldCreated,
+        key,
+        changes,
+    )
+    .await?;
     tx.commit().await?;
     Ok(definition)
+}
+
+/// Writes the audit entry of `action` on definition `key` in `tx` (a
+/// definition has no id: the entry names its key); an update that changed
+/// nothing writes none.
+async fn record(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    now: Timestamp,
+    action: Action,
+    key: &str,
+    changes: Changes,
+) -> Result<(), StoreError> {
+    if action == Action::CustomFieldUpdated && changes.is_empty_update() {
+        return Ok(());
+    }
+    let target = Target {
+        kind: TargetType::CustomField,
+        id: None,
+    };
+    let changes = changes.with("key", serde_json::Value::from(key));
+    crate::audit::record(tx, tenant.company_id, now, action, target, changes).await
 }
 
 /// Replaces everything but the key. Refused (409) while records hold
@@ -198,14 +231,25 @@ pub async fn update(
     .execute(&mut tx)
     .await?;
     let definition = lock(&mut tx, tenant, key).await?;
+    let changes = Changes::updated(&current, &definition);
+    record(
+        &mut tx,
+        tenant,
+        now,
+        Action::CustomFieldUpdated,
+        key,
+        changes,
+    )
+    .await?;
     tx.commit().await?;
     Ok(definition)
 }
 
 /// Deletes the definition and, in the same transaction, its values from
-/// every ticket and chat session of the tenant.
-pub async fn delete(db: &Db, tenant: &Tenant, key: &str) -> Result<(), StoreError> {
+/// every ticket and chat session of the tenant, stamped `now`.
+pub async fn delete(db: &Db, tenant: &Tenant, key: &str, now: Timestamp) -> Result<(), StoreError> {
     let mut tx = db.begin().await?;
+    let before = lock(&mut tx, tenant, key).await?;
     Query::new(
         "DELETE FROM custom_field_definitions WHERE key = $1 AND company_id = $2 AND mode = $3",
     )
@@ -216,6 +260,16 @@ pub async fn delete(db: &Db, tenant: &Tenant, key: &str) -> Result<(), StoreErro
     for kind in [Recorded::Ticket, Recorded::ChatSession] {
         values::remove_key(&mut tx, tenant, kind, key).await?;
     }
+    let changes = Changes::deleted(&before);
+    record(
+        &mut tx,
+        tenant,
+        now,
+        Action::CustomFieldDeleted,
+        key,
+        changes,
+    )
+    .await?;
     tx.commit().await
 }
 

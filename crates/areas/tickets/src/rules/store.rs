@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 use super::{Action, Conditions, DEFAULT_STATUSES, NewRule, Rule, reference_problems};
 use crate::attachments::links::Signer;
+use crate::audit;
 use crate::auth::{Mode, Tenant};
 use crate::custom_fields::model::FieldFilter;
 use crate::custom_fields::store::{self as field_store, Recorded};
@@ -147,6 +148,15 @@ pub(super) async fn replace(
         }
     }
     let saved = list_on(&mut tx, tenant).await?;
+    let changes = audit::Changes::updated(
+        &serde_json::json!({ "rules": current }),
+        &serde_json::json!({ "rules": saved }),
+    );
+    if !changes.is_empty_update() {
+        let target = audit::Target::new(audit::TargetType::EscalationRules, tenant.company_id);
+        let action = audit::Action::EscalationRulesReplaced;
+        audit::record(&mut tx, tenant.company_id, now, action, target, changes).await?;
+    }
     tx.commit().await?;
     Ok(saved)
 }
