@@ -89,7 +89,15 @@ async fn update_settings(
         )),
         checked => checked,
     };
-    let (_, name, timezone, require_two_factor, assign_on_reply, resolve_parents, audit_retention_days) = (
+    let (
+        _,
+        name,
+        timezone,
+        require_two_factor,
+        assign_on_reply,
+        resolve_parents,
+        audit_retention_days,
+    ) = (
         ensure(
             !(body.name.is_missing()
                 && body.timezone.is_missing()

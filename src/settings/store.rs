@@ -222,7 +222,7 @@ pub async fn update(
             .is_none_or(|assign| assign == current.assign_on_reply)
         && update
             .resolve_parents_with_open_children
-            .is_none_or(|allow| allow == current.resolve_parents_with_open_children
+            .is_none_or(|allow| allow == current.resolve_parents_with_open_children)
         && update
             .audit_retention_days
             .is_none_or(|days| days == current.audit_retention_days);

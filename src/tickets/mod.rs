@@ -14,9 +14,9 @@ mod nested;
 mod related;
 pub mod routes;
 mod rules_pass;
+mod snoozing;
 pub(crate) mod update;
 pub(crate) mod versions;
-mod snoozing;
 pub mod wake_pass;
 
 pub use ::tickets::{Escalation, Ticket, events, model, payloads, relations, store};

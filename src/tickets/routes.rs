@@ -86,7 +86,6 @@ fn description_schema() -> utoipa::openapi::ObjectBuilder {
     schema::text(DESCRIPTION_MAX)
 }
 
-
 /// Create a ticket
 ///
 /// Numbered `TKT-000001` per company and mode; emits `ticket.created` and
@@ -180,7 +179,6 @@ async fn get_one(
     let ticket = store::find(&state.db, &principal.tenant, id, &state.link_signer()).await?;
     Ok(Versioned(ticket.version, ticket))
 }
-
 
 /// Delete a ticket
 #[utoipa::path(delete, path = "/tickets/{id}", operation_id = "delete_ticket", tag = "Tickets",

@@ -6,8 +6,8 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::model::{Ticket, TicketStatus, TicketUpdate};
-use super::{snoozing, store};
 use super::versions::{IfMatch, VersionConflict, Versioned, refused};
+use super::{snoozing, store};
 use crate::auth::Principal;
 use crate::custom_fields::model::{RecordKind, check_values};
 use crate::error::{ApiResult, FieldError, StoreError};
