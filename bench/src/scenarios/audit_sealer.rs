@@ -30,7 +30,7 @@ impl Ctx {
         let create: MakeRequest = Arc::new(move |seq| {
             Req::post_json(
                 "/api/v1/teams",
-                &json!({"name": format!("bench team {run}-{seq}")}),
+                &json!({"name": format!("bench team {run}-{seq}"), "memberIds": []}),
             )
             .key(&key)
         });
@@ -66,14 +66,18 @@ impl Ctx {
                 "16 audit sealer lag under audited writes (`POST /teams`, {} connections)",
                 load.conns
             ))
-            .service(stats::fmt_rate(writes.t.rate(), "audited writes/s"))
+            .service(stats::fmt_rate(writes.t.rate(), "writes/s"))
             .latency(format!(
                 "lag p50 / p99: {} / {}",
                 stats::fmt_ms(p50),
                 stats::fmt_ms(p99)
             ))
             .rss_kib(writes.peak_rss_kib)
-            .met_if("lag p99 ≤ 2 s", !lags.is_empty() && p99 <= 2000.0)
+            // Met only when writes were made and sampled.
+            .met_if(
+                "lag p99 ≤ 2 s",
+                writes.t.ok > 0 && !lags.is_empty() && p99 <= 2000.0,
+            )
             .build(),
         );
         Ok(())
