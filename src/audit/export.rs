@@ -9,9 +9,16 @@ use uuid::Uuid;
 
 use super::Entry;
 use super::list::{self, Filters};
-use super::routes::Format;
 use crate::db::Db;
 use crate::paging::After;
+
+/// What the caller asked to receive: a page of JSON, or an export.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    Page,
+    Csv,
+    Ndjson,
+}
 
 /// Entries read per statement.
 const PAGE: i64 = 500;

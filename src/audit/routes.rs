@@ -8,6 +8,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use utoipa_axum::routes;
 
+use super::export::Format;
 use super::list::{self, Filters};
 use super::{Action, Entry, TargetType};
 use crate::auth::{Principal, Scope};
@@ -74,14 +75,6 @@ fn instant(field: &str, value: Option<&str>) -> Result<Option<Timestamp>, FieldE
         return Err(problem(field, "must be between 1970-01-01 and 9999-12-31"));
     }
     Ok(Some(Timestamp::from_datetime(at)))
-}
-
-/// What the caller asked to receive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Format {
-    Page,
-    Csv,
-    Ndjson,
 }
 
 fn format_of(headers: &HeaderMap) -> Format {

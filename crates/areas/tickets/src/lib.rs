@@ -12,6 +12,7 @@ pub mod events;
 pub mod macros;
 pub mod model;
 pub mod payloads;
+pub mod relation_events;
 pub mod relations;
 pub mod rules;
 pub mod store;

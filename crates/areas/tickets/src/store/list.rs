@@ -244,7 +244,7 @@ pub async fn list(
         attachment_store::of_each(db, Kind::Ticket, &with(|row| row.has_attachments), signer)
             .await?;
     let mut clocks = sla_store::of_each(db, &with(|row| row.has_sla_clocks)).await?;
-    let mut links = super::links::of_each(db, &with(|row| row.has_links)).await?;
+    let mut links = super::link_rows::of_each(db, &with(|row| row.has_links)).await?;
     let tickets = rows
         .into_iter()
         .map(|row| {

@@ -15,6 +15,7 @@ mod contacts;
 mod create;
 mod delete;
 mod escalate;
+mod link_rows;
 mod links;
 mod list;
 mod merge;

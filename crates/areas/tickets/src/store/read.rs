@@ -47,7 +47,7 @@ pub(crate) async fn load<'c>(
         ticket.attachments = attachment_store::of(on.reborrow(), Owner::Ticket(id), signer).await?;
     }
     if has_links {
-        ticket.links = super::links::of(on.reborrow(), id).await?;
+        ticket.links = super::link_rows::of(on.reborrow(), id).await?;
     }
     ticket.sla = match has_clocks {
         true => sla_store::of(on, id, policy_id).await?,

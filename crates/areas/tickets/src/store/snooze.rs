@@ -14,7 +14,7 @@ use crate::db::{Db, PassLock, Query, Tx};
 use crate::error::StoreError;
 use crate::event_log::record_change;
 use crate::model::{ActivityKind, Ticket};
-use crate::relations::{TicketUnsnoozed, WakeReason, announce};
+use crate::relation_events::{TicketUnsnoozed, WakeReason, announce};
 use crate::time::Timestamp;
 
 /// At most this many tickets per batch of the wake pass.

@@ -16,7 +16,8 @@ use crate::db::{Db, Query};
 use crate::error::StoreError;
 use crate::event_log::record_change;
 use crate::model::{ActivityKind, Ticket};
-use crate::relations::{LinkKind, TicketSplit, announce};
+use crate::relation_events::{TicketSplit, announce};
+use crate::relations::LinkKind;
 use crate::time::Timestamp;
 
 /// Checks that ticket `ticket` can be split at comment `comment`: a 400 on
