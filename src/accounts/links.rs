@@ -244,9 +244,9 @@ async fn redeem_with_password(
         ),
         None => None,
     };
-    let hash = tokio::task::spawn_blocking(move || password.hash())
+    let hash = super::hashing::in_turn(move || password.hash())
         .await
-        .map_err(|_| ApiError::internal())?
+        .ok_or_else(ApiError::internal)?
         .map_err(|_| ApiError::internal())?;
     let secret = body.token.as_deref().unwrap_or("").trim();
     let now = state.clock.now();
@@ -354,12 +354,12 @@ async fn change_password(
         .ok_or_else(ApiError::not_found)?;
     let current = body.current_password.unwrap_or_default();
     let stored = account.password_hash.clone().unwrap_or_default();
-    let (matches, hash) = tokio::task::spawn_blocking(move || {
+    let (matches, hash) = super::hashing::in_turn(move || {
         let matches = super::password::verify(&stored, &current);
         (matches, matches.then(|| password.hash()))
     })
     .await
-    .map_err(|_| ApiError::internal())?;
+    .ok_or_else(ApiError::internal)?;
     if !matches {
         return Err(invalid_credentials());
     }

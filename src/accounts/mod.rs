@@ -2,7 +2,7 @@
 //! `supportdesk-accounts` crate (re-exported here at the paths the service
 //! names them by); sign-in and the other `/api/v1/auth` routes live here.
 
-pub use ::accounts::{password, recovery, sessions, tokens};
+pub use ::accounts::{hashing, password, recovery, sessions, tokens};
 pub mod answers;
 pub mod end;
 pub mod guard;

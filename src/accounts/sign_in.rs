@@ -43,9 +43,9 @@ pub async fn verify_password(
         .iter()
         .map(|account| (account.company_id, account.id, account.name.clone()))
         .collect();
-    let matched = tokio::task::spawn_blocking(move || first_match(candidates, &password))
+    let matched = super::hashing::in_turn(move || first_match(candidates, &password))
         .await
-        .map_err(|_| ApiError::internal())?;
+        .ok_or_else(ApiError::internal)?;
     match matched {
         Some(account) => {
             for subject in &subjects {

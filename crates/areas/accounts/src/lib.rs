@@ -3,6 +3,7 @@
 //! a password (an invitation, a reset). An area crate above users: the
 //! account is the user's; this area owns the sessions and the links.
 
+pub mod hashing;
 pub mod password;
 pub mod recovery;
 pub mod sessions;
