@@ -87,21 +87,24 @@ pub(super) async fn ensure_children_closed(
     ))
 }
 
-/// Snoozes ticket `id` until `until` (None wakes it), by `db`'s actor.
+/// Snoozes ticket `id` until `until` (None wakes it), by `db`'s actor;
+/// `expected`: the version `If-Match` named.
 pub(super) async fn snooze(
     state: &AppState,
     db: &crate::db::Db,
     tenant: &Tenant,
     id: Uuid,
     until: Option<Timestamp>,
-) -> ApiResult<Ticket> {
-    Ok(store::snooze(
+    expected: Option<i64>,
+) -> Result<Ticket, crate::error::StoreError> {
+    store::snooze(
         db,
         tenant,
         id,
         until,
+        expected,
         state.clock.now(),
         &state.link_signer(),
     )
-    .await?)
+    .await
 }

@@ -10,7 +10,7 @@ use super::versions::{IfMatch, VersionConflict, Versioned, refused};
 use super::{snoozing, store};
 use crate::auth::Principal;
 use crate::custom_fields::model::{RecordKind, check_values};
-use crate::error::{ApiResult, FieldError, StoreError};
+use crate::error::{ApiResult, FieldError};
 use crate::extract::{Id, Json};
 use crate::openapi::schema;
 use crate::state::AppState;
@@ -179,24 +179,24 @@ pub(crate) async fn update_one(
 ) -> ApiResult<Ticket> {
     let status = change.fields.as_ref().and_then(|fields| fields.status);
     snoozing::ensure_children_closed(state, tenant, id, status, change.force).await?;
-    let mut ticket = match change.fields {
-        Some(fields) => update_fields(state, db, tenant, id, fields, expected).await?,
-        None => {
-            // A snooze alone still answers to `If-Match`.
-            let current = store::find(db, tenant, id, &state.link_signer()).await?;
-            if expected.is_some_and(|version| version != current.version) {
-                let error = StoreError::VersionConflict {
-                    current: current.version,
-                };
-                return Err(refused(&state.db, tenant, id, expected, error).await);
-            }
-            current
-        }
+    let (ticket, expected) = match change.fields {
+        // The fields' change checked `If-Match`; the snooze after it is
+        // part of the same request.
+        Some(fields) => (
+            Some(update_fields(state, db, tenant, id, fields, expected).await?),
+            None,
+        ),
+        None => (None, expected),
     };
-    if let Some(until) = change.snooze {
-        ticket = snoozing::snooze(state, db, tenant, id, until).await?;
+    match (change.snooze, ticket) {
+        (Some(until), _) => match snoozing::snooze(state, db, tenant, id, until, expected).await {
+            Ok(ticket) => Ok(ticket),
+            Err(error) => Err(refused(&state.db, tenant, id, expected, error).await),
+        },
+        (None, Some(ticket)) => Ok(ticket),
+        // A checked change names a field or a snooze.
+        (None, None) => Err(crate::error::ApiError::internal()),
     }
-    Ok(ticket)
 }
 
 /// Applies the change of the ticket's fields, with `If-Match`'s version.

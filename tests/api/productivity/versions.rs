@@ -14,6 +14,7 @@ backend_tests!(
     every_ticket_change_grows_its_version_and_etag,
     a_stale_if_match_on_an_update_is_412_with_the_changes_and_changes_nothing,
     a_stale_if_match_on_a_reply_is_412_and_adds_nothing,
+    a_stale_if_match_on_a_snooze_is_412_and_leaves_the_ticket_awake,
     a_current_if_match_is_accepted,
     a_malformed_if_match_is_400,
     a_chat_session_answers_with_its_version,
@@ -72,6 +73,32 @@ async fn a_stale_if_match_on_an_update_is_412_with_the_changes_and_changes_nothi
     let now = read_ticket(&app, &acme, &id).await;
     assert_eq!(now.assert_status(200)["status"], "OPEN");
     assert_eq!(now.body["version"], 2);
+}
+
+async fn a_stale_if_match_on_a_snooze_is_412_and_leaves_the_ticket_awake(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let id = ticket(&app, &acme).await;
+    let path = format!("/tickets/{id}");
+    app.patch(&path, &acme.key, json!({"priority": "HIGH"}))
+        .await
+        .assert_status(200);
+    let until = (app.state.clock.now().0 + chrono::Duration::hours(1)).to_rfc3339();
+    let r = send_with(
+        &app,
+        Method::PATCH,
+        &path,
+        &acme.key,
+        &[("If-Match", "\"1\"")],
+        json!({"snoozedUntil": until}),
+    )
+    .await;
+    r.assert_error(412, "version_conflict");
+    let now = read_ticket(&app, &acme, &id).await;
+    assert_eq!(
+        now.assert_status(200)["snoozedUntil"],
+        serde_json::Value::Null
+    );
 }
 
 async fn a_stale_if_match_on_a_reply_is_412_and_adds_nothing(backend: Backend) {

@@ -26,16 +26,21 @@ const PASS_LOCK_KEY: i64 = 0x5344_534e_4f4f_5a45;
 /// Snoozes ticket `id` until `until` (None wakes it by hand), with a
 /// `snoozed` or `unsnoozed` timeline entry; waking by hand emits
 /// `ticket.unsnoozed` (`reason: agent`), a snooze the change feed's entry.
-/// Setting what is already set changes nothing.
+/// Setting what is already set changes nothing. `expected`: the version
+/// the caller saw (`If-Match`); another one refuses the snooze
+/// (`StoreError::VersionConflict`), checked under the ticket's row lock.
 pub async fn snooze(
     db: &Db,
     tenant: &Tenant,
     id: Uuid,
     until: Option<Timestamp>,
+    expected: Option<i64>,
     now: Timestamp,
     signer: &Signer,
 ) -> Result<Ticket, StoreError> {
     let mut tx = db.begin().await?;
+    super::update::lock(&mut tx, tenant, id).await?;
+    super::update::check_version(&mut tx, tenant, id, expected).await?;
     let current = load(&mut tx, tenant, id, signer).await?;
     if current.snoozed_until == until {
         tx.commit().await?;
