@@ -24,6 +24,7 @@ pub mod jobs;
 pub mod kb;
 pub mod keys;
 pub mod mail;
+pub mod mailboxes;
 pub mod metrics;
 pub mod openapi;
 pub mod query_params;

@@ -35,6 +35,25 @@ impl PassLock {
         }))
     }
 
+    /// The lock `key`, waiting while another node holds it: for work that
+    /// must run once after each wake-up even when another node is already
+    /// at it (a mailbox whose reader on another node listed its messages
+    /// before the newest arrived).
+    pub async fn take(db: &Db, key: i64, pass: &'static str) -> Result<PassLock, StoreError> {
+        if db.backend() == Backend::Sqlite {
+            return Ok(PassLock { held: None, pass });
+        }
+        let mut tx = db.begin().await?;
+        Query::new("SELECT pg_advisory_xact_lock($1)")
+            .bind(key)
+            .execute(&mut tx)
+            .await?;
+        Ok(PassLock {
+            held: Some(tx),
+            pass,
+        })
+    }
+
     pub async fn release(self) {
         if let Some(tx) = self.held
             && let Err(err) = tx.commit().await
