@@ -68,8 +68,8 @@ where
     LFut: Future<Output = Vec<Watched>> + Send,
     M: Fn(&Watched) -> H + Send + Sync + 'static,
     H: FnMut(FetchedMessage) -> HFut + Send + 'static,
-    HFut: Future<Output = Result<(), E>> + Send,
-    E: Display + Send,
+    HFut: Future<Output = Result<(), E>> + Send + 'static,
+    E: Display + Send + 'static,
 {
     tokio::spawn(async move {
         let mut running: HashMap<String, (String, JoinHandle<()>)> = HashMap::new();

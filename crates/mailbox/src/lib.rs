@@ -119,7 +119,12 @@ impl Mailbox {
 
     /// The UIDs of the messages not yet marked read, oldest first.
     pub async fn unread(&mut self) -> Result<Vec<u32>, MailboxError> {
-        let mut uids: Vec<u32> = self.session.uid_search("UNSEEN").await?.into_iter().collect();
+        let mut uids: Vec<u32> = self
+            .session
+            .uid_search("UNSEEN")
+            .await?
+            .into_iter()
+            .collect();
         uids.sort_unstable();
         Ok(uids)
     }

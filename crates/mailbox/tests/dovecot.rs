@@ -113,7 +113,10 @@ async fn a_drain_hands_over_each_new_message_once() {
     deliver(&server, &user, &message("second")).await;
     let mut mailbox = Mailbox::open(&plain(&server, &user)).await.expect("open");
 
-    assert_eq!(subjects_handed_over(&mut mailbox).await, ["first", "second"]);
+    assert_eq!(
+        subjects_handed_over(&mut mailbox).await,
+        ["first", "second"]
+    );
     assert!(subjects_handed_over(&mut mailbox).await.is_empty());
 }
 
@@ -127,7 +130,11 @@ async fn a_message_is_handed_over_with_all_its_bytes() {
     let mut mailbox = Mailbox::open(&plain(&server, &user)).await.expect("open");
     let uid = mailbox.unread().await.expect("unread")[0];
 
-    let fetched = mailbox.fetch(uid).await.expect("fetch").expect("the message");
+    let fetched = mailbox
+        .fetch(uid)
+        .await
+        .expect("fetch")
+        .expect("the message");
 
     assert_eq!(fetched.raw, message("whole"));
 }
@@ -144,7 +151,13 @@ async fn a_failed_handler_leaves_its_message_for_the_next_drain() {
         .drain(|_| async { Err::<(), _>("the database is down") })
         .await
         .expect("drain");
-    assert_eq!(first, Drained { handled: 0, failed: 1 });
+    assert_eq!(
+        first,
+        Drained {
+            handled: 0,
+            failed: 1
+        }
+    );
 
     assert_eq!(subjects_handed_over(&mut mailbox).await, ["retry"]);
 }
@@ -162,7 +175,11 @@ async fn a_reader_gone_between_fetch_and_mark_finds_the_message_unread_again() {
     {
         let mut mailbox = Mailbox::open(&config).await.expect("open");
         let uid = mailbox.unread().await.expect("unread")[0];
-        mailbox.fetch(uid).await.expect("fetch").expect("the message");
+        mailbox
+            .fetch(uid)
+            .await
+            .expect("fetch")
+            .expect("the message");
         // Dropped here without a sign-out or a mark: the connection is cut,
         // as by a crash before the ticket change committed.
     }
@@ -222,7 +239,11 @@ async fn tls_refuses_a_certificate_nobody_vouches_for() {
 
     let opened = Mailbox::open(&config).await;
 
-    assert!(matches!(opened, Err(MailboxError::Tls(..))), "{:?}", opened.err());
+    assert!(
+        matches!(opened, Err(MailboxError::Tls(..))),
+        "{:?}",
+        opened.err()
+    );
 }
 
 #[tokio::test]
@@ -237,7 +258,11 @@ async fn a_wrong_password_is_a_refused_sign_in() {
 
     let opened = Mailbox::open(&config).await;
 
-    assert!(matches!(opened, Err(MailboxError::SignIn(_))), "{:?}", opened.err());
+    assert!(
+        matches!(opened, Err(MailboxError::SignIn(_))),
+        "{:?}",
+        opened.err()
+    );
 }
 
 #[tokio::test]
