@@ -30,21 +30,25 @@ const POLL_EVERY: Duration = Duration::from_secs(60);
 const RETRY_FIRST: Duration = Duration::from_secs(1);
 const RETRY_MOST: Duration = Duration::from_secs(300);
 
-/// One mailbox to watch.
+/// One mailbox to watch, with what its messages' handler needs (`C`: the
+/// channel the mailbox belongs to).
 #[derive(Clone, Debug)]
-pub struct Watched {
+pub struct Watched<C> {
     /// Identifies the mailbox across listings (the channel's id).
     pub id: String,
-    /// The key of the pass lock its drains take (derived from the id).
-    pub lock_key: i64,
+    /// Changes whenever the channel does (its update time): a watcher whose
+    /// channel changed is restarted with the new one.
+    pub revision: String,
     pub config: MailboxConfig,
+    pub context: C,
 }
 
-impl Watched {
+impl<C> Watched<C> {
     /// What changes when the channel's settings change.
     fn fingerprint(&self) -> String {
         format!(
-            "{}:{}:{:?}:{}:{}:{}",
+            "{}:{}:{}:{:?}:{}:{}:{}",
+            self.revision,
             self.config.host,
             self.config.port,
             self.config.security,
@@ -57,16 +61,17 @@ impl Watched {
 
 /// Runs the supervisor until shutdown. `list` gives the mailboxes to watch
 /// now; `handler` makes, for one mailbox, what takes each of its messages.
-pub fn spawn<L, LFut, M, H, HFut, E>(
+pub fn spawn<C, L, LFut, M, H, HFut, E>(
     db: Db,
     list: L,
     handler: M,
     shutdown: watch::Receiver<bool>,
 ) -> JoinHandle<()>
 where
+    C: Clone + Send + Sync + 'static,
     L: Fn() -> LFut + Send + Sync + 'static,
-    LFut: Future<Output = Vec<Watched>> + Send,
-    M: Fn(&Watched) -> H + Send + Sync + 'static,
+    LFut: Future<Output = Vec<Watched<C>>> + Send,
+    M: Fn(&Watched<C>) -> H + Send + Sync + 'static,
     H: FnMut(FetchedMessage) -> HFut + Send + 'static,
     HFut: Future<Output = Result<(), E>> + Send + 'static,
     E: Display + Send + 'static,
@@ -113,9 +118,9 @@ where
 }
 
 /// Watches one mailbox until shutdown or until the supervisor stops it.
-async fn watch_one<H, HFut, E>(
+async fn watch_one<C, H, HFut, E>(
     db: Db,
-    watched: Watched,
+    watched: Watched<C>,
     mut handle: H,
     mut shutdown: watch::Receiver<bool>,
 ) where
@@ -141,7 +146,7 @@ async fn watch_one<H, HFut, E>(
 }
 
 /// One connection's life: drain, wait, drain … until an error ends it.
-async fn session<H, HFut, E>(db: &Db, watched: &Watched, handle: &mut H) -> Result<(), String>
+async fn session<C, H, HFut, E>(db: &Db, watched: &Watched<C>, handle: &mut H) -> Result<(), String>
 where
     H: FnMut(FetchedMessage) -> HFut,
     HFut: Future<Output = Result<(), E>>,
@@ -151,7 +156,7 @@ where
         .await
         .map_err(|error| error.to_string())?;
     loop {
-        let lock = PassLock::take(db, watched.lock_key, "mailbox drain")
+        let lock = PassLock::take(db, lock_key(&watched.id), "mailbox drain")
             .await
             .map_err(|error| error.to_string())?;
         let drained = mailbox.drain(&mut *handle).await;
