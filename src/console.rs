@@ -29,9 +29,9 @@ pub fn router() -> Router<AppState> {
         )
         .route(
             "/app/{*path}",
-            get(|Path(path): Path<String>, headers: HeaderMap| async move {
-                file(&path, &headers)
-            }),
+            get(
+                |Path(path): Path<String>, headers: HeaderMap| async move { file(&path, &headers) },
+            ),
         )
 }
 
@@ -60,10 +60,22 @@ mod tests {
 
     #[test]
     fn only_the_consoles_own_files_are_served() {
-        for path in ["agent.html", "favicon.svg", "js/agent.js", "js/console/live.js", "css/agent.css"] {
+        for path in [
+            "agent.html",
+            "favicon.svg",
+            "js/agent.js",
+            "js/console/live.js",
+            "css/agent.css",
+        ] {
             assert!(is_console_file(path), "{path}");
         }
-        for path in ["index.html", "visitor.html", "js/shop.js", "css/shop.css", ""] {
+        for path in [
+            "index.html",
+            "visitor.html",
+            "js/shop.js",
+            "css/shop.css",
+            "",
+        ] {
             assert!(!is_console_file(path), "{path}");
         }
     }

@@ -58,7 +58,10 @@ async fn the_console_is_served_at_app_without_the_demo(backend: Backend) {
     };
     let page = get("/app/").await;
     page.assert_status(200);
-    assert_eq!(page.header("content-type"), Some("text/html; charset=utf-8"));
+    assert_eq!(
+        page.header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
     assert!(page.text.contains("js/agent.js"), "the console's page");
     assert!(
         page.header("content-security-policy")
