@@ -12,6 +12,7 @@ pub mod chat;
 pub mod cli;
 pub mod companies;
 pub mod config;
+pub mod console;
 pub mod contacts;
 pub mod csat;
 pub mod custom_fields;

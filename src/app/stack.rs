@@ -43,6 +43,7 @@ pub(super) fn router(state: AppState, shop_url: Option<Arc<str>>) -> Router {
             "/",
             get(move || async move { crate::home::page(demo_enabled) }),
         )
+        .merge(crate::console::router())
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .merge(crate::realtime::workers::public_routes())

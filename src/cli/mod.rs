@@ -199,21 +199,23 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             demo.owner_email, demo.owner_password
         );
         println!(
-            "    POST /api/v1/auth/login {{\"email\", \"password\", \"mode\": \"test\"}} (the demo's data is TEST)"
+            "    at {}{} with \"Work on TEST data\" ticked (the demo's data is TEST)",
+            app.state().public_url,
+            crate::console::PATH
         );
         // The demo's pages are served only with the demo enabled.
         if app.shop_url().is_some() {
             println!("  Demo:           {}", demo.demo_url);
             println!("  Visitor widget: {}", demo.visitor_url);
         } else {
-            println!("  (start with --demo for the demo shop, visitor page and agent console)");
+            println!("  (start with --demo for the demo shop and visitor page)");
         }
     }
     if let Some(shop) = app.shop_url() {
         println!("  Demo shop (the widget on another origin): {shop}/");
     }
     let public_url = app.state().public_url.clone();
-    for line in crate::home::startup_lines(&public_url, app.shop_url().is_some()) {
+    for line in crate::home::startup_lines(&public_url) {
         println!("{line}");
     }
     tracing::info!(url = %public_url, "supportdesk listening");

@@ -63,8 +63,9 @@ pub fn router(shop_url: Arc<str>) -> Router<AppState> {
 }
 
 /// One embedded file with its content type, an ETag (its SHA-256) for
-/// cheap revalidation, and the security headers.
-fn serve(path: &str, headers: &HeaderMap) -> Response {
+/// cheap revalidation, and the security headers. The agent console at
+/// `/app/` (`crate::console`) is served from these files too.
+pub(crate) fn serve(path: &str, headers: &HeaderMap) -> Response {
     let path = if path.is_empty() || path.ends_with('/') {
         format!("{path}index.html")
     } else {

@@ -9,7 +9,8 @@ use crate::support::{Backend, TestApp, TestResponse};
 
 backend_tests!(
     the_root_page_links_the_api_reference_and_the_document,
-    the_root_page_links_the_console_with_the_demo_enabled,
+    the_root_page_links_the_demo_shop_with_the_demo_enabled,
+    the_console_is_served_at_app_without_the_demo,
     the_cli_lists_every_company_oldest_first,
 );
 
@@ -29,25 +30,49 @@ async fn the_root_page_links_the_api_reference_and_the_document(backend: Backend
         assert!(page.text.contains(link), "{link} in {}", page.text);
     }
     assert!(
-        !page.text.contains(r#"href="/demo/agent.html""#),
-        "no link to a console that is not served"
+        page.text.contains(r#"href="/app/""#),
+        "the console linked in {}",
+        page.text
     );
     // The links lead somewhere.
-    for path in ["/docs/", "/api/v1/openapi.json"] {
+    for path in ["/docs/", "/api/v1/openapi.json", "/app/"] {
         let r = TestResponse::from(app.client.get(app.url(path)).send().await).await;
         r.assert_status(200);
     }
 }
 
-async fn the_root_page_links_the_console_with_the_demo_enabled(backend: Backend) {
+async fn the_root_page_links_the_demo_shop_with_the_demo_enabled(backend: Backend) {
     let app = TestApp::spawn_with(backend, |c| c.demo = true).await;
     let page = root(&app).await;
     page.assert_status(200);
-    assert!(
-        page.text.contains(r#"href="/demo/agent.html""#),
-        "the console linked in {}",
-        page.text
+    for link in [r#"href="/app/""#, r#"href="/demo/""#] {
+        assert!(page.text.contains(link), "{link} in {}", page.text);
+    }
+}
+
+async fn the_console_is_served_at_app_without_the_demo(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let get = |path: &'static str| {
+        let request = app.client.get(app.url(path));
+        async move { TestResponse::from(request.send().await).await }
+    };
+    let page = get("/app/").await;
+    page.assert_status(200);
+    assert_eq!(
+        page.header("content-type"),
+        Some("text/html; charset=utf-8")
     );
+    assert!(page.text.contains("js/agent.js"), "the console's page");
+    assert!(
+        page.header("content-security-policy")
+            .is_some_and(|csp| csp.contains("script-src 'self'")),
+        "served with the CSP"
+    );
+    get("/app/js/agent.js").await.assert_status(200);
+    get("/app/css/agent.css").await.assert_status(200);
+    for path in ["/app/visitor.html", "/app/index.html", "/app/js/shop.js"] {
+        get(path).await.assert_error(404, "not_found");
+    }
 }
 
 async fn the_cli_lists_every_company_oldest_first(backend: Backend) {

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
-import { BASE, API_KEY, WIDGET_KEY, ENTITY_ID, SHOTS, WAIT, api, shot, launchChromium } from './support.js';
+import { BASE, WIDGET_KEY, ENTITY_ID, SHOTS, WAIT, api, shot, launchChromium, setPassword, signInConsole } from './support.js';
 
 /** A 1-minute SLA target breaches one minute after the ticket is created. */
 const BREACH_WAIT = 150_000;
@@ -82,21 +82,12 @@ async function agentUser(name, email) {
   return api('POST', '/users', { name, email, role: 'AGENT' });
 }
 
-/** The user signed in to the console, online. */
+/** The user signed in to the console with a password, online. */
 async function signInAgent(user) {
-  const { name, email } = user;
+  setPassword(user.email);
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
   const page = await context.newPage();
-  await page.goto(`${BASE}/demo/agent.html`);
-  await page.fill('#api-key', API_KEY);
-  await page.click('#key-submit');
-  await visible(page.locator('#identity-form'));
-  if (await page.isVisible('#existing-user')) await page.selectOption('#existing-user', '');
-  await page.fill('#agent-name', name);
-  await page.fill('#agent-email', email);
-  await page.click('#identity-submit');
-  await visible(page.locator('#console'));
-  await textIn(page, '#conn-text', 'Live');
+  await signInConsole(page, { email: user.email });
   await waitOnline(user.id);
   return { context, page, user };
 }

@@ -123,22 +123,20 @@ test('the widget works with the keyboard alone', async () => {
   }
 });
 
-test('the demo leads to the shop, which links the agent console; the console refuses LIVE keys', async () => {
+test('the demo leads to the shop, which links the agent console; the console asks for an email and password', async () => {
   const context = await newContext({ viewport: { width: 1280, height: 860 } });
   const page = await context.newPage();
   try {
     await page.goto(`${BASE}/demo/`);
-    await visible(page.locator(`a[href="${BASE}/demo/agent.html"]`));
-    await page.click(`a[href="${BASE}/demo/agent.html"]`);
-    await visible(page.locator('#api-key'));
+    await visible(page.locator(`a[href="${BASE}/app/"]`));
+    await page.click(`a[href="${BASE}/app/"]`);
+    await visible(page.locator('#login-form'));
+    assert.equal(await page.locator('#api-key').count(), 0, 'no API key field');
 
-    await page.goto(`${BASE}/demo/agent.html`);
-    await page.fill('#api-key', `svc_live_${'x'.repeat(38)}`);
-    await page.click('#key-submit');
-    await textIn(page, '#key-error', 'TEST keys only');
-    await page.fill('#api-key', `svc_test_${'x'.repeat(38)}`);
-    await page.click('#key-submit');
-    await textIn(page, '#key-error', 'refused');
+    await page.fill('#login-email', 'nobody@northwind.test');
+    await page.fill('#login-password', 'not-the-password');
+    await page.click('#login-submit');
+    await textIn(page, '#login-error', 'do not match an account');
     await shot(page, 'agent-0-sign-in');
   } finally {
     await context.close();

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import { after, before } from 'node:test';
-import { BASE, API_KEY, SHOTS, WAIT, api, launchChromium } from './support.js';
+import { API_KEY, BASE, SHOTS, WAIT, agentAccount, api, launchChromium, signInConsole } from './support.js';
 
 const API_KEY_PATTERN = /svc_(test|live)_[A-Za-z0-9]{8,}/;
 
@@ -53,21 +53,15 @@ export async function visible(locator) {
   await locator.first().waitFor({ state: 'visible', timeout: WAIT });
 }
 
-/** An agent console in its own browser context, signed in and online. */
+/**
+ * An agent console in its own browser context, signed in with a password
+ * (the agent made first if new) and online.
+ */
 export async function signInAgent({ name, email, visibility = 'PUBLIC', width = 1440, height = 900 }) {
+  await agentAccount({ name, email });
   const context = await newContext({ viewport: { width, height } });
   const page = await context.newPage();
-  await page.goto(`${BASE}/demo/agent.html`);
-  await page.fill('#api-key', API_KEY);
-  await page.click('#key-submit');
-  await visible(page.locator('#identity-form'));
-  if (await page.isVisible('#existing-user')) await page.selectOption('#existing-user', '');
-  await page.fill('#agent-name', name);
-  await page.fill('#agent-email', email);
-  await page.selectOption('#agent-visibility', visibility);
-  await page.click('#identity-submit');
-  await visible(page.locator('#console'));
-  await textIn(page, '#conn-text', 'Live');
+  await signInConsole(page, { email, visibility });
   return { context, page };
 }
 

@@ -3,9 +3,13 @@
 # free port with SQLite in a temp dir and the demo enabled (its made-up shop
 # on a second free port: another origin), creates a company, an entity and a
 # TEST key with the CLI (--json), then runs the demo-*.test.js files,
-# widget.test.js, widget-options.test.js and console.test.js, one file
-# after the other (node's test runner driving Debian's headless Chromium
-# through playwright-core; no browser is downloaded). Screenshots land in web-demo/tests/screenshots/.
+# widget.test.js, widget-options.test.js, console.test.js and
+# console-sign-in.test.js, one file after the other (node's test runner
+# driving Debian's headless Chromium through playwright-core; no browser is
+# downloaded). Agents sign in to the console at /app/ with passwords the
+# tests set with the CLI, or through SSO against the real OpenID provider of
+# tests/oidc (which the service may reach on loopback). Screenshots land in
+# web-demo/tests/screenshots/.
 #
 #   bash web-demo/tests/run.sh
 #   SD_TESTS=widget.test.js bash web-demo/tests/run.sh   # one file
@@ -36,6 +40,11 @@ if [ ! -d node_modules/playwright-core ] || [ package-lock.json -nt node_modules
   echo "browser tests: npm ci"
   npm ci --no-audit --no-fund --loglevel=error
 fi
+# The OpenID provider the SSO sign-in test starts (CI installs it already).
+if [ ! -d "$ROOT/tests/oidc/node_modules/oidc-provider" ]; then
+  echo "browser tests: npm ci in tests/oidc"
+  (cd "$ROOT/tests/oidc" && npm ci --no-audit --no-fund --loglevel=error)
+fi
 
 WORK="$(mktemp -d)"
 SERVER_PID=""
@@ -61,6 +70,8 @@ json_field() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{
 # company: the oldest company, under the name the demo gives it.
 COMPANY_JSON="$("$BIN" companies create --name "Demo Company" --json)"
 COMPANY_ID="$(printf '%s' "$COMPANY_JSON" | json_field id)"
+# The tests set agents' passwords with the CLI: the same binary and database.
+export SD_COMPANY_ID="$COMPANY_ID" SD_BIN="$BIN"
 ENTITY_JSON="$("$BIN" entities create --company "$COMPANY_ID" --name "Northwind Support" --json)"
 export SD_ENTITY_ID="$(printf '%s' "$ENTITY_JSON" | json_field id)"
 export SD_WIDGET_KEY="$(printf '%s' "$ENTITY_JSON" | json_field widgetKeyTest)"
@@ -82,7 +93,9 @@ mkdir -p "$SD_SCREENSHOTS"
 # starting chats (10, then one every 2 minutes) would refuse the later ones.
 # The SLA scheduler passes every second, so a breach shows within a second
 # of its due time (SLA targets are whole minutes: a test still waits one).
-SUPPORTDESK_WIDGET_SESSION_RATE=1000/60s SUPPORTDESK_RULES_INTERVAL_SECS=1 \
+# The SSO test's OpenID provider listens on loopback, which the service's
+# outbound guard refuses unless told otherwise.
+SUPPORTDESK_WIDGET_SESSION_RATE=1000/60s SUPPORTDESK_RULES_INTERVAL_SECS=1 SUPPORTDESK_WEBHOOK_ALLOW_PRIVATE=true \
 SUPPORTDESK_BIND="127.0.0.1:$PORT" SUPPORTDESK_DEMO=true SUPPORTDESK_DEMO_SHOP_BIND="127.0.0.1:$SHOP_PORT" RUST_LOG="${RUST_LOG:-warn}" "$BIN" serve >"$WORK/server.log" 2>&1 &
 SERVER_PID=$!
 for _ in $(seq 1 100); do
@@ -100,7 +113,7 @@ done
 echo "browser tests: service on $SD_BASE_URL, demo shop on $SD_SHOP_URL, $("$CHROMIUM" --version 2>/dev/null | head -n1)"
 echo "browser tests: screenshots go to $SD_SCREENSHOTS"
 status=0
-node --test --test-concurrency=1 --test-timeout=300000 ${SD_TESTS:-demo-chat.test.js demo-chat-details.test.js demo-access.test.js demo-tickets.test.js widget.test.js widget-options.test.js console.test.js} || status=$?
+node --test --test-concurrency=1 --test-timeout=300000 ${SD_TESTS:-demo-chat.test.js demo-chat-details.test.js demo-access.test.js demo-tickets.test.js widget.test.js widget-options.test.js console.test.js console-sign-in.test.js} || status=$?
 if [ "$status" -ne 0 ]; then
   echo "browser tests: failed; the end of the service log follows" >&2
   tail -n 80 "$WORK/server.log" >&2

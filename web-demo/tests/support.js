@@ -2,6 +2,7 @@
 // and sets the SD_* variables): the settings, the REST API with the test key,
 // screenshots, and a headless Chromium.
 
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 
@@ -15,6 +16,11 @@ export const BASE = env('SD_BASE_URL');
 export const API_KEY = env('SD_API_KEY');
 export const WIDGET_KEY = env('SD_WIDGET_KEY');
 export const ENTITY_ID = env('SD_ENTITY_ID');
+export const COMPANY_ID = env('SD_COMPANY_ID');
+/** The service binary, for its CLI (it opens the same database). */
+export const BIN = env('SD_BIN');
+/** Every agent of the browser tests signs in with this password. */
+export const PASSWORD = 'browser-tests-Pa55word';
 export const SHOTS = process.env.SD_SCREENSHOTS ?? path.resolve('screenshots');
 /** Generous: the machine may be busy; every wait polls, none sleeps blindly. */
 export const WAIT = 25_000;
@@ -49,5 +55,61 @@ export function launchChromium() {
       '--disable-component-update',
       '--disable-sync',
     ],
+  });
+}
+
+/** Sets `email`'s password with the CLI (as an admin would). */
+export function setPassword(email, password = PASSWORD) {
+  execFileSync(BIN, ['users', 'reset-password', '--company', COMPANY_ID, '--email', email], {
+    input: `${password}\n`,
+    stdio: ['pipe', 'ignore', 'inherit'],
+  });
+}
+
+/**
+ * A user of the company who can sign in with `PASSWORD`: made through the
+ * API (an admin, unless `role` says otherwise) unless one has the email
+ * already, then given the password. Answers the user.
+ */
+export async function agentAccount({ name, email, role = 'ADMIN' }) {
+  const response = await fetch(`${BASE}/api/v1/users`, {
+    method: 'POST',
+    headers: { 'X-API-Key': API_KEY, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name, email, role }),
+  });
+  let user;
+  if (response.status === 409) {
+    const users = await api('GET', '/users?limit=100');
+    user = users.data.find((u) => u.email === email.toLowerCase());
+  } else if (response.ok) {
+    user = await response.json();
+  } else {
+    throw new Error(`POST /users: ${response.status} ${await response.text()}`);
+  }
+  setPassword(email);
+  return user;
+}
+
+/**
+ * Signs in to the console at /app/ in `page` with email and password (on
+ * TEST data unless `test` is false, with a code when `totp` gives one), and
+ * waits until the console is live.
+ */
+export async function signInConsole(page, { email, password = PASSWORD, test = true, visibility = 'PUBLIC', totp }) {
+  await page.goto(`${BASE}/app/`);
+  await page.locator('#login-form').waitFor({ state: 'visible', timeout: WAIT });
+  await page.fill('#login-email', email);
+  await page.fill('#login-password', password);
+  await page.selectOption('#agent-visibility', visibility);
+  await page.setChecked('#login-test', test);
+  await page.click('#login-submit');
+  if (totp) {
+    await page.locator('#totp-form').waitFor({ state: 'visible', timeout: WAIT });
+    await page.fill('#totp-code', typeof totp === 'function' ? totp() : totp);
+    await page.click('#totp-submit');
+  }
+  await page.locator('#console').waitFor({ state: 'visible', timeout: WAIT });
+  await page.waitForFunction(() => document.querySelector('#conn-text')?.textContent.includes('Live'), null, {
+    timeout: WAIT,
   });
 }

@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { env, BASE, API_KEY, SHOTS, WAIT, api, launchChromium } from './support.js';
+import { env, BASE, SHOTS, WAIT, agentAccount, api, launchChromium, signInConsole } from './support.js';
 
 const SHOP = env('SD_SHOP_URL');
 const FRAME = `iframe[src^="${BASE}/widget/frame.html"]`;
@@ -36,19 +36,12 @@ async function openShop({ width = 1280, height = 800 } = {}) {
   return { context, page, violations };
 }
 
-/** The demo's agent console in its own context, signed in and online. */
+/** The agent console in its own context, signed in with a password and online. */
 async function signInAgent(name, email) {
+  await agentAccount({ name, email });
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
   const page = await context.newPage();
-  await page.goto(`${BASE}/demo/agent.html`);
-  await page.fill('#api-key', API_KEY);
-  await page.click('#key-submit');
-  await page.locator('#identity-form').waitFor({ state: 'visible', timeout: WAIT });
-  if (await page.isVisible('#existing-user')) await page.selectOption('#existing-user', '');
-  await page.fill('#agent-name', name);
-  await page.fill('#agent-email', email);
-  await page.click('#identity-submit');
-  await page.locator('#console').waitFor({ state: 'visible', timeout: WAIT });
+  await signInConsole(page, { email });
   return { context, page };
 }
 

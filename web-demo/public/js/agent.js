@@ -1,38 +1,45 @@
-// Agent console, part one: connect with a TEST API key (kept in this tab's
-// memory, or its sessionStorage when "stay connected" is ticked) and pick
-// the agent identity. The workspace itself is console.js.
+// Agent console, part one: signing in as oneself. Email and password (and
+// then a code when the account has a second factor), or the company's SSO;
+// the service answers with its session cookie, and every call after that
+// goes with the cookie (and the session's CSRF token on changes). No API
+// key ever reaches this page. The workspace itself is console.js.
 
-import { ApiError, listOf, request } from './api.js';
+import { listOf, request } from './api.js';
 import { startConsole } from './console.js';
-import { $, h, safeStorage } from './util.js';
+import { $, safeStorage } from './util.js';
 
-const KEY_ITEM = 'sd-agent-key';
-const IDENTITY_ITEM = 'sd-agent-identity';
+const VISIBILITY_ITEM = 'sd-agent-visibility';
+const TEST_ITEM = 'sd-agent-test';
+const EMAIL_ITEM = 'sd-agent-email';
+const prefs = safeStorage('localStorage');
 const tabStorage = safeStorage('sessionStorage');
 
 const el = {
   signin: $('#signin'),
   console: $('#console'),
-  keyForm: $('#key-form'),
-  key: $('#api-key'),
-  keyToggle: $('#api-key-toggle'),
-  remember: $('#remember'),
-  keyError: $('#key-error'),
-  keySubmit: $('#key-submit'),
-  identityForm: $('#identity-form'),
-  existingField: $('#existing-field'),
-  existing: $('#existing-user'),
-  name: $('#agent-name'),
-  email: $('#agent-email'),
-  role: $('#agent-role'),
+  notice: $('#signin-notice'),
+  loginForm: $('#login-form'),
+  email: $('#login-email'),
+  password: $('#login-password'),
   visibility: $('#agent-visibility'),
-  identityError: $('#identity-error'),
-  identitySubmit: $('#identity-submit'),
-  identityBack: $('#identity-back'),
+  test: $('#login-test'),
+  loginError: $('#login-error'),
+  loginSubmit: $('#login-submit'),
+  ssoShow: $('#sso-show'),
+  totpForm: $('#totp-form'),
+  totp: $('#totp-code'),
+  totpError: $('#totp-error'),
+  totpSubmit: $('#totp-submit'),
+  totpBack: $('#totp-back'),
+  ssoForm: $('#sso-form'),
+  slug: $('#sso-slug'),
+  ssoError: $('#sso-error'),
+  ssoSubmit: $('#sso-submit'),
+  ssoBack: $('#sso-back'),
 };
 
-/** The key lives here (memory) for the life of the page. */
-const auth = { key: null, entities: [], users: [] };
+/** The email and password waiting for their second factor (memory only). */
+let awaitingCode = null;
 
 function showError(node, message) {
   node.textContent = message;
@@ -49,200 +56,169 @@ function busy(button, text) {
   };
 }
 
-// --- Step 1: the key --------------------------------------------------------
+/** Shows one step of the sign-in card ('login', 'totp' or 'sso'). */
+function showStep(step) {
+  el.console.hidden = true;
+  el.signin.hidden = false;
+  el.loginForm.hidden = step !== 'login';
+  el.totpForm.hidden = step !== 'totp';
+  el.ssoForm.hidden = step !== 'sso';
+  const first = { login: el.email.value ? el.password : el.email, totp: el.totp, sso: el.slug }[step];
+  first.focus();
+}
 
-el.keyToggle.addEventListener('click', () => {
-  const show = el.key.type === 'password';
-  el.key.type = show ? 'text' : 'password';
-  el.keyToggle.textContent = show ? 'Hide' : 'Show';
-  el.keyToggle.setAttribute('aria-pressed', String(show));
-});
+el.visibility.value = prefs.getItem(VISIBILITY_ITEM) === 'PRIVATE' ? 'PRIVATE' : 'PUBLIC';
+el.test.checked = prefs.getItem(TEST_ITEM) === 'true';
+el.email.value = prefs.getItem(EMAIL_ITEM) ?? '';
+el.visibility.addEventListener('change', () => prefs.setItem(VISIBILITY_ITEM, el.visibility.value));
+el.test.addEventListener('change', () => prefs.setItem(TEST_ITEM, String(el.test.checked)));
 
-el.keyForm.addEventListener('submit', async (event) => {
-  event.preventDefault();
-  showError(el.keyError, '');
-  el.key.removeAttribute('aria-invalid');
-  const done = busy(el.keySubmit, 'Checking…');
-  try {
-    await connect(el.key.value.trim());
-    showIdentityStep();
-  } catch (err) {
-    el.key.setAttribute('aria-invalid', 'true');
-    showError(el.keyError, err.message);
-    el.key.focus();
-  } finally {
-    done();
-  }
-});
-
-async function connect(key) {
-  if (!key) throw new Error('Paste your TEST API key.');
-  if (key.startsWith('svc_live_')) {
-    throw new Error('This is a LIVE key. The demo console accepts TEST keys only, so no live data is touched.');
-  }
-  if (!key.startsWith('svc_test_')) throw new Error('A TEST key starts with svc_test_.');
-  let entities;
-  try {
-    entities = listOf(await request('/api/v1/entities', { key }));
-  } catch (err) {
-    if (err.status === 401) throw new Error(`The service refused this key: ${err.message}.`);
-    if (err.status === 403) throw new Error(`This key cannot be used here: ${err.message}.`);
-    throw err;
-  }
-  if (entities.length === 0) {
-    throw new Error('Your company has no entity yet. Create one with `supportdesk entities create`.');
-  }
-  auth.key = key;
-  auth.entities = entities;
-  if (el.remember.checked) tabStorage.setItem(KEY_ITEM, key);
-  else tabStorage.removeItem(KEY_ITEM);
-  el.key.value = '';
-  try {
-    auth.users = listOf(await request('/api/v1/users?limit=100', { key })).filter((u) => u.email);
-  } catch {
-    auth.users = []; // without users:read the agent types a new identity
+/** Why a sign-in failed, in words for the agent. */
+function refusal(err) {
+  switch (err.code) {
+    case 'invalid_credentials':
+      return 'That email and password do not match an account.';
+    case 'rate_limited':
+      return `Too many tries. Wait ${err.retryAfter ?? 60} seconds, then try again.`;
+    case 'sso_required':
+      return 'Your company signs in with SSO only: use "Sign in with SSO".';
+    default:
+      return err.message;
   }
 }
 
-// --- Step 2: who is answering ---------------------------------------------
-
-function showIdentityStep() {
-  el.keyForm.hidden = true;
-  el.identityForm.hidden = false;
-  const saved = readIdentity();
-  el.existing.replaceChildren(
-    h('option', { value: '' }, 'New agent profile…'),
-    ...auth.users.map((u) => h('option', { value: u.id }, `${u.name} · ${u.email}`)),
-  );
-  el.existingField.hidden = auth.users.length === 0;
-  if (saved) {
-    el.name.value = saved.name ?? '';
-    el.email.value = saved.email ?? '';
-    el.role.value = saved.role ?? 'AGENT';
-    el.visibility.value = saved.visibility ?? 'PUBLIC';
-    if (auth.users.some((u) => u.id === saved.id)) el.existing.value = saved.id;
-  }
-  (el.existingField.hidden ? el.name : el.existing).focus();
+async function signIn(totp) {
+  const body = {
+    email: el.email.value.trim(),
+    password: el.password.value,
+    mode: el.test.checked ? 'test' : 'live',
+  };
+  if (totp) body.totp = totp;
+  return request('/api/v1/auth/login', { method: 'POST', body, cookie: true });
 }
 
-el.existing.addEventListener('change', () => {
-  const user = auth.users.find((u) => u.id === el.existing.value);
-  el.name.value = user?.name ?? '';
-  el.email.value = user?.email ?? '';
-  if (user?.role) el.role.value = user.role;
-});
-
-el.identityBack.addEventListener('click', () => {
-  forgetKey();
-  el.identityForm.hidden = true;
-  el.keyForm.hidden = false;
-  el.key.focus();
-});
-
-el.identityForm.addEventListener('submit', async (event) => {
+el.loginForm.addEventListener('submit', async (event) => {
   event.preventDefault();
-  showError(el.identityError, '');
-  const name = el.name.value.trim();
-  const email = el.email.value.trim();
-  if (!name || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) {
-    showError(el.identityError, 'Enter your name and a valid email address.');
-    (name ? el.email : el.name).focus();
+  showError(el.loginError, '');
+  if (!el.email.value.trim() || !el.password.value) {
+    showError(el.loginError, 'Enter your email and password.');
+    (el.email.value.trim() ? el.password : el.email).focus();
     return;
   }
-  const done = busy(el.identitySubmit, 'Going online…');
+  const done = busy(el.loginSubmit, 'Signing in…');
   try {
-    const me = await resolveUser({ name, email, role: el.role.value });
-    me.visibility = el.visibility.value;
-    tabStorage.setItem(IDENTITY_ITEM, JSON.stringify(me));
-    await enterConsole(me);
+    const me = await signIn();
+    await enter(me);
   } catch (err) {
-    showError(el.identityError, err.message);
+    if (err.code === 'totp_required') {
+      awaitingCode = true;
+      el.totp.value = '';
+      showError(el.totpError, '');
+      showStep('totp');
+    } else {
+      showError(el.loginError, refusal(err));
+      el.password.focus();
+    }
   } finally {
     done();
   }
 });
 
-/** The chosen user, or a new one; an existing email is reused, not duplicated. */
-async function resolveUser({ name, email, role }) {
-  const chosen = auth.users.find((u) => u.id === el.existing.value);
-  if (chosen && chosen.email.toLowerCase() === email.toLowerCase()) {
-    return { id: chosen.id, name, email: chosen.email, role };
+el.totpForm.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const code = el.totp.value.replace(/\s+/g, '');
+  if (!awaitingCode || !code) {
+    showError(el.totpError, 'Enter the code from your authenticator app.');
+    return;
   }
-  const sameEmail = auth.users.find((u) => u.email.toLowerCase() === email.toLowerCase());
-  if (sameEmail) return { id: sameEmail.id, name, email: sameEmail.email, role };
+  const done = busy(el.totpSubmit, 'Verifying…');
   try {
-    const user = await request('/api/v1/users', { method: 'POST', key: auth.key, body: { name, email, role } });
-    return { id: user.id, name: user.name, email: user.email, role: user.role ?? role };
+    const me = await signIn(code);
+    awaitingCode = null;
+    await enter(me);
   } catch (err) {
-    if (err.status === 409) {
-      const users = listOf(await request('/api/v1/users?limit=100', { key: auth.key }));
-      const existing = users.find((u) => u.email?.toLowerCase() === email.toLowerCase());
-      if (existing) return { id: existing.id, name, email: existing.email, role };
-    }
-    if (err.status === 403) {
-      // No users:write: presence registers the agent from the heartbeat.
-      return { id: crypto.randomUUID(), name, email, role };
-    }
-    throw err;
+    showError(el.totpError, err.code === 'totp_required' || err.code === 'invalid_credentials' ? 'That code did not work. Try the current one.' : refusal(err));
+    el.totp.select();
+  } finally {
+    done();
   }
-}
+});
 
-function readIdentity() {
-  try {
-    return JSON.parse(tabStorage.getItem(IDENTITY_ITEM) ?? 'null');
-  } catch {
-    return null;
+el.totpBack.addEventListener('click', () => {
+  awaitingCode = null;
+  el.password.value = '';
+  showStep('login');
+});
+
+el.ssoShow.addEventListener('click', () => {
+  showError(el.ssoError, '');
+  showStep('sso');
+});
+el.ssoBack.addEventListener('click', () => showStep('login'));
+
+// The provider sends the browser back to the service, which signs the agent
+// in and sends it on to this page (`redirect`).
+el.ssoForm.addEventListener('submit', (event) => {
+  event.preventDefault();
+  const slug = el.slug.value.trim().toLowerCase();
+  if (!slug) {
+    showError(el.ssoError, "Enter your company's short name.");
+    return;
   }
-}
-
-function forgetKey() {
-  auth.key = null;
-  tabStorage.removeItem(KEY_ITEM);
-}
+  busy(el.ssoSubmit, 'Going to your provider…');
+  const redirect = encodeURIComponent(location.pathname);
+  location.assign(`/api/v1/auth/sso/${encodeURIComponent(slug)}/start?redirect=${redirect}`);
+});
 
 // --- The console ------------------------------------------------------------
 
-async function enterConsole(me) {
+/** Opens the console for the signed-in agent (`me`, as /auth/me answers). */
+async function enter(me) {
+  el.password.value = '';
+  prefs.setItem(EMAIL_ITEM, me.user.email);
+  const session = { csrf: me.csrfToken };
+  const entities = listOf(await request('/api/v1/entities', { cookie: true, csrf: session.csrf }));
+  if (entities.length === 0) {
+    throw new Error('Your company has no entity yet. Create one with `supportdesk entities create`.');
+  }
   el.signin.hidden = true;
   el.console.hidden = false;
+  showError(el.notice, '');
   await startConsole({
-    key: auth.key,
-    me,
-    entities: auth.entities,
+    me: {
+      id: me.user.id,
+      name: me.user.name,
+      email: me.user.email,
+      role: me.user.role,
+      roleName: me.user.roleName,
+      mode: me.type,
+      visibility: el.visibility.value,
+    },
+    session,
+    entities,
     storage: tabStorage,
     onSignOut: (reason) => {
-      forgetKey();
-      tabStorage.removeItem(IDENTITY_ITEM);
-      el.console.hidden = true;
-      el.signin.hidden = false;
-      el.identityForm.hidden = true;
-      el.keyForm.hidden = false;
-      showError(el.keyError, reason ?? '');
-      el.key.focus();
+      showError(el.notice, reason ?? '');
+      showStep('login');
     },
   });
 }
 
-// A reload of this tab resumes where it was (sessionStorage only).
+// A signed-in browser (a reload, or back from SSO) goes straight in.
 async function resume() {
-  const key = tabStorage.getItem(KEY_ITEM);
-  const me = readIdentity();
-  if (!key) {
-    el.key.focus();
+  let me;
+  try {
+    me = await request('/api/v1/auth/me', { cookie: true });
+  } catch (err) {
+    if (err.status !== 401) showError(el.loginError, err.message);
+    showStep('login');
     return;
   }
   try {
-    await connect(key);
+    await enter(me);
   } catch (err) {
-    forgetKey();
-    showError(el.keyError, err instanceof ApiError && err.status === 0 ? err.message : '');
-    el.key.focus();
-    return;
-  }
-  if (me?.id) {
-    await enterConsole(me);
-  } else {
-    showIdentityStep();
+    showError(el.loginError, err.message);
+    showStep('login');
   }
 }
 

@@ -11,13 +11,15 @@ export class ApiError extends Error {
 }
 
 /**
- * Calls the service. `key` (agent console only) goes in the X-API-Key
- * header; the visitor widget never has one, only its session's `token`.
+ * Calls the service. The agent console is signed in by its session cookie
+ * (`cookie`: same origin) and passes `csrf`, the token every change carries;
+ * the visitor widget passes its session's `token`. No API key is ever sent
+ * from a browser.
  */
-export async function request(path, { method = 'GET', body, key, token, keepalive = false, signal } = {}) {
+export async function request(path, { method = 'GET', body, cookie = false, csrf, token, keepalive = false, signal } = {}) {
   const headers = { Accept: 'application/json' };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
-  if (key) headers['X-API-Key'] = key;
+  if (csrf && method !== 'GET' && method !== 'HEAD') headers['X-CSRF-Token'] = csrf;
   // A visitor token (the widget's own session), never an API key.
   if (token) headers.Authorization = `Bearer ${token}`;
   let response;
@@ -28,7 +30,8 @@ export async function request(path, { method = 'GET', body, key, token, keepaliv
       body: body === undefined ? undefined : JSON.stringify(body),
       keepalive,
       signal,
-      credentials: 'omit',
+      // The console's session cookie; the widget's calls carry none.
+      credentials: cookie ? 'same-origin' : 'omit',
       cache: 'no-store',
     });
   } catch (err) {

@@ -1,8 +1,8 @@
-// Agent console, part two: the workspace (Chats and Tickets). Each concern
-// is a module of console/ that sets itself up on one shared console object
-// `c` (the key, me, the elements, the state, the API helper, the socket,
-// and the functions the parts call one another by); the order below is the
-// order the page wires itself.
+// Agent console, part two: the workspace (Chats and Tickets), for the
+// signed-in agent. Each concern is a module of console/ that sets itself up
+// on one shared console object `c` (me, the elements, the state, the API
+// helper, the socket, and the functions the parts call one another by); the
+// order below is the order the page wires itself.
 
 import { request } from './api.js';
 import { setUpAssigned } from './console/assigned.js';
@@ -23,7 +23,7 @@ import { setUpTicketPage } from './console/ticket-page.js';
 import { setUpTickets } from './console/tickets.js';
 import { setUpTyping } from './console/typing.js';
 
-export async function startConsole({ key, me, entities, storage, onSignOut }) {
+export async function startConsole({ me, session, entities, storage, onSignOut }) {
   const el = consoleElements();
 
   // Every listener dies with this console (sign out, then sign in again).
@@ -51,9 +51,19 @@ export async function startConsole({ key, me, entities, storage, onSignOut }) {
     stopped: false,
   };
 
-  const api = (path, options = {}) => request(`/api/v1${path}`, { ...options, key });
+  // Every call goes with the session cookie and its CSRF token. A 401 means
+  // the session ended (expired, idle, signed out elsewhere): back to the
+  // sign-in, the drafts kept (see drafts.js).
+  const api = async (path, options = {}) => {
+    try {
+      return await request(`/api/v1${path}`, { ...options, cookie: true, csrf: session.csrf });
+    } catch (err) {
+      if (err.status === 401) signOut('Your session ended. Sign in again: your drafts are kept.', { ended: true });
+      throw err;
+    }
+  };
 
-  const c = { key, me, entities, storage, el, s, api, on, signOut };
+  const c = { me, session, entities, storage, el, s, api, on, signOut };
   setUpPresence(c);
   setUpEntities(c);
   setUpTeams(c);
@@ -79,14 +89,18 @@ export async function startConsole({ key, me, entities, storage, onSignOut }) {
     el.sideToggle.setAttribute('aria-expanded', String(open));
   });
 
-  async function signOut(reason) {
+  /** Leaves the console: `ended` when the session is gone already. */
+  async function signOut(reason, { ended = false } = {}) {
     if (s.stopped) return;
+    s.stopped = true;
     clearInterval(s.heartbeat);
     c.socket.stop();
-    if (s.online) {
-      await api(`/chat/agent-presence/${encodeURIComponent(me.id)}`, { method: 'DELETE' }).catch(() => {});
+    if (!ended) {
+      const call = (path, method) =>
+        request(`/api/v1${path}`, { method, cookie: true, csrf: session.csrf }).catch(() => {});
+      if (s.online) await call(`/chat/agent-presence/${encodeURIComponent(me.id)}`, 'DELETE');
+      await call('/auth/logout', 'POST');
     }
-    s.stopped = true;
     lifetime.abort();
     c.closeThread();
     s.sessions.clear();

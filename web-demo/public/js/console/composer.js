@@ -1,6 +1,7 @@
 // Replying in the open conversation, and closing it.
 
 import { clientId, h, throttle, toast } from '../util.js';
+import { draftsOf } from './drafts.js';
 
 /** Waits before each resend of a reply whose answer was lost. */
 const RESEND_DELAYS_MS = [1000, 2000, 4000, 8000];
@@ -13,12 +14,20 @@ function worthResending(err) {
 /** Sets this part up on the console `c` and adds its functions to it. */
 export function setUpComposer(c) {
   const { el, s, me, api, on } = c;
+  const drafts = draftsOf(me.id);
+  Object.assign(c, { restoreDraft });
+
+  /** The open chat's kept draft, into the reply box. */
+  function restoreDraft() {
+    el.reply.value = drafts.get('chat', s.openId);
+  }
 
   // One clientMessageId for every try of a reply: the service stores it once
   // however many tries reach it (the first answers 201, a repeat 200).
   async function sendReply(sessionId, body, attachmentIds = []) {
     const path = `/chat/sessions/${encodeURIComponent(sessionId)}/messages`;
-    const message = { body, senderType: 'agent', senderId: me.id, clientMessageId: clientId() };
+    // No senderId: a signed-in agent's message is theirs.
+    const message = { body, senderType: 'agent', clientMessageId: clientId() };
     if (attachmentIds.length) message.attachmentIds = attachmentIds;
     for (let attempt = 0; ; attempt += 1) {
       try {
@@ -35,6 +44,7 @@ export function setUpComposer(c) {
   }, 2500);
 
   on(el.reply, 'input', () => {
+    drafts.set('chat', s.openId, el.reply.value);
     if (el.reply.value.trim()) sendTyping();
   });
 
@@ -56,6 +66,7 @@ export function setUpComposer(c) {
     showPending();
     try {
       const message = await sendReply(sessionId, body, files.map((file) => file.id));
+      drafts.clear('chat', sessionId);
       if (s.openId === sessionId) c.appendMessage({ senderName: me.name, ...message, sessionId });
       c.renderSessions();
     } catch (err) {
@@ -69,7 +80,7 @@ export function setUpComposer(c) {
   });
 
   // Files: the Attach button or a drop on the conversation uploads them
-  // (raw body, the key's attachments:write); they go with the next reply.
+  // (raw body, with the session); they go with the next reply.
   const pending = [];
 
   function showPending() {
@@ -82,9 +93,13 @@ export function setUpComposer(c) {
       try {
         const response = await fetch(`/api/v1/attachments?filename=${encodeURIComponent(file.name)}`, {
           method: 'POST',
-          headers: { 'X-API-Key': c.key, 'Content-Type': file.type || 'application/octet-stream', Accept: 'application/json' },
+          headers: {
+            'X-CSRF-Token': c.session.csrf,
+            'Content-Type': file.type || 'application/octet-stream',
+            Accept: 'application/json',
+          },
           body: file,
-          credentials: 'omit',
+          credentials: 'same-origin',
           cache: 'no-store',
         });
         const data = await response.json().catch(() => null);

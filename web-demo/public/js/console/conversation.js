@@ -18,6 +18,7 @@ export function setUpConversation(c) {
     el.empty.hidden = true;
     el.thread.hidden = false;
     s.open = s.sessions.get(id) ?? { id };
+    c.restoreDraft();
     c.hideTags();
     c.hideFields();
     renderThreadHead();

@@ -10,6 +10,7 @@ export function consoleElements() {
     meAvatar: $('#me-avatar'),
     meName: $('#me-name'),
     meEmail: $('#me-email'),
+    meRole: $('#me-role'),
     statusToggle: $('#status-toggle'),
     statusDot: $('#status-dot'),
     statusText: $('#status-text'),

@@ -1,4 +1,5 @@
-// The entity picker, and the link to the entity's visitor widget.
+// The entity picker, and the link to the entity's visitor widget (the
+// demo's visitor page, served with the demo enabled).
 
 import { h } from '../util.js';
 
@@ -6,7 +7,7 @@ export const ENTITY_ITEM = 'sd-agent-entity';
 
 /** Sets this part up on the console `c` and adds its functions to it. */
 export function setUpEntities(c) {
-  const { el, s, entities, storage, on } = c;
+  const { el, s, me, entities, storage, on } = c;
   Object.assign(c, { showWidgetLink, switchEntity });
 
   el.entity.replaceChildren(...entities.map((e) => h('option', { value: e.id }, e.name)));
@@ -15,8 +16,9 @@ export function setUpEntities(c) {
 
   function showWidgetLink() {
     const entity = entities.find((e) => e.id === s.entityId);
-    const widgetKey = entity?.widgetKeyTest ?? '';
-    const href = `visitor.html#widgetKey=${encodeURIComponent(widgetKey)}`;
+    // The widget key of the data the agent works on (TEST or LIVE).
+    const widgetKey = (me.mode === 'TEST' ? entity?.widgetKeyTest : entity?.widgetKeyLive) ?? '';
+    const href = `/demo/visitor.html#widgetKey=${encodeURIComponent(widgetKey)}`;
     el.widgetLink.href = href;
     el.emptyWidgetLink.href = href;
     el.widgetKey.textContent = widgetKey || 'not available';

@@ -1,4 +1,4 @@
-// The one socket (a fresh short-lived token per connection), subscribed to
+// The one socket (opened with the session cookie), subscribed to
 // presence, to the chat activity of the shown entity and of the agent's
 // teams' entities, to the agent's own channel (the chats given to or taken
 // from this agent, whichever entity they belong to), and to the company's
@@ -15,9 +15,13 @@ export function setUpLive(c) {
   const { el, s, me, api } = c;
 
   const socket = new LiveSocket({
+    // The socket goes with the session cookie (this page is the service's
+    // own origin). A browser hides why a handshake failed, so each
+    // (re)connection first asks whether the session still holds: an ended
+    // one answers 401 there, which signs the console out.
     url: async () => {
-      const issued = await api('/ws/tokens', { method: 'POST', body: {} });
-      return socketUrl(`/api/v1/ws?token=${encodeURIComponent(issued.token)}`);
+      await api('/auth/me');
+      return socketUrl('/api/v1/ws');
     },
     onFrame,
     onStatus: (status, detail) => {

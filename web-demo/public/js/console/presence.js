@@ -5,23 +5,30 @@ import { initials, toast } from '../util.js';
 
 const HEARTBEAT_MS = 15_000;
 
+/** The role as the agent reads it: built-in ones capitalised, custom as named. */
+function roleLabel(roleName) {
+  const builtIn = { owner: 'Owner', admin: 'Admin', agent: 'Agent', viewer: 'Viewer' };
+  return builtIn[roleName] ?? roleName ?? '';
+}
+
 /** Sets this part up on the console `c` and adds its functions to it. */
 export function setUpPresence(c) {
-  const { el, s, me, key, api, on } = c;
+  const { el, s, me, session, api, on } = c;
   Object.assign(c, { setOnline });
 
   el.meAvatar.textContent = initials(me.name);
   el.meName.textContent = me.name;
   el.meEmail.textContent = `${me.email} · ${me.visibility === 'PRIVATE' ? 'private' : 'public'}`;
+  el.meRole.textContent = [roleLabel(me.roleName), me.mode === 'TEST' ? 'TEST data' : null].filter(Boolean).join(' · ');
 
   async function beat() {
     try {
       await api('/chat/agent-presence', {
         method: 'POST',
-        body: { userId: me.id, name: me.name, email: me.email, role: me.role, visibility: me.visibility },
+        body: { userId: me.id, visibility: me.visibility },
       });
     } catch (err) {
-      if (err.status === 401) return c.signOut(`Signed out: ${err.message}.`);
+      if (err.status === 401) return;
       toast(`Could not refresh your presence: ${err.message}`, { error: true });
     }
   }
@@ -51,9 +58,9 @@ export function setUpPresence(c) {
     clearInterval(s.heartbeat);
     fetch(`/api/v1/chat/agent-presence/${encodeURIComponent(me.id)}`, {
       method: 'DELETE',
-      headers: { 'X-API-Key': key },
+      headers: { 'X-CSRF-Token': session.csrf },
       keepalive: true,
-      credentials: 'omit',
+      credentials: 'same-origin',
     }).catch(() => {});
   };
   const comeBack = (event) => {

@@ -7,11 +7,13 @@
 
 import { listOf } from '../api.js';
 import { debounce, h, shortTime, toast } from '../util.js';
+import { draftsOf } from './drafts.js';
 
 /** Sets this part up on the console `c` and adds its functions to it. */
 export function setUpTicketPage(c) {
   const { el, me, api, on } = c;
-  const page = { ticket: null, users: [], generation: 0 };
+  const page = { ticket: null, users: [], generation: 0, draftFor: null };
+  const drafts = draftsOf(me.id);
   Object.assign(c, { openTicket, showTicketSla, refreshTicketPage: debounce(() => load(page.ticket?.id), 150) });
 
   async function loadUsers() {
@@ -45,6 +47,11 @@ export function setUpTicketPage(c) {
       ]);
       if (generation !== page.generation) return;
       page.ticket = ticket;
+      if (page.draftFor !== ticket.id) {
+        // Another ticket: its own draft, if one was kept.
+        page.draftFor = ticket.id;
+        el.tdReply.value = drafts.get('ticket', ticket.id);
+      }
       if (c.t.openId === ticket.id) c.markSeen(ticket);
       c.upsertTicket(ticket);
       render(ticket, listOf(comments), listOf(activities));
@@ -67,7 +74,7 @@ export function setUpTicketPage(c) {
       ...comments.map((comment) => ({ at: comment.createdAt, node: commentEntry(comment) })),
       ...activities
         .filter((a) => a.type !== 'commented')
-        .map((a) => ({ at: a.createdAt, node: h('li', { class: 'entry-activity' }, `${shortTime(a.createdAt)} · ${activityText(a)}`) })),
+        .map((a) => ({ at: a.createdAt, node: activityEntry(a) })),
     ].sort((a, b) => String(a.at).localeCompare(String(b.at)));
     el.tdTimeline.replaceChildren(...entries.map((e) => e.node));
   }
@@ -89,7 +96,10 @@ export function setUpTicketPage(c) {
     const author = comment.author?.name ?? 'Someone';
     return h(
       'li',
-      { class: comment.isInternal ? 'entry-note' : 'entry-comment', dataset: { id: comment.id } },
+      {
+        class: comment.isInternal ? 'entry-note' : 'entry-comment',
+        dataset: { id: comment.id, authorId: comment.author?.id ?? '' },
+      },
       h(
         'div',
         { class: 'entry-head' },
@@ -97,6 +107,16 @@ export function setUpTicketPage(c) {
         `${author} · ${shortTime(comment.createdAt)}`,
       ),
       h('div', { class: 'entry-body' }, comment.body),
+    );
+  }
+
+  /** One change in the timeline, with who made it (`actor`). */
+  function activityEntry(activity) {
+    const by = activity.actor?.name ? ` · by ${activity.actor.id === me.id ? `${activity.actor.name} (you)` : activity.actor.name}` : '';
+    return h(
+      'li',
+      { class: 'entry-activity', dataset: { type: activity.type, actorId: activity.actor?.id ?? '' } },
+      `${shortTime(activity.createdAt)} · ${activityText(activity)}${by}`,
     );
   }
 
@@ -151,10 +171,11 @@ export function setUpTicketPage(c) {
       await c.ownRequest(ticket.id, () =>
         api(`/tickets/${encodeURIComponent(ticket.id)}/comments`, {
           method: 'POST',
-          body: { body, authorId: me.id, isInternal: el.tdInternal.checked },
+          body: { body, isInternal: el.tdInternal.checked },
         }),
       );
       el.tdReply.value = '';
+      drafts.clear('ticket', ticket.id);
       await load(ticket.id);
     } catch (err) {
       toast(err.message, { error: true });
@@ -163,6 +184,9 @@ export function setUpTicketPage(c) {
     }
   }
 
+  on(el.tdReply, 'input', () => {
+    if (page.ticket && page.draftFor === page.ticket.id) drafts.set('ticket', page.ticket.id, el.tdReply.value);
+  });
   on(el.tdComposer, 'submit', (event) => {
     event.preventDefault();
     sendComment();
