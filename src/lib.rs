@@ -5,6 +5,7 @@ pub mod accounts;
 pub mod app;
 pub mod attachments;
 pub mod audit;
+pub mod automations;
 pub mod auth;
 pub mod bootstrap;
 pub mod changes;
