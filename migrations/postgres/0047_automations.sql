@@ -10,7 +10,7 @@ CREATE TABLE automations (
     events      JSONB NOT NULL,
     conditions  JSONB NOT NULL,
     actions     JSONB NOT NULL,
-    position    INTEGER NOT NULL,
+    position    BIGINT NOT NULL,
     enabled     BOOLEAN NOT NULL,
     created_at  TIMESTAMPTZ NOT NULL,
     updated_at  TIMESTAMPTZ NOT NULL

@@ -70,7 +70,10 @@ fn parse(body: &AutomationBody, current: Option<&Automation>) -> ApiResult<NewAu
         .kind
         .clone()
         .or_else(|| current.map(|c| c.kind.as_str().to_string()));
-    let name = body.name.clone().or_else(|| current.map(|c| c.name.clone()));
+    let name = body
+        .name
+        .clone()
+        .or_else(|| current.map(|c| c.name.clone()));
     let (name, kind) = (
         required_text("name", name.as_deref(), NAME_MAX),
         required_enum::<Kind>("kind", kind_text.as_deref()),

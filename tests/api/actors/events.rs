@@ -90,7 +90,8 @@ async fn every_event_kind_names_its_actor_in_its_webhook_body(backend: Backend) 
                        "subject": "New {{ticket.number}}", "body": "{{ticket.subject}}"}}]}),
         )
         .await;
-    let automation = json!({"type": "automation", "id": r.assert_status(201)["id"], "name": "Notify"});
+    let automation =
+        json!({"type": "automation", "id": r.assert_status(201)["id"], "name": "Notify"});
 
     // The key's changes.
     let bob = new_user(&app, &acme).await;

@@ -31,14 +31,24 @@ async fn after(app: &TestApp, acme: &TestCompany, actions: Value) -> Value {
 async fn set_status_sets_the_status(backend: Backend) {
     let app = quiet(backend).await;
     let acme = app.company().await;
-    let t = after(&app, &acme, json!([{"type": "set_status", "value": "PENDING"}])).await;
+    let t = after(
+        &app,
+        &acme,
+        json!([{"type": "set_status", "value": "PENDING"}]),
+    )
+    .await;
     assert_eq!(t["status"], "PENDING");
 }
 
 async fn set_priority_sets_the_priority(backend: Backend) {
     let app = quiet(backend).await;
     let acme = app.company().await;
-    let t = after(&app, &acme, json!([{"type": "set_priority", "value": "HIGH"}])).await;
+    let t = after(
+        &app,
+        &acme,
+        json!([{"type": "set_priority", "value": "HIGH"}]),
+    )
+    .await;
     assert_eq!(t["priority"], "HIGH");
 }
 
@@ -46,7 +56,11 @@ async fn set_assignee_assigns_the_user(backend: Backend) {
     let app = quiet(backend).await;
     let acme = app.company().await;
     let r = app
-        .post("/users", &acme.key, json!({"name": "Bob", "email": "bob@example.com"}))
+        .post(
+            "/users",
+            &acme.key,
+            json!({"name": "Bob", "email": "bob@example.com"}),
+        )
         .await;
     let bob = r.assert_status(201)["id"].clone();
     let t = after(&app, &acme, json!([{"type": "set_assignee", "value": bob}])).await;
@@ -57,7 +71,11 @@ async fn set_team_moves_the_ticket(backend: Backend) {
     let app = quiet(backend).await;
     let acme = app.company().await;
     let r = app
-        .post("/teams", &acme.key, json!({"name": "Billing", "memberIds": []}))
+        .post(
+            "/teams",
+            &acme.key,
+            json!({"name": "Billing", "memberIds": []}),
+        )
         .await;
     let team = r.assert_status(201)["id"].clone();
     let t = after(&app, &acme, json!([{"type": "set_team", "value": team}])).await;
@@ -84,7 +102,10 @@ async fn add_tags_and_remove_tags_edit_the_tags(backend: Backend) {
         .await;
     let id = r.assert_status(201)["id"].as_str().expect("id").to_string();
     triggers(&app).await;
-    assert_eq!(read(&app, &acme, &id).await["tags"], json!(["billing", "web"]));
+    assert_eq!(
+        read(&app, &acme, &id).await["tags"],
+        json!(["billing", "web"])
+    );
 }
 
 async fn set_custom_field_sets_the_value(backend: Backend) {
@@ -114,7 +135,10 @@ async fn apply_macro_applies_its_changes(backend: Backend) {
         .await;
     let id = r.assert_status(201)["id"].clone();
     let t = after(&app, &acme, json!([{"type": "apply_macro", "value": id}])).await;
-    assert_eq!((&t["priority"], &t["tags"]), (&json!("LOW"), &json!(["macro"])));
+    assert_eq!(
+        (&t["priority"], &t["tags"]),
+        (&json!("LOW"), &json!(["macro"]))
+    );
 }
 
 async fn add_note_adds_an_internal_note(backend: Backend) {
@@ -123,10 +147,16 @@ async fn add_note_adds_an_internal_note(backend: Backend) {
     let action = json!([{"type": "add_note", "value": "Seen {{ticket.subject}}"}]);
     let t = after(&app, &acme, action).await;
     let r = app
-        .get(&format!("/tickets/{}/comments", t["id"].as_str().expect("id")), &acme.key)
+        .get(
+            &format!("/tickets/{}/comments", t["id"].as_str().expect("id")),
+            &acme.key,
+        )
         .await;
     let note = &r.assert_status(200)["data"][0];
-    assert_eq!((&note["body"], &note["isInternal"]), (&json!("Seen Printer on fire"), &json!(true)));
+    assert_eq!(
+        (&note["body"], &note["isInternal"]),
+        (&json!("Seen Printer on fire"), &json!(true))
+    );
 }
 
 async fn email_queues_a_rendered_email(backend: Backend) {

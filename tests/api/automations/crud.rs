@@ -35,8 +35,14 @@ async fn an_automation_reads_back_as_written_in_its_place(backend: Backend) {
     .await;
     let r = app.get(&format!("/automations/{late}"), &acme.key).await;
     let read = r.assert_status(200);
-    assert_eq!(read["conditions"]["all"][0]["value"], "vip", "tags normalised");
-    assert_eq!(read["actions"], json!([{"type": "set_priority", "value": "URGENT"}]));
+    assert_eq!(
+        read["conditions"]["all"][0]["value"], "vip",
+        "tags normalised"
+    );
+    assert_eq!(
+        read["actions"],
+        json!([{"type": "set_priority", "value": "URGENT"}])
+    );
     assert_eq!(read["enabled"], true);
     let list = app.get("/automations", &acme.key).await;
     let ids: Vec<&str> = list.assert_status(200)["data"]
@@ -98,7 +104,11 @@ async fn automations_need_their_scopes(backend: Backend) {
         .await;
     r.assert_error(403, "insufficient_scope");
     let none = app
-        .key(acme.company.id, Mode::Test, ScopeSet::from_scopes([Scope::TicketsRead]))
+        .key(
+            acme.company.id,
+            Mode::Test,
+            ScopeSet::from_scopes([Scope::TicketsRead]),
+        )
         .await;
     app.get("/automations", &none)
         .await

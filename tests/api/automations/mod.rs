@@ -22,10 +22,7 @@ async fn quiet(backend: Backend) -> TestApp {
 /// A new automation of `acme` from `body`; its id.
 async fn automation(app: &TestApp, acme: &TestCompany, body: Value) -> String {
     let r = app.post("/automations", &acme.key, body).await;
-    r.assert_status(201)["id"]
-        .as_str()
-        .expect("id")
-        .to_string()
+    r.assert_status(201)["id"].as_str().expect("id").to_string()
 }
 
 /// A trigger on `events` with `all` conditions and `actions`; its id.
@@ -51,10 +48,7 @@ async fn ticket(app: &TestApp, acme: &TestCompany, subject: &str) -> String {
                    "visitorEmail": "vic@example.com"}),
         )
         .await;
-    r.assert_status(201)["id"]
-        .as_str()
-        .expect("id")
-        .to_string()
+    r.assert_status(201)["id"].as_str().expect("id").to_string()
 }
 
 /// The ticket as GET answers it.

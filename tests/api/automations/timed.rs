@@ -35,7 +35,12 @@ async fn a_timed_automation_fires_once_and_again_only_after_its_condition_was_fa
 ) {
     let app = quiet(backend).await;
     let acme = app.company().await;
-    hourly(&app, &acme, json!([{"type": "add_note", "value": "Any news?"}])).await;
+    hourly(
+        &app,
+        &acme,
+        json!([{"type": "add_note", "value": "Any news?"}]),
+    )
+    .await;
     let id = ticket(&app, &acme, "a").await;
     app.state.clock.advance(Duration::minutes(59));
     assert_eq!(timed_pass(&app).await, 0, "not yet");
@@ -53,7 +58,12 @@ async fn two_nodes_fire_a_timed_automation_once(backend: Backend) {
     let app = quiet(backend).await;
     let peer = app.spawn_peer_with(|c| c.run_workers = false).await;
     let acme = app.company().await;
-    hourly(&app, &acme, json!([{"type": "add_tags", "value": ["nudged"]}])).await;
+    hourly(
+        &app,
+        &acme,
+        json!([{"type": "add_tags", "value": ["nudged"]}]),
+    )
+    .await;
     ticket(&app, &acme, "a").await;
     app.state.clock.advance(Duration::minutes(61));
     peer.state.clock.advance(Duration::minutes(61));
@@ -84,15 +94,26 @@ async fn a_dry_run_lists_what_the_pass_then_changes_and_writes_nothing(backend: 
         before.push(state(&app, &acme, id).await);
     }
     let r = app
-        .post(&format!("/automations/{rule}/dry-run"), &acme.key, json!({}))
+        .post(
+            &format!("/automations/{rule}/dry-run"),
+            &acme.key,
+            json!({}),
+        )
         .await;
     let listed = r.assert_status(200)["data"].clone();
     assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
     assert_eq!(listed[0]["ticketId"], json!(due));
-    assert_eq!(listed[0]["changes"]["priority"], json!({"from": "MEDIUM", "to": "HIGH"}));
+    assert_eq!(
+        listed[0]["changes"]["priority"],
+        json!({"from": "MEDIUM", "to": "HIGH"})
+    );
     assert_eq!(listed[0]["tagsAdded"], json!(["nudged"]));
     for (id, was) in tickets.into_iter().zip(&before) {
-        assert_eq!(&state(&app, &acme, id).await, was, "unchanged by the dry run");
+        assert_eq!(
+            &state(&app, &acme, id).await,
+            was,
+            "unchanged by the dry run"
+        );
     }
     assert_eq!(fired_events(&app, &acme).await, 0);
     assert_eq!(timed_pass(&app).await, 1);

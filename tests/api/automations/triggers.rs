@@ -51,9 +51,15 @@ async fn a_change_by_a_signed_in_agent_runs_the_triggers(backend: Backend) {
     let browser = signed_in(&app, &acme, "ann@example.com", "agent").await;
     let id = ticket(&app, &acme, "a").await;
     let path = format!("/tickets/{id}");
-    send(&app, &browser, Method::PATCH, &path, json!({"status": "PENDING"}))
-        .await
-        .assert_status(200);
+    send(
+        &app,
+        &browser,
+        Method::PATCH,
+        &path,
+        json!({"status": "PENDING"}),
+    )
+    .await
+    .assert_status(200);
     assert_eq!(triggers(&app).await, 1);
     assert_eq!(tags(&app, &acme, &id).await, json!(["hit"]));
 }
@@ -65,9 +71,13 @@ async fn a_comment_runs_the_comment_triggers(backend: Backend) {
     trigger(&app, &acme, json!(["comment.created"]), public, mark()).await;
     let replied = ticket(&app, &acme, "a").await;
     let noted = ticket(&app, &acme, "b").await;
-    app.post(&format!("/tickets/{replied}/comments"), &acme.key, json!({"body": "Hi"}))
-        .await
-        .assert_status(201);
+    app.post(
+        &format!("/tickets/{replied}/comments"),
+        &acme.key,
+        json!({"body": "Hi"}),
+    )
+    .await
+    .assert_status(201);
     app.post(
         &format!("/tickets/{noted}/comments"),
         &acme.key,
@@ -76,7 +86,10 @@ async fn a_comment_runs_the_comment_triggers(backend: Backend) {
     .await
     .assert_status(201);
     triggers(&app).await;
-    let got = (tags(&app, &acme, &replied).await, tags(&app, &acme, &noted).await);
+    let got = (
+        tags(&app, &acme, &replied).await,
+        tags(&app, &acme, &noted).await,
+    );
     assert_eq!(got, (json!(["hit"]), json!([])));
 }
 
@@ -97,7 +110,7 @@ async fn a_rules_change_is_made_by_the_automation(backend: Backend) {
     let entries = timeline(&app, &acme, &id).await;
     let change = entries
         .iter()
-        .find(|e| e["kind"] == "priority_changed")
+        .find(|e| e["type"] == "priority_changed")
         .expect("the rule's entry");
     assert_eq!(change["actor"], actor);
     assert_eq!(last_update_actor(&app, &acme).await, actor);
@@ -107,21 +120,36 @@ async fn a_rules_change_is_made_by_the_automation(backend: Backend) {
 async fn a_change_by_another_rule_runs_the_triggers(backend: Backend) {
     let app = quiet(backend).await;
     let acme = app.company().await;
-    trigger(&app, &acme, json!(["ticket.created"]), json!([]),
-        json!([{"type": "set_priority", "value": "HIGH"}])).await;
+    trigger(
+        &app,
+        &acme,
+        json!(["ticket.created"]),
+        json!([]),
+        json!([{"type": "set_priority", "value": "HIGH"}]),
+    )
+    .await;
     let high = json!([{"field": "priority", "operator": "changed_to", "value": "HIGH"}]);
     trigger(&app, &acme, json!(["ticket.updated"]), high, mark()).await;
     let id = ticket(&app, &acme, "a").await;
     assert_eq!(triggers(&app).await, 2);
     let t = read(&app, &acme, &id).await;
-    assert_eq!((&t["priority"], &t["tags"]), (&json!("HIGH"), &json!(["hit"])));
+    assert_eq!(
+        (&t["priority"], &t["tags"]),
+        (&json!("HIGH"), &json!(["hit"]))
+    );
 }
 
 async fn later_rules_see_the_changes_of_earlier_ones(backend: Backend) {
     let app = quiet(backend).await;
     let acme = app.company().await;
-    trigger(&app, &acme, json!(["ticket.created"]), json!([]),
-        json!([{"type": "set_priority", "value": "HIGH"}])).await;
+    trigger(
+        &app,
+        &acme,
+        json!(["ticket.created"]),
+        json!([]),
+        json!([{"type": "set_priority", "value": "HIGH"}]),
+    )
+    .await;
     let high = json!([{"field": "priority", "operator": "is", "value": "HIGH"}]);
     trigger(&app, &acme, json!(["ticket.created"]), high, mark()).await;
     let id = ticket(&app, &acme, "a").await;
@@ -146,8 +174,22 @@ async fn a_loop_of_two_rules_stops_at_the_depth_limit(backend: Backend) {
     let acme = app.company().await;
     let to = |value: &str| json!([{"field": "priority", "operator": "changed_to", "value": value}]);
     let set = |value: &str| json!([{"type": "set_priority", "value": value}]);
-    trigger(&app, &acme, json!(["ticket.updated"]), to("HIGH"), set("LOW")).await;
-    trigger(&app, &acme, json!(["ticket.updated"]), to("LOW"), set("HIGH")).await;
+    trigger(
+        &app,
+        &acme,
+        json!(["ticket.updated"]),
+        to("HIGH"),
+        set("LOW"),
+    )
+    .await;
+    trigger(
+        &app,
+        &acme,
+        json!(["ticket.updated"]),
+        to("LOW"),
+        set("HIGH"),
+    )
+    .await;
     let id = ticket(&app, &acme, "a").await;
     patch(&app, &acme, &id, json!({"priority": "HIGH"})).await;
     let depth = supportdesk::automations::engine::MAX_DEPTH;
@@ -155,11 +197,16 @@ async fn a_loop_of_two_rules_stops_at_the_depth_limit(backend: Backend) {
     let entries = timeline(&app, &acme, &id).await;
     let stops: Vec<&Value> = entries
         .iter()
-        .filter(|e| e["kind"] == "automation_stopped")
+        .filter(|e| e["type"] == "automation_stopped")
         .collect();
     assert_eq!(stops.len(), 1, "{entries:?}");
     assert_eq!(stops[0]["details"]["depth"], json!(depth));
-    assert!(stops[0]["details"]["reason"].as_str().expect("reason").contains("stops"));
+    assert!(
+        stops[0]["details"]["reason"]
+            .as_str()
+            .expect("reason")
+            .contains("stops")
+    );
 }
 
 async fn two_nodes_run_a_changes_triggers_once(backend: Backend) {

@@ -57,7 +57,12 @@ const NOT_YET: &[&str] = &["webhook", "snooze", "close_chat"];
 pub fn parse(raw: Option<&Value>) -> Result<Vec<Action>, Vec<FieldError>> {
     let items = match raw {
         Some(Value::Array(items)) if !items.is_empty() => items,
-        _ => return Err(vec![problem("actions", "must be a non-empty array of {type, value}")]),
+        _ => {
+            return Err(vec![problem(
+                "actions",
+                "must be a non-empty array of {type, value}",
+            )]);
+        }
     };
     let mut problems = Vec::new();
     let mut actions = Vec::new();

@@ -86,7 +86,10 @@ const NAMED: &[(&str, Field)] = &[
     ("commentInternal", Field::CommentInternal),
     ("minutesSinceCreated", Field::MinutesSinceCreated),
     ("minutesSinceUpdated", Field::MinutesSinceUpdated),
-    ("minutesSinceCustomerReply", Field::MinutesSinceCustomerReply),
+    (
+        "minutesSinceCustomerReply",
+        Field::MinutesSinceCustomerReply,
+    ),
 ];
 
 const CUSTOM_PREFIX: &str = "customFields.";
@@ -117,7 +120,9 @@ impl Field {
     pub fn is_time(&self) -> bool {
         matches!(
             self,
-            Field::MinutesSinceCreated | Field::MinutesSinceUpdated | Field::MinutesSinceCustomerReply
+            Field::MinutesSinceCreated
+                | Field::MinutesSinceUpdated
+                | Field::MinutesSinceCustomerReply
         )
     }
 
@@ -245,7 +250,11 @@ impl Condition {
             Field::Subject => json!(t.subject),
             Field::VisitorEmail => json!(t.visitor_email),
             Field::Tags => json!(t.tags),
-            Field::Channel => json!(if t.chat_session_id.is_some() { "chat" } else { "api" }),
+            Field::Channel => json!(if t.chat_session_id.is_some() {
+                "chat"
+            } else {
+                "api"
+            }),
             Field::ActorType => json!(happening.and_then(|h| h.actor.as_ref()).map(|a| a.kind)),
             Field::CommentAuthorType => json!(happening.and_then(|h| h.comment).map(|c| c.0)),
             Field::CommentInternal => json!(happening.and_then(|h| h.comment).map(|c| c.1)),
@@ -288,8 +297,14 @@ impl Condition {
                 };
                 let to = self.operator == Operator::ChangedTo;
                 if self.field == Field::Tags {
-                    let list = if to { &happening.tags_added } else { &happening.tags_removed };
-                    return wanted.as_str().is_some_and(|tag| list.iter().any(|t| t == tag));
+                    let list = if to {
+                        &happening.tags_added
+                    } else {
+                        &happening.tags_removed
+                    };
+                    return wanted
+                        .as_str()
+                        .is_some_and(|tag| list.iter().any(|t| t == tag));
                 }
                 happening
                     .changes
@@ -316,10 +331,21 @@ pub fn parse(kind: Kind, raw: Option<&Value>) -> Result<Conditions, Vec<FieldErr
     let object = match raw {
         None | Some(Value::Null) => serde_json::Map::new(),
         Some(Value::Object(object)) => object.clone(),
-        Some(_) => return Err(vec![problem("conditions", "must be {\"all\": [...], \"any\": [...]}")]),
+        Some(_) => {
+            return Err(vec![problem(
+                "conditions",
+                "must be {\"all\": [...], \"any\": [...]}",
+            )]);
+        }
     };
-    for key in object.keys().filter(|k| !matches!(k.as_str(), "all" | "any")) {
-        problems.push(problem(&format!("conditions.{key}"), "is not allowed: give all and any"));
+    for key in object
+        .keys()
+        .filter(|k| !matches!(k.as_str(), "all" | "any"))
+    {
+        problems.push(problem(
+            &format!("conditions.{key}"),
+            "is not allowed: give all and any",
+        ));
     }
     for (group, list) in [("all", &mut conditions.all), ("any", &mut conditions.any)] {
         let items = match object.get(group) {
@@ -340,10 +366,16 @@ pub fn parse(kind: Kind, raw: Option<&Value>) -> Result<Conditions, Vec<FieldErr
         }
     }
     if conditions.all.len() + conditions.any.len() > CONDITIONS_MAX {
-        problems.push(problem("conditions", format!("at most {CONDITIONS_MAX} conditions")));
+        problems.push(problem(
+            "conditions",
+            format!("at most {CONDITIONS_MAX} conditions"),
+        ));
     }
     if kind == Kind::Timed
-        && !conditions.all.iter().any(|c| c.field.is_time() && c.operator == Operator::Gte)
+        && !conditions
+            .all
+            .iter()
+            .any(|c| c.field.is_time() && c.operator == Operator::Gte)
     {
         problems.push(problem(
             "conditions.all",
@@ -362,7 +394,10 @@ fn one(kind: Kind, item: &Value) -> Result<Condition, Problem> {
     let Value::Object(object) = item else {
         return Err(("", "must be {field, operator, value}".into()));
     };
-    if let Some(key) = object.keys().find(|k| !matches!(k.as_str(), "field" | "operator" | "value")) {
+    if let Some(key) = object
+        .keys()
+        .find(|k| !matches!(k.as_str(), "field" | "operator" | "value"))
+    {
         return Err(("", format!("unknown key {key}")));
     }
     let field = object
@@ -371,31 +406,56 @@ fn one(kind: Kind, item: &Value) -> Result<Condition, Problem> {
         .and_then(Field::parse)
         .ok_or_else(|| {
             let known: Vec<&str> = NAMED.iter().map(|(n, _)| *n).collect();
-            (".field", format!("must be one of {}, customFields.<key>", known.join(", ")))
+            (
+                ".field",
+                format!("must be one of {}, customFields.<key>", known.join(", ")),
+            )
         })?;
     let operator = object
         .get("operator")
         .and_then(Value::as_str)
         .and_then(|o| o.parse::<Operator>().ok())
-        .ok_or_else(|| (".operator", format!("must be one of {}", Operator::NAMES.join(", "))))?;
+        .ok_or_else(|| {
+            (
+                ".operator",
+                format!("must be one of {}", Operator::NAMES.join(", ")),
+            )
+        })?;
     let raw = object.get("value").cloned().unwrap_or(Value::Null);
     let value = check(kind, &field, operator, raw)?;
-    Ok(Condition { field, operator, value })
+    Ok(Condition {
+        field,
+        operator,
+        value,
+    })
 }
 
 /// The value normalised for its field and operator, or why it cannot be.
 fn check(kind: Kind, field: &Field, operator: Operator, raw: Value) -> Result<Value, Problem> {
     use Operator::*;
-    let bad_operator = || (".operator", format!("{operator} does not apply to {}", field.name()));
+    let bad_operator = || {
+        (
+            ".operator",
+            format!("{operator} does not apply to {}", field.name()),
+        )
+    };
     match operator {
         ChangedTo | ChangedFrom if kind == Kind::Timed => {
-            return Err((".operator", "changed_to and changed_from are for triggers".into()));
+            return Err((
+                ".operator",
+                "changed_to and changed_from are for triggers".into(),
+            ));
         }
         ChangedTo | ChangedFrom if !field.changes() => return Err(bad_operator()),
         Gte | Lte if !(field.is_time() || matches!(field, Field::CustomField(_))) => {
             return Err(bad_operator());
         }
-        Contains if !matches!(field, Field::Subject | Field::VisitorEmail | Field::Tags | Field::CustomField(_)) => {
+        Contains
+            if !matches!(
+                field,
+                Field::Subject | Field::VisitorEmail | Field::Tags | Field::CustomField(_)
+            ) =>
+        {
             return Err(bad_operator());
         }
         Is | IsNot | Contains | ChangedTo | ChangedFrom if field.is_time() => {
@@ -407,9 +467,13 @@ fn check(kind: Kind, field: &Field, operator: Operator, raw: Value) -> Result<Va
     match field {
         _ if field.is_time() => match raw.as_i64() {
             Some(n) if (0..=MINUTES_MAX).contains(&n) => Ok(json!(n)),
-            _ => Err(value(&format!("must be a whole number of minutes, 0 to {MINUTES_MAX}"))),
+            _ => Err(value(&format!(
+                "must be a whole number of minutes, 0 to {MINUTES_MAX}"
+            ))),
         },
-        Field::Status => parsed::<TicketStatus>(&raw).ok_or_else(|| value("must be a ticket status")),
+        Field::Status => {
+            parsed::<TicketStatus>(&raw).ok_or_else(|| value("must be a ticket status"))
+        }
         Field::Priority => parsed::<Priority>(&raw).ok_or_else(|| value("must be a priority")),
         Field::ActorType => parsed::<ActorType>(&raw).ok_or_else(|| value("must be an actor type")),
         Field::CommentAuthorType => {
@@ -419,7 +483,10 @@ fn check(kind: Kind, field: &Field, operator: Operator, raw: Value) -> Result<Va
             Some(c @ ("api" | "chat")) => Ok(json!(c)),
             _ => Err(value("must be api or chat")),
         },
-        Field::CommentInternal => raw.as_bool().map(Value::Bool).ok_or_else(|| value("must be true or false")),
+        Field::CommentInternal => raw
+            .as_bool()
+            .map(Value::Bool)
+            .ok_or_else(|| value("must be true or false")),
         Field::AssignedToId | Field::TeamId | Field::EntityId => match &raw {
             Value::Null => Ok(Value::Null),
             Value::String(s) => s

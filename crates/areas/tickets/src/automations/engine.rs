@@ -124,8 +124,15 @@ async fn stopped(
         "depth": depth,
         "reason": format!("a chain of automations stops after {MAX_DEPTH} rounds of their own changes"),
     });
-    store::add_entry(tx, &ctx.tenant.whole(), ticket, ActivityKind::AutomationStopped, details, ctx.now)
-        .await
+    store::add_entry(
+        tx,
+        &ctx.tenant.whole(),
+        ticket,
+        ActivityKind::AutomationStopped,
+        details,
+        ctx.now,
+    )
+    .await
 }
 
 /// Applies `rule`'s actions to ticket `id` as the rule (its actor), then
@@ -168,7 +175,8 @@ pub async fn act(
     if !fields.is_empty() {
         update.custom_fields = checked_fields(ctx, &Value::Object(fields))?;
     }
-    let mut ticket = store::update_in(tx, whole, id, update, None, None, ctx.now, ctx.signer).await?;
+    let mut ticket =
+        store::update_in(tx, whole, id, update, None, None, ctx.now, ctx.signer).await?;
     let mut comments = Vec::new();
     for action in &rule.actions {
         match action {
@@ -176,7 +184,9 @@ pub async fn act(
                 let found = crate::macros::store::find_shared_in(tx, whole, *macro_id).await?;
                 let custom_fields = match found.actions.custom_fields.is_empty() {
                     true => FieldPatch::default(),
-                    false => checked_fields(ctx, &serde_json::to_value(&found.actions.custom_fields)?)?,
+                    false => {
+                        checked_fields(ctx, &serde_json::to_value(&found.actions.custom_fields)?)?
+                    }
                 };
                 let who = crate::macros::apply::Application {
                     author_id: None,
@@ -185,7 +195,8 @@ pub async fn act(
                     expected: None,
                 };
                 let applied =
-                    crate::macros::apply::run(tx, whole, id, &found, who, ctx.now, ctx.signer).await?;
+                    crate::macros::apply::run(tx, whole, id, &found, who, ctx.now, ctx.signer)
+                        .await?;
                 comments.extend(applied.reply.map(|_| false));
                 comments.extend(applied.note.map(|_| true));
                 ticket = applied.ticket;
@@ -243,8 +254,14 @@ pub async fn act(
 }
 
 fn checked_fields(ctx: &Context<'_>, given: &Value) -> Result<FieldPatch, StoreError> {
-    check_values(ctx.definitions, RecordKind::Ticket, Some(given), false, false)
-        .map_err(StoreError::InvalidReferences)
+    check_values(
+        ctx.definitions,
+        RecordKind::Ticket,
+        Some(given),
+        false,
+        false,
+    )
+    .map_err(StoreError::InvalidReferences)
 }
 
 /// A happening of `event` on ticket `id` made by `actor` (an automation's
@@ -258,7 +275,9 @@ fn happening(event: TriggerEvent, id: Uuid, actor: &Actor) -> Happening {
         tags_added: Vec::new(),
         tags_removed: Vec::new(),
         comment: None,
-        by_rule: actor.id.filter(|_| actor.kind == crate::actor::ActorType::Automation),
+        by_rule: actor
+            .id
+            .filter(|_| actor.kind == crate::actor::ActorType::Automation),
     }
 }
 
@@ -272,16 +291,38 @@ pub fn diff(before: &Ticket, after: &Ticket, actor: &Actor) -> Option<Happening>
         }
     };
     put("status".into(), json!(before.status), json!(after.status));
-    put("priority".into(), json!(before.priority), json!(after.priority));
-    put("assignedToId".into(), json!(before.assigned_to_id), json!(after.assigned_to_id));
+    put(
+        "priority".into(),
+        json!(before.priority),
+        json!(after.priority),
+    );
+    put(
+        "assignedToId".into(),
+        json!(before.assigned_to_id),
+        json!(after.assigned_to_id),
+    );
     put("teamId".into(), json!(before.team_id), json!(after.team_id));
-    let keys: BTreeSet<&String> = before.custom_fields.keys().chain(after.custom_fields.keys()).collect();
+    let keys: BTreeSet<&String> = before
+        .custom_fields
+        .keys()
+        .chain(after.custom_fields.keys())
+        .collect();
     for key in keys {
         let value = |t: &Ticket| t.custom_fields.get(key).cloned().unwrap_or(Value::Null);
         put(format!("customFields.{key}"), value(before), value(after));
     }
-    let tags_added: Vec<String> = after.tags.iter().filter(|t| !before.tags.contains(t)).cloned().collect();
-    let tags_removed: Vec<String> = before.tags.iter().filter(|t| !after.tags.contains(t)).cloned().collect();
+    let tags_added: Vec<String> = after
+        .tags
+        .iter()
+        .filter(|t| !before.tags.contains(t))
+        .cloned()
+        .collect();
+    let tags_removed: Vec<String> = before
+        .tags
+        .iter()
+        .filter(|t| !after.tags.contains(t))
+        .cloned()
+        .collect();
     if changes.is_empty() && tags_added.is_empty() && tags_removed.is_empty() {
         return None;
     }
@@ -316,7 +357,11 @@ pub fn recorded(name: &str, data: &Value, actor: Option<Actor>) -> Option<Happen
             for (key, change) in changes.into_iter().flatten() {
                 let texts = |v: Option<&Value>| -> Vec<String> {
                     v.and_then(Value::as_array)
-                        .map(|a| a.iter().filter_map(|t| t.as_str().map(String::from)).collect())
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(|t| t.as_str().map(String::from))
+                                .collect()
+                        })
                         .unwrap_or_default()
                 };
                 let from_to = |c: &Value| {
@@ -330,7 +375,9 @@ pub fn recorded(name: &str, data: &Value, actor: Option<Actor>) -> Option<Happen
                     }
                     "customFields" => {
                         for (field, c) in change.as_object().into_iter().flatten() {
-                            happening.changes.insert(format!("customFields.{field}"), from_to(c));
+                            happening
+                                .changes
+                                .insert(format!("customFields.{field}"), from_to(c));
                         }
                     }
                     _ => {
@@ -341,8 +388,15 @@ pub fn recorded(name: &str, data: &Value, actor: Option<Actor>) -> Option<Happen
         }
         TriggerEvent::CommentCreated => {
             happening.ticket_id = id_at("ticketId")?;
-            let author = data.get("authorType")?.as_str()?.parse::<AuthorType>().ok()?;
-            let internal = data.get("isInternal").and_then(Value::as_bool).unwrap_or(false);
+            let author = data
+                .get("authorType")?
+                .as_str()?
+                .parse::<AuthorType>()
+                .ok()?;
+            let internal = data
+                .get("isInternal")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
             happening.comment = Some((author, internal));
         }
     }

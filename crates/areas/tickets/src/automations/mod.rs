@@ -89,7 +89,10 @@ pub fn parse_events(kind: Kind, raw: Option<&Value>) -> Result<Vec<TriggerEvent>
     };
     let mut events = Vec::new();
     for item in &items {
-        match item.as_str().and_then(|name| name.parse::<TriggerEvent>().ok()) {
+        match item
+            .as_str()
+            .and_then(|name| name.parse::<TriggerEvent>().ok())
+        {
             Some(event) if !events.contains(&event) => events.push(event),
             Some(_) => {}
             None => {
