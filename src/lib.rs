@@ -6,6 +6,7 @@ pub mod app;
 pub mod attachments;
 pub mod audit;
 pub mod auth;
+pub mod automations;
 pub mod bootstrap;
 pub mod changes;
 pub mod chat;

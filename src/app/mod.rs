@@ -39,6 +39,7 @@ pub fn api_routes() -> ApiRouter {
         .merge(crate::tickets::routes::router())
         .merge(crate::tags::routes::router())
         .merge(crate::macros::routes::router())
+        .merge(crate::automations::routes::router())
         .merge(crate::teams::routes::router())
         .merge(crate::chat::routes::router())
         .merge(crate::kb::routes::router())
@@ -455,6 +456,13 @@ fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {
         state.shutdown.clone(),
     ));
     workers.push(crate::sequences::sla_pass::spawn(
+        state.db.clone(),
+        state.attachments.clone(),
+        state.clock.clone(),
+        state.config.rules_interval,
+        state.shutdown.clone(),
+    ));
+    workers.push(crate::sequences::automations::spawn(
         state.db.clone(),
         state.attachments.clone(),
         state.clock.clone(),

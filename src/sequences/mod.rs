@@ -4,6 +4,8 @@
 //! area never calls another area's store for such a step; it is written
 //! here instead.
 //!
+//! - [`automations`]: the triggers read from the change feed, and the
+//!   timed automations, changing tickets through the tickets' store.
 //! - [`sla_pass`]: a due SLA warning or breach, claimed by the SLA and
 //!   recorded on its ticket.
 //! - [`chat_message`]: a chat message stored, and the SLA targets an agent's
@@ -12,6 +14,7 @@
 //!   its transaction, and a merge of two contacts moving their tickets and
 //!   chats.
 
+pub mod automations;
 pub mod chat_message;
 pub mod contacts;
 pub mod sla_pass;

@@ -56,6 +56,7 @@ fn change_line(change: &Activity) -> FieldError {
         ActivityKind::Snoozed | ActivityKind::Unsnoozed => "snoozedUntil",
         ActivityKind::Merged | ActivityKind::MergeUndone => "mergedInto",
         ActivityKind::Split => "comments",
+        ActivityKind::AutomationStopped => "automations",
     };
     let by = change
         .actor

@@ -9,6 +9,7 @@ mod actors;
 mod agents;
 mod attachments;
 mod audit;
+mod automations;
 mod bus;
 mod changes;
 mod chat;

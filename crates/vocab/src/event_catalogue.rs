@@ -34,6 +34,8 @@ crate::text_enum! {
         TicketSplit = "ticket.split",
         ContactCreated = "contact.created",
         ContactMerged = "contact.merged",
+        /// An automation changed a ticket (after the ticket's own events).
+        AutomationFired = "automation.fired",
         /// An audit entry, once sealed into its company's chain (for SIEM
         /// forwarding; sent only to webhooks that name it).
         AuditEntry = "audit.entry",

@@ -80,6 +80,18 @@ async fn every_event_kind_names_its_actor_in_its_webhook_body(backend: Backend) 
     // are sealed before the webhook exists, so none is forwarded.
     seal(&app, &acme).await;
     create_webhook(&app, &acme.key, "http://127.0.0.1:9/hook", EVENT_NAMES).await;
+    // An automation that only mails (so every ticket event stays the key's).
+    let r = app
+        .post(
+            "/automations",
+            &acme.key,
+            json!({"name": "Notify", "kind": "trigger", "events": ["ticket.created"],
+                   "actions": [{"type": "email", "value": {"to": "ops@example.com",
+                       "subject": "New {{ticket.number}}", "body": "{{ticket.subject}}"}}]}),
+        )
+        .await;
+    let automation =
+        json!({"type": "automation", "id": r.assert_status(201)["id"], "name": "Notify"});
 
     // The key's changes.
     let bob = new_user(&app, &acme).await;
@@ -193,6 +205,14 @@ async fn every_event_kind_names_its_actor_in_its_webhook_body(backend: Backend) 
     app.post(&merge, &acme.key, json!({"into": contacts[0]}))
         .await
         .assert_status(200);
+    // The automation's pass, on the tickets made above.
+    supportdesk::sequences::automations::run_triggers(
+        &app.state.db,
+        app.state.clock.now(),
+        &app.state.link_signer(),
+    )
+    .await
+    .expect("trigger pass");
     // The key's audit entries (the webhook, the user), sealed and forwarded.
     seal(&app, &acme).await;
 
@@ -219,6 +239,7 @@ async fn every_event_kind_names_its_actor_in_its_webhook_body(backend: Backend) 
         ("ticket.merged", &key),
         ("ticket.split", &key),
         ("ticket.unsnoozed", &system),
+        ("automation.fired", &automation),
     ]);
     let names: Vec<&str> = expected.keys().copied().collect();
     let mut every: Vec<&str> = EVENT_NAMES.to_vec();

@@ -134,6 +134,15 @@ pub(super) async fn records_of(
         )
         .await;
     ids.insert("macro", id(&shared_macro));
+    let automation = app
+        .post(
+            "/automations",
+            key,
+            json!({"name": "A's automation", "kind": "trigger", "events": ["ticket.created"],
+                   "actions": [{"type": "set_priority", "value": "LOW"}]}),
+        )
+        .await;
+    ids.insert("automation", id(&automation));
     app.post(
         "/settings/custom-fields",
         key,

@@ -41,6 +41,8 @@ pub(crate) fn valid_body(method: &Method, path: &str, other_user: &str) -> Optio
         ("POST", "/contacts/{id}/merge") => json!({"into": uuid::Uuid::now_v7()}),
         ("PATCH", "/organizations/{id}") => json!({"name": "Renamed"}),
         ("PATCH", "/macros/{id}") => json!({"name": "Renamed"}),
+        ("PATCH", "/automations/{id}") => json!({"name": "Renamed"}),
+        ("POST", "/automations/{id}/dry-run") => json!({}),
         ("POST", "/tickets/{id}/macros/{macroId}/preview") => json!({}),
         ("POST", "/tickets/{id}/macros/{macroId}/apply") => json!({}),
         ("POST", "/tickets/{id}/links") => {
@@ -76,6 +78,7 @@ fn fill(path: &str, ids: &BTreeMap<&'static str, String>) -> String {
         "contacts" => "contact",
         "organizations" => "organization",
         "macros" => "macro",
+        "automations" => "automation",
         other => panic!("no record kind for /{other}: add it to the isolation table"),
     };
     path.replace("{id}", &ids[kind])
@@ -176,6 +179,7 @@ async fn another_tenants_ids_are_404_on_every_route(backend: Backend) {
         format!("/contacts/{}", ids["contact"]),
         format!("/organizations/{}", ids["organization"]),
         format!("/macros/{}", ids["macro"]),
+        format!("/automations/{}", ids["automation"]),
     ] {
         let r = app.get(&path, &a.key).await;
         r.assert_status(200);

@@ -101,6 +101,49 @@ pub async fn read(
     Ok(Read::Page { entries, next })
 }
 
+/// One entry with the event it records (its name and data), for those who
+/// act on what happened rather than on the record (automations' triggers).
+#[derive(Debug, sqlx::FromRow)]
+pub struct Happened {
+    pub seq: i64,
+    pub name: String,
+    pub data: Json<Value>,
+    pub actor: Option<Json<Actor>>,
+}
+
+/// Up to `limit` entries of the events `names` after entry `after`, in
+/// feed order, and the number of the tenant's latest committed entry
+/// (everything up to it has been looked at once these are).
+pub async fn happened_after(
+    db: &Db,
+    tenant: &Tenant,
+    after: i64,
+    names: &[&str],
+    limit: i64,
+) -> Result<(Vec<Happened>, i64), StoreError> {
+    let head = committed_head(db, tenant).await?;
+    let entries = Query::new("SELECT e.seq, e.name, e.data, e.actor FROM events e WHERE ")
+        .push_tenant(tenant, "e")
+        .push(" AND e.seq > ")
+        .push_bind(after)
+        .push(" AND e.seq <= ")
+        .push_bind(head)
+        .push(" AND e.name IN ")
+        .push_bind_list(names.iter().copied())
+        .push(" ORDER BY e.seq LIMIT ")
+        .push_bind(limit)
+        .fetch_all(db)
+        .await?;
+    Ok((entries, head))
+}
+
+/// The number of the tenant's latest committed entry, once every committed
+/// entry has its number.
+pub async fn committed_head(db: &Db, tenant: &Tenant) -> Result<i64, StoreError> {
+    number_committed(db, tenant).await?;
+    head(db, tenant).await
+}
+
 /// Narrows entries `e` to the records the tenant sees: for a tenant limited
 /// to teams, an entry of a ticket, comment, chat session or message is kept
 /// while its record is in one of the teams now (so the entries of a record

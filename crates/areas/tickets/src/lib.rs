@@ -8,6 +8,7 @@
 //! are the service's. An area crate: it depends on the floors below and the
 //! components a ticket's transaction writes or reads only.
 
+pub mod automations;
 pub mod events;
 pub mod macros;
 pub mod model;

@@ -37,6 +37,8 @@ crate::text_enum! {
         Merged = "merged",
         MergeUndone = "merge_undone",
         Split = "split",
+        /// A chain of automations stopped at its depth limit.
+        AutomationStopped = "automation_stopped",
     }
 }
 

@@ -104,7 +104,7 @@ pub async fn preview(
     result
 }
 
-async fn run(
+pub(crate) async fn run(
     tx: &mut Tx,
     tenant: &Tenant,
     id: Uuid,

@@ -81,6 +81,17 @@ pub async fn find(
     Ok(row.into())
 }
 
+/// The shared macro `id`, read in `tx` (an automation applies only
+/// shared macros: a personal one is its agent's alone).
+pub async fn find_shared_in(tx: &mut Tx, tenant: &Tenant, id: Uuid) -> Result<Macro, StoreError> {
+    let row: MacroRow = visible(MACRO_SELECT, tenant, None)
+        .push(" AND m.id = ")
+        .push_bind(id)
+        .fetch_one(tx)
+        .await?;
+    Ok(row.into())
+}
+
 /// Creates a macro; more than `MAX_MACROS` in the tenant is refused.
 pub async fn create(
     db: &Db,

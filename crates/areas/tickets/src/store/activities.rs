@@ -55,6 +55,23 @@ pub(super) async fn add_activity(
     query.execute(tx).await
 }
 
+/// A timeline entry of `kind` with only `details`, for a step outside the
+/// store that records on the timeline (an automation chain that stopped).
+pub(crate) async fn add_entry(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    ticket_id: Uuid,
+    kind: ActivityKind,
+    details: Value,
+    at: Timestamp,
+) -> Result<(), StoreError> {
+    let entry = NewActivity {
+        details: Some(details),
+        ..NewActivity::new(kind)
+    };
+    add_activity(tx, tenant, ticket_id, entry, at).await
+}
+
 const ACTIVITY_COLUMNS: &str =
     "id, company_id, mode, ticket_id, kind, from_value, to_value, details, created_at, actor";
 

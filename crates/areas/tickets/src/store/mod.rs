@@ -46,6 +46,7 @@ pub use split::{comment_to_split, split};
 pub use tags::edit_tags;
 pub use update::{update, update_with_rating_link};
 // The steps a macro's application runs in its own transaction.
+pub(crate) use activities::add_entry;
 pub(crate) use comments::add_comment_in;
 pub(crate) use read::load;
 pub(crate) use update::{check_version, lock, update_in};

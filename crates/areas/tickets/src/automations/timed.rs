@@ -1,0 +1,126 @@
+//! Timed automations over a tenant's tickets, and the dry run of any
+//! automation. A timed automation fires once on a ticket when its
+//! conditions come to hold (a row in `automation_firings`, claimed in the
+//! firing's transaction, so two passes never both fire), and may fire
+//! again only after a pass saw them not hold (the row is then deleted).
+//! Its changes run the tenant's triggers in the same transaction, as any
+//! change does.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use super::engine::{self, Context};
+use super::store as automation_store;
+use super::{Automation, Kind};
+use crate::actor::Actor;
+use crate::db::Db;
+use crate::error::StoreError;
+use crate::store;
+
+/// At most this many tickets per automation per pass (and per dry run).
+pub const BATCH: i64 = 500;
+
+/// One pass of `rule` (timed) at `ctx.now`: first forgets the firings
+/// whose conditions no longer hold, then fires on every due ticket whose
+/// conditions hold. The tickets it changed.
+pub async fn run(
+    db: &Db,
+    ctx: &Context<'_>,
+    rule: &Automation,
+    triggers: &[Automation],
+) -> Result<Vec<Uuid>, StoreError> {
+    let whole = ctx.tenant.whole();
+    for id in automation_store::fired_tickets(db, &whole, rule.id, BATCH).await? {
+        let mut tx = db.begin().await?;
+        let holds = match store::load(&mut tx, &whole, id, ctx.signer).await {
+            Ok(ticket) => engine::holds(&mut tx, ctx, rule, &ticket, None).await?,
+            Err(StoreError::NotFound) => false,
+            Err(err) => return Err(err),
+        };
+        drop(tx);
+        if !holds {
+            automation_store::reset_firing(db, &whole, rule.id, id).await?;
+        }
+    }
+    let mut fired = Vec::new();
+    for id in automation_store::due_tickets(db, &whole, rule, ctx.now, BATCH).await? {
+        let mut tx = db.begin().await?;
+        store::lock(&mut tx, &whole, id).await?;
+        let ticket = store::load(&mut tx, &whole, id, ctx.signer).await?;
+        if !engine::holds(&mut tx, ctx, rule, &ticket, None).await?
+            || !automation_store::claim_firing(&mut tx, &whole, rule.id, id, ctx.now).await?
+        {
+            continue;
+        }
+        let outcome = engine::act(&mut tx, ctx, rule, id, "timed", 0).await?;
+        for happening in outcome.happenings {
+            engine::run_triggers(&mut tx, ctx, triggers, happening, 1).await?;
+        }
+        tx.commit().await?;
+        fired.push(id);
+    }
+    Ok(fired)
+}
+
+/// What an automation would do to one ticket now.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WouldChange {
+    pub ticket_id: Uuid,
+    pub ticket_number: String,
+    /// `{field: {from, to}}` of the ticket's fields it would change.
+    #[schema(value_type = Object)]
+    pub changes: BTreeMap<String, Value>,
+    pub tags_added: Vec<String>,
+    pub tags_removed: Vec<String>,
+}
+
+/// The tickets `rule` matches now and what it would change on each (a
+/// trigger's conditions on what an event changed hold for none here): its
+/// actions run in one transaction that is rolled back, so nothing is
+/// written, announced or sent. A timed rule's candidates are those a pass
+/// would fire on (not yet fired, old enough).
+pub async fn dry_run(
+    db: &Db,
+    ctx: &Context<'_>,
+    rule: &Automation,
+) -> Result<Vec<WouldChange>, StoreError> {
+    let whole = ctx.tenant.whole();
+    let ids = match rule.kind {
+        Kind::Timed => automation_store::due_tickets(db, &whole, rule, ctx.now, BATCH).await?,
+        Kind::Trigger => automation_store::recent_tickets(db, &whole, BATCH).await?,
+    };
+    let mut tx = db.begin().await?;
+    let mut would = Vec::new();
+    for id in ids {
+        let before = store::load(&mut tx, &whole, id, ctx.signer).await?;
+        if !engine::holds(&mut tx, ctx, rule, &before, None).await? {
+            continue;
+        }
+        let outcome = engine::act(&mut tx, ctx, rule, id, "dry_run", 0).await?;
+        let diff = engine::diff(&before, &outcome.ticket, &Actor::system());
+        let (changes, tags_added, tags_removed) = match diff {
+            Some(h) => (
+                h.changes
+                    .into_iter()
+                    .map(|(k, (from, to))| (k, json!({"from": from, "to": to})))
+                    .collect(),
+                h.tags_added,
+                h.tags_removed,
+            ),
+            None => Default::default(),
+        };
+        would.push(WouldChange {
+            ticket_id: id,
+            ticket_number: before.ticket_number,
+            changes,
+            tags_added,
+            tags_removed,
+        });
+    }
+    drop(tx);
+    Ok(would)
+}

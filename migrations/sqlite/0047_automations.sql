@@ -1,0 +1,40 @@
+-- Automations: per company and mode, ordered rules that run on ticket
+-- events (`trigger`) or on elapsed time (`timed`). Conditions and actions
+-- are parsed on write and stored whole.
+CREATE TABLE automations (
+    id          BLOB PRIMARY KEY,
+    company_id  BLOB NOT NULL REFERENCES companies (id) ON DELETE CASCADE,
+    mode        TEXT NOT NULL CHECK (mode IN ('test', 'live')),
+    name        TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 255),
+    kind        TEXT NOT NULL CHECK (kind IN ('trigger', 'timed')),
+    events      TEXT NOT NULL,
+    conditions  TEXT NOT NULL,
+    actions     TEXT NOT NULL,
+    position    INTEGER NOT NULL,
+    enabled     BOOLEAN NOT NULL,
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL
+);
+CREATE INDEX automations_tenant ON automations (company_id, mode, position, id);
+
+-- How far each tenant's triggers have read its change feed: the number of
+-- the last entry they ran on (entries are numbered in commit order).
+CREATE TABLE automation_cursors (
+    company_id  BLOB NOT NULL REFERENCES companies (id) ON DELETE CASCADE,
+    mode        TEXT NOT NULL CHECK (mode IN ('test', 'live')),
+    seq         INTEGER NOT NULL,
+    PRIMARY KEY (company_id, mode)
+);
+
+-- A timed automation that fired on a ticket, while its condition holds:
+-- the row goes when the condition turns false, so it may fire again.
+CREATE TABLE automation_firings (
+    automation_id  BLOB NOT NULL REFERENCES automations (id) ON DELETE CASCADE,
+    ticket_id      BLOB NOT NULL REFERENCES tickets (id) ON DELETE CASCADE,
+    company_id     BLOB NOT NULL REFERENCES companies (id) ON DELETE CASCADE,
+    mode           TEXT NOT NULL CHECK (mode IN ('test', 'live')),
+    fired_at       TEXT NOT NULL,
+    PRIMARY KEY (automation_id, ticket_id)
+);
+
+INSERT INTO ticket_activity_kinds (kind) VALUES ('automation_stopped');

@@ -1,0 +1,211 @@
+//! The automations' passes. Triggers read each tenant's change feed: every
+//! ticket change, whoever makes it (a key, an agent, a visitor, an email, a
+//! worker, the AI), writes its `ticket.*` or `comment.created` event in
+//! its own transaction, and the feed numbers those events in commit
+//! order without gaps, so a pass that walks the feed from a cursor sees
+//! every committed change exactly once and the same way, with no hook in
+//! any path that changes a ticket (a hook would be one more thing each
+//! new path could forget). Each entry that runs a rule is handled in one
+//! transaction that also moves the tenant's cursor past it (compare and
+//! set: a second node that read the same cursor finds it moved and
+//! stops), so its changes and the cursor commit together. The chain of
+//! triggers an automation's change sets off runs inline, in that same
+//! transaction (`automations::engine::run_triggers`), so the feed's
+//! entries made by automations are skipped here. Timed automations run
+//! in a second pass, one node at a time (the pass lock).
+
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::attachments::links::Signer;
+use crate::auth::Tenant;
+use crate::changes::store as feed;
+use crate::db::{Db, PassLock};
+use crate::error::StoreError;
+use crate::time::{Clock, Timestamp};
+use ::tickets::automations::engine::{self, Context};
+use ::tickets::automations::{Kind, TriggerEvent, store, timed};
+
+const PASS_LOCK_KEY: i64 = 0x5344_4155_544f_4d41;
+/// Feed entries read at a time.
+const BATCH: i64 = 500;
+
+/// Starts the tenant's trigger cursor at the end of its feed, unless it
+/// has one: triggers run on what commits after their tenant's first.
+pub async fn start_triggers(db: &Db, tenant: &Tenant) -> Result<(), StoreError> {
+    let head = feed::committed_head(db, tenant).await?;
+    store::start_cursor(db, tenant, head).await
+}
+
+/// Runs the triggers of every tenant that has some on the feed entries
+/// committed since the last pass; how many times a rule fired.
+pub async fn run_triggers(db: &Db, now: Timestamp, signer: &Signer) -> Result<usize, StoreError> {
+    let mut fired = 0;
+    for tenant in store::tenants_with(db, Kind::Trigger).await? {
+        match tenant_triggers(db, &tenant, now, signer).await {
+            Ok(n) => fired += n,
+            Err(err) => {
+                tracing::warn!(company_id = %tenant.company_id, error = %err, "triggers not run")
+            }
+        }
+    }
+    Ok(fired)
+}
+
+async fn tenant_triggers(
+    db: &Db,
+    tenant: &Tenant,
+    now: Timestamp,
+    signer: &Signer,
+) -> Result<usize, StoreError> {
+    let Some(mut cursor) = store::cursor(db, tenant).await? else {
+        start_triggers(db, tenant).await?;
+        return Ok(0);
+    };
+    let rules = store::enabled(db, tenant, Kind::Trigger).await?;
+    let definitions = crate::custom_fields::store::list(db, tenant).await?;
+    let ctx = Context {
+        tenant: *tenant,
+        now,
+        signer,
+        definitions: &definitions,
+    };
+    let names: Vec<&str> = TriggerEvent::ALL
+        .iter()
+        .filter(|event| rules.iter().any(|rule| rule.events.contains(event)))
+        .map(|event| event.as_str())
+        .collect();
+    let mut fired = 0;
+    // `cursor` is what the table holds; `seen` how far this pass has read.
+    let mut seen = cursor;
+    loop {
+        let (entries, head) = feed::happened_after(db, tenant, seen, &names, BATCH).await?;
+        let full = i64::try_from(entries.len()).unwrap_or(i64::MAX) >= BATCH;
+        for entry in entries {
+            seen = entry.seq;
+            let actor = entry.actor.map(|actor| actor.0);
+            // An automation's own changes ran the triggers when it made them.
+            if actor
+                .as_ref()
+                .is_some_and(|a| a.kind == crate::actor::ActorType::Automation)
+            {
+                continue;
+            }
+            let Some(happening) = engine::recorded(&entry.name, &entry.data.0, actor) else {
+                continue;
+            };
+            let mut tx = db.begin().await?;
+            if !store::advance_cursor(&mut tx, tenant, cursor, entry.seq).await? {
+                return Ok(fired);
+            }
+            match engine::run_triggers(&mut tx, &ctx, &rules, happening, 0).await {
+                Ok(n) => {
+                    tx.commit().await?;
+                    fired += n;
+                }
+                Err(err) => {
+                    // A rule that cannot apply (a field deleted since, a
+                    // ticket gone) is logged and the entry passed, so one
+                    // bad rule does not stop every later change.
+                    drop(tx);
+                    tracing::warn!(seq = entry.seq, error = %err, "triggers failed on a change");
+                    let mut tx = db.begin().await?;
+                    if !store::advance_cursor(&mut tx, tenant, cursor, entry.seq).await? {
+                        return Ok(fired);
+                    }
+                    tx.commit().await?;
+                }
+            }
+            cursor = entry.seq;
+        }
+        if !full {
+            seen = seen.max(head);
+            break;
+        }
+    }
+    if seen > cursor {
+        let mut tx = db.begin().await?;
+        if store::advance_cursor(&mut tx, tenant, cursor, seen).await? {
+            tx.commit().await?;
+        }
+    }
+    Ok(fired)
+}
+
+/// Runs every enabled timed automation once, one node at a time; the
+/// tickets changed (a ticket once per automation that fired on it).
+pub async fn run_timed(db: &Db, now: Timestamp, signer: &Signer) -> Result<usize, StoreError> {
+    let Some(lock) = PassLock::try_take(db, PASS_LOCK_KEY, "automations").await? else {
+        return Ok(0);
+    };
+    let mut fired = 0;
+    let tenants = match store::tenants_with(db, Kind::Timed).await {
+        Ok(tenants) => tenants,
+        Err(err) => {
+            lock.release().await;
+            return Err(err);
+        }
+    };
+    for tenant in tenants {
+        match tenant_timed(db, &tenant, now, signer).await {
+            Ok(n) => fired += n,
+            Err(err) => {
+                tracing::warn!(company_id = %tenant.company_id, error = %err, "timed automations not run")
+            }
+        }
+    }
+    lock.release().await;
+    Ok(fired)
+}
+
+async fn tenant_timed(
+    db: &Db,
+    tenant: &Tenant,
+    now: Timestamp,
+    signer: &Signer,
+) -> Result<usize, StoreError> {
+    let rules = store::enabled(db, tenant, Kind::Timed).await?;
+    let triggers = store::enabled(db, tenant, Kind::Trigger).await?;
+    let definitions = crate::custom_fields::store::list(db, tenant).await?;
+    let ctx = Context {
+        tenant: *tenant,
+        now,
+        signer,
+        definitions: &definitions,
+    };
+    let mut fired = 0;
+    for rule in &rules {
+        fired += timed::run(db, &ctx, rule, &triggers).await?.len();
+    }
+    Ok(fired)
+}
+
+/// Runs both passes every `every` (the first at once) until shutdown.
+pub fn spawn(
+    db: Db,
+    attachments: std::sync::Arc<crate::attachments::Attachments>,
+    clock: Clock,
+    every: Duration,
+    shutdown: watch::Receiver<bool>,
+) -> JoinHandle<()> {
+    let every = every.max(Duration::from_millis(10));
+    let first = tokio::time::Instant::now();
+    crate::time::every(shutdown, first, every, move || {
+        let (db, attachments, now) = (db.clone(), attachments.clone(), clock.now());
+        async move {
+            let signer = attachments.signer(now);
+            match run_triggers(&db, now, &signer).await {
+                Ok(0) => {}
+                Ok(fired) => tracing::info!(fired, "automation triggers fired"),
+                Err(err) => tracing::warn!(error = %err, "automation trigger pass failed"),
+            }
+            match run_timed(&db, now, &signer).await {
+                Ok(0) => {}
+                Ok(fired) => tracing::info!(fired, "timed automations fired"),
+                Err(err) => tracing::warn!(error = %err, "timed automation pass failed"),
+            }
+        }
+    })
+}
