@@ -72,6 +72,7 @@ pub const SECURITY_SCHEME: &str = "ApiKey";
         (name = "Contacts", description = "Contacts (one per person, matched from tickets and chats) and their organisations"),
         (name = "Tags", description = "Tags of tickets and chat sessions, with their counts"),
         (name = "Macros", description = "Named changes and replies an agent applies to a ticket in one step"),
+        (name = "Views", description = "Saved ticket lists: named filters and an order, personal or shared"),
         (name = "Teams", description = "Teams of agents and how new chats are routed to them"),
         (name = "Knowledge base", description = "Articles, categories, search and votes"),
         (name = "Chat", description = "Live chat sessions, messages and agent presence"),

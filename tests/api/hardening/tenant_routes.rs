@@ -41,6 +41,7 @@ pub(crate) fn valid_body(method: &Method, path: &str, other_user: &str) -> Optio
         ("POST", "/contacts/{id}/merge") => json!({"into": uuid::Uuid::now_v7()}),
         ("PATCH", "/organizations/{id}") => json!({"name": "Renamed"}),
         ("PATCH", "/macros/{id}") => json!({"name": "Renamed"}),
+        ("PATCH", "/views/{id}") => json!({"name": "Renamed"}),
         ("POST", "/tickets/{id}/macros/{macroId}/preview") => json!({}),
         ("POST", "/tickets/{id}/macros/{macroId}/apply") => json!({}),
         ("POST", "/tickets/{id}/links") => {
@@ -76,16 +77,18 @@ fn fill(path: &str, ids: &BTreeMap<&'static str, String>) -> String {
         "contacts" => "contact",
         "organizations" => "organization",
         "macros" => "macro",
+        "views" => "view",
         other => panic!("no record kind for /{other}: add it to the isolation table"),
     };
     path.replace("{id}", &ids[kind])
         .replace("{key}", &ids[kind])
         .replace("{userId}", &ids["user"])
         .replace("{deliveryId}", &ids["delivery"])
-        // The other record of a link or a macro: unknown to both companies,
-        // so only the ticket decides the answer.
+        // The other record of a link, a macro or a comment: unknown to both
+        // companies, so only the ticket decides the answer.
         .replace("{ticketId}", &uuid::Uuid::nil().to_string())
         .replace("{macroId}", &uuid::Uuid::nil().to_string())
+        .replace("{commentId}", &uuid::Uuid::nil().to_string())
 }
 
 /// Every route of the route table, called with company A's ids by company
@@ -176,6 +179,7 @@ async fn another_tenants_ids_are_404_on_every_route(backend: Backend) {
         format!("/contacts/{}", ids["contact"]),
         format!("/organizations/{}", ids["organization"]),
         format!("/macros/{}", ids["macro"]),
+        format!("/views/{}", ids["view"]),
     ] {
         let r = app.get(&path, &a.key).await;
         r.assert_status(200);

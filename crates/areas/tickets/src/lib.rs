@@ -8,14 +8,17 @@
 //! are the service's. An area crate: it depends on the floors below and the
 //! components a ticket's transaction writes or reads only.
 
+pub mod delivery;
 pub mod events;
 pub mod macros;
+pub mod mentions;
 pub mod model;
 pub mod payloads;
 pub mod relation_events;
 pub mod relations;
 pub mod rules;
 pub mod store;
+pub mod views;
 
 pub use model::{Escalation, Ticket};
 
