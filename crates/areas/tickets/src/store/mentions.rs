@@ -32,9 +32,10 @@ pub(crate) async fn record(
             .push_bind(token.clone());
         if local {
             query = query
-                .push(" OR substr(lower(u.email), 1, ")
+                .push(" OR substr(lower(u.email), 1, CAST(")
                 .push_bind(token.chars().count() as i64 + 1)
-                .push(") = ")
+                // Postgres' substr takes an integer, not the BIGINT bound.
+                .push(" AS INTEGER)) = ")
                 .push_bind(format!("{token}@"));
         }
         let found: Vec<(Uuid,)> = query.push(") LIMIT 2").fetch_all(&mut *tx).await?;
