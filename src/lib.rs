@@ -51,6 +51,7 @@ pub mod telemetry;
 pub mod tickets;
 pub mod users;
 pub mod versions;
+pub mod views;
 pub mod webhooks;
 pub mod widget;
 

@@ -40,6 +40,7 @@ pub fn api_routes() -> ApiRouter {
         .merge(crate::tags::routes::router())
         .merge(crate::macros::routes::router())
         .merge(crate::automations::routes::router())
+        .merge(crate::views::routes::router())
         .merge(crate::teams::routes::router())
         .merge(crate::chat::routes::router())
         .merge(crate::kb::routes::router())

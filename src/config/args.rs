@@ -77,6 +77,10 @@ pub struct ServeArgs {
     /// Seconds after a ticket merge during which it can be undone.
     #[arg(long, env = "SUPPORTDESK_MERGE_UNDO_SECS", default_value_t = defaults::MERGE_UNDO_SECS)]
     pub merge_undo_secs: u64,
+    /// Seconds an agent's public reply is held before it is delivered
+    /// (its undo window); 0 delivers at once.
+    #[arg(long, env = "SUPPORTDESK_UNDO_SEND_SECS", default_value_t = defaults::UNDO_SEND_SECS)]
+    pub undo_send_secs: u64,
     /// Prefix of every Redis key and channel (lets nodes of two deployments,
     /// or two tests, share one Redis).
     #[arg(long, env = "SUPPORTDESK_REDIS_PREFIX", default_value = defaults::REDIS_PREFIX)]

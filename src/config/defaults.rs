@@ -12,6 +12,8 @@ pub const RATE_WINDOW_SECS: u64 = 3600;
 pub const RULES_INTERVAL_SECS: u64 = 30;
 /// A merged ticket can be put back for an hour.
 pub const MERGE_UNDO_SECS: u64 = 3600;
+/// A public reply can be taken back for ten seconds.
+pub const UNDO_SEND_SECS: u64 = 10;
 pub const REDIS_PREFIX: &str = "sd:";
 pub const HEADER_READ_TIMEOUT_SECS: u64 = 10;
 pub const BODY_READ_TIMEOUT_SECS: u64 = 10;

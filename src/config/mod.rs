@@ -41,6 +41,9 @@ pub struct Config {
     pub rules_interval: Duration,
     /// How long after a merge it can be undone.
     pub merge_undo: Duration,
+    /// How long an agent's public reply is held (the undo window) before
+    /// it is delivered: `tickets::delivery::delivery_at`.
+    pub undo_send: Duration,
     /// Look at the database on start: create the demo company and key on an
     /// empty one when allowed (see `demo`), or print how to create a company.
     pub bootstrap_demo: bool,
@@ -176,6 +179,7 @@ impl Config {
             rate_window: Duration::from_secs(args.rate_window_secs),
             rules_interval: Duration::from_secs(args.rules_interval_secs),
             merge_undo: Duration::from_secs(args.merge_undo_secs),
+            undo_send: Duration::from_secs(args.undo_send_secs),
             bootstrap_demo: true,
             demo: args.demo,
             demo_shop_bind: args.demo_shop_bind,
@@ -242,6 +246,7 @@ impl Config {
             rate_window: secs(defaults::RATE_WINDOW_SECS),
             rules_interval: secs(defaults::RULES_INTERVAL_SECS),
             merge_undo: secs(defaults::MERGE_UNDO_SECS),
+            undo_send: secs(defaults::UNDO_SEND_SECS),
             bootstrap_demo: false,
             demo: defaults::DEMO,
             demo_shop_bind: "127.0.0.1:0".into(),

@@ -73,6 +73,7 @@ pub const SECURITY_SCHEME: &str = "ApiKey";
         (name = "Tags", description = "Tags of tickets and chat sessions, with their counts"),
         (name = "Macros", description = "Named changes and replies an agent applies to a ticket in one step"),
         (name = "Automations", description = "Rules that change tickets when an event commits (triggers) or when time has passed (timed)"),
+        (name = "Views", description = "Saved ticket lists: named filters and an order, personal or shared"),
         (name = "Teams", description = "Teams of agents and how new chats are routed to them"),
         (name = "Knowledge base", description = "Articles, categories, search and votes"),
         (name = "Chat", description = "Live chat sessions, messages and agent presence"),

@@ -5,6 +5,7 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 use utoipa_axum::routes;
 
+use super::delivery::Delivery;
 use super::model::{AuthorType, COMMENT_MAX, Comment, NewComment};
 use super::nested::ticket_page;
 use super::store;
@@ -43,6 +44,11 @@ pub(crate) struct CreateComment {
     /// Up to 10 unattached uploads of the company and mode to attach.
     #[schema(value_type = Option<Vec<uuid::Uuid>>)]
     attachment_ids: Option<serde_json::Value>,
+    /// An agent's public reply only: deliver it at this instant (RFC 3339,
+    /// still to come, within a year) instead of at the end of the undo
+    /// window; until then it is `scheduled` and `DELETE` cancels it.
+    #[schema(value_type = Option<chrono::DateTime<chrono::Utc>>)]
+    send_at: Option<String>,
 }
 
 fn body_schema() -> utoipa::openapi::ObjectBuilder {
@@ -51,7 +57,11 @@ fn body_schema() -> utoipa::openapi::ObjectBuilder {
 
 /// Comment on a ticket
 ///
-/// Emits `comment.created`. With `If-Match` on a version the ticket is no
+/// Emits `comment.created`. An agent's public reply is held for the undo
+/// window (`deliveryState: held`, `sendAt` its end), or scheduled for its
+/// `sendAt`, and emitted, delivered and shown to readers who see what the
+/// customer sees only then; `DELETE` cancels it until then. An internal
+/// note's `@` mentions reach the agents it names. With `If-Match` on a version the ticket is no
 /// longer at, nothing is added: 412 `version_conflict` with the changes
 /// since.
 #[utoipa::path(post, path = "/tickets/{id}/comments", operation_id = "create_comment",
@@ -79,13 +89,25 @@ async fn create(
                 author_type => Ok(author_type),
             }
         });
-    let (text, author_id, author_type, files) = (
+    let now = state.clock.now();
+    let (text, author_id, author_type, files, send_at) = (
         required_text("body", body.body.as_deref(), COMMENT_MAX),
         optional_id("authorId", body.author_id.as_deref()),
         author_type,
         attachment_ids("attachmentIds", body.attachment_ids.as_ref()),
+        super::sending::send_at(body.send_at.as_deref(), now),
     )
         .all_valid()?;
+    let delivery = match (author_type, is_internal, send_at) {
+        (AuthorType::Agent, false, send_at) => {
+            Delivery::of_reply(now, send_at, state.config.undo_send.as_secs())
+        }
+        (_, _, None) => Delivery::Now,
+        (_, _, Some(_)) => {
+            let message = "only an agent's public reply is scheduled";
+            return Err(crate::error::ApiError::invalid_field("sendAt", message));
+        }
+    };
     let author_id = comment_author(&principal, author_id)?;
     let assign_on_reply = match principal.acting_user() {
         Some(agent) if !is_internal && author_type == AuthorType::Agent => {
@@ -102,6 +124,7 @@ async fn create(
         is_internal,
         attachment_ids: files,
         assign_on_reply,
+        delivery,
     };
     let comment = store::add_comment(
         &state.db.acting(principal.actor()),
@@ -109,7 +132,7 @@ async fn create(
         ticket_id,
         new,
         expected,
-        state.clock.now(),
+        now,
         &state.link_signer(),
     )
     .await;
@@ -120,6 +143,7 @@ async fn create(
             return Err(refused(&state.db, tenant, ticket_id, expected, error).await);
         }
     };
+    super::mentions::announce(&state, &principal.tenant, &principal.actor(), &comment).await;
     Ok((StatusCode::CREATED, Json(comment)))
 }
 

@@ -11,7 +11,7 @@ use super::store;
 use crate::auth::Principal;
 use crate::custom_fields::model::{RecordKind, field_filter};
 use crate::custom_fields::routes::definitions_for_filters;
-use crate::error::{ApiResult, FieldError};
+use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
 use crate::extract::{Json, Query};
 use crate::openapi::schema;
 use crate::paging::{After, CursorPage, ListId, ListRequest, refuse_after_in_rank_order};
@@ -20,11 +20,11 @@ use crate::search;
 use crate::state::AppState;
 use crate::tags::model::tag_filter;
 use crate::time::Timestamp;
-use crate::validate::{Fields, optional_enum, optional_id, problem};
+use crate::validate::{Fields, Page, optional_enum, optional_id, problem};
 
 /// GET /tickets: default and maximum page size (docs/api.md, "Tickets").
-const LIST_DEFAULT: i64 = 20;
-const LIST_MAX: i64 = 100;
+pub(crate) const LIST_DEFAULT: i64 = 20;
+pub(crate) const LIST_MAX: i64 = 100;
 
 #[derive(Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]
@@ -150,27 +150,42 @@ pub(super) async fn list(
     Query(query): Query<ListQuery>,
     RawQuery(raw_query): RawQuery,
 ) -> ApiResult<Json<CursorPage<Ticket>>> {
-    let definitions = definitions_for_filters(&state, &principal, raw_query.as_deref()).await?;
-    let (
-        (page, after),
-        entity_id,
-        status,
-        priority,
-        assigned_to_id,
-        team_id,
-        tags,
-        text,
-        custom_fields,
-    ) = (
-        query.page.check(LIST_DEFAULT, LIST_MAX),
+    let paging = query.page.check(LIST_DEFAULT, LIST_MAX);
+    let filter = filter_of(&state, &principal, &query, raw_query.as_deref()).await;
+    // One 400 lists the paging's problems and the filters' together.
+    let ((page, after), filter) = match (paging, filter) {
+        (Ok(paging), Ok(filter)) => (paging, filter),
+        (Err(mut problems), Err(error)) if error.code == ErrorCode::ValidationFailed => {
+            problems.extend(error.details);
+            return Err(ApiError::validation(problems));
+        }
+        (Err(problems), _) => return Err(ApiError::validation(problems)),
+        (Ok(_), Err(error)) => return Err(error),
+    };
+    let page = page_of(&state, &principal, "tickets", filter, page, after).await?;
+    Ok(Json(page))
+}
+
+/// The list's filters and order (every parameter of `query` but paging,
+/// with the tags and custom fields of `raw_query`) as the store takes
+/// them; every problem in one 400. A saved view's filters are checked and
+/// read through this too.
+pub(crate) async fn filter_of(
+    state: &AppState,
+    principal: &Principal,
+    query: &ListQuery,
+    raw_query: Option<&str>,
+) -> ApiResult<TicketFilter> {
+    let definitions = definitions_for_filters(state, principal, raw_query).await?;
+    let (entity_id, status, priority, assigned_to_id, team_id, tags, text, custom_fields) = (
         optional_id("entityId", query.entity_id.as_deref()),
         optional_enum("status", non_empty(&query.status)),
         optional_enum("priority", non_empty(&query.priority)),
         optional_id("assignedToId", query.assigned_to_id.as_deref()),
         optional_id("teamId", query.team_id.as_deref()),
-        tag_filter(raw_query.as_deref()),
+        tag_filter(raw_query),
         search::optional_query(query.q.as_deref()),
-        field_filter(raw_query.as_deref(), &definitions, RecordKind::Ticket),
+        field_filter(raw_query, &definitions, RecordKind::Ticket),
     )
         .all_valid()?;
     let (number, sla_breached, sla_due_before, by_sla_due, snoozed) = (
@@ -185,7 +200,7 @@ pub(super) async fn list(
         text,
         include_internal: crate::tickets::model::reads_internal_notes(&principal.scopes),
     });
-    let filter = TicketFilter {
+    Ok(TicketFilter {
         number,
         entity_id,
         status,
@@ -202,8 +217,20 @@ pub(super) async fn list(
             snoozed,
             now: state.clock.now(),
         }),
-    };
-    let list = ListId::new("tickets", &principal.tenant, &filter);
+    })
+}
+
+/// The page `page` (or the one `after` a cursor) of the tickets `filter` selects; `name`
+/// names the list its cursors belong to.
+pub(crate) async fn page_of(
+    state: &AppState,
+    principal: &Principal,
+    name: &'static str,
+    filter: TicketFilter,
+    page: Page,
+    after: Option<String>,
+) -> ApiResult<CursorPage<Ticket>> {
+    let list = ListId::new(name, &principal.tenant, &filter);
     // Like a search's rank, an SLA due time is no position a cursor holds.
     let searching = filter.search.is_some() || filter.by_sla_due;
     let after = refuse_after_in_rank_order(searching, after)?;
@@ -221,7 +248,7 @@ pub(super) async fn list(
         created_at: t.created_at,
         id: t.id,
     });
-    Ok(Json(page.ranked(searching)))
+    Ok(page.ranked(searching))
 }
 
 /// A query parameter given empty (`?status=`) counts as absent.

@@ -52,6 +52,11 @@ pub(crate) async fn application(
         agent_name: principal.actor().name,
         custom_fields,
         expected,
+        reply_delivery: crate::tickets::delivery::Delivery::of_reply(
+            state.clock.now(),
+            None,
+            state.config.undo_send.as_secs(),
+        ),
     };
     Ok((found, who))
 }

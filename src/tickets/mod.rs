@@ -8,18 +8,20 @@ mod actions;
 mod activities;
 mod bulk;
 pub(crate) mod comments;
-mod listing;
+pub(crate) mod listing;
 pub(crate) mod macros;
+mod mentions;
 mod nested;
 mod related;
 pub mod routes;
 mod rules_pass;
+pub(crate) mod sending;
 mod snoozing;
 pub(crate) mod update;
 pub(crate) mod versions;
 pub mod wake_pass;
 
-pub use ::tickets::{Escalation, Ticket, events, model, payloads, relations, store};
+pub use ::tickets::{Escalation, Ticket, delivery, events, model, payloads, relations, store};
 
 /// The escalation rules (the `supportdesk-tickets` crate's) and the pass
 /// that applies them on this node.
@@ -33,12 +35,18 @@ use tokio::task::JoinHandle;
 use crate::state::AppState;
 
 /// Starts this node's ticket workers (escalation rules, the snooze wake
-/// pass).
+/// pass, the delivery of held and scheduled replies).
 pub fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {
     let every = state.config.rules_interval;
     vec![
         rules::spawn(state.into(), every, state.shutdown.clone()),
         wake_pass::spawn(
+            state.db.clone(),
+            state.attachments.clone(),
+            state.clock.clone(),
+            state.shutdown.clone(),
+        ),
+        sending::spawn(
             state.db.clone(),
             state.attachments.clone(),
             state.clock.clone(),

@@ -10,7 +10,9 @@ use utoipa_axum::routes;
 
 use super::model::{DESCRIPTION_MAX, NewTicket, Priority, Ticket};
 use super::versions::Versioned;
-use super::{actions, activities, bulk, comments, listing, related, store, update};
+use super::{
+    actions, activities, bulk, comments, listing, mentions, related, sending, store, update,
+};
 use crate::attachments::model::attachment_ids;
 use crate::auth::{Principal, Scope};
 use crate::custom_fields::model::{RecordKind, check_values};
@@ -41,6 +43,8 @@ pub fn router() -> ApiRouter {
         .merge(comments::router())
         .merge(related::router())
         .merge(activities::router())
+        .merge(mentions::router())
+        .merge(sending::router())
 }
 
 #[derive(Deserialize, ToSchema)]

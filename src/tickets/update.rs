@@ -10,11 +10,11 @@ use super::versions::{IfMatch, VersionConflict, Versioned, refused};
 use super::{snoozing, store};
 use crate::auth::Principal;
 use crate::custom_fields::model::{RecordKind, check_values};
-use crate::error::{ApiResult, FieldError};
+use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::{Id, Json};
 use crate::openapi::schema;
 use crate::state::AppState;
-use crate::tags::model::tag_set;
+use crate::tags::model::{TagEdit, tag_set};
 use crate::teams::routing;
 use crate::time::Timestamp;
 use crate::validate::{Fields, Patch, ensure, optional_enum, problem, required_id};
@@ -49,6 +49,16 @@ pub(crate) struct UpdateBody {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     custom_fields: Patch<serde_json::Value>,
+    /// Tags to add, keeping the others (normalised as on create). With
+    /// `removeTags`, one atomic change of the tags alone: not with any
+    /// other field (a bulk change's way to tag many tickets).
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<String>>)]
+    add_tags: Patch<serde_json::Value>,
+    /// Tags to remove, keeping the others; as `addTags`.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<String>>)]
+    remove_tags: Patch<serde_json::Value>,
     /// Snoozes the ticket until this instant (RFC 3339, still to come):
     /// it wakes then or at its customer's next reply; null wakes it now.
     #[serde(default)]
@@ -67,6 +77,8 @@ pub(crate) struct UpdateBody {
 #[derive(Clone)]
 pub(crate) struct PatchChange {
     fields: Option<TicketUpdate>,
+    /// `addTags`/`removeTags`: given, they are the whole change.
+    tag_edit: Option<TagEdit>,
     snooze: Option<Option<Timestamp>>,
     force: bool,
 }
@@ -118,6 +130,9 @@ pub(crate) fn ticket_update(
     definitions: &[crate::custom_fields::model::Definition],
     now: Timestamp,
 ) -> ApiResult<PatchChange> {
+    if !body.add_tags.is_missing() || !body.remove_tags.is_missing() {
+        return tag_change(body);
+    }
     let no_field = body.status.is_missing()
         && body.priority.is_missing()
         && body.assigned_to_id.is_missing()
@@ -130,7 +145,7 @@ pub(crate) fn ticket_update(
             !nothing_given,
             "body",
             "give at least one of: status, priority, assignedToId, teamId, tags, customFields, \
-             snoozedUntil",
+             snoozedUntil, addTags, removeTags",
         ),
         patched_enum("status", &body.status),
         patched_enum("priority", &body.priority),
@@ -161,8 +176,58 @@ pub(crate) fn ticket_update(
     };
     Ok(PatchChange {
         fields: (!no_field).then_some(fields),
+        tag_edit: None,
         snooze: (!body.snoozed_until.is_missing()).then_some(snooze),
         force,
+    })
+}
+
+/// The change of a body giving `addTags` or `removeTags`: the tags alone,
+/// so that each ticket's change stays one atomic edit under its lock.
+fn tag_change(body: &UpdateBody) -> ApiResult<PatchChange> {
+    let others = [
+        ("status", body.status.is_missing()),
+        ("priority", body.priority.is_missing()),
+        ("assignedToId", body.assigned_to_id.is_missing()),
+        ("teamId", body.team_id.is_missing()),
+        ("tags", body.tags.is_missing()),
+        ("customFields", body.custom_fields.is_missing()),
+        ("snoozedUntil", body.snoozed_until.is_missing()),
+        ("force", body.force.is_missing()),
+    ];
+    let given: Vec<&str> = others
+        .iter()
+        .filter(|(_, missing)| !missing)
+        .map(|(name, _)| *name)
+        .collect();
+    if !given.is_empty() {
+        return Err(ApiError::invalid_field(
+            "addTags",
+            format!(
+                "addTags and removeTags change the tags alone: send {} in another change",
+                given.join(", ")
+            ),
+        ));
+    }
+    let tags = |field: &str, value: &Patch<serde_json::Value>| match value {
+        Patch::Missing => Ok(Vec::new()),
+        Patch::Null => Err(problem(field, "must not be null")),
+        Patch::Value(raw) => tag_set(field, raw),
+    };
+    let (add, remove) = (
+        tags("addTags", &body.add_tags),
+        tags("removeTags", &body.remove_tags),
+    )
+        .all_valid()?;
+    if let Some(tag) = add.iter().find(|tag| remove.contains(tag)) {
+        let message = format!("{tag:?} is also in addTags");
+        return Err(ApiError::invalid_field("removeTags", message));
+    }
+    Ok(PatchChange {
+        fields: None,
+        tag_edit: Some(TagEdit { add, remove }),
+        snooze: None,
+        force: false,
     })
 }
 
@@ -177,6 +242,14 @@ pub(crate) async fn update_one(
     change: PatchChange,
     expected: Option<i64>,
 ) -> ApiResult<Ticket> {
+    if let Some(edit) = change.tag_edit {
+        let (now, signer) = (state.clock.now(), state.link_signer());
+        let edited = store::edit_tags_at(db, tenant, id, edit, expected, now, &signer).await;
+        return match edited {
+            Ok(ticket) => Ok(ticket),
+            Err(error) => Err(refused(&state.db, tenant, id, expected, error).await),
+        };
+    }
     let status = change.fields.as_ref().and_then(|fields| fields.status);
     snoozing::ensure_children_closed(state, tenant, id, status, change.force).await?;
     let (ticket, expected) = match change.fields {

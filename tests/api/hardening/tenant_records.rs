@@ -143,6 +143,14 @@ pub(super) async fn records_of(
         )
         .await;
     ids.insert("automation", id(&automation));
+    let shared_view = app
+        .post(
+            "/views",
+            key,
+            json!({"name": "A's view", "visibility": "shared", "filters": {"status": "OPEN"}}),
+        )
+        .await;
+    ids.insert("view", id(&shared_view));
     app.post(
         "/settings/custom-fields",
         key,

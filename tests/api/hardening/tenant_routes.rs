@@ -43,6 +43,7 @@ pub(crate) fn valid_body(method: &Method, path: &str, other_user: &str) -> Optio
         ("PATCH", "/macros/{id}") => json!({"name": "Renamed"}),
         ("PATCH", "/automations/{id}") => json!({"name": "Renamed"}),
         ("POST", "/automations/{id}/dry-run") => json!({}),
+        ("PATCH", "/views/{id}") => json!({"name": "Renamed"}),
         ("POST", "/tickets/{id}/macros/{macroId}/preview") => json!({}),
         ("POST", "/tickets/{id}/macros/{macroId}/apply") => json!({}),
         ("POST", "/tickets/{id}/links") => {
@@ -79,16 +80,18 @@ fn fill(path: &str, ids: &BTreeMap<&'static str, String>) -> String {
         "organizations" => "organization",
         "macros" => "macro",
         "automations" => "automation",
+        "views" => "view",
         other => panic!("no record kind for /{other}: add it to the isolation table"),
     };
     path.replace("{id}", &ids[kind])
         .replace("{key}", &ids[kind])
         .replace("{userId}", &ids["user"])
         .replace("{deliveryId}", &ids["delivery"])
-        // The other record of a link or a macro: unknown to both companies,
-        // so only the ticket decides the answer.
+        // The other record of a link, a macro or a comment: unknown to both
+        // companies, so only the ticket decides the answer.
         .replace("{ticketId}", &uuid::Uuid::nil().to_string())
         .replace("{macroId}", &uuid::Uuid::nil().to_string())
+        .replace("{commentId}", &uuid::Uuid::nil().to_string())
 }
 
 /// Every route of the route table, called with company A's ids by company
@@ -180,6 +183,7 @@ async fn another_tenants_ids_are_404_on_every_route(backend: Backend) {
         format!("/organizations/{}", ids["organization"]),
         format!("/macros/{}", ids["macro"]),
         format!("/automations/{}", ids["automation"]),
+        format!("/views/{}", ids["view"]),
     ] {
         let r = app.get(&path, &a.key).await;
         r.assert_status(200);

@@ -15,6 +15,8 @@ backend_tests!(
     a_bulk_replay_with_the_same_key_changes_nothing_twice,
     more_than_a_thousand_tickets_is_400,
     a_bulk_needs_exactly_one_of_changes_and_a_known_macro,
+    a_bulk_adds_and_removes_tags_keeping_the_others,
+    added_tags_with_another_field_are_400_and_change_nothing,
 );
 
 /// `n` tickets of `acme`, made by its store (the API's way, without the
@@ -152,5 +154,44 @@ async fn a_bulk_needs_exactly_one_of_changes_and_a_known_macro(backend: Backend)
     assert_eq!(
         read_ticket(&app, &acme, &ids[0]).await.body["status"],
         "OPEN"
+    );
+}
+
+/// A ticket of `acme` with `tags`; its id.
+async fn tagged(app: &TestApp, acme: &TestCompany, tags: Value) -> String {
+    let body = json!({"subject": "Tagged", "entityId": acme.entity.id,
+                      "visitorEmail": "vic@example.com", "tags": tags});
+    let r = app.post("/tickets", &acme.key, body).await;
+    r.assert_status(201)["id"].as_str().expect("id").to_string()
+}
+
+async fn a_bulk_adds_and_removes_tags_keeping_the_others(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let first = tagged(&app, &acme, json!(["keep", "old"])).await;
+    let second = tagged(&app, &acme, json!(["old"])).await;
+    let body = json!({"ticketIds": [first, second],
+                      "changes": {"addTags": ["New"], "removeTags": ["old"]}});
+    let r = bulk(&app, &acme, None, body).await;
+    r.assert_status(200);
+    let first = read_ticket(&app, &acme, &first).await;
+    let second = read_ticket(&app, &acme, &second).await;
+    assert_eq!(
+        (first.body["tags"].clone(), second.body["tags"].clone()),
+        (json!(["keep", "new"]), json!(["new"]))
+    );
+}
+
+async fn added_tags_with_another_field_are_400_and_change_nothing(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let id = tagged(&app, &acme, json!(["old"])).await;
+    let body = json!({"ticketIds": [id], "changes": {"addTags": ["new"], "status": "CLOSED"}});
+    let r = bulk(&app, &acme, None, body).await;
+    assert_invalid(&r, &["addTags"]);
+    let ticket = read_ticket(&app, &acme, &id).await;
+    assert_eq!(
+        (ticket.body["tags"].clone(), ticket.body["status"].clone()),
+        (json!(["old"]), json!("OPEN"))
     );
 }

@@ -20,6 +20,7 @@ backend_tests!(
     applying_a_macro_changes_replies_and_records_one_set_of_events,
     a_stale_if_match_refuses_a_macro,
     the_change_feed_ends_with_the_ticket_the_macro_left_by_its_actor,
+    macro_applied_reaches_the_ticket_channels,
 );
 
 /// Actions that change and answer: a status, tags, a reply and a note
@@ -266,4 +267,25 @@ async fn the_change_feed_ends_with_the_ticket_the_macro_left_by_its_actor(backen
     assert_eq!(last["record"]["version"], version);
     assert_eq!(last["actor"]["type"], "key");
     assert_eq!(last["actor"]["name"], "test key");
+}
+
+async fn macro_applied_reaches_the_ticket_channels(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let id = shared_macro(&app, &acme, json!({"priority": "HIGH"})).await;
+    let t = ticket(&app, &acme).await;
+    let mut socket = crate::chat::client::Client::key(&app, &acme.key).await;
+    socket.subscribe("tickets").await;
+    let path = format!("/tickets/{t}/macros/{id}/apply");
+    app.post(&path, &acme.key, json!({}))
+        .await
+        .assert_status(200);
+    let frame = socket.next_of("macro.applied").await;
+    assert_eq!(
+        (
+            frame["data"]["data"]["id"].clone(),
+            frame["data"]["data"]["macro"]["id"].clone()
+        ),
+        (json!(t), json!(id))
+    );
 }

@@ -4,7 +4,10 @@
 
 mod bulk;
 mod macros;
+mod mentions;
+mod sending;
 mod versions;
+mod views;
 
 use reqwest::Method;
 use serde_json::{Value, json};

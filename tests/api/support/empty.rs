@@ -47,6 +47,7 @@ impl EmptyDatabase {
     /// A node's config on this database (with the test Redis on Postgres).
     pub fn config(&self, backend: Backend) -> Config {
         let mut config = Config::new(self.url.clone(), self.dir.path().to_path_buf());
+        config.undo_send = std::time::Duration::ZERO;
         if backend == Backend::Postgres {
             config.redis_url = std::env::var("TEST_REDIS_URL")
                 .ok()

@@ -308,6 +308,9 @@ impl TestApp {
         };
         let mut config = Config::new(url, dir.path().to_path_buf());
         config.webhook_allow_private = true;
+        // Replies are delivered at once unless a test of the undo window
+        // sets one: every other test reads its reply's events right away.
+        config.undo_send = std::time::Duration::ZERO;
         if backend == Backend::Postgres {
             config.redis_url = std::env::var("TEST_REDIS_URL")
                 .ok()

@@ -9,14 +9,17 @@
 //! components a ticket's transaction writes or reads only.
 
 pub mod automations;
+pub mod delivery;
 pub mod events;
 pub mod macros;
+pub mod mentions;
 pub mod model;
 pub mod payloads;
 pub mod relation_events;
 pub mod relations;
 pub mod rules;
 pub mod store;
+pub mod views;
 
 pub use model::{Escalation, Ticket};
 

@@ -422,6 +422,14 @@ pub struct Comment {
     pub is_internal: bool,
     pub attachments: Vec<AttachmentRef>,
     pub created_at: Timestamp,
+    /// `scheduled` (until `sendAt`), `held` (in the undo window until
+    /// `sendAt`), `sent` or `cancelled`: only a sent comment reaches the
+    /// customer, webhooks and ticket sockets.
+    #[schema(value_type = String, example = "sent")]
+    pub delivery_state: crate::delivery::DeliveryState,
+    /// When a scheduled or held reply is (or was to be) delivered; null for
+    /// one sent at once.
+    pub send_at: Option<Timestamp>,
 }
 
 #[derive(Debug, Clone)]
@@ -435,6 +443,8 @@ pub struct NewComment {
     /// The agent to assign the ticket to if it has no assignee (the
     /// company's `assignOnReply`, for an agent's public reply).
     pub assign_on_reply: Option<Uuid>,
+    /// At once, or held or scheduled (an agent's public reply).
+    pub delivery: crate::delivery::Delivery,
 }
 
 /// One entry of a ticket's timeline.

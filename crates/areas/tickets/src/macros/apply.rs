@@ -13,9 +13,9 @@ use crate::attachments::links::Signer;
 use crate::auth::Tenant;
 use crate::custom_fields::model::FieldPatch;
 use crate::db::{Db, Tx};
+use crate::delivery::Delivery;
 use crate::error::StoreError;
-use crate::event_log::{EventName, EventPayload, emit_change};
-use crate::events::ticket_change;
+use crate::event_log::{EventName, EventPayload};
 use crate::model::{AuthorType, Comment, NewComment, Ticket, TicketUpdate};
 use crate::store;
 use crate::tags::model::{TAGS_PER_RECORD, too_many};
@@ -34,6 +34,9 @@ pub struct Application {
     pub custom_fields: FieldPatch,
     /// The version the caller saw (`If-Match`), if it named one.
     pub expected: Option<i64>,
+    /// How its public reply is delivered (held for the undo window, as
+    /// every agent's public reply).
+    pub reply_delivery: Delivery,
 }
 
 /// What a macro did (or would do) to a ticket.
@@ -138,6 +141,10 @@ pub(crate) async fn run(
             is_internal,
             attachment_ids: Vec::new(),
             assign_on_reply: None,
+            delivery: match is_internal {
+                true => Delivery::Now,
+                false => who.reply_delivery,
+            },
         })
     };
     let (reply, note) = (comment(&actions.reply, false), comment(&actions.note, true));
@@ -162,7 +169,9 @@ pub(crate) async fn run(
         reply_id: reply.as_ref().map(|c| c.id),
         note_id: note.as_ref().map(|c| c.id),
     };
-    emit_change(tx, whole, &data, Some(&ticket_change(&ticket)?), now).await?;
+    // Recorded and staged for the ticket's channels, as the other ticket
+    // events are.
+    crate::relation_events::announce(tx, whole, &ticket, &data, now).await?;
     Ok(Applied {
         ticket,
         reply,

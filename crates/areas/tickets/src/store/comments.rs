@@ -11,6 +11,7 @@ use crate::attachments::links::Signer;
 use crate::attachments::store::{self as attachment_store, Kind, Owner};
 use crate::auth::Tenant;
 use crate::db::{Db, Query, Table, Tx, ensure_reference};
+use crate::delivery::DeliveryState;
 use crate::error::StoreError;
 use crate::events;
 use crate::model::{ActivityKind, AuthorType, Comment, NewComment, Ticket};
@@ -19,12 +20,12 @@ use crate::sla::clocks::store::{self as sla_store, Reply};
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
 
-const COMMENT_SELECT: &str = "SELECT c.id, c.ticket_id, c.body, c.author_id, \
-     u.name AS author_name, u.email AS author_email, c.author_type, c.is_internal, c.created_at \
-     FROM ticket_comments c LEFT JOIN users u ON u.id = c.author_id";
+pub(super) const COMMENT_SELECT: &str = "SELECT c.id, c.ticket_id, c.body, c.author_id, \
+     u.name AS author_name, u.email AS author_email, c.author_type, c.is_internal, c.created_at, \
+     c.delivery_state, c.send_at FROM ticket_comments c LEFT JOIN users u ON u.id = c.author_id";
 
 #[derive(sqlx::FromRow)]
-struct CommentRow {
+pub(super) struct CommentRow {
     id: Uuid,
     ticket_id: Uuid,
     body: String,
@@ -34,6 +35,8 @@ struct CommentRow {
     author_type: AuthorType,
     is_internal: bool,
     created_at: Timestamp,
+    delivery_state: DeliveryState,
+    send_at: Option<Timestamp>,
 }
 
 impl From<CommentRow> for Comment {
@@ -48,6 +51,8 @@ impl From<CommentRow> for Comment {
             is_internal: row.is_internal,
             attachments: Vec::new(),
             created_at: row.created_at,
+            delivery_state: row.delivery_state,
+            send_at: row.send_at,
         }
     }
 }
@@ -114,9 +119,11 @@ pub(crate) async fn add_comment_in(
     .await?;
     super::merge::refuse_if_merged(&mut *tx, tenant, ticket_id).await?;
     let id = new_id();
+    let (delivery_state, send_at) = new.delivery.stored();
     Query::new(
         "INSERT INTO ticket_comments (id, company_id, mode, ticket_id, body, author_id, \
-         is_internal, created_at, author_type) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+         is_internal, created_at, author_type, delivery_state, send_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
     )
     .bind(id)
     .bind_tenant(tenant)
@@ -126,8 +133,13 @@ pub(crate) async fn add_comment_in(
     .bind(new.is_internal)
     .bind(now)
     .bind(new.author_type)
+    .bind(delivery_state)
+    .bind(send_at)
     .execute(&mut *tx)
     .await?;
+    if new.is_internal {
+        super::mentions::record(&mut *tx, tenant, ticket_id, id, &new.body, now).await?;
+    }
     let reply = match (new.author_type, new.is_internal, new.author_id) {
         (AuthorType::Customer, _, _) => Reply::Customer,
         (AuthorType::Agent, true, _) => Reply::Internal,
@@ -170,7 +182,11 @@ pub(crate) async fn add_comment_in(
     let ticket = super::read::load(&mut *tx, tenant, ticket_id, signer).await?;
     crate::event_log::record_change(&mut *tx, tenant, &events::ticket_change(&ticket)?, now)
         .await?;
-    events::comment_created(&mut *tx, tenant, &ticket, &comment, now).await?;
+    // A held or scheduled reply is announced when it is delivered
+    // (`deliver_due`), a cancelled one never.
+    if delivery_state == DeliveryState::Sent {
+        events::comment_created(&mut *tx, tenant, &ticket, &comment, now).await?;
+    }
     if new.author_type == AuthorType::Customer {
         super::snooze::wake_on_reply(&mut *tx, tenant, ticket_id, now, signer).await?;
     }
@@ -180,15 +196,21 @@ pub(crate) async fn add_comment_in(
     Ok((comment, ticket))
 }
 
-/// The condition on comments `c` that leaves internal notes out, unless
-/// the reader reads them (`notes`: [`crate::model::reads_internal_notes`]).
+/// The condition on comments `c` that leaves out what the customer does
+/// not see (internal notes, replies not sent), unless the reader reads
+/// notes (`notes`: [`crate::model::reads_internal_notes`]: an agent, who
+/// sees held, scheduled and cancelled replies too).
 fn hidden_notes(notes: bool) -> &'static str {
-    if notes { "" } else { " AND NOT c.is_internal" }
+    if notes {
+        ""
+    } else {
+        " AND NOT c.is_internal AND c.delivery_state = 'sent'"
+    }
 }
 
 /// A page of the ticket's comments, oldest first (a conversation), read
 /// with one row more than `page.limit`, and their number; internal notes
-/// only when `notes`.
+/// and replies not yet sent only when `notes`.
 pub async fn list_comments(
     db: &Db,
     tenant: &Tenant,

@@ -32,8 +32,24 @@ pub async fn edit_tags(
     now: Timestamp,
     signer: &Signer,
 ) -> Result<Ticket, StoreError> {
+    edit_tags_at(db, tenant, id, edit, None, now, signer).await
+}
+
+/// [`edit_tags`] on the version `expected` (`If-Match`: a PATCH's or a
+/// bulk change's `addTags`/`removeTags`); another one refuses the edit
+/// (`StoreError::VersionConflict`) and changes nothing.
+pub async fn edit_tags_at(
+    db: &Db,
+    tenant: &Tenant,
+    id: Uuid,
+    edit: TagEdit,
+    expected: Option<i64>,
+    now: Timestamp,
+    signer: &Signer,
+) -> Result<Ticket, StoreError> {
     let mut tx = db.begin().await?;
     let current = lock(&mut tx, tenant, id).await?;
+    super::update::check_version(&mut tx, tenant, id, expected).await?;
     let tags = tag_store::edit(&mut tx, tenant, Tagged::Ticket, id, &edit).await?;
     if !tags.is_empty() {
         write_state(&mut tx, tenant, id, &current, now).await?;
