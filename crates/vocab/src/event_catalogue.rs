@@ -34,6 +34,8 @@ crate::text_enum! {
         TicketSplit = "ticket.split",
         ContactCreated = "contact.created",
         ContactMerged = "contact.merged",
+        /// A contact's personal data erased: only the contact's id.
+        ContactErased = "contact.erased",
         /// An audit entry, once sealed into its company's chain (for SIEM
         /// forwarding; sent only to webhooks that name it).
         AuditEntry = "audit.entry",

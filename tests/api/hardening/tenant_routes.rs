@@ -74,6 +74,7 @@ fn fill(path: &str, ids: &BTreeMap<&'static str, String>) -> String {
         "roles" => "role",
         "attachments" => "attachment",
         "contacts" => "contact",
+        "jobs" => "job",
         "organizations" => "organization",
         "macros" => "macro",
         other => panic!("no record kind for /{other}: add it to the isolation table"),

@@ -14,6 +14,7 @@ mod comments;
 mod contacts;
 mod create;
 mod delete;
+pub mod erase;
 mod escalate;
 mod link_rows;
 mod links;
