@@ -69,7 +69,7 @@ pub(super) async fn contacts_command(
     let clock = Clock::default();
     let job = jobs::record(db, &tenant, contact, clock.now()).await?;
     let run = {
-        let (db, clock, tenant) = (db.clone(), clock.clone(), tenant.clone());
+        let (db, clock) = (db.clone(), clock.clone());
         tokio::spawn(async move {
             export::archive(&db, &clock, &storage, &tenant, contact, Some(job)).await
         })

@@ -177,7 +177,7 @@ async fn document(
         };
         audit_entries.extend(audit_page(db, tenant.company_id, &filters, None, MOST, 0).await?);
     }
-    audit_entries.sort_by(|a, b| (a.at, a.id).cmp(&(b.at, b.id)));
+    audit_entries.sort_by_key(|entry| (entry.at, entry.id));
     let files_listed: Vec<Value> = files
         .iter()
         .map(|file| {

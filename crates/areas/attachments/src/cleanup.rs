@@ -193,7 +193,7 @@ pub async fn files_of(
         .await?;
         files.extend(rows);
     }
-    files.sort_by(|a, b| (a.created_at, a.id).cmp(&(b.created_at, b.id)));
+    files.sort_by_key(|file| (file.created_at, file.id));
     files.dedup_by_key(|file| file.id);
     Ok(files)
 }
