@@ -2,6 +2,7 @@
 //! wired: the outbox runs them without knowing any of them.
 
 use crate::config::Config;
+use crate::contacts::{self, jobs::RequestJob};
 use crate::mail::{self, EmailJob, Mailer};
 use crate::outbox::{Jobs, RetrySchedule};
 use crate::webhooks::{self, worker::DeliveryJob};
@@ -12,5 +13,6 @@ pub fn registry(config: &Config) -> anyhow::Result<Jobs> {
     let retry = RetrySchedule::new(config.webhook_retry_delays.clone());
     Ok(Jobs::new()
         .register(webhooks::JOB_KIND, DeliveryJob::new(config, retry.clone())?)
-        .register(mail::JOB_KIND, EmailJob::new(Mailer::new(config)?, retry)))
+        .register(mail::JOB_KIND, EmailJob::new(Mailer::new(config)?, retry))
+        .register(contacts::jobs::JOB_KIND, RequestJob::new(config)?))
 }

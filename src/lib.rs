@@ -61,8 +61,8 @@ pub use vocab::{actor, decoded_from_text, domain, error, event_catalogue, live, 
 // The infrastructure crate's modules, at the paths the service and its
 // tests name them by (`crate::paging::…`, `supportdesk::ratelimit::…`).
 pub use infra::{
-    client_address, extract, generation, outbox, paging, ratelimit, redis_conn, sealed, search,
-    validate,
+    client_address, erasure, extract, generation, outbox, paging, ratelimit, redis_conn, sealed,
+    search, validate,
 };
 // The store crate, as `db` (`crate::db::Query`, `supportdesk::on_db!`).
 pub use store::{self as db, on_db};

@@ -54,6 +54,7 @@ pub fn api_routes() -> ApiRouter {
         .merge(crate::attachments::routes::router())
         .merge(crate::contacts::routes::router())
         .merge(crate::contacts::organizations::router())
+        .merge(crate::contacts::requests::router())
 }
 
 /// The route table (method, path, scope) of the whole API.

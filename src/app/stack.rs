@@ -61,6 +61,7 @@ pub(super) fn router(state: AppState, shop_url: Option<Arc<str>>) -> Router {
             state.config.widget_session_rate,
         ))
         .merge(crate::attachments::files::router())
+        .merge(crate::contacts::requests::downloads())
         .merge(crate::accounts::routes::router())
         .fallback(|| async { ApiError::not_found_response() })
         .method_not_allowed_fallback(method_not_allowed);

@@ -12,7 +12,8 @@ pub mod sweep;
 pub mod visitor;
 
 pub use ::attachments::{
-    Attachment, AttachmentRef, S3Config, Storage, form, ingest, links, model, quota, storage, store,
+    Attachment, AttachmentRef, S3Config, Storage, cleanup, form, ingest, links, model, quota,
+    storage, store,
 };
 
 use std::time::Duration;

@@ -3,7 +3,8 @@
 //! list and its exports (`routes`) and the sealer worker live here.
 
 pub use ::audit::{
-    Action, Changes, Entry, Target, TargetType, chain, list, model, prune, record, seal, verify,
+    Action, Changes, Entry, Target, TargetType, chain, list, model, prune, record, redact, seal,
+    verify,
 };
 mod export;
 pub mod routes;

@@ -1,8 +1,10 @@
 //! The command line: `serve` (default), `migrate`, and administration of
-//! companies, entities, users and keys. `--json` prints one JSON object on stdout.
+//! companies, entities, users and keys; a contact's export. `--json` prints
+//! one JSON object on stdout.
 
 mod admin;
 pub mod audit;
+mod contacts;
 mod users;
 
 use std::path::PathBuf;
@@ -62,6 +64,13 @@ enum Command {
         db: DbArgs,
         #[command(subcommand)]
         action: audit::AuditAction,
+    },
+    /// A person's data: export everything stored about a contact.
+    Contacts {
+        #[command(flatten)]
+        db: DbArgs,
+        #[command(subcommand)]
+        action: contacts::ContactAction,
     },
     /// Manage API keys: create, list, revoke.
     Keys {
@@ -175,6 +184,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             users::users_command(&db.connect().await?, &bus, action).await
         }
         Command::Audit { db, action } => audit::audit_command(&db.connect().await?, action).await,
+        Command::Contacts { db, action } => {
+            contacts::contacts_command(&db.connect().await?, &db.data_dir, action).await
+        }
         Command::Keys { db, bus, action } => {
             admin::keys_command(&db.connect().await?, &bus, action).await
         }

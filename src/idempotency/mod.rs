@@ -28,7 +28,7 @@
 
 mod caller;
 mod spool;
-mod store;
+pub(crate) mod store;
 
 pub use caller::Caller;
 

@@ -273,3 +273,26 @@ pub async fn release(db: &Db, claim: &Claim) -> Result<(), StoreError> {
     .execute(db)
     .await
 }
+
+/// Deletes the tenant's stored answers that name `person` (a replayed
+/// answer would otherwise bring an erased person back); a retry of such a
+/// request runs again. Answers how many.
+pub async fn erase_mentions(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    person: &crate::erasure::Person,
+) -> Result<u64, StoreError> {
+    if person.is_empty() {
+        return Ok(0);
+    }
+    // The body is bytes: read as text (Postgres escapes what is not
+    // printable, which the words of a person are not).
+    let body = match tx.backend() {
+        Backend::Postgres => "coalesce(encode(response_body, 'escape'), '')",
+        Backend::Sqlite => "coalesce(CAST(response_body AS TEXT), '')",
+    };
+    let query = Query::new("DELETE FROM idempotency_keys WHERE ")
+        .push_tenant(tenant, "")
+        .push(" AND ");
+    person.push_mentions(query, body).rows_affected(tx).await
+}

@@ -13,8 +13,14 @@
 //! - [`contacts`]: the contact of a new ticket or chat found or created in
 //!   its transaction, and a merge of two contacts moving their tickets and
 //!   chats.
+//! - [`erasure`]: a person erased, each area erasing its own rows, a batch
+//!   per transaction.
+//! - [`export`]: everything stored about a person, read from each area,
+//!   as one zip.
 
 pub mod automations;
 pub mod chat_message;
 pub mod contacts;
+pub mod erasure;
+pub mod export;
 pub mod sla_pass;

@@ -9,6 +9,7 @@
 
 pub mod bus;
 pub mod client_address;
+pub mod erasure;
 pub mod extract;
 pub mod generation;
 pub mod key;
@@ -59,8 +60,8 @@ macro_rules! area_floors {
         };
         #[allow(unused_imports)]
         pub(crate) use $crate::{
-            bus, extract, generation, key, metrics, outbox, paging, ratelimit, redis_conn, search,
-            snapshots, validate,
+            bus, erasure, extract, generation, key, metrics, outbox, paging, ratelimit, redis_conn,
+            search, snapshots, validate,
         };
 
         pub(crate) mod auth {

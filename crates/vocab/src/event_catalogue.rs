@@ -36,6 +36,8 @@ crate::text_enum! {
         ContactMerged = "contact.merged",
         /// An automation changed a ticket (after the ticket's own events).
         AutomationFired = "automation.fired",
+        /// A contact's personal data erased: only the contact's id.
+        ContactErased = "contact.erased",
         /// An audit entry, once sealed into its company's chain (for SIEM
         /// forwarding; sent only to webhooks that name it).
         AuditEntry = "audit.entry",

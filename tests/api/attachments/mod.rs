@@ -9,7 +9,7 @@ mod lifecycle;
 mod messages;
 mod quota;
 mod records;
-mod s3;
+pub(crate) mod s3;
 mod uploads;
 
 use reqwest::Method;

@@ -14,7 +14,7 @@ async fn s3_app(test: &str) -> Option<(TestApp, S3Config)> {
 }
 
 /// `s3_app` with its configuration changed by `adjust` too.
-pub(super) async fn s3_app_with(
+pub(crate) async fn s3_app_with(
     test: &str,
     adjust: impl FnOnce(&mut supportdesk::config::Config),
 ) -> Option<(TestApp, S3Config)> {

@@ -1,12 +1,20 @@
 //! Contacts and organisations (issue 53): contacts by hand (`crud`), found
 //! or created from the tickets and chats people open (`matching`), merged
 //! (`merge`), and organisations collecting contacts by their domains
-//! (`organizations`). Shared helpers here.
+//! (`organizations`); a person's data on request: the jobs
+//! (`requests`), the export (`export`) and the erasure (`erasure`), of a
+//! person stored everywhere (`person`), looked for everywhere (`scan`).
+//! Shared helpers here.
 
 mod crud;
+mod erasure;
+mod export;
 mod matching;
 mod merge;
 mod organizations;
+mod person;
+mod requests;
+mod scan;
 
 use serde_json::{Value, json};
 

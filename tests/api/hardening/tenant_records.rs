@@ -126,6 +126,14 @@ pub(super) async fn records_of(
         )
         .await;
     ids.insert("contact", id(&contact));
+    let job = app
+        .post(
+            &format!("/contacts/{}/export", id(&contact)),
+            key,
+            json!({}),
+        )
+        .await;
+    ids.insert("job", id(&job));
     let shared_macro = app
         .post(
             "/macros",

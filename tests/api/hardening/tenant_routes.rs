@@ -77,6 +77,7 @@ fn fill(path: &str, ids: &BTreeMap<&'static str, String>) -> String {
         "roles" => "role",
         "attachments" => "attachment",
         "contacts" => "contact",
+        "jobs" => "job",
         "organizations" => "organization",
         "macros" => "macro",
         "automations" => "automation",

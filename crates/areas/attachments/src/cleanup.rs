@@ -96,3 +96,104 @@ pub async fn drop_object(tx: &mut Tx, company: Uuid, sha256: &str) -> Result<boo
     .await?;
     Ok(dropped > 0)
 }
+
+/// The files a person sent, for their erasure: those uploaded with
+/// `tickets` (not on a comment), on `comments`, on `messages`, and
+/// uploaded by the visitors of `sessions`. Deletes their rows in `tx` and
+/// answers their SHA-256s, so the caller releases the bytes after it
+/// commits.
+pub async fn erase_sent(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    sent: &Sent<'_>,
+) -> Result<Vec<String>, StoreError> {
+    let mut hashes: Vec<String> = Vec::new();
+    for (condition, ids) in [
+        ("a.comment_id IS NULL AND a.ticket_id IN ", sent.tickets),
+        ("a.comment_id IN ", sent.comments),
+        ("a.message_id IN ", sent.messages),
+        ("a.session_id IN ", sent.sessions),
+    ] {
+        if ids.is_empty() {
+            continue;
+        }
+        let found: Vec<(Uuid, String)> =
+            Query::new("SELECT a.id, a.sha256 FROM attachments a WHERE ")
+                .push_tenant(tenant, "a")
+                .push(" AND ")
+                .push(condition)
+                .push_bind_list(ids.iter().copied())
+                .fetch_all(&mut *tx)
+                .await?;
+        if found.is_empty() {
+            continue;
+        }
+        Query::new("DELETE FROM attachments WHERE id IN ")
+            .push_bind_list(found.iter().map(|(id, _)| *id))
+            .execute(&mut *tx)
+            .await?;
+        hashes.extend(found.into_iter().map(|(_, sha256)| sha256));
+    }
+    hashes.sort();
+    hashes.dedup();
+    Ok(hashes)
+}
+
+/// What a person sent, by the records it came with.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Sent<'a> {
+    pub tickets: &'a [Uuid],
+    pub comments: &'a [Uuid],
+    pub messages: &'a [Uuid],
+    pub sessions: &'a [Uuid],
+}
+
+/// One stored file as a person's export lists it.
+#[derive(Debug, Clone, serde::Serialize, sqlx::FromRow)]
+#[serde(rename_all = "camelCase")]
+pub struct FileRow {
+    pub id: Uuid,
+    pub filename: String,
+    pub content_type: String,
+    pub size: i64,
+    pub sha256: String,
+    pub ticket_id: Option<Uuid>,
+    pub comment_id: Option<Uuid>,
+    pub message_id: Option<Uuid>,
+    pub session_id: Option<Uuid>,
+    pub created_at: Timestamp,
+}
+
+/// The tenant's files on `tickets`, `comments`, `messages` or uploaded in
+/// `sessions` (a person's export), oldest first.
+pub async fn files_of(
+    db: &Db,
+    tenant: &Tenant,
+    sent: &Sent<'_>,
+) -> Result<Vec<FileRow>, StoreError> {
+    let mut files: Vec<FileRow> = Vec::new();
+    for (condition, ids) in [
+        ("a.ticket_id IN ", sent.tickets),
+        ("a.comment_id IN ", sent.comments),
+        ("a.message_id IN ", sent.messages),
+        ("a.session_id IN ", sent.sessions),
+    ] {
+        if ids.is_empty() {
+            continue;
+        }
+        let rows: Vec<FileRow> = Query::new(
+            "SELECT a.id, a.filename, a.content_type, a.size, a.sha256, a.ticket_id, \
+             a.comment_id, a.message_id, a.session_id, a.created_at FROM attachments a WHERE ",
+        )
+        .push_tenant(tenant, "a")
+        .push(" AND ")
+        .push(condition)
+        .push_bind_list(ids.iter().copied())
+        .fetch_all(db)
+        .await?;
+        files.extend(rows);
+    }
+    files.sort_by_key(|file| (file.created_at, file.id));
+    files.dedup_by_key(|file| file.id);
+    Ok(files)
+}

@@ -37,6 +37,31 @@ impl Links {
         mac
     }
 
+    /// The MAC of an export's link: its own prefix, so a file's link never
+    /// opens an export of the same id, nor the reverse.
+    fn export_mac(&self, id: Uuid, expires: i64) -> Hmac<Sha256> {
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key)
+            .unwrap_or_else(|_| unreachable!("HMAC takes any key length"));
+        mac.update(format!("export\0{id}\0{expires}").as_bytes());
+        mac
+    }
+
+    /// A link to the archive of export `id` valid for [`LINK_TTL_SECS`]
+    /// from `now`.
+    pub fn export_url(&self, id: Uuid, now: Timestamp) -> String {
+        let expires = now.0.timestamp() + LINK_TTL_SECS;
+        let sig = hex::encode(self.export_mac(id, expires).finalize().into_bytes());
+        format!("{}/exports/{id}?exp={expires}&sig={sig}", self.base)
+    }
+
+    /// Whether `sig` signs export `id`'s link until `expires`, still ahead.
+    pub fn verify_export(&self, id: Uuid, expires: i64, sig: &str, now: Timestamp) -> bool {
+        let Ok(sig) = hex::decode(sig) else {
+            return false;
+        };
+        self.export_mac(id, expires).verify_slice(&sig).is_ok() && now.0.timestamp() < expires
+    }
+
     /// A link to `id` valid for [`LINK_TTL_SECS`] from `now`.
     pub fn url(&self, id: Uuid, now: Timestamp) -> String {
         let expires = now.0.timestamp() + LINK_TTL_SECS;

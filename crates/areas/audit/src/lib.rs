@@ -13,6 +13,7 @@ pub mod list;
 pub mod model;
 pub mod prune;
 pub mod record;
+pub mod redact;
 pub mod seal;
 pub mod verify;
 

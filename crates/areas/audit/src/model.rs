@@ -54,6 +54,7 @@ crate::text_enum! {
         ChatDeleted = "chat.deleted",
         SignInLimited = "auth.sign_in_limited",
         AuditRetentionPruned = "audit.pruned",
+        ContactErased = "contact.erased",
     }
 }
 
@@ -76,6 +77,7 @@ crate::text_enum! {
         CustomField = "custom_field",
         Entity = "entity",
         ChatSession = "chat_session",
+        Contact = "contact",
     }
 }
 

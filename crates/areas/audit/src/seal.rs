@@ -14,7 +14,7 @@ use crate::db::{Backend, Db, Query, Tx};
 use crate::error::StoreError;
 use crate::time::Timestamp;
 
-use super::chain::{CHAIN_COLUMNS, ChainRow, GENESIS};
+use super::chain::{CANON, CHAIN_COLUMNS, ChainRow, GENESIS};
 use super::model::Entry;
 
 /// What else a sealing transaction does with the entries it sealed, in
@@ -129,14 +129,19 @@ async fn seal_batch(
     let mut entries = Vec::with_capacity(pending.len());
     for mut row in pending {
         let next = seq + 1;
+        row.canon = CANON;
         let next_hash = row.hash_after(&hash, next);
-        Query::new("UPDATE audit_entries SET seq = $2, hash = $3, prev_hash = $4 WHERE id = $1")
-            .bind(row.id)
-            .bind(next)
-            .bind(&next_hash)
-            .bind(&hash)
-            .execute(&mut tx)
-            .await?;
+        Query::new(
+            "UPDATE audit_entries SET seq = $2, hash = $3, prev_hash = $4, canon = $5 \
+             WHERE id = $1",
+        )
+        .bind(row.id)
+        .bind(next)
+        .bind(&next_hash)
+        .bind(&hash)
+        .bind(i64::from(CANON))
+        .execute(&mut tx)
+        .await?;
         row.seq = Some(next);
         row.prev_hash = Some(std::mem::replace(&mut hash, next_hash.clone()));
         row.hash = Some(next_hash);

@@ -131,6 +131,54 @@ impl EventPayload for ContactMerged<'_> {
     const NAME: EventName = EventName::ContactMerged;
 }
 
+/// `contact.erased`: the id of the contact whose data is gone; nothing
+/// else, so the event names no one.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContactErased {
+    pub contact_id: Uuid,
+}
+
+impl EventPayload for ContactErased {
+    const NAME: EventName = EventName::ContactErased;
+}
+
+crate::text_enum! {
+    /// What a data request does.
+    pub enum JobKind {
+        Export = "export",
+        Erase = "erase",
+    }
+}
+
+crate::text_enum! {
+    /// Where a data request stands.
+    pub enum JobState {
+        Queued = "queued",
+        Running = "running",
+        Done = "done",
+        Failed = "failed",
+    }
+}
+
+/// A data request: an export or an erasure of one contact, run in the
+/// background.
+#[derive(Debug, Clone)]
+pub struct DataJob {
+    pub id: Uuid,
+    pub contact_id: Uuid,
+    pub kind: JobKind,
+    pub state: JobState,
+    /// Percent done.
+    pub progress: i64,
+    pub error: Option<String>,
+    /// An export's archive waits for its one download.
+    pub archive_ready: bool,
+    pub downloaded_at: Option<Timestamp>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
 /// An email as contacts hold it: trimmed, lower-cased, plausible.
 pub fn email(field: &str, raw: &str) -> Result<String, FieldError> {
     let email = raw.trim().to_lowercase();

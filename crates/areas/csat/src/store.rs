@@ -362,3 +362,56 @@ pub async fn summary(
     let counts: Vec<(i64, i64)> = rows.into_iter().map(|r| (r.score, r.n)).collect();
     Ok(CsatSummary::from_counts(&counts))
 }
+
+/// Clears the comments of the tenant's ratings of `tickets` and `sessions`
+/// (the words of a person being erased; the scores stay, they name no
+/// one), in `tx`.
+pub async fn erase_comments(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    tickets: &[Uuid],
+    sessions: &[Uuid],
+) -> Result<u64, StoreError> {
+    let mut done = 0;
+    for (column, ids) in [("ticket_id", tickets), ("chat_session_id", sessions)] {
+        if ids.is_empty() {
+            continue;
+        }
+        done += Query::new(format!(
+            "UPDATE ratings SET comment = NULL WHERE comment IS NOT NULL AND {column} IN "
+        ))
+        .push_bind_list(ids.iter().copied())
+        .push(" AND ")
+        .push_tenant(tenant, "")
+        .rows_affected(&mut *tx)
+        .await?;
+    }
+    Ok(done)
+}
+
+/// The tenant's ratings of `tickets` and `sessions`, oldest first (a
+/// person's export).
+pub async fn of_records(
+    db: &Db,
+    tenant: &Tenant,
+    tickets: &[Uuid],
+    sessions: &[Uuid],
+) -> Result<Vec<Rating>, StoreError> {
+    let mut ratings = Vec::new();
+    for (column, ids) in [("r.ticket_id", tickets), ("r.chat_session_id", sessions)] {
+        if ids.is_empty() {
+            continue;
+        }
+        let rows: Vec<Rating> = Query::new(format!(
+            "SELECT {RATING_COLUMNS} FROM ratings r WHERE {column} IN "
+        ))
+        .push_bind_list(ids.iter().copied())
+        .push(" AND ")
+        .push_tenant(tenant, "r")
+        .push(" ORDER BY r.created_at, r.id")
+        .fetch_all(db)
+        .await?;
+        ratings.extend(rows);
+    }
+    Ok(ratings)
+}

@@ -15,6 +15,7 @@ use vocab::tenant::Tenant;
 use vocab::time::{Timestamp, new_id};
 
 mod change;
+pub mod erase;
 
 pub use change::{Op, RecordChange, RecordType};
 pub use vocab::event_catalogue::{EVENT_NAMES, Event, EventName, EventPayload};

@@ -202,3 +202,64 @@ pub async fn depth(db: &Db) -> Result<Vec<KindDepth>, StoreError> {
     .fetch_all(db)
     .await
 }
+
+/// Deletes the tenant's jobs whose payload names `person` (pending, done
+/// or failed: an email to them, queued or sent), in `tx`; answers their
+/// ids and kinds, so what a job left outside the database (a mail file
+/// named by its id) can go too. A job in flight loses its lease and ends
+/// without effect.
+pub async fn erase_mentions(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    person: &crate::erasure::Person,
+) -> Result<Vec<(Uuid, String)>, StoreError> {
+    if person.is_empty() {
+        return Ok(Vec::new());
+    }
+    let payload = format!(
+        "coalesce({}, '')",
+        crate::erasure::json_text(tx.backend(), "payload")
+    );
+    let query = Query::new("SELECT id, kind FROM outbox_jobs WHERE ")
+        .push_tenant(tenant, "")
+        .push(" AND ");
+    let jobs: Vec<(Uuid, String)> = person
+        .push_mentions(query, &payload)
+        .fetch_all(&mut *tx)
+        .await?;
+    for chunk in jobs.chunks(500) {
+        Query::new("DELETE FROM outbox_jobs WHERE id IN ")
+            .push_bind_list(chunk.iter().map(|(id, _)| *id))
+            .execute(&mut *tx)
+            .await?;
+    }
+    Ok(jobs)
+}
+
+/// The tenant's jobs of `kind` whose payload names `person`, with their
+/// payloads and states (an export lists the emails queued or sent to
+/// them).
+pub async fn mentioning(
+    db: &Db,
+    tenant: &Tenant,
+    kind: &str,
+    person: &crate::erasure::Person,
+) -> Result<Vec<(Uuid, Json<serde_json::Value>, String)>, StoreError> {
+    if person.is_empty() {
+        return Ok(Vec::new());
+    }
+    let payload = format!(
+        "coalesce({}, '')",
+        crate::erasure::json_text(db.backend(), "payload")
+    );
+    let query = Query::new("SELECT id, payload, status FROM outbox_jobs WHERE kind = ")
+        .push_bind(kind)
+        .push(" AND ")
+        .push_tenant(tenant, "")
+        .push(" AND ");
+    person
+        .push_mentions(query, &payload)
+        .push(" ORDER BY id")
+        .fetch_all(db)
+        .await
+}

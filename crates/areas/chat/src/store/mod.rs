@@ -10,6 +10,7 @@
 
 mod contacts;
 mod create;
+pub mod erase;
 mod read;
 mod send;
 mod update;

@@ -10,6 +10,8 @@
 //! contact of a new ticket or chat, `merge` folds one contact into another
 //! and `organizations` keeps organisations and their domains.
 
+pub mod erase;
+pub mod jobs;
 mod links;
 pub mod matching;
 pub mod merge;

@@ -193,6 +193,8 @@ pub async fn act(
                     agent_name: rule.name.clone(),
                     custom_fields,
                     expected: None,
+                    // No one stands behind a rule's reply to undo it.
+                    reply_delivery: crate::delivery::Delivery::Now,
                 };
                 let applied =
                     crate::macros::apply::run(tx, whole, id, &found, who, ctx.now, ctx.signer)
@@ -209,6 +211,7 @@ pub async fn act(
                     is_internal: true,
                     attachment_ids: Vec::new(),
                     assign_on_reply: None,
+                    delivery: crate::delivery::Delivery::Now,
                 };
                 let (_, after) =
                     store::add_comment_in(tx, whole, id, new, None, ctx.now, ctx.signer).await?;

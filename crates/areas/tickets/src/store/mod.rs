@@ -15,6 +15,7 @@ mod contacts;
 mod create;
 mod delete;
 mod delivery;
+pub mod erase;
 mod escalate;
 mod link_rows;
 mod links;

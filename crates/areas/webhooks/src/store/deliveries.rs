@@ -339,3 +339,30 @@ pub async fn source(
     .fetch_one(db)
     .await
 }
+
+/// What an erased event's deliveries carry instead of its data.
+pub const ERASED_BODY: &str = r#"{"erased":true}"#;
+
+/// Replaces the bodies of the deliveries of `events` (sent or pending) and
+/// the receivers' answers to them, in `tx`: an erased person's data leaves
+/// no copy in the delivery log, and a delivery still pending sends the
+/// tombstone; answers how many deliveries.
+pub async fn erase_bodies(tx: &mut Tx, events: &[Uuid]) -> Result<u64, StoreError> {
+    if events.is_empty() {
+        return Ok(0);
+    }
+    let changed = Query::new("UPDATE webhook_deliveries SET body = $1 WHERE event_id IN ")
+        .bind(ERASED_BODY)
+        .push_bind_list(events.iter().copied())
+        .rows_affected(&mut *tx)
+        .await?;
+    Query::new(
+        "UPDATE webhook_delivery_attempts SET response_body = NULL WHERE delivery_id IN \
+         (SELECT id FROM webhook_deliveries WHERE event_id IN ",
+    )
+    .push_bind_list(events.iter().copied())
+    .push(")")
+    .execute(&mut *tx)
+    .await?;
+    Ok(changed)
+}
