@@ -11,7 +11,13 @@
 //! - [`contacts`]: the contact of a new ticket or chat found or created in
 //!   its transaction, and a merge of two contacts moving their tickets and
 //!   chats.
+//! - [`email_inbound`]: an incoming email stored as a ticket or a comment,
+//!   its message, thread, files and events in one transaction.
+//! - [`email_outbound`]: an agent's public reply on an email ticket, and
+//!   the email that carries it, queued in the reply's transaction.
 
 pub mod chat_message;
 pub mod contacts;
+pub mod email_inbound;
+pub mod email_outbound;
 pub mod sla_pass;

@@ -17,6 +17,7 @@ mod contacts;
 mod csat;
 mod custom_fields;
 mod demo;
+mod email;
 mod first_start;
 mod hardening;
 mod idempotency;

@@ -34,6 +34,10 @@ crate::text_enum! {
         TicketSplit = "ticket.split",
         ContactCreated = "contact.created",
         ContactMerged = "contact.merged",
+        /// An incoming email became a ticket or a comment.
+        EmailReceived = "email.received",
+        /// A delivery failure report marked an address undeliverable.
+        EmailBounced = "email.bounced",
         /// An audit entry, once sealed into its company's chain (for SIEM
         /// forwarding; sent only to webhooks that name it).
         AuditEntry = "audit.entry",

@@ -40,6 +40,7 @@ pub(crate) fn valid_body(method: &Method, path: &str, other_user: &str) -> Optio
         ("PATCH", "/contacts/{id}") => json!({"name": "Renamed"}),
         ("POST", "/contacts/{id}/merge") => json!({"into": uuid::Uuid::now_v7()}),
         ("PATCH", "/organizations/{id}") => json!({"name": "Renamed"}),
+        ("PATCH", "/channels/email/{id}") => json!({"name": "Renamed"}),
         ("PATCH", "/macros/{id}") => json!({"name": "Renamed"}),
         ("POST", "/tickets/{id}/macros/{macroId}/preview") => json!({}),
         ("POST", "/tickets/{id}/macros/{macroId}/apply") => json!({}),
@@ -76,6 +77,7 @@ fn fill(path: &str, ids: &BTreeMap<&'static str, String>) -> String {
         "contacts" => "contact",
         "organizations" => "organization",
         "macros" => "macro",
+        "channels" => "email channel",
         other => panic!("no record kind for /{other}: add it to the isolation table"),
     };
     path.replace("{id}", &ids[kind])
@@ -176,6 +178,7 @@ async fn another_tenants_ids_are_404_on_every_route(backend: Backend) {
         format!("/contacts/{}", ids["contact"]),
         format!("/organizations/{}", ids["organization"]),
         format!("/macros/{}", ids["macro"]),
+        format!("/channels/email/{}", ids["email channel"]),
     ] {
         let r = app.get(&path, &a.key).await;
         r.assert_status(200);
