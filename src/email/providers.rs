@@ -37,7 +37,11 @@ fn same(a: &str, b: &str) -> bool {
 
 /// A shared secret, given as the password of HTTP basic auth or as the
 /// `secret` query parameter.
-pub fn check_secret(headers: &HeaderMap, query_secret: Option<&str>, secret: &str) -> Result<(), Refused> {
+pub fn check_secret(
+    headers: &HeaderMap,
+    query_secret: Option<&str>,
+    secret: &str,
+) -> Result<(), Refused> {
     let basic = headers
         .get(axum::http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -116,7 +120,9 @@ pub fn postmark(body: &[u8], boundary: &str) -> Result<Vec<u8>, Refused> {
         .into_iter()
         .map(|h| (h.name, h.value))
         .collect();
-    let has_id = headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("message-id"));
+    let has_id = headers
+        .iter()
+        .any(|(n, _)| n.eq_ignore_ascii_case("message-id"));
     if let (false, Some(id)) = (has_id, inbound.message_id) {
         headers.push(("Message-ID".into(), format!("<{id}@postmark>")));
     }
@@ -199,7 +205,12 @@ pub async fn form(headers: &HeaderMap, body: Bytes) -> Result<Form, Refused> {
 /// Mailgun's signature: the hex HMAC-SHA256 of `timestamp` and `token`
 /// under the signing key, with a timestamp near `now`.
 pub fn check_mailgun(form: &Form, signing_key: &str, now: Timestamp) -> Result<(), Refused> {
-    let field = |name: &str| form.fields.get(name).map(String::as_str).unwrap_or_default();
+    let field = |name: &str| {
+        form.fields
+            .get(name)
+            .map(String::as_str)
+            .unwrap_or_default()
+    };
     let (timestamp, token, signature) = (field("timestamp"), field("token"), field("signature"));
     let fresh = timestamp
         .parse::<i64>()
@@ -266,7 +277,10 @@ pub fn sendgrid(form: Form, boundary: &str) -> Vec<u8> {
         .map(|block| compose::header_lines(block))
         .unwrap_or_default();
     let list = |name: &str| -> Vec<String> {
-        fields.get(name).map(|v| vec![v.clone()]).unwrap_or_default()
+        fields
+            .get(name)
+            .map(|v| vec![v.clone()])
+            .unwrap_or_default()
     };
     let composed = Fields {
         from: fields.get("from").cloned().unwrap_or_default(),

@@ -146,11 +146,19 @@ fn secret(field: &str, value: Option<&str>, errors: &mut Vec<FieldError>) -> Opt
 
 /// Applies `inbound` to `fields`; `keep` keeps the stored secret when the
 /// kind is the same and none is given.
-fn apply_inbound(fields: &mut ChannelFields, inbound: InboundBody, keep: bool, errors: &mut Vec<FieldError>) {
+fn apply_inbound(
+    fields: &mut ChannelFields,
+    inbound: InboundBody,
+    keep: bool,
+    errors: &mut Vec<FieldError>,
+) {
     let same_kind = fields.inbound_kind == Some(inbound.kind);
     let given = match inbound.kind {
         InboundKind::Imap => {
-            let host = inbound.host.map(|h| h.trim().to_string()).unwrap_or_default();
+            let host = inbound
+                .host
+                .map(|h| h.trim().to_string())
+                .unwrap_or_default();
             let username = inbound.username.unwrap_or_default();
             if host.is_empty() {
                 errors.push(problem("inbound.host", "is required for imap"));
@@ -168,7 +176,9 @@ fn apply_inbound(fields: &mut ChannelFields, inbound: InboundBody, keep: bool, e
             });
             secret("inbound.password", inbound.password.as_deref(), errors)
         }
-        InboundKind::Mailgun => secret("inbound.signingKey", inbound.signing_key.as_deref(), errors),
+        InboundKind::Mailgun => {
+            secret("inbound.signingKey", inbound.signing_key.as_deref(), errors)
+        }
         InboundKind::Postmark | InboundKind::Sendgrid => {
             secret("inbound.secret", inbound.secret.as_deref(), errors)
         }
@@ -243,7 +253,10 @@ fn checked_name(name: Option<String>, errors: &mut Vec<FieldError>) -> Option<St
 #[utoipa::path(get, path = "/channels/email", operation_id = "list_email_channels",
     tag = "Email channels",
     responses((status = 200, description = "The channels, oldest first", body = Vec<Channel>)))]
-async fn list(State(state): State<AppState>, principal: Principal) -> ApiResult<Json<Vec<Channel>>> {
+async fn list(
+    State(state): State<AppState>,
+    principal: Principal,
+) -> ApiResult<Json<Vec<Channel>>> {
     Ok(Json(channels::list(&state.db, &principal.tenant).await?))
 }
 
@@ -291,7 +304,8 @@ async fn create(
     }
     let key = SealingKey::load(&state.db, SEAL).await?;
     let db = state.db.acting(principal.actor());
-    let channel = channels::create(&db, &principal.tenant, &fields, &key, state.clock.now()).await?;
+    let channel =
+        channels::create(&db, &principal.tenant, &fields, &key, state.clock.now()).await?;
     Ok((StatusCode::CREATED, Json(channel)))
 }
 
@@ -305,7 +319,9 @@ async fn get_one(
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<Channel>> {
-    Ok(Json(channels::find(&state.db, &principal.tenant, id).await?))
+    Ok(Json(
+        channels::find(&state.db, &principal.tenant, id).await?,
+    ))
 }
 
 /// Update an email channel
@@ -360,8 +376,8 @@ async fn update(
         }
         refused.is_none()
     };
-    let updated = channels::update(&db, &principal.tenant, id, change, &key, state.clock.now())
-        .await?;
+    let updated =
+        channels::update(&db, &principal.tenant, id, change, &key, state.clock.now()).await?;
     match (updated, refused) {
         (Some(channel), _) => Ok(Json(channel)),
         (None, errors) => Err(refuse(errors.unwrap_or_default())),

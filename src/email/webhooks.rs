@@ -198,9 +198,9 @@ async fn ses(
     match message.kind.as_str() {
         "SubscriptionConfirmation" => {
             let url = message.subscribe_url.as_deref().unwrap_or_default();
-            sns::confirm(url)
-                .await
-                .map_err(|why| Refused::Unreadable(format!("confirming the subscription: {why}")))?;
+            sns::confirm(url).await.map_err(|why| {
+                Refused::Unreadable(format!("confirming the subscription: {why}"))
+            })?;
             Ok(None)
         }
         "Notification" => {
@@ -219,7 +219,9 @@ async fn ses(
                 .unwrap_or_else(|_| content.as_bytes().to_vec());
             Ok(Some(raw))
         }
-        other => Err(Refused::Unreadable(format!("an SNS message of type {other}"))),
+        other => Err(Refused::Unreadable(format!(
+            "an SNS message of type {other}"
+        ))),
     }
 }
 

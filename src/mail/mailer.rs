@@ -95,13 +95,15 @@ impl Mailer {
     pub async fn send_reply(&self, reply: &Reply) -> Result<(), SendError> {
         let message = build_reply(reply)?;
         match self {
-            Mailer::Smtp { transport, .. } => transport.send(message).await.map(|_| ()).map_err(|e| {
-                if e.is_permanent() {
-                    SendError::permanent(e.to_string())
-                } else {
-                    SendError::transient(e.to_string())
-                }
-            }),
+            Mailer::Smtp { transport, .. } => {
+                transport.send(message).await.map(|_| ()).map_err(|e| {
+                    if e.is_permanent() {
+                        SendError::permanent(e.to_string())
+                    } else {
+                        SendError::transient(e.to_string())
+                    }
+                })
+            }
             Mailer::Files { dir, .. } => {
                 let name = crate::time::new_id();
                 write_eml(dir, name, &message.formatted())

@@ -41,7 +41,8 @@ pub async fn comment(
     let mailed = new.author_type == AuthorType::Agent && !new.is_internal;
     let mut tx = db.begin().await?;
     let (comment, ticket) =
-        ticket_store::add_comment_in(&mut tx, tenant, ticket_id, new, expected, now, signer).await?;
+        ticket_store::add_comment_in(&mut tx, tenant, ticket_id, new, expected, now, signer)
+            .await?;
     if mailed {
         queue(&mut tx, tenant, &ticket, &comment, now).await?;
     }

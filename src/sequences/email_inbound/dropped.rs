@@ -63,5 +63,14 @@ pub(super) async fn dropped_machine(
             events::emit(tx, tenant, &bounced, now).await?;
         }
     }
-    drop_message(tx, tenant, channel, parsed, message_id, machine.reason(), now).await
+    drop_message(
+        tx,
+        tenant,
+        channel,
+        parsed,
+        message_id,
+        machine.reason(),
+        now,
+    )
+    .await
 }

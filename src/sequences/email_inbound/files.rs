@@ -14,9 +14,9 @@ use crate::attachments::store::{self as attachment_store, NewAttachment};
 use crate::attachments::{Attachments, Storage};
 use crate::auth::Tenant;
 use crate::db::Tx;
-use crate::error::StoreError;
 use crate::email::parse::Parsed;
 use crate::email::trim;
+use crate::error::StoreError;
 use crate::time::Timestamp;
 
 /// A file written under a temporary key, not yet recorded.
@@ -44,7 +44,8 @@ impl StagedFiles {
         bytes: Vec<u8>,
     ) -> Result<(), StoreError> {
         let filename = model::sanitize_filename(filename);
-        let body = futures::stream::once(async move { Ok::<_, std::io::Error>(Bytes::from(bytes)) });
+        let body =
+            futures::stream::once(async move { Ok::<_, std::io::Error>(Bytes::from(bytes)) });
         match ingest(&attachments.storage, body, attachments.max_bytes).await {
             Ok(ingested) => {
                 self.files.push(Staged {
@@ -65,7 +66,9 @@ impl StagedFiles {
             }
             // An empty part carries nothing to keep.
             Err(IngestError::Empty) => Ok(()),
-            Err(err) => Err(StoreError::Unavailable(format!("storing a mail part: {err}"))),
+            Err(err) => Err(StoreError::Unavailable(format!(
+                "storing a mail part: {err}"
+            ))),
         }
     }
 
@@ -114,7 +117,12 @@ pub(super) async fn stage(
 ) -> Result<(), StoreError> {
     for part in &parsed.parts {
         staged
-            .stage(attachments, &part.filename, &part.content_type, part.bytes.clone())
+            .stage(
+                attachments,
+                &part.filename,
+                &part.content_type,
+                part.bytes.clone(),
+            )
             .await?;
     }
     let full = full_text(parsed);

@@ -143,8 +143,10 @@ pub async fn receive(
                 message_id: &message_id,
                 agent,
             };
-            let decided = decide(handles, &mut tx, tenant, channel, message, machine, own, &staged)
-                .await;
+            let decided = decide(
+                handles, &mut tx, tenant, channel, message, machine, own, &staged,
+            )
+            .await;
             match decided {
                 Ok(outcome) => tx.commit().await.map(|()| outcome),
                 Err(err) => Err(err),
@@ -228,7 +230,10 @@ async fn store(
     let signer = handles.attachments.signer(now);
     let file_ids = staged.record(tx, tenant, now).await?;
     let body = comment_body(parsed, &staged.refused);
-    let excerpt: String = trim::new_part(&full_text(parsed)).chars().take(EXCERPT_MAX).collect();
+    let excerpt: String = trim::new_part(&full_text(parsed))
+        .chars()
+        .take(EXCERPT_MAX)
+        .collect();
     let html = parsed
         .html
         .as_deref()
@@ -268,7 +273,8 @@ async fn store(
             let ticket_id = found.ticket.id;
             let customer = new.author_type == AuthorType::Customer;
             let (comment, ticket) =
-                ticket_store::add_comment_in(tx, tenant, ticket_id, new, None, now, &signer).await?;
+                ticket_store::add_comment_in(tx, tenant, ticket_id, new, None, now, &signer)
+                    .await?;
             if customer && ticket.status == TicketStatus::Resolved {
                 let reopen = TicketUpdate {
                     status: Some(TicketStatus::Open),
@@ -351,7 +357,8 @@ fn comment_body(parsed: &Parsed, refused: &[String]) -> String {
         body = "(no text)".to_string();
     }
     if parsed.malformed {
-        body = format!("(This message could not be read whole: the original is attached.)\n\n{body}");
+        body =
+            format!("(This message could not be read whole: the original is attached.)\n\n{body}");
     }
     for name in refused {
         body.push_str(&format!("\n\n[{name} was too large to keep]"));

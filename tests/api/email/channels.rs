@@ -16,7 +16,12 @@ backend_tests!(
 async fn a_channel_shows_that_its_secret_is_set_never_the_secret(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    let made = channel_with(&app, &acme, json!({"kind": "mailgun", "signingKey": "key-123456"})).await;
+    let made = channel_with(
+        &app,
+        &acme,
+        json!({"kind": "mailgun", "signingKey": "key-123456"}),
+    )
+    .await;
     let id = made["id"].as_str().expect("id");
     let read = app.get(&format!("/channels/email/{id}"), &acme.key).await;
     let text = read.text.clone();
@@ -52,7 +57,11 @@ async fn a_change_without_the_secret_keeps_it(backend: Backend) {
     let id = made["id"].as_str().expect("id");
     let path = format!("/channels/email/{id}");
     let changed = app
-        .patch(&path, &acme.key, json!({"name": "Billing", "inbound": {"kind": "postmark"}}))
+        .patch(
+            &path,
+            &acme.key,
+            json!({"name": "Billing", "inbound": {"kind": "postmark"}}),
+        )
         .await;
     let body = changed.assert_status(200);
     assert_eq!(

@@ -60,7 +60,14 @@ async fn a_reply_threads_by_its_headers(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let channel = imap_channel(&app, &acme).await;
-    let first = message("ada@shop.example", DESK, "m1@shop.example", "Printer", "", "Help");
+    let first = message(
+        "ada@shop.example",
+        DESK,
+        "m1@shop.example",
+        "Printer",
+        "",
+        "Help",
+    );
     let id = opened(&deliver(&app, &acme, &channel, &first).await);
     let reply = message(
         "ada@shop.example",
@@ -85,11 +92,25 @@ async fn a_reply_threads_by_its_reply_token(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let channel = imap_channel(&app, &acme).await;
-    let first = message("ada@shop.example", DESK, "t1@shop.example", "Printer", "", "Help");
+    let first = message(
+        "ada@shop.example",
+        DESK,
+        "t1@shop.example",
+        "Printer",
+        "",
+        "Help",
+    );
     let id = opened(&deliver(&app, &acme, &channel, &first).await);
     let token = reply_token(&app, &acme, &id).await;
     let to = format!("support+{token}@acme.example");
-    let reply = message("ada@shop.example", &to, "t2@shop.example", "New words", "", "Token reply");
+    let reply = message(
+        "ada@shop.example",
+        &to,
+        "t2@shop.example",
+        "New words",
+        "",
+        "Token reply",
+    );
     let outcome = deliver(&app, &acme, &channel, &reply).await;
     assert!(
         matches!(outcome, Outcome::Commented { ticket_id, .. } if ticket_id.to_string() == id),
@@ -101,14 +122,28 @@ async fn a_reply_threads_by_the_ticket_number_from_the_requester(backend: Backen
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let channel = imap_channel(&app, &acme).await;
-    let first = message("ada@shop.example", DESK, "s1@shop.example", "Printer", "", "Help");
+    let first = message(
+        "ada@shop.example",
+        DESK,
+        "s1@shop.example",
+        "Printer",
+        "",
+        "Help",
+    );
     let id = opened(&deliver(&app, &acme, &channel, &first).await);
     let number = ticket(&app, &acme, &id).await["ticketNumber"]
         .as_str()
         .expect("number")
         .to_string();
     let subject = format!("Re: your ticket {number}");
-    let reply = message("Ada@Shop.example", DESK, "s2@shop.example", &subject, "", "By number");
+    let reply = message(
+        "Ada@Shop.example",
+        DESK,
+        "s2@shop.example",
+        &subject,
+        "",
+        "By number",
+    );
     let outcome = deliver(&app, &acme, &channel, &reply).await;
     assert!(
         matches!(outcome, Outcome::Commented { ticket_id, .. } if ticket_id.to_string() == id),
@@ -120,14 +155,28 @@ async fn a_ticket_number_from_a_stranger_opens_a_new_ticket(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let channel = imap_channel(&app, &acme).await;
-    let first = message("ada@shop.example", DESK, "x1@shop.example", "Printer", "", "Help");
+    let first = message(
+        "ada@shop.example",
+        DESK,
+        "x1@shop.example",
+        "Printer",
+        "",
+        "Help",
+    );
     let id = opened(&deliver(&app, &acme, &channel, &first).await);
     let number = ticket(&app, &acme, &id).await["ticketNumber"]
         .as_str()
         .expect("number")
         .to_string();
     let subject = format!("About {number}");
-    let other = message("eve@else.example", DESK, "x2@else.example", &subject, "", "Me too");
+    let other = message(
+        "eve@else.example",
+        DESK,
+        "x2@else.example",
+        &subject,
+        "",
+        "Me too",
+    );
     let outcome = deliver(&app, &acme, &channel, &other).await;
     assert_ne!(opened(&outcome), id);
 }
@@ -145,11 +194,25 @@ async fn an_agents_reply_from_their_mail_client_is_their_comment(backend: Backen
         .assert_status(201)["id"]
         .clone();
     let channel = imap_channel(&app, &acme).await;
-    let first = message("ada@shop.example", DESK, "a1@shop.example", "Printer", "", "Help");
+    let first = message(
+        "ada@shop.example",
+        DESK,
+        "a1@shop.example",
+        "Printer",
+        "",
+        "Help",
+    );
     let id = opened(&deliver(&app, &acme, &channel, &first).await);
     let token = reply_token(&app, &acme, &id).await;
     let to = format!("support+{token}@acme.example");
-    let reply = message("Bob@acme.example", &to, "a2@acme.example", "Re: Printer", "", "Try again");
+    let reply = message(
+        "Bob@acme.example",
+        &to,
+        "a2@acme.example",
+        "Re: Printer",
+        "",
+        "Try again",
+    );
     deliver(&app, &acme, &channel, &reply).await;
     let comments = comments(&app, &acme, &id).await;
     assert_eq!(
@@ -162,11 +225,22 @@ async fn a_customer_reply_reopens_a_resolved_ticket(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let channel = imap_channel(&app, &acme).await;
-    let first = message("ada@shop.example", DESK, "r1@shop.example", "Printer", "", "Help");
+    let first = message(
+        "ada@shop.example",
+        DESK,
+        "r1@shop.example",
+        "Printer",
+        "",
+        "Help",
+    );
     let id = opened(&deliver(&app, &acme, &channel, &first).await);
-    app.patch(&format!("/tickets/{id}"), &acme.key, json!({"status": "RESOLVED"}))
-        .await
-        .assert_status(200);
+    app.patch(
+        &format!("/tickets/{id}"),
+        &acme.key,
+        json!({"status": "RESOLVED"}),
+    )
+    .await
+    .assert_status(200);
     let reply = message(
         "ada@shop.example",
         DESK,

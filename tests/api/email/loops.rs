@@ -37,7 +37,12 @@ async fn an_auto_reply_opens_no_ticket(backend: Backend) {
     let outcome = deliver(&app, &acme, &channel, &auto).await;
     assert_eq!(
         (outcome, ticket_total(&app, &acme.key).await),
-        (Outcome::Dropped { reason: "auto-reply" }, 0)
+        (
+            Outcome::Dropped {
+                reason: "auto-reply"
+            },
+            0
+        )
     );
 }
 
@@ -73,7 +78,14 @@ async fn a_bounce_marks_the_address_undeliverable_and_replies_skip_it(backend: B
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let channel = imap_channel(&app, &acme).await;
-    let first = message("ada@shop.example", DESK, "b1@shop.example", "Printer", "", "Help");
+    let first = message(
+        "ada@shop.example",
+        DESK,
+        "b1@shop.example",
+        "Printer",
+        "",
+        "Help",
+    );
     let id = opened(&deliver(&app, &acme, &channel, &first).await);
     let outcome = deliver(&app, &acme, &channel, BOUNCE).await;
     assert_eq!(outcome, Outcome::Dropped { reason: "bounce" });
@@ -102,7 +114,14 @@ async fn the_same_message_twice_is_one_comment(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let channel = imap_channel(&app, &acme).await;
-    let first = message("ada@shop.example", DESK, "d1@shop.example", "Printer", "", "Help");
+    let first = message(
+        "ada@shop.example",
+        DESK,
+        "d1@shop.example",
+        "Printer",
+        "",
+        "Help",
+    );
     let id = opened(&deliver(&app, &acme, &channel, &first).await);
     let reply = message(
         "ada@shop.example",

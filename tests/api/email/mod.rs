@@ -53,9 +53,14 @@ fn tenant(acme: &TestCompany) -> supportdesk::auth::Tenant {
 
 /// Hands `raw` to the inbound entry point, as the IMAP reader does.
 async fn deliver(app: &TestApp, acme: &TestCompany, channel: &Channel, raw: &str) -> Outcome {
-    email_inbound::receive(&Handles::from(&app.state), &tenant(acme), channel, raw.as_bytes())
-        .await
-        .expect("stored")
+    email_inbound::receive(
+        &Handles::from(&app.state),
+        &tenant(acme),
+        channel,
+        raw.as_bytes(),
+    )
+    .await
+    .expect("stored")
 }
 
 /// A plain message from `from` with the given id, subject and extra

@@ -22,10 +22,12 @@ mod sink {
 
     use mailin_embedded::{Handler, Response, Server, response};
 
+    /// Cloned for each connection: each has its own message in progress
+    /// (the outbox may send two at once), all share what was received.
     #[derive(Clone, Default)]
     pub struct Sink {
         pub received: Arc<Mutex<Vec<Vec<u8>>>>,
-        current: Arc<Mutex<Vec<u8>>>,
+        current: Vec<u8>,
     }
 
     impl Handler for Sink {
@@ -34,17 +36,17 @@ mod sink {
         }
 
         fn data_start(&mut self, _d: &str, _f: &str, _8: bool, _to: &[String]) -> Response {
-            self.current.lock().expect("current").clear();
+            self.current.clear();
             response::OK
         }
 
         fn data(&mut self, buf: &[u8]) -> std::io::Result<()> {
-            self.current.lock().expect("current").extend_from_slice(buf);
+            self.current.extend_from_slice(buf);
             Ok(())
         }
 
         fn data_end(&mut self) -> Response {
-            let message = std::mem::take(&mut *self.current.lock().expect("current"));
+            let message = std::mem::take(&mut self.current);
             self.received.lock().expect("received").push(message);
             response::OK
         }
@@ -84,9 +86,7 @@ fn header(raw: &str, name: &str) -> Option<String> {
     None
 }
 
-async fn an_agents_public_reply_is_mailed_in_reply_to_the_customers_last_message(
-    backend: Backend,
-) {
+async fn an_agents_public_reply_is_mailed_in_reply_to_the_customers_last_message(backend: Backend) {
     let (sink, port) = sink::start();
     let app = TestApp::spawn_with(backend, |c| {
         fast_retries(c);
@@ -95,7 +95,14 @@ async fn an_agents_public_reply_is_mailed_in_reply_to_the_customers_last_message
     .await;
     let acme = app.company().await;
     let channel = imap_channel(&app, &acme).await;
-    let first = message("ada@shop.example", DESK, "o1@shop.example", "Printer", "", "Help");
+    let first = message(
+        "ada@shop.example",
+        DESK,
+        "o1@shop.example",
+        "Printer",
+        "",
+        "Help",
+    );
     let id = opened(&deliver(&app, &acme, &channel, &first).await);
     let again = message(
         "ada@shop.example",
@@ -159,7 +166,14 @@ async fn an_internal_note_is_not_mailed(backend: Backend) {
     let app = TestApp::spawn_with(backend, fast_retries).await;
     let acme = app.company().await;
     let channel = imap_channel(&app, &acme).await;
-    let first = message("ada@shop.example", DESK, "n1@shop.example", "Printer", "", "Help");
+    let first = message(
+        "ada@shop.example",
+        DESK,
+        "n1@shop.example",
+        "Printer",
+        "",
+        "Help",
+    );
     let id = opened(&deliver(&app, &acme, &channel, &first).await);
     app.post(
         &format!("/tickets/{id}/comments"),

@@ -16,7 +16,10 @@ use super::channel_with;
 use crate::backend_tests;
 use crate::support::{Backend, TestApp, TestResponse};
 
-backend_tests!(ses_notification_signed_by_sns_opens_a_ticket, ses_forged_signature_is_refused);
+backend_tests!(
+    ses_notification_signed_by_sns_opens_a_ticket,
+    ses_forged_signature_is_refused
+);
 
 const CERT_URL: &str = "https://sns.us-east-1.amazonaws.com/SimpleNotificationService-test.pem";
 const TOPIC: &str = "arn:aws:sns:us-east-1:123456789012:ses-inbound";
@@ -28,7 +31,11 @@ fn der(tag: u8, content: &[u8]) -> Vec<u8> {
     if len < 0x80 {
         out.push(len as u8);
     } else {
-        let bytes: Vec<u8> = len.to_be_bytes().into_iter().skip_while(|b| *b == 0).collect();
+        let bytes: Vec<u8> = len
+            .to_be_bytes()
+            .into_iter()
+            .skip_while(|b| *b == 0)
+            .collect();
         out.push(0x80 | bytes.len() as u8);
         out.extend(bytes);
     }
@@ -38,7 +45,10 @@ fn der(tag: u8, content: &[u8]) -> Vec<u8> {
 
 /// A certificate (in PEM) whose subject public key is `key`'s.
 fn certificate(key: &KeyPair) -> String {
-    let rsa_encryption = der(0x06, &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01]);
+    let rsa_encryption = der(
+        0x06,
+        &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01],
+    );
     let algorithm = der(0x30, &[rsa_encryption, der(0x05, &[])].concat());
     let mut bits = vec![0u8];
     bits.extend_from_slice(key.public_key().as_ref());
@@ -97,8 +107,13 @@ fn notification(key: &KeyPair, forged: bool) -> String {
         signed.push('x');
     }
     let mut signature = vec![0u8; key.public_modulus_len()];
-    key.sign(&RSA_PKCS1_SHA256, &SystemRandom::new(), signed.as_bytes(), &mut signature)
-        .expect("signed");
+    key.sign(
+        &RSA_PKCS1_SHA256,
+        &SystemRandom::new(),
+        signed.as_bytes(),
+        &mut signature,
+    )
+    .expect("signed");
     sns.signature = STANDARD.encode(signature);
     json!({
         "Type": sns.kind, "MessageId": sns.message_id, "TopicArn": sns.topic_arn,
@@ -113,7 +128,9 @@ fn notification(key: &KeyPair, forged: bool) -> String {
 async fn post(app: &TestApp, forged: bool) -> (TestResponse, String) {
     let acme = app.company().await;
     let key = KeyPair::generate(KeySize::Rsa2048).expect("key");
-    app.state.sns_certificates.insert(CERT_URL, &certificate(&key));
+    app.state
+        .sns_certificates
+        .insert(CERT_URL, &certificate(&key));
     let channel = channel_with(app, &acme, json!({"kind": "ses", "topicArn": TOPIC})).await;
     let path = format!("/inbound/email/{}/ses", channel["id"].as_str().expect("id"));
     let request = app
@@ -127,7 +144,10 @@ async fn post(app: &TestApp, forged: bool) -> (TestResponse, String) {
 async fn ses_notification_signed_by_sns_opens_a_ticket(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let (r, key) = post(&app, false).await;
-    let id = r.assert_status(200)["ticketId"].as_str().expect("ticket").to_string();
+    let id = r.assert_status(200)["ticketId"]
+        .as_str()
+        .expect("ticket")
+        .to_string();
     let ticket = app.get(&format!("/tickets/{id}"), &key).await;
     assert_eq!(ticket.assert_status(200)["subject"], "Through SES");
 }

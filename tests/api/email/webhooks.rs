@@ -57,7 +57,10 @@ fn postmark_sample() -> Value {
 }
 
 fn inbound_path(channel: &Value, provider: &str) -> String {
-    format!("/inbound/email/{}/{provider}", channel["id"].as_str().expect("id"))
+    format!(
+        "/inbound/email/{}/{provider}",
+        channel["id"].as_str().expect("id")
+    )
 }
 
 async fn send(app: &TestApp, request: reqwest::RequestBuilder) -> TestResponse {
@@ -72,7 +75,12 @@ async fn ticket_total(app: &TestApp, acme: &TestCompany) -> i64 {
 }
 
 async fn postmark(app: &TestApp, acme: &TestCompany, secret: &str) -> TestResponse {
-    let channel = channel_with(app, acme, json!({"kind": "postmark", "secret": "pm-secret"})).await;
+    let channel = channel_with(
+        app,
+        acme,
+        json!({"kind": "postmark", "secret": "pm-secret"}),
+    )
+    .await;
     let request = app
         .api(Method::POST, &inbound_path(&channel, "postmark"), None)
         .basic_auth("postmark", Some(secret))
@@ -84,7 +92,10 @@ async fn postmark_sample_opens_a_ticket(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let r = postmark(&app, &acme, "pm-secret").await;
-    let id = r.assert_status(200)["ticketId"].as_str().expect("ticket").to_string();
+    let id = r.assert_status(200)["ticketId"]
+        .as_str()
+        .expect("ticket")
+        .to_string();
     let ticket = app.get(&format!("/tickets/{id}"), &acme.key).await;
     let ticket = ticket.assert_status(200);
     assert_eq!(
@@ -132,8 +143,12 @@ fn mailgun_form(app: &TestApp, key: &str) -> String {
 }
 
 async fn mailgun(app: &TestApp, acme: &TestCompany, key: &str) -> TestResponse {
-    let channel =
-        channel_with(app, acme, json!({"kind": "mailgun", "signingKey": "key-signing-1"})).await;
+    let channel = channel_with(
+        app,
+        acme,
+        json!({"kind": "mailgun", "signingKey": "key-signing-1"}),
+    )
+    .await;
     let request = app
         .api(Method::POST, &inbound_path(&channel, "mailgun"), None)
         .header("Content-Type", "application/x-www-form-urlencoded")
@@ -170,9 +185,15 @@ fn sendgrid_form(boundary: &str) -> String {
         ("text", "Hello from SendGrid"),
         ("html", "<p>Hello from <b>SendGrid</b></p>"),
         ("sender_ip", "192.0.2.1"),
-        ("envelope", r#"{"to":["support@acme.example"],"from":"test@example.com"}"#),
+        (
+            "envelope",
+            r#"{"to":["support@acme.example"],"from":"test@example.com"}"#,
+        ),
         ("attachments", "1"),
-        ("charsets", r#"{"to":"UTF-8","subject":"UTF-8","from":"UTF-8","text":"UTF-8"}"#),
+        (
+            "charsets",
+            r#"{"to":"UTF-8","subject":"UTF-8","from":"UTF-8","text":"UTF-8"}"#,
+        ),
         ("SPF", "pass"),
     ];
     let mut body = String::new();
@@ -190,7 +211,12 @@ fn sendgrid_form(boundary: &str) -> String {
 }
 
 async fn sendgrid(app: &TestApp, acme: &TestCompany, secret: &str) -> TestResponse {
-    let channel = channel_with(app, acme, json!({"kind": "sendgrid", "secret": "sg-secret"})).await;
+    let channel = channel_with(
+        app,
+        acme,
+        json!({"kind": "sendgrid", "secret": "sg-secret"}),
+    )
+    .await;
     let path = format!("{}?secret={secret}", inbound_path(&channel, "sendgrid"));
     let request = app
         .api(Method::POST, &path, None)
@@ -203,7 +229,10 @@ async fn sendgrid_sample_opens_a_ticket(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let r = sendgrid(&app, &acme, "sg-secret").await;
-    let id = r.assert_status(200)["ticketId"].as_str().expect("ticket").to_string();
+    let id = r.assert_status(200)["ticketId"]
+        .as_str()
+        .expect("ticket")
+        .to_string();
     let ticket = app.get(&format!("/tickets/{id}"), &acme.key).await;
     let ticket = ticket.assert_status(200);
     assert_eq!(

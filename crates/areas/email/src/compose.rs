@@ -94,7 +94,9 @@ pub fn compose(fields: &Fields, boundary: &str) -> Vec<u8> {
     let mixed = format!("mixed-{boundary}");
     let alternative = format!("alt-{boundary}");
     out.push_str("MIME-Version: 1.0\r\n");
-    out.push_str(&format!("Content-Type: multipart/mixed; boundary=\"{mixed}\"\r\n\r\n"));
+    out.push_str(&format!(
+        "Content-Type: multipart/mixed; boundary=\"{mixed}\"\r\n\r\n"
+    ));
     out.push_str(&format!("--{mixed}\r\n"));
     out.push_str(&format!(
         "Content-Type: multipart/alternative; boundary=\"{alternative}\"\r\n\r\n"

@@ -35,8 +35,7 @@ pub fn machine(parsed: &Parsed) -> Option<Machine> {
         return Some(Machine::Bounce(headers.failed_recipients.clone()));
     }
     let precedence = headers.precedence.as_deref().unwrap_or_default();
-    if headers.auto_submitted.is_some() || headers.autoreply_header || precedence == "auto_reply"
-    {
+    if headers.auto_submitted.is_some() || headers.autoreply_header || precedence == "auto_reply" {
         return Some(Machine::AutoReply);
     }
     if matches!(precedence, "bulk" | "junk" | "list") || headers.list_id.is_some() {
@@ -55,10 +54,16 @@ mod tests {
         let msg = |header: &str| {
             parse(format!("From: a@b.example\r\n{header}\r\nSubject: x\r\n\r\nhi").as_bytes())
         };
-        assert_eq!(machine(&msg("Auto-Submitted: auto-replied")), Some(Machine::AutoReply));
+        assert_eq!(
+            machine(&msg("Auto-Submitted: auto-replied")),
+            Some(Machine::AutoReply)
+        );
         assert_eq!(machine(&msg("Auto-Submitted: no")), None);
         assert_eq!(machine(&msg("Precedence: bulk")), Some(Machine::Bulk));
-        assert_eq!(machine(&msg("List-Id: <news.b.example>")), Some(Machine::Bulk));
+        assert_eq!(
+            machine(&msg("List-Id: <news.b.example>")),
+            Some(Machine::Bulk)
+        );
         assert_eq!(machine(&msg("X-Autoreply: yes")), Some(Machine::AutoReply));
     }
 }

@@ -223,7 +223,10 @@ mod tests {
 
     #[test]
     fn addresses_are_lower_cased_and_checked() {
-        assert_eq!(address(" <Ada@Shop.Example> "), Some("ada@shop.example".into()));
+        assert_eq!(
+            address(" <Ada@Shop.Example> "),
+            Some("ada@shop.example".into())
+        );
         assert_eq!(address("not an address"), None);
         assert_eq!(address("ada@localhost"), None);
     }

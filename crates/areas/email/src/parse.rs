@@ -80,7 +80,9 @@ pub fn parse(raw: &[u8]) -> Parsed {
             .to_ascii_lowercase();
         let inline = part.content_id().is_some()
             && content_type.starts_with("image/")
-            && part.content_disposition().is_none_or(|cd| !cd.is_attachment());
+            && part
+                .content_disposition()
+                .is_none_or(|cd| !cd.is_attachment());
         let bytes = match part.message() {
             // An attached message is kept as it was sent.
             Some(inner) => inner.raw_message().to_vec(),
@@ -98,17 +100,21 @@ pub fn parse(raw: &[u8]) -> Parsed {
             inline,
         });
     }
-    let header = |name: &str| message.header_raw(name).map(|v| v.trim().to_ascii_lowercase());
+    let header = |name: &str| {
+        message
+            .header_raw(name)
+            .map(|v| v.trim().to_ascii_lowercase())
+    };
     let auto_submitted = header("Auto-Submitted").filter(|v| !v.starts_with("no"));
-    let report = message
-        .content_type()
-        .is_some_and(|ct| {
-            ct.ctype().eq_ignore_ascii_case("multipart")
-                && ct.subtype().is_some_and(|s| s.eq_ignore_ascii_case("report"))
-                && ct
-                    .attribute("report-type")
-                    .is_some_and(|t| t.eq_ignore_ascii_case("delivery-status"))
-        });
+    let report = message.content_type().is_some_and(|ct| {
+        ct.ctype().eq_ignore_ascii_case("multipart")
+            && ct
+                .subtype()
+                .is_some_and(|s| s.eq_ignore_ascii_case("report"))
+            && ct
+                .attribute("report-type")
+                .is_some_and(|t| t.eq_ignore_ascii_case("delivery-status"))
+    });
     let daemon = from.as_deref().is_some_and(|f| {
         let local = f.split('@').next().unwrap_or_default();
         local == "mailer-daemon" || local == "postmaster"
@@ -140,7 +146,10 @@ pub fn parse(raw: &[u8]) -> Parsed {
         .take(SUBJECT_MAX)
         .collect();
     Parsed {
-        message_id: message.message_id().map(clean_id).filter(|id| !id.is_empty()),
+        message_id: message
+            .message_id()
+            .map(clean_id)
+            .filter(|id| !id.is_empty()),
         in_reply_to: ids(message.in_reply_to()),
         references: ids(message.references()),
         from_name: from_addr
@@ -170,7 +179,11 @@ fn unreadable(raw: &[u8]) -> Parsed {
 
 /// A Message-ID as compared: no angle brackets or spaces.
 pub fn clean_id(raw: &str) -> String {
-    raw.trim().trim_start_matches('<').trim_end_matches('>').trim().to_string()
+    raw.trim()
+        .trim_start_matches('<')
+        .trim_end_matches('>')
+        .trim()
+        .to_string()
 }
 
 fn ids(value: &HeaderValue) -> Vec<String> {
@@ -229,7 +242,12 @@ Content-Type: text/plain; charset=iso-8859-1\r\n\r\nBonjour caf\xe9\r\n";
         assert_eq!(parsed.message_id.as_deref(), Some("a1@shop.example"));
         assert_eq!(parsed.in_reply_to, ["b2@acme.example"]);
         assert_eq!(parsed.references, ["c3@acme.example", "b2@acme.example"]);
-        assert!(parsed.text.as_deref().is_some_and(|t| t.contains("Bonjour café")));
+        assert!(
+            parsed
+                .text
+                .as_deref()
+                .is_some_and(|t| t.contains("Bonjour café"))
+        );
         assert!(!parsed.malformed);
     }
 

@@ -21,11 +21,9 @@ pub fn sanitize(html: &str, images: RemoteImages) -> String {
         .link_rel(Some("noopener noreferrer nofollow"))
         .url_schemes(HashSet::from(["https", "mailto"]));
     if images == RemoteImages::Dropped {
-        builder.attribute_filter(|element, attribute, value| {
-            match (element, attribute) {
-                ("img", "src" | "srcset") => None,
-                _ => Some(value.into()),
-            }
+        builder.attribute_filter(|element, attribute, value| match (element, attribute) {
+            ("img", "src" | "srcset") => None,
+            _ => Some(value.into()),
         });
     }
     builder.clean(html).to_string()
@@ -56,7 +54,9 @@ mod tests {
         assert!(!clean.contains("javascript:"), "{clean}");
         assert!(clean.contains("<b>there</b>"), "{clean}");
         assert!(
-            clean.contains(r#"<a href="https://ok.example/" rel="noopener noreferrer nofollow">ok</a>"#),
+            clean.contains(
+                r#"<a href="https://ok.example/" rel="noopener noreferrer nofollow">ok</a>"#
+            ),
             "{clean}"
         );
     }

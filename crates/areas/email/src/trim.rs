@@ -52,7 +52,8 @@ mod tests {
     fn quoted_history_and_signature_are_cut() {
         let body = "Thanks, that fixed it.\n\n-- \nAda\nShop Ltd\n\nOn Mon, 1 Jan 2026, Desk <support@acme.example> wrote:\n> Try turning it off.";
         assert_eq!(new_part(body), "Thanks, that fixed it.");
-        let wrapped = "Still broken.\nOn Mon, 1 Jan 2026 at 10:00, Desk\n<support@acme.example> wrote:\n> hi";
+        let wrapped =
+            "Still broken.\nOn Mon, 1 Jan 2026 at 10:00, Desk\n<support@acme.example> wrote:\n> hi";
         assert_eq!(new_part(wrapped), "Still broken.");
         let outlook = "Yes please.\n\nFrom: Desk\nSent: Monday\nTo: Ada\n\nhello";
         assert_eq!(new_part(outlook), "Yes please.");

@@ -9,7 +9,9 @@ use uuid::Uuid;
 use crate::auth::{Mode, Tenant};
 use crate::db::{Db, Query, Table, Tx, ensure_reference};
 use crate::error::StoreError;
-use crate::model::{Channel, ChannelSecrets, ImapSettings, Inbound, InboundKind, Smtp, SmtpSettings};
+use crate::model::{
+    Channel, ChannelSecrets, ImapSettings, Inbound, InboundKind, Smtp, SmtpSettings,
+};
 use crate::time::{Timestamp, new_id};
 use infra::sealed::SealingKey;
 
@@ -161,12 +163,19 @@ async fn write(
     now: Timestamp,
     insert: bool,
 ) -> Result<(), StoreError> {
-    ensure_reference(&mut *tx, tenant.company_id, Table::Entities, fields.entity_id, "entityId")
-        .await?;
+    ensure_reference(
+        &mut *tx,
+        tenant.company_id,
+        Table::Entities,
+        fields.entity_id,
+        "entityId",
+    )
+    .await?;
     let kind = fields.inbound_kind.unwrap_or(InboundKind::Imap);
     let inbound = match &fields.imap {
-        Some(imap) if kind == InboundKind::Imap => serde_json::to_value(imap)
-            .map_err(|e| broken(&e.to_string()))?,
+        Some(imap) if kind == InboundKind::Imap => {
+            serde_json::to_value(imap).map_err(|e| broken(&e.to_string()))?
+        }
         _ => match (&fields.ses_topic_arn, kind) {
             (Some(topic), InboundKind::Ses) => serde_json::json!({"topicArn": topic}),
             _ => Value::Object(Default::default()),

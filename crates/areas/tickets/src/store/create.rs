@@ -86,7 +86,17 @@ pub async fn create(
         as_written,
         numbering,
     };
-    let ticket = write(&mut tx, subscribers, tenant, new, prepared, now, signer, contacts).await?;
+    let ticket = write(
+        &mut tx,
+        subscribers,
+        tenant,
+        new,
+        prepared,
+        now,
+        signer,
+        contacts,
+    )
+    .await?;
     tx.commit().await?;
     Ok(ticket)
 }
@@ -120,7 +130,17 @@ pub async fn create_in(
         as_written: false,
         numbering: Numbering::InTransaction,
     };
-    write(tx, subscribers, tenant, new, prepared, now, signer, contacts).await
+    write(
+        tx,
+        subscribers,
+        tenant,
+        new,
+        prepared,
+        now,
+        signer,
+        contacts,
+    )
+    .await
 }
 
 /// What a create decided before its transaction.
@@ -256,7 +276,16 @@ async fn write(
             clocks: &clocks,
             entry,
         };
-        return plain::insert(&mut *tx, subscribers, tenant, insert, alongside, ticket, now).await;
+        return plain::insert(
+            &mut *tx,
+            subscribers,
+            tenant,
+            insert,
+            alongside,
+            ticket,
+            now,
+        )
+        .await;
     }
     let insert = insert.push(" RETURNING ticket_number");
     let inserted: Option<(String,)> = insert.fetch_optional(&mut *tx).await?;
@@ -266,7 +295,14 @@ async fn write(
     let tags = tag_store::add_to_new(&mut *tx, tenant, Tagged::Ticket, id, &new.tags).await?;
     field_store::apply(&mut *tx, tenant, Recorded::Ticket, id, &new.custom_fields).await?;
     let owner = Owner::Ticket(id);
-    attachment_store::attach(&mut *tx, tenant, owner, &new.attachment_ids, "attachmentIds").await?;
+    attachment_store::attach(
+        &mut *tx,
+        tenant,
+        owner,
+        &new.attachment_ids,
+        "attachmentIds",
+    )
+    .await?;
     // After the fields: a custom field condition reads them.
     let met = sla_store::start(&mut *tx, tenant, id, &rules, &facts, opening).await?;
     let entry = NewActivity {

@@ -72,14 +72,13 @@ pub async fn find_by_number_in(
     number: &str,
     signer: &Signer,
 ) -> Result<Option<Ticket>, StoreError> {
-    let found: Option<(Uuid,)> = crate::db::Query::new(
-        "SELECT t.id FROM tickets t WHERE t.ticket_number = ",
-    )
-    .push_bind(number)
-    .push(" AND ")
-    .push_tenant(tenant, "t")
-    .fetch_optional(&mut *tx)
-    .await?;
+    let found: Option<(Uuid,)> =
+        crate::db::Query::new("SELECT t.id FROM tickets t WHERE t.ticket_number = ")
+            .push_bind(number)
+            .push(" AND ")
+            .push_tenant(tenant, "t")
+            .fetch_optional(&mut *tx)
+            .await?;
     match found {
         Some((id,)) => Ok(Some(load(&mut *tx, tenant, id, signer).await?)),
         None => Ok(None),
