@@ -35,7 +35,13 @@ mod sink {
             response::OK
         }
 
-        fn data_start(&mut self, _d: &str, _f: &str, _8: bool, _to: &[String]) -> Response {
+        fn data_start(
+            &mut self,
+            _domain: &str,
+            _from: &str,
+            _is8bit: bool,
+            _to: &[String],
+        ) -> Response {
             self.current.clear();
             response::OK
         }
