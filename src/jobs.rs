@@ -13,6 +13,13 @@ pub fn registry(config: &Config) -> anyhow::Result<Jobs> {
     let retry = RetrySchedule::new(config.webhook_retry_delays.clone());
     Ok(Jobs::new()
         .register(webhooks::JOB_KIND, DeliveryJob::new(config, retry.clone())?)
-        .register(mail::JOB_KIND, EmailJob::new(Mailer::new(config)?, retry))
+        .register(
+            mail::JOB_KIND,
+            EmailJob::new(Mailer::new(config)?, retry.clone()),
+        )
+        .register(
+            mail::REPLY_JOB_KIND,
+            EmailJob::new(Mailer::new(config)?, retry),
+        )
         .register(contacts::jobs::JOB_KIND, RequestJob::new(config)?))
 }

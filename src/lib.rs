@@ -18,6 +18,7 @@ pub mod contacts;
 pub mod csat;
 pub mod custom_fields;
 pub mod demo;
+pub mod email;
 pub mod embedded;
 pub mod entities;
 pub mod home;

@@ -55,6 +55,7 @@ pub fn api_routes() -> ApiRouter {
         .merge(crate::contacts::routes::router())
         .merge(crate::contacts::organizations::router())
         .merge(crate::contacts::requests::router())
+        .merge(crate::email::routes::router())
 }
 
 /// The route table (method, path, scope) of the whole API.
@@ -86,6 +87,7 @@ fn sign_in_schemas() -> Vec<(
     [
         crate::accounts::routes::operations(),
         crate::sso::flow::operations(),
+        crate::email::webhooks::operations(),
     ]
     .into_iter()
     .filter_map(|doc| doc.components)
@@ -99,6 +101,7 @@ fn public_operations() -> utoipa::openapi::OpenApi {
     let mut doc = crate::widget::operations();
     doc.merge(crate::accounts::routes::operations());
     doc.merge(crate::sso::flow::operations());
+    doc.merge(crate::email::webhooks::operations());
     doc
 }
 
@@ -203,6 +206,7 @@ impl App {
             sla: Arc::new(crate::sla::cache::new_cache()),
             field_definitions: Arc::new(crate::custom_fields::new_definition_cache()),
             ticket_subscribers: Arc::default(),
+            sns_certificates: Arc::default(),
             realtime,
             jobs,
             public_url,

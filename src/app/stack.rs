@@ -63,6 +63,9 @@ pub(super) fn router(state: AppState, shop_url: Option<Arc<str>>) -> Router {
         .merge(crate::attachments::files::router())
         .merge(crate::contacts::requests::downloads())
         .merge(crate::accounts::routes::router())
+        // A mail provider's posts: authenticated by the provider's
+        // signature or the channel's secret, not a key.
+        .merge(crate::email::webhooks::router())
         .fallback(|| async { ApiError::not_found_response() })
         .method_not_allowed_fallback(method_not_allowed);
 

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 
-use super::{Email, Mailer};
+use super::{Email, Mailer, REPLY_JOB_KIND, Reply};
 use crate::db::Db;
 use crate::error::StoreError;
 use crate::outbox::{self, Job, JobHandler, RetrySchedule};
@@ -22,9 +22,20 @@ impl EmailJob {
     }
 
     async fn send(&self, db: &Db, job: &Job) -> Result<bool, StoreError> {
-        let failure = match serde_json::from_value::<Email>(job.payload.0.clone()) {
-            Err(err) => Some((format!("unreadable email job: {err}"), None)),
-            Ok(email) => match self.mailer.send(job.id, &email).await {
+        // A ticket's reply (its own kind) or any other email.
+        let sent = match job.kind.as_str() {
+            REPLY_JOB_KIND => match serde_json::from_value::<Reply>(job.payload.0.clone()) {
+                Err(err) => Err(format!("unreadable email job: {err}")),
+                Ok(reply) => Ok(self.mailer.send_reply(&reply).await),
+            },
+            _ => match serde_json::from_value::<Email>(job.payload.0.clone()) {
+                Err(err) => Err(format!("unreadable email job: {err}")),
+                Ok(email) => Ok(self.mailer.send(job.id, &email).await),
+            },
+        };
+        let failure = match sent {
+            Err(unreadable) => Some((unreadable, None)),
+            Ok(sent) => match sent {
                 Ok(()) => None,
                 Err(err) => {
                     let retry_delay = (!err.permanent)

@@ -8,7 +8,7 @@ use lettre::message::{Mailbox, MultiPart, SinglePart};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use uuid::Uuid;
 
-use super::Email;
+use super::{Email, Reply};
 use crate::config::Config;
 
 pub enum Mailer {
@@ -88,6 +88,60 @@ impl Mailer {
             }
         }
     }
+}
+
+impl Mailer {
+    /// Sends an email ticket's reply, its Message-ID its own.
+    pub async fn send_reply(&self, reply: &Reply) -> Result<(), SendError> {
+        let message = build_reply(reply)?;
+        match self {
+            Mailer::Smtp { transport, .. } => {
+                transport.send(message).await.map(|_| ()).map_err(|e| {
+                    if e.is_permanent() {
+                        SendError::permanent(e.to_string())
+                    } else {
+                        SendError::transient(e.to_string())
+                    }
+                })
+            }
+            Mailer::Files { dir, .. } => {
+                let name = crate::time::new_id();
+                write_eml(dir, name, &message.formatted())
+                    .await
+                    .map_err(|e| SendError::transient(format!("writing {}: {e}", dir.display())))
+            }
+        }
+    }
+}
+
+fn mailbox(field: &str, raw: &str) -> Result<Mailbox, SendError> {
+    raw.parse()
+        .map_err(|e| SendError::permanent(format!("invalid {field} {raw:?}: {e}")))
+}
+
+/// A reply's MIME message: plain text, with the headers that thread it.
+pub fn build_reply(reply: &Reply) -> Result<Message, SendError> {
+    let mut builder = Message::builder()
+        .from(mailbox("sender", &reply.from)?)
+        .reply_to(mailbox("reply-to", &reply.reply_to)?)
+        .subject(reply.subject.clone())
+        .message_id(Some(format!("<{}>", reply.message_id)));
+    for to in &reply.to {
+        builder = builder.to(mailbox("recipient", to)?);
+    }
+    for cc in &reply.cc {
+        builder = builder.cc(mailbox("copy", cc)?);
+    }
+    if let Some(parent) = &reply.in_reply_to {
+        builder = builder.in_reply_to(format!("<{parent}>"));
+    }
+    if !reply.references.is_empty() {
+        let references: Vec<String> = reply.references.iter().map(|r| format!("<{r}>")).collect();
+        builder = builder.references(references.join(" "));
+    }
+    builder
+        .singlepart(SinglePart::plain(reply.text.clone()))
+        .map_err(|e| SendError::permanent(format!("building the message: {e}")))
 }
 
 /// The MIME message: plain text, plus an HTML alternative when given.

@@ -70,6 +70,7 @@ pub const SECURITY_SCHEME: &str = "ApiKey";
         (name = "Audit log", description = "Who did what to the company's security and admin records, in a hash chain"),
         (name = "Tickets", description = "Tickets, comments and their timeline"),
         (name = "Contacts", description = "Contacts (one per person, matched from tickets and chats) and their organisations"),
+        (name = "Email channels", description = "The desk's addresses: where their mail comes from (IMAP, provider webhooks) and how replies leave"),
         (name = "Tags", description = "Tags of tickets and chat sessions, with their counts"),
         (name = "Macros", description = "Named changes and replies an agent applies to a ticket in one step"),
         (name = "Automations", description = "Rules that change tickets when an event commits (triggers) or when time has passed (timed)"),

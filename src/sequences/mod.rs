@@ -17,10 +17,16 @@
 //!   per transaction.
 //! - [`export`]: everything stored about a person, read from each area,
 //!   as one zip.
+//! - [`email_inbound`]: an incoming email stored as a ticket or a comment,
+//!   its message, thread, files and events in one transaction.
+//! - [`email_outbound`]: an agent's public reply on an email ticket, and
+//!   the email that carries it, queued in the reply's transaction.
 
 pub mod automations;
 pub mod chat_message;
 pub mod contacts;
 pub mod erasure;
 pub mod export;
+pub mod email_inbound;
+pub mod email_outbound;
 pub mod sla_pass;

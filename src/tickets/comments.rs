@@ -126,7 +126,8 @@ async fn create(
         assign_on_reply,
         delivery,
     };
-    let comment = store::add_comment(
+    // An agent's public reply on an email ticket also leaves by email.
+    let comment = crate::sequences::email_outbound::comment(
         &state.db.acting(principal.actor()),
         &principal.tenant,
         ticket_id,

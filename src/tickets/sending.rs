@@ -104,7 +104,8 @@ pub fn spawn(
         let (db, attachments, now) = (db.clone(), attachments.clone(), clock.now());
         async move {
             let signer = attachments.signer(now);
-            match store::deliver_due(&db, now, &signer).await {
+            let mail = crate::sequences::email_outbound::MailReply;
+            match store::deliver_due(&db, now, &signer, &mail).await {
                 Ok(0) => {}
                 Ok(sent) => tracing::info!(sent, "held and scheduled replies delivered"),
                 Err(err) => tracing::warn!(error = %err, "reply delivery pass failed"),

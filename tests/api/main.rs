@@ -18,6 +18,7 @@ mod contacts;
 mod csat;
 mod custom_fields;
 mod demo;
+mod email;
 mod first_start;
 mod hardening;
 mod idempotency;

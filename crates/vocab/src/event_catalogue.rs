@@ -38,6 +38,10 @@ crate::text_enum! {
         AutomationFired = "automation.fired",
         /// A contact's personal data erased: only the contact's id.
         ContactErased = "contact.erased",
+        /// An incoming email became a ticket or a comment.
+        EmailReceived = "email.received",
+        /// A delivery failure report marked an address undeliverable.
+        EmailBounced = "email.bounced",
         /// An audit entry, once sealed into its company's chain (for SIEM
         /// forwarding; sent only to webhooks that name it).
         AuditEntry = "audit.entry",

@@ -134,6 +134,15 @@ pub(super) async fn records_of(
         )
         .await;
     ids.insert("job", id(&job));
+    let channel = app
+        .post(
+            "/channels/email",
+            key,
+            json!({"address": "desk@a-org.example", "name": "A's desk", "entityId": entity,
+                "inbound": {"kind": "postmark", "secret": "a-secret"}}),
+        )
+        .await;
+    ids.insert("email channel", id(&channel));
     let shared_macro = app
         .post(
             "/macros",

@@ -40,6 +40,7 @@ pub(crate) fn valid_body(method: &Method, path: &str, other_user: &str) -> Optio
         ("PATCH", "/contacts/{id}") => json!({"name": "Renamed"}),
         ("POST", "/contacts/{id}/merge") => json!({"into": uuid::Uuid::now_v7()}),
         ("PATCH", "/organizations/{id}") => json!({"name": "Renamed"}),
+        ("PATCH", "/channels/email/{id}") => json!({"name": "Renamed"}),
         ("PATCH", "/macros/{id}") => json!({"name": "Renamed"}),
         ("PATCH", "/automations/{id}") => json!({"name": "Renamed"}),
         ("POST", "/automations/{id}/dry-run") => json!({}),
@@ -82,6 +83,7 @@ fn fill(path: &str, ids: &BTreeMap<&'static str, String>) -> String {
         "macros" => "macro",
         "automations" => "automation",
         "views" => "view",
+        "channels" => "email channel",
         other => panic!("no record kind for /{other}: add it to the isolation table"),
     };
     path.replace("{id}", &ids[kind])
@@ -185,6 +187,7 @@ async fn another_tenants_ids_are_404_on_every_route(backend: Backend) {
         format!("/macros/{}", ids["macro"]),
         format!("/automations/{}", ids["automation"]),
         format!("/views/{}", ids["view"]),
+        format!("/channels/email/{}", ids["email channel"]),
     ] {
         let r = app.get(&path, &a.key).await;
         r.assert_status(200);

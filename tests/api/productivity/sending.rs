@@ -42,7 +42,8 @@ async fn comment(app: &TestApp, acme: &TestCompany, id: &str, body: Value) -> Va
 async fn deliver_after(app: &TestApp, secs: i64) -> usize {
     app.state.clock.advance(chrono::TimeDelta::seconds(secs));
     let signer = app.state.link_signer();
-    supportdesk::tickets::store::deliver_due(&app.state.db, app.state.clock.now(), &signer)
+    let mail = supportdesk::sequences::email_outbound::MailReply;
+    supportdesk::tickets::store::deliver_due(&app.state.db, app.state.clock.now(), &signer, &mail)
         .await
         .expect("delivery pass")
 }

@@ -127,6 +127,19 @@ pub async fn create(
             return Ok(Err(room));
         }
     }
+    let stored = create_in(&mut tx, tenant, new, now).await?;
+    tx.commit().await?;
+    Ok(Ok(stored))
+}
+
+/// `create`'s rows inside a transaction of the caller's (an incoming
+/// email's files, recorded with its comment), without a visitor's quota.
+pub async fn create_in(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    new: NewAttachment,
+    now: Timestamp,
+) -> Result<Stored, StoreError> {
     Query::new(
         "INSERT INTO attachment_objects (company_id, sha256, size, created_at) \
          VALUES ($1, $2, $3, $4) ON CONFLICT (company_id, sha256) \
@@ -136,7 +149,7 @@ pub async fn create(
     .bind(&new.sha256)
     .bind(new.size)
     .bind(now)
-    .execute(&mut tx)
+    .execute(&mut *tx)
     .await?;
     let id = new_id();
     Query::new(
@@ -151,11 +164,9 @@ pub async fn create(
     .bind(&new.sha256)
     .bind(new.session_id)
     .bind(now)
-    .execute(&mut tx)
+    .execute(&mut *tx)
     .await?;
-    let stored = find(&mut tx, tenant, id).await?;
-    tx.commit().await?;
-    Ok(Ok(stored))
+    find(&mut *tx, tenant, id).await
 }
 
 /// The tenant's upload `id`; another tenant's is NotFound, and so is one

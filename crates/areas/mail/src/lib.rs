@@ -28,3 +28,33 @@ pub async fn queue(tx: &mut Tx, tenant: &Tenant, email: &Email) -> Result<(), St
     infra::outbox::enqueue(tx, JOB_KIND, Some(tenant), email).await?;
     Ok(())
 }
+
+/// The outbox job kind that sends one reply of an email ticket.
+pub const REPLY_JOB_KIND: &str = "email_reply";
+
+/// An agent's reply to an email ticket: an email with the headers that
+/// thread it in the customer's mail client, from the channel's address.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Reply {
+    /// The channel's address (the sender).
+    pub from: String,
+    pub to: Vec<String>,
+    pub cc: Vec<String>,
+    /// The address replies come back to (the channel's, with the ticket's
+    /// reply token).
+    pub reply_to: String,
+    pub subject: String,
+    pub text: String,
+    /// This message's id, without angle brackets (recorded beforehand, so
+    /// the customer's answer threads).
+    pub message_id: String,
+    pub in_reply_to: Option<String>,
+    pub references: Vec<String>,
+}
+
+/// Queues `reply` for sending once `tx` commits.
+pub async fn queue_reply(tx: &mut Tx, tenant: &Tenant, reply: &Reply) -> Result<(), StoreError> {
+    infra::outbox::enqueue(tx, REPLY_JOB_KIND, Some(tenant), reply).await?;
+    Ok(())
+}

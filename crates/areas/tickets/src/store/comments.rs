@@ -84,7 +84,7 @@ pub async fn add_comment(
 /// application adds its reply and note with it): the comment, and the
 /// ticket as the comment left it.
 #[allow(clippy::too_many_arguments)] // the reply's whole request
-pub(crate) async fn add_comment_in(
+pub async fn add_comment_in(
     tx: &mut Tx,
     tenant: &Tenant,
     ticket_id: Uuid,

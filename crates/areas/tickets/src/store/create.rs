@@ -51,14 +51,7 @@ pub async fn create(
     contacts: &dyn ContactOf,
 ) -> Result<Ticket, StoreError> {
     let rules = sla_cache::rules(sla, db, tenant).await?;
-    let facts = NewTicketFacts {
-        priority: new.priority,
-        entity_id: new.entity_id,
-        team_id: new.team_id,
-        tags: &new.tags,
-        chat_session_id: new.chat_session_id,
-        created_at: now,
-    };
+    let facts = facts_of(&new, now);
     let opening = if rules.any_enabled() {
         sla_store::opening(&rules, &facts)
     } else {
@@ -85,12 +78,119 @@ pub async fn create(
         && !db.has_commit_hook()
         && !subscribers.seen(tenant);
     let (mut tx, numbering) = begin_numbered(db, tenant, alone).await?;
+    let prepared = Prepared {
+        id,
+        rules,
+        opening,
+        clocks,
+        as_written,
+        numbering,
+    };
+    let ticket = write(
+        &mut tx,
+        subscribers,
+        tenant,
+        new,
+        prepared,
+        now,
+        signer,
+        contacts,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(ticket)
+}
+
+/// `create`'s step inside a transaction of the caller's (an incoming
+/// email opens its ticket beside its message's other rows): the number is
+/// taken in the transaction, and the ticket is read back as stored.
+#[allow(clippy::too_many_arguments)] // the create's handles, and its contact's step
+pub async fn create_in(
+    tx: &mut Tx,
+    db: &Db,
+    sla: &SlaCache,
+    subscribers: &Subscribers,
+    tenant: &Tenant,
+    new: NewTicket,
+    now: Timestamp,
+    signer: &Signer,
+    contacts: &dyn ContactOf,
+) -> Result<Ticket, StoreError> {
+    let rules = sla_cache::rules(sla, db, tenant).await?;
+    let opening = if rules.any_enabled() {
+        sla_store::opening(&rules, &facts_of(&new, now))
+    } else {
+        Opening::Nothing
+    };
+    let prepared = Prepared {
+        id: new_id(),
+        rules,
+        opening,
+        clocks: None,
+        as_written: false,
+        numbering: Numbering::InTransaction,
+    };
+    write(
+        tx,
+        subscribers,
+        tenant,
+        new,
+        prepared,
+        now,
+        signer,
+        contacts,
+    )
+    .await
+}
+
+/// What a create decided before its transaction.
+struct Prepared {
+    id: Uuid,
+    rules: std::sync::Arc<sla_cache::Rules>,
+    opening: Opening,
+    clocks: Option<Vec<crate::sla::clocks::Clock>>,
+    as_written: bool,
+    numbering: Numbering,
+}
+
+fn facts_of(new: &NewTicket, now: Timestamp) -> NewTicketFacts<'_> {
+    NewTicketFacts {
+        priority: new.priority,
+        entity_id: new.entity_id,
+        team_id: new.team_id,
+        tags: &new.tags,
+        chat_session_id: new.chat_session_id,
+        created_at: now,
+    }
+}
+
+/// The ticket's rows, in `tx`.
+#[allow(clippy::too_many_arguments)] // the create's handles, and its contact's step
+async fn write(
+    tx: &mut Tx,
+    subscribers: &Subscribers,
+    tenant: &Tenant,
+    new: NewTicket,
+    prepared: Prepared,
+    now: Timestamp,
+    signer: &Signer,
+    contacts: &dyn ContactOf,
+) -> Result<Ticket, StoreError> {
+    let Prepared {
+        id,
+        rules,
+        opening,
+        clocks,
+        as_written,
+        numbering,
+    } = prepared;
+    let facts = facts_of(&new, now);
     // The insert below checks the entity itself (a round trip less). With a
     // team or a chat to check as well, the entity is checked first, so a
     // request naming a wrong entity hears of the entity first.
     if new.team_id.is_some() || new.chat_session_id.is_some() {
         ensure_reference(
-            &mut tx,
+            &mut *tx,
             tenant.company_id,
             Table::Entities,
             new.entity_id,
@@ -99,10 +199,10 @@ pub async fn create(
         .await?;
     }
     if let Some(team) = new.team_id {
-        team_store::ensure_team(&mut tx, tenant, team, "teamId").await?;
+        team_store::ensure_team(&mut *tx, tenant, team, "teamId").await?;
     }
     let from_chat = match new.chat_session_id {
-        Some(session) => Some(chat_visitor(&mut tx, tenant, session).await?),
+        Some(session) => Some(chat_visitor(&mut *tx, tenant, session).await?),
         None => None,
     };
     let contact_id = match from_chat.as_ref().and_then(|chat| chat.contact_id) {
@@ -111,7 +211,7 @@ pub async fn create(
             let person = person_of(new.visitor_email.as_deref(), from_chat.as_ref());
             match person.is_unknown() {
                 true => None,
-                false => contacts.contact(&mut tx, &person).await?,
+                false => contacts.contact(&mut *tx, &person).await?,
             }
         }
     };
@@ -129,7 +229,7 @@ pub async fn create(
         Numbering::Reserved => (RESERVED_NUMBER, None),
         Numbering::InTransaction => (
             "$5",
-            Some(ticket_number(next_number(&mut tx, tenant).await?)),
+            Some(ticket_number(next_number(&mut *tx, tenant).await?)),
         ),
     };
     // Inserts nothing when the entity is not one of the company's.
@@ -176,22 +276,35 @@ pub async fn create(
             clocks: &clocks,
             entry,
         };
-        let ticket =
-            plain::insert(&mut tx, subscribers, tenant, insert, alongside, ticket, now).await?;
-        tx.commit().await?;
-        return Ok(ticket);
+        return plain::insert(
+            &mut *tx,
+            subscribers,
+            tenant,
+            insert,
+            alongside,
+            ticket,
+            now,
+        )
+        .await;
     }
     let insert = insert.push(" RETURNING ticket_number");
-    let inserted: Option<(String,)> = insert.fetch_optional(&mut tx).await?;
+    let inserted: Option<(String,)> = insert.fetch_optional(&mut *tx).await?;
     let Some((number,)) = inserted else {
         return Err(Table::Entities.invalid_reference("entityId"));
     };
-    let tags = tag_store::add_to_new(&mut tx, tenant, Tagged::Ticket, id, &new.tags).await?;
-    field_store::apply(&mut tx, tenant, Recorded::Ticket, id, &new.custom_fields).await?;
+    let tags = tag_store::add_to_new(&mut *tx, tenant, Tagged::Ticket, id, &new.tags).await?;
+    field_store::apply(&mut *tx, tenant, Recorded::Ticket, id, &new.custom_fields).await?;
     let owner = Owner::Ticket(id);
-    attachment_store::attach(&mut tx, tenant, owner, &new.attachment_ids, "attachmentIds").await?;
+    attachment_store::attach(
+        &mut *tx,
+        tenant,
+        owner,
+        &new.attachment_ids,
+        "attachmentIds",
+    )
+    .await?;
     // After the fields: a custom field condition reads them.
-    let met = sla_store::start(&mut tx, tenant, id, &rules, &facts, opening).await?;
+    let met = sla_store::start(&mut *tx, tenant, id, &rules, &facts, opening).await?;
     let entry = NewActivity {
         details: entry.details.map(|mut details| {
             details["ticketNumber"] = json!(number);
@@ -199,20 +312,19 @@ pub async fn create(
         }),
         ..entry
     };
-    add_activity(&mut tx, tenant, id, entry, now).await?;
+    add_activity(&mut *tx, tenant, id, entry, now).await?;
     let ticket = if as_written {
         Ticket {
             contact_id,
             ..written(id, number, new, visitor_email, from_chat, &tags, now)
         }
     } else {
-        load(&mut tx, tenant, id, signer).await?
+        load(&mut *tx, tenant, id, signer).await?
     };
-    events::created(&mut tx, tenant, &ticket, now).await?;
+    events::created(&mut *tx, tenant, &ticket, now).await?;
     if !met.is_empty() {
-        record_sla(&mut tx, tenant, id, &met, signer, now).await?;
+        record_sla(&mut *tx, tenant, id, &met, signer, now).await?;
     }
-    tx.commit().await?;
     Ok(ticket)
 }
 

@@ -4,6 +4,7 @@
 //! comment's state, so a reply is delivered once however many nodes run
 //! the pass, and a cancel that commits first wins.
 
+use futures::future::BoxFuture;
 use uuid::Uuid;
 
 use super::comments::{COMMENT_SELECT, CommentRow};
@@ -15,7 +16,7 @@ use crate::db::{Db, PassLock, Query};
 use crate::delivery::DeliveryState;
 use crate::error::StoreError;
 use crate::events;
-use crate::model::Comment;
+use crate::model::{Comment, Ticket};
 use crate::time::Timestamp;
 
 /// At most this many replies per batch of the delivery pass.
@@ -36,13 +37,32 @@ struct DueReply {
     ticket_id: Uuid,
 }
 
+/// What else a reply's delivery does, in its transaction: a step of
+/// another area (the email that carries a reply on an email ticket), which
+/// the sequence above both passes in.
+pub trait ReplySent: Sync {
+    fn sent<'a>(
+        &'a self,
+        tx: &'a mut crate::db::Tx,
+        tenant: &'a Tenant,
+        ticket: &'a Ticket,
+        comment: &'a Comment,
+        now: Timestamp,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+}
+
 /// Delivers every held or scheduled reply whose `send_at` has come at
 /// `now`, each in its own transaction: its state becomes `sent` and its
 /// `comment.created` is recorded and announced, named after its author
 /// (the service's own when it has none). Reads only the index of waiting
 /// replies' send times. Returns how many it delivered; 0 when another node
 /// holds the pass.
-pub async fn deliver_due(db: &Db, now: Timestamp, signer: &Signer) -> Result<usize, StoreError> {
+pub async fn deliver_due(
+    db: &Db,
+    now: Timestamp,
+    signer: &Signer,
+    on_sent: &dyn ReplySent,
+) -> Result<usize, StoreError> {
     let Some(lock) = PassLock::try_take(db, PASS_LOCK_KEY, "reply delivery").await? else {
         return Ok(0);
     };
@@ -62,7 +82,7 @@ pub async fn deliver_due(db: &Db, now: Timestamp, signer: &Signer) -> Result<usi
         };
         let batch = due.len();
         for reply in due {
-            match deliver(db, &reply, now, signer).await {
+            match deliver(db, &reply, now, signer, on_sent).await {
                 Ok(true) => delivered += 1,
                 Ok(false) => {}
                 Err(err) => return finish(lock, Err(err)).await,
@@ -87,6 +107,7 @@ async fn deliver(
     reply: &DueReply,
     now: Timestamp,
     signer: &Signer,
+    on_sent: &dyn ReplySent,
 ) -> Result<bool, StoreError> {
     let mut tx = db.begin().await?;
     let claimed: Option<(Uuid,)> = Query::new(format!(
@@ -107,6 +128,7 @@ async fn deliver(
     }
     let ticket = super::read::load(&mut tx, &tenant.whole(), reply.ticket_id, signer).await?;
     events::comment_created(&mut tx, &tenant, &ticket, &comment, now).await?;
+    on_sent.sent(&mut tx, &tenant, &ticket, &comment, now).await?;
     tx.commit().await?;
     Ok(true)
 }

@@ -36,24 +36,26 @@ pub use activities::{changes_since, list_activities};
 pub use assign::assign_by_routing;
 pub use comments::{add_comment, list_comments};
 pub use contacts::{ContactOf, TicketSummary, move_contact, of_contacts};
-pub use create::create;
+pub use create::{create, create_in};
 pub use delete::delete;
-pub use delivery::{cancel_comment, deliver_due};
+pub use delivery::{ReplySent, cancel_comment, deliver_due};
 pub use escalate::{escalate, escalate_in};
 pub use links::{add_link, open_children, remove_link};
 pub use list::{count, list, list_sql};
 pub use merge::{merge, undo_merge};
-pub use read::find;
+pub use read::{find, find_by_number_in};
 pub use sla::record_sla;
 pub use snooze::{snooze, wake_due};
 pub use split::{comment_to_split, split};
 pub use tags::{edit_tags, edit_tags_at};
 pub use update::{update, update_with_rating_link};
-// The steps a macro's application runs in its own transaction.
+// The steps a macro's application (and an automation, and an incoming
+// email) runs in its own transaction.
 pub(crate) use activities::add_entry;
-pub(crate) use comments::add_comment_in;
-pub(crate) use read::load;
-pub(crate) use update::{check_version, lock, update_in};
+pub use comments::add_comment_in;
+pub use read::load;
+pub use update::update_in;
+pub(crate) use update::{check_version, lock};
 
 use sqlx::types::Json;
 use uuid::Uuid;

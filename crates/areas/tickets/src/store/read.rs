@@ -26,7 +26,7 @@ pub async fn find(
 /// `find` on the pool or inside a transaction (to answer with what was
 /// just written): the row (with its tags), then its attachments and SLA
 /// clocks where the row says it has some.
-pub(crate) async fn load<'c>(
+pub async fn load<'c>(
     on: impl Into<On<'c>>,
     tenant: &Tenant,
     id: Uuid,
@@ -62,4 +62,25 @@ pub(super) async fn ensure_ticket(db: &Db, tenant: &Tenant, id: Uuid) -> Result<
         .fetch_one(db)
         .await?;
     Ok(())
+}
+
+/// The tenant's ticket numbered `number` (`TKT-000042`), inside a
+/// transaction (an incoming email's subject names it).
+pub async fn find_by_number_in(
+    tx: &mut crate::db::Tx,
+    tenant: &Tenant,
+    number: &str,
+    signer: &Signer,
+) -> Result<Option<Ticket>, StoreError> {
+    let found: Option<(Uuid,)> =
+        crate::db::Query::new("SELECT t.id FROM tickets t WHERE t.ticket_number = ")
+            .push_bind(number)
+            .push(" AND ")
+            .push_tenant(tenant, "t")
+            .fetch_optional(&mut *tx)
+            .await?;
+    match found {
+        Some((id,)) => Ok(Some(load(&mut *tx, tenant, id, signer).await?)),
+        None => Ok(None),
+    }
 }

@@ -120,7 +120,7 @@ pub async fn update_with_rating_link(
 /// The PATCH's step inside a transaction of the caller's (a macro's
 /// application runs it beside its replies).
 #[allow(clippy::too_many_arguments)] // the PATCH's whole request
-pub(crate) async fn update_in(
+pub async fn update_in(
     tx: &mut Tx,
     tenant: &Tenant,
     id: Uuid,
