@@ -444,6 +444,7 @@ fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {
     ));
     workers.extend(crate::realtime::workers::spawn_workers(state));
     workers.extend(crate::tickets::spawn_workers(state));
+    workers.push(crate::email::imap::spawn(state));
     workers.push(crate::retention::spawn(
         state.db.clone(),
         state.attachments.storage.clone(),

@@ -64,6 +64,13 @@ impl RequestJob {
         payload: RequestPayload,
     ) -> Result<Option<Vec<u8>>, StoreError> {
         let (tenant, request) = jobs::find_any(db, payload.job_id).await?;
+        // The request's changes (an erasure's tombstones, its audit entry
+        // and event) are made by whoever asked for it.
+        let acting = match payload.requested_by {
+            Some(actor) => db.acting(actor),
+            None => db.clone(),
+        };
+        let db = &acting;
         jobs::progress(db, request.id, JobState::Running, 0, clock.now()).await?;
         match request.kind {
             JobKind::Erase => {

@@ -92,7 +92,14 @@ async fn export(
     Id(id): Id,
 ) -> ApiResult<(StatusCode, Json<JobView>)> {
     let now = state.clock.now();
-    let job = jobs::request(&state.db, &principal.tenant, id, JobKind::Export, now).await?;
+    let job = jobs::request(
+        &state.db.acting(principal.actor()),
+        &principal.tenant,
+        id,
+        JobKind::Export,
+        now,
+    )
+    .await?;
     Ok((StatusCode::ACCEPTED, Json(view(&state, job))))
 }
 
@@ -109,7 +116,14 @@ async fn erase(
     Id(id): Id,
 ) -> ApiResult<(StatusCode, Json<JobView>)> {
     let now = state.clock.now();
-    let job = jobs::request(&state.db, &principal.tenant, id, JobKind::Erase, now).await?;
+    let job = jobs::request(
+        &state.db.acting(principal.actor()),
+        &principal.tenant,
+        id,
+        JobKind::Erase,
+        now,
+    )
+    .await?;
     Ok((StatusCode::ACCEPTED, Json(view(&state, job))))
 }
 

@@ -22,9 +22,11 @@ use crate::email::store::channels;
 use crate::email::store::messages::{self, NewMessage};
 use crate::error::StoreError;
 use crate::mail::{self, Reply};
-use crate::tickets::model::{AuthorType, Comment, NewComment, Ticket};
-use crate::tickets::store as ticket_store;
+// The tickets area crate itself, not the service module that re-exports it
+// (that module also starts the delivery pass, which uses this one).
 use crate::time::{Timestamp, new_id};
+use ::tickets::model::{AuthorType, Comment, NewComment, Ticket};
+use ::tickets::store as ticket_store;
 
 /// Message-IDs of the thread a reply's `References` lists (the newest).
 const REFERENCES_MAX: i64 = 20;
@@ -43,7 +45,7 @@ pub async fn comment(
 ) -> Result<Comment, StoreError> {
     let mailed = new.author_type == AuthorType::Agent
         && !new.is_internal
-        && matches!(new.delivery, crate::tickets::delivery::Delivery::Now);
+        && matches!(new.delivery, ::tickets::delivery::Delivery::Now);
     let mut tx = db.begin().await?;
     let (comment, ticket) =
         ticket_store::add_comment_in(&mut tx, tenant, ticket_id, new, expected, now, signer)

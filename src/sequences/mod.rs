@@ -25,8 +25,8 @@
 pub mod automations;
 pub mod chat_message;
 pub mod contacts;
-pub mod erasure;
-pub mod export;
 pub mod email_inbound;
 pub mod email_outbound;
+pub mod erasure;
+pub mod export;
 pub mod sla_pass;

@@ -169,11 +169,26 @@ impl Db {
     /// empties it, so the pages an erasure overwrote keep no older copy in
     /// the log; nothing on Postgres.
     pub async fn checkpoint(&self) -> Result<(), StoreError> {
+        const CHECKPOINT_TRIES: usize = 250;
         match self.backend() {
             Backend::Sqlite => {
-                Query::new("PRAGMA wal_checkpoint(TRUNCATE)")
-                    .execute(self)
-                    .await
+                // A reader still on an older snapshot (a worker's pass)
+                // stops the checkpoint short: it answers busy, and pages
+                // of the log not yet copied leave the file's older copies
+                // in place. Try again until it went through whole.
+                for _ in 0..CHECKPOINT_TRIES {
+                    let (busy, _, _): (i64, i64, i64) =
+                        Query::new("PRAGMA wal_checkpoint(TRUNCATE)")
+                            .fetch_one(self)
+                            .await?;
+                    if busy == 0 {
+                        return Ok(());
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                }
+                Err(StoreError::Database(sqlx::Error::Protocol(
+                    "the write-ahead log could not be checkpointed: readers kept it busy".into(),
+                )))
             }
             Backend::Postgres => Ok(()),
         }

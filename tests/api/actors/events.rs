@@ -205,6 +205,52 @@ async fn every_event_kind_names_its_actor_in_its_webhook_body(backend: Backend) 
     app.post(&merge, &acme.key, json!({"into": contacts[0]}))
         .await
         .assert_status(200);
+    // A contact the key has erased (a job, acting as the key).
+    let erased = app
+        .post("/contacts", &acme.key, json!({"name": "Pat Erased"}))
+        .await
+        .assert_status(201)["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    crate::contacts::person::run_request(&app, &acme, &erased, "erase").await;
+    // A message and a bounce arriving on an email channel, of another
+    // company: what a customer's mail makes (its ticket, its contact) is
+    // the service's doing, not the key's.
+    let mailed = app.company().await;
+    create_webhook(&app, &mailed.key, "http://127.0.0.1:9/hook", EVENT_NAMES).await;
+    let channel = app
+        .post(
+            "/channels/email",
+            &mailed.key,
+            json!({"address": "support@acme.example", "entityId": mailed.entity.id,
+                   "inbound": {"kind": "postmark", "secret": "s3cret"}}),
+        )
+        .await
+        .assert_status(201)["id"]
+        .as_str()
+        .expect("id")
+        .parse::<Uuid>()
+        .expect("uuid");
+    let tenant = supportdesk::auth::Tenant::new(mailed.company.id, supportdesk::auth::Mode::Test);
+    let channel = supportdesk::email::store::channels::find(&app.state.db, &tenant, channel)
+        .await
+        .expect("channel");
+    let handles = supportdesk::sequences::email_inbound::Handles::from(&app.state);
+    for raw in [
+        "From: ann@shop.example\r\nTo: support@acme.example\r\nSubject: Help\r\n\
+         Message-ID: <help@shop.example>\r\n\r\nMy order is late.\r\n",
+        "From: MAILER-DAEMON@mx.example\r\nTo: support@acme.example\r\nSubject: Undelivered\r\n\
+         Message-ID: <dsn@mx.example>\r\nContent-Type: multipart/report; \
+         report-type=delivery-status; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\n\
+         failed\r\n--b\r\nContent-Type: message/delivery-status\r\n\r\n\
+         Reporting-MTA: dns; mx.example\r\n\r\nFinal-Recipient: rfc822; gone@shop.example\r\n\
+         Action: failed\r\n--b--\r\n",
+    ] {
+        supportdesk::sequences::email_inbound::receive(&handles, &tenant, &channel, raw.as_bytes())
+            .await
+            .expect("received");
+    }
     // The automation's pass, on the tickets made above.
     supportdesk::sequences::automations::run_triggers(
         &app.state.db,
@@ -240,17 +286,30 @@ async fn every_event_kind_names_its_actor_in_its_webhook_body(backend: Backend) 
         ("ticket.split", &key),
         ("ticket.unsnoozed", &system),
         ("automation.fired", &automation),
+        ("contact.erased", &key),
+        ("email.received", &system),
+        ("email.bounced", &system),
     ]);
     let names: Vec<&str> = expected.keys().copied().collect();
     let mut every: Vec<&str> = EVENT_NAMES.to_vec();
     every.sort_unstable();
     assert_eq!(names, every, "the table names every event kind");
-    let bodies = bodies(&app, &acme).await;
+    let bodies_of_acme = bodies(&app, &acme).await;
+    let bodies_of_mailed = bodies(&app, &mailed).await;
     for (name, actor) in expected {
+        let bodies = match name.starts_with("email.") {
+            true => &bodies_of_mailed,
+            false => &bodies_of_acme,
+        };
         let sent = bodies
             .get(name)
             .unwrap_or_else(|| panic!("no {name} was queued"));
-        for body in sent {
+        // The erased contact's own events are tombstones now: they name
+        // no one, the person least of all.
+        let tombstone = json!({"erased": true});
+        let named: Vec<&Value> = sent.iter().filter(|body| **body != tombstone).collect();
+        assert!(!named.is_empty(), "only tombstones of {name}");
+        for body in named {
             assert_eq!(&body["actor"], actor, "{name}: {body}");
         }
     }

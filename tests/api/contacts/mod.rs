@@ -12,7 +12,7 @@ mod export;
 mod matching;
 mod merge;
 mod organizations;
-mod person;
+pub mod person;
 mod requests;
 mod scan;
 

@@ -4,6 +4,7 @@
 //! the providers' webhooks (`webhooks`, `ses`). Shared helpers here.
 
 mod channels;
+mod imap;
 mod inbound;
 mod loops;
 mod outbound;

@@ -68,6 +68,7 @@ pub fn parse(raw: &[u8]) -> Parsed {
     };
     let from_addr = message.from().and_then(Address::first);
     let from = from_addr.and_then(|a| a.address()).and_then(address);
+    let malformed = from.is_none();
     let mut parts = Vec::new();
     for part in message.attachments() {
         let content_type = part
@@ -156,12 +157,17 @@ pub fn parse(raw: &[u8]) -> Parsed {
             .and_then(|a| a.name())
             .map(|n| n.trim().to_string())
             .filter(|n| !n.is_empty()),
-        malformed: from.is_none(),
+        malformed,
         from,
         to: addresses(message.to()),
         cc: addresses(message.cc()),
         subject,
-        text: message.body_text(0).map(|t| t.into_owned()),
+        // A message with no sender and no text part is read as text
+        // whole: what could be read is kept on the ticket.
+        text: message
+            .body_text(0)
+            .map(|t| t.into_owned())
+            .or_else(|| malformed.then(|| String::from_utf8_lossy(raw).into_owned())),
         html: message.body_html(0).map(|t| t.into_owned()),
         parts,
         machine,

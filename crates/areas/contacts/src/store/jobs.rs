@@ -196,16 +196,20 @@ pub async fn drop_archives(tx: &mut Tx, tenant: &Tenant, contact: Uuid) -> Resul
 /// The outbox job kind that runs a data request.
 pub const JOB_KIND: &str = "contact.request";
 
-/// What the outbox job of a data request carries: the request's id only,
+/// What the outbox job of a data request carries: the request's id and
+/// who asked for it (the key or agent its changes and audit entry name),
 /// so no queue row names the person.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RequestPayload {
     pub job_id: Uuid,
+    /// Absent in a job queued before requesters were recorded: the service.
+    #[serde(default)]
+    pub requested_by: Option<crate::actor::Actor>,
 }
 
 /// Asks for `kind` on the tenant's contact `contact`: the request's row
-/// and its outbox job, in one transaction. An erasure asked for before
+/// and its outbox job, in one transaction; the job acts as `db`'s actor. An erasure asked for before
 /// (running or done) is answered again, whether or not the contact still
 /// exists: a second erasure does nothing. Otherwise NotFound unless the
 /// contact exists.
@@ -224,11 +228,15 @@ pub async fn request(
     let mut tx = db.begin().await?;
     super::find(&mut tx, tenant, contact).await?;
     let id = create(&mut tx, tenant, contact, kind, now).await?;
+    let requested_by = Some(tx.actor().clone());
     crate::outbox::enqueue(
         &mut tx,
         JOB_KIND,
         Some(tenant),
-        &RequestPayload { job_id: id },
+        &RequestPayload {
+            job_id: id,
+            requested_by,
+        },
     )
     .await?;
     tx.commit().await?;

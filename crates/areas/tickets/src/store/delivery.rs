@@ -128,7 +128,9 @@ async fn deliver(
     }
     let ticket = super::read::load(&mut tx, &tenant.whole(), reply.ticket_id, signer).await?;
     events::comment_created(&mut tx, &tenant, &ticket, &comment, now).await?;
-    on_sent.sent(&mut tx, &tenant, &ticket, &comment, now).await?;
+    on_sent
+        .sent(&mut tx, &tenant, &ticket, &comment, now)
+        .await?;
     tx.commit().await?;
     Ok(true)
 }
