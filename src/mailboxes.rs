@@ -8,7 +8,9 @@
 //! its Message-ID if it had committed.
 //!
 //! The supervisor lists the mailboxes every `LIST_EVERY` and starts, stops
-//! or restarts a watcher when a channel appears, goes or changes.
+//! or restarts a watcher when a channel appears, goes or changes: one
+//! indexed read of the channels every few seconds per node, so a new
+//! channel is read from within seconds of its creation.
 
 use std::collections::HashMap;
 use std::fmt::Display;
@@ -21,7 +23,7 @@ use tokio::task::JoinHandle;
 use crate::db::{Db, PassLock};
 
 /// How often the supervisor lists the mailboxes to watch.
-const LIST_EVERY: Duration = Duration::from_secs(30);
+const LIST_EVERY: Duration = Duration::from_secs(2);
 /// The longest an IDLE lasts before it is renewed (servers drop one after
 /// 30 minutes), and the poll interval of a server without IDLE.
 const IDLE_LIMIT: Duration = Duration::from_secs(25 * 60);

@@ -30,7 +30,7 @@ pub fn spawn(state: &AppState) -> JoinHandle<()> {
             let state = receiving.clone();
             let (tenant, channel) = watched.context.clone();
             move |message: FetchedMessage| {
-                let (state, tenant, channel) = (state.clone(), tenant.clone(), channel.clone());
+                let (state, tenant, channel) = (state.clone(), tenant, channel.clone());
                 async move {
                     receive(&state, &tenant, &channel, &message)
                         .await
