@@ -165,13 +165,16 @@ impl Db {
         }
     }
 
-    /// On SQLite, moves the write-ahead log into the database file and
-    /// empties it, so the pages an erasure overwrote keep no older copy in
-    /// the log; nothing on Postgres.
+    /// On SQLite, rewrites the database file from its live rows (`VACUUM`:
+    /// freed pages and the unused space of pages keep no older copy of an
+    /// erased row) and moves the write-ahead log into the file, emptying
+    /// it, so no page an erasure overwrote survives in the file or the log;
+    /// nothing on Postgres.
     pub async fn checkpoint(&self) -> Result<(), StoreError> {
         const CHECKPOINT_TRIES: usize = 250;
         match self.backend() {
             Backend::Sqlite => {
+                Query::new("VACUUM").execute(self).await?;
                 // A reader still on an older snapshot (a worker's pass)
                 // stops the checkpoint short: it answers busy, and pages
                 // of the log not yet copied leave the file's older copies
