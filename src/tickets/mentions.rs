@@ -76,15 +76,17 @@ async fn list(
     principal: Principal,
     Query(request): Query<ListRequest>,
 ) -> ApiResult<Json<CursorPage<Mention>>> {
+    // The request's own fields first: a bad `limit` is 400 naming it,
+    // whoever asks.
+    let (page, after) = request
+        .check(LIST_DEFAULT, LIST_MAX)
+        .map_err(ApiError::validation)?;
     let Some(user) = principal.acting_user() else {
         return Err(ApiError::invalid_field(
             "agent",
             "mentions are an agent's: sign in or use a personal key",
         ));
     };
-    let (page, after) = request
-        .check(LIST_DEFAULT, LIST_MAX)
-        .map_err(ApiError::validation)?;
     let list = ListId::new("mentions", &principal.tenant, &user);
     let after = state.cursors.open_after(&list, after.as_deref())?;
     let tenant = &principal.tenant;

@@ -243,10 +243,11 @@ async fn tickets(
     Id(id): Id,
     Query(request): Query<ListRequest>,
 ) -> ApiResult<Json<CursorPage<Ticket>>> {
-    let view = store::find(&state.db, &principal.tenant, principal.acting_user(), id).await?;
+    // The request's own fields first: a bad `limit` is 400 whatever the id.
     let (page, after) = request
         .check(LIST_DEFAULT, LIST_MAX)
         .map_err(ApiError::validation)?;
+    let view = store::find(&state.db, &principal.tenant, principal.acting_user(), id).await?;
     let stored = Value::Object(view.filters);
     let (filter, _) = filters::check(&state, &principal, Some(&stored), view.sort).await?;
     let page = page_of(&state, &principal, "views", filter, page, after).await?;
