@@ -6,7 +6,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::{comment_count, read_ticket, send_with, shared_macro};
+use super::{comment_count, read_ticket, shared_macro};
 use crate::backend_tests;
 use crate::support::{Backend, TestApp, TestCompany, assert_invalid};
 
@@ -57,22 +57,26 @@ async fn tickets(app: &TestApp, acme: &TestCompany, n: usize) -> Vec<String> {
     ids
 }
 
+/// A bulk request may take up to a thousand tickets' commits, one after
+/// another on SQLite: its answer is waited for longer than the client's
+/// default 30 s, which a loaded CI machine exceeded (the request had not
+/// failed, only not yet answered).
+const BULK_WAIT: std::time::Duration = std::time::Duration::from_secs(180);
+
 async fn bulk(
     app: &TestApp,
     acme: &TestCompany,
     key: Option<&str>,
     body: Value,
 ) -> crate::support::TestResponse {
-    let headers: Vec<(&str, &str)> = key.map(|k| ("Idempotency-Key", k)).into_iter().collect();
-    send_with(
-        app,
-        Method::POST,
-        "/tickets/bulk",
-        &acme.key,
-        &headers,
-        body,
-    )
-    .await
+    let mut request = app
+        .api(Method::POST, "/tickets/bulk", Some(&acme.key))
+        .timeout(BULK_WAIT)
+        .json(&body);
+    if let Some(key) = key {
+        request = request.header("Idempotency-Key", key);
+    }
+    crate::support::TestResponse::from(request.send().await).await
 }
 
 async fn a_bulk_of_a_thousand_reports_the_invalid_ticket_and_commits_the_rest(backend: Backend) {

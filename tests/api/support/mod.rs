@@ -16,16 +16,24 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 mod empty;
+mod locks;
 mod oversized;
+mod pg;
 mod plan;
 mod poll;
+mod response;
 mod standing;
 mod template;
 
 pub use empty::EmptyDatabase;
+pub use locks::{send_behind_a_row_lock, send_behind_the_ticket_counter};
 pub use oversized::{post_refused_body, post_unfinished_body};
+pub(crate) use pg::drop_left_behind;
+pub use pg::replace_database;
+use pg::{TempPgDatabase, pg_admin};
 pub use plan::plan;
 pub use poll::{eventually, eventually_within};
+pub use response::{TestResponse, assert_invalid};
 
 use reqwest::Method;
 use serde_json::Value;
@@ -136,131 +144,6 @@ fn report_skipped(test: &str) {
         std::io::stderr().lock(),
         "SKIPPED (no TEST_DATABASE_URL): {name} [postgres tests skipped so far: {skipped}]"
     );
-}
-
-/// A Postgres database created for one test and dropped after it.
-struct TempPgDatabase {
-    admin_url: String,
-    name: String,
-}
-
-impl TempPgDatabase {
-    async fn create() -> (TempPgDatabase, String) {
-        let admin_url = std::env::var("TEST_DATABASE_URL").expect("TEST_DATABASE_URL");
-        let name = format!(
-            "{DB_PREFIX}{}_{}",
-            unix_secs(),
-            uuid::Uuid::new_v4().simple()
-        );
-        let template = template::postgres(&admin_url).await;
-        let mut conn = pg_admin(&admin_url).await;
-        sqlx::query(sqlx::AssertSqlSafe(format!(
-            "CREATE DATABASE {name} TEMPLATE {template}"
-        )))
-        .execute(&mut conn)
-        .await
-        .expect("create test database");
-        // A commit here waits about 4 ms for its WAL flush; the tests never
-        // crash this server (the outage tests start a Postgres of their
-        // own), so they do not wait for durability they cannot observe.
-        sqlx::query(sqlx::AssertSqlSafe(format!(
-            "ALTER DATABASE {name} SET synchronous_commit = off"
-        )))
-        .execute(&mut conn)
-        .await
-        .expect("set the test database's commits asynchronous");
-        let url = replace_database(&admin_url, &name);
-        (TempPgDatabase { admin_url, name }, url)
-    }
-}
-
-async fn pg_admin(url: &str) -> sqlx::PgConnection {
-    use sqlx::Connection;
-    sqlx::PgConnection::connect(url)
-        .await
-        .expect("connect to TEST_DATABASE_URL")
-}
-
-/// A test's database is named `sdt_<unix seconds>_<uuid>`: the seconds let a
-/// later run drop what an earlier one left behind.
-const DB_PREFIX: &str = "sdt_";
-
-fn unix_secs() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|elapsed| elapsed.as_secs())
-        .unwrap_or(0)
-}
-
-impl Drop for TempPgDatabase {
-    /// Drops the database on a thread of its own that the test does not
-    /// wait for: `DROP DATABASE` waits for a checkpoint (1.5 to 3.7 s here
-    /// with other tests writing), which each Postgres test otherwise spent
-    /// idle at its end. The drops still running when the test process
-    /// exits leave their databases behind; the next run's first Postgres
-    /// test drops those (`drop_left_behind`).
-    fn drop(&mut self) {
-        let admin_url = self.admin_url.clone();
-        let name = self.name.clone();
-        // Drop runs inside the test's runtime: the thread has its own.
-        std::thread::spawn(move || {
-            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            else {
-                return;
-            };
-            rt.block_on(async {
-                let mut conn = pg_admin(&admin_url).await;
-                let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
-                    "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
-                )))
-                .execute(&mut conn)
-                .await;
-            });
-        });
-    }
-}
-
-/// Drops the test databases an earlier test process left behind (created
-/// over an hour ago: a test process running beside this one keeps its own).
-pub(crate) async fn drop_left_behind(admin: &mut sqlx::PgConnection) {
-    let names: Vec<String> =
-        sqlx::query_scalar("SELECT datname FROM pg_database WHERE datname LIKE 'sdt\\_%'")
-            .fetch_all(&mut *admin)
-            .await
-            .unwrap_or_default();
-    let hour_ago = unix_secs().saturating_sub(3600);
-    for name in names {
-        let created = name
-            .strip_prefix(DB_PREFIX)
-            .and_then(|rest| rest.split_once('_'))
-            .and_then(|(secs, _)| secs.parse::<u64>().ok());
-        if created.is_some_and(|secs| secs < hour_ago) {
-            let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
-                "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
-            )))
-            .execute(&mut *admin)
-            .await;
-        }
-    }
-}
-
-/// `postgres://u@h:5432/test?x=y` with its database replaced by `name`.
-pub fn replace_database(url: &str, name: &str) -> String {
-    let (base, query) = match url.split_once('?') {
-        Some((b, q)) => (b, Some(q)),
-        None => (url, None),
-    };
-    let scheme_end = base.find("://").map(|i| i + 3).unwrap_or(0);
-    let host_part = match base[scheme_end..].find('/') {
-        Some(slash) => &base[..scheme_end + slash],
-        None => base,
-    };
-    match query {
-        Some(q) => format!("{host_part}/{name}?{q}"),
-        None => format!("{host_part}/{name}"),
-    }
 }
 
 /// A company with an entity and a TEST key holding every scope.
@@ -512,75 +395,6 @@ impl Drop for TestApp {
     }
 }
 
-/// A response read whole: status, headers and the body as JSON (Null if
-/// the body is not JSON; `text` keeps it raw).
-#[derive(Debug)]
-pub struct TestResponse {
-    pub status: u16,
-    pub headers: reqwest::header::HeaderMap,
-    pub text: String,
-    pub body: Value,
-}
-
-impl TestResponse {
-    pub async fn from(result: reqwest::Result<reqwest::Response>) -> TestResponse {
-        let response = result.expect("request sent");
-        let status = response.status().as_u16();
-        let headers = response.headers().clone();
-        let text = response.text().await.expect("body read");
-        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
-        TestResponse {
-            status,
-            headers,
-            text,
-            body,
-        }
-    }
-
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).and_then(|v| v.to_str().ok())
-    }
-
-    /// Asserts the error shape of docs/api.md ("Errors") with this status and code.
-    #[track_caller]
-    pub fn assert_error(&self, status: u16, code: &str) {
-        assert_eq!(self.status, status, "status of {}", self.text);
-        assert_eq!(self.body["code"], code, "code of {}", self.text);
-        assert_eq!(self.body["status"], status, "status field of {}", self.text);
-        assert!(
-            self.body["error"].is_string(),
-            "error message in {}",
-            self.text
-        );
-        assert_eq!(
-            self.header("content-type"),
-            Some("application/json"),
-            "content type of {}",
-            self.text
-        );
-    }
-
-    #[track_caller]
-    pub fn assert_status(&self, status: u16) -> &Value {
-        assert_eq!(self.status, status, "status of {}", self.text);
-        &self.body
-    }
-}
-
-/// Asserts a 400 `validation_failed` whose details name exactly `fields`,
-/// in that order.
-#[track_caller]
-pub fn assert_invalid(r: &TestResponse, fields: &[&str]) {
-    r.assert_error(400, "validation_failed");
-    let named: Vec<&str> = r.body["details"]
-        .as_array()
-        .expect("details")
-        .iter()
-        .map(|d| d["field"].as_str().expect("field"))
-        .collect();
-    assert_eq!(named, fields, "{}", r.text);
-}
-
 /// Data of the company's `ticket.updated` events, oldest first.
 pub async fn updated_events(app: &TestApp, company_id: uuid::Uuid) -> Vec<Value> {
     let rows = supportdesk::on_db!(&app.state.db, c => sqlx::query_as::<_, (sqlx::types::Json<Value>,)>(
@@ -591,65 +405,4 @@ pub async fn updated_events(app: &TestApp, company_id: uuid::Uuid) -> Vec<Value>
         .await
         .expect("events read"));
     rows.into_iter().map(|(data,)| data.0).collect()
-}
-
-/// Locks the row `lock` selects (a `SELECT … FOR UPDATE` whose one
-/// parameter is `id`) in a transaction of its own, then sends `request` and
-/// returns once a session waits for a lock: the request, held until the
-/// returned transaction ends.
-pub async fn send_behind_a_row_lock(
-    pool: &sqlx::PgPool,
-    lock: &'static str,
-    id: uuid::Uuid,
-    request: reqwest::RequestBuilder,
-) -> (
-    sqlx::Transaction<'static, sqlx::Postgres>,
-    JoinHandle<TestResponse>,
-) {
-    let mut holder = pool.begin().await.expect("begin");
-    sqlx::query(lock)
-        .bind(id)
-        .fetch_one(&mut *holder)
-        .await
-        .expect("lock the row");
-    let held = tokio::spawn(async move { TestResponse::from(request.send().await).await });
-    wait_for_a_lock_wait(pool, &held).await;
-    (holder, held)
-}
-
-/// `send_behind_a_row_lock` on the ticket counter of `company_id`: a
-/// create of that company (`request`) waits for its number.
-pub async fn send_behind_the_ticket_counter(
-    pool: &sqlx::PgPool,
-    company_id: uuid::Uuid,
-    request: reqwest::RequestBuilder,
-) -> (
-    sqlx::Transaction<'static, sqlx::Postgres>,
-    JoinHandle<TestResponse>,
-) {
-    let lock = "SELECT value FROM counters WHERE company_id = $1 AND name = 'ticket' FOR UPDATE";
-    send_behind_a_row_lock(pool, lock, company_id, request).await
-}
-
-/// Returns once a session of the test database waits for a lock (the one
-/// `request` runs in, which must not finish before that).
-async fn wait_for_a_lock_wait(
-    pool: &sqlx::PgPool,
-    request: &tokio::task::JoinHandle<TestResponse>,
-) {
-    eventually("a session waits for a lock", async || {
-        assert!(
-            !request.is_finished(),
-            "the request finished without waiting for a lock"
-        );
-        let waiting: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM pg_stat_activity \
-             WHERE datname = current_database() AND wait_event_type = 'Lock'",
-        )
-        .fetch_one(pool)
-        .await
-        .expect("pg_stat_activity");
-        waiting > 0
-    })
-    .await
 }

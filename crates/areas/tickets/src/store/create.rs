@@ -8,10 +8,12 @@ use uuid::Uuid;
 use super::TicketRow;
 use super::activities::{NewActivity, add_activity};
 use super::contacts::ContactOf;
+use super::numbering::{Numbering, RESERVED_NUMBER, begin_numbered, next_number};
 use super::plain;
 use super::read::load;
 use super::sla::record_sla;
 use super::subscribers::Subscribers;
+use super::ticket_person::{ChatVisitor, chat_visitor, person_of};
 use crate::attachments::links::Signer;
 use crate::attachments::store::{self as attachment_store, Owner};
 use crate::auth::Tenant;
@@ -26,7 +28,6 @@ use crate::sla::clocks::store::{self as sla_store, NewTicketFacts, Opening};
 use crate::tags::store::{self as tag_store, Tagged};
 use crate::teams::store as team_store;
 use crate::time::{Timestamp, new_id};
-use vocab::visitor::Person;
 
 /// Creates a ticket (OPEN) with the next number of the tenant, its
 /// `created` timeline entry, `ticket.created` and the visitor's email.
@@ -381,126 +382,4 @@ fn written(
         list_total: None,
     }
     .into_ticket()
-}
-
-/// Who a ticket is from, for its contact: the email given, or its chat's
-/// visitor (a verified identity, the chat's email and whether it was
-/// proven). An email given with the ticket counts as proven: the key's
-/// holder wrote it.
-fn person_of(given_email: Option<&str>, chat: Option<&ChatVisitor>) -> Person {
-    match chat {
-        Some(chat) => Person {
-            external_id: chat
-                .visitor_external_id
-                .clone()
-                .filter(|_| chat.visitor_verified),
-            email: given_email
-                .map(str::to_owned)
-                .or_else(|| chat.visitor_email.clone()),
-            email_verified: given_email.is_some() || chat.email_verified,
-            name: Some(chat.visitor_name.clone()),
-        },
-        None => Person {
-            email: given_email.map(str::to_owned),
-            email_verified: true,
-            ..Person::default()
-        },
-    }
-}
-
-/// The visitor of a chat session a ticket is made from.
-#[derive(sqlx::FromRow)]
-struct ChatVisitor {
-    contact_id: Option<Uuid>,
-    visitor_external_id: Option<String>,
-    visitor_email: Option<String>,
-    visitor_name: String,
-    visitor_verified: bool,
-    email_verified: bool,
-}
-
-/// The visitor of the tenant's chat session `id`; another tenant's (or no)
-/// session is a 400 on `chatSessionId`.
-async fn chat_visitor(tx: &mut Tx, tenant: &Tenant, id: Uuid) -> Result<ChatVisitor, StoreError> {
-    let found: Option<ChatVisitor> = Query::new(
-        "SELECT s.contact_id, s.visitor_external_id, s.visitor_email, s.visitor_name, s.visitor_verified, \
-         s.email_verified FROM chat_sessions s WHERE s.id = ",
-    )
-    .push_bind(id)
-    .push(" AND ")
-    .push_tenant_in_teams(tenant, "s", "team_id")
-    .fetch_optional(tx)
-    .await?;
-    found.ok_or_else(|| StoreError::InvalidReference {
-        field: "chatSessionId".into(),
-        message: "must be a chat session of the key's company and mode".into(),
-    })
-}
-
-/// Where a new ticket's number comes from.
-enum Numbering {
-    /// Taken before the ticket's transaction, left in `RESERVED_NUMBER`.
-    Reserved,
-    /// To be taken inside the transaction (`next_number`).
-    InTransaction,
-}
-
-/// The number `begin_numbered` reserved, formatted as `ticket_number` does
-/// (six digits at least).
-const RESERVED_NUMBER: &str = "COALESCE($5, current_setting('supportdesk.ticket_number'))";
-
-/// Begins a ticket's transaction. On Postgres the tenant's next number is
-/// taken first, in the same round trip (`Db::begin_after_committing`) but
-/// in a transaction of its own (docs/api.md, tickets, "Numbers"): the
-/// counter row is locked for that one statement, so concurrent creates of
-/// a company do not wait for each other's commits, and a create that then
-/// fails leaves a gap. That statement commits without waiting for its WAL
-/// flush: the ticket's commit comes later in the WAL and flushes it, so a
-/// crash can only lose a number no committed ticket holds.
-///
-/// On SQLite, which has one writer at a time anyway, the number is taken
-/// inside the ticket's transaction and a rolled-back create gives it back.
-///
-/// `alone`: the create's one statement will commit by itself, so the
-/// reservation is not followed by `BEGIN` (`Db::autocommit_after`).
-async fn begin_numbered(
-    db: &Db,
-    tenant: &Tenant,
-    alone: bool,
-) -> Result<(Tx, Numbering), StoreError> {
-    if db.backend() != Backend::Postgres {
-        return Ok((db.begin().await?, Numbering::InTransaction));
-    }
-    // Literal values: the simple protocol that carries several statements
-    // has no parameters. A company id and a mode cannot hold a quote.
-    let reservation = format!(
-        "WITH reserved AS (INSERT INTO counters (company_id, mode, name, value) \
-         VALUES ('{company}', '{mode}', 'ticket', 1) \
-         ON CONFLICT (company_id, mode, name) DO UPDATE SET value = counters.value + 1 \
-         RETURNING value) \
-         SELECT set_config('supportdesk.ticket_number', \
-         'TKT-' || lpad(value::text, greatest(6, length(value::text)), '0'), false), \
-         set_config('synchronous_commit', 'off', true) FROM reserved",
-        company = tenant.company_id,
-        mode = tenant.mode.as_str(),
-    );
-    let tx = match alone {
-        true => db.autocommit_after(&reservation).await?,
-        false => db.begin_after_committing(&reservation).await?,
-    };
-    Ok((tx, Numbering::Reserved))
-}
-
-/// The next value of the tenant's ticket sequence, in `tx` (SQLite). The
-/// counter row stays locked until `tx` ends, so creates take turns: no
-/// duplicates, and a rollback gives the number back.
-async fn next_number(tx: &mut Tx, tenant: &Tenant) -> Result<i64, StoreError> {
-    Query::new(
-        "INSERT INTO counters (company_id, mode, name, value) VALUES ($1, $2, 'ticket', 1) \
-         ON CONFLICT (company_id, mode, name) DO UPDATE SET value = counters.value + 1 \
-         RETURNING value",
-    )
-    .bind_tenant(tenant)
-    .fetch_scalar(tx)
-    .await
 }

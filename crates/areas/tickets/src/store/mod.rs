@@ -22,6 +22,7 @@ mod links;
 mod list;
 pub mod mentions;
 mod merge;
+mod numbering;
 mod plain;
 mod read;
 mod search;
@@ -30,6 +31,7 @@ mod snooze;
 mod split;
 pub mod subscribers;
 mod tags;
+mod ticket_person;
 mod update;
 
 pub use activities::{changes_since, list_activities};
