@@ -3,7 +3,9 @@
 
 use serde_json::{Value, json};
 
-use super::{Condition, Conditions, Facts, Field, Operator};
+use uuid::Uuid;
+
+use super::{Condition, Conditions, Facts, Field, Operator, Party};
 use crate::time::Timestamp;
 
 impl Conditions {
@@ -21,6 +23,28 @@ impl Conditions {
             .any(|c| c.field == Field::MinutesSinceCustomerReply)
     }
 
+    /// Whether any condition reads the ticket's contact or organisation.
+    pub fn reads_party(&self) -> bool {
+        self.all
+            .iter()
+            .chain(&self.any)
+            .any(|c| matches!(c.field, Field::Party(..)))
+    }
+
+    /// The business-hours calendars the conditions name.
+    pub fn calendars(&self) -> Vec<Uuid> {
+        let mut ids: Vec<Uuid> = self
+            .all
+            .iter()
+            .chain(&self.any)
+            .filter(|c| c.field == Field::WithinBusinessHours)
+            .filter_map(calendar_of)
+            .collect();
+        ids.sort();
+        ids.dedup();
+        ids
+    }
+
     /// The least minutes since creation and since the last update that
     /// `all` requires (`gte`): a timed pass reads only tickets that old.
     pub fn least_minutes(&self) -> (Option<i64>, Option<i64>) {
@@ -36,6 +60,10 @@ impl Conditions {
             least(Field::MinutesSinceUpdated),
         )
     }
+}
+
+fn calendar_of(condition: &Condition) -> Option<Uuid> {
+    condition.value.as_str()?.parse().ok()
 }
 
 fn minutes_since(now: Timestamp, then: Timestamp) -> i64 {
@@ -66,6 +94,20 @@ impl Condition {
             Field::CustomField(key) => t.custom_fields.get(key).cloned().unwrap_or(Value::Null),
             Field::MinutesSinceCreated => json!(minutes_since(facts.now, t.created_at)),
             Field::MinutesSinceUpdated => json!(minutes_since(facts.now, t.updated_at)),
+            Field::WithinBusinessHours => {
+                json!(calendar_of(self).is_some_and(|id| facts.open_calendars.contains(&id)))
+            }
+            Field::Party(party, path) => {
+                let record = match party {
+                    Party::Contact => facts.contact,
+                    Party::Organization => facts.organization,
+                };
+                let found = match path.split_once('.') {
+                    Some((group, key)) => record.and_then(|r| r.get(group)?.get(key)),
+                    None => record.and_then(|r| r.get(path)),
+                };
+                found.cloned().unwrap_or(Value::Null)
+            }
             Field::MinutesSinceCustomerReply => json!(
                 facts
                     .last_customer_reply
@@ -76,6 +118,12 @@ impl Condition {
 
     pub fn holds(&self, facts: &Facts) -> bool {
         let wanted = &self.value;
+        if self.field == Field::WithinBusinessHours {
+            // Its value names the calendar; what it compares is whether
+            // that calendar is open.
+            let open = self.actual(facts) == Value::Bool(true);
+            return (self.operator == Operator::Is) == open;
+        }
         match self.operator {
             Operator::Is => is(&self.actual(facts), wanted),
             Operator::IsNot => !is(&self.actual(facts), wanted),

@@ -1,5 +1,6 @@
-//! What a condition looks at: the closed set of field names, and
-//! `customFields.<key>`.
+//! What a condition looks at: the closed set of field names,
+//! `customFields.<key>`, and the ticket's contact's and organisation's
+//! fields (`contact.<name>`, `organization.<name>`).
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -29,6 +30,45 @@ pub enum Field {
     MinutesSinceCreated,
     MinutesSinceUpdated,
     MinutesSinceCustomerReply,
+    /// Whether the rule runs within the opening hours of a business-hours
+    /// calendar (its id the value): `is` inside, `is_not` outside.
+    WithinBusinessHours,
+    /// A field of the ticket's contact or of the contact's organisation,
+    /// by its name in the API (`customFields.<key>` among them); null when
+    /// the ticket has none.
+    Party(Party, String),
+}
+
+/// Whose field a `Field::Party` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Party {
+    Contact,
+    Organization,
+}
+
+impl Party {
+    fn prefix(self) -> &'static str {
+        match self {
+            Party::Contact => "contact.",
+            Party::Organization => "organization.",
+        }
+    }
+
+    /// The fields of its record a condition may read (beside
+    /// `customFields.<key>`).
+    pub fn fields(self) -> &'static [&'static str] {
+        match self {
+            Party::Contact => &[
+                "name",
+                "emails",
+                "phone",
+                "externalId",
+                "organizationId",
+                "tags",
+            ],
+            Party::Organization => &["name", "domains"],
+        }
+    }
 }
 
 pub(super) const NAMED: &[(&str, Field)] = &[
@@ -50,6 +90,7 @@ pub(super) const NAMED: &[(&str, Field)] = &[
         "minutesSinceCustomerReply",
         Field::MinutesSinceCustomerReply,
     ),
+    ("withinBusinessHours", Field::WithinBusinessHours),
 ];
 
 const CUSTOM_PREFIX: &str = "customFields.";
@@ -58,6 +99,15 @@ impl Field {
     pub fn parse(name: &str) -> Option<Field> {
         if let Some(key) = name.strip_prefix(CUSTOM_PREFIX) {
             return (!key.is_empty()).then(|| Field::CustomField(key.to_string()));
+        }
+        for party in [Party::Contact, Party::Organization] {
+            if let Some(path) = name.strip_prefix(party.prefix()) {
+                let custom = path
+                    .strip_prefix(CUSTOM_PREFIX)
+                    .is_some_and(|key| !key.is_empty());
+                return (custom || party.fields().contains(&path))
+                    .then(|| Field::Party(party, path.to_string()));
+            }
         }
         NAMED
             .iter()
@@ -68,6 +118,7 @@ impl Field {
     pub fn name(&self) -> String {
         match self {
             Field::CustomField(key) => format!("{CUSTOM_PREFIX}{key}"),
+            Field::Party(party, path) => format!("{}{path}", party.prefix()),
             other => NAMED
                 .iter()
                 .find(|(_, f)| f == other)
@@ -84,6 +135,16 @@ impl Field {
                 | Field::MinutesSinceUpdated
                 | Field::MinutesSinceCustomerReply
         )
+    }
+
+    /// A custom field's value (the ticket's, its contact's or its
+    /// organisation's): any JSON, numbers compared with `gte`/`lte`.
+    pub fn is_custom(&self) -> bool {
+        match self {
+            Field::CustomField(_) => true,
+            Field::Party(_, path) => path.starts_with(CUSTOM_PREFIX),
+            _ => false,
+        }
     }
 
     /// Fields whose change an event reports (`changed_to`, `changed_from`).

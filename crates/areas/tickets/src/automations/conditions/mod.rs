@@ -17,7 +17,7 @@ use crate::actor::Actor;
 use crate::model::{AuthorType, Ticket};
 use crate::time::Timestamp;
 
-pub use field::Field;
+pub use field::{Field, Party};
 pub use parse::parse;
 
 /// The largest `minutesSince…` value: ten years.
@@ -92,4 +92,12 @@ pub struct Facts<'a> {
     pub now: Timestamp,
     pub last_customer_reply: Option<Timestamp>,
     pub happening: Option<&'a Happening>,
+    /// The ticket's contact and its organisation as the API shows them
+    /// (read only for a rule with a `contact.…`/`organization.…`
+    /// condition).
+    pub contact: Option<&'a Value>,
+    pub organization: Option<&'a Value>,
+    /// Those of the calendars the rule's `withinBusinessHours` conditions
+    /// name that are open at `now`.
+    pub open_calendars: &'a [Uuid],
 }

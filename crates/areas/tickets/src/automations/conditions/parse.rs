@@ -98,7 +98,11 @@ fn one(kind: Kind, item: &Value) -> Result<Condition, Problem> {
             let known: Vec<&str> = NAMED.iter().map(|(n, _)| *n).collect();
             (
                 ".field",
-                format!("must be one of {}, customFields.<key>", known.join(", ")),
+                format!(
+                    "must be one of {}, customFields.<key>, contact.<field>, \
+                     organization.<field>",
+                    known.join(", ")
+                ),
             )
         })?;
     let operator = object
@@ -137,17 +141,10 @@ fn check(kind: Kind, field: &Field, operator: Operator, raw: Value) -> Result<Va
             ));
         }
         ChangedTo | ChangedFrom if !field.changes() => return Err(bad_operator()),
-        Gte | Lte if !(field.is_time() || matches!(field, Field::CustomField(_))) => {
+        Gte | Lte if !(field.is_time() || field.is_custom()) => {
             return Err(bad_operator());
         }
-        Contains
-            if !matches!(
-                field,
-                Field::Subject | Field::VisitorEmail | Field::Tags | Field::CustomField(_)
-            ) =>
-        {
-            return Err(bad_operator());
-        }
+        Contains if !(field.is_custom() || texts(field)) => return Err(bad_operator()),
         Is | IsNot | Contains | ChangedTo | ChangedFrom if field.is_time() => {
             return Err(bad_operator());
         }
@@ -194,14 +191,45 @@ fn check(kind: Kind, field: &Field, operator: Operator, raw: Value) -> Result<Va
             Value::Null if operator != Contains => Ok(raw),
             _ => Err(value("must be text")),
         },
-        Field::CustomField(_) => match (&raw, operator) {
+        Field::WithinBusinessHours => match raw.as_str().map(str::parse::<Uuid>) {
+            Some(Ok(id)) => Ok(json!(id)),
+            _ => Err(value("must be the id of a business-hours calendar")),
+        },
+        _ if field.is_custom() => match (&raw, operator) {
             (Value::Number(_), Gte | Lte) => Ok(raw),
             (_, Gte | Lte) => Err(value("must be a number")),
             (Value::String(_), Contains) => Ok(raw),
             (_, Contains) => Err(value("must be text")),
             _ => Ok(raw),
         },
+        Field::Party(_, path) => match (path.as_str(), raw) {
+            ("organizationId", Value::Null) => Ok(Value::Null),
+            ("organizationId", Value::String(s)) => s
+                .parse::<Uuid>()
+                .map(|id| json!(id))
+                .map_err(|_| value("must be an id or null")),
+            ("organizationId", _) => Err(value("must be an id or null")),
+            ("tags", raw) => match raw.as_str().map(crate::tags::model::normalize) {
+                Some(Ok(tag)) => Ok(json!(tag)),
+                _ => Err(value("must be a tag")),
+            },
+            // Stored lower-cased: compared so.
+            ("emails" | "domains", Value::String(s)) => Ok(json!(s.trim().to_lowercase())),
+            ("emails" | "domains", _) => Err(value("must be text")),
+            (_, Value::String(s)) => Ok(Value::String(s)),
+            (_, Value::Null) if operator != Contains => Ok(Value::Null),
+            _ => Err(value("must be text")),
+        },
         _ => Err(bad_operator()),
+    }
+}
+
+/// Fields of text (or lists of text) that `contains` reads.
+fn texts(field: &Field) -> bool {
+    match field {
+        Field::Subject | Field::VisitorEmail | Field::Tags => true,
+        Field::Party(_, path) => path != "organizationId",
+        _ => false,
     }
 }
 
