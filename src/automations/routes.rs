@@ -14,7 +14,7 @@ use super::timed::{WouldChange, dry_run as run_dry};
 use super::{Automation, Kind, NewAutomation, actions, conditions, parse_events, store};
 use crate::auth::{Principal, Scope};
 use crate::error::ApiResult;
-use crate::extract::{Id, Json};
+use crate::extract::{Id, Json, Requested};
 use crate::idempotency::RequestState;
 use crate::openapi::schema::{self, DataList, Deleted};
 use crate::router::ApiRouter;
@@ -150,12 +150,14 @@ async fn list(
 async fn create(
     RequestState(state): RequestState,
     principal: Principal,
+    requested: Requested,
     Json(body): Json<AutomationBody>,
 ) -> ApiResult<(StatusCode, Json<Automation>)> {
     let new = parse(&body, None)?;
     let tenant = &principal.tenant;
     let kind = new.kind;
-    let created = store::create(&state.db, tenant, new, state.clock.now()).await?;
+    let db = principal.acting(&state.db, requested);
+    let created = store::create(&db, tenant, new, state.clock.now()).await?;
     if kind == Kind::Trigger {
         crate::sequences::automations::start_triggers(&state.db, tenant).await?;
     }
@@ -185,6 +187,7 @@ async fn get_one(
 async fn update(
     State(state): State<AppState>,
     principal: Principal,
+    requested: Requested,
     Id(id): Id,
     Json(body): Json<AutomationBody>,
 ) -> ApiResult<Json<Automation>> {
@@ -192,7 +195,8 @@ async fn update(
     let current = store::find(&state.db, tenant, id).await?;
     let changes = parse(&body, Some(&current))?;
     let kind = changes.kind;
-    let updated = store::update(&state.db, tenant, id, changes, state.clock.now()).await?;
+    let db = principal.acting(&state.db, requested);
+    let updated = store::update(&db, tenant, id, changes, state.clock.now()).await?;
     if kind == Kind::Trigger {
         crate::sequences::automations::start_triggers(&state.db, tenant).await?;
     }
@@ -206,9 +210,11 @@ async fn update(
 async fn delete(
     State(state): State<AppState>,
     principal: Principal,
+    requested: Requested,
     Id(id): Id,
 ) -> ApiResult<Json<Deleted>> {
-    store::delete(&state.db, &principal.tenant, id).await?;
+    let db = principal.acting(&state.db, requested);
+    store::delete(&db, &principal.tenant, id, state.clock.now()).await?;
     Ok(Json(Deleted { id, deleted: true }))
 }
 
@@ -238,6 +244,7 @@ async fn dry_run(
         now: state.clock.now(),
         signer: &signer,
         definitions: &definitions,
+        parties: &crate::sequences::contacts::Parties,
     };
     let data = run_dry(&state.db, &ctx, &rule).await?;
     Ok(Json(DataList { data }))

@@ -71,6 +71,7 @@ async fn tenant_triggers(
         now,
         signer,
         definitions: &definitions,
+        parties: &crate::sequences::contacts::Parties,
     };
     let names: Vec<&str> = TriggerEvent::ALL
         .iter()
@@ -174,6 +175,7 @@ async fn tenant_timed(
         now,
         signer,
         definitions: &definitions,
+        parties: &crate::sequences::contacts::Parties,
     };
     let mut fired = 0;
     for rule in &rules {

@@ -1,6 +1,7 @@
 //! Contacts and the records they are linked to: the contact of a new
 //! ticket or chat session, found or created by the contacts area inside
-//! the record's own transaction, and a merge, where the contacts area, the
+//! the record's own transaction, a ticket's contact and organisation read
+//! for an automation's conditions, and a merge, where the contacts area, the
 //! tickets and the chats each move their own rows in one transaction.
 
 use futures::future::BoxFuture;
@@ -8,9 +9,12 @@ use uuid::Uuid;
 use vocab::visitor::Person;
 
 use crate::auth::Tenant;
+use crate::automations::engine::{Parties as RuleParties, PartiesOf};
 use crate::chat::store as chat_store;
 use crate::contacts::model::Contact;
-use crate::contacts::store::{matching, merge as contact_merge};
+use crate::contacts::store::{
+    self as contact_store, matching, merge as contact_merge, organizations as organization_store,
+};
 use crate::db::{Db, Tx};
 use crate::error::StoreError;
 use crate::tickets::store as ticket_store;
@@ -50,6 +54,44 @@ impl chat_store::ContactOf for Matcher<'_> {
         person: &'a Person,
     ) -> BoxFuture<'a, Result<Option<Uuid>, StoreError>> {
         Matcher::contact(self, tx, person)
+    }
+}
+
+/// The step automations take to read a ticket's contact and its
+/// organisation for their conditions, in the rule's transaction.
+pub struct Parties;
+
+impl Parties {
+    async fn read(tx: &mut Tx, tenant: &Tenant, id: Uuid) -> Result<RuleParties, StoreError> {
+        let contact = match contact_store::find(&mut *tx, tenant, id).await {
+            Ok(contact) => contact,
+            // Erased or merged away since the ticket named it.
+            Err(StoreError::NotFound) => return Ok(RuleParties::default()),
+            Err(err) => return Err(err),
+        };
+        let organization = match contact.organization_id {
+            Some(org) => match organization_store::find(&mut *tx, tenant, org).await {
+                Ok(found) => Some(serde_json::to_value(found)?),
+                Err(StoreError::NotFound) => None,
+                Err(err) => return Err(err),
+            },
+            None => None,
+        };
+        Ok(RuleParties {
+            contact: Some(serde_json::to_value(contact)?),
+            organization,
+        })
+    }
+}
+
+impl PartiesOf for Parties {
+    fn parties<'a>(
+        &'a self,
+        tx: &'a mut Tx,
+        tenant: &'a Tenant,
+        contact: Uuid,
+    ) -> BoxFuture<'a, Result<RuleParties, StoreError>> {
+        Box::pin(Parties::read(tx, tenant, contact))
     }
 }
 

@@ -1,7 +1,7 @@
 //! Each configuration change through the API writes one entry naming the
 //! key that made it and what it changed: SSO, SLA policies, business hours,
-//! escalation rules, custom-field definitions, entities and the widget's
-//! identity secret.
+//! escalation rules, custom-field definitions, entities, the widget's
+//! identity secret and automations.
 
 use serde_json::{Value, json};
 
@@ -17,6 +17,7 @@ backend_tests!(
     a_custom_field_created_changed_and_deleted_is_recorded,
     an_entity_created_and_changed_is_recorded,
     a_rotated_widget_secret_is_recorded_without_it,
+    an_automation_created_changed_and_deleted_is_recorded,
 );
 
 /// The id in an answer.
@@ -197,4 +198,33 @@ async fn a_rotated_widget_secret_is_recorded_without_it(backend: Backend) {
     assert_eq!(entry["changes"]["secret"], "created");
     let secret = rotated["secret"].as_str().expect("secret");
     assert!(!entry.to_string().contains(secret), "{entry}");
+}
+
+async fn an_automation_created_changed_and_deleted_is_recorded(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let actor = key_id(&app, &acme).await;
+    let body = json!({"name": "Tag VIP", "kind": "trigger", "events": ["ticket.created"],
+        "actions": [{"type": "add_tags", "value": ["vip"]}]});
+    let created = app
+        .post("/automations", &acme.key, body)
+        .await
+        .assert_status(201)
+        .clone();
+    let id = id_of(&created);
+    let path = format!("/automations/{id}");
+    app.patch(&path, &acme.key, json!({"enabled": false}))
+        .await
+        .assert_status(200);
+    app.delete(&path, &acme.key).await.assert_status(200);
+
+    for action in ["created", "updated", "deleted"] {
+        let entry = only_entry(&app, &acme, &format!("automation.{action}")).await;
+        assert_by_key_on(&entry, &actor, "automation", &id);
+    }
+    let updated = only_entry(&app, &acme, "automation.updated").await;
+    assert_eq!(
+        updated["changes"],
+        json!({"before": {"enabled": true}, "after": {"enabled": false}})
+    );
 }

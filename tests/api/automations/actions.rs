@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use super::{quiet, read, ticket, trigger, triggers};
 use crate::backend_tests;
+use crate::outbound::support::{Receiver, create_webhook, drive_until, service_signature_valid};
 use crate::support::{Backend, TestApp, TestCompany};
 
 backend_tests!(
@@ -17,6 +18,8 @@ backend_tests!(
     apply_macro_applies_its_changes,
     add_note_adds_an_internal_note,
     email_queues_a_rendered_email,
+    webhook_delivers_the_firing_signed_to_the_named_hook,
+    snooze_snoozes_the_ticket_for_its_minutes,
 );
 
 /// A trigger on `ticket.created` with `actions`, a new ticket, the pass;
@@ -171,4 +174,34 @@ async fn email_queues_a_rendered_email(backend: Backend) {
         sent.contains(&format!("Have a look at {number}")),
         "{sent:?}"
     );
+}
+
+async fn webhook_delivers_the_firing_signed_to_the_named_hook(backend: Backend) {
+    let app = quiet(backend).await;
+    let acme = app.company().await;
+    let receiver = Receiver::always(200).await;
+    // Subscribed to another event only: the action alone sends it there.
+    let (hook, secret) =
+        create_webhook(&app, &acme.key, &receiver.url("/rule"), &["user.created"]).await;
+    let t = after(&app, &acme, json!([{"type": "webhook", "value": hook}])).await;
+    drive_until(&app, "the rule's delivery", || receiver.count() > 0).await;
+    let hit = receiver.hits()[0].clone();
+    assert_eq!(hit.header("x-service-event"), "automation.fired");
+    assert!(service_signature_valid(
+        &secret,
+        &hit.body,
+        hit.header("x-service-signature")
+    ));
+    assert_eq!(hit.json()["data"]["ticketId"], t["id"]);
+}
+
+async fn snooze_snoozes_the_ticket_for_its_minutes(backend: Backend) {
+    let app = quiet(backend).await;
+    let acme = app.company().await;
+    let action = json!([{"type": "snooze", "value": {"minutes": 90}}]);
+    let t = after(&app, &acme, action).await;
+    let until = t["snoozedUntil"].as_str().expect("snoozed");
+    let until = chrono::DateTime::parse_from_rfc3339(until).expect("instant");
+    let expected = app.state.clock.now().0 + chrono::TimeDelta::minutes(90);
+    assert_eq!(until.timestamp_millis(), expected.timestamp_millis());
 }

@@ -1,4 +1,5 @@
 //! Automations: the rules' API, each condition operator and action, the
+//! conditions on the ticket's contact, organisation and business hours, the
 //! triggers (on changes by a key, an agent and another rule; loop-safe),
 //! timed automations (once per time their condition holds; one node at a
 //! time) and the dry run. The passes run when a test runs them (workers
@@ -7,6 +8,7 @@
 mod actions;
 mod conditions;
 mod crud;
+mod parties;
 mod timed;
 mod triggers;
 

@@ -55,6 +55,9 @@ crate::text_enum! {
         SignInLimited = "auth.sign_in_limited",
         AuditRetentionPruned = "audit.pruned",
         ContactErased = "contact.erased",
+        AutomationCreated = "automation.created",
+        AutomationUpdated = "automation.updated",
+        AutomationDeleted = "automation.deleted",
     }
 }
 
@@ -78,6 +81,7 @@ crate::text_enum! {
         Entity = "entity",
         ChatSession = "chat_session",
         Contact = "contact",
+        Automation = "automation",
     }
 }
 

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
+use super::conditions::MINUTES_MAX;
 use crate::error::FieldError;
 use crate::model::{COMMENT_MAX, Priority, TicketStatus};
 use crate::validate::problem;
@@ -32,7 +33,23 @@ pub enum Action {
     AddNote(String),
     /// An email through the outbox: `to` is `requester` or an address.
     Email(EmailAction),
+    /// A webhook of the company: the rule's `automation.fired` is
+    /// delivered to it (signed, retried and logged as any delivery),
+    /// whatever events it subscribes to.
+    Webhook(Uuid),
+    /// Snoozes the ticket for `minutes` from when the rule fires.
+    Snooze(SnoozeFor),
 }
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SnoozeFor {
+    pub minutes: i64,
+}
+
+/// The action types named for automations that this build does not run
+/// yet: a rule naming one is refused rather than stored to do nothing.
+const NOT_YET: &[&str] = &["close_chat"];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -48,10 +65,6 @@ pub struct EmailAction {
     pub subject: String,
     pub body: String,
 }
-
-/// The action types DESIGN names that this build does not run yet: a rule
-/// naming one is refused rather than stored to do nothing.
-const NOT_YET: &[&str] = &["webhook", "snooze", "close_chat"];
 
 /// Parses `[{type, value}]`: every problem, each named by its place.
 pub fn parse(raw: Option<&Value>) -> Result<Vec<Action>, Vec<FieldError>> {
@@ -91,7 +104,7 @@ fn one(item: &Value) -> Result<Action, String> {
     let action: Action = serde_json::from_value(item.clone()).map_err(|err| {
         format!(
             "{err}; types: set_status, set_priority, set_assignee, set_team, add_tags, \
-             remove_tags, set_custom_field, apply_macro, add_note, email"
+             remove_tags, set_custom_field, apply_macro, add_note, email, webhook, snooze"
         )
     })?;
     let tags = |tags: &[String]| {
@@ -120,6 +133,14 @@ fn one(item: &Value) -> Result<Action, String> {
                 return Err("email needs a subject and a body".into());
             }
             Action::Email(EmailAction { to, ..email })
+        }
+        Action::Snooze(snooze) => {
+            if !(1..=MINUTES_MAX).contains(&snooze.minutes) {
+                return Err(format!(
+                    "snooze.minutes must be a whole number, 1 to {MINUTES_MAX}"
+                ));
+            }
+            Action::Snooze(snooze)
         }
         other => other,
     })

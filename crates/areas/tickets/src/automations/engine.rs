@@ -1,7 +1,7 @@
 //! Running automations inside a transaction of the caller's: whether a
-//! rule's conditions hold, what its actions do (through the same steps as
-//! a PATCH, a note and a macro: `store::update_in`, `store::add_comment_in`,
-//! `macros::apply`), and the chain of triggers that one change sets off.
+//! rule's conditions hold, what its actions do (`act`, through the same
+//! steps as a PATCH, a note and a macro), and the chain of triggers that
+//! one change sets off.
 //!
 //! A chain runs in the transaction of the change that started it (the
 //! service's trigger pass begins one per feed entry): each rule sees the
@@ -9,25 +9,26 @@
 //! it again, and the changes of rules run the triggers again, up to
 //! [`MAX_DEPTH`]; past it, a timeline entry says the chain stopped.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::VecDeque;
 
+use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
 use super::conditions::Facts;
 use super::store as automation_store;
-use super::{Action, Automation, AutomationFired, AutomationRef, Happening, Kind, TriggerEvent};
-use crate::actor::Actor;
+use super::{Automation, Happening, Kind};
 use crate::attachments::links::Signer;
 use crate::auth::Tenant;
-use crate::custom_fields::model::{Definition, FieldPatch, RecordKind, check_values};
+use crate::custom_fields::model::Definition;
 use crate::db::Tx;
 use crate::error::StoreError;
-use crate::event_log::emit;
-use crate::mail::{self, Email};
-use crate::model::{ActivityKind, AuthorType, NewComment, Ticket, TicketUpdate};
+use crate::model::{ActivityKind, Ticket};
 use crate::store;
 use crate::time::Timestamp;
+
+pub use super::apply::act;
+pub use super::happenings::{diff, recorded};
 
 /// How many rounds of automations' changes a chain runs: a rule that
 /// would fire past it writes an `automation_stopped` entry instead.
@@ -40,6 +41,28 @@ pub struct Context<'a> {
     pub signer: &'a Signer,
     /// The tenant's custom field definitions, to check values set.
     pub definitions: &'a [Definition],
+    /// Reads a ticket's contact and organisation for the conditions on
+    /// them.
+    pub parties: &'a dyn PartiesOf,
+}
+
+/// A ticket's contact and the contact's organisation, as the API shows
+/// them: a read of the contacts area, which this one cannot name (the
+/// service passes it in), in the rule's transaction.
+pub trait PartiesOf: Sync {
+    fn parties<'a>(
+        &'a self,
+        tx: &'a mut Tx,
+        tenant: &'a Tenant,
+        contact: Uuid,
+    ) -> BoxFuture<'a, Result<Parties, StoreError>>;
+}
+
+/// What [`PartiesOf`] reads: each as JSON, None when there is none.
+#[derive(Debug, Clone, Default)]
+pub struct Parties {
+    pub contact: Option<Value>,
+    pub organization: Option<Value>,
 }
 
 /// What one rule's actions did.
@@ -98,15 +121,34 @@ pub async fn holds(
     ticket: &Ticket,
     happening: Option<&Happening>,
 ) -> Result<bool, StoreError> {
+    let whole = ctx.tenant.whole();
     let last_customer_reply = match rule.conditions.reads_customer_reply() {
-        true => automation_store::last_customer_reply(tx, &ctx.tenant.whole(), ticket.id).await?,
+        true => automation_store::last_customer_reply(tx, &whole, ticket.id).await?,
         false => None,
     };
+    let parties = match (rule.conditions.reads_party(), ticket.contact_id) {
+        (true, Some(contact)) => ctx.parties.parties(tx, &whole, contact).await?,
+        _ => Parties::default(),
+    };
+    let mut open_calendars = Vec::new();
+    for id in rule.conditions.calendars() {
+        // A calendar deleted since the rule was written is never open.
+        match crate::sla::store::find_calendar(&mut *tx, &whole, id).await {
+            Ok(calendar) if calendar.hours().is_some_and(|h| h.is_open(ctx.now.0)) => {
+                open_calendars.push(id)
+            }
+            Ok(_) | Err(StoreError::NotFound) => {}
+            Err(err) => return Err(err),
+        }
+    }
     Ok(rule.conditions.hold(&Facts {
         ticket,
         now: ctx.now,
         last_customer_reply,
         happening,
+        contact: parties.contact.as_ref(),
+        organization: parties.organization.as_ref(),
+        open_calendars: &open_calendars,
     }))
 }
 
@@ -133,275 +175,4 @@ async fn stopped(
         ctx.now,
     )
     .await
-}
-
-/// Applies `rule`'s actions to ticket `id` as the rule (its actor), then
-/// records `automation.fired`; `cause` names what ran it.
-pub async fn act(
-    tx: &mut Tx,
-    ctx: &Context<'_>,
-    rule: &Automation,
-    id: Uuid,
-    cause: &str,
-    depth: usize,
-) -> Result<Outcome, StoreError> {
-    let whole = &ctx.tenant.whole();
-    tx.act_as(rule.actor());
-    store::lock(tx, whole, id).await?;
-    let before = store::load(&mut *tx, whole, id, ctx.signer).await?;
-    let mut update = TicketUpdate::default();
-    let mut tags: BTreeSet<String> = before.tags.iter().cloned().collect();
-    let mut fields = serde_json::Map::new();
-    for action in &rule.actions {
-        match action {
-            Action::SetStatus(status) => update.status = Some(*status),
-            Action::SetPriority(priority) => update.priority = Some(*priority),
-            Action::SetAssignee(user) => update.assigned_to_id = Some(*user),
-            Action::SetTeam(team) => update.team_id = Some(*team),
-            Action::AddTags(list) => tags.extend(list.iter().cloned()),
-            Action::RemoveTags(list) => list.iter().for_each(|tag| {
-                tags.remove(tag);
-            }),
-            Action::SetCustomField(set) => {
-                fields.insert(set.key.clone(), set.value.clone());
-            }
-            Action::ApplyMacro(_) | Action::AddNote(_) | Action::Email(_) => {}
-        }
-    }
-    let tags: Vec<String> = tags.into_iter().collect();
-    if tags != before.tags {
-        update.tags = Some(tags);
-    }
-    if !fields.is_empty() {
-        update.custom_fields = checked_fields(ctx, &Value::Object(fields))?;
-    }
-    let mut ticket =
-        store::update_in(tx, whole, id, update, None, None, ctx.now, ctx.signer).await?;
-    let mut comments = Vec::new();
-    for action in &rule.actions {
-        match action {
-            Action::ApplyMacro(macro_id) => {
-                let found = crate::macros::store::find_shared_in(tx, whole, *macro_id).await?;
-                let custom_fields = match found.actions.custom_fields.is_empty() {
-                    true => FieldPatch::default(),
-                    false => {
-                        checked_fields(ctx, &serde_json::to_value(&found.actions.custom_fields)?)?
-                    }
-                };
-                let who = crate::macros::apply::Application {
-                    author_id: None,
-                    agent_name: rule.name.clone(),
-                    custom_fields,
-                    expected: None,
-                    // No one stands behind a rule's reply to undo it.
-                    reply_delivery: crate::delivery::Delivery::Now,
-                };
-                let applied =
-                    crate::macros::apply::run(tx, whole, id, &found, who, ctx.now, ctx.signer)
-                        .await?;
-                comments.extend(applied.reply.map(|_| false));
-                comments.extend(applied.note.map(|_| true));
-                ticket = applied.ticket;
-            }
-            Action::AddNote(text) => {
-                let new = NewComment {
-                    body: crate::macros::render(text, &ticket, &rule.name),
-                    author_id: None,
-                    author_type: AuthorType::Agent,
-                    is_internal: true,
-                    attachment_ids: Vec::new(),
-                    assign_on_reply: None,
-                    delivery: crate::delivery::Delivery::Now,
-                };
-                let (_, after) =
-                    store::add_comment_in(tx, whole, id, new, None, ctx.now, ctx.signer).await?;
-                comments.push(true);
-                ticket = after;
-            }
-            Action::Email(email) => {
-                let to = match email.to.as_str() {
-                    "requester" => ticket.visitor_email.clone(),
-                    address => Some(address.to_string()),
-                };
-                if let Some(to) = to {
-                    let render = |text: &str| crate::macros::render(text, &ticket, &rule.name);
-                    let email = Email {
-                        to,
-                        subject: render(&email.subject),
-                        text: render(&email.body),
-                        html: None,
-                    };
-                    mail::queue(tx, whole, &email).await?;
-                }
-            }
-            _ => {}
-        }
-    }
-    let fired = AutomationFired {
-        automation: AutomationRef {
-            id: rule.id,
-            name: &rule.name,
-        },
-        ticket_id: id,
-        cause,
-        depth,
-    };
-    emit(tx, whole, &fired, ctx.now).await?;
-    let actor = rule.actor();
-    let mut happenings: Vec<Happening> = diff(&before, &ticket, &actor).into_iter().collect();
-    happenings.extend(comments.into_iter().map(|internal| Happening {
-        comment: Some((AuthorType::Agent, internal)),
-        ..happening(TriggerEvent::CommentCreated, id, &actor)
-    }));
-    Ok(Outcome { ticket, happenings })
-}
-
-fn checked_fields(ctx: &Context<'_>, given: &Value) -> Result<FieldPatch, StoreError> {
-    check_values(
-        ctx.definitions,
-        RecordKind::Ticket,
-        Some(given),
-        false,
-        false,
-    )
-    .map_err(StoreError::InvalidReferences)
-}
-
-/// A happening of `event` on ticket `id` made by `actor` (an automation's
-/// when it names one).
-fn happening(event: TriggerEvent, id: Uuid, actor: &Actor) -> Happening {
-    Happening {
-        event,
-        ticket_id: id,
-        actor: Some(actor.clone()),
-        changes: BTreeMap::new(),
-        tags_added: Vec::new(),
-        tags_removed: Vec::new(),
-        comment: None,
-        by_rule: actor
-            .id
-            .filter(|_| actor.kind == crate::actor::ActorType::Automation),
-    }
-}
-
-/// The `ticket.updated` of what changed from `before` to `after`, if
-/// anything did.
-pub fn diff(before: &Ticket, after: &Ticket, actor: &Actor) -> Option<Happening> {
-    let mut changes = BTreeMap::new();
-    let mut put = |name: String, from: Value, to: Value| {
-        if from != to {
-            changes.insert(name, (from, to));
-        }
-    };
-    put("status".into(), json!(before.status), json!(after.status));
-    put(
-        "priority".into(),
-        json!(before.priority),
-        json!(after.priority),
-    );
-    put(
-        "assignedToId".into(),
-        json!(before.assigned_to_id),
-        json!(after.assigned_to_id),
-    );
-    put("teamId".into(), json!(before.team_id), json!(after.team_id));
-    let keys: BTreeSet<&String> = before
-        .custom_fields
-        .keys()
-        .chain(after.custom_fields.keys())
-        .collect();
-    for key in keys {
-        let value = |t: &Ticket| t.custom_fields.get(key).cloned().unwrap_or(Value::Null);
-        put(format!("customFields.{key}"), value(before), value(after));
-    }
-    let tags_added: Vec<String> = after
-        .tags
-        .iter()
-        .filter(|t| !before.tags.contains(t))
-        .cloned()
-        .collect();
-    let tags_removed: Vec<String> = before
-        .tags
-        .iter()
-        .filter(|t| !after.tags.contains(t))
-        .cloned()
-        .collect();
-    if changes.is_empty() && tags_added.is_empty() && tags_removed.is_empty() {
-        return None;
-    }
-    Some(Happening {
-        changes,
-        tags_added,
-        tags_removed,
-        ..happening(TriggerEvent::TicketUpdated, after.id, actor)
-    })
-}
-
-/// The happening of a recorded ticket event (`name` with its `data`, as
-/// the event log keeps it), made by `actor`; None for other events.
-pub fn recorded(name: &str, data: &Value, actor: Option<Actor>) -> Option<Happening> {
-    let event: TriggerEvent = name.parse().ok()?;
-    let id_at = |key: &str| data.get(key)?.as_str()?.parse::<Uuid>().ok();
-    let mut happening = Happening {
-        event,
-        ticket_id: Uuid::nil(),
-        by_rule: None,
-        actor,
-        changes: BTreeMap::new(),
-        tags_added: Vec::new(),
-        tags_removed: Vec::new(),
-        comment: None,
-    };
-    match event {
-        TriggerEvent::TicketCreated => happening.ticket_id = id_at("id")?,
-        TriggerEvent::TicketUpdated => {
-            happening.ticket_id = id_at("id")?;
-            let changes = data.get("changes").and_then(Value::as_object);
-            for (key, change) in changes.into_iter().flatten() {
-                let texts = |v: Option<&Value>| -> Vec<String> {
-                    v.and_then(Value::as_array)
-                        .map(|a| {
-                            a.iter()
-                                .filter_map(|t| t.as_str().map(String::from))
-                                .collect()
-                        })
-                        .unwrap_or_default()
-                };
-                let from_to = |c: &Value| {
-                    let side = |k: &str| c.get(k).cloned().unwrap_or(Value::Null);
-                    (side("from"), side("to"))
-                };
-                match key.as_str() {
-                    "tags" => {
-                        happening.tags_added = texts(change.get("added"));
-                        happening.tags_removed = texts(change.get("removed"));
-                    }
-                    "customFields" => {
-                        for (field, c) in change.as_object().into_iter().flatten() {
-                            happening
-                                .changes
-                                .insert(format!("customFields.{field}"), from_to(c));
-                        }
-                    }
-                    _ => {
-                        happening.changes.insert(key.clone(), from_to(change));
-                    }
-                }
-            }
-        }
-        TriggerEvent::CommentCreated => {
-            happening.ticket_id = id_at("ticketId")?;
-            let author = data
-                .get("authorType")?
-                .as_str()?
-                .parse::<AuthorType>()
-                .ok()?;
-            let internal = data
-                .get("isInternal")
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
-            happening.comment = Some((author, internal));
-        }
-    }
-    Some(happening)
 }

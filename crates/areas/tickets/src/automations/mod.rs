@@ -5,8 +5,10 @@
 //! `engine` (given a transaction) and the service's passes above it.
 
 pub mod actions;
+mod apply;
 pub mod conditions;
 pub mod engine;
+mod happenings;
 pub mod store;
 pub mod timed;
 

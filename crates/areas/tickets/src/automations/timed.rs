@@ -102,7 +102,7 @@ pub async fn dry_run(
         }
         let outcome = engine::act(&mut tx, ctx, rule, id, "dry_run", 0).await?;
         let diff = engine::diff(&before, &outcome.ticket, &Actor::system());
-        let (changes, tags_added, tags_removed) = match diff {
+        let (mut changes, tags_added, tags_removed): (BTreeMap<String, Value>, _, _) = match diff {
             Some(h) => (
                 h.changes
                     .into_iter()
@@ -113,6 +113,12 @@ pub async fn dry_run(
             ),
             None => Default::default(),
         };
+        // A snooze is no field a trigger reads, yet what the rule would do.
+        let snoozed = (before.snoozed_until, outcome.ticket.snoozed_until);
+        if snoozed.0 != snoozed.1 {
+            let change = json!({"from": snoozed.0, "to": snoozed.1});
+            changes.insert("snoozedUntil".into(), change);
+        }
         would.push(WouldChange {
             ticket_id: id,
             ticket_number: before.ticket_number,

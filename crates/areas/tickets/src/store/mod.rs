@@ -47,7 +47,7 @@ pub use list::{count, list, list_sql};
 pub use merge::{merge, undo_merge};
 pub use read::{find, find_by_number_in};
 pub use sla::record_sla;
-pub use snooze::{snooze, wake_due};
+pub use snooze::{snooze, snooze_in, wake_due};
 pub use split::{comment_to_split, split};
 pub use tags::{edit_tags, edit_tags_at};
 pub use update::{update, update_with_rating_link};

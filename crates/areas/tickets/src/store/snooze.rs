@@ -41,9 +41,23 @@ pub async fn snooze(
     let mut tx = db.begin().await?;
     super::update::lock(&mut tx, tenant, id).await?;
     super::update::check_version(&mut tx, tenant, id, expected).await?;
-    let current = load(&mut tx, tenant, id, signer).await?;
+    let ticket = snooze_in(&mut tx, tenant, id, until, now, signer).await?;
+    tx.commit().await?;
+    Ok(ticket)
+}
+
+/// `snooze` in the caller's transaction, which holds the ticket's row lock
+/// (an automation's snooze, beside its other changes).
+pub async fn snooze_in(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    id: Uuid,
+    until: Option<Timestamp>,
+    now: Timestamp,
+    signer: &Signer,
+) -> Result<Ticket, StoreError> {
+    let current = load(&mut *tx, tenant, id, signer).await?;
     if current.snoozed_until == until {
-        tx.commit().await?;
         return Ok(current);
     }
     let tenant = &tenant.whole();
@@ -55,24 +69,22 @@ pub async fn snooze(
     .bind_tenant(tenant)
     .bind(until)
     .bind(now)
-    .execute(&mut tx)
+    .execute(&mut *tx)
     .await?;
-    let ticket = match until {
+    match until {
         Some(until) => {
             let entry = NewActivity {
                 details: Some(json!({"snoozedUntil": until})),
                 ..NewActivity::new(ActivityKind::Snoozed)
             };
-            add_activity(&mut tx, tenant, id, entry, now).await?;
-            let ticket = load(&mut tx, tenant, id, signer).await?;
+            add_activity(tx, tenant, id, entry, now).await?;
+            let ticket = load(&mut *tx, tenant, id, signer).await?;
             let change = crate::events::ticket_change(&ticket)?;
-            record_change(&mut tx, tenant, &change, now).await?;
-            ticket
+            record_change(tx, tenant, &change, now).await?;
+            Ok(ticket)
         }
-        None => woken(&mut tx, tenant, id, WakeReason::Agent, now, signer).await?,
-    };
-    tx.commit().await?;
-    Ok(ticket)
+        None => woken(tx, tenant, id, WakeReason::Agent, now, signer).await,
+    }
 }
 
 /// The timeline entry and `ticket.unsnoozed` of a ticket just woken; the

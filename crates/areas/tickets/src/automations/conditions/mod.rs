@@ -1,0 +1,103 @@
+//! An automation's conditions: `{"all": [...], "any": [...]}` of
+//! `{field, operator, value}`, parsed once on write into values that can
+//! only be valid, and checked against a ticket (and, for a trigger, what
+//! changed in the event that ran it).
+
+mod eval;
+mod field;
+mod parse;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use uuid::Uuid;
+
+use crate::actor::Actor;
+use crate::model::{AuthorType, Ticket};
+use crate::time::Timestamp;
+
+pub use field::{Field, Party};
+pub use parse::parse;
+
+/// The largest `minutesSince…` value: ten years.
+pub const MINUTES_MAX: i64 = 10 * 365 * 24 * 60;
+/// At most this many conditions in `all` and `any` together.
+pub const CONDITIONS_MAX: usize = 50;
+
+crate::text_enum! {
+    /// How a condition compares its field with its value.
+    pub enum Operator {
+        Is = "is",
+        IsNot = "is_not",
+        Contains = "contains",
+        ChangedTo = "changed_to",
+        ChangedFrom = "changed_from",
+        Gte = "gte",
+        Lte = "lte",
+    }
+}
+
+crate::text_enum! {
+    /// The ticket events a trigger runs on.
+    pub enum TriggerEvent {
+        TicketCreated = "ticket.created",
+        TicketUpdated = "ticket.updated",
+        CommentCreated = "comment.created",
+    }
+}
+/// One condition; made only by [`parse`], so its value fits its field.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = AutomationCondition)]
+pub struct Condition {
+    #[schema(value_type = String, example = "status")]
+    pub field: Field,
+    #[schema(value_type = String, example = "changed_to")]
+    pub operator: Operator,
+    #[schema(value_type = Object)]
+    pub value: Value,
+}
+
+/// Every condition of `all` holds, and one of `any` when it has some.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = AutomationConditions)]
+pub struct Conditions {
+    #[serde(default)]
+    pub all: Vec<Condition>,
+    #[serde(default)]
+    pub any: Vec<Condition>,
+}
+
+/// What changed in the event a trigger runs on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Happening {
+    pub event: TriggerEvent,
+    pub ticket_id: Uuid,
+    /// Who made it (None on events written before changes named one).
+    pub actor: Option<Actor>,
+    /// `{field name: (from, to)}` of the fields it changed.
+    pub changes: BTreeMap<String, (Value, Value)>,
+    pub tags_added: Vec<String>,
+    pub tags_removed: Vec<String>,
+    /// The comment of a `comment.created`: its author type and whether it
+    /// is an internal note.
+    pub comment: Option<(AuthorType, bool)>,
+    /// The automation whose change this is: it never runs on it again.
+    pub by_rule: Option<Uuid>,
+}
+
+/// What conditions are checked against.
+pub struct Facts<'a> {
+    pub ticket: &'a Ticket,
+    pub now: Timestamp,
+    pub last_customer_reply: Option<Timestamp>,
+    pub happening: Option<&'a Happening>,
+    /// The ticket's contact and its organisation as the API shows them
+    /// (read only for a rule with a `contact.…`/`organization.…`
+    /// condition).
+    pub contact: Option<&'a Value>,
+    pub organization: Option<&'a Value>,
+    /// Those of the calendars the rule's `withinBusinessHours` conditions
+    /// name that are open at `now`.
+    pub open_calendars: &'a [Uuid],
+}

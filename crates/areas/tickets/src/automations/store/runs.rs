@@ -1,0 +1,194 @@
+//! SQL the passes run: which tenants have automations, each tenant's
+//! trigger cursor, the firings of timed automations and the tickets they
+//! are due on.
+
+use uuid::Uuid;
+
+use crate::auth::{Mode, Tenant};
+use crate::automations::Automation;
+use crate::automations::Kind;
+use crate::db::{Db, Query, Tx};
+use crate::error::StoreError;
+use crate::time::Timestamp;
+
+#[derive(sqlx::FromRow)]
+struct TenantRow {
+    company_id: Uuid,
+    mode: Mode,
+}
+
+/// The tenants with an enabled automation of `kind`.
+pub async fn tenants_with(db: &Db, kind: Kind) -> Result<Vec<Tenant>, StoreError> {
+    let rows: Vec<TenantRow> = Query::new(
+        "SELECT DISTINCT a.company_id, a.mode FROM automations a WHERE a.enabled AND a.kind = ",
+    )
+    .push_bind(kind)
+    .fetch_all(db)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|row| Tenant::new(row.company_id, row.mode))
+        .collect())
+}
+
+/// The feed entry the tenant's triggers ran on last; None before the
+/// tenant's first trigger started it.
+pub async fn cursor(db: &Db, tenant: &Tenant) -> Result<Option<i64>, StoreError> {
+    let row: Option<(i64,)> = Query::new("SELECT c.seq FROM automation_cursors c WHERE ")
+        .push_tenant(tenant, "c")
+        .fetch_optional(db)
+        .await?;
+    Ok(row.map(|(seq,)| seq))
+}
+
+/// Starts the tenant's cursor at `head` unless it has one.
+pub async fn start_cursor(db: &Db, tenant: &Tenant, head: i64) -> Result<(), StoreError> {
+    Query::new(
+        "INSERT INTO automation_cursors (company_id, mode, seq) VALUES ($1, $2, $3) \
+         ON CONFLICT (company_id, mode) DO NOTHING",
+    )
+    .bind_tenant(tenant)
+    .bind(head)
+    .execute(db)
+    .await
+}
+
+/// Moves the cursor from `from` to `to` in `tx`; false when another pass
+/// moved it first (the entry is theirs).
+pub async fn advance_cursor(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    from: i64,
+    to: i64,
+) -> Result<bool, StoreError> {
+    let moved = Query::new(
+        "UPDATE automation_cursors SET seq = $4 WHERE company_id = $1 AND mode = $2 AND seq = $3",
+    )
+    .bind_tenant(tenant)
+    .bind(from)
+    .bind(to)
+    .rows_affected(tx)
+    .await?;
+    Ok(moved == 1)
+}
+
+/// Records that the timed automation fired on the ticket; false when it
+/// had already (its condition has held since).
+pub async fn claim_firing(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    automation: Uuid,
+    ticket: Uuid,
+    now: Timestamp,
+) -> Result<bool, StoreError> {
+    let claimed = Query::new(
+        "INSERT INTO automation_firings (automation_id, ticket_id, company_id, mode, fired_at) \
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (automation_id, ticket_id) DO NOTHING",
+    )
+    .bind(automation)
+    .bind(ticket)
+    .bind_tenant(tenant)
+    .bind(now)
+    .rows_affected(tx)
+    .await?;
+    Ok(claimed == 1)
+}
+
+/// Forgets a firing: the condition turned false, so it may fire again.
+pub async fn reset_firing(
+    db: &Db,
+    tenant: &Tenant,
+    automation: Uuid,
+    ticket: Uuid,
+) -> Result<(), StoreError> {
+    Query::new("DELETE FROM automation_firings AS f WHERE f.automation_id = ")
+        .push_bind(automation)
+        .push(" AND f.ticket_id = ")
+        .push_bind(ticket)
+        .push(" AND ")
+        .push_tenant(tenant, "f")
+        .execute(db)
+        .await
+}
+
+/// The tickets the timed automation has fired on (and not been reset).
+pub async fn fired_tickets(
+    db: &Db,
+    tenant: &Tenant,
+    automation: Uuid,
+    limit: i64,
+) -> Result<Vec<Uuid>, StoreError> {
+    let rows: Vec<(Uuid,)> =
+        Query::new("SELECT f.ticket_id FROM automation_firings f WHERE f.automation_id = ")
+            .push_bind(automation)
+            .push(" AND ")
+            .push_tenant(tenant, "f")
+            .push(" ORDER BY f.ticket_id LIMIT ")
+            .push_bind(limit)
+            .fetch_all(db)
+            .await?;
+    Ok(rows.into_iter().map(|(id,)| id).collect())
+}
+
+/// Tickets old enough for the timed automation (by the least minutes
+/// since creation and update its conditions require, through the
+/// tenant's time indexes), on which it has not fired; oldest first.
+pub async fn due_tickets(
+    db: &Db,
+    tenant: &Tenant,
+    automation: &Automation,
+    now: Timestamp,
+    limit: i64,
+) -> Result<Vec<Uuid>, StoreError> {
+    let (created, updated) = automation.conditions.least_minutes();
+    let minutes = |m: i64| now.minus(std::time::Duration::from_secs(m.unsigned_abs() * 60));
+    let mut query = Query::new("SELECT t.id FROM tickets t WHERE ")
+        .push_tenant(tenant, "t")
+        .push(" AND t.merged_into IS NULL");
+    if let Some(m) = created {
+        query = query.push(" AND t.created_at <= ").push_bind(minutes(m));
+    }
+    if let Some(m) = updated {
+        query = query.push(" AND t.updated_at <= ").push_bind(minutes(m));
+    }
+    let rows: Vec<(Uuid,)> = query
+        .push(
+            " AND NOT EXISTS (SELECT 1 FROM automation_firings f \
+             WHERE f.ticket_id = t.id AND f.automation_id = ",
+        )
+        .push_bind(automation.id)
+        .push(") ORDER BY t.created_at, t.id LIMIT ")
+        .push_bind(limit)
+        .fetch_all(db)
+        .await?;
+    Ok(rows.into_iter().map(|(id,)| id).collect())
+}
+
+/// The tenant's tickets, newest first, for a trigger's dry run.
+pub async fn recent_tickets(db: &Db, tenant: &Tenant, limit: i64) -> Result<Vec<Uuid>, StoreError> {
+    let rows: Vec<(Uuid,)> = Query::new("SELECT t.id FROM tickets t WHERE ")
+        .push_tenant(tenant, "t")
+        .push(" AND t.merged_into IS NULL ORDER BY t.created_at DESC, t.id DESC LIMIT ")
+        .push_bind(limit)
+        .fetch_all(db)
+        .await?;
+    Ok(rows.into_iter().map(|(id,)| id).collect())
+}
+
+/// When the customer last wrote on the ticket.
+pub async fn last_customer_reply(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    ticket: Uuid,
+) -> Result<Option<Timestamp>, StoreError> {
+    let row: Option<(Option<Timestamp>,)> = Query::new(
+        "SELECT MAX(c.created_at) FROM ticket_comments c WHERE c.author_type = 'customer' \
+         AND c.ticket_id = ",
+    )
+    .push_bind(ticket)
+    .push(" AND ")
+    .push_tenant(tenant, "c")
+    .fetch_optional(tx)
+    .await?;
+    Ok(row.and_then(|(at,)| at))
+}
