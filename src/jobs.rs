@@ -1,6 +1,7 @@
 //! The job kinds this service runs, assembled where the application is
 //! wired: the outbox runs them without knowing any of them.
 
+use crate::attachments::storage::Storage;
 use crate::config::Config;
 use crate::contacts::{self, jobs::RequestJob};
 use crate::mail::{self, EmailJob, Mailer};
@@ -11,15 +12,17 @@ use crate::webhooks::{self, worker::DeliveryJob};
 /// webhook schedule (`SUPPORTDESK_WEBHOOK_RETRY_DELAYS`).
 pub fn registry(config: &Config) -> anyhow::Result<Jobs> {
     let retry = RetrySchedule::new(config.webhook_retry_delays.clone());
+    // A reply's files are read from the attachments' storage when it is sent.
+    let storage = || Storage::configured(config.s3.as_ref(), &config.data_dir);
     Ok(Jobs::new()
         .register(webhooks::JOB_KIND, DeliveryJob::new(config, retry.clone())?)
         .register(
             mail::JOB_KIND,
-            EmailJob::new(Mailer::new(config)?, retry.clone()),
+            EmailJob::new(Mailer::new(config)?, retry.clone(), storage()?),
         )
         .register(
             mail::REPLY_JOB_KIND,
-            EmailJob::new(Mailer::new(config)?, retry),
+            EmailJob::new(Mailer::new(config)?, retry, storage()?),
         )
         .register(contacts::jobs::JOB_KIND, RequestJob::new(config)?))
 }

@@ -16,6 +16,8 @@ use std::collections::HashMap;
 use std::fmt::Display;
 use std::time::Duration;
 
+use sha2::Digest;
+
 use supportdesk_mailbox::{FetchedMessage, Mailbox, MailboxConfig};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -181,14 +183,33 @@ where
 }
 
 /// A pass-lock key for a mailbox from its id: the lock keys of other
-/// passes are small constants, these have the top bit set. FNV-1a, written
-/// here because the key must be the same on every node and every build
-/// (the standard library's hasher promises neither).
+/// passes are small constants, these have the top bit set. The first eight
+/// bytes of the id's SHA-256: the key must be the same on every node and
+/// every build (the standard library's hasher promises neither).
 pub fn lock_key(id: &str) -> i64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in id.bytes() {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    let digest = sha2::Sha256::digest(id.as_bytes());
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    i64::from_be_bytes(first) | i64::MIN
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lock_key;
+
+    #[test]
+    fn a_mailbox_lock_key_is_the_start_of_its_ids_sha256_with_the_top_bit_set() {
+        // SHA-256("mailbox") begins 92 be a4 d5 2a 1d 53 f0 (its top bit
+        // already set); SHA-256("desk") begins 49 be 41 7a d7 40 80 a0.
+        assert_eq!(
+            (
+                lock_key("mailbox").to_be_bytes(),
+                lock_key("desk").to_be_bytes()
+            ),
+            (
+                [0x92, 0xbe, 0xa4, 0xd5, 0x2a, 0x1d, 0x53, 0xf0],
+                [0xc9, 0xbe, 0x41, 0x7a, 0xd7, 0x40, 0x80, 0xa0]
+            )
+        );
     }
-    i64::from_ne_bytes((hash | (1 << 63)).to_ne_bytes())
 }

@@ -4,6 +4,9 @@
 //! again after a crash between the commit and the mark) is an `Ok` too: it
 //! is marked read and changes nothing.
 
+use std::sync::Arc;
+
+use tokio::sync::OnceCell;
 use tokio::task::JoinHandle;
 
 use crate::auth::Tenant;
@@ -20,11 +23,14 @@ use supportdesk_mailbox::{FetchedMessage, MailboxConfig, Security};
 pub fn spawn(state: &AppState) -> JoinHandle<()> {
     let listing = state.clone();
     let receiving = state.clone();
+    // The sealing key opens the mailboxes' passwords at every listing; its
+    // server secret never changes, so it is read once (retried until read).
+    let key = Arc::new(OnceCell::new());
     mailboxes::spawn(
         state.db.clone(),
         move || {
-            let state = listing.clone();
-            async move { watched(&state).await }
+            let (state, key) = (listing.clone(), key.clone());
+            async move { watched(&state, &key).await }
         },
         move |watched: &Watched<(Tenant, Channel)>| {
             let state = receiving.clone();
@@ -43,9 +49,13 @@ pub fn spawn(state: &AppState) -> JoinHandle<()> {
 }
 
 /// The mailboxes to watch now; none while the channels cannot be read
-/// (the supervisor lists again shortly).
-pub async fn watched(state: &AppState) -> Vec<Watched<(Tenant, Channel)>> {
-    match imap_channels(state).await {
+/// (the supervisor lists again shortly). `key` holds the sealing key once
+/// it was read.
+pub async fn watched(
+    state: &AppState,
+    key: &OnceCell<SealingKey>,
+) -> Vec<Watched<(Tenant, Channel)>> {
+    match imap_channels(state, key).await {
         Ok(found) => found,
         Err(error) => {
             tracing::warn!(%error, "listing the IMAP channels failed");
@@ -54,9 +64,14 @@ pub async fn watched(state: &AppState) -> Vec<Watched<(Tenant, Channel)>> {
     }
 }
 
-async fn imap_channels(state: &AppState) -> Result<Vec<Watched<(Tenant, Channel)>>, StoreError> {
-    let key = SealingKey::load(&state.db, SEAL).await?;
-    let found = channels::imap_channels(&state.db, &key).await?;
+async fn imap_channels(
+    state: &AppState,
+    key: &OnceCell<SealingKey>,
+) -> Result<Vec<Watched<(Tenant, Channel)>>, StoreError> {
+    let key = key
+        .get_or_try_init(|| SealingKey::load(&state.db, SEAL))
+        .await?;
+    let found = channels::imap_channels(&state.db, key).await?;
     Ok(found
         .into_iter()
         .filter_map(|(tenant, secrets)| {

@@ -6,6 +6,7 @@
 //! public reply leaving by email is `sequences::email_outbound`.
 
 pub use ::email::{Channel, InboundKind, compose, loops, model, parse, sanitize, store, trim};
+mod bodies;
 pub mod imap;
 mod providers;
 pub mod routes;

@@ -2,9 +2,11 @@
 
 use std::time::Duration;
 
+use futures::TryStreamExt;
 use futures::future::BoxFuture;
 
 use super::{Email, Mailer, REPLY_JOB_KIND, Reply};
+use crate::attachments::storage::Storage;
 use crate::db::Db;
 use crate::error::StoreError;
 use crate::outbox::{self, Job, JobHandler, RetrySchedule};
@@ -14,11 +16,40 @@ use crate::time::Clock;
 pub struct EmailJob {
     mailer: Mailer,
     retry: RetrySchedule,
+    /// Where a reply's files are read from.
+    storage: Storage,
 }
 
 impl EmailJob {
-    pub fn new(mailer: Mailer, retry: RetrySchedule) -> Self {
-        EmailJob { mailer, retry }
+    pub fn new(mailer: Mailer, retry: RetrySchedule, storage: Storage) -> Self {
+        EmailJob {
+            mailer,
+            retry,
+            storage,
+        }
+    }
+
+    /// A reply sent with its files' bytes; a file that cannot be read now
+    /// (the storage unreachable) is a failure retried later.
+    async fn send_reply(&self, reply: &Reply) -> Result<(), super::mailer::SendError> {
+        let mut files = Vec::with_capacity(reply.attachments.len());
+        for file in &reply.attachments {
+            let key = Storage::object_key(file.company_id, &file.sha256);
+            let read = async {
+                let download = self
+                    .storage
+                    .read(&key, None)
+                    .await
+                    .map_err(std::io::Error::other)?;
+                let chunks: Vec<_> = download.body.try_collect().await?;
+                Ok::<_, std::io::Error>(chunks.concat())
+            };
+            let bytes = read.await.map_err(|e| {
+                super::mailer::SendError::transient(format!("reading {}: {e}", file.filename))
+            })?;
+            files.push(bytes);
+        }
+        self.mailer.send_reply(reply, files).await
     }
 
     async fn send(&self, db: &Db, job: &Job) -> Result<bool, StoreError> {
@@ -26,7 +57,7 @@ impl EmailJob {
         let sent = match job.kind.as_str() {
             REPLY_JOB_KIND => match serde_json::from_value::<Reply>(job.payload.0.clone()) {
                 Err(err) => Err(format!("unreadable email job: {err}")),
-                Ok(reply) => Ok(self.mailer.send_reply(&reply).await),
+                Ok(reply) => Ok(self.send_reply(&reply).await),
             },
             _ => match serde_json::from_value::<Email>(job.payload.0.clone()) {
                 Err(err) => Err(format!("unreadable email job: {err}")),

@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use lettre::message::{Mailbox, MultiPart, SinglePart};
+use lettre::message::header::ContentType;
+use lettre::message::{Attachment, Mailbox, MultiPart, SinglePart};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use uuid::Uuid;
 
@@ -38,7 +39,7 @@ impl SendError {
         }
     }
 
-    fn transient(message: impl Into<String>) -> Self {
+    pub(crate) fn transient(message: impl Into<String>) -> Self {
         SendError {
             message: message.into(),
             permanent: false,
@@ -91,9 +92,10 @@ impl Mailer {
 }
 
 impl Mailer {
-    /// Sends an email ticket's reply, its Message-ID its own.
-    pub async fn send_reply(&self, reply: &Reply) -> Result<(), SendError> {
-        let message = build_reply(reply)?;
+    /// Sends an email ticket's reply, its Message-ID its own, with its
+    /// files' bytes (in the order of `reply.attachments`).
+    pub async fn send_reply(&self, reply: &Reply, files: Vec<Vec<u8>>) -> Result<(), SendError> {
+        let message = build_reply(reply, files)?;
         match self {
             Mailer::Smtp { transport, .. } => {
                 transport.send(message).await.map(|_| ()).map_err(|e| {
@@ -119,8 +121,10 @@ fn mailbox(field: &str, raw: &str) -> Result<Mailbox, SendError> {
         .map_err(|e| SendError::permanent(format!("invalid {field} {raw:?}: {e}")))
 }
 
-/// A reply's MIME message: plain text, with the headers that thread it.
-pub fn build_reply(reply: &Reply) -> Result<Message, SendError> {
+/// A reply's MIME message: plain text, with the headers that thread it;
+/// with files, a `multipart/mixed` of the text and each file (`files`
+/// holds their bytes, in the order of `reply.attachments`).
+pub fn build_reply(reply: &Reply, files: Vec<Vec<u8>>) -> Result<Message, SendError> {
     let mut builder = Message::builder()
         .from(mailbox("sender", &reply.from)?)
         .reply_to(mailbox("reply-to", &reply.reply_to)?)
@@ -139,9 +143,26 @@ pub fn build_reply(reply: &Reply) -> Result<Message, SendError> {
         let references: Vec<String> = reply.references.iter().map(|r| format!("<{r}>")).collect();
         builder = builder.references(references.join(" "));
     }
-    builder
-        .singlepart(SinglePart::plain(reply.text.clone()))
-        .map_err(|e| SendError::permanent(format!("building the message: {e}")))
+    let text = SinglePart::plain(reply.text.clone());
+    let message = if reply.attachments.is_empty() {
+        builder.singlepart(text)
+    } else {
+        let mut parts = MultiPart::mixed().singlepart(text);
+        for (file, bytes) in reply.attachments.iter().zip(files) {
+            let attachment = Attachment::new(file.filename.clone());
+            parts = parts.singlepart(attachment.body(bytes, content_type(&file.content_type)));
+        }
+        builder.multipart(parts)
+    };
+    message.map_err(|e| SendError::permanent(format!("building the message: {e}")))
+}
+
+/// A file's type as stored; one that does not parse goes as bytes, so the
+/// file still reaches the customer.
+fn content_type(raw: &str) -> ContentType {
+    ContentType::parse(raw)
+        .or_else(|_| ContentType::parse("application/octet-stream"))
+        .unwrap_or(ContentType::TEXT_PLAIN)
 }
 
 /// The MIME message: plain text, plus an HTML alternative when given.

@@ -7,6 +7,6 @@
 mod job;
 pub mod mailer;
 
-pub use ::mail::{Email, JOB_KIND, REPLY_JOB_KIND, Reply, queue, queue_reply};
+pub use ::mail::{Email, JOB_KIND, REPLY_JOB_KIND, Reply, ReplyFile, queue, queue_reply};
 pub use job::EmailJob;
 pub use mailer::Mailer;

@@ -4,8 +4,8 @@
 //! channel's address, with a Message-ID recorded as the ticket's (so the
 //! customer's answer threads), `In-Reply-To` the customer's last message,
 //! `References` the thread, `Reply-To` the address with the ticket's reply
-//! token, the ticket number in the subject and the message answered
-//! quoted. Undeliverable addresses (they bounced) and the desk's own are
+//! token, the ticket number in the subject, the message answered quoted
+//! and the reply's files attached (read from storage when it is sent). Undeliverable addresses (they bounced) and the desk's own are
 //! never mailed. The email is queued when the reply is delivered: in the
 //! comment's transaction for a reply sent at once, by the delivery pass
 //! (`MailReply`, in the delivery's transaction) for one held for the undo
@@ -15,13 +15,14 @@
 use uuid::Uuid;
 
 use crate::attachments::links::Signer;
+use crate::attachments::store as attachment_store;
 use crate::auth::Tenant;
 use crate::db::{Db, Tx};
 use crate::email::model::{Direction, Envelope, reply_address};
 use crate::email::store::channels;
 use crate::email::store::messages::{self, NewMessage};
 use crate::error::StoreError;
-use crate::mail::{self, Reply};
+use crate::mail::{self, Reply, ReplyFile};
 // The tickets area crate itself, not the service module that re-exports it
 // (that module also starts the delivery pass, which uses this one).
 use crate::time::{Timestamp, new_id};
@@ -122,6 +123,16 @@ async fn queue(
             text.push_str(&format!("> {line}\n"));
         }
     }
+    let mut attachments = Vec::with_capacity(comment.attachments.len());
+    for file in &comment.attachments {
+        let stored = attachment_store::find(&mut *tx, tenant, file.id).await?;
+        attachments.push(ReplyFile {
+            filename: stored.filename,
+            content_type: stored.content_type,
+            company_id: stored.company_id,
+            sha256: stored.sha256,
+        });
+    }
     let reply = Reply {
         from: desk.to_string(),
         to: vec![to.clone()],
@@ -132,6 +143,7 @@ async fn queue(
         message_id: message_id.clone(),
         in_reply_to: last.as_ref().map(|l| l.message_id.clone()),
         references,
+        attachments,
     };
     mail::queue_reply(tx, tenant, &reply).await?;
     let envelope = Envelope {

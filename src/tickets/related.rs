@@ -278,6 +278,8 @@ async fn split(
         priority: old.priority,
         entity_id: old.entity_id,
         visitor_email: old.visitor_email.clone(),
+        // The conversation split off goes on where it came from.
+        channel: old.channel,
         team_id: old.team_id,
         chat_session_id: None,
         tags: old.tags.clone(),

@@ -8,7 +8,7 @@ use serde_json::json;
 use utoipa::ToSchema;
 use utoipa_axum::routes;
 
-use super::model::{DESCRIPTION_MAX, NewTicket, Priority, Ticket};
+use super::model::{DESCRIPTION_MAX, NewTicket, Priority, Ticket, TicketChannel};
 use super::versions::Versioned;
 use super::{
     actions, activities, bulk, comments, listing, mentions, related, sending, store, update,
@@ -141,6 +141,11 @@ async fn create(
         priority: priority.unwrap_or(Priority::Medium),
         entity_id,
         visitor_email,
+        // Made by the API, from a chat when it names one.
+        channel: match chat {
+            Some(_) => TicketChannel::Chat,
+            None => TicketChannel::Api,
+        },
         team_id,
         chat_session_id: chat,
         tags,

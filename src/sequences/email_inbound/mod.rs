@@ -4,7 +4,8 @@
 //! automatic mail and floods recognised and dropped (bounces mark their
 //! addresses undeliverable), the ticket it answers found (`thread`), its
 //! contact matched, its files stored (`files`), a resolved ticket reopened
-//! and a snoozed one woken by the customer's reply, and `email.received`.
+//! (unless its channel turns that off) and a snoozed one woken by the
+//! customer's reply, and `email.received`.
 //!
 //! [`receive`] is a plain function over handles: a reader marks its
 //! message as read only after it returns `Ok`, so a crash before the
@@ -37,7 +38,8 @@ use crate::events;
 use crate::sequences::contacts::Matcher;
 use crate::sla::cache::SlaCache;
 use crate::tickets::model::{
-    AuthorType, COMMENT_MAX, NewComment, NewTicket, Priority, TicketStatus, TicketUpdate,
+    AuthorType, COMMENT_MAX, NewComment, NewTicket, Priority, TicketChannel, TicketStatus,
+    TicketUpdate,
 };
 use crate::tickets::store::{self as ticket_store, subscribers::Subscribers};
 use crate::time::{Clock, Timestamp};
@@ -277,7 +279,10 @@ async fn store(
             let (comment, ticket) =
                 ticket_store::add_comment_in(tx, tenant, ticket_id, new, None, now, &signer)
                     .await?;
-            if customer && ticket.status == TicketStatus::Resolved {
+            if customer
+                && ticket.status == TicketStatus::Resolved
+                && channel.reopen_on_customer_reply
+            {
                 let reopen = TicketUpdate {
                     status: Some(TicketStatus::Open),
                     ..TicketUpdate::default()
@@ -299,6 +304,7 @@ async fn store(
                 priority: Priority::Medium,
                 entity_id: channel.entity_id,
                 visitor_email: parsed.from.clone(),
+                channel: TicketChannel::Email,
                 team_id: None,
                 chat_session_id: None,
                 tags: Vec::new(),

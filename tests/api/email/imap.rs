@@ -23,14 +23,14 @@ backend_tests!(
 /// is read every 2 s) and read its mailbox.
 const WATCHED: Duration = Duration::from_secs(20);
 
-struct MailServer {
-    host: String,
-    imap_port: u16,
-    smtp_port: u16,
-    password: String,
+pub(super) struct MailServer {
+    pub(super) host: String,
+    pub(super) imap_port: u16,
+    pub(super) smtp_port: u16,
+    pub(super) password: String,
 }
 
-fn mail_server(test: &str) -> Option<MailServer> {
+pub(super) fn mail_server(test: &str) -> Option<MailServer> {
     let Ok(host) = std::env::var("TEST_IMAP_HOST") else {
         assert_ne!(
             std::env::var("CI").as_deref(),
@@ -50,12 +50,12 @@ fn mail_server(test: &str) -> Option<MailServer> {
 }
 
 /// A mailbox no other test (nor an earlier run) uses.
-fn fresh_mailbox(test: &str) -> String {
+pub(super) fn fresh_mailbox(test: &str) -> String {
     let id = uuid::Uuid::new_v4().simple().to_string();
     format!("{test}-{}@desk.test", &id[..12])
 }
 
-fn config(server: &MailServer, user: &str) -> MailboxConfig {
+pub(super) fn config(server: &MailServer, user: &str) -> MailboxConfig {
     MailboxConfig {
         host: server.host.clone(),
         port: server.imap_port,

@@ -4,11 +4,14 @@
 //! the providers' webhooks (`webhooks`, `ses`). Shared helpers here.
 
 mod channels;
+mod delivered;
 mod imap;
 mod inbound;
 mod loops;
 mod outbound;
 mod ses;
+mod settings;
+mod shown;
 mod webhooks;
 
 use serde_json::{Value, json};

@@ -72,7 +72,7 @@ mod sink {
 }
 
 /// The header `name` of a raw message (unfolded).
-fn header(raw: &str, name: &str) -> Option<String> {
+pub(super) fn header(raw: &str, name: &str) -> Option<String> {
     let prefix = format!("{name}:").to_ascii_lowercase();
     let mut lines = raw.split("\r\n").peekable();
     while let Some(line) = lines.next() {

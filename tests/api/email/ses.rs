@@ -1,5 +1,7 @@
 //! Amazon SES through SNS: a notification signed with the certificate at
-//! an SNS address opens a ticket; a forged signature is 401. The test
+//! an SNS address opens a ticket; a forged signature is 401; a
+//! subscription's confirmation asking for a GET of an address that is not
+//! SNS's is refused without fetching it. The test
 //! makes its own key and certificate and puts the certificate where the
 //! service keeps fetched ones.
 
@@ -11,6 +13,8 @@ use base64::engine::general_purpose::STANDARD;
 use reqwest::Method;
 use serde_json::json;
 use supportdesk::email::sns::{SnsMessage, string_to_sign};
+use wiremock::matchers::any;
+use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use super::channel_with;
 use crate::backend_tests;
@@ -18,7 +22,8 @@ use crate::support::{Backend, TestApp, TestResponse};
 
 backend_tests!(
     ses_notification_signed_by_sns_opens_a_ticket,
-    ses_forged_signature_is_refused
+    ses_forged_signature_is_refused,
+    ses_subscription_confirmation_off_amazon_is_refused_unfetched,
 );
 
 const CERT_URL: &str = "https://sns.us-east-1.amazonaws.com/SimpleNotificationService-test.pem";
@@ -89,19 +94,49 @@ fn notification(key: &KeyPair, forged: bool) -> String {
         "content": RAW,
     })
     .to_string();
-    let mut sns = SnsMessage {
-        kind: "Notification".into(),
-        message_id: "22b80b92-fdea-4c2c-8f9d-bdfb0c7bf324".into(),
-        token: None,
-        topic_arn: TOPIC.into(),
-        subject: Some("Amazon SES Email Receipt Notification".into()),
-        message,
-        timestamp: "2026-11-29T22:00:00.000Z".into(),
-        signature_version: "2".into(),
-        signature: String::new(),
-        signing_cert_url: CERT_URL.into(),
-        subscribe_url: None,
-    };
+    signed(
+        key,
+        SnsMessage {
+            kind: "Notification".into(),
+            message_id: "22b80b92-fdea-4c2c-8f9d-bdfb0c7bf324".into(),
+            token: None,
+            topic_arn: TOPIC.into(),
+            subject: Some("Amazon SES Email Receipt Notification".into()),
+            message,
+            timestamp: "2026-11-29T22:00:00.000Z".into(),
+            signature_version: "2".into(),
+            signature: String::new(),
+            signing_cert_url: CERT_URL.into(),
+            subscribe_url: None,
+        },
+        forged,
+    )
+}
+
+/// SNS's first post to a new HTTPS subscription, asking for a GET of
+/// `subscribe_url`, signed by `key`.
+fn subscription_confirmation(key: &KeyPair, subscribe_url: &str) -> String {
+    signed(
+        key,
+        SnsMessage {
+            kind: "SubscriptionConfirmation".into(),
+            message_id: "165545c9-2a5c-472c-8df2-7ff2be2b3b1b".into(),
+            token: Some("2336412f37fb687f5d51e6e241d09c805a5a57b30d712f794cc5f6a988666d92768dd60a747ba6f3beb71854e285d6ad02428b09ceece29417f1f02d609c582afbacc99c583a916b9981dd2728f4ae6fdb82efd087cc3b7849e05798d2d2785c03b0879594eeac82c01f235d0e717736".into()),
+            topic_arn: TOPIC.into(),
+            subject: None,
+            message: format!("You have chosen to subscribe to the topic {TOPIC}.\nTo confirm the subscription, visit the SubscribeURL included in this message."),
+            timestamp: "2026-11-29T22:00:00.000Z".into(),
+            signature_version: "2".into(),
+            signature: String::new(),
+            signing_cert_url: CERT_URL.into(),
+            subscribe_url: Some(subscribe_url.into()),
+        },
+        false,
+    )
+}
+
+/// `sns` signed by `key` (spoilt when `forged`), as SNS posts it.
+fn signed(key: &KeyPair, mut sns: SnsMessage, forged: bool) -> String {
     let mut signed = string_to_sign(&sns);
     if forged {
         signed.push('x');
@@ -115,17 +150,32 @@ fn notification(key: &KeyPair, forged: bool) -> String {
     )
     .expect("signed");
     sns.signature = STANDARD.encode(signature);
-    json!({
+    let mut posted = json!({
         "Type": sns.kind, "MessageId": sns.message_id, "TopicArn": sns.topic_arn,
-        "Subject": sns.subject, "Message": sns.message, "Timestamp": sns.timestamp,
+        "Message": sns.message, "Timestamp": sns.timestamp,
         "SignatureVersion": sns.signature_version, "Signature": sns.signature,
         "SigningCertURL": sns.signing_cert_url,
-        "UnsubscribeURL": "https://sns.us-east-1.amazonaws.com/?Action=Unsubscribe",
-    })
-    .to_string()
+    });
+    if let Some(subject) = sns.subject {
+        posted["Subject"] = json!(subject);
+        posted["UnsubscribeURL"] = json!("https://sns.us-east-1.amazonaws.com/?Action=Unsubscribe");
+    }
+    if let Some(token) = sns.token {
+        posted["Token"] = json!(token);
+    }
+    if let Some(url) = sns.subscribe_url {
+        posted["SubscribeURL"] = json!(url);
+    }
+    posted.to_string()
 }
 
-async fn post(app: &TestApp, forged: bool) -> (TestResponse, String) {
+/// Posts to a new SES channel of a new company what `body` makes with a
+/// key whose certificate the service knows as SNS's.
+async fn post_signed(
+    app: &TestApp,
+    kind: &str,
+    body: impl FnOnce(&KeyPair) -> String,
+) -> (TestResponse, String) {
     let acme = app.company().await;
     let key = KeyPair::generate(KeySize::Rsa2048).expect("key");
     app.state
@@ -136,9 +186,13 @@ async fn post(app: &TestApp, forged: bool) -> (TestResponse, String) {
     let request = app
         .api(Method::POST, &path, None)
         .header("Content-Type", "text/plain; charset=UTF-8")
-        .header("x-amz-sns-message-type", "Notification")
-        .body(notification(&key, forged));
+        .header("x-amz-sns-message-type", kind)
+        .body(body(&key));
     (TestResponse::from(request.send().await).await, acme.key)
+}
+
+async fn post(app: &TestApp, forged: bool) -> (TestResponse, String) {
+    post_signed(app, "Notification", |key| notification(key, forged)).await
 }
 
 async fn ses_notification_signed_by_sns_opens_a_ticket(backend: Backend) {
@@ -158,4 +212,26 @@ async fn ses_forged_signature_is_refused(backend: Backend) {
     r.assert_error(401, "invalid_token");
     let total = app.get("/tickets", &key).await.assert_status(200)["total"].clone();
     assert_eq!(total, 0);
+}
+
+async fn ses_subscription_confirmation_off_amazon_is_refused_unfetched(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let elsewhere = MockServer::start().await;
+    Mock::given(any())
+        .respond_with(ResponseTemplate::new(200))
+        .mount(&elsewhere)
+        .await;
+    let subscribe_url = format!(
+        "{}/?Action=ConfirmSubscription&TopicArn={TOPIC}&Token=2336412f",
+        elsewhere.uri()
+    );
+
+    let (r, _) = post_signed(&app, "SubscriptionConfirmation", |key| {
+        subscription_confirmation(key, &subscribe_url)
+    })
+    .await;
+
+    r.assert_error(400, "bad_request");
+    let fetched = elsewhere.received_requests().await.expect("recorded");
+    assert_eq!(fetched.len(), 0, "{fetched:?}");
 }

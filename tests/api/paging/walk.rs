@@ -30,6 +30,7 @@ fn new_ticket(entity_id: Uuid, subject: String) -> NewTicket {
         priority: Priority::Medium,
         entity_id,
         visitor_email: None,
+        channel: supportdesk::tickets::model::TicketChannel::Api,
         team_id: None,
         chat_session_id: None,
         tags: Vec::new(),

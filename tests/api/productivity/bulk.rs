@@ -31,6 +31,7 @@ async fn tickets(app: &TestApp, acme: &TestCompany, n: usize) -> Vec<String> {
             priority: supportdesk::tickets::model::Priority::Medium,
             entity_id: acme.entity.id,
             visitor_email: None,
+            channel: supportdesk::tickets::model::TicketChannel::Api,
             team_id: None,
             chat_session_id: None,
             tags: Vec::new(),

@@ -28,6 +28,7 @@ fn new_ticket(entity_id: Uuid, subject: &str, description: &str) -> NewTicket {
         priority: Priority::Medium,
         entity_id,
         visitor_email: None,
+        channel: supportdesk::tickets::model::TicketChannel::Api,
         tags: Vec::new(),
         custom_fields: Default::default(),
         attachment_ids: Vec::new(),

@@ -114,6 +114,9 @@ pub struct Channel {
     /// The DKIM selector, when a signing key is set.
     pub dkim_selector: Option<String>,
     pub dkim_key_set: bool,
+    /// Whether a customer's reply by mail reopens a RESOLVED ticket
+    /// (default true).
+    pub reopen_on_customer_reply: bool,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }

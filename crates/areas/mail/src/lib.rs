@@ -51,6 +51,21 @@ pub struct Reply {
     pub message_id: String,
     pub in_reply_to: Option<String>,
     pub references: Vec<String>,
+    /// The reply's files, read from the attachments' storage when the
+    /// email is sent (a job queued before replies carried files has none).
+    #[serde(default)]
+    pub attachments: Vec<ReplyFile>,
+}
+
+/// A file of a reply: its name and type as the customer sees them, and
+/// where its bytes are (the company's object of that SHA-256).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplyFile {
+    pub filename: String,
+    pub content_type: String,
+    pub company_id: uuid::Uuid,
+    pub sha256: String,
 }
 
 /// Queues `reply` for sending once `tx` commits.

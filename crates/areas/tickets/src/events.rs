@@ -307,6 +307,8 @@ mod tests {
             priority: crate::model::Priority::High,
             entity_id: uuid::Uuid::now_v7(),
             visitor_email: Some("v@example.com".into()),
+            channel: crate::model::TicketChannel::Api,
+            cc: Vec::new(),
             chat_session_id: None,
             visitor: None,
             contact_id: None,

@@ -42,6 +42,29 @@ crate::text_enum! {
     }
 }
 
+crate::text_enum! {
+    /// Where a ticket was opened: by the API (an agent, an integration),
+    /// by an email to a channel, from the widget, or from a chat.
+    pub enum TicketChannel {
+        Api = "api",
+        Email = "email",
+        Widget = "widget",
+        Chat = "chat",
+    }
+}
+
+/// The headers of the email a comment was made from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, utoipa::ToSchema)]
+#[schema(as = CommentEmail)]
+#[serde(rename_all = "camelCase")]
+pub struct CommentEmail {
+    /// Without angle brackets.
+    pub message_id: String,
+    pub from: String,
+    pub to: Vec<String>,
+    pub cc: Vec<String>,
+}
+
 pub const DESCRIPTION_MAX: usize = 50_000;
 pub const COMMENT_MAX: usize = 50_000;
 pub const REASON_MAX: usize = 1_000;
@@ -73,6 +96,12 @@ pub struct Ticket {
     pub priority: Priority,
     pub entity_id: Uuid,
     pub visitor_email: Option<String>,
+    /// Where it was opened: `api`, `email`, `widget` or `chat`.
+    #[schema(value_type = String, example = "email")]
+    pub channel: TicketChannel,
+    /// The addresses copied on its email thread (empty for a ticket that
+    /// does not talk by email): its replies copy them.
+    pub cc: Vec<String>,
     /// The widget chat the ticket was made from (null: none).
     pub chat_session_id: Option<Uuid>,
     /// `{externalId, email, name, verified}` of the chat's visitor when the
@@ -120,6 +149,8 @@ pub struct NewTicket {
     pub priority: Priority,
     pub entity_id: Uuid,
     pub visitor_email: Option<String>,
+    /// Where the ticket is opened.
+    pub channel: TicketChannel,
     /// A team of the tenant.
     pub team_id: Option<Uuid>,
     /// A chat session of the tenant the ticket is made from: the ticket
@@ -430,6 +461,9 @@ pub struct Comment {
     /// When a scheduled or held reply is (or was to be) delivered; null for
     /// one sent at once.
     pub send_at: Option<Timestamp>,
+    /// `{messageId, from, to[], cc[]}` of the email the comment was made
+    /// from; null for one not made from an email.
+    pub email: Option<CommentEmail>,
 }
 
 #[derive(Debug, Clone)]

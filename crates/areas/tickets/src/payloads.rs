@@ -220,6 +220,8 @@ mod tests {
             priority: Priority::High,
             entity_id: uuid::Uuid::nil(),
             visitor_email: None,
+            channel: crate::model::TicketChannel::Api,
+            cc: Vec::new(),
             chat_session_id: None,
             visitor: None,
             contact_id: None,

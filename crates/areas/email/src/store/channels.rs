@@ -19,12 +19,12 @@ use infra::sealed::SealingKey;
 pub const SEAL: &str = "email-channels";
 
 const SELECT: &str = "SELECT id, company_id, mode, address, name, entity_id, inbound_kind, \
-     inbound, inbound_secret, smtp, smtp_password, dkim_selector, dkim_key, created_at, \
-     updated_at FROM email_channels";
+     inbound, inbound_secret, smtp, smtp_password, dkim_selector, dkim_key, \
+     reopen_on_customer_reply, created_at, updated_at FROM email_channels";
 
 /// A channel as written: every field, secrets in the clear (sealed on the
 /// way to the row).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ChannelFields {
     pub address: String,
     pub name: Option<String>,
@@ -38,6 +38,29 @@ pub struct ChannelFields {
     pub smtp_password: Option<String>,
     pub dkim_selector: Option<String>,
     pub dkim_key: Option<String>,
+    /// Whether a customer's reply reopens a RESOLVED ticket.
+    pub reopen_on_customer_reply: bool,
+}
+
+impl Default for ChannelFields {
+    fn default() -> Self {
+        ChannelFields {
+            address: String::new(),
+            name: None,
+            entity_id: Uuid::nil(),
+            inbound_kind: None,
+            imap: None,
+            ses_topic_arn: None,
+            inbound_secret: None,
+            smtp: None,
+            smtp_password: None,
+            dkim_selector: None,
+            dkim_key: None,
+            // A customer's answer to a resolved ticket reopens it unless
+            // the channel says otherwise.
+            reopen_on_customer_reply: true,
+        }
+    }
 }
 
 #[derive(sqlx::FromRow)]
@@ -55,6 +78,7 @@ struct Row {
     smtp_password: Option<String>,
     dkim_selector: Option<String>,
     dkim_key: Option<String>,
+    reopen_on_customer_reply: bool,
     created_at: Timestamp,
     updated_at: Timestamp,
 }
@@ -90,6 +114,7 @@ impl Row {
             }),
             dkim_selector: self.dkim_selector.clone(),
             dkim_key_set: self.dkim_key.is_some(),
+            reopen_on_customer_reply: self.reopen_on_customer_reply,
             created_at: self.created_at,
             updated_at: self.updated_at,
         }
@@ -136,6 +161,7 @@ impl Row {
             smtp_password: opened.smtp_password,
             dkim_selector: self.dkim_selector.clone(),
             dkim_key: opened.dkim_key,
+            reopen_on_customer_reply: self.reopen_on_customer_reply,
         }
     }
 }
@@ -190,12 +216,12 @@ async fn write(
     let sql = if insert {
         "INSERT INTO email_channels (id, company_id, mode, address, name, entity_id, \
          inbound_kind, inbound, inbound_secret, smtp, smtp_password, dkim_selector, dkim_key, \
-         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, \
-         $14, $14)"
+         created_at, updated_at, reopen_on_customer_reply) VALUES ($1, $2, $3, $4, $5, $6, $7, \
+         $8, $9, $10, $11, $12, $13, $14, $14, $15)"
     } else {
         "UPDATE email_channels SET address = $4, name = $5, entity_id = $6, inbound_kind = $7, \
          inbound = $8, inbound_secret = $9, smtp = $10, smtp_password = $11, dkim_selector = $12, \
-         dkim_key = $13, updated_at = $14 WHERE id = $1 AND company_id = $2 AND mode = $3"
+         dkim_key = $13, updated_at = $14, reopen_on_customer_reply = $15 WHERE id = $1 AND company_id = $2 AND mode = $3"
     };
     Query::new(sql)
         .bind(id)
@@ -211,6 +237,7 @@ async fn write(
         .bind(fields.dkim_selector.as_deref())
         .bind(seal(key, id, fields.dkim_key.as_deref())?)
         .bind(now)
+        .bind(fields.reopen_on_customer_reply)
         .unique_field("address")
         .execute_or_not_found(&mut *tx)
         .await

@@ -2,6 +2,7 @@
 //! and `comment.created` in the same transaction.
 
 use serde_json::json;
+use sqlx::types::Json;
 use uuid::Uuid;
 
 use super::activities::{NewActivity, add_activity};
@@ -14,15 +15,19 @@ use crate::db::{Db, Query, Table, Tx, ensure_reference};
 use crate::delivery::DeliveryState;
 use crate::error::StoreError;
 use crate::events;
-use crate::model::{ActivityKind, AuthorType, Comment, NewComment, Ticket};
+use crate::model::{ActivityKind, AuthorType, Comment, CommentEmail, NewComment, Ticket};
 use crate::paging::{After, Order, push_after};
 use crate::sla::clocks::store::{self as sla_store, Reply};
 use crate::time::{Timestamp, new_id};
 use crate::validate::Page;
 
+/// A comment with its author and, when it was made from an email, that
+/// email's headers (recorded by the email component with the comment).
 pub(super) const COMMENT_SELECT: &str = "SELECT c.id, c.ticket_id, c.body, c.author_id, \
      u.name AS author_name, u.email AS author_email, c.author_type, c.is_internal, c.created_at, \
-     c.delivery_state, c.send_at FROM ticket_comments c LEFT JOIN users u ON u.id = c.author_id";
+     c.delivery_state, c.send_at, (SELECT m.envelope FROM email_messages m \
+     WHERE m.comment_id = c.id AND m.direction = 'in' LIMIT 1) AS email \
+     FROM ticket_comments c LEFT JOIN users u ON u.id = c.author_id";
 
 #[derive(sqlx::FromRow)]
 pub(super) struct CommentRow {
@@ -37,6 +42,7 @@ pub(super) struct CommentRow {
     created_at: Timestamp,
     delivery_state: DeliveryState,
     send_at: Option<Timestamp>,
+    email: Option<Json<CommentEmail>>,
 }
 
 impl From<CommentRow> for Comment {
@@ -53,6 +59,7 @@ impl From<CommentRow> for Comment {
             created_at: row.created_at,
             delivery_state: row.delivery_state,
             send_at: row.send_at,
+            email: row.email.map(|email| email.0),
         }
     }
 }

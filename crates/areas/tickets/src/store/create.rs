@@ -238,9 +238,9 @@ async fn write(
         "INSERT INTO tickets (id, company_id, mode, entity_id, ticket_number, subject, \
          description, status, priority, visitor_email, team_id, created_at, updated_at, \
          chat_session_id, visitor_external_id, visitor_name, visitor_verified, sla_policy_id, \
-         contact_id) \
+         contact_id, channel) \
          SELECT $1, $2, $3, $4, {number_sql}, $6, $7, $8, $9, $10, $11, $12, $12, $13, $14, $15, \
-         $16, $17, $18 FROM entities e WHERE e.id = $4 AND e.company_id = $2"
+         $16, $17, $18, $19 FROM entities e WHERE e.id = $4 AND e.company_id = $2"
     ))
     .bind(id)
     .bind_tenant(tenant)
@@ -262,7 +262,8 @@ async fn write(
     .bind(from_chat.as_ref().map(|c| c.visitor_name.clone()))
     .bind(from_chat.as_ref().is_some_and(|c| c.visitor_verified))
     .bind(opening.policy_id())
-    .bind(contact_id);
+    .bind(contact_id)
+    .bind(new.channel);
     let entry = NewActivity {
         to: Some(TicketStatus::Open.to_string()),
         details: Some(json!({"priority": new.priority, "tags": new.tags,
@@ -379,6 +380,8 @@ fn written(
         snoozed_until: None,
         merged_into: None,
         has_links: false,
+        channel: new.channel,
+        email_cc: None,
         list_total: None,
     }
     .into_ticket()

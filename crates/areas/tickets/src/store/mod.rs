@@ -66,14 +66,15 @@ use crate::auth::Tenant;
 use crate::custom_fields::model::FieldValues;
 use crate::custom_fields::store as field_store;
 use crate::db::Query;
-use crate::model::{Priority, Ticket, TicketStatus, UserRef};
+use crate::model::{Priority, Ticket, TicketChannel, TicketStatus, UserRef};
 use crate::tags::store as tag_store;
 use crate::time::Timestamp;
 
 /// A ticket with its assignee and tags (joined by spaces: read them with
-/// `tag_store::split_joined`), and whether it has attachments or SLA
-/// clocks, in one statement (no query per row): a ticket without
-/// attachments or clocks is read in one round trip.
+/// `tag_store::split_joined`), whether it has attachments or SLA clocks,
+/// and the addresses its email thread copies (the email component's row,
+/// read as the tags, clocks and files are), in one statement (no query per
+/// row): a ticket without attachments or clocks is read in one round trip.
 const TICKET_SELECT: &str = "SELECT t.id, t.ticket_number, t.subject, t.description, t.status, \
      t.priority, t.entity_id, t.visitor_email, t.chat_session_id, t.visitor_external_id, \
      t.visitor_name, t.visitor_verified, t.contact_id, t.assigned_to_id, u.name AS assignee_name, \
@@ -85,7 +86,8 @@ const TICKET_SELECT: &str = "SELECT t.id, t.ticket_number, t.subject, t.descript
      EXISTS (SELECT 1 FROM ticket_sla c WHERE c.ticket_id = t.id) AS has_sla_clocks, \
      t.snoozed_until, t.merged_into, \
      (EXISTS (SELECT 1 FROM ticket_links l WHERE l.from_id = t.id) \
-      OR EXISTS (SELECT 1 FROM ticket_links l WHERE l.to_id = t.id)) AS has_links \
+      OR EXISTS (SELECT 1 FROM ticket_links l WHERE l.to_id = t.id)) AS has_links, \
+     t.channel, (SELECT e.cc FROM email_tickets e WHERE e.ticket_id = t.id) AS email_cc \
      FROM tickets t LEFT JOIN users u ON u.id = t.assigned_to_id";
 
 /// `SELECT … WHERE t.id = $1 AND` the tenant's, in the tenant's teams when
@@ -130,6 +132,9 @@ struct TicketRow {
     snoozed_until: Option<Timestamp>,
     merged_into: Option<Uuid>,
     has_links: bool,
+    channel: TicketChannel,
+    /// The email thread's copied addresses (null: not an email ticket).
+    email_cc: Option<Json<Vec<String>>>,
     /// The list's total, on a page that counts it in the same statement.
     #[sqlx(default)]
     list_total: Option<i64>,
@@ -159,6 +164,8 @@ impl TicketRow {
             priority: row.priority,
             entity_id: row.entity_id,
             visitor_email: row.visitor_email,
+            channel: row.channel,
+            cc: row.email_cc.map(|cc| cc.0).unwrap_or_default(),
             chat_session_id: row.chat_session_id,
             visitor,
             contact_id: row.contact_id,
