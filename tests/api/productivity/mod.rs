@@ -3,6 +3,7 @@
 //! Shared helpers here; the tests in the submodules.
 
 mod bulk;
+mod collision;
 mod macros;
 mod mentions;
 mod sending;
