@@ -2,11 +2,14 @@
 //! supportdesk benchmark with its baseline beside it, and writes the table
 //! (bench/run.sh prepares the database and calls it).
 //! `sdbench bare-server --bind ADDR`: the bare WebSocket broadcast baseline.
+//! `sdbench recall --service-bin PATH`: retrieval quality of the knowledge
+//! base over bench/kb's labelled questions.
 
 mod bare;
 mod http;
 mod pgbench;
 mod process;
+mod recall;
 mod report;
 mod runs;
 mod scenarios;
@@ -38,6 +41,9 @@ enum Command {
     All(Box<AllArgs>),
     /// One service process under a mixed load for a long time (`run.sh --soak 30m`).
     Soak(Box<soak::SoakArgs>),
+    /// Recall@1 and @3 of today's KB search and of the retrieval tuned for
+    /// questions, over the labelled questions of bench/kb.
+    Recall(Box<recall::RecallArgs>),
     /// The bare axum + tokio broadcast WebSocket server (baseline of scenario 5).
     BareServer {
         #[arg(long)]
@@ -152,6 +158,7 @@ fn main() -> anyhow::Result<()> {
         Command::BareServer { bind } => runtime.block_on(bare::serve(&bind)),
         Command::All(args) => runtime.block_on(all(*args)),
         Command::Soak(args) => runtime.block_on(soak::run(*args)),
+        Command::Recall(args) => runtime.block_on(recall::run(*args)),
         Command::Load {
             addr,
             path,

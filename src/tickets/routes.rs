@@ -170,6 +170,15 @@ async fn create(
     .await?;
     let ticket =
         routing::route_ticket(&routing::Routing::from(&state), &principal.tenant, ticket).await;
+    crate::kb::store::keep_for_ticket(
+        &state.db,
+        &principal.tenant,
+        (ticket.id, ticket.entity_id),
+        &ticket.subject,
+        ticket.description.as_deref(),
+        state.clock.now(),
+    )
+    .await;
     Ok((StatusCode::CREATED, Json(ticket)))
 }
 

@@ -12,6 +12,7 @@ pub mod revoke;
 mod routes;
 pub mod secret;
 pub mod store;
+mod suggestions;
 mod target;
 mod tokens;
 mod visitors;

@@ -65,6 +65,8 @@ fn documented() -> Vec<Documented> {
         keyed(with_preflight(routes!(crate::attachments::visitor::upload))),
         with_preflight(routes!(presence)),
         with_preflight(routes!(search)),
+        with_preflight(routes!(super::suggestions::suggest)),
+        with_preflight(routes!(super::suggestions::answered)),
         with_preflight(routes!(article)),
         with_preflight(routes!(super::visitors::confirm_email)),
         keyed(with_preflight(routes!(crate::csat::widget::rate))),
@@ -120,6 +122,11 @@ struct StartChat {
     /// only agents may set is left out (named in `ignoredCustomFields`).
     #[schema(value_type = Option<Object>)]
     custom_fields: Option<serde_json::Value>,
+    /// The question the visitor typed before asking for a human ("I still
+    /// need help"): the articles suggested for it are kept for the agent
+    /// (`GET /api/v1/kb/suggestions?chatSessionId=`).
+    #[schema(value_type = Option<String>, max_length = 500)]
+    question: Option<String>,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -173,7 +180,7 @@ async fn create_session(
             .await?;
     let (given_fields, ignored_custom_fields) =
         without_agent_only(&definitions, RecordKind::Chat, body.custom_fields.as_ref());
-    let (visitor_name, visitor_email, custom_fields) = (
+    let (visitor_name, visitor_email, custom_fields, question) = (
         optional_text("visitorName", body.visitor_name.as_deref(), NAME_MAX),
         optional_email("visitorEmail", body.visitor_email.as_deref()),
         check_values(
@@ -183,6 +190,7 @@ async fn create_session(
             true,
             true,
         ),
+        super::suggestions::question_field(body.question.as_deref()),
     )
         .all_valid()?;
     let (visitor_name, visitor_email, identity, secret) = super::visitors::visitor(
@@ -205,6 +213,15 @@ async fn create_session(
     let actor = Actor::visitor(new.id, &new.visitor_name);
     let (session, token) =
         service::create_session(&state, &actor, &target.tenant, new, secret).await?;
+    if let Some(question) = question {
+        // The chat is open whatever happens here: a failure to keep the
+        // suggestions is logged, never the visitor's problem.
+        if let Err(error) =
+            super::suggestions::hand_off(&state, &target, question, session.id).await
+        {
+            tracing::warn!(?error, session = %session.id, "could not keep the suggestions");
+        }
+    }
     Ok((
         StatusCode::CREATED,
         Json(StartedChat {

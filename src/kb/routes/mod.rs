@@ -1,6 +1,8 @@
-//! `/kb/*`: articles, categories, search and votes (kb:read / kb:write /
-//! kb:delete; votes are readers' feedback, so kb:read).
+//! `/kb/*`: articles, categories, search, suggestions, synonyms and votes
+//! (kb:read / kb:write / kb:delete; votes are readers' feedback, so
+//! kb:read).
 
+mod answers;
 mod articles;
 mod categories;
 
@@ -21,6 +23,7 @@ use crate::state::AppState;
 use crate::validate::{Fields, Page, optional_id, optional_text, problem, required_text};
 // The handlers with the OpenAPI path types their attributes generate,
 // which `routes!` names beside them.
+use answers::*;
 use articles::*;
 use categories::*;
 
@@ -33,6 +36,10 @@ const SLUG_RULE: &str = "must be lower-case letters and digits separated by sing
 pub fn router() -> ApiRouter {
     ApiRouter::new()
         .route(Scope::KbRead, routes!(search))
+        .route(Scope::KbRead, routes!(suggest))
+        .route(Scope::KbRead, routes!(get_synonyms))
+        .route(Scope::KbWrite, routes!(put_synonyms))
+        .route(Scope::KbRead, routes!(list_suggestions))
         .route(Scope::KbRead, routes!(list_articles))
         .route(Scope::KbWrite, routes!(create_article))
         .route(Scope::KbRead, routes!(get_article))

@@ -159,6 +159,18 @@ pub async fn receive(
     match outcome {
         Ok(outcome @ (Outcome::Opened { .. } | Outcome::Commented { .. })) => {
             staged.publish(&handles.attachments.storage, tenant).await;
+            if let Outcome::Opened { ticket_id } = outcome {
+                // What the knowledge base suggests for it, kept for its agent.
+                crate::kb::store::keep_for_ticket(
+                    handles.db,
+                    tenant,
+                    (ticket_id, channel.entity_id),
+                    &parsed.subject,
+                    parsed.text.as_deref(),
+                    handles.clock.now(),
+                )
+                .await;
+            }
             Ok(outcome)
         }
         other => {

@@ -3,6 +3,7 @@
 //! query must give the same top results on SQLite (FTS5) and Postgres
 //! (tsvector).
 
+mod answers;
 mod articles;
 mod categories;
 mod corpus;

@@ -10,6 +10,7 @@ mod loader;
 mod openapi;
 mod proxies;
 mod sockets;
+mod suggestions;
 mod tokens;
 
 use reqwest::Method;

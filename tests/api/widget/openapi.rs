@@ -43,6 +43,8 @@ async fn the_served_document_lists_every_widget_operation(backend: Backend) {
         ("GET", "/widget/v1/presence"),
         ("GET", "/widget/v1/kb/search"),
         ("GET", "/widget/v1/kb/articles/{id}"),
+        ("GET", "/widget/v1/kb/suggest"),
+        ("POST", "/widget/v1/kb/answered"),
         ("GET", "/widget/v1/confirm-email"),
         ("POST", "/widget/v1/ratings"),
         ("GET", "/widget/v1/rate"),
@@ -101,6 +103,7 @@ fn the_widget_key_is_required_where_an_operation_takes_one() {
     for path in [
         "/widget/v1/presence",
         "/widget/v1/kb/search",
+        "/widget/v1/kb/suggest",
         "/widget/v1/kb/articles/{id}",
     ] {
         let parameters = doc["paths"][path]["get"]["parameters"]

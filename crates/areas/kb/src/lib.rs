@@ -3,6 +3,7 @@
 //! the floors below and the event log only.
 
 pub mod model;
+pub mod question;
 pub mod store;
 pub mod text;
 

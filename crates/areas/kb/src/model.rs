@@ -112,3 +112,73 @@ pub struct ArticleChanges {
     pub category_id: Option<Option<Uuid>>,
     pub is_published: Option<bool>,
 }
+
+crate::text_enum! {
+    /// What came of articles suggested for a question.
+    pub enum Outcome {
+        /// The visitor said an article answered their question.
+        SelfServed = "self_served",
+        /// The visitor went on to a human (a chat).
+        HandedOff = "handed_off",
+        /// Shown to the agent of a ticket or chat that opened with it.
+        Shown = "shown",
+    }
+}
+
+/// An article as a suggestion record keeps it (its title when shown).
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SuggestedArticle {
+    pub id: Uuid,
+    pub title: String,
+    pub slug: String,
+}
+
+impl From<&SearchHit> for SuggestedArticle {
+    fn from(hit: &SearchHit) -> Self {
+        SuggestedArticle {
+            id: hit.id,
+            title: hit.title.clone(),
+            slug: hit.slug.clone(),
+        }
+    }
+}
+
+/// What a suggestion record is about, besides its question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Subject {
+    /// Before any chat: the widget's visitor alone.
+    Visitor,
+    ChatSession(Uuid),
+    Ticket(Uuid),
+}
+
+/// Articles suggested for one question, and what came of it
+/// (`GET /kb/suggestions`).
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Suggestion {
+    pub id: Uuid,
+    pub entity_id: Uuid,
+    pub question: String,
+    /// Best first, as they were shown.
+    pub articles: Vec<SuggestedArticle>,
+    #[schema(value_type = String, example = "handed_off")]
+    pub outcome: Outcome,
+    /// The article the visitor said answered them (self-served only).
+    pub answered_by: Option<Uuid>,
+    pub chat_session_id: Option<Uuid>,
+    pub ticket_id: Option<Uuid>,
+    pub created_at: Timestamp,
+}
+
+/// A suggestion record to store.
+#[derive(Debug, Clone)]
+pub struct NewSuggestion {
+    pub entity_id: Uuid,
+    pub question: String,
+    pub articles: Vec<SuggestedArticle>,
+    pub outcome: Outcome,
+    pub answered_by: Option<Uuid>,
+    pub subject: Subject,
+}

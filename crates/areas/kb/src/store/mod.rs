@@ -6,6 +6,9 @@
 mod articles;
 mod categories;
 mod search;
+mod suggest;
+mod suggestions;
+mod synonyms;
 
 pub use articles::{
     create_article, delete_article, find_article, list_articles, update_article, vote,
@@ -14,6 +17,9 @@ pub use categories::{
     create_category, delete_category, find_category, list_categories, update_category,
 };
 pub use search::{explain_search, search};
+pub use suggest::suggest;
+pub use suggestions::{keep_for_ticket, record_suggestion, suggest_for_ticket, suggestions_of};
+pub use synonyms::{set_synonym_groups, synonym_groups};
 
 use std::collections::HashSet;
 

@@ -11,7 +11,7 @@ use crate::search::{TextQuery, postgres_tsquery};
 use crate::text;
 
 #[derive(sqlx::FromRow)]
-struct SearchRow {
+pub(super) struct SearchRow {
     id: Uuid,
     title: String,
     slug: String,
@@ -29,7 +29,7 @@ const HEADLINE_OPTIONS: &str =
     "StartSel=\u{2}, StopSel=\u{3}, MaxFragments=1, MaxWords=30, MinWords=12, ShortWord=2";
 
 impl SearchRow {
-    fn into_hit(self) -> SearchHit {
+    pub(super) fn into_hit(self) -> SearchHit {
         let passage = self
             .snippet
             .filter(|s| s.contains(MARK_START))

@@ -1,0 +1,149 @@
+//! Suggestion records: the articles suggested for a question and what came
+//! of it (self-served, handed off to a human, shown to an agent).
+
+use sqlx::types::Json;
+use uuid::Uuid;
+
+use crate::auth::Tenant;
+use crate::db::{Db, Query};
+use crate::error::StoreError;
+use crate::model::{NewSuggestion, Outcome, Subject, SuggestedArticle, Suggestion};
+use crate::time::{Timestamp, new_id};
+
+const COLUMNS: &str = "id, entity_id, question, articles, outcome, answered_by, \
+     chat_session_id, ticket_id, created_at";
+
+#[derive(sqlx::FromRow)]
+struct Row {
+    id: Uuid,
+    entity_id: Uuid,
+    question: String,
+    articles: Json<Vec<SuggestedArticle>>,
+    outcome: Outcome,
+    answered_by: Option<Uuid>,
+    chat_session_id: Option<Uuid>,
+    ticket_id: Option<Uuid>,
+    created_at: Timestamp,
+}
+
+impl From<Row> for Suggestion {
+    fn from(row: Row) -> Self {
+        Suggestion {
+            id: row.id,
+            entity_id: row.entity_id,
+            question: row.question,
+            articles: row.articles.0,
+            outcome: row.outcome,
+            answered_by: row.answered_by,
+            chat_session_id: row.chat_session_id,
+            ticket_id: row.ticket_id,
+            created_at: row.created_at,
+        }
+    }
+}
+
+/// Stores one suggestion record.
+pub async fn record_suggestion(
+    db: &Db,
+    tenant: &Tenant,
+    new: NewSuggestion,
+    now: Timestamp,
+) -> Result<Suggestion, StoreError> {
+    let (chat, ticket) = match new.subject {
+        Subject::Visitor => (None, None),
+        Subject::ChatSession(id) => (Some(id), None),
+        Subject::Ticket(id) => (None, Some(id)),
+    };
+    let row: Row = Query::new(format!(
+        "INSERT INTO kb_suggestions (id, company_id, mode, entity_id, question, articles, \
+         outcome, answered_by, chat_session_id, ticket_id, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING {COLUMNS}"
+    ))
+    .bind(new_id())
+    .bind_tenant(tenant)
+    .bind(new.entity_id)
+    .bind(new.question)
+    .bind(serde_json::json!(new.articles))
+    .bind(new.outcome.as_str())
+    .bind(new.answered_by)
+    .bind(chat)
+    .bind(ticket)
+    .bind(now)
+    .fetch_one(db)
+    .await?;
+    Ok(row.into())
+}
+
+/// The suggestion records of a chat or a ticket, oldest first.
+pub async fn suggestions_of(
+    db: &Db,
+    tenant: &Tenant,
+    subject: Subject,
+) -> Result<Vec<Suggestion>, StoreError> {
+    let (column, id) = match subject {
+        Subject::ChatSession(id) => ("chat_session_id", id),
+        Subject::Ticket(id) => ("ticket_id", id),
+        Subject::Visitor => return Ok(Vec::new()),
+    };
+    let rows: Vec<Row> = Query::new(format!("SELECT {COLUMNS} FROM kb_suggestions WHERE "))
+        .push_tenant(tenant, "")
+        .push(&format!(" AND {column} = "))
+        .push_bind(id)
+        .push(" ORDER BY created_at, id")
+        .fetch_all(db)
+        .await?;
+    Ok(rows.into_iter().map(Suggestion::from).collect())
+}
+
+/// Characters of a ticket's subject and description a question is made of.
+const TICKET_QUESTION_MAX: usize = 500;
+
+/// Keeps, for the agent of a ticket that just opened, the articles
+/// suggested for its subject and description (nothing when none matches).
+pub async fn suggest_for_ticket(
+    db: &Db,
+    tenant: &Tenant,
+    ticket: (Uuid, Uuid),
+    subject: &str,
+    description: Option<&str>,
+    now: Timestamp,
+) -> Result<Option<Suggestion>, StoreError> {
+    let (ticket_id, entity_id) = ticket;
+    let question: String = format!("{subject}\n{}", description.unwrap_or_default())
+        .chars()
+        .take(TICKET_QUESTION_MAX)
+        .collect();
+    // Done, not typed: no word is a prefix.
+    let question = format!("{}.", question.trim_end());
+    let hits = super::suggest(db, tenant, Some(entity_id), &question, SHOWN).await?;
+    if hits.is_empty() {
+        return Ok(None);
+    }
+    let new = NewSuggestion {
+        entity_id,
+        question: subject.to_string(),
+        articles: hits.iter().map(SuggestedArticle::from).collect(),
+        outcome: Outcome::Shown,
+        answered_by: None,
+        subject: Subject::Ticket(ticket_id),
+    };
+    record_suggestion(db, tenant, new, now).await.map(Some)
+}
+
+/// Articles shown to a ticket's agent.
+const SHOWN: i64 = 3;
+
+/// [`suggest_for_ticket`] after a ticket's create committed: the ticket
+/// stands whatever happens here, so a failure is logged, not returned.
+pub async fn keep_for_ticket(
+    db: &Db,
+    tenant: &Tenant,
+    ticket: (Uuid, Uuid),
+    subject: &str,
+    description: Option<&str>,
+    now: Timestamp,
+) {
+    if let Err(error) = suggest_for_ticket(db, tenant, ticket, subject, description, now).await {
+        tracing::warn!(?error, ticket = %ticket.0, "could not keep the ticket's suggestions");
+    }
+}

@@ -1,0 +1,153 @@
+//! Retrieval for questions (`GET /kb/suggest`): stop words, a company's
+//! synonym groups (`/kb/synonyms`), published articles of the tenant only;
+//! and the suggestions a new ticket keeps for its agent.
+
+use serde_json::{Value, json};
+
+use super::{create, read_only_key_scopes, urlencode};
+use crate::backend_tests;
+use crate::support::{Backend, TestApp, TestCompany};
+
+backend_tests!(
+    suggestions_match_a_companys_synonyms,
+    suggestions_never_include_unpublished_articles,
+    suggestions_never_include_another_companys_articles,
+    synonyms_are_stored_trimmed_and_lower_cased,
+    setting_synonyms_needs_kb_write,
+    a_bad_synonym_group_is_400_naming_it_and_changes_nothing,
+    a_suggestion_without_a_question_is_400,
+    a_new_ticket_keeps_its_suggestions_for_the_agent,
+);
+
+async fn article(app: &TestApp, acme: &TestCompany, title: &str, content: &str, published: bool) -> String {
+    let body = json!({"title": title, "entityId": acme.entity.id, "content": content,
+                      "isPublished": published});
+    create(app, &acme.key, body).await["id"]
+        .as_str()
+        .expect("id")
+        .to_string()
+}
+
+async fn suggest(app: &TestApp, key: &str, q: &str) -> Vec<String> {
+    let hits = app
+        .get(&format!("/kb/suggest?q={}", urlencode(q)), key)
+        .await
+        .assert_status(200)
+        .clone();
+    titles(&hits)
+}
+
+fn titles(hits: &Value) -> Vec<String> {
+    hits.as_array()
+        .unwrap_or_else(|| panic!("array in {hits}"))
+        .iter()
+        .map(|hit| hit["title"].as_str().expect("title").to_string())
+        .collect()
+}
+
+async fn set_synonyms(app: &TestApp, key: &str, groups: Value) {
+    app.put("/kb/synonyms", key, json!({ "groups": groups }))
+        .await
+        .assert_status(200);
+}
+
+async fn suggestions_match_a_companys_synonyms(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    article(&app, &acme, "Refunds", "A refund reaches your card in five days.", true).await;
+    article(&app, &acme, "Money off", "Codes take money off an order.", true).await;
+    article(&app, &acme, "Back orders", "Items back in stock ship at once.", true).await;
+    set_synonyms(&app, &acme.key, json!([["refund", "money back"]])).await;
+
+    let hits = suggest(&app, &acme.key, "Can I please get my money back?").await;
+    assert_eq!(hits.first().map(String::as_str), Some("Refunds"), "{hits:?}");
+}
+
+async fn suggestions_never_include_unpublished_articles(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    article(&app, &acme, "Descaling a kettle", "Limescale goes with vinegar.", true).await;
+    article(&app, &acme, "Descaling a teapot", "Limescale goes with citric acid.", false).await;
+
+    let hits = suggest(&app, &acme.key, "how do I descale my teapot?").await;
+    assert_eq!(hits, vec!["Descaling a kettle"]);
+}
+
+async fn suggestions_never_include_another_companys_articles(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let rival = app.company().await;
+    article(&app, &acme, "Gift cards", "Redeem a gift card at checkout.", true).await;
+    article(&app, &rival, "Gift card balance", "Check a gift card's balance.", true).await;
+
+    let hits = suggest(&app, &acme.key, "what is my gift card balance?").await;
+    assert_eq!(hits, vec!["Gift cards"]);
+}
+
+async fn synonyms_are_stored_trimmed_and_lower_cased(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    set_synonyms(&app, &acme.key, json!([[" Lid ", "COVER", "Tea Cap"]])).await;
+
+    let stored = app.get("/kb/synonyms", &acme.key).await.assert_status(200).clone();
+    assert_eq!(stored, json!({"groups": [["lid", "cover", "tea cap"]]}));
+}
+
+async fn setting_synonyms_needs_kb_write(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let reader = app
+        .key(acme.company.id, supportdesk::auth::Mode::Test, read_only_key_scopes())
+        .await;
+
+    let refused = app
+        .put("/kb/synonyms", &reader, json!({"groups": [["lid", "cover"]]}))
+        .await;
+    refused.assert_error(403, "insufficient_scope");
+    assert_eq!(refused.body["error"], "Missing required permission: kb:write");
+}
+
+async fn a_bad_synonym_group_is_400_naming_it_and_changes_nothing(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    set_synonyms(&app, &acme.key, json!([["lid", "cover"]])).await;
+
+    let bad = app
+        .put("/kb/synonyms", &acme.key, json!({"groups": [["refund", "money back"], ["lid"]]}))
+        .await;
+    bad.assert_error(400, "validation_failed");
+    assert_eq!(bad.body["details"][0]["field"], "groups[1]");
+    let stored = app.get("/kb/synonyms", &acme.key).await.assert_status(200).clone();
+    assert_eq!(stored, json!({"groups": [["lid", "cover"]]}));
+}
+
+async fn a_suggestion_without_a_question_is_400(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+
+    let missing = app.get("/kb/suggest?limit=3", &acme.key).await;
+    missing.assert_error(400, "validation_failed");
+    assert_eq!(missing.body["details"][0]["field"], "q");
+}
+
+async fn a_new_ticket_keeps_its_suggestions_for_the_agent(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let id = article(&app, &acme, "Descaling your teapot", "Limescale goes with vinegar.", true).await;
+    let ticket = app
+        .post(
+            "/tickets",
+            &acme.key,
+            json!({"subject": "White crust in my teapot", "entityId": acme.entity.id,
+                   "description": "How do I descale it?"}),
+        )
+        .await
+        .assert_status(201)
+        .clone();
+
+    let path = format!("/kb/suggestions?ticketId={}", ticket["id"].as_str().expect("id"));
+    let kept = app.get(&path, &acme.key).await.assert_status(200).clone();
+    let record = &kept["data"][0];
+    assert_eq!(record["outcome"], "shown");
+    assert_eq!(record["articles"][0]["id"], id.as_str());
+}
