@@ -5,6 +5,7 @@
 //! `on_db!` macro is for what `Query` does not cover: pool-level calls here
 //! and the raw counts of tests that inspect the database.
 
+mod bell;
 mod clock;
 mod hook;
 mod new_rows;
@@ -17,6 +18,7 @@ pub mod timing;
 mod visibility;
 mod write_turn;
 
+pub use bell::BellName;
 pub use clock::millis;
 pub use hook::CommitHook;
 pub use new_rows::{After, NewRows};
@@ -68,6 +70,9 @@ pub struct Tx {
     /// The commit hook's write ran in one of its statements
     /// (`push_commit_hook`): `commit` does not run it again.
     hook_written: bool,
+    /// The bells to ring once it has committed, and whose they are.
+    rings: Vec<BellName>,
+    bells: std::sync::Arc<bell::Bells>,
 }
 
 /// The transaction itself, on its backend.
@@ -313,6 +318,8 @@ impl Db {
             live: Vec::new(),
             committing: self.committing().clone(),
             hook_written: false,
+            rings: Vec::new(),
+            bells: self.bells().clone(),
         }
     }
 
@@ -481,6 +488,9 @@ impl Tx {
         }
         if let Some(hook) = hook {
             hook.committed();
+        }
+        for name in &self.rings {
+            self.bells.ring(name);
         }
         if let Some(publisher) = self.committing.publisher.as_ref()
             && !self.live.is_empty()
