@@ -55,6 +55,7 @@ crate::text_enum! {
         SignInLimited = "auth.sign_in_limited",
         AuditRetentionPruned = "audit.pruned",
         ContactErased = "contact.erased",
+        CommentCancelled = "comment.cancelled",
     }
 }
 
@@ -78,6 +79,7 @@ crate::text_enum! {
         Entity = "entity",
         ChatSession = "chat_session",
         Contact = "contact",
+        Comment = "comment",
     }
 }
 
