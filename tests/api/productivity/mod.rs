@@ -3,6 +3,7 @@
 //! Shared helpers here; the tests in the submodules.
 
 mod bulk;
+mod chat_versions;
 mod macros;
 mod mentions;
 mod sending;
