@@ -71,6 +71,8 @@ pub struct SharedState {
     pub field_definitions: Arc<crate::custom_fields::DefinitionCache>,
     /// This node's wall clock (see `time::Clock`).
     pub clock: crate::time::Clock,
+    /// The identity providers' discovery documents and keys, by issuer.
+    pub sso_providers: Arc<crate::sso::providers::Providers>,
     /// The SNS signing certificates SES mail is verified with, by URL.
     pub sns_certificates: Arc<crate::email::sns::Certificates>,
     /// Flips to true when the service is shutting down.

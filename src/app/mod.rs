@@ -206,6 +206,7 @@ impl App {
             sla: Arc::new(crate::sla::cache::new_cache()),
             field_definitions: Arc::new(crate::custom_fields::new_definition_cache()),
             ticket_subscribers: Arc::default(),
+            sso_providers: Arc::default(),
             sns_certificates: Arc::default(),
             realtime,
             jobs,

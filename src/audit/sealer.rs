@@ -19,8 +19,8 @@ use crate::error::StoreError;
 use crate::event_catalogue::EventName;
 use crate::time::{Clock, Timestamp};
 
-/// How often the worker looks for unsealed entries: an entry is sealed
-/// about this long after it commits.
+/// How often the worker looks for unsealed entries besides its bell: the
+/// longest an entry no ring announced waits.
 const EVERY: Duration = Duration::from_secs(1);
 
 /// Companies one pass seals at most; the next pass takes the rest.
@@ -60,14 +60,39 @@ pub async fn seal_company(db: &Db, clock: &Clock, company_id: Uuid) -> Result<u6
     seal::seal_company(db, company_id, &Forward, clock.now()).await
 }
 
+/// Seals at each ring of the sealer's bell (an entry this node wrote has
+/// committed) and at least every [`EVERY`] (the entries of the CLI and of
+/// a node that stopped before sealing its own). Rings during a pass wake
+/// it once more, so a pass under load seals everything committed since
+/// the last in one batch.
 pub fn spawn(db: Db, clock: Clock, shutdown: tokio::sync::watch::Receiver<bool>) -> JoinHandle<()> {
-    let first = tokio::time::Instant::now() + EVERY;
-    crate::time::every(shutdown, first, EVERY, move || {
-        let (db, clock) = (db.clone(), clock.clone());
-        async move {
-            let now = clock.now();
-            if let Err(err) = seal::seal_pass(&db, COMPANIES_PER_PASS, &Forward, now).await {
-                tracing::warn!(error = %err, "sealing audit entries failed");
+    spawn_polling(db, clock, shutdown, EVERY)
+}
+
+/// The worker, looking every `every` besides its bell (tests give a
+/// period longer than they last, so only a ring can wake it).
+pub fn spawn_polling(
+    db: Db,
+    clock: Clock,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+    every: Duration,
+) -> JoinHandle<()> {
+    let bell = db.bell(seal::BELL);
+    tokio::spawn(async move {
+        let mut poll = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = bell.notified() => {}
+                _ = poll.tick() => {}
+                _ = shutdown.wait_for(|stop| *stop) => break,
+            }
+            let pass = seal::seal_pass(&db, COMPANIES_PER_PASS, &Forward, clock.now());
+            tokio::select! {
+                result = pass => if let Err(err) = result {
+                    tracing::warn!(error = %err, "sealing audit entries failed");
+                },
+                _ = shutdown.wait_for(|stop| *stop) => break,
             }
         }
     })

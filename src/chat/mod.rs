@@ -6,6 +6,8 @@
 //! subscribed sockets.
 
 pub use ::chat::{Message, Session, model, store};
+mod message_routes;
+mod presence_routes;
 mod reply;
 pub mod routes;
 pub mod service;

@@ -1,17 +1,13 @@
-//! `/chat/*`: sessions, messages, agent presence; and `/ws/tokens`, the
-//! short-lived socket tokens for browser agent consoles.
-
-use std::time::Duration;
+//! `/chat/sessions`: sessions and their tags. Sending a message is
+//! `message_routes`; agent presence and `/ws/tokens` (the short-lived
+//! socket tokens for browser agent consoles) are `presence_routes`.
 
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa_axum::routes;
 
-use super::model::{
-    Message, MessageInput, NewSession, OutgoingMessage, SenderTypeInput, Session, SessionFilter,
-    SessionTags, sender_type, session_status,
-};
+use super::model::{Message, NewSession, Session, SessionFilter, SessionTags, session_status};
 use super::{service, store};
 use crate::auth::{Principal, Scope};
 use crate::custom_fields::model::{RecordKind, check_values, field_filter};
@@ -19,28 +15,19 @@ use crate::custom_fields::routes::definitions_for_filters;
 use crate::error::{ApiResult, FieldError};
 use crate::extract::{Id, Json, Query};
 use crate::idempotency::RequestState;
-use crate::openapi::schema::{DataList, ErrorBody, Removed};
+use crate::openapi::schema::ErrorBody;
 use crate::paging::{After, CursorPage, ListId, ListRequest, refuse_after_in_rank_order};
 use crate::query_params::SessionLabelFilters;
-use crate::realtime::presence::{AgentPresence, Visibility};
 use crate::router::ApiRouter;
 use crate::search;
 use crate::state::AppState;
 use crate::tags::model::{optional_tag_set, tag_filter, tag_set};
 use crate::tags::routes::{TagEditBody, tag_edit};
-use crate::time::Timestamp;
 use crate::validate::{
     Fields, NAME_MAX, Patch, ensure, optional_email, optional_enum, optional_id, optional_text,
     required_id,
 };
-use crate::versions::Versioned;
-
-/// How long a socket token may wait before it opens a socket.
-pub const SOCKET_TOKEN_TTL: Duration = Duration::from_secs(60);
-
-fn visibility() -> utoipa::openapi::ObjectBuilder {
-    crate::openapi::schema::enum_of(Visibility::NAMES)
-}
+use crate::versions::{IfMatch, Versioned};
 
 pub fn router() -> ApiRouter {
     ApiRouter::new()
@@ -49,11 +36,8 @@ pub fn router() -> ApiRouter {
         .route(Scope::ChatRead, routes!(get_session))
         .route(Scope::ChatWrite, routes!(update_session))
         .route(Scope::ChatWrite, routes!(edit_session_tags))
-        .route(Scope::ChatWrite, routes!(send_message))
-        .route(Scope::ChatWrite, routes!(heartbeat))
-        .route(Scope::ChatRead, routes!(list_presence))
-        .route(Scope::ChatWrite, routes!(remove_presence))
-        .route(Scope::ChatRead, routes!(socket_token))
+        .merge(super::message_routes::router())
+        .merge(super::presence_routes::router())
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -280,16 +264,20 @@ fn patch_id(field: &str, value: &Patch<String>) -> Result<Option<Option<uuid::Uu
 ///
 /// At least one of `status`, `tags`, `customFields`, `teamId` and
 /// `assigneeId`. A change of team or assignee emits `chat.assigned` (reason
-/// `manual`) and pushes an `assignment` frame.
+/// `manual`) and pushes an `assignment` frame. With `If-Match` on a version
+/// the session is no longer at, nothing changes: 412 `version_conflict`.
 #[utoipa::path(patch, path = "/chat/sessions/{id}", tag = "Chat",
     request_body = UpdateSession,
-    params(("id" = uuid::Uuid, Path, description = "Session id")),
+    params(("id" = uuid::Uuid, Path, description = "Session id"),
+        ("If-Match" = Option<String>, Header, description = "The session's version the change is based on (its `ETag`, `\"<version>\"`): when the session is at another version now, nothing changes and the answer is 412 `version_conflict` with `currentVersion`. `*` or no header: any version.")),
     responses((status = 200, description = "The session", body = Session,
-        headers(("ETag" = String, description = "The session's version, `\"<version>\"`: it grows with every change.")))))]
+        headers(("ETag" = String, description = "The session's version, `\"<version>\"`: it grows with every change."))),
+        (status = 412, description = "`version_conflict`: the session is no longer at the version `If-Match` named; nothing changed. `currentVersion` is its version now.", body = ErrorBody)))]
 async fn update_session(
     State(state): State<AppState>,
     principal: Principal,
     Id(id): Id,
+    IfMatch(expected): IfMatch,
     Json(body): Json<UpdateSession>,
 ) -> ApiResult<Versioned<Session>> {
     let definitions = match &body.custom_fields {
@@ -332,6 +320,7 @@ async fn update_session(
             id,
             team,
             assignee,
+            expected,
         )
         .await?;
     }
@@ -347,11 +336,15 @@ async fn update_session(
         return Ok(Versioned(session.version, session));
     }
     let tags = tags.map(SessionTags::Replace).unwrap_or_default();
+    // An assignment above checked `If-Match` in its own transaction and
+    // moved the version on.
+    let expected = if assigning { None } else { expected };
     let session = service::update_session(
         &state,
         &principal.actor(),
         &tenant,
         id,
+        expected,
         status,
         tags,
         custom_fields,
@@ -364,16 +357,21 @@ async fn update_session(
 ///
 /// One atomic change: concurrent calls each keep their own tags. More than
 /// 50 tags afterwards is a 400 that changes nothing. A real change is
-/// pushed to the session's sockets as `chat.session`.
+/// pushed to the session's sockets as `chat.session`. With `If-Match` on a
+/// version the session is no longer at, nothing changes: 412
+/// `version_conflict`.
 #[utoipa::path(post, path = "/chat/sessions/{id}/tags", tag = "Chat",
     operation_id = "edit_session_tags",
     request_body = TagEditBody,
-    params(("id" = uuid::Uuid, Path, description = "Session id")),
-    responses((status = 200, description = "The session with its tags", body = Session)))]
+    params(("id" = uuid::Uuid, Path, description = "Session id"),
+        ("If-Match" = Option<String>, Header, description = "The session's version the change is based on (its `ETag`, `\"<version>\"`): when the session is at another version now, nothing changes and the answer is 412 `version_conflict` with `currentVersion`. `*` or no header: any version.")),
+    responses((status = 200, description = "The session with its tags", body = Session),
+        (status = 412, description = "`version_conflict`: the session is no longer at the version `If-Match` named; nothing changed. `currentVersion` is its version now.", body = ErrorBody)))]
 async fn edit_session_tags(
     RequestState(state): RequestState,
     principal: Principal,
     Id(id): Id,
+    IfMatch(expected): IfMatch,
     Json(body): Json<TagEditBody>,
 ) -> ApiResult<Json<Session>> {
     let edit = SessionTags::Edit(tag_edit(&body)?);
@@ -382,208 +380,11 @@ async fn edit_session_tags(
         &principal.actor(),
         &principal.tenant,
         id,
+        expected,
         None,
         edit,
         Default::default(),
     )
     .await?;
     Ok(Json(session))
-}
-
-#[derive(Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct SendMessage {
-    #[schema(value_type = String, required, min_length = 1, max_length = 10000)]
-    body: Option<String>,
-    #[schema(schema_with = sender_type, required)]
-    sender_type: Option<String>,
-    /// A user of the company; required for a company key's `agent`
-    /// messages. An agent (signed in, or by their personal key) sends as
-    /// themselves: their own id or none; another agent's is refused.
-    #[schema(value_type = Option<uuid::Uuid>)]
-    sender_id: Option<String>,
-    /// The sender's own id for this message (e.g. a UUID): sending again
-    /// with the same id in the same session returns the first message and
-    /// stores nothing.
-    #[schema(value_type = String, min_length = 1, max_length = 100)]
-    client_message_id: Option<String>,
-    /// Up to 10 unattached uploads of the company and mode to attach.
-    #[schema(value_type = Option<Vec<uuid::Uuid>>)]
-    attachment_ids: Option<serde_json::Value>,
-}
-
-/// Send a message
-///
-/// Pushed to the session's sockets; 409 `session_closed` on a closed session.
-/// A repeat of a `clientMessageId` answers 200 with the message first sent.
-#[utoipa::path(post, path = "/chat/sessions/{id}/messages", tag = "Chat",
-    request_body = SendMessage,
-    params(("id" = uuid::Uuid, Path, description = "Session id")),
-    responses(
-        (status = 201, description = "Sent", body = Message),
-        (status = 200, description = "Sent before with this clientMessageId", body = Message),
-        (status = 409, description = "The session is closed", body = ErrorBody),
-    ))]
-async fn send_message(
-    RequestState(state): RequestState,
-    principal: Principal,
-    Id(id): Id,
-    Json(body): Json<SendMessage>,
-) -> ApiResult<(StatusCode, Json<Message>)> {
-    // An agent's own message needs no senderId: it is theirs.
-    let own = match body.sender_type.as_deref() {
-        Some("agent") => principal.acting_user().map(|id| id.to_string()),
-        _ => None,
-    };
-    let outgoing = OutgoingMessage::parse(MessageInput {
-        body: body.body.as_deref(),
-        sender_type: SenderTypeInput::Named(body.sender_type.as_deref()),
-        sender_id: body.sender_id.as_deref().or(own.as_deref()),
-        client_message_id: body.client_message_id.as_deref(),
-        attachment_ids: body.attachment_ids.as_ref(),
-    })?;
-    let sent =
-        service::send_message(&state, &principal.actor(), &principal.tenant, id, outgoing).await?;
-    let status = if sent.created {
-        StatusCode::CREATED
-    } else {
-        StatusCode::OK
-    };
-    Ok((status, Json(sent.message)))
-}
-
-#[derive(Deserialize, utoipa::ToSchema)]
-#[schema(as = AgentHeartbeat)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct HeartbeatBody {
-    #[schema(value_type = uuid::Uuid, required)]
-    user_id: Option<String>,
-    #[schema(value_type = String, max_length = 255)]
-    name: Option<String>,
-    #[schema(value_type = String, format = Email, max_length = 255)]
-    email: Option<String>,
-    #[schema(schema_with = crate::users::model::role_schema)]
-    role: Option<String>,
-    #[schema(schema_with = visibility)]
-    visibility: Option<String>,
-}
-
-#[derive(Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct HeartbeatReply {
-    online: bool,
-    last_seen: Timestamp,
-}
-
-/// Agent heartbeat
-///
-/// Marks the agent online for the presence TTL. A `userId` that is not a
-/// user of the company registers one (an AGENT) from `name` and `email`;
-/// an id that cannot be registered is 400 on `userId`.
-#[utoipa::path(post, path = "/chat/agent-presence", tag = "Chat",
-    request_body = HeartbeatBody,
-    responses(
-        (status = 200, description = "Online", body = HeartbeatReply),
-        (
-            status = 409,
-            description = "The email belongs to another user of the company",
-            body = ErrorBody,
-        ),
-    ))]
-async fn heartbeat(
-    RequestState(state): RequestState,
-    principal: Principal,
-    Json(body): Json<HeartbeatBody>,
-) -> ApiResult<Json<HeartbeatReply>> {
-    let (user_id, name, email, role, visibility) = (
-        required_id("userId", body.user_id.as_deref()),
-        optional_text("name", body.name.as_deref(), NAME_MAX),
-        // Stored lower case, as `/users` stores them.
-        optional_email("email", body.email.as_deref()).map(|e| e.map(|e| e.to_lowercase())),
-        optional_enum("role", body.role.as_deref()),
-        optional_enum("visibility", body.visibility.as_deref()),
-    )
-        .all_valid()?;
-    let beat = service::Heartbeat {
-        user_id,
-        name,
-        email,
-        role,
-        visibility: visibility.unwrap_or(Visibility::Public),
-    };
-    let record = service::heartbeat(&state, &principal.actor(), &principal.tenant, beat).await?;
-    Ok(Json(HeartbeatReply {
-        online: true,
-        last_seen: record.last_seen,
-    }))
-}
-
-#[derive(Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct OnlineAgent {
-    #[serde(flatten)]
-    agent: AgentPresence,
-    online: bool,
-}
-
-/// Agents online
-#[utoipa::path(get, path = "/chat/agent-presence", tag = "Chat",
-    responses((status = 200, description = "Online agents", body = DataList<OnlineAgent>)))]
-async fn list_presence(
-    State(state): State<AppState>,
-    principal: Principal,
-) -> ApiResult<Json<serde_json::Value>> {
-    let agents: Vec<OnlineAgent> = state
-        .realtime
-        .presence
-        .online(&principal.tenant)
-        .await?
-        .into_iter()
-        .map(|agent| OnlineAgent {
-            agent,
-            online: true,
-        })
-        .collect();
-    Ok(Json(serde_json::json!({ "data": agents })))
-}
-
-/// Take an agent offline
-#[utoipa::path(delete, path = "/chat/agent-presence/{userId}", tag = "Chat",
-    params(("userId" = uuid::Uuid, Path, description = "The agent's user id")),
-    responses((status = 200, description = "Removed", body = Removed)))]
-async fn remove_presence(
-    State(state): State<AppState>,
-    principal: Principal,
-    Id(user_id): Id,
-) -> ApiResult<Json<serde_json::Value>> {
-    let removed = service::remove_presence(&state, &principal.tenant, user_id).await?;
-    Ok(Json(serde_json::json!({ "removed": removed })))
-}
-
-#[derive(Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct SocketToken {
-    token: String,
-    expires_at: Timestamp,
-}
-
-/// A socket token
-///
-/// A short-lived token for a browser's socket (`/api/v1/ws?token=…`),
-/// carrying this key's tenant and scopes.
-#[utoipa::path(post, path = "/ws/tokens", tag = "Chat",
-    responses((status = 201, description = "Created", body = SocketToken)))]
-async fn socket_token(
-    RequestState(state): RequestState,
-    principal: Principal,
-) -> ApiResult<(StatusCode, Json<SocketToken>)> {
-    let expires_at = state.clock.now().plus(SOCKET_TOKEN_TTL);
-    let key = state.realtime.token_key(&state.db).await?;
-    let token = key.socket_token(
-        &principal.tenant,
-        principal.key_id,
-        &principal.scopes,
-        expires_at,
-    );
-    Ok((StatusCode::CREATED, Json(SocketToken { token, expires_at })))
 }

@@ -76,7 +76,8 @@ pub async fn create_session_in(
 /// A person's change of a session's team and / or assignee (`None` keeps,
 /// `Some(None)` clears): `chat.assigned` with reason `manual`, the
 /// `assignment` frame, and the queues it touched drained. Made by `actor`
-/// (the drains that follow are the system's).
+/// (the drains that follow are the system's). With `expected` (`If-Match`)
+/// on another version than the session's, nothing changes (412).
 pub async fn assign_session(
     state: &AppState,
     actor: &Actor,
@@ -84,6 +85,7 @@ pub async fn assign_session(
     id: Uuid,
     team: Option<Option<Uuid>>,
     assignee: Option<Option<Uuid>>,
+    expected: Option<i64>,
 ) -> ApiResult<()> {
     let before = store::find_session(&state.db, tenant, id).await?;
     let now = state.clock.now();
@@ -93,6 +95,7 @@ pub async fn assign_session(
         id,
         team,
         assignee,
+        expected,
         now,
     )
     .await?
@@ -120,12 +123,16 @@ pub async fn confirm_visitor_email(state: &AppState, hash: &str) -> ApiResult<Op
 
 /// Changes a session's status, tags and / or custom field values in one
 /// transaction; pushes
-/// `chat.session` if it changed. Made by `actor`.
+/// `chat.session` if it changed. Made by `actor`. With `expected`
+/// (`If-Match`) on another version than the session's, nothing changes
+/// (412).
+#[allow(clippy::too_many_arguments)] // the change's parts, and the version it is based on
 pub async fn update_session(
     state: &AppState,
     actor: &Actor,
     tenant: &Tenant,
     id: Uuid,
+    expected: Option<i64>,
     status: Option<SessionStatus>,
     tags: SessionTags,
     custom_fields: FieldPatch,
@@ -134,6 +141,7 @@ pub async fn update_session(
         &state.db.acting(actor.clone()),
         tenant,
         id,
+        expected,
         status,
         &tags,
         &custom_fields,
@@ -190,6 +198,7 @@ pub async fn send_message(
         client_message_id: outgoing.client_message_id,
         attachment_ids: outgoing.attachment_ids,
         visitor_uploads_only: outgoing.visitor_uploads_only,
+        expected_version: outgoing.expected_version,
     };
     let signer = state.link_signer();
     let db = state.db.acting(actor.clone());

@@ -86,9 +86,16 @@ async fn start(
         .ok_or_else(ApiError::not_found)?;
     let http = oidc::Http::new(state.config.webhook_allow_private)
         .map_err(|err| unreachable_provider(&err))?;
-    let provider = oidc::provider(&http, &config, &super::callback_url(&state.public_url))
-        .await
-        .map_err(|err| unreachable_provider(&err))?;
+    let callback = super::callback_url(&state.public_url);
+    let provider = oidc::provider(
+        &http,
+        &state.sso_providers,
+        &config,
+        &callback,
+        &state.clock,
+    )
+    .await
+    .map_err(|err| unreachable_provider(&err))?;
     let authorization = oidc::authorize(&provider);
     let now = state.clock.now();
     let new = NewLogin {
@@ -178,12 +185,20 @@ async fn callback(
         .ok_or_else(|| failed("SSO is no longer configured for this company"))?;
     let http = oidc::Http::new(state.config.webhook_allow_private)
         .map_err(|err| unreachable_provider(&err))?;
-    let provider = oidc::provider(&http, &config, &super::callback_url(&state.public_url))
-        .await
-        .map_err(|err| unreachable_provider(&err))?;
+    let callback = super::callback_url(&state.public_url);
+    let provider = oidc::provider(
+        &http,
+        &state.sso_providers,
+        &config,
+        &callback,
+        &state.clock,
+    )
+    .await
+    .map_err(|err| unreachable_provider(&err))?;
     let identity = oidc::identity(
         &http,
-        &provider,
+        &state.sso_providers,
+        provider,
         code,
         login.pkce_verifier,
         login.nonce,

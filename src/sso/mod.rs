@@ -7,6 +7,7 @@ pub use ::sso::{JitRole, SsoConfig, model, store};
 
 pub mod flow;
 pub mod oidc;
+pub mod providers;
 pub mod routes;
 mod sign_in;
 

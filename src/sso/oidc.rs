@@ -2,7 +2,8 @@
 //! discovery, the authorization URL (code flow with PKCE S256, `state` and
 //! `nonce`), the code exchange and the ID token's verification (signature
 //! against the provider's JWKS, `iss`, `aud`, `exp`, `nonce`; an unsigned
-//! token is refused by the verifier).
+//! token is refused by the verifier). The discovery document and JWKS are
+//! kept per issuer for a while (`sso::providers`).
 //!
 //! Their HTTP goes through our reqwest (openidconnect's own reqwest
 //! feature would bring a second reqwest with a second TLS provider), with
@@ -14,13 +15,15 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use openidconnect::core::{CoreAuthenticationFlow, CoreClient, CoreProviderMetadata};
+use openidconnect::core::{CoreAuthenticationFlow, CoreClient, CoreIdToken, CoreProviderMetadata};
 use openidconnect::{
-    AuthorizationCode, ClientId, ClientSecret, CsrfToken, EndpointMaybeSet, EndpointNotSet,
-    EndpointSet, HttpRequest, HttpResponse, IssuerUrl, Nonce, PkceCodeChallenge, PkceCodeVerifier,
-    RedirectUrl, Scope, TokenResponse,
+    AuthorizationCode, ClaimsVerificationError, ClientId, ClientSecret, CsrfToken,
+    EndpointMaybeSet, EndpointNotSet, EndpointSet, HttpRequest, HttpResponse, Nonce,
+    PkceCodeChallenge, PkceCodeVerifier, RedirectUrl, Scope, SignatureVerificationError,
+    TokenResponse,
 };
 
+use super::providers::Providers;
 use crate::sso::store::SsoSecrets;
 use crate::time::Clock;
 use crate::webhooks::guard::{self, GuardedResolver};
@@ -32,7 +35,7 @@ const PROVIDER_TIMEOUT: Duration = Duration::from_secs(10);
 const ANSWER_MAX: usize = 256 * 1024;
 
 /// A client of the provider, from its discovery document.
-pub type Provider = CoreClient<
+pub type Client = CoreClient<
     EndpointSet,
     EndpointNotSet,
     EndpointNotSet,
@@ -40,6 +43,17 @@ pub type Provider = CoreClient<
     EndpointMaybeSet,
     EndpointMaybeSet,
 >;
+
+/// A company's provider: our client of it, and its discovery document (for
+/// fetching its keys again).
+pub struct Provider {
+    pub client: Client,
+    issuer: String,
+    metadata: CoreProviderMetadata,
+    config_client_id: String,
+    client_secret: String,
+    redirect: RedirectUrl,
+}
 
 /// Why talking to the provider failed; the text goes into the 401's
 /// message (it names a check or the provider's answer, never our internals).
@@ -123,28 +137,50 @@ async fn send(http: Http, request: HttpRequest) -> Result<HttpResponse, HttpErro
     Ok(answer.body(body)?)
 }
 
-/// The provider configured in `config`, read from its discovery document
-/// (and JWKS), with `redirect` as our callback.
+/// openidconnect's HTTP client: our `send` with `http`.
+pub(crate) fn fetcher(
+    http: &Http,
+) -> impl Fn(
+    HttpRequest,
+) -> std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<HttpResponse, HttpError>> + Send>,
+> + use<> {
+    let http = http.clone();
+    move |request| Box::pin(send(http.clone(), request))
+}
+
+/// The provider configured in `config`, from its discovery document (and
+/// JWKS) as `providers` keeps it (ages on `clock`), with `redirect` as our
+/// callback.
 pub async fn provider(
     http: &Http,
+    providers: &Providers,
     config: &SsoSecrets,
     redirect: &str,
+    clock: &Clock,
 ) -> Result<Provider, ProviderError> {
-    let http = http.clone();
-    let fetch = move |request| send(http.clone(), request);
-    let issuer = IssuerUrl::new(config.config.issuer_url.clone())
-        .map_err(|err| ProviderError::Discovery(err.to_string()))?;
-    let metadata = CoreProviderMetadata::discover_async(issuer, &fetch)
-        .await
-        .map_err(|err| ProviderError::Discovery(error_chain(&err)))?;
+    let issuer = config.config.issuer_url.clone();
+    let metadata = providers.metadata(http, &issuer, clock.now()).await?;
     let redirect = RedirectUrl::new(redirect.to_string())
         .map_err(|err| ProviderError::Discovery(err.to_string()))?;
-    Ok(CoreClient::from_provider_metadata(
+    let client = client_of(&metadata, &config.config.client_id, &config.client_secret)
+        .set_redirect_uri(redirect.clone());
+    Ok(Provider {
+        client,
+        issuer,
         metadata,
-        ClientId::new(config.config.client_id.clone()),
-        Some(ClientSecret::new(config.client_secret.clone())),
+        config_client_id: config.config.client_id.clone(),
+        client_secret: config.client_secret.clone(),
+        redirect,
+    })
+}
+
+fn client_of(metadata: &CoreProviderMetadata, client_id: &str, secret: &str) -> Client {
+    CoreClient::from_provider_metadata(
+        metadata.clone(),
+        ClientId::new(client_id.to_string()),
+        Some(ClientSecret::new(secret.to_string())),
     )
-    .set_redirect_uri(redirect))
 }
 
 /// Where to send the browser, and the secrets the callback needs.
@@ -160,6 +196,7 @@ pub struct Authorization {
 pub fn authorize(provider: &Provider) -> Authorization {
     let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
     let (url, state, nonce) = provider
+        .client
         .authorize_url(
             CoreAuthenticationFlow::AuthorizationCode,
             CsrfToken::new_random,
@@ -187,32 +224,59 @@ pub struct Identity {
 }
 
 /// Exchanges `code` and verifies the ID token against `nonce`, at the
-/// service's time (`clock`).
+/// service's time (`clock`). A token signed by a key the kept JWKS does not
+/// hold is verified once more against the provider's JWKS fetched again.
 pub async fn identity(
     http: &Http,
-    provider: &Provider,
+    providers: &Providers,
+    provider: Provider,
     code: String,
     pkce_verifier: String,
     nonce: String,
     clock: &Clock,
 ) -> Result<Identity, ProviderError> {
-    let http = http.clone();
-    let fetch = move |request| send(http.clone(), request);
     let tokens = provider
+        .client
         .exchange_code(AuthorizationCode::new(code))
         .map_err(|err| ProviderError::Exchange(err.to_string()))?
         .set_pkce_verifier(PkceCodeVerifier::new(pkce_verifier))
-        .request_async(&fetch)
+        .request_async(&fetcher(http))
         .await
         .map_err(|err| ProviderError::Exchange(error_chain(&err)))?;
     let id_token = tokens.id_token().ok_or(ProviderError::NoIdToken)?;
+    let nonce = Nonce::new(nonce);
+    match verified(&provider.client, id_token, &nonce, clock) {
+        Err(ClaimsVerificationError::SignatureVerification(
+            SignatureVerificationError::NoMatchingKey,
+        )) => {
+            let metadata = providers
+                .refetch_keys(http, &provider.issuer, provider.metadata, clock.now())
+                .await?;
+            let client = client_of(
+                &metadata,
+                &provider.config_client_id,
+                &provider.client_secret,
+            )
+            .set_redirect_uri(provider.redirect);
+            verified(&client, id_token, &nonce, clock)
+        }
+        first => first,
+    }
+    .map_err(|err| ProviderError::IdToken(error_chain(&err)))
+}
+
+/// Who `id_token` says signed in, if `client`'s keys and checks pass it.
+fn verified(
+    client: &Client,
+    id_token: &CoreIdToken,
+    nonce: &Nonce,
+    clock: &Clock,
+) -> Result<Identity, ClaimsVerificationError> {
     let clock = clock.clone();
-    let verifier = provider
+    let verifier = client
         .id_token_verifier()
         .set_time_fn(move || clock.now().0);
-    let claims = id_token
-        .claims(&verifier, &Nonce::new(nonce))
-        .map_err(|err| ProviderError::IdToken(error_chain(&err)))?;
+    let claims = id_token.claims(&verifier, nonce)?;
     Ok(Identity {
         email: claims.email().map(|email| email.as_str().to_string()),
         email_verified: claims.email_verified(),
@@ -224,7 +288,7 @@ pub async fn identity(
 }
 
 /// An error with its sources, one line.
-fn error_chain(err: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
     let mut text = err.to_string();
     let mut source = err.source();
     while let Some(cause) = source {

@@ -63,8 +63,9 @@ pub(crate) fn send_at(
 ///
 /// A held reply (in its undo window) or a scheduled one is cancelled and
 /// never delivered: no email, webhook or socket event; agents still see it
-/// with `deliveryState: cancelled`. One already sent is 409 `conflict`;
-/// one cancelled already is answered as it is.
+/// with `deliveryState: cancelled`. The audit log records who cancelled
+/// it (`comment.cancelled`). One already sent is 409 `conflict`; one
+/// cancelled already is answered as it is.
 #[utoipa::path(delete, path = "/tickets/{id}/comments/{commentId}",
     operation_id = "cancel_comment", tag = "Tickets",
     params(
@@ -87,6 +88,7 @@ async fn cancel(
         ticket_id,
         comment_id,
         &state.link_signer(),
+        state.clock.now(),
     )
     .await?;
     Ok(Json(comment))

@@ -9,6 +9,9 @@
 //   wrong_key    signed by a key the JWKS does not hold
 //   stale_nonce  carries the nonce of the first sign-in it saw, every time
 // Any client secret is accepted. The email is `sso.fake@acme.test`.
+// For the tests of what the service keeps: `GET /_requests` answers how many
+// requests each path has had ({"/jwks": 1, …}), and `POST /_rotate` adds a
+// key `k2` to the JWKS and signs every later token with it.
 // Once listening, one line goes to stdout: {"issuer": "http://127.0.0.1:<port>"}.
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
@@ -17,6 +20,10 @@ import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 const { privateKey, publicKey } = await generateKeyPair('RS256');
 const other = await generateKeyPair('RS256');
 const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
+const rotated = await generateKeyPair('RS256');
+const jwk2 = { ...(await exportJWK(rotated.publicKey)), kid: 'k2', alg: 'RS256', use: 'sig' };
+let isRotated = false;
+const requests = {};
 const codes = new Map();
 let firstNonce;
 
@@ -29,7 +36,8 @@ async function idToken(issuer, mode, nonce) {
     sub: 'fake-subject',
     aud: mode === 'wrong_aud' ? 'another-client' : mode,
     iat: mode === 'expired' ? now - 1200 : now,
-    exp: mode === 'expired' ? now - 600 : now + 300,
+    // An hour: the tests move the service's clock past what it keeps.
+    exp: mode === 'expired' ? now - 600 : now + 3600,
     nonce: mode === 'stale_nonce' ? firstNonce : nonce,
     email: 'sso.fake@acme.test',
     email_verified: true,
@@ -38,8 +46,11 @@ async function idToken(issuer, mode, nonce) {
   if (mode === 'alg_none') {
     return `${b64({ alg: 'none', typ: 'JWT' })}.${b64(claims)}.`;
   }
-  const key = mode === 'wrong_key' ? other.privateKey : privateKey;
-  return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).sign(key);
+  if (mode === 'wrong_key') {
+    return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).sign(other.privateKey);
+  }
+  const [key, kid] = isRotated ? [rotated.privateKey, 'k2'] : [privateKey, 'k1'];
+  return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid }).sign(key);
 }
 
 function json(res, status, body) {
@@ -50,6 +61,12 @@ function json(res, status, body) {
 const server = http.createServer(async (req, res) => {
   const issuer = `http://127.0.0.1:${server.address().port}`;
   const url = new URL(req.url, issuer);
+  if (url.pathname === '/_requests') return json(res, 200, requests);
+  if (url.pathname === '/_rotate' && req.method === 'POST') {
+    isRotated = true;
+    return json(res, 200, { kid: 'k2' });
+  }
+  requests[url.pathname] = (requests[url.pathname] ?? 0) + 1;
   if (url.pathname === '/.well-known/openid-configuration') {
     return json(res, 200, {
       issuer,
@@ -62,7 +79,7 @@ const server = http.createServer(async (req, res) => {
       code_challenge_methods_supported: ['S256'],
     });
   }
-  if (url.pathname === '/jwks') return json(res, 200, { keys: [jwk] });
+  if (url.pathname === '/jwks') return json(res, 200, { keys: isRotated ? [jwk, jwk2] : [jwk] });
   if (url.pathname === '/auth') {
     const q = url.searchParams;
     const code = randomBytes(16).toString('hex');

@@ -5,6 +5,7 @@
 //! `on_db!` macro is for what `Query` does not cover: pool-level calls here
 //! and the raw counts of tests that inspect the database.
 
+mod bell;
 mod clock;
 mod hook;
 mod new_rows;
@@ -18,6 +19,7 @@ mod tx;
 mod visibility;
 mod write_turn;
 
+pub use bell::BellName;
 pub use clock::millis;
 pub use hook::CommitHook;
 pub use new_rows::{After, NewRows};
@@ -293,6 +295,8 @@ impl Db {
             live: Vec::new(),
             committing: self.committing().clone(),
             hook_written: false,
+            rings: Vec::new(),
+            bells: self.bells().clone(),
         }
     }
 

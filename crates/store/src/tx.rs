@@ -7,7 +7,7 @@ use vocab::error::StoreError;
 use vocab::live::LiveEvent;
 
 use crate::pool::{Committing, TxConn};
-use crate::{Backend, Query};
+use crate::{Backend, BellName, Query};
 
 /// The actor of a handle no request named.
 static SYSTEM: std::sync::LazyLock<Actor> = std::sync::LazyLock::new(Actor::system);
@@ -23,6 +23,9 @@ pub struct Tx {
     /// The commit hook's write ran in one of its statements
     /// (`push_commit_hook`): `commit` does not run it again.
     pub(crate) hook_written: bool,
+    /// The bells to ring once it has committed, and whose they are.
+    pub(crate) rings: Vec<BellName>,
+    pub(crate) bells: std::sync::Arc<crate::bell::Bells>,
 }
 
 /// The transaction itself, on its backend.
@@ -125,6 +128,9 @@ impl Tx {
         }
         if let Some(hook) = hook {
             hook.committed();
+        }
+        for name in &self.rings {
+            self.bells.ring(name);
         }
         if let Some(publisher) = self.committing.publisher.as_ref()
             && !self.live.is_empty()

@@ -12,16 +12,33 @@ use crate::time::Timestamp;
 /// A person's change of a session's team and / or assignee (`None`: kept;
 /// `Some(None)`: cleared). Routing never takes a chat with an assignee, so a
 /// person's choice stands until a person changes it. Answers the
-/// assignment when the assignee or team changed (stamped `now`).
+/// assignment when the assignee or team changed (stamped `now`). With
+/// `expected` (the version `If-Match` named) on another version than the
+/// session's under the lock, nothing changes: `VersionConflict`.
 pub async fn assign_manually(
     db: &Db,
     tenant: &Tenant,
     session: Uuid,
     team: Option<Option<Uuid>>,
     assignee: Option<Option<Uuid>>,
+    expected: Option<i64>,
     now: Timestamp,
 ) -> Result<Option<Assigned>, StoreError> {
-    assign(db, tenant, session, team, assignee, false, now).await
+    let only = match expected {
+        Some(version) => Only::AtVersion(version),
+        None => Only::Any,
+    };
+    assign(db, tenant, session, team, assignee, only, now).await
+}
+
+/// Which sessions an assignment applies to, checked under the lock.
+#[derive(Clone, Copy)]
+enum Only {
+    Any,
+    /// Still without an assignee (else it is left as it is).
+    Unassigned,
+    /// At this version (else `VersionConflict`).
+    AtVersion(i64),
 }
 
 /// An agent's reply assigns the session to them (the company's
@@ -35,7 +52,16 @@ pub async fn assign_on_reply(
     agent: Uuid,
     now: Timestamp,
 ) -> Result<Option<Assigned>, StoreError> {
-    assign(db, tenant, session, None, Some(Some(agent)), true, now).await
+    assign(
+        db,
+        tenant,
+        session,
+        None,
+        Some(Some(agent)),
+        Only::Unassigned,
+        now,
+    )
+    .await
 }
 
 async fn assign(
@@ -44,21 +70,27 @@ async fn assign(
     session: Uuid,
     team: Option<Option<Uuid>>,
     assignee: Option<Option<Uuid>>,
-    only_unassigned: bool,
+    only: Only,
     now: Timestamp,
 ) -> Result<Option<Assigned>, StoreError> {
     let mut tx = db.begin().await?;
-    let current: Option<(Option<Uuid>, Option<Uuid>)> =
-        Query::new("SELECT team_id, assignee_id FROM chat_sessions WHERE id = $1 AND ")
+    let current: Option<(Option<Uuid>, Option<Uuid>, i64)> =
+        Query::new("SELECT team_id, assignee_id, version FROM chat_sessions WHERE id = $1 AND ")
             .bind(session)
             .push_tenant(tenant, "")
             .push(lock(tx.backend()))
             .fetch_optional(&mut tx)
             .await?;
-    let (current_team, current_assignee) = current.ok_or(StoreError::NotFound)?;
-    if only_unassigned && current_assignee.is_some() {
-        tx.commit().await?;
-        return Ok(None);
+    let (current_team, current_assignee, version) = current.ok_or(StoreError::NotFound)?;
+    match only {
+        Only::Unassigned if current_assignee.is_some() => {
+            tx.commit().await?;
+            return Ok(None);
+        }
+        Only::AtVersion(expected) if expected != version => {
+            return Err(StoreError::VersionConflict { current: version });
+        }
+        Only::Any | Only::Unassigned | Only::AtVersion(_) => {}
     }
     if let Some(Some(team)) = team {
         crate::teams::store::ensure_team(&mut tx, tenant, team, "teamId").await?;

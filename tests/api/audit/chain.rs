@@ -11,7 +11,7 @@ use uuid::Uuid;
 
 use super::{seal, verdict};
 use crate::backend_tests;
-use crate::support::{Backend, TestApp, TestCompany};
+use crate::support::{Backend, TestApp, TestCompany, eventually};
 
 backend_tests!(
     a_sealed_chain_verifies_whole,
@@ -23,6 +23,7 @@ backend_tests!(
     the_verify_command_names_the_entry,
     retention_keeps_the_rest_verifiable,
     an_entry_is_unsealed_until_the_sealer_runs,
+    a_committed_entry_wakes_the_sealer,
 );
 
 /// Creates `count` custom roles (one entry each) through the API.
@@ -262,4 +263,28 @@ async fn an_entry_is_unsealed_until_the_sealer_runs(backend: Backend) {
     // After the company's entity and key.
     assert_eq!(entry["seq"], 3);
     assert_eq!(entry["hash"].as_str().map(str::len), Some(64));
+}
+
+async fn a_committed_entry_wakes_the_sealer(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |c| c.run_workers = false).await;
+    let acme = app.company().await;
+    // A sealer whose poll never comes in this test: only a commit's ring
+    // can wake it.
+    let state = &app.state;
+    let hour = std::time::Duration::from_secs(3600);
+    let worker = supportdesk::audit::sealer::spawn_polling(
+        state.db.clone(),
+        state.clock.clone(),
+        state.shutdown.clone(),
+        hour,
+    );
+
+    changes(&app, &acme, 0, 1).await;
+
+    // The company's entity and key, then the role.
+    eventually("the role's entry sealed", async || {
+        sealed(&app, acme.company.id).await.len() == 3
+    })
+    .await;
+    worker.abort();
 }

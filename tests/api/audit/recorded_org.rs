@@ -1,5 +1,6 @@
 //! Each recorded change to the company's people and records through the
-//! API (users, teams, the company's standing, a deleted ticket) writes one
+//! API (users, teams, the company's standing, a deleted ticket, a reply
+//! withdrawn by `DELETE` before it was sent) writes one
 //! entry naming who made it and the record it changed.
 
 use serde_json::json;
@@ -15,6 +16,7 @@ backend_tests!(
     a_team_created_changed_and_deleted_is_recorded,
     a_company_suspended_and_reactivated_is_recorded,
     a_deleted_ticket_is_recorded,
+    a_cancelled_reply_is_recorded_once,
 );
 
 async fn a_user_created_is_recorded(backend: Backend) {
@@ -200,5 +202,49 @@ async fn a_deleted_ticket_is_recorded(backend: Backend) {
     assert_eq!(
         entry["changes"]["before"],
         json!({"ticketNumber": ticket["ticketNumber"], "subject": "Refund"})
+    );
+}
+
+async fn a_cancelled_reply_is_recorded_once(backend: Backend) {
+    // Replies are held for an undo window, and no pass sends them.
+    let app = TestApp::spawn_with(backend, |c| {
+        c.undo_send = std::time::Duration::from_secs(60);
+        c.run_workers = false;
+    })
+    .await;
+    let acme = app.company().await;
+    let actor = key_id(&app, &acme).await;
+    let body = json!({"entityId": acme.entity.id, "subject": "Refund", "priority": "LOW"});
+    let ticket = app.post("/tickets", &acme.key, body).await;
+    let t = ticket.assert_status(201)["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let reply = app
+        .post(
+            &format!("/tickets/{t}/comments"),
+            &acme.key,
+            json!({"body": "Oops"}),
+        )
+        .await;
+    let c = reply.assert_status(201)["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+
+    // The second cancel finds it cancelled already: no second entry.
+    for _ in 0..2 {
+        let path = format!("/tickets/{t}/comments/{c}");
+        app.delete(&path, &acme.key).await.assert_status(200);
+    }
+
+    let entry = only_entry(&app, &acme, "comment.cancelled").await;
+    assert_by_key_on(&entry, &actor, "comment", &c);
+    assert_eq!(
+        (&entry["changes"]["before"], &entry["changes"]["after"]),
+        (
+            &json!({"deliveryState": "held"}),
+            &json!({"deliveryState": "cancelled", "ticketId": t})
+        )
     );
 }

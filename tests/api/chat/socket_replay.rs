@@ -106,6 +106,7 @@ async fn a_long_replay_arrives_whole_and_in_order(backend: Backend) {
             client_message_id: None,
             attachment_ids: Vec::new(),
             visitor_uploads_only: false,
+            expected_version: None,
         };
         let message = supportdesk::sequences::chat_message::create_message(
             &app.state.db,

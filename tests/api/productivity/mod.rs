@@ -4,6 +4,7 @@
 
 mod bulk;
 mod collision;
+mod chat_versions;
 mod macros;
 mod mentions;
 mod sending;

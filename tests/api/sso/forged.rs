@@ -26,7 +26,7 @@ async fn sign_in(app: &TestApp, issuer: &Issuer, mode: &str) -> TestResponse {
 }
 
 /// A company whose SSO is the fake issuer as client `mode`: its slug.
-async fn configured(app: &TestApp, issuer: &Issuer, mode: &str) -> String {
+pub(super) async fn configured(app: &TestApp, issuer: &Issuer, mode: &str) -> String {
     let company = app.company().await;
     let slug = format!("acme-{}", mode.replace('_', "-"));
     configure(
@@ -39,7 +39,7 @@ async fn configured(app: &TestApp, issuer: &Issuer, mode: &str) -> String {
     slug
 }
 
-async fn sign_in_at(app: &TestApp, slug: &str) -> TestResponse {
+pub(super) async fn sign_in_at(app: &TestApp, slug: &str) -> TestResponse {
     let mut browser = Browser::new();
     let callback = browser.through_provider(app, slug, "unused").await;
     browser.visit(&callback).await

@@ -6,5 +6,6 @@
 mod browser;
 mod flow;
 mod forged;
+mod keys;
 mod provider;
 mod settings;

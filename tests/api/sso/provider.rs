@@ -45,6 +45,27 @@ impl Issuer {
         Self::start("fake.mjs", &[]).await
     }
 
+    /// How many requests the fake issuer has had at `path`.
+    pub async fn requests(&self, path: &str) -> u64 {
+        let counts: Value = reqwest::get(format!("{}/_requests", self.url))
+            .await
+            .expect("the fake issuer answers")
+            .json()
+            .await
+            .expect("a JSON object");
+        counts[path].as_u64().unwrap_or(0)
+    }
+
+    /// Makes the fake issuer sign with a new key, which its JWKS now holds.
+    pub async fn rotate_keys(&self) {
+        let r = reqwest::Client::new()
+            .post(format!("{}/_rotate", self.url))
+            .send()
+            .await
+            .expect("the fake issuer answers");
+        assert!(r.status().is_success(), "{}", r.status());
+    }
+
     async fn start(script: &str, env: &[(&str, &str)]) -> Issuer {
         let dir = oidc_dir();
         assert!(

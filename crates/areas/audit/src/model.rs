@@ -58,6 +58,7 @@ crate::text_enum! {
         AutomationCreated = "automation.created",
         AutomationUpdated = "automation.updated",
         AutomationDeleted = "automation.deleted",
+        CommentCancelled = "comment.cancelled",
     }
 }
 
@@ -82,6 +83,7 @@ crate::text_enum! {
         ChatSession = "chat_session",
         Contact = "contact",
         Automation = "automation",
+        Comment = "comment",
     }
 }
 

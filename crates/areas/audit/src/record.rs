@@ -13,7 +13,8 @@ use super::model::{Action, Changes, Target};
 
 /// Writes the entry for `action` on `target` of company `company_id` at
 /// `now` in `tx`, unsealed: it commits with the change or not at all, and
-/// the sealer chains it after it commits.
+/// the sealer chains it after it commits (the commit rings the sealer's
+/// bell, [`crate::seal::BELL`]).
 pub async fn record(
     tx: &mut Tx,
     company_id: Uuid,
@@ -24,6 +25,7 @@ pub async fn record(
 ) -> Result<(), StoreError> {
     let actor = tx.actor().clone();
     let request = tx.request().cloned().unwrap_or_default();
+    tx.ring_after_commit(super::seal::BELL);
     Query::new(
         "INSERT INTO audit_entries (id, company_id, created_at, actor_type, actor_id, actor_name, \
          action, target_type, target_id, changes, request_id, ip, user_agent) \

@@ -207,6 +207,9 @@ pub struct OutgoingMessage {
     /// Sent with a visitor token: only the session's own visitor uploads
     /// may be attached (set by the socket after parsing).
     pub visitor_uploads_only: bool,
+    /// The session's version the message is based on (`If-Match` on the
+    /// REST send; set by the route after parsing).
+    pub expected_version: Option<i64>,
 }
 
 /// The fields of a message as a REST body or a socket frame gives them.
@@ -287,6 +290,7 @@ impl OutgoingMessage {
             client_message_id,
             attachment_ids,
             visitor_uploads_only: false,
+            expected_version: None,
         })
     }
 }
@@ -301,6 +305,9 @@ pub struct NewMessage {
     pub attachment_ids: Vec<Uuid>,
     /// Only the session's own visitor uploads may be attached.
     pub visitor_uploads_only: bool,
+    /// The session's version the message is based on (`If-Match`): at
+    /// another version, nothing is stored (412 `version_conflict`).
+    pub expected_version: Option<i64>,
 }
 
 /// The visitor's email when an agent replied; the message and a link that

@@ -104,6 +104,8 @@ struct Shared<DB: Database> {
     /// SQLite's: the queue its write transactions wait in (see
     /// [`crate::write_turn`]). None on Postgres, whose writers lock rows.
     write_turns: Option<WriteTurns>,
+    /// The workers' bells (see [`crate::bell`]).
+    bells: Arc<crate::bell::Bells>,
 }
 
 /// What the pool's gauges show.
@@ -143,6 +145,7 @@ impl<DB: Database> Pool<DB> {
                 acquire_timeout,
                 lifetimes,
                 write_turns: None,
+                bells: Arc::default(),
             }),
             committing: Committing::default(),
         }
@@ -155,6 +158,11 @@ impl<DB: Database> Pool<DB> {
             shared.write_turns = Some(turns);
         }
         self
+    }
+
+    /// The pool's bells, shared by its handles.
+    pub(crate) fn bells(&self) -> &Arc<crate::bell::Bells> {
+        &self.shared.bells
     }
 
     /// sqlx's pool, for the callers that use it directly.

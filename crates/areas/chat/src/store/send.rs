@@ -140,6 +140,13 @@ pub async fn create_message(
     .push(&format!(" RETURNING {SESSION_COLUMNS}"))
     .fetch_one(&mut tx)
     .await?;
+    // The UPDATE above holds the row and grew its version by one.
+    if let Some(expected) = new.expected_version
+        && session.version != expected + 1
+    {
+        let current = session.version - 1;
+        return Err(SendError::Store(StoreError::VersionConflict { current }));
+    }
     let session = with_tags(&mut tx, session).await?;
     if session.status == SessionStatus::Closed {
         return Err(SendError::SessionClosed);

@@ -18,11 +18,15 @@ use crate::time::Timestamp;
 /// concurrent tag edits each keep theirs): the status when it differs,
 /// then the tags, then the custom field values. A tag edit leaving more than 50 tags is a 400 on `add`
 /// and changes nothing. Returns the session and whether anything changed
-/// (then `updated_at` is `now`, the node's clock).
+/// (then `updated_at` is `now`, the node's clock). With `expected` (the
+/// version `If-Match` named) on another version than the session's under
+/// the lock, nothing changes: `VersionConflict`.
+#[allow(clippy::too_many_arguments)] // the change's parts, and the version it is based on
 pub async fn update_session(
     db: &Db,
     tenant: &Tenant,
     id: Uuid,
+    expected: Option<i64>,
     status: Option<SessionStatus>,
     tags: &SessionTags,
     custom_fields: &FieldPatch,
@@ -34,6 +38,12 @@ pub async fn update_session(
         Backend::Sqlite => "",
     };
     let current = load_session(&mut tx, tenant, id, lock).await?;
+    if let Some(expected) = expected
+        && expected != current.version
+    {
+        let current = current.version;
+        return Err(StoreError::VersionConflict { current });
+    }
     let mut changed = false;
     if let Some(status) = status
         && status != current.status

@@ -5,12 +5,14 @@
 //! the pass, and a cancel that commits first wins.
 
 use futures::future::BoxFuture;
+use serde_json::json;
 use uuid::Uuid;
 
 use super::comments::{COMMENT_SELECT, CommentRow};
 use crate::actor::Actor;
 use crate::attachments::links::Signer;
 use crate::attachments::store::{self as attachment_store, Owner};
+use crate::audit::{Action, Changes, Target, TargetType};
 use crate::auth::{Mode, Tenant};
 use crate::db::{Db, PassLock, Query};
 use crate::delivery::DeliveryState;
@@ -154,14 +156,17 @@ fn refused(message: &str) -> StoreError {
 }
 
 /// Cancels the reply `comment_id` of ticket `ticket_id` while it is held or
-/// scheduled: it is never delivered. One already sent is refused (409
-/// `conflict`); one cancelled already is answered as it is.
+/// scheduled: it is never delivered, and the audit log records who
+/// withdrew it (`comment.cancelled`, the API's delete of a comment). One
+/// already sent is refused (409 `conflict`); one cancelled already is
+/// answered as it is, with no entry.
 pub async fn cancel_comment(
     db: &Db,
     tenant: &Tenant,
     ticket_id: Uuid,
     comment_id: Uuid,
     signer: &Signer,
+    now: Timestamp,
 ) -> Result<Comment, StoreError> {
     super::read::ensure_ticket(db, tenant, ticket_id).await?;
     let mut tx = db.begin().await?;
@@ -180,7 +185,7 @@ pub async fn cancel_comment(
             ));
         }
         DeliveryState::Cancelled => {}
-        DeliveryState::Held | DeliveryState::Scheduled => {
+        waiting @ (DeliveryState::Held | DeliveryState::Scheduled) => {
             Query::new(format!(
                 "UPDATE ticket_comments SET delivery_state = 'cancelled' WHERE id = $1 \
                  AND delivery_state IN {WAITING}"
@@ -189,6 +194,15 @@ pub async fn cancel_comment(
             .execute_or_not_found(&mut tx)
             .await
             .map_err(|_| refused("The comment was sent meanwhile"))?;
+            let changes = Changes::none()
+                .with("before", json!({"deliveryState": waiting.as_str()}))
+                .with(
+                    "after",
+                    json!({"deliveryState": "cancelled", "ticketId": ticket_id}),
+                );
+            let target = Target::new(TargetType::Comment, comment_id);
+            let action = Action::CommentCancelled;
+            crate::audit::record(&mut tx, tenant.company_id, now, action, target, changes).await?;
         }
     }
     let comment = read(&mut tx, comment_id, signer).await?;
