@@ -37,9 +37,11 @@ async fn app_mailing_through(backend: Backend, server: &MailServer) -> TestApp {
     .await
 }
 
-/// The first message in `customer`'s mailbox, its bytes as stored, once
-/// one is there (the outbox driven meanwhile, as its worker would).
-async fn first_mail_of(app: &TestApp, server: &MailServer, customer: &str) -> String {
+/// The message in `customer`'s mailbox whose bytes hold `marker`, as
+/// stored, once one is there (the outbox driven meanwhile, as its worker
+/// would). Other mail may reach the customer first (the acknowledgement of
+/// their request), so the reply is found by its words, not its place.
+async fn mail_of(app: &TestApp, server: &MailServer, customer: &str, marker: &str) -> String {
     let raw = eventually_within(
         "the reply in the customer's mailbox",
         ARRIVES_WITHIN,
@@ -49,12 +51,17 @@ async fn first_mail_of(app: &TestApp, server: &MailServer, customer: &str) -> St
                 .await
                 .expect("open the customer's mailbox");
             let unread = mailbox.unread().await.expect("unread");
-            let first = match unread.first() {
-                Some(uid) => mailbox.fetch(*uid).await.expect("fetch"),
-                None => None,
-            };
+            let mut found = None;
+            for uid in unread {
+                if let Some(fetched) = mailbox.fetch(uid).await.expect("fetch")
+                    && String::from_utf8_lossy(&fetched.raw).contains(marker)
+                {
+                    found = Some(fetched.raw);
+                    break;
+                }
+            }
             mailbox.close().await.expect("sign out");
-            first.map(|fetched| fetched.raw)
+            found
         },
     )
     .await;
@@ -124,7 +131,7 @@ async fn an_agents_reply_arrives_in_the_customers_mailbox_threaded_under_their_l
     .assert_status(201);
     let token = reply_token(&app, &acme, &id).await;
 
-    let raw = first_mail_of(&app, &server, &customer).await;
+    let raw = mail_of(&app, &server, &customer, "Please try a new cartridge.").await;
 
     let mail = parse(raw.as_bytes());
     assert_eq!(
@@ -168,7 +175,7 @@ async fn an_agents_reply_arrives_with_its_attachments(backend: Backend) {
     .await
     .assert_status(201);
 
-    let raw = first_mail_of(&app, &server, &customer).await;
+    let raw = mail_of(&app, &server, &customer, "manual.txt").await;
 
     let mail = parse(raw.as_bytes());
     let parts: Vec<(String, String, Vec<u8>)> = mail
