@@ -3,7 +3,6 @@
 //! Shared helpers here; the tests in the submodules.
 
 mod bulk;
-mod collision;
 mod chat_versions;
 mod macros;
 mod mentions;

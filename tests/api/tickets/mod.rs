@@ -11,7 +11,6 @@ mod notes;
 mod notify;
 mod numbers;
 mod scopes_cut;
-mod unassigned;
 
 use serde_json::{Value, json};
 use supportdesk::auth::{Mode, Scope, ScopeSet, Tenant};
