@@ -97,6 +97,7 @@ pub(super) struct Answered {
 /// no chat: the attempt is self-served.
 #[utoipa::path(post, path = "/widget/v1/kb/answered", operation_id = "widget_kb_answered",
     tag = "Widget",
+    params(("Idempotency-Key" = Option<String>, Header)),
     request_body = Answered,
     responses(
         (status = 201, description = "Recorded", body = Suggestion),

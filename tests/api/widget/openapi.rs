@@ -141,7 +141,7 @@ fn every_widget_post_documents_the_idempotency_key() {
         .into_iter()
         .filter(|(method, path)| method == "POST" && path.starts_with("/widget/v1/"))
         .collect();
-    assert_eq!(posts.len(), 5, "{posts:?}");
+    assert_eq!(posts.len(), 6, "{posts:?}");
     for (_, path) in posts {
         let operation = &doc["paths"][&path]["post"];
         let takes_key = operation["parameters"].as_array().is_some_and(|params| {

@@ -247,10 +247,11 @@ mod tests {
     fn a_word_gains_its_synonyms() {
         let syn = synonyms(&[&["refund", "money back", "reimbursement"]]);
         let q = expand("refunds for a cracked lid", &syn);
+        // "refund" is the visitor's own word by its stem: not repeated.
         assert_eq!(
             groups(&q),
             vec![
-                vec!["refunds", "refund", "money back", "reimbursement"],
+                vec!["refunds", "money back", "reimbursement"],
                 vec!["cracked"],
                 vec!["lid"],
             ]
