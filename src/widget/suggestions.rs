@@ -116,13 +116,12 @@ pub(super) async fn answered(
     )
         .all_valid()?;
     let target = target_of(&state, &key).await?;
-    let published = match kb::store::find_article(&state.db, &target.tenant, article_id, false)
-        .await
-    {
-        Ok(article) => article.entity_id == target.entity_id && article.is_published,
-        Err(StoreError::NotFound) => false,
-        Err(other) => return Err(other.into()),
-    };
+    let published =
+        match kb::store::find_article(&state.db, &target.tenant, article_id, false).await {
+            Ok(article) => article.entity_id == target.entity_id && article.is_published,
+            Err(StoreError::NotFound) => false,
+            Err(other) => return Err(other.into()),
+        };
     if !published {
         return Err(crate::error::ApiError::invalid_field(
             "articleId",

@@ -235,8 +235,8 @@ mod tests {
 
     #[test]
     fn every_bad_term_is_named() {
-        let errors = parse_groups(owned(&[&["lid"], &["cap", "", "the", "a-b"]]))
-            .expect_err("invalid");
+        let errors =
+            parse_groups(owned(&[&["lid"], &["cap", "", "the", "a-b"]])).expect_err("invalid");
         assert_eq!(
             fields(errors),
             vec!["groups[0]", "groups[1][1]", "groups[1][2]", "groups[1][3]"]

@@ -19,7 +19,13 @@ backend_tests!(
     a_new_ticket_keeps_its_suggestions_for_the_agent,
 );
 
-async fn article(app: &TestApp, acme: &TestCompany, title: &str, content: &str, published: bool) -> String {
+async fn article(
+    app: &TestApp,
+    acme: &TestCompany,
+    title: &str,
+    content: &str,
+    published: bool,
+) -> String {
     let body = json!({"title": title, "entityId": acme.entity.id, "content": content,
                       "isPublished": published});
     create(app, &acme.key, body).await["id"]
@@ -54,20 +60,59 @@ async fn set_synonyms(app: &TestApp, key: &str, groups: Value) {
 async fn suggestions_match_a_companys_synonyms(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    article(&app, &acme, "Refunds", "A refund reaches your card in five days.", true).await;
-    article(&app, &acme, "Money off", "Codes take money off an order.", true).await;
-    article(&app, &acme, "Back orders", "Items back in stock ship at once.", true).await;
+    article(
+        &app,
+        &acme,
+        "Refunds",
+        "A refund reaches your card in five days.",
+        true,
+    )
+    .await;
+    article(
+        &app,
+        &acme,
+        "Money off",
+        "Codes take money off an order.",
+        true,
+    )
+    .await;
+    article(
+        &app,
+        &acme,
+        "Back orders",
+        "Items back in stock ship at once.",
+        true,
+    )
+    .await;
     set_synonyms(&app, &acme.key, json!([["refund", "money back"]])).await;
 
     let hits = suggest(&app, &acme.key, "Can I please get my money back?").await;
-    assert_eq!(hits.first().map(String::as_str), Some("Refunds"), "{hits:?}");
+    assert_eq!(
+        hits.first().map(String::as_str),
+        Some("Refunds"),
+        "{hits:?}"
+    );
 }
 
 async fn suggestions_never_include_unpublished_articles(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    article(&app, &acme, "Descaling a kettle", "Limescale goes with vinegar.", true).await;
-    article(&app, &acme, "Descaling a teapot", "Limescale goes with citric acid.", false).await;
+    article(
+        &app,
+        &acme,
+        "Descaling a kettle",
+        "Limescale goes with vinegar.",
+        true,
+    )
+    .await;
+    article(
+        &app,
+        &acme,
+        "Descaling a teapot",
+        "Limescale goes with citric acid.",
+        false,
+    )
+    .await;
 
     let hits = suggest(&app, &acme.key, "how do I descale my teapot?").await;
     assert_eq!(hits, vec!["Descaling a kettle"]);
@@ -77,8 +122,22 @@ async fn suggestions_never_include_another_companys_articles(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let rival = app.company().await;
-    article(&app, &acme, "Gift cards", "Redeem a gift card at checkout.", true).await;
-    article(&app, &rival, "Gift card balance", "Check a gift card's balance.", true).await;
+    article(
+        &app,
+        &acme,
+        "Gift cards",
+        "Redeem a gift card at checkout.",
+        true,
+    )
+    .await;
+    article(
+        &app,
+        &rival,
+        "Gift card balance",
+        "Check a gift card's balance.",
+        true,
+    )
+    .await;
 
     let hits = suggest(&app, &acme.key, "what is my gift card balance?").await;
     assert_eq!(hits, vec!["Gift cards"]);
@@ -89,7 +148,11 @@ async fn synonyms_are_stored_trimmed_and_lower_cased(backend: Backend) {
     let acme = app.company().await;
     set_synonyms(&app, &acme.key, json!([[" Lid ", "COVER", "Tea Cap"]])).await;
 
-    let stored = app.get("/kb/synonyms", &acme.key).await.assert_status(200).clone();
+    let stored = app
+        .get("/kb/synonyms", &acme.key)
+        .await
+        .assert_status(200)
+        .clone();
     assert_eq!(stored, json!({"groups": [["lid", "cover", "tea cap"]]}));
 }
 
@@ -97,14 +160,25 @@ async fn setting_synonyms_needs_kb_write(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let reader = app
-        .key(acme.company.id, supportdesk::auth::Mode::Test, read_only_key_scopes())
+        .key(
+            acme.company.id,
+            supportdesk::auth::Mode::Test,
+            read_only_key_scopes(),
+        )
         .await;
 
     let refused = app
-        .put("/kb/synonyms", &reader, json!({"groups": [["lid", "cover"]]}))
+        .put(
+            "/kb/synonyms",
+            &reader,
+            json!({"groups": [["lid", "cover"]]}),
+        )
         .await;
     refused.assert_error(403, "insufficient_scope");
-    assert_eq!(refused.body["error"], "Missing required permission: kb:write");
+    assert_eq!(
+        refused.body["error"],
+        "Missing required permission: kb:write"
+    );
 }
 
 async fn a_bad_synonym_group_is_400_naming_it_and_changes_nothing(backend: Backend) {
@@ -113,11 +187,19 @@ async fn a_bad_synonym_group_is_400_naming_it_and_changes_nothing(backend: Backe
     set_synonyms(&app, &acme.key, json!([["lid", "cover"]])).await;
 
     let bad = app
-        .put("/kb/synonyms", &acme.key, json!({"groups": [["refund", "money back"], ["lid"]]}))
+        .put(
+            "/kb/synonyms",
+            &acme.key,
+            json!({"groups": [["refund", "money back"], ["lid"]]}),
+        )
         .await;
     bad.assert_error(400, "validation_failed");
     assert_eq!(bad.body["details"][0]["field"], "groups[1]");
-    let stored = app.get("/kb/synonyms", &acme.key).await.assert_status(200).clone();
+    let stored = app
+        .get("/kb/synonyms", &acme.key)
+        .await
+        .assert_status(200)
+        .clone();
     assert_eq!(stored, json!({"groups": [["lid", "cover"]]}));
 }
 
@@ -133,7 +215,14 @@ async fn a_suggestion_without_a_question_is_400(backend: Backend) {
 async fn a_new_ticket_keeps_its_suggestions_for_the_agent(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    let id = article(&app, &acme, "Descaling your teapot", "Limescale goes with vinegar.", true).await;
+    let id = article(
+        &app,
+        &acme,
+        "Descaling your teapot",
+        "Limescale goes with vinegar.",
+        true,
+    )
+    .await;
     let ticket = app
         .post(
             "/tickets",
@@ -145,7 +234,10 @@ async fn a_new_ticket_keeps_its_suggestions_for_the_agent(backend: Backend) {
         .assert_status(201)
         .clone();
 
-    let path = format!("/kb/suggestions?ticketId={}", ticket["id"].as_str().expect("id"));
+    let path = format!(
+        "/kb/suggestions?ticketId={}",
+        ticket["id"].as_str().expect("id")
+    );
     let kept = app.get(&path, &acme.key).await.assert_status(200).clone();
     let record = &kept["data"][0];
     assert_eq!(record["outcome"], "shown");

@@ -19,7 +19,13 @@ backend_tests!(
     bad_suggestion_input_is_400_naming_each_field,
 );
 
-async fn article(app: &TestApp, acme: &TestCompany, title: &str, content: &str, published: bool) -> String {
+async fn article(
+    app: &TestApp,
+    acme: &TestCompany,
+    title: &str,
+    content: &str,
+    published: bool,
+) -> String {
     let body = json!({"title": title, "entityId": acme.entity.id, "content": content,
                       "isPublished": published});
     app.post("/kb/articles", &acme.key, body)
@@ -32,7 +38,10 @@ async fn article(app: &TestApp, acme: &TestCompany, title: &str, content: &str, 
 
 async fn suggest(app: &TestApp, acme: &TestCompany, q: &str) -> Vec<String> {
     let q: String = q.replace(' ', "%20").replace('?', "%3F");
-    let path = format!("/widget/v1/kb/suggest?widgetKey={}&q={q}", acme.entity.widget_key_test);
+    let path = format!(
+        "/widget/v1/kb/suggest?widgetKey={}&q={q}",
+        acme.entity.widget_key_test
+    );
     let hits = widget_get(app, &path).await.assert_status(200).clone();
     hits.as_array()
         .unwrap_or_else(|| panic!("array in {hits}"))
@@ -44,21 +53,57 @@ async fn suggest(app: &TestApp, acme: &TestCompany, q: &str) -> Vec<String> {
 async fn widget_suggestions_rank_with_the_companys_synonyms(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    article(&app, &acme, "Replacement lids", "We sell a spare lid for most teapots.", true).await;
-    article(&app, &acme, "Tea covers", "Knitted cosies keep a pot warm.", true).await;
-    app.put("/kb/synonyms", &acme.key, json!({"groups": [["lid", "cover"]]}))
-        .await
-        .assert_status(200);
+    article(
+        &app,
+        &acme,
+        "Replacement lids",
+        "We sell a spare lid for most teapots.",
+        true,
+    )
+    .await;
+    article(
+        &app,
+        &acme,
+        "Tea covers",
+        "Knitted cosies keep a pot warm.",
+        true,
+    )
+    .await;
+    app.put(
+        "/kb/synonyms",
+        &acme.key,
+        json!({"groups": [["lid", "cover"]]}),
+    )
+    .await
+    .assert_status(200);
 
     let hits = suggest(&app, &acme, "I need a cover for my teapot?").await;
-    assert_eq!(hits.first().map(String::as_str), Some("Replacement lids"), "{hits:?}");
+    assert_eq!(
+        hits.first().map(String::as_str),
+        Some("Replacement lids"),
+        "{hits:?}"
+    );
 }
 
 async fn widget_suggestions_leave_out_drafts(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    article(&app, &acme, "Tracking your order", "A tracking link is emailed.", true).await;
-    article(&app, &acme, "Tracking in the app", "Draft about tracking.", false).await;
+    article(
+        &app,
+        &acme,
+        "Tracking your order",
+        "A tracking link is emailed.",
+        true,
+    )
+    .await;
+    article(
+        &app,
+        &acme,
+        "Tracking in the app",
+        "Draft about tracking.",
+        false,
+    )
+    .await;
 
     let hits = suggest(&app, &acme, "where is my tracking link?").await;
     assert_eq!(hits, vec!["Tracking your order"]);
@@ -68,8 +113,22 @@ async fn widget_suggestions_leave_out_other_companies_articles(backend: Backend)
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let rival = app.company().await;
-    article(&app, &acme, "Tracking your order", "A tracking link is emailed.", true).await;
-    article(&app, &rival, "Tracking a parcel", "Rival's tracking help.", true).await;
+    article(
+        &app,
+        &acme,
+        "Tracking your order",
+        "A tracking link is emailed.",
+        true,
+    )
+    .await;
+    article(
+        &app,
+        &rival,
+        "Tracking a parcel",
+        "Rival's tracking help.",
+        true,
+    )
+    .await;
 
     let hits = suggest(&app, &acme, "where is my tracking link?").await;
     assert_eq!(hits, vec!["Tracking your order"]);
@@ -78,7 +137,14 @@ async fn widget_suggestions_leave_out_other_companies_articles(backend: Backend)
 async fn this_answered_my_question_is_recorded_as_self_served(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    let id = article(&app, &acme, "Gift cards", "Redeem a gift card at checkout.", true).await;
+    let id = article(
+        &app,
+        &acme,
+        "Gift cards",
+        "Redeem a gift card at checkout.",
+        true,
+    )
+    .await;
 
     let recorded = widget_post(
         &app,
@@ -115,7 +181,14 @@ async fn an_answer_that_is_not_a_published_article_of_the_entity_is_400(backend:
 async fn still_needing_help_shows_the_suggestions_to_the_agent(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    let id = article(&app, &acme, "Refunds", "A refund reaches your card in five days.", true).await;
+    let id = article(
+        &app,
+        &acme,
+        "Refunds",
+        "A refund reaches your card in five days.",
+        true,
+    )
+    .await;
 
     let chat = start_chat(
         &app,
@@ -123,12 +196,23 @@ async fn still_needing_help_shows_the_suggestions_to_the_agent(backend: Backend)
         json!({"visitorName": "Dana", "question": "When does my refund arrive?"}),
     )
     .await;
-    let path = format!("/kb/suggestions?chatSessionId={}", chat["id"].as_str().expect("id"));
+    let path = format!(
+        "/kb/suggestions?chatSessionId={}",
+        chat["id"].as_str().expect("id")
+    );
     let kept: Value = app.get(&path, &acme.key).await.assert_status(200).clone();
     let record = &kept["data"][0];
     assert_eq!(
-        (record["outcome"].clone(), record["question"].clone(), record["articles"][0]["id"].clone()),
-        (json!("handed_off"), json!("When does my refund arrive?"), json!(id))
+        (
+            record["outcome"].clone(),
+            record["question"].clone(),
+            record["articles"][0]["id"].clone()
+        ),
+        (
+            json!("handed_off"),
+            json!("When does my refund arrive?"),
+            json!(id)
+        )
     );
 }
 
@@ -136,7 +220,10 @@ async fn bad_suggestion_input_is_400_naming_each_field(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
 
-    let path = format!("/widget/v1/kb/suggest?widgetKey={}&limit=0", acme.entity.widget_key_test);
+    let path = format!(
+        "/widget/v1/kb/suggest?widgetKey={}&limit=0",
+        acme.entity.widget_key_test
+    );
     let bad = widget_get(&app, &path).await;
     bad.assert_error(400, "validation_failed");
     let fields: Vec<&str> = bad.body["details"]

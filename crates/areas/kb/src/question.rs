@@ -232,13 +232,19 @@ mod tests {
             tokenise("Where's my ORDER #1234? (shipped-yesterday)"),
             vec!["where", "my", "order", "1234", "shipped", "yesterday"]
         );
-        assert_eq!(tokenise("can't won’t 'quoted'"), vec!["can", "won", "quoted"]);
+        assert_eq!(
+            tokenise("can't won’t 'quoted'"),
+            vec!["can", "won", "quoted"]
+        );
         assert!(tokenise("*** ((( \"").is_empty());
     }
 
     #[test]
     fn stop_words_and_fillers_are_dropped() {
-        let q = expand("Hi, how can I please get my teapot repaired?", &Synonyms::default());
+        let q = expand(
+            "Hi, how can I please get my teapot repaired?",
+            &Synonyms::default(),
+        );
         assert_eq!(groups(&q), vec![vec!["teapot"], vec!["repaired"]]);
         assert!(expand("how do I do it?", &Synonyms::default()).is_empty());
     }

@@ -126,7 +126,12 @@ fn postgres(query: &mut Query, matching: &Match) -> String {
             let groups: Vec<String> = q
                 .groups
                 .iter()
-                .map(|g| format!("({})", g.iter().map(&mut term).collect::<Vec<_>>().join(" || ")))
+                .map(|g| {
+                    format!(
+                        "({})",
+                        g.iter().map(&mut term).collect::<Vec<_>>().join(" || ")
+                    )
+                })
                 .collect();
             format!("({})", groups.join(" && "))
         }
@@ -194,7 +199,8 @@ mod tests {
     #[test]
     fn postgres_terms_are_bound_never_written() {
         let q = question("money back on a lid");
-        let mut query = Query::new("").bind_tenant(&Tenant::new(Uuid::nil(), crate::auth::Mode::Test));
+        let mut query =
+            Query::new("").bind_tenant(&Tenant::new(Uuid::nil(), crate::auth::Mode::Test));
         let sql = postgres(&mut query, &Match::All(&q));
         assert_eq!(
             sql,
