@@ -100,7 +100,15 @@ pub async fn run(args: RecallArgs) -> anyhow::Result<()> {
         metrics: false,
     };
     let server = Server::service("recall", &config, &out_dir).await?;
-    let result = measure(&server, &tenant, &articles, &synonyms, &questions, args.verbose).await;
+    let result = measure(
+        &server,
+        &tenant,
+        &articles,
+        &synonyms,
+        &questions,
+        args.verbose,
+    )
+    .await;
     server.stop().await;
     let classes = result?;
     println!("{}", report(&classes, &database_url, &args.kb_dir));
@@ -109,7 +117,10 @@ pub async fn run(args: RecallArgs) -> anyhow::Result<()> {
         .filter(|(_, c)| c.suggest.at1 < c.search.at1 || c.suggest.at3 < c.search.at3)
         .map(|(name, _)| name)
         .collect();
-    anyhow::ensure!(worse.is_empty(), "the tuned retrieval is worse on {worse:?}");
+    anyhow::ensure!(
+        worse.is_empty(),
+        "the tuned retrieval is worse on {worse:?}"
+    );
     Ok(())
 }
 
@@ -170,7 +181,9 @@ async fn ranked(
         tenant.entity,
         encode(text)
     );
-    let hits = conn.json(&Req::get(path).key(&tenant.key), StatusCode::OK).await?;
+    let hits = conn
+        .json(&Req::get(path).key(&tenant.key), StatusCode::OK)
+        .await?;
     Ok(hits
         .as_array()
         .context("a list of hits")?
