@@ -479,6 +479,7 @@ fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {
     ));
     workers.push(crate::teams::routing::spawn_worker(
         state.into(),
+        state.config.routing_tick,
         state.shutdown.clone(),
     ));
     workers.push(crate::attachments::sweep::spawn(

@@ -10,6 +10,8 @@ pub const WEBHOOK_RETRY_DELAYS: &str = "60,300,1800,7200";
 pub const WEBHOOK_TIMEOUT_SECS: u64 = 10;
 pub const RATE_WINDOW_SECS: u64 = 3600;
 pub const RULES_INTERVAL_SECS: u64 = 30;
+/// Seconds between two passes of the chat routing worker.
+pub const ROUTING_TICK_SECS: u64 = 1;
 /// A merged ticket can be put back for an hour.
 pub const MERGE_UNDO_SECS: u64 = 3600;
 /// A public reply can be taken back for ten seconds.

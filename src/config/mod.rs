@@ -39,6 +39,11 @@ pub struct Config {
     pub webhook_timeout: Duration,
     pub rate_window: Duration,
     pub rules_interval: Duration,
+    /// How often each node drains waiting chat queues and requeues the
+    /// unanswered chats of agents who went away (`teams::routing`). Not a
+    /// flag: a test that must see a queue move by an event alone (a closed
+    /// chat, an agent coming online) sets it long, so the tick cannot.
+    pub routing_tick: Duration,
     /// How long after a merge it can be undone.
     pub merge_undo: Duration,
     /// How long an agent's public reply is held (the undo window) before
@@ -178,6 +183,7 @@ impl Config {
             webhook_timeout: Duration::from_secs(args.webhook_timeout_secs),
             rate_window: Duration::from_secs(args.rate_window_secs),
             rules_interval: Duration::from_secs(args.rules_interval_secs),
+            routing_tick: Duration::from_secs(defaults::ROUTING_TICK_SECS),
             merge_undo: Duration::from_secs(args.merge_undo_secs),
             undo_send: Duration::from_secs(args.undo_send_secs),
             bootstrap_demo: true,
@@ -245,6 +251,7 @@ impl Config {
             webhook_timeout: secs(defaults::WEBHOOK_TIMEOUT_SECS),
             rate_window: secs(defaults::RATE_WINDOW_SECS),
             rules_interval: secs(defaults::RULES_INTERVAL_SECS),
+            routing_tick: secs(defaults::ROUTING_TICK_SECS),
             merge_undo: secs(defaults::MERGE_UNDO_SECS),
             undo_send: secs(defaults::UNDO_SEND_SECS),
             bootstrap_demo: false,

@@ -4,8 +4,9 @@
 //! each batch with the change-feed tombstones and rating comments of the
 //! records it erased; the files' bytes are released after each commit.
 //! The last transaction redacts the audit log, tombstones the events that
-//! only name the person, drops the queued or sent emails and stored
-//! answers that name them, deletes the contact and records the erasure.
+//! only name the person, drops the queued or sent emails, stored
+//! answers and knowledge-base suggestions that name them (a ticket's or
+//! chat's suggestions go with its batch), deletes the contact and records the erasure.
 //! Then the mail files that name them go, and SQLite's search index is
 //! compacted. A contact already erased is a no-op.
 
@@ -24,6 +25,7 @@ use crate::db::Db;
 use crate::erasure::Person;
 use crate::error::StoreError;
 use crate::events::erase as event_erase;
+use crate::kb::store::suggestions as kb_suggestions;
 use crate::outbox;
 use crate::tickets::store::erase as ticket_erase;
 use crate::time::Clock;
@@ -91,6 +93,7 @@ pub async fn erase(
             .collect();
         event_erase::tombstone_records(&mut tx, tenant, &records, &person).await?;
         csat_store::erase_comments(&mut tx, tenant, &batch.tickets, &[]).await?;
+        kb_suggestions::erase_of_records(&mut tx, tenant, &batch.tickets, &[]).await?;
         tx.commit().await?;
         crate::attachments::sweep::release(db, places.storage, tenant.company_id, &batch.files)
             .await;
@@ -113,6 +116,7 @@ pub async fn erase(
             .collect();
         event_erase::tombstone_records(&mut tx, tenant, &records, &person).await?;
         csat_store::erase_comments(&mut tx, tenant, &[], &batch.sessions).await?;
+        kb_suggestions::erase_of_records(&mut tx, tenant, &[], &batch.sessions).await?;
         tx.commit().await?;
         crate::attachments::sweep::release(db, places.storage, tenant.company_id, &batch.files)
             .await;
@@ -127,6 +131,7 @@ pub async fn erase(
     event_erase::tombstone_mentions(&mut tx, tenant, &person).await?;
     let jobs_gone = outbox::store::erase_mentions(&mut tx, tenant, &person).await?;
     crate::idempotency::store::erase_mentions(&mut tx, tenant, &person).await?;
+    kb_suggestions::erase_mentions(&mut tx, tenant, &person).await?;
     contact_erase::delete(&mut tx, tenant, contact, now).await?;
     let changes = Changes::none()
         .with("tickets", done.tickets.into())

@@ -33,9 +33,6 @@ use crate::state::AppState;
 use crate::tickets::model::{Ticket, TicketStatus};
 use crate::time::Clock;
 
-/// How often each node drains waiting queues and requeues the unanswered
-/// chats of agents who went away.
-pub const TICK: Duration = Duration::from_secs(1);
 
 /// The handles routing uses: the store, presence and the sockets, the
 /// attachment links of an assigned ticket's event, the clock, and how long
@@ -339,10 +336,15 @@ pub async fn agent_available(routing: &Routing, tenant: &Tenant, user: Uuid) {
     member_freed(routing, tenant, user).await;
 }
 
-/// The node's routing worker: `tick` every second until shutdown.
-pub fn spawn_worker(routing: Routing, mut shutdown: watch::Receiver<bool>) -> JoinHandle<()> {
+/// The node's routing worker: `tick` every `every` (the configured
+/// `routing_tick`) until shutdown.
+pub fn spawn_worker(
+    routing: Routing,
+    every: Duration,
+    mut shutdown: watch::Receiver<bool>,
+) -> JoinHandle<()> {
     tokio::spawn(async move {
-        let mut ticker = tokio::time::interval(TICK);
+        let mut ticker = tokio::time::interval(every);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {

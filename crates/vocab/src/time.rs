@@ -134,6 +134,10 @@ pub struct Clock {
     offset_ms: std::sync::Arc<std::sync::atomic::AtomicI64>,
     /// What `advance` added in all (part of `offset_ms`).
     advanced_ms: std::sync::Arc<std::sync::atomic::AtomicI64>,
+    /// The system time `freeze` stopped this clock at, in milliseconds
+    /// since the epoch; zero while it runs (as it always does outside
+    /// tests).
+    frozen_at_ms: std::sync::Arc<std::sync::atomic::AtomicI64>,
 }
 
 impl Clock {
@@ -143,7 +147,18 @@ impl Clock {
                 offset.num_milliseconds(),
             )),
             advanced_ms: std::sync::Arc::default(),
+            frozen_at_ms: std::sync::Arc::default(),
         }
+    }
+
+    /// Stops this clock (and its clones) at the present moment: `now`
+    /// answers the same instant until `advance` moves it, so a test can
+    /// assert a time the service computed from "now" exactly. A fake clock
+    /// for tests; the monotonic `instant` runs on.
+    pub fn freeze(&self) {
+        let now = Utc::now().timestamp_millis();
+        self.frozen_at_ms
+            .store(now, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Moves this clock (and its clones) `by` forward; a fake clock for
@@ -171,7 +186,11 @@ impl Clock {
     }
 
     pub fn now(&self) -> Timestamp {
-        let now = Utc::now();
+        let frozen_at = self.frozen_at_ms.load(std::sync::atomic::Ordering::SeqCst);
+        let now = match frozen_at {
+            0 => Utc::now(),
+            ms => DateTime::from_timestamp_millis(ms).unwrap_or_else(Utc::now),
+        };
         let offset = chrono::TimeDelta::milliseconds(
             self.offset_ms.load(std::sync::atomic::Ordering::SeqCst),
         );
@@ -325,6 +344,17 @@ mod tests {
         clock.clone().advance(chrono::TimeDelta::seconds(90));
         assert_eq!(clock.advanced(), std::time::Duration::from_secs(90));
         assert!(clock.instant().duration_since(before) >= std::time::Duration::from_secs(90));
+    }
+
+    #[test]
+    fn a_frozen_clock_reads_one_instant_until_advanced() {
+        let clock = Clock::default();
+        clock.clone().freeze();
+        let first = clock.now();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        assert_eq!(clock.now(), first);
+        clock.advance(chrono::TimeDelta::minutes(3));
+        assert_eq!((clock.now().0 - first.0), chrono::TimeDelta::minutes(3));
     }
 
     #[test]

@@ -34,7 +34,7 @@ pub struct Stored {
 /// Stores the person: a contact with email, phone and identity; a ticket
 /// (subject, description, their comment with a file, an agent's reply
 /// naming them; its creation email, written as a mail file; a webhook
-/// delivery); a chat with their message and an agent's; a deleted ticket's
+/// delivery; the knowledge-base suggestions kept for its agent); a chat with their message and an agent's; a deleted ticket's
 /// audit entry naming them. And another customer with a ticket.
 pub async fn store(app: &TestApp, acme: &TestCompany) -> Stored {
     let hook = json!({"name": "H", "url": "http://127.0.0.1:9/hook",
@@ -48,6 +48,13 @@ pub async fn store(app: &TestApp, acme: &TestCompany) -> Stored {
         json!({"name": NAME, "emails": [EMAIL], "phone": PHONE, "externalId": "cust-quokka"}),
     )
     .await;
+    // An article the knowledge base suggests for their ticket: the
+    // suggestion kept for the agent holds the ticket's subject, their name.
+    let article = json!({"title": "Where is my order", "entityId": acme.entity.id,
+        "content": "Orders ship within two days.", "isPublished": true});
+    app.post("/kb/articles", &acme.key, article)
+        .await
+        .assert_status(201);
     let ticket = app
         .post(
             "/tickets",

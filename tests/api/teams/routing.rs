@@ -2,7 +2,7 @@
 //! the FIFO queue and its positions, manual assignment, absent agents.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -62,7 +62,12 @@ async fn least_busy_fills_each_agent_to_capacity_and_queues_the_rest_in_order(ba
 async fn a_closed_chat_gives_its_agent_the_first_queued_chat_and_positions_move_up(
     backend: Backend,
 ) {
-    let app = TestApp::spawn(backend).await;
+    // The routing worker's periodic pass would also drain the queue; with
+    // it an hour away, only the close itself can hand the chat over.
+    let app = TestApp::spawn_with(backend, |config| {
+        config.routing_tick = Duration::from_secs(3600);
+    })
+    .await;
     let acme = app.company().await;
     let (_, chats) = ten_chats_for_three(&app, &acme).await;
     let mut first_queued = visitor(&app, &chats[6]).await;
@@ -75,7 +80,6 @@ async fn a_closed_chat_gives_its_agent_the_first_queued_chat_and_positions_move_
     }
     let freed = assignee(&chats[0]).expect("assigned");
 
-    let started = Instant::now();
     app.patch(
         &format!("/chat/sessions/{}", id_of(&chats[0])),
         &acme.key,
@@ -85,7 +89,6 @@ async fn a_closed_chat_gives_its_agent_the_first_queued_chat_and_positions_move_
     .assert_status(200);
     let frame = first_queued.next_of("assignment").await;
 
-    assert!(started.elapsed() < Duration::from_secs(1));
     // The visitor hears that an agent took the chat (by name, not id).
     assert_eq!(frame["data"]["assigned"], true, "{frame}");
     let taken = session(&app, &acme, &id_of(&chats[6])).await;

@@ -5,7 +5,8 @@ use sqlx::types::Json;
 use uuid::Uuid;
 
 use crate::auth::Tenant;
-use crate::db::{Db, Query};
+use crate::db::{Db, Query, Tx};
+use crate::erasure::Person;
 use crate::error::StoreError;
 use crate::model::{NewSuggestion, Outcome, Subject, SuggestedArticle, Suggestion};
 use crate::time::{Timestamp, new_id};
@@ -146,4 +147,45 @@ pub async fn keep_for_ticket(
     if let Err(error) = suggest_for_ticket(db, tenant, ticket, subject, description, now).await {
         tracing::warn!(?error, ticket = %ticket.0, "could not keep the ticket's suggestions");
     }
+}
+
+/// Deletes the suggestion records of a person's erased `tickets` and chat
+/// `sessions`, in the erasure's transaction: their question is the
+/// person's own words.
+pub async fn erase_of_records(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    tickets: &[Uuid],
+    sessions: &[Uuid],
+) -> Result<u64, StoreError> {
+    let mut done = 0;
+    for (column, ids) in [("ticket_id", tickets), ("chat_session_id", sessions)] {
+        if ids.is_empty() {
+            continue;
+        }
+        done += Query::new(format!("DELETE FROM kb_suggestions WHERE {column} IN "))
+            .push_bind_list(ids.iter().copied())
+            .push(" AND ")
+            .push_tenant(tenant, "")
+            .rows_affected(&mut *tx)
+            .await?;
+    }
+    Ok(done)
+}
+
+/// Deletes the tenant's suggestion records whose question names `person`
+/// (a visitor's question kept before any chat or ticket was opened, or
+/// one whose ticket is not the person's).
+pub async fn erase_mentions(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    person: &Person,
+) -> Result<u64, StoreError> {
+    if person.is_empty() {
+        return Ok(0);
+    }
+    let query = Query::new("DELETE FROM kb_suggestions WHERE ")
+        .push_tenant(tenant, "")
+        .push(" AND ");
+    person.push_mentions(query, "question").rows_affected(tx).await
 }
