@@ -56,6 +56,7 @@ pub fn api_routes() -> ApiRouter {
         .merge(crate::contacts::organizations::router())
         .merge(crate::contacts::requests::router())
         .merge(crate::email::routes::router())
+        .merge(crate::retention::routes::router())
 }
 
 /// The route table (method, path, scope) of the whole API.

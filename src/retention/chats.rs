@@ -23,12 +23,13 @@ use crate::time::Timestamp;
 /// their rows along, so fewer than the pass's other batches.
 pub const CHAT_BATCH: u64 = 100;
 
-/// Deletes the chat sessions closed before `cutoff`, batch after batch,
-/// each with its audit entry (made by the service, stamped `now`) in the
-/// batch's transaction.
+/// Deletes the chat sessions closed before `cutoff` (of `company` only,
+/// when given), batch after batch, each with its audit entry (made by the
+/// service, stamped `now`) in the batch's transaction.
 pub async fn purge(
     db: &Db,
     storage: &Storage,
+    company: Option<Uuid>,
     cutoff: Timestamp,
     now: Timestamp,
 ) -> Result<TableReport, StoreError> {
@@ -39,7 +40,7 @@ pub async fn purge(
     };
     loop {
         let mut tx = db.begin().await?;
-        let closed = store::closed_sessions(&mut tx, cutoff, limit).await?;
+        let closed = store::closed_sessions(&mut tx, company, cutoff, limit).await?;
         let sessions: Vec<Uuid> = closed.iter().map(|(id, _)| *id).collect();
         let files = crate::attachments::store::hashes_of_sessions(&mut tx, &sessions).await?;
         let deleted = store::delete_sessions(&mut tx, &sessions).await?;

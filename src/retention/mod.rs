@@ -1,8 +1,9 @@
 //! The retention pass: keeps the delivery log, the attempts, the finished
 //! jobs and the `events` table from growing without end, deletes closed
 //! chats with their files once they have a retention (`chats`), and drops
-//! the start of each company's audit chain past the company's retention
-//! (`audit`). Each node runs the
+//! each company's own closed tickets, closed chats and contacts past its
+//! data retention (`policies`), and drops the start of each company's
+//! audit chain past the company's retention (`audit`). Each node runs the
 //! pass every `retention_interval`; on Postgres an advisory lock lets one
 //! node at a time run it. Every DELETE removes at most [`BATCH`] rows, so no
 //! statement holds its locks for long, and nothing pending or leased is
@@ -10,6 +11,8 @@
 
 pub mod audit;
 pub mod chats;
+pub mod policies;
+pub mod routes;
 pub mod store;
 
 use std::time::{Duration, Instant};
@@ -124,12 +127,19 @@ pub async fn run_pass(
         }
     }
     if let Some(age) = policy.chat_retention {
-        match chats::purge(db, storage, before(now, age), now).await {
+        match chats::purge(db, storage, None, before(now, age), now).await {
             Ok(report) => tables.push(report),
             Err(err) => {
                 lock.release().await;
                 return Err(err);
             }
+        }
+    }
+    match policies::purge(db, storage, now).await {
+        Ok(reports) => tables.extend(reports),
+        Err(err) => {
+            lock.release().await;
+            return Err(err);
         }
     }
     match audit::prune(db, now).await {

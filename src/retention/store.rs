@@ -171,6 +171,7 @@ pub async fn delete_events_batch(
 /// transaction already holds them.
 pub async fn closed_sessions(
     tx: &mut Tx,
+    company: Option<Uuid>,
     cutoff: Timestamp,
     limit: i64,
 ) -> Result<Vec<(Uuid, Uuid)>, StoreError> {
@@ -178,14 +179,37 @@ pub async fn closed_sessions(
         Backend::Postgres => " FOR UPDATE",
         Backend::Sqlite => "",
     };
-    Query::new(format!(
-        "SELECT id, company_id FROM chat_sessions WHERE status = 'CLOSED' AND closed_at < $1 \
-         ORDER BY closed_at LIMIT $2{lock}"
-    ))
-    .bind(cutoff)
-    .bind(limit)
-    .fetch_all(tx)
-    .await
+    let mut query = Query::new("SELECT id, company_id FROM chat_sessions WHERE ")
+        .push(CLOSED_BEFORE)
+        .bind(cutoff);
+    if let Some(company) = company {
+        query = query.push(" AND company_id = ").push_bind(company);
+    }
+    query
+        .push(" ORDER BY closed_at LIMIT ")
+        .push_bind(limit)
+        .push(lock)
+        .fetch_all(tx)
+        .await
+}
+
+/// A chat closed before the cut-off (the first placeholder).
+const CLOSED_BEFORE: &str = "status = 'CLOSED' AND closed_at < $1";
+
+/// How many of the company's chats [`closed_sessions`] would find.
+pub async fn count_closed_sessions(
+    db: &Db,
+    company: Uuid,
+    cutoff: Timestamp,
+) -> Result<u64, StoreError> {
+    let count: i64 = Query::new("SELECT count(*) FROM chat_sessions WHERE ")
+        .push(CLOSED_BEFORE)
+        .bind(cutoff)
+        .push(" AND company_id = ")
+        .push_bind(company)
+        .fetch_scalar(db)
+        .await?;
+    Ok(u64::try_from(count).unwrap_or(0))
 }
 
 /// Deletes `sessions` (their messages and what else names them go by

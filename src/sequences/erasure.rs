@@ -25,7 +25,7 @@ use crate::db::Db;
 use crate::erasure::Person;
 use crate::error::StoreError;
 use crate::events::erase as event_erase;
-use crate::kb::store::suggestions as kb_suggestions;
+use crate::kb::store::{erase_suggestion_mentions, erase_suggestions_of_records};
 use crate::outbox;
 use crate::tickets::store::erase as ticket_erase;
 use crate::time::Clock;
@@ -93,7 +93,7 @@ pub async fn erase(
             .collect();
         event_erase::tombstone_records(&mut tx, tenant, &records, &person).await?;
         csat_store::erase_comments(&mut tx, tenant, &batch.tickets, &[]).await?;
-        kb_suggestions::erase_of_records(&mut tx, tenant, &batch.tickets, &[]).await?;
+        erase_suggestions_of_records(&mut tx, tenant, &batch.tickets, &[]).await?;
         tx.commit().await?;
         crate::attachments::sweep::release(db, places.storage, tenant.company_id, &batch.files)
             .await;
@@ -116,7 +116,7 @@ pub async fn erase(
             .collect();
         event_erase::tombstone_records(&mut tx, tenant, &records, &person).await?;
         csat_store::erase_comments(&mut tx, tenant, &[], &batch.sessions).await?;
-        kb_suggestions::erase_of_records(&mut tx, tenant, &[], &batch.sessions).await?;
+        erase_suggestions_of_records(&mut tx, tenant, &[], &batch.sessions).await?;
         tx.commit().await?;
         crate::attachments::sweep::release(db, places.storage, tenant.company_id, &batch.files)
             .await;
@@ -131,7 +131,7 @@ pub async fn erase(
     event_erase::tombstone_mentions(&mut tx, tenant, &person).await?;
     let jobs_gone = outbox::store::erase_mentions(&mut tx, tenant, &person).await?;
     crate::idempotency::store::erase_mentions(&mut tx, tenant, &person).await?;
-    kb_suggestions::erase_mentions(&mut tx, tenant, &person).await?;
+    erase_suggestion_mentions(&mut tx, tenant, &person).await?;
     contact_erase::delete(&mut tx, tenant, contact, now).await?;
     let changes = Changes::none()
         .with("tickets", done.tickets.into())

@@ -2,6 +2,7 @@
 //! both modes, and the escalation rules of the key's mode
 //! (`/settings/escalation-rules`, rules themselves in `tickets::rules`).
 
+pub mod retention;
 pub mod routes;
 pub(crate) mod rules;
 pub mod store;

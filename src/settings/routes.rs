@@ -5,6 +5,7 @@ use axum::extract::State;
 use serde::Deserialize;
 use utoipa_axum::routes;
 
+use super::retention::{self, DataRetention};
 use super::store::{self, CompanySettings, SettingsUpdate};
 use super::{is_plausible_timezone, rules};
 use crate::auth::{Principal, Scope};
@@ -56,6 +57,12 @@ pub(crate) struct UpdateBody {
     #[serde(default)]
     #[schema(value_type = Option<i64>, minimum = 1, maximum = 36500)]
     audit_retention_days: Patch<serde_json::Value>,
+    /// Days closed tickets, closed chats and contacts with nothing left
+    /// are kept (each 1 to 36500, or null to keep them). A key left out
+    /// keeps its value.
+    #[serde(default)]
+    #[schema(value_type = DataRetention)]
+    data_retention: Patch<serde_json::Value>,
 }
 
 /// Get the company settings
@@ -97,6 +104,7 @@ async fn update_settings(
         assign_on_reply,
         resolve_parents,
         audit_retention_days,
+        data_retention,
     ) = (
         ensure(
             !(body.name.is_missing()
@@ -104,10 +112,11 @@ async fn update_settings(
                 && body.require_two_factor.is_missing()
                 && body.assign_on_reply.is_missing()
                 && body.resolve_parents_with_open_children.is_missing()
-                && body.audit_retention_days.is_missing()),
+                && body.audit_retention_days.is_missing()
+                && body.data_retention.is_missing()),
             "body",
             "give at least one of: name, timezone, requireTwoFactor, assignOnReply, \
-             resolveParentsWithOpenChildren, auditRetentionDays",
+             resolveParentsWithOpenChildren, auditRetentionDays, dataRetention",
         ),
         required_patch("name", &body.name, NAME_MAX),
         timezone,
@@ -118,6 +127,7 @@ async fn update_settings(
             &body.resolve_parents_with_open_children,
         ),
         retention_days(&body.audit_retention_days),
+        retention::parse_patch(&body.data_retention),
     )
         .all_valid()?;
     let update = SettingsUpdate {
@@ -127,6 +137,7 @@ async fn update_settings(
         assign_on_reply,
         resolve_parents_with_open_children: resolve_parents,
         audit_retention_days,
+        data_retention,
     };
     let settings = store::update(
         &principal.acting(&state.db, requested),
@@ -138,8 +149,7 @@ async fn update_settings(
     Ok(Json(settings))
 }
 
-/// The longest audit retention: a hundred years.
-const RETENTION_DAYS_MAX: u64 = 36_500;
+use super::retention::RETENTION_DAYS_MAX;
 
 /// `auditRetentionDays`: absent (kept), null (keep every entry) or a whole
 /// number of days, 1 to `RETENTION_DAYS_MAX`.

@@ -8,6 +8,7 @@ use sqlx::types::Json;
 use uuid::Uuid;
 
 use super::DEFAULT_TIMEZONE;
+use super::retention::{DATA_RETENTION, DataRetention, RetentionPatch};
 use crate::audit::{Action, Changes, Target, TargetType};
 use crate::db::{Backend, Db, Query};
 use crate::error::StoreError;
@@ -33,6 +34,9 @@ pub struct CompanySettings {
     pub resolve_parents_with_open_children: bool,
     /// Days the audit log keeps an entry; null keeps every entry.
     pub audit_retention_days: Option<u32>,
+    /// Days closed tickets, closed chats and contacts with nothing left
+    /// are kept; a null keeps them.
+    pub data_retention: DataRetention,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
@@ -47,6 +51,7 @@ pub struct SettingsUpdate {
     pub resolve_parents_with_open_children: Option<bool>,
     /// `Some(None)` keeps every entry.
     pub audit_retention_days: Option<Option<u32>>,
+    pub data_retention: Option<RetentionPatch>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -70,6 +75,7 @@ impl From<CompanyRow> for CompanySettings {
         let assign_on_reply = flag(&row.settings, ASSIGN_ON_REPLY);
         let resolve_parents_with_open_children = flag(&row.settings, RESOLVE_PARENTS);
         let audit_retention_days = retention_days(&row.settings);
+        let data_retention = DataRetention::of_settings(&row.settings);
         CompanySettings {
             id: row.id,
             name: row.name,
@@ -78,6 +84,7 @@ impl From<CompanyRow> for CompanySettings {
             assign_on_reply,
             resolve_parents_with_open_children,
             audit_retention_days,
+            data_retention,
             created_at: row.created_at,
             updated_at: row.updated_at,
         }
@@ -123,6 +130,20 @@ pub async fn audit_retentions(db: &Db) -> Result<Vec<(Uuid, u32)>, StoreError> {
     Ok(rows
         .into_iter()
         .filter_map(|(id, settings)| retention_days(&settings).map(|days| (id, days)))
+        .collect())
+}
+
+/// Every company that deletes some of its records after a time, with its
+/// policy: what the retention pass deletes.
+pub async fn data_retentions(db: &Db) -> Result<Vec<(Uuid, DataRetention)>, StoreError> {
+    let rows: Vec<(Uuid, Json<Map<String, Value>>)> =
+        Query::new("SELECT id, settings FROM companies ORDER BY id")
+            .fetch_all(db)
+            .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, settings)| (id, DataRetention::of_settings(&settings)))
+        .filter(|(_, policy)| !policy.keeps_everything())
         .collect())
 }
 
@@ -209,6 +230,12 @@ pub async fn update(
         }
         None => {}
     }
+    let data_retention = update
+        .data_retention
+        .map(|patch| current.data_retention.patched(&patch));
+    if let Some(policy) = data_retention {
+        settings.insert(DATA_RETENTION.into(), serde_json::json!(policy));
+    }
     let unchanged = name == current.name
         && update
             .timezone
@@ -225,7 +252,8 @@ pub async fn update(
             .is_none_or(|allow| allow == current.resolve_parents_with_open_children)
         && update
             .audit_retention_days
-            .is_none_or(|days| days == current.audit_retention_days);
+            .is_none_or(|days| days == current.audit_retention_days)
+        && data_retention.is_none_or(|policy| policy == current.data_retention);
     if unchanged {
         tx.commit().await?;
         return Ok(current);

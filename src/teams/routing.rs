@@ -33,7 +33,6 @@ use crate::state::AppState;
 use crate::tickets::model::{Ticket, TicketStatus};
 use crate::time::Clock;
 
-
 /// The handles routing uses: the store, presence and the sockets, the
 /// attachment links of an assigned ticket's event, the clock, and how long
 /// an away agent keeps their unanswered chats.

@@ -3,7 +3,8 @@
 //! (`merge`), and organisations collecting contacts by their domains
 //! (`organizations`); a person's data on request: the jobs
 //! (`requests`), the export (`export`) and the erasure (`erasure`), of a
-//! person stored everywhere (`person`), looked for everywhere (`scan`).
+//! person stored everywhere (`person`), looked for everywhere (`scan`);
+//! the company's data retention and its dry run (`retention`).
 //! Shared helpers here.
 
 mod crud;
@@ -14,6 +15,7 @@ mod merge;
 mod organizations;
 pub mod person;
 mod requests;
+mod retention;
 mod scan;
 
 use serde_json::{Value, json};

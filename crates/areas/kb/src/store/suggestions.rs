@@ -152,7 +152,7 @@ pub async fn keep_for_ticket(
 /// Deletes the suggestion records of a person's erased `tickets` and chat
 /// `sessions`, in the erasure's transaction: their question is the
 /// person's own words.
-pub async fn erase_of_records(
+pub async fn erase_suggestions_of_records(
     tx: &mut Tx,
     tenant: &Tenant,
     tickets: &[Uuid],
@@ -176,7 +176,7 @@ pub async fn erase_of_records(
 /// Deletes the tenant's suggestion records whose question names `person`
 /// (a visitor's question kept before any chat or ticket was opened, or
 /// one whose ticket is not the person's).
-pub async fn erase_mentions(
+pub async fn erase_suggestion_mentions(
     tx: &mut Tx,
     tenant: &Tenant,
     person: &Person,
@@ -187,5 +187,8 @@ pub async fn erase_mentions(
     let query = Query::new("DELETE FROM kb_suggestions WHERE ")
         .push_tenant(tenant, "")
         .push(" AND ");
-    person.push_mentions(query, "question").rows_affected(tx).await
+    person
+        .push_mentions(query, "question")
+        .rows_affected(tx)
+        .await
 }
