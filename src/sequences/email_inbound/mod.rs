@@ -5,7 +5,8 @@
 //! addresses undeliverable), the ticket it answers found (`thread`), its
 //! contact matched, its files stored (`files`), a resolved ticket reopened
 //! (unless its channel turns that off) and a snoozed one woken by the
-//! customer's reply, and `email.received`.
+//! customer's reply, `email.received`, and for a new ticket the knowledge
+//! base's job that keeps its suggestions for the agent.
 //!
 //! [`receive`] is a plain function over handles: a reader marks its
 //! message as read only after it returns `Ok`, so a crash before the
@@ -35,6 +36,7 @@ use crate::email::store::messages::{self, NewMessage};
 use crate::email::trim;
 use crate::error::StoreError;
 use crate::events;
+use crate::kb::jobs::NewTicketQuestion;
 use crate::sequences::contacts::Matcher;
 use crate::sla::cache::SlaCache;
 use crate::tickets::model::{
@@ -159,18 +161,6 @@ pub async fn receive(
     match outcome {
         Ok(outcome @ (Outcome::Opened { .. } | Outcome::Commented { .. })) => {
             staged.publish(&handles.attachments.storage, tenant).await;
-            if let Outcome::Opened { ticket_id } = outcome {
-                // What the knowledge base suggests for it, kept for its agent.
-                crate::kb::store::keep_for_ticket(
-                    handles.db,
-                    tenant,
-                    (ticket_id, channel.entity_id),
-                    &parsed.subject,
-                    parsed.text.as_deref(),
-                    handles.clock.now(),
-                )
-                .await;
-            }
             Ok(outcome)
         }
         other => {
@@ -337,6 +327,15 @@ async fn store(
             )
             .await?;
             messages::open_thread(tx, tenant, ticket.id, Some(channel.id), &copies).await?;
+            // What the knowledge base suggests for the message, kept for
+            // the agent by a job.
+            let question = NewTicketQuestion {
+                ticket_id: ticket.id,
+                entity_id: channel.entity_id,
+                subject: &parsed.subject,
+                description: parsed.text.as_deref(),
+            };
+            crate::kb::jobs::queue(tx, tenant, &question).await?;
             (ticket.id, None)
         }
     };
