@@ -23,7 +23,7 @@ use uuid::Uuid;
 use vocab::actor::Actor;
 
 use self::dropped::{drop_message, dropped_machine};
-use self::files::{StagedFiles, full_text, stage};
+use self::files::{StagedFiles, comment_body, full_text, stage};
 use self::thread::By;
 use crate::attachments::Attachments;
 use crate::auth::Tenant;
@@ -40,8 +40,7 @@ use crate::kb::jobs::NewTicketQuestion;
 use crate::sequences::contacts::Matcher;
 use crate::sla::cache::SlaCache;
 use crate::tickets::model::{
-    AuthorType, COMMENT_MAX, NewComment, NewTicket, Priority, TicketChannel, TicketStatus,
-    TicketUpdate,
+    AuthorType, NewComment, NewTicket, Priority, TicketChannel, TicketStatus, TicketUpdate,
 };
 use crate::tickets::store::{self as ticket_store, subscribers::Subscribers};
 use crate::time::{Clock, Timestamp};
@@ -366,23 +365,6 @@ async fn store(
         },
         None => Outcome::Opened { ticket_id },
     })
-}
-
-/// The comment's text: the new part of the message (history and signature
-/// cut), within a comment's limit, and the files that were too large.
-fn comment_body(parsed: &Parsed, refused: &[String]) -> String {
-    let mut body = trim::new_part(&full_text(parsed));
-    if body.trim().is_empty() {
-        body = "(no text)".to_string();
-    }
-    if parsed.malformed {
-        body =
-            format!("(This message could not be read whole: the original is attached.)\n\n{body}");
-    }
-    for name in refused {
-        body.push_str(&format!("\n\n[{name} was too large to keep]"));
-    }
-    body.chars().take(COMMENT_MAX).collect()
 }
 
 /// Whether `address` is the desk's own (with or without a reply token).
