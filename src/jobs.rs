@@ -4,6 +4,7 @@
 use crate::attachments::storage::Storage;
 use crate::config::Config;
 use crate::contacts::{self, jobs::RequestJob};
+use crate::kb::jobs::{self as kb_jobs, SuggestionsJob};
 use crate::mail::{self, EmailJob, Mailer};
 use crate::outbox::{Jobs, RetrySchedule};
 use crate::webhooks::{self, worker::DeliveryJob};
@@ -22,7 +23,8 @@ pub fn registry(config: &Config) -> anyhow::Result<Jobs> {
         )
         .register(
             mail::REPLY_JOB_KIND,
-            EmailJob::new(Mailer::new(config)?, retry, storage()?),
+            EmailJob::new(Mailer::new(config)?, retry.clone(), storage()?),
         )
+        .register(kb_jobs::JOB_KIND, SuggestionsJob::new(retry))
         .register(contacts::jobs::JOB_KIND, RequestJob::new(config)?))
 }

@@ -2,5 +2,5 @@
 //! `supportdesk-kb` crate (re-exported here at the paths the service names
 //! them by); the routes live here.
 
-pub use ::kb::{model, question, store, text};
+pub use ::kb::{jobs, model, question, store, text};
 pub mod routes;

@@ -21,6 +21,8 @@
 //!   its message, thread, files and events in one transaction.
 //! - [`email_outbound`]: an agent's public reply on an email ticket, and
 //!   the email that carries it, queued in the reply's transaction.
+//! - [`ticket_suggestions`]: the knowledge base's job that keeps a new
+//!   ticket's suggestions, queued in the ticket's create.
 
 pub mod automations;
 pub mod chat_message;
@@ -30,3 +32,4 @@ pub mod email_outbound;
 pub mod erasure;
 pub mod export;
 pub mod sla_pass;
+pub mod ticket_suggestions;

@@ -298,7 +298,7 @@ async fn split(
         new,
         now,
         &signer,
-        &contacts,
+        (&contacts, None),
     )
     .await?;
     let following = body.following.unwrap_or(false);

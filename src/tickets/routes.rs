@@ -165,20 +165,16 @@ async fn create(
         new,
         now,
         &state.link_signer(),
-        &contacts,
+        // What the knowledge base suggests for it is kept for its agent
+        // by a job the create queues.
+        (
+            &contacts,
+            Some(&crate::sequences::ticket_suggestions::Suggestions),
+        ),
     )
     .await?;
     let ticket =
         routing::route_ticket(&routing::Routing::from(&state), &principal.tenant, ticket).await;
-    crate::kb::store::keep_for_ticket(
-        &state.db,
-        &principal.tenant,
-        (ticket.id, ticket.entity_id),
-        &ticket.subject,
-        ticket.description.as_deref(),
-        state.clock.now(),
-    )
-    .await;
     Ok((StatusCode::CREATED, Json(ticket)))
 }
 

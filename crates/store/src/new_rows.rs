@@ -16,6 +16,9 @@ pub struct NewRows {
     table: &'static str,
     columns: String,
     rows: Vec<Vec<Value>>,
+    /// Columns every row sets to the same SQL text, after the bound ones:
+    /// a time that must be the database's (`Backend::now_sql`), not bound.
+    computed: Vec<(&'static str, String)>,
 }
 
 /// The record a CTE's rows follow: the CTE `alias` that inserted it (with
@@ -43,8 +46,33 @@ impl NewRows {
             table,
             columns: columns.into(),
             rows: Vec::new(),
+            computed: Vec::new(),
         }
         .and(first)
+    }
+
+    /// Sets `column` of every row to the SQL text `sql` (not a bound value).
+    pub fn computed(mut self, column: &'static str, sql: impl Into<String>) -> Self {
+        self.computed.push((column, sql.into()));
+        self
+    }
+
+    /// The column list, the computed columns last.
+    fn column_list(&self) -> String {
+        let mut list = self.columns.clone();
+        for (column, _) in &self.computed {
+            list.push_str(", ");
+            list.push_str(column);
+        }
+        list
+    }
+
+    /// `, sql, sql…` of the computed columns, as a row ends.
+    fn computed_values(&self) -> String {
+        self.computed
+            .iter()
+            .map(|(_, sql)| format!(", {sql}"))
+            .collect()
     }
 
     /// Adds a row: one value per column, in order.
@@ -60,13 +88,26 @@ impl NewRows {
     pub fn insert(self) -> Query {
         let mut query = Query::new(format!(
             "INSERT INTO {} ({}) VALUES ",
-            self.table, self.columns
+            self.table,
+            self.column_list()
         ));
+        let computed = self.computed_values();
         for (i, row) in self.rows.into_iter().enumerate() {
             if i > 0 {
                 query = query.push(", ");
             }
-            query = query.push_bind_list(row);
+            if computed.is_empty() {
+                query = query.push_bind_list(row);
+                continue;
+            }
+            query = query.push("(");
+            for (j, value) in row.into_iter().enumerate() {
+                if j > 0 {
+                    query = query.push(", ");
+                }
+                query = query.push_bind(value);
+            }
+            query = query.push(&format!("{computed})"));
         }
         query
     }
@@ -80,8 +121,10 @@ impl NewRows {
     pub fn push_after(self, statement: Query, name: &str, after: After<'_>) -> Query {
         let mut query = statement.push(&format!(
             ", {name} AS (INSERT INTO {} ({}) ",
-            self.table, self.columns
+            self.table,
+            self.column_list()
         ));
+        let computed = self.computed_values();
         for (i, row) in self.rows.into_iter().enumerate() {
             query = query.push(if i == 0 {
                 "SELECT "
@@ -117,7 +160,7 @@ impl NewRows {
                     value => query.push_bind(value),
                 };
             }
-            query = query.push(&format!(" FROM {}", after.alias));
+            query = query.push(&format!("{computed} FROM {}", after.alias));
         }
         query.push(")")
     }
@@ -156,6 +199,25 @@ mod tests {
         assert_eq!(
             query.sql(),
             "INSERT INTO notes (id, body, data) VALUES ($1, $2, $3), ($4, $5, $6)"
+        );
+    }
+
+    #[test]
+    fn computed_columns_end_every_row_as_sql_in_both_forms() {
+        let rows = || {
+            NewRows::of("jobs", "id", [Value::from(1_i64)])
+                .and([Value::from(2_i64)])
+                .computed("run_at", "now()")
+        };
+        assert_eq!(
+            rows().insert().sql(),
+            "INSERT INTO jobs (id, run_at) VALUES ($1, now()), ($2, now())"
+        );
+        let after = rows().push_after(Query::new("WITH inserted AS (SELECT 1)"), "j", AFTER);
+        assert_eq!(
+            after.sql(),
+            "WITH inserted AS (SELECT 1), j AS (INSERT INTO jobs (id, run_at) \
+             SELECT $1, now() FROM inserted UNION ALL SELECT $2, now() FROM inserted)"
         );
     }
 

@@ -2,7 +2,8 @@
 //! before its transaction (no file is held in a transaction), recorded in
 //! it, and put under their final keys after it commits, as an upload is
 //! (row first, then the bytes: a sweeper that saw no row for these bytes
-//! has finished before they are put back).
+//! has finished before they are put back). And the message's text, as
+//! the comment holds it with the names of the files refused.
 
 use bytes::Bytes;
 use object_store::path::Path;
@@ -17,6 +18,7 @@ use crate::db::Tx;
 use crate::email::parse::Parsed;
 use crate::email::trim;
 use crate::error::StoreError;
+use crate::tickets::model::COMMENT_MAX;
 use crate::time::Timestamp;
 
 /// A file written under a temporary key, not yet recorded.
@@ -141,4 +143,21 @@ pub(super) fn full_text(parsed: &Parsed) -> String {
         (None, Some(html)) => crate::email::sanitize::text_of(html),
         (None, None) => String::new(),
     }
+}
+
+/// The comment's text: the new part of the message (history and signature
+/// cut), within a comment's limit, and the files that were too large.
+pub(super) fn comment_body(parsed: &Parsed, refused: &[String]) -> String {
+    let mut body = trim::new_part(&full_text(parsed));
+    if body.trim().is_empty() {
+        body = "(no text)".to_string();
+    }
+    if parsed.malformed {
+        body =
+            format!("(This message could not be read whole: the original is attached.)\n\n{body}");
+    }
+    for name in refused {
+        body.push_str(&format!("\n\n[{name} was too large to keep]"));
+    }
+    body.chars().take(COMMENT_MAX).collect()
 }

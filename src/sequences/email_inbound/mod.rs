@@ -5,7 +5,8 @@
 //! addresses undeliverable), the ticket it answers found (`thread`), its
 //! contact matched, its files stored (`files`), a resolved ticket reopened
 //! (unless its channel turns that off) and a snoozed one woken by the
-//! customer's reply, and `email.received`.
+//! customer's reply, `email.received`, and for a new ticket the knowledge
+//! base's job that keeps its suggestions for the agent.
 //!
 //! [`receive`] is a plain function over handles: a reader marks its
 //! message as read only after it returns `Ok`, so a crash before the
@@ -22,7 +23,7 @@ use uuid::Uuid;
 use vocab::actor::Actor;
 
 use self::dropped::{drop_message, dropped_machine};
-use self::files::{StagedFiles, full_text, stage};
+use self::files::{StagedFiles, comment_body, full_text, stage};
 use self::thread::By;
 use crate::attachments::Attachments;
 use crate::auth::Tenant;
@@ -35,11 +36,11 @@ use crate::email::store::messages::{self, NewMessage};
 use crate::email::trim;
 use crate::error::StoreError;
 use crate::events;
+use crate::kb::jobs::NewTicketQuestion;
 use crate::sequences::contacts::Matcher;
 use crate::sla::cache::SlaCache;
 use crate::tickets::model::{
-    AuthorType, COMMENT_MAX, NewComment, NewTicket, Priority, TicketChannel, TicketStatus,
-    TicketUpdate,
+    AuthorType, NewComment, NewTicket, Priority, TicketChannel, TicketStatus, TicketUpdate,
 };
 use crate::tickets::store::{self as ticket_store, subscribers::Subscribers};
 use crate::time::{Clock, Timestamp};
@@ -159,18 +160,6 @@ pub async fn receive(
     match outcome {
         Ok(outcome @ (Outcome::Opened { .. } | Outcome::Commented { .. })) => {
             staged.publish(&handles.attachments.storage, tenant).await;
-            if let Outcome::Opened { ticket_id } = outcome {
-                // What the knowledge base suggests for it, kept for its agent.
-                crate::kb::store::keep_for_ticket(
-                    handles.db,
-                    tenant,
-                    (ticket_id, channel.entity_id),
-                    &parsed.subject,
-                    parsed.text.as_deref(),
-                    handles.clock.now(),
-                )
-                .await;
-            }
             Ok(outcome)
         }
         other => {
@@ -337,6 +326,15 @@ async fn store(
             )
             .await?;
             messages::open_thread(tx, tenant, ticket.id, Some(channel.id), &copies).await?;
+            // What the knowledge base suggests for the message, kept for
+            // the agent by a job.
+            let question = NewTicketQuestion {
+                ticket_id: ticket.id,
+                entity_id: channel.entity_id,
+                subject: &parsed.subject,
+                description: parsed.text.as_deref(),
+            };
+            crate::kb::jobs::queue(tx, tenant, &question).await?;
             (ticket.id, None)
         }
     };
@@ -367,23 +365,6 @@ async fn store(
         },
         None => Outcome::Opened { ticket_id },
     })
-}
-
-/// The comment's text: the new part of the message (history and signature
-/// cut), within a comment's limit, and the files that were too large.
-fn comment_body(parsed: &Parsed, refused: &[String]) -> String {
-    let mut body = trim::new_part(&full_text(parsed));
-    if body.trim().is_empty() {
-        body = "(no text)".to_string();
-    }
-    if parsed.malformed {
-        body =
-            format!("(This message could not be read whole: the original is attached.)\n\n{body}");
-    }
-    for name in refused {
-        body.push_str(&format!("\n\n[{name} was too large to keep]"));
-    }
-    body.chars().take(COMMENT_MAX).collect()
 }
 
 /// Whether `address` is the desk's own (with or without a reply token).

@@ -6,7 +6,9 @@
 use serde_json::json;
 use supportdesk::sequences::email_inbound::Outcome;
 
-use super::{DESK, comments, deliver, imap_channel, message, opened, reply_token, ticket};
+use super::{
+    DESK, comments, deliver, first_message, imap_channel, message, opened, reply_token, ticket,
+};
 use crate::backend_tests;
 use crate::support::{Backend, TestApp};
 
@@ -60,14 +62,7 @@ async fn a_reply_threads_by_its_headers(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let channel = imap_channel(&app, &acme).await;
-    let first = message(
-        "ada@shop.example",
-        DESK,
-        "m1@shop.example",
-        "Printer",
-        "",
-        "Help",
-    );
+    let first = first_message("m1@shop.example", "");
     let id = opened(&deliver(&app, &acme, &channel, &first).await);
     let reply = message(
         "ada@shop.example",
@@ -92,14 +87,7 @@ async fn a_reply_threads_by_its_reply_token(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let channel = imap_channel(&app, &acme).await;
-    let first = message(
-        "ada@shop.example",
-        DESK,
-        "t1@shop.example",
-        "Printer",
-        "",
-        "Help",
-    );
+    let first = first_message("t1@shop.example", "");
     let id = opened(&deliver(&app, &acme, &channel, &first).await);
     let token = reply_token(&app, &acme, &id).await;
     let to = format!("support+{token}@acme.example");
@@ -122,14 +110,7 @@ async fn a_reply_threads_by_the_ticket_number_from_the_requester(backend: Backen
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let channel = imap_channel(&app, &acme).await;
-    let first = message(
-        "ada@shop.example",
-        DESK,
-        "s1@shop.example",
-        "Printer",
-        "",
-        "Help",
-    );
+    let first = first_message("s1@shop.example", "");
     let id = opened(&deliver(&app, &acme, &channel, &first).await);
     let number = ticket(&app, &acme, &id).await["ticketNumber"]
         .as_str()
@@ -155,14 +136,7 @@ async fn a_ticket_number_from_a_stranger_opens_a_new_ticket(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let channel = imap_channel(&app, &acme).await;
-    let first = message(
-        "ada@shop.example",
-        DESK,
-        "x1@shop.example",
-        "Printer",
-        "",
-        "Help",
-    );
+    let first = first_message("x1@shop.example", "");
     let id = opened(&deliver(&app, &acme, &channel, &first).await);
     let number = ticket(&app, &acme, &id).await["ticketNumber"]
         .as_str()
@@ -194,14 +168,7 @@ async fn an_agents_reply_from_their_mail_client_is_their_comment(backend: Backen
         .assert_status(201)["id"]
         .clone();
     let channel = imap_channel(&app, &acme).await;
-    let first = message(
-        "ada@shop.example",
-        DESK,
-        "a1@shop.example",
-        "Printer",
-        "",
-        "Help",
-    );
+    let first = first_message("a1@shop.example", "");
     let id = opened(&deliver(&app, &acme, &channel, &first).await);
     let token = reply_token(&app, &acme, &id).await;
     let to = format!("support+{token}@acme.example");
@@ -225,14 +192,7 @@ async fn a_customer_reply_reopens_a_resolved_ticket(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let channel = imap_channel(&app, &acme).await;
-    let first = message(
-        "ada@shop.example",
-        DESK,
-        "r1@shop.example",
-        "Printer",
-        "",
-        "Help",
-    );
+    let first = first_message("r1@shop.example", "");
     let id = opened(&deliver(&app, &acme, &channel, &first).await);
     app.patch(
         &format!("/tickets/{id}"),

@@ -5,7 +5,7 @@
 use serde_json::json;
 use supportdesk::sequences::email_inbound::Outcome;
 
-use super::{DESK, comments, deliver, imap_channel, message, opened, tenant};
+use super::{DESK, comments, deliver, first_message, imap_channel, message, opened, tenant};
 use crate::backend_tests;
 use crate::support::{Backend, TestApp};
 
@@ -78,14 +78,7 @@ async fn a_bounce_marks_the_address_undeliverable_and_replies_skip_it(backend: B
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let channel = imap_channel(&app, &acme).await;
-    let first = message(
-        "ada@shop.example",
-        DESK,
-        "b1@shop.example",
-        "Printer",
-        "",
-        "Help",
-    );
+    let first = first_message("b1@shop.example", "");
     let id = opened(&deliver(&app, &acme, &channel, &first).await);
     let outcome = deliver(&app, &acme, &channel, BOUNCE).await;
     assert_eq!(outcome, Outcome::Dropped { reason: "bounce" });
@@ -114,14 +107,7 @@ async fn the_same_message_twice_is_one_comment(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let channel = imap_channel(&app, &acme).await;
-    let first = message(
-        "ada@shop.example",
-        DESK,
-        "d1@shop.example",
-        "Printer",
-        "",
-        "Help",
-    );
+    let first = first_message("d1@shop.example", "");
     let id = opened(&deliver(&app, &acme, &channel, &first).await);
     let reply = message(
         "ada@shop.example",

@@ -76,6 +76,12 @@ fn message(from: &str, to: &str, id: &str, subject: &str, headers: &str, body: &
     )
 }
 
+/// Ada's first message to the desk, about her printer, with the id `id`
+/// and extra header lines: the message most tests open their ticket with.
+fn first_message(id: &str, headers: &str) -> String {
+    message("ada@shop.example", DESK, id, "Printer", headers, "Help")
+}
+
 /// The ticket a message opened.
 fn opened(outcome: &Outcome) -> String {
     match outcome {

@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use super::{DESK, deliver, imap_channel, message, opened, reply_token};
+use super::{DESK, deliver, first_message, imap_channel, message, opened, reply_token};
 use crate::backend_tests;
 use crate::outbound::support::{drive_until, fast_retries};
 use crate::support::{Backend, TestApp};
@@ -101,14 +101,7 @@ async fn an_agents_public_reply_is_mailed_in_reply_to_the_customers_last_message
     .await;
     let acme = app.company().await;
     let channel = imap_channel(&app, &acme).await;
-    let first = message(
-        "ada@shop.example",
-        DESK,
-        "o1@shop.example",
-        "Printer",
-        "",
-        "Help",
-    );
+    let first = first_message("o1@shop.example", "");
     let id = opened(&deliver(&app, &acme, &channel, &first).await);
     let again = message(
         "ada@shop.example",
@@ -172,14 +165,7 @@ async fn an_internal_note_is_not_mailed(backend: Backend) {
     let app = TestApp::spawn_with(backend, fast_retries).await;
     let acme = app.company().await;
     let channel = imap_channel(&app, &acme).await;
-    let first = message(
-        "ada@shop.example",
-        DESK,
-        "n1@shop.example",
-        "Printer",
-        "",
-        "Help",
-    );
+    let first = first_message("n1@shop.example", "");
     let id = opened(&deliver(&app, &acme, &channel, &first).await);
     app.post(
         &format!("/tickets/{id}/comments"),

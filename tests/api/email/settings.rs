@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 use supportdesk::email::Channel;
 
-use super::{DESK, comments, deliver, message, opened, tenant, ticket};
+use super::{DESK, comments, deliver, first_message, message, opened, tenant, ticket};
 use crate::backend_tests;
 use crate::support::{Backend, TestApp, TestCompany};
 
@@ -40,14 +40,7 @@ async fn stored(app: &TestApp, acme: &TestCompany, made: &Value) -> Channel {
 /// A ticket opened by mail on `channel`, resolved, then answered by its
 /// customer: the ticket's id.
 async fn resolved_then_answered(app: &TestApp, acme: &TestCompany, channel: &Channel) -> String {
-    let first = message(
-        "ada@shop.example",
-        DESK,
-        "s1@shop.example",
-        "Printer",
-        "",
-        "Help",
-    );
+    let first = first_message("s1@shop.example", "");
     let id = opened(&deliver(app, acme, channel, &first).await);
     app.patch(
         &format!("/tickets/{id}"),

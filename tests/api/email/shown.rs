@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use super::{DESK, comments, deliver, imap_channel, message, opened, ticket};
+use super::{DESK, comments, deliver, first_message, imap_channel, message, opened, ticket};
 use crate::backend_tests;
 use crate::support::{Backend, TestApp};
 
@@ -19,14 +19,7 @@ async fn a_ticket_opened_by_email_shows_channel_email_and_the_copied_addresses(b
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let channel = imap_channel(&app, &acme).await;
-    let first = message(
-        "ada@shop.example",
-        DESK,
-        "c1@shop.example",
-        "Printer",
-        "Cc: Bob <bob@shop.example>\r\n",
-        "Help",
-    );
+    let first = first_message("c1@shop.example", "Cc: Bob <bob@shop.example>\r\n");
 
     let id = opened(&deliver(&app, &acme, &channel, &first).await);
 
@@ -63,14 +56,7 @@ async fn a_comment_made_from_an_email_shows_the_emails_headers(backend: Backend)
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let channel = imap_channel(&app, &acme).await;
-    let first = message(
-        "ada@shop.example",
-        DESK,
-        "h1@shop.example",
-        "Printer",
-        "",
-        "Help",
-    );
+    let first = first_message("h1@shop.example", "");
     let id = opened(&deliver(&app, &acme, &channel, &first).await);
     let reply = message(
         "ada@shop.example",
@@ -96,14 +82,7 @@ async fn an_agents_comment_shows_no_email(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let channel = imap_channel(&app, &acme).await;
-    let first = message(
-        "ada@shop.example",
-        DESK,
-        "a1@shop.example",
-        "Printer",
-        "",
-        "Help",
-    );
+    let first = first_message("a1@shop.example", "");
     let id = opened(&deliver(&app, &acme, &channel, &first).await);
 
     let made = app

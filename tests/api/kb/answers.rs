@@ -1,12 +1,13 @@
 //! Retrieval for questions (`GET /kb/suggest`): stop words, a company's
 //! synonym groups (`/kb/synonyms`), published articles of the tenant only;
-//! and the suggestions a new ticket keeps for its agent.
+//! and the suggestions a new ticket keeps for its agent (by a job the
+//! create queues).
 
 use serde_json::{Value, json};
 
-use super::{create, read_only_key_scopes, urlencode};
+use super::{article, published_with_synonyms, read_only_key_scopes, set_synonyms, urlencode};
 use crate::backend_tests;
-use crate::support::{Backend, TestApp, TestCompany};
+use crate::support::{Backend, TestApp, TestCompany, eventually};
 
 backend_tests!(
     suggestions_match_a_companys_synonyms,
@@ -17,22 +18,8 @@ backend_tests!(
     a_bad_synonym_group_is_400_naming_it_and_changes_nothing,
     a_suggestion_without_a_question_is_400,
     a_new_ticket_keeps_its_suggestions_for_the_agent,
+    a_new_ticket_answers_before_its_suggestions_are_kept,
 );
-
-async fn article(
-    app: &TestApp,
-    acme: &TestCompany,
-    title: &str,
-    content: &str,
-    published: bool,
-) -> String {
-    let body = json!({"title": title, "entityId": acme.entity.id, "content": content,
-                      "isPublished": published});
-    create(app, &acme.key, body).await["id"]
-        .as_str()
-        .expect("id")
-        .to_string()
-}
 
 async fn suggest(app: &TestApp, key: &str, q: &str) -> Vec<String> {
     let hits = app
@@ -51,40 +38,15 @@ fn titles(hits: &Value) -> Vec<String> {
         .collect()
 }
 
-async fn set_synonyms(app: &TestApp, key: &str, groups: Value) {
-    app.put("/kb/synonyms", key, json!({ "groups": groups }))
-        .await
-        .assert_status(200);
-}
-
 async fn suggestions_match_a_companys_synonyms(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    article(
-        &app,
-        &acme,
-        "Refunds",
-        "A refund reaches your card in five days.",
-        true,
-    )
-    .await;
-    article(
-        &app,
-        &acme,
-        "Money off",
-        "Codes take money off an order.",
-        true,
-    )
-    .await;
-    article(
-        &app,
-        &acme,
-        "Back orders",
-        "Items back in stock ship at once.",
-        true,
-    )
-    .await;
-    set_synonyms(&app, &acme.key, json!([["refund", "money back"]])).await;
+    let articles = [
+        ("Refunds", "A refund reaches your card in five days."),
+        ("Money off", "Codes take money off an order."),
+        ("Back orders", "Items back in stock ship at once."),
+    ];
+    published_with_synonyms(&app, &acme, &articles, json!([["refund", "money back"]])).await;
 
     let hits = suggest(&app, &acme.key, "Can I please get my money back?").await;
     assert_eq!(
@@ -215,31 +177,58 @@ async fn a_suggestion_without_a_question_is_400(backend: Backend) {
 async fn a_new_ticket_keeps_its_suggestions_for_the_agent(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    let id = article(
-        &app,
-        &acme,
+    let id = descaling_article(&app, &acme).await;
+    let path = suggestions_path(&teapot_ticket(&app, &acme).await);
+
+    let record = eventually("the ticket's suggestions kept", async || {
+        let kept = app.get(&path, &acme.key).await.assert_status(200).clone();
+        kept["data"].get(0).cloned()
+    })
+    .await;
+    assert_eq!(record["outcome"], "shown");
+    assert_eq!(record["articles"][0]["id"], id.as_str());
+}
+
+async fn a_new_ticket_answers_before_its_suggestions_are_kept(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |c| c.run_workers = false).await;
+    let acme = app.company().await;
+    let id = descaling_article(&app, &acme).await;
+    let path = suggestions_path(&teapot_ticket(&app, &acme).await);
+
+    let before = app.get(&path, &acme.key).await.assert_status(200).clone();
+    assert_eq!(before["data"], json!([]));
+    supportdesk::outbox::run_due(&app.state.jobs, &app.state.db, &app.state.clock).await;
+    let after = app.get(&path, &acme.key).await.assert_status(200).clone();
+    assert_eq!(after["data"][0]["articles"][0]["id"], id.as_str());
+}
+
+async fn descaling_article(app: &TestApp, acme: &TestCompany) -> String {
+    article(
+        app,
+        acme,
         "Descaling your teapot",
         "Limescale goes with vinegar.",
         true,
     )
-    .await;
-    let ticket = app
-        .post(
-            "/tickets",
-            &acme.key,
-            json!({"subject": "White crust in my teapot", "entityId": acme.entity.id,
-                   "description": "How do I descale it?"}),
-        )
-        .await
-        .assert_status(201)
-        .clone();
+    .await
+}
 
-    let path = format!(
+/// A ticket whose subject and description match the descaling article.
+async fn teapot_ticket(app: &TestApp, acme: &TestCompany) -> Value {
+    app.post(
+        "/tickets",
+        &acme.key,
+        json!({"subject": "White crust in my teapot", "entityId": acme.entity.id,
+               "description": "How do I descale it?"}),
+    )
+    .await
+    .assert_status(201)
+    .clone()
+}
+
+fn suggestions_path(ticket: &Value) -> String {
+    format!(
         "/kb/suggestions?ticketId={}",
         ticket["id"].as_str().expect("id")
-    );
-    let kept = app.get(&path, &acme.key).await.assert_status(200).clone();
-    let record = &kept["data"][0];
-    assert_eq!(record["outcome"], "shown");
-    assert_eq!(record["articles"][0]["id"], id.as_str());
+    )
 }

@@ -14,10 +14,10 @@ mod slugs;
 mod updates;
 mod votes;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use supportdesk::auth::{Scope, ScopeSet};
 
-use crate::support::TestApp;
+use crate::support::{TestApp, TestCompany};
 
 async fn create(app: &TestApp, key: &str, body: Value) -> Value {
     app.post("/kb/articles", key, body)
@@ -63,4 +63,39 @@ fn urlencode(text: &str) -> String {
             _ => format!("%{b:02X}"),
         })
         .collect()
+}
+
+/// An article of the company's entity, published or a draft; answers its
+/// id.
+pub(crate) async fn article(
+    app: &TestApp,
+    acme: &TestCompany,
+    title: &str,
+    content: &str,
+    published: bool,
+) -> String {
+    let body = json!({"title": title, "entityId": acme.entity.id, "content": content,
+                      "isPublished": published});
+    field(&create(app, &acme.key, body).await, "id").to_string()
+}
+
+/// Replaces the company's synonym groups.
+pub(crate) async fn set_synonyms(app: &TestApp, key: &str, groups: Value) {
+    app.put("/kb/synonyms", key, json!({ "groups": groups }))
+        .await
+        .assert_status(200);
+}
+
+/// Published articles of the company's entity, each `(title, content)`,
+/// and the company's synonym groups: where a ranking with synonyms starts.
+pub(crate) async fn published_with_synonyms(
+    app: &TestApp,
+    acme: &TestCompany,
+    articles: &[(&str, &str)],
+    groups: Value,
+) {
+    for (title, content) in articles {
+        article(app, acme, title, content, true).await;
+    }
+    set_synonyms(app, &acme.key, groups).await;
 }

@@ -54,10 +54,13 @@ async fn a_cursor_walk_sees_every_lasting_ticket_once_while_others_come_and_go(b
             new_ticket(entity, format!("T{n}")),
             Timestamp::now(),
             &app.state.link_signer(),
-            &Matcher {
-                tenant: &tenant,
-                now: Timestamp::now(),
-            },
+            (
+                &Matcher {
+                    tenant: &tenant,
+                    now: Timestamp::now(),
+                },
+                None,
+            ),
         )
         .await
         .expect("ticket");
@@ -85,10 +88,13 @@ async fn a_cursor_walk_sees_every_lasting_ticket_once_while_others_come_and_go(b
                     new_ticket(entity, format!("New {round}")),
                     Timestamp::now(),
                     &signer,
-                    &Matcher {
-                        tenant: &tenant,
-                        now: Timestamp::now(),
-                    },
+                    (
+                        &Matcher {
+                            tenant: &tenant,
+                            now: Timestamp::now(),
+                        },
+                        None,
+                    ),
                 )
                 .await
                 .expect("churn insert");

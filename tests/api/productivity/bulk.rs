@@ -46,10 +46,13 @@ async fn tickets(app: &TestApp, acme: &TestCompany, n: usize) -> Vec<String> {
             new,
             app.state.clock.now(),
             &app.state.link_signer(),
-            &supportdesk::sequences::contacts::Matcher {
-                tenant: &tenant,
-                now: app.state.clock.now(),
-            },
+            (
+                &supportdesk::sequences::contacts::Matcher {
+                    tenant: &tenant,
+                    now: app.state.clock.now(),
+                },
+                None,
+            ),
         )
         .await
         .expect("ticket");

@@ -19,10 +19,18 @@ backend_tests!(
     a_message_on_the_current_version_is_sent,
 );
 
+/// An open chat, changed once since it began.
+struct Changed {
+    id: String,
+    /// The version it began at: stale.
+    first: i64,
+    /// Its version now.
+    now: i64,
+}
+
 /// An open chat of `acme`, changed once by its key since it began (its tags),
-/// so `If-Match` on the version it began at is stale. Its id and versions
-/// (the first, and the one now).
-async fn changed_chat(app: &TestApp, acme: &TestCompany) -> (String, i64, i64) {
+/// so `If-Match` on the version it began at is stale.
+async fn changed_chat(app: &TestApp, acme: &TestCompany) -> Changed {
     let (id, _) = open_chat(app, acme).await;
     let path = format!("/chat/sessions/{id}");
     let first = app.get(&path, &acme.key).await.assert_status(200)["version"]
@@ -30,7 +38,20 @@ async fn changed_chat(app: &TestApp, acme: &TestCompany) -> (String, i64, i64) {
         .expect("version");
     let r = app.patch(&path, &acme.key, json!({"tags": ["vip"]})).await;
     let now = r.assert_status(200)["version"].as_i64().expect("version");
-    (id, first, now)
+    Changed { id, first, now }
+}
+
+/// `method` on the chat's path `/chat/sessions/{id}{suffix}` with `If-Match`
+/// on the version it began at: the stale write each test sends.
+async fn stale(
+    app: &TestApp,
+    acme: &TestCompany,
+    chat: &Changed,
+    (method, suffix): (Method, &str),
+    body: Value,
+) -> TestResponse {
+    let path = format!("/chat/sessions/{}{suffix}", chat.id);
+    if_match(app, acme, (method, &path), chat.first, body).await
 }
 
 /// `method path` by `acme`'s key with `If-Match: "version"`.
@@ -53,21 +74,21 @@ async fn session(app: &TestApp, acme: &TestCompany, id: &str) -> Value {
 async fn a_stale_if_match_on_a_session_patch_is_412_and_changes_nothing(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    let (id, first, now) = changed_chat(&app, &acme).await;
-    let path = format!("/chat/sessions/{id}");
+    let chat = changed_chat(&app, &acme).await;
+    let (id, now) = (&chat.id, chat.now);
 
-    let r = if_match(
+    let r = stale(
         &app,
         &acme,
-        (Method::PATCH, &path),
-        first,
+        &chat,
+        (Method::PATCH, ""),
         json!({"status": "CLOSED"}),
     )
     .await;
 
     r.assert_error(412, "version_conflict");
     assert_eq!(r.body["currentVersion"], now);
-    let after = session(&app, &acme, &id).await;
+    let after = session(&app, &acme, id).await;
     assert_eq!(
         (&after["status"], &after["version"]),
         (&json!("ACTIVE"), &json!(now))
@@ -78,55 +99,54 @@ async fn a_stale_if_match_on_an_assignment_is_412_and_assigns_nothing(backend: B
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let agent = crate::chat::agent(&app, &acme, "Ann").await;
-    let (id, first, now) = changed_chat(&app, &acme).await;
-    let path = format!("/chat/sessions/{id}");
+    let chat = changed_chat(&app, &acme).await;
+    let (id, now) = (&chat.id, chat.now);
 
-    let r = if_match(
+    let r = stale(
         &app,
         &acme,
-        (Method::PATCH, &path),
-        first,
+        &chat,
+        (Method::PATCH, ""),
         json!({"assigneeId": agent}),
     )
     .await;
 
     r.assert_error(412, "version_conflict");
     assert_eq!(r.body["currentVersion"], now);
-    assert_eq!(session(&app, &acme, &id).await["assigneeId"], Value::Null);
+    assert_eq!(session(&app, &acme, id).await["assigneeId"], Value::Null);
 }
 
 async fn a_stale_if_match_on_a_tag_edit_is_412_and_changes_nothing(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    let (id, first, _) = changed_chat(&app, &acme).await;
-    let path = format!("/chat/sessions/{id}/tags");
+    let chat = changed_chat(&app, &acme).await;
 
-    let r = if_match(
+    let r = stale(
         &app,
         &acme,
-        (Method::POST, &path),
-        first,
+        &chat,
+        (Method::POST, "/tags"),
         json!({"add": ["urgent"]}),
     )
     .await;
 
     r.assert_error(412, "version_conflict");
-    assert_eq!(session(&app, &acme, &id).await["tags"], json!(["vip"]));
+    assert_eq!(session(&app, &acme, &chat.id).await["tags"], json!(["vip"]));
 }
 
 async fn a_stale_if_match_on_a_message_is_412_and_stores_nothing(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    let (id, first, now) = changed_chat(&app, &acme).await;
-    let path = format!("/chat/sessions/{id}/messages");
+    let chat = changed_chat(&app, &acme).await;
+    let (id, now) = (&chat.id, chat.now);
     let body = json!({"body": "Based on what I saw", "senderType": "system"});
-    let before = session(&app, &acme, &id).await["messages"].clone();
+    let before = session(&app, &acme, id).await["messages"].clone();
 
-    let r = if_match(&app, &acme, (Method::POST, &path), first, body).await;
+    let r = stale(&app, &acme, &chat, (Method::POST, "/messages"), body).await;
 
     r.assert_error(412, "version_conflict");
     assert_eq!(r.body["currentVersion"], now);
-    let after = session(&app, &acme, &id).await;
+    let after = session(&app, &acme, id).await;
     assert_eq!(
         (&after["messages"], &after["version"]),
         (&before, &json!(now))
@@ -136,7 +156,7 @@ async fn a_stale_if_match_on_a_message_is_412_and_stores_nothing(backend: Backen
 async fn a_message_on_the_current_version_is_sent(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    let (id, _, now) = changed_chat(&app, &acme).await;
+    let Changed { id, now, .. } = changed_chat(&app, &acme).await;
     let path = format!("/chat/sessions/{id}/messages");
     let body = json!({"body": "Hello", "senderType": "system"});
 

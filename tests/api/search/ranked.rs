@@ -52,10 +52,13 @@ async fn seed(app: &TestApp, acme: &TestCompany) -> (Uuid, HashSet<Uuid>) {
         new_ticket(entity, "Refund", "Order 1"),
         Timestamp::now(),
         &app.state.link_signer(),
-        &Matcher {
-            tenant: &tenant,
-            now: Timestamp::now(),
-        },
+        (
+            &Matcher {
+                tenant: &tenant,
+                now: Timestamp::now(),
+            },
+            None,
+        ),
     )
     .await
     .expect("old ticket")
@@ -70,10 +73,13 @@ async fn seed(app: &TestApp, acme: &TestCompany) -> (Uuid, HashSet<Uuid>) {
             new_ticket(entity, &format!("Order {n}"), "Asks for a refund"),
             Timestamp::now(),
             &app.state.link_signer(),
-            &Matcher {
-                tenant: &tenant,
-                now: Timestamp::now(),
-            },
+            (
+                &Matcher {
+                    tenant: &tenant,
+                    now: Timestamp::now(),
+                },
+                None,
+            ),
         )
         .await
         .expect("ticket");

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use super::{start_chat, widget_get, widget_post};
 use crate::backend_tests;
+use crate::kb::{article, published_with_synonyms};
 use crate::support::{Backend, TestApp, TestCompany};
 
 backend_tests!(
@@ -18,23 +19,6 @@ backend_tests!(
     still_needing_help_shows_the_suggestions_to_the_agent,
     bad_suggestion_input_is_400_naming_each_field,
 );
-
-async fn article(
-    app: &TestApp,
-    acme: &TestCompany,
-    title: &str,
-    content: &str,
-    published: bool,
-) -> String {
-    let body = json!({"title": title, "entityId": acme.entity.id, "content": content,
-                      "isPublished": published});
-    app.post("/kb/articles", &acme.key, body)
-        .await
-        .assert_status(201)["id"]
-        .as_str()
-        .expect("id")
-        .to_string()
-}
 
 async fn suggest(app: &TestApp, acme: &TestCompany, q: &str) -> Vec<String> {
     let q: String = q.replace(' ', "%20").replace('?', "%3F");
@@ -53,29 +37,11 @@ async fn suggest(app: &TestApp, acme: &TestCompany, q: &str) -> Vec<String> {
 async fn widget_suggestions_rank_with_the_companys_synonyms(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    article(
-        &app,
-        &acme,
-        "Replacement lids",
-        "We sell a spare lid for most teapots.",
-        true,
-    )
-    .await;
-    article(
-        &app,
-        &acme,
-        "Tea covers",
-        "Knitted cosies keep a pot warm.",
-        true,
-    )
-    .await;
-    app.put(
-        "/kb/synonyms",
-        &acme.key,
-        json!({"groups": [["lid", "cover"]]}),
-    )
-    .await
-    .assert_status(200);
+    let articles = [
+        ("Replacement lids", "We sell a spare lid for most teapots."),
+        ("Tea covers", "Knitted cosies keep a pot warm."),
+    ];
+    published_with_synonyms(&app, &acme, &articles, json!([["lid", "cover"]])).await;
 
     let hits = suggest(&app, &acme, "I need a cover for my teapot?").await;
     assert_eq!(

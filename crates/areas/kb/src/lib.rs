@@ -1,7 +1,9 @@
 //! Knowledge base: articles and categories of an entity, ranked full-text
-//! search on both backends, helpfulness votes. An area crate: it depends on
-//! the floors below and the event log only.
+//! search on both backends, helpfulness votes, the suggestions kept for a
+//! new ticket's agent (`jobs`). An area crate: it depends on the floors
+//! below and the event log only.
 
+pub mod jobs;
 pub mod model;
 pub mod question;
 pub mod store;

@@ -44,11 +44,12 @@ crate::text_enum! {
 
 crate::text_enum! {
     /// Where a ticket was opened: by the API (an agent, an integration),
-    /// by an email to a channel, from the widget, or from a chat.
+    /// by an email to a channel, or from a chat. (The widget opens no
+    /// ticket of its own: a visitor's conversation becomes one from its
+    /// chat.)
     pub enum TicketChannel {
         Api = "api",
         Email = "email",
-        Widget = "widget",
         Chat = "chat",
     }
 }

@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use super::JobStatus;
 use crate::auth::Tenant;
-use crate::db::{Backend, Db, Query, Tx, millis};
+use crate::db::{Backend, Db, NewRows, Query, Tx, millis};
 use crate::error::StoreError;
 use crate::time::Timestamp;
 
@@ -43,23 +43,46 @@ pub async fn insert(
     tenant: Option<&Tenant>,
     payload: &serde_json::Value,
 ) -> Result<(), StoreError> {
-    let query = Query::new(format!(
-        "INSERT INTO outbox_jobs (id, kind, company_id, mode, payload, status, attempts, run_at, \
-         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, 0, {now}, {now}, {now})",
-        now = tx.backend().now_sql()
-    ))
-    .bind(id)
-    .bind(kind);
-    let query = match tenant {
-        Some(tenant) => query.bind_tenant(tenant),
-        // A job of no tenant leaves both columns NULL.
-        None => query.bind(None::<Uuid>).bind(None::<&str>),
-    };
-    query
-        .bind(payload)
-        .bind(JobStatus::Pending)
+    rows(tx.backend(), id, kind, tenant, payload.clone())
+        .insert()
         .execute(tx)
         .await
+}
+
+/// A pending job's row, due now by the database's clock, as `NewRows`: a
+/// write that makes its record in one statement of data-modifying CTEs
+/// (a Postgres ticket create) queues it in that statement. Written after a
+/// record (`NewRows::push_after`), a JSON object payload also gets the
+/// record's value at the statement's key (a ticket's `ticketNumber`).
+pub fn rows(
+    backend: Backend,
+    id: Uuid,
+    kind: &str,
+    tenant: Option<&Tenant>,
+    payload: serde_json::Value,
+) -> NewRows {
+    // A job of no tenant leaves both columns NULL.
+    let (company, mode) = match tenant {
+        Some(tenant) => (Some(tenant.company_id), Some(tenant.mode.as_str())),
+        None => (None, None),
+    };
+    let now = backend.now_sql();
+    NewRows::of(
+        "outbox_jobs",
+        "id, kind, company_id, mode, payload, status",
+        [
+            id.into(),
+            kind.into(),
+            company.into(),
+            mode.into(),
+            payload.into(),
+            JobStatus::Pending.as_str().into(),
+        ],
+    )
+    .computed("attempts", "0")
+    .computed("run_at", now)
+    .computed("created_at", now)
+    .computed("updated_at", now)
 }
 
 /// Claims up to `limit` due jobs of `kind` for `lease`, in one statement:

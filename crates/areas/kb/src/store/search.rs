@@ -107,6 +107,48 @@ fn search_query(
     text: &TextQuery,
     limit: i64,
 ) -> Query {
+    ranked(backend, tenant, entity_id, text, limit, Snippets::Made)
+}
+
+/// Which published articles a ranked query keeps: its match condition on
+/// each backend. The one thing search and suggestions do differently.
+pub(super) trait Matching {
+    /// The Postgres tsquery, its values bound to `query`.
+    fn tsquery(&self, query: &mut Query) -> String;
+    /// The FTS5 MATCH expression.
+    fn fts5(&self) -> String;
+}
+
+impl Matching for TextQuery {
+    fn tsquery(&self, query: &mut Query) -> String {
+        postgres_tsquery(query, self)
+    }
+
+    fn fts5(&self) -> String {
+        self.fts5_match()
+    }
+}
+
+/// Whether a ranked query cuts a passage around the match from each hit's
+/// content (search) or leaves the excerpt (suggestions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Snippets {
+    Made,
+    Left,
+}
+
+/// The published articles of the tenant, or of one entity of it, that
+/// `matching` keeps, best first (title matches above content matches), at
+/// most `limit`, with their categories: the query of search and of
+/// suggestions alike.
+pub(super) fn ranked(
+    backend: Backend,
+    tenant: &Tenant,
+    entity_id: Option<Uuid>,
+    matching: &dyn Matching,
+    limit: i64,
+    snippets: Snippets,
+) -> Query {
     // The text uses the tsquery more than once, so values are bound first
     // and the SQL written after with their placeholders.
     let mut query = Query::new("").bind_tenant(tenant);
@@ -116,9 +158,15 @@ fn search_query(
     };
     let sql = match backend {
         Backend::Postgres => {
-            let tsquery = postgres_tsquery(&mut query, text);
+            let tsquery = matching.tsquery(&mut query);
             let limit = query.placeholder_for(limit);
-            let options = query.placeholder_for(HEADLINE_OPTIONS);
+            let snippet = match snippets {
+                Snippets::Made => {
+                    let options = query.placeholder_for(HEADLINE_OPTIONS);
+                    format!("ts_headline('english', a.content_text, {tsquery}, {options})")
+                }
+                Snippets::Left => "NULL::text".to_string(),
+            };
             format!(
                 "WITH hits AS (\
                    SELECT a.id, a.created_at, \
@@ -128,22 +176,24 @@ fn search_query(
                      AND a.search_vector @@ {tsquery} \
                    ORDER BY score DESC, a.created_at DESC, a.id DESC LIMIT {limit}) \
                  SELECT a.id, a.title, a.slug, a.excerpt, c.name AS category_name, \
-                   c.slug AS category_slug, \
-                   ts_headline('english', a.content_text, {tsquery}, {options}) AS snippet \
+                   c.slug AS category_slug, {snippet} AS snippet \
                  FROM hits h JOIN kb_articles a ON a.id = h.id \
                  LEFT JOIN kb_categories c ON c.id = a.category_id \
                  ORDER BY h.score DESC, h.created_at DESC, h.id DESC"
             )
         }
         Backend::Sqlite => {
-            let matching = query.placeholder_for(text.fts5_match());
+            let matching = query.placeholder_for(matching.fts5());
             let limit = query.placeholder_for(limit);
+            let snippet = match snippets {
+                Snippets::Made => "snippet(kb_articles_fts, 1, char(2), char(3), '…', 24)",
+                Snippets::Left => "NULL",
+            };
             // FTS5 drives the join in rank order (bm25, title weighted 10:1),
             // so LIMIT stops it early and snippets are made only for the hits.
             format!(
                 "SELECT a.id, a.title, a.slug, a.excerpt, c.name AS category_name, \
-                   c.slug AS category_slug, \
-                   snippet(kb_articles_fts, 1, char(2), char(3), '…', 24) AS snippet \
+                   c.slug AS category_slug, {snippet} AS snippet \
                  FROM kb_articles_fts \
                  CROSS JOIN kb_articles a ON a.seq = kb_articles_fts.rowid \
                  LEFT JOIN kb_categories c ON c.id = a.category_id \

@@ -2,11 +2,12 @@
 //! suggestions): the question's words without stop words, each grouped with
 //! its company's synonyms ([`crate::question`]). Articles that match every
 //! group rank first, by the backend's rank; then those that match any term.
-//! Published articles of the tenant only.
+//! Published articles of the tenant only: search's ranked query
+//! (`search::ranked`), with the question's match.
 
 use uuid::Uuid;
 
-use super::search::SearchRow;
+use super::search::{self, Matching, SearchRow, Snippets};
 use super::synonyms::synonym_groups;
 use crate::auth::Tenant;
 use crate::db::{Backend, Db, Query, Table, ensure_reference};
@@ -58,6 +59,17 @@ enum Match<'a> {
     Any(&'a Question),
 }
 
+impl Matching for Match<'_> {
+    fn tsquery(&self, query: &mut Query) -> String {
+        postgres(query, self)
+    }
+
+    fn fts5(&self) -> String {
+        fts5(self)
+    }
+}
+
+/// Search's ranked query with the question's match, without snippets.
 fn ranked(
     backend: Backend,
     tenant: &Tenant,
@@ -65,42 +77,7 @@ fn ranked(
     matching: &Match,
     limit: i64,
 ) -> Query {
-    let mut query = Query::new("").bind_tenant(tenant);
-    let entity = match entity_id {
-        Some(entity) => format!(" AND a.entity_id = {}", query.placeholder_for(entity)),
-        None => String::new(),
-    };
-    let sql = match backend {
-        Backend::Postgres => {
-            let tsquery = postgres(&mut query, matching);
-            let limit = query.placeholder_for(limit);
-            format!(
-                "SELECT a.id, a.title, a.slug, a.excerpt, c.name AS category_name, \
-                   c.slug AS category_slug, NULL::text AS snippet \
-                 FROM kb_articles a LEFT JOIN kb_categories c ON c.id = a.category_id \
-                 WHERE a.company_id = $1 AND a.mode = $2 AND a.is_published = TRUE{entity} \
-                   AND a.search_vector @@ {tsquery} \
-                 ORDER BY ts_rank('{{0.1, 0.2, 0.4, 1.0}}', a.search_vector, {tsquery}) DESC, \
-                   a.created_at DESC, a.id DESC LIMIT {limit}"
-            )
-        }
-        Backend::Sqlite => {
-            let matching = query.placeholder_for(fts5(matching));
-            let limit = query.placeholder_for(limit);
-            format!(
-                "SELECT a.id, a.title, a.slug, a.excerpt, c.name AS category_name, \
-                   c.slug AS category_slug, NULL AS snippet \
-                 FROM kb_articles_fts \
-                 CROSS JOIN kb_articles a ON a.seq = kb_articles_fts.rowid \
-                 LEFT JOIN kb_categories c ON c.id = a.category_id \
-                 WHERE kb_articles_fts MATCH {matching} \
-                   AND kb_articles_fts.rank MATCH 'bm25(10.0, 1.0)' \
-                   AND a.company_id = $1 AND a.mode = $2 AND a.is_published = TRUE{entity} \
-                 ORDER BY kb_articles_fts.rank, a.created_at DESC LIMIT {limit}"
-            )
-        }
-    };
-    query.push(&sql).planned_per_call()
+    search::ranked(backend, tenant, entity_id, matching, limit, Snippets::Left).planned_per_call()
 }
 
 /// The Postgres tsquery of a match, its values bound to `query`.

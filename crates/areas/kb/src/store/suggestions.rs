@@ -50,17 +50,26 @@ pub async fn record_suggestion(
     new: NewSuggestion,
     now: Timestamp,
 ) -> Result<Suggestion, StoreError> {
+    let row: Row = insert(new_id(), tenant, new, now)
+        .push(&format!(" RETURNING {COLUMNS}"))
+        .fetch_one(db)
+        .await?;
+    Ok(row.into())
+}
+
+/// `INSERT` of one suggestion record with id `id`.
+fn insert(id: Uuid, tenant: &Tenant, new: NewSuggestion, now: Timestamp) -> Query {
     let (chat, ticket) = match new.subject {
         Subject::Visitor => (None, None),
         Subject::ChatSession(id) => (Some(id), None),
         Subject::Ticket(id) => (None, Some(id)),
     };
-    let row: Row = Query::new(format!(
+    Query::new(
         "INSERT INTO kb_suggestions (id, company_id, mode, entity_id, question, articles, \
          outcome, answered_by, chat_session_id, ticket_id, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING {COLUMNS}"
-    ))
-    .bind(new_id())
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+    )
+    .bind(id)
     .bind_tenant(tenant)
     .bind(new.entity_id)
     .bind(new.question)
@@ -70,9 +79,6 @@ pub async fn record_suggestion(
     .bind(chat)
     .bind(ticket)
     .bind(now)
-    .fetch_one(db)
-    .await?;
-    Ok(row.into())
 }
 
 /// The suggestion records of a chat or a ticket, oldest first.
@@ -97,18 +103,20 @@ pub async fn suggestions_of(
 }
 
 /// Characters of a ticket's subject and description a question is made of.
-const TICKET_QUESTION_MAX: usize = 500;
+pub(crate) const TICKET_QUESTION_MAX: usize = 500;
 
-/// Keeps, for the agent of a ticket that just opened, the articles
-/// suggested for its subject and description (nothing when none matches).
-pub async fn suggest_for_ticket(
+/// Articles shown to a ticket's agent.
+const SHOWN: i64 = 3;
+
+/// The record of the articles suggested for a new ticket's subject and
+/// description, for its agent (none when nothing matches). Only reads.
+pub async fn ticket_suggestion(
     db: &Db,
     tenant: &Tenant,
     ticket: (Uuid, Uuid),
     subject: &str,
     description: Option<&str>,
-    now: Timestamp,
-) -> Result<Option<Suggestion>, StoreError> {
+) -> Result<Option<NewSuggestion>, StoreError> {
     let (ticket_id, entity_id) = ticket;
     let question: String = format!("{subject}\n{}", description.unwrap_or_default())
         .chars()
@@ -120,33 +128,30 @@ pub async fn suggest_for_ticket(
     if hits.is_empty() {
         return Ok(None);
     }
-    let new = NewSuggestion {
+    Ok(Some(NewSuggestion {
         entity_id,
         question: subject.to_string(),
         articles: hits.iter().map(SuggestedArticle::from).collect(),
         outcome: Outcome::Shown,
         answered_by: None,
         subject: Subject::Ticket(ticket_id),
-    };
-    record_suggestion(db, tenant, new, now).await.map(Some)
+    }))
 }
 
-/// Articles shown to a ticket's agent.
-const SHOWN: i64 = 3;
-
-/// [`suggest_for_ticket`] after a ticket's create committed: the ticket
-/// stands whatever happens here, so a failure is logged, not returned.
-pub async fn keep_for_ticket(
-    db: &Db,
+/// Stores `new` as the record `id`, in `tx`, unless it is already stored:
+/// the job that keeps a ticket's suggestions gives them its own id, so a
+/// second attempt of it adds nothing.
+pub async fn keep_suggestion(
+    tx: &mut Tx,
     tenant: &Tenant,
-    ticket: (Uuid, Uuid),
-    subject: &str,
-    description: Option<&str>,
+    id: Uuid,
+    new: NewSuggestion,
     now: Timestamp,
-) {
-    if let Err(error) = suggest_for_ticket(db, tenant, ticket, subject, description, now).await {
-        tracing::warn!(?error, ticket = %ticket.0, "could not keep the ticket's suggestions");
-    }
+) -> Result<(), StoreError> {
+    insert(id, tenant, new, now)
+        .push(" ON CONFLICT (id) DO NOTHING")
+        .execute(tx)
+        .await
 }
 
 /// Deletes the suggestion records of a person's erased `tickets` and chat

@@ -2,22 +2,21 @@
 //! SLA clocks, its `created` timeline entry and `ticket.created`.
 
 use serde_json::json;
-use sqlx::types::Json;
 use uuid::Uuid;
 
-use super::TicketRow;
 use super::activities::{NewActivity, add_activity};
 use super::contacts::ContactOf;
 use super::numbering::{Numbering, RESERVED_NUMBER, begin_numbered, next_number};
 use super::plain;
+use super::queued::JobsOf;
 use super::read::load;
 use super::sla::record_sla;
 use super::subscribers::Subscribers;
-use super::ticket_person::{ChatVisitor, chat_visitor, person_of};
+use super::ticket_person::{chat_visitor, person_of};
+use super::written::written;
 use crate::attachments::links::Signer;
 use crate::attachments::store::{self as attachment_store, Owner};
 use crate::auth::Tenant;
-use crate::custom_fields::model::FieldValues;
 use crate::custom_fields::store::{self as field_store, Recorded};
 use crate::db::{Backend, Db, Query, Table, Tx, ensure_reference};
 use crate::error::StoreError;
@@ -39,8 +38,9 @@ use crate::time::{Timestamp, new_id};
 ///
 /// The ticket's contact comes from `contacts`, in the ticket's
 /// transaction: its chat's contact when it is made from one, else the one
-/// its visitor (email, verified identity) matches.
-#[allow(clippy::too_many_arguments)] // the create's handles, and its contact's step
+/// its visitor (email, verified identity) matches. The jobs it queues
+/// (`jobs`) are written with it.
+#[allow(clippy::too_many_arguments)] // the create's handles, and its steps
 pub async fn create(
     db: &Db,
     sla: &SlaCache,
@@ -49,7 +49,7 @@ pub async fn create(
     new: NewTicket,
     now: Timestamp,
     signer: &Signer,
-    contacts: &dyn ContactOf,
+    (contacts, jobs): (&dyn ContactOf, Option<&dyn JobsOf>),
 ) -> Result<Ticket, StoreError> {
     let rules = sla_cache::rules(sla, db, tenant).await?;
     let facts = facts_of(&new, now);
@@ -59,6 +59,10 @@ pub async fn create(
         Opening::Nothing
     };
     let id = new_id();
+    let jobs = match jobs {
+        Some(jobs) => jobs.jobs(db.backend(), tenant, id, &new)?,
+        None => None,
+    };
     // Only the row and its tags are written: the ticket is what was
     // written, with no read back (a round trip less). Field values,
     // attachments and SLA clocks are read back as stored.
@@ -86,6 +90,7 @@ pub async fn create(
         clocks,
         as_written,
         numbering,
+        jobs,
     };
     let ticket = write(
         &mut tx,
@@ -130,6 +135,8 @@ pub async fn create_in(
         clocks: None,
         as_written: false,
         numbering: Numbering::InTransaction,
+        // The caller queues its own in its transaction.
+        jobs: None,
     };
     write(
         tx,
@@ -152,6 +159,7 @@ struct Prepared {
     clocks: Option<Vec<crate::sla::clocks::Clock>>,
     as_written: bool,
     numbering: Numbering,
+    jobs: Option<crate::db::NewRows>,
 }
 
 fn facts_of(new: &NewTicket, now: Timestamp) -> NewTicketFacts<'_> {
@@ -184,6 +192,7 @@ async fn write(
         clocks,
         as_written,
         numbering,
+        jobs,
     } = prepared;
     let facts = facts_of(&new, now);
     // The insert below checks the entity itself (a round trip less). With a
@@ -277,6 +286,7 @@ async fn write(
         let alongside = plain::Alongside {
             clocks: &clocks,
             entry,
+            jobs,
         };
         return plain::insert(
             &mut *tx,
@@ -294,6 +304,9 @@ async fn write(
     let Some((number,)) = inserted else {
         return Err(Table::Entities.invalid_reference("entityId"));
     };
+    if let Some(jobs) = jobs {
+        jobs.insert().execute(&mut *tx).await?;
+    }
     let tags = tag_store::add_to_new(&mut *tx, tenant, Tagged::Ticket, id, &new.tags).await?;
     field_store::apply(&mut *tx, tenant, Recorded::Ticket, id, &new.custom_fields).await?;
     let owner = Owner::Ticket(id);
@@ -328,61 +341,4 @@ async fn write(
         record_sla(&mut *tx, tenant, id, &met, signer, now).await?;
     }
     Ok(ticket)
-}
-
-/// A new ticket as written (the row and its `tags`, nothing else), mapped
-/// as a read maps the row.
-fn written(
-    id: Uuid,
-    ticket_number: String,
-    new: NewTicket,
-    visitor_email: Option<String>,
-    from_chat: Option<ChatVisitor>,
-    tags: &[String],
-    now: Timestamp,
-) -> Ticket {
-    let (visitor_external_id, visitor_name, visitor_verified) = match from_chat {
-        Some(chat) => (
-            chat.visitor_external_id,
-            Some(chat.visitor_name),
-            chat.visitor_verified,
-        ),
-        None => (None, None, false),
-    };
-    TicketRow {
-        id,
-        ticket_number,
-        subject: new.subject,
-        description: new.description,
-        status: TicketStatus::Open,
-        priority: new.priority,
-        entity_id: new.entity_id,
-        visitor_email,
-        chat_session_id: new.chat_session_id,
-        visitor_external_id,
-        visitor_name,
-        visitor_verified,
-        // The caller sets it: the row as written holds it.
-        contact_id: None,
-        assigned_to_id: None,
-        assignee_name: None,
-        assignee_email: None,
-        team_id: new.team_id,
-        custom_fields: Json(FieldValues::default()),
-        resolved_at: None,
-        created_at: now,
-        updated_at: now,
-        sla_policy_id: None,
-        version: 1,
-        tag_list: (!tags.is_empty()).then(|| tags.join(" ")),
-        has_attachments: false,
-        has_sla_clocks: false,
-        snoozed_until: None,
-        merged_into: None,
-        has_links: false,
-        channel: new.channel,
-        email_cc: None,
-        list_total: None,
-    }
-    .into_ticket()
 }

@@ -24,6 +24,7 @@ pub mod mentions;
 mod merge;
 mod numbering;
 mod plain;
+mod queued;
 mod read;
 mod search;
 mod sla;
@@ -33,6 +34,7 @@ pub mod subscribers;
 mod tags;
 mod ticket_person;
 mod update;
+mod written;
 
 pub use activities::{changes_since, list_activities};
 pub use assign::assign_by_routing;
@@ -45,6 +47,7 @@ pub use escalate::{escalate, escalate_in};
 pub use links::{add_link, open_children, remove_link};
 pub use list::{count, list, list_sql};
 pub use merge::{merge, undo_merge};
+pub use queued::JobsOf;
 pub use read::{find, find_by_number_in};
 pub use sla::record_sla;
 pub use snooze::{snooze, snooze_in, wake_due};
@@ -73,8 +76,9 @@ use crate::time::Timestamp;
 /// A ticket with its assignee and tags (joined by spaces: read them with
 /// `tag_store::split_joined`), whether it has attachments or SLA clocks,
 /// and the addresses its email thread copies (the email component's row,
-/// read as the tags, clocks and files are), in one statement (no query per
-/// row): a ticket without attachments or clocks is read in one round trip.
+/// joined on its key: a ticket without a thread costs one probe of that
+/// key, no subquery), in one statement (no query per row): a ticket without
+/// attachments or clocks is read in one round trip.
 const TICKET_SELECT: &str = "SELECT t.id, t.ticket_number, t.subject, t.description, t.status, \
      t.priority, t.entity_id, t.visitor_email, t.chat_session_id, t.visitor_external_id, \
      t.visitor_name, t.visitor_verified, t.contact_id, t.assigned_to_id, u.name AS assignee_name, \
@@ -87,8 +91,9 @@ const TICKET_SELECT: &str = "SELECT t.id, t.ticket_number, t.subject, t.descript
      t.snoozed_until, t.merged_into, \
      (EXISTS (SELECT 1 FROM ticket_links l WHERE l.from_id = t.id) \
       OR EXISTS (SELECT 1 FROM ticket_links l WHERE l.to_id = t.id)) AS has_links, \
-     t.channel, (SELECT e.cc FROM email_tickets e WHERE e.ticket_id = t.id) AS email_cc \
-     FROM tickets t LEFT JOIN users u ON u.id = t.assigned_to_id";
+     t.channel, e.cc AS email_cc \
+     FROM tickets t LEFT JOIN users u ON u.id = t.assigned_to_id \
+     LEFT JOIN email_tickets e ON e.ticket_id = t.id";
 
 /// `SELECT … WHERE t.id = $1 AND` the tenant's, in the tenant's teams when
 /// it is limited to them: every read, lock and check of one ticket goes

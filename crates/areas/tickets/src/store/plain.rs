@@ -19,7 +19,7 @@ use uuid::Uuid;
 use super::activities::{self, NewActivity};
 use super::subscribers::Subscribers;
 use crate::auth::Tenant;
-use crate::db::{After, Query, Table, Tx};
+use crate::db::{After, NewRows, Query, Table, Tx};
 use crate::error::StoreError;
 use crate::event_catalogue::{Event, EventName};
 use crate::events;
@@ -53,6 +53,8 @@ struct Alone {
 pub(super) struct Alongside<'a> {
     pub clocks: &'a [Clock],
     pub entry: NewActivity,
+    /// The outbox jobs the create queues (`JobsOf`).
+    pub jobs: Option<NewRows>,
 }
 
 /// Writes `ticket` (as written but for its number) with `insert`, the
@@ -130,10 +132,11 @@ pub(super) async fn insert(
 }
 
 /// `WITH inserted AS (insert …), clocks AS (…), activity AS (…), written
-/// AS (…)`: the row (not when `unsubscribed_only` and a webhook subscribes
-/// to `ticket.created`), its clocks, its timeline entry and its event, each
-/// described by its own area as it is when written alone (`NewRows`), the
-/// entry's and the event's `ticketNumber` taken from the row as inserted.
+/// AS (…), queued AS (…)`: the row (not when `unsubscribed_only` and a webhook subscribes
+/// to `ticket.created`), its clocks, its timeline entry, its event and its
+/// jobs, each described by its own area as it is when written alone
+/// (`NewRows`), the entry's and the event's `ticketNumber` taken from the
+/// row as inserted.
 fn writes(
     insert: Query,
     tenant: &Tenant,
@@ -167,7 +170,11 @@ fn writes(
     let statement = entry.push_after(statement, "activity", after);
     let change = events::ticket_change(ticket)?;
     let event_row = crate::event_log::rows_after_record(tenant, event, &change);
-    Ok(event_row.push_after(statement, "written", after))
+    let statement = event_row.push_after(statement, "written", after);
+    Ok(match also.jobs.clone() {
+        Some(jobs) => jobs.push_after(statement, "queued", after),
+        None => statement,
+    })
 }
 
 /// Whether the tenant (`$2`, `$3`) has an active webhook subscribed to

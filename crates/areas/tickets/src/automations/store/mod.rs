@@ -19,8 +19,10 @@ use crate::error::{Refused, StoreError};
 use crate::teams::store as team_store;
 use crate::time::{Timestamp, new_id};
 
-const SELECT: &str = "SELECT a.id, a.name, a.kind, a.events, a.conditions, a.actions, \
-     a.position, a.enabled, a.created_at, a.updated_at FROM automations a";
+/// An automation's columns, as `Row` reads them (a read's, or a write's
+/// `RETURNING`).
+const COLUMNS: &str =
+    "id, name, kind, events, conditions, actions, position, enabled, created_at, updated_at";
 
 #[derive(sqlx::FromRow)]
 struct Row {
@@ -54,7 +56,7 @@ impl From<Row> for Automation {
 }
 
 fn of_tenant(tenant: &Tenant) -> Query {
-    Query::new(SELECT).push(" WHERE ").push_tenant(tenant, "a")
+    Query::new(format!("SELECT {COLUMNS} FROM automations a WHERE ")).push_tenant(tenant, "a")
 }
 
 /// The tenant's automations in their order (position, then age).
@@ -113,39 +115,15 @@ pub async fn create(
     }
     let id = new_id();
     let position = new.position.unwrap_or(last.map_or(0, |p| p + 1));
-    Query::new(
+    let insert = Query::new(
         "INSERT INTO automations (id, company_id, mode, name, kind, events, conditions, actions, \
-         position, enabled, created_at, updated_at) \
+         position, enabled, updated_at, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)",
     )
     .bind(id)
-    .bind_tenant(tenant)
-    .bind(new.name)
-    .bind(new.kind)
-    .bind(serde_json::to_value(&new.events).map_err(StoreError::from)?)
-    .bind(serde_json::to_value(&new.conditions).map_err(StoreError::from)?)
-    .bind(serde_json::to_value(&new.actions).map_err(StoreError::from)?)
-    .bind(position)
-    .bind(new.enabled)
-    .bind(now)
-    .execute(&mut tx)
-    .await?;
-    let row: Row = of_tenant(tenant)
-        .push(" AND a.id = ")
-        .push_bind(id)
-        .fetch_one(&mut tx)
-        .await?;
-    let created = Automation::from(row);
-    let changes = Changes::created(&created);
-    audit(
-        &mut tx,
-        tenant,
-        id,
-        now,
-        AuditAction::AutomationCreated,
-        changes,
-    )
-    .await?;
+    .bind_tenant(tenant);
+    let insert = bind_fields(insert, new, position, now)?;
+    let created = written(&mut tx, tenant, insert, None, now).await?;
     tx.commit().await?;
     Ok(created)
 }
@@ -163,42 +141,65 @@ pub async fn update(
     check_references(&mut tx, tenant, &changes.actions).await?;
     check_calendars(&mut tx, tenant, &changes.conditions).await?;
     let before = find(&mut tx, tenant, id).await?;
-    Query::new(
+    let update = Query::new(
         "UPDATE automations SET name = $4, kind = $5, events = $6, conditions = $7, \
          actions = $8, position = $9, enabled = $10, updated_at = $11 \
          WHERE id = $1 AND company_id = $2 AND mode = $3",
     )
     .bind(id)
-    .bind_tenant(tenant)
-    .bind(changes.name)
-    .bind(changes.kind)
-    .bind(serde_json::to_value(&changes.events)?)
-    .bind(serde_json::to_value(&changes.conditions)?)
-    .bind(serde_json::to_value(&changes.actions)?)
-    .bind(changes.position.unwrap_or(0))
-    .bind(changes.enabled)
-    .bind(now)
-    .execute_or_not_found(&mut tx)
-    .await?;
-    let row: Row = of_tenant(tenant)
-        .push(" AND a.id = ")
-        .push_bind(id)
-        .fetch_one(&mut tx)
+    .bind_tenant(tenant);
+    let position = changes.position.unwrap_or(0);
+    let update = bind_fields(update, changes, position, now)?;
+    let after = written(&mut tx, tenant, update, Some(&before), now).await?;
+    tx.commit().await?;
+    Ok(after)
+}
+
+/// Binds what a create and an update write, in this order: name, kind,
+/// events, conditions, actions, position, enabled, the write's time.
+fn bind_fields(
+    query: Query,
+    fields: NewAutomation,
+    position: i64,
+    now: Timestamp,
+) -> Result<Query, StoreError> {
+    Ok(query
+        .bind(fields.name)
+        .bind(fields.kind)
+        .bind(serde_json::to_value(&fields.events)?)
+        .bind(serde_json::to_value(&fields.conditions)?)
+        .bind(serde_json::to_value(&fields.actions)?)
+        .bind(position)
+        .bind(fields.enabled)
+        .bind(now))
+}
+
+/// Runs `write`, an INSERT or an UPDATE of one automation, in `tx`, and
+/// records it in the audit log: created, or updated from `before` (no
+/// entry when nothing but its stamp changed). Answers the automation as
+/// written (its row returned by the write itself; none: not found).
+async fn written(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    write: Query,
+    before: Option<&Automation>,
+    now: Timestamp,
+) -> Result<Automation, StoreError> {
+    let row: Row = write
+        .push(&format!(" RETURNING {COLUMNS}"))
+        .fetch_one(&mut *tx)
         .await?;
     let after = Automation::from(row);
-    let changes = Changes::updated(&before, &after);
-    if !changes.is_empty_update() {
-        audit(
-            &mut tx,
-            tenant,
-            id,
-            now,
+    let (action, changes) = match before {
+        None => (AuditAction::AutomationCreated, Changes::created(&after)),
+        Some(before) => (
             AuditAction::AutomationUpdated,
-            changes,
-        )
-        .await?;
+            Changes::updated(before, &after),
+        ),
+    };
+    if !changes.is_empty_update() {
+        audit(tx, tenant, after.id, now, action, changes).await?;
     }
-    tx.commit().await?;
     Ok(after)
 }
 
