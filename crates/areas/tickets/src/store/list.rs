@@ -53,6 +53,9 @@ fn filtered(
     if let Some(assignee) = filter.assigned_to_id {
         query = query.push(" AND t.assigned_to_id = ").push_bind(assignee);
     }
+    if let Some(assigned) = filter.assigned {
+        query = query.push(assignee_is("t.assigned_to_id", assigned));
+    }
     if let Some(team) = filter.team_id {
         query = query.push(" AND t.team_id = ").push_bind(team);
     }
@@ -336,10 +339,19 @@ fn exact_count(tenant: &Tenant, filter: &TicketFilter) -> Option<Query> {
     if let Some(assignee) = filter.assigned_to_id {
         query = query.push(" AND c.assignee = ").push_bind(assignee);
     }
+    if let Some(assigned) = filter.assigned {
+        query = query.push(assignee_is("c.assignee", assigned));
+    }
     if let Some(team) = filter.team_id {
         query = query.push(" AND c.team = ").push_bind(team);
     }
     Some(query)
+}
+
+/// The condition of the `assigned` filter on `column`.
+fn assignee_is(column: &str, assigned: bool) -> String {
+    let test = if assigned { "IS NOT NULL" } else { "IS NULL" };
+    format!(" AND {column} {test}")
 }
 
 #[cfg(test)]
