@@ -54,7 +54,7 @@ fn filtered(
         query = query.push(" AND t.assigned_to_id = ").push_bind(assignee);
     }
     if let Some(assigned) = filter.assigned {
-        query = query.push(assignee_is("t.assigned_to_id", assigned));
+        query = query.push(&assignee_is("t.assigned_to_id", assigned));
     }
     if let Some(team) = filter.team_id {
         query = query.push(" AND t.team_id = ").push_bind(team);
@@ -340,7 +340,7 @@ fn exact_count(tenant: &Tenant, filter: &TicketFilter) -> Option<Query> {
         query = query.push(" AND c.assignee = ").push_bind(assignee);
     }
     if let Some(assigned) = filter.assigned {
-        query = query.push(assignee_is("c.assignee", assigned));
+        query = query.push(&assignee_is("c.assignee", assigned));
     }
     if let Some(team) = filter.team_id {
         query = query.push(" AND c.team = ").push_bind(team);
