@@ -159,15 +159,9 @@ fn viewing_and_leave_frames_carry_their_ticket() {
 fn a_ticket_channel_round_trips_through_the_bus() {
     let id = Uuid::now_v7();
     let channel = Channel::parse(&format!("ticket:{id}")).expect("a channel");
-    let topic = Topic::new(
-        Tenant::new(Uuid::now_v7(), Mode::Live),
-        channel.into(),
-    );
+    let topic = Topic::new(Tenant::new(Uuid::now_v7(), Mode::Live), channel.into());
     let (parsed, _) = Topic::parse_bus_topic(&topic.bus_topic(None)).expect("parsed");
-    assert_eq!(
-        (channel.name(), parsed),
-        (format!("ticket:{id}"), topic)
-    );
+    assert_eq!((channel.name(), parsed), (format!("ticket:{id}"), topic));
 }
 
 #[test]

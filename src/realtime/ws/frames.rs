@@ -149,7 +149,12 @@ impl Socket {
         let (channel, name) = Self::parse_channel(channel)?;
         let since = match since.map(str::trim) {
             None | Some("") => None,
-            Some(_) if matches!(channel, Channel::Presence | Channel::Agent(_) | Channel::Ticket(_)) => {
+            Some(_)
+                if matches!(
+                    channel,
+                    Channel::Presence | Channel::Agent(_) | Channel::Ticket(_)
+                ) =>
+            {
                 return Err(ApiError::invalid_field(
                     "since",
                     "applies to session, entity and ticket channels only",
@@ -271,7 +276,10 @@ impl Socket {
             let scope = match channel {
                 Channel::Session(id) => store::ReplayScope::Session(id),
                 Channel::Entity(id) => store::ReplayScope::Entity(id),
-                Channel::Presence | Channel::Tickets(_) | Channel::Agent(_) | Channel::Ticket(_) => {
+                Channel::Presence
+                | Channel::Tickets(_)
+                | Channel::Agent(_)
+                | Channel::Ticket(_) => {
                     return Ok(Vec::new());
                 }
             };

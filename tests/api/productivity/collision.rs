@@ -36,9 +36,12 @@ struct Desk {
 }
 
 async fn socket(app: &TestApp, browser: &Browser) -> Client {
-    Client::try_with_headers(app, &[("Cookie", &browser.cookie), ("Origin", &app.address)])
-        .await
-        .expect("socket opens")
+    Client::try_with_headers(
+        app,
+        &[("Cookie", &browser.cookie), ("Origin", &app.address)],
+    )
+    .await
+    .expect("socket opens")
 }
 
 /// Bob is subscribed to the ticket's channel (past its empty snapshot).
@@ -154,7 +157,11 @@ async fn a_late_subscriber_hears_who_views_the_ticket_now(backend: Backend) {
     assert_eq!(late.next().await["type"], "subscribed");
     let snapshot = late.next().await;
     assert_eq!(
-        (&snapshot["type"], &snapshot["data"]["userId"], &snapshot["data"]["viewing"]),
+        (
+            &snapshot["type"],
+            &snapshot["data"]["userId"],
+            &snapshot["data"]["viewing"]
+        ),
         (&json!("viewing"), &user_id(&desk.ann), &json!(true))
     );
 }
@@ -168,7 +175,10 @@ async fn a_company_keys_socket_cannot_view_a_ticket(backend: Backend) {
         .await;
 
     let reply = service.next_of("error").await;
-    assert_eq!((&reply["id"], &reply["code"]), (&json!("v"), &json!("insufficient_scope")));
+    assert_eq!(
+        (&reply["id"], &reply["code"]),
+        (&json!("v"), &json!("insufficient_scope"))
+    );
     desk.bob_socket.assert_nothing_before_pong().await;
 }
 
@@ -182,5 +192,8 @@ async fn a_ticket_of_another_company_cannot_be_watched(backend: Backend) {
         .await;
 
     let reply: Value = desk.ann_socket.next().await;
-    assert_eq!((&reply["id"], &reply["code"]), (&json!("s"), &json!("not_found")));
+    assert_eq!(
+        (&reply["id"], &reply["code"]),
+        (&json!("s"), &json!("not_found"))
+    );
 }

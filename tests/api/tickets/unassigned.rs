@@ -23,7 +23,11 @@ async fn three_tickets(app: &TestApp, acme: &TestCompany) -> (Vec<String>, Vec<S
             json!({"subject": format!("Ticket {i}"), "entityId": acme.entity.id, "assignedToId": assignee}),
         )
         .await;
-        let list = if i == 1 { &mut assigned } else { &mut unassigned };
+        let list = if i == 1 {
+            &mut assigned
+        } else {
+            &mut unassigned
+        };
         list.insert(0, id_of(&created));
     }
     (assigned, unassigned)
