@@ -229,6 +229,6 @@ fn rejections_answer_their_documented_error_frames() {
     };
     assert_eq!(
         unknown.error_frame(),
-        r#"{"type":"error","id":"c1","code":"validation_failed","error":"type: must be one of: subscribe, unsubscribe, message, typing, ping"}"#
+        r#"{"type":"error","id":"c1","code":"validation_failed","error":"type: must be one of: subscribe, unsubscribe, message, typing, viewing, leave, ping"}"#
     );
 }
