@@ -68,7 +68,9 @@ test('the inboxes — mine, unassigned, my team, all, a saved view — list thei
   const team = await api('POST', '/teams', { name: 'Returns (inbox test)', memberIds: [vera.id] });
   const tag = 'inbox-views';
   const create = (extra) => api('POST', '/tickets', { subject: 'Inbox test', tags: [tag], entityId: ENTITY_ID, ...extra });
-  const mine = await create({ assignedToId: vera.id });
+  // A ticket is created unassigned: Vera's is then given to her.
+  const mine = await create({});
+  await api('PATCH', `/tickets/${mine.id}`, { assignedToId: vera.id });
   const inTeam = await create({ teamId: team.id });
   const loose = await create({});
   const saved = await api('POST', '/views', { name: 'Inbox test tickets', visibility: 'shared', filters: { tag: [tag] } });

@@ -16,6 +16,7 @@ use crate::support::{Backend, TestApp, TestCompany};
 
 backend_tests!(
     an_agent_viewing_a_ticket_is_announced_to_its_subscribers,
+    two_agents_on_one_ticket_see_each_other_viewing,
     typing_on_a_ticket_is_announced_and_clears_after_its_time,
     leaving_a_ticket_is_announced,
     a_closed_socket_leaves_the_ticket,
@@ -23,6 +24,7 @@ backend_tests!(
     a_late_subscriber_hears_who_views_the_ticket_now,
     a_company_keys_socket_cannot_view_a_ticket,
     a_ticket_of_another_company_cannot_be_watched,
+    an_agent_of_another_company_viewing_the_ticket_is_refused_and_not_announced,
 );
 
 /// Two signed-in agents of one company, each with a socket, and a ticket.
@@ -30,6 +32,7 @@ struct Desk {
     app: TestApp,
     acme: TestCompany,
     ann: Browser,
+    bob: Browser,
     ann_socket: Client,
     bob_socket: Client,
     ticket: String,
@@ -61,6 +64,7 @@ async fn desk(app: TestApp) -> Desk {
         app,
         acme,
         ann,
+        bob,
         ann_socket,
         bob_socket,
         ticket,
@@ -101,6 +105,36 @@ async fn an_agent_viewing_a_ticket_is_announced_to_its_subscribers(backend: Back
         frame["data"],
         json!({"ticketId": desk.ticket, "userId": user_id(&desk.ann),
                "name": "Agent ann@acme.example", "viewing": true, "typing": false})
+    );
+}
+
+async fn two_agents_on_one_ticket_see_each_other_viewing(backend: Backend) {
+    let mut desk = desk(TestApp::spawn(backend).await).await;
+    let channel = format!("ticket:{}", desk.ticket);
+    desk.ann_socket
+        .send(json!({"type": "subscribe", "channel": channel}))
+        .await;
+    assert_eq!(desk.ann_socket.next().await["type"], "subscribed");
+    desk.ann_socket.assert_nothing_before_pong().await;
+
+    desk.ann_sends("viewing").await;
+    desk.bob_socket
+        .send(json!({"type": "viewing", "ticketId": desk.ticket}))
+        .await;
+    let bob_id = user_id(&desk.bob);
+
+    // Each hears the other (and their own view too: a console skips it).
+    let ann_heard = desk
+        .ann_socket
+        .next_where(|f| f["type"] == "viewing" && f["data"]["userId"] == bob_id)
+        .await;
+    let bob_heard = desk
+        .bob_socket
+        .next_where(|f| f["type"] == "viewing" && f["data"]["userId"] == user_id(&desk.ann))
+        .await;
+    assert_eq!(
+        (&ann_heard["data"]["viewing"], &bob_heard["data"]["viewing"]),
+        (&json!(true), &json!(true))
     );
 }
 
@@ -196,4 +230,24 @@ async fn a_ticket_of_another_company_cannot_be_watched(backend: Backend) {
         (&reply["id"], &reply["code"]),
         (&json!("s"), &json!("not_found"))
     );
+}
+
+async fn an_agent_of_another_company_viewing_the_ticket_is_refused_and_not_announced(
+    backend: Backend,
+) {
+    let mut desk = desk(TestApp::spawn(backend).await).await;
+    let other = desk.app.company().await;
+    let eve = signed_in(&desk.app, &other, "eve@other.example", "agent").await;
+    let mut eve_socket = socket(&desk.app, &eve).await;
+
+    eve_socket
+        .send(json!({"type": "viewing", "id": "v", "ticketId": desk.ticket}))
+        .await;
+
+    let reply = eve_socket.next_of("error").await;
+    assert_eq!(
+        (&reply["id"], &reply["code"]),
+        (&json!("v"), &json!("not_found"))
+    );
+    desk.bob_socket.assert_nothing_before_pong().await;
 }

@@ -10,25 +10,27 @@ backend_tests!(
     a_view_keeps_the_assigned_filter,
 );
 
-/// Three tickets of `acme`, the middle one assigned: (assigned, unassigned ids).
+/// Three tickets of `acme`, the middle one then assigned (a ticket is
+/// created unassigned; PATCH gives it an agent): (assigned, unassigned ids).
 async fn three_tickets(app: &TestApp, acme: &TestCompany) -> (Vec<String>, Vec<String>) {
     let ann = user(app, acme.company.id, "Ann").await;
     let mut assigned = Vec::new();
     let mut unassigned = Vec::new();
     for i in 0..3 {
-        let assignee = (i == 1).then_some(ann.id);
-        let created = ticket(
-            app,
-            acme,
-            json!({"subject": format!("Ticket {i}"), "entityId": acme.entity.id, "assignedToId": assignee}),
-        )
-        .await;
-        let list = if i == 1 {
-            &mut assigned
+        let created = ticket(app, acme, json!({"subject": format!("Ticket {i}")})).await;
+        let id = id_of(&created);
+        if i == 1 {
+            app.patch(
+                &format!("/tickets/{id}"),
+                &acme.key,
+                json!({"assignedToId": ann.id}),
+            )
+            .await
+            .assert_status(200);
+            assigned.insert(0, id);
         } else {
-            &mut unassigned
-        };
-        list.insert(0, id_of(&created));
+            unassigned.insert(0, id);
+        }
     }
     (assigned, unassigned)
 }

@@ -54,7 +54,12 @@ fn filtered(
         query = query.push(" AND t.assigned_to_id = ").push_bind(assignee);
     }
     if let Some(assigned) = filter.assigned {
-        query = query.push(&assignee_is("t.assigned_to_id", assigned));
+        let test = if assigned {
+            " AND t.assigned_to_id IS NOT NULL"
+        } else {
+            " AND t.assigned_to_id IS NULL"
+        };
+        query = query.push(test);
     }
     if let Some(team) = filter.team_id {
         query = query.push(" AND t.team_id = ").push_bind(team);
@@ -305,18 +310,21 @@ enum PageTotal {
 }
 
 /// The count a page carries in its own statement: the exact one, for a
-/// list without a search.
+/// list without a search. Not with `assigned`: its count binds the
+/// counters' "no assignee" value, which the page's own text has no
+/// placeholder for, so it is read in a statement of its own.
 fn page_total(tenant: &Tenant, filter: &TicketFilter) -> Option<Query> {
-    match filter.search {
-        Some(_) => None,
-        None => exact_count(tenant, filter),
+    match (&filter.search, filter.assigned) {
+        (None, None) => exact_count(tenant, filter),
+        _ => None,
     }
 }
 
 /// The exact count of `filter`'s tickets from `ticket_counts`, when no
 /// filter beyond the counters' columns is given (search aside: `count`
 /// handles it first). Its placeholders follow `filtered`'s order: the
-/// tenant, then entity, status, priority, assignee and team.
+/// tenant, then entity, status, priority, assignee and team (then, with
+/// `assigned`, the nil UUID, which `filtered` has no counterpart for).
 fn exact_count(tenant: &Tenant, filter: &TicketFilter) -> Option<Query> {
     let sla_filtered = filter.sla_breached.is_some() || filter.sla_due_before.is_some();
     let unfollowed = filter.number.is_some() || sla_filtered || filter.snoozed.is_some();
@@ -339,19 +347,22 @@ fn exact_count(tenant: &Tenant, filter: &TicketFilter) -> Option<Query> {
     if let Some(assignee) = filter.assigned_to_id {
         query = query.push(" AND c.assignee = ").push_bind(assignee);
     }
-    if let Some(assigned) = filter.assigned {
-        query = query.push(&assignee_is("c.assignee", assigned));
-    }
     if let Some(team) = filter.team_id {
         query = query.push(" AND c.team = ").push_bind(team);
     }
+    if let Some(assigned) = filter.assigned {
+        // A counter row never holds NULL: "no assignee" is the nil UUID
+        // (its key column is NOT NULL; 0022_ticket_teams.sql), so `IS NULL`
+        // would count nothing. Bound last, after `filtered`'s values: the
+        // page never embeds this count (see `page_total`).
+        let test = if assigned {
+            " AND c.assignee <> "
+        } else {
+            " AND c.assignee = "
+        };
+        query = query.push(test).push_bind(Uuid::nil());
+    }
     Some(query)
-}
-
-/// The condition of the `assigned` filter on `column`.
-fn assignee_is(column: &str, assigned: bool) -> String {
-    let test = if assigned { "IS NOT NULL" } else { "IS NULL" };
-    format!(" AND {column} {test}")
 }
 
 #[cfg(test)]
