@@ -110,10 +110,12 @@ test('the inboxes — mine, unassigned, my team, all, a saved view — list thei
 });
 
 test("a ticket's tags and custom fields are edited in place", async () => {
+  // Keys of their own: every test file shares the company (another test
+  // defines a chat's `plan`).
   await api('POST', '/settings/custom-fields', { key: 'order_ref', label: 'Order reference', type: 'text', appliesTo: ['ticket'] });
   await api('POST', '/settings/custom-fields', {
-    key: 'plan',
-    label: 'Plan',
+    key: 'support_plan',
+    label: 'Support plan',
     type: 'select',
     options: ['free', 'pro'],
     appliesTo: ['ticket'],
@@ -140,14 +142,14 @@ test("a ticket's tags and custom fields are edited in place", async () => {
   // Fields saved as they change.
   await page.fill('#tm-cf-order_ref', 'A-1001');
   await page.press('#tm-cf-order_ref', 'Tab');
-  await page.selectOption('#tm-cf-plan', 'pro');
+  await page.selectOption('#tm-cf-support_plan', 'pro');
   await until(async () => {
     const read = await api('GET', `/tickets/${ticket.id}`);
-    return read.customFields?.plan === 'pro' && read.customFields?.order_ref === 'A-1001';
+    return read.customFields?.support_plan === 'pro' && read.customFields?.order_ref === 'A-1001';
   }, 'both fields saved');
   const read = await api('GET', `/tickets/${ticket.id}`);
   assert.deepEqual(read.tags, [tag, 'vip'].sort());
-  assert.deepEqual(read.customFields, { order_ref: 'A-1001', plan: 'pro' });
+  assert.deepEqual(read.customFields, { order_ref: 'A-1001', support_plan: 'pro' });
   await shot(page, 'console-ticket-tags-fields');
 });
 
