@@ -12,6 +12,7 @@
 //! visitor and socket tokens, [`slots`] the caps on sockets per token,
 //! [`credentials`] what closes a socket whose credentials stopped being valid,
 //! [`tickets`] what the ticket channels carry once a change has committed,
+//! [`watchers`] who is viewing or typing on a ticket (collision),
 //! [`workers`] this node's realtime tasks and the socket route.
 
 pub use infra::bus;
@@ -24,6 +25,7 @@ pub mod slots;
 pub mod store;
 pub mod tickets;
 pub mod token;
+pub mod watchers;
 pub mod workers;
 pub mod ws;
 
@@ -61,6 +63,8 @@ pub struct Realtime {
     pub bus: Bus,
     pub hub: Arc<Hub>,
     pub presence: Presence,
+    /// Who views or types on which ticket, from this node's sockets.
+    pub watchers: watchers::Watchers,
     /// Sockets open per visitor or socket token (on every node with Redis).
     pub slots: slots::SocketSlots,
     tokens: OnceCell<TokenKey>,
@@ -102,6 +106,7 @@ impl Realtime {
             bus,
             hub: Arc::new(Hub::default()),
             presence,
+            watchers: watchers::Watchers::new(clock.clone()),
             slots,
             tokens: OnceCell::new(),
             keepalive: (
@@ -189,10 +194,16 @@ impl Realtime {
         if self.hub.subscribers(&topic) == 0 {
             return 0;
         }
+        // Who views a ticket is ticket data: a socket whose key lost
+        // `tickets:read` hears none of it.
+        let needs = match topic.channel {
+            HubChannel::Ticket(_) => TicketReads::Public,
+            _ => TicketReads::Nothing,
+        };
         self.hub.dispatch(Arc::new(Frame {
             topic,
             message_id,
-            needs: TicketReads::Nothing,
+            needs,
             text: message.payload.as_ref().into(),
         }))
     }

@@ -101,9 +101,13 @@ async fn run_sweeper(routing: Routing, mut shutdown: watch::Receiver<bool>) {
     }
 }
 
-/// One sweep: announces every agent whose presence has expired, and
-/// starts their grace period in routing (public so a test can drive it).
+/// One sweep: announces every agent whose presence has expired, and the
+/// ticket viewers and typists whose holds ran out, and
+/// starts the agents' grace period in routing (public so a test can drive it).
 pub async fn sweep_once(routing: &Routing) -> Result<(), StoreError> {
+    // Ticket viewers first: they never fail, and a presence outage must not
+    // hold their expiry up.
+    ws::sweep_viewers(&routing.realtime).await;
     for (tenant, agent) in routing.realtime.presence.sweep().await? {
         routing
             .realtime

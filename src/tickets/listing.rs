@@ -43,6 +43,9 @@ pub(crate) struct ListQuery {
     priority: Option<String>,
     #[param(value_type = Option<uuid::Uuid>)]
     assigned_to_id: Option<String>,
+    /// `false`: only unassigned tickets; `true`: only assigned ones.
+    #[param(value_type = Option<bool>)]
+    assigned: Option<String>,
     /// Only the tickets of this team.
     #[param(value_type = Option<uuid::Uuid>)]
     team_id: Option<String>,
@@ -188,12 +191,13 @@ pub(crate) async fn filter_of(
         field_filter(raw_query, &definitions, RecordKind::Ticket),
     )
         .all_valid()?;
-    let (number, sla_breached, sla_due_before, by_sla_due, snoozed) = (
+    let (number, sla_breached, sla_due_before, by_sla_due, snoozed, assigned) = (
         optional_number(non_empty(&query.ticket_number)),
         optional_bool("slaBreached", non_empty(&query.sla_breached)),
         optional_instant("slaDueBefore", non_empty(&query.sla_due_before)),
         by_sla_due(non_empty(&query.order)),
         optional_bool("snoozed", non_empty(&query.snoozed)),
+        optional_bool("assigned", non_empty(&query.assigned)),
     )
         .all_valid()?;
     let search = text.map(|text| TicketSearch {
@@ -206,6 +210,7 @@ pub(crate) async fn filter_of(
         status,
         priority,
         assigned_to_id,
+        assigned,
         team_id,
         tags,
         search,

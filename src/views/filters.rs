@@ -22,6 +22,7 @@ const PARAMS: &[&str] = &[
     "status",
     "priority",
     "assignedToId",
+    "assigned",
     "teamId",
     "q",
     "slaBreached",
@@ -147,6 +148,9 @@ fn canonical(filter: &TicketFilter, pairs: &[(String, String)]) -> Map<String, V
     }
     if let Some(id) = filter.assigned_to_id {
         put("assignedToId", text(&id.to_string()));
+    }
+    if let Some(assigned) = filter.assigned {
+        put("assigned", Value::Bool(assigned));
     }
     if let Some(id) = filter.team_id {
         put("teamId", text(&id.to_string()));

@@ -58,7 +58,7 @@ pub(crate) struct ViewBody {
     visibility: Option<String>,
     /// The ticket list's filters by their query parameter names:
     /// `ticketNumber`, `entityId`, `status`, `priority`, `assignedToId`,
-    /// `teamId`, `q`, `slaBreached`, `slaDueBefore`, `snoozed`, `tag` and
+    /// `assigned`, `teamId`, `q`, `slaBreached`, `slaDueBefore`, `snoozed`, `tag` and
     /// `anyTag` (a list or comma-separated), `cf.<key>` and
     /// `cf.<key>[op]`. Checked as the list checks them. On update it
     /// replaces the filters whole.

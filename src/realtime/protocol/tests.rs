@@ -1,4 +1,5 @@
 use super::*;
+use crate::auth::{Mode, Tenant};
 
 #[test]
 fn channels_and_bus_topics_round_trip() {
@@ -133,8 +134,34 @@ fn a_typing_frame_carries_its_session_and_sender() {
         ClientFrame::Typing {
             session_id: Some("s".into()),
             sender_id: Some("u".into()),
+            ticket_id: None,
         }
     );
+}
+
+#[test]
+fn viewing_and_leave_frames_carry_their_ticket() {
+    let viewing = parsed(r#"{"type":"viewing","ticketId":"t","sessionId":"s"}"#);
+    let leave = parsed(r#"{"type":"leave","ticketId":"t"}"#);
+    let ticket_id = Some("t".to_string());
+    assert_eq!(
+        (viewing.frame, leave.frame),
+        (
+            ClientFrame::Viewing {
+                ticket_id: ticket_id.clone()
+            },
+            ClientFrame::Leave { ticket_id }
+        )
+    );
+}
+
+#[test]
+fn a_ticket_channel_round_trips_through_the_bus() {
+    let id = Uuid::now_v7();
+    let channel = Channel::parse(&format!("ticket:{id}")).expect("a channel");
+    let topic = Topic::new(Tenant::new(Uuid::now_v7(), Mode::Live), channel.into());
+    let (parsed, _) = Topic::parse_bus_topic(&topic.bus_topic(None)).expect("parsed");
+    assert_eq!((channel.name(), parsed), (format!("ticket:{id}"), topic));
 }
 
 #[test]
@@ -202,6 +229,6 @@ fn rejections_answer_their_documented_error_frames() {
     };
     assert_eq!(
         unknown.error_frame(),
-        r#"{"type":"error","id":"c1","code":"validation_failed","error":"type: must be one of: subscribe, unsubscribe, message, typing, ping"}"#
+        r#"{"type":"error","id":"c1","code":"validation_failed","error":"type: must be one of: subscribe, unsubscribe, message, typing, viewing, leave, ping"}"#
     );
 }

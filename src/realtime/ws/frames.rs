@@ -24,7 +24,7 @@ impl Socket {
         let channel = Channel::parse(name).ok_or_else(|| {
             ApiError::invalid_field(
                 "channel",
-                "must be session:<id>, entity:<id>, agent:<userId>, tickets, tickets:<id> or presence",
+                "must be session:<id>, entity:<id>, agent:<userId>, tickets, tickets:<id>, ticket:<id> or presence",
             )
         })?;
         Ok((channel, name))
@@ -65,6 +65,7 @@ impl Socket {
         }
         match (&self.credential, channel) {
             (_, Channel::Presence) => Ok(()),
+            (_, Channel::Ticket(id)) => self.readable_ticket(id).await,
             (Credential::Visitor { session_id, .. }, Channel::Session(id)) if *session_id == id => {
                 Ok(())
             }
@@ -148,7 +149,12 @@ impl Socket {
         let (channel, name) = Self::parse_channel(channel)?;
         let since = match since.map(str::trim) {
             None | Some("") => None,
-            Some(_) if matches!(channel, Channel::Presence | Channel::Agent(_)) => {
+            Some(_)
+                if matches!(
+                    channel,
+                    Channel::Presence | Channel::Agent(_) | Channel::Ticket(_)
+                ) =>
+            {
                 return Err(ApiError::invalid_field(
                     "since",
                     "applies to session, entity and ticket channels only",
@@ -234,6 +240,9 @@ impl Socket {
         if channel == Channel::Presence {
             self.presence_snapshot().await?;
         }
+        if let Channel::Ticket(ticket) = channel {
+            self.viewers_snapshot(ticket).await?;
+        }
         if let Channel::Session(session) = channel {
             self.queue_snapshot(session).await?;
         }
@@ -267,7 +276,10 @@ impl Socket {
             let scope = match channel {
                 Channel::Session(id) => store::ReplayScope::Session(id),
                 Channel::Entity(id) => store::ReplayScope::Entity(id),
-                Channel::Presence | Channel::Tickets(_) | Channel::Agent(_) => {
+                Channel::Presence
+                | Channel::Tickets(_)
+                | Channel::Agent(_)
+                | Channel::Ticket(_) => {
                     return Ok(Vec::new());
                 }
             };

@@ -21,6 +21,7 @@ mod peer;
 mod teams_only;
 mod ticket_replay;
 mod typing;
+mod viewing;
 
 use std::time::{Duration, Instant};
 
@@ -33,6 +34,7 @@ use futures::SinkExt;
 use uuid::Uuid;
 
 pub use auth::{Credential, WsQuery, authenticate, slot_for};
+pub use viewing::sweep as sweep_viewers;
 
 use super::bus::BusInterest;
 use super::credentials::Ending;
@@ -267,6 +269,9 @@ struct Socket {
     /// Session → entity of sessions an agent socket has touched.
     sessions: Vec<(Uuid, Uuid)>,
     last_typing: Option<(Uuid, Instant)>,
+    /// Tickets whose channel or viewing this socket was allowed (so a
+    /// burst of typing frames reads the ticket once).
+    tickets: Vec<Uuid>,
     /// The socket's allowance of client frames.
     frames: budget::FrameBudget,
 }
@@ -305,6 +310,7 @@ fn run(
         replayed: None,
         sessions: Vec::new(),
         last_typing: None,
+        tickets: Vec::new(),
         frames,
     };
     // The block owns `socket` and works on it in place: an `async fn` taking
@@ -322,6 +328,8 @@ fn run(
         let stop = socket.serve().await;
         // Unsubscribe and drop queued frames at once, then say goodbye.
         socket.conn.release();
+        // Boxed: publishing is a bus call, rare beside the socket's life.
+        Box::pin(viewing::release(&socket.state.realtime, socket.conn.id)).await;
         socket.bus_interest = None;
         let server_close = if let Stop::Closed(close) = stop {
             Some(close.code)
@@ -532,8 +540,24 @@ impl Socket {
             // ping) would allocate that much.
             ClientFrame::Message(message) => Box::pin(self.message(&message, id)).await,
             ClientFrame::Typing {
+                ticket_id: Some(ticket_id),
+                ..
+            } => {
+                self.hold_ticket(Some(&ticket_id), viewing::Hold::Type)
+                    .await
+            }
+            ClientFrame::Viewing { ticket_id } => {
+                self.hold_ticket(ticket_id.as_deref(), viewing::Hold::View)
+                    .await
+            }
+            ClientFrame::Leave { ticket_id } => {
+                self.hold_ticket(ticket_id.as_deref(), viewing::Hold::Leave)
+                    .await
+            }
+            ClientFrame::Typing {
                 session_id,
                 sender_id,
+                ticket_id: None,
             } => {
                 self.typing(session_id.as_deref(), sender_id.as_deref())
                     .await

@@ -4,6 +4,7 @@
 
 mod bulk;
 mod chat_versions;
+mod collision;
 mod macros;
 mod mentions;
 mod sending;

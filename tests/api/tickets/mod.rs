@@ -11,6 +11,7 @@ mod notes;
 mod notify;
 mod numbers;
 mod scopes_cut;
+mod unassigned;
 
 use serde_json::{Value, json};
 use supportdesk::auth::{Mode, Scope, ScopeSet, Tenant};

@@ -16,8 +16,10 @@ export class ApiError extends Error {
  * the visitor widget passes its session's `token`. No API key is ever sent
  * from a browser.
  */
-export async function request(path, { method = 'GET', body, cookie = false, csrf, token, keepalive = false, signal } = {}) {
+export async function request(path, { method = 'GET', body, cookie = false, csrf, token, keepalive = false, signal, ifMatch } = {}) {
   const headers = { Accept: 'application/json' };
+  // The version a change is based on: a newer one answers 412 with what changed.
+  if (ifMatch !== undefined) headers['If-Match'] = `"${ifMatch}"`;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   if (csrf && method !== 'GET' && method !== 'HEAD') headers['X-CSRF-Token'] = csrf;
   // A visitor token (the widget's own session), never an API key.
@@ -51,6 +53,8 @@ export async function request(path, { method = 'GET', body, cookie = false, csrf
     const message = data?.error ?? `Request failed (${response.status})`;
     const error = new ApiError(response.status, data?.code ?? 'http_error', message, data?.details ?? []);
     error.retryAfter = Number(response.headers.get('Retry-After')) || null;
+    // The whole answer: a version conflict names the changes and the version now.
+    error.body = data;
     throw error;
   }
   return data;

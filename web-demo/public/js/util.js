@@ -126,3 +126,13 @@ export function safeStorage(kind) {
     };
   }
 }
+
+/**
+ * Puts `node` in the page with `put`, in place of an earlier node of its id:
+ * a console started again (signed out, then in) builds its parts anew.
+ */
+export function placed(node, put) {
+  document.getElementById(node.id)?.remove();
+  put(node);
+  return node;
+}

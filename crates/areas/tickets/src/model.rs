@@ -175,6 +175,8 @@ pub struct TicketFilter {
     pub status: Option<TicketStatus>,
     pub priority: Option<Priority>,
     pub assigned_to_id: Option<Uuid>,
+    /// `assigned`: only tickets with (true) or without (false) an assignee.
+    pub assigned: Option<bool>,
     pub team_id: Option<Uuid>,
     pub tags: TagFilter,
     /// `?q=`: ranked full-text search (`None` when absent or blank).
@@ -218,6 +220,7 @@ impl TicketFilter {
             status,
             priority,
             assigned_to_id,
+            assigned,
             tags,
             search: _,
             custom_fields,
@@ -232,6 +235,7 @@ impl TicketFilter {
             || status.is_some()
             || priority.is_some()
             || assigned_to_id.is_some()
+            || assigned.is_some()
             || !tags.is_empty()
             || !custom_fields.is_empty()
             || sla_breached.is_some()

@@ -40,6 +40,7 @@ export function setUpLive(c) {
         c.loadTeam();
         c.loadTeams();
         if (c.t?.loaded) c.reloadTickets();
+        c.onSocketOpen?.();
       }
     },
   });
@@ -79,6 +80,9 @@ export function setUpLive(c) {
         break;
       case 'presence':
         if (frame.data) c.onPresence(frame.data);
+        break;
+      case 'viewing':
+        if (frame.data) c.onViewing?.(frame.data);
         break;
       case 'ticket.created':
       case 'ticket.updated':

@@ -4,17 +4,50 @@
 // actions: comment or note (Ctrl+Enter sends), status, priority, assignee
 // (me or a teammate), escalation with a reason. A change that arrives live
 // reloads the page; an `sla.*` frame redraws its SLA at once.
+// Collision: who else views or types on the ticket shows under its title
+// (watching.js), and a reply or change is sent with the version it is based
+// on (a reply: the version when its draft began), so one made on a stale
+// view is stopped with what changed since (conflict.js).
 
 import { listOf } from '../api.js';
-import { debounce, h, shortTime, toast } from '../util.js';
+import { debounce, h, placed, shortTime, toast } from '../util.js';
+import { showConflict, staleView } from './conflict.js';
 import { draftsOf } from './drafts.js';
+import { TicketMeta } from './ticket-meta.js';
+import { TicketWatch } from './watching.js';
 
 /** Sets this part up on the console `c` and adds its functions to it. */
 export function setUpTicketPage(c) {
   const { el, me, api, on } = c;
-  const page = { ticket: null, users: [], generation: 0, draftFor: null };
+  // `basedOn`: the ticket's version the reply being written is based on.
+  const page = { ticket: null, users: [], generation: 0, draftFor: null, watch: null, basedOn: null, changing: Promise.resolve() };
   const drafts = draftsOf(me.id);
-  Object.assign(c, { openTicket, showTicketSla, refreshTicketPage: debounce(() => load(page.ticket?.id), 150) });
+  const watchers = placed(
+    h('p', { class: 'collision', id: 'td-collision', role: 'status', 'aria-live': 'polite', hidden: true }),
+    (node) => el.tdSub.after(node),
+  );
+  const conflictBox = placed(h('div', { class: 'conflict', id: 'td-conflict', role: 'alert', hidden: true }), (node) =>
+    el.tdComposer.before(node),
+  );
+  const metaBox = placed(h('section', { class: 'ticket-meta', id: 'td-meta', 'aria-label': 'Tags and fields' }), (node) =>
+    el.tdSla.before(node),
+  );
+  const meta = new TicketMeta({ api, host: metaBox, save: (body) => change(body) });
+  Object.assign(c, {
+    openTicket,
+    showTicketSla,
+    refreshTicketPage: debounce(() => load(page.ticket?.id), 150),
+    onViewing: (data) => page.watch?.onViewing(data),
+    onSocketOpen: () => page.watch?.reconnected(),
+  });
+
+  /** Says which ticket this agent is on (and leaves the one before). */
+  function watch(id) {
+    if (page.watch?.ticketId === id) return;
+    page.watch?.stop();
+    page.watch = new TicketWatch({ socket: c.socket, ticketId: id, myId: me.id, bar: watchers });
+    page.watch.start();
+  }
 
   async function loadUsers() {
     try {
@@ -32,6 +65,7 @@ export function setUpTicketPage(c) {
     if (page.users.length === 0) await loadUsers();
     el.ticketEmpty.hidden = true;
     el.ticketDetail.hidden = false;
+    watch(id);
     await load(id);
   }
 
@@ -50,8 +84,12 @@ export function setUpTicketPage(c) {
       if (page.draftFor !== ticket.id) {
         // Another ticket: its own draft, if one was kept.
         page.draftFor = ticket.id;
+        page.basedOn = null;
+        conflictBox.hidden = true;
         el.tdReply.value = drafts.get('ticket', ticket.id);
       }
+      // A reply not yet begun is based on what the agent sees now.
+      if (page.basedOn === null || !el.tdReply.value.trim()) page.basedOn = ticket.version;
       if (c.t.openId === ticket.id) c.markSeen(ticket);
       c.upsertTicket(ticket);
       render(ticket, listOf(comments), listOf(activities));
@@ -69,6 +107,7 @@ export function setUpTicketPage(c) {
     el.tdPriority.value = ticket.priority;
     el.tdAssignee.value = ticket.assignedToId ?? '';
     renderSla(ticket);
+    meta.show(ticket);
     el.tdDescription.textContent = ticket.description || 'No description.';
     const entries = [
       ...comments.map((comment) => ({ at: comment.createdAt, node: commentEntry(comment) })),
@@ -142,16 +181,41 @@ export function setUpTicketPage(c) {
     }
   }
 
-  async function change(body) {
+  /**
+   * A change to the ticket, based on the version shown (or `version`). One at
+   * a time: a change made while the one before is on its way is based on
+   * what that one answers, not refused for it.
+   */
+  function change(body, version) {
+    const run = page.changing.then(() => changeNow(body, version ?? page.ticket?.version));
+    page.changing = run.catch(() => {});
+    return run;
+  }
+
+  async function changeNow(body, version) {
     const ticket = page.ticket;
     if (!ticket) return;
+    // A reply being written on the version changed here stays current: the
+    // agent made this change themselves.
+    const draftWasCurrent = page.basedOn === ticket.version;
     try {
       const updated = await c.ownRequest(ticket.id, () =>
-        api(`/tickets/${encodeURIComponent(ticket.id)}`, { method: 'PATCH', body }),
+        api(`/tickets/${encodeURIComponent(ticket.id)}`, { method: 'PATCH', body, ifMatch: version }),
       );
       page.ticket = updated;
+      if (draftWasCurrent) page.basedOn = updated.version;
       await load(updated.id);
     } catch (err) {
+      const conflict = staleView(err);
+      if (conflict) {
+        showConflict(conflictBox, conflict, {
+          what: 'Your change',
+          users: page.users,
+          sendAnyway: (now) => change(body, now),
+          reread: () => load(ticket.id),
+        });
+        return;
+      }
       toast(err.message, { error: true });
       await load(ticket.id);
     }
@@ -162,22 +226,41 @@ export function setUpTicketPage(c) {
   on(el.tdAssignee, 'change', () => change({ assignedToId: el.tdAssignee.value || null }));
   on(el.tdAssignMe, 'click', () => change({ assignedToId: me.id }));
 
-  async function sendComment() {
+  /** Sends the reply or note, based on the version its draft began at (or `version`). */
+  async function sendComment(version = page.basedOn) {
     const ticket = page.ticket;
     const body = el.tdReply.value.trim();
     if (!ticket || !body) return;
+    const isInternal = el.tdInternal.checked;
     el.tdSend.disabled = true;
     try {
       await c.ownRequest(ticket.id, () =>
         api(`/tickets/${encodeURIComponent(ticket.id)}/comments`, {
           method: 'POST',
-          body: { body, isInternal: el.tdInternal.checked },
+          body: { body, isInternal },
+          ifMatch: version ?? undefined,
         }),
       );
       el.tdReply.value = '';
+      conflictBox.hidden = true;
       drafts.clear('ticket', ticket.id);
+      page.basedOn = null;
       await load(ticket.id);
     } catch (err) {
+      const conflict = staleView(err);
+      if (conflict) {
+        showConflict(conflictBox, conflict, {
+          what: isInternal ? 'Your note' : 'Your reply',
+          users: page.users,
+          sendAnyway: (now) => sendComment(now),
+          reread: () => {
+            // The draft stays, now based on the ticket as it is.
+            page.basedOn = null;
+            load(ticket.id).then(() => el.tdReply.focus());
+          },
+        });
+        return;
+      }
       toast(err.message, { error: true });
     } finally {
       el.tdSend.disabled = false;
@@ -186,6 +269,9 @@ export function setUpTicketPage(c) {
 
   on(el.tdReply, 'input', () => {
     if (page.ticket && page.draftFor === page.ticket.id) drafts.set('ticket', page.ticket.id, el.tdReply.value);
+    // An emptied composer starts over from the ticket as shown.
+    if (page.ticket && !el.tdReply.value.trim()) page.basedOn = page.ticket.version;
+    else page.watch?.typed();
   });
   on(el.tdComposer, 'submit', (event) => {
     event.preventDefault();

@@ -3,10 +3,15 @@
 // light; or soonest SLA due time first, paged by offset), kept current from
 // the `tickets` socket channel, with each ticket's SLA badge; an unread marker
 // (in localStorage) on tickets someone else changed since this agent last
-// opened them; and the keys j / k (move), Enter (open), r (reply).
+// opened them; and the keys j / k (move), Enter (open), r (reply). Above
+// the filters, the inboxes (inbox.js): mine, unassigned, each of the agent's
+// teams, all, and the saved views, with their counts; a saved view lists
+// its own tickets (GET /views/{id}/tickets) and sets the filters aside.
 
 import { listOf } from '../api.js';
-import { $, debounce, h, safeStorage, shortTime, toast } from '../util.js';
+import { $, debounce, h, placed, safeStorage, shortTime, toast } from '../util.js';
+import { Inbox } from './inbox.js';
+import { NewTicket } from './new-ticket.js';
 import { byNewest, bySlaDue } from './sla.js';
 
 const PAGE = 50;
@@ -39,6 +44,36 @@ export function setUpTickets(c) {
   Object.assign(c, { onTicketEvent, reloadTickets, noteOwnChange, markSeen, ownRequest, upsertTicket });
 
   for (const entity of entities) el.tfEntity.append(h('option', { value: entity.id }, entity.name));
+  const inboxes = placed(h('nav', { class: 'inbox-views', id: 'inbox-views', 'aria-label': 'Inboxes' }), (node) =>
+    el.ticketFilters.before(node),
+  );
+  const inbox = new Inbox({
+    api,
+    me,
+    host: inboxes,
+    status: () => el.tfStatus.value,
+    onPick: (view) => {
+      // A saved view brings its own filters: the form's wait aside.
+      el.ticketFilters.inert = Boolean(view.viewId);
+      el.ticketFilters.classList.toggle('is-aside', Boolean(view.viewId));
+      reloadTickets();
+    },
+  });
+
+  const opener = placed(h('button', { type: 'button', class: 'btn btn-sm', id: 'new-ticket' }, 'New ticket'), (node) =>
+    el.ticketFilters.parentElement.querySelector('.sessions-head').append(node),
+  );
+  new NewTicket({ api, entities, opener, onCreated: showTicket });
+
+  /** Opens `ticket` (one just created), in the list if it fits. */
+  function showTicket(ticket) {
+    upsertTicket(ticket, true);
+    t.openId = ticket.id;
+    t.selected = t.list.findIndex((x) => x.id === ticket.id);
+    markSeen(ticket);
+    renderTickets();
+    c.openTicket(ticket.id);
+  }
 
   // --- Views ----------------------------------------------------------------------
 
@@ -51,16 +86,23 @@ export function setUpTickets(c) {
     for (const button of el.views) button.setAttribute('aria-pressed', String(button.dataset.view === view));
     el.layout.hidden = view !== 'chats';
     el.ticketsView.hidden = view !== 'tickets';
-    if (view === 'tickets' && !t.loaded) reloadTickets();
+    if (view === 'tickets' && !t.loaded) {
+      reloadTickets();
+      inbox.load();
+    }
   }
 
   // --- Loading --------------------------------------------------------------------------
 
+  /** The list's query: the form's filters within the inbox picked. */
   function filters() {
+    const inboxQuery = inbox.current.query ?? {};
     return {
       status: el.tfStatus.value,
       priority: el.tfPriority.value,
-      assignedToId: el.tfAssignee.value === 'me' ? me.id : '',
+      assignedToId: inboxQuery.assignedToId ?? (el.tfAssignee.value === 'me' ? me.id : ''),
+      assigned: inboxQuery.assigned ?? '',
+      teamId: inboxQuery.teamId ?? '',
       entityId: el.tfEntity.value,
       slaBreached: el.tfSla.value,
       tag: el.tfTag.value.trim(),
@@ -74,13 +116,17 @@ export function setUpTickets(c) {
     const generation = reset ? ++t.generation : t.generation;
     if (!reset) t.loadingMore = true;
     const query = new URLSearchParams({ limit: String(PAGE) });
-    for (const [name, value] of Object.entries(filters())) if (value) query.set(name, value);
-    if (el.tfOrder.value) query.set('order', el.tfOrder.value);
+    const saved = inbox.current.viewId;
+    if (!saved) {
+      for (const [name, value] of Object.entries(filters())) if (value) query.set(name, value);
+      if (el.tfOrder.value) query.set('order', el.tfOrder.value);
+    }
     if (!reset && t.next?.after) query.set('after', t.next.after);
     const offset = reset ? 0 : (t.next?.offset ?? 0);
     if (offset) query.set('offset', String(offset));
     try {
-      const page = await api(`/tickets?${query}`);
+      const path = saved ? `/views/${encodeURIComponent(saved)}/tickets` : '/tickets';
+      const page = await api(`${path}?${query}`);
       if (generation !== t.generation) return;
       const rows = listOf(page);
       const known = reset ? [] : t.list;
@@ -101,6 +147,7 @@ export function setUpTickets(c) {
   }
 
   function reloadTickets() {
+    inbox.recount();
     return loadPage(true);
   }
 
@@ -158,10 +205,13 @@ export function setUpTickets(c) {
 
   function matches(ticket) {
     const f = filters();
-    if (f.q) return null; // Only the server ranks a search: ask it again.
+    // Only the server ranks a search, or reads a saved view: ask it again.
+    if (f.q || inbox.current.viewId) return null;
     if (f.status && ticket.status !== f.status) return false;
     if (f.priority && ticket.priority !== f.priority) return false;
     if (f.assignedToId && ticket.assignedToId !== f.assignedToId) return false;
+    if (f.assigned === 'false' && ticket.assignedToId) return false;
+    if (f.teamId && ticket.teamId !== f.teamId) return false;
     if (f.entityId && ticket.entityId !== f.entityId) return false;
     if (f.slaBreached && ((ticket.sla?.breaches ?? []).length > 0) !== (f.slaBreached === 'true')) return false;
     if (f.tag && !(ticket.tags ?? []).includes(f.tag.toLowerCase())) return false;
@@ -203,6 +253,7 @@ export function setUpTickets(c) {
   function onTicketEvent(frame) {
     const data = frame.data?.data;
     if (!data) return;
+    inbox.recount();
     if (frame.type === 'comment.created') {
       const mine = data.authorId === me.id || t.pending.has(data.ticketId);
       if (!mine && data.ticketId !== t.openId) t.touched.add(data.ticketId);
