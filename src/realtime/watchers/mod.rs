@@ -169,7 +169,7 @@ impl Watchers {
     fn change(&self, seat: Seat, name: &str, apply: impl FnOnce(&mut Holds)) -> (Viewer, bool) {
         let mut holds = self.lock();
         let before = state(&holds, seat, name);
-        apply(&mut *holds);
+        apply(&mut holds);
         let after = state(&holds, seat, name);
         let changed = before != after;
         (after, changed)
