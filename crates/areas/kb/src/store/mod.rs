@@ -18,8 +18,8 @@ pub use categories::{
 };
 pub use search::{explain_search, search};
 pub use suggest::suggest;
-pub use suggestions::{erase_suggestion_mentions, erase_suggestions_of_records};
 pub(crate) use suggestions::TICKET_QUESTION_MAX;
+pub use suggestions::{erase_suggestion_mentions, erase_suggestions_of_records};
 pub use suggestions::{keep_suggestion, record_suggestion, suggestions_of, ticket_suggestion};
 pub use synonyms::{set_synonym_groups, synonym_groups};
 
