@@ -245,6 +245,7 @@ async fn dry_run(
         signer: &signer,
         definitions: &definitions,
         parties: &crate::sequences::contacts::Parties,
+        chats: &crate::sequences::automations::Chats,
     };
     let data = run_dry(&state.db, &ctx, &rule).await?;
     Ok(Json(DataList { data }))

@@ -104,7 +104,9 @@ pub(crate) async fn rate(
     let db = state
         .db
         .acting(visitor_actor(&state, &tenant, target).await?);
-    let (rating, submitted) = store::rate(&db, &tenant, &new, now)
+    let signer = state.link_signer();
+    let rated = crate::sequences::ratings::Rated { signer: &signer };
+    let (rating, submitted) = store::rate(&db, &tenant, &new, now, &rated)
         .await
         .map_err(refused)?;
     let status = match submitted {

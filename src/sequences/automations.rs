@@ -12,25 +12,51 @@
 //! triggers an automation's change sets off runs inline, in that same
 //! transaction (`automations::engine::run_triggers`), so the feed's
 //! entries made by automations are skipped here. Timed automations run
-//! in a second pass, one node at a time (the pass lock).
+//! in a second pass, one node at a time (the pass lock). A rule's
+//! `close_chat` closes the ticket's chat through the chat area's store
+//! ([`Chats`]), in the rule's transaction.
 
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use tokio::sync::watch;
+use uuid::Uuid;
 use tokio::task::JoinHandle;
 
 use crate::attachments::links::Signer;
 use crate::auth::Tenant;
 use crate::changes::store as feed;
-use crate::db::{Db, PassLock};
+use crate::db::{Db, PassLock, Tx};
 use crate::error::StoreError;
 use crate::time::{Clock, Timestamp};
-use ::tickets::automations::engine::{self, Context};
+use ::tickets::automations::engine::{self, ChatsOf, Context};
 use ::tickets::automations::{Kind, TriggerEvent, store, timed};
 
 const PASS_LOCK_KEY: i64 = 0x5344_4155_544f_4d41;
 /// Feed entries read at a time.
 const BATCH: i64 = 500;
+
+/// A rule's close of a ticket's chat, by the chat area's store.
+pub struct Chats;
+
+impl ChatsOf for Chats {
+    fn close<'a>(
+        &'a self,
+        tx: &'a mut Tx,
+        tenant: &'a Tenant,
+        chat: Uuid,
+        now: Timestamp,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move {
+            match crate::chat::store::close_in(tx, tenant, chat, now).await {
+                Ok(closed) => Ok(closed.is_some()),
+                // A chat deleted since the ticket was opened from it.
+                Err(StoreError::NotFound) => Ok(false),
+                Err(err) => Err(err),
+            }
+        })
+    }
+}
 
 /// Starts the tenant's trigger cursor at the end of its feed, unless it
 /// has one: triggers run on what commits after their tenant's first.
@@ -72,6 +98,7 @@ async fn tenant_triggers(
         signer,
         definitions: &definitions,
         parties: &crate::sequences::contacts::Parties,
+        chats: &Chats,
     };
     let names: Vec<&str> = TriggerEvent::ALL
         .iter()
@@ -176,6 +203,7 @@ async fn tenant_timed(
         signer,
         definitions: &definitions,
         parties: &crate::sequences::contacts::Parties,
+        chats: &Chats,
     };
     let mut fired = 0;
     for rule in &rules {

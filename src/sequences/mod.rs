@@ -21,6 +21,8 @@
 //!   its message, thread, files and events in one transaction.
 //! - [`email_outbound`]: an agent's public reply on an email ticket, and
 //!   the email that carries it, queued in the reply's transaction.
+//! - [`ratings`]: a rating received, its event the change feed's entry of
+//!   the rated chat or ticket.
 //! - [`ticket_suggestions`]: the knowledge base's job that keeps a new
 //!   ticket's suggestions, queued in the ticket's create.
 
@@ -31,5 +33,6 @@ pub mod email_inbound;
 pub mod email_outbound;
 pub mod erasure;
 pub mod export;
+pub mod ratings;
 pub mod sla_pass;
 pub mod ticket_suggestions;

@@ -357,7 +357,11 @@ async fn store(
         new_ticket: comment_id.is_none(),
         email: &envelope,
     };
-    events::emit(tx, tenant, &received, now).await?;
+    // An entry of its ticket (as it now is) in the change feed, where the
+    // automations' triggers on `email.received` read it.
+    let ticket = ticket_store::load(&mut *tx, tenant, ticket_id, &signer).await?;
+    let change = crate::tickets::events::ticket_change(&ticket)?;
+    events::emit_change(tx, tenant, &received, Some(&change), now).await?;
     Ok(match comment_id {
         Some(comment_id) => Outcome::Commented {
             ticket_id,

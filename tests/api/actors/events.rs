@@ -272,6 +272,7 @@ async fn every_event_kind_names_its_actor_in_its_webhook_body(backend: Backend) 
         ("comment.created", &key),
         ("user.created", &key),
         ("chat.assigned", &key),
+        ("chat.closed", &key),
         ("sla.warning", &system),
         ("sla.breached", &system),
         ("sla.fulfilled", &key),

@@ -1,13 +1,15 @@
 //! Automations: the rules' API, each condition operator and action, the
 //! conditions on the ticket's contact, organisation and business hours, the
-//! triggers (on changes by a key, an agent and another rule; loop-safe),
-//! timed automations (once per time their condition holds; one node at a
-//! time) and the dry run. The passes run when a test runs them (workers
-//! off), at the test clock's time.
+//! triggers (on changes by a key, an agent and another rule; loop-safe;
+//! on a chat's close and an SLA warning or breach), the `close_chat`
+//! action, timed automations (once per time their condition holds; one
+//! node at a time) and the dry run. The passes run when a test runs them
+//! (workers off), at the test clock's time.
 
 mod actions;
 mod conditions;
 mod crud;
+mod events;
 mod parties;
 mod timed;
 mod triggers;

@@ -37,7 +37,7 @@ async fn channel_with(app: &TestApp, acme: &TestCompany, inbound: Value) -> Valu
 }
 
 /// An IMAP channel of the company, as the store reads it.
-async fn imap_channel(app: &TestApp, acme: &TestCompany) -> Channel {
+pub(crate) async fn imap_channel(app: &TestApp, acme: &TestCompany) -> Channel {
     let made = channel_with(
         app,
         acme,
@@ -56,7 +56,7 @@ fn tenant(acme: &TestCompany) -> supportdesk::auth::Tenant {
 }
 
 /// Hands `raw` to the inbound entry point, as the IMAP reader does.
-async fn deliver(app: &TestApp, acme: &TestCompany, channel: &Channel, raw: &str) -> Outcome {
+pub(crate) async fn deliver(app: &TestApp, acme: &TestCompany, channel: &Channel, raw: &str) -> Outcome {
     email_inbound::receive(
         &Handles::from(&app.state),
         &tenant(acme),
@@ -78,12 +78,12 @@ fn message(from: &str, to: &str, id: &str, subject: &str, headers: &str, body: &
 
 /// Ada's first message to the desk, about her printer, with the id `id`
 /// and extra header lines: the message most tests open their ticket with.
-fn first_message(id: &str, headers: &str) -> String {
+pub(crate) fn first_message(id: &str, headers: &str) -> String {
     message("ada@shop.example", DESK, id, "Printer", headers, "Help")
 }
 
 /// The ticket a message opened.
-fn opened(outcome: &Outcome) -> String {
+pub(crate) fn opened(outcome: &Outcome) -> String {
     match outcome {
         Outcome::Opened { ticket_id } => ticket_id.to_string(),
         other => panic!("a new ticket, not {other:?}"),

@@ -187,9 +187,14 @@ pub async fn sla(
     team_entities: &[uuid::Uuid],
     now: Timestamp,
 ) -> Result<(), StoreError> {
+    // A warning or a breach changes nothing else of the ticket than its
+    // `sla` (`warned`, `breaches`): its event is the change feed's entry
+    // for that change, where the automations' triggers read it. A
+    // fulfilment comes with the ticket change that met it, its entry.
+    let change = ticket_change(ticket)?;
     let event = match SlaPayload::of(ticket, met) {
-        SlaPayload::Warning(data) => emit(tx, tenant, &data, now).await?,
-        SlaPayload::Breached(data) => emit(tx, tenant, &data, now).await?,
+        SlaPayload::Warning(data) => emit_change(tx, tenant, &data, Some(&change), now).await?,
+        SlaPayload::Breached(data) => emit_change(tx, tenant, &data, Some(&change), now).await?,
         SlaPayload::Fulfilled(data) => emit(tx, tenant, &data, now).await?,
     };
     let mut topic = topic(tenant, ticket);

@@ -8,6 +8,7 @@
 //! creates a session, `read` reads sessions and messages, `update` changes
 //! a session, and `send` adds a message.
 
+mod close;
 mod contacts;
 mod create;
 pub mod erase;
@@ -15,6 +16,7 @@ mod read;
 mod send;
 mod update;
 
+pub use close::{ChatClosed, close_in};
 pub use contacts::{ContactOf, SessionSummary, move_contact, of_contacts};
 pub use create::create_session;
 pub use read::{
@@ -83,6 +85,17 @@ pub async fn record_session(
     let change = RecordChange::upsert(RecordType::ChatSession, id, &session)?;
     events::record_change(tx, tenant, &change, now).await?;
     Ok(session)
+}
+
+/// The change feed's entry of session `id` as `tx` holds it, for an event
+/// of another area that is the entry (a rating's `csat.submitted`).
+pub async fn session_change(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    id: Uuid,
+) -> Result<RecordChange, StoreError> {
+    let session = load_session(&mut *tx, &tenant.whole(), id, "").await?;
+    RecordChange::upsert(RecordType::ChatSession, id, &session)
 }
 
 /// The messages with their attachments (one query for all), with links

@@ -87,7 +87,13 @@ pub async fn update_session(
     .bind(now)
     .execute(&mut tx)
     .await?;
-    let session = record_session(&mut tx, tenant, id, now).await?;
+    // A close is its own event (`chat.closed`), which the feed's entry is.
+    let session = match status {
+        Some(SessionStatus::Closed) if current.status != SessionStatus::Closed => {
+            super::close::record_closed(&mut tx, tenant, id, now).await?
+        }
+        _ => record_session(&mut tx, tenant, id, now).await?,
+    };
     tx.commit().await?;
     Ok((session, true))
 }

@@ -39,6 +39,9 @@ pub enum Action {
     Webhook(Uuid),
     /// Snoozes the ticket for `minutes` from when the rule fires.
     Snooze(SnoozeFor),
+    /// Closes the chat the ticket was opened from, if it is open (no
+    /// value).
+    CloseChat,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -46,10 +49,6 @@ pub enum Action {
 pub struct SnoozeFor {
     pub minutes: i64,
 }
-
-/// The action types named for automations that this build does not run
-/// yet: a rule naming one is refused rather than stored to do nothing.
-const NOT_YET: &[&str] = &["close_chat"];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -96,15 +95,10 @@ pub fn parse(raw: Option<&Value>) -> Result<Vec<Action>, Vec<FieldError>> {
 }
 
 fn one(item: &Value) -> Result<Action, String> {
-    if let Some(kind) = item.get("type").and_then(Value::as_str)
-        && NOT_YET.contains(&kind)
-    {
-        return Err(format!("{kind} is not available yet"));
-    }
     let action: Action = serde_json::from_value(item.clone()).map_err(|err| {
         format!(
             "{err}; types: set_status, set_priority, set_assignee, set_team, add_tags, \
-             remove_tags, set_custom_field, apply_macro, add_note, email, webhook, snooze"
+             remove_tags, set_custom_field, apply_macro, add_note, email, webhook, snooze, close_chat"
         )
     })?;
     let tags = |tags: &[String]| {

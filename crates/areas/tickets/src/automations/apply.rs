@@ -1,6 +1,7 @@
 //! What a rule's actions do to a ticket, through the same steps as a
 //! PATCH, a note and a macro (`store::update_in`, `store::add_comment_in`,
-//! `macros::apply`), in the caller's transaction and as the rule.
+//! `macros::apply`), in the caller's transaction and as the rule; a
+//! chat's close through the service's `ChatsOf`.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -55,7 +56,8 @@ pub async fn act(
             | Action::AddNote(_)
             | Action::Email(_)
             | Action::Webhook(_)
-            | Action::Snooze(_) => {}
+            | Action::Snooze(_)
+            | Action::CloseChat => {}
         }
     }
     let tags: Vec<String> = tags.into_iter().collect();
@@ -68,6 +70,7 @@ pub async fn act(
     let mut ticket =
         store::update_in(tx, whole, id, update, None, None, ctx.now, ctx.signer).await?;
     let mut comments = Vec::new();
+    let mut closed_chat = None;
     for action in &rule.actions {
         match action {
             Action::ApplyMacro(macro_id) => {
@@ -129,6 +132,13 @@ pub async fn act(
                 let until = ctx.now.plus(Duration::from_secs(minutes * 60));
                 ticket = store::snooze_in(tx, whole, id, Some(until), ctx.now, ctx.signer).await?;
             }
+            Action::CloseChat => {
+                if let Some(chat) = ticket.chat_session_id
+                    && ctx.chats.close(tx, whole, chat, ctx.now).await?
+                {
+                    closed_chat = Some(chat);
+                }
+            }
             _ => {}
         }
     }
@@ -148,6 +158,12 @@ pub async fn act(
     happenings.extend(comments.into_iter().map(|internal| Happening {
         comment: Some((AuthorType::Agent, internal)),
         ..happening(TriggerEvent::CommentCreated, id, &actor)
+    }));
+    // The close runs the triggers on every ticket of the chat.
+    happenings.extend(closed_chat.map(|chat| Happening {
+        ticket_id: Uuid::nil(),
+        chat_session_id: Some(chat),
+        ..happening(TriggerEvent::ChatClosed, id, &actor)
     }));
     Ok(Outcome { ticket, happenings })
 }

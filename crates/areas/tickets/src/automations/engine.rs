@@ -44,6 +44,22 @@ pub struct Context<'a> {
     /// Reads a ticket's contact and organisation for the conditions on
     /// them.
     pub parties: &'a dyn PartiesOf,
+    /// Closes a ticket's chat for `close_chat`.
+    pub chats: &'a dyn ChatsOf,
+}
+
+/// Closes a chat session as the rule (the transaction's actor), at `now`:
+/// a change of the chat area, which this one cannot name (the service
+/// passes it in), in the rule's transaction. False when the chat was
+/// closed already.
+pub trait ChatsOf: Sync {
+    fn close<'a>(
+        &'a self,
+        tx: &'a mut Tx,
+        tenant: &'a Tenant,
+        chat: Uuid,
+        now: Timestamp,
+    ) -> BoxFuture<'a, Result<bool, StoreError>>;
 }
 
 /// A ticket's contact and the contact's organisation, as the API shows
@@ -86,6 +102,19 @@ pub async fn run_triggers(
     let mut queue = VecDeque::from([(first, first_depth)]);
     let mut fired = 0;
     while let Some((happening, depth)) = queue.pop_front() {
+        if let (true, Some(chat)) = (happening.ticket_id.is_nil(), happening.chat_session_id) {
+            // A chat's event runs on each ticket opened from the chat, in
+            // their order, before what follows in the queue.
+            let tickets = automation_store::tickets_of_chat(tx, &whole, chat).await?;
+            for ticket in tickets.into_iter().rev() {
+                let on_ticket = Happening {
+                    ticket_id: ticket,
+                    ..happening.clone()
+                };
+                queue.push_front((on_ticket, depth));
+            }
+            continue;
+        }
         let mut ticket = match store::load(&mut *tx, &whole, happening.ticket_id, ctx.signer).await
         {
             Ok(ticket) if ticket.merged_into.is_none() => ticket,

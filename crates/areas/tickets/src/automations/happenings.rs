@@ -16,6 +16,7 @@ pub(super) fn happening(event: TriggerEvent, id: Uuid, actor: &Actor) -> Happeni
     Happening {
         event,
         ticket_id: id,
+        chat_session_id: None,
         actor: Some(actor.clone()),
         changes: BTreeMap::new(),
         tags_added: Vec::new(),
@@ -88,6 +89,7 @@ pub fn recorded(name: &str, data: &Value, actor: Option<Actor>) -> Option<Happen
     let mut happening = Happening {
         event,
         ticket_id: Uuid::nil(),
+        chat_session_id: None,
         by_rule: None,
         actor,
         changes: BTreeMap::new(),
@@ -96,7 +98,17 @@ pub fn recorded(name: &str, data: &Value, actor: Option<Actor>) -> Option<Happen
         comment: None,
     };
     match event {
-        TriggerEvent::TicketCreated => happening.ticket_id = id_at("id")?,
+        // `sla.*` carry the ticket, as `ticket.created` does.
+        TriggerEvent::TicketCreated | TriggerEvent::SlaWarning | TriggerEvent::SlaBreached => {
+            happening.ticket_id = id_at("id")?
+        }
+        TriggerEvent::ChatClosed => happening.chat_session_id = Some(id_at("id")?),
+        TriggerEvent::EmailReceived => happening.ticket_id = id_at("ticketId")?,
+        // A rating names its ticket, or else its chat.
+        TriggerEvent::CsatSubmitted => match id_at("ticketId") {
+            Some(ticket) => happening.ticket_id = ticket,
+            None => happening.chat_session_id = Some(id_at("chatSessionId")?),
+        },
         TriggerEvent::TicketUpdated => {
             happening.ticket_id = id_at("id")?;
             let changes = data.get("changes").and_then(Value::as_object);

@@ -14,7 +14,7 @@ use uuid::Uuid;
 
 use super::engine::{self, Context};
 use super::store as automation_store;
-use super::{Automation, Kind};
+use super::{Automation, Kind, TriggerEvent};
 use crate::actor::Actor;
 use crate::db::Db;
 use crate::error::StoreError;
@@ -118,6 +118,11 @@ pub async fn dry_run(
         if snoozed.0 != snoozed.1 {
             let change = json!({"from": snoozed.0, "to": snoozed.1});
             changes.insert("snoozedUntil".into(), change);
+        }
+        // Nor is a chat's close.
+        if outcome.happenings.iter().any(|h| h.event == TriggerEvent::ChatClosed) {
+            let change = json!({"from": "ACTIVE", "to": "CLOSED"});
+            changes.insert("chatStatus".into(), change);
         }
         would.push(WouldChange {
             ticket_id: id,

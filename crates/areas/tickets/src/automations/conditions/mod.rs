@@ -39,11 +39,19 @@ crate::text_enum! {
 }
 
 crate::text_enum! {
-    /// The ticket events a trigger runs on.
+    /// The events a trigger runs on: a ticket's, and those of its chat
+    /// (on each ticket opened from the chat), of its SLA clocks, of an
+    /// email that became it or a comment on it, and a first rating of it
+    /// or of its chat.
     pub enum TriggerEvent {
         TicketCreated = "ticket.created",
         TicketUpdated = "ticket.updated",
         CommentCreated = "comment.created",
+        ChatClosed = "chat.closed",
+        SlaWarning = "sla.warning",
+        SlaBreached = "sla.breached",
+        EmailReceived = "email.received",
+        CsatSubmitted = "csat.submitted",
     }
 }
 /// One condition; made only by [`parse`], so its value fits its field.
@@ -72,7 +80,10 @@ pub struct Conditions {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Happening {
     pub event: TriggerEvent,
+    /// Nil for a chat's event until it is run on each ticket of the chat.
     pub ticket_id: Uuid,
+    /// The chat of a chat's event.
+    pub chat_session_id: Option<Uuid>,
     /// Who made it (None on events written before changes named one).
     pub actor: Option<Actor>,
     /// `{field name: (from, to)}` of the fields it changed.

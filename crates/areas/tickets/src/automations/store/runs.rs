@@ -192,3 +192,21 @@ pub async fn last_customer_reply(
     .await?;
     Ok(row.and_then(|(at,)| at))
 }
+
+/// The tickets opened from chat session `chat`, oldest first (a chat's
+/// event runs the triggers on each); the partial index on
+/// `tickets.chat_session_id` finds them.
+pub async fn tickets_of_chat(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    chat: Uuid,
+) -> Result<Vec<Uuid>, StoreError> {
+    let rows: Vec<(Uuid,)> = Query::new("SELECT t.id FROM tickets t WHERE t.chat_session_id = ")
+        .push_bind(chat)
+        .push(" AND ")
+        .push_tenant(tenant, "t")
+        .push(" ORDER BY t.created_at, t.id")
+        .fetch_all(tx)
+        .await?;
+    Ok(rows.into_iter().map(|(id,)| id).collect())
+}

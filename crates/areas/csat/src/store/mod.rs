@@ -1,18 +1,20 @@
-//! SQL for ratings and rating requests. A submission checks its chat or
-//! ticket, the entity's setting and the change window, writes the rating
-//! and records `csat.submitted` / `csat.updated` in one transaction.
+//! SQL for ratings and rating requests. A submission (`rate`) checks its
+//! chat or ticket, the entity's setting and the change window, writes the
+//! rating and records `csat.submitted` / `csat.updated` in one transaction.
+
+mod rate;
+
+pub use rate::{RatedRecord, rate};
 
 use uuid::Uuid;
 
-use super::model::{CsatMode, CsatSummary, NewRating, Rating, RatingFilter, RatingTarget, Refusal};
-use super::model::{CsatSubmitted, CsatUpdated, PreviousRating};
+use super::model::{CsatMode, CsatSummary, Rating, RatingFilter, RatingTarget, Refusal};
 use crate::auth::{Mode, Tenant};
 use crate::db::{Db, On, Query, Tx};
 use crate::error::StoreError;
-use crate::events::emit;
 use crate::mail::{self, Email};
 use crate::paging::{After, Order, Total, push_after};
-use crate::time::{Timestamp, new_id};
+use crate::time::Timestamp;
 use crate::validate::Page;
 
 /// Why a submission or a request did not happen.
@@ -136,76 +138,6 @@ pub async fn mode_of<'c>(
         .bind(company_id)
         .fetch_scalar(on)
         .await
-}
-
-/// Rates a closed chat or a resolved ticket, or changes its rating within
-/// the change window; records `csat.submitted` or `csat.updated`.
-pub async fn rate(
-    db: &Db,
-    tenant: &Tenant,
-    new: &NewRating,
-    now: Timestamp,
-) -> Result<(Rating, Submitted), RateError> {
-    let mut tx = db.begin().await?;
-    let rated = subject(&mut tx, tenant, new.target).await?;
-    check_open(&rated, new.target, true)?;
-    let (column, id) = match new.target {
-        RatingTarget::Chat(id) => ("chat_session_id", id),
-        RatingTarget::Ticket(id) => ("ticket_id", id),
-    };
-    let existing: Option<Rating> = Query::new(format!(
-        "SELECT {RATING_COLUMNS} FROM ratings WHERE {column} = $1"
-    ))
-    .bind(id)
-    .fetch_optional(&mut tx)
-    .await?;
-    let outcome = match existing {
-        Some(before) => {
-            if !before.changeable_at(now) {
-                return Err(RateError::Refused(Refusal::Locked));
-            }
-            let rating: Rating = Query::new(format!(
-                "UPDATE ratings SET score = $2, comment = $3, updated_at = $4 WHERE id = $1 \
-                 RETURNING {RATING_COLUMNS}"
-            ))
-            .bind(before.id)
-            .bind(new.score)
-            .bind(new.comment.applied_to(before.comment.as_deref()))
-            .bind(now)
-            .fetch_one(&mut tx)
-            .await?;
-            let data = CsatUpdated {
-                rating: &rating,
-                previous: PreviousRating {
-                    score: before.score,
-                    comment: before.comment.as_deref(),
-                },
-            };
-            emit(&mut tx, tenant, &data, now).await?;
-            (rating, Submitted::Updated)
-        }
-        None => {
-            let rating: Rating = Query::new(format!(
-                "INSERT INTO ratings (id, company_id, mode, entity_id, {column}, score, comment, \
-                 created_at, updated_at, agent_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9) \
-                 RETURNING {RATING_COLUMNS}"
-            ))
-            .bind(new_id())
-            .bind_tenant(tenant)
-            .bind(rated.entity_id)
-            .bind(id)
-            .bind(new.score)
-            .bind(new.comment.applied_to(None))
-            .bind(now)
-            .bind(rated.assignee_id)
-            .fetch_one(&mut tx)
-            .await?;
-            emit(&mut tx, tenant, &CsatSubmitted(&rating), now).await?;
-            (rating, Submitted::Created)
-        }
-    };
-    tx.commit().await?;
-    Ok(outcome)
 }
 
 /// Refuses a rating (or, with `submitting` false, a request) that the
