@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use tokio::sync::watch;
-use uuid::Uuid;
 use tokio::task::JoinHandle;
+use uuid::Uuid;
 
 use crate::attachments::links::Signer;
 use crate::auth::Tenant;

@@ -24,6 +24,8 @@ backend_tests!(
     an_incoming_email_runs_the_email_triggers,
     a_ticket_an_email_opened_runs_the_created_triggers,
     a_chats_rating_runs_the_rating_triggers_on_its_tickets,
+    a_score_condition_reads_the_ratings_score,
+    a_metric_condition_reads_the_breached_metric,
 );
 
 /// A chat session of `acme`, opened by its key; its id.
@@ -51,7 +53,9 @@ async fn chat_status(app: &TestApp, acme: &TestCompany, chat: &str) -> Value {
 /// Closes the chat by the key.
 async fn close(app: &TestApp, acme: &TestCompany, chat: &str) {
     let path = format!("/chat/sessions/{chat}");
-    let r = app.patch(&path, &acme.key, json!({"status": "CLOSED"})).await;
+    let r = app
+        .patch(&path, &acme.key, json!({"status": "CLOSED"}))
+        .await;
     r.assert_status(200);
 }
 
@@ -128,11 +132,12 @@ async fn a_rules_chat_close_runs_the_chat_closed_triggers(backend: Backend) {
     assert_eq!(tags(&app, &acme, &id).await, json!(["hit"]));
 }
 
-/// A policy for MEDIUM tickets: a first response within 60 minutes,
-/// warned 15 minutes ahead.
+/// A policy for MEDIUM tickets: a first response within 60 minutes and a
+/// resolution within 240, warned 15 minutes ahead.
 async fn hour_policy(app: &TestApp, acme: &TestCompany) {
     let policies = json!([{"name": "Everyone",
-        "targets": {"MEDIUM": {"firstResponseMinutes": 60}}, "warnMinutes": 15}]);
+        "targets": {"MEDIUM": {"firstResponseMinutes": 60, "resolutionMinutes": 240}},
+        "warnMinutes": 15}]);
     let r = app
         .put(
             "/settings/sla-policies",
@@ -185,7 +190,11 @@ async fn a_dry_run_lists_a_chat_close_and_closes_nothing(backend: Backend) {
     let chat = chat(&app, &acme).await;
     let id = ticket_from(&app, &acme, &chat).await;
     let r = app
-        .post(&format!("/automations/{rule}/dry-run"), &acme.key, json!({}))
+        .post(
+            &format!("/automations/{rule}/dry-run"),
+            &acme.key,
+            json!({}),
+        )
         .await;
     let listed = r.assert_status(200)["data"].clone();
     assert_eq!(
@@ -230,6 +239,45 @@ async fn a_chats_rating_runs_the_rating_triggers_on_its_tickets(backend: Backend
     rate(&app, Some(&token), json!({"score": 2}))
         .await
         .assert_status(201);
+    assert_eq!(triggers(&app).await, 1);
+    assert_eq!(tags(&app, &acme, &id).await, json!(["hit"]));
+}
+
+async fn a_score_condition_reads_the_ratings_score(backend: Backend) {
+    let app = quiet(backend).await;
+    let acme = app.company().await;
+    let unhappy = json!([{"field": "csatScore", "operator": "lte", "value": 2}]);
+    trigger(&app, &acme, json!(["csat.submitted"]), unhappy, mark()).await;
+    let mut tickets = Vec::new();
+    for score in [2, 5] {
+        let (chat, token) = open_chat(&app, &acme).await;
+        tickets.push(ticket_from(&app, &acme, &chat).await);
+        close(&app, &acme, &chat).await;
+        rate(&app, Some(&token), json!({"score": score}))
+            .await
+            .assert_status(201);
+    }
+    assert_eq!(triggers(&app).await, 1);
+    let mut tagged = Vec::new();
+    for id in &tickets {
+        tagged.push(tags(&app, &acme, id).await);
+    }
+    assert_eq!(tagged, vec![json!(["hit"]), json!([])]);
+}
+
+async fn a_metric_condition_reads_the_breached_metric(backend: Backend) {
+    let app = quiet(backend).await;
+    let acme = app.company().await;
+    hour_policy(&app, &acme).await;
+    let resolution = json!([{"field": "slaMetric", "operator": "is", "value": "resolution"}]);
+    trigger(&app, &acme, json!(["sla.breached"]), resolution, mark()).await;
+    let id = ticket(&app, &acme, "waiting").await;
+    // The first response's breach: not the resolution's.
+    app.state.clock.advance(Duration::minutes(61));
+    sla_pass(&app).await;
+    assert_eq!(triggers(&app).await, 0);
+    app.state.clock.advance(Duration::minutes(180));
+    sla_pass(&app).await;
     assert_eq!(triggers(&app).await, 1);
     assert_eq!(tags(&app, &acme, &id).await, json!(["hit"]));
 }

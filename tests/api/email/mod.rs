@@ -56,7 +56,12 @@ fn tenant(acme: &TestCompany) -> supportdesk::auth::Tenant {
 }
 
 /// Hands `raw` to the inbound entry point, as the IMAP reader does.
-pub(crate) async fn deliver(app: &TestApp, acme: &TestCompany, channel: &Channel, raw: &str) -> Outcome {
+pub(crate) async fn deliver(
+    app: &TestApp,
+    acme: &TestCompany,
+    channel: &Channel,
+    raw: &str,
+) -> Outcome {
     email_inbound::receive(
         &Handles::from(&app.state),
         &tenant(acme),

@@ -11,7 +11,9 @@ use crate::auth::Tenant;
 use crate::db::{Db, Query, Tx};
 use crate::error::StoreError;
 use crate::events::{RecordChange, emit, emit_change};
-use crate::model::{CsatSubmitted, CsatUpdated, NewRating, PreviousRating, Rating, RatingTarget, Refusal};
+use crate::model::{
+    CsatSubmitted, CsatUpdated, NewRating, PreviousRating, Rating, RatingTarget, Refusal,
+};
 use crate::time::{Timestamp, new_id};
 
 /// The change feed's entry of a rated chat or ticket as it now is: a read
@@ -98,4 +100,3 @@ pub async fn rate(
     tx.commit().await?;
     Ok(outcome)
 }
-

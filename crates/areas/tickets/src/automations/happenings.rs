@@ -22,6 +22,8 @@ pub(super) fn happening(event: TriggerEvent, id: Uuid, actor: &Actor) -> Happeni
         tags_added: Vec::new(),
         tags_removed: Vec::new(),
         comment: None,
+        csat_score: None,
+        sla_metric: None,
         by_rule: actor
             .id
             .filter(|_| actor.kind == crate::actor::ActorType::Automation),
@@ -96,19 +98,27 @@ pub fn recorded(name: &str, data: &Value, actor: Option<Actor>) -> Option<Happen
         tags_added: Vec::new(),
         tags_removed: Vec::new(),
         comment: None,
+        csat_score: None,
+        sla_metric: None,
     };
     match event {
+        TriggerEvent::TicketCreated => happening.ticket_id = id_at("id")?,
         // `sla.*` carry the ticket, as `ticket.created` does.
-        TriggerEvent::TicketCreated | TriggerEvent::SlaWarning | TriggerEvent::SlaBreached => {
-            happening.ticket_id = id_at("id")?
+        TriggerEvent::SlaWarning | TriggerEvent::SlaBreached => {
+            happening.ticket_id = id_at("id")?;
+            let metric = data.get("slaEvent").and_then(|e| e.get("metric"));
+            happening.sla_metric = metric.and_then(Value::as_str).map(String::from);
         }
         TriggerEvent::ChatClosed => happening.chat_session_id = Some(id_at("id")?),
         TriggerEvent::EmailReceived => happening.ticket_id = id_at("ticketId")?,
         // A rating names its ticket, or else its chat.
-        TriggerEvent::CsatSubmitted => match id_at("ticketId") {
-            Some(ticket) => happening.ticket_id = ticket,
-            None => happening.chat_session_id = Some(id_at("chatSessionId")?),
-        },
+        TriggerEvent::CsatSubmitted => {
+            match id_at("ticketId") {
+                Some(ticket) => happening.ticket_id = ticket,
+                None => happening.chat_session_id = Some(id_at("chatSessionId")?),
+            }
+            happening.csat_score = data.get("score").and_then(Value::as_i64);
+        }
         TriggerEvent::TicketUpdated => {
             happening.ticket_id = id_at("id")?;
             let changes = data.get("changes").and_then(Value::as_object);

@@ -120,7 +120,11 @@ pub async fn dry_run(
             changes.insert("snoozedUntil".into(), change);
         }
         // Nor is a chat's close.
-        if outcome.happenings.iter().any(|h| h.event == TriggerEvent::ChatClosed) {
+        if outcome
+            .happenings
+            .iter()
+            .any(|h| h.event == TriggerEvent::ChatClosed)
+        {
             let change = json!({"from": "ACTIVE", "to": "CLOSED"});
             changes.insert("chatStatus".into(), change);
         }

@@ -91,6 +91,8 @@ impl Condition {
             Field::ActorType => json!(happening.and_then(|h| h.actor.as_ref()).map(|a| a.kind)),
             Field::CommentAuthorType => json!(happening.and_then(|h| h.comment).map(|c| c.0)),
             Field::CommentInternal => json!(happening.and_then(|h| h.comment).map(|c| c.1)),
+            Field::CsatScore => json!(happening.and_then(|h| h.csat_score)),
+            Field::SlaMetric => json!(happening.and_then(|h| h.sla_metric.as_deref())),
             Field::CustomField(key) => t.custom_fields.get(key).cloned().unwrap_or(Value::Null),
             Field::MinutesSinceCreated => json!(minutes_since(facts.now, t.created_at)),
             Field::MinutesSinceUpdated => json!(minutes_since(facts.now, t.updated_at)),

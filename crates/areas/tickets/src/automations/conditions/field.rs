@@ -25,6 +25,11 @@ pub enum Field {
     CommentAuthorType,
     /// The event's comment: whether it is an internal note.
     CommentInternal,
+    /// The score of the event's rating (`csat.submitted`), 1 to 5.
+    CsatScore,
+    /// The metric of the event's SLA warning or breach (`firstResponse`,
+    /// `nextResponse`, `resolution`).
+    SlaMetric,
     /// `customFields.<key>`.
     CustomField(String),
     MinutesSinceCreated,
@@ -84,6 +89,8 @@ pub(super) const NAMED: &[(&str, Field)] = &[
     ("actorType", Field::ActorType),
     ("commentAuthorType", Field::CommentAuthorType),
     ("commentInternal", Field::CommentInternal),
+    ("csatScore", Field::CsatScore),
+    ("slaMetric", Field::SlaMetric),
     ("minutesSinceCreated", Field::MinutesSinceCreated),
     ("minutesSinceUpdated", Field::MinutesSinceUpdated),
     (

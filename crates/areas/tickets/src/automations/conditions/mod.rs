@@ -93,6 +93,10 @@ pub struct Happening {
     /// The comment of a `comment.created`: its author type and whether it
     /// is an internal note.
     pub comment: Option<(AuthorType, bool)>,
+    /// The score of a `csat.submitted`'s rating.
+    pub csat_score: Option<i64>,
+    /// The metric of an `sla.warning` or `sla.breached`.
+    pub sla_metric: Option<String>,
     /// The automation whose change this is: it never runs on it again.
     pub by_rule: Option<Uuid>,
 }

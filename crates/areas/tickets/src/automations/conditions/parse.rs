@@ -141,7 +141,7 @@ fn check(kind: Kind, field: &Field, operator: Operator, raw: Value) -> Result<Va
             ));
         }
         ChangedTo | ChangedFrom if !field.changes() => return Err(bad_operator()),
-        Gte | Lte if !(field.is_time() || field.is_custom()) => {
+        Gte | Lte if !(field.is_time() || field.is_custom() || *field == Field::CsatScore) => {
             return Err(bad_operator());
         }
         Contains if !(field.is_custom() || texts(field)) => return Err(bad_operator()),
@@ -169,6 +169,14 @@ fn check(kind: Kind, field: &Field, operator: Operator, raw: Value) -> Result<Va
         Field::Channel => match raw.as_str() {
             Some(c @ ("api" | "chat")) => Ok(json!(c)),
             _ => Err(value("must be api or chat")),
+        },
+        Field::CsatScore => match raw.as_i64() {
+            Some(score) if (1..=5).contains(&score) => Ok(json!(score)),
+            _ => Err(value("must be a score, 1 to 5")),
+        },
+        Field::SlaMetric => match raw.as_str() {
+            Some(m @ ("firstResponse" | "nextResponse" | "resolution")) => Ok(json!(m)),
+            _ => Err(value("must be firstResponse, nextResponse or resolution")),
         },
         Field::CommentInternal => raw
             .as_bool()
