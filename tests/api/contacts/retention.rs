@@ -5,7 +5,10 @@
 
 use chrono::Duration;
 use serde_json::{Value, json};
+use supportdesk::auth::{Mode, Tenant};
 use supportdesk::retention::{self, Policy};
+use supportdesk::tickets::store::{Deletion, delete_batch};
+use uuid::Uuid;
 
 use super::{chat_from, contact, text, ticket_from};
 use crate::backend_tests;
@@ -16,6 +19,8 @@ backend_tests!(
     what_is_recent_open_or_in_use_is_kept,
     a_retention_of_zero_days_is_refused_and_changes_nothing,
     without_a_retention_the_dry_run_counts_nothing,
+    a_ticket_the_pass_deletes_is_audited_with_the_reason_retention,
+    a_batch_delete_passes_over_a_ticket_already_gone,
 );
 
 /// The retention pass, as its worker runs it, at the clock's now.
@@ -168,4 +173,44 @@ async fn without_a_retention_the_dry_run_counts_nothing(backend: Backend) {
         dry_run(&app, &acme).await,
         json!({"closedTickets": 0, "closedChats": 0, "contacts": 0})
     );
+}
+
+async fn a_ticket_the_pass_deletes_is_audited_with_the_reason_retention(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |c| c.run_workers = false).await;
+    let acme = app.company().await;
+    let made = made(&app, &acme).await;
+
+    pass(&app).await;
+
+    let entries = app
+        .get("/audit-log?action=ticket.deleted", &acme.key)
+        .await
+        .assert_status(200)["data"]
+        .clone();
+    let entry = &entries[0];
+    assert_eq!(
+        (&entry["target"]["id"], &entry["changes"]["reason"]),
+        (&json!(made.old_closed_ticket), &json!("retention")),
+        "{entries}"
+    );
+}
+
+async fn a_batch_delete_passes_over_a_ticket_already_gone(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |c| c.run_workers = false).await;
+    let acme = app.company().await;
+    let gone = ticket_from(&app, &acme, None).await;
+    let kept = ticket_from(&app, &acme, None).await;
+    let path = |ticket: &Value| format!("/tickets/{}", text(ticket, "id"));
+    app.delete(&path(&gone), &acme.key).await.assert_status(200);
+    let tenant = Tenant::new(acme.company.id, Mode::Test);
+    let ids: [(Tenant, Uuid); 2] =
+        [&gone, &kept].map(|t| (tenant, text(t, "id").parse().expect("uuid")));
+
+    let store = &app.state.db;
+    let now = app.state.clock.now();
+    let done = delete_batch(store, &ids, Deletion::Retention, now).await;
+
+    let deleted = done.expect("batch deleted").tickets;
+    let status = status_of(&app, &acme, &path(&kept)).await;
+    assert_eq!((deleted, status), (1, 404));
 }
