@@ -6,13 +6,12 @@
 use chrono::Duration;
 use serde_json::{Value, json};
 use supportdesk::auth::{Mode, Tenant};
-use supportdesk::retention::{self, Policy};
 use supportdesk::tickets::store::{Deletion, delete_batch};
 use uuid::Uuid;
 
 use super::{chat_from, contact, text, ticket_from};
 use crate::backend_tests;
-use crate::support::{Backend, TestApp, TestCompany};
+use crate::support::{Backend, TestApp, TestCompany, retention_pass};
 
 backend_tests!(
     the_pass_deletes_exactly_what_the_dry_run_counted,
@@ -22,16 +21,6 @@ backend_tests!(
     a_ticket_the_pass_deletes_is_audited_with_the_reason_retention,
     a_batch_delete_passes_over_a_ticket_already_gone,
 );
-
-/// The retention pass, as its worker runs it, at the clock's now.
-async fn pass(app: &TestApp) {
-    let policy = Policy::from_config(&app.state.config);
-    let (db, storage) = (&app.state.db, &app.state.attachments.storage);
-    retention::run_pass(db, storage, policy, app.state.clock.now())
-        .await
-        .expect("pass ran")
-        .expect("the pass lock was free");
-}
 
 async fn dry_run(app: &TestApp, acme: &TestCompany) -> Value {
     let answer = app.get("/settings/retention", &acme.key).await;
@@ -106,7 +95,7 @@ async fn the_pass_deletes_exactly_what_the_dry_run_counted(backend: Backend) {
         json!({"closedTickets": 1, "closedChats": 1, "contacts": 2})
     );
 
-    pass(&app).await;
+    retention_pass(&app).await;
 
     let gone = [
         format!("/tickets/{}", made.old_closed_ticket),
@@ -130,7 +119,7 @@ async fn what_is_recent_open_or_in_use_is_kept(backend: Backend) {
     let acme = app.company().await;
     let made = made(&app, &acme).await;
 
-    pass(&app).await;
+    retention_pass(&app).await;
 
     let kept = [
         format!("/tickets/{}", made.old_open_ticket),
@@ -180,7 +169,7 @@ async fn a_ticket_the_pass_deletes_is_audited_with_the_reason_retention(backend:
     let acme = app.company().await;
     let made = made(&app, &acme).await;
 
-    pass(&app).await;
+    retention_pass(&app).await;
 
     let entries = app
         .get("/audit-log?action=ticket.deleted", &acme.key)

@@ -22,6 +22,7 @@ mod pg;
 mod plan;
 mod poll;
 mod response;
+mod retention;
 mod standing;
 mod template;
 
@@ -34,6 +35,7 @@ use pg::{TempPgDatabase, pg_admin};
 pub use plan::plan;
 pub use poll::{eventually, eventually_within};
 pub use response::{TestResponse, assert_invalid};
+pub use retention::{retention_pass, retention_pass_with};
 
 use reqwest::Method;
 use serde_json::Value;
