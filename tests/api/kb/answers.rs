@@ -5,7 +5,9 @@
 
 use serde_json::{Value, json};
 
-use super::{article, published_with_synonyms, read_only_key_scopes, set_synonyms, urlencode};
+use super::{
+    article, published_with_synonyms, read_only_key_scopes, set_synonyms, titles, urlencode,
+};
 use crate::backend_tests;
 use crate::idempotency::count;
 use crate::support::{Backend, TestApp, TestCompany, eventually};
@@ -30,14 +32,6 @@ async fn suggest(app: &TestApp, key: &str, q: &str) -> Vec<String> {
         .assert_status(200)
         .clone();
     titles(&hits)
-}
-
-fn titles(hits: &Value) -> Vec<String> {
-    hits.as_array()
-        .unwrap_or_else(|| panic!("array in {hits}"))
-        .iter()
-        .map(|hit| hit["title"].as_str().expect("title").to_string())
-        .collect()
 }
 
 async fn suggestions_match_a_companys_synonyms(backend: Backend) {
