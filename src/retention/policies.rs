@@ -5,9 +5,9 @@
 //! pass after the service-wide targets; `preview` counts, with the same
 //! conditions, what a pass at a given moment deletes (the dry run).
 //!
-//! Tickets go one transaction each through the tickets area's own delete
-//! (comments, timeline, change-feed deletes, audit entry), their files'
-//! bytes released after; chats as the service-wide chat retention deletes
+//! Tickets go a batch per transaction through the tickets area's own
+//! delete (comments, timeline, change-feed deletes, an audit entry each
+//! whose reason is `retention`), their files' bytes released after; chats as the service-wide chat retention deletes
 //! them; contacts after the tickets and chats, so a contact whose last
 //! ticket goes in this pass is counted and deleted in the same pass only
 //! when the contact itself is also past its days.
@@ -22,6 +22,7 @@ use crate::auth::{Mode, Tenant};
 use crate::db::{Db, Query};
 use crate::error::StoreError;
 use crate::settings::retention::DataRetention;
+use crate::tickets::store::Deletion;
 use crate::time::Timestamp;
 
 /// Most tickets or contacts one read of the pass takes.
@@ -177,22 +178,17 @@ async fn purge_tickets(
         .bind(BATCH)
         .fetch_all(db)
         .await?;
-        let mut deleted = 0;
-        for (id, mode) in &old {
-            let Ok(mode) = Mode::from_stored(mode) else {
-                continue;
-            };
-            let tenant = Tenant::new(company, mode);
-            match crate::tickets::store::delete(db, &tenant, *id, now).await {
-                Ok(files) => {
-                    crate::attachments::sweep::release(db, storage, company, &files).await;
-                    deleted += 1;
-                }
-                // Deleted by an agent since it was read.
-                Err(StoreError::NotFound) => {}
-                Err(err) => return Err(err),
-            }
-        }
+        // A mode no longer known is left alone.
+        let batch: Vec<(Tenant, Uuid)> = old
+            .iter()
+            .filter_map(|(id, mode)| {
+                Some((Tenant::new(company, Mode::from_stored(mode).ok()?), *id))
+            })
+            .collect();
+        let why = Deletion::Retention;
+        let done = crate::tickets::store::delete_batch(db, &batch, why, now).await?;
+        crate::attachments::sweep::release(db, storage, company, &done.files).await;
+        let deleted = done.tickets;
         add(report, deleted);
         if (old.len() as i64) < BATCH {
             return Ok(());

@@ -1,6 +1,8 @@
-//! The articles a new ticket's agent is shown: the tickets' create queues
-//! the knowledge base's job in its own transaction (`JobsOf`), and the job
-//! searches and keeps them later, so the create answers without searching.
+//! The articles a new ticket's agent is shown: the tickets' create (a
+//! request's, or an incoming email's) queues the knowledge base's job in
+//! its own transaction (`JobsOf`) when the ticket's entity has a published
+//! article, and the job searches and keeps them later, so the create
+//! answers without searching.
 
 use uuid::Uuid;
 

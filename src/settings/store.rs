@@ -123,27 +123,31 @@ fn retention_days(settings: &Map<String, Value>) -> Option<u32> {
 /// Every company that keeps its audit entries for a number of days, with
 /// that number: what the retention pass prunes.
 pub async fn audit_retentions(db: &Db) -> Result<Vec<(Uuid, u32)>, StoreError> {
-    let rows: Vec<(Uuid, Json<Map<String, Value>>)> =
-        Query::new("SELECT id, settings FROM companies ORDER BY id")
-            .fetch_all(db)
-            .await?;
-    Ok(rows
-        .into_iter()
-        .filter_map(|(id, settings)| retention_days(&settings).map(|days| (id, days)))
-        .collect())
+    companies_with(db, retention_days).await
 }
 
 /// Every company that deletes some of its records after a time, with its
 /// policy: what the retention pass deletes.
 pub async fn data_retentions(db: &Db) -> Result<Vec<(Uuid, DataRetention)>, StoreError> {
+    companies_with(db, |settings| {
+        Some(DataRetention::of_settings(settings)).filter(|policy| !policy.keeps_everything())
+    })
+    .await
+}
+
+/// Every company whose settings hold a policy `of` finds, with it, in id
+/// order (a pass over every company reads them all at once).
+async fn companies_with<T>(
+    db: &Db,
+    of: impl Fn(&Map<String, Value>) -> Option<T>,
+) -> Result<Vec<(Uuid, T)>, StoreError> {
     let rows: Vec<(Uuid, Json<Map<String, Value>>)> =
         Query::new("SELECT id, settings FROM companies ORDER BY id")
             .fetch_all(db)
             .await?;
     Ok(rows
         .into_iter()
-        .map(|(id, settings)| (id, DataRetention::of_settings(&settings)))
-        .filter(|(_, policy)| !policy.keeps_everything())
+        .filter_map(|(id, settings)| of(&settings).map(|policy| (id, policy)))
         .collect())
 }
 

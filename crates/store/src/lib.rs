@@ -8,6 +8,7 @@
 mod bell;
 mod clock;
 mod hook;
+mod id_lists;
 mod new_rows;
 mod pass_lock;
 pub mod pool;
@@ -22,6 +23,7 @@ mod write_turn;
 pub use bell::BellName;
 pub use clock::millis;
 pub use hook::CommitHook;
+pub use id_lists::IdLists;
 pub use new_rows::{After, NewRows};
 pub use pass_lock::PassLock;
 pub use publish::Publish;

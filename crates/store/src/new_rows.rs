@@ -19,6 +19,27 @@ pub struct NewRows {
     /// Columns every row sets to the same SQL text, after the bound ones:
     /// a time that must be the database's (`Backend::now_sql`), not bound.
     computed: Vec<(&'static str, String)>,
+    /// What must hold for the rows to be written at all (`only_if`).
+    only_if: Option<Condition>,
+}
+
+/// A condition as SQL text whose `{}` stand for `values`, bound in order.
+#[derive(Debug, Clone)]
+struct Condition {
+    sql: &'static str,
+    values: Vec<Value>,
+}
+
+impl Condition {
+    /// `query` followed by ` WHERE` and the condition.
+    fn push_where(&self, query: Query) -> Query {
+        let mut parts = self.sql.split("{}");
+        let mut query = query.push(" WHERE ").push(parts.next().unwrap_or_default());
+        for (part, value) in parts.zip(self.values.iter().cloned()) {
+            query = query.push_bind(value).push(part);
+        }
+        query
+    }
 }
 
 /// The record a CTE's rows follow: the CTE `alias` that inserted it (with
@@ -47,8 +68,19 @@ impl NewRows {
             columns: columns.into(),
             rows: Vec::new(),
             computed: Vec::new(),
+            only_if: None,
         }
         .and(first)
+    }
+
+    /// Writes the rows only when `sql` holds when they are written (a
+    /// condition read in the same statement, so it costs no round trip):
+    /// SQL text whose `{}` stand for `values`, in order.
+    pub fn only_if(mut self, sql: &'static str, values: impl IntoIterator<Item = Value>) -> Self {
+        let values: Vec<Value> = values.into_iter().collect();
+        debug_assert_eq!(sql.matches("{}").count(), values.len());
+        self.only_if = Some(Condition { sql, values });
+        self
     }
 
     /// Sets `column` of every row to the SQL text `sql` (not a bound value).
@@ -83,15 +115,35 @@ impl NewRows {
         self
     }
 
-    /// `INSERT INTO table (columns) VALUES (…), (…)`, the values as given.
+    /// `INSERT INTO table (columns) VALUES (…), (…)`, the values as given;
+    /// with a condition (`only_if`), `SELECT …, … WHERE condition` for each
+    /// row, joined by `UNION ALL`.
     #[track_caller]
     pub fn insert(self) -> Query {
         let mut query = Query::new(format!(
-            "INSERT INTO {} ({}) VALUES ",
+            "INSERT INTO {} ({}) ",
             self.table,
             self.column_list()
         ));
         let computed = self.computed_values();
+        if let Some(condition) = &self.only_if {
+            for (i, row) in self.rows.into_iter().enumerate() {
+                query = query.push(if i == 0 {
+                    "SELECT "
+                } else {
+                    " UNION ALL SELECT "
+                });
+                for (j, value) in row.into_iter().enumerate() {
+                    if j > 0 {
+                        query = query.push(", ");
+                    }
+                    query = query.push_bind(value);
+                }
+                query = condition.push_where(query.push(&computed));
+            }
+            return query;
+        }
+        query = query.push("VALUES ");
         for (i, row) in self.rows.into_iter().enumerate() {
             if i > 0 {
                 query = query.push(", ");
@@ -161,6 +213,9 @@ impl NewRows {
                 };
             }
             query = query.push(&format!("{computed} FROM {}", after.alias));
+            if let Some(condition) = &self.only_if {
+                query = condition.push_where(query);
+            }
         }
         query.push(")")
     }
@@ -218,6 +273,30 @@ mod tests {
             after.sql(),
             "WITH inserted AS (SELECT 1), j AS (INSERT INTO jobs (id, run_at) \
              SELECT $1, now() FROM inserted UNION ALL SELECT $2, now() FROM inserted)"
+        );
+    }
+
+    #[test]
+    fn conditional_rows_are_selected_where_the_condition_holds_in_both_forms() {
+        let rows = || {
+            NewRows::of("jobs", "id", [Value::from(1_i64)])
+                .computed("run_at", "now()")
+                .only_if(
+                    "EXISTS (SELECT 1 FROM t WHERE a = {} AND b = {})",
+                    [Value::from(7_i64), Value::from(8_i64)],
+                )
+        };
+        assert_eq!(
+            rows().insert().sql(),
+            "INSERT INTO jobs (id, run_at) SELECT $1, now() \
+             WHERE EXISTS (SELECT 1 FROM t WHERE a = $2 AND b = $3)"
+        );
+        let after = rows().push_after(Query::new("WITH inserted AS (SELECT 1)"), "j", AFTER);
+        assert_eq!(
+            after.sql(),
+            "WITH inserted AS (SELECT 1), j AS (INSERT INTO jobs (id, run_at) \
+             SELECT $1, now() FROM inserted \
+             WHERE EXISTS (SELECT 1 FROM t WHERE a = $2 AND b = $3))"
         );
     }
 

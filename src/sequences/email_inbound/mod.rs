@@ -36,8 +36,8 @@ use crate::email::store::messages::{self, NewMessage};
 use crate::email::trim;
 use crate::error::StoreError;
 use crate::events;
-use crate::kb::jobs::NewTicketQuestion;
 use crate::sequences::contacts::Matcher;
+use crate::sequences::ticket_suggestions::Suggestions;
 use crate::sla::cache::SlaCache;
 use crate::tickets::model::{
     AuthorType, NewComment, NewTicket, Priority, TicketChannel, TicketStatus, TicketUpdate,
@@ -313,6 +313,8 @@ async fn store(
                 attachment_ids: file_ids,
             };
             let contacts = Matcher { tenant, now };
+            // What the knowledge base suggests for the ticket is kept for
+            // the agent by a job, queued with it as a ticket's create does.
             let ticket = ticket_store::create_in(
                 tx,
                 handles.db,
@@ -322,19 +324,10 @@ async fn store(
                 new,
                 now,
                 &signer,
-                &contacts,
+                (&contacts, Some(&Suggestions)),
             )
             .await?;
             messages::open_thread(tx, tenant, ticket.id, Some(channel.id), &copies).await?;
-            // What the knowledge base suggests for the message, kept for
-            // the agent by a job.
-            let question = NewTicketQuestion {
-                ticket_id: ticket.id,
-                entity_id: channel.entity_id,
-                subject: &parsed.subject,
-                description: parsed.text.as_deref(),
-            };
-            crate::kb::jobs::queue(tx, tenant, &question).await?;
             (ticket.id, None)
         }
     };

@@ -6,8 +6,8 @@
 use super::messages::{token_of, visitor_upload};
 use super::*;
 use crate::chat::new_session;
+use crate::support::retention_pass;
 use std::time::Duration;
-use supportdesk::retention::{self, Policy};
 
 backend_tests!(
     a_chat_past_its_retention_goes_with_its_files,
@@ -50,19 +50,6 @@ async fn close(app: &TestApp, acme: &TestCompany, id: &str) {
     .assert_status(200);
 }
 
-async fn pass(app: &TestApp) {
-    let policy = Policy::from_config(&app.state.config);
-    retention::run_pass(
-        &app.state.db,
-        &app.state.attachments.storage,
-        policy,
-        app.state.clock.now(),
-    )
-    .await
-    .expect("pass ran")
-    .expect("no other node holds the pass");
-}
-
 async fn objects(app: &TestApp) -> usize {
     app.state
         .attachments
@@ -91,7 +78,7 @@ async fn purge_leaves_only_the_open_chat(app: &TestApp) {
     assert_eq!((attachment_rows(app).await, objects(app).await), (6, 5));
 
     app.state.clock.advance(chrono::TimeDelta::days(2));
-    pass(app).await;
+    retention_pass(app).await;
     app.get(&format!("/chat/sessions/{closed}"), &acme.key)
         .await
         .assert_error(404, "not_found");
@@ -113,7 +100,7 @@ async fn a_chat_within_its_retention_keeps_its_files(backend: Backend) {
     close(&app, &acme, &closed).await;
 
     app.state.clock.advance(chrono::TimeDelta::hours(12));
-    pass(&app).await;
+    retention_pass(&app).await;
     app.get(&format!("/chat/sessions/{closed}"), &acme.key)
         .await
         .assert_status(200);

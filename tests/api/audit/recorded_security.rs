@@ -4,13 +4,12 @@
 
 use reqwest::Method;
 use serde_json::json;
-use supportdesk::retention::{self, Policy};
 
 use super::only_entry;
 use crate::accounts::{PASSWORD, agent_with_password, last_link_token, login_with, sign_in};
 use crate::backend_tests;
 use crate::chat::new_session;
-use crate::support::{Backend, TestApp};
+use crate::support::{Backend, TestApp, retention_pass};
 
 backend_tests!(
     a_changed_password_is_recorded_by_the_agent,
@@ -125,12 +124,7 @@ async fn a_chat_deleted_by_retention_is_recorded(backend: Backend) {
     .assert_status(200);
     app.state.clock.advance(chrono::TimeDelta::days(2));
 
-    let policy = Policy::from_config(&app.state.config);
-    let (db, storage) = (&app.state.db, &app.state.attachments.storage);
-    retention::run_pass(db, storage, policy, app.state.clock.now())
-        .await
-        .expect("pass ran")
-        .expect("no other node holds the pass");
+    retention_pass(&app).await;
 
     let entry = only_entry(&app, &acme, "chat.deleted").await;
     assert_eq!(

@@ -5,11 +5,10 @@
 use chrono::Duration;
 use serde_json::json;
 use supportdesk::audit::verify::Verdict;
-use supportdesk::retention::{self, Policy};
 
 use super::{entries_of, seal, verdict};
 use crate::backend_tests;
-use crate::support::{Backend, TestApp, TestCompany, assert_invalid};
+use crate::support::{Backend, TestApp, TestCompany, assert_invalid, retention_pass};
 
 backend_tests!(
     the_audit_retention_is_a_company_setting,
@@ -27,16 +26,6 @@ async fn change(app: &TestApp, acme: &TestCompany, name: &str) {
     )
     .await
     .assert_status(201);
-}
-
-/// The retention pass, as its worker runs it.
-async fn pass(app: &TestApp) {
-    let policy = Policy::from_config(&app.state.config);
-    let (db, storage) = (&app.state.db, &app.state.attachments.storage);
-    retention::run_pass(db, storage, policy, app.state.clock.now())
-        .await
-        .expect("pass ran")
-        .expect("no other node holds the pass");
 }
 
 async fn the_audit_retention_is_a_company_setting(backend: Backend) {
@@ -77,7 +66,7 @@ async fn the_retention_pass_drops_entries_past_the_retention_and_the_rest_verifi
     change(&app, &acme, "New").await;
     seal(&app, acme.company.id).await;
 
-    pass(&app).await;
+    retention_pass(&app).await;
 
     assert_eq!(entries_of(&app, &acme, "role.created").await.len(), 1);
     assert!(
@@ -96,7 +85,7 @@ async fn without_a_retention_the_pass_keeps_every_entry(backend: Backend) {
     seal(&app, acme.company.id).await;
     app.state.clock.advance(Duration::days(4000));
 
-    pass(&app).await;
+    retention_pass(&app).await;
 
     assert_eq!(entries_of(&app, &acme, "role.created").await.len(), 1);
 }

@@ -5,28 +5,22 @@
 
 use chrono::Duration;
 use serde_json::{Value, json};
-use supportdesk::retention::{self, Policy};
+use supportdesk::auth::{Mode, Tenant};
+use supportdesk::tickets::store::{Deletion, delete_batch};
+use uuid::Uuid;
 
 use super::{chat_from, contact, text, ticket_from};
 use crate::backend_tests;
-use crate::support::{Backend, TestApp, TestCompany};
+use crate::support::{Backend, TestApp, TestCompany, retention_pass};
 
 backend_tests!(
     the_pass_deletes_exactly_what_the_dry_run_counted,
     what_is_recent_open_or_in_use_is_kept,
     a_retention_of_zero_days_is_refused_and_changes_nothing,
     without_a_retention_the_dry_run_counts_nothing,
+    a_ticket_the_pass_deletes_is_audited_with_the_reason_retention,
+    a_batch_delete_passes_over_a_ticket_already_gone,
 );
-
-/// The retention pass, as its worker runs it, at the clock's now.
-async fn pass(app: &TestApp) {
-    let policy = Policy::from_config(&app.state.config);
-    let (db, storage) = (&app.state.db, &app.state.attachments.storage);
-    retention::run_pass(db, storage, policy, app.state.clock.now())
-        .await
-        .expect("pass ran")
-        .expect("the pass lock was free");
-}
 
 async fn dry_run(app: &TestApp, acme: &TestCompany) -> Value {
     let answer = app.get("/settings/retention", &acme.key).await;
@@ -101,7 +95,7 @@ async fn the_pass_deletes_exactly_what_the_dry_run_counted(backend: Backend) {
         json!({"closedTickets": 1, "closedChats": 1, "contacts": 2})
     );
 
-    pass(&app).await;
+    retention_pass(&app).await;
 
     let gone = [
         format!("/tickets/{}", made.old_closed_ticket),
@@ -125,7 +119,7 @@ async fn what_is_recent_open_or_in_use_is_kept(backend: Backend) {
     let acme = app.company().await;
     let made = made(&app, &acme).await;
 
-    pass(&app).await;
+    retention_pass(&app).await;
 
     let kept = [
         format!("/tickets/{}", made.old_open_ticket),
@@ -168,4 +162,44 @@ async fn without_a_retention_the_dry_run_counts_nothing(backend: Backend) {
         dry_run(&app, &acme).await,
         json!({"closedTickets": 0, "closedChats": 0, "contacts": 0})
     );
+}
+
+async fn a_ticket_the_pass_deletes_is_audited_with_the_reason_retention(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |c| c.run_workers = false).await;
+    let acme = app.company().await;
+    let made = made(&app, &acme).await;
+
+    retention_pass(&app).await;
+
+    let entries = app
+        .get("/audit-log?action=ticket.deleted", &acme.key)
+        .await
+        .assert_status(200)["data"]
+        .clone();
+    let entry = &entries[0];
+    assert_eq!(
+        (&entry["target"]["id"], &entry["changes"]["reason"]),
+        (&json!(made.old_closed_ticket), &json!("retention")),
+        "{entries}"
+    );
+}
+
+async fn a_batch_delete_passes_over_a_ticket_already_gone(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |c| c.run_workers = false).await;
+    let acme = app.company().await;
+    let gone = ticket_from(&app, &acme, None).await;
+    let kept = ticket_from(&app, &acme, None).await;
+    let path = |ticket: &Value| format!("/tickets/{}", text(ticket, "id"));
+    app.delete(&path(&gone), &acme.key).await.assert_status(200);
+    let tenant = Tenant::new(acme.company.id, Mode::Test);
+    let ids: [(Tenant, Uuid); 2] =
+        [&gone, &kept].map(|t| (tenant, text(t, "id").parse().expect("uuid")));
+
+    let store = &app.state.db;
+    let now = app.state.clock.now();
+    let done = delete_batch(store, &ids, Deletion::Retention, now).await;
+
+    let deleted = done.expect("batch deleted").tickets;
+    let status = status_of(&app, &acme, &path(&kept)).await;
+    assert_eq!((deleted, status), (1, 404));
 }

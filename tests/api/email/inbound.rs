@@ -1,7 +1,8 @@
 //! A new message opens a ticket with its files; a reply becomes a comment
 //! on its ticket, found by its headers, its reply token or the ticket
 //! number in its subject; an agent's reply from their mail client is
-//! theirs; a malformed message still opens a ticket.
+//! theirs; a malformed message still opens a ticket; the ticket a message
+//! opens keeps the knowledge base's suggestions for its agent.
 
 use serde_json::json;
 use supportdesk::sequences::email_inbound::Outcome;
@@ -10,6 +11,7 @@ use super::{
     DESK, comments, deliver, first_message, imap_channel, message, opened, reply_token, ticket,
 };
 use crate::backend_tests;
+use crate::kb::article;
 use crate::support::{Backend, TestApp};
 
 backend_tests!(
@@ -21,6 +23,7 @@ backend_tests!(
     an_agents_reply_from_their_mail_client_is_their_comment,
     a_customer_reply_reopens_a_resolved_ticket,
     a_malformed_message_opens_a_ticket_with_the_raw_message_attached,
+    a_new_messages_ticket_keeps_the_knowledge_bases_suggestions,
 );
 
 const WITH_FILES: &str = "From: Ada <ada@shop.example>\r\nTo: support@acme.example\r\n\
@@ -227,4 +230,27 @@ async fn a_malformed_message_opens_a_ticket_with_the_raw_message_attached(backen
         .map(|a| a["filename"].as_str().expect("filename"))
         .collect();
     assert_eq!(names, ["original.eml"], "{ticket}");
+}
+
+async fn a_new_messages_ticket_keeps_the_knowledge_bases_suggestions(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |c| c.run_workers = false).await;
+    let acme = app.company().await;
+    let body = "Limescale goes with vinegar.";
+    let article = article(&app, &acme, "Descaling your teapot", body, true).await;
+    let channel = imap_channel(&app, &acme).await;
+    let raw = message(
+        "ada@shop.example",
+        DESK,
+        "tea@shop.example",
+        "White crust in my teapot",
+        "",
+        "How do I descale it?",
+    );
+    let id = opened(&deliver(&app, &acme, &channel, &raw).await);
+
+    supportdesk::outbox::run_due(&app.state.jobs, &app.state.db, &app.state.clock).await;
+
+    let path = format!("/kb/suggestions?ticketId={id}");
+    let kept = app.get(&path, &acme.key).await.assert_status(200).clone();
+    assert_eq!(kept["data"][0]["articles"][0]["id"], article.as_str());
 }

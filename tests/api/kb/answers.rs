@@ -5,8 +5,11 @@
 
 use serde_json::{Value, json};
 
-use super::{article, published_with_synonyms, read_only_key_scopes, set_synonyms, urlencode};
+use super::{
+    article, published_with_synonyms, read_only_key_scopes, set_synonyms, titles, urlencode,
+};
 use crate::backend_tests;
+use crate::idempotency::count;
 use crate::support::{Backend, TestApp, TestCompany, eventually};
 
 backend_tests!(
@@ -19,6 +22,7 @@ backend_tests!(
     a_suggestion_without_a_question_is_400,
     a_new_ticket_keeps_its_suggestions_for_the_agent,
     a_new_ticket_answers_before_its_suggestions_are_kept,
+    a_ticket_whose_entity_publishes_no_article_queues_no_suggestions_job,
 );
 
 async fn suggest(app: &TestApp, key: &str, q: &str) -> Vec<String> {
@@ -28,14 +32,6 @@ async fn suggest(app: &TestApp, key: &str, q: &str) -> Vec<String> {
         .assert_status(200)
         .clone();
     titles(&hits)
-}
-
-fn titles(hits: &Value) -> Vec<String> {
-    hits.as_array()
-        .unwrap_or_else(|| panic!("array in {hits}"))
-        .iter()
-        .map(|hit| hit["title"].as_str().expect("title").to_string())
-        .collect()
 }
 
 async fn suggestions_match_a_companys_synonyms(backend: Backend) {
@@ -200,6 +196,18 @@ async fn a_new_ticket_answers_before_its_suggestions_are_kept(backend: Backend) 
     supportdesk::outbox::run_due(&app.state.jobs, &app.state.db, &app.state.clock).await;
     let after = app.get(&path, &acme.key).await.assert_status(200).clone();
     assert_eq!(after["data"][0]["articles"][0]["id"], id.as_str());
+}
+
+async fn a_ticket_whose_entity_publishes_no_article_queues_no_suggestions_job(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |c| c.run_workers = false).await;
+    let acme = app.company().await;
+    let draft = "Limescale goes with vinegar.";
+    article(&app, &acme, "Descaling your teapot", draft, false).await;
+
+    teapot_ticket(&app, &acme).await;
+
+    let kind = format!("AND kind = '{}'", supportdesk::kb::jobs::JOB_KIND);
+    assert_eq!(count(&app, "outbox_jobs", acme.company.id, &kind).await, 0);
 }
 
 async fn descaling_article(app: &TestApp, acme: &TestCompany) -> String {

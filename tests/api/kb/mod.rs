@@ -32,6 +32,15 @@ fn field<'a>(body: &'a Value, name: &str) -> &'a str {
         .unwrap_or_else(|| panic!("{name} in {body}"))
 }
 
+/// The titles of a list of hits (search or suggestions), in order.
+pub(crate) fn titles(hits: &Value) -> Vec<String> {
+    hits.as_array()
+        .unwrap_or_else(|| panic!("array in {hits}"))
+        .iter()
+        .map(|hit| hit["title"].as_str().expect("title").to_string())
+        .collect()
+}
+
 fn ids(list: &Value) -> Vec<String> {
     list.as_array()
         .expect("array")

@@ -7,14 +7,14 @@ use std::time::Duration;
 
 use serde_json::json;
 use supportdesk::db::{Backend as DbBackend, Query};
-use supportdesk::retention::{self, BATCH, PassReport, Policy};
+use supportdesk::retention::{self, BATCH, Policy};
 use supportdesk::time::Timestamp;
 use uuid::Uuid;
 
 use super::support::create_webhook;
 use crate::backend_tests;
 use crate::idempotency::post_keyed;
-use crate::support::{Backend, TestApp, eventually};
+use crate::support::{Backend, TestApp, eventually, retention_pass_with};
 
 backend_tests!(
     a_pass_deletes_old_finished_rows_and_keeps_pending_leased_and_recent_ones,
@@ -154,18 +154,6 @@ async fn rows(app: &TestApp) -> Rows<'_> {
     }
 }
 
-async fn pass(app: &TestApp) -> PassReport {
-    retention::run_pass(
-        &app.state.db,
-        &app.state.attachments.storage,
-        policy(),
-        app.state.clock.now(),
-    )
-    .await
-    .expect("pass ran")
-    .expect("no other node holds the pass")
-}
-
 async fn a_pass_deletes_old_finished_rows_and_keeps_pending_leased_and_recent_ones(
     backend: Backend,
 ) {
@@ -202,7 +190,7 @@ async fn a_pass_deletes_old_finished_rows_and_keeps_pending_leased_and_recent_on
     let old_event = rows.event(old).await;
     let recent_event = rows.event(Timestamp::now()).await;
 
-    let report = pass(&app).await;
+    let report = retention_pass_with(&app, policy()).await;
 
     for (table, id) in [
         ("webhook_deliveries", delivered),
@@ -263,7 +251,7 @@ async fn a_pass_over_100_000_old_rows_deletes_them_in_batches_of_at_most_1000(ba
     .await
     .expect("100,000 old events");
 
-    let report = pass(&app).await;
+    let report = retention_pass_with(&app, policy()).await;
 
     let events = report.table("events").expect("events");
     assert_eq!(events.rows_deleted, 100_000);
@@ -346,7 +334,7 @@ async fn expired_idempotency_records_go_and_kept_ones_stay(backend: Backend) {
         .clock
         .advance(chrono::TimeDelta::milliseconds(1500));
 
-    let report = pass(&app).await;
+    let report = retention_pass_with(&app, policy()).await;
 
     let deleted = report.table("idempotency_keys").expect("visited");
     assert_eq!(deleted.rows_deleted, 1);

@@ -17,11 +17,13 @@ use std::time::Duration;
 
 mod empty;
 mod locks;
+mod macros;
 mod oversized;
 mod pg;
 mod plan;
 mod poll;
 mod response;
+mod retention;
 mod standing;
 mod template;
 
@@ -34,6 +36,7 @@ use pg::{TempPgDatabase, pg_admin};
 pub use plan::plan;
 pub use poll::{eventually, eventually_within};
 pub use response::{TestResponse, assert_invalid};
+pub use retention::{retention_pass, retention_pass_with};
 
 use reqwest::Method;
 use serde_json::Value;
@@ -43,49 +46,6 @@ use supportdesk::entities::Entity;
 use supportdesk::keys::NewKey;
 use supportdesk::{App, AppState, Config};
 use tokio::task::JoinHandle;
-
-#[macro_export]
-macro_rules! backend_tests {
-    ($($name:ident),+ $(,)?) => {
-        $(
-            mod $name {
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn sqlite() {
-                    super::$name($crate::support::Backend::Sqlite).await
-                }
-
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn postgres() {
-                    if let Some(backend) =
-                        $crate::support::Backend::postgres(concat!(module_path!(), "::postgres"))
-                    {
-                        super::$name(backend).await
-                    }
-                }
-            }
-        )+
-    };
-}
-
-/// Postgres-only tests, for what SQLite cannot show (concurrent writers,
-/// a server cutting connections): skipped without Postgres, failed in CI.
-#[macro_export]
-macro_rules! postgres_tests {
-    ($($name:ident),+ $(,)?) => {
-        $(
-            mod $name {
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn postgres() {
-                    if let Some(backend) =
-                        $crate::support::Backend::postgres(concat!(module_path!(), "::postgres"))
-                    {
-                        super::$name(backend).await
-                    }
-                }
-            }
-        )+
-    };
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {

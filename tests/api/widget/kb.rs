@@ -1,11 +1,12 @@
 //! The widget's knowledge base: search and article reads limited to the
 //! published articles of the widget key's entity and mode.
 
-use serde_json::{Value, json};
+use serde_json::json;
 use supportdesk::auth::{Mode, ScopeSet};
 
 use super::widget_get;
 use crate::backend_tests;
+use crate::kb::titles;
 use crate::support::{Backend, TestApp};
 
 backend_tests!(
@@ -27,14 +28,6 @@ async fn article(app: &TestApp, key: &str, entity: &str, title: &str, published:
         .as_str()
         .expect("id")
         .to_string()
-}
-
-fn titles(body: &Value) -> Vec<String> {
-    body.as_array()
-        .unwrap_or_else(|| panic!("array in {body}"))
-        .iter()
-        .map(|hit| hit["title"].as_str().expect("title").to_string())
-        .collect()
 }
 
 async fn kb_search_returns_only_published_articles_of_that_entity(backend: Backend) {

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::{start_chat, widget_get, widget_post};
 use crate::backend_tests;
-use crate::kb::{article, published_with_synonyms};
+use crate::kb::{article, published_with_synonyms, titles};
 use crate::support::{Backend, TestApp, TestCompany};
 
 backend_tests!(
@@ -26,12 +26,7 @@ async fn suggest(app: &TestApp, acme: &TestCompany, q: &str) -> Vec<String> {
         "/widget/v1/kb/suggest?widgetKey={}&q={q}",
         acme.entity.widget_key_test
     );
-    let hits = widget_get(app, &path).await.assert_status(200).clone();
-    hits.as_array()
-        .unwrap_or_else(|| panic!("array in {hits}"))
-        .iter()
-        .map(|hit| hit["title"].as_str().expect("title").to_string())
-        .collect()
+    titles(widget_get(app, &path).await.assert_status(200))
 }
 
 async fn widget_suggestions_rank_with_the_companys_synonyms(backend: Backend) {
@@ -54,39 +49,17 @@ async fn widget_suggestions_rank_with_the_companys_synonyms(backend: Backend) {
 async fn widget_suggestions_leave_out_drafts(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
-    article(
-        &app,
-        &acme,
-        "Tracking your order",
-        "A tracking link is emailed.",
-        true,
-    )
-    .await;
-    article(
-        &app,
-        &acme,
-        "Tracking in the app",
-        "Draft about tracking.",
-        false,
-    )
-    .await;
+    tracking_article(&app, &acme).await;
+    article(&app, &acme, TRACKING_DRAFT, "Draft about tracking.", false).await;
 
-    let hits = suggest(&app, &acme, "where is my tracking link?").await;
-    assert_eq!(hits, vec!["Tracking your order"]);
+    assert_eq!(tracking_hits(&app, &acme).await, vec![TRACKING]);
 }
 
 async fn widget_suggestions_leave_out_other_companies_articles(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let rival = app.company().await;
-    article(
-        &app,
-        &acme,
-        "Tracking your order",
-        "A tracking link is emailed.",
-        true,
-    )
-    .await;
+    tracking_article(&app, &acme).await;
     article(
         &app,
         &rival,
@@ -96,8 +69,22 @@ async fn widget_suggestions_leave_out_other_companies_articles(backend: Backend)
     )
     .await;
 
-    let hits = suggest(&app, &acme, "where is my tracking link?").await;
-    assert_eq!(hits, vec!["Tracking your order"]);
+    assert_eq!(tracking_hits(&app, &acme).await, vec![TRACKING]);
+}
+
+/// The published article a question about a tracking link finds.
+const TRACKING: &str = "Tracking your order";
+
+/// A draft that the same question would find if it were published.
+const TRACKING_DRAFT: &str = "Tracking in the app";
+
+async fn tracking_article(app: &TestApp, acme: &TestCompany) {
+    article(app, acme, TRACKING, "A tracking link is emailed.", true).await;
+}
+
+/// What the widget suggests for a question about a tracking link.
+async fn tracking_hits(app: &TestApp, acme: &TestCompany) -> Vec<String> {
+    suggest(app, acme, "where is my tracking link?").await
 }
 
 async fn this_answered_my_question_is_recorded_as_self_served(backend: Backend) {

@@ -4,7 +4,7 @@
 //! and it reads as a delete of its record), the actor that names them is
 //! scrubbed, and their webhook deliveries carry the tombstone too.
 
-use store::{Backend, Query, Tx};
+use store::{Backend, IdLists, Query, Tx};
 use uuid::Uuid;
 use vocab::error::StoreError;
 use vocab::tenant::Tenant;
@@ -26,14 +26,10 @@ pub async fn tombstone_records(
     records: &[Uuid],
     person: &Person,
 ) -> Result<u64, StoreError> {
+    let head = Query::new("SELECT id FROM events WHERE ");
     let mut done = 0;
-    for chunk in records.chunks(CHUNK) {
-        let ids: Vec<Uuid> = Query::new("SELECT id FROM events WHERE record_id IN ")
-            .push_bind_list(chunk.iter().copied())
-            .push(" AND ")
-            .push_tenant(tenant, "")
-            .fetch_column(&mut *tx)
-            .await?;
+    for statement in IdLists::of("record_id", records).statements(&head, tenant, "") {
+        let ids: Vec<Uuid> = statement.fetch_column(&mut *tx).await?;
         done += tombstone(tx, &ids, person).await?;
     }
     Ok(done)

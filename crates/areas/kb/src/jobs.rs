@@ -1,10 +1,10 @@
-//! The job that keeps a new ticket's suggestions for its agent (`kb.ticket_suggestions`
-//! in the outbox). The ticket's create queues it in its own transaction
-//! (`rows`, or `queue` in a transaction of the caller's), so the create
-//! answers without searching, and a ticket that commits always gets its
-//! job. The job searches, then stores the record with the job's id and
-//! ends itself in one transaction: an attempt made again after a commit
-//! whose end was not heard stores nothing twice.
+//! The job that keeps a new ticket's suggestions for its agent
+//! (`kb.ticket_suggestions` in the outbox). The ticket's create writes it
+//! with the ticket (`rows`), so the create answers without searching, and
+//! a ticket that commits gets its job whenever its entity has a published
+//! article to suggest. The job searches, then stores the record with the
+//! job's id and ends itself in one transaction: an attempt made again
+//! after a commit whose end was not heard stores nothing twice.
 
 use std::time::Duration;
 
@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::auth::{Mode, Tenant};
-use crate::db::{Backend, Db, NewRows, Tx};
+use crate::db::{Backend, Db, NewRows};
 use crate::error::StoreError;
 use crate::outbox::{self, Job, JobHandler, RetrySchedule};
 use crate::store::{self, TICKET_QUESTION_MAX};
@@ -61,32 +61,32 @@ fn payload(
         .map_err(|e| StoreError::Database(sqlx::Error::Encode(Box::new(e))))
 }
 
+/// Whether the ticket's entity has a published article (bound: the
+/// tenant's company and mode, the entity): a job for an entity with none
+/// would find nothing. Read by the job's insert itself, so the create
+/// spends no round trip on it; the entity's articles are found by their
+/// index (`kb_articles_entity`).
+const ENTITY_PUBLISHES: &str = "EXISTS (SELECT 1 FROM kb_articles a \
+     WHERE a.company_id = {} AND a.mode = {} AND a.entity_id = {} AND a.is_published = TRUE)";
+
 /// The job's row, for a create that writes it with the ticket
-/// (`NewRows`: alone or in the ticket's statement).
+/// (`NewRows`: alone or in the ticket's statement). It is written only
+/// when the ticket's entity has a published article.
 pub fn rows(
     backend: Backend,
     tenant: &Tenant,
     ticket: &NewTicketQuestion<'_>,
 ) -> Result<NewRows, StoreError> {
     let payload = payload(tenant, ticket)?;
-    Ok(outbox::store::rows(
-        backend,
-        new_id(),
-        JOB_KIND,
-        Some(tenant),
-        payload,
+    let rows = outbox::store::rows(backend, new_id(), JOB_KIND, Some(tenant), payload);
+    Ok(rows.only_if(
+        ENTITY_PUBLISHES,
+        [
+            tenant.company_id.into(),
+            tenant.mode.as_str().into(),
+            ticket.entity_id.into(),
+        ],
     ))
-}
-
-/// Queues the job in `tx`, the transaction that creates the ticket.
-pub async fn queue(
-    tx: &mut Tx,
-    tenant: &Tenant,
-    ticket: &NewTicketQuestion<'_>,
-) -> Result<(), StoreError> {
-    let payload = payload(tenant, ticket)?;
-    outbox::enqueue(tx, JOB_KIND, Some(tenant), &payload).await?;
-    Ok(())
 }
 
 /// Runs the job: the outbox handler of [`JOB_KIND`].

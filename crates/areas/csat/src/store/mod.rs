@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use super::model::{CsatMode, CsatSummary, Rating, RatingFilter, RatingTarget, Refusal};
 use crate::auth::{Mode, Tenant};
-use crate::db::{Db, On, Query, Tx};
+use crate::db::{Db, IdLists, On, Query, Tx};
 use crate::error::StoreError;
 use crate::mail::{self, Email};
 use crate::paging::{After, Order, Total, push_after};
@@ -304,21 +304,10 @@ pub async fn erase_comments(
     tickets: &[Uuid],
     sessions: &[Uuid],
 ) -> Result<u64, StoreError> {
-    let mut done = 0;
-    for (column, ids) in [("ticket_id", tickets), ("chat_session_id", sessions)] {
-        if ids.is_empty() {
-            continue;
-        }
-        done += Query::new(format!(
-            "UPDATE ratings SET comment = NULL WHERE comment IS NOT NULL AND {column} IN "
-        ))
-        .push_bind_list(ids.iter().copied())
-        .push(" AND ")
-        .push_tenant(tenant, "")
-        .rows_affected(&mut *tx)
-        .await?;
-    }
-    Ok(done)
+    let head = Query::new("UPDATE ratings SET comment = NULL WHERE comment IS NOT NULL AND ");
+    IdLists::tickets_and_chats(tickets, sessions)
+        .rows_affected(tx, &head, tenant)
+        .await
 }
 
 /// The tenant's ratings of `tickets` and `sessions`, oldest first (a
@@ -329,20 +318,13 @@ pub async fn of_records(
     tickets: &[Uuid],
     sessions: &[Uuid],
 ) -> Result<Vec<Rating>, StoreError> {
+    let head = Query::new(format!("SELECT {RATING_COLUMNS} FROM ratings r WHERE "));
     let mut ratings = Vec::new();
-    for (column, ids) in [("r.ticket_id", tickets), ("r.chat_session_id", sessions)] {
-        if ids.is_empty() {
-            continue;
-        }
-        let rows: Vec<Rating> = Query::new(format!(
-            "SELECT {RATING_COLUMNS} FROM ratings r WHERE {column} IN "
-        ))
-        .push_bind_list(ids.iter().copied())
-        .push(" AND ")
-        .push_tenant(tenant, "r")
-        .push(" ORDER BY r.created_at, r.id")
-        .fetch_all(db)
-        .await?;
+    for statement in IdLists::tickets_and_chats(tickets, sessions).statements(&head, tenant, "r") {
+        let rows: Vec<Rating> = statement
+            .push(" ORDER BY r.created_at, r.id")
+            .fetch_all(db)
+            .await?;
         ratings.extend(rows);
     }
     Ok(ratings)

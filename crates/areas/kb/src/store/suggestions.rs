@@ -5,7 +5,7 @@ use sqlx::types::Json;
 use uuid::Uuid;
 
 use crate::auth::Tenant;
-use crate::db::{Db, Query, Tx};
+use crate::db::{Db, IdLists, Query, Tx};
 use crate::erasure::Person;
 use crate::error::StoreError;
 use crate::model::{NewSuggestion, Outcome, Subject, SuggestedArticle, Suggestion};
@@ -163,19 +163,10 @@ pub async fn erase_suggestions_of_records(
     tickets: &[Uuid],
     sessions: &[Uuid],
 ) -> Result<u64, StoreError> {
-    let mut done = 0;
-    for (column, ids) in [("ticket_id", tickets), ("chat_session_id", sessions)] {
-        if ids.is_empty() {
-            continue;
-        }
-        done += Query::new(format!("DELETE FROM kb_suggestions WHERE {column} IN "))
-            .push_bind_list(ids.iter().copied())
-            .push(" AND ")
-            .push_tenant(tenant, "")
-            .rows_affected(&mut *tx)
-            .await?;
-    }
-    Ok(done)
+    let head = Query::new("DELETE FROM kb_suggestions WHERE ");
+    IdLists::tickets_and_chats(tickets, sessions)
+        .rows_affected(tx, &head, tenant)
+        .await
 }
 
 /// Deletes the tenant's suggestion records whose question names `person`

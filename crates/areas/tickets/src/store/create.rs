@@ -51,47 +51,29 @@ pub async fn create(
     signer: &Signer,
     (contacts, jobs): (&dyn ContactOf, Option<&dyn JobsOf>),
 ) -> Result<Ticket, StoreError> {
-    let rules = sla_cache::rules(sla, db, tenant).await?;
+    let mut prepared = Prepared::decide(db, sla, tenant, &new, now, jobs).await?;
     let facts = facts_of(&new, now);
-    let opening = if rules.any_enabled() {
-        sla_store::opening(&rules, &facts)
-    } else {
-        Opening::Nothing
-    };
-    let id = new_id();
-    let jobs = match jobs {
-        Some(jobs) => jobs.jobs(db.backend(), tenant, id, &new)?,
-        None => None,
-    };
     // Only the row and its tags are written: the ticket is what was
     // written, with no read back (a round trip less). Field values,
     // attachments and SLA clocks are read back as stored.
     let row_and_tags_only = new.custom_fields.is_empty() && new.attachment_ids.is_empty();
-    let as_written = row_and_tags_only && matches!(opening, Opening::Nothing);
+    prepared.as_written = row_and_tags_only && matches!(prepared.opening, Opening::Nothing);
     // The row alone, its number reserved beforehand: one statement (see
     // `plain`).
     let plain = row_and_tags_only && new.tags.is_empty() && db.backend() == Backend::Postgres;
-    let clocks = plain
-        .then(|| sla_store::started_without_reading(id, &opening, &facts))
+    prepared.clocks = plain
+        .then(|| sla_store::started_without_reading(prepared.id, &prepared.opening, &facts))
         .flatten();
     // ... which commits by itself when nothing else is written: no
     // reference to check first, no email, no request bookkeeping.
-    let alone = clocks.is_some()
+    let alone = prepared.clocks.is_some()
         && new.team_id.is_none()
         && new.chat_session_id.is_none()
         && new.visitor_email.is_none()
         && !db.has_commit_hook()
         && !subscribers.seen(tenant);
     let (mut tx, numbering) = begin_numbered(db, tenant, alone).await?;
-    let prepared = Prepared {
-        id,
-        rules,
-        opening,
-        clocks,
-        as_written,
-        numbering,
-        jobs,
-    };
+    prepared.numbering = numbering;
     let ticket = write(
         &mut tx,
         subscribers,
@@ -110,7 +92,7 @@ pub async fn create(
 /// `create`'s step inside a transaction of the caller's (an incoming
 /// email opens its ticket beside its message's other rows): the number is
 /// taken in the transaction, and the ticket is read back as stored.
-#[allow(clippy::too_many_arguments)] // the create's handles, and its contact's step
+#[allow(clippy::too_many_arguments)] // the create's handles, and its steps
 pub async fn create_in(
     tx: &mut Tx,
     db: &Db,
@@ -120,24 +102,9 @@ pub async fn create_in(
     new: NewTicket,
     now: Timestamp,
     signer: &Signer,
-    contacts: &dyn ContactOf,
+    (contacts, jobs): (&dyn ContactOf, Option<&dyn JobsOf>),
 ) -> Result<Ticket, StoreError> {
-    let rules = sla_cache::rules(sla, db, tenant).await?;
-    let opening = if rules.any_enabled() {
-        sla_store::opening(&rules, &facts_of(&new, now))
-    } else {
-        Opening::Nothing
-    };
-    let prepared = Prepared {
-        id: new_id(),
-        rules,
-        opening,
-        clocks: None,
-        as_written: false,
-        numbering: Numbering::InTransaction,
-        // The caller queues its own in its transaction.
-        jobs: None,
-    };
+    let prepared = Prepared::decide(db, sla, tenant, &new, now, jobs).await?;
     write(
         tx,
         subscribers,
@@ -160,6 +127,42 @@ struct Prepared {
     as_written: bool,
     numbering: Numbering,
     jobs: Option<crate::db::NewRows>,
+}
+
+impl Prepared {
+    /// What every create decides: the ticket's id, the SLA policy that
+    /// opens (from the tenant's cached rules, so choosing reads nothing)
+    /// and the jobs it queues; a ticket read back as stored, its number
+    /// taken in its transaction, until the create decides otherwise.
+    async fn decide(
+        db: &Db,
+        sla: &SlaCache,
+        tenant: &Tenant,
+        new: &NewTicket,
+        now: Timestamp,
+        jobs: Option<&dyn JobsOf>,
+    ) -> Result<Prepared, StoreError> {
+        let rules = sla_cache::rules(sla, db, tenant).await?;
+        let opening = if rules.any_enabled() {
+            sla_store::opening(&rules, &facts_of(new, now))
+        } else {
+            Opening::Nothing
+        };
+        let id = new_id();
+        let jobs = jobs
+            .map(|jobs| jobs.jobs(db.backend(), tenant, id, new))
+            .transpose()?
+            .flatten();
+        Ok(Prepared {
+            id,
+            rules,
+            opening,
+            clocks: None,
+            as_written: false,
+            numbering: Numbering::InTransaction,
+            jobs,
+        })
+    }
 }
 
 fn facts_of(new: &NewTicket, now: Timestamp) -> NewTicketFacts<'_> {

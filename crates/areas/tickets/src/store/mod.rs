@@ -41,7 +41,7 @@ pub use assign::assign_by_routing;
 pub use comments::{add_comment, list_comments};
 pub use contacts::{ContactOf, TicketSummary, move_contact, of_contacts};
 pub use create::{create, create_in};
-pub use delete::delete;
+pub use delete::{Deleted, Deletion, delete, delete_batch};
 pub use delivery::{ReplySent, cancel_comment, deliver_due};
 pub use escalate::{escalate, escalate_in};
 pub use links::{add_link, open_children, remove_link};
