@@ -21,6 +21,8 @@
 //!   its message, thread, files and events in one transaction.
 //! - [`email_outbound`]: an agent's public reply on an email ticket, and
 //!   the email that carries it, queued in the reply's transaction.
+//! - [`email_signing`]: the channel's DKIM key a queued reply is signed
+//!   with when it is sent.
 //! - [`ticket_suggestions`]: the knowledge base's job that keeps a new
 //!   ticket's suggestions, queued in the ticket's create.
 
@@ -29,6 +31,7 @@ pub mod chat_message;
 pub mod contacts;
 pub mod email_inbound;
 pub mod email_outbound;
+pub mod email_signing;
 pub mod erasure;
 pub mod export;
 pub mod sla_pass;
