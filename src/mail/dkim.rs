@@ -3,11 +3,11 @@
 //! read is refused then rather than found out at sending time.
 
 use futures::future::BoxFuture;
-use lettre::message::header::HeaderName;
 use lettre::message::dkim::{
     DkimCanonicalization, DkimCanonicalizationType, DkimConfig, DkimSigningAlgorithm,
     DkimSigningKey,
 };
+use lettre::message::header::HeaderName;
 
 use super::Reply;
 use crate::db::Db;

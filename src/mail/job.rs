@@ -64,9 +64,7 @@ impl EmailJob {
             Some(signing) => signing.signing(db, reply).await,
             None => None,
         };
-        self.mailer
-            .send_reply(reply, files, signing.as_ref())
-            .await
+        self.mailer.send_reply(reply, files, signing.as_ref()).await
     }
 
     async fn send(&self, db: &Db, job: &Job) -> Result<bool, StoreError> {

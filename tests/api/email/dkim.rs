@@ -6,9 +6,9 @@
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use rsa::pkcs1::DecodeRsaPrivateKey;
+use rsa::sha2::{Digest, Sha256};
 use rsa::{Pkcs1v15Sign, RsaPrivateKey};
 use serde_json::json;
-use rsa::sha2::{Digest, Sha256};
 
 use super::outbound::{header, sink};
 use super::{deliver, first_message, imap_channel, opened};
@@ -166,9 +166,21 @@ async fn a_reply_of_a_channel_with_a_key_carries_a_signature_that_verifies(backe
         .expect("the reply");
     let key = RsaPrivateKey::from_pkcs1_pem(KEY).expect("test key");
     let signature = header(&raw, "DKIM-Signature").expect("a DKIM-Signature");
+    // The headers that thread the reply are signed with those a reader sees.
+    let signed: String = tag(&signature, "h").split_whitespace().collect();
     assert_eq!(
-        (tag(&signature, "d"), tag(&signature, "s"), verify(&raw, &key)),
-        ("acme.example", "desk", Ok(())),
+        (
+            tag(&signature, "d"),
+            tag(&signature, "s"),
+            signed.as_str(),
+            verify(&raw, &key)
+        ),
+        (
+            "acme.example",
+            "desk",
+            "from:reply-to:to:subject:date:message-id:in-reply-to:references",
+            Ok(())
+        ),
         "{raw}"
     );
 }

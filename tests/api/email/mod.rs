@@ -5,12 +5,12 @@
 
 mod channels;
 mod delivered;
+mod dkim;
 mod imap;
 mod inbound;
 mod limits;
 mod loops;
 mod outbound;
-mod dkim;
 mod ses;
 mod settings;
 mod shown;
