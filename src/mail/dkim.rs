@@ -70,7 +70,7 @@ impl Signing {
         let headers = SIGNED
             .iter()
             .filter(|name| message.headers().get_raw(name).is_some())
-            .map(|name| HeaderName::new_from_ascii_str(*name))
+            .map(|name| HeaderName::new_from_ascii_str(name))
             .collect();
         let config = DkimConfig::new(
             self.selector.clone(),
