@@ -18,6 +18,7 @@ use crate::support::{Backend, TestApp};
 
 backend_tests!(
     a_reply_of_a_channel_with_a_key_carries_a_signature_that_verifies,
+    a_reply_signed_with_an_ed25519_seed_verifies,
     a_key_that_cannot_sign_is_refused,
 );
 
@@ -91,8 +92,14 @@ fn relaxed_line(line: &str) -> String {
     out
 }
 
-/// Checks the message's DKIM-Signature against `key`'s public half.
-fn verify(raw: &str, key: &RsaPrivateKey) -> Result<(), String> {
+/// The public half of a signing key.
+enum Public {
+    Rsa(rsa::RsaPublicKey),
+    Ed25519(ed25519_dalek::VerifyingKey),
+}
+
+/// Checks the message's DKIM-Signature against `key`.
+fn verify(raw: &str, key: &Public) -> Result<(), String> {
     let (head, body) = raw.split_once("\r\n\r\n").expect("head and body");
     let signature_line = raw_header(head, "DKIM-Signature").ok_or("no DKIM-Signature")?;
     let unfolded = signature_line.replace("\r\n", "");
@@ -114,16 +121,22 @@ fn verify(raw: &str, key: &RsaPrivateKey) -> Result<(), String> {
     signed.push_str(&relaxed_header(&emptied));
     let b: String = b.split_whitespace().collect();
     let b = STANDARD.decode(b).map_err(|e| e.to_string())?;
-    key.to_public_key()
-        .verify(
-            Pkcs1v15Sign::new::<Sha256>(),
-            &Sha256::digest(signed.as_bytes()),
-            &b,
-        )
-        .map_err(|e| e.to_string())
+    let digest = Sha256::digest(signed.as_bytes());
+    match key {
+        Public::Rsa(key) => key
+            .verify(Pkcs1v15Sign::new::<Sha256>(), &digest, &b)
+            .map_err(|e| e.to_string()),
+        // RFC 8463: Ed25519 over the SHA-256 of the signed data.
+        Public::Ed25519(key) => {
+            let signature = ed25519_dalek::Signature::from_slice(&b).map_err(|e| e.to_string())?;
+            key.verify_strict(&digest, &signature)
+                .map_err(|e| e.to_string())
+        }
+    }
 }
 
-async fn a_reply_of_a_channel_with_a_key_carries_a_signature_that_verifies(backend: Backend) {
+/// A reply sent by a channel with `private_key`, as the SMTP server got it.
+async fn signed_reply(backend: Backend, private_key: &str) -> String {
     let (sink, port) = sink::start();
     let app = TestApp::spawn_with(backend, |c| {
         fast_retries(c);
@@ -135,7 +148,7 @@ async fn a_reply_of_a_channel_with_a_key_carries_a_signature_that_verifies(backe
     app.patch(
         &format!("/channels/email/{}", channel.id),
         &acme.key,
-        json!({"dkim": {"selector": "desk", "privateKey": KEY}}),
+        json!({"dkim": {"selector": "desk", "privateKey": private_key}}),
     )
     .await
     .assert_status(200);
@@ -156,15 +169,22 @@ async fn a_reply_of_a_channel_with_a_key_carries_a_signature_that_verifies(backe
             .any(|m| String::from_utf8_lossy(m).contains("Signed and sealed."))
     };
     drive_until(&app, "the signed reply at the SMTP server", arrived).await;
-    let raw = sink
-        .received
+    sink.received
         .lock()
         .expect("received")
         .iter()
         .map(|m| String::from_utf8_lossy(m).into_owned())
         .find(|m| m.contains("Signed and sealed."))
-        .expect("the reply");
-    let key = RsaPrivateKey::from_pkcs1_pem(KEY).expect("test key");
+        .expect("the reply")
+}
+
+async fn a_reply_of_a_channel_with_a_key_carries_a_signature_that_verifies(backend: Backend) {
+    let raw = signed_reply(backend, KEY).await;
+    let key = Public::Rsa(
+        RsaPrivateKey::from_pkcs1_pem(KEY)
+            .expect("test key")
+            .to_public_key(),
+    );
     let signature = header(&raw, "DKIM-Signature").expect("a DKIM-Signature");
     // The headers that thread the reply are signed with those a reader sees.
     let signed: String = tag(&signature, "h").split_whitespace().collect();
@@ -181,6 +201,18 @@ async fn a_reply_of_a_channel_with_a_key_carries_a_signature_that_verifies(backe
             "from:reply-to:to:subject:date:message-id:in-reply-to:references",
             Ok(())
         ),
+        "{raw}"
+    );
+}
+
+async fn a_reply_signed_with_an_ed25519_seed_verifies(backend: Backend) {
+    let seed = [42u8; 32];
+    let raw = signed_reply(backend, &STANDARD.encode(seed)).await;
+    let key = Public::Ed25519(ed25519_dalek::SigningKey::from_bytes(&seed).verifying_key());
+    let signature = header(&raw, "DKIM-Signature").expect("a DKIM-Signature");
+    assert_eq!(
+        (tag(&signature, "a"), verify(&raw, &key)),
+        ("ed25519-sha256", Ok(())),
         "{raw}"
     );
 }
