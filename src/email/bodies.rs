@@ -214,6 +214,12 @@ pub(super) fn apply_dkim(fields: &mut ChannelFields, dkim: DkimBody, errors: &mu
         errors.push(problem("dkim.selector", "must not be empty"));
     }
     fields.dkim_key = secret("dkim.privateKey", Some(&dkim.private_key), errors);
+    // A key lettre cannot read is refused now, not found out when sending.
+    if let Some(key) = &fields.dkim_key
+        && let Err(why) = crate::mail::dkim::config(&dkim.selector, "", key)
+    {
+        errors.push(problem("dkim.privateKey", why));
+    }
     fields.dkim_selector = Some(dkim.selector.trim().to_string());
 }
 

@@ -1,10 +1,12 @@
 //! The email job: one attempt at sending a queued `Email`.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::TryStreamExt;
 use futures::future::BoxFuture;
 
+use super::dkim::ReplySigning;
 use super::{Email, Mailer, REPLY_JOB_KIND, Reply};
 use crate::attachments::storage::Storage;
 use crate::db::Db;
@@ -18,6 +20,8 @@ pub struct EmailJob {
     retry: RetrySchedule,
     /// Where a reply's files are read from.
     storage: Storage,
+    /// Finds the DKIM key a reply is signed with.
+    signing: Option<Arc<dyn ReplySigning>>,
 }
 
 impl EmailJob {
@@ -26,12 +30,19 @@ impl EmailJob {
             mailer,
             retry,
             storage,
+            signing: None,
         }
+    }
+
+    /// Replies signed with the key `signing` finds for them.
+    pub fn with_signing(mut self, signing: impl ReplySigning + 'static) -> Self {
+        self.signing = Some(Arc::new(signing));
+        self
     }
 
     /// A reply sent with its files' bytes; a file that cannot be read now
     /// (the storage unreachable) is a failure retried later.
-    async fn send_reply(&self, reply: &Reply) -> Result<(), super::mailer::SendError> {
+    async fn send_reply(&self, db: &Db, reply: &Reply) -> Result<(), super::mailer::SendError> {
         let mut files = Vec::with_capacity(reply.attachments.len());
         for file in &reply.attachments {
             let key = Storage::object_key(file.company_id, &file.sha256);
@@ -49,7 +60,11 @@ impl EmailJob {
             })?;
             files.push(bytes);
         }
-        self.mailer.send_reply(reply, files).await
+        let signing = match &self.signing {
+            Some(signing) => signing.signing(db, reply).await,
+            None => None,
+        };
+        self.mailer.send_reply(reply, files, signing.as_ref()).await
     }
 
     async fn send(&self, db: &Db, job: &Job) -> Result<bool, StoreError> {
@@ -57,7 +72,7 @@ impl EmailJob {
         let sent = match job.kind.as_str() {
             REPLY_JOB_KIND => match serde_json::from_value::<Reply>(job.payload.0.clone()) {
                 Err(err) => Err(format!("unreadable email job: {err}")),
-                Ok(reply) => Ok(self.send_reply(&reply).await),
+                Ok(reply) => Ok(self.send_reply(db, &reply).await),
             },
             _ => match serde_json::from_value::<Email>(job.payload.0.clone()) {
                 Err(err) => Err(format!("unreadable email job: {err}")),

@@ -9,6 +9,7 @@ use lettre::message::{Attachment, Mailbox, MultiPart, SinglePart};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use uuid::Uuid;
 
+use super::dkim::Signing;
 use super::{Email, Reply};
 use crate::config::Config;
 
@@ -94,8 +95,17 @@ impl Mailer {
 impl Mailer {
     /// Sends an email ticket's reply, its Message-ID its own, with its
     /// files' bytes (in the order of `reply.attachments`).
-    pub async fn send_reply(&self, reply: &Reply, files: Vec<Vec<u8>>) -> Result<(), SendError> {
-        let message = build_reply(reply, files)?;
+    /// Signed with `signing` when the channel has a DKIM key.
+    pub async fn send_reply(
+        &self,
+        reply: &Reply,
+        files: Vec<Vec<u8>>,
+        signing: Option<&Signing>,
+    ) -> Result<(), SendError> {
+        let mut message = build_reply(reply, files)?;
+        if let Some(signing) = signing {
+            signing.sign(&mut message);
+        }
         match self {
             Mailer::Smtp { transport, .. } => {
                 transport.send(message).await.map(|_| ()).map_err(|e| {

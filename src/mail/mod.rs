@@ -2,8 +2,9 @@
 //! as the change that causes them: the `supportdesk-mail` crate, re-exported
 //! here) and sent by [`EmailJob`]: over SMTP when `SMTP_URL` is set, else as
 //! `.eml` files under `data/mail/`. Failed sends are retried on the outbox's
-//! one schedule.
+//! one schedule. A reply is DKIM-signed with its channel's key, if it has one.
 
+pub mod dkim;
 mod job;
 pub mod mailer;
 

@@ -144,6 +144,7 @@ async fn queue(
         in_reply_to: last.as_ref().map(|l| l.message_id.clone()),
         references,
         attachments,
+        channel_id: Some(channel.id),
     };
     mail::queue_reply(tx, tenant, &reply).await?;
     let envelope = Envelope {

@@ -1,12 +1,15 @@
 //! The email channel (issue 54): channels by hand (`channels`), incoming
-//! mail becoming tickets and comments (`inbound`), loops, bounces and
-//! duplicates (`loops`), agents' replies leaving by email (`outbound`), and
+//! mail becoming tickets and comments (`inbound`), its files within the
+//! attachments' limit (`limits`), loops, bounces and duplicates (`loops`),
+//! agents' replies leaving by email (`outbound`), DKIM-signed (`dkim`), and
 //! the providers' webhooks (`webhooks`, `ses`). Shared helpers here.
 
 mod channels;
 mod delivered;
+mod dkim;
 mod imap;
 mod inbound;
+mod limits;
 mod loops;
 mod outbound;
 mod ses;

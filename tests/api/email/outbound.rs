@@ -16,7 +16,7 @@ backend_tests!(
 );
 
 /// An in-process SMTP server keeping every message it receives.
-mod sink {
+pub(super) mod sink {
     use std::net::IpAddr;
     use std::sync::{Arc, Mutex};
 

@@ -55,6 +55,10 @@ pub struct Reply {
     /// email is sent (a job queued before replies carried files has none).
     #[serde(default)]
     pub attachments: Vec<ReplyFile>,
+    /// The channel it leaves by, whose DKIM key (if any) signs it when it
+    /// is sent (a job queued before replies carried it is sent unsigned).
+    #[serde(default)]
+    pub channel_id: Option<uuid::Uuid>,
 }
 
 /// A file of a reply: its name and type as the customer sees them, and
