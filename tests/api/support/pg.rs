@@ -39,11 +39,25 @@ impl TempPgDatabase {
     }
 }
 
+/// A connection to the server as its administrator. The server's
+/// connection limit (100 by default) can be reached for a moment by the
+/// test apps' pools together: one refused with "too many clients" (53300)
+/// is tried again a few times, as a pool would.
 pub(super) async fn pg_admin(url: &str) -> sqlx::PgConnection {
     use sqlx::Connection;
-    sqlx::PgConnection::connect(url)
-        .await
-        .expect("connect to TEST_DATABASE_URL")
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match sqlx::PgConnection::connect(url).await {
+            Ok(conn) => return conn,
+            Err(sqlx::Error::Database(error))
+                if error.code().as_deref() == Some("53300") && tries < 20 =>
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+            }
+            Err(error) => panic!("connect to TEST_DATABASE_URL: {error}"),
+        }
+    }
 }
 
 /// A test's database is named `sdt_<unix seconds>_<uuid>`: the seconds let a
