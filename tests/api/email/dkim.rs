@@ -10,10 +10,10 @@ use rsa::sha2::{Digest, Sha256};
 use rsa::{Pkcs1v15Sign, RsaPrivateKey};
 use serde_json::json;
 
-use super::outbound::{header, sink};
+use super::outbound::{delivered_containing, header, sink};
 use super::{deliver, first_message, imap_channel, opened};
 use crate::backend_tests;
-use crate::outbound::support::{drive_until, fast_retries};
+use crate::outbound::support::fast_retries;
 use crate::support::{Backend, TestApp};
 
 backend_tests!(
@@ -160,22 +160,7 @@ async fn signed_reply(backend: Backend, private_key: &str) -> String {
     )
     .await
     .assert_status(201);
-    let received = sink.received.clone();
-    let arrived = move || {
-        received
-            .lock()
-            .expect("received")
-            .iter()
-            .any(|m| String::from_utf8_lossy(m).contains("Signed and sealed."))
-    };
-    drive_until(&app, "the signed reply at the SMTP server", arrived).await;
-    sink.received
-        .lock()
-        .expect("received")
-        .iter()
-        .map(|m| String::from_utf8_lossy(m).into_owned())
-        .find(|m| m.contains("Signed and sealed."))
-        .expect("the reply")
+    delivered_containing(&app, &sink, "Signed and sealed.").await
 }
 
 async fn a_reply_of_a_channel_with_a_key_carries_a_signature_that_verifies(backend: Backend) {

@@ -58,6 +58,18 @@ pub(super) mod sink {
         }
     }
 
+    impl Sink {
+        /// The first message received whose text contains `text`.
+        pub fn containing(&self, text: &str) -> Option<String> {
+            self.received
+                .lock()
+                .expect("received")
+                .iter()
+                .map(|m| String::from_utf8_lossy(m).into_owned())
+                .find(|m| m.contains(text))
+        }
+    }
+
     pub fn start() -> (Sink, u16) {
         let sink = Sink::default();
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind smtp");
@@ -69,6 +81,17 @@ pub(super) mod sink {
         });
         (sink, port)
     }
+}
+
+/// The message containing `text` that the outbox delivers to `sink`
+/// (driven until it arrives).
+pub(super) async fn delivered_containing(app: &TestApp, sink: &sink::Sink, text: &str) -> String {
+    let waiting = sink.clone();
+    drive_until(app, "the reply at the SMTP server", move || {
+        waiting.containing(text).is_some()
+    })
+    .await;
+    sink.containing(text).expect("the reply")
 }
 
 /// The header `name` of a raw message (unfolded).
@@ -121,23 +144,7 @@ async fn an_agents_public_reply_is_mailed_in_reply_to_the_customers_last_message
     .assert_status(201);
     let token = reply_token(&app, &acme, &id).await;
 
-    let received = sink.received.clone();
-    let reply_arrived = move || {
-        received
-            .lock()
-            .expect("received")
-            .iter()
-            .any(|m| String::from_utf8_lossy(m).contains("Please try a new cartridge."))
-    };
-    drive_until(&app, "the reply at the SMTP server", reply_arrived).await;
-    let raw = sink
-        .received
-        .lock()
-        .expect("received")
-        .iter()
-        .map(|m| String::from_utf8_lossy(m).into_owned())
-        .find(|m| m.contains("Please try a new cartridge."))
-        .expect("the reply");
+    let raw = delivered_containing(&app, &sink, "Please try a new cartridge.").await;
     let number = app.get(&format!("/tickets/{id}"), &acme.key).await.body["ticketNumber"]
         .as_str()
         .expect("number")

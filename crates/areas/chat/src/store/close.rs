@@ -9,7 +9,7 @@ use super::load_session;
 use crate::auth::Tenant;
 use crate::db::{Backend, Query, Tx};
 use crate::error::StoreError;
-use crate::events::{self, EventName, EventPayload, RecordChange, RecordType};
+use crate::events::{self, EventName, EventPayload};
 use crate::model::{Session, SessionStatus};
 use crate::time::Timestamp;
 
@@ -62,8 +62,7 @@ pub(super) async fn record_closed(
     id: Uuid,
     now: Timestamp,
 ) -> Result<Session, StoreError> {
-    let session = load_session(&mut *tx, &tenant.whole(), id, "").await?;
-    let change = RecordChange::upsert(RecordType::ChatSession, id, &session)?;
+    let (session, change) = super::session_as_recorded(tx, tenant, id).await?;
     events::emit_change(tx, tenant, &ChatClosed(&session), Some(&change), now).await?;
     Ok(session)
 }

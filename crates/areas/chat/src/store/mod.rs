@@ -79,12 +79,22 @@ pub async fn record_session(
     id: Uuid,
     now: Timestamp,
 ) -> Result<Session, StoreError> {
-    // The change was the caller's to make (its own read found the session):
-    // the feed records the session as it now is, whichever team it is in.
-    let session = load_session(&mut *tx, &tenant.whole(), id, "").await?;
-    let change = RecordChange::upsert(RecordType::ChatSession, id, &session)?;
+    let (session, change) = session_as_recorded(tx, tenant, id).await?;
     events::record_change(tx, tenant, &change, now).await?;
     Ok(session)
+}
+
+/// The session as `tx` now holds it and its change feed entry. The change
+/// was the caller's to make (its own read found the session): the feed
+/// records the session as it now is, whichever team it is in.
+pub(super) async fn session_as_recorded(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    id: Uuid,
+) -> Result<(Session, RecordChange), StoreError> {
+    let session = load_session(&mut *tx, &tenant.whole(), id, "").await?;
+    let change = RecordChange::upsert(RecordType::ChatSession, id, &session)?;
+    Ok((session, change))
 }
 
 /// The change feed's entry of session `id` as `tx` holds it, for an event
@@ -94,8 +104,7 @@ pub async fn session_change(
     tenant: &Tenant,
     id: Uuid,
 ) -> Result<RecordChange, StoreError> {
-    let session = load_session(&mut *tx, &tenant.whole(), id, "").await?;
-    RecordChange::upsert(RecordType::ChatSession, id, &session)
+    Ok(session_as_recorded(tx, tenant, id).await?.1)
 }
 
 /// The messages with their attachments (one query for all), with links
