@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Lets cargo build a fresh clone incrementally against a kept target dir.
+
+A fresh clone's files are all newer than any build, so cargo would compile
+every crate of the workspace again. `record LIST` writes, after a successful
+build, each tracked file's path with the hash of its content. `restore LIST`
+gives every file whose content is unchanged since then an old modification
+time, and so every directory none of whose files was added, removed or
+changed (a build script may watch a directory: `rerun-if-changed`). Cargo
+then rebuilds only the crates whose sources changed, and those above them.
+The caller removes LIST before a build and records it only after the build
+succeeded, so after a failed or interrupted build no file counts as built.
+bench/ is left out: it builds in a target dir of its own, which this list
+does not describe.
+"""
+
+import os
+import subprocess
+import sys
+
+OLD = 946684800  # 2000-01-01T00:00:00Z, older than any build
+
+
+def tracked():
+    """{path: blob hash} of the files git tracks in the working tree, but
+    bench/'s."""
+    out = subprocess.run(["git", "ls-files", "-s", "-z"], check=True, capture_output=True).stdout
+    files = {}
+    for entry in out.split(b"\0"):
+        if entry:
+            meta, path = entry.split(b"\t", 1)
+            path = path.decode()
+            if not path.startswith("bench/"):
+                files[path] = meta.split()[1].decode()
+    return files
+
+
+def record(list_path):
+    with open(list_path, "w") as out:
+        for path, blob in sorted(tracked().items()):
+            out.write(f"{blob}\t{path}\n")
+
+
+def parents(path):
+    parts = path.split("/")[:-1]
+    return {"/".join(parts[:i]) or "." for i in range(len(parts) + 1)}
+
+
+def restore(list_path):
+    if not os.path.exists(list_path):
+        print("no list of built files: every crate of the workspace builds")
+        return
+    built = {}
+    with open(list_path) as f:
+        for line in f:
+            blob, path = line.rstrip("\n").split("\t", 1)
+            built[path] = blob
+    now = tracked()
+    unchanged = [p for p, blob in now.items() if built.get(p) == blob]
+    changed = (set(now) | set(built)) - set(unchanged)
+    touched_dirs = set().union(*(parents(p) for p in changed)) if changed else set()
+    dirs = set().union(*(parents(p) for p in now)) - touched_dirs
+    for path in unchanged + sorted(dirs):
+        if os.path.lexists(path):
+            os.utime(path, (OLD, OLD), follow_symlinks=False)
+    print(f"files unchanged since the last build of this target dir: {len(unchanged)} of {len(now)}"
+          f" ({len(changed)} added, removed or changed)")
+
+
+if __name__ == "__main__":
+    {"record": record, "restore": restore}[sys.argv[1]](sys.argv[2])
