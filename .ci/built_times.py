@@ -22,17 +22,14 @@ OLD = 946684800  # 2000-01-01T00:00:00Z, older than any build
 
 
 def tracked():
-    """{path: blob hash} of the files git tracks in the working tree, but
-    bench/'s."""
-    out = subprocess.run(["git", "ls-files", "-s", "-z"], check=True, capture_output=True).stdout
-    files = {}
-    for entry in out.split(b"\0"):
-        if entry:
-            meta, path = entry.split(b"\t", 1)
-            path = path.decode()
-            if not path.startswith("bench/"):
-                files[path] = meta.split()[1].decode()
-    return files
+    """{path: hash of its content in the working tree} of the files git
+    tracks, but bench/'s."""
+    out = subprocess.run(["git", "ls-files", "-z"], check=True, capture_output=True).stdout
+    paths = [p.decode() for p in out.split(b"\0") if p]
+    paths = [p for p in paths if not p.startswith("bench/") and os.path.isfile(p)]
+    hashes = subprocess.run(["git", "hash-object", "--no-filters", "--stdin-paths"], check=True,
+                            capture_output=True, input="\n".join(paths).encode()).stdout.split()
+    return {path: blob.decode() for path, blob in zip(paths, hashes)}
 
 
 def record(list_path):
