@@ -2,7 +2,9 @@
 //! mail becoming tickets and comments (`inbound`), its files within the
 //! attachments' limit (`limits`), loops, bounces and duplicates (`loops`),
 //! agents' replies leaving by email (`outbound`), DKIM-signed (`dkim`), and
-//! the providers' webhooks (`webhooks`, `ses`). Shared helpers here.
+//! the providers' webhooks (`webhooks`, `ses`), a channel's own SMTP server
+//! (`smtp`), the webhooks' body limit (`body_limit`) and case grouping
+//! (`grouping`). Shared helpers here.
 
 mod channels;
 mod delivered;
@@ -15,6 +17,7 @@ mod outbound;
 mod ses;
 mod settings;
 mod shown;
+mod smtp;
 mod webhooks;
 
 use serde_json::{Value, json};
