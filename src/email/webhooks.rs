@@ -6,8 +6,10 @@
 //! (`sequences::email_inbound`).
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::{DefaultBodyLimit, Path, Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
@@ -33,7 +35,7 @@ const BODY_HEADROOM: u64 = 4 * 1024 * 1024;
 /// `RawEmail`, Mailgun's file beside `body-mime`), base64-encoded once or,
 /// inside SNS's base64 content, twice, with line breaks and JSON escapes:
 /// under 3 times its size in every provider's shape, plus the headroom. So a
-/// file the limit allows is never refused, and a post far past it is refused
+/// file the limit allows is never refused, and a post past it is refused
 /// (413) from its `Content-Length`, before its bytes are read.
 pub fn body_max(max_attachment: u64) -> usize {
     let max = max_attachment
@@ -45,10 +47,28 @@ pub fn body_max(max_attachment: u64) -> usize {
 /// The public route (mounted beside the API's, outside its key check); a
 /// post is at most `body_max(max_attachment)` bytes.
 pub fn router(max_attachment: u64) -> Router<AppState> {
+    let max = body_max(max_attachment);
     documented()
         .split_for_parts()
         .0
-        .layer(DefaultBodyLimit::max(body_max(max_attachment)))
+        .layer(DefaultBodyLimit::max(max))
+        .layer(middleware::from_fn(move |request: Request, next: Next| {
+            refuse_declared_past(max, request, next)
+        }))
+}
+
+/// 413 at once for a post whose `Content-Length` is past `max`, before a
+/// byte of it is read (one without a length is cut at `max` as it is read).
+async fn refuse_declared_past(max: usize, request: Request, next: Next) -> Response {
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > max as u64) {
+        return ApiError::from_status(StatusCode::PAYLOAD_TOO_LARGE).into_response();
+    }
+    next.run(request).await
 }
 
 /// Its OpenAPI operation, from the same declaration.

@@ -6,9 +6,11 @@
 //! (`smtp`), the webhooks' body limit (`body_limit`) and case grouping
 //! (`grouping`). Shared helpers here.
 
+mod body_limit;
 mod channels;
 mod delivered;
 mod dkim;
+mod grouping;
 mod imap;
 mod inbound;
 mod limits;
