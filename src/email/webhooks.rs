@@ -66,7 +66,12 @@ async fn refuse_declared_past(max: usize, request: Request, next: Next) -> Respo
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|length| length > max as u64) {
-        return ApiError::from_status(StatusCode::PAYLOAD_TOO_LARGE).into_response();
+        return ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            ErrorCode::PayloadTooLarge,
+            format!("A provider's post may be at most {max} bytes"),
+        )
+        .into_response();
     }
     next.run(request).await
 }

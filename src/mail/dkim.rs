@@ -8,7 +8,6 @@ use lettre::message::dkim::{
 };
 use lettre::message::header::HeaderName;
 
-
 /// The headers signed, when the message has them: those a reader sees and
 /// those that thread it (a relay that rewrote them breaks the signature,
 /// as it should).

@@ -6,7 +6,7 @@
 use chrono::Duration;
 use serde_json::{Value, json};
 
-use super::{deliver, first_message, imap_channel, message, opened, ticket, DESK};
+use super::{DESK, deliver, first_message, imap_channel, message, opened, ticket};
 use crate::backend_tests;
 use crate::support::{Backend, TestApp};
 
@@ -18,7 +18,14 @@ backend_tests!(
 
 /// Ada's new message about something else: not a reply to anything.
 fn another_message(id: &str) -> String {
-    message("ada@shop.example", DESK, id, "Invoice", "", "Where is my invoice?")
+    message(
+        "ada@shop.example",
+        DESK,
+        id,
+        "Invoice",
+        "",
+        "Where is my invoice?",
+    )
 }
 
 /// A ticket's links as (ticket, kind) pairs.
@@ -37,7 +44,11 @@ fn links(ticket: &Value) -> Vec<(String, String)> {
 }
 
 /// Ada's first ticket and, `later` after it, her second: their ids.
-async fn two_tickets(app: &TestApp, acme: &crate::support::TestCompany, later: Duration) -> (String, String) {
+async fn two_tickets(
+    app: &TestApp,
+    acme: &crate::support::TestCompany,
+    later: Duration,
+) -> (String, String) {
     let channel = imap_channel(app, acme).await;
     let case = opened(&deliver(app, acme, &channel, &first_message("g1@shop.example", "")).await);
     app.state.clock.advance(later);

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::delivered::{mail_of, ticket_from};
 use super::imap::{fresh_mailbox, mail_server};
-use super::outbound::{delivered_containing, sink};
+use super::outbound::{delivered_containing, header, sink};
 use super::{DESK, deliver, first_message, imap_channel, opened};
 use crate::backend_tests;
 use crate::outbound::support::fast_retries;
@@ -67,10 +67,12 @@ async fn a_reply_leaves_through_the_channels_smtp_server_not_the_services(backen
 
     assert_eq!(
         (
-            raw.contains(&format!("From: {DESK}")),
-            service.containing("Sent by the channel's own server.").is_some()
+            header(&raw, "From"),
+            service
+                .containing("Sent by the channel's own server.")
+                .is_some()
         ),
-        (true, false),
+        (Some(DESK.to_string()), false),
         "{raw}"
     );
 }
@@ -91,7 +93,7 @@ async fn a_reply_reaches_the_customer_through_postfix_as_the_channels_server(bac
         &app,
         &acme,
         &channel,
-        json!({"host": server.host, "port": server.smtp_port, "tls": "none"}),
+        json!({"host": server.host.clone(), "port": server.smtp_port, "tls": "none"}),
     )
     .await;
     app.post(
@@ -107,7 +109,9 @@ async fn a_reply_reaches_the_customer_through_postfix_as_the_channels_server(bac
     assert_eq!(
         (
             raw.contains("Through the desk's own relay."),
-            service.containing("Through the desk's own relay.").is_some()
+            service
+                .containing("Through the desk's own relay.")
+                .is_some()
         ),
         (true, false),
         "{raw}"
@@ -115,7 +119,12 @@ async fn a_reply_reaches_the_customer_through_postfix_as_the_channels_server(bac
 }
 
 /// The fields a refused PATCH of the SMTP identity names.
-async fn refused_fields(app: &TestApp, acme: &TestCompany, channel: &str, smtp: Value) -> Vec<String> {
+async fn refused_fields(
+    app: &TestApp,
+    acme: &TestCompany,
+    channel: &str,
+    smtp: Value,
+) -> Vec<String> {
     let r = app
         .patch(
             &format!("/channels/email/{channel}"),
@@ -173,11 +182,19 @@ async fn bad_smtp_settings_are_refused_naming_each_field(backend: Backend) {
         .await;
 
     assert_eq!(
-        (refused, unknown_mode.status, unknown_mode.body["details"][0]["field"].clone()),
+        (
+            refused,
+            unknown_mode.status,
+            unknown_mode.body["details"][0]["field"].clone()
+        ),
         (
             [
-                vec!["smtp.host", "smtp.port", "smtp.username"].map(String::from).to_vec(),
-                vec!["smtp.host", "smtp.password"].map(String::from).to_vec(),
+                vec!["smtp.host", "smtp.port", "smtp.username"]
+                    .map(String::from)
+                    .to_vec(),
+                vec!["smtp.host", "smtp.password"]
+                    .map(String::from)
+                    .to_vec(),
                 vec!["smtp.password"].map(String::from).to_vec(),
             ],
             400,
@@ -207,7 +224,9 @@ async fn the_smtp_password_is_kept_sealed_and_never_shown(backend: Backend) {
         json!({"host": "smtp2.acme.example", "tls": "implicit", "username": "desk"}),
     )
     .await;
-    let read = app.get(&format!("/channels/email/{channel}"), &acme.key).await;
+    let read = app
+        .get(&format!("/channels/email/{channel}"), &acme.key)
+        .await;
     let stored = stored_password(&app, &channel).await;
 
     assert_eq!(

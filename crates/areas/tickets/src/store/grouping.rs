@@ -52,7 +52,17 @@ pub async fn suggest_merge(
     let kind = LinkKind::SuggestedMergeInto;
     links::insert(tx, tenant, kind.stored(source, target), now).await?;
     announce_link(tx, tenant, source, target, kind, true, now, signer).await?;
-    announce_link(tx, tenant, target, source, kind.inverse(), true, now, signer).await?;
+    announce_link(
+        tx,
+        tenant,
+        target,
+        source,
+        kind.inverse(),
+        true,
+        now,
+        signer,
+    )
+    .await?;
     Ok(())
 }
 
