@@ -14,6 +14,7 @@ backend_tests!(
     a_second_message_within_the_window_is_suggested_as_merged_into_the_open_case,
     accepting_the_suggestion_merges_the_new_ticket_into_the_case,
     a_message_past_the_window_opens_its_ticket_without_a_suggestion,
+    removing_the_suggestion_declines_it_on_both_tickets,
 );
 
 /// Ada's new message about something else: not a reply to anything.
@@ -110,6 +111,24 @@ async fn a_message_past_the_window_opens_its_ticket_without_a_suggestion(backend
 
     // The channel groups over 72 hours unless told otherwise.
     let (case, new) = two_tickets(&app, &acme, Duration::hours(73)).await;
+
+    assert_eq!(
+        (
+            links(&ticket(&app, &acme, &new).await),
+            links(&ticket(&app, &acme, &case).await)
+        ),
+        (vec![], vec![])
+    );
+}
+
+async fn removing_the_suggestion_declines_it_on_both_tickets(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let (case, new) = two_tickets(&app, &acme, Duration::hours(2)).await;
+
+    app.delete(&format!("/tickets/{case}/links/{new}"), &acme.key)
+        .await
+        .assert_status(200);
 
     assert_eq!(
         (

@@ -189,13 +189,11 @@ async fn bad_smtp_settings_are_refused_naming_each_field(backend: Backend) {
         ),
         (
             [
-                vec!["smtp.host", "smtp.port", "smtp.username"]
+                ["smtp.host", "smtp.port", "smtp.username"]
                     .map(String::from)
                     .to_vec(),
-                vec!["smtp.host", "smtp.password"]
-                    .map(String::from)
-                    .to_vec(),
-                vec!["smtp.password"].map(String::from).to_vec(),
+                ["smtp.host", "smtp.password"].map(String::from).to_vec(),
+                ["smtp.password"].map(String::from).to_vec(),
             ],
             400,
             json!("smtp.tls"),
