@@ -86,7 +86,7 @@ struct Row {
     dkim_selector: Option<String>,
     dkim_key: Option<String>,
     reopen_on_customer_reply: bool,
-    case_grouping_hours: i32,
+    case_grouping_hours: i64,
     created_at: Timestamp,
     updated_at: Timestamp,
 }
@@ -248,7 +248,7 @@ async fn write(
         .bind(seal(key, id, fields.dkim_key.as_deref())?)
         .bind(now)
         .bind(fields.reopen_on_customer_reply)
-        .bind(i32::try_from(fields.case_grouping_hours).unwrap_or(i32::MAX))
+        .bind(i64::from(fields.case_grouping_hours))
         .unique_field("address")
         .execute_or_not_found(&mut *tx)
         .await
