@@ -271,6 +271,31 @@ mod tests {
     }
 
     #[test]
+    fn a_tls_flag_stored_before_the_modes_reads_as_a_mode() {
+        let read = |tls: serde_json::Value| {
+            serde_json::from_value::<SmtpSettings>(
+                serde_json::json!({"host": "smtp.acme.example", "port": 587, "tls": tls}),
+            )
+            .map(|s| s.tls)
+            .ok()
+        };
+        assert_eq!(
+            [
+                read(serde_json::json!(true)),
+                read(serde_json::json!(false)),
+                read(serde_json::json!("implicit")),
+                read(serde_json::json!("ssl")),
+            ],
+            [
+                Some(SmtpTls::Starttls),
+                Some(SmtpTls::None),
+                Some(SmtpTls::Implicit),
+                None
+            ]
+        );
+    }
+
+    #[test]
     fn addresses_are_lower_cased_and_checked() {
         assert_eq!(
             address(" <Ada@Shop.Example> "),
