@@ -7,7 +7,7 @@ use crate::contacts::{self, jobs::RequestJob};
 use crate::kb::jobs::{self as kb_jobs, SuggestionsJob};
 use crate::mail::{self, EmailJob, Mailer};
 use crate::outbox::{Jobs, RetrySchedule};
-use crate::sequences::email_signing::ChannelKeys;
+use crate::sequences::email_sending::ChannelSending;
 use crate::webhooks::{self, worker::DeliveryJob};
 
 /// Every job handler, by kind; failed attempts of every kind retry on the
@@ -25,7 +25,7 @@ pub fn registry(config: &Config) -> anyhow::Result<Jobs> {
         .register(
             mail::REPLY_JOB_KIND,
             EmailJob::new(Mailer::new(config)?, retry.clone(), storage()?)
-                .with_signing(ChannelKeys),
+                .with_sending(ChannelSending),
         )
         .register(kb_jobs::JOB_KIND, SuggestionsJob::new(retry))
         .register(contacts::jobs::JOB_KIND, RequestJob::new(config)?))

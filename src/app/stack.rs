@@ -65,7 +65,9 @@ pub(super) fn router(state: AppState, shop_url: Option<Arc<str>>) -> Router {
         .merge(crate::accounts::routes::router())
         // A mail provider's posts: authenticated by the provider's
         // signature or the channel's secret, not a key.
-        .merge(crate::email::webhooks::router())
+        .merge(crate::email::webhooks::router(
+            state.config.max_attachment_bytes,
+        ))
         .fallback(|| async { ApiError::not_found_response() })
         .method_not_allowed_fallback(method_not_allowed);
 

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::model::{self, ImapSettings, InboundKind, SmtpSettings};
+use super::model::{self, ImapSettings, InboundKind, SmtpSettings, SmtpTls};
 use super::store::channels::ChannelFields;
 use crate::error::{ApiError, FieldError};
 use crate::validate::{NAME_MAX, Patch, problem};
@@ -39,22 +39,23 @@ pub(crate) struct InboundBody {
     topic_arn: Option<String>,
 }
 
-/// The SMTP identity replies leave by.
+/// The SMTP server the channel's replies leave by, instead of the
+/// service's. `tls`: `starttls` (the default, port 587 unless given),
+/// `implicit` (TLS from the first byte, port 465) or `none` (port 25; a
+/// relay on the same host or network only). `username` and `password`
+/// sign in (both or neither); a PATCH with the same `username` and no
+/// `password` keeps the password.
 #[derive(Deserialize, ToSchema)]
 #[schema(as = EmailSmtpIdentity)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct SmtpBody {
     host: String,
-    port: u16,
-    #[serde(default = "yes")]
-    tls: bool,
+    port: Option<u16>,
+    #[schema(value_type = Option<String>, example = "starttls")]
+    tls: Option<SmtpTls>,
     username: Option<String>,
     /// Write only.
     password: Option<String>,
-}
-
-fn yes() -> bool {
-    true
 }
 
 /// A DKIM signing key: the selector and the private key (PKCS#1 PEM for
@@ -85,6 +86,10 @@ pub(crate) struct CreateBody {
     /// Whether a customer's reply by mail reopens a RESOLVED ticket
     /// (default true).
     pub(super) reopen_on_customer_reply: Option<bool>,
+    /// A new message from a contact whose open ticket changed within this
+    /// many hours is suggested as merged into it (0 never; default 72, at
+    /// most 8760).
+    pub(super) case_grouping_hours: Option<u32>,
 }
 
 /// Only the fields given change; `smtp: null` or `dkim: null` removes it.
@@ -107,6 +112,7 @@ pub(crate) struct UpdateBody {
     #[schema(value_type = Option<DkimBody>)]
     pub(super) dkim: Patch<DkimBody>,
     pub(super) reopen_on_customer_reply: Option<bool>,
+    pub(super) case_grouping_hours: Option<u32>,
 }
 
 pub(super) fn refuse(errors: Vec<FieldError>) -> ApiError {
@@ -193,20 +199,72 @@ pub(super) fn apply_inbound(
     }
 }
 
+/// Longest host name (DNS's limit) and user name taken.
+const HOST_MAX: usize = 253;
+const USERNAME_MAX: usize = 320;
+
+/// Applies `smtp` to `fields`: the password stays only when none is given
+/// and the user name is the one it was stored with.
 pub(super) fn apply_smtp(fields: &mut ChannelFields, smtp: SmtpBody, errors: &mut Vec<FieldError>) {
-    if smtp.host.trim().is_empty() {
+    let host = smtp.host.trim().to_string();
+    if host.is_empty() {
         errors.push(problem("smtp.host", "must not be empty"));
+    } else if host.len() > HOST_MAX
+        || host
+            .chars()
+            .any(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '[' | ']')))
+    {
+        errors.push(problem("smtp.host", "must be a host name or an IP address"));
+    }
+    let tls = smtp.tls.unwrap_or(SmtpTls::Starttls);
+    let port = smtp.port.unwrap_or(tls.default_port());
+    if port == 0 {
+        errors.push(problem("smtp.port", "must be between 1 and 65535"));
+    }
+    let username = smtp.username.map(|u| u.trim().to_string());
+    match username.as_deref() {
+        Some("") => errors.push(problem("smtp.username", "must not be empty")),
+        Some(u) if u.chars().count() > USERNAME_MAX => {
+            errors.push(problem("smtp.username", "is too long"))
+        }
+        _ => {}
     }
     let password = secret("smtp.password", smtp.password.as_deref(), errors);
-    if password.is_some() {
-        fields.smtp_password = password;
+    let same_user = fields
+        .smtp
+        .as_ref()
+        .is_some_and(|stored| stored.username == username);
+    match (&username, password) {
+        (None, Some(_)) => errors.push(problem("smtp.password", "needs smtp.username")),
+        (None, None) => fields.smtp_password = None,
+        (Some(_), Some(password)) => fields.smtp_password = Some(password),
+        (Some(_), None) if same_user && fields.smtp_password.is_some() => {}
+        (Some(_), None) => errors.push(problem("smtp.password", "is required with smtp.username")),
     }
     fields.smtp = Some(SmtpSettings {
-        host: smtp.host.trim().to_string(),
-        port: smtp.port,
-        tls: smtp.tls,
-        username: smtp.username,
+        host,
+        port,
+        tls,
+        username,
     });
+}
+
+/// The most hours a channel groups cases over (a year).
+const CASE_GROUPING_MAX: u32 = 8760;
+
+pub(super) fn apply_case_grouping(
+    fields: &mut ChannelFields,
+    hours: Option<u32>,
+    errors: &mut Vec<FieldError>,
+) {
+    match hours {
+        None => {}
+        Some(hours) if hours > CASE_GROUPING_MAX => errors.push(problem(
+            "caseGroupingHours",
+            format!("must be at most {CASE_GROUPING_MAX}"),
+        )),
+        Some(hours) => fields.case_grouping_hours = hours,
+    }
 }
 
 pub(super) fn apply_dkim(fields: &mut ChannelFields, dkim: DkimBody, errors: &mut Vec<FieldError>) {

@@ -8,8 +8,8 @@ use axum::http::StatusCode;
 use utoipa_axum::routes;
 
 use super::bodies::{
-    CreateBody, UpdateBody, apply_dkim, apply_inbound, apply_smtp, checked_address, checked_name,
-    refuse,
+    CreateBody, UpdateBody, apply_case_grouping, apply_dkim, apply_inbound, apply_smtp,
+    checked_address, checked_name, refuse,
 };
 use super::model::Channel;
 use super::store::channels::{self, ChannelFields, SEAL};
@@ -83,6 +83,7 @@ async fn create(
     if let Some(dkim) = body.dkim {
         apply_dkim(&mut fields, dkim, &mut errors);
     }
+    apply_case_grouping(&mut fields, body.case_grouping_hours, &mut errors);
     if !errors.is_empty() {
         return Err(refuse(errors));
     }
@@ -139,6 +140,7 @@ async fn update(
         if let Some(reopen) = body.reopen_on_customer_reply {
             fields.reopen_on_customer_reply = reopen;
         }
+        apply_case_grouping(fields, body.case_grouping_hours, &mut errors);
         if let Some(inbound) = body.inbound {
             apply_inbound(fields, inbound, true, &mut errors);
         }

@@ -6,8 +6,10 @@
 //! (`sequences::email_inbound`).
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::{DefaultBodyLimit, Path, Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
@@ -24,15 +26,54 @@ use crate::sequences::email_inbound::{self, Handles, Outcome};
 use crate::state::AppState;
 use infra::sealed::SealingKey;
 
-/// Largest post taken: a message with its attachments, base64-encoded.
-const BODY_MAX: usize = 48 * 1024 * 1024;
+/// Room in a post for everything but its largest file: the text and HTML
+/// bodies, the headers, the provider's fields and its smaller files.
+const BODY_HEADROOM: u64 = 4 * 1024 * 1024;
 
-/// The public route (mounted beside the API's, outside its key check).
-pub fn router() -> Router<AppState> {
+/// Largest post taken, from the attachments' limit (`max_attachment`): a
+/// file that size may come twice (Postmark's `Attachments` beside its
+/// `RawEmail`, Mailgun's file beside `body-mime`), base64-encoded once or,
+/// inside SNS's base64 content, twice, with line breaks and JSON escapes:
+/// under 3 times its size in every provider's shape, plus the headroom. So a
+/// file the limit allows is never refused, and a post past it is refused
+/// (413) from its `Content-Length`, before its bytes are read.
+pub fn body_max(max_attachment: u64) -> usize {
+    let max = max_attachment
+        .saturating_mul(3)
+        .saturating_add(BODY_HEADROOM);
+    usize::try_from(max).unwrap_or(usize::MAX)
+}
+
+/// The public route (mounted beside the API's, outside its key check); a
+/// post is at most `body_max(max_attachment)` bytes.
+pub fn router(max_attachment: u64) -> Router<AppState> {
+    let max = body_max(max_attachment);
     documented()
         .split_for_parts()
         .0
-        .layer(DefaultBodyLimit::max(BODY_MAX))
+        .layer(DefaultBodyLimit::max(max))
+        .layer(middleware::from_fn(move |request: Request, next: Next| {
+            refuse_declared_past(max, request, next)
+        }))
+}
+
+/// 413 at once for a post whose `Content-Length` is past `max`, before a
+/// byte of it is read (one without a length is cut at `max` as it is read).
+async fn refuse_declared_past(max: usize, request: Request, next: Next) -> Response {
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > max as u64) {
+        return ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            ErrorCode::PayloadTooLarge,
+            format!("A provider's post may be at most {max} bytes"),
+        )
+        .into_response();
+    }
+    next.run(request).await
 }
 
 /// Its OpenAPI operation, from the same declaration.
@@ -86,7 +127,9 @@ fn unauthenticated() -> ApiError {
         (Postmark, SNS) or a form (Mailgun, SendGrid)"),
     responses((status = 200, description = "Stored", body = Received),
         (status = 401, description = "Wrong signature or secret", body = crate::openapi::schema::ErrorBody),
-        (status = 404, description = "No such channel of that provider", body = crate::openapi::schema::ErrorBody)))]
+        (status = 404, description = "No such channel of that provider", body = crate::openapi::schema::ErrorBody),
+        (status = 413, description = "Larger than a message whose largest file is at the \
+            attachments' limit can be", body = crate::openapi::schema::ErrorBody)))]
 async fn inbound(
     State(state): State<AppState>,
     Path((channel_id, provider)): Path<(String, String)>,

@@ -2,15 +2,11 @@
 //! channel stores it, checked when it is written so a key lettre cannot
 //! read is refused then rather than found out at sending time.
 
-use futures::future::BoxFuture;
 use lettre::message::dkim::{
     DkimCanonicalization, DkimCanonicalizationType, DkimConfig, DkimSigningAlgorithm,
     DkimSigningKey,
 };
 use lettre::message::header::HeaderName;
-
-use super::Reply;
-use crate::db::Db;
 
 /// The headers signed, when the message has them: those a reader sees and
 /// those that thread it (a relay that rewrote them breaks the signature,
@@ -84,13 +80,6 @@ impl Signing {
         );
         message.sign(&config);
     }
-}
-
-/// Finds the key a reply is signed with (its channel's), at sending time:
-/// implemented where the mail and the channels meet, so the mail job knows
-/// nothing of channels.
-pub trait ReplySigning: Send + Sync {
-    fn signing<'a>(&'a self, db: &'a Db, reply: &'a Reply) -> BoxFuture<'a, Option<Signing>>;
 }
 
 #[cfg(test)]

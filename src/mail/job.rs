@@ -6,7 +6,7 @@ use std::time::Duration;
 use futures::TryStreamExt;
 use futures::future::BoxFuture;
 
-use super::dkim::ReplySigning;
+use super::relay::{ReplySending, Sending};
 use super::{Email, Mailer, REPLY_JOB_KIND, Reply};
 use crate::attachments::storage::Storage;
 use crate::db::Db;
@@ -20,8 +20,9 @@ pub struct EmailJob {
     retry: RetrySchedule,
     /// Where a reply's files are read from.
     storage: Storage,
-    /// Finds the DKIM key a reply is signed with.
-    signing: Option<Arc<dyn ReplySigning>>,
+    /// Finds the DKIM key a reply is signed with and the SMTP server it
+    /// leaves by.
+    sending: Option<Arc<dyn ReplySending>>,
 }
 
 impl EmailJob {
@@ -30,13 +31,14 @@ impl EmailJob {
             mailer,
             retry,
             storage,
-            signing: None,
+            sending: None,
         }
     }
 
-    /// Replies signed with the key `signing` finds for them.
-    pub fn with_signing(mut self, signing: impl ReplySigning + 'static) -> Self {
-        self.signing = Some(Arc::new(signing));
+    /// Replies signed with the key, and sent through the server, that
+    /// `sending` finds for them.
+    pub fn with_sending(mut self, sending: impl ReplySending + 'static) -> Self {
+        self.sending = Some(Arc::new(sending));
         self
     }
 
@@ -60,11 +62,11 @@ impl EmailJob {
             })?;
             files.push(bytes);
         }
-        let signing = match &self.signing {
-            Some(signing) => signing.signing(db, reply).await,
-            None => None,
+        let sending = match &self.sending {
+            Some(sending) => sending.sending(db, reply).await,
+            None => Sending::default(),
         };
-        self.mailer.send_reply(reply, files, signing.as_ref()).await
+        self.mailer.send_reply(reply, files, &sending).await
     }
 
     async fn send(&self, db: &Db, job: &Job) -> Result<bool, StoreError> {

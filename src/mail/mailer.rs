@@ -9,7 +9,7 @@ use lettre::message::{Attachment, Mailbox, MultiPart, SinglePart};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use uuid::Uuid;
 
-use super::dkim::Signing;
+use super::relay::Sending;
 use super::{Email, Reply};
 use crate::config::Config;
 
@@ -33,7 +33,7 @@ pub struct SendError {
 }
 
 impl SendError {
-    fn permanent(message: impl Into<String>) -> Self {
+    pub(crate) fn permanent(message: impl Into<String>) -> Self {
         SendError {
             message: message.into(),
             permanent: true,
@@ -94,28 +94,24 @@ impl Mailer {
 
 impl Mailer {
     /// Sends an email ticket's reply, its Message-ID its own, with its
-    /// files' bytes (in the order of `reply.attachments`).
-    /// Signed with `signing` when the channel has a DKIM key.
+    /// files' bytes (in the order of `reply.attachments`): signed when the
+    /// channel has a DKIM key, through the channel's SMTP server when it
+    /// has one, else the service's.
     pub async fn send_reply(
         &self,
         reply: &Reply,
         files: Vec<Vec<u8>>,
-        signing: Option<&Signing>,
+        sending: &Sending,
     ) -> Result<(), SendError> {
         let mut message = build_reply(reply, files)?;
-        if let Some(signing) = signing {
+        if let Some(signing) = &sending.signing {
             signing.sign(&mut message);
         }
+        if let Some(relay) = &sending.relay {
+            return smtp_send(&relay.transport()?, message).await;
+        }
         match self {
-            Mailer::Smtp { transport, .. } => {
-                transport.send(message).await.map(|_| ()).map_err(|e| {
-                    if e.is_permanent() {
-                        SendError::permanent(e.to_string())
-                    } else {
-                        SendError::transient(e.to_string())
-                    }
-                })
-            }
+            Mailer::Smtp { transport, .. } => smtp_send(transport, message).await,
             Mailer::Files { dir, .. } => {
                 let name = crate::time::new_id();
                 write_eml(dir, name, &message.formatted())
@@ -124,6 +120,20 @@ impl Mailer {
             }
         }
     }
+}
+
+/// One message over SMTP; the server's 5xx is permanent.
+async fn smtp_send(
+    transport: &AsyncSmtpTransport<Tokio1Executor>,
+    message: Message,
+) -> Result<(), SendError> {
+    transport.send(message).await.map(|_| ()).map_err(|e| {
+        if e.is_permanent() {
+            SendError::permanent(e.to_string())
+        } else {
+            SendError::transient(e.to_string())
+        }
+    })
 }
 
 fn mailbox(field: &str, raw: &str) -> Result<Mailbox, SendError> {

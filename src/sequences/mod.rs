@@ -23,8 +23,8 @@
 //!   the email that carries it, queued in the reply's transaction.
 //! - [`ratings`]: a rating received, its event the change feed's entry of
 //!   the rated chat or ticket.
-//! - [`email_signing`]: the channel's DKIM key a queued reply is signed
-//!   with when it is sent.
+//! - [`email_sending`]: the channel's DKIM key a queued reply is signed
+//!   with, and its SMTP server the reply leaves by, when it is sent.
 //! - [`ticket_suggestions`]: the knowledge base's job that keeps a new
 //!   ticket's suggestions, queued in the ticket's create.
 
@@ -33,7 +33,7 @@ pub mod chat_message;
 pub mod contacts;
 pub mod email_inbound;
 pub mod email_outbound;
-pub mod email_signing;
+pub mod email_sending;
 pub mod erasure;
 pub mod export;
 pub mod ratings;

@@ -119,8 +119,9 @@ async fn add_link(
 
 /// Unlink two tickets
 ///
-/// Removes the link made between them (of either side); each ticket emits
-/// `ticket.linked` with `added: false`. Links a merge or a split made stay.
+/// Removes the link made between them (of either side), or declines a
+/// suggested merge (case grouping); each ticket emits `ticket.linked`
+/// with `added: false`. Links a merge or a split made stay.
 #[utoipa::path(delete, path = "/tickets/{id}/links/{ticketId}",
     operation_id = "remove_ticket_link", tag = "Tickets",
     params(

@@ -6,7 +6,9 @@
 //! contact matched, its files stored (`files`), a resolved ticket reopened
 //! (unless its channel turns that off) and a snoozed one woken by the
 //! customer's reply, `email.received`, and for a new ticket the knowledge
-//! base's job that keeps its suggestions for the agent.
+//! base's job that keeps its suggestions for the agent and, when its
+//! contact has a recent open case, the suggestion to merge it there
+//! (`grouping`).
 //!
 //! [`receive`] is a plain function over handles: a reader marks its
 //! message as read only after it returns `Ok`, so a crash before the
@@ -14,6 +16,7 @@
 
 mod dropped;
 mod files;
+mod grouping;
 pub mod thread;
 
 use std::time::Duration;
@@ -328,6 +331,7 @@ async fn store(
             )
             .await?;
             messages::open_thread(tx, tenant, ticket.id, Some(channel.id), &copies).await?;
+            grouping::suggest_case(tx, tenant, channel, &ticket, now, &signer).await?;
             (ticket.id, None)
         }
     };

@@ -41,7 +41,12 @@ async fn app_mailing_through(backend: Backend, server: &MailServer) -> TestApp {
 /// stored, once one is there (the outbox driven meanwhile, as its worker
 /// would). Other mail may reach the customer first (the acknowledgement of
 /// their request), so the reply is found by its words, not its place.
-async fn mail_of(app: &TestApp, server: &MailServer, customer: &str, marker: &str) -> String {
+pub(super) async fn mail_of(
+    app: &TestApp,
+    server: &MailServer,
+    customer: &str,
+    marker: &str,
+) -> String {
     let raw = eventually_within(
         "the reply in the customer's mailbox",
         ARRIVES_WITHIN,
@@ -89,7 +94,12 @@ async fn upload(app: &TestApp, acme: &TestCompany, name: &str, bytes: &[u8]) -> 
 }
 
 /// A ticket opened by `customer`'s mail, answered again by them: its id.
-async fn ticket_from(app: &TestApp, acme: &TestCompany, customer: &str, tag: &str) -> String {
+pub(super) async fn ticket_from(
+    app: &TestApp,
+    acme: &TestCompany,
+    customer: &str,
+    tag: &str,
+) -> String {
     let channel = imap_channel(app, acme).await;
     let first = message(
         customer,

@@ -2,11 +2,15 @@
 //! mail becoming tickets and comments (`inbound`), its files within the
 //! attachments' limit (`limits`), loops, bounces and duplicates (`loops`),
 //! agents' replies leaving by email (`outbound`), DKIM-signed (`dkim`), and
-//! the providers' webhooks (`webhooks`, `ses`). Shared helpers here.
+//! the providers' webhooks (`webhooks`, `ses`), a channel's own SMTP server
+//! (`smtp`), the webhooks' body limit (`body_limit`) and case grouping
+//! (`grouping`). Shared helpers here.
 
+mod body_limit;
 mod channels;
 mod delivered;
 mod dkim;
+mod grouping;
 mod imap;
 mod inbound;
 mod limits;
@@ -15,6 +19,7 @@ mod outbound;
 mod ses;
 mod settings;
 mod shown;
+mod smtp;
 mod webhooks;
 
 use serde_json::{Value, json};

@@ -78,14 +78,56 @@ pub struct Inbound {
     pub webhook_path: Option<String>,
 }
 
+crate::text_enum! {
+    /// How a channel's SMTP connection is secured: TLS from the first byte
+    /// (`implicit`, port 465), a plain connection upgraded by STARTTLS,
+    /// which must succeed (`starttls`, port 587), or none at all (`none`,
+    /// for a relay on the same host or network only).
+    pub enum SmtpTls {
+        Implicit = "implicit",
+        Starttls = "starttls",
+        None = "none",
+    }
+}
+
+impl SmtpTls {
+    /// The port a mail client would use for this mode.
+    pub fn default_port(self) -> u16 {
+        match self {
+            SmtpTls::Implicit => 465,
+            SmtpTls::Starttls => 587,
+            SmtpTls::None => 25,
+        }
+    }
+}
+
 /// The SMTP identity replies leave by (what is not secret).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SmtpSettings {
     pub host: String,
     pub port: u16,
-    pub tls: bool,
+    /// `implicit`, `starttls` or `none`.
+    #[schema(value_type = String, example = "starttls")]
+    #[serde(deserialize_with = "tls_mode")]
+    pub tls: SmtpTls,
     pub username: Option<String>,
+}
+
+/// A stored mode; rows written before the modes had a boolean (`true`
+/// meaning TLS by the port's convention).
+fn tls_mode<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<SmtpTls, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Stored {
+        Mode(SmtpTls),
+        Flag(bool),
+    }
+    Ok(match Stored::deserialize(deserializer)? {
+        Stored::Mode(mode) => mode,
+        Stored::Flag(true) => SmtpTls::Starttls,
+        Stored::Flag(false) => SmtpTls::None,
+    })
 }
 
 /// SMTP as shown: the identity and whether a password is set.
@@ -117,6 +159,10 @@ pub struct Channel {
     /// Whether a customer's reply by mail reopens a RESOLVED ticket
     /// (default true).
     pub reopen_on_customer_reply: bool,
+    /// A new message from a contact whose open ticket changed within this
+    /// many hours opens its ticket with a suggestion to merge it into that
+    /// one (0: never; default 72).
+    pub case_grouping_hours: u32,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
@@ -221,6 +267,31 @@ mod tests {
         assert_eq!(
             reply_address(desk, "ab12"),
             "support+ab12@acme.example".to_string()
+        );
+    }
+
+    #[test]
+    fn a_tls_flag_stored_before_the_modes_reads_as_a_mode() {
+        let read = |tls: serde_json::Value| {
+            serde_json::from_value::<SmtpSettings>(
+                serde_json::json!({"host": "smtp.acme.example", "port": 587, "tls": tls}),
+            )
+            .map(|s| s.tls)
+            .ok()
+        };
+        assert_eq!(
+            [
+                read(serde_json::json!(true)),
+                read(serde_json::json!(false)),
+                read(serde_json::json!("implicit")),
+                read(serde_json::json!("ssl")),
+            ],
+            [
+                Some(SmtpTls::Starttls),
+                Some(SmtpTls::None),
+                Some(SmtpTls::Implicit),
+                None
+            ]
         );
     }
 

@@ -21,6 +21,10 @@ crate::text_enum! {
         MergedFrom = "merged_from",
         SplitFrom = "split_from",
         SplitInto = "split_into",
+        /// A new email ticket of a contact suggested as merged into their
+        /// open case (case grouping); the merge removes it.
+        SuggestedMergeInto = "suggested_merge_into",
+        SuggestedMergeFrom = "suggested_merge_from",
     }
 }
 
@@ -57,6 +61,8 @@ impl LinkKind {
             LinkKind::MergedFrom => LinkKind::MergedInto,
             LinkKind::SplitFrom => LinkKind::SplitInto,
             LinkKind::SplitInto => LinkKind::SplitFrom,
+            LinkKind::SuggestedMergeInto => LinkKind::SuggestedMergeFrom,
+            LinkKind::SuggestedMergeFrom => LinkKind::SuggestedMergeInto,
         }
     }
 
@@ -70,6 +76,7 @@ impl LinkKind {
                 | LinkKind::ParentOf
                 | LinkKind::MergedInto
                 | LinkKind::SplitFrom
+                | LinkKind::SuggestedMergeInto
         )
     }
 
@@ -117,8 +124,9 @@ pub struct TicketLink {
     /// Its number (`TKT-000042`).
     pub ticket_number: String,
     /// `related`, `duplicate_of`, `duplicated_by`, `parent_of`, `child_of`,
-    /// `merged_into`, `merged_from`, `split_from` or `split_into`: what the
-    /// other ticket is to this one.
+    /// `merged_into`, `merged_from`, `split_from`, `split_into`,
+    /// `suggested_merge_into` (this ticket may be merged into the other) or
+    /// `suggested_merge_from`: what the other ticket is to this one.
     #[schema(value_type = String)]
     pub kind: LinkKind,
     pub created_at: Timestamp,

@@ -20,7 +20,7 @@ pub const SEAL: &str = "email-channels";
 
 const SELECT: &str = "SELECT id, company_id, mode, address, name, entity_id, inbound_kind, \
      inbound, inbound_secret, smtp, smtp_password, dkim_selector, dkim_key, \
-     reopen_on_customer_reply, created_at, updated_at FROM email_channels";
+     reopen_on_customer_reply, case_grouping_hours, created_at, updated_at FROM email_channels";
 
 /// A channel as written: every field, secrets in the clear (sealed on the
 /// way to the row).
@@ -40,6 +40,9 @@ pub struct ChannelFields {
     pub dkim_key: Option<String>,
     /// Whether a customer's reply reopens a RESOLVED ticket.
     pub reopen_on_customer_reply: bool,
+    /// How recent a contact's open ticket is for a new message of theirs
+    /// to be suggested as merged into it (0: never).
+    pub case_grouping_hours: u32,
 }
 
 impl Default for ChannelFields {
@@ -59,9 +62,13 @@ impl Default for ChannelFields {
             // A customer's answer to a resolved ticket reopens it unless
             // the channel says otherwise.
             reopen_on_customer_reply: true,
+            case_grouping_hours: DEFAULT_CASE_GROUPING_HOURS,
         }
     }
 }
+
+/// A contact's follow-up within three days usually continues their case.
+pub const DEFAULT_CASE_GROUPING_HOURS: u32 = 72;
 
 #[derive(sqlx::FromRow)]
 struct Row {
@@ -79,6 +86,7 @@ struct Row {
     dkim_selector: Option<String>,
     dkim_key: Option<String>,
     reopen_on_customer_reply: bool,
+    case_grouping_hours: i64,
     created_at: Timestamp,
     updated_at: Timestamp,
 }
@@ -115,6 +123,7 @@ impl Row {
             dkim_selector: self.dkim_selector.clone(),
             dkim_key_set: self.dkim_key.is_some(),
             reopen_on_customer_reply: self.reopen_on_customer_reply,
+            case_grouping_hours: u32::try_from(self.case_grouping_hours).unwrap_or(0),
             created_at: self.created_at,
             updated_at: self.updated_at,
         }
@@ -162,6 +171,7 @@ impl Row {
             dkim_selector: self.dkim_selector.clone(),
             dkim_key: opened.dkim_key,
             reopen_on_customer_reply: self.reopen_on_customer_reply,
+            case_grouping_hours: u32::try_from(self.case_grouping_hours).unwrap_or(0),
         }
     }
 }
@@ -216,12 +226,12 @@ async fn write(
     let sql = if insert {
         "INSERT INTO email_channels (id, company_id, mode, address, name, entity_id, \
          inbound_kind, inbound, inbound_secret, smtp, smtp_password, dkim_selector, dkim_key, \
-         created_at, updated_at, reopen_on_customer_reply) VALUES ($1, $2, $3, $4, $5, $6, $7, \
-         $8, $9, $10, $11, $12, $13, $14, $14, $15)"
+         created_at, updated_at, reopen_on_customer_reply, case_grouping_hours) VALUES ($1, $2, \
+         $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14, $15, $16)"
     } else {
         "UPDATE email_channels SET address = $4, name = $5, entity_id = $6, inbound_kind = $7, \
          inbound = $8, inbound_secret = $9, smtp = $10, smtp_password = $11, dkim_selector = $12, \
-         dkim_key = $13, updated_at = $14, reopen_on_customer_reply = $15 WHERE id = $1 AND company_id = $2 AND mode = $3"
+         dkim_key = $13, updated_at = $14, reopen_on_customer_reply = $15, case_grouping_hours = $16 WHERE id = $1 AND company_id = $2 AND mode = $3"
     };
     Query::new(sql)
         .bind(id)
@@ -238,6 +248,7 @@ async fn write(
         .bind(seal(key, id, fields.dkim_key.as_deref())?)
         .bind(now)
         .bind(fields.reopen_on_customer_reply)
+        .bind(i64::from(fields.case_grouping_hours))
         .unique_field("address")
         .execute_or_not_found(&mut *tx)
         .await

@@ -54,11 +54,26 @@ pub(super) async fn delete(tx: &mut Tx, link: StoredLink) -> Result<bool, StoreE
     Ok(gone.is_some())
 }
 
+/// What a client removes: its own links, and a merge suggestion (which
+/// declines it).
+const REMOVABLE_KINDS: &str = "('related', 'duplicate_of', 'parent_of', 'suggested_merge_into')";
+
 /// The client's link between `a` and `b`, whichever way it was made.
 async fn client_link(tx: &mut Tx, a: Uuid, b: Uuid) -> Result<Option<StoredLink>, StoreError> {
+    link_of(tx, a, b, CLIENT_KINDS).await
+}
+
+/// The link of one of `kinds` between `a` and `b`, whichever way it was
+/// made.
+async fn link_of(
+    tx: &mut Tx,
+    a: Uuid,
+    b: Uuid,
+    kinds: &str,
+) -> Result<Option<StoredLink>, StoreError> {
     let row: Option<(Uuid, Uuid, LinkKind)> = Query::new(format!(
         "SELECT from_id, to_id, kind FROM ticket_links WHERE ((from_id = $1 AND to_id = $2) \
-         OR (from_id = $2 AND to_id = $1)) AND kind IN {CLIENT_KINDS}"
+         OR (from_id = $2 AND to_id = $1)) AND kind IN {kinds} ORDER BY kind LIMIT 1"
     ))
     .bind(a)
     .bind(b)
@@ -135,8 +150,9 @@ pub async fn add_link(
         .ok_or(StoreError::NotFound)
 }
 
-/// Removes the client's link between `id` and `other`, whichever way it
-/// was made (NotFound when there is none), with a `unlinked` timeline entry
+/// Removes the client's link (or the merge suggestion, declining it)
+/// between `id` and `other`, whichever way it was made (NotFound when
+/// there is none), with a `unlinked` timeline entry
 /// and a `ticket.linked` (`added: false`) on each ticket.
 pub async fn remove_link(
     db: &Db,
@@ -148,7 +164,7 @@ pub async fn remove_link(
 ) -> Result<(), StoreError> {
     let mut tx = db.begin().await?;
     ensure_seen(&mut tx, tenant, id, None).await?;
-    let link = client_link(&mut tx, id, other)
+    let link = link_of(&mut tx, id, other, REMOVABLE_KINDS)
         .await?
         .ok_or(StoreError::NotFound)?;
     delete(&mut tx, link).await?;

@@ -171,6 +171,7 @@ pub async fn merge(
         now,
     )
     .await?;
+    super::grouping::drop_suggestions(&mut tx, source).await?;
     let comment_ids: Vec<Uuid> = comments.into_iter().map(|(id,)| id).collect();
     let file_ids: Vec<Uuid> = files.into_iter().map(|(id,)| id).collect();
     for (ticket, details) in [

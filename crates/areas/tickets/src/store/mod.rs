@@ -17,6 +17,7 @@ mod delete;
 mod delivery;
 pub mod erase;
 mod escalate;
+pub mod grouping;
 mod link_rows;
 mod links;
 mod list;
