@@ -2,15 +2,19 @@
 //! conditions on the ticket's contact, organisation and business hours, the
 //! triggers (on changes by a key, an agent and another rule; loop-safe;
 //! on a chat's close and an SLA warning or breach), the `close_chat`
-//! action, timed automations (once per time their condition holds; one
+//! action (announced to the chat's sockets and asking for a rating as
+//! any close does), timed automations (once per time their condition holds; one
 //! node at a time) and the dry run. The passes run when a test runs them
 //! (workers off), at the test clock's time.
 
 mod actions;
+mod chat_close;
+mod chat_start;
 mod conditions;
 mod crud;
 mod events;
 mod parties;
+mod ratings;
 mod timed;
 mod triggers;
 
@@ -70,26 +74,32 @@ async fn patch(app: &TestApp, acme: &TestCompany, id: &str, body: Value) {
         .assert_status(200);
 }
 
-/// The trigger pass, as the worker runs it; how many times a rule fired.
+/// The trigger pass and its after-commit work, as the worker runs them;
+/// how many times a rule fired.
 async fn triggers(app: &TestApp) -> usize {
-    supportdesk::sequences::automations::run_triggers(
+    let pass = supportdesk::sequences::automations::run_triggers(
         &app.state.db,
         app.state.clock.now(),
         &app.state.link_signer(),
     )
     .await
-    .expect("trigger pass")
+    .expect("trigger pass");
+    supportdesk::sequences::automations::announce(&app.state, &pass).await;
+    pass.fired
 }
 
-/// The timed pass, as the worker runs it; how many tickets it changed.
+/// The timed pass and its after-commit work, as the worker runs them; how
+/// many tickets it changed.
 async fn timed_pass(app: &TestApp) -> usize {
-    supportdesk::sequences::automations::run_timed(
+    let pass = supportdesk::sequences::automations::run_timed(
         &app.state.db,
         app.state.clock.now(),
         &app.state.link_signer(),
     )
     .await
-    .expect("timed pass")
+    .expect("timed pass");
+    supportdesk::sequences::automations::announce(&app.state, &pass).await;
+    pass.fired
 }
 
 /// The ticket's tags.
