@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use super::events::chat;
-use super::{quiet, triggers};
+use super::{live, quiet, triggers};
 use crate::backend_tests;
 use crate::chat::client::Client;
 use crate::support::{Backend, TestApp, TestCompany, assert_invalid};
@@ -63,7 +63,7 @@ async fn a_started_trigger_reads_the_chats_fields(backend: Backend) {
 }
 
 async fn a_started_triggers_tags_reach_the_agents_socket(backend: Backend) {
-    let app = quiet(backend).await;
+    let app = live(backend).await;
     let acme = app.company().await;
     started_rule(&app, &acme, json!([]), vip()).await;
     let mut agent = Client::key(&app, &acme.key).await;

@@ -27,6 +27,16 @@ async fn quiet(backend: Backend) -> TestApp {
     TestApp::spawn_with(backend, |c| c.run_workers = false).await
 }
 
+/// An app with its workers (the sockets' fan-out among them) whose
+/// automation passes run only when the test runs them (the worker's first
+/// pass, at start, finds no rule; the next is an hour away).
+async fn live(backend: Backend) -> TestApp {
+    TestApp::spawn_with(backend, |c| {
+        c.rules_interval = std::time::Duration::from_secs(3600)
+    })
+    .await
+}
+
 /// A new automation of `acme` from `body`; its id.
 async fn automation(app: &TestApp, acme: &TestCompany, body: Value) -> String {
     let r = app.post("/automations", &acme.key, body).await;

@@ -154,7 +154,9 @@ async fn a_customer_reply_rule_fires_at_its_minute_after_the_last_reply(backend:
     app.post(&format!("/tickets/{id}/comments"), &acme.key, reply)
         .await
         .assert_status(201);
-    app.state.clock.advance(Duration::minutes(30) - Duration::seconds(1));
+    app.state
+        .clock
+        .advance(Duration::minutes(30) - Duration::seconds(1));
     assert_eq!(timed_pass(&app).await, 0, "a second early");
     app.state.clock.advance(Duration::seconds(1));
     assert_eq!(timed_pass(&app).await, 1, "due to the second");

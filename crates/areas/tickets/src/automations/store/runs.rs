@@ -8,9 +8,9 @@ use crate::auth::{Mode, Tenant};
 use crate::automations::Automation;
 use crate::automations::Kind;
 use crate::automations::conditions::{Field, Operator};
-use crate::model::{Priority, TicketStatus};
 use crate::db::{Db, Query, Tx};
 use crate::error::StoreError;
+use crate::model::{Priority, TicketStatus};
 use crate::time::Timestamp;
 
 #[derive(sqlx::FromRow)]
