@@ -248,7 +248,7 @@ async fn all(args: AllArgs) -> anyhow::Result<()> {
         .max(1);
     let wanted = |n: u32| args.only.is_empty() || args.only.contains(&n);
     // Scenarios 2, 9 and 10 read the seeded tickets before scenario 1 adds to them.
-    let plan: [(u32, &str); 16] = [
+    let plan: [(u32, &str); 17] = [
         (2, "GET /tickets"),
         (9, "GET /tickets filtered by tag, custom field and status"),
         (10, "lists and search at scale"),
@@ -268,6 +268,7 @@ async fn all(args: AllArgs) -> anyhow::Result<()> {
             "authenticated cheap GET by session cookie, and sign-in under load",
         ),
         (16, "audit sealer lag under audited writes"),
+        (17, "POST /tickets with 50 active triggers vs none"),
     ];
     for (n, name) in plan {
         if !wanted(n) {
@@ -360,6 +361,7 @@ async fn run_scenario(ctx: &mut Ctx, n: u32, name: &str, scale_tickets: u64) {
         14 => ctx.metrics_overhead().await,
         15 => ctx.session_cookie().await,
         16 => ctx.audit_sealer().await,
+        17 => ctx.automations_create().await,
         _ => ctx.idempotent_create().await,
     };
     if let Err(e) = result {

@@ -472,11 +472,8 @@ fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {
         state.shutdown.clone(),
     ));
     workers.push(crate::sequences::automations::spawn(
-        state.db.clone(),
-        state.attachments.clone(),
-        state.clock.clone(),
+        state,
         state.config.rules_interval,
-        state.shutdown.clone(),
     ));
     workers.push(crate::teams::routing::spawn_worker(
         state.into(),

@@ -13,7 +13,7 @@ use super::engine::Context;
 use super::timed::{WouldChange, dry_run as run_dry};
 use super::{Automation, Kind, NewAutomation, actions, conditions, parse_events, store};
 use crate::auth::{Principal, Scope};
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
 use crate::extract::{Id, Json, Requested};
 use crate::idempotency::RequestState;
 use crate::openapi::schema::{self, DataList, Deleted};
@@ -104,7 +104,7 @@ fn parse(body: &AutomationBody, current: Option<&Automation>) -> ApiResult<NewAu
         },
     )
         .all_valid()?;
-    Ok(NewAutomation {
+    let rule = NewAutomation {
         name,
         kind,
         events,
@@ -115,7 +115,9 @@ fn parse(body: &AutomationBody, current: Option<&Automation>) -> ApiResult<NewAu
             .enabled
             .or_else(|| current.map(|c| c.enabled))
             .unwrap_or(true),
-    })
+    };
+    super::chat::check(&rule).map_err(ApiError::validation)?;
+    Ok(rule)
 }
 
 /// What was read, as JSON, to parse again beside what a PATCH gives.

@@ -6,6 +6,7 @@
 //! subscribed sockets.
 
 pub use ::chat::{Message, Session, model, store};
+pub mod closing;
 mod message_routes;
 mod presence_routes;
 mod reply;

@@ -148,19 +148,16 @@ pub async fn update_session(
         state.clock.now(),
     )
     .await?;
-    if changed {
-        publish_session(state, actor, tenant, &session, true).await;
-    }
-    if changed && status.is_some() {
-        // A close frees its agent in every team of theirs, and a queued
-        // chat closing (or reopening) moves the positions of its queue.
-        routing::drain_all(&Routing::from(state), tenant, session.team_id).await;
-        if let Some(agent) = session.assignee_id {
-            routing::member_freed(&Routing::from(state), tenant, agent).await;
+    match (changed, status) {
+        (true, Some(SessionStatus::Closed)) => {
+            super::closing::announce_close(state, actor, tenant, &session).await
         }
-    }
-    if changed && status == Some(SessionStatus::Closed) {
-        crate::csat::notify::chat_closed(&state.db, &state.realtime, tenant, &session).await;
+        (true, Some(_)) => {
+            publish_session(state, actor, tenant, &session, true).await;
+            super::closing::status_changed(state, tenant, &session).await;
+        }
+        (true, None) => publish_session(state, actor, tenant, &session, true).await,
+        (false, _) => {}
     }
     Ok(session)
 }
@@ -266,7 +263,7 @@ pub fn visitor_link(state: &AppState, session_id: Uuid, link: &str) -> String {
 /// A session's own channel shows no tags or custom fields (its visitor
 /// hears it), and its visitor no assignee id either; the entity channel
 /// (agents only) carries the whole session.
-async fn publish_session(
+pub(super) async fn publish_session(
     state: &AppState,
     actor: &Actor,
     tenant: &Tenant,

@@ -13,13 +13,16 @@
 //! transaction (`automations::engine::run_triggers`), so the feed's
 //! entries made by automations are skipped here. Timed automations run
 //! in a second pass, one node at a time (the pass lock). A rule's
-//! `close_chat` closes the ticket's chat through the chat area's store
-//! ([`Chats`]), in the rule's transaction.
+//! `close_chat` closes the ticket's chat, and a `chat.started` trigger
+//! reads and changes the chat that started, through the chat area's store
+//! ([`Chats`]), in the rule's transaction; each pass reports the chats its
+//! rules changed ([`Pass`]), and its caller gives them, once committed,
+//! what the same change through the API gets after its commit
+//! ([`announce`]).
 
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use uuid::Uuid;
 
@@ -28,15 +31,18 @@ use crate::auth::Tenant;
 use crate::changes::store as feed;
 use crate::db::{Db, PassLock, Tx};
 use crate::error::StoreError;
-use crate::time::{Clock, Timestamp};
-use ::tickets::automations::engine::{self, ChatsOf, Context};
+use crate::state::AppState;
+use crate::tags::model::TagEdit;
+use crate::time::Timestamp;
+use ::tickets::automations::engine::{self, ChangedChat, ChatFacts, ChatsOf, Context, Fired};
 use ::tickets::automations::{Kind, TriggerEvent, store, timed};
 
 const PASS_LOCK_KEY: i64 = 0x5344_4155_544f_4d41;
 /// Feed entries read at a time.
 const BATCH: i64 = 500;
 
-/// A rule's close of a ticket's chat, by the chat area's store.
+/// A rule's changes of a chat (a ticket's, or one that just started), by
+/// the chat area's store.
 pub struct Chats;
 
 impl ChatsOf for Chats {
@@ -56,6 +62,80 @@ impl ChatsOf for Chats {
             }
         })
     }
+
+    fn facts<'a>(
+        &'a self,
+        tx: &'a mut Tx,
+        tenant: &'a Tenant,
+        chat: Uuid,
+    ) -> BoxFuture<'a, Result<Option<ChatFacts>, StoreError>> {
+        Box::pin(async move {
+            let session = match crate::chat::store::session_in(tx, tenant, chat).await {
+                Ok(session) => session,
+                Err(StoreError::NotFound) => return Ok(None),
+                Err(err) => return Err(err),
+            };
+            Ok(Some(ChatFacts {
+                id: session.id,
+                entity_id: session.entity_id,
+                team_id: session.team_id,
+                assignee_id: session.assignee_id,
+                visitor_email: session.visitor_email,
+                tags: session.tags,
+                contact_id: session.contact_id,
+            }))
+        })
+    }
+
+    fn retag<'a>(
+        &'a self,
+        tx: &'a mut Tx,
+        tenant: &'a Tenant,
+        chat: Uuid,
+        add: &'a [String],
+        remove: &'a [String],
+        now: Timestamp,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move {
+            let edit = TagEdit {
+                add: add.to_vec(),
+                remove: remove.to_vec(),
+            };
+            let retagged = crate::chat::store::retag_in(tx, tenant, chat, &edit, now).await?;
+            Ok(retagged.is_some())
+        })
+    }
+}
+
+/// What a pass did, committed.
+#[derive(Debug, Default)]
+pub struct Pass {
+    /// How many times a rule fired (timed: the tickets changed, once per
+    /// automation that fired on each).
+    pub fired: usize,
+    /// The chats its rules changed, each with its tenant.
+    pub changed_chats: Vec<(Tenant, ChangedChat)>,
+}
+
+impl Pass {
+    fn add(&mut self, tenant: &Tenant, fired: Fired) {
+        self.fired += fired.count;
+        let changed = fired.changed_chats.into_iter().map(|chat| (*tenant, chat));
+        self.changed_chats.extend(changed);
+    }
+}
+
+/// The after-commit work of the chats a pass changed, as for the same
+/// change through the API (`chat::closing`: the sockets' `chat.session`;
+/// for a close also the queues and the rating request).
+pub async fn announce(state: &AppState, pass: &Pass) {
+    for (tenant, changed) in &pass.changed_chats {
+        let (by, chat) = (&changed.by, changed.chat);
+        match changed.closed {
+            true => crate::chat::closing::closed_elsewhere(state, by, tenant, chat).await,
+            false => crate::chat::closing::changed_elsewhere(state, by, tenant, chat).await,
+        }
+    }
 }
 
 /// Starts the tenant's trigger cursor at the end of its feed, unless it
@@ -66,29 +146,31 @@ pub async fn start_triggers(db: &Db, tenant: &Tenant) -> Result<(), StoreError> 
 }
 
 /// Runs the triggers of every tenant that has some on the feed entries
-/// committed since the last pass; how many times a rule fired.
-pub async fn run_triggers(db: &Db, now: Timestamp, signer: &Signer) -> Result<usize, StoreError> {
-    let mut fired = 0;
+/// committed since the last pass; what they did.
+pub async fn run_triggers(db: &Db, now: Timestamp, signer: &Signer) -> Result<Pass, StoreError> {
+    let mut pass = Pass::default();
     for tenant in store::tenants_with(db, Kind::Trigger).await? {
-        match tenant_triggers(db, &tenant, now, signer).await {
-            Ok(n) => fired += n,
+        match tenant_triggers(db, &tenant, now, signer, &mut pass).await {
+            Ok(()) => {}
             Err(err) => {
                 tracing::warn!(company_id = %tenant.company_id, error = %err, "triggers not run")
             }
         }
     }
-    Ok(fired)
+    Ok(pass)
 }
 
+/// The tenant's share of a trigger pass, added to `pass` as each entry
+/// commits.
 async fn tenant_triggers(
     db: &Db,
     tenant: &Tenant,
     now: Timestamp,
     signer: &Signer,
-) -> Result<usize, StoreError> {
+    pass: &mut Pass,
+) -> Result<(), StoreError> {
     let Some(mut cursor) = store::cursor(db, tenant).await? else {
-        start_triggers(db, tenant).await?;
-        return Ok(0);
+        return start_triggers(db, tenant).await;
     };
     let rules = store::enabled(db, tenant, Kind::Trigger).await?;
     let definitions = crate::custom_fields::store::list(db, tenant).await?;
@@ -105,7 +187,6 @@ async fn tenant_triggers(
         .filter(|event| rules.iter().any(|rule| rule.events.contains(event)))
         .map(|event| event.as_str())
         .collect();
-    let mut fired = 0;
     // `cursor` is what the table holds; `seen` how far this pass has read.
     let mut seen = cursor;
     loop {
@@ -126,12 +207,12 @@ async fn tenant_triggers(
             };
             let mut tx = db.begin().await?;
             if !store::advance_cursor(&mut tx, tenant, cursor, entry.seq).await? {
-                return Ok(fired);
+                return Ok(());
             }
             match engine::run_triggers(&mut tx, &ctx, &rules, happening, 0).await {
-                Ok(n) => {
+                Ok(fired) => {
                     tx.commit().await?;
-                    fired += n;
+                    pass.add(tenant, fired);
                 }
                 Err(err) => {
                     // A rule that cannot apply (a field deleted since, a
@@ -141,7 +222,7 @@ async fn tenant_triggers(
                     tracing::warn!(seq = entry.seq, error = %err, "triggers failed on a change");
                     let mut tx = db.begin().await?;
                     if !store::advance_cursor(&mut tx, tenant, cursor, entry.seq).await? {
-                        return Ok(fired);
+                        return Ok(());
                     }
                     tx.commit().await?;
                 }
@@ -159,16 +240,17 @@ async fn tenant_triggers(
             tx.commit().await?;
         }
     }
-    Ok(fired)
+    Ok(())
 }
 
-/// Runs every enabled timed automation once, one node at a time; the
-/// tickets changed (a ticket once per automation that fired on it).
-pub async fn run_timed(db: &Db, now: Timestamp, signer: &Signer) -> Result<usize, StoreError> {
+/// Runs every enabled timed automation once, one node at a time; what
+/// they did (`fired`: the tickets changed, a ticket once per automation
+/// that fired on it).
+pub async fn run_timed(db: &Db, now: Timestamp, signer: &Signer) -> Result<Pass, StoreError> {
+    let mut pass = Pass::default();
     let Some(lock) = PassLock::try_take(db, PASS_LOCK_KEY, "automations").await? else {
-        return Ok(0);
+        return Ok(pass);
     };
-    let mut fired = 0;
     let tenants = match store::tenants_with(db, Kind::Timed).await {
         Ok(tenants) => tenants,
         Err(err) => {
@@ -178,14 +260,14 @@ pub async fn run_timed(db: &Db, now: Timestamp, signer: &Signer) -> Result<usize
     };
     for tenant in tenants {
         match tenant_timed(db, &tenant, now, signer).await {
-            Ok(n) => fired += n,
+            Ok(fired) => pass.add(&tenant, fired),
             Err(err) => {
                 tracing::warn!(company_id = %tenant.company_id, error = %err, "timed automations not run")
             }
         }
     }
     lock.release().await;
-    Ok(fired)
+    Ok(pass)
 }
 
 async fn tenant_timed(
@@ -193,7 +275,7 @@ async fn tenant_timed(
     tenant: &Tenant,
     now: Timestamp,
     signer: &Signer,
-) -> Result<usize, StoreError> {
+) -> Result<Fired, StoreError> {
     let rules = store::enabled(db, tenant, Kind::Timed).await?;
     let triggers = store::enabled(db, tenant, Kind::Trigger).await?;
     let definitions = crate::custom_fields::store::list(db, tenant).await?;
@@ -205,35 +287,40 @@ async fn tenant_timed(
         parties: &crate::sequences::contacts::Parties,
         chats: &Chats,
     };
-    let mut fired = 0;
+    let mut fired = Fired::default();
     for rule in &rules {
-        fired += timed::run(db, &ctx, rule, &triggers).await?.len();
+        fired.add(timed::run(db, &ctx, rule, &triggers).await?);
     }
     Ok(fired)
 }
 
-/// Runs both passes every `every` (the first at once) until shutdown.
-pub fn spawn(
-    db: Db,
-    attachments: std::sync::Arc<crate::attachments::Attachments>,
-    clock: Clock,
-    every: Duration,
-    shutdown: watch::Receiver<bool>,
-) -> JoinHandle<()> {
+/// Runs both passes every `every` (the first at once) until shutdown,
+/// each followed by the after-commit work of what it did.
+pub fn spawn(state: &AppState, every: Duration) -> JoinHandle<()> {
     let every = every.max(Duration::from_millis(10));
     let first = tokio::time::Instant::now();
-    crate::time::every(shutdown, first, every, move || {
-        let (db, attachments, now) = (db.clone(), attachments.clone(), clock.now());
+    let state = state.clone();
+    crate::time::every(state.shutdown.clone(), first, every, move || {
+        let state = state.clone();
         async move {
-            let signer = attachments.signer(now);
-            match run_triggers(&db, now, &signer).await {
-                Ok(0) => {}
-                Ok(fired) => tracing::info!(fired, "automation triggers fired"),
+            let now = state.clock.now();
+            let signer = state.attachments.signer(now);
+            match run_triggers(&state.db, now, &signer).await {
+                Ok(pass) => {
+                    if pass.fired > 0 {
+                        tracing::info!(fired = pass.fired, "automation triggers fired");
+                    }
+                    announce(&state, &pass).await;
+                }
                 Err(err) => tracing::warn!(error = %err, "automation trigger pass failed"),
             }
-            match run_timed(&db, now, &signer).await {
-                Ok(0) => {}
-                Ok(fired) => tracing::info!(fired, "timed automations fired"),
+            match run_timed(&state.db, now, &signer).await {
+                Ok(pass) => {
+                    if pass.fired > 0 {
+                        tracing::info!(fired = pass.fired, "timed automations fired");
+                    }
+                    announce(&state, &pass).await;
+                }
                 Err(err) => tracing::warn!(error = %err, "timed automation pass failed"),
             }
         }

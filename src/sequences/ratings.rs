@@ -1,8 +1,9 @@
-//! A rating received: the CSAT store writes it, and its `csat.submitted`
-//! is the change feed's entry of the rated chat or ticket, read here from
-//! the chat or tickets store (`csat::store::RatedRecord`) in the rating's
-//! transaction, so the automations' triggers on `csat.submitted` read
-//! every rating once, as they read every other change.
+//! A rating received or changed: the CSAT store writes it, and its
+//! `csat.submitted` or `csat.updated` is the change feed's entry of the
+//! rated chat or ticket, read here from the chat or tickets store
+//! (`csat::store::RatedRecord`) in the rating's transaction, so the
+//! automations' triggers on ratings read every rating and every change of
+//! one once, as they read every other change.
 
 use futures::future::BoxFuture;
 use uuid::Uuid;

@@ -6,6 +6,7 @@
 mod ab;
 mod assignment;
 mod audit_sealer;
+mod automations_create;
 mod cheap_get;
 mod create_tickets;
 mod fanout;

@@ -20,6 +20,8 @@ crate::text_enum! {
         CommentCreated = "comment.created",
         UserCreated = "user.created",
         ChatAssigned = "chat.assigned",
+        /// A chat session started (created, by a visitor's widget or a key).
+        ChatStarted = "chat.started",
         /// A chat session closed (by a person or an automation).
         ChatClosed = "chat.closed",
         SlaWarning = "sla.warning",

@@ -139,7 +139,8 @@ async fn every_event_kind_names_its_actor_in_its_webhook_body(backend: Backend) 
     app.patch(&path, &acme.key, json!({"status": "RESOLVED"}))
         .await
         .assert_status(200);
-    // A chat: the key assigns and closes it, its visitor rates it twice.
+    // A chat: its visitor starts it, the key assigns and closes it, its
+    // visitor rates it twice.
     let (session, token) = open_chat(&app, &acme).await;
     let chat = format!("/chat/sessions/{session}");
     app.patch(&chat, &acme.key, json!({"assigneeId": bob}))
@@ -272,6 +273,7 @@ async fn every_event_kind_names_its_actor_in_its_webhook_body(backend: Backend) 
         ("comment.created", &key),
         ("user.created", &key),
         ("chat.assigned", &key),
+        ("chat.started", &visitor),
         ("chat.closed", &key),
         ("sla.warning", &system),
         ("sla.breached", &system),

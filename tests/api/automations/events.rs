@@ -29,7 +29,7 @@ backend_tests!(
 );
 
 /// A chat session of `acme`, opened by its key; its id.
-async fn chat(app: &TestApp, acme: &TestCompany) -> String {
+pub(super) async fn chat(app: &TestApp, acme: &TestCompany) -> String {
     let body = json!({"entityId": acme.entity.id, "visitorName": "Zoe",
                       "visitorEmail": "zoe@example.com"});
     let r = app.post("/chat/sessions", &acme.key, body).await;
@@ -37,7 +37,7 @@ async fn chat(app: &TestApp, acme: &TestCompany) -> String {
 }
 
 /// A ticket opened from chat `chat`; its id.
-async fn ticket_from(app: &TestApp, acme: &TestCompany, chat: &str) -> String {
+pub(super) async fn ticket_from(app: &TestApp, acme: &TestCompany, chat: &str) -> String {
     let body = json!({"subject": "Follow-up", "entityId": acme.entity.id,
                       "chatSessionId": chat});
     let r = app.post("/tickets", &acme.key, body).await;
@@ -61,13 +61,13 @@ async fn close(app: &TestApp, acme: &TestCompany, chat: &str) {
 
 /// A trigger on `ticket.updated` that closes the ticket's chat when
 /// `all` holds; its id.
-async fn closing_rule(app: &TestApp, acme: &TestCompany, all: Value) -> String {
+pub(super) async fn closing_rule(app: &TestApp, acme: &TestCompany, all: Value) -> String {
     let actions = json!([{"type": "close_chat"}]);
     trigger(app, acme, json!(["ticket.updated"]), all, actions).await
 }
 
 /// The condition of a ticket just put PENDING.
-fn pending() -> Value {
+pub(super) fn pending() -> Value {
     json!([{"field": "status", "operator": "changed_to", "value": "PENDING"}])
 }
 

@@ -2,15 +2,19 @@
 //! conditions on the ticket's contact, organisation and business hours, the
 //! triggers (on changes by a key, an agent and another rule; loop-safe;
 //! on a chat's close and an SLA warning or breach), the `close_chat`
-//! action, timed automations (once per time their condition holds; one
+//! action (announced to the chat's sockets and asking for a rating as
+//! any close does), timed automations (once per time their condition holds; one
 //! node at a time) and the dry run. The passes run when a test runs them
 //! (workers off), at the test clock's time.
 
 mod actions;
+mod chat_close;
+mod chat_start;
 mod conditions;
 mod crud;
 mod events;
 mod parties;
+mod ratings;
 mod timed;
 mod triggers;
 
@@ -21,6 +25,16 @@ use crate::support::{Backend, TestApp, TestCompany};
 /// An app whose passes run only when the test runs them.
 async fn quiet(backend: Backend) -> TestApp {
     TestApp::spawn_with(backend, |c| c.run_workers = false).await
+}
+
+/// An app with its workers (the sockets' fan-out among them) whose
+/// automation passes run only when the test runs them (the worker's first
+/// pass, at start, finds no rule; the next is an hour away).
+async fn live(backend: Backend) -> TestApp {
+    TestApp::spawn_with(backend, |c| {
+        c.rules_interval = std::time::Duration::from_secs(3600)
+    })
+    .await
 }
 
 /// A new automation of `acme` from `body`; its id.
@@ -70,26 +84,32 @@ async fn patch(app: &TestApp, acme: &TestCompany, id: &str, body: Value) {
         .assert_status(200);
 }
 
-/// The trigger pass, as the worker runs it; how many times a rule fired.
+/// The trigger pass and its after-commit work, as the worker runs them;
+/// how many times a rule fired.
 async fn triggers(app: &TestApp) -> usize {
-    supportdesk::sequences::automations::run_triggers(
+    let pass = supportdesk::sequences::automations::run_triggers(
         &app.state.db,
         app.state.clock.now(),
         &app.state.link_signer(),
     )
     .await
-    .expect("trigger pass")
+    .expect("trigger pass");
+    supportdesk::sequences::automations::announce(&app.state, &pass).await;
+    pass.fired
 }
 
-/// The timed pass, as the worker runs it; how many tickets it changed.
+/// The timed pass and its after-commit work, as the worker runs them; how
+/// many tickets it changed.
 async fn timed_pass(app: &TestApp) -> usize {
-    supportdesk::sequences::automations::run_timed(
+    let pass = supportdesk::sequences::automations::run_timed(
         &app.state.db,
         app.state.clock.now(),
         &app.state.link_signer(),
     )
     .await
-    .expect("timed pass")
+    .expect("timed pass");
+    supportdesk::sequences::automations::announce(&app.state, &pass).await;
+    pass.fired
 }
 
 /// The ticket's tags.

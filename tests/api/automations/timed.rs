@@ -1,6 +1,7 @@
 //! Timed automations fire once per time their condition comes to hold,
-//! one node at a time; a dry run lists what the pass then changes and
-//! writes nothing.
+//! one node at a time, to the second they come due (after the last
+//! customer reply too), however many older tickets do not match; a dry
+//! run lists what the pass then changes and writes nothing.
 
 use chrono::Duration;
 use serde_json::{Value, json};
@@ -13,6 +14,8 @@ backend_tests!(
     a_timed_automation_fires_once_and_again_only_after_its_condition_was_false,
     two_nodes_fire_a_timed_automation_once,
     a_dry_run_lists_what_the_pass_then_changes_and_writes_nothing,
+    a_customer_reply_rule_fires_at_its_minute_after_the_last_reply,
+    a_pass_reaches_a_due_ticket_behind_a_page_of_others,
 );
 
 /// A timed automation on open tickets created an hour ago or more.
@@ -130,4 +133,54 @@ async fn a_dry_run_lists_what_the_pass_then_changes_and_writes_nothing(backend: 
 async fn state(app: &TestApp, acme: &TestCompany, id: &str) -> Value {
     let t = read(app, acme, id).await;
     json!([t["version"], t["priority"], t["tags"]])
+}
+
+/// Tags a ticket `nudged`.
+fn nudge() -> Value {
+    json!([{"type": "add_tags", "value": ["nudged"]}])
+}
+
+async fn a_customer_reply_rule_fires_at_its_minute_after_the_last_reply(backend: Backend) {
+    let app = quiet(backend).await;
+    let acme = app.company().await;
+    let waiting = json!([{"field": "minutesSinceCustomerReply", "operator": "gte", "value": 30}]);
+    let body = json!({"name": "Chase", "kind": "timed", "conditions": {"all": waiting},
+                      "actions": nudge()});
+    automation(&app, &acme, body).await;
+    let id = ticket(&app, &acme, "a").await;
+    app.state.clock.advance(Duration::minutes(45));
+    assert_eq!(timed_pass(&app).await, 0, "no reply yet");
+    let reply = json!({"body": "Any news?", "authorType": "customer"});
+    app.post(&format!("/tickets/{id}/comments"), &acme.key, reply)
+        .await
+        .assert_status(201);
+    app.state
+        .clock
+        .advance(Duration::minutes(30) - Duration::seconds(1));
+    assert_eq!(timed_pass(&app).await, 0, "a second early");
+    app.state.clock.advance(Duration::seconds(1));
+    assert_eq!(timed_pass(&app).await, 1, "due to the second");
+}
+
+async fn a_pass_reaches_a_due_ticket_behind_a_page_of_others(backend: Backend) {
+    let app = quiet(backend).await;
+    let acme = app.company().await;
+    let pending = json!([
+        {"field": "minutesSinceCreated", "operator": "gte", "value": 60},
+        {"field": "status", "operator": "is", "value": "PENDING"},
+    ]);
+    let body = json!({"name": "Nudge", "kind": "timed", "conditions": {"all": pending},
+                      "actions": nudge()});
+    automation(&app, &acme, body).await;
+    // A page of older tickets the rule passes over (OPEN), then one it fires on.
+    let page = usize::try_from(supportdesk::automations::timed::BATCH).expect("size");
+    for _ in 0..page.div_ceil(10) {
+        futures::future::join_all((0..10).map(|_| ticket(&app, &acme, "older"))).await;
+    }
+    app.state.clock.advance(Duration::seconds(1));
+    let id = ticket(&app, &acme, "late").await;
+    patch(&app, &acme, &id, json!({"status": "PENDING"})).await;
+    app.state.clock.advance(Duration::minutes(61));
+    assert_eq!(timed_pass(&app).await, 1);
+    assert_eq!(read(&app, &acme, &id).await["tags"], json!(["nudged"]));
 }

@@ -25,8 +25,8 @@ impl EventPayload for ChatClosed<'_> {
 /// Closes session `id` in `tx` as the transaction's actor, at `now`: its
 /// status, `closedAt`, version and `chat.closed`. None when it was closed
 /// already (nothing changes). Made for a change that starts elsewhere
-/// (an automation's `close_chat`); the sockets and the queues hear of it
-/// from their own passes.
+/// (an automation's `close_chat`), whose caller, once it commits, does
+/// what a close owes the sockets, the queues and the rating request.
 pub async fn close_in(
     tx: &mut Tx,
     tenant: &Tenant,

@@ -1,14 +1,18 @@
 //! Creating a chat session, with its tags, custom field values and the
-//! visitor's email confirmation.
+//! visitor's email confirmation, and its `chat.started`, which is also the
+//! change feed's entry for the new session (so the automations' triggers,
+//! which read the feed, see every chat start once, whoever started it).
 
+use serde::Serialize;
 use uuid::Uuid;
 
+use super::SESSION_COLUMNS;
 use super::contacts::ContactOf;
-use super::{SESSION_COLUMNS, record_session};
 use crate::auth::Tenant;
 use crate::custom_fields::store::{self as field_store, Recorded};
 use crate::db::{Db, Query, Table, ensure_reference};
 use crate::error::StoreError;
+use crate::events::{self, EventName, EventPayload};
 use crate::mail;
 use crate::model::{NewSession, Session};
 use crate::tags::store::{self as tag_store, Tagged};
@@ -98,7 +102,17 @@ pub async fn create_session(
         &new.custom_fields,
     )
     .await?;
-    let session = record_session(&mut tx, tenant, session.id, now).await?;
+    let (session, change) = super::session_as_recorded(&mut tx, tenant, session.id).await?;
+    events::emit_change(&mut tx, tenant, &ChatStarted(&session), Some(&change), now).await?;
     tx.commit().await?;
     Ok(session)
+}
+
+/// `chat.started`: the session as it is once created.
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct ChatStarted<'a>(pub &'a Session);
+
+impl EventPayload for ChatStarted<'_> {
+    const NAME: EventName = EventName::ChatStarted;
 }

@@ -18,12 +18,12 @@ mod update;
 
 pub use close::{ChatClosed, close_in};
 pub use contacts::{ContactOf, SessionSummary, move_contact, of_contacts};
-pub use create::create_session;
+pub use create::{ChatStarted, create_session};
 pub use read::{
     ReplayScope, find_session, list_sessions, messages, messages_after, visitor_sessions,
 };
 pub use send::{AgentReply, AnsweredTickets, SendError, Sent, create_message};
-pub use update::{confirm_visitor_email, update_session};
+pub use update::{confirm_visitor_email, retag_in, update_session};
 
 use uuid::Uuid;
 
@@ -70,6 +70,12 @@ async fn load_session<'c>(
     .await?;
     session.tags = tag_store::of(on, Tagged::ChatSession, id).await?;
     Ok(session)
+}
+
+/// Session `id` as `tx` holds it, for a step of another area's
+/// transaction (an automation's conditions on a chat that started).
+pub async fn session_in(tx: &mut Tx, tenant: &Tenant, id: Uuid) -> Result<Session, StoreError> {
+    load_session(&mut *tx, tenant, id, "").await
 }
 
 /// The session as `tx` now holds it, recorded for the change feed at `now`.

@@ -1,5 +1,5 @@
-//! Changing a chat session: a PATCH or a tag edit, and the confirmation of
-//! the visitor's email.
+//! Changing a chat session: a PATCH or a tag edit (or an automation's,
+//! in its transaction), and the confirmation of the visitor's email.
 
 use uuid::Uuid;
 
@@ -8,9 +8,10 @@ use crate::actor::Actor;
 use crate::auth::Tenant;
 use crate::custom_fields::model::FieldPatch;
 use crate::custom_fields::store::{self as field_store, Recorded};
-use crate::db::{Backend, Db, Query};
+use crate::db::{Backend, Db, Query, Tx};
 use crate::error::StoreError;
 use crate::model::{Session, SessionStatus, SessionTags};
+use crate::tags::model::TagEdit;
 use crate::tags::store::{self as tag_store, Tagged};
 use crate::time::Timestamp;
 
@@ -126,4 +127,37 @@ pub async fn confirm_visitor_email(
     let session = record_session(&mut tx, &tenant, id, now).await?;
     tx.commit().await?;
     Ok(Some((tenant, session)))
+}
+
+/// Adds and removes tags of session `id` in `tx` as the transaction's
+/// actor, at `now`, for a change that starts elsewhere (an automation's
+/// `add_tags`, `remove_tags`): the session's version and its feed entry
+/// when a tag changed. The session after it, None when nothing changed.
+/// Its caller, once it commits, pushes the change to the sockets.
+pub async fn retag_in(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    id: Uuid,
+    edit: &TagEdit,
+    now: Timestamp,
+) -> Result<Option<Session>, StoreError> {
+    let lock = match tx.backend() {
+        Backend::Postgres => " FOR UPDATE",
+        Backend::Sqlite => "",
+    };
+    load_session(&mut *tx, tenant, id, lock).await?;
+    let change = tag_store::edit(tx, tenant, Tagged::ChatSession, id, edit).await?;
+    if change.is_empty() {
+        return Ok(None);
+    }
+    Query::new(
+        "UPDATE chat_sessions SET updated_at = $4, version = version + 1 \
+         WHERE id = $1 AND company_id = $2 AND mode = $3",
+    )
+    .bind(id)
+    .bind_tenant(tenant)
+    .bind(now)
+    .execute(&mut *tx)
+    .await?;
+    record_session(tx, tenant, id, now).await.map(Some)
 }

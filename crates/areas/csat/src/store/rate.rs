@@ -10,7 +10,7 @@ use super::{RATING_COLUMNS, RateError, Submitted, check_open, subject};
 use crate::auth::Tenant;
 use crate::db::{Db, Query, Tx};
 use crate::error::StoreError;
-use crate::events::{RecordChange, emit, emit_change};
+use crate::events::{RecordChange, emit_change};
 use crate::model::{
     CsatSubmitted, CsatUpdated, NewRating, PreviousRating, Rating, RatingTarget, Refusal,
 };
@@ -29,8 +29,9 @@ pub trait RatedRecord: Sync {
 }
 
 /// Rates a closed chat or a resolved ticket, or changes its rating within
-/// the change window; records `csat.submitted` (the change feed's entry of
-/// the rated record, as `rated` reads it) or `csat.updated`.
+/// the change window; records `csat.submitted` or `csat.updated`, each
+/// the change feed's entry of the rated record, as `rated` reads it (so
+/// the automations' triggers see both).
 pub async fn rate(
     db: &Db,
     tenant: &Tenant,
@@ -73,7 +74,8 @@ pub async fn rate(
                     comment: before.comment.as_deref(),
                 },
             };
-            emit(&mut tx, tenant, &data, now).await?;
+            let change = rated_record.change(&mut tx, tenant, new.target).await?;
+            emit_change(&mut tx, tenant, &data, Some(&change), now).await?;
             (rating, Submitted::Updated)
         }
         None => {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::engine::{Context, Outcome};
+use super::engine::{ChangedChat, Context, Outcome};
 use super::happenings::{diff, happening};
 use super::{Action, Automation, AutomationFired, AutomationRef, Happening, TriggerEvent};
 use crate::auth::Tenant;
@@ -147,7 +147,8 @@ pub async fn act(
             id: rule.id,
             name: &rule.name,
         },
-        ticket_id: id,
+        ticket_id: Some(id),
+        chat_session_id: None,
         cause,
         depth,
     };
@@ -165,14 +166,22 @@ pub async fn act(
         chat_session_id: Some(chat),
         ..happening(TriggerEvent::ChatClosed, id, &actor)
     }));
-    Ok(Outcome { ticket, happenings })
+    Ok(Outcome {
+        ticket,
+        happenings,
+        closed_chat: closed_chat.map(|chat| ChangedChat {
+            chat,
+            by: actor,
+            closed: true,
+        }),
+    })
 }
 
 /// Delivers `event` (the rule's `automation.fired`) to each active
 /// webhook the rule's `webhook` actions name, unless it subscribes to the
 /// event (then `emit` queued its delivery already). A webhook deleted or
 /// turned off since the rule was written is passed over.
-async fn deliver(
+pub(super) async fn deliver(
     tx: &mut Tx,
     tenant: &Tenant,
     rule: &Automation,

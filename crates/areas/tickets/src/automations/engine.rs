@@ -15,9 +15,10 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::conditions::Facts;
+use super::conditions::{Facts, Subject};
 use super::store as automation_store;
-use super::{Automation, Happening, Kind};
+use super::{Automation, Happening, Kind, TriggerEvent};
+use crate::actor::Actor;
 use crate::attachments::links::Signer;
 use crate::auth::Tenant;
 use crate::custom_fields::model::Definition;
@@ -48,11 +49,11 @@ pub struct Context<'a> {
     pub chats: &'a dyn ChatsOf,
 }
 
-/// Closes a chat session as the rule (the transaction's actor), at `now`:
-/// a change of the chat area, which this one cannot name (the service
-/// passes it in), in the rule's transaction. False when the chat was
-/// closed already.
+/// A chat's side of the rules: a change of the chat area, which this one
+/// cannot name (the service passes it in), in the rule's transaction, as
+/// the rule (the transaction's actor), at `now`.
 pub trait ChatsOf: Sync {
+    /// Closes the session; false when it was closed already.
     fn close<'a>(
         &'a self,
         tx: &'a mut Tx,
@@ -60,7 +61,29 @@ pub trait ChatsOf: Sync {
         chat: Uuid,
         now: Timestamp,
     ) -> BoxFuture<'a, Result<bool, StoreError>>;
+
+    /// What the conditions of a `chat.started` trigger read of the
+    /// session; None when it is gone.
+    fn facts<'a>(
+        &'a self,
+        tx: &'a mut Tx,
+        tenant: &'a Tenant,
+        chat: Uuid,
+    ) -> BoxFuture<'a, Result<Option<ChatFacts>, StoreError>>;
+
+    /// Adds and removes the session's tags; false when none changed.
+    fn retag<'a>(
+        &'a self,
+        tx: &'a mut Tx,
+        tenant: &'a Tenant,
+        chat: Uuid,
+        add: &'a [String],
+        remove: &'a [String],
+        now: Timestamp,
+    ) -> BoxFuture<'a, Result<bool, StoreError>>;
 }
+
+pub use super::conditions::ChatFacts;
 
 /// A ticket's contact and the contact's organisation, as the API shows
 /// them: a read of the contacts area, which this one cannot name (the
@@ -87,21 +110,61 @@ pub struct Outcome {
     pub ticket: Ticket,
     /// The changes they made, as the triggers after them see them.
     pub happenings: Vec<Happening>,
+    /// The chat it closed, if any.
+    pub closed_chat: Option<ChangedChat>,
+}
+
+/// A chat a rule changed in the caller's transaction: once that commits,
+/// the caller owes it what the same change through the API gets after its
+/// commit (the sockets' `chat.session`; for a close also the queues and
+/// the rating request), which this area cannot do.
+#[derive(Debug, Clone)]
+pub struct ChangedChat {
+    pub chat: Uuid,
+    /// The rule, as the change's actor.
+    pub by: Actor,
+    /// Whether the rule closed it (else it changed its tags).
+    pub closed: bool,
+}
+
+/// What rules did in a transaction of the caller's.
+#[derive(Debug, Default)]
+pub struct Fired {
+    /// How many times a rule fired.
+    pub count: usize,
+    /// The chats they changed, for the caller's after-commit work.
+    pub changed_chats: Vec<ChangedChat>,
+}
+
+impl Fired {
+    /// Adds what `other` did.
+    pub fn add(&mut self, other: Fired) {
+        self.count += other.count;
+        self.changed_chats.extend(other.changed_chats);
+    }
 }
 
 /// Runs the tenant's `rules` (triggers, in their order) on `first` and on
-/// the changes they make in turn; how many times a rule fired.
+/// the changes they make in turn; what they did.
 pub async fn run_triggers(
     tx: &mut Tx,
     ctx: &Context<'_>,
     rules: &[Automation],
     first: Happening,
     first_depth: usize,
-) -> Result<usize, StoreError> {
+) -> Result<Fired, StoreError> {
     let whole = ctx.tenant.whole();
     let mut queue = VecDeque::from([(first, first_depth)]);
-    let mut fired = 0;
+    let mut fired = Fired::default();
     while let Some((happening, depth)) = queue.pop_front() {
+        if happening.event == TriggerEvent::ChatStarted {
+            // A chat that just started has no ticket yet: its triggers
+            // read and change the chat.
+            let (done, next) = super::chat::run(tx, ctx, rules, &happening, depth).await?;
+            fired.add(done);
+            queue.extend(next.into_iter().map(|h| (h, depth + 1)));
+            continue;
+        }
         if let (true, Some(chat)) = (happening.ticket_id.is_nil(), happening.chat_session_id) {
             // A chat's event runs on each ticket opened from the chat, in
             // their order, before what follows in the queue.
@@ -134,7 +197,8 @@ pub async fn run_triggers(
                 continue;
             }
             let outcome = act(tx, ctx, rule, ticket.id, happening.event.as_str(), depth).await?;
-            fired += 1;
+            fired.count += 1;
+            fired.changed_chats.extend(outcome.closed_chat);
             ticket = outcome.ticket;
             queue.extend(outcome.happenings.into_iter().map(|h| (h, depth + 1)));
         }
@@ -150,12 +214,27 @@ pub async fn holds(
     ticket: &Ticket,
     happening: Option<&Happening>,
 ) -> Result<bool, StoreError> {
+    holds_on(tx, ctx, rule, Subject::Ticket(ticket), happening).await
+}
+
+/// Whether `rule`'s conditions hold for `subject` (and `happening`).
+pub(super) async fn holds_on(
+    tx: &mut Tx,
+    ctx: &Context<'_>,
+    rule: &Automation,
+    subject: Subject<'_>,
+    happening: Option<&Happening>,
+) -> Result<bool, StoreError> {
     let whole = ctx.tenant.whole();
-    let last_customer_reply = match rule.conditions.reads_customer_reply() {
-        true => automation_store::last_customer_reply(tx, &whole, ticket.id).await?,
-        false => None,
+    let (contact, ticket) = match subject {
+        Subject::Ticket(ticket) => (ticket.contact_id, Some(ticket.id)),
+        Subject::Chat(chat) => (chat.contact_id, None),
     };
-    let parties = match (rule.conditions.reads_party(), ticket.contact_id) {
+    let last_customer_reply = match (rule.conditions.reads_customer_reply(), ticket) {
+        (true, Some(ticket)) => automation_store::last_customer_reply(tx, &whole, ticket).await?,
+        _ => None,
+    };
+    let parties = match (rule.conditions.reads_party(), contact) {
         (true, Some(contact)) => ctx.parties.parties(tx, &whole, contact).await?,
         _ => Parties::default(),
     };
@@ -171,7 +250,7 @@ pub async fn holds(
         }
     }
     Ok(rule.conditions.hold(&Facts {
-        ticket,
+        subject,
         now: ctx.now,
         last_customer_reply,
         happening,

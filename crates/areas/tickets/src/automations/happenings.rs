@@ -109,15 +109,26 @@ pub fn recorded(name: &str, data: &Value, actor: Option<Actor>) -> Option<Happen
             let metric = data.get("slaEvent").and_then(|e| e.get("metric"));
             happening.sla_metric = metric.and_then(Value::as_str).map(String::from);
         }
-        TriggerEvent::ChatClosed => happening.chat_session_id = Some(id_at("id")?),
+        // A chat's events carry the session, as `GET /chat/sessions/{id}`.
+        TriggerEvent::ChatClosed | TriggerEvent::ChatStarted => {
+            happening.chat_session_id = Some(id_at("id")?)
+        }
         TriggerEvent::EmailReceived => happening.ticket_id = id_at("ticketId")?,
         // A rating names its ticket, or else its chat.
-        TriggerEvent::CsatSubmitted => {
+        TriggerEvent::CsatSubmitted | TriggerEvent::CsatUpdated => {
             match id_at("ticketId") {
                 Some(ticket) => happening.ticket_id = ticket,
                 None => happening.chat_session_id = Some(id_at("chatSessionId")?),
             }
             happening.csat_score = data.get("score").and_then(Value::as_i64);
+            // A change of rating names the score it replaced; a first
+            // rating replaced none.
+            let previous = data.get("previous").and_then(|p| p.get("score"));
+            let score = data.get("score").cloned().unwrap_or(Value::Null);
+            let previous = previous.cloned().unwrap_or(Value::Null);
+            happening
+                .changes
+                .insert("csatScore".into(), (previous, score));
         }
         TriggerEvent::TicketUpdated => {
             happening.ticket_id = id_at("id")?;

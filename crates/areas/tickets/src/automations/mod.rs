@@ -6,6 +6,7 @@
 
 pub mod actions;
 mod apply;
+pub mod chat;
 pub mod conditions;
 pub mod engine;
 mod happenings;
@@ -112,12 +113,16 @@ pub fn parse_events(kind: Kind, raw: Option<&Value>) -> Result<Vec<TriggerEvent>
     }
 }
 
-/// `automation.fired`: which automation changed which ticket, on what.
+/// `automation.fired`: which automation changed which ticket (or, for a
+/// `chat.started` trigger, which chat), on what.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AutomationFired<'a> {
     pub automation: AutomationRef<'a>,
-    pub ticket_id: Uuid,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ticket_id: Option<Uuid>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chat_session_id: Option<Uuid>,
     /// The event that ran a trigger, or `timed`.
     pub cause: &'a str,
     /// How many automations' changes led to this one (0: a person's or

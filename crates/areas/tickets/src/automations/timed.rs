@@ -4,7 +4,10 @@
 //! firing's transaction, so two passes never both fire), and may fire
 //! again only after a pass saw them not hold (the row is then deleted).
 //! Its changes run the tenant's triggers in the same transaction, as any
-//! change does.
+//! change does. A pass pages through every ticket due by its time (the
+//! store's `due_tickets`, by the indexes on the times the conditions
+//! name), so it fires on each at the first pass at or after the second
+//! its condition comes to hold, however many other tickets are older.
 
 use std::collections::BTreeMap;
 
@@ -12,7 +15,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::engine::{self, Context};
+use super::engine::{self, Context, Fired};
 use super::store as automation_store;
 use super::{Automation, Kind, TriggerEvent};
 use crate::actor::Actor;
@@ -20,49 +23,85 @@ use crate::db::Db;
 use crate::error::StoreError;
 use crate::store;
 
-/// At most this many tickets per automation per pass (and per dry run).
+/// Tickets read at a time; a pass reads every page, a dry run the first.
 pub const BATCH: i64 = 500;
 
 /// One pass of `rule` (timed) at `ctx.now`: first forgets the firings
 /// whose conditions no longer hold, then fires on every due ticket whose
-/// conditions hold. The tickets it changed.
+/// conditions hold. What it did (`count`: the tickets it changed; the
+/// chats closed by it or the triggers its changes ran, all committed).
 pub async fn run(
     db: &Db,
     ctx: &Context<'_>,
     rule: &Automation,
     triggers: &[Automation],
-) -> Result<Vec<Uuid>, StoreError> {
+) -> Result<Fired, StoreError> {
     let whole = ctx.tenant.whole();
-    for id in automation_store::fired_tickets(db, &whole, rule.id, BATCH).await? {
-        let mut tx = db.begin().await?;
-        let holds = match store::load(&mut tx, &whole, id, ctx.signer).await {
-            Ok(ticket) => engine::holds(&mut tx, ctx, rule, &ticket, None).await?,
-            Err(StoreError::NotFound) => false,
-            Err(err) => return Err(err),
-        };
-        drop(tx);
-        if !holds {
-            automation_store::reset_firing(db, &whole, rule.id, id).await?;
+    let mut after = None;
+    loop {
+        let page = automation_store::fired_tickets(db, &whole, rule.id, after, BATCH).await?;
+        for &id in &page {
+            let mut tx = db.begin().await?;
+            let holds = match store::load(&mut tx, &whole, id, ctx.signer).await {
+                Ok(ticket) => engine::holds(&mut tx, ctx, rule, &ticket, None).await?,
+                Err(StoreError::NotFound) => false,
+                Err(err) => return Err(err),
+            };
+            drop(tx);
+            if !holds {
+                automation_store::reset_firing(db, &whole, rule.id, id).await?;
+            }
+        }
+        match page.last() {
+            Some(&last) if page.len() >= BATCH as usize => after = Some(last),
+            _ => break,
         }
     }
-    let mut fired = Vec::new();
-    for id in automation_store::due_tickets(db, &whole, rule, ctx.now, BATCH).await? {
-        let mut tx = db.begin().await?;
-        store::lock(&mut tx, &whole, id).await?;
-        let ticket = store::load(&mut tx, &whole, id, ctx.signer).await?;
-        if !engine::holds(&mut tx, ctx, rule, &ticket, None).await?
-            || !automation_store::claim_firing(&mut tx, &whole, rule.id, id, ctx.now).await?
-        {
-            continue;
+    let mut fired = Fired::default();
+    let mut after = None;
+    loop {
+        let page = automation_store::due_tickets(db, &whole, rule, ctx.now, after, BATCH).await?;
+        for &(_, id) in &page {
+            fired.add(fire(db, ctx, rule, triggers, id).await?);
         }
-        let outcome = engine::act(&mut tx, ctx, rule, id, "timed", 0).await?;
-        for happening in outcome.happenings {
-            engine::run_triggers(&mut tx, ctx, triggers, happening, 1).await?;
+        match page.last() {
+            Some(&last) if page.len() >= BATCH as usize => after = Some(last),
+            _ => break,
         }
-        tx.commit().await?;
-        fired.push(id);
     }
     Ok(fired)
+}
+
+/// Fires `rule` on ticket `id` if its conditions hold and it has not
+/// fired there since they last turned false, with the triggers its
+/// changes run, in one transaction.
+async fn fire(
+    db: &Db,
+    ctx: &Context<'_>,
+    rule: &Automation,
+    triggers: &[Automation],
+    id: Uuid,
+) -> Result<Fired, StoreError> {
+    let whole = ctx.tenant.whole();
+    let mut tx = db.begin().await?;
+    store::lock(&mut tx, &whole, id).await?;
+    let ticket = store::load(&mut tx, &whole, id, ctx.signer).await?;
+    if !engine::holds(&mut tx, ctx, rule, &ticket, None).await?
+        || !automation_store::claim_firing(&mut tx, &whole, rule.id, id, ctx.now).await?
+    {
+        return Ok(Fired::default());
+    }
+    let outcome = engine::act(&mut tx, ctx, rule, id, "timed", 0).await?;
+    let mut done = Fired {
+        count: 1,
+        changed_chats: outcome.closed_chat.into_iter().collect(),
+    };
+    for happening in outcome.happenings {
+        let chained = engine::run_triggers(&mut tx, ctx, triggers, happening, 1).await?;
+        done.changed_chats.extend(chained.changed_chats);
+    }
+    tx.commit().await?;
+    Ok(done)
 }
 
 /// What an automation would do to one ticket now.
@@ -89,8 +128,16 @@ pub async fn dry_run(
     rule: &Automation,
 ) -> Result<Vec<WouldChange>, StoreError> {
     let whole = ctx.tenant.whole();
+    if rule.events.contains(&TriggerEvent::ChatStarted) {
+        // It changes chats as they start, never a ticket.
+        return Ok(Vec::new());
+    }
     let ids = match rule.kind {
-        Kind::Timed => automation_store::due_tickets(db, &whole, rule, ctx.now, BATCH).await?,
+        Kind::Timed => automation_store::due_tickets(db, &whole, rule, ctx.now, None, BATCH)
+            .await?
+            .into_iter()
+            .map(|(_, id)| id)
+            .collect(),
         Kind::Trigger => automation_store::recent_tickets(db, &whole, BATCH).await?,
     };
     let mut tx = db.begin().await?;

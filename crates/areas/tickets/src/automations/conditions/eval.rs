@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use uuid::Uuid;
 
-use super::{Condition, Conditions, Facts, Field, Operator, Party};
+use super::{ChatFacts, Condition, Conditions, Facts, Field, Operator, Party, Subject};
 use crate::time::Timestamp;
 
 impl Conditions {
@@ -45,9 +45,10 @@ impl Conditions {
         ids
     }
 
-    /// The least minutes since creation and since the last update that
-    /// `all` requires (`gte`): a timed pass reads only tickets that old.
-    pub fn least_minutes(&self) -> (Option<i64>, Option<i64>) {
+    /// The least minutes since creation, since the last update and since
+    /// the customer's last reply that `all` requires (`gte`): a timed pass
+    /// reads only tickets that old, through the indexes on those times.
+    pub fn least_minutes(&self) -> LeastMinutes {
         let least = |field: Field| {
             self.all
                 .iter()
@@ -55,11 +56,21 @@ impl Conditions {
                 .filter_map(|c| c.value.as_i64())
                 .max()
         };
-        (
-            least(Field::MinutesSinceCreated),
-            least(Field::MinutesSinceUpdated),
-        )
+        LeastMinutes {
+            created: least(Field::MinutesSinceCreated),
+            updated: least(Field::MinutesSinceUpdated),
+            customer_reply: least(Field::MinutesSinceCustomerReply),
+        }
     }
+}
+
+/// What [`Conditions::least_minutes`] finds: each None when `all` sets no
+/// least age on that time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LeastMinutes {
+    pub created: Option<i64>,
+    pub updated: Option<i64>,
+    pub customer_reply: Option<i64>,
 }
 
 fn calendar_of(condition: &Condition) -> Option<Uuid> {
@@ -72,8 +83,10 @@ fn minutes_since(now: Timestamp, then: Timestamp) -> i64 {
 
 impl Condition {
     fn actual(&self, facts: &Facts) -> Value {
-        let t = facts.ticket;
-        let happening = facts.happening;
+        let t = match facts.subject {
+            Subject::Ticket(ticket) => ticket,
+            Subject::Chat(chat) => return self.on_chat(chat, facts),
+        };
         match &self.field {
             Field::Status => json!(t.status),
             Field::Priority => json!(t.priority),
@@ -88,14 +101,49 @@ impl Condition {
             } else {
                 "api"
             }),
+            Field::CustomField(key) => t.custom_fields.get(key).cloned().unwrap_or(Value::Null),
+            Field::MinutesSinceCreated => json!(minutes_since(facts.now, t.created_at)),
+            Field::MinutesSinceUpdated => json!(minutes_since(facts.now, t.updated_at)),
+            Field::MinutesSinceCustomerReply => json!(
+                facts
+                    .last_customer_reply
+                    .map(|at| minutes_since(facts.now, at))
+            ),
+            _ => self.of_event(facts),
+        }
+    }
+
+    /// What a `chat.started` trigger's condition reads of the chat; what
+    /// a chat does not have is null (such a rule names none of it).
+    fn on_chat(&self, chat: &ChatFacts, facts: &Facts) -> Value {
+        match &self.field {
+            Field::EntityId => json!(chat.entity_id),
+            Field::TeamId => json!(chat.team_id),
+            Field::AssignedToId => json!(chat.assignee_id),
+            Field::VisitorEmail => json!(chat.visitor_email),
+            Field::Tags => json!(chat.tags),
+            Field::Channel => json!("chat"),
+            Field::Status
+            | Field::Priority
+            | Field::Subject
+            | Field::CustomField(_)
+            | Field::MinutesSinceCreated
+            | Field::MinutesSinceUpdated
+            | Field::MinutesSinceCustomerReply => Value::Null,
+            _ => self.of_event(facts),
+        }
+    }
+
+    /// What a condition reads of the event, the time and the parties,
+    /// whatever the rule's subject.
+    fn of_event(&self, facts: &Facts) -> Value {
+        let happening = facts.happening;
+        match &self.field {
             Field::ActorType => json!(happening.and_then(|h| h.actor.as_ref()).map(|a| a.kind)),
             Field::CommentAuthorType => json!(happening.and_then(|h| h.comment).map(|c| c.0)),
             Field::CommentInternal => json!(happening.and_then(|h| h.comment).map(|c| c.1)),
             Field::CsatScore => json!(happening.and_then(|h| h.csat_score)),
             Field::SlaMetric => json!(happening.and_then(|h| h.sla_metric.as_deref())),
-            Field::CustomField(key) => t.custom_fields.get(key).cloned().unwrap_or(Value::Null),
-            Field::MinutesSinceCreated => json!(minutes_since(facts.now, t.created_at)),
-            Field::MinutesSinceUpdated => json!(minutes_since(facts.now, t.updated_at)),
             Field::WithinBusinessHours => {
                 json!(calendar_of(self).is_some_and(|id| facts.open_calendars.contains(&id)))
             }
@@ -110,11 +158,7 @@ impl Condition {
                 };
                 found.cloned().unwrap_or(Value::Null)
             }
-            Field::MinutesSinceCustomerReply => json!(
-                facts
-                    .last_customer_reply
-                    .map(|at| minutes_since(facts.now, at))
-            ),
+            _ => Value::Null,
         }
     }
 

@@ -25,7 +25,8 @@ pub enum Field {
     CommentAuthorType,
     /// The event's comment: whether it is an internal note.
     CommentInternal,
-    /// The score of the event's rating (`csat.submitted`), 1 to 5.
+    /// The score of the event's rating (`csat.submitted`, `csat.updated`),
+    /// 1 to 5; `changed_from` reads the score a `csat.updated` replaced.
     CsatScore,
     /// The metric of the event's SLA warning or breach (`firstResponse`,
     /// `nextResponse`, `resolution`).
@@ -164,6 +165,7 @@ impl Field {
                 | Field::TeamId
                 | Field::Tags
                 | Field::CustomField(_)
+                | Field::CsatScore
         )
     }
 }

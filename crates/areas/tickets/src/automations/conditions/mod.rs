@@ -17,6 +17,7 @@ use crate::actor::Actor;
 use crate::model::{AuthorType, Ticket};
 use crate::time::Timestamp;
 
+pub use eval::LeastMinutes;
 pub use field::{Field, Party};
 pub use parse::parse;
 
@@ -41,17 +42,22 @@ crate::text_enum! {
 crate::text_enum! {
     /// The events a trigger runs on: a ticket's, and those of its chat
     /// (on each ticket opened from the chat), of its SLA clocks, of an
-    /// email that became it or a comment on it, and a first rating of it
-    /// or of its chat.
+    /// email that became it or a comment on it, and a rating of it or of
+    /// its chat, first or changed.
     pub enum TriggerEvent {
         TicketCreated = "ticket.created",
         TicketUpdated = "ticket.updated",
         CommentCreated = "comment.created",
+        /// A chat that just started: its triggers read and change the
+        /// chat (`automations::chat`).
+        ChatStarted = "chat.started",
         ChatClosed = "chat.closed",
         SlaWarning = "sla.warning",
         SlaBreached = "sla.breached",
         EmailReceived = "email.received",
         CsatSubmitted = "csat.submitted",
+        /// A rating changed after the first (within its change window).
+        CsatUpdated = "csat.updated",
     }
 }
 /// One condition; made only by [`parse`], so its value fits its field.
@@ -93,7 +99,7 @@ pub struct Happening {
     /// The comment of a `comment.created`: its author type and whether it
     /// is an internal note.
     pub comment: Option<(AuthorType, bool)>,
-    /// The score of a `csat.submitted`'s rating.
+    /// The score of a `csat.submitted`'s or `csat.updated`'s rating.
     pub csat_score: Option<i64>,
     /// The metric of an `sla.warning` or `sla.breached`.
     pub sla_metric: Option<String>,
@@ -101,9 +107,29 @@ pub struct Happening {
     pub by_rule: Option<Uuid>,
 }
 
+/// What a rule reads and changes: a ticket, or a chat that just started
+/// (a `chat.started` trigger's).
+#[derive(Clone, Copy)]
+pub enum Subject<'a> {
+    Ticket(&'a Ticket),
+    Chat(&'a ChatFacts),
+}
+
+/// What a `chat.started` trigger's conditions read of a chat session.
+#[derive(Debug, Clone)]
+pub struct ChatFacts {
+    pub id: Uuid,
+    pub entity_id: Uuid,
+    pub team_id: Option<Uuid>,
+    pub assignee_id: Option<Uuid>,
+    pub visitor_email: Option<String>,
+    pub tags: Vec<String>,
+    pub contact_id: Option<Uuid>,
+}
+
 /// What conditions are checked against.
 pub struct Facts<'a> {
-    pub ticket: &'a Ticket,
+    pub subject: Subject<'a>,
     pub now: Timestamp,
     pub last_customer_reply: Option<Timestamp>,
     pub happening: Option<&'a Happening>,

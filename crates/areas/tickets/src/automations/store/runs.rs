@@ -7,8 +7,10 @@ use uuid::Uuid;
 use crate::auth::{Mode, Tenant};
 use crate::automations::Automation;
 use crate::automations::Kind;
+use crate::automations::conditions::{Field, Operator};
 use crate::db::{Db, Query, Tx};
 use crate::error::StoreError;
+use crate::model::{Priority, TicketStatus};
 use crate::time::Timestamp;
 
 #[derive(sqlx::FromRow)]
@@ -111,47 +113,106 @@ pub async fn reset_firing(
         .await
 }
 
-/// The tickets the timed automation has fired on (and not been reset).
+/// The tickets the timed automation has fired on (and not been reset),
+/// after `after` in id order: a pass pages through them all.
 pub async fn fired_tickets(
     db: &Db,
     tenant: &Tenant,
     automation: Uuid,
+    after: Option<Uuid>,
     limit: i64,
 ) -> Result<Vec<Uuid>, StoreError> {
-    let rows: Vec<(Uuid,)> =
+    let mut query =
         Query::new("SELECT f.ticket_id FROM automation_firings f WHERE f.automation_id = ")
             .push_bind(automation)
             .push(" AND ")
-            .push_tenant(tenant, "f")
-            .push(" ORDER BY f.ticket_id LIMIT ")
-            .push_bind(limit)
-            .fetch_all(db)
-            .await?;
+            .push_tenant(tenant, "f");
+    if let Some(after) = after {
+        query = query.push(" AND f.ticket_id > ").push_bind(after);
+    }
+    let rows: Vec<(Uuid,)> = query
+        .push(" ORDER BY f.ticket_id LIMIT ")
+        .push_bind(limit)
+        .fetch_all(db)
+        .await?;
     Ok(rows.into_iter().map(|(id,)| id).collect())
 }
 
-/// Tickets old enough for the timed automation (by the least minutes
-/// since creation and update its conditions require, through the
-/// tenant's time indexes), on which it has not fired; oldest first.
+/// Where a page of due tickets ends: the next page starts after it.
+pub type DueCursor = (Timestamp, Uuid);
+
+/// Tickets old enough for the timed automation, on which it has not
+/// fired, oldest first, after `after`: those created, last updated and
+/// last replied to by their customer at least as long ago as its
+/// conditions require (through the tenant's time indexes and the
+/// comments' per-ticket index), so the pass reads only tickets due by
+/// `now`, to the second, however long ago it last ran. A pass pages
+/// through them all, so tickets whose other conditions do not hold never
+/// hide those behind them.
 pub async fn due_tickets(
     db: &Db,
     tenant: &Tenant,
     automation: &Automation,
     now: Timestamp,
+    after: Option<DueCursor>,
     limit: i64,
-) -> Result<Vec<Uuid>, StoreError> {
-    let (created, updated) = automation.conditions.least_minutes();
+) -> Result<Vec<DueCursor>, StoreError> {
+    let least = automation.conditions.least_minutes();
     let minutes = |m: i64| now.minus(std::time::Duration::from_secs(m.unsigned_abs() * 60));
-    let mut query = Query::new("SELECT t.id FROM tickets t WHERE ")
+    let mut query = Query::new("SELECT t.created_at, t.id FROM tickets t WHERE ")
         .push_tenant(tenant, "t")
         .push(" AND t.merged_into IS NULL");
-    if let Some(m) = created {
+    if let Some(m) = least.created {
         query = query.push(" AND t.created_at <= ").push_bind(minutes(m));
     }
-    if let Some(m) = updated {
+    if let Some(m) = least.updated {
         query = query.push(" AND t.updated_at <= ").push_bind(minutes(m));
     }
-    let rows: Vec<(Uuid,)> = query
+    if let Some(m) = least.customer_reply {
+        // A reply at least that old, and none since.
+        query = query
+            .push(
+                " AND EXISTS (SELECT 1 FROM ticket_comments c WHERE c.ticket_id = t.id \
+                 AND c.author_type = 'customer') AND NOT EXISTS (SELECT 1 FROM ticket_comments c \
+                 WHERE c.ticket_id = t.id AND c.author_type = 'customer' AND c.created_at > ",
+            )
+            .push_bind(minutes(m))
+            .push(")");
+    }
+    // The `is` conditions of `all` on indexed columns narrow the read to
+    // the tickets they can hold for (the tenant's list indexes).
+    for condition in &automation.conditions.all {
+        if condition.operator != Operator::Is {
+            continue;
+        }
+        let text = condition.value.as_str();
+        query = match &condition.field {
+            Field::Status => match text.and_then(|t| t.parse::<TicketStatus>().ok()) {
+                Some(status) => query.push(" AND t.status = ").push_bind(status),
+                None => query,
+            },
+            Field::Priority => match text.and_then(|t| t.parse::<Priority>().ok()) {
+                Some(priority) => query.push(" AND t.priority = ").push_bind(priority),
+                None => query,
+            },
+            Field::EntityId => match text.and_then(|t| t.parse::<Uuid>().ok()) {
+                Some(entity) => query.push(" AND t.entity_id = ").push_bind(entity),
+                None => query,
+            },
+            _ => query,
+        };
+    }
+    if let Some((at, id)) = after {
+        query = query
+            .push(" AND (t.created_at > ")
+            .push_bind(at)
+            .push(" OR (t.created_at = ")
+            .push_bind(at)
+            .push(" AND t.id > ")
+            .push_bind(id)
+            .push("))");
+    }
+    let rows: Vec<(Timestamp, Uuid)> = query
         .push(
             " AND NOT EXISTS (SELECT 1 FROM automation_firings f \
              WHERE f.ticket_id = t.id AND f.automation_id = ",
@@ -161,7 +222,7 @@ pub async fn due_tickets(
         .push_bind(limit)
         .fetch_all(db)
         .await?;
-    Ok(rows.into_iter().map(|(id,)| id).collect())
+    Ok(rows)
 }
 
 /// The tenant's tickets, newest first, for a trigger's dry run.

@@ -1,0 +1,58 @@
+//! A session's close, after it has committed: what every close owes its
+//! watchers, its queues and its visitor, whether it came through the API
+//! or from an automation's `close_chat`; and an automation's other change
+//! of a session (its tags), announced to the watchers.
+
+use uuid::Uuid;
+
+use super::Session;
+use super::store;
+use crate::actor::Actor;
+use crate::auth::Tenant;
+use crate::state::AppState;
+use crate::teams::routing::{self, Routing};
+
+/// What a session's close owes once it has committed, whoever made it:
+/// `chat.session` to its watchers, the queues it frees, and the rating
+/// request of its entity's CSAT setting.
+pub(super) async fn announce_close(
+    state: &AppState,
+    actor: &Actor,
+    tenant: &Tenant,
+    session: &Session,
+) {
+    super::service::publish_session(state, actor, tenant, session, true).await;
+    status_changed(state, tenant, session).await;
+    crate::csat::notify::chat_closed(&state.db, &state.realtime, tenant, session).await;
+}
+
+/// A session closed, by `actor`, in a change that started elsewhere (an
+/// automation's `close_chat`) and has committed: the after-commit work of
+/// a close through the API. A failure to read the session is logged.
+pub async fn closed_elsewhere(state: &AppState, actor: &Actor, tenant: &Tenant, id: Uuid) {
+    match store::find_session(&state.db, &tenant.whole(), id).await {
+        Ok(session) => announce_close(state, actor, tenant, &session).await,
+        Err(err) => tracing::warn!(error = %err, session = %id, "closed chat unread"),
+    }
+}
+
+/// A session's status changed: a close frees its agent in every team of
+/// theirs, and a queued chat closing (or reopening) moves the positions
+/// of its queue.
+pub(super) async fn status_changed(state: &AppState, tenant: &Tenant, session: &Session) {
+    routing::drain_all(&Routing::from(state), tenant, session.team_id).await;
+    if let Some(agent) = session.assignee_id {
+        routing::member_freed(&Routing::from(state), tenant, agent).await;
+    }
+}
+
+/// A session's tags changed, by `actor`, in a change that started
+/// elsewhere (a `chat.started` trigger) and has committed: `chat.session`
+/// to its watchers, as a tag edit through the API pushes. A failure to
+/// read the session is logged.
+pub async fn changed_elsewhere(state: &AppState, actor: &Actor, tenant: &Tenant, id: Uuid) {
+    match store::find_session(&state.db, &tenant.whole(), id).await {
+        Ok(session) => super::service::publish_session(state, actor, tenant, &session, true).await,
+        Err(err) => tracing::warn!(error = %err, session = %id, "changed chat unread"),
+    }
+}
