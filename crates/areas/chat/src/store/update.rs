@@ -34,10 +34,7 @@ pub async fn update_session(
     now: Timestamp,
 ) -> Result<(Session, bool), StoreError> {
     let mut tx = db.begin().await?;
-    let lock = match tx.backend() {
-        Backend::Postgres => " FOR UPDATE",
-        Backend::Sqlite => "",
-    };
+    let lock = row_lock(tx.backend());
     let current = load_session(&mut tx, tenant, id, lock).await?;
     if let Some(expected) = expected
         && expected != current.version
@@ -79,15 +76,7 @@ pub async fn update_session(
         tx.commit().await?;
         return Ok((current, false));
     }
-    Query::new(
-        "UPDATE chat_sessions SET updated_at = $4, version = version + 1 \
-         WHERE id = $1 AND company_id = $2 AND mode = $3",
-    )
-    .bind(id)
-    .bind_tenant(tenant)
-    .bind(now)
-    .execute(&mut tx)
-    .await?;
+    mark_changed(&mut tx, tenant, id, now).await?;
     // A close is its own event (`chat.closed`), which the feed's entry is.
     let session = match status {
         Some(SessionStatus::Closed) if current.status != SessionStatus::Closed => {
@@ -141,15 +130,33 @@ pub async fn retag_in(
     edit: &TagEdit,
     now: Timestamp,
 ) -> Result<Option<Session>, StoreError> {
-    let lock = match tx.backend() {
-        Backend::Postgres => " FOR UPDATE",
-        Backend::Sqlite => "",
-    };
+    let lock = row_lock(tx.backend());
     load_session(&mut *tx, tenant, id, lock).await?;
     let change = tag_store::edit(tx, tenant, Tagged::ChatSession, id, edit).await?;
     if change.is_empty() {
         return Ok(None);
     }
+    mark_changed(tx, tenant, id, now).await?;
+    record_session(tx, tenant, id, now).await.map(Some)
+}
+
+/// The lock a change takes on the session's row as it reads it: Postgres
+/// locks the row; SQLite's write transaction already holds the database.
+fn row_lock(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Postgres => " FOR UPDATE",
+        Backend::Sqlite => "",
+    }
+}
+
+/// A changed session's `updated_at` (`now`) and its next version, which
+/// `If-Match` and the ETag read.
+async fn mark_changed(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    id: Uuid,
+    now: Timestamp,
+) -> Result<(), StoreError> {
     Query::new(
         "UPDATE chat_sessions SET updated_at = $4, version = version + 1 \
          WHERE id = $1 AND company_id = $2 AND mode = $3",
@@ -157,7 +164,6 @@ pub async fn retag_in(
     .bind(id)
     .bind_tenant(tenant)
     .bind(now)
-    .execute(&mut *tx)
-    .await?;
-    record_session(tx, tenant, id, now).await.map(Some)
+    .execute(tx)
+    .await
 }
