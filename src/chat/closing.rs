@@ -1,7 +1,8 @@
-//! A session's close, after it has committed: what every close owes its
-//! watchers, its queues and its visitor, whether it came through the API
-//! or from an automation's `close_chat`; and an automation's other change
-//! of a session (its tags), announced to the watchers.
+//! What a session's change owes once it has committed: the `chat.session`
+//! push every change makes to its watchers; for a close also its queues
+//! and its visitor's rating request, whether it came through the API or
+//! from an automation's `close_chat`; and an automation's other change of
+//! a session (its tags), announced to the watchers.
 
 use uuid::Uuid;
 
@@ -9,6 +10,8 @@ use super::Session;
 use super::store;
 use crate::actor::Actor;
 use crate::auth::Tenant;
+use crate::realtime::SessionChange;
+use crate::realtime::protocol::{self, Channel, Topic};
 use crate::state::AppState;
 use crate::teams::routing::{self, Routing};
 
@@ -21,7 +24,7 @@ pub(super) async fn announce_close(
     tenant: &Tenant,
     session: &Session,
 ) {
-    super::service::publish_session(state, actor, tenant, session, true).await;
+    publish_session(state, actor, tenant, session, true).await;
     status_changed(state, tenant, session).await;
     crate::csat::notify::chat_closed(&state.db, &state.realtime, tenant, session).await;
 }
@@ -52,7 +55,44 @@ pub(super) async fn status_changed(state: &AppState, tenant: &Tenant, session: &
 /// read the session is logged.
 pub async fn changed_elsewhere(state: &AppState, actor: &Actor, tenant: &Tenant, id: Uuid) {
     match store::find_session(&state.db, &tenant.whole(), id).await {
-        Ok(session) => super::service::publish_session(state, actor, tenant, &session, true).await,
+        Ok(session) => publish_session(state, actor, tenant, &session, true).await,
         Err(err) => tracing::warn!(error = %err, session = %id, "changed chat unread"),
     }
+}
+
+/// Pushes `chat.session` to the entity's watchers (and the session's own
+/// subscribers unless it was just created: nobody can be subscribed yet).
+/// A session's own channel shows no tags or custom fields (its visitor
+/// hears it), and its visitor no assignee id either; the entity channel
+/// (agents only) carries the whole session.
+pub(super) async fn publish_session(
+    state: &AppState,
+    actor: &Actor,
+    tenant: &Tenant,
+    session: &Session,
+    to_session: bool,
+) {
+    if to_session {
+        let change = SessionChange {
+            kind: "chat.session",
+            message_id: None,
+            actor: Some(actor),
+        };
+        state
+            .realtime
+            .publish_change_to_session(
+                *tenant,
+                session.id,
+                change,
+                &session.session_channel_view(),
+                &session.visitor_view(),
+            )
+            .await;
+    }
+    let channel = Channel::Entity(session.entity_id);
+    let frame = protocol::change("chat.session", &channel.name(), None, session, Some(actor));
+    state
+        .realtime
+        .publish(Topic::new(*tenant, channel.into()), None, frame)
+        .await;
 }

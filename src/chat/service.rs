@@ -5,6 +5,7 @@ use crate::actor::Actor;
 use crate::custom_fields::model::FieldPatch;
 use uuid::Uuid;
 
+use super::closing;
 use super::model::{
     Message, NewMessage, NewSession, OutgoingMessage, Sender, Session, SessionStatus, SessionTags,
 };
@@ -57,7 +58,7 @@ pub async fn create_session_in(
     let mut session = store::create_session(&db, tenant, &new, team, now, &contacts).await?;
     // A new session's nonce is the column's default, 0.
     let token = access::issue(state, tenant, session.id, 0, secret).await?;
-    publish_session(state, actor, tenant, &session, false).await;
+    closing::publish_session(state, actor, tenant, &session, false).await;
     if let Some(team) = session.team_id {
         // The session has committed: a failed drain is logged, and the
         // periodic drain assigns the chat instead.
@@ -117,7 +118,7 @@ pub async fn confirm_visitor_email(state: &AppState, hash: &str) -> ApiResult<Op
     };
     // The visitor who followed their link confirmed it.
     let visitor = Actor::visitor(session.id, &session.visitor_name);
-    publish_session(state, &visitor, &tenant, &session, true).await;
+    closing::publish_session(state, &visitor, &tenant, &session, true).await;
     Ok(Some(session))
 }
 
@@ -150,13 +151,13 @@ pub async fn update_session(
     .await?;
     match (changed, status) {
         (true, Some(SessionStatus::Closed)) => {
-            super::closing::announce_close(state, actor, tenant, &session).await
+            closing::announce_close(state, actor, tenant, &session).await
         }
         (true, Some(_)) => {
-            publish_session(state, actor, tenant, &session, true).await;
-            super::closing::status_changed(state, tenant, &session).await;
+            closing::publish_session(state, actor, tenant, &session, true).await;
+            closing::status_changed(state, tenant, &session).await;
         }
-        (true, None) => publish_session(state, actor, tenant, &session, true).await,
+        (true, None) => closing::publish_session(state, actor, tenant, &session, true).await,
         (false, _) => {}
     }
     Ok(session)
@@ -256,43 +257,6 @@ pub fn visitor_link(state: &AppState, session_id: Uuid, link: &str) -> String {
         "{}/widget/frame.html#session={session_id}&link={link}",
         state.public_url
     )
-}
-
-/// Pushes `chat.session` to the entity's watchers (and the session's own
-/// subscribers unless it was just created: nobody can be subscribed yet).
-/// A session's own channel shows no tags or custom fields (its visitor
-/// hears it), and its visitor no assignee id either; the entity channel
-/// (agents only) carries the whole session.
-pub(super) async fn publish_session(
-    state: &AppState,
-    actor: &Actor,
-    tenant: &Tenant,
-    session: &Session,
-    to_session: bool,
-) {
-    if to_session {
-        let change = SessionChange {
-            kind: "chat.session",
-            message_id: None,
-            actor: Some(actor),
-        };
-        state
-            .realtime
-            .publish_change_to_session(
-                *tenant,
-                session.id,
-                change,
-                &session.session_channel_view(),
-                &session.visitor_view(),
-            )
-            .await;
-    }
-    let channel = Channel::Entity(session.entity_id);
-    let frame = protocol::change("chat.session", &channel.name(), None, session, Some(actor));
-    state
-        .realtime
-        .publish(Topic::new(*tenant, channel.into()), None, frame)
-        .await;
 }
 
 /// A heartbeat, validated by the caller; `None` fields come from the user.

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::engine::{ChangedChat, Context, Outcome};
+use super::context::{ChangedChat, Context, Outcome};
 use super::happenings::{diff, happening};
 use super::{Action, Automation, AutomationFired, AutomationRef, Happening, TriggerEvent};
 use crate::auth::Tenant;

@@ -12,7 +12,7 @@
 use uuid::Uuid;
 
 use super::conditions::{Field, Operator, Subject};
-use super::engine::{ChangedChat, Context, Fired, holds_on};
+use super::context::{ChangedChat, Context, Fired, holds_on};
 use super::happenings::happening;
 use super::{Action, Automation, AutomationFired, AutomationRef, Happening, Kind, TriggerEvent};
 use crate::db::Tx;

@@ -8,6 +8,7 @@ pub mod actions;
 mod apply;
 pub mod chat;
 pub mod conditions;
+mod context;
 pub mod engine;
 mod happenings;
 pub mod store;
