@@ -154,6 +154,12 @@ fn check_claims(claims: Claims, now: i64) -> Result<Identity, Refused> {
             "Identity token sub is longer than 255 characters",
         ));
     }
+    // Stored as text, which cannot hold NUL on Postgres.
+    if sub.contains('\0') {
+        return Err(Refused::Claims(
+            "Identity token sub must not contain NUL characters",
+        ));
+    }
     let exp = seconds(claims.exp).ok_or(Refused::Claims("Identity token needs an exp claim"))?;
     let iat = seconds(claims.iat).ok_or(Refused::Claims("Identity token needs an iat claim"))?;
     if exp <= now - LEEWAY_SECS {
@@ -184,6 +190,11 @@ fn check_claims(claims: Claims, now: i64) -> Result<Identity, Refused> {
             if name.chars().count() > NAME_MAX {
                 return Err(Refused::Claims(
                     "Identity token name is longer than 255 characters",
+                ));
+            }
+            if name.contains('\0') {
+                return Err(Refused::Claims(
+                    "Identity token name must not contain NUL characters",
                 ));
             }
             (!name.is_empty()).then(|| name.to_string())
@@ -265,6 +276,17 @@ mod tests {
     fn a_token_signed_with_another_secret_is_refused() {
         let token = sign(&claims(json!({})), "wis_other");
         assert_eq!(verify(&token, &[SECRET], now()), Err(Refused::Signature));
+    }
+
+    #[test]
+    fn a_nul_in_the_sub_or_the_name_is_refused() {
+        for extra in [json!({"sub": "u\u{0}1"}), json!({"name": "A\u{0}nn"})] {
+            let token = sign(&claims(extra), SECRET);
+            assert!(matches!(
+                verify(&token, &[SECRET], now()),
+                Err(Refused::Claims(_))
+            ));
+        }
     }
 
     #[test]

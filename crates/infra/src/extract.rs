@@ -3,9 +3,11 @@
 
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Request};
-use axum::http::StatusCode;
+use axum::http::header::CONTENT_TYPE;
 use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use uuid::Uuid;
@@ -23,10 +25,89 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        match axum::Json::<T>::from_request(req, state).await {
+        if !is_json(req.headers()) {
+            return Err(ApiError::from_status(StatusCode::UNSUPPORTED_MEDIA_TYPE));
+        }
+        let body = Bytes::from_request(req, state).await.map_err(|rejection| {
+            match rejection.status() {
+                StatusCode::PAYLOAD_TOO_LARGE => {
+                    ApiError::from_status(StatusCode::PAYLOAD_TOO_LARGE)
+                }
+                _ => ApiError::invalid_json(rejection.body_text()),
+            }
+        })?;
+        refuse_nul(&body)?;
+        match axum::Json::<T>::from_bytes(&body) {
             Ok(axum::Json(value)) => Ok(Json(value)),
             Err(rejection) => Err(json_rejection(rejection)),
         }
+    }
+}
+
+/// Whether the request says its body is JSON (`application/json` or an
+/// `application/…+json` type), as axum's own extractor decides. Written out
+/// here because the body is read before it is parsed (see [`refuse_nul`])
+/// and axum keeps its check private.
+fn is_json(headers: &HeaderMap) -> bool {
+    let Some(value) = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let essence = value
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    match essence.split_once('/') {
+        Some(("application", subtype)) => subtype == "json" || subtype.ends_with("+json"),
+        _ => false,
+    }
+}
+
+/// Neither Postgres `text` nor `jsonb` can hold a NUL character, so a body
+/// carrying one anywhere (a value or a key, at any depth) is refused here,
+/// once for every route, naming where it is, instead of failing as a 500 on
+/// one backend. JSON can only carry NUL as the escape `\u0000`: bodies
+/// without that text (nearly all) are not parsed twice.
+fn refuse_nul(body: &[u8]) -> Result<(), ApiError> {
+    const ESCAPE: &[u8] = b"\\u0000";
+    if !body.windows(ESCAPE.len()).any(|w| w == ESCAPE) {
+        return Ok(());
+    }
+    // Unparseable JSON is left to the typed parse, which words that error.
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else {
+        return Ok(());
+    };
+    match nul_path(&value, String::new()) {
+        Some(path) => Err(ApiError::invalid_field(
+            if path.is_empty() { "body" } else { &path },
+            "must not contain NUL characters".to_string(),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The path (`a.b[2]`) of the first string or key holding NUL.
+fn nul_path(value: &serde_json::Value, at: String) -> Option<String> {
+    match value {
+        serde_json::Value::String(text) => text.contains('\0').then_some(at),
+        serde_json::Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, item)| nul_path(item, format!("{at}[{i}]"))),
+        serde_json::Value::Object(fields) => fields.iter().find_map(|(key, item)| {
+            let here = if at.is_empty() {
+                key.clone()
+            } else {
+                format!("{at}.{key}")
+            };
+            if key.contains('\0') {
+                Some(here)
+            } else {
+                nul_path(item, here)
+            }
+        }),
+        _ => None,
     }
 }
 

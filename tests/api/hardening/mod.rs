@@ -1,10 +1,12 @@
 //! Hardening: the OpenAPI document, fault tests (dependency outages,
 //! delivery faults, hostile clients), security review items (tenant
-//! isolation on routes and in request bodies, no secrets in the log).
+//! isolation on routes and in request bodies, no secrets in the log, no
+//! NUL characters stored).
 
 mod delivery_faults;
 mod hostile_clients;
 mod log_secrets;
+mod nul_bodies;
 mod openapi;
 mod outages;
 mod procs;

@@ -1,0 +1,61 @@
+//! NUL characters in JSON bodies: neither Postgres `text` nor `jsonb` can
+//! hold one, so every route refuses them at the edge with a 400 naming
+//! where the NUL is, and changes nothing.
+
+use serde_json::json;
+
+use crate::backend_tests;
+use crate::support::{Backend, TestApp, assert_invalid};
+
+backend_tests!(
+    a_rename_holding_a_nul_is_refused_and_changes_nothing,
+    a_nul_inside_a_list_is_refused_naming_its_place,
+    a_nul_in_an_unknown_key_is_refused_naming_the_key,
+);
+
+async fn a_rename_holding_a_nul_is_refused_and_changes_nothing(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let role = app
+        .post(
+            "/roles",
+            &acme.key,
+            json!({"name": "Leads", "scopes": ["tickets:read"]}),
+        )
+        .await
+        .assert_status(201)
+        .clone();
+    let path = format!("/roles/{}", role["id"].as_str().expect("id"));
+    let r = app
+        .patch(&path, &acme.key, json!({"name": "Le\u{0}ads"}))
+        .await;
+    assert_invalid(&r, &["name"]);
+    let read = app.get(&path, &acme.key).await.assert_status(200).clone();
+    assert_eq!(read["name"], "Leads");
+}
+
+async fn a_nul_inside_a_list_is_refused_naming_its_place(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let r = app
+        .post(
+            "/roles",
+            &acme.key,
+            json!({"name": "Leads", "scopes": ["tickets:read", "tickets:write\u{0}"]}),
+        )
+        .await;
+    assert_invalid(&r, &["scopes[1]"]);
+}
+
+async fn a_nul_in_an_unknown_key_is_refused_naming_the_key(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let r = app
+        .post(
+            "/roles",
+            &acme.key,
+            json!({"name": "Leads", "scopes": ["tickets:read"], "x\u{0}": [1]}),
+        )
+        .await;
+    assert_invalid(&r, &["x\u{0}"]);
+}
