@@ -36,6 +36,21 @@ pub use vocab::value::{StoredAs, Value};
 use std::str::FromStr;
 use std::time::Duration;
 
+use sqlx::migrate::Migrator;
+
+/// The schema of each dialect, embedded at build time.
+static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("migrations/postgres");
+static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("migrations/sqlite");
+
+/// The Postgres migrations' versions and checksums, in order: what a test
+/// database template is keyed by, read from the build instead of the
+/// checkout it was made in.
+pub fn postgres_migrations() -> impl Iterator<Item = (i64, &'static [u8])> {
+    POSTGRES_MIGRATIONS
+        .iter()
+        .map(|migration| (migration.version, &*migration.checksum))
+}
+
 use sqlx::pool::PoolOptions;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
@@ -199,9 +214,7 @@ impl Db {
                 sqlx::raw_sql("SET statement_timeout = 0")
                     .execute(&mut connection)
                     .await?;
-                sqlx::migrate!("../../migrations/postgres")
-                    .run(&mut connection)
-                    .await?;
+                POSTGRES_MIGRATIONS.run(&mut connection).await?;
                 connection.close().await?;
             }
             Db::Sqlite(pool) => {
@@ -211,9 +224,7 @@ impl Db {
                 // fail. SQLite serves one process, so its turn is taken here.
                 static IN_PROCESS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
                 let _turn = IN_PROCESS.lock().await;
-                sqlx::migrate!("../../migrations/sqlite")
-                    .run(pool.sqlx())
-                    .await?
+                SQLITE_MIGRATIONS.run(pool.sqlx()).await?
             }
         }
         Ok(())
