@@ -4,10 +4,7 @@
 //! from an automation's `close_chat`; and an automation's other change of
 //! a session (its tags), announced to the watchers.
 
-use uuid::Uuid;
-
 use super::Session;
-use super::store;
 use crate::actor::Actor;
 use crate::auth::Tenant;
 use crate::realtime::SessionChange;
@@ -30,13 +27,10 @@ pub(super) async fn announce_close(
 }
 
 /// A session closed, by `actor`, in a change that started elsewhere (an
-/// automation's `close_chat`) and has committed: the after-commit work of
-/// a close through the API. A failure to read the session is logged.
-pub async fn closed_elsewhere(state: &AppState, actor: &Actor, tenant: &Tenant, id: Uuid) {
-    match store::find_session(&state.db, &tenant.whole(), id).await {
-        Ok(session) => announce_close(state, actor, tenant, &session).await,
-        Err(err) => tracing::warn!(error = %err, session = %id, "closed chat unread"),
-    }
+/// automation's `close_chat`) and has committed, as that change wrote it:
+/// the after-commit work of a close through the API.
+pub async fn closed_elsewhere(state: &AppState, actor: &Actor, tenant: &Tenant, session: &Session) {
+    announce_close(state, actor, tenant, session).await;
 }
 
 /// A session's status changed: a close frees its agent in every team of
@@ -50,14 +44,16 @@ pub(super) async fn status_changed(state: &AppState, tenant: &Tenant, session: &
 }
 
 /// A session's tags changed, by `actor`, in a change that started
-/// elsewhere (a `chat.started` trigger) and has committed: `chat.session`
-/// to its watchers, as a tag edit through the API pushes. A failure to
-/// read the session is logged.
-pub async fn changed_elsewhere(state: &AppState, actor: &Actor, tenant: &Tenant, id: Uuid) {
-    match store::find_session(&state.db, &tenant.whole(), id).await {
-        Ok(session) => publish_session(state, actor, tenant, &session, true).await,
-        Err(err) => tracing::warn!(error = %err, session = %id, "changed chat unread"),
-    }
+/// elsewhere (a `chat.started` trigger) and has committed, as that change
+/// wrote it: `chat.session` to its watchers, as a tag edit through the API
+/// pushes.
+pub async fn changed_elsewhere(
+    state: &AppState,
+    actor: &Actor,
+    tenant: &Tenant,
+    session: &Session,
+) {
+    publish_session(state, actor, tenant, session, true).await;
 }
 
 /// Pushes `chat.session` to the entity's watchers (and the session's own

@@ -29,12 +29,15 @@ use uuid::Uuid;
 use crate::attachments::links::Signer;
 use crate::auth::Tenant;
 use crate::changes::store as feed;
+use crate::chat::Session;
 use crate::db::{Db, PassLock, Tx};
 use crate::error::StoreError;
 use crate::state::AppState;
 use crate::tags::model::TagEdit;
 use crate::time::Timestamp;
-use ::tickets::automations::engine::{self, ChangedChat, ChatFacts, ChatsOf, Context, Fired};
+use ::tickets::automations::engine::{
+    self, ChangedChat, ChatFacts, ChatSnapshot, ChatsOf, Context, Fired,
+};
 use ::tickets::automations::{Kind, TriggerEvent, store, timed};
 
 const PASS_LOCK_KEY: i64 = 0x5344_4155_544f_4d41;
@@ -45,6 +48,11 @@ const BATCH: i64 = 500;
 /// the chat area's store.
 pub struct Chats;
 
+/// The session a rule wrote, carried (opaque to the rules) to [`announce`].
+fn snapshot(session: Session) -> ChatSnapshot {
+    ChatSnapshot(std::sync::Arc::new(session))
+}
+
 impl ChatsOf for Chats {
     fn close<'a>(
         &'a self,
@@ -52,12 +60,12 @@ impl ChatsOf for Chats {
         tenant: &'a Tenant,
         chat: Uuid,
         now: Timestamp,
-    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+    ) -> BoxFuture<'a, Result<Option<ChatSnapshot>, StoreError>> {
         Box::pin(async move {
             match crate::chat::store::close_in(tx, tenant, chat, now).await {
-                Ok(closed) => Ok(closed.is_some()),
+                Ok(closed) => Ok(closed.map(snapshot)),
                 // A chat deleted since the ticket was opened from it.
-                Err(StoreError::NotFound) => Ok(false),
+                Err(StoreError::NotFound) => Ok(None),
                 Err(err) => Err(err),
             }
         })
@@ -95,14 +103,14 @@ impl ChatsOf for Chats {
         add: &'a [String],
         remove: &'a [String],
         now: Timestamp,
-    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+    ) -> BoxFuture<'a, Result<Option<ChatSnapshot>, StoreError>> {
         Box::pin(async move {
             let edit = TagEdit {
                 add: add.to_vec(),
                 remove: remove.to_vec(),
             };
             let retagged = crate::chat::store::retag_in(tx, tenant, chat, &edit, now).await?;
-            Ok(retagged.is_some())
+            Ok(retagged.map(snapshot))
         })
     }
 }
@@ -130,10 +138,15 @@ impl Pass {
 /// for a close also the queues and the rating request).
 pub async fn announce(state: &AppState, pass: &Pass) {
     for (tenant, changed) in &pass.changed_chats {
-        let (by, chat) = (&changed.by, changed.chat);
+        let Some(session) = changed.snapshot.0.downcast_ref::<Session>() else {
+            // Only `Chats` makes snapshots, and only of sessions.
+            tracing::error!(session = %changed.chat, "a changed chat carried no session");
+            continue;
+        };
+        let by = &changed.by;
         match changed.closed {
-            true => crate::chat::closing::closed_elsewhere(state, by, tenant, chat).await,
-            false => crate::chat::closing::changed_elsewhere(state, by, tenant, chat).await,
+            true => crate::chat::closing::closed_elsewhere(state, by, tenant, session).await,
+            false => crate::chat::closing::changed_elsewhere(state, by, tenant, session).await,
         }
     }
 }

@@ -134,9 +134,9 @@ pub async fn act(
             }
             Action::CloseChat => {
                 if let Some(chat) = ticket.chat_session_id
-                    && ctx.chats.close(tx, whole, chat, ctx.now).await?
+                    && let Some(snapshot) = ctx.chats.close(tx, whole, chat, ctx.now).await?
                 {
-                    closed_chat = Some(chat);
+                    closed_chat = Some((chat, snapshot));
                 }
             }
             _ => {}
@@ -161,18 +161,19 @@ pub async fn act(
         ..happening(TriggerEvent::CommentCreated, id, &actor)
     }));
     // The close runs the triggers on every ticket of the chat.
-    happenings.extend(closed_chat.map(|chat| Happening {
+    happenings.extend(closed_chat.as_ref().map(|(chat, _)| Happening {
         ticket_id: Uuid::nil(),
-        chat_session_id: Some(chat),
+        chat_session_id: Some(*chat),
         ..happening(TriggerEvent::ChatClosed, id, &actor)
     }));
     Ok(Outcome {
         ticket,
         happenings,
-        closed_chat: closed_chat.map(|chat| ChangedChat {
+        closed_chat: closed_chat.map(|(chat, snapshot)| ChangedChat {
             chat,
             by: actor,
             closed: true,
+            snapshot,
         }),
     })
 }

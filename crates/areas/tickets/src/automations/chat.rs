@@ -133,7 +133,7 @@ pub async fn run(
             }
         }
         let retagged = match add.is_empty() && remove.is_empty() {
-            true => false,
+            true => None,
             false => {
                 let retag = ctx.chats.retag(tx, &whole, chat, &add, &remove, ctx.now);
                 retag.await?
@@ -141,8 +141,9 @@ pub async fn run(
         };
         let closed = match rule.actions.contains(&Action::CloseChat) {
             true => ctx.chats.close(tx, &whole, chat, ctx.now).await?,
-            false => false,
+            false => None,
         };
+        let is_closed = closed.is_some();
         let data = AutomationFired {
             automation: AutomationRef {
                 id: rule.id,
@@ -157,14 +158,16 @@ pub async fn run(
         super::apply::deliver(tx, &whole, rule, &event).await?;
         fired.count += 1;
         let actor = rule.actor();
-        if retagged || closed {
+        // A close came after the retag: its session is the later one.
+        if let Some(snapshot) = closed.or(retagged) {
             fired.changed_chats.push(ChangedChat {
                 chat,
                 by: actor.clone(),
-                closed,
+                closed: is_closed,
+                snapshot,
             });
         }
-        if closed {
+        if is_closed {
             // The close runs the `chat.closed` triggers on the chat's
             // tickets, as any close does.
             next.push(Happening {

@@ -4,6 +4,10 @@
 //! rule's conditions hold. The engine (`engine`), a rule's actions
 //! (`apply`) and the rules on a chat (`chat`) all build on it.
 
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
+
 use futures::future::BoxFuture;
 use serde_json::Value;
 use uuid::Uuid;
@@ -38,14 +42,15 @@ pub struct Context<'a> {
 /// cannot name (the service passes it in), in the rule's transaction, as
 /// the rule (the transaction's actor), at `now`.
 pub trait ChatsOf: Sync {
-    /// Closes the session; false when it was closed already.
+    /// Closes the session: the session as closed; None when it was closed
+    /// already.
     fn close<'a>(
         &'a self,
         tx: &'a mut Tx,
         tenant: &'a Tenant,
         chat: Uuid,
         now: Timestamp,
-    ) -> BoxFuture<'a, Result<bool, StoreError>>;
+    ) -> BoxFuture<'a, Result<Option<ChatSnapshot>, StoreError>>;
 
     /// What the conditions of a `chat.started` trigger read of the
     /// session; None when it is gone.
@@ -56,7 +61,8 @@ pub trait ChatsOf: Sync {
         chat: Uuid,
     ) -> BoxFuture<'a, Result<Option<ChatFacts>, StoreError>>;
 
-    /// Adds and removes the session's tags; false when none changed.
+    /// Adds and removes the session's tags: the session as changed; None
+    /// when no tag changed.
     fn retag<'a>(
         &'a self,
         tx: &'a mut Tx,
@@ -65,7 +71,20 @@ pub trait ChatsOf: Sync {
         add: &'a [String],
         remove: &'a [String],
         now: Timestamp,
-    ) -> BoxFuture<'a, Result<bool, StoreError>>;
+    ) -> BoxFuture<'a, Result<Option<ChatSnapshot>, StoreError>>;
+}
+
+/// A session as the chat area wrote it in a rule's transaction, opaque
+/// here (this area cannot name the chat area's types): it travels to the
+/// caller, which announces it once the transaction commits, without
+/// reading again the row it wrote.
+#[derive(Clone)]
+pub struct ChatSnapshot(pub Arc<dyn Any + Send + Sync>);
+
+impl fmt::Debug for ChatSnapshot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ChatSnapshot(..)")
+    }
 }
 
 pub use super::conditions::ChatFacts;
@@ -110,6 +129,8 @@ pub struct ChangedChat {
     pub by: Actor,
     /// Whether the rule closed it (else it changed its tags).
     pub closed: bool,
+    /// The session after the rule's change.
+    pub snapshot: ChatSnapshot,
 }
 
 /// What rules did in a transaction of the caller's.

@@ -23,7 +23,8 @@ use crate::store;
 
 pub use super::apply::act;
 pub use super::context::{
-    ChangedChat, ChatFacts, ChatsOf, Context, Fired, Outcome, Parties, PartiesOf, holds,
+    ChangedChat, ChatFacts, ChatSnapshot, ChatsOf, Context, Fired, Outcome, Parties, PartiesOf,
+    holds,
 };
 pub use super::happenings::{diff, recorded};
 
