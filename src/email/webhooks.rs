@@ -6,12 +6,12 @@
 //! (`sequences::email_inbound`).
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Path, Request, State};
+use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
-use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
+use tower_http::limit::RequestBodyLimitLayer;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
@@ -52,28 +52,10 @@ pub fn router(max_attachment: u64) -> Router<AppState> {
         .split_for_parts()
         .0
         .layer(DefaultBodyLimit::max(max))
-        .layer(middleware::from_fn(move |request: Request, next: Next| {
-            refuse_declared_past(max, request, next)
-        }))
-}
-
-/// 413 at once for a post whose `Content-Length` is past `max`, before a
-/// byte of it is read (one without a length is cut at `max` as it is read).
-async fn refuse_declared_past(max: usize, request: Request, next: Next) -> Response {
-    let declared = request
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|length| length > max as u64) {
-        return ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            ErrorCode::PayloadTooLarge,
-            format!("A provider's post may be at most {max} bytes"),
-        )
-        .into_response();
-    }
-    next.run(request).await
+        // 413 at once for a post whose `Content-Length` is past `max`,
+        // before a byte of it is read (the stack's JSON-error net gives it
+        // our error shape); one without a length is cut at `max` as read.
+        .layer(RequestBodyLimitLayer::new(max))
 }
 
 /// Its OpenAPI operation, from the same declaration.
