@@ -7,6 +7,7 @@ use futures::TryStreamExt;
 use futures::future::BoxFuture;
 
 use super::relay::{ReplySending, Sending};
+use super::send_error::SendError;
 use super::{Email, Mailer, REPLY_JOB_KIND, Reply};
 use crate::attachments::storage::Storage;
 use crate::db::Db;
@@ -44,7 +45,7 @@ impl EmailJob {
 
     /// A reply sent with its files' bytes; a file that cannot be read now
     /// (the storage unreachable) is a failure retried later.
-    async fn send_reply(&self, db: &Db, reply: &Reply) -> Result<(), super::mailer::SendError> {
+    async fn send_reply(&self, db: &Db, reply: &Reply) -> Result<(), SendError> {
         let mut files = Vec::with_capacity(reply.attachments.len());
         for file in &reply.attachments {
             let key = Storage::object_key(file.company_id, &file.sha256);
@@ -57,9 +58,9 @@ impl EmailJob {
                 let chunks: Vec<_> = download.body.try_collect().await?;
                 Ok::<_, std::io::Error>(chunks.concat())
             };
-            let bytes = read.await.map_err(|e| {
-                super::mailer::SendError::transient(format!("reading {}: {e}", file.filename))
-            })?;
+            let bytes = read
+                .await
+                .map_err(|e| SendError::transient(format!("reading {}: {e}", file.filename)))?;
             files.push(bytes);
         }
         let sending = match &self.sending {

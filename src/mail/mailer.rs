@@ -10,6 +10,7 @@ use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use uuid::Uuid;
 
 use super::relay::Sending;
+use super::send_error::SendError;
 use super::{Email, Reply};
 use crate::config::Config;
 
@@ -22,30 +23,6 @@ pub enum Mailer {
         dir: PathBuf,
         from: Mailbox,
     },
-}
-
-/// Why a send failed; `permanent` failures (a bad address, an SMTP 5xx)
-/// are not retried.
-#[derive(Debug)]
-pub struct SendError {
-    pub message: String,
-    pub permanent: bool,
-}
-
-impl SendError {
-    pub(crate) fn permanent(message: impl Into<String>) -> Self {
-        SendError {
-            message: message.into(),
-            permanent: true,
-        }
-    }
-
-    pub(crate) fn transient(message: impl Into<String>) -> Self {
-        SendError {
-            message: message.into(),
-            permanent: false,
-        }
-    }
 }
 
 impl Mailer {

@@ -9,6 +9,7 @@ pub mod dkim;
 mod job;
 pub mod mailer;
 pub mod relay;
+pub mod send_error;
 
 pub use ::mail::{Email, JOB_KIND, REPLY_JOB_KIND, Reply, ReplyFile, queue, queue_reply};
 pub use job::EmailJob;

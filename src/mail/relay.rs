@@ -10,7 +10,7 @@ use lettre::{AsyncSmtpTransport, Tokio1Executor};
 
 use super::Reply;
 use super::dkim::Signing;
-use super::mailer::SendError;
+use super::send_error::SendError;
 use crate::db::Db;
 
 /// How a reply is sent: signed or not, through a server of its own or the
