@@ -12,11 +12,10 @@ use hyper::Method;
 use hyper::StatusCode;
 use serde_json::{Value, json};
 
-use super::rows::{RowBuilder, ratio};
+use super::rows::{ab_p99, ab_throughput};
 use super::{Ctx, Measured, measure};
 use crate::http::{Conn, Load, MakeRequest, Req};
 use crate::process::Server;
-use crate::stats::fmt_ms;
 
 /// Triggers per company.
 const TRIGGERS: usize = 50;
@@ -35,28 +34,19 @@ impl Ctx {
         let (with, without) = result?;
         self.throughput_note("scenario 17 with 50 triggers", &with);
         self.throughput_note("scenario 17 without triggers", &without);
-        self.rows.push(
-            RowBuilder::throughput(
-                scenario,
+        let off = "the same requests, the triggers off";
+        let rows = [
+            ab_throughput(scenario, target, 0.8, &with, &without, off),
+            ab_p99(
+                scenario_p99,
+                target_p99,
+                1.25,
                 &with,
-                &without.t,
-                "req/s",
-                "the same requests, the triggers off",
-            )
-            .goal(target, 0.8)
-            .build(),
-        );
-        let r99 = ratio(with.t.p99_ms(), without.t.p99_ms());
-        self.rows.push(
-            RowBuilder::new(scenario_p99)
-                .service(fmt_ms(with.t.p99_ms()))
-                .baseline(format!("{} (triggers off)", fmt_ms(without.t.p99_ms())))
-                .ratio_times(r99)
-                .met_if(target_p99, r99 <= 1.25)
-                .latency_pair(&with.t, Some(&without.t))
-                .rss_kib(with.peak_rss_kib)
-                .build(),
-        );
+                &without,
+                "triggers off",
+            ),
+        ];
+        self.rows.extend(rows);
         Ok(())
     }
 

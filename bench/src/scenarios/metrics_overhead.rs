@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use hyper::StatusCode;
 
-use super::rows::RowBuilder;
+use super::rows::ab_throughput;
 use super::{Ctx, Measured, measure};
 use crate::http::{Load, MakeRequest, Req};
 use crate::process::ServiceConfig;
@@ -39,17 +39,14 @@ impl Ctx {
         off.stop().await;
         self.throughput_note("scenario 14 GET /entities/{id}, metrics on", &with);
         self.throughput_note("scenario 14 GET /entities/{id}, metrics off", &without);
-        self.rows.push(
-            RowBuilder::throughput(
-                "14 `GET /api/v1/entities/{id}` with metrics on (`SUPPORTDESK_METRICS_BIND`) vs off",
-                &with,
-                &without.t,
-                "req/s",
-                "metrics off",
-            )
-            .goal("≥ 97% of metrics off", 0.97)
-            .build(),
-        );
+        self.rows.push(ab_throughput(
+            "14 `GET /api/v1/entities/{id}` with metrics on (`SUPPORTDESK_METRICS_BIND`) vs off",
+            "≥ 97% of metrics off",
+            0.97,
+            &with,
+            &without,
+            "metrics off",
+        ));
         Ok(())
     }
 }

@@ -131,6 +131,42 @@ impl RowBuilder {
     }
 }
 
+/// An A/B scenario's throughput row: `with` against `without` (which
+/// `without_label` names), met at `min_ratio` of its rate or more.
+pub(super) fn ab_throughput(
+    scenario: &str,
+    target: &str,
+    min_ratio: f64,
+    with: &Measured,
+    without: &Measured,
+    without_label: &str,
+) -> Row {
+    RowBuilder::throughput(scenario, with, &without.t, "req/s", without_label)
+        .goal(target, min_ratio)
+        .build()
+}
+
+/// An A/B scenario's p99 row: `with`'s p99 against `without`'s (which
+/// `without_label` names), met at `max_ratio` times it or less.
+pub(super) fn ab_p99(
+    scenario: &str,
+    target: &str,
+    max_ratio: f64,
+    with: &Measured,
+    without: &Measured,
+    without_label: &str,
+) -> Row {
+    let r99 = ratio(with.t.p99_ms(), without.t.p99_ms());
+    RowBuilder::new(scenario)
+        .service(fmt_ms(with.t.p99_ms()))
+        .baseline(format!("{} ({without_label})", fmt_ms(without.t.p99_ms())))
+        .ratio_times(r99)
+        .met_if(target, r99 <= max_ratio)
+        .latency_pair(&with.t, Some(&without.t))
+        .rss_kib(with.peak_rss_kib)
+        .build()
+}
+
 /// `a / b`, NaN (printed "–") when there is no baseline figure.
 pub(super) fn ratio(a: f64, b: f64) -> f64 {
     if b > 0.0 { a / b } else { f64::NAN }

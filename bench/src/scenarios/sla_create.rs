@@ -9,11 +9,10 @@ use hyper::Method;
 use hyper::StatusCode;
 use serde_json::{Value, json};
 
-use super::rows::{RowBuilder, ratio};
+use super::rows::{ab_p99, ab_throughput};
 use super::{Ctx, Measured, measure};
 use crate::http::{Conn, Load, MakeRequest, Req};
 use crate::process::Server;
-use crate::stats::fmt_ms;
 
 impl Ctx {
     pub async fn sla_create(&mut self) -> anyhow::Result<()> {
@@ -27,28 +26,12 @@ impl Ctx {
         let (with, without) = result?;
         self.throughput_note("scenario 12 with a policy", &with);
         self.throughput_note("scenario 12 without a policy", &without);
-        self.rows.push(
-            RowBuilder::throughput(
-                scenario,
-                &with,
-                &without.t,
-                "req/s",
-                "the same requests, no policy",
-            )
-            .goal(target, 0.8)
-            .build(),
-        );
-        let r99 = ratio(with.t.p99_ms(), without.t.p99_ms());
-        self.rows.push(
-            RowBuilder::new(scenario_p99)
-                .service(fmt_ms(with.t.p99_ms()))
-                .baseline(format!("{} (no policy)", fmt_ms(without.t.p99_ms())))
-                .ratio_times(r99)
-                .met_if(target_p99, r99 <= 1.25)
-                .latency_pair(&with.t, Some(&without.t))
-                .rss_kib(with.peak_rss_kib)
-                .build(),
-        );
+        let off = "the same requests, no policy";
+        let rows = [
+            ab_throughput(scenario, target, 0.8, &with, &without, off),
+            ab_p99(scenario_p99, target_p99, 1.25, &with, &without, "no policy"),
+        ];
+        self.rows.extend(rows);
         Ok(())
     }
 
