@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use axum::extract::FromRef;
 use tokio::sync::watch;
 
 use crate::config::Config;
@@ -42,6 +43,34 @@ impl AppState {
         let mut shared = (*self.0).clone();
         change(&mut shared);
         AppState::new(shared)
+    }
+}
+
+// The handles a handler takes by themselves (`State<Db>`, `State<Clock>`,
+// `State<Arc<Cursors>>`, `State<Signer>`): a handler names what it uses, and only the wiring
+// holds the whole state.
+impl FromRef<AppState> for Db {
+    fn from_ref(state: &AppState) -> Db {
+        state.db.clone()
+    }
+}
+
+impl FromRef<AppState> for crate::time::Clock {
+    fn from_ref(state: &AppState) -> crate::time::Clock {
+        state.clock.clone()
+    }
+}
+
+impl FromRef<AppState> for Arc<crate::paging::Cursors> {
+    fn from_ref(state: &AppState) -> Arc<crate::paging::Cursors> {
+        state.cursors.clone()
+    }
+}
+
+impl FromRef<AppState> for crate::attachments::links::Signer {
+    /// Signs the attachment links of what the request answers, as of now.
+    fn from_ref(state: &AppState) -> crate::attachments::links::Signer {
+        state.link_signer()
     }
 }
 

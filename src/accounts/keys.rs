@@ -17,6 +17,7 @@ use super::signed_in::SignedIn;
 use crate::auth::ScopeSet;
 use crate::auth::cache::{self, Invalidation};
 use crate::auth::session::AGENT_RATE_LIMIT;
+use crate::db::Db;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Id, Json};
 use crate::keys::routes::{expiry, rate_limit, scope_set};
@@ -134,9 +135,9 @@ fn ensure_role_holds(held: &ScopeSet, asked: &ScopeSet) -> ApiResult<()> {
 #[utoipa::path(get, path = "/api/v1/auth/keys", operation_id = "list_personal_keys",
     tag = "Agent sign-in",
     responses((status = 200, description = "The agent's personal keys", body = KeyList)))]
-async fn list(State(state): State<AppState>, signed_in: SignedIn) -> ApiResult<AxumJson<KeyList>> {
+async fn list(State(db): State<Db>, signed_in: SignedIn) -> ApiResult<AxumJson<KeyList>> {
     let tenant = signed_in.principal.tenant;
-    let data = store::list_personal(&state.db, &tenant, signed_in.user_id()).await?;
+    let data = store::list_personal(&db, &tenant, signed_in.user_id()).await?;
     Ok(AxumJson(KeyList { data }))
 }
 

@@ -13,12 +13,14 @@ use super::engine::Context;
 use super::timed::{WouldChange, dry_run as run_dry};
 use super::{Automation, Kind, NewAutomation, actions, conditions, parse_events, store};
 use crate::auth::{Principal, Scope};
+use crate::db::Db;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Id, Json, Requested};
 use crate::idempotency::RequestState;
 use crate::openapi::schema::{self, DataList, Deleted};
 use crate::router::ApiRouter;
 use crate::state::AppState;
+use crate::time::Clock;
 use crate::validate::{Fields, NAME_MAX, problem, required_enum, required_text};
 
 pub fn router() -> ApiRouter {
@@ -130,11 +132,8 @@ fn json<T: Serialize>(value: &T) -> Value {
 /// The company's automations in the order they run.
 #[utoipa::path(get, path = "/automations", operation_id = "list_automations", tag = "Automations",
     responses((status = 200, description = "The automations", body = DataList<Automation>)))]
-async fn list(
-    State(state): State<AppState>,
-    principal: Principal,
-) -> ApiResult<Json<DataList<Automation>>> {
-    let data = store::list(&state.db, &principal.tenant).await?;
+async fn list(State(db): State<Db>, principal: Principal) -> ApiResult<Json<DataList<Automation>>> {
+    let data = store::list(&db, &principal.tenant).await?;
     Ok(Json(DataList { data }))
 }
 
@@ -171,11 +170,11 @@ async fn create(
     params(("id" = uuid::Uuid, Path, description = "Automation id")),
     responses((status = 200, description = "The automation", body = Automation)))]
 async fn get_one(
-    State(state): State<AppState>,
+    State(db): State<Db>,
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<Automation>> {
-    Ok(Json(store::find(&state.db, &principal.tenant, id).await?))
+    Ok(Json(store::find(&db, &principal.tenant, id).await?))
 }
 
 /// Update an automation
@@ -210,13 +209,14 @@ async fn update(
     params(("id" = uuid::Uuid, Path, description = "Automation id")),
     responses((status = 200, description = "Deleted", body = Deleted)))]
 async fn delete(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
     principal: Principal,
     requested: Requested,
     Id(id): Id,
 ) -> ApiResult<Json<Deleted>> {
-    let db = principal.acting(&state.db, requested);
-    store::delete(&db, &principal.tenant, id, state.clock.now()).await?;
+    let db = principal.acting(&db, requested);
+    store::delete(&db, &principal.tenant, id, clock.now()).await?;
     Ok(Json(Deleted { id, deleted: true }))
 }
 

@@ -12,11 +12,11 @@ use super::model::{Cursor, Op, RecordType};
 use super::store::{self, Entry, Read};
 use crate::actor::Actor;
 use crate::auth::{Principal, Scope};
+use crate::db::Db;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::extract::{Json, Query};
 use crate::openapi::schema::ErrorBody;
 use crate::router::ApiRouter;
-use crate::state::AppState;
 use crate::validate::{Fields, Page, problem};
 
 const LIST_DEFAULT: i64 = 100;
@@ -88,7 +88,7 @@ pub(crate) struct ChangePage {
             (`cursor_expired`)", body = ErrorBody),
     ))]
 async fn list(
-    State(state): State<AppState>,
+    State(db): State<Db>,
     principal: Principal,
     Query(query): Query<ChangesQuery>,
 ) -> ApiResult<Json<ChangePage>> {
@@ -100,15 +100,7 @@ async fn list(
         .all_valid()?;
     let types = readable(&principal, types)?;
     let notes = crate::tickets::model::reads_internal_notes(&principal.scopes);
-    let read = store::read(
-        &state.db,
-        &principal.tenant,
-        since,
-        &types,
-        notes,
-        page.limit,
-    )
-    .await?;
+    let read = store::read(&db, &principal.tenant, since, &types, notes, page.limit).await?;
     match read {
         Read::Page { entries, next } => Ok(Json(ChangePage {
             data: entries.into_iter().map(entry).collect(),

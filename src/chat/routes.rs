@@ -9,9 +9,11 @@ use utoipa_axum::routes;
 
 use super::model::{Message, NewSession, Session, SessionFilter, SessionTags, session_status};
 use super::{service, store};
+use crate::attachments::links::Signer;
 use crate::auth::{Principal, Scope};
 use crate::custom_fields::model::{RecordKind, check_values, field_filter};
 use crate::custom_fields::routes::definitions_for_filters;
+use crate::db::Db;
 use crate::error::{ApiResult, FieldError};
 use crate::extract::{Id, Json, Query};
 use crate::idempotency::RequestState;
@@ -215,12 +217,13 @@ pub(crate) struct SessionWithMessages {
             headers(("ETag" = String, description = "The session's version, `\"<version>\"`: it grows with every change."))),
     ))]
 async fn get_session(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(signer): State<Signer>,
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Versioned<SessionWithMessages>> {
-    let session = store::find_session(&state.db, &principal.tenant, id).await?;
-    let messages = store::messages(&state.db, &principal.tenant, id, &state.link_signer()).await?;
+    let session = store::find_session(&db, &principal.tenant, id).await?;
+    let messages = store::messages(&db, &principal.tenant, id, &signer).await?;
     Ok(Versioned(
         session.version,
         SessionWithMessages { session, messages },

@@ -2,6 +2,8 @@
 //! domains of their emails; one read shows an organisation's contacts and
 //! their tickets.
 
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
@@ -14,14 +16,16 @@ use super::model::{self, NewOrganization, OrganizationChanges};
 use super::store::{self, organizations};
 use crate::auth::{Principal, Scope};
 use crate::contacts::{Contact, Organization};
+use crate::db::Db;
 use crate::error::ApiResult;
 use crate::extract::{Id, Json, Query};
 use crate::idempotency::RequestState;
 use crate::openapi::schema::{self, Deleted, ErrorBody};
+use crate::paging::Cursors;
 use crate::paging::{After, CursorPage, ListId, ListRequest};
 use crate::router::ApiRouter;
-use crate::state::AppState;
 use crate::tickets::store::{self as ticket_store, TicketSummary};
+use crate::time::Clock;
 use crate::validate::{Fields, NAME_MAX, Patch, required_text};
 
 /// The contacts and tickets an organisation's page shows, newest first.
@@ -88,26 +92,21 @@ pub(crate) struct OrganizationWithRecords {
     responses((status = 200, description = "A page of organisations, newest first",
         body = CursorPage<Organization>)))]
 async fn list(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(cursors): State<Arc<Cursors>>,
     principal: Principal,
     Query(query): Query<ListRequest>,
 ) -> ApiResult<Json<CursorPage<Organization>>> {
     let ((page, after),) = (query.check(20, 100),).all_valid()?;
     let list = ListId::new("organizations", &principal.tenant, &());
-    let after = state.cursors.open_after(&list, after.as_deref())?;
-    let (rows, total) =
-        organizations::list(&state.db, &principal.tenant, page, after.as_ref()).await?;
+    let after = cursors.open_after(&list, after.as_deref())?;
+    let (rows, total) = organizations::list(&db, &principal.tenant, page, after.as_ref()).await?;
     let position = |organization: &Organization| After {
         created_at: organization.created_at,
         id: organization.id,
     };
     Ok(Json(CursorPage::by_time(
-        rows,
-        total,
-        page,
-        &state.cursors,
-        &list,
-        position,
+        rows, total, page, &cursors, &list, position,
     )))
 }
 
@@ -150,15 +149,15 @@ async fn create(
     responses((status = 200, description = "The organisation with its records",
         body = OrganizationWithRecords)))]
 async fn get_one(
-    State(state): State<AppState>,
+    State(db): State<Db>,
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<OrganizationWithRecords>> {
     let tenant = &principal.tenant;
-    let organization = organizations::find(&state.db, tenant, id).await?;
-    let contacts = store::of_organization(&state.db, tenant, id, RECORDS_SHOWN).await?;
-    let members = store::ids_of_organization(&state.db, tenant, id).await?;
-    let tickets = ticket_store::of_contacts(&state.db, tenant, &members, RECORDS_SHOWN).await?;
+    let organization = organizations::find(&db, tenant, id).await?;
+    let contacts = store::of_organization(&db, tenant, id, RECORDS_SHOWN).await?;
+    let members = store::ids_of_organization(&db, tenant, id).await?;
+    let tickets = ticket_store::of_contacts(&db, tenant, &members, RECORDS_SHOWN).await?;
     Ok(Json(OrganizationWithRecords {
         organization,
         contacts,
@@ -176,7 +175,8 @@ async fn get_one(
         (status = 409, description = "A domain is another organisation's", body = ErrorBody),
     ))]
 async fn update(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
     principal: Principal,
     Id(id): Id,
     Json(body): Json<UpdateOrganization>,
@@ -200,9 +200,9 @@ async fn update(
         domains,
         custom_fields,
     };
-    let db = state.db.acting(principal.actor());
+    let db = db.acting(principal.actor());
     let organization =
-        organizations::update(&db, &principal.tenant, id, changes, state.clock.now()).await?;
+        organizations::update(&db, &principal.tenant, id, changes, clock.now()).await?;
     Ok(Json(organization))
 }
 
@@ -214,10 +214,10 @@ async fn update(
     params(("id" = uuid::Uuid, Path, description = "Organisation id")),
     responses((status = 200, description = "Deleted", body = Deleted)))]
 async fn delete(
-    State(state): State<AppState>,
+    State(db): State<Db>,
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<Deleted>> {
-    organizations::delete(&state.db, &principal.tenant, id).await?;
+    organizations::delete(&db, &principal.tenant, id).await?;
     Ok(Json(Deleted { id, deleted: true }))
 }

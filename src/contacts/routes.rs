@@ -2,6 +2,8 @@
 //! matched and created from the tickets and chats they open; listed with
 //! search and cursor paging; read with their tickets and chats; merged.
 
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
@@ -15,16 +17,18 @@ use super::store::{self, ContactFilter};
 use crate::auth::{Principal, Scope};
 use crate::chat::store::{self as chat_store, SessionSummary};
 use crate::contacts::Contact;
+use crate::db::Db;
 use crate::error::{ApiResult, FieldError};
 use crate::extract::{Id, Json, Query};
 use crate::idempotency::RequestState;
 use crate::openapi::schema::{Deleted, ErrorBody};
+use crate::paging::Cursors;
 use crate::paging::{After, CursorPage, ListId, ListRequest};
 use crate::router::ApiRouter;
 use crate::sequences::contacts as sequence;
-use crate::state::AppState;
 use crate::tags::model::tag_set;
 use crate::tickets::store::{self as ticket_store, TicketSummary};
+use crate::time::Clock;
 use crate::validate::{Fields, NAME_MAX, Patch, optional_id, optional_text, required_id};
 
 /// The tickets and chats a contact's page shows, newest first.
@@ -161,7 +165,8 @@ pub(crate) struct ContactMerge {
     params(ContactQuery, ListRequest),
     responses((status = 200, description = "A page of contacts", body = CursorPage<Contact>)))]
 async fn list(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(cursors): State<Arc<Cursors>>,
     principal: Principal,
     Query(query): Query<ContactQuery>,
 ) -> ApiResult<Json<CursorPage<Contact>>> {
@@ -176,20 +181,14 @@ async fn list(
         organization_id,
     };
     let list = ListId::new("contacts", &principal.tenant, &filter);
-    let after = state.cursors.open_after(&list, after.as_deref())?;
-    let (rows, total) =
-        store::list(&state.db, &principal.tenant, &filter, page, after.as_ref()).await?;
+    let after = cursors.open_after(&list, after.as_deref())?;
+    let (rows, total) = store::list(&db, &principal.tenant, &filter, page, after.as_ref()).await?;
     let position = |contact: &Contact| After {
         created_at: contact.created_at,
         id: contact.id,
     };
     Ok(Json(CursorPage::by_time(
-        rows,
-        total,
-        page,
-        &state.cursors,
-        &list,
-        position,
+        rows, total, page, &cursors, &list, position,
     )))
 }
 
@@ -246,14 +245,14 @@ async fn create(
     responses((status = 200, description = "The contact with their records",
         body = ContactWithRecords)))]
 async fn get_one(
-    State(state): State<AppState>,
+    State(db): State<Db>,
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<ContactWithRecords>> {
     let tenant = &principal.tenant;
-    let contact = store::find(&state.db, tenant, id).await?;
-    let tickets = ticket_store::of_contacts(&state.db, tenant, &[id], RECORDS_SHOWN).await?;
-    let chats = chat_store::of_contacts(&state.db, tenant, &[id], RECORDS_SHOWN).await?;
+    let contact = store::find(&db, tenant, id).await?;
+    let tickets = ticket_store::of_contacts(&db, tenant, &[id], RECORDS_SHOWN).await?;
+    let chats = chat_store::of_contacts(&db, tenant, &[id], RECORDS_SHOWN).await?;
     Ok(Json(ContactWithRecords {
         contact,
         tickets,
@@ -272,7 +271,8 @@ async fn get_one(
             body = ErrorBody),
     ))]
 async fn update(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
     principal: Principal,
     Id(id): Id,
     Json(body): Json<UpdateContact>,
@@ -313,8 +313,8 @@ async fn update(
         tags,
         notes,
     };
-    let db = state.db.acting(principal.actor());
-    let contact = store::update(&db, &principal.tenant, id, changes, state.clock.now()).await?;
+    let db = db.acting(principal.actor());
+    let contact = store::update(&db, &principal.tenant, id, changes, clock.now()).await?;
     Ok(Json(contact))
 }
 
@@ -342,11 +342,11 @@ fn patched_organization(value: &Patch<String>) -> Result<Option<Option<uuid::Uui
     params(("id" = uuid::Uuid, Path, description = "Contact id")),
     responses((status = 200, description = "Deleted", body = Deleted)))]
 async fn delete(
-    State(state): State<AppState>,
+    State(db): State<Db>,
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<Deleted>> {
-    store::delete(&state.db, &principal.tenant, id).await?;
+    store::delete(&db, &principal.tenant, id).await?;
     Ok(Json(Deleted { id, deleted: true }))
 }
 

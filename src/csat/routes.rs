@@ -1,5 +1,7 @@
 //! `GET /ratings`, and the agents' `request-rating` on a chat or a ticket.
 
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
@@ -10,14 +12,15 @@ use super::model::{Rating, RatingFilter, RatingTarget, Refusal, SCORE_MAX, SCORE
 use super::notify;
 use super::store::{self, RateError};
 use crate::auth::{Principal, Scope};
+use crate::db::Db;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::extract::{Id, Json, Query};
 use crate::idempotency::RequestState;
 use crate::openapi::schema::ErrorBody;
+use crate::paging::Cursors;
 use crate::paging::{After, CursorPage, ListId, ListRequest};
 use crate::reports::routes::{Edge, bound};
 use crate::router::ApiRouter;
-use crate::state::AppState;
 use crate::time::Timestamp;
 use crate::validate::{Fields, optional_id, problem};
 
@@ -90,7 +93,8 @@ fn score_filter(raw: Option<&str>) -> Result<Option<i64>, crate::error::FieldErr
     params(RatingParams, ListRequest),
     responses((status = 200, description = "A page of ratings", body = CursorPage<Rating>)))]
 async fn list(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(cursors): State<Arc<Cursors>>,
     principal: Principal,
     Query(params): Query<RatingParams>,
     Query(paging): Query<ListRequest>,
@@ -115,14 +119,13 @@ async fn list(
         score,
     };
     let list = ListId::new("ratings", &principal.tenant, &filter);
-    let after = state.cursors.open_after(&list, after.as_deref())?;
-    let (rows, total) =
-        store::list(&state.db, &principal.tenant, &filter, page, after.as_ref()).await?;
+    let after = cursors.open_after(&list, after.as_deref())?;
+    let (rows, total) = store::list(&db, &principal.tenant, &filter, page, after.as_ref()).await?;
     Ok(Json(CursorPage::by_time(
         rows,
         total,
         page,
-        &state.cursors,
+        &cursors,
         &list,
         |row: &Rating| After {
             created_at: row.created_at,

@@ -13,6 +13,7 @@ use utoipa_axum::routes;
 use super::model::{Definition, FieldType, check_applies_to, check_key, check_options};
 use super::store::{self, DefinitionInput};
 use crate::auth::{Principal, Scope};
+use crate::db::Db;
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::{Json, Requested};
 use crate::idempotency::RequestState;
@@ -104,11 +105,8 @@ pub(crate) struct UpdateBody {
 #[utoipa::path(get, path = "/settings/custom-fields", operation_id = "list_custom_fields",
     tag = "Settings",
     responses((status = 200, description = "The definitions", body = DefinitionList)))]
-async fn list(
-    State(state): State<AppState>,
-    principal: Principal,
-) -> ApiResult<Json<DefinitionList>> {
-    let data = store::list(&state.db, &principal.tenant).await?;
+async fn list(State(db): State<Db>, principal: Principal) -> ApiResult<Json<DefinitionList>> {
+    let data = store::list(&db, &principal.tenant).await?;
     Ok(Json(DefinitionList { data }))
 }
 

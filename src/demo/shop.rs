@@ -26,6 +26,7 @@ use crate::db::Db;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::Json;
 use crate::state::AppState;
+use crate::time::Clock;
 use crate::widget::{identity, store as widget_store};
 
 /// The customer the sign-in button signs in. A fixed, `demo-` prefixed
@@ -144,7 +145,8 @@ struct DemoVisitor {
 /// one else, writes no secret into anyone else's entity and never touches
 /// live data.
 pub async fn identity_token(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
     Json(request): Json<TokenRequest>,
 ) -> ApiResult<Json<DemoToken>> {
     let key = request.widget_key.trim();
@@ -156,10 +158,10 @@ pub async fn identity_token(
     };
     // The demo entity's TEST key (`wk_test_…`) resolves to that entity in
     // TEST mode: comparing the key is the whole check.
-    if store::demo_widget_key(&state.db).await?.as_deref() != Some(key) {
+    if store::demo_widget_key(&db).await?.as_deref() != Some(key) {
         return Err(not_the_demo());
     }
-    let target = widget_store::resolve(&state.db, key, state.clock.now())
+    let target = widget_store::resolve(&db, key, clock.now())
         .await?
         .ok_or_else(not_the_demo)?;
     let secret = match target.secrets.first() {
@@ -167,18 +169,18 @@ pub async fn identity_token(
         None => {
             let secret = identity::new_secret();
             widget_store::rotate_secret(
-                &state.db,
+                &db,
                 target.tenant.company_id,
                 target.entity_id,
                 &secret,
                 Duration::ZERO,
-                state.clock.now(),
+                clock.now(),
             )
             .await?;
             secret
         }
     };
-    let issued = state.clock.now().0.timestamp();
+    let issued = clock.now().0.timestamp();
     let claims = json!({
         "sub": CUSTOMER_ID,
         "email": CUSTOMER_EMAIL,

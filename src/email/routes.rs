@@ -14,12 +14,13 @@ use super::bodies::{
 use super::model::Channel;
 use super::store::channels::{self, ChannelFields, SEAL};
 use crate::auth::{Principal, Scope};
+use crate::db::Db;
 use crate::error::ApiResult;
 use crate::extract::{Id, Json};
 use crate::idempotency::RequestState;
 use crate::openapi::schema::Deleted;
 use crate::router::ApiRouter;
-use crate::state::AppState;
+use crate::time::Clock;
 use crate::validate::{Patch, problem};
 use infra::sealed::SealingKey;
 
@@ -36,11 +37,8 @@ pub fn router() -> ApiRouter {
 #[utoipa::path(get, path = "/channels/email", operation_id = "list_email_channels",
     tag = "Email channels",
     responses((status = 200, description = "The channels, oldest first", body = Vec<Channel>)))]
-async fn list(
-    State(state): State<AppState>,
-    principal: Principal,
-) -> ApiResult<Json<Vec<Channel>>> {
-    Ok(Json(channels::list(&state.db, &principal.tenant).await?))
+async fn list(State(db): State<Db>, principal: Principal) -> ApiResult<Json<Vec<Channel>>> {
+    Ok(Json(channels::list(&db, &principal.tenant).await?))
 }
 
 /// Create an email channel
@@ -100,13 +98,11 @@ async fn create(
     params(("id" = uuid::Uuid, Path, description = "Channel id")),
     responses((status = 200, description = "The channel", body = Channel)))]
 async fn get_one(
-    State(state): State<AppState>,
+    State(db): State<Db>,
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<Channel>> {
-    Ok(Json(
-        channels::find(&state.db, &principal.tenant, id).await?,
-    ))
+    Ok(Json(channels::find(&db, &principal.tenant, id).await?))
 }
 
 /// Update an email channel
@@ -116,14 +112,15 @@ async fn get_one(
     params(("id" = uuid::Uuid, Path, description = "Channel id")),
     responses((status = 200, description = "The updated channel", body = Channel)))]
 async fn update(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
     principal: Principal,
     Id(id): Id,
     Json(body): Json<UpdateBody>,
 ) -> ApiResult<Json<Channel>> {
-    let key = SealingKey::load(&state.db, SEAL).await?;
+    let key = SealingKey::load(&db, SEAL).await?;
     let mut errors = Vec::new();
-    let db = state.db.acting(principal.actor());
+    let db = db.acting(principal.actor());
     let mut refused = None;
     let change = |fields: &mut ChannelFields| {
         if let Some(raw) = body.address.as_deref() {
@@ -165,8 +162,7 @@ async fn update(
         }
         refused.is_none()
     };
-    let updated =
-        channels::update(&db, &principal.tenant, id, change, &key, state.clock.now()).await?;
+    let updated = channels::update(&db, &principal.tenant, id, change, &key, clock.now()).await?;
     match (updated, refused) {
         (Some(channel), _) => Ok(Json(channel)),
         (None, errors) => Err(refuse(errors.unwrap_or_default())),
@@ -181,10 +177,10 @@ async fn update(
     params(("id" = uuid::Uuid, Path, description = "Channel id")),
     responses((status = 200, description = "Deleted", body = Deleted)))]
 async fn delete(
-    State(state): State<AppState>,
+    State(db): State<Db>,
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<Deleted>> {
-    channels::delete(&state.db, &principal.tenant, id).await?;
+    channels::delete(&db, &principal.tenant, id).await?;
     Ok(Json(Deleted { id, deleted: true }))
 }

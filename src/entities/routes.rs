@@ -8,6 +8,7 @@ use utoipa_axum::routes;
 
 use super::{Entity, store};
 use crate::auth::{Principal, Scope};
+use crate::db::Db;
 use crate::error::ApiResult;
 use crate::extract::{Id, Json, Requested};
 use crate::idempotency::RequestState;
@@ -77,11 +78,8 @@ async fn with_default_team(
 /// Every entity of the company (entities are shared by both modes).
 #[utoipa::path(get, path = "/entities", operation_id = "list_entities", tag = "Entities",
     responses((status = 200, description = "The company's entities", body = DataList<Entity>)))]
-async fn list(
-    State(state): State<AppState>,
-    principal: Principal,
-) -> ApiResult<Json<serde_json::Value>> {
-    let entities = store::list_in(&state.db, &principal.tenant).await?;
+async fn list(State(db): State<Db>, principal: Principal) -> ApiResult<Json<serde_json::Value>> {
+    let entities = store::list_in(&db, &principal.tenant).await?;
     Ok(Json(serde_json::json!({ "data": entities })))
 }
 
@@ -116,13 +114,11 @@ async fn create(
     params(("id" = uuid::Uuid, Path, description = "Entity id")),
     responses((status = 200, description = "The entity", body = Entity)))]
 async fn get_one(
-    State(state): State<AppState>,
+    State(db): State<Db>,
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<store::Entity>> {
-    Ok(Json(
-        store::find_in(&state.db, &principal.tenant, id).await?,
-    ))
+    Ok(Json(store::find_in(&db, &principal.tenant, id).await?))
 }
 
 /// Update an entity

@@ -13,6 +13,7 @@ use uuid::Uuid;
 use super::store::{self, ApiKey, KeyChanges, NewKey};
 use crate::auth::cache::{self, Invalidation};
 use crate::auth::{Mode, Principal, Scope, ScopeSet};
+use crate::db::Db;
 use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
 use crate::extract::{Id, Json, Query, Requested};
 use crate::idempotency::RequestState;
@@ -111,13 +112,12 @@ pub(crate) struct CreatedKey {
     params(PageQuery),
     responses((status = 200, description = "A page of keys (max 100)", body = Paged<ApiKey>)))]
 async fn list(
-    State(state): State<AppState>,
+    State(db): State<Db>,
     principal: Principal,
     Query(query): Query<PageQuery>,
 ) -> ApiResult<Json<Paged<ApiKey>>> {
     let page = Page::from_query(&query, 20, 100)?;
-    let (keys, total) =
-        store::list_page(&state.db, &principal.tenant, page.limit, page.offset).await?;
+    let (keys, total) = store::list_page(&db, &principal.tenant, page.limit, page.offset).await?;
     Ok(Json(Paged::new(keys, total, page)))
 }
 
@@ -187,11 +187,11 @@ async fn create(
     params(("id" = uuid::Uuid, Path, description = "Key id")),
     responses((status = 200, description = "The key (no secret)", body = ApiKey)))]
 async fn get_one(
-    State(state): State<AppState>,
+    State(db): State<Db>,
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<ApiKey>> {
-    Ok(Json(store::find(&state.db, &principal.tenant, id).await?))
+    Ok(Json(store::find(&db, &principal.tenant, id).await?))
 }
 
 /// Update an API key

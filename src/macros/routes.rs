@@ -16,6 +16,7 @@ use super::{
 };
 use crate::auth::{Principal, Scope};
 use crate::custom_fields::model::{Definition, RecordKind, check_values};
+use crate::db::Db;
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::{Id, Json};
 use crate::idempotency::RequestState;
@@ -207,11 +208,8 @@ pub(crate) async fn definitions(
 /// 1,000).
 #[utoipa::path(get, path = "/macros", operation_id = "list_macros", tag = "Macros",
     responses((status = 200, description = "The macros", body = DataList<Macro>)))]
-async fn list(
-    State(state): State<AppState>,
-    principal: Principal,
-) -> ApiResult<Json<DataList<Macro>>> {
-    let data = store::list(&state.db, &principal.tenant, principal.acting_user()).await?;
+async fn list(State(db): State<Db>, principal: Principal) -> ApiResult<Json<DataList<Macro>>> {
+    let data = store::list(&db, &principal.tenant, principal.acting_user()).await?;
     Ok(Json(DataList { data }))
 }
 
@@ -256,12 +254,8 @@ async fn create(
 #[utoipa::path(get, path = "/macros/{id}", operation_id = "get_macro", tag = "Macros",
     params(("id" = uuid::Uuid, Path, description = "Macro id")),
     responses((status = 200, description = "The macro", body = Macro)))]
-async fn get_one(
-    State(state): State<AppState>,
-    principal: Principal,
-    Id(id): Id,
-) -> ApiResult<Json<Macro>> {
-    let found = store::find(&state.db, &principal.tenant, principal.acting_user(), id).await?;
+async fn get_one(State(db): State<Db>, principal: Principal, Id(id): Id) -> ApiResult<Json<Macro>> {
+    let found = store::find(&db, &principal.tenant, principal.acting_user(), id).await?;
     Ok(Json(found))
 }
 
@@ -319,10 +313,10 @@ async fn update(
     params(("id" = uuid::Uuid, Path, description = "Macro id")),
     responses((status = 200, description = "Deleted", body = Deleted)))]
 async fn delete(
-    State(state): State<AppState>,
+    State(db): State<Db>,
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<Deleted>> {
-    store::delete(&state.db, &principal.tenant, principal.acting_user(), id).await?;
+    store::delete(&db, &principal.tenant, principal.acting_user(), id).await?;
     Ok(Json(Deleted { id, deleted: true }))
 }

@@ -7,12 +7,13 @@ use utoipa_axum::routes;
 
 use super::policies::{self, Preview};
 use crate::auth::{Principal, Scope};
+use crate::db::Db;
 use crate::error::ApiResult;
 use crate::extract::Json;
 use crate::router::ApiRouter;
 use crate::settings::retention::DataRetention;
 use crate::settings::store as settings_store;
-use crate::state::AppState;
+use crate::time::Clock;
 
 pub fn router() -> ApiRouter {
     ApiRouter::new().route(Scope::SettingsRead, routes!(dry_run))
@@ -35,13 +36,14 @@ struct RetentionDryRun {
 #[utoipa::path(get, path = "/settings/retention", tag = "Settings",
     responses((status = 200, description = "The policy and the counts", body = RetentionDryRun)))]
 async fn dry_run(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
     principal: Principal,
 ) -> ApiResult<Json<RetentionDryRun>> {
     let company = principal.tenant.company_id;
-    let settings = settings_store::find(&state.db, company).await?;
+    let settings = settings_store::find(&db, company).await?;
     let policy = settings.data_retention;
-    let next_pass = policies::preview(&state.db, company, &policy, state.clock.now()).await?;
+    let next_pass = policies::preview(&db, company, &policy, clock.now()).await?;
     Ok(Json(RetentionDryRun {
         data_retention: policy,
         next_pass,

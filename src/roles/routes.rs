@@ -12,12 +12,13 @@ use utoipa_axum::routes;
 use super::model::{custom_name, scope_set};
 use super::store::{self, Deleted, NewRole, Role, RolePatch};
 use crate::auth::{Principal, Scope, ScopeSet};
+use crate::db::Db;
 use crate::error::{ApiError, ApiResult, ErrorCode, StoreError};
 use crate::extract::{Id, Json, Query, Requested};
 use crate::idempotency::RequestState;
 use crate::openapi::schema::{self, ErrorBody};
 use crate::router::ApiRouter;
-use crate::state::AppState;
+use crate::time::Clock;
 use crate::validate::{Fields, Page, PageQuery, Paged, ensure, problem};
 
 pub fn router() -> ApiRouter {
@@ -73,18 +74,13 @@ pub(crate) fn ensure_holds(principal: &Principal, scopes: &ScopeSet) -> Result<(
     params(PageQuery),
     responses((status = 200, description = "A page of roles (max 100)", body = Paged<Role>)))]
 async fn list(
-    State(state): State<AppState>,
+    State(db): State<Db>,
     principal: Principal,
     Query(query): Query<PageQuery>,
 ) -> ApiResult<Json<Paged<Role>>> {
     let page = Page::from_query(&query, 20, 100)?;
-    let (roles, total) = store::list(
-        &state.db,
-        principal.tenant.company_id,
-        page.limit,
-        page.offset,
-    )
-    .await?;
+    let (roles, total) =
+        store::list(&db, principal.tenant.company_id, page.limit, page.offset).await?;
     Ok(Json(Paged::new(roles, total, page)))
 }
 
@@ -133,13 +129,9 @@ async fn create(
 #[utoipa::path(get, path = "/roles/{id}", operation_id = "get_role", tag = "Roles",
     params(("id" = uuid::Uuid, Path, description = "Role id")),
     responses((status = 200, description = "The role", body = Role)))]
-async fn get_one(
-    State(state): State<AppState>,
-    principal: Principal,
-    Id(id): Id,
-) -> ApiResult<Json<Role>> {
+async fn get_one(State(db): State<Db>, principal: Principal, Id(id): Id) -> ApiResult<Json<Role>> {
     Ok(Json(
-        store::find(&state.db, principal.tenant.company_id, id).await?,
+        store::find(&db, principal.tenant.company_id, id).await?,
     ))
 }
 
@@ -156,7 +148,8 @@ async fn get_one(
         (status = 409, description = "The name is taken", body = ErrorBody),
     ))]
 async fn update(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
     principal: Principal,
     requested: Requested,
     Id(id): Id,
@@ -180,7 +173,7 @@ async fn update(
     )
         .all_valid()?;
     let company_id = principal.tenant.company_id;
-    let current = store::find(&state.db, company_id, id).await?;
+    let current = store::find(&db, company_id, id).await?;
     ensure_holds(&principal, &current.scopes)?;
     if let Some(scopes) = &scopes {
         ensure_holds(&principal, scopes)?;
@@ -190,8 +183,8 @@ async fn update(
         scopes,
         teams_only: body.teams_only,
     };
-    let db = principal.acting(&state.db, requested);
-    let role = store::update(&db, company_id, id, &patch, state.clock.now())
+    let db = principal.acting(&db, requested);
+    let role = store::update(&db, company_id, id, &patch, clock.now())
         .await
         .map_err(taken)?;
     Ok(Json(role))
@@ -208,16 +201,17 @@ async fn update(
         (status = 409, description = "`role_in_use`: a user holds the role", body = ErrorBody),
     ))]
 async fn delete(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
     principal: Principal,
     requested: Requested,
     Id(id): Id,
 ) -> ApiResult<StatusCode> {
     let company_id = principal.tenant.company_id;
-    let current = store::find(&state.db, company_id, id).await?;
+    let current = store::find(&db, company_id, id).await?;
     ensure_holds(&principal, &current.scopes)?;
-    let db = principal.acting(&state.db, requested);
-    match store::delete(&db, company_id, id, state.clock.now()).await? {
+    let db = principal.acting(&db, requested);
+    match store::delete(&db, company_id, id, clock.now()).await? {
         Deleted::Deleted => Ok(StatusCode::NO_CONTENT),
         Deleted::InUse => Err(ApiError::new(
             StatusCode::CONFLICT,

@@ -9,10 +9,11 @@ use super::retention::{self, DataRetention};
 use super::store::{self, CompanySettings, SettingsUpdate};
 use super::{is_plausible_timezone, rules};
 use crate::auth::{Principal, Scope};
+use crate::db::Db;
 use crate::error::{ApiResult, FieldError};
 use crate::extract::{Json, Requested};
 use crate::router::ApiRouter;
-use crate::state::AppState;
+use crate::time::Clock;
 use crate::validate::{Fields, NAME_MAX, Patch, ensure, problem, required_text};
 
 /// Longest IANA name accepted.
@@ -71,12 +72,10 @@ pub(crate) struct UpdateBody {
 #[utoipa::path(get, path = "/settings", tag = "Settings",
     responses((status = 200, description = "The company profile", body = CompanySettings)))]
 async fn get_settings(
-    State(state): State<AppState>,
+    State(db): State<Db>,
     principal: Principal,
 ) -> ApiResult<Json<CompanySettings>> {
-    Ok(Json(
-        store::find(&state.db, principal.tenant.company_id).await?,
-    ))
+    Ok(Json(store::find(&db, principal.tenant.company_id).await?))
 }
 
 /// Update the company settings
@@ -84,7 +83,8 @@ async fn get_settings(
     request_body = UpdateBody,
     responses((status = 200, description = "The updated profile", body = CompanySettings)))]
 async fn update_settings(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
     principal: Principal,
     requested: Requested,
     Json(body): Json<UpdateBody>,
@@ -140,10 +140,10 @@ async fn update_settings(
         data_retention,
     };
     let settings = store::update(
-        &principal.acting(&state.db, requested),
+        &principal.acting(&db, requested),
         principal.tenant.company_id,
         update,
-        state.clock.now(),
+        clock.now(),
     )
     .await?;
     Ok(Json(settings))

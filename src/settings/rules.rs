@@ -13,16 +13,17 @@ use utoipa_axum::routes;
 use crate::auth::{Principal, Scope};
 use crate::custom_fields;
 use crate::custom_fields::model::{Definition, RecordKind, json_filter};
+use crate::db::Db;
 use crate::domain::UnknownValue;
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::{Json, Requested};
 use crate::router::ApiRouter;
-use crate::state::AppState;
 use crate::tags::model::tag_set;
 use crate::tickets::model::{Priority, REASON_MAX, TicketStatus};
 use crate::tickets::rules::{
     self, Action, Conditions, MAX_RULES, MINUTES_MAX, NewRule, Rule, stored_field_condition,
 };
+use crate::time::Clock;
 use crate::validate::{
     Fields, NAME_MAX, ensure, optional_enum, optional_id, optional_text, problem, required_text,
 };
@@ -129,11 +130,8 @@ fn status_list() -> utoipa::openapi::schema::ArrayBuilder {
 #[utoipa::path(get, path = "/settings/escalation-rules", operation_id = "list_rules",
     tag = "Settings",
     responses((status = 200, description = "The rules", body = RulesResponse)))]
-async fn list(
-    State(state): State<AppState>,
-    principal: Principal,
-) -> ApiResult<Json<RulesResponse>> {
-    let rules = rules::list(&state.db, &principal.tenant).await?;
+async fn list(State(db): State<Db>, principal: Principal) -> ApiResult<Json<RulesResponse>> {
+    let rules = rules::list(&db, &principal.tenant).await?;
     Ok(Json(RulesResponse { rules }))
 }
 
@@ -147,22 +145,23 @@ async fn list(
     request_body = RulesBody,
     responses((status = 200, description = "The rules as stored", body = RulesResponse)))]
 async fn replace(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
     principal: Principal,
     requested: Requested,
     Json(body): Json<RulesBody>,
 ) -> ApiResult<Json<RulesResponse>> {
     let definitions = if body.has_field_conditions() {
-        custom_fields::store::list(&state.db, &principal.tenant).await?
+        custom_fields::store::list(&db, &principal.tenant).await?
     } else {
         Vec::new()
     };
     let new = parse_rules(body, &definitions)?;
     let rules = rules::replace(
-        &principal.acting(&state.db, requested),
+        &principal.acting(&db, requested),
         &principal.tenant,
         &new,
-        state.clock.now(),
+        clock.now(),
     )
     .await?;
     Ok(Json(RulesResponse { rules }))

@@ -10,10 +10,10 @@ use utoipa_axum::routes;
 use super::model::{TAG_MAX, TagEdit, normalize, optional_tag_set};
 use super::store::{self, TagCount};
 use crate::auth::{Principal, Scope};
+use crate::db::Db;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Json, Query};
 use crate::router::ApiRouter;
-use crate::state::AppState;
 use crate::validate::{Fields, Page, ensure, problem};
 
 const LIST_DEFAULT: i64 = 20;
@@ -83,7 +83,7 @@ pub(crate) struct TagList {
     params(TagsQuery),
     responses((status = 200, description = "The tags with their counts", body = TagList)))]
 async fn list(
-    State(state): State<AppState>,
+    State(db): State<Db>,
     principal: Principal,
     Query(query): Query<TagsQuery>,
 ) -> ApiResult<Json<TagList>> {
@@ -102,6 +102,6 @@ async fn list(
         },
     )
         .all_valid()?;
-    let data = store::counts(&state.db, &principal.tenant, &prefix, page.limit).await?;
+    let data = store::counts(&db, &principal.tenant, &prefix, page.limit).await?;
     Ok(Json(TagList { data }))
 }

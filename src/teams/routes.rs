@@ -12,12 +12,14 @@ use utoipa_axum::routes;
 use super::model::{NewTeam, Routing, Team, TeamPatch, id_set, routing_patch};
 use super::{routing, store};
 use crate::auth::{Principal, Scope};
+use crate::db::Db;
 use crate::error::{ApiResult, FieldError};
 use crate::extract::{Id, Json, Requested};
 use crate::idempotency::RequestState;
 use crate::openapi::schema::{self, DataList};
 use crate::router::ApiRouter;
 use crate::state::AppState;
+use crate::time::Clock;
 use crate::validate::{Fields, NAME_MAX, ensure, required_text};
 
 pub fn router() -> ApiRouter {
@@ -77,8 +79,8 @@ fn optional_routing(value: Option<&Value>) -> Result<super::model::RoutingPatch,
 /// queue length.
 #[utoipa::path(get, path = "/teams", operation_id = "list_teams", tag = "Teams",
     responses((status = 200, description = "The teams", body = DataList<Team>)))]
-async fn list(State(state): State<AppState>, principal: Principal) -> ApiResult<Json<Value>> {
-    let teams = store::list(&state.db, &principal.tenant).await?;
+async fn list(State(db): State<Db>, principal: Principal) -> ApiResult<Json<Value>> {
+    let teams = store::list(&db, &principal.tenant).await?;
     Ok(Json(serde_json::json!({ "data": teams })))
 }
 
@@ -120,12 +122,8 @@ async fn create(
 #[utoipa::path(get, path = "/teams/{id}", operation_id = "get_team", tag = "Teams",
     params(("id" = uuid::Uuid, Path, description = "Team id")),
     responses((status = 200, description = "The team", body = Team)))]
-async fn get_one(
-    State(state): State<AppState>,
-    principal: Principal,
-    Id(id): Id,
-) -> ApiResult<Json<Team>> {
-    Ok(Json(store::find(&state.db, &principal.tenant, id).await?))
+async fn get_one(State(db): State<Db>, principal: Principal, Id(id): Id) -> ApiResult<Json<Team>> {
+    Ok(Json(store::find(&db, &principal.tenant, id).await?))
 }
 
 /// Update a team
@@ -189,12 +187,13 @@ async fn update(
     params(("id" = uuid::Uuid, Path, description = "Team id")),
     responses((status = 204, description = "Deleted")))]
 async fn delete(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
     principal: Principal,
     requested: Requested,
     Id(id): Id,
 ) -> ApiResult<StatusCode> {
-    let db = principal.acting(&state.db, requested);
-    store::delete(&db, &principal.tenant, id, state.clock.now()).await?;
+    let db = principal.acting(&db, requested);
+    store::delete(&db, &principal.tenant, id, clock.now()).await?;
     Ok(StatusCode::NO_CONTENT)
 }

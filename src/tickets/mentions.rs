@@ -2,6 +2,8 @@
 //! each agent a note mentions gets on their socket channel
 //! (`agent:<userId>`) once the note has committed.
 
+use std::sync::Arc;
+
 use axum::extract::State;
 use serde::Serialize;
 use utoipa_axum::routes;
@@ -9,8 +11,10 @@ use utoipa_axum::routes;
 use super::model::Comment;
 use crate::actor::Actor;
 use crate::auth::{Principal, Scope, Tenant};
+use crate::db::Db;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Json, Query};
+use crate::paging::Cursors;
 use crate::paging::{After, COUNT_CAP, CursorPage, ListId, ListRequest};
 use crate::realtime::protocol::{self, Channel, Topic};
 use crate::router::ApiRouter;
@@ -72,7 +76,8 @@ pub(crate) async fn announce(state: &AppState, tenant: &Tenant, actor: &Actor, c
     params(ListRequest),
     responses((status = 200, description = "A page of mentions", body = CursorPage<Mention>)))]
 async fn list(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(cursors): State<Arc<Cursors>>,
     principal: Principal,
     Query(request): Query<ListRequest>,
 ) -> ApiResult<Json<CursorPage<Mention>>> {
@@ -88,11 +93,10 @@ async fn list(
         ));
     };
     let list = ListId::new("mentions", &principal.tenant, &user);
-    let after = state.cursors.open_after(&list, after.as_deref())?;
+    let after = cursors.open_after(&list, after.as_deref())?;
     let tenant = &principal.tenant;
-    let (rows, total) =
-        store::list(&state.db, tenant, user, page, after.as_ref(), COUNT_CAP).await?;
-    let page = CursorPage::by_time(rows, total, page, &state.cursors, &list, |m| After {
+    let (rows, total) = store::list(&db, tenant, user, page, after.as_ref(), COUNT_CAP).await?;
+    let page = CursorPage::by_time(rows, total, page, &cursors, &list, |m| After {
         created_at: m.created_at,
         id: m.id,
     });

@@ -10,13 +10,15 @@ use utoipa_axum::routes;
 use super::model::{NewTicket, Ticket};
 use super::relations::{NewLinkKind, TicketLink};
 use super::store;
+use crate::attachments::links::Signer;
 use crate::auth::{Principal, Scope};
+use crate::db::Db;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Id, Ids, Json};
 use crate::idempotency::RequestState;
 use crate::openapi::schema::{self, DataList, Deleted, ErrorBody};
 use crate::router::ApiRouter;
-use crate::state::AppState;
+use crate::time::Clock;
 use crate::validate::{Fields, NAME_MAX, optional_text, required_enum, required_id};
 
 pub fn router() -> ApiRouter {
@@ -66,11 +68,12 @@ pub(crate) struct MergeBody {
     params(("id" = uuid::Uuid, Path, description = "Ticket id")),
     responses((status = 200, description = "The links", body = DataList<TicketLink>)))]
 async fn list_links(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(signer): State<Signer>,
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<DataList<TicketLink>>> {
-    let ticket = store::find(&state.db, &principal.tenant, id, &state.link_signer()).await?;
+    let ticket = store::find(&db, &principal.tenant, id, &signer).await?;
     Ok(Json(DataList { data: ticket.links }))
 }
 
@@ -130,17 +133,19 @@ async fn add_link(
     ),
     responses((status = 200, description = "Removed", body = Deleted)))]
 async fn remove_link(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
+    State(signer): State<Signer>,
     principal: Principal,
     Ids(id, other): Ids,
 ) -> ApiResult<Json<Deleted>> {
     store::remove_link(
-        &state.db.acting(principal.actor()),
+        &db.acting(principal.actor()),
         &principal.tenant,
         id,
         other,
-        state.clock.now(),
-        &state.link_signer(),
+        clock.now(),
+        &signer,
     )
     .await?;
     Ok(Json(Deleted {

@@ -13,9 +13,11 @@ use super::versions::Versioned;
 use super::{
     actions, activities, bulk, comments, listing, mentions, related, sending, store, update,
 };
+use crate::attachments::links::Signer;
 use crate::attachments::model::attachment_ids;
 use crate::auth::{Principal, Scope};
 use crate::custom_fields::model::{RecordKind, check_values};
+use crate::db::Db;
 use crate::error::ApiResult;
 use crate::extract::{Id, Json};
 use crate::idempotency::RequestState;
@@ -186,11 +188,12 @@ async fn create(
     responses((status = 200, description = "The ticket", body = Ticket,
         headers(("ETag" = String, description = "The ticket's version, `\"<version>\"`: send it back as `If-Match`.")))))]
 async fn get_one(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(signer): State<Signer>,
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Versioned<Ticket>> {
-    let ticket = store::find(&state.db, &principal.tenant, id, &state.link_signer()).await?;
+    let ticket = store::find(&db, &principal.tenant, id, &signer).await?;
     Ok(Versioned(ticket.version, ticket))
 }
 

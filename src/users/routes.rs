@@ -10,6 +10,7 @@ use utoipa_axum::routes;
 use super::model::Role;
 use super::store::{self, NewUser, User, UserChanges};
 use crate::auth::{Principal, Scope, ScopeSet};
+use crate::db::Db;
 use crate::error::{ApiError, ApiResult, FieldError, StoreError};
 use crate::extract::{Id, Json, Query, Requested};
 use crate::idempotency::RequestState;
@@ -165,18 +166,13 @@ fn taken(error: StoreError) -> ApiError {
     params(PageQuery),
     responses((status = 200, description = "A page of users (max 100)", body = Paged<User>)))]
 async fn list(
-    State(state): State<AppState>,
+    State(db): State<Db>,
     principal: Principal,
     Query(query): Query<PageQuery>,
 ) -> ApiResult<Json<Paged<User>>> {
     let page = Page::from_query(&query, 20, 100)?;
-    let (users, total) = store::list(
-        &state.db,
-        principal.tenant.company_id,
-        page.limit,
-        page.offset,
-    )
-    .await?;
+    let (users, total) =
+        store::list(&db, principal.tenant.company_id, page.limit, page.offset).await?;
     Ok(Json(Paged::new(users, total, page)))
 }
 
@@ -233,13 +229,9 @@ async fn create(
 #[utoipa::path(get, path = "/users/{id}", operation_id = "get_user", tag = "Users",
     params(("id" = uuid::Uuid, Path, description = "User id")),
     responses((status = 200, description = "The user", body = User)))]
-async fn get_one(
-    State(state): State<AppState>,
-    principal: Principal,
-    Id(id): Id,
-) -> ApiResult<Json<User>> {
+async fn get_one(State(db): State<Db>, principal: Principal, Id(id): Id) -> ApiResult<Json<User>> {
     Ok(Json(
-        store::find(&state.db, principal.tenant.company_id, id).await?,
+        store::find(&db, principal.tenant.company_id, id).await?,
     ))
 }
 

@@ -15,6 +15,7 @@ use utoipa_axum::routes;
 use super::filters;
 use super::{NewView, Sort, View, Visibility, store};
 use crate::auth::{Principal, Scope};
+use crate::db::Db;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Id, Json, Query};
 use crate::idempotency::RequestState;
@@ -88,11 +89,8 @@ fn owner(principal: &Principal, visibility: Visibility) -> Result<Option<uuid::U
 /// 1,000).
 #[utoipa::path(get, path = "/views", operation_id = "list_views", tag = "Views",
     responses((status = 200, description = "The views", body = DataList<View>)))]
-async fn list(
-    State(state): State<AppState>,
-    principal: Principal,
-) -> ApiResult<Json<DataList<View>>> {
-    let data = store::list(&state.db, &principal.tenant, principal.acting_user()).await?;
+async fn list(State(db): State<Db>, principal: Principal) -> ApiResult<Json<DataList<View>>> {
+    let data = store::list(&db, &principal.tenant, principal.acting_user()).await?;
     Ok(Json(DataList { data }))
 }
 
@@ -220,11 +218,11 @@ async fn update(
     params(("id" = uuid::Uuid, Path, description = "View id")),
     responses((status = 200, description = "Deleted", body = Deleted)))]
 async fn delete(
-    State(state): State<AppState>,
+    State(db): State<Db>,
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<Deleted>> {
-    store::delete(&state.db, &principal.tenant, principal.acting_user(), id).await?;
+    store::delete(&db, &principal.tenant, principal.acting_user(), id).await?;
     Ok(Json(Deleted { id, deleted: true }))
 }
 

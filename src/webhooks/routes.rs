@@ -1,6 +1,8 @@
 //! `/company/webhooks`: subscriptions, secret rotation, the delivery log,
 //! manual redelivery and test pings.
 
+use std::sync::Arc;
+
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -13,14 +15,17 @@ use super::store::deliveries::{self, Delivery, DeliveryStatus};
 use super::store::{self, NewWebhook, Webhook, WebhookChanges};
 use super::{dispatch, guard};
 use crate::auth::{Principal, Scope, Tenant};
+use crate::db::Db;
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::event_catalogue::EVENT_NAMES;
 use crate::extract::{Id, Ids, Json, Query, Requested};
 use crate::idempotency::RequestState;
 use crate::openapi::schema::{Deleted, ErrorBody};
+use crate::paging::Cursors;
 use crate::paging::{After, CursorPage, ListId, ListRequest, Total};
 use crate::router::ApiRouter;
 use crate::state::AppState;
+use crate::time::Clock;
 use crate::time::Timestamp;
 use crate::validate::{Fields, NAME_MAX, Page, PageQuery, Paged, ensure, problem, required_text};
 
@@ -129,12 +134,12 @@ pub(crate) struct DeliveryWithBody {
         (status = 200, description = "A page of webhooks (no secrets)", body = Paged<Webhook>),
     ))]
 async fn list(
-    State(state): State<AppState>,
+    State(db): State<Db>,
     principal: Principal,
     Query(query): Query<crate::validate::PageQuery>,
 ) -> ApiResult<Json<Paged<Webhook>>> {
     let page = Page::from_query(&query, 20, 100)?;
-    let (rows, total) = store::list(&state.db, &principal.tenant, page).await?;
+    let (rows, total) = store::list(&db, &principal.tenant, page).await?;
     Ok(Json(Paged::new(rows, total, page)))
 }
 
@@ -168,11 +173,11 @@ async fn create(
     params(("id" = uuid::Uuid, Path, description = "Webhook id")),
     responses((status = 200, description = "The webhook", body = Webhook)))]
 async fn get_one(
-    State(state): State<AppState>,
+    State(db): State<Db>,
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<Webhook>> {
-    Ok(Json(store::find(&state.db, &principal.tenant, id).await?))
+    Ok(Json(store::find(&db, &principal.tenant, id).await?))
 }
 
 /// Update a webhook
@@ -233,13 +238,14 @@ async fn update(
     params(("id" = uuid::Uuid, Path, description = "Webhook id")),
     responses((status = 200, description = "Deleted", body = Deleted)))]
 async fn delete(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
     principal: Principal,
     requested: Requested,
     Id(id): Id,
 ) -> ApiResult<Json<Value>> {
-    let db = principal.acting(&state.db, requested);
-    store::delete(&db, &principal.tenant, id, state.clock.now()).await?;
+    let db = principal.acting(&db, requested);
+    store::delete(&db, &principal.tenant, id, clock.now()).await?;
     Ok(Json(serde_json::json!({ "id": id, "deleted": true })))
 }
 
@@ -314,7 +320,8 @@ async fn test(
         ),
     ))]
 async fn list_deliveries(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(cursors): State<Arc<Cursors>>,
     principal: Principal,
     Id(id): Id,
     Query(query): Query<DeliveryQuery>,
@@ -324,18 +331,11 @@ async fn list_deliveries(
         delivery_status_filter(query.status.as_deref()),
     )
         .all_valid()?;
-    store::find(&state.db, &principal.tenant, id).await?;
+    store::find(&db, &principal.tenant, id).await?;
     let list = ListId::new("webhook_deliveries", &principal.tenant, &(id, status));
-    let after = state.cursors.open_after(&list, after.as_deref())?;
-    let (rows, total) = deliveries::list(
-        &state.db,
-        &principal.tenant,
-        id,
-        status,
-        page,
-        after.as_ref(),
-    )
-    .await?;
+    let after = cursors.open_after(&list, after.as_deref())?;
+    let (rows, total) =
+        deliveries::list(&db, &principal.tenant, id, status, page, after.as_ref()).await?;
     let position = |delivery: &Delivery| After {
         created_at: delivery.created_at,
         id: delivery.id,
@@ -344,7 +344,7 @@ async fn list_deliveries(
         rows,
         Total::exact(total),
         page,
-        &state.cursors,
+        &cursors,
         &list,
         position,
     )))

@@ -10,13 +10,14 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::super::model::{SearchHit, Subject, Suggestion};
 use crate::auth::Principal;
+use crate::db::Db;
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::{Json, Query};
 use crate::kb::question::{names_something, tokenise};
 use crate::kb::store;
 use crate::openapi::schema::{DataList, ErrorBody};
 use crate::search;
-use crate::state::AppState;
+use crate::time::Clock;
 use crate::validate::{Fields, Page, optional_id, problem, required_text};
 
 /// Synonym groups a tenant may keep.
@@ -53,7 +54,7 @@ pub(crate) struct SuggestParams {
         (status = 200, description = "Articles, best first", body = Vec<SearchHit>),
         (status = 400, description = "`validation_failed`", body = ErrorBody)))]
 pub(super) async fn suggest(
-    State(state): State<AppState>,
+    State(db): State<Db>,
     principal: Principal,
     Query(params): Query<SuggestParams>,
 ) -> ApiResult<Json<Vec<SearchHit>>> {
@@ -63,7 +64,7 @@ pub(super) async fn suggest(
     )
         .all_valid()?;
     let page = Page::parse(params.limit.as_deref(), None, 3, 10)?;
-    let hits = store::suggest(&state.db, &principal.tenant, entity, &q, page.limit).await?;
+    let hits = store::suggest(&db, &principal.tenant, entity, &q, page.limit).await?;
     Ok(Json(hits))
 }
 
@@ -83,10 +84,10 @@ pub(crate) struct SynonymGroups {
 #[utoipa::path(get, path = "/kb/synonyms", tag = "Knowledge base",
     responses((status = 200, description = "The groups", body = SynonymGroups)))]
 pub(super) async fn get_synonyms(
-    State(state): State<AppState>,
+    State(db): State<Db>,
     principal: Principal,
 ) -> ApiResult<Json<SynonymGroups>> {
-    let groups = store::synonym_groups(&state.db, &principal.tenant).await?;
+    let groups = store::synonym_groups(&db, &principal.tenant).await?;
     Ok(Json(SynonymGroups {
         groups: Some(groups),
     }))
@@ -104,12 +105,13 @@ pub(super) async fn get_synonyms(
         (status = 400, description = "`validation_failed`, naming the group and term",
             body = ErrorBody)))]
 pub(super) async fn put_synonyms(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
     principal: Principal,
     Json(body): Json<SynonymGroups>,
 ) -> ApiResult<Json<SynonymGroups>> {
     let groups = parse_groups(body.groups).map_err(ApiError::validation)?;
-    store::set_synonym_groups(&state.db, &principal.tenant, &groups, state.clock.now()).await?;
+    store::set_synonym_groups(&db, &principal.tenant, &groups, clock.now()).await?;
     Ok(Json(SynonymGroups {
         groups: Some(groups),
     }))
@@ -187,7 +189,7 @@ pub(crate) struct SuggestionParams {
         (status = 200, description = "The suggestion records", body = DataList<Suggestion>),
         (status = 400, description = "`validation_failed`: neither or both ids", body = ErrorBody)))]
 pub(super) async fn list_suggestions(
-    State(state): State<AppState>,
+    State(db): State<Db>,
     principal: Principal,
     Query(params): Query<SuggestionParams>,
 ) -> ApiResult<Json<Value>> {
@@ -206,7 +208,7 @@ pub(super) async fn list_suggestions(
             ));
         }
     };
-    let records = store::suggestions_of(&state.db, &principal.tenant, subject).await?;
+    let records = store::suggestions_of(&db, &principal.tenant, subject).await?;
     Ok(Json(json!({ "data": records })))
 }
 

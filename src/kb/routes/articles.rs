@@ -11,6 +11,7 @@ use super::{
     reject_nul, sees_drafts, slug_conflict, slug_field, slug_schema, title_schema,
 };
 use crate::auth::{Principal, Scope};
+use crate::db::Db;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Id, Json, Query};
 use crate::idempotency::RequestState;
@@ -21,6 +22,7 @@ use crate::kb::store;
 use crate::openapi::schema::{self, Deleted, ErrorBody, VoteRecorded};
 use crate::paging::{After, CursorPage, ListId, ListRequest, Total};
 use crate::state::AppState;
+use crate::time::Clock;
 use crate::validate::{
     Fields, NAME_MAX, Patch, ensure, optional_enum, optional_id, optional_text, required_id,
     required_text,
@@ -173,12 +175,11 @@ pub(super) async fn create_article(
     params(("id" = uuid::Uuid, Path, description = "Article id")),
     responses((status = 200, description = "The article", body = Article)))]
 pub(super) async fn get_article(
-    State(state): State<AppState>,
+    State(db): State<Db>,
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<Article>> {
-    let article =
-        store::find_article(&state.db, &principal.tenant, id, sees_drafts(&principal)).await?;
+    let article = store::find_article(&db, &principal.tenant, id, sees_drafts(&principal)).await?;
     Ok(Json(article))
 }
 
@@ -211,7 +212,8 @@ pub(crate) struct UpdateArticle {
         (status = 409, description = "The slug is taken in this entity", body = ErrorBody),
     ))]
 pub(super) async fn update_article(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
     principal: Principal,
     Id(id): Id,
     Json(body): Json<UpdateArticle>,
@@ -265,11 +267,11 @@ pub(super) async fn update_article(
         is_published: body.is_published,
     };
     let article = store::update_article(
-        &state.db.acting(principal.actor()),
+        &db.acting(principal.actor()),
         &principal.tenant,
         id,
         changes,
-        state.clock.now(),
+        clock.now(),
     )
     .await
     .map_err(slug_conflict("article"))?;
@@ -281,15 +283,16 @@ pub(super) async fn update_article(
     params(("id" = uuid::Uuid, Path, description = "Article id")),
     responses((status = 200, description = "Deleted", body = Deleted)))]
 pub(super) async fn delete_article(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<Value>> {
     store::delete_article(
-        &state.db.acting(principal.actor()),
+        &db.acting(principal.actor()),
         &principal.tenant,
         id,
-        state.clock.now(),
+        clock.now(),
     )
     .await?;
     Ok(Json(json!({ "id": id, "deleted": true })))

@@ -9,12 +9,13 @@ use utoipa::{IntoParams, ToSchema};
 use super::super::model::Category;
 use super::{patched_slug, reject_nul, slug_conflict, slug_field, slug_schema, title_schema};
 use crate::auth::Principal;
+use crate::db::Db;
 use crate::error::ApiResult;
 use crate::extract::{Id, Json, Query};
 use crate::idempotency::RequestState;
 use crate::kb::store;
 use crate::openapi::schema::{self, DataList, Deleted, ErrorBody};
-use crate::state::AppState;
+use crate::time::Clock;
 use crate::validate::{Fields, NAME_MAX, ensure, optional_id, required_id, required_text};
 
 #[derive(Deserialize, IntoParams)]
@@ -30,13 +31,13 @@ pub(crate) struct CategoryParams {
     params(CategoryParams),
     responses((status = 200, description = "Categories", body = DataList<Category>)))]
 pub(super) async fn list_categories(
-    State(state): State<AppState>,
+    State(db): State<Db>,
     principal: Principal,
     Query(params): Query<CategoryParams>,
 ) -> ApiResult<Json<Value>> {
     let (entity,) = (optional_id("entityId", params.entity_id.as_deref()),).all_valid()?;
     let tenant = principal.tenant;
-    let categories = store::list_categories(&state.db, &tenant, entity).await?;
+    let categories = store::list_categories(&db, &tenant, entity).await?;
     Ok(Json(json!({ "data": categories })))
 }
 
@@ -83,12 +84,12 @@ pub(super) async fn create_category(
     params(("id" = uuid::Uuid, Path, description = "Category id")),
     responses((status = 200, description = "The category", body = Category)))]
 pub(super) async fn get_category(
-    State(state): State<AppState>,
+    State(db): State<Db>,
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<Category>> {
     Ok(Json(
-        store::find_category(&state.db, &principal.tenant, id).await?,
+        store::find_category(&db, &principal.tenant, id).await?,
     ))
 }
 
@@ -109,7 +110,8 @@ pub(crate) struct UpdateCategory {
         (status = 409, description = "The slug is taken in this entity", body = ErrorBody),
     ))]
 pub(super) async fn update_category(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
     principal: Principal,
     Id(id): Id,
     Json(body): Json<UpdateCategory>,
@@ -129,12 +131,12 @@ pub(super) async fn update_category(
     )
         .all_valid()?;
     let category = store::update_category(
-        &state.db.acting(principal.actor()),
+        &db.acting(principal.actor()),
         &principal.tenant,
         id,
         name.as_deref(),
         slug.as_deref(),
-        state.clock.now(),
+        clock.now(),
     )
     .await
     .map_err(slug_conflict("category"))?;
@@ -148,11 +150,12 @@ pub(super) async fn update_category(
     params(("id" = uuid::Uuid, Path, description = "Category id")),
     responses((status = 200, description = "Deleted", body = Deleted)))]
 pub(super) async fn delete_category(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<Value>> {
-    let db = state.db.acting(principal.actor());
-    store::delete_category(&db, &principal.tenant, id, state.clock.now()).await?;
+    let db = db.acting(principal.actor());
+    store::delete_category(&db, &principal.tenant, id, clock.now()).await?;
     Ok(Json(json!({ "id": id, "deleted": true })))
 }

@@ -14,12 +14,12 @@ use utoipa_axum::routes;
 use super::model::{SearchHit, Status};
 use super::{store, text};
 use crate::auth::{Principal, Scope};
+use crate::db::Db;
 use crate::error::{ApiError, ApiResult, FieldError, StoreError};
 use crate::extract::{Json, Query};
 use crate::openapi::schema;
 use crate::router::ApiRouter;
 use crate::search;
-use crate::state::AppState;
 use crate::validate::{Fields, Page, optional_id, optional_text, problem, required_text};
 // The handlers with the OpenAPI path types their attributes generate,
 // which `routes!` names beside them.
@@ -134,7 +134,7 @@ pub(crate) struct SearchParams {
     params(SearchParams),
     responses((status = 200, description = "Hits, best first", body = Vec<SearchHit>)))]
 async fn search(
-    State(state): State<AppState>,
+    State(db): State<Db>,
     principal: Principal,
     Query(params): Query<SearchParams>,
 ) -> ApiResult<Json<Vec<SearchHit>>> {
@@ -145,7 +145,7 @@ async fn search(
         .all_valid()?;
     let page = Page::parse(params.limit.as_deref(), None, 10, 50)?;
     let tenant = principal.tenant;
-    let hits = store::search(&state.db, &tenant, entity, &q, page.limit).await?;
+    let hits = store::search(&db, &tenant, entity, &q, page.limit).await?;
     Ok(Json(hits))
 }
 

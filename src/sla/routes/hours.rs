@@ -12,6 +12,7 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::auth::{Principal, Scope};
+use crate::db::Db;
 use crate::error::{ApiResult, FieldError};
 use crate::extract::{Json, Requested};
 use crate::idempotency::RequestState;
@@ -87,11 +88,8 @@ pub(crate) struct UpdateBody {
 #[utoipa::path(get, path = "/settings/business-hours", operation_id = "list_business_hours",
     tag = "Settings",
     responses((status = 200, description = "The calendars, oldest first", body = CalendarList)))]
-async fn list(
-    State(state): State<AppState>,
-    principal: Principal,
-) -> ApiResult<Json<CalendarList>> {
-    let data = store::list_calendars(&state.db, &principal.tenant).await?;
+async fn list(State(db): State<Db>, principal: Principal) -> ApiResult<Json<CalendarList>> {
+    let data = store::list_calendars(&db, &principal.tenant).await?;
     Ok(Json(CalendarList { data }))
 }
 

@@ -14,6 +14,7 @@ use uuid::Uuid;
 use crate::auth::{Principal, Scope};
 use crate::custom_fields;
 use crate::custom_fields::model::Definition;
+use crate::db::Db;
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::{Json, Requested};
 use crate::router::ApiRouter;
@@ -107,11 +108,8 @@ pub(crate) struct ConditionsBody {
 #[utoipa::path(get, path = "/settings/sla-policies", operation_id = "list_sla_policies",
     tag = "Settings",
     responses((status = 200, description = "The policies", body = PoliciesResponse)))]
-async fn list(
-    State(state): State<AppState>,
-    principal: Principal,
-) -> ApiResult<Json<PoliciesResponse>> {
-    let policies = store::list_policies(&state.db, &principal.tenant).await?;
+async fn list(State(db): State<Db>, principal: Principal) -> ApiResult<Json<PoliciesResponse>> {
+    let policies = store::list_policies(&db, &principal.tenant).await?;
     Ok(Json(PoliciesResponse { policies }))
 }
 
