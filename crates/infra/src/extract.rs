@@ -169,6 +169,12 @@ where
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        if let Some(field) = parts.uri.query().and_then(nul_parameter) {
+            return Err(ApiError::invalid_field(
+                &field,
+                "must not contain NUL characters",
+            ));
+        }
         match axum::extract::Query::<T>::from_request_parts(parts, state).await {
             Ok(axum::extract::Query(value)) => Ok(Query(value)),
             Err(QueryRejection::FailedToDeserializeQueryString(err)) => {
@@ -182,6 +188,21 @@ where
             Err(other) => Err(ApiError::invalid_field("query", other.body_text())),
         }
     }
+}
+
+/// The name of the first query parameter whose name or value holds an
+/// encoded NUL (`%00`), which no column can store (see [`refuse_nul`]).
+fn nul_parameter(query: &str) -> Option<String> {
+    query
+        .split('&')
+        .find(|pair| pair.contains("%00"))
+        .map(|pair| {
+            let name = pair.split_once('=').map_or(pair, |(name, _)| name);
+            match name.contains("%00") {
+                true => "query".to_string(),
+                false => name.to_string(),
+            }
+        })
 }
 
 /// Parses a path id. Malformed ids are 404, like ids that do not exist: the

@@ -1,6 +1,6 @@
-//! NUL characters in JSON bodies: neither Postgres `text` nor `jsonb` can
-//! hold one, so every route refuses them at the edge with a 400 naming
-//! where the NUL is, and changes nothing.
+//! NUL characters in JSON bodies and query strings: neither Postgres
+//! `text` nor `jsonb` can hold one, so every route refuses them at the edge
+//! with a 400 naming where the NUL is, and changes nothing.
 
 use serde_json::json;
 
@@ -11,6 +11,7 @@ backend_tests!(
     a_rename_holding_a_nul_is_refused_and_changes_nothing,
     a_nul_inside_a_list_is_refused_naming_its_place,
     a_nul_in_an_unknown_key_is_refused_naming_the_key,
+    a_nul_in_a_search_is_refused_naming_the_parameter,
 );
 
 async fn a_rename_holding_a_nul_is_refused_and_changes_nothing(backend: Backend) {
@@ -58,4 +59,11 @@ async fn a_nul_in_an_unknown_key_is_refused_naming_the_key(backend: Backend) {
         )
         .await;
     assert_invalid(&r, &["x\u{0}"]);
+}
+
+async fn a_nul_in_a_search_is_refused_naming_the_parameter(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let r = app.get("/tickets?limit=5&q=re%00fund", &acme.key).await;
+    assert_invalid(&r, &["q"]);
 }
