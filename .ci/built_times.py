@@ -12,6 +12,13 @@ The caller removes LIST before a build and records it only after the build
 succeeded, so after a failed or interrupted build no file counts as built.
 bench/ is left out: it builds in a target dir of its own, which this list
 does not describe.
+
+The list also names the checkout it was built in. The root crate bakes that
+path in where cargo does not see it (its debug build serves the demo's and
+the console's files from there; its tests read docs/ and tests/oidc/ from
+there), so in another checkout its `src/lib.rs` keeps its new time, and the
+root crate, its binary and its tests build again; the other crates of the
+workspace and the dependencies do not.
 """
 
 import os
@@ -19,6 +26,8 @@ import subprocess
 import sys
 
 OLD = 946684800  # 2000-01-01T00:00:00Z, older than any build
+ROOT = "# checkout"
+ROOT_CRATE_FILE = "src/lib.rs"
 
 
 def tracked():
@@ -34,6 +43,7 @@ def tracked():
 
 def record(list_path):
     with open(list_path, "w") as out:
+        out.write(f"{ROOT}\t{os.getcwd()}\n")
         for path, blob in sorted(tracked().items()):
             out.write(f"{blob}\t{path}\n")
 
@@ -52,8 +62,12 @@ def restore(list_path):
         for line in f:
             blob, path = line.rstrip("\n").split("\t", 1)
             built[path] = blob
+    checkout = built.pop(ROOT, None)
     now = tracked()
     unchanged = [p for p, blob in now.items() if built.get(p) == blob]
+    if checkout != os.getcwd() and ROOT_CRATE_FILE in unchanged:
+        unchanged.remove(ROOT_CRATE_FILE)
+        print(f"built in another checkout ({checkout}): the root crate builds again")
     changed = (set(now) | set(built)) - set(unchanged)
     touched_dirs = set().union(*(parents(p) for p in changed)) if changed else set()
     dirs = set().union(*(parents(p) for p in now)) - touched_dirs
