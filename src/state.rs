@@ -47,7 +47,7 @@ impl AppState {
 }
 
 // The handles a handler takes by themselves (`State<Db>`, `State<Clock>`,
-// `State<Arc<Cursors>>`, `State<Signer>`): a handler names what it uses, and only the wiring
+// `State<Arc<Cursors>>`, `State<Signer>`, `State<Arc<Realtime>>`, …): a handler names what it uses, and only the wiring
 // holds the whole state.
 impl FromRef<AppState> for Db {
     fn from_ref(state: &AppState) -> Db {
@@ -64,6 +64,24 @@ impl FromRef<AppState> for crate::time::Clock {
 impl FromRef<AppState> for Arc<crate::paging::Cursors> {
     fn from_ref(state: &AppState) -> Arc<crate::paging::Cursors> {
         state.cursors.clone()
+    }
+}
+
+impl FromRef<AppState> for Arc<crate::realtime::Realtime> {
+    fn from_ref(state: &AppState) -> Arc<crate::realtime::Realtime> {
+        state.realtime.clone()
+    }
+}
+
+impl FromRef<AppState> for Arc<crate::auth::access::Access> {
+    fn from_ref(state: &AppState) -> Arc<crate::auth::access::Access> {
+        state.access.clone()
+    }
+}
+
+impl FromRef<AppState> for Arc<crate::attachments::Attachments> {
+    fn from_ref(state: &AppState) -> Arc<crate::attachments::Attachments> {
+        state.attachments.clone()
     }
 }
 

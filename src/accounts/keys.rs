@@ -6,6 +6,8 @@
 //! working when the agent is deactivated or removed (docs/api.md,
 //! "Personal API keys").
 
+use std::sync::Arc;
+
 use axum::Json as AxumJson;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -15,6 +17,7 @@ use utoipa_axum::routes;
 
 use super::signed_in::SignedIn;
 use crate::auth::ScopeSet;
+use crate::auth::access::Access;
 use crate::auth::cache::{self, Invalidation};
 use crate::auth::session::AGENT_RATE_LIMIT;
 use crate::db::Db;
@@ -23,7 +26,9 @@ use crate::extract::{Id, Json};
 use crate::keys::routes::{expiry, rate_limit, scope_set};
 use crate::keys::{ApiKey, NewKey, store};
 use crate::openapi::schema::ErrorBody;
+use crate::realtime::Realtime;
 use crate::state::AppState;
+use crate::time::Clock;
 use crate::validate::{Fields, NAME_MAX, problem, required_text};
 
 /// The routes with their OpenAPI operations.
@@ -76,7 +81,10 @@ struct KeyList {
     request_body = CreateKey,
     responses((status = 201, description = "Minted", body = CreatedKey)))]
 async fn create(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
+    State(realtime): State<Arc<Realtime>>,
+    State(access): State<Arc<Access>>,
     signed_in: SignedIn,
     Json(body): Json<CreateKey>,
 ) -> ApiResult<(StatusCode, AxumJson<CreatedKey>)> {
@@ -96,7 +104,7 @@ async fn create(
         expiry(
             body.expires_at.as_deref(),
             body.expires_in.as_ref(),
-            state.clock.now(),
+            clock.now(),
         ),
     )
         .all_valid()?;
@@ -110,11 +118,11 @@ async fn create(
         rate_limit: rate_limit.unwrap_or(store::DEFAULT_RATE_LIMIT),
         expires_at,
     };
-    let now = state.clock.now();
-    let (record, key) = store::create_personal(&state.db, new, signed_in.user_id(), now).await?;
+    let now = clock.now();
+    let (record, key) = store::create_personal(&db, new, signed_in.user_id(), now).await?;
     // Digests remembered as unknown may include this one: forget them.
-    let bus = &state.realtime.bus;
-    cache::invalidate(&state.access.keys, bus, Invalidation::KeyCreated).await;
+    let bus = &realtime.bus;
+    cache::invalidate(&access.keys, bus, Invalidation::KeyCreated).await;
     Ok((StatusCode::CREATED, AxumJson(CreatedKey { record, key })))
 }
 
@@ -150,12 +158,14 @@ async fn list(State(db): State<Db>, signed_in: SignedIn) -> ApiResult<AxumJson<K
         (status = 404, description = "No such key of this agent", body = ErrorBody),
     ))]
 async fn revoke(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(realtime): State<Arc<Realtime>>,
+    State(access): State<Arc<Access>>,
     signed_in: SignedIn,
     Id(id): Id,
 ) -> ApiResult<StatusCode> {
-    store::revoke_personal(&state.db, signed_in.user_id(), id).await?;
-    let bus = &state.realtime.bus;
-    cache::invalidate(&state.access.keys, bus, Invalidation::Key(id)).await;
+    store::revoke_personal(&db, signed_in.user_id(), id).await?;
+    let bus = &realtime.bus;
+    cache::invalidate(&access.keys, bus, Invalidation::Key(id)).await;
     Ok(StatusCode::NO_CONTENT)
 }

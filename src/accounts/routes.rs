@@ -3,6 +3,8 @@
 //! authentication: signing in needs no credential, and the routes that need
 //! a session take it from the cookie (`SignedIn`).
 
+use std::sync::Arc;
+
 use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
@@ -15,11 +17,14 @@ use super::sessions::{self as store, SessionInfo};
 use super::sign_in;
 use super::signed_in::{Client, SignedIn, cleared_cookie, secure_cookies};
 use super::start::{Me, end_presented_session, me_of, no_store, start_session};
+use crate::auth::access::Access;
 use crate::auth::{Mode, session};
+use crate::db::Db;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Id, Json, Requested};
 use crate::openapi::schema::ErrorBody;
 use crate::state::AppState;
+use crate::time::Clock;
 
 /// The `/api/v1/auth` routes.
 pub fn router() -> Router<AppState> {
@@ -171,12 +176,14 @@ struct SessionView {
     tag = "Agent sign-in",
     responses((status = 200, description = "The open sessions", body = SessionList)))]
 async fn list_sessions(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
+    State(access): State<Arc<Access>>,
     signed_in: SignedIn,
 ) -> ApiResult<Json<SessionList>> {
-    let now = state.clock.now();
-    let idle = state.access.session_idle;
-    let sessions = store::list_open(&state.db, signed_in.user_id(), now, idle).await?;
+    let now = clock.now();
+    let idle = access.session_idle;
+    let sessions = store::list_open(&db, signed_in.user_id(), now, idle).await?;
     let current = signed_in.session.session_id();
     Ok(Json(SessionList {
         data: sessions

@@ -2,6 +2,8 @@
 //! action, target and time range, a page at a time (JSON) or all of them
 //! streamed (`Accept: text/csv` or `application/x-ndjson`).
 
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
@@ -12,12 +14,13 @@ use super::export::Format;
 use super::list::{self, Filters};
 use super::{Action, Entry, TargetType};
 use crate::auth::{Principal, Scope};
+use crate::db::Db;
 use crate::error::{ApiResult, FieldError};
 use crate::extract::{Json, Query};
 use crate::openapi::schema;
+use crate::paging::Cursors;
 use crate::paging::{After, CursorPage, ListId, ListRequest};
 use crate::router::ApiRouter;
-use crate::state::AppState;
 use crate::time::Timestamp;
 use crate::validate::{Fields, optional_enum, optional_id, problem};
 
@@ -104,7 +107,8 @@ fn format_of(headers: &HeaderMap) -> Format {
         )),
     ))]
 async fn list_entries(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(cursors): State<Arc<Cursors>>,
     principal: Principal,
     headers: HeaderMap,
     Query(query): Query<AuditQuery>,
@@ -137,16 +141,16 @@ async fn list_entries(
     let format = format_of(&headers);
     if format != Format::Page {
         return Ok(super::export::stream(
-            state.db.clone(),
+            db.clone(),
             company_id,
             filters,
             format,
         ));
     }
     let list_id = ListId::new("audit_log", &principal.tenant, &format!("{filters:?}"));
-    let after = state.cursors.open_after(&list_id, after.as_deref())?;
+    let after = cursors.open_after(&list_id, after.as_deref())?;
     let rows = list::page(
-        &state.db,
+        &db,
         company_id,
         &filters,
         after.as_ref(),
@@ -154,18 +158,13 @@ async fn list_entries(
         page.offset,
     )
     .await?;
-    let total = list::total(&state.db, company_id, &filters).await?;
+    let total = list::total(&db, company_id, &filters).await?;
     let position = |entry: &Entry| After {
         created_at: entry.at,
         id: entry.id,
     };
     Ok(Json(CursorPage::by_time(
-        rows,
-        total,
-        page,
-        &state.cursors,
-        &list_id,
-        position,
+        rows, total, page, &cursors, &list_id, position,
     ))
     .into_response())
 }

@@ -4,6 +4,8 @@
 //! a signed link (`/exports/{id}?exp=…&sig=…`, outside the API: a browser
 //! opens it) that serves the archive once.
 
+use std::sync::Arc;
+
 use axum::Router;
 use axum::body::Body;
 use axum::extract::State;
@@ -17,12 +19,15 @@ use uuid::Uuid;
 
 use super::model::{DataJob, JobKind, JobState};
 use super::store::jobs;
+use crate::attachments::Attachments;
 use crate::auth::{Principal, Scope};
+use crate::db::Db;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::extract::{Id, Json, Query};
 use crate::idempotency::RequestState;
 use crate::router::ApiRouter;
 use crate::state::AppState;
+use crate::time::Clock;
 use crate::time::Timestamp;
 
 pub fn router() -> ApiRouter {
@@ -147,14 +152,16 @@ struct LinkQuery {
 }
 
 async fn download(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
+    State(attachments): State<Arc<Attachments>>,
     Id(id): Id,
     Query(query): Query<LinkQuery>,
 ) -> ApiResult<Response> {
-    let now = state.clock.now();
+    let now = clock.now();
     let expires = query.exp.as_deref().and_then(|exp| exp.parse::<i64>().ok());
     let valid = match (expires, query.sig.as_deref()) {
-        (Some(expires), Some(sig)) => state.attachments.links.verify_export(id, expires, sig, now),
+        (Some(expires), Some(sig)) => attachments.links.verify_export(id, expires, sig, now),
         _ => false,
     };
     if !valid {
@@ -164,7 +171,7 @@ async fn download(
             "This link is invalid or has expired",
         ));
     }
-    let archive = jobs::take_archive(&state.db, id, now).await?;
+    let archive = jobs::take_archive(&db, id, now).await?;
     let disposition = format!("attachment; filename=\"contact-export-{id}.zip\"");
     let mut response = Response::new(Body::from(archive));
     let headers = response.headers_mut();

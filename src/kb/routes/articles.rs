@@ -1,5 +1,7 @@
 //! Articles: list, create, read, change, delete, and readers' votes.
 
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
@@ -20,8 +22,8 @@ use crate::kb::model::{
 };
 use crate::kb::store;
 use crate::openapi::schema::{self, Deleted, ErrorBody, VoteRecorded};
+use crate::paging::Cursors;
 use crate::paging::{After, CursorPage, ListId, ListRequest, Total};
-use crate::state::AppState;
 use crate::time::Clock;
 use crate::validate::{
     Fields, NAME_MAX, Patch, ensure, optional_enum, optional_id, optional_text, required_id,
@@ -56,7 +58,8 @@ pub(crate) struct ListParams {
         ),
     ))]
 pub(super) async fn list_articles(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(cursors): State<Arc<Cursors>>,
     principal: Principal,
     Query(params): Query<ListParams>,
 ) -> ApiResult<Json<CursorPage<ArticleSummary>>> {
@@ -81,9 +84,8 @@ pub(super) async fn list_articles(
         status,
     };
     let list = ListId::new("kb_articles", &tenant, &filter);
-    let after = state.cursors.open_after(&list, after.as_deref())?;
-    let (data, total) =
-        store::list_articles(&state.db, &tenant, filter, page, after.as_ref()).await?;
+    let after = cursors.open_after(&list, after.as_deref())?;
+    let (data, total) = store::list_articles(&db, &tenant, filter, page, after.as_ref()).await?;
     let position = |article: &ArticleSummary| After {
         created_at: article.created_at,
         id: article.id,
@@ -92,7 +94,7 @@ pub(super) async fn list_articles(
         data,
         Total::exact(total),
         page,
-        &state.cursors,
+        &cursors,
         &list,
         position,
     )))
