@@ -10,12 +10,13 @@ export const PER_KIND = 5;
 const words = (status) => String(status ?? '').replace('_', ' ').toLowerCase();
 
 /**
- * Each kind: `kind` (its key), `title` (the group's heading), `path(q)` (the
- * API search), and `describe(hit)`: `{label, detail}`.
+ * Each kind: `kind` (its key), `counted` (one, many), `title` (the group's
+ * heading), `path(q)` (the API search), and `describe(hit)`: `{label, detail}`.
  */
 export const KINDS = Object.freeze([
   {
     kind: 'ticket',
+    counted: ['ticket', 'tickets'],
     title: 'Tickets',
     // Every status: a solved ticket is found as readily as an open one.
     path: (q) => `/tickets?${new URLSearchParams({ q, limit: String(PER_KIND) })}`,
@@ -28,6 +29,7 @@ export const KINDS = Object.freeze([
   },
   {
     kind: 'chat',
+    counted: ['chat', 'chats'],
     title: 'Chats',
     path: (q) => `/chat/sessions?${new URLSearchParams({ q, limit: String(PER_KIND) })}`,
     describe: (session) => ({
@@ -37,6 +39,7 @@ export const KINDS = Object.freeze([
   },
   {
     kind: 'contact',
+    counted: ['contact', 'contacts'],
     title: 'Contacts',
     path: (q) => `/contacts?${new URLSearchParams({ q, limit: String(PER_KIND) })}`,
     describe: (contact) => ({
@@ -46,6 +49,7 @@ export const KINDS = Object.freeze([
   },
   {
     kind: 'article',
+    counted: ['article', 'articles'],
     title: 'Knowledge base',
     path: (q) => `/kb/search?${new URLSearchParams({ q, limit: String(PER_KIND) })}`,
     describe: (article) => ({

@@ -51,6 +51,7 @@ export class Search {
     });
     this.status = h('p', { class: 'search-status', id: 'search-status', role: 'status', 'aria-live': 'polite' }, 'Type to search.');
     this.results = h('div', { class: 'search-results', id: 'search-results', role: 'listbox', 'aria-label': 'Search results' });
+    this.errors = h('ul', { class: 'search-errors', id: 'search-errors', hidden: true });
     const closer = h('button', { type: 'button', class: 'btn btn-ghost btn-sm', id: 'search-close' }, 'Close');
     const dialog = h(
       'dialog',
@@ -65,6 +66,7 @@ export class Search {
       ),
       this.status,
       this.results,
+      this.errors,
       h('p', { class: 'hint search-hint' }, hint('search-next', 'search-previous', 'search-open', 'dialog-close')),
     );
     this.modal = new Modal(placed(dialog, (node) => document.body.append(node)));
@@ -114,16 +116,22 @@ export class Search {
         : { ...kind, hits: [], error: answer.reason?.message ?? 'failed' };
     });
     this.show(groups);
-    const found = groups.map((g) => `${g.hits.length} ${g.title.toLowerCase()}`).join(', ');
+    const found = groups
+      .filter((g) => g.hits.length > 0)
+      .map((g) => `${g.hits.length} ${g.counted[g.hits.length === 1 ? 0 : 1]}`)
+      .join(', ');
     this.status.textContent = this.hits.length > 0 ? `Found ${found}.` : `Nothing matches “${q}”.`;
   }
 
-  /** Draws the groups (a kind with no hit is left out, one that failed says so). */
+  /** Draws the groups (a kind with no hit is left out) and what failed. */
   show(groups) {
+    const failed = groups.filter((g) => g.error);
+    this.errors.replaceChildren(...failed.map((g) => h('li', {}, `Could not search ${g.title.toLowerCase()}: ${g.error}`)));
+    this.errors.hidden = failed.length === 0;
     this.hits = [];
     const nodes = [];
     for (const group of groups) {
-      if (group.hits.length === 0 && !group.error) continue;
+      if (group.hits.length === 0) continue;
       const titleId = `search-group-${group.kind}`;
       const options = group.hits.map((hit) => this.option(group, hit));
       nodes.push(
@@ -132,7 +140,6 @@ export class Search {
           { class: 'search-group', role: 'group', 'aria-labelledby': titleId, dataset: { kind: group.kind } },
           h('div', { class: 'search-group-title', id: titleId, role: 'presentation' }, group.title),
           options,
-          group.error ? h('div', { class: 'search-error', role: 'presentation' }, `Could not search ${group.title.toLowerCase()}: ${group.error}`) : null,
         ),
       );
     }
