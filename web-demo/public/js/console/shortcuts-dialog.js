@@ -30,7 +30,7 @@ export class ShortcutsDialog {
         h(
           'dl',
           { class: 'shortcut-list' },
-          entries.map((entry) => [
+          entries.flatMap((entry) => [
             h(
               'dt',
               { class: 'shortcut-keys', dataset: { shortcut: entry.id } },
