@@ -205,3 +205,43 @@ test('the "?" button opens the list of shortcuts too, and closing it gives the f
   await page.locator('#shortcuts-dialog').waitFor({ state: 'hidden', timeout: WAIT });
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'shortcuts-button');
 });
+
+/** The Tickets view listing only two new tickets of a tag of their own, newest first. */
+async function twoTicketsListed() {
+  const tag = uniqueWord('keys');
+  const older = await api('POST', '/tickets', { subject: `Older (${tag})`, tags: [tag], entityId: ENTITY_ID });
+  const newer = await api('POST', '/tickets', { subject: `Newer (${tag})`, tags: [tag], entityId: ENTITY_ID });
+  const page = await consolePage();
+  await page.click('#view-tickets');
+  await page.fill('#tf-tag', tag);
+  await page.waitForFunction(() => document.querySelectorAll('#ticket-list .ticket-item').length === 2, null, { timeout: WAIT });
+  // Out of the filter's field: keys typed there are text, not shortcuts.
+  await page.click('#tickets-title');
+  return { page, older, newer };
+}
+
+/** The number of the ticket the list has selected. */
+function selectedNumber(page) {
+  return page.evaluate(() => document.querySelector('#ticket-list .ticket-item[aria-selected="true"]')?.dataset.number);
+}
+
+test('in the Tickets view, j and k (from the key table) move the selection down and up the list', async () => {
+  const { page, older, newer } = await twoTicketsListed();
+  const seen = [];
+  for (const key of ['j', 'j', 'k']) {
+    await page.keyboard.press(key);
+    seen.push(await selectedNumber(page));
+  }
+  assert.deepEqual(seen, [newer.ticketNumber, older.ticketNumber, newer.ticketNumber]);
+});
+
+test('in the Tickets view, Enter opens the ticket selected and r goes to its comment box', async () => {
+  const { page, older } = await twoTicketsListed();
+  await page.keyboard.press('j');
+  await page.keyboard.press('j');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction((subject) => document.querySelector('#td-subject')?.textContent === subject, older.subject, { timeout: WAIT });
+  await page.click('#td-number');
+  await page.keyboard.press('r');
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'td-reply');
+});
