@@ -43,8 +43,8 @@ async function recordsWith(word) {
 }
 
 /** A signed-in console page. */
-async function consolePage() {
-  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+async function consolePage(viewport = { width: 1440, height: 900 }) {
+  const context = await browser.newContext({ viewport });
   const page = await context.newPage();
   await signInConsole(page, { email: agent.email });
   return page;
@@ -244,4 +244,21 @@ test('in the Tickets view, Enter opens the ticket selected and r goes to its com
   await page.click('#td-number');
   await page.keyboard.press('r');
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'td-reply');
+});
+
+test('at 390 px wide, the Search button (its icon alone) opens search, and the hits fit the width', async () => {
+  const word = uniqueWord('phone');
+  await recordsWith(word);
+  const page = await consolePage({ width: 390, height: 844 });
+  await page.getByRole('button', { name: 'Search', exact: true }).click();
+  const input = page.getByRole('combobox', { name: 'Search tickets, chats, contacts and articles' });
+  await input.fill(word);
+  await page.waitForFunction(() => document.querySelectorAll('#search-results [role="option"]').length === 4, null, { timeout: WAIT });
+
+  const overflow = await page.evaluate(() => {
+    const dialog = document.querySelector('#search-dialog');
+    return { inside: dialog.scrollWidth - dialog.clientWidth, right: dialog.getBoundingClientRect().right - window.innerWidth };
+  });
+  assert.deepEqual({ inside: Math.max(0, overflow.inside), right: Math.max(0, overflow.right) }, { inside: 0, right: 0 });
+  await shot(page, 'console-search-390');
 });
