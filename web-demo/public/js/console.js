@@ -1,8 +1,9 @@
 // Agent console, part two: the workspace (Chats and Tickets), for the
 // signed-in agent. Each concern is a module of console/ that sets itself up
 // on one shared console object `c` (me, the elements, the state, the API
-// helper, the socket, and the functions the parts call one another by); the
-// order below is the order the page wires itself.
+// helper, the socket, the key handler, and the functions the parts call one
+// another by); the order below is the order the page wires itself. Newer
+// parts (search, the shortcuts list) are classes given what they use.
 
 import { request } from './api.js';
 import { setUpAssigned } from './console/assigned.js';
@@ -11,9 +12,13 @@ import { setUpConversation } from './console/conversation.js';
 import { consoleElements } from './console/elements.js';
 import { ENTITY_ITEM, setUpEntities } from './console/entities.js';
 import { setUpFields } from './console/fields.js';
+import { KeyHandler } from './console/keys.js';
 import { setUpLive } from './console/live.js';
+import { Peek } from './console/peek.js';
 import { setUpPresence } from './console/presence.js';
+import { Search } from './console/search.js';
 import { setUpSessions } from './console/sessions.js';
+import { ShortcutsDialog } from './console/shortcuts-dialog.js';
 import { setUpSla } from './console/sla.js';
 import { setUpTags } from './console/tags.js';
 import { setUpTeam } from './console/team.js';
@@ -63,7 +68,9 @@ export async function startConsole({ me, session, entities, storage, onSignOut }
     }
   };
 
-  const c = { me, session, entities, storage, el, s, api, on, signOut };
+  // The page-wide keyboard shortcuts: the parts bind theirs (keys.js).
+  const keys = new KeyHandler(lifetime.signal);
+  const c = { me, session, entities, storage, el, s, api, on, signOut, keys };
   setUpPresence(c);
   setUpEntities(c);
   setUpTeams(c);
@@ -80,6 +87,36 @@ export async function startConsole({ me, session, entities, storage, onSignOut }
   setUpSla(c);
   setUpTickets(c);
   setUpTicketPage(c);
+
+  // --- Search and the list of shortcuts -----------------------------------------------
+
+  /** Opens chat `id` in the Chats view. */
+  function openChat(id) {
+    c.showView('chats');
+    el.main.focus();
+    c.openSession(id);
+  }
+
+  function openTicket(id) {
+    c.showTicketById(id);
+    el.ticketPage.focus();
+  }
+
+  const peek = new Peek({ api, openTicket, openChat });
+  const search = new Search({
+    api,
+    onOpen: (kind, hit, returnTo) => {
+      if (kind === 'ticket') openTicket(hit.id);
+      else if (kind === 'chat') openChat(hit.id);
+      else if (kind === 'contact') peek.showContact(hit, returnTo);
+      else peek.showArticle(hit, returnTo);
+    },
+  });
+  const shortcuts = new ShortcutsDialog();
+  keys.bind('search', () => search.open());
+  keys.bind('shortcuts', () => shortcuts.open());
+  on(el.searchButton, 'click', () => search.open());
+  on(el.shortcutsButton, 'click', () => shortcuts.open());
 
   // --- Layout and signing out -------------------------------------------------------
 

@@ -2,6 +2,7 @@
 
 import { clientId, h, throttle, toast } from '../util.js';
 import { draftsOf } from './drafts.js';
+import { matches } from './keys.js';
 
 /** Waits before each resend of a reply whose answer was lost. */
 const RESEND_DELAYS_MS = [1000, 2000, 4000, 8000];
@@ -49,7 +50,7 @@ export function setUpComposer(c) {
   });
 
   on(el.reply, 'keydown', (event) => {
-    if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+    if (matches('chat-send', event)) {
       event.preventDefault();
       el.composer.requestSubmit();
     }

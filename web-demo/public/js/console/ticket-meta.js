@@ -10,6 +10,7 @@
 import { listOf } from '../api.js';
 import { h } from '../util.js';
 import { fieldInput, fromInput } from './field-inputs.js';
+import { matches } from './keys.js';
 
 const normalize = (raw) => raw.trim().toLowerCase();
 
@@ -35,7 +36,7 @@ export class TicketMeta {
       autocomplete: 'off',
       spellcheck: 'false',
       onkeydown: (event) => {
-        if (event.key !== 'Enter') return;
+        if (!matches('tag-add', event)) return;
         event.preventDefault();
         this.addTag(this.tagInput.value);
       },

@@ -13,6 +13,7 @@ import { listOf } from '../api.js';
 import { debounce, h, placed, shortTime, toast } from '../util.js';
 import { showConflict, staleView } from './conflict.js';
 import { draftsOf } from './drafts.js';
+import { matches } from './keys.js';
 import { TicketMeta } from './ticket-meta.js';
 import { TicketWatch } from './watching.js';
 
@@ -278,7 +279,7 @@ export function setUpTicketPage(c) {
     sendComment();
   });
   on(el.tdReply, 'keydown', (event) => {
-    if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
+    if (matches('comment-send', event)) {
       event.preventDefault();
       sendComment();
     }

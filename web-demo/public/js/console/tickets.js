@@ -3,10 +3,11 @@
 // light; or soonest SLA due time first, paged by offset), kept current from
 // the `tickets` socket channel, with each ticket's SLA badge; an unread marker
 // (in localStorage) on tickets someone else changed since this agent last
-// opened them; and the keys j / k (move), Enter (open), r (reply). Above
-// the filters, the inboxes (inbox.js): mine, unassigned, each of the agent's
-// teams, all, and the saved views, with their counts; a saved view lists
-// its own tickets (GET /views/{id}/tickets) and sets the filters aside.
+// opened them; and the keys j / k (move), Enter (open), r (reply), bound
+// through the console's key table (keys.js). Above the filters, the inboxes
+// (inbox.js): mine, unassigned, each of the agent's teams, all, and the
+// saved views, with their counts; a saved view lists its own tickets
+// (GET /views/{id}/tickets) and sets the filters aside.
 
 import { listOf } from '../api.js';
 import { $, debounce, h, placed, safeStorage, shortTime, toast } from '../util.js';
@@ -41,7 +42,7 @@ export function setUpTickets(c) {
   } catch {
     seen = {};
   }
-  Object.assign(c, { onTicketEvent, reloadTickets, noteOwnChange, markSeen, ownRequest, upsertTicket });
+  Object.assign(c, { onTicketEvent, reloadTickets, noteOwnChange, markSeen, ownRequest, upsertTicket, showView, showTicketById });
 
   for (const entity of entities) el.tfEntity.append(h('option', { value: entity.id }, entity.name));
   const inboxes = placed(h('nav', { class: 'inbox-views', id: 'inbox-views', 'aria-label': 'Inboxes' }), (node) =>
@@ -79,6 +80,15 @@ export function setUpTickets(c) {
 
   for (const button of el.views) {
     on(button, 'click', () => showView(button.dataset.view));
+  }
+
+  /** Opens ticket `id` in the Tickets view (from search: it may not be in the list). */
+  function showTicketById(id) {
+    showView('tickets');
+    t.openId = id;
+    t.selected = t.list.findIndex((x) => x.id === id);
+    renderTickets();
+    c.openTicket(id);
   }
 
   function showView(view) {
@@ -343,20 +353,16 @@ export function setUpTickets(c) {
     if (t.next && t.selected >= t.list.length - 5) loadPage(false);
   }
 
-  on(document, 'keydown', (event) => {
-    if (t.view !== 'tickets' || event.ctrlKey || event.metaKey || event.altKey) return;
-    const target = event.target;
-    if (target.closest?.('input, textarea, select, dialog')) return;
-    if (event.key === 'j') move(1);
-    else if (event.key === 'k') move(-1);
-    else if (event.key === 'Enter' && target.closest?.('.ticket-list')) {
-      event.preventDefault();
-      openSelected();
-    } else if (event.key === 'Enter' && t.selected >= 0) openSelected();
-    else if (event.key === 'r' && t.openId) {
-      event.preventDefault();
-      el.tdReply.focus();
-    } else return;
-    event.preventDefault();
-  });
+  // The keys of the Tickets view (keys.js lists them under `?`).
+  const inTickets = { when: () => t.view === 'tickets' };
+  c.keys.bind('ticket-next', () => move(1), inTickets);
+  c.keys.bind('ticket-previous', () => move(-1), inTickets);
+  c.keys.bind('ticket-open', (event) => {
+    if (t.selected < 0 && !event.target.closest?.('.ticket-list')) return false;
+    openSelected();
+  }, inTickets);
+  c.keys.bind('ticket-reply', () => {
+    if (!t.openId) return false;
+    el.tdReply.focus();
+  }, inTickets);
 }
