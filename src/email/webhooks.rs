@@ -7,8 +7,7 @@
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Path, State};
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, StatusCode};
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use tower_http::limit::RequestBodyLimitLayer;
