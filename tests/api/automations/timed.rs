@@ -1,7 +1,8 @@
 //! Timed automations fire once per time their condition comes to hold,
 //! one node at a time, to the second they come due (after the last
 //! customer reply too), however many older tickets do not match; a dry
-//! run lists what the pass then changes and writes nothing.
+//! run lists what the pass then changes (however many older tickets do
+//! not match) and writes nothing.
 
 use chrono::Duration;
 use serde_json::{Value, json};
@@ -16,6 +17,7 @@ backend_tests!(
     a_dry_run_lists_what_the_pass_then_changes_and_writes_nothing,
     a_customer_reply_rule_fires_at_its_minute_after_the_last_reply,
     a_pass_reaches_a_due_ticket_behind_a_page_of_others,
+    a_dry_run_lists_a_due_ticket_behind_a_page_of_others,
 );
 
 /// A timed automation on open tickets created an hour ago or more.
@@ -165,22 +167,50 @@ async fn a_customer_reply_rule_fires_at_its_minute_after_the_last_reply(backend:
 async fn a_pass_reaches_a_due_ticket_behind_a_page_of_others(backend: Backend) {
     let app = quiet(backend).await;
     let acme = app.company().await;
-    let pending = json!([
-        {"field": "minutesSinceCreated", "operator": "gte", "value": 60},
-        {"field": "status", "operator": "is", "value": "PENDING"},
-    ]);
-    let body = json!({"name": "Nudge", "kind": "timed", "conditions": {"all": pending},
-                      "actions": nudge()});
-    automation(&app, &acme, body).await;
-    // A page of older tickets the rule passes over (OPEN), then one it fires on.
-    let page = usize::try_from(supportdesk::automations::timed::BATCH).expect("size");
-    for _ in 0..page.div_ceil(10) {
-        futures::future::join_all((0..10).map(|_| ticket(&app, &acme, "older"))).await;
-    }
-    app.state.clock.advance(Duration::seconds(1));
-    let id = ticket(&app, &acme, "late").await;
-    patch(&app, &acme, &id, json!({"status": "PENDING"})).await;
-    app.state.clock.advance(Duration::minutes(61));
+    let (_, id) = behind_a_page(&app, &acme).await;
     assert_eq!(timed_pass(&app).await, 1);
     assert_eq!(read(&app, &acme, &id).await["tags"], json!(["nudged"]));
+}
+
+async fn a_dry_run_lists_a_due_ticket_behind_a_page_of_others(backend: Backend) {
+    let app = quiet(backend).await;
+    let acme = app.company().await;
+    let (rule, id) = behind_a_page(&app, &acme).await;
+    let r = app
+        .post(
+            &format!("/automations/{rule}/dry-run"),
+            &acme.key,
+            json!({}),
+        )
+        .await;
+    let listed = r.assert_status(200)["data"].clone();
+    let ids: Vec<&Value> = listed
+        .as_array()
+        .expect("data")
+        .iter()
+        .map(|w| &w["ticketId"])
+        .collect();
+    assert_eq!(ids, [&json!(id)]);
+}
+
+/// A timed rule that tags `nudged` the tickets an hour old named `late`,
+/// a full page of older tickets it passes over (due by their age, which
+/// the due query reads, but of another subject, which it does not), then
+/// one it fires on, an hour later: the rule's id and that ticket's.
+async fn behind_a_page(app: &TestApp, acme: &TestCompany) -> (String, String) {
+    let late = json!([
+        {"field": "minutesSinceCreated", "operator": "gte", "value": 60},
+        {"field": "subject", "operator": "is", "value": "late"},
+    ]);
+    let body = json!({"name": "Nudge", "kind": "timed", "conditions": {"all": late},
+                      "actions": nudge()});
+    let rule = automation(app, acme, body).await;
+    let page = usize::try_from(supportdesk::automations::timed::BATCH).expect("size");
+    for _ in 0..page.div_ceil(10) {
+        futures::future::join_all((0..10).map(|_| ticket(app, acme, "older"))).await;
+    }
+    app.state.clock.advance(Duration::seconds(1));
+    let id = ticket(app, acme, "late").await;
+    app.state.clock.advance(Duration::minutes(61));
+    (rule, id)
 }

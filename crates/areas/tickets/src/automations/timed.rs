@@ -7,7 +7,9 @@
 //! change does. A pass pages through every ticket due by its time (the
 //! store's `due_tickets`, by the indexes on the times the conditions
 //! name), so it fires on each at the first pass at or after the second
-//! its condition comes to hold, however many other tickets are older.
+//! its condition comes to hold, however many other tickets are older; a
+//! dry run reads the same pages (`Due`), so it lists every ticket the
+//! pass would change.
 
 use std::collections::BTreeMap;
 
@@ -16,14 +18,17 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use super::engine::{self, Context, Fired};
-use super::store as automation_store;
+use super::store::{self as automation_store, DueCursor};
 use super::{Automation, Kind, TriggerEvent};
 use crate::actor::Actor;
+use crate::auth::Tenant;
 use crate::db::Db;
 use crate::error::StoreError;
 use crate::store;
+use crate::time::Timestamp;
 
-/// Tickets read at a time; a pass reads every page, a dry run the first.
+/// Tickets read at a time; a timed rule's pass and dry run read every
+/// page, a trigger's dry run the first (the latest tickets).
 pub const BATCH: i64 = 500;
 
 /// One pass of `rule` (timed) at `ctx.now`: first forgets the firings
@@ -58,18 +63,49 @@ pub async fn run(
         }
     }
     let mut fired = Fired::default();
-    let mut after = None;
-    loop {
-        let page = automation_store::due_tickets(db, &whole, rule, ctx.now, after, BATCH).await?;
-        for &(_, id) in &page {
+    let mut due = Due::new(rule, ctx.now);
+    while let Some(page) = due.next(db, &whole).await? {
+        for id in page {
             fired.add(fire(db, ctx, rule, triggers, id).await?);
-        }
-        match page.last() {
-            Some(&last) if page.len() >= BATCH as usize => after = Some(last),
-            _ => break,
         }
     }
     Ok(fired)
+}
+
+/// The tickets due for timed `rule` at `now` (old enough, not yet fired),
+/// a page at a time in the order they were created: what a pass fires on
+/// and a dry run lists, so the two read the same tickets.
+struct Due<'r> {
+    rule: &'r Automation,
+    now: Timestamp,
+    after: Option<DueCursor>,
+    done: bool,
+}
+
+impl<'r> Due<'r> {
+    fn new(rule: &'r Automation, now: Timestamp) -> Self {
+        Due {
+            rule,
+            now,
+            after: None,
+            done: false,
+        }
+    }
+
+    /// The next page, `None` once every due ticket was read. A page reads
+    /// after the last one's last ticket, so what a pass fired on in
+    /// between moves nothing.
+    async fn next(&mut self, db: &Db, tenant: &Tenant) -> Result<Option<Vec<Uuid>>, StoreError> {
+        if self.done {
+            return Ok(None);
+        }
+        let page =
+            automation_store::due_tickets(db, tenant, self.rule, self.now, self.after, BATCH)
+                .await?;
+        self.done = page.len() < BATCH as usize;
+        self.after = page.last().copied();
+        Ok(Some(page.into_iter().map(|(_, id)| id).collect()))
+    }
 }
 
 /// Fires `rule` on ticket `id` if its conditions hold and it has not
@@ -133,11 +169,16 @@ pub async fn dry_run(
         return Ok(Vec::new());
     }
     let ids = match rule.kind {
-        Kind::Timed => automation_store::due_tickets(db, &whole, rule, ctx.now, None, BATCH)
-            .await?
-            .into_iter()
-            .map(|(_, id)| id)
-            .collect(),
+        Kind::Timed => {
+            // Read before the rolled-back transaction opens, as a pass reads
+            // each page outside its firings' transactions.
+            let mut ids = Vec::new();
+            let mut due = Due::new(rule, ctx.now);
+            while let Some(page) = due.next(db, &whole).await? {
+                ids.extend(page);
+            }
+            ids
+        }
         Kind::Trigger => automation_store::recent_tickets(db, &whole, BATCH).await?,
     };
     let mut tx = db.begin().await?;

@@ -1,7 +1,8 @@
 //! SQL for merging a ticket into another: its comments, its own
 //! attachments and its tags go to the target, it is closed with
 //! `mergedInto` and a link both ways, and what moved is kept so that an
-//! undo within the window puts both tickets back as they were. Each
+//! undo within the window puts both tickets back as they were (with the
+//! merge suggestions it removed, where still open). Each
 //! ticket's search document follows the comments it holds.
 
 use serde_json::json;
@@ -263,7 +264,9 @@ fn refused(code: ErrorCode, message: String) -> StoreError {
 /// comments and attachments it moved go back, the tags it gave the target
 /// are taken off again (those still there), the source gets its status
 /// back and loses `mergedInto` and the link; each ticket gets a
-/// `merge_undone` entry, and `ticket.merged` (`undone: true`) is emitted.
+/// `merge_undone` entry, the merge suggestions the merge removed come back
+/// where both their tickets are still open (`grouping`), and
+/// `ticket.merged` (`undone: true`) is emitted.
 /// 409 `conflict` when the ticket is not merged, `undo_expired` after the
 /// window.
 pub async fn undo_merge(
@@ -357,6 +360,7 @@ pub async fn undo_merge(
         };
         add_activity(&mut tx, tenant, ticket, entry, now).await?;
     }
+    super::grouping::restore_suggestions(&mut tx, tenant, source, now, signer).await?;
     links::touch(&mut tx, tenant, target, now).await?;
     let merged = announce_merge(&mut tx, tenant, source, target, true, now, signer).await?;
     if !met.is_empty() {
