@@ -62,7 +62,9 @@ def restore(list_path):
         for line in f:
             blob, path = line.rstrip("\n").split("\t", 1)
             built[path] = blob
-    checkout = built.pop(ROOT, None)
+    # The checkout's line reads as a blob named ROOT of a file at its path.
+    checkout = next((path for path, blob in built.items() if blob == ROOT), None)
+    built.pop(checkout, None)
     now = tracked()
     unchanged = [p for p, blob in now.items() if built.get(p) == blob]
     if checkout != os.getcwd() and ROOT_CRATE_FILE in unchanged:
