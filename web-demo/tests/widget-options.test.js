@@ -7,7 +7,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { env, BASE, API_KEY, WAIT, api, launchChromium } from './support.js';
+import { env, BASE, WAIT, api, launchChromium } from './support.js';
 
 const SHOP = env('SD_SHOP_URL');
 const FRAME = `iframe[src^="${BASE}/widget/frame.html"]`;

@@ -10,7 +10,7 @@ const normalize = (raw) => raw.trim().toLowerCase();
 
 /** Sets this part up on the console `c` and adds its functions to it. */
 export function setUpTags(c) {
-  const { el, s, api, on } = c;
+  const { el, api, on } = c;
   Object.assign(c, { showTags, hideTags });
   // The tags of the open chat, from the service's answers only (session
   // frames on the socket do not carry them).
