@@ -100,9 +100,7 @@ export function setUpTags(c) {
       if (prefix) query.set('prefix', prefix);
       const answer = await api(`/tags?${query}`);
       if (normalize(el.tagInput.value) !== prefix) return;
-      const options = (answer?.data ?? [])
-        .map((t) => t.tag)
-        .filter((tag) => typeof tag === 'string' && !shown.tags.includes(tag));
+      const options = (answer?.data ?? []).map((t) => t.tag).filter((tag) => typeof tag === 'string' && !shown.tags.includes(tag));
       el.tagOptions.replaceChildren(...options.map((tag) => h('option', { value: tag })));
     } catch {
       // No suggestions (a prefix that cannot be a tag, a key without
