@@ -32,19 +32,24 @@ function account(id) {
 }
 
 // The issuer holds the port, so listen first and build the provider after.
-let handle = (_req, res) => { res.statusCode = 503; res.end(); };
+let handle = (_req, res) => {
+  res.statusCode = 503;
+  res.end();
+};
 const server = http.createServer((req, res) => handle(req, res));
 server.listen(0, '127.0.0.1', () => {
   const issuer = `http://127.0.0.1:${server.address().port}`;
   const provider = new Provider(issuer, {
-    clients: [{
-      client_id: OIDC_CLIENT_ID,
-      client_secret: OIDC_CLIENT_SECRET,
-      redirect_uris: [OIDC_REDIRECT_URI],
-      grant_types: ['authorization_code'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'client_secret_basic',
-    }],
+    clients: [
+      {
+        client_id: OIDC_CLIENT_ID,
+        client_secret: OIDC_CLIENT_SECRET,
+        redirect_uris: [OIDC_REDIRECT_URI],
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'client_secret_basic',
+      },
+    ],
     claims: {
       openid: ['sub'],
       email: ['email', 'email_verified'],

@@ -92,9 +92,7 @@ test('two agents on one ticket see each other viewing and typing, and the second
 
   // He sends it anyway, on purpose.
   await benPage.click('#conflict-send');
-  await benPage
-    .locator('#td-timeline li', { hasText: 'Hi! Your parcel left this morning.' })
-    .waitFor({ state: 'visible', timeout: WAIT });
+  await benPage.locator('#td-timeline li', { hasText: 'Hi! Your parcel left this morning.' }).waitFor({ state: 'visible', timeout: WAIT });
   await conflict.waitFor({ state: 'hidden', timeout: WAIT });
   comments = await api('GET', `/tickets/${ticket.id}/comments?limit=100`);
   assert.deepEqual(

@@ -104,9 +104,13 @@ test('the inboxes — mine, unassigned, my team, all, a saved view — list thei
   // And a new one of the saved view shows in it, counted.
   const late = await create({});
   await countIs(page, `view:${saved.id}`, 4);
-  await page.waitForFunction((number) => [...document.querySelectorAll('#ticket-list .ticket-item')].some((i) => i.dataset.number === number), late.ticketNumber, {
-    timeout: WAIT,
-  });
+  await page.waitForFunction(
+    (number) => [...document.querySelectorAll('#ticket-list .ticket-item')].some((i) => i.dataset.number === number),
+    late.ticketNumber,
+    {
+      timeout: WAIT,
+    },
+  );
 });
 
 test("a ticket's tags and custom fields are edited in place", async () => {

@@ -61,7 +61,9 @@ async function searchFor(page, word, count) {
 
 /** The kind of the result search has active. */
 function activeKind(page) {
-  return page.evaluate(() => document.getElementById(document.querySelector('#search-input').getAttribute('aria-activedescendant'))?.dataset.kind);
+  return page.evaluate(
+    () => document.getElementById(document.querySelector('#search-input').getAttribute('aria-activedescendant'))?.dataset.kind,
+  );
 }
 
 test('"/" opens search, and one word finds a ticket, a chat, a contact and an article, grouped by kind', async () => {
@@ -109,7 +111,9 @@ test('Enter opens the ticket found, on the ticket page', async () => {
 
   await page.keyboard.press('Enter');
   await page.locator('#search-dialog').waitFor({ state: 'hidden', timeout: WAIT });
-  await page.waitForFunction((subject) => document.querySelector('#td-subject')?.textContent === subject, ticket.subject, { timeout: WAIT });
+  await page.waitForFunction((subject) => document.querySelector('#td-subject')?.textContent === subject, ticket.subject, {
+    timeout: WAIT,
+  });
   assert.equal(await page.isVisible('#tickets-view'), true);
 });
 
@@ -125,7 +129,7 @@ test('Enter on a chat found opens the conversation', async () => {
   assert.equal(await page.isVisible('#thread'), true);
 });
 
-test("a contact found opens with their tickets, and one of them opens from there", async () => {
+test('a contact found opens with their tickets, and one of them opens from there', async () => {
   const word = uniqueWord('contact');
   const email = `dana.${word}@example.com`;
   const contact = await api('POST', '/contacts', { name: `Dana ${word}`, emails: [email] });
@@ -140,7 +144,9 @@ test("a contact found opens with their tickets, and one of them opens from there
   assert.equal(await page.textContent('#peek-title'), contact.name);
   await shot(page, 'console-search-contact');
   await item.click();
-  await page.waitForFunction((subject) => document.querySelector('#td-subject')?.textContent === subject, ticket.subject, { timeout: WAIT });
+  await page.waitForFunction((subject) => document.querySelector('#td-subject')?.textContent === subject, ticket.subject, {
+    timeout: WAIT,
+  });
 });
 
 test('an article found opens with its text', async () => {
@@ -192,7 +198,9 @@ test('"?" lists every shortcut of the key table the console\'s keys run on', asy
   await page.keyboard.press('?');
   await page.locator('#shortcuts-dialog').waitFor({ state: 'visible', timeout: WAIT });
 
-  const listed = await page.$$eval('#shortcuts-dialog dd[data-shortcut]', (rows) => rows.map((row) => ({ id: row.dataset.shortcut, does: row.textContent })));
+  const listed = await page.$$eval('#shortcuts-dialog dd[data-shortcut]', (rows) =>
+    rows.map((row) => ({ id: row.dataset.shortcut, does: row.textContent })),
+  );
   assert.deepEqual(listed, table);
   await shot(page, 'console-shortcuts');
 });

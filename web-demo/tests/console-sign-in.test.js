@@ -202,7 +202,11 @@ test('three agents in three browsers â€” a password, a password with TOTP, SSO â
   await signInWithSso(cleoPage, SSO_SLUG, cleo.email);
 
   // Each console names its own agent and role.
-  for (const [page, user] of [[adaPage, ada], [tomPage, tom], [cleoPage, cleo]]) {
+  for (const [page, user] of [
+    [adaPage, ada],
+    [tomPage, tom],
+    [cleoPage, cleo],
+  ]) {
     assert.equal(await page.textContent('#me-name'), user.name);
     assert.match(await page.textContent('#me-role'), /Agent/);
   }

@@ -59,11 +59,9 @@ async function visible(locator, timeout = WAIT) {
 
 /** Waits until the element's text contains `text`. */
 async function textIn(page, selector, text) {
-  await page.waitForFunction(
-    ([sel, expected]) => document.querySelector(sel)?.textContent.includes(expected),
-    [selector, text],
-    { timeout: WAIT },
-  );
+  await page.waitForFunction(([sel, expected]) => document.querySelector(sel)?.textContent.includes(expected), [selector, text], {
+    timeout: WAIT,
+  });
 }
 
 /** Polls the API until the agent is online (routing only picks online agents). */

@@ -24,9 +24,7 @@ async function emailedLink(to, pattern = CHAT_LINK) {
     for (const file of files.sort().reverse()) {
       const raw = await fs.readFile(path.join(MAIL_DIR, file), 'utf8');
       if (!raw.includes(to)) continue;
-      const decoded = raw
-        .replace(/=\r?\n/g, '')
-        .replace(/=([0-9A-F]{2})/g, (_, hex) => String.fromCharCode(parseInt(hex, 16)));
+      const decoded = raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, hex) => String.fromCharCode(parseInt(hex, 16)));
       const link = decoded.match(pattern);
       if (link) return link[0];
     }

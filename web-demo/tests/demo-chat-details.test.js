@@ -9,7 +9,7 @@ import { textIn, textGone, visible, signInAgent, leaveConsole, openVisitor, asse
 
 useBrowser();
 
-test('an agent tags a chat with suggestions from the company\'s tags; the tags survive a reload', async () => {
+test("an agent tags a chat with suggestions from the company's tags; the tags survive a reload", async () => {
   // Another record carries the tag the agent will pick from the
   // suggestions; the chat is created before the console opens.
   await api('POST', '/tickets', { subject: 'Gold customer', entityId: ENTITY_ID, tags: ['loyalty.gold'] });
@@ -90,7 +90,8 @@ test('custom fields of a chat: one input per type, only changed keys saved, empt
     await item.click();
     await visible(agent.locator('#chat-fields'));
 
-    const typeOf = (selector) => agent.$eval(selector, (node) => (node.tagName === 'SELECT' ? `select${node.multiple ? '-multiple' : ''}` : node.type));
+    const typeOf = (selector) =>
+      agent.$eval(selector, (node) => (node.tagName === 'SELECT' ? `select${node.multiple ? '-multiple' : ''}` : node.type));
     assert.deepEqual(
       await Promise.all(['order_id', 'total', 'vip', 'renewal', 'callback', 'plan', 'topics'].map((key) => typeOf(`#cf-${key}`))),
       ['text', 'number', 'checkbox', 'date', 'datetime-local', 'select', 'select-multiple'],
@@ -166,11 +167,7 @@ test('agent presence appears and disappears in the widget; private agents never 
       { timeout: WAIT },
     );
     const online = await api('GET', '/chat/agent-presence');
-    assert.deepEqual(
-      online.data.map((a) => a.name).sort(),
-      ['Pat Private'],
-      'only Pat is online after Bea left',
-    );
+    assert.deepEqual(online.data.map((a) => a.name).sort(), ['Pat Private'], 'only Pat is online after Bea left');
     await shot(page, 'visitor-5-agents-away');
     await assertNoApiKey(visitor);
   } finally {

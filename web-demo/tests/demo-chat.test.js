@@ -6,7 +6,19 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { WIDGET_KEY, ENTITY_ID, WAIT, api, shot } from './support.js';
-import { textIn, textGone, visible, signInAgent, leaveConsole, openVisitor, assertNoApiKey, startChat, conversation, agentUser, useBrowser } from './demo-support.js';
+import {
+  textIn,
+  textGone,
+  visible,
+  signInAgent,
+  leaveConsole,
+  openVisitor,
+  assertNoApiKey,
+  startChat,
+  conversation,
+  agentUser,
+  useBrowser,
+} from './demo-support.js';
 
 useBrowser();
 
@@ -14,7 +26,11 @@ before(async () => {
   // The knowledge base the widget suggests from: two published articles of
   // the entity and one draft (never suggested).
   for (const [title, content, isPublished] of [
-    ['Reset your password', 'Open **Settings**, then **Security**, and choose *Reset password*. We email you a link that is valid for one hour.', true],
+    [
+      'Reset your password',
+      'Open **Settings**, then **Security**, and choose *Reset password*. We email you a link that is valid for one hour.',
+      true,
+    ],
     ['Set up two-factor authentication', 'Protect your account with an authenticator app: Settings, Security, Two-factor.', true],
     ['Password policy (draft)', 'Internal notes about password rules.', false],
   ]) {
@@ -248,10 +264,7 @@ test('a message lost with the connection, on the way out or its reply on the way
       ['Can I change my plan?', ...sent],
       'each message stored once',
     );
-    assert.deepEqual(await page.locator('#sd-messages .sd-bubble').allTextContents(), [
-      'Can I change my plan?',
-      ...sent,
-    ]);
+    assert.deepEqual(await page.locator('#sd-messages .sd-bubble').allTextContents(), ['Can I change my plan?', ...sent]);
   } finally {
     await visitor.context.close();
   }

@@ -33,11 +33,9 @@ export function newContext(options) {
 
 /** Waits until the element's text contains `text`. */
 export async function textIn(page, selector, text) {
-  await page.waitForFunction(
-    ([sel, expected]) => document.querySelector(sel)?.textContent.includes(expected),
-    [selector, text],
-    { timeout: WAIT },
-  );
+  await page.waitForFunction(([sel, expected]) => document.querySelector(sel)?.textContent.includes(expected), [selector, text], {
+    timeout: WAIT,
+  });
 }
 
 /** Waits until the element's text no longer contains `text`. */

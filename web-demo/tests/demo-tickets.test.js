@@ -98,9 +98,9 @@ test('the Tickets view stays usable with a thousand tickets (paged)', async () =
   const batch = Array.from({ length: 1000 }, (_, i) => i);
   for (let at = 0; at < batch.length; at += 50) {
     await Promise.all(
-      batch.slice(at, at + 50).map((i) =>
-        api('POST', '/tickets', { subject: `Bulk ticket ${String(i).padStart(4, '0')}`, entityId: ENTITY_ID }),
-      ),
+      batch
+        .slice(at, at + 50)
+        .map((i) => api('POST', '/tickets', { subject: `Bulk ticket ${String(i).padStart(4, '0')}`, entityId: ENTITY_ID })),
     );
   }
   const agent = await signInAgent({ name: 'Pia Pager', email: 'pia@northwind.test' });

@@ -7,7 +7,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { env, BASE, API_KEY, WAIT, api, launchChromium } from './support.js';
+import { env, BASE, WAIT, api, launchChromium } from './support.js';
 
 const SHOP = env('SD_SHOP_URL');
 const FRAME = `iframe[src^="${BASE}/widget/frame.html"]`;
@@ -101,7 +101,7 @@ test('data-position="left" on the script tag puts the launcher on the left', asy
   await context.close();
 });
 
-test('window.SupportdeskSettings wins over the script tag\'s data- attributes', async () => {
+test("window.SupportdeskSettings wins over the script tag's data- attributes", async () => {
   const { context, page } = await openShop({ settings: { position: 'right' }, attributes: { 'data-position': 'left' } });
   const launcher = await page.locator(LAUNCHER).boundingBox();
   // 1280 wide, 60 wide, 20 from the right edge.
@@ -109,7 +109,7 @@ test('window.SupportdeskSettings wins over the script tag\'s data- attributes', 
   await context.close();
 });
 
-test('a colour setting paints the launcher and the chat\'s header', async () => {
+test("a colour setting paints the launcher and the chat's header", async () => {
   const { context, page, frame } = await openShop({ settings: { colour: '#7c3aed' } });
   assert.equal(await backgroundOf(page.locator(LAUNCHER)), 'rgb(124, 58, 237)');
   await page.click(LAUNCHER);
@@ -181,7 +181,9 @@ test('on("close") fires when the visitor closes the chat with its own close butt
   const { context, page, frame } = await openShop();
   await page.evaluate(() => {
     window.closes = 0;
-    window.Supportdesk.on('close', () => { window.closes += 1; });
+    window.Supportdesk.on('close', () => {
+      window.closes += 1;
+    });
   });
   await page.click(LAUNCHER);
   await frameReady(frame);
@@ -241,7 +243,11 @@ test('on("unread") does not fire for a message the visitor sees in the open chat
 
 test('setCustomFields() fills visitor-writable custom fields of the next chat', async () => {
   await api('POST', '/settings/custom-fields', {
-    key: 'shop_cart_id', label: 'Cart', type: 'text', appliesTo: ['chat'], visitorWritable: true,
+    key: 'shop_cart_id',
+    label: 'Cart',
+    type: 'text',
+    appliesTo: ['chat'],
+    visitorWritable: true,
   });
   const { context, page, frame } = await openShop();
   await page.evaluate(() => window.Supportdesk.setCustomFields({ shop_cart_id: 'cart-42' }));
@@ -255,7 +261,10 @@ test('setCustomFields() fills visitor-writable custom fields of the next chat', 
 
 test('setCustomFields() with a field agents only may set: the chat starts without it and the console warns', async () => {
   await api('POST', '/settings/custom-fields', {
-    key: 'shop_agent_note', label: 'Agent note', type: 'text', appliesTo: ['chat'],
+    key: 'shop_agent_note',
+    label: 'Agent note',
+    type: 'text',
+    appliesTo: ['chat'],
   });
   const { context, page, frame } = await openShop();
   const warnings = [];
@@ -268,6 +277,9 @@ test('setCustomFields() with a field agents only may set: the chat starts withou
   const session = await startChat(frame, 'Nina Note', 'Anything for me?');
   const stored = await api('GET', `/chat/sessions/${session.id}`);
   assert.deepEqual(stored.customFields, {});
-  assert.ok(warnings.some((w) => w.includes('shop_agent_note')), warnings.join('\n'));
+  assert.ok(
+    warnings.some((w) => w.includes('shop_agent_note')),
+    warnings.join('\n'),
+  );
   await context.close();
 });

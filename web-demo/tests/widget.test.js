@@ -119,11 +119,14 @@ test('the JS API opens and closes; a message not from our frame is ignored', asy
   // A message from the host page itself (not our origin, not our frame),
   // then a marker: messages arrive in order, so once the marker is in, the
   // loader has seen (and ignored) the forged one.
-  await page.evaluate(() => new Promise((resolve) => {
-    window.addEventListener('message', (e) => e.data === 'marker' && resolve());
-    window.postMessage({ sd: 1, type: 'close' }, '*');
-    window.postMessage('marker', '*');
-  }));
+  await page.evaluate(
+    () =>
+      new Promise((resolve) => {
+        window.addEventListener('message', (e) => e.data === 'marker' && resolve());
+        window.postMessage({ sd: 1, type: 'close' }, '*');
+        window.postMessage('marker', '*');
+      }),
+  );
   assert.equal(await iframe.isVisible(), true);
   await page.evaluate(() => window.Supportdesk.close());
   await iframe.waitFor({ state: 'hidden', timeout: WAIT });
@@ -200,7 +203,10 @@ test('when the agent closes the chat the widget asks for a rating and sends it',
   await frame.locator('#rating-comment').fill('Quick and clear.');
   await page.screenshot({ path: path.join(SHOTS, 'widget-rating.png') });
   await frame.locator('#rating button[type=submit]').click();
-  await frame.locator('#rating').getByText(/thank you/i).waitFor({ timeout: WAIT });
+  await frame
+    .locator('#rating')
+    .getByText(/thank you/i)
+    .waitFor({ timeout: WAIT });
 
   const ratings = await api('GET', `/ratings?entityId=${env('SD_ENTITY_ID')}`);
   const rating = ratings.data.find((r) => r.chatSessionId === session.id);
@@ -251,7 +257,7 @@ test('an open chat trades its visitor token for a fresh one before it expires', 
   }
 });
 
-test('signing in on the shop verifies the visitor, who sees the same customer\'s chats in another browser', async () => {
+test("signing in on the shop verifies the visitor, who sees the same customer's chats in another browser", async () => {
   // First device: sign in, then chat.
   const first = await openShop();
   await first.page.click('#sign-in');
@@ -338,24 +344,34 @@ test('the chat frame ignores a postMessage from a frame of another origin', asyn
   await frame.locator('#question').waitFor({ state: 'visible', timeout: WAIT });
   // A frame of another origin than the shop (allowed by the shop's
   // frame-src) posts a valid identity to the chat frame, its sibling.
-  await page.evaluate((src) => new Promise((resolve) => {
-    const other = document.createElement('iframe');
-    other.src = src;
-    other.id = 'foreign';
-    other.onload = resolve;
-    document.body.append(other);
-  }), `${BASE}/healthz`);
+  await page.evaluate(
+    (src) =>
+      new Promise((resolve) => {
+        const other = document.createElement('iframe');
+        other.src = src;
+        other.id = 'foreign';
+        other.onload = resolve;
+        document.body.append(other);
+      }),
+    `${BASE}/healthz`,
+  );
   const foreign = page.frames().find((f) => f.url() === `${BASE}/healthz`);
   assert.ok(foreign, 'the foreign frame');
-  await foreign.evaluate(([t, origin]) => {
-    window.parent.frames[0].postMessage({ sd: 1, type: 'identify', token: t }, origin);
-  }, [token, BASE]);
+  await foreign.evaluate(
+    ([t, origin]) => {
+      window.parent.frames[0].postMessage({ sd: 1, type: 'identify', token: t }, origin);
+    },
+    [token, BASE],
+  );
   await frame.locator('#name').fill('Not Mallory');
   await frame.locator('#question').fill('Who am I?');
   await frame.locator('#start button[type=submit]').click();
   await frame.locator('#messages').getByText('Who am I?').waitFor({ timeout: WAIT });
   const sessions = await api('GET', '/chat/sessions');
-  assert.equal(sessions.data.some((s) => s.visitor?.externalId === 'forged-user'), false);
+  assert.equal(
+    sessions.data.some((s) => s.visitor?.externalId === 'forged-user'),
+    false,
+  );
   const mine = sessions.data.find((s) => s.visitorName === 'Not Mallory');
   assert.ok(mine, 'the chat started');
   assert.notEqual(mine.visitor?.verified, true);
@@ -363,10 +379,7 @@ test('the chat frame ignores a postMessage from a frame of another origin', asyn
 });
 
 /** A 1×1 PNG: a real image, so the thumbnail loads. */
-const PNG_1PX = Buffer.from(
-  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
-  'base64',
-);
+const PNG_1PX = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
 
 test('a visitor attaches an image from the widget and the agent sees it', async () => {
   const { context, page } = await openShop();
@@ -385,10 +398,13 @@ test('a visitor attaches an image from the widget and the agent sees it', async 
   const thumb = frame.locator('#messages img.thumb[alt="crack.png"]');
   await thumb.waitFor({ timeout: WAIT });
   await frame.locator('#messages img.thumb[alt="crack.png"]').evaluate((img) =>
-    img.complete && img.naturalWidth > 0 ? null : new Promise((resolve, reject) => {
-      img.onload = resolve;
-      img.onerror = () => reject(new Error('the thumbnail did not load'));
-    }));
+    img.complete && img.naturalWidth > 0
+      ? null
+      : new Promise((resolve, reject) => {
+          img.onload = resolve;
+          img.onerror = () => reject(new Error('the thumbnail did not load'));
+        }),
+  );
   await page.screenshot({ path: path.join(SHOTS, 'widget-attachment.png') });
 
   // The agent side sees the message with the image, and its link serves the bytes.

@@ -15,8 +15,15 @@ const STORE = `sd-chat:${widgetKey}`;
 
 const $ = (id) => document.getElementById(id);
 const ui = {
-  messages: $('messages'), note: $('note'), start: $('start'), composer: $('composer'),
-  input: $('input'), name: $('name'), email: $('email'), question: $('question'), greeting: $('greeting'),
+  messages: $('messages'),
+  note: $('note'),
+  start: $('start'),
+  composer: $('composer'),
+  input: $('input'),
+  name: $('name'),
+  email: $('email'),
+  question: $('question'),
+  greeting: $('greeting'),
   queue: $('queue'),
 };
 
@@ -205,7 +212,11 @@ function showRating() {
       return;
     }
     try {
-      await api('/widget/v1/ratings', { method: 'POST', token: conversation.token, body: { score, comment: comment.value.trim() || undefined } });
+      await api('/widget/v1/ratings', {
+        method: 'POST',
+        token: conversation.token,
+        body: { score, comment: comment.value.trim() || undefined },
+      });
       form.replaceChildren(Object.assign(document.createElement('p'), { textContent: text.rateThanks }));
     } catch (err) {
       ui.note.textContent = err.message;
@@ -217,7 +228,9 @@ function showRating() {
 function send(body) {
   if (socket?.readyState === WebSocket.OPEN) {
     const attachmentIds = takePendingFiles();
-    socket.send(JSON.stringify({ type: 'message', sessionId: conversation.sessionId, body, ...(attachmentIds.length ? { attachmentIds } : {}) }));
+    socket.send(
+      JSON.stringify({ type: 'message', sessionId: conversation.sessionId, body, ...(attachmentIds.length ? { attachmentIds } : {}) }),
+    );
     return true;
   }
   ui.note.textContent = text.offline;
@@ -288,7 +301,10 @@ async function resume() {
 async function showEarlier() {
   if (!identityToken) return;
   const { data } = await api(`/widget/v1/sessions?widgetKey=${encodeURIComponent(widgetKey)}`, { token: identityToken });
-  const earlier = data.filter((s) => s.id !== conversation.sessionId).slice(0, 3).reverse();
+  const earlier = data
+    .filter((s) => s.id !== conversation.sessionId)
+    .slice(0, 3)
+    .reverse();
   const before = [...ui.messages.children];
   for (const past of earlier) {
     const session = await api(`/widget/v1/sessions/${encodeURIComponent(past.id)}`, { token: past.visitorToken });
@@ -309,7 +325,9 @@ async function startChat(event) {
     const session = await api('/widget/v1/sessions', { method: 'POST', body });
     // The chat started without them: tell the page's developer, not the visitor.
     if (session.ignoredCustomFields?.length) {
-      console.warn(`Supportdesk: setCustomFields() ignored ${session.ignoredCustomFields.join(', ')}: only agents may set these fields (mark them visitor-writable to let the page set them)`);
+      console.warn(
+        `Supportdesk: setCustomFields() ignored ${session.ignoredCustomFields.join(', ')}: only agents may set these fields (mark them visitor-writable to let the page set them)`,
+      );
     }
     conversation = { sessionId: session.id, token: session.visitorToken, expiresAt: session.visitorTokenExpiresAt };
     save(conversation);
@@ -422,12 +440,14 @@ async function uploadFiles(files) {
 
 function showPendingFiles() {
   const list = $('pending');
-  list.replaceChildren(...pendingFiles.map((file) => {
-    const chip = document.createElement('li');
-    chip.className = 'chip';
-    chip.textContent = file.filename;
-    return chip;
-  }));
+  list.replaceChildren(
+    ...pendingFiles.map((file) => {
+      const chip = document.createElement('li');
+      chip.className = 'chip';
+      chip.textContent = file.filename;
+      return chip;
+    }),
+  );
   list.hidden = pendingFiles.length === 0;
 }
 

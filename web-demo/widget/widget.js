@@ -37,9 +37,14 @@
     return {
       widgetKey: String(pick('widgetKey') || '').trim(),
       position: pick('position') === 'left' ? 'left' : 'right',
-      colour: /^#[0-9a-fA-F]{3,8}$/.test(pick('colour') || pick('color') || '') ? (pick('colour') || pick('color')) : '#0f766e',
+      colour: /^#[0-9a-fA-F]{3,8}$/.test(pick('colour') || pick('color') || '') ? pick('colour') || pick('color') : '#0f766e',
       greeting: pick('greeting') ? String(pick('greeting')).slice(0, 200) : '',
-      locale: String(pick('locale') || (navigator.language || 'en')).slice(0, 2).toLowerCase() === 'fr' ? 'fr' : 'en',
+      locale:
+        String(pick('locale') || navigator.language || 'en')
+          .slice(0, 2)
+          .toLowerCase() === 'fr'
+          ? 'fr'
+          : 'en',
       hideLauncher: hide === true || hide === 'true' || hide === '',
     };
   }
@@ -89,10 +94,18 @@
     frame.setAttribute('allow', 'clipboard-write');
     frame.setAttribute('referrerpolicy', 'no-referrer');
     css(frame, {
-      position: 'fixed', bottom: '96px', width: '380px', height: '600px',
-      'max-height': 'calc(100vh - 120px)', 'max-width': 'calc(100vw - 32px)',
-      border: '0', 'border-radius': '14px', 'box-shadow': '0 12px 40px rgba(0,0,0,.25)',
-      background: '#fff', 'z-index': '2147483646', display: 'none',
+      position: 'fixed',
+      bottom: '96px',
+      width: '380px',
+      height: '600px',
+      'max-height': 'calc(100vh - 120px)',
+      'max-width': 'calc(100vw - 32px)',
+      border: '0',
+      'border-radius': '14px',
+      'box-shadow': '0 12px 40px rgba(0,0,0,.25)',
+      background: '#fff',
+      'z-index': '2147483646',
+      display: 'none',
     });
     frame.style.setProperty(side, '20px');
     if (phone) {
@@ -107,34 +120,61 @@
     launcher.setAttribute('aria-expanded', 'false');
     launcher.setAttribute('data-supportdesk', 'launcher');
     css(launcher, {
-      position: 'fixed', bottom: '20px', width: '60px', height: '60px', 'border-radius': '50%',
-      border: '0', padding: '0', cursor: 'pointer', background: settings.colour,
-      'box-shadow': '0 6px 20px rgba(0,0,0,.25)', 'z-index': '2147483647',
-      display: settings.hideLauncher ? 'none' : 'flex', 'align-items': 'center', 'justify-content': 'center',
+      position: 'fixed',
+      bottom: '20px',
+      width: '60px',
+      height: '60px',
+      'border-radius': '50%',
+      border: '0',
+      padding: '0',
+      cursor: 'pointer',
+      background: settings.colour,
+      'box-shadow': '0 6px 20px rgba(0,0,0,.25)',
+      'z-index': '2147483647',
+      display: settings.hideLauncher ? 'none' : 'flex',
+      'align-items': 'center',
+      'justify-content': 'center',
     });
     launcher.style.setProperty(side, '20px');
     launcher.appendChild(svg(CHAT_ICON));
     badge = document.createElement('span');
     css(badge, {
-      position: 'absolute', top: '-2px', right: '-2px', 'min-width': '20px', height: '20px',
-      'border-radius': '10px', background: '#dc2626', color: '#fff', font: 'bold 12px/20px sans-serif',
-      'text-align': 'center', display: 'none',
+      position: 'absolute',
+      top: '-2px',
+      right: '-2px',
+      'min-width': '20px',
+      height: '20px',
+      'border-radius': '10px',
+      background: '#dc2626',
+      color: '#fff',
+      font: 'bold 12px/20px sans-serif',
+      'text-align': 'center',
+      display: 'none',
     });
     launcher.appendChild(badge);
-    launcher.addEventListener('click', function () { isOpen ? close() : open(); });
+    launcher.addEventListener('click', function () {
+      isOpen ? close() : open();
+    });
     document.body.appendChild(launcher);
   }
 
   function post(message) {
     message.sd = 1;
-    if (!ready) { queue.push(message); return; }
+    if (!ready) {
+      queue.push(message);
+      return;
+    }
     // Never '*': only our frame's origin may read what the page sends.
     frame.contentWindow.postMessage(message, ORIGIN);
   }
 
   function emit(name, data) {
     (listeners[name] || []).slice().forEach(function (fn) {
-      try { fn(data); } catch (err) { if (window.console) console.error(err); }
+      try {
+        fn(data);
+      } catch (err) {
+        if (window.console) console.error(err);
+      }
     });
   }
 
@@ -145,7 +185,10 @@
   }
 
   function open() {
-    if (!frame) { early.push(['open']); return; }
+    if (!frame) {
+      early.push(['open']);
+      return;
+    }
     if (isOpen) return;
     isOpen = true;
     frame.style.display = 'block';
@@ -160,7 +203,10 @@
   }
 
   function close() {
-    if (!frame) { early.push(['close']); return; }
+    if (!frame) {
+      early.push(['close']);
+      return;
+    }
     if (!isOpen) return;
     isOpen = false;
     frame.style.display = 'none';
@@ -181,7 +227,9 @@
       ready = true;
       var pending = queue;
       queue = [];
-      pending.forEach(function (m) { frame.contentWindow.postMessage(m, ORIGIN); });
+      pending.forEach(function (m) {
+        frame.contentWindow.postMessage(m, ORIGIN);
+      });
     } else if (data.type === 'message') {
       if (!isOpen) setUnread(unread + 1);
       emit('message', data.message);

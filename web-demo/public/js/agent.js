@@ -137,7 +137,10 @@ el.totpForm.addEventListener('submit', async (event) => {
     awaitingCode = null;
     await enter(me);
   } catch (err) {
-    showError(el.totpError, err.code === 'totp_required' || err.code === 'invalid_credentials' ? 'That code did not work. Try the current one.' : refusal(err));
+    showError(
+      el.totpError,
+      err.code === 'totp_required' || err.code === 'invalid_credentials' ? 'That code did not work. Try the current one.' : refusal(err),
+    );
     el.totp.select();
   } finally {
     done();

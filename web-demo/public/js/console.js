@@ -133,8 +133,7 @@ export async function startConsole({ me, session, entities, storage, onSignOut }
     clearInterval(s.heartbeat);
     c.socket.stop();
     if (!ended) {
-      const call = (path, method) =>
-        request(`/api/v1${path}`, { method, cookie: true, csrf: session.csrf }).catch(() => {});
+      const call = (path, method) => request(`/api/v1${path}`, { method, cookie: true, csrf: session.csrf }).catch(() => {});
       if (s.online) await call(`/chat/agent-presence/${encodeURIComponent(me.id)}`, 'DELETE');
       await call('/auth/logout', 'POST');
     }

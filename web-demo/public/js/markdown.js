@@ -29,7 +29,9 @@ function inline(text) {
 /** Renders Markdown `source` into `target` (cleared first). */
 export function renderMarkdown(target, source) {
   target.replaceChildren();
-  const blocks = String(source ?? '').replace(/\r\n/g, '\n').split(/\n{2,}/);
+  const blocks = String(source ?? '')
+    .replace(/\r\n/g, '\n')
+    .split(/\n{2,}/);
   for (const block of blocks) {
     const lines = block.split('\n').filter((l) => l.trim() !== '');
     if (lines.length === 0) continue;

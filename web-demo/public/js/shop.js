@@ -48,7 +48,9 @@ withWidget((widget) => {
     replies.textContent = `Support replied (${count} unread): open the chat in the corner.`;
     replies.hidden = false;
   });
-  widget.on('open', () => { replies.hidden = true; });
+  widget.on('open', () => {
+    replies.hidden = true;
+  });
 });
 
 // Back on the page after signing in: identify at once, before the widget's

@@ -53,7 +53,10 @@ export function throttle(fn, wait) {
 
 /** Up to two initials of a name, for avatars. */
 export function initials(name) {
-  const parts = String(name ?? '').trim().split(/\s+/).filter(Boolean);
+  const parts = String(name ?? '')
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean);
   if (parts.length === 0) return '?';
   return (parts[0][0] + (parts.length > 1 ? parts[parts.length - 1][0] : '')).toUpperCase();
 }
@@ -67,9 +70,7 @@ export function shortTime(iso) {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return '';
   const today = new Date();
-  return date.toDateString() === today.toDateString()
-    ? timeFormat.format(date)
-    : dayFormat.format(date);
+  return date.toDateString() === today.toDateString() ? timeFormat.format(date) : dayFormat.format(date);
 }
 
 export function clockTime(iso) {

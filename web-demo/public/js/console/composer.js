@@ -66,7 +66,11 @@ export function setUpComposer(c) {
     el.reply.value = '';
     showPending();
     try {
-      const message = await sendReply(sessionId, body, files.map((file) => file.id));
+      const message = await sendReply(
+        sessionId,
+        body,
+        files.map((file) => file.id),
+      );
       drafts.clear('chat', sessionId);
       if (s.openId === sessionId) c.appendMessage({ senderName: me.name, ...message, sessionId });
       c.renderSessions();

@@ -94,27 +94,23 @@ export function setUpConversation(c) {
     const kind = ['visitor', 'agent', 'system'].includes(message.senderType) ? message.senderType : 'system';
     const mine = kind === 'agent' && message.senderId === me.id;
     const author =
-      kind === 'visitor'
-        ? s.open?.visitorName || 'Visitor'
-        : kind === 'agent'
-          ? mine
-            ? 'You'
-            : message.senderName || 'Agent'
-          : null;
+      kind === 'visitor' ? s.open?.visitorName || 'Visitor' : kind === 'agent' ? (mine ? 'You' : message.senderName || 'Agent') : null;
     const classes = ['msg', `msg-${kind}`];
     if (kind === 'agent' && !mine) classes.push('is-other');
     const li = h(
       'li',
       { class: classes.join(' '), dataset: { id: message.id, sender: `${kind}:${message.senderId ?? ''}`, at: message.createdAt ?? '' } },
       kind !== 'system'
-        ? h('span', { class: 'avatar avatar-sm', 'aria-hidden': 'true' }, initials(kind === 'agent' ? message.senderName ?? me.name : author))
+        ? h(
+            'span',
+            { class: 'avatar avatar-sm', 'aria-hidden': 'true' },
+            initials(kind === 'agent' ? (message.senderName ?? me.name) : author),
+          )
         : null,
       h(
         'div',
         { class: 'msg-body' },
-        author
-          ? h('p', { class: 'msg-head' }, h('strong', {}, author), ` · ${clockTime(message.createdAt)}`)
-          : null,
+        author ? h('p', { class: 'msg-head' }, h('strong', {}, author), ` · ${clockTime(message.createdAt)}`) : null,
         h('div', { class: 'bubble' }, message.body),
         attachmentList(message.attachments),
       ),
@@ -135,7 +131,11 @@ export function setUpConversation(c) {
       { class: 'msg-files' },
       attachments.map((file) =>
         /^image\/(png|jpeg|gif|webp)$/.test(file.contentType)
-          ? h('a', { href: file.url, target: '_blank', rel: 'noopener', class: 'file-thumb' }, h('img', { src: file.url, alt: file.filename }))
+          ? h(
+              'a',
+              { href: file.url, target: '_blank', rel: 'noopener', class: 'file-thumb' },
+              h('img', { src: file.url, alt: file.filename }),
+            )
           : h('a', { href: file.url, target: '_blank', rel: 'noopener', class: 'file-chip' }, file.filename),
       ),
     );
@@ -146,9 +146,7 @@ export function setUpConversation(c) {
     let previous = null;
     for (const li of el.messages.children) {
       const close =
-        previous &&
-        previous.dataset.sender === li.dataset.sender &&
-        new Date(li.dataset.at) - new Date(previous.dataset.at) < 5 * 60_000;
+        previous && previous.dataset.sender === li.dataset.sender && new Date(li.dataset.at) - new Date(previous.dataset.at) < 5 * 60_000;
       li.classList.toggle('is-continued', Boolean(close) && !li.classList.contains('msg-system'));
       previous = li;
     }

@@ -14,7 +14,7 @@ const storage = safeStorage('localStorage');
 export function draftsOf(userId) {
   const item = (kind, id) => `${PREFIX}:${userId}:${kind}:${id}`;
   return {
-    get: (kind, id) => (id ? storage.getItem(item(kind, id)) ?? '' : ''),
+    get: (kind, id) => (id ? (storage.getItem(item(kind, id)) ?? '') : ''),
     set(kind, id, text) {
       if (!id) return;
       if (text.trim()) storage.setItem(item(kind, id), text);

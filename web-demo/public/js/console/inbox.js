@@ -43,10 +43,7 @@ export class Inbox {
 
   /** Reads this agent's teams and the saved views, then counts. */
   async load() {
-    const [teams, saved] = await Promise.all([
-      this.api('/teams').then(listOf, () => []),
-      this.api('/views').then(listOf, () => []),
-    ]);
+    const [teams, saved] = await Promise.all([this.api('/teams').then(listOf, () => []), this.api('/views').then(listOf, () => [])]);
     const mine = teams.filter((team) => (team.memberIds ?? []).includes(this.me.id));
     this.views = [
       ...this.builtIn(mine),

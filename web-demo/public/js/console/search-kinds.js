@@ -7,7 +7,10 @@ import { shortTime } from '../util.js';
 /** Hits per kind: a glance, not a list (each kind's own view pages on). */
 export const PER_KIND = 5;
 
-const words = (status) => String(status ?? '').replace('_', ' ').toLowerCase();
+const words = (status) =>
+  String(status ?? '')
+    .replace('_', ' ')
+    .toLowerCase();
 
 /**
  * Each kind: `kind` (its key), `counted` (one, many), `title` (the group's
@@ -22,7 +25,11 @@ export const KINDS = Object.freeze([
     path: (q) => `/tickets?${new URLSearchParams({ q, limit: String(PER_KIND) })}`,
     describe: (ticket) => ({
       label: `${ticket.ticketNumber} ${ticket.subject}`,
-      detail: [words(ticket.status), ticket.assignedTo ? `assigned to ${ticket.assignedTo.name}` : 'unassigned', shortTime(ticket.updatedAt)]
+      detail: [
+        words(ticket.status),
+        ticket.assignedTo ? `assigned to ${ticket.assignedTo.name}` : 'unassigned',
+        shortTime(ticket.updatedAt),
+      ]
         .filter(Boolean)
         .join(' · '),
     }),

@@ -82,7 +82,11 @@ export function setUpSla(c) {
         dataset: { sla: now.kind },
         title: now.kind === 'warning' ? `Due soon: ${label}` : label,
       },
-      h('time', { datetime: now.due.dueAt }, now.kind === 'warning' ? `Due soon · ${dueText(now.due.dueAt)}` : `Due ${dueText(now.due.dueAt)}`),
+      h(
+        'time',
+        { datetime: now.due.dueAt },
+        now.kind === 'warning' ? `Due soon · ${dueText(now.due.dueAt)}` : `Due ${dueText(now.due.dueAt)}`,
+      ),
     );
   }
 
@@ -123,7 +127,12 @@ export function setUpSla(c) {
     }
     if (sla.pausedAt) {
       rows.push(
-        h('li', { class: 'sla-row sla-paused', dataset: { sla: 'paused' } }, h('span', { class: 'sla-metric' }, 'Paused'), `since ${dueText(sla.pausedAt)}`),
+        h(
+          'li',
+          { class: 'sla-row sla-paused', dataset: { sla: 'paused' } },
+          h('span', { class: 'sla-metric' }, 'Paused'),
+          `since ${dueText(sla.pausedAt)}`,
+        ),
       );
     }
     return rows;

@@ -10,7 +10,7 @@ const normalize = (raw) => raw.trim().toLowerCase();
 
 /** Sets this part up on the console `c` and adds its functions to it. */
 export function setUpTags(c) {
-  const { el, s, api, on } = c;
+  const { el, api, on } = c;
   Object.assign(c, { showTags, hideTags });
   // The tags of the open chat, from the service's answers only (session
   // frames on the socket do not carry them).
@@ -100,9 +100,7 @@ export function setUpTags(c) {
       if (prefix) query.set('prefix', prefix);
       const answer = await api(`/tags?${query}`);
       if (normalize(el.tagInput.value) !== prefix) return;
-      const options = (answer?.data ?? [])
-        .map((t) => t.tag)
-        .filter((tag) => typeof tag === 'string' && !shown.tags.includes(tag));
+      const options = (answer?.data ?? []).map((t) => t.tag).filter((tag) => typeof tag === 'string' && !shown.tags.includes(tag));
       el.tagOptions.replaceChildren(...options.map((tag) => h('option', { value: tag })));
     } catch {
       // No suggestions (a prefix that cannot be a tag, a key without

@@ -58,9 +58,7 @@ export function setUpTeams(c) {
 
   function renderTeamPicker() {
     el.workloadTeam.hidden = s.myTeams.size === 0;
-    el.teamSelect.replaceChildren(
-      ...[...s.myTeams.values()].map((team) => h('option', { value: team.id }, team.name)),
-    );
+    el.teamSelect.replaceChildren(...[...s.myTeams.values()].map((team) => h('option', { value: team.id }, team.name)));
     if (s.teamId) el.teamSelect.value = s.teamId;
     renderQueue();
   }
@@ -74,8 +72,7 @@ export function setUpTeams(c) {
     const waiting = s.queueLength.get(team.id) ?? 0;
     el.queueLength.dataset.length = String(waiting);
     el.queueLength.classList.toggle('is-waiting', waiting > 0);
-    el.queueLength.textContent =
-      waiting === 0 ? 'Nobody waiting' : `${waiting} ${waiting === 1 ? 'chat' : 'chats'} waiting in the queue`;
+    el.queueLength.textContent = waiting === 0 ? 'Nobody waiting' : `${waiting} ${waiting === 1 ? 'chat' : 'chats'} waiting in the queue`;
   }
 
   on(el.teamSelect, 'change', () => {

@@ -76,11 +76,7 @@ export class TicketMeta {
           'li',
           { class: 'tag', dataset: { tag } },
           tag,
-          h(
-            'button',
-            { type: 'button', class: 'tag-remove', 'aria-label': `Remove tag ${tag}`, onclick: () => this.removeTag(tag) },
-            '×',
-          ),
+          h('button', { type: 'button', class: 'tag-remove', 'aria-label': `Remove tag ${tag}`, onclick: () => this.removeTag(tag) }, '×'),
         ),
       ),
     );

@@ -23,9 +23,8 @@ export function setUpTicketPage(c) {
   // `basedOn`: the ticket's version the reply being written is based on.
   const page = { ticket: null, users: [], generation: 0, draftFor: null, watch: null, basedOn: null, changing: Promise.resolve() };
   const drafts = draftsOf(me.id);
-  const watchers = placed(
-    h('p', { class: 'collision', id: 'td-collision', role: 'status', 'aria-live': 'polite', hidden: true }),
-    (node) => el.tdSub.after(node),
+  const watchers = placed(h('p', { class: 'collision', id: 'td-collision', role: 'status', 'aria-live': 'polite', hidden: true }), (node) =>
+    el.tdSub.after(node),
   );
   const conflictBox = placed(h('div', { class: 'conflict', id: 'td-conflict', role: 'alert', hidden: true }), (node) =>
     el.tdComposer.before(node),
@@ -112,9 +111,7 @@ export function setUpTicketPage(c) {
     el.tdDescription.textContent = ticket.description || 'No description.';
     const entries = [
       ...comments.map((comment) => ({ at: comment.createdAt, node: commentEntry(comment) })),
-      ...activities
-        .filter((a) => a.type !== 'commented')
-        .map((a) => ({ at: a.createdAt, node: activityEntry(a) })),
+      ...activities.filter((a) => a.type !== 'commented').map((a) => ({ at: a.createdAt, node: activityEntry(a) })),
     ].sort((a, b) => String(a.at).localeCompare(String(b.at)));
     el.tdTimeline.replaceChildren(...entries.map((e) => e.node));
   }

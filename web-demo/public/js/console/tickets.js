@@ -223,7 +223,7 @@ export function setUpTickets(c) {
     if (f.assigned === 'false' && ticket.assignedToId) return false;
     if (f.teamId && ticket.teamId !== f.teamId) return false;
     if (f.entityId && ticket.entityId !== f.entityId) return false;
-    if (f.slaBreached && ((ticket.sla?.breaches ?? []).length > 0) !== (f.slaBreached === 'true')) return false;
+    if (f.slaBreached && (ticket.sla?.breaches ?? []).length > 0 !== (f.slaBreached === 'true')) return false;
     if (f.tag && !(ticket.tags ?? []).includes(f.tag.toLowerCase())) return false;
     return true;
   }
@@ -357,12 +357,20 @@ export function setUpTickets(c) {
   const inTickets = { when: () => t.view === 'tickets' };
   c.keys.bind('ticket-next', () => move(1), inTickets);
   c.keys.bind('ticket-previous', () => move(-1), inTickets);
-  c.keys.bind('ticket-open', (event) => {
-    if (t.selected < 0 && !event.target.closest?.('.ticket-list')) return false;
-    openSelected();
-  }, inTickets);
-  c.keys.bind('ticket-reply', () => {
-    if (!t.openId) return false;
-    el.tdReply.focus();
-  }, inTickets);
+  c.keys.bind(
+    'ticket-open',
+    (event) => {
+      if (t.selected < 0 && !event.target.closest?.('.ticket-list')) return false;
+      openSelected();
+    },
+    inTickets,
+  );
+  c.keys.bind(
+    'ticket-reply',
+    () => {
+      if (!t.openId) return false;
+      el.tdReply.focus();
+    },
+    inTickets,
+  );
 }

@@ -18,7 +18,10 @@ export function setUpTyping(c) {
       return;
     }
     clearTimeout(s.typingIn.get(sessionId));
-    s.typingIn.set(sessionId, setTimeout(() => stopTyping(sessionId), TYPING_SHOWN_MS));
+    s.typingIn.set(
+      sessionId,
+      setTimeout(() => stopTyping(sessionId), TYPING_SHOWN_MS),
+    );
     if (sessionId === s.openId) showThreadTyping(`${s.open?.visitorName ?? 'Visitor'} is typing…`);
     c.renderSessions();
   }

@@ -4,16 +4,7 @@
 import { request, socketUrl } from '../api.js';
 import { LiveSocket } from '../socket.js';
 import { el } from './dom.js';
-import {
-  dropPending,
-  hideTyping,
-  markFailed,
-  renderMessage,
-  scrollToEnd,
-  setClosed,
-  showQueuePosition,
-  showTyping,
-} from './messages.js';
+import { dropPending, hideTyping, markFailed, renderMessage, scrollToEnd, setClosed, showQueuePosition, showTyping } from './messages.js';
 import { currentMainView, showView, updateUnread } from './panel.js';
 import { renderLivePresence } from './presence.js';
 import { startError } from './start-error.js';

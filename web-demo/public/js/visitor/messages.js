@@ -41,9 +41,7 @@ function messageItem(message, { pending = false } = {}) {
     { class: `sd-msg sd-msg-${kind}${pending ? ' is-pending' : ''}`, dataset: { sender: message.senderId ?? kind } },
     author ? h('span', { class: 'sd-msg-author' }, author) : null,
     h('div', { class: 'sd-bubble' }, message.body),
-    kind !== 'system'
-      ? h('span', { class: 'sd-msg-meta' }, pending ? 'Sending…' : clockTime(message.createdAt))
-      : null,
+    kind !== 'system' ? h('span', { class: 'sd-msg-meta' }, pending ? 'Sending…' : clockTime(message.createdAt)) : null,
   );
 }
 
@@ -67,10 +65,7 @@ export function sendMessage(body) {
   state.pending.set(cid, { body, li });
   el.messages.append(li);
   scrollToEnd();
-  state.socket?.send(
-    { type: 'message', id: cid, sessionId: state.conversation.sessionId, body, clientMessageId: cid },
-    { queue: true },
-  );
+  state.socket?.send({ type: 'message', id: cid, sessionId: state.conversation.sessionId, body, clientMessageId: cid }, { queue: true });
 }
 
 export function dropPending(cid) {

@@ -33,9 +33,7 @@ export function renderPresence(presence) {
   el.presence.dataset.online = String(online);
   el.presenceDot.classList.toggle('dot-ok', online);
   el.launcherDot.classList.toggle('is-online', online);
-  el.avatars.replaceChildren(
-    ...agents.slice(0, 3).map((agent) => h('span', { class: 'avatar', title: agent.name }, initials(agent.name))),
-  );
+  el.avatars.replaceChildren(...agents.slice(0, 3).map((agent) => h('span', { class: 'avatar', title: agent.name }, initials(agent.name))));
   let text;
   if (!presence) {
     text = state.conversation ? 'Continue your conversation' : 'Support chat';
