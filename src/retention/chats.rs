@@ -1,7 +1,8 @@
 //! Chats past their retention (`SUPPORTDESK_CHAT_RETENTION_DAYS`; off by
 //! default): a chat session closed before the cutoff is deleted with what
 //! names it (its messages, tags, custom field values and rating go by
-//! cascade; a ticket made from it keeps existing without the link) and with
+//! cascade; a ticket made from it keeps existing without the link), with a
+//! change feed delete for each message and for the session, and with
 //! its files: the attachment rows of its messages and its visitor's
 //! uploads in the same transaction, their stored bytes right after, unless
 //! another upload of the company names the same bytes (as for a deleted
@@ -24,8 +25,9 @@ use crate::time::Timestamp;
 pub const CHAT_BATCH: u64 = 100;
 
 /// Deletes the chat sessions closed before `cutoff` (of `company` only,
-/// when given), batch after batch, each with its audit entry (made by the
-/// service, stamped `now`) in the batch's transaction.
+/// when given), batch after batch, each with its change feed deletes (its
+/// messages', then its own) and its audit entry (made by the service,
+/// stamped `now`) in the batch's transaction.
 pub async fn purge(
     db: &Db,
     storage: &Storage,
@@ -41,13 +43,14 @@ pub async fn purge(
     loop {
         let mut tx = db.begin().await?;
         let closed = store::closed_sessions(&mut tx, company, cutoff, limit).await?;
-        let sessions: Vec<Uuid> = closed.iter().map(|(id, _)| *id).collect();
+        let sessions: Vec<Uuid> = closed.iter().map(|(_, id)| *id).collect();
         let files = crate::attachments::store::hashes_of_sessions(&mut tx, &sessions).await?;
-        let deleted = store::delete_sessions(&mut tx, &sessions).await?;
-        for (id, company) in &closed {
+        let deleted = crate::chat::store::delete_sessions(&mut tx, &closed, now).await?;
+        for (tenant, id) in &closed {
             let target = Target::new(TargetType::ChatSession, *id);
             let changes = Changes::none().with("reason", "retention".into());
-            audit::record(&mut tx, *company, now, Action::ChatDeleted, target, changes).await?;
+            let company = tenant.company_id;
+            audit::record(&mut tx, company, now, Action::ChatDeleted, target, changes).await?;
         }
         tx.commit().await?;
         let mut by_company: HashMap<Uuid, Vec<String>> = HashMap::new();

@@ -6,6 +6,7 @@ mod concurrency;
 mod cursors;
 mod mirror;
 mod numbering;
+mod retention;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
