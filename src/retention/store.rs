@@ -215,3 +215,24 @@ pub async fn count_closed_sessions(
         .await?;
     Ok(u64::try_from(count).unwrap_or(0))
 }
+
+/// The tickets made from `sessions` (their tenant and id), in the order
+/// they were made.
+pub async fn tickets_of_sessions(
+    tx: &mut Tx,
+    sessions: &[Uuid],
+) -> Result<Vec<(Tenant, Uuid)>, StoreError> {
+    if sessions.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows: Vec<(Uuid, Uuid, Mode)> =
+        Query::new("SELECT id, company_id, mode FROM tickets WHERE chat_session_id IN ")
+            .push_bind_list(sessions.iter().copied())
+            .push(" ORDER BY created_at, id")
+            .fetch_all(tx)
+            .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, company, mode)| (Tenant::new(company, mode), id))
+        .collect())
+}

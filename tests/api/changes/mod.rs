@@ -212,7 +212,7 @@ pub async fn expire_every_event(app: &TestApp) -> u64 {
     };
     let report = retention::run_pass(
         &app.state.db,
-        &app.state.attachments.storage,
+        &app.state.attachments,
         policy,
         app.state.clock.now(),
     )

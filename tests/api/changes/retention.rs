@@ -1,7 +1,8 @@
 //! A chat the retention pass deletes, by the service-wide chat retention
 //! or by its company's own data retention, leaves the feed as a deleted
 //! ticket does: a delete for each of its messages, then one for the
-//! session, so a follower drops them.
+//! session, so a follower drops them; a ticket made from it, which keeps
+//! existing without the link, gets an entry of its own.
 
 use std::time::Duration;
 
@@ -14,6 +15,7 @@ use crate::support::{Backend, TestApp, TestCompany, retention_pass};
 backend_tests!(
     a_chat_past_the_chat_retention_is_deleted_in_the_feed,
     a_chat_past_its_companys_retention_is_deleted_in_the_feed,
+    a_ticket_made_from_a_chat_the_pass_deletes_loses_the_link_in_the_feed,
 );
 
 /// (type, id, op) of a feed entry.
@@ -80,12 +82,17 @@ async fn the_pass_deletes_the_chat_in_the_feed(app: &TestApp, acme: &TestCompany
     assert_eq!(seen, expected);
 }
 
-async fn a_chat_past_the_chat_retention_is_deleted_in_the_feed(backend: Backend) {
-    let app = TestApp::spawn_with(backend, |config| {
+/// An app whose chats are kept a day after they close.
+async fn retained(backend: Backend) -> TestApp {
+    TestApp::spawn_with(backend, |config| {
         config.run_workers = false;
         config.chat_retention = Some(Duration::from_secs(24 * 3600));
     })
-    .await;
+    .await
+}
+
+async fn a_chat_past_the_chat_retention_is_deleted_in_the_feed(backend: Backend) {
+    let app = retained(backend).await;
     let acme = app.company().await;
     the_pass_deletes_the_chat_in_the_feed(&app, &acme).await;
 }
@@ -98,4 +105,31 @@ async fn a_chat_past_its_companys_retention_is_deleted_in_the_feed(backend: Back
         .await
         .assert_status(200);
     the_pass_deletes_the_chat_in_the_feed(&app, &acme).await;
+}
+
+async fn a_ticket_made_from_a_chat_the_pass_deletes_loses_the_link_in_the_feed(backend: Backend) {
+    let app = retained(backend).await;
+    let acme = app.company().await;
+    let (session, _) = closed_chat(&app, &acme).await;
+    let ticket = app
+        .post(
+            "/tickets",
+            &acme.key,
+            json!({"subject": "Follow-up", "entityId": acme.entity.id,
+                   "chatSessionId": session}),
+        )
+        .await
+        .assert_status(201)
+        .clone();
+    let ticket = id_of(&ticket);
+    let mut follower = Follower::default();
+    follower.catch_up(&app, &acme.key).await;
+
+    app.state.clock.advance(chrono::TimeDelta::days(2));
+    retention_pass(&app).await;
+    follower.catch_up(&app, &acme.key).await;
+
+    let key = ("ticket".to_string(), ticket.clone());
+    let read = app.get(&format!("/tickets/{ticket}"), &acme.key).await;
+    assert_eq!(follower.mirror.get(&key), Some(read.assert_status(200)));
 }
