@@ -2,11 +2,11 @@
 //! cursors and their expiry, scopes. Shared helpers here; the tests in the
 //! submodules.
 
+mod chat_retention;
 mod concurrency;
 mod cursors;
 mod mirror;
 mod numbering;
-mod retention;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
