@@ -449,7 +449,7 @@ fn spawn_workers(state: &AppState) -> Vec<JoinHandle<()>> {
     workers.push(crate::email::imap::spawn(state));
     workers.push(crate::retention::spawn(
         state.db.clone(),
-        state.attachments.storage.clone(),
+        state.attachments.clone(),
         state.clock.clone(),
         crate::retention::Policy::from_config(&state.config),
         state.config.retention_interval,

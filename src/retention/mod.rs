@@ -20,7 +20,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::attachments::Storage;
+use std::sync::Arc;
+
+use crate::attachments::Attachments;
 use crate::config::Config;
 use crate::db::Db;
 use crate::error::StoreError;
@@ -102,13 +104,14 @@ fn before(now: Timestamp, age: Duration) -> Timestamp {
 
 /// One pass over every target, batch after batch until a batch comes back
 /// short, then over closed chats when they have a retention (their files'
-/// bytes removed from `storage`), then over the audit log of each company
+/// bytes removed from the attachments' storage, the tickets made from them
+/// recorded with their links signed by the attachments' signer), then over the audit log of each company
 /// with a retention, with cut-offs counted back from `now`
 /// (the node's clock). Returns its report, or None when another node holds
 /// the pass.
 pub async fn run_pass(
     db: &Db,
-    storage: &Storage,
+    attachments: &Attachments,
     policy: Policy,
     now: Timestamp,
 ) -> Result<Option<PassReport>, StoreError> {
@@ -127,7 +130,7 @@ pub async fn run_pass(
         }
     }
     if let Some(age) = policy.chat_retention {
-        match chats::purge(db, storage, None, before(now, age), now).await {
+        match chats::purge(db, attachments, None, before(now, age), now).await {
             Ok(report) => tables.push(report),
             Err(err) => {
                 lock.release().await;
@@ -135,7 +138,7 @@ pub async fn run_pass(
             }
         }
     }
-    match policies::purge(db, storage, now).await {
+    match policies::purge(db, attachments, now).await {
         Ok(reports) => tables.extend(reports),
         Err(err) => {
             lock.release().await;
@@ -201,7 +204,7 @@ fn log(report: &PassReport) {
 /// stops between statements; each batch commits on its own.
 pub fn spawn(
     db: Db,
-    storage: Storage,
+    attachments: Arc<Attachments>,
     clock: Clock,
     policy: Policy,
     every: Duration,
@@ -210,9 +213,9 @@ pub fn spawn(
     let every = every.max(Duration::from_millis(10));
     let first = tokio::time::Instant::now() + every;
     crate::time::every(shutdown, first, every, move || {
-        let (db, storage, now) = (db.clone(), storage.clone(), clock.now());
+        let (db, attachments, now) = (db.clone(), attachments.clone(), clock.now());
         async move {
-            if let Err(err) = run_pass(&db, &storage, policy, now).await {
+            if let Err(err) = run_pass(&db, &attachments, policy, now).await {
                 tracing::warn!(error = %err, "retention pass failed");
             }
         }

@@ -17,7 +17,7 @@ use uuid::Uuid;
 
 use super::TableReport;
 use super::{before, chats, store};
-use crate::attachments::Storage;
+use crate::attachments::{Attachments, Storage};
 use crate::auth::{Mode, Tenant};
 use crate::db::{Db, Query};
 use crate::error::StoreError;
@@ -124,7 +124,7 @@ pub async fn preview(
 /// one report per kind of record, summed over the companies.
 pub async fn purge(
     db: &Db,
-    storage: &Storage,
+    attachments: &Attachments,
     now: Timestamp,
 ) -> Result<Vec<TableReport>, StoreError> {
     let mut tickets = report("tickets");
@@ -133,10 +133,11 @@ pub async fn purge(
     for (company, policy) in crate::settings::store::data_retentions(db).await? {
         let cutoffs = Cutoffs::of(&policy, now);
         if let Some(cutoff) = cutoffs.tickets {
+            let storage = &attachments.storage;
             purge_tickets(db, storage, company, cutoff, now, &mut tickets).await?;
         }
         if let Some(cutoff) = cutoffs.chats {
-            let done = chats::purge(db, storage, Some(company), cutoff, now).await?;
+            let done = chats::purge(db, attachments, Some(company), cutoff, now).await?;
             add(&mut chats, done.rows_deleted);
         }
         if let Some(cutoff) = cutoffs.contacts {

@@ -164,8 +164,8 @@ pub async fn delete_events_batch(
     Ok(u64::try_from(deleted.len()).unwrap_or(u64::MAX))
 }
 
-/// Up to `limit` chat sessions closed before `cutoff` (id, company),
-/// oldest first, locked
+/// Up to `limit` chat sessions closed before `cutoff` (their tenant and
+/// id), oldest first, locked
 /// on Postgres until the caller's transaction ends (a message arriving
 /// meanwhile waits, then finds its session gone); SQLite's write
 /// transaction already holds them.
@@ -174,23 +174,27 @@ pub async fn closed_sessions(
     company: Option<Uuid>,
     cutoff: Timestamp,
     limit: i64,
-) -> Result<Vec<(Uuid, Uuid)>, StoreError> {
+) -> Result<Vec<(Tenant, Uuid)>, StoreError> {
     let lock = match tx.backend() {
         Backend::Postgres => " FOR UPDATE",
         Backend::Sqlite => "",
     };
-    let mut query = Query::new("SELECT id, company_id FROM chat_sessions WHERE ")
+    let mut query = Query::new("SELECT id, company_id, mode FROM chat_sessions WHERE ")
         .push(CLOSED_BEFORE)
         .bind(cutoff);
     if let Some(company) = company {
         query = query.push(" AND company_id = ").push_bind(company);
     }
-    query
+    let rows: Vec<(Uuid, Uuid, Mode)> = query
         .push(" ORDER BY closed_at LIMIT ")
         .push_bind(limit)
         .push(lock)
         .fetch_all(tx)
-        .await
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, company, mode)| (Tenant::new(company, mode), id))
+        .collect())
 }
 
 /// A chat closed before the cut-off (the first placeholder).
@@ -212,14 +216,23 @@ pub async fn count_closed_sessions(
     Ok(u64::try_from(count).unwrap_or(0))
 }
 
-/// Deletes `sessions` (their messages and what else names them go by
-/// cascade); answers how many.
-pub async fn delete_sessions(tx: &mut Tx, sessions: &[Uuid]) -> Result<u64, StoreError> {
+/// The tickets made from `sessions` (their tenant and id), in the order
+/// they were made.
+pub async fn tickets_of_sessions(
+    tx: &mut Tx,
+    sessions: &[Uuid],
+) -> Result<Vec<(Tenant, Uuid)>, StoreError> {
     if sessions.is_empty() {
-        return Ok(0);
+        return Ok(Vec::new());
     }
-    Query::new("DELETE FROM chat_sessions WHERE id IN ")
-        .push_bind_list(sessions.iter().copied())
-        .rows_affected(tx)
-        .await
+    let rows: Vec<(Uuid, Uuid, Mode)> =
+        Query::new("SELECT id, company_id, mode FROM tickets WHERE chat_session_id IN ")
+            .push_bind_list(sessions.iter().copied())
+            .push(" ORDER BY created_at, id")
+            .fetch_all(tx)
+            .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, company, mode)| (Tenant::new(company, mode), id))
+        .collect())
 }

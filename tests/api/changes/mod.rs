@@ -2,6 +2,7 @@
 //! cursors and their expiry, scopes. Shared helpers here; the tests in the
 //! submodules.
 
+mod chat_retention;
 mod concurrency;
 mod cursors;
 mod mirror;
@@ -211,7 +212,7 @@ pub async fn expire_every_event(app: &TestApp) -> u64 {
     };
     let report = retention::run_pass(
         &app.state.db,
-        &app.state.attachments.storage,
+        &app.state.attachments,
         policy,
         app.state.clock.now(),
     )

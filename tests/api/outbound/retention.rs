@@ -275,13 +275,13 @@ async fn two_nodes_passing_at_once_delete_each_row_once(backend: Backend) {
     let (here, there) = tokio::join!(
         retention::run_pass(
             &app.state.db,
-            &app.state.attachments.storage,
+            &app.state.attachments,
             policy(),
             app.state.clock.now()
         ),
         retention::run_pass(
             &peer.state.db,
-            &peer.state.attachments.storage,
+            &peer.state.attachments,
             policy(),
             peer.state.clock.now()
         ),

@@ -13,8 +13,8 @@ pub async fn retention_pass(app: &TestApp) -> PassReport {
 /// The pass under `policy`, at the clock's now; fails unless it ran (no
 /// other node held the pass).
 pub async fn retention_pass_with(app: &TestApp, policy: Policy) -> PassReport {
-    let (db, storage) = (&app.state.db, &app.state.attachments.storage);
-    retention::run_pass(db, storage, policy, app.state.clock.now())
+    let (db, attachments) = (&app.state.db, &app.state.attachments);
+    retention::run_pass(db, attachments, policy, app.state.clock.now())
         .await
         .expect("pass ran")
         .expect("no other node holds the pass")

@@ -6,11 +6,13 @@
 //!
 //! Here are the columns and the reads the other parts share; `create`
 //! creates a session, `read` reads sessions and messages, `update` changes
-//! a session, and `send` adds a message.
+//! a session, `send` adds a message, and `delete` deletes closed
+//! sessions.
 
 mod close;
 mod contacts;
 mod create;
+mod delete;
 pub mod erase;
 mod read;
 mod send;
@@ -19,6 +21,7 @@ mod update;
 pub use close::{ChatClosed, close_in};
 pub use contacts::{ContactOf, SessionSummary, move_contact, of_contacts};
 pub use create::{ChatStarted, create_session};
+pub use delete::delete_sessions;
 pub use read::{
     ReplayScope, find_session, list_sessions, messages, messages_after, visitor_sessions,
 };
