@@ -191,10 +191,7 @@ pub async fn closed_sessions(
         .push(lock)
         .fetch_all(tx)
         .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(id, company, mode)| (Tenant::new(company, mode), id))
-        .collect())
+    Ok(with_tenants(rows))
 }
 
 /// A chat closed before the cut-off (the first placeholder).
@@ -231,8 +228,12 @@ pub async fn tickets_of_sessions(
             .push(" ORDER BY created_at, id")
             .fetch_all(tx)
             .await?;
-    Ok(rows
-        .into_iter()
+    Ok(with_tenants(rows))
+}
+
+/// Rows of (id, company, mode) as (their tenant, id).
+fn with_tenants(rows: Vec<(Uuid, Uuid, Mode)>) -> Vec<(Tenant, Uuid)> {
+    rows.into_iter()
         .map(|(id, company, mode)| (Tenant::new(company, mode), id))
-        .collect())
+        .collect()
 }
