@@ -31,6 +31,10 @@ pub async fn delete_sessions(
 }
 
 /// One session's delete; false when the tenant has no such session.
+/// Statement by statement (a read of its message ids, the delete, a feed
+/// entry each): the retention passes are background work in batches of
+/// 100 sessions, where one statement per row costs nothing a request waits
+/// for, and each entry goes through the feed's one writer.
 async fn delete_session(
     tx: &mut Tx,
     tenant: &Tenant,
