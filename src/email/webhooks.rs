@@ -107,6 +107,7 @@ fn unauthenticated() -> ApiError {
     request_body(content = String, description = "The provider's post as it sends it: JSON \
         (Postmark, SNS) or a form (Mailgun, SendGrid)"),
     responses((status = 200, description = "Stored", body = Received),
+        (status = 400, description = "A NUL character in the query (`secret`)", body = crate::openapi::schema::ErrorBody),
         (status = 401, description = "Wrong signature or secret", body = crate::openapi::schema::ErrorBody),
         (status = 404, description = "No such channel of that provider", body = crate::openapi::schema::ErrorBody),
         (status = 413, description = "Larger than a message whose largest file is at the \
