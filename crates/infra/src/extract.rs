@@ -71,7 +71,7 @@ fn is_json(headers: &HeaderMap) -> bool {
 /// without that text (nearly all) are not parsed twice.
 fn refuse_nul(body: &[u8]) -> Result<(), ApiError> {
     const ESCAPE: &[u8] = b"\\u0000";
-    if !body.windows(ESCAPE.len()).any(|w| w == ESCAPE) {
+    if memchr::memmem::find(body, ESCAPE).is_none() {
         return Ok(());
     }
     // Unparseable JSON is left to the typed parse, which words that error.

@@ -142,7 +142,7 @@ fn parse_groups(groups: Option<Vec<Vec<String>>>) -> Result<Vec<Vec<String>>, Ve
         for (j, term) in group.into_iter().enumerate() {
             let term = term.trim().to_lowercase();
             let field = format!("groups[{i}][{j}]");
-            if term.is_empty() || term.chars().count() > TERM_CHARS_MAX || term.contains('\0') {
+            if term.is_empty() || term.chars().count() > TERM_CHARS_MAX {
                 errors.push(problem(
                     &field,
                     format!("must be 1 to {TERM_CHARS_MAX} characters"),

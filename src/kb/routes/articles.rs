@@ -10,7 +10,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::{
     EXCERPT_MAX, article_status, content_field, content_schema, excerpt_schema, patched_slug,
-    reject_nul, sees_drafts, slug_conflict, slug_field, slug_schema, title_schema,
+    sees_drafts, slug_conflict, slug_field, slug_schema, title_schema,
 };
 use crate::auth::{Principal, Scope};
 use crate::db::Db;
@@ -135,12 +135,7 @@ pub(super) async fn create_article(
     principal: Principal,
     Json(body): Json<CreateArticle>,
 ) -> ApiResult<(StatusCode, Json<Article>)> {
-    let (_, title, entity_id, category, slug, content, excerpt) = (
-        reject_nul(&[
-            ("title", body.title.as_deref()),
-            ("content", body.content.as_deref()),
-            ("excerpt", body.excerpt.as_deref()),
-        ]),
+    let (title, entity_id, category, slug, content, excerpt) = (
         required_text("title", body.title.as_deref(), NAME_MAX),
         required_id("entityId", body.entity_id.as_deref()),
         optional_id("categoryId", body.category_id.as_deref()),
@@ -226,21 +221,12 @@ pub(super) async fn update_article(
         && body.excerpt.is_missing()
         && body.category_id.is_missing()
         && body.is_published.is_none();
-    let excerpt_text = match &body.excerpt {
-        Patch::Value(raw) => Some(raw.as_str()),
-        _ => None,
-    };
-    let (_, _, title, slug, content, excerpt, category_id) = (
+    let (_, title, slug, content, excerpt, category_id) = (
         ensure(
             !nothing_given,
             "body",
             "give at least one of: title, slug, content, excerpt, categoryId, isPublished",
         ),
-        reject_nul(&[
-            ("title", body.title.as_deref()),
-            ("content", body.content.as_deref()),
-            ("excerpt", excerpt_text),
-        ]),
         body.title
             .as_deref()
             .map(|raw| required_text("title", Some(raw), NAME_MAX))

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use utoipa::{IntoParams, ToSchema};
 
 use super::super::model::Category;
-use super::{patched_slug, reject_nul, slug_conflict, slug_field, slug_schema, title_schema};
+use super::{patched_slug, slug_conflict, slug_field, slug_schema, title_schema};
 use crate::auth::Principal;
 use crate::db::Db;
 use crate::error::ApiResult;
@@ -64,8 +64,7 @@ pub(super) async fn create_category(
     principal: Principal,
     Json(body): Json<CreateCategory>,
 ) -> ApiResult<(StatusCode, Json<Category>)> {
-    let (_, name, entity_id, slug) = (
-        reject_nul(&[("name", body.name.as_deref())]),
+    let (name, entity_id, slug) = (
         required_text("name", body.name.as_deref(), NAME_MAX),
         required_id("entityId", body.entity_id.as_deref()),
         slug_field(body.slug.as_deref()),
@@ -116,13 +115,12 @@ pub(super) async fn update_category(
     Id(id): Id,
     Json(body): Json<UpdateCategory>,
 ) -> ApiResult<Json<Category>> {
-    let (_, _, name, slug) = (
+    let (_, name, slug) = (
         ensure(
             body.name.is_some() || body.slug.is_some(),
             "body",
             "give at least one of: name, slug",
         ),
-        reject_nul(&[("name", body.name.as_deref())]),
         body.name
             .as_deref()
             .map(|raw| required_text("name", Some(raw), NAME_MAX))

@@ -90,21 +90,6 @@ fn content_field(value: Option<&str>) -> Result<Option<String>, FieldError> {
     }
 }
 
-/// Postgres text cannot hold NUL: refuse it as input (a 400, not a 500).
-/// Listed first, before each field's own checks.
-fn reject_nul(fields: &[(&str, Option<&str>)]) -> Result<(), Vec<FieldError>> {
-    let errors: Vec<FieldError> = fields
-        .iter()
-        .filter(|(_, value)| value.is_some_and(|text| text.contains('\0')))
-        .map(|(field, _)| problem(field, "must not contain NUL characters"))
-        .collect();
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(errors)
-    }
-}
-
 /// Drafts are for editors: only a key with kb:write sees them.
 fn sees_drafts(principal: &Principal) -> bool {
     principal.scopes.contains(Scope::KbWrite)
