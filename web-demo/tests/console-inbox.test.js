@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import { after, before, test } from 'node:test';
-import { ENTITY_ID, SHOTS, WAIT, agentAccount, api, launchChromium, shot, signInConsole } from './support.js';
+import { ENTITY_ID, SHOTS, WAIT, agentAccount, agentsOffline, api, launchChromium, shot, signInConsole } from './support.js';
 
 let browser;
 
@@ -17,6 +17,7 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
+  await agentsOffline();
 });
 
 async function ownBrowserPage() {

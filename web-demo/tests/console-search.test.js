@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import { after, before, test } from 'node:test';
-import { ENTITY_ID, SHOTS, WAIT, agentAccount, api, launchChromium, shot, signInConsole } from './support.js';
+import { ENTITY_ID, SHOTS, WAIT, agentAccount, agentsOffline, api, launchChromium, shot, signInConsole } from './support.js';
 
 let browser;
 let agent;
@@ -21,6 +21,7 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
+  await agentsOffline();
 });
 
 /** A word no other record holds (letters then digits: one search word). */

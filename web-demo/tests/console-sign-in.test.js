@@ -7,13 +7,26 @@
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import readline from 'node:readline';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { BASE, ENTITY_ID, PASSWORD, SHOTS, WAIT, agentAccount, api, launchChromium, shot, signInConsole } from './support.js';
+import {
+  BASE,
+  PASSWORD,
+  ENTITY_ID,
+  SHOTS,
+  WAIT,
+  agentAccount,
+  agentsOffline,
+  api,
+  apiSession,
+  launchChromium,
+  shot,
+  signInConsole,
+  totpCode,
+} from './support.js';
 
 const OIDC_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../tests/oidc');
 const CLIENT_ID = 'supportdesk-console';
@@ -31,6 +44,7 @@ before(async () => {
 after(async () => {
   await Promise.all(browsers.map((b) => b.close()));
   provider?.kill('SIGTERM');
+  await agentsOffline();
 });
 
 // --- helpers -------------------------------------------------------------------
@@ -41,61 +55,6 @@ async function ownBrowserPage() {
   browsers.push(browser);
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
   return context.newPage();
-}
-
-/** The bytes of a base32 (RFC 4648) text. */
-function base32Bytes(text) {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  let bits = 0;
-  let value = 0;
-  const out = [];
-  for (const ch of text.replace(/=+$/, '').toUpperCase()) {
-    value = (value << 5) | alphabet.indexOf(ch);
-    bits += 5;
-    if (bits >= 8) {
-      out.push((value >>> (bits - 8)) & 0xff);
-      bits -= 8;
-    }
-  }
-  return Buffer.from(out);
-}
-
-/** RFC 6238: the six-digit TOTP (HMAC-SHA-1, 30-s steps) of `secret` at `unixSeconds`. */
-function totpCode(secret, unixSeconds) {
-  const counter = Buffer.alloc(8);
-  counter.writeBigUInt64BE(BigInt(Math.floor(unixSeconds / 30)));
-  const mac = crypto.createHmac('sha1', base32Bytes(secret)).update(counter).digest();
-  const offset = mac[mac.length - 1] & 0x0f;
-  return String((mac.readUInt32BE(offset) & 0x7fffffff) % 1_000_000).padStart(6, '0');
-}
-
-/**
- * A session of `email` opened from node (not a browser): its cookie and
- * CSRF token, and `call` to use it.
- */
-async function apiSession(email, mode = 'live') {
-  const response = await fetch(`${BASE}/api/v1/auth/login`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ email, password: PASSWORD, mode }),
-  });
-  assert.equal(response.status, 200, `sign-in of ${email}: ${await response.clone().text()}`);
-  const cookie = response.headers
-    .getSetCookie()
-    .map((c) => c.split(';')[0])
-    .join('; ');
-  const me = await response.json();
-  const call = async (method, urlPath, body) => {
-    const answer = await fetch(`${BASE}/api/v1${urlPath}`, {
-      method,
-      headers: { Cookie: cookie, 'X-CSRF-Token': me.csrfToken, 'Content-Type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await answer.text();
-    if (!answer.ok) throw new Error(`${method} ${urlPath}: ${answer.status} ${text}`);
-    return text ? JSON.parse(text) : null;
-  };
-  return { me, call };
 }
 
 /** oidc-provider with the service as its client; answers its issuer URL. */

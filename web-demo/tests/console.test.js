@@ -7,7 +7,19 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
-import { BASE, WIDGET_KEY, ENTITY_ID, SHOTS, WAIT, api, shot, launchChromium, setPassword, signInConsole } from './support.js';
+import {
+  BASE,
+  WIDGET_KEY,
+  ENTITY_ID,
+  SHOTS,
+  WAIT,
+  api,
+  shot,
+  launchChromium,
+  setPassword,
+  signInConsole,
+  agentsOffline,
+} from './support.js';
 
 /** A 1-minute SLA target breaches one minute after the ticket is created. */
 const BREACH_WAIT = 150_000;
@@ -49,6 +61,7 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
+  await agentsOffline();
 });
 
 // --- helpers -----------------------------------------------------------------

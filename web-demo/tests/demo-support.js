@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import { after, before } from 'node:test';
-import { API_KEY, BASE, SHOTS, WAIT, agentAccount, api, launchChromium, signInConsole } from './support.js';
+import { API_KEY, BASE, SHOTS, WAIT, agentAccount, agentsOffline, api, launchChromium, signInConsole } from './support.js';
 
 const API_KEY_PATTERN = /svc_(test|live)_[A-Za-z0-9]{8,}/;
 
@@ -23,6 +23,7 @@ export function useBrowser() {
   });
   after(async () => {
     await browser?.close();
+    await agentsOffline();
   });
 }
 

@@ -2,12 +2,11 @@
 # Browser tests of the web demo: builds the service (debug), starts it on a
 # free port with SQLite in a temp dir and the demo enabled (its made-up shop
 # on a second free port: another origin), creates a company, an entity and a
-# TEST key with the CLI (--json), then runs the demo-*.test.js files,
-# widget.test.js, widget-options.test.js, console.test.js,
-# console-sign-in.test.js, console-collision.test.js, console-inbox.test.js
-# and console-search.test.js, one file after the other (node's test runner
-# driving Debian's headless Chromium through playwright-core; no browser is
-# downloaded). Agents sign in to the console at /app/ with passwords the
+# TEST key with the CLI (--json), then runs every *.test.js file here, one
+# after the other in the order of their names (each file stands alone: it
+# makes its own records and takes its agents offline at its end), node's
+# test runner driving Debian's headless Chromium through playwright-core (no
+# browser is downloaded). Agents sign in to the console at /app/ with passwords the
 # tests set with the CLI, or through SSO against the real OpenID provider of
 # tests/oidc (which the service may reach on loopback). Screenshots land in
 # web-demo/tests/screenshots/.
@@ -114,7 +113,7 @@ done
 echo "browser tests: service on $SD_BASE_URL, demo shop on $SD_SHOP_URL, $("$CHROMIUM" --version 2>/dev/null | head -n1)"
 echo "browser tests: screenshots go to $SD_SCREENSHOTS"
 status=0
-node --test --test-concurrency=1 --test-timeout=300000 ${SD_TESTS:-demo-chat.test.js demo-chat-details.test.js demo-access.test.js demo-tickets.test.js widget.test.js widget-options.test.js console.test.js console-sign-in.test.js console-collision.test.js console-inbox.test.js console-search.test.js} || status=$?
+node --test --test-concurrency=1 --test-timeout=300000 ${SD_TESTS:-*.test.js} || status=$?
 if [ "$status" -ne 0 ]; then
   echo "browser tests: failed; the end of the service log follows" >&2
   tail -n 80 "$WORK/server.log" >&2

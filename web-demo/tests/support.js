@@ -3,6 +3,7 @@
 // screenshots, and a headless Chromium.
 
 import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 
@@ -112,4 +113,77 @@ export async function signInConsole(page, { email, password = PASSWORD, test = t
   await page.waitForFunction(() => document.querySelector('#conn-text')?.textContent.includes('Live'), null, {
     timeout: WAIT,
   });
+  const me = await page.evaluate(() => fetch('/api/v1/auth/me').then((response) => response.json()));
+  signedIn.add(me.user.id);
+}
+
+/** Every agent this file's tests signed in to the console (user ids). */
+const signedIn = new Set();
+
+/**
+ * Takes every agent this file signed in offline: a console closed with its
+ * browser never says it left, and its presence would outlive the file by
+ * half a minute, visible to the next file's visitors and agents. Call it in
+ * the file's `after`, once the browsers are closed (no heartbeat left).
+ */
+export async function agentsOffline() {
+  for (const userId of signedIn) {
+    await api('DELETE', `/chat/agent-presence/${userId}`);
+  }
+  signedIn.clear();
+}
+
+/** The bytes of a base32 (RFC 4648) text. */
+function base32Bytes(text) {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  let bits = 0;
+  let value = 0;
+  const out = [];
+  for (const ch of text.replace(/=+$/, '').toUpperCase()) {
+    value = (value << 5) | alphabet.indexOf(ch);
+    bits += 5;
+    if (bits >= 8) {
+      out.push((value >>> (bits - 8)) & 0xff);
+      bits -= 8;
+    }
+  }
+  return Buffer.from(out);
+}
+
+/** RFC 6238: the six-digit TOTP (HMAC-SHA-1, 30-s steps) of `secret` at `unixSeconds`. */
+export function totpCode(secret, unixSeconds) {
+  const counter = Buffer.alloc(8);
+  counter.writeBigUInt64BE(BigInt(Math.floor(unixSeconds / 30)));
+  const mac = crypto.createHmac('sha1', base32Bytes(secret)).update(counter).digest();
+  const offset = mac[mac.length - 1] & 0x0f;
+  return String((mac.readUInt32BE(offset) & 0x7fffffff) % 1_000_000).padStart(6, '0');
+}
+
+/**
+ * A session of `email` opened from node (not a browser): its cookie and
+ * CSRF token, and `call` to use it.
+ */
+export async function apiSession(email, mode = 'live') {
+  const response = await fetch(`${BASE}/api/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ email, password: PASSWORD, mode }),
+  });
+  if (response.status !== 200) throw new Error(`sign-in of ${email}: ${response.status} ${await response.text()}`);
+  const cookie = response.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+  const me = await response.json();
+  const call = async (method, urlPath, body) => {
+    const answer = await fetch(`${BASE}/api/v1${urlPath}`, {
+      method,
+      headers: { Cookie: cookie, 'X-CSRF-Token': me.csrfToken, 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await answer.text();
+    if (!answer.ok) throw new Error(`${method} ${urlPath}: ${answer.status} ${text}`);
+    return text ? JSON.parse(text) : null;
+  };
+  return { me, call };
 }
