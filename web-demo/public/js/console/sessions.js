@@ -131,7 +131,6 @@ export function setUpSessions(c) {
     const classes = ['session'];
     if (unread) classes.push('is-unread');
     if (s.fresh.has(session.id)) classes.push('is-new');
-    const label = `${name}${unread ? ', unread' : ''}${typing ? ', typing' : ''}: ${previewText}`;
     return h(
       'li',
       {},
@@ -141,7 +140,6 @@ export function setUpSessions(c) {
           type: 'button',
           class: classes.join(' '),
           'aria-current': session.id === s.openId ? 'true' : null,
-          'aria-label': label,
           dataset: { id: session.id },
           onclick: () => c.openSession(session.id),
         },
@@ -159,7 +157,7 @@ export function setUpSessions(c) {
             'span',
             { class: 'session-preview' },
             h('span', { class: typing ? 'session-preview-text session-typing' : 'session-preview-text' }, previewText),
-            unread ? h('span', { class: 'session-unread' }) : null,
+            unread ? h('span', { class: 'session-unread' }, h('span', { class: 'sr-only' }, 'unread')) : null,
           ),
         ),
       ),

@@ -45,7 +45,7 @@ export class ShortcutsDialog {
       'dialog',
       { class: 'dialog shortcuts-dialog', id: 'shortcuts-dialog', 'aria-labelledby': 'shortcuts-title' },
       h('div', { class: 'dialog-head' }, h('h2', { id: 'shortcuts-title' }, 'Keyboard shortcuts'), this.closer),
-      h('div', { class: 'shortcut-groups' }, sections),
+      h('div', { class: 'shortcut-groups', tabindex: '0', role: 'region', 'aria-label': 'Shortcuts' }, sections),
     );
     this.modal = new Modal(placed(dialog, (node) => document.body.append(node)));
     this.closer.addEventListener('click', () => this.modal.close());

@@ -301,17 +301,18 @@ export function setUpTickets(c) {
     const classes = ['ticket-item'];
     if (unread) classes.push('is-unread');
     if (t.fresh.has(ticket.id)) classes.push('is-new');
+    // An option of the list (role=listbox): j and k move its selection.
     return h(
       'li',
-      {},
+      { role: 'none' },
       h(
         'button',
         {
           type: 'button',
+          role: 'option',
           class: classes.join(' '),
           'aria-selected': index === t.selected ? 'true' : 'false',
           'aria-current': ticket.id === t.openId ? 'true' : null,
-          'aria-label': `${ticket.ticketNumber} ${ticket.subject}${unread ? ', unread' : ''}`,
           dataset: { id: ticket.id, number: ticket.ticketNumber, status: ticket.status },
           onclick: () => {
             t.selected = index;
@@ -328,6 +329,7 @@ export function setUpTickets(c) {
           c.slaBadge(ticket),
         ),
         h('span', { class: 'ticket-subject' }, ticket.subject),
+        unread ? h('span', { class: 'sr-only' }, 'unread') : null,
         h('span', { class: 'ticket-meta' }, ticket.assignedTo ? `Assigned to ${ticket.assignedTo.name}` : 'Unassigned'),
       ),
     );
