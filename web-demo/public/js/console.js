@@ -14,6 +14,7 @@ import { ENTITY_ITEM, setUpEntities } from './console/entities.js';
 import { setUpFields } from './console/fields.js';
 import { KeyHandler } from './console/keys.js';
 import { setUpLive } from './console/live.js';
+import { DesktopNotices } from './console/notify.js';
 import { Peek } from './console/peek.js';
 import { setUpPresence } from './console/presence.js';
 import { Search } from './console/search.js';
@@ -71,6 +72,7 @@ export async function startConsole({ me, session, entities, storage, onSignOut }
   // The page-wide keyboard shortcuts: the parts bind theirs (keys.js).
   const keys = new KeyHandler(lifetime.signal);
   const c = { me, session, entities, storage, el, s, api, on, signOut, keys };
+  c.notices = new DesktopNotices({ button: el.notifyButton, signal: lifetime.signal });
   setUpPresence(c);
   setUpEntities(c);
   setUpTeams(c);

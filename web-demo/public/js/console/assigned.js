@@ -56,7 +56,17 @@ export function setUpAssigned(c) {
     s.assigned.set(sessionId, session);
     renderAssigned();
     const reason = data.assignment?.reason === 'routing' ? ' by routing' : '';
-    toast(`${session.visitorName || 'A visitor'}'s chat was assigned to you${reason}.`);
+    const said = `${session.visitorName || 'A visitor'}'s chat was assigned to you${reason}.`;
+    toast(said);
+    c.notices.show('Chat assigned to you', {
+      body: said,
+      tag: `assigned:${sessionId}`,
+      onClick: () => {
+        c.showView('chats');
+        if (session.entityId && session.entityId !== s.entityId) c.switchEntity(session.entityId);
+        c.openSession(sessionId);
+      },
+    });
   }
 
   function renderAssigned() {

@@ -17,6 +17,7 @@ export function consoleElements() {
     signOut: $('#sign-out'),
     searchButton: $('#search-button'),
     shortcutsButton: $('#shortcuts-button'),
+    notifyButton: $('#notify-button'),
     sideToggle: $('#side-toggle'),
     side: $('#side'),
     layout: $('#layout'),
