@@ -94,7 +94,13 @@ async function openChat(page, visitorName) {
 
 /** A ticket with a comment, opened on the ticket page of the Tickets view. */
 async function openTicket(page, subject) {
-  const ticket = await api('POST', '/tickets', { subject, description: 'The parcel never came.', entityId: ENTITY_ID });
+  const ticket = await api('POST', '/tickets', {
+    subject,
+    description: 'The parcel never came.',
+    priority: 'HIGH',
+    tags: ['parcel', 'late'],
+    entityId: ENTITY_ID,
+  });
   await api('POST', `/tickets/${ticket.id}/comments`, { body: 'Checked with the carrier: it is on its way.', isInternal: true });
   await page.click('#view-tickets');
   await page.fill('#tf-q', subject);
@@ -144,8 +150,11 @@ test('the SSO step of the sign-in has none', async () => {
   await audit(page, 'sign-in-sso');
 });
 
-test('the Chats view with a conversation open has none', async () => {
+test('the Chats view with a conversation open and one assigned has none', async () => {
   const page = await consolePage();
+  const assigned = await api('POST', '/chat/sessions', { entityId: ENTITY_ID, visitorName: 'Ada Assigned' });
+  await api('PATCH', `/chat/sessions/${assigned.id}`, { assigneeId: agent.id });
+  await page.locator('#assigned-list .assigned-item').first().waitFor({ state: 'visible', timeout: WAIT });
   await openChat(page, 'Ola Audit');
   await page.fill('#reply', 'Hello! How can I help?');
   await page.press('#reply', 'Enter');

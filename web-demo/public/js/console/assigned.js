@@ -92,7 +92,6 @@ export function setUpAssigned(c) {
           type: 'button',
           class: 'session assigned-item',
           'aria-current': session.id === s.openId ? 'true' : null,
-          'aria-label': `${name}, assigned to you${where ? ` (${where})` : ''}`,
           dataset: { id: session.id },
           onclick: () => {
             if (session.entityId && session.entityId !== s.entityId) c.switchEntity(session.entityId);
