@@ -92,16 +92,19 @@ async function openChat(page, visitorName) {
   await page.locator('#thread').waitFor({ state: 'visible', timeout: WAIT });
 }
 
-/** A ticket with a comment, opened on the ticket page of the Tickets view. */
-async function openTicket(page, subject) {
-  const ticket = await api('POST', '/tickets', {
-    subject,
-    description: 'The parcel never came.',
-    priority: 'HIGH',
-    tags: ['parcel', 'late'],
-    entityId: ENTITY_ID,
-  });
-  await api('POST', `/tickets/${ticket.id}/comments`, { body: 'Checked with the carrier: it is on its way.', isInternal: true });
+/** A ticket with a comment (or `existing`), opened on the ticket page of the Tickets view. */
+async function openTicket(page, subject, { existing } = {}) {
+  const ticket =
+    existing ??
+    (await api('POST', '/tickets', {
+      subject,
+      description: 'The parcel never came.',
+      priority: 'HIGH',
+      tags: ['parcel', 'late'],
+      entityId: ENTITY_ID,
+    }));
+  if (!existing)
+    await api('POST', `/tickets/${ticket.id}/comments`, { body: 'Checked with the carrier: it is on its way.', isInternal: true });
   await page.click('#view-tickets');
   await page.fill('#tf-q', subject);
   const item = page.locator('#ticket-list .ticket-item', { hasText: subject });
@@ -174,6 +177,23 @@ test('the Tickets view with a ticket open has none', async () => {
   const page = await consolePage();
   await openTicket(page, `Audit parcel ${Date.now()}`);
   await audit(page, 'tickets');
+});
+
+test('a ticket page showing a teammate viewing it and a reply stopped as stale has none', async () => {
+  const page = await consolePage();
+  const ticket = await openTicket(page, `Audit collision ${Date.now()}`);
+  const bea = await agentAccount({ name: 'Bea Beside', email: 'bea@a11y.northwind.test' });
+  const other = await newPage();
+  await signInConsole(other, { email: bea.email });
+  await openTicket(other, ticket.subject, { existing: ticket });
+  await page.locator('#td-collision').waitFor({ state: 'visible', timeout: WAIT });
+
+  await page.fill('#td-reply', 'On its way.');
+  await api('POST', `/tickets/${ticket.id}/comments`, { body: 'Teammate: sent yesterday.', isInternal: true });
+  await page.locator('#td-timeline li', { hasText: 'sent yesterday' }).waitFor({ state: 'visible', timeout: WAIT });
+  await page.click('#td-send');
+  await page.locator('#td-conflict').waitFor({ state: 'visible', timeout: WAIT });
+  await audit(page, 'ticket-collision');
 });
 
 test('the escalate dialog has none', async () => {
