@@ -60,7 +60,6 @@ struct Login {
     password: Option<String>,
     /// The second factor's current code (or an unused recovery code), when
     /// the account has one.
-    #[schema(value_type = String)]
     totp: Option<String>,
     /// `live` (the default) or `test`: which mode's data the session sees.
     #[schema(schema_with = mode_name)]

@@ -44,9 +44,9 @@ pub const SOCKET_TOKEN_TTL: Duration = Duration::from_secs(60);
 pub(crate) struct HeartbeatBody {
     #[schema(value_type = uuid::Uuid, required)]
     user_id: Option<String>,
-    #[schema(value_type = String, max_length = 255)]
+    #[schema(max_length = 255)]
     name: Option<String>,
-    #[schema(value_type = String, format = Email, max_length = 255)]
+    #[schema(format = Email, max_length = 255)]
     email: Option<String>,
     #[schema(schema_with = crate::users::model::role_schema)]
     role: Option<String>,

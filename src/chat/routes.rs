@@ -48,9 +48,9 @@ pub(crate) struct CreateSession {
     #[schema(value_type = uuid::Uuid, required)]
     entity_id: Option<String>,
     /// Defaults to "Visitor".
-    #[schema(value_type = String, max_length = 255)]
+    #[schema(max_length = 255)]
     visitor_name: Option<String>,
-    #[schema(value_type = String, format = Email, max_length = 255)]
+    #[schema(format = Email, max_length = 255)]
     visitor_email: Option<String>,
     /// Tags: trimmed and lower-cased, 1-50 letters, digits, `-`, `_`, `:`
     /// or `.` each, at most 50; duplicates collapse.

@@ -10,7 +10,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 use utoipa_axum::routes;
 
-use super::model::{Definition, FieldType, check_applies_to, check_key, check_options};
+use super::model::{Definition, FieldType, RecordKind, check_applies_to, check_key, check_options};
 use super::store::{self, DefinitionInput};
 use crate::auth::{Principal, Scope};
 use crate::db::Db;
@@ -56,10 +56,10 @@ pub(crate) struct CreateBody {
     /// `text`, `number`, `boolean`, `date`, `datetime`, `select` or
     /// `multiselect`.
     #[serde(rename = "type")]
-    #[schema(value_type = String, required)]
+    #[schema(schema_with = field_type_schema, required)]
     field_type: Option<String>,
     /// `["ticket"]`, `["chat"]` or both.
-    #[schema(value_type = Vec<String>, required)]
+    #[schema(schema_with = applies_to_schema, required)]
     applies_to: Option<Value>,
     /// Required (non-empty, distinct) for select and multiselect; refused
     /// for other types.
@@ -81,11 +81,11 @@ pub(crate) struct UpdateBody {
     label: Patch<String>,
     /// Refused (409) while records hold values of the field.
     #[serde(default, rename = "type")]
-    #[schema(value_type = String)]
+    #[schema(schema_with = field_type_schema)]
     field_type: Patch<String>,
     /// Dropping a kind is refused (409) while its records hold values.
     #[serde(default)]
-    #[schema(value_type = Vec<String>)]
+    #[schema(schema_with = applies_to_schema)]
     applies_to: Patch<Value>,
     /// Removing an option is refused (409) while records hold it.
     #[serde(default)]
@@ -264,6 +264,17 @@ async fn delete(
         .changed(&state.realtime.bus, principal.tenant.company_id)
         .await;
     Ok(Json(DeletedField { key, deleted: true }))
+}
+
+fn field_type_schema() -> utoipa::openapi::ObjectBuilder {
+    crate::openapi::schema::enum_of(FieldType::NAMES)
+}
+
+/// One kind of record or both (a repeat counts once).
+fn applies_to_schema() -> utoipa::openapi::schema::ArrayBuilder {
+    utoipa::openapi::schema::ArrayBuilder::new()
+        .items(crate::openapi::schema::enum_of(RecordKind::NAMES))
+        .min_items(Some(1))
 }
 
 fn not_null(field: &str, value: &Patch<bool>, current: bool) -> Result<bool, FieldError> {

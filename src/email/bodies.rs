@@ -21,7 +21,7 @@ const SECRET_MAX: usize = 8192;
 #[schema(as = EmailInboundSource)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct InboundBody {
-    #[schema(value_type = String, example = "postmark")]
+    #[schema(schema_with = inbound_kind)]
     kind: InboundKind,
     host: Option<String>,
     port: Option<u16>,
@@ -39,6 +39,10 @@ pub(crate) struct InboundBody {
     topic_arn: Option<String>,
 }
 
+fn inbound_kind() -> utoipa::openapi::ObjectBuilder {
+    crate::openapi::schema::enum_of(InboundKind::NAMES)
+}
+
 /// The SMTP server the channel's replies leave by, instead of the
 /// service's. `tls`: `starttls` (the default, port 587 unless given),
 /// `implicit` (TLS from the first byte, port 465) or `none` (port 25; a
@@ -49,12 +53,16 @@ pub(crate) struct InboundBody {
 #[schema(as = EmailSmtpIdentity)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct SmtpBody {
+    /// A host name or an IP address.
+    #[schema(min_length = 1, max_length = 253, pattern = "^[A-Za-z0-9._:\\[\\]-]+$")]
     host: String,
     port: Option<u16>,
     #[schema(value_type = Option<String>, example = "starttls")]
     tls: Option<SmtpTls>,
+    #[schema(min_length = 1, max_length = 320)]
     username: Option<String>,
     /// Write only.
+    #[schema(min_length = 1, max_length = 8192)]
     password: Option<String>,
 }
 
@@ -64,7 +72,9 @@ pub(crate) struct SmtpBody {
 #[schema(as = EmailDkimKey)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct DkimBody {
+    #[schema(min_length = 1)]
     selector: String,
+    #[schema(min_length = 1, max_length = 8192)]
     private_key: String,
 }
 
@@ -73,7 +83,7 @@ pub(crate) struct DkimBody {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct CreateBody {
     /// The desk's address; replies come back to `local+<token>@domain`.
-    #[schema(value_type = String, required)]
+    #[schema(value_type = String, format = Email, max_length = 255, required)]
     pub(super) address: Option<String>,
     pub(super) name: Option<String>,
     /// The entity tickets opened by mail belong to.
@@ -99,6 +109,7 @@ pub(crate) struct CreateBody {
 #[schema(as = UpdateEmailChannel)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct UpdateBody {
+    #[schema(format = Email, max_length = 255)]
     pub(super) address: Option<String>,
     #[serde(default)]
     #[schema(value_type = Option<String>)]

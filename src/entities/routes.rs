@@ -54,7 +54,7 @@ pub(crate) struct UpdateEntity {
     default_team_id: Patch<String>,
     /// `optional` or `required`: whether widget sessions need a verified
     /// identity token.
-    #[schema(value_type = Option<String>)]
+    #[schema(schema_with = widget_identity)]
     widget_identity: Option<String>,
     /// `auto`, `manual` or `off`: when visitors are asked for a
     /// satisfaction rating (default `auto`).
@@ -81,6 +81,10 @@ async fn with_default_team(
 async fn list(State(db): State<Db>, principal: Principal) -> ApiResult<Json<serde_json::Value>> {
     let entities = store::list_in(&db, &principal.tenant).await?;
     Ok(Json(serde_json::json!({ "data": entities })))
+}
+
+fn widget_identity() -> utoipa::openapi::ObjectBuilder {
+    schema::enum_of(store::WidgetIdentity::NAMES)
 }
 
 /// Create an entity

@@ -17,12 +17,17 @@
 //!   the agent sign-in operations (`/api/v1/auth/…`, outside the key
 //!   check); `auth` adds theirs (the session cookie and CSRF header).
 //!
+//! - The API's rules for every string it is sent (no NUL; a trimmed
+//!   required text is not blank) are stated as patterns by `strings`, so a
+//!   client generated from the document sends what the API takes.
+//!
 //! Served without a key at `GET /api/v1/openapi.json`, with Swagger UI
 //! (vendored assets, works offline) at `/docs`.
 
 pub mod auth;
 pub mod public;
 mod refs;
+mod strings;
 pub use infra::schema;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -103,6 +108,7 @@ pub fn document(operations: Document, routes: &[RouteSpec], public: Document) ->
     public::add(&mut doc, public);
     auth::complete(&mut doc);
     refs::reference_named_records(&mut doc);
+    strings::state_string_rules(&mut doc);
     add_links(&mut doc);
     let components = doc.components.get_or_insert_with(Default::default);
     let scheme = ApiKey::Header(ApiKeyValue::with_description(

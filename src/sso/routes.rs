@@ -56,16 +56,21 @@ impl SsoSettingsView {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct PutBody {
     /// Lowercase letters, digits and `-`; unique across companies.
-    #[schema(min_length = 1, max_length = 63)]
+    #[schema(value_type = String, required, min_length = 1, max_length = 63,
+        pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")]
     slug: Option<String>,
     /// The provider's issuer (its discovery document is at
     /// `{issuerUrl}/.well-known/openid-configuration`): https, or http on
     /// a loopback host.
+    #[schema(value_type = String, required, min_length = 1, max_length = 2000)]
     issuer_url: Option<String>,
+    #[schema(value_type = String, required, min_length = 1, max_length = 255)]
     client_id: Option<String>,
     /// Required the first time; absent or null keeps the stored one.
+    #[schema(max_length = 2000)]
     client_secret: Option<String>,
     /// e.g. `acme.com`; null allows any email the provider vouches for.
+    #[schema(max_length = 253)]
     allowed_email_domain: Option<String>,
     #[serde(default)]
     jit_enabled: bool,

@@ -52,7 +52,7 @@ pub(crate) struct CreateComment {
 }
 
 fn body_schema() -> utoipa::openapi::ObjectBuilder {
-    crate::openapi::schema::text(COMMENT_MAX).min_length(Some(1))
+    crate::openapi::schema::required_text(COMMENT_MAX)
 }
 
 /// Comment on a ticket

@@ -239,9 +239,13 @@ pub(crate) struct SplitBody {
     /// Also move every comment after it (default false).
     following: Option<bool>,
     /// The new ticket's subject (default `Split from TKT-…: ` and this
-    /// ticket's subject, cut to 255 characters).
-    #[schema(schema_with = schema::name)]
+    /// ticket's subject, cut to 255 characters); blank counts as absent.
+    #[schema(schema_with = subject_schema)]
     subject: Option<String>,
+}
+
+fn subject_schema() -> utoipa::openapi::ObjectBuilder {
+    schema::text(NAME_MAX)
 }
 
 /// Split a ticket

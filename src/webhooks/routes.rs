@@ -55,7 +55,7 @@ pub(crate) struct CreateWebhook {
     #[schema(value_type = String, required, min_length = 1, max_length = 255)]
     name: Option<String>,
     /// An https (or, when allowed, http) URL; private addresses are refused.
-    #[schema(value_type = String, required, max_length = 2048)]
+    #[schema(value_type = String, required, min_length = 1, max_length = 2048)]
     url: Option<String>,
     /// Event names (`ticket.created`, …) or `*`.
     #[schema(value_type = Vec<String>, required)]
@@ -67,7 +67,7 @@ pub(crate) struct CreateWebhook {
 pub(crate) struct UpdateWebhook {
     #[schema(value_type = String, min_length = 1, max_length = 255)]
     name: Option<String>,
-    #[schema(value_type = String, max_length = 2048)]
+    #[schema(value_type = String, min_length = 1, max_length = 2048)]
     url: Option<String>,
     #[schema(value_type = Vec<String>)]
     events: Option<Value>,

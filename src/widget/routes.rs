@@ -96,7 +96,7 @@ pub(crate) async fn preflight() -> StatusCode {
 #[serde(rename_all = "camelCase")]
 struct KeyQuery {
     /// The entity's public widget key (`wk_test_…` or `wk_live_…`).
-    #[param(value_type = String, required, max_length = 100)]
+    #[param(value_type = String, required, min_length = 1, max_length = 100)]
     widget_key: Option<String>,
 }
 
@@ -104,7 +104,7 @@ struct KeyQuery {
 #[serde(rename_all = "camelCase")]
 struct StartChat {
     /// The entity's public widget key (`wk_test_…` or `wk_live_…`).
-    #[schema(value_type = String, required, max_length = 100)]
+    #[schema(value_type = String, required, min_length = 1, max_length = 100)]
     widget_key: Option<String>,
     /// Default `Visitor`; an identity token's `name` wins.
     #[schema(value_type = Option<String>, max_length = 255)]
@@ -328,7 +328,7 @@ async fn presence(
 #[serde(rename_all = "camelCase")]
 struct SearchQuery {
     /// The entity's public widget key (`wk_test_…` or `wk_live_…`).
-    #[param(value_type = String, required, max_length = 100)]
+    #[param(value_type = String, required, min_length = 1, max_length = 100)]
     widget_key: Option<String>,
     /// The visitor's question (only its first 500 characters count).
     #[param(value_type = String, required, min_length = 1)]

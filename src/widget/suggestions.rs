@@ -30,7 +30,7 @@ const LIMIT_DEFAULT: i64 = 3;
 #[serde(rename_all = "camelCase")]
 pub(super) struct SuggestQuery {
     /// The entity's public widget key (`wk_test_…` or `wk_live_…`).
-    #[param(value_type = String, required, max_length = 100)]
+    #[param(value_type = String, required, min_length = 1, max_length = 100)]
     widget_key: Option<String>,
     /// The visitor's question as typed so far (1–500 characters).
     #[param(value_type = String, required, min_length = 1, max_length = 500)]
@@ -80,10 +80,10 @@ pub(super) async fn suggest(
 #[serde(rename_all = "camelCase")]
 pub(super) struct Answered {
     /// The entity's public widget key.
-    #[schema(value_type = String, required, max_length = 100)]
+    #[schema(value_type = String, required, min_length = 1, max_length = 100)]
     widget_key: Option<String>,
     /// The question the visitor typed (1–500 characters).
-    #[schema(value_type = String, required, max_length = 500)]
+    #[schema(value_type = String, required, min_length = 1, max_length = 500)]
     question: Option<String>,
     /// The suggested article that answered it: a published article of the
     /// key's entity.

@@ -74,6 +74,23 @@ pub fn enum_of(values: &[&str]) -> ObjectBuilder {
         .enum_values(Some(values.iter().copied()))
 }
 
+/// No NUL anywhere: the JSON and query extractors refuse a NUL character
+/// in any string (no column can store it). ECMA syntax, which Python's
+/// `re` (schemathesis generates from it) and Rust's `regex` read alike.
+pub const NO_NUL: &str = r"^[^\u0000]*$";
+
+/// Something besides whitespace, and no NUL: a required text is trimmed
+/// (`str::trim`, Unicode `White_Space`) and refused when nothing is left.
+/// The whitespace is spelled out rather than `\s`, whose set differs
+/// between ECMA, Python and Rust (U+0085 and U+FEFF, the `\x1c`-`\x1f`
+/// separators): `\S` would let a blank U+0085 through in a browser's
+/// validator and a valid U+FEFF be refused in another.
+pub const NON_BLANK: &str = concat!(
+    r"^[^\u0000]*",
+    r"[^\u0000\t\n\u000b\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]",
+    r"[^\u0000]*$",
+);
+
 fn string(min: Option<usize>, max: usize) -> ObjectBuilder {
     ObjectBuilder::new()
         .schema_type(Type::String)
@@ -81,9 +98,16 @@ fn string(min: Option<usize>, max: usize) -> ObjectBuilder {
         .max_length(Some(max))
 }
 
-/// A required string field of 1..=255 characters (names, titles, subjects).
+/// A required string field of 1..=255 characters (names, titles, subjects):
+/// trimmed, it must not be empty.
 pub fn name() -> ObjectBuilder {
-    string(Some(1), crate::validate::NAME_MAX)
+    required_text(crate::validate::NAME_MAX)
+}
+
+/// A required text of at most `max` characters: trimmed, it must not be
+/// empty.
+pub fn required_text(max: usize) -> ObjectBuilder {
+    string(Some(1), max).pattern(Some(NON_BLANK))
 }
 
 /// An id given in a body or query: a UUID string.
@@ -101,9 +125,9 @@ pub fn email() -> ObjectBuilder {
         .max_length(Some(crate::validate::NAME_MAX))
 }
 
-/// A text of at most `max` characters.
+/// A text of at most `max` characters (trimmed; blank counts as absent).
 pub fn text(max: usize) -> ObjectBuilder {
-    string(None, max)
+    string(None, max).pattern(Some(NO_NUL))
 }
 
 /// The scope names, as an enum schema.

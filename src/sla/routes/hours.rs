@@ -54,7 +54,7 @@ pub(crate) struct CreateBody {
     #[schema(value_type = String, required, min_length = 1, max_length = 255)]
     name: Option<String>,
     /// An IANA time zone name, such as Europe/Berlin.
-    #[schema(value_type = String, required)]
+    #[schema(value_type = String, required, min_length = 1)]
     timezone: Option<String>,
     /// `[{day: "mon", open: "09:00", close: "17:30"}]`; several a day
     /// allowed; `close` at or before `open` crosses midnight.
@@ -74,7 +74,7 @@ pub(crate) struct UpdateBody {
     #[schema(value_type = String, min_length = 1, max_length = 255)]
     name: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = String)]
+    #[schema(value_type = String, min_length = 1)]
     timezone: Patch<String>,
     #[serde(default)]
     #[schema(value_type = Vec<WeeklyInterval>)]

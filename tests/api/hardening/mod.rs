@@ -8,6 +8,7 @@ mod hostile_clients;
 mod log_secrets;
 mod nul_bodies;
 mod openapi;
+mod openapi_strings;
 mod outages;
 mod procs;
 mod slow_bodies;

@@ -48,11 +48,18 @@ pub struct BusinessHours {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct WeeklyInterval {
     /// `mon` … `sun`.
+    #[schema(schema_with = weekday_schema)]
     pub day: String,
     /// `HH:MM`, 00:00–23:59.
+    #[schema(pattern = "^([01][0-9]|2[0-3]):[0-5][0-9]$")]
     pub open: String,
     /// `HH:MM`, 00:00–24:00.
+    #[schema(pattern = "^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$")]
     pub close: String,
+}
+
+fn weekday_schema() -> utoipa::openapi::ObjectBuilder {
+    infra::schema::enum_of(&WEEKDAYS)
 }
 
 /// A calendar as written: validated, normalised.
