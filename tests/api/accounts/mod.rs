@@ -9,6 +9,7 @@ mod sessions;
 mod sign_in;
 mod sockets;
 pub(crate) mod totp;
+mod totp_rotation;
 
 use reqwest::Method;
 use serde_json::{Value, json};
