@@ -2,7 +2,7 @@
 //! accepted invitation, SSO) ends with — a new session, its cookie, and the
 //! signed-in agent as `Me`.
 
-use axum::http::{HeaderMap, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use uuid::Uuid;
@@ -57,6 +57,23 @@ pub async fn start_session(
     client: Option<std::net::IpAddr>,
     headers: &HeaderMap,
 ) -> ApiResult<Response> {
+    let (signed_in, cookie) = open_session(state, owner, mode, client, headers).await?;
+    let me = me_of(state, &signed_in).await?;
+    let mut response = Json(me).into_response();
+    response.headers_mut().insert(header::SET_COOKIE, cookie);
+    no_store(&mut response);
+    Ok(response)
+}
+
+/// Opens a session for `owner` in `mode`: the session as a request signed
+/// in with it sees it, and the `Set-Cookie` value that hands it out.
+pub async fn open_session(
+    state: &AppState,
+    owner: &SessionOwner,
+    mode: Mode,
+    client: Option<std::net::IpAddr>,
+    headers: &HeaderMap,
+) -> ApiResult<(SignedIn, HeaderValue)> {
     let now = state.clock.now();
     let secret = crate::auth::key::random_base62(43);
     let csrf_token = crate::auth::key::random_base62(32);
@@ -84,12 +101,8 @@ pub async fn start_session(
         session: ready,
         principal,
     };
-    let me = me_of(state, &signed_in).await?;
     let cookie = session_cookie(&secret, state.config.session_max, secure_cookies(state));
-    let mut response = Json(me).into_response();
-    response.headers_mut().insert(header::SET_COOKIE, cookie);
-    no_store(&mut response);
-    Ok(response)
+    Ok((signed_in, cookie))
 }
 
 /// Where a sign-in came from, for its audit entry: the request id the

@@ -5,7 +5,8 @@
 //! `otpauth://` URL for an authenticator app; `POST /auth/totp/confirm`
 //! with a current code puts it in force and answers the recovery codes,
 //! once; `DELETE /auth/totp` (with a current code or a recovery code) turns
-//! it off. Turning it on or off ends the agent's other sessions.
+//! it off. Turning it on or off ends the agent's other sessions; turning
+//! it on also swaps the current session for a fresh one.
 //!
 //! The secret is stored sealed (`crate::sealed`, with the server secret
 //! `totp-secrets`); one stored before sealing is read as it is and sealed
@@ -13,7 +14,8 @@
 
 use axum::Json as AxumJson;
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use totp_rs::{Algorithm, Secret, Totp};
 use utoipa_axum::router::OpenApiRouter;
@@ -22,7 +24,8 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use super::recovery;
-use super::signed_in::SignedIn;
+use super::signed_in::{Client, SignedIn};
+use super::start::{no_store, open_session};
 use crate::audit::{Action, Changes, Target, TargetType};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Json, Requested};
@@ -166,12 +169,19 @@ struct CodeBody {
 struct Confirmed {
     /// Shown once: each signs in once in place of a code.
     recovery_codes: Vec<String>,
+    /// The fresh session the answer's cookie holds (the one the request
+    /// came with has ended), and the token its changes carry.
+    session_id: Uuid,
+    csrf_token: String,
 }
 
 /// Confirm two-factor authentication
 ///
 /// A current code puts the secret set up in force; answers ten one-time
-/// recovery codes, once. Ends the agent's other sessions.
+/// recovery codes, once. Ends every session of the agent, this one too,
+/// and answers a fresh one (`Set-Cookie`, its `sessionId` and `csrfToken`):
+/// the session may now hold more (a company that requires a second factor
+/// gives its scopes only now), so it changes id as at sign-in.
 #[utoipa::path(post, path = "/api/v1/auth/totp/confirm", operation_id = "confirm_totp",
     tag = "Agent sign-in",
     request_body = CodeBody,
@@ -183,8 +193,10 @@ async fn confirm(
     State(state): State<AppState>,
     signed_in: SignedIn,
     requested: Requested,
+    client: Client,
+    headers: HeaderMap,
     Json(body): Json<CodeBody>,
-) -> ApiResult<AxumJson<Confirmed>> {
+) -> ApiResult<Response> {
     let account = account_of(&state, &signed_in).await?;
     let stored = credentials::totp_state(&state.db, account.id).await?;
     let (Some(stored), false) = (stored.totp_secret, stored.totp_enabled) else {
@@ -216,11 +228,18 @@ async fn confirm(
     let action = Action::TotpEnabled;
     crate::audit::record(&mut tx, account.company_id, now, action, target, changes).await?;
     tx.commit().await?;
-    let keep = Some(signed_in.session.session_id());
-    super::end::all_sessions_of(&state, &db, account.company_id, account.id, keep).await?;
-    Ok(AxumJson(Confirmed {
+    super::end::all_sessions_of(&state, &db, account.company_id, account.id, None).await?;
+    let mode = signed_in.principal.tenant.mode;
+    let (fresh, cookie) = open_session(&state, &account.into(), mode, client.0, &headers).await?;
+    let mut response = AxumJson(Confirmed {
         recovery_codes: codes,
-    }))
+        session_id: fresh.session.session_id(),
+        csrf_token: fresh.session.csrf_token().to_owned(),
+    })
+    .into_response();
+    response.headers_mut().insert(header::SET_COOKIE, cookie);
+    no_store(&mut response);
+    Ok(response)
 }
 
 /// Turn two-factor authentication off

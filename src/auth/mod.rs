@@ -53,9 +53,30 @@ pub struct Agent {
     pub session_id: Uuid,
     pub user_id: Uuid,
     pub name: std::sync::Arc<str>,
+    /// The agent's role reads and posts internal notes without
+    /// `tickets:write` (the built-in `viewer`).
+    pub internal_notes: bool,
 }
 
 impl Principal {
+    /// Whether this caller reads internal notes: a key by its scopes
+    /// (`tickets::model::reads_internal_notes`), an agent also by a role
+    /// that grants notes without `tickets:write`.
+    pub fn reads_internal_notes(&self) -> bool {
+        ::tickets::model::reads_internal_notes(&self.scopes) || self.posts_only_internal_notes()
+    }
+
+    /// Whether this caller may post internal notes, and nothing else, on
+    /// a ticket: an agent whose role grants notes but not `tickets:write`.
+    pub fn posts_only_internal_notes(&self) -> bool {
+        !self.scopes.contains(Scope::TicketsWrite)
+            && self.scopes.contains(Scope::TicketsRead)
+            && self
+                .agent
+                .as_ref()
+                .is_some_and(|agent| agent.internal_notes)
+    }
+
     /// Who this caller's changes are made by: the agent signed in by
     /// session, or the agent whose personal key it is, otherwise the key.
     pub fn actor(&self) -> Actor {

@@ -85,6 +85,7 @@ impl ReadySession {
                     session_id: record.id,
                     user_id: record.user_id,
                     name: Arc::from(record.user_name.as_str()),
+                    internal_notes: !setup_required && role.internal_notes,
                 }),
                 owner: None,
             },

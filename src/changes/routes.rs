@@ -99,7 +99,7 @@ async fn list(
     )
         .all_valid()?;
     let types = readable(&principal, types)?;
-    let notes = crate::tickets::model::reads_internal_notes(&principal.scopes);
+    let notes = principal.reads_internal_notes();
     let read = store::read(&db, &principal.tenant, since, &types, notes, page.limit).await?;
     match read {
         Read::Page { entries, next } => Ok(Json(ChangePage {

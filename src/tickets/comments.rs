@@ -23,7 +23,42 @@ use crate::validate::{Fields, optional_enum, optional_id, problem, required_text
 pub fn router() -> ApiRouter {
     ApiRouter::new()
         .route(Scope::TicketsRead, routes!(list))
-        .route(Scope::TicketsWrite, routes!(create))
+        // A viewer's session passes on `tickets:read` to post an internal
+        // note (`Commenter`); every other caller still needs `tickets:write`.
+        .route_or(Scope::TicketsWrite, &[Scope::TicketsRead], routes!(create))
+}
+
+/// Who posts a comment: a caller holding `tickets:write`, or an agent whose
+/// role posts internal notes only (the built-in `viewer`). Anyone else gets
+/// the route's 403 before the body is read, as the scope check answers.
+pub(crate) struct Commenter {
+    principal: Principal,
+    notes_only: bool,
+}
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Commenter {
+    type Rejection = crate::error::ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        let principal =
+            <Principal as axum::extract::FromRequestParts<S>>::from_request_parts(parts, state)
+                .await?;
+        let notes_only = principal.posts_only_internal_notes();
+        if !notes_only && !principal.scopes.contains(Scope::TicketsWrite) {
+            return Err(forbidden_write());
+        }
+        Ok(Commenter {
+            principal,
+            notes_only,
+        })
+    }
+}
+
+fn forbidden_write() -> crate::error::ApiError {
+    crate::error::ApiError::forbidden_scope(Scope::TicketsWrite.as_str())
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -57,6 +92,8 @@ fn body_schema() -> utoipa::openapi::ObjectBuilder {
 
 /// Comment on a ticket
 ///
+/// A viewer's session posts internal notes only (`isInternal: true`; a
+/// public reply is 403 `insufficient_scope`, `tickets:write`).
 /// Emits `comment.created`. An agent's public reply is held for the undo
 /// window (`deliveryState: held`, `sendAt` its end), or scheduled for its
 /// `sendAt`, and emitted, delivered and shown to readers who see what the
@@ -73,12 +110,18 @@ fn body_schema() -> utoipa::openapi::ObjectBuilder {
         (status = 412, description = "`version_conflict`: the ticket is no longer at the version `If-Match` named; nothing changed. `details` has a line per change since, `changes` the timeline entries, `currentVersion` the version now.", body = VersionConflict)))]
 async fn create(
     RequestState(state): RequestState,
-    principal: Principal,
+    Commenter {
+        principal,
+        notes_only,
+    }: Commenter,
     Id(ticket_id): Id,
     IfMatch(expected): IfMatch,
     Json(body): Json<CreateComment>,
 ) -> ApiResult<(StatusCode, Json<Comment>)> {
     let is_internal = body.is_internal.unwrap_or(false);
+    if notes_only && !is_internal {
+        return Err(forbidden_write());
+    }
     let author_type =
         optional_enum("authorType", body.author_type.as_deref()).and_then(|t| {
             match t.unwrap_or(AuthorType::Agent) {
@@ -189,7 +232,7 @@ async fn list(
             &state.db,
             &principal.tenant,
             ticket_id,
-            crate::tickets::model::reads_internal_notes(&principal.scopes),
+            principal.reads_internal_notes(),
             page,
             after.as_ref(),
             &state.link_signer(),

@@ -202,7 +202,7 @@ pub(crate) async fn filter_of(
         .all_valid()?;
     let search = text.map(|text| TicketSearch {
         text,
-        include_internal: crate::tickets::model::reads_internal_notes(&principal.scopes),
+        include_internal: principal.reads_internal_notes(),
     });
     Ok(TicketFilter {
         number,

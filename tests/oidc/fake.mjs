@@ -4,6 +4,7 @@
 // ID token is made wrong according to the client id asked for:
 //   good         a correct token (shows the fake itself is accepted)
 //   wrong_aud    `aud` names another client
+//   wrong_iss    `iss` names another issuer than the one discovery names
 //   expired      `exp` passed ten minutes ago
 //   alg_none     unsigned (`alg: none`)
 //   wrong_key    signed by a key the JWKS does not hold
@@ -32,7 +33,7 @@ const b64 = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
 async function idToken(issuer, mode, nonce) {
   const now = Math.floor(Date.now() / 1000);
   const claims = {
-    iss: issuer,
+    iss: mode === 'wrong_iss' ? `${issuer}/elsewhere` : issuer,
     sub: 'fake-subject',
     aud: mode === 'wrong_aud' ? 'another-client' : mode,
     iat: mode === 'expired' ? now - 1200 : now,

@@ -39,6 +39,9 @@ pub enum Credential {
         /// `tickets:read`; internal notes need `tickets:write`); the hub
         /// keeps what they read of tickets live (`Connection::ticket_reads`).
         scopes: ScopeSet,
+        /// The agent's role reads internal notes without `tickets:write`
+        /// (a role change closes the session's sockets, so this holds).
+        notes: bool,
         /// The agent's session, when the socket was opened with its cookie
         /// (then `key_id` is the user's id, their allowance's bucket).
         session: Option<Uuid>,
@@ -113,7 +116,10 @@ impl Credential {
     /// What the socket reads of the ticket channels at the handshake.
     pub fn ticket_reads(&self) -> TicketReads {
         match self {
-            Credential::Agent { scopes, .. } => TicketReads::of(scopes),
+            Credential::Agent { scopes, notes, .. } => match TicketReads::of(scopes) {
+                TicketReads::Public if *notes => TicketReads::Notes,
+                reads => reads,
+            },
             Credential::Visitor { .. } => TicketReads::Nothing,
         }
     }
@@ -243,6 +249,7 @@ async fn agent(state: &AppState, principal: Principal) -> Result<Credential, Api
         expires_at: principal.expires_at,
         rate_limit: principal.rate_limit,
         scopes: principal.scopes,
+        notes: principal.reads_internal_notes(),
         session: principal.agent.as_ref().map(|agent| agent.session_id),
     })
 }

@@ -1,14 +1,21 @@
 //! Agent accounts: sign-in, sessions and their cookie, CSRF, one-time
 //! links, the second factor, lock-outs, sessions ended everywhere, and
-//! their operations in the OpenAPI document (`openapi`).
+//! their operations in the OpenAPI document (`openapi`), the first start's
+//! owner account (`first_owner`) and the `users` CLI (`cli`).
 
+mod cli;
+mod first_owner;
+mod invitations;
 mod links;
 mod lockout;
+mod lockout_limits;
 mod openapi;
 mod sessions;
 mod sign_in;
 mod sockets;
+mod sockets_ended;
 pub(crate) mod totp;
+mod totp_rotation;
 
 use reqwest::Method;
 use serde_json::{Value, json};

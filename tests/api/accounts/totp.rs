@@ -32,9 +32,9 @@ pub(crate) fn code(app: &TestApp, secret: &str) -> String {
     totp.generate(unix).to_string()
 }
 
-/// Turns TOTP on for the signed-in `browser`; the secret and the
-/// recovery codes.
-pub(crate) async fn turn_on(app: &TestApp, browser: &Browser) -> (String, Vec<String>) {
+/// Turns TOTP on for the signed-in `browser`, which then holds the fresh
+/// session the confirmation answers; the secret and the recovery codes.
+pub(crate) async fn turn_on(app: &TestApp, browser: &mut Browser) -> (String, Vec<String>) {
     let setup = browser
         .send(app, Method::POST, "/api/v1/auth/totp/setup", None, true)
         .await;
@@ -62,6 +62,11 @@ pub(crate) async fn turn_on(app: &TestApp, browser: &Browser) -> (String, Vec<St
         .iter()
         .map(|c| c.as_str().expect("code").to_owned())
         .collect();
+    browser.cookie = super::session_pair(&confirmed);
+    browser.csrf = confirmed.body["csrfToken"]
+        .as_str()
+        .expect("csrfToken")
+        .to_owned();
     // The confirmation used this step's code: sign-ins use the next one.
     app.state.clock.advance(chrono::TimeDelta::seconds(30));
     (secret, codes)
@@ -70,8 +75,8 @@ pub(crate) async fn turn_on(app: &TestApp, browser: &Browser) -> (String, Vec<St
 pub(crate) async fn with_totp(app: &TestApp) -> (String, Vec<String>) {
     let acme = app.company().await;
     agent_with_password(app, &acme, "ada@example.com", "agent").await;
-    let ada = sign_in(app, "ada@example.com", "live").await;
-    turn_on(app, &ada).await
+    let mut ada = sign_in(app, "ada@example.com", "live").await;
+    turn_on(app, &mut ada).await
 }
 
 pub(crate) fn login(totp: Option<&str>) -> Value {
@@ -152,10 +157,10 @@ async fn turning_totp_on_ends_the_other_sessions(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     agent_with_password(&app, &acme, "ada@example.com", "agent").await;
-    let laptop = sign_in(&app, "ada@example.com", "live").await;
+    let mut laptop = sign_in(&app, "ada@example.com", "live").await;
     let phone = sign_in(&app, "ada@example.com", "live").await;
 
-    turn_on(&app, &laptop).await;
+    turn_on(&app, &mut laptop).await;
 
     phone
         .get(&app, "/api/v1/tickets")
@@ -168,8 +173,8 @@ async fn turning_totp_off_needs_a_code(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     agent_with_password(&app, &acme, "ada@example.com", "agent").await;
-    let ada = sign_in(&app, "ada@example.com", "live").await;
-    let (secret, _) = turn_on(&app, &ada).await;
+    let mut ada = sign_in(&app, "ada@example.com", "live").await;
+    let (secret, _) = turn_on(&app, &mut ada).await;
     let off = |code: &str| json!({"code": code});
 
     let refused = ada
@@ -203,13 +208,13 @@ async fn a_company_that_requires_totp_lets_an_agent_without_it_only_set_it_up(ba
     app.patch("/settings", &acme.key, json!({"requireTwoFactor": true}))
         .await
         .assert_status(200);
-    let ada = sign_in(&app, "ada@example.com", "live").await;
+    let mut ada = sign_in(&app, "ada@example.com", "live").await;
     assert_eq!(ada.me["twoFactorSetupRequired"], true);
     ada.get(&app, "/api/v1/tickets")
         .await
         .assert_error(403, "insufficient_scope");
 
-    turn_on(&app, &ada).await;
+    turn_on(&app, &mut ada).await;
 
     ada.get(&app, "/api/v1/tickets").await.assert_status(200);
 }

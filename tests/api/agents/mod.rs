@@ -1,7 +1,8 @@
 //! What agents do in their own name: comments, notes and chat messages by
 //! their author (a session writes as its agent, a key names one only with
 //! `comments:as_agent`; an agent's chat message is theirs, `chat`), author-less comments and the SLA, the agent a
-//! CSAT rating names, assigning on reply, personal API keys, and TOTP
+//! CSAT rating names, assigning on reply, personal API keys, a viewer's
+//! internal notes (`viewer`), and TOTP
 //! secrets sealed at rest.
 
 mod assign;
@@ -10,6 +11,7 @@ mod comments;
 mod csat;
 mod keys;
 mod totp;
+mod viewer;
 
 use serde_json::{Value, json};
 

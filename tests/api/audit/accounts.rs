@@ -21,8 +21,8 @@ async fn turning_totp_on_and_off_is_recorded_without_the_seed(backend: Backend) 
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let ada = agent_with_password(&app, &acme, "ada@acme.test", "agent").await;
-    let browser = sign_in(&app, "ada@acme.test", "live").await;
-    let (secret, recovery) = turn_on(&app, &browser).await;
+    let mut browser = sign_in(&app, "ada@acme.test", "live").await;
+    let (secret, recovery) = turn_on(&app, &mut browser).await;
     browser
         .send(
             &app,

@@ -13,6 +13,7 @@ use crate::support::{Backend, TestApp, TestResponse};
 backend_tests!(
     a_correct_token_of_the_fake_issuer_signs_in,
     a_token_for_another_audience_is_refused,
+    a_token_from_another_issuer_is_refused,
     an_expired_token_is_refused,
     an_unsigned_token_is_refused,
     a_token_signed_by_another_key_is_refused,
@@ -68,6 +69,15 @@ async fn a_token_for_another_audience_is_refused(backend: Backend) {
     let r = sign_in(&app, &issuer, "wrong_aud").await;
 
     assert_refused(&r, "Invalid audiences");
+}
+
+async fn a_token_from_another_issuer_is_refused(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let issuer = Issuer::fake().await;
+
+    let r = sign_in(&app, &issuer, "wrong_iss").await;
+
+    assert_refused(&r, "Invalid issuer");
 }
 
 async fn an_expired_token_is_refused(backend: Backend) {

@@ -250,7 +250,8 @@ impl TicketFilter {
 /// (the comment list, search, the change feed, ticket sockets). Notes are
 /// the agents' talk about a ticket, and an agent's key writes tickets;
 /// `tickets:read` alone is a reader's (a dashboard, a portal, an export),
-/// which sees what the customer sees.
+/// which sees what the customer sees. An agent's session may also read
+/// them by its role (the built-in `viewer`), which the caller adds.
 pub fn reads_internal_notes(scopes: &ScopeSet) -> bool {
     scopes.contains(Scope::TicketsWrite)
 }
