@@ -55,6 +55,12 @@ impl FromRef<AppState> for Db {
     }
 }
 
+impl FromRef<AppState> for Option<crate::redis_conn::RedisConn> {
+    fn from_ref(state: &AppState) -> Option<crate::redis_conn::RedisConn> {
+        state.redis.clone()
+    }
+}
+
 impl FromRef<AppState> for crate::time::Clock {
     fn from_ref(state: &AppState) -> crate::time::Clock {
         state.clock.clone()
@@ -85,10 +91,38 @@ impl FromRef<AppState> for Arc<crate::attachments::Attachments> {
     }
 }
 
+impl FromRef<AppState> for Arc<crate::custom_fields::DefinitionCache> {
+    fn from_ref(state: &AppState) -> Arc<crate::custom_fields::DefinitionCache> {
+        state.field_definitions.clone()
+    }
+}
+
+impl FromRef<AppState> for Arc<crate::sla::cache::SlaCache> {
+    fn from_ref(state: &AppState) -> Arc<crate::sla::cache::SlaCache> {
+        state.sla.clone()
+    }
+}
+
+impl FromRef<AppState> for Arc<crate::sso::providers::Providers> {
+    fn from_ref(state: &AppState) -> Arc<crate::sso::providers::Providers> {
+        state.sso_providers.clone()
+    }
+}
+
 impl FromRef<AppState> for crate::attachments::links::Signer {
     /// Signs the attachment links of what the request answers, as of now.
     fn from_ref(state: &AppState) -> crate::attachments::links::Signer {
         state.link_signer()
+    }
+}
+
+/// The base URL of the service's links (emails, settings that show one).
+#[derive(Clone)]
+pub struct PublicUrl(pub Arc<str>);
+
+impl FromRef<AppState> for PublicUrl {
+    fn from_ref(state: &AppState) -> PublicUrl {
+        PublicUrl(state.public_url.clone())
     }
 }
 

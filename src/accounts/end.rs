@@ -4,18 +4,18 @@
 
 use uuid::Uuid;
 
+use super::AccountDeps;
 use super::sessions;
 use crate::auth::cache::Invalidation;
 use crate::db::Db;
 use crate::error::ApiResult;
 use crate::realtime::credentials;
-use crate::state::AppState;
 
 /// Ends every open session of user `user_id` of `company_id` but `keep`: a
 /// new password, a second factor turned on or off, a deactivation or a role
 /// change. `db` is the handle of whoever ends them (the audit log's actor).
 pub async fn all_sessions_of(
-    state: &AppState,
+    state: &AccountDeps,
     db: &Db,
     company_id: Uuid,
     user_id: Uuid,
@@ -36,7 +36,7 @@ pub async fn all_sessions_of(
 /// Ends user `user_id`'s session `session_id` of `company_id`; whether it
 /// was open.
 pub async fn one_session(
-    state: &AppState,
+    state: &AccountDeps,
     db: &Db,
     company_id: Uuid,
     user_id: Uuid,

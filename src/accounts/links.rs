@@ -25,6 +25,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
+use super::AccountDeps;
 use super::answers::{invalid_credentials, new_password};
 use super::guard::Subject;
 use super::signed_in::{Client, SignedIn};
@@ -129,7 +130,7 @@ pub async fn send_link(
 
 /// Emails user `user_id` of `company_id` (at `email`) an invitation.
 pub async fn invite(
-    state: &AppState,
+    state: &AccountDeps,
     db: &Db,
     company_id: Uuid,
     user_id: Uuid,
@@ -168,7 +169,7 @@ struct ResetRequest {
     request_body = ResetRequest,
     responses((status = 202, description = "Accepted, whether or not the email has an account")))]
 async fn request_reset(
-    State(state): State<AppState>,
+    State(state): State<AccountDeps>,
     Json(body): Json<ResetRequest>,
 ) -> ApiResult<StatusCode> {
     let email = body.email.unwrap_or_default().trim().to_lowercase();
@@ -231,7 +232,7 @@ fn invalid_link() -> ApiError {
 /// Redeems the link of `kind` in `body` and sets its account's password;
 /// the account.
 async fn redeem_with_password(
-    state: &AppState,
+    state: &AccountDeps,
     db: &Db,
     kind: TokenKind,
     body: &SetPassword,
@@ -278,7 +279,7 @@ async fn redeem_with_password(
     request_body = SetPassword,
     responses((status = 204, description = "The password is set")))]
 async fn confirm_reset(
-    State(state): State<AppState>,
+    State(state): State<AccountDeps>,
     requested: Requested,
     Json(body): Json<SetPassword>,
 ) -> ApiResult<StatusCode> {
@@ -306,7 +307,7 @@ async fn confirm_reset(
     responses((status = 200, description = "Signed in", body = Me,
         headers(("Set-Cookie" = String, description = "The session cookie `sd_session`")))))]
 async fn accept_invitation(
-    State(state): State<AppState>,
+    State(state): State<AccountDeps>,
     client: Client,
     headers: HeaderMap,
     Json(body): Json<SetPassword>,
@@ -343,7 +344,7 @@ struct ChangePassword {
             or no valid session", body = ErrorBody),
     ))]
 async fn change_password(
-    State(state): State<AppState>,
+    State(state): State<AccountDeps>,
     signed_in: SignedIn,
     requested: Requested,
     Json(body): Json<ChangePassword>,

@@ -3,7 +3,9 @@
 //! names them by); sign-in and the other `/api/v1/auth` routes live here.
 
 pub use ::accounts::{hashing, password, recovery, sessions, tokens};
+pub use deps::AccountDeps;
 pub mod answers;
+mod deps;
 pub mod end;
 pub mod guard;
 pub mod keys;

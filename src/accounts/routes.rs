@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use super::AccountDeps;
 use super::sessions::{self as store, SessionInfo};
 use super::sign_in;
 use super::signed_in::{Client, SignedIn, cleared_cookie, secure_cookies};
@@ -92,7 +93,7 @@ fn mode_name() -> utoipa::openapi::ObjectBuilder {
             headers(("Retry-After" = i64, description = "Whole seconds until the next try"))),
     ))]
 async fn login(
-    State(state): State<AppState>,
+    State(state): State<AccountDeps>,
     client: Client,
     headers: HeaderMap,
     Json(body): Json<Login>,
@@ -123,7 +124,7 @@ async fn login(
     responses((status = 204, description = "Signed out",
         headers(("Set-Cookie" = String, description = "Clears `sd_session`")))))]
 async fn logout(
-    State(state): State<AppState>,
+    State(state): State<AccountDeps>,
     signed_in: SignedIn,
     requested: Requested,
 ) -> ApiResult<Response> {
@@ -132,9 +133,10 @@ async fn logout(
     let session = signed_in.session.session_id();
     super::end::one_session(&state, &db, company, user, session).await?;
     let mut response = StatusCode::NO_CONTENT.into_response();
-    response
-        .headers_mut()
-        .insert(header::SET_COOKIE, cleared_cookie(secure_cookies(&state)));
+    response.headers_mut().insert(
+        header::SET_COOKIE,
+        cleared_cookie(secure_cookies(&state.public_url)),
+    );
     Ok(response)
 }
 
@@ -145,7 +147,7 @@ async fn logout(
 #[utoipa::path(get, path = "/api/v1/auth/me", operation_id = "get_signed_in_agent",
     tag = "Agent sign-in",
     responses((status = 200, description = "The signed-in agent", body = Me)))]
-async fn me(State(state): State<AppState>, signed_in: SignedIn) -> ApiResult<Response> {
+async fn me(State(state): State<AccountDeps>, signed_in: SignedIn) -> ApiResult<Response> {
     let mut response = Json(me_of(&state, &signed_in).await?).into_response();
     no_store(&mut response);
     Ok(response)
@@ -206,7 +208,7 @@ async fn list_sessions(
         (status = 404, description = "No such open session of this agent", body = ErrorBody),
     ))]
 async fn end_session(
-    State(state): State<AppState>,
+    State(state): State<AccountDeps>,
     signed_in: SignedIn,
     requested: Requested,
     Id(id): Id,
@@ -227,7 +229,7 @@ async fn end_session(
     tag = "Agent sign-in",
     responses((status = 204, description = "Every other session ended")))]
 async fn end_other_sessions(
-    State(state): State<AppState>,
+    State(state): State<AccountDeps>,
     signed_in: SignedIn,
     requested: Requested,
 ) -> ApiResult<StatusCode> {

@@ -8,6 +8,7 @@ use std::net::IpAddr;
 
 use uuid::Uuid;
 
+use super::AccountDeps;
 use super::answers::invalid_credentials;
 use super::guard::Subject;
 use super::sessions::SignInFailure;
@@ -15,12 +16,11 @@ use super::{password, sessions};
 use crate::actor::RequestContext;
 use crate::error::{ApiError, ApiResult};
 use crate::ratelimit::{self, client::client_key};
-use crate::state::AppState;
 use crate::users::credentials::{self, SignInAccount};
 
 /// The account `email` and `password` sign in to, or the 401/429 to answer.
 pub async fn verify_password(
-    state: &AppState,
+    state: &AccountDeps,
     email: &str,
     password: String,
     client: Option<IpAddr>,
@@ -81,7 +81,7 @@ pub async fn verify_password(
 /// Records a failed sign-in to the account `named` (company, user, name)
 /// in its company's audit log, with the lock-out it started.
 async fn failed(
-    state: &AppState,
+    state: &AccountDeps,
     request: &RequestContext,
     (company_id, user_id, name): (Uuid, Uuid, &str),
     failure: SignInFailure<'_>,
@@ -121,7 +121,7 @@ fn first_match(candidates: Vec<SignInAccount>, password: &str) -> Option<SignInA
 /// current TOTP code not used before, or an unused recovery code; a missing
 /// one is 401 `totp_required`, a wrong one 401 `invalid_credentials`.
 pub async fn check_second_factor(
-    state: &AppState,
+    state: &AccountDeps,
     account: &SignInAccount,
     code: Option<&str>,
     request: &RequestContext,

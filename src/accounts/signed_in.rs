@@ -60,8 +60,8 @@ impl FromRequestParts<AppState> for SignedIn {
 
 /// Whether cookies must be `Secure`: whenever the service is reached over
 /// https (its public URL says so).
-pub fn secure_cookies(state: &AppState) -> bool {
-    state.public_url.starts_with("https://")
+pub fn secure_cookies(public_url: &str) -> bool {
+    public_url.starts_with("https://")
 }
 
 /// The `Set-Cookie` value that gives the browser session secret `secret`

@@ -7,12 +7,12 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use uuid::Uuid;
 
+use super::AccountDeps;
 use super::sessions::{self as store, NewSession};
 use super::signed_in::{SignedIn, secure_cookies, session_cookie};
 use crate::auth::{Mode, session};
 use crate::error::ApiResult;
 use crate::extract::Json;
-use crate::state::AppState;
 use crate::users::User;
 
 /// Who is signed in: the user, their scopes and teams, and the token every
@@ -51,7 +51,7 @@ impl From<crate::users::credentials::SignInAccount> for SessionOwner {
 /// with `Me` and the cookie. Every way of signing in (password, SSO) ends
 /// here.
 pub async fn start_session(
-    state: &AppState,
+    state: &AccountDeps,
     owner: &SessionOwner,
     mode: Mode,
     client: Option<std::net::IpAddr>,
@@ -68,7 +68,7 @@ pub async fn start_session(
 /// Opens a session for `owner` in `mode`: the session as a request signed
 /// in with it sees it, and the `Set-Cookie` value that hands it out.
 pub async fn open_session(
-    state: &AppState,
+    state: &AccountDeps,
     owner: &SessionOwner,
     mode: Mode,
     client: Option<std::net::IpAddr>,
@@ -90,7 +90,7 @@ pub async fn open_session(
         csrf_token: &csrf_token,
         ip: ip.as_deref(),
         user_agent: user_agent.as_deref(),
-        expires_at: now.plus(state.config.session_max),
+        expires_at: now.plus(state.session_max),
     };
     let db = state.db.with_request(request_of(headers, client));
     store::create(&db, new, now).await?;
@@ -101,7 +101,11 @@ pub async fn open_session(
         session: ready,
         principal,
     };
-    let cookie = session_cookie(&secret, state.config.session_max, secure_cookies(state));
+    let cookie = session_cookie(
+        &secret,
+        state.session_max,
+        secure_cookies(&state.public_url),
+    );
     Ok((signed_in, cookie))
 }
 
@@ -126,7 +130,7 @@ pub fn request_of(
 }
 
 /// Ends the session whose secret the request presented, if it is one.
-pub async fn end_presented_session(state: &AppState, secret: &str) {
+pub async fn end_presented_session(state: &AccountDeps, secret: &str) {
     let Ok(old) = session::ready_session(&state.access.sessions, &state.db, secret).await else {
         return;
     };
@@ -136,7 +140,7 @@ pub async fn end_presented_session(state: &AppState, secret: &str) {
         .ok();
 }
 
-pub async fn me_of(state: &AppState, signed_in: &SignedIn) -> ApiResult<Me> {
+pub async fn me_of(state: &AccountDeps, signed_in: &SignedIn) -> ApiResult<Me> {
     let tenant = signed_in.principal.tenant;
     let user = crate::users::store::find(&state.db, tenant.company_id, signed_in.user_id()).await?;
     let teams =

@@ -23,6 +23,7 @@ use utoipa_axum::routes;
 
 use uuid::Uuid;
 
+use super::AccountDeps;
 use super::recovery;
 use super::signed_in::{Client, SignedIn};
 use super::start::{no_store, open_session};
@@ -40,7 +41,7 @@ const ISSUER: &str = "supportdesk";
 const SEAL: &str = "totp-secrets";
 
 /// `secret` sealed for user `user_id`, as it is stored.
-async fn sealed(state: &AppState, user_id: Uuid, secret: &str) -> ApiResult<String> {
+async fn sealed(state: &AccountDeps, user_id: Uuid, secret: &str) -> ApiResult<String> {
     let key = SealingKey::load(&state.db, SEAL).await?;
     key.seal(user_id, secret).ok_or_else(ApiError::internal)
 }
@@ -49,7 +50,7 @@ async fn sealed(state: &AppState, user_id: Uuid, secret: &str) -> ApiResult<Stri
 /// before secrets were sealed is sealed now (only if the row still holds
 /// it). One that does not open (the server secret replaced, the row
 /// altered) is a 500, never a factor that anything passes.
-async fn opened(state: &AppState, user_id: Uuid, stored: &str) -> ApiResult<String> {
+async fn opened(state: &AccountDeps, user_id: Uuid, stored: &str) -> ApiResult<String> {
     let key = SealingKey::load(&state.db, SEAL).await?;
     match key.open(user_id, stored) {
         Some(Opened::Sealed(secret)) => Ok(secret),
@@ -86,7 +87,7 @@ fn totp_of(secret: &str, account_name: &str) -> Option<Totp> {
 }
 
 /// The time step `code` is current for at the node's clock, if it is.
-fn matching_step(state: &AppState, totp: &Totp, code: &str) -> Option<i64> {
+fn matching_step(state: &AccountDeps, totp: &Totp, code: &str) -> Option<i64> {
     let unix = u64::try_from(state.clock.now().0.timestamp()).ok()?;
     totp.check(code, unix)
         .and_then(|step| i64::try_from(step).ok())
@@ -94,7 +95,11 @@ fn matching_step(state: &AppState, totp: &Totp, code: &str) -> Option<i64> {
 
 /// Whether `code` passes `account`'s second factor now: a current TOTP code
 /// of a step not used before, or an unused recovery code (used up now).
-pub async fn accept_code(state: &AppState, account: &SignInAccount, code: &str) -> ApiResult<bool> {
+pub async fn accept_code(
+    state: &AccountDeps,
+    account: &SignInAccount,
+    code: &str,
+) -> ApiResult<bool> {
     let stored = credentials::totp_state(&state.db, account.id).await?;
     let Some(stored) = stored.totp_secret.filter(|_| stored.totp_enabled) else {
         return Ok(false);
@@ -134,7 +139,10 @@ struct Setup {
         (status = 200, description = "The secret to confirm", body = Setup),
         (status = 409, description = "Two-factor authentication is already on", body = ErrorBody),
     ))]
-async fn setup(State(state): State<AppState>, signed_in: SignedIn) -> ApiResult<AxumJson<Setup>> {
+async fn setup(
+    State(state): State<AccountDeps>,
+    signed_in: SignedIn,
+) -> ApiResult<AxumJson<Setup>> {
     let account = account_of(&state, &signed_in).await?;
     if account.totp_enabled {
         return Err(ApiError::conflict(
@@ -190,7 +198,7 @@ struct Confirmed {
         (status = 409, description = "It is on already, or no setup is pending", body = ErrorBody),
     ))]
 async fn confirm(
-    State(state): State<AppState>,
+    State(state): State<AccountDeps>,
     signed_in: SignedIn,
     requested: Requested,
     client: Client,
@@ -254,7 +262,7 @@ async fn confirm(
         (status = 409, description = "It is off", body = ErrorBody),
     ))]
 async fn disable(
-    State(state): State<AppState>,
+    State(state): State<AccountDeps>,
     signed_in: SignedIn,
     requested: Requested,
     Json(body): Json<CodeBody>,
@@ -285,7 +293,7 @@ async fn disable(
     Ok(StatusCode::NO_CONTENT)
 }
 
-async fn account_of(state: &AppState, signed_in: &SignedIn) -> ApiResult<SignInAccount> {
+async fn account_of(state: &AccountDeps, signed_in: &SignedIn) -> ApiResult<SignInAccount> {
     credentials::account(&state.db, signed_in.company_id(), signed_in.user_id())
         .await?
         .ok_or_else(ApiError::not_found)

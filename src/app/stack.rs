@@ -19,7 +19,9 @@ use tower_http::trace::TraceLayer;
 
 use super::api_routes;
 use crate::client_address::ClientAddress;
+use crate::db::Db;
 use crate::error::ApiError;
+use crate::redis_conn::RedisConn;
 use crate::router::{API_CATCH_ALL, API_PREFIX, BODY_LIMIT};
 use crate::state::AppState;
 
@@ -168,9 +170,9 @@ async fn json_errors(request: Request, next: Next) -> Response {
     response
 }
 
-async fn readyz(State(state): State<AppState>) -> Response {
-    let store = state.db.ping().await;
-    let redis = match state.redis.clone() {
+async fn readyz(State(db): State<Db>, State(redis): State<Option<RedisConn>>) -> Response {
+    let store = db.ping().await;
+    let redis = match redis {
         None => None,
         Some(mut conn) => Some(
             tokio::time::timeout(

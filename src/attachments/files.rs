@@ -3,6 +3,8 @@
 //! a browser never runs it: `nosniff`, a sandboxing CSP, and `attachment`
 //! disposition for everything but raster images.
 
+use std::sync::Arc;
+
 use axum::Router;
 use axum::body::Body;
 use axum::extract::State;
@@ -11,12 +13,15 @@ use axum::response::Response;
 use axum::routing::get;
 use serde::Deserialize;
 
+use super::Attachments;
 use super::model::is_inline;
 use super::storage::Storage;
 use super::store::{self, Stored};
+use crate::db::Db;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::extract::{Id, Query};
 use crate::state::AppState;
+use crate::time::Clock;
 
 /// The public route of signed links (no API key).
 pub fn router() -> Router<AppState> {
@@ -30,19 +35,16 @@ struct LinkQuery {
 }
 
 async fn signed(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
+    State(attachments): State<Arc<Attachments>>,
     Id(id): Id,
     Query(query): Query<LinkQuery>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     let expires = query.exp.as_deref().and_then(|exp| exp.parse::<i64>().ok());
     let valid = match (expires, query.sig.as_deref()) {
-        (Some(expires), Some(sig)) => {
-            state
-                .attachments
-                .links
-                .verify(id, expires, sig, state.clock.now())
-        }
+        (Some(expires), Some(sig)) => attachments.links.verify(id, expires, sig, clock.now()),
         _ => false,
     };
     if !valid {
@@ -52,8 +54,8 @@ async fn signed(
             "This link is invalid or has expired",
         ));
     }
-    let stored = store::find_signed(&state.db, id).await?;
-    serve(&state.attachments.storage, &stored, &headers).await
+    let stored = store::find_signed(&db, id).await?;
+    serve(&attachments.storage, &stored, &headers).await
 }
 
 /// The attachment's bytes (or the one range asked for) with its headers.

@@ -2,6 +2,8 @@
 //! metadata, download the bytes with a key.
 
 use axum::body::Body;
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::Response;
@@ -17,6 +19,7 @@ use super::quota::{self, Bound, Room, VisitorQuota};
 use super::store::{self, NewAttachment, Stored};
 use super::{Attachments, Storage, files};
 use crate::auth::{Principal, Scope, Tenant};
+use crate::db::Db;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::extract::{Id, Json, Query};
 use crate::idempotency::RequestState;
@@ -38,18 +41,18 @@ const RECORD_READ: &[Scope] = &[Scope::TicketsRead, Scope::ChatRead];
 /// with `tickets:read`, one on a chat message with `chat:read`. Anything
 /// else (unattached, another record's, missing) is the missing scope, so a
 /// key without `attachments:read` learns nothing about other uploads.
-async fn readable(state: &AppState, principal: &Principal, id: Uuid) -> ApiResult<Stored> {
+async fn readable(db: &Db, principal: &Principal, id: Uuid) -> ApiResult<Stored> {
     if principal.scopes.contains(Scope::AttachmentsRead) {
-        return Ok(store::find(&state.db, &principal.tenant, id).await?);
+        return Ok(store::find(db, &principal.tenant, id).await?);
     }
-    let needed = match store::owner_kind(&state.db, &principal.tenant, id).await? {
+    let needed = match store::owner_kind(db, &principal.tenant, id).await? {
         Some(store::Kind::Ticket | store::Kind::Comment) => Some(Scope::TicketsRead),
         Some(store::Kind::Message) => Some(Scope::ChatRead),
         None => None,
     };
     match needed {
         Some(scope) if principal.scopes.contains(scope) => {
-            Ok(store::find(&state.db, &principal.tenant, id).await?)
+            Ok(store::find(db, &principal.tenant, id).await?)
         }
         _ => Err(ApiError::forbidden_scope(Scope::AttachmentsRead.as_str())),
     }
@@ -124,11 +127,11 @@ async fn upload(
     params(("id" = uuid::Uuid, Path, description = "Attachment id")),
     responses((status = 200, description = "The attachment", body = Attachment)))]
 async fn get_one(
-    State(state): State<AppState>,
+    State(db): State<Db>,
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<Attachment>> {
-    let stored = readable(&state, &principal, id).await?;
+    let stored = readable(&db, &principal, id).await?;
     Ok(Json(stored.into()))
 }
 
@@ -148,13 +151,14 @@ async fn get_one(
         (status = 206, description = "The requested range", content_type = "*/*", body = Vec<u8>),
     ))]
 async fn content(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(attachments): State<Arc<Attachments>>,
     principal: Principal,
     Id(id): Id,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    let stored = readable(&state, &principal, id).await?;
-    files::serve(&state.attachments.storage, &stored, &headers).await
+    let stored = readable(&db, &principal, id).await?;
+    files::serve(&attachments.storage, &stored, &headers).await
 }
 
 /// What an upload may be: how large, for which chat session (a visitor's),

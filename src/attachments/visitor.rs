@@ -7,6 +7,7 @@
 //! (`quota`).
 
 use axum::body::Body;
+use axum::extract::FromRef;
 use axum::http::{HeaderMap, StatusCode};
 
 use super::model::{Attachment, visitor_may_upload};
@@ -59,9 +60,12 @@ pub(crate) async fn upload(
     headers: HeaderMap,
     body: Body,
 ) -> ApiResult<(StatusCode, Json<Attachment>)> {
-    let visitor =
-        crate::widget::access::from_headers(&state, &headers, crate::widget::access::Use::Write)
-            .await?;
+    let visitor = crate::widget::access::from_headers(
+        &crate::widget::access::VisitorTokens::from_ref(&state),
+        &headers,
+        crate::widget::access::Use::Write,
+    )
+    .await?;
     let (tenant, session_id) = (visitor.tenant(), visitor.session_id());
     let session = crate::chat::store::find_session(&state.db, &tenant, session_id).await?;
     if session.status == SessionStatus::Closed {

@@ -2,6 +2,8 @@
 //! Bodies are parsed here, once, into a `NewAutomation`: every problem of
 //! a rule is listed in one 400.
 
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
@@ -12,14 +14,15 @@ use utoipa_axum::routes;
 use super::engine::Context;
 use super::timed::{WouldChange, dry_run as run_dry};
 use super::{Automation, Kind, NewAutomation, actions, conditions, parse_events, store};
+use crate::attachments::links::Signer;
 use crate::auth::{Principal, Scope};
+use crate::custom_fields::DefinitionCache;
 use crate::db::Db;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Id, Json, Requested};
 use crate::idempotency::RequestState;
 use crate::openapi::schema::{self, DataList, Deleted};
 use crate::router::ApiRouter;
-use crate::state::AppState;
 use crate::time::Clock;
 use crate::validate::{Fields, NAME_MAX, problem, required_enum, required_text};
 
@@ -186,20 +189,21 @@ async fn get_one(
     params(("id" = uuid::Uuid, Path, description = "Automation id")),
     responses((status = 200, description = "The automation", body = Automation)))]
 async fn update(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
     principal: Principal,
     requested: Requested,
     Id(id): Id,
     Json(body): Json<AutomationBody>,
 ) -> ApiResult<Json<Automation>> {
     let tenant = &principal.tenant;
-    let current = store::find(&state.db, tenant, id).await?;
+    let current = store::find(&db, tenant, id).await?;
     let changes = parse(&body, Some(&current))?;
     let kind = changes.kind;
-    let db = principal.acting(&state.db, requested);
-    let updated = store::update(&db, tenant, id, changes, state.clock.now()).await?;
+    let db = principal.acting(&db, requested);
+    let updated = store::update(&db, tenant, id, changes, clock.now()).await?;
     if kind == Kind::Trigger {
-        crate::sequences::automations::start_triggers(&state.db, tenant).await?;
+        crate::sequences::automations::start_triggers(&db, tenant).await?;
     }
     Ok(Json(updated))
 }
@@ -232,23 +236,24 @@ async fn delete(
     params(("id" = uuid::Uuid, Path, description = "Automation id")),
     responses((status = 200, description = "What it would change", body = DataList<WouldChange>)))]
 async fn dry_run(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
+    State(definitions_cache): State<Arc<DefinitionCache>>,
+    State(signer): State<Signer>,
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<DataList<WouldChange>>> {
     let tenant = &principal.tenant;
-    let rule = store::find(&state.db, tenant, id).await?;
-    let definitions =
-        crate::custom_fields::definitions(&state.field_definitions, &state.db, tenant).await?;
-    let signer = state.link_signer();
+    let rule = store::find(&db, tenant, id).await?;
+    let definitions = crate::custom_fields::definitions(&definitions_cache, &db, tenant).await?;
     let ctx = Context {
         tenant: *tenant,
-        now: state.clock.now(),
+        now: clock.now(),
         signer: &signer,
         definitions: &definitions,
         parties: &crate::sequences::contacts::Parties,
         chats: &crate::sequences::automations::Chats,
     };
-    let data = run_dry(&state.db, &ctx, &rule).await?;
+    let data = run_dry(&db, &ctx, &rule).await?;
     Ok(Json(DataList { data }))
 }

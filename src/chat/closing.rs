@@ -5,18 +5,18 @@
 //! a session (its tags), announced to the watchers.
 
 use super::Session;
+use super::deps::ChatDeps;
 use crate::actor::Actor;
 use crate::auth::Tenant;
 use crate::realtime::SessionChange;
 use crate::realtime::protocol::{self, Channel, Topic};
-use crate::state::AppState;
-use crate::teams::routing::{self, Routing};
+use crate::teams::routing;
 
 /// What a session's close owes once it has committed, whoever made it:
 /// `chat.session` to its watchers, the queues it frees, and the rating
 /// request of its entity's CSAT setting.
 pub(super) async fn announce_close(
-    state: &AppState,
+    state: &ChatDeps,
     actor: &Actor,
     tenant: &Tenant,
     session: &Session,
@@ -29,17 +29,17 @@ pub(super) async fn announce_close(
 /// A session closed, by `actor`, in a change that started elsewhere (an
 /// automation's `close_chat`) and has committed, as that change wrote it:
 /// the after-commit work of a close through the API.
-pub async fn closed_elsewhere(state: &AppState, actor: &Actor, tenant: &Tenant, session: &Session) {
+pub async fn closed_elsewhere(state: &ChatDeps, actor: &Actor, tenant: &Tenant, session: &Session) {
     announce_close(state, actor, tenant, session).await;
 }
 
 /// A session's status changed: a close frees its agent in every team of
 /// theirs, and a queued chat closing (or reopening) moves the positions
 /// of its queue.
-pub(super) async fn status_changed(state: &AppState, tenant: &Tenant, session: &Session) {
-    routing::drain_all(&Routing::from(state), tenant, session.team_id).await;
+pub(super) async fn status_changed(state: &ChatDeps, tenant: &Tenant, session: &Session) {
+    routing::drain_all(&state.routing, tenant, session.team_id).await;
     if let Some(agent) = session.assignee_id {
-        routing::member_freed(&Routing::from(state), tenant, agent).await;
+        routing::member_freed(&state.routing, tenant, agent).await;
     }
 }
 
@@ -48,7 +48,7 @@ pub(super) async fn status_changed(state: &AppState, tenant: &Tenant, session: &
 /// wrote it: `chat.session` to its watchers, as a tag edit through the API
 /// pushes.
 pub async fn changed_elsewhere(
-    state: &AppState,
+    state: &ChatDeps,
     actor: &Actor,
     tenant: &Tenant,
     session: &Session,
@@ -62,7 +62,7 @@ pub async fn changed_elsewhere(
 /// hears it), and its visitor no assignee id either; the entity channel
 /// (agents only) carries the whole session.
 pub(super) async fn publish_session(
-    state: &AppState,
+    state: &ChatDeps,
     actor: &Actor,
     tenant: &Tenant,
     session: &Session,

@@ -1,12 +1,13 @@
 //! Sending a chat message over REST (`POST /chat/sessions/{id}/messages`);
 //! the socket's `message` frame goes through the same `chat::service`.
 
+use axum::extract::FromRef;
 use axum::http::StatusCode;
 use serde::Deserialize;
 use utoipa_axum::routes;
 
 use super::model::{Message, MessageInput, OutgoingMessage, SenderTypeInput, sender_type};
-use super::service;
+use super::{ChatDeps, service};
 use crate::auth::{Principal, Scope};
 use crate::error::ApiResult;
 use crate::extract::{Id, Json};
@@ -77,8 +78,14 @@ async fn send_message(
         attachment_ids: body.attachment_ids.as_ref(),
     })?;
     outgoing.expected_version = expected;
-    let sent =
-        service::send_message(&state, &principal.actor(), &principal.tenant, id, outgoing).await?;
+    let sent = service::send_message(
+        &ChatDeps::from_ref(&state),
+        &principal.actor(),
+        &principal.tenant,
+        id,
+        outgoing,
+    )
+    .await?;
     let status = if sent.created {
         StatusCode::CREATED
     } else {

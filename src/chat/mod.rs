@@ -6,7 +6,9 @@
 //! subscribed sockets.
 
 pub use ::chat::{Message, Session, model, store};
+pub use deps::ChatDeps;
 pub mod closing;
+mod deps;
 mod message_routes;
 mod presence_routes;
 mod reply;

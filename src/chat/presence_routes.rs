@@ -2,22 +2,23 @@
 //! online, taking an agent offline (`chat::service` keeps the presence),
 //! and the token a browser's socket opens with.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa_axum::routes;
 
-use super::service;
+use super::{ChatDeps, service};
 use crate::auth::{Principal, Scope};
 use crate::error::ApiResult;
 use crate::extract::{Id, Json};
 use crate::idempotency::RequestState;
 use crate::openapi::schema::{DataList, ErrorBody, Removed};
+use crate::realtime::Realtime;
 use crate::realtime::presence::{AgentPresence, Visibility};
 use crate::router::ApiRouter;
-use crate::state::AppState;
 use crate::time::Timestamp;
 use crate::validate::{
     Fields, NAME_MAX, optional_email, optional_enum, optional_text, required_id,
@@ -97,7 +98,13 @@ async fn heartbeat(
         role,
         visibility: visibility.unwrap_or(Visibility::Public),
     };
-    let record = service::heartbeat(&state, &principal.actor(), &principal.tenant, beat).await?;
+    let record = service::heartbeat(
+        &ChatDeps::from_ref(&state),
+        &principal.actor(),
+        &principal.tenant,
+        beat,
+    )
+    .await?;
     Ok(Json(HeartbeatReply {
         online: true,
         last_seen: record.last_seen,
@@ -116,11 +123,10 @@ pub(crate) struct OnlineAgent {
 #[utoipa::path(get, path = "/chat/agent-presence", tag = "Chat",
     responses((status = 200, description = "Online agents", body = DataList<OnlineAgent>)))]
 async fn list_presence(
-    State(state): State<AppState>,
+    State(realtime): State<Arc<Realtime>>,
     principal: Principal,
 ) -> ApiResult<Json<serde_json::Value>> {
-    let agents: Vec<OnlineAgent> = state
-        .realtime
+    let agents: Vec<OnlineAgent> = realtime
         .presence
         .online(&principal.tenant)
         .await?
@@ -138,11 +144,11 @@ async fn list_presence(
     params(("userId" = uuid::Uuid, Path, description = "The agent's user id")),
     responses((status = 200, description = "Removed", body = Removed)))]
 async fn remove_presence(
-    State(state): State<AppState>,
+    State(chat): State<ChatDeps>,
     principal: Principal,
     Id(user_id): Id,
 ) -> ApiResult<Json<serde_json::Value>> {
-    let removed = service::remove_presence(&state, &principal.tenant, user_id).await?;
+    let removed = service::remove_presence(&chat, &principal.tenant, user_id).await?;
     Ok(Json(serde_json::json!({ "removed": removed })))
 }
 

@@ -5,13 +5,13 @@
 use uuid::Uuid;
 
 use super::Session;
+use super::deps::ChatDeps;
 use super::model::Sender;
 use crate::actor::{Actor, ActorType};
 use crate::auth::Tenant;
 use crate::error::{ApiError, ApiResult};
-use crate::state::AppState;
 use crate::teams::claim;
-use crate::teams::routing::{self, Routing};
+use crate::teams::routing;
 
 /// After `agent`'s message to `session` (as the message left it): if the
 /// message's maker is that agent signed in (a key naming an agent is not
@@ -19,7 +19,7 @@ use crate::teams::routing::{self, Routing};
 /// on reply, the chat becomes theirs, announced as a person's assignment.
 /// The message has committed: a failure here is logged, not answered.
 pub async fn assign_on_reply(
-    state: &AppState,
+    state: &ChatDeps,
     actor: &Actor,
     tenant: &Tenant,
     session: &Session,
@@ -38,7 +38,7 @@ pub async fn assign_on_reply(
     };
     match assigned.await {
         Ok(Some(assigned)) => {
-            routing::publish_assignment(&Routing::from(state), actor, tenant, &assigned).await;
+            routing::publish_assignment(&state.routing, actor, tenant, &assigned).await;
         }
         Ok(None) => {}
         Err(err) => {

@@ -2,15 +2,18 @@
 //! `message_routes`; agent presence and `/ws/tokens` (the short-lived
 //! socket tokens for browser agent consoles) are `presence_routes`.
 
-use axum::extract::{RawQuery, State};
+use std::sync::Arc;
+
+use axum::extract::{FromRef, RawQuery, State};
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa_axum::routes;
 
 use super::model::{Message, NewSession, Session, SessionFilter, SessionTags, session_status};
-use super::{service, store};
+use super::{ChatDeps, service, store};
 use crate::attachments::links::Signer;
 use crate::auth::{Principal, Scope};
+use crate::custom_fields::DefinitionCache;
 use crate::custom_fields::model::{RecordKind, check_values, field_filter};
 use crate::custom_fields::routes::definitions_for_filters;
 use crate::db::Db;
@@ -18,11 +21,10 @@ use crate::error::{ApiResult, FieldError};
 use crate::extract::{Id, Json, Query};
 use crate::idempotency::RequestState;
 use crate::openapi::schema::ErrorBody;
-use crate::paging::{After, CursorPage, ListId, ListRequest, refuse_after_in_rank_order};
+use crate::paging::{After, CursorPage, Cursors, ListId, ListRequest, refuse_after_in_rank_order};
 use crate::query_params::SessionLabelFilters;
 use crate::router::ApiRouter;
 use crate::search;
-use crate::state::AppState;
 use crate::tags::model::{optional_tag_set, tag_filter, tag_set};
 use crate::tags::routes::{TagEditBody, tag_edit};
 use crate::validate::{
@@ -116,7 +118,7 @@ async fn create_session(
         identity: Default::default(),
     };
     let (session, visitor_token) = service::create_session_in(
-        &state,
+        &ChatDeps::from_ref(&state),
         &principal.actor(),
         &principal.tenant,
         new,
@@ -161,12 +163,15 @@ struct ListQuery {
     ),
     responses((status = 200, description = "A page of sessions", body = CursorPage<Session>)))]
 async fn list_sessions(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(cursors): State<Arc<Cursors>>,
+    State(definitions_cache): State<Arc<DefinitionCache>>,
     principal: Principal,
     Query(query): Query<ListQuery>,
     RawQuery(raw_query): RawQuery,
 ) -> ApiResult<Json<CursorPage<Session>>> {
-    let definitions = definitions_for_filters(&state, &principal, raw_query.as_deref()).await?;
+    let definitions =
+        definitions_for_filters(&definitions_cache, &db, &principal, raw_query.as_deref()).await?;
     let ((page, after), entity_id, team_id, status, tags, search, custom_fields) = (
         query.page.check(20, 100),
         optional_id("entityId", query.entity_id.as_deref()),
@@ -188,14 +193,14 @@ async fn list_sessions(
     let list = ListId::new("chat_sessions", &principal.tenant, &filter);
     let searching = filter.search.is_some();
     let after = refuse_after_in_rank_order(searching, after)?;
-    let after = state.cursors.open_after(&list, after.as_deref())?;
+    let after = cursors.open_after(&list, after.as_deref())?;
     let (sessions, total) =
-        store::list_sessions(&state.db, &principal.tenant, &filter, page, after.as_ref()).await?;
+        store::list_sessions(&db, &principal.tenant, &filter, page, after.as_ref()).await?;
     let position = |session: &Session| After {
         created_at: session.created_at,
         id: session.id,
     };
-    let page = CursorPage::by_time(sessions, total, page, &state.cursors, &list, position);
+    let page = CursorPage::by_time(sessions, total, page, &cursors, &list, position);
     Ok(Json(page.ranked(searching)))
 }
 
@@ -277,7 +282,8 @@ fn patch_id(field: &str, value: &Patch<String>) -> Result<Option<Option<uuid::Uu
         headers(("ETag" = String, description = "The session's version, `\"<version>\"`: it grows with every change."))),
         (status = 412, description = "`version_conflict`: the session is no longer at the version `If-Match` named; nothing changed. `currentVersion` is its version now.", body = ErrorBody)))]
 async fn update_session(
-    State(state): State<AppState>,
+    State(chat): State<ChatDeps>,
+    State(definitions_cache): State<Arc<DefinitionCache>>,
     principal: Principal,
     Id(id): Id,
     IfMatch(expected): IfMatch,
@@ -285,12 +291,8 @@ async fn update_session(
 ) -> ApiResult<Versioned<Session>> {
     let definitions = match &body.custom_fields {
         Some(_) => {
-            crate::custom_fields::definitions(
-                &state.field_definitions,
-                &state.db,
-                &principal.tenant,
-            )
-            .await?
+            crate::custom_fields::definitions(&definitions_cache, &chat.db, &principal.tenant)
+                .await?
         }
         None => Default::default(),
     };
@@ -317,7 +319,7 @@ async fn update_session(
         .all_valid()?;
     if assigning {
         service::assign_session(
-            &state,
+            &chat,
             &principal.actor(),
             &principal.tenant,
             id,
@@ -335,7 +337,7 @@ async fn update_session(
         false => principal.tenant,
     };
     if !others {
-        let session = store::find_session(&state.db, &tenant, id).await?;
+        let session = store::find_session(&chat.db, &tenant, id).await?;
         return Ok(Versioned(session.version, session));
     }
     let tags = tags.map(SessionTags::Replace).unwrap_or_default();
@@ -343,7 +345,7 @@ async fn update_session(
     // moved the version on.
     let expected = if assigning { None } else { expected };
     let session = service::update_session(
-        &state,
+        &chat,
         &principal.actor(),
         &tenant,
         id,
@@ -379,7 +381,7 @@ async fn edit_session_tags(
 ) -> ApiResult<Json<Session>> {
     let edit = SessionTags::Edit(tag_edit(&body)?);
     let session = service::update_session(
-        &state,
+        &ChatDeps::from_ref(&state),
         &principal.actor(),
         &principal.tenant,
         id,

@@ -6,6 +6,7 @@ use crate::custom_fields::model::FieldPatch;
 use uuid::Uuid;
 
 use super::closing;
+use super::deps::ChatDeps;
 use super::model::{
     Message, NewMessage, NewSession, OutgoingMessage, Sender, Session, SessionStatus, SessionTags,
 };
@@ -17,9 +18,8 @@ use crate::realtime::presence::{AgentPresence, Visibility};
 use crate::realtime::protocol::{self, Channel, HubChannel, Topic};
 use crate::realtime::token::SecretFingerprint;
 use crate::sequences::contacts::Matcher;
-use crate::state::AppState;
 use crate::teams::claim;
-use crate::teams::routing::{self, Routing};
+use crate::teams::routing;
 use crate::users::Role;
 use crate::users::store::{self as users, NewUser};
 use crate::validate::{Fields, problem};
@@ -30,7 +30,7 @@ use crate::widget::access::{self, IssuedToken};
 /// watchers. The session joins its entity's default team, if any. Made
 /// by `actor`.
 pub async fn create_session(
-    state: &AppState,
+    state: &ChatDeps,
     actor: &Actor,
     tenant: &Tenant,
     new: NewSession,
@@ -42,7 +42,7 @@ pub async fn create_session(
 /// `create_session`, the session joining `team` (else the entity's default
 /// team); a routed team assigns it (or queues it) before this answers.
 pub async fn create_session_in(
-    state: &AppState,
+    state: &ChatDeps,
     actor: &Actor,
     tenant: &Tenant,
     new: NewSession,
@@ -57,13 +57,13 @@ pub async fn create_session_in(
     let contacts = Matcher { tenant, now };
     let mut session = store::create_session(&db, tenant, &new, team, now, &contacts).await?;
     // A new session's nonce is the column's default, 0.
-    let token = access::issue(state, tenant, session.id, 0, secret).await?;
+    let token = access::issue(&state.tokens, tenant, session.id, 0, secret).await?;
     closing::publish_session(state, actor, tenant, &session, false).await;
     if let Some(team) = session.team_id {
         // The session has committed: a failed drain is logged, and the
         // periodic drain assigns the chat instead.
         if let Err(err) =
-            routing::drain_for_new_chat(&Routing::from(state), tenant, team, session.id).await
+            routing::drain_for_new_chat(&state.routing, tenant, team, session.id).await
         {
             tracing::warn!(error = %err, %team, "team queue drain failed");
         }
@@ -80,7 +80,7 @@ pub async fn create_session_in(
 /// (the drains that follow are the system's). With `expected` (`If-Match`)
 /// on another version than the session's, nothing changes (412).
 pub async fn assign_session(
-    state: &AppState,
+    state: &ChatDeps,
     actor: &Actor,
     tenant: &Tenant,
     id: Uuid,
@@ -101,16 +101,16 @@ pub async fn assign_session(
     )
     .await?
     {
-        routing::publish_assignment(&Routing::from(state), actor, tenant, &assigned).await;
+        routing::publish_assignment(&state.routing, actor, tenant, &assigned).await;
         let teams = [before.team_id, assigned.session.team_id];
-        routing::drain_all(&Routing::from(state), tenant, teams.into_iter().flatten()).await;
+        routing::drain_all(&state.routing, tenant, teams.into_iter().flatten()).await;
     }
     Ok(())
 }
 
 /// Confirms a visitor's email from its link (once); tells the watchers.
 /// None when the link is unknown or was used.
-pub async fn confirm_visitor_email(state: &AppState, hash: &str) -> ApiResult<Option<Session>> {
+pub async fn confirm_visitor_email(state: &ChatDeps, hash: &str) -> ApiResult<Option<Session>> {
     let Some((tenant, session)) =
         store::confirm_visitor_email(&state.db, hash, state.clock.now()).await?
     else {
@@ -129,7 +129,7 @@ pub async fn confirm_visitor_email(state: &AppState, hash: &str) -> ApiResult<Op
 /// (412).
 #[allow(clippy::too_many_arguments)] // the change's parts, and the version it is based on
 pub async fn update_session(
-    state: &AppState,
+    state: &ChatDeps,
     actor: &Actor,
     tenant: &Tenant,
     id: Uuid,
@@ -175,7 +175,7 @@ pub struct SendOutcome {
 /// repeat of a `clientMessageId` answers with the first message only. Made
 /// by `actor`.
 pub async fn send_message(
-    state: &AppState,
+    state: &ChatDeps,
     actor: &Actor,
     tenant: &Tenant,
     session_id: Uuid,
@@ -184,7 +184,7 @@ pub async fn send_message(
     super::reply::speaks_for_itself(actor, outgoing.sender)?;
     let link = match outgoing.sender {
         Sender::Agent(_) => {
-            let link = access::link_token(state, tenant, session_id).await?;
+            let link = access::link_token(&state.tokens, tenant, session_id).await?;
             Some(visitor_link(state, session_id, &link))
         }
         Sender::Visitor(_) | Sender::System(_) => None,
@@ -252,7 +252,7 @@ pub async fn send_message(
 /// widget's own chat page, so the link works on every deployment):
 /// `{public_url}/widget/frame.html#session=…&link=…`. The page trades the
 /// link token for a visitor token (`/widget/v1/tokens/exchange`).
-pub fn visitor_link(state: &AppState, session_id: Uuid, link: &str) -> String {
+pub fn visitor_link(state: &ChatDeps, session_id: Uuid, link: &str) -> String {
     format!(
         "{}/widget/frame.html#session={session_id}&link={link}",
         state.public_url
@@ -272,7 +272,7 @@ pub struct Heartbeat {
 /// (which emits `user.created`, made by `actor`). Transitions are pushed
 /// on `presence`.
 pub async fn heartbeat(
-    state: &AppState,
+    state: &ChatDeps,
     actor: &Actor,
     tenant: &Tenant,
     beat: Heartbeat,
@@ -297,13 +297,13 @@ pub async fn heartbeat(
         .await;
     let was_available = before.is_some_and(|b| b.visibility == Visibility::Public);
     if record.visibility == Visibility::Public && !was_available {
-        routing::agent_available(&Routing::from(state), tenant, record.user_id).await;
+        routing::agent_available(&state.routing, tenant, record.user_id).await;
     }
     Ok(record)
 }
 
 async fn register_agent(
-    state: &AppState,
+    state: &ChatDeps,
     actor: &Actor,
     tenant: &Tenant,
     beat: &Heartbeat,
@@ -353,14 +353,14 @@ fn can_register(id: Uuid) -> bool {
 }
 
 /// Takes an agent offline; true if it was online.
-pub async fn remove_presence(state: &AppState, tenant: &Tenant, user_id: Uuid) -> ApiResult<bool> {
+pub async fn remove_presence(state: &ChatDeps, tenant: &Tenant, user_id: Uuid) -> ApiResult<bool> {
     let removed = state.realtime.presence.remove(tenant, user_id).await?;
     state
         .realtime
         .presence_changed(tenant, removed.as_ref(), None)
         .await;
     if removed.is_some() {
-        routing::agent_away(&Routing::from(state), tenant, user_id).await;
+        routing::agent_away(&state.routing, tenant, user_id).await;
     }
     Ok(removed.is_some())
 }

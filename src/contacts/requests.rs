@@ -65,13 +65,9 @@ pub(crate) struct JobView {
     updated_at: Timestamp,
 }
 
-fn view(state: &AppState, job: DataJob) -> JobView {
-    let download_url = (job.archive_ready && job.downloaded_at.is_none()).then(|| {
-        state
-            .attachments
-            .links
-            .export_url(job.id, state.clock.now())
-    });
+fn view(attachments: &Attachments, clock: &Clock, job: DataJob) -> JobView {
+    let download_url = (job.archive_ready && job.downloaded_at.is_none())
+        .then(|| attachments.links.export_url(job.id, clock.now()));
     JobView {
         id: job.id,
         kind: job.kind,
@@ -105,7 +101,10 @@ async fn export(
         now,
     )
     .await?;
-    Ok((StatusCode::ACCEPTED, Json(view(&state, job))))
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(view(&state.attachments, &state.clock, job)),
+    ))
 }
 
 /// Erases this contact's personal data everywhere it is stored, as a job;
@@ -129,7 +128,10 @@ async fn erase(
         now,
     )
     .await?;
-    Ok((StatusCode::ACCEPTED, Json(view(&state, job))))
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(view(&state.attachments, &state.clock, job)),
+    ))
 }
 
 /// A data request's state and progress.
@@ -137,12 +139,14 @@ async fn erase(
     params(("id" = uuid::Uuid, Path, description = "The job")),
     responses((status = 200, description = "The job", body = JobView)))]
 async fn job(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
+    State(attachments): State<Arc<Attachments>>,
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<JobView>> {
-    let job = jobs::find(&state.db, &principal.tenant, id).await?;
-    Ok(Json(view(&state, job)))
+    let job = jobs::find(&db, &principal.tenant, id).await?;
+    Ok(Json(view(&attachments, &clock, job)))
 }
 
 #[derive(Deserialize)]

@@ -4,6 +4,7 @@
 
 use std::sync::LazyLock;
 
+use axum::extract::FromRef;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse};
 use base64::Engine;
@@ -143,8 +144,12 @@ async fn visitor_target(
     token: &str,
     body: &RateBody,
 ) -> ApiResult<(Tenant, RatingTarget)> {
-    let visitor =
-        crate::widget::access::check(state, token, crate::widget::access::Use::Write).await?;
+    let visitor = crate::widget::access::check(
+        &crate::widget::access::VisitorTokens::from_ref(state),
+        token,
+        crate::widget::access::Use::Write,
+    )
+    .await?;
     let (tenant, session_id) = (visitor.tenant(), visitor.session_id());
     let (session, ticket) = (
         optional_id("sessionId", body.session_id.as_deref()),

@@ -17,8 +17,9 @@ use crate::db::Db;
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::{Json, Requested};
 use crate::idempotency::RequestState;
+use crate::realtime::Realtime;
 use crate::router::ApiRouter;
-use crate::state::AppState;
+use crate::time::Clock;
 use crate::validate::{Fields, NAME_MAX, Patch, problem, required_enum, required_text};
 
 pub fn router() -> ApiRouter {
@@ -174,13 +175,16 @@ async fn create(
         (status = 409, description = "Records hold values the change would strand",
             body = crate::openapi::schema::ErrorBody)))]
 async fn update(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
+    State(definitions): State<Arc<super::DefinitionCache>>,
+    State(realtime): State<Arc<Realtime>>,
     principal: Principal,
     requested: Requested,
     Path(key): Path<String>,
     Json(body): Json<UpdateBody>,
 ) -> ApiResult<Json<Definition>> {
-    let current = store::list(&state.db, &principal.tenant)
+    let current = store::list(&db, &principal.tenant)
         .await?
         .into_iter()
         .find(|d| d.key == key)
@@ -229,16 +233,15 @@ async fn update(
         visitor_writable,
     };
     let updated = store::update(
-        &principal.acting(&state.db, requested),
+        &principal.acting(&db, requested),
         &principal.tenant,
         &key,
         &input,
-        state.clock.now(),
+        clock.now(),
     )
     .await?;
-    state
-        .field_definitions
-        .changed(&state.realtime.bus, principal.tenant.company_id)
+    definitions
+        .changed(&realtime.bus, principal.tenant.company_id)
         .await;
     Ok(Json(updated))
 }
@@ -252,16 +255,18 @@ async fn update(
     params(("key" = String, Path, description = "The field's key")),
     responses((status = 200, description = "Deleted", body = DeletedField)))]
 async fn delete(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
+    State(definitions): State<Arc<super::DefinitionCache>>,
+    State(realtime): State<Arc<Realtime>>,
     principal: Principal,
     requested: Requested,
     Path(key): Path<String>,
 ) -> ApiResult<Json<DeletedField>> {
-    let db = principal.acting(&state.db, requested);
-    store::delete(&db, &principal.tenant, &key, state.clock.now()).await?;
-    state
-        .field_definitions
-        .changed(&state.realtime.bus, principal.tenant.company_id)
+    let db = principal.acting(&db, requested);
+    store::delete(&db, &principal.tenant, &key, clock.now()).await?;
+    definitions
+        .changed(&realtime.bus, principal.tenant.company_id)
         .await;
     Ok(Json(DeletedField { key, deleted: true }))
 }
@@ -292,7 +297,8 @@ fn one(problem: FieldError) -> ApiError {
 /// The definitions a list request's `cf.` filters need: none (and no
 /// lookup) when the request has no such filter.
 pub(crate) async fn definitions_for_filters(
-    state: &AppState,
+    cache: &super::DefinitionCache,
+    db: &Db,
     principal: &Principal,
     raw_query: Option<&str>,
 ) -> ApiResult<Arc<Vec<super::model::Definition>>> {
@@ -301,5 +307,5 @@ pub(crate) async fn definitions_for_filters(
     if !filtered {
         return Ok(Arc::default());
     }
-    Ok(super::definitions(&state.field_definitions, &state.db, &principal.tenant).await?)
+    Ok(super::definitions(cache, db, &principal.tenant).await?)
 }

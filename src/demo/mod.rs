@@ -16,8 +16,9 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use rust_embed::RustEmbed;
 
+use crate::db::Db;
 use crate::error::ApiError;
-use crate::state::AppState;
+use crate::state::{AppState, PublicUrl};
 
 /// The demo's files. In debug builds rust-embed reads them from disk, so
 /// editing a page needs no rebuild; release builds carry them inside.
@@ -50,9 +51,12 @@ pub fn router(shop_url: Arc<str>) -> Router<AppState> {
         .route(
             "/demo/{*path}",
             get(
-                |State(state): State<AppState>, Path(path): Path<String>, headers: HeaderMap| async move {
+                |State(db): State<Db>,
+                 State(PublicUrl(public_url)): State<PublicUrl>,
+                 Path(path): Path<String>,
+                 headers: HeaderMap| async move {
                     if path == "index.html" {
-                        shop::page(&state.db, &state.public_url).await
+                        shop::page(&db, &public_url).await
                     } else {
                         serve(&path, &headers)
                     }

@@ -43,9 +43,7 @@ pub fn router(api_origin: Arc<str>) -> Router<AppState> {
     Router::new()
         .route(
             "/",
-            get(move |State(state): State<AppState>| async move {
-                page(&state.db, &page_origin).await
-            }),
+            get(move |State(db): State<Db>| async move { page(&db, &page_origin).await }),
         )
         .route("/identity-token", post(identity_token))
         .route(

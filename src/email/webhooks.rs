@@ -5,8 +5,10 @@
 //! nothing. The message then enters as the IMAP reader's do
 //! (`sequences::email_inbound`).
 
+use std::sync::Arc;
+
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::extract::{DefaultBodyLimit, FromRef, Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
@@ -17,12 +19,17 @@ use uuid::Uuid;
 
 use super::model::InboundKind;
 use super::providers::{self, Refused};
-use super::sns::{self, SnsMessage};
+use super::sns::{self, Certificates, SnsMessage};
 use super::store::channels::{self, SEAL};
+use crate::attachments::Attachments;
+use crate::db::Db;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::extract::{Json, Query};
-use crate::sequences::email_inbound::{self, Handles, Outcome};
+use crate::sequences::email_inbound::{self, Handles, Limits, Outcome};
+use crate::sla::cache::SlaCache;
 use crate::state::AppState;
+use crate::time::Clock;
+use ::tickets::store::subscribers::Subscribers;
 use infra::sealed::SealingKey;
 
 /// Room in a post for everything but its largest file: the text and HTML
@@ -92,6 +99,45 @@ fn unauthenticated() -> ApiError {
     )
 }
 
+/// What an inbound post uses: the store and the clock, what storing a
+/// message takes (`Handles`), and the certificates SES posts are verified
+/// with.
+#[derive(Clone)]
+struct Inbound {
+    db: Db,
+    clock: Clock,
+    sla: Arc<SlaCache>,
+    subscribers: Arc<Subscribers>,
+    attachments: Arc<Attachments>,
+    sns_certificates: Arc<Certificates>,
+}
+
+impl FromRef<AppState> for Inbound {
+    fn from_ref(state: &AppState) -> Inbound {
+        Inbound {
+            db: state.db.clone(),
+            clock: state.clock.clone(),
+            sla: state.sla.clone(),
+            subscribers: state.ticket_subscribers.clone(),
+            attachments: state.attachments.clone(),
+            sns_certificates: state.sns_certificates.clone(),
+        }
+    }
+}
+
+impl Inbound {
+    fn handles(&self) -> Handles<'_> {
+        Handles {
+            db: &self.db,
+            clock: &self.clock,
+            sla: &self.sla,
+            subscribers: &self.subscribers,
+            attachments: &self.attachments,
+            limits: Limits::default(),
+        }
+    }
+}
+
 /// Receive an email from a provider
 ///
 /// Postmark (JSON), Mailgun (form, signed), SendGrid (Inbound Parse
@@ -113,7 +159,7 @@ fn unauthenticated() -> ApiError {
         (status = 413, description = "Larger than a message whose largest file is at the \
             attachments' limit can be", body = crate::openapi::schema::ErrorBody)))]
 async fn inbound(
-    State(state): State<AppState>,
+    State(state): State<Inbound>,
     Path((channel_id, provider)): Path<(String, String)>,
     Query(query): Query<SecretQuery>,
     headers: HeaderMap,
@@ -153,7 +199,7 @@ async fn inbound(
         }
         InboundKind::Ses => {
             let topic = channel.channel.inbound.topic_arn.as_deref();
-            match ses(&state, &body, topic).await {
+            match ses(&state.sns_certificates, &body, topic).await {
                 Ok(Some(raw)) => Ok(raw),
                 // A subscription confirmed: nothing to store.
                 Ok(None) => {
@@ -182,8 +228,7 @@ async fn inbound(
             ));
         }
     };
-    let outcome =
-        email_inbound::receive(&Handles::from(&state), &tenant, &channel.channel, &raw).await?;
+    let outcome = email_inbound::receive(&state.handles(), &tenant, &channel.channel, &raw).await?;
     let (outcome, ticket_id, comment_id) = match outcome {
         Outcome::Opened { ticket_id } => ("opened", Some(ticket_id), None),
         Outcome::Commented {
@@ -208,13 +253,13 @@ async fn inbound(
 /// subscription's confirmation is confirmed (None), a notification's mail
 /// is its raw content.
 async fn ses(
-    state: &AppState,
+    certificates: &Certificates,
     body: &[u8],
     topic: Option<&str>,
 ) -> Result<Option<Vec<u8>>, Refused> {
     let message: SnsMessage =
         serde_json::from_slice(body).map_err(|e| Refused::Unreadable(e.to_string()))?;
-    let Some(pem) = state.sns_certificates.get(&message.signing_cert_url).await else {
+    let Some(pem) = certificates.get(&message.signing_cert_url).await else {
         return Err(Refused::Unauthenticated);
     };
     if !sns::verify(&message, &pem) || topic.is_some_and(|t| t != message.topic_arn) {

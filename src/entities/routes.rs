@@ -14,8 +14,8 @@ use crate::extract::{Id, Json, Requested};
 use crate::idempotency::RequestState;
 use crate::openapi::schema::{self, DataList};
 use crate::router::ApiRouter;
-use crate::state::AppState;
 use crate::teams::store as team_store;
+use crate::time::Clock;
 use crate::validate::{
     Fields, NAME_MAX, Patch, ensure, optional_id, required_enum, required_id, required_text,
 };
@@ -64,12 +64,11 @@ pub(crate) struct UpdateEntity {
 
 /// The entity with its default team in the key's mode.
 async fn with_default_team(
-    state: &AppState,
+    db: &Db,
     principal: &Principal,
     mut entity: store::Entity,
 ) -> ApiResult<store::Entity> {
-    entity.default_team_id =
-        team_store::default_team(&state.db, &principal.tenant, entity.id).await?;
+    entity.default_team_id = team_store::default_team(db, &principal.tenant, entity.id).await?;
     Ok(entity)
 }
 
@@ -135,7 +134,8 @@ async fn get_one(
     params(("id" = uuid::Uuid, Path, description = "Entity id")),
     responses((status = 200, description = "The updated entity", body = Entity)))]
 async fn update(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
     principal: Principal,
     requested: Requested,
     Id(id): Id,
@@ -178,7 +178,7 @@ async fn update(
     let company = principal.tenant.company_id;
     if let Some(Some(team)) = default_team {
         // Checked first, so a bad team changes nothing.
-        team_store::ensure_team(&state.db, &principal.tenant, team, "defaultTeamId").await?;
+        team_store::ensure_team(&db, &principal.tenant, team, "defaultTeamId").await?;
     }
     let entity = if entity_fields {
         let changes = store::EntityChanges {
@@ -187,13 +187,13 @@ async fn update(
             widget_identity,
             csat,
         };
-        let db = principal.acting(&state.db, requested);
-        store::update(&db, company, id, changes, state.clock.now()).await?
+        let db = principal.acting(&db, requested);
+        store::update(&db, company, id, changes, clock.now()).await?
     } else {
-        store::find(&state.db, company, id).await?
+        store::find(&db, company, id).await?
     };
     if let Some(team) = default_team {
-        team_store::set_default_team(&state.db, &principal.tenant, id, team).await?;
+        team_store::set_default_team(&db, &principal.tenant, id, team).await?;
     }
-    Ok(Json(with_default_team(&state, &principal, entity).await?))
+    Ok(Json(with_default_team(&db, &principal, entity).await?))
 }

@@ -3,6 +3,8 @@
 //! and never grants or touches scopes it does not hold itself, nor a later
 //! expiry or a higher rate limit than its own.
 
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
@@ -11,6 +13,7 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use super::store::{self, ApiKey, KeyChanges, NewKey};
+use crate::auth::access::Access;
 use crate::auth::cache::{self, Invalidation};
 use crate::auth::{Mode, Principal, Scope, ScopeSet};
 use crate::db::Db;
@@ -18,10 +21,9 @@ use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
 use crate::extract::{Id, Json, Query, Requested};
 use crate::idempotency::RequestState;
 use crate::openapi::schema;
-use crate::realtime::credentials;
+use crate::realtime::{Realtime, credentials};
 use crate::router::ApiRouter;
-use crate::state::AppState;
-use crate::time::Timestamp;
+use crate::time::{Clock, Timestamp};
 use crate::validate::{Fields, NAME_MAX, Page, PageQuery, Paged, ensure, problem, required_text};
 
 /// The highest `rateLimit` a key may have (requests per window).
@@ -204,7 +206,10 @@ async fn get_one(
     params(("id" = uuid::Uuid, Path, description = "Key id")),
     responses((status = 200, description = "The updated key", body = ApiKey)))]
 async fn update(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
+    State(access): State<Arc<Access>>,
+    State(realtime): State<Arc<Realtime>>,
     principal: Principal,
     requested: Requested,
     Id(id): Id,
@@ -228,12 +233,12 @@ async fn update(
         rate_limit(body.rate_limit),
     )
         .all_valid()?;
-    ensure_manages(&state, &principal, id).await?;
+    ensure_manages(&db, &principal, id).await?;
     if let Some(scopes) = &scopes {
         ensure_holds(&principal, scopes)?;
     }
     if let Some(rate_limit) = rate_limit {
-        let caller = store::find(&state.db, &principal.tenant, principal.key_id).await?;
+        let caller = store::find(&db, &principal.tenant, principal.key_id).await?;
         ensure_rate_within(&caller, rate_limit)?;
     }
     let changes = KeyChanges {
@@ -242,15 +247,10 @@ async fn update(
         rate_limit,
         is_active: body.is_active,
     };
-    let db = principal.acting(&state.db, requested);
-    let updated = store::update(&db, &principal.tenant, id, changes, state.clock.now()).await?;
-    cache::invalidate(
-        &state.access.keys,
-        &state.realtime.bus,
-        Invalidation::Key(id),
-    )
-    .await;
-    credentials::key_changed(&state.db, &state.realtime.bus, id).await;
+    let db = principal.acting(&db, requested);
+    let updated = store::update(&db, &principal.tenant, id, changes, clock.now()).await?;
+    cache::invalidate(&access.keys, &realtime.bus, Invalidation::Key(id)).await;
+    credentials::key_changed(&db, &realtime.bus, id).await;
     Ok(Json(updated))
 }
 
@@ -259,21 +259,19 @@ async fn update(
     params(("id" = uuid::Uuid, Path, description = "Key id")),
     responses((status = 204, description = "Revoked")))]
 async fn revoke(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
+    State(access): State<Arc<Access>>,
+    State(realtime): State<Arc<Realtime>>,
     principal: Principal,
     requested: Requested,
     Id(id): Id,
 ) -> ApiResult<StatusCode> {
-    ensure_manages(&state, &principal, id).await?;
-    let db = principal.acting(&state.db, requested);
-    store::revoke_in(&db, &principal.tenant, id, state.clock.now()).await?;
-    cache::invalidate(
-        &state.access.keys,
-        &state.realtime.bus,
-        Invalidation::Key(id),
-    )
-    .await;
-    credentials::key_changed(&state.db, &state.realtime.bus, id).await;
+    ensure_manages(&db, &principal, id).await?;
+    let db = principal.acting(&db, requested);
+    store::revoke_in(&db, &principal.tenant, id, clock.now()).await?;
+    cache::invalidate(&access.keys, &realtime.bus, Invalidation::Key(id)).await;
+    credentials::key_changed(&db, &realtime.bus, id).await;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -283,10 +281,10 @@ async fn revoke(
 /// stored scope this build does not know (a newer build's, during a rolling
 /// deploy) is one no key can be shown to hold here, so such a key is
 /// managed on a node that knows it.
-async fn ensure_manages(state: &AppState, principal: &Principal, id: Uuid) -> ApiResult<()> {
-    let target = store::find(&state.db, &principal.tenant, id).await?;
+async fn ensure_manages(db: &Db, principal: &Principal, id: Uuid) -> ApiResult<()> {
+    let target = store::find(db, &principal.tenant, id).await?;
     ensure_holds(principal, &target.scopes)?;
-    let unknown = store::unknown_scopes(&state.db, &principal.tenant, id).await?;
+    let unknown = store::unknown_scopes(db, &principal.tenant, id).await?;
     match unknown.first() {
         Some(name) => Err(ApiError::forbidden_scope(name)),
         None => Ok(()),

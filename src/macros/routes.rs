@@ -3,6 +3,8 @@
 //! and is NotFound to everyone else; a shared one is every agent's. The
 //! actions are checked here, once, into a `macros::Actions`.
 
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
@@ -15,6 +17,7 @@ use super::{
     unknown_placeholders,
 };
 use crate::auth::{Principal, Scope};
+use crate::custom_fields::DefinitionCache;
 use crate::custom_fields::model::{Definition, RecordKind, check_values};
 use crate::db::Db;
 use crate::error::{ApiError, ApiResult, FieldError};
@@ -22,9 +25,9 @@ use crate::extract::{Id, Json};
 use crate::idempotency::RequestState;
 use crate::openapi::schema::{self, DataList, Deleted, ErrorBody};
 use crate::router::ApiRouter;
-use crate::state::AppState;
 use crate::tags::model::tag_set;
 use crate::tickets::model::COMMENT_MAX;
+use crate::time::Clock;
 use crate::validate::{
     Fields, NAME_MAX, Patch, ensure, optional_enum, optional_text, problem, required_enum,
     required_id, required_text,
@@ -195,11 +198,12 @@ fn owner(principal: &Principal, visibility: Visibility) -> Result<Option<uuid::U
 }
 
 pub(crate) async fn definitions(
-    state: &AppState,
+    cache: &DefinitionCache,
+    db: &Db,
     principal: &Principal,
 ) -> ApiResult<std::sync::Arc<Vec<Definition>>> {
     let tenant = &principal.tenant;
-    Ok(crate::custom_fields::definitions(&state.field_definitions, &state.db, tenant).await?)
+    Ok(crate::custom_fields::definitions(cache, db, tenant).await?)
 }
 
 /// List macros
@@ -228,7 +232,7 @@ async fn create(
     principal: Principal,
     Json(body): Json<MacroBody>,
 ) -> ApiResult<(StatusCode, Json<Macro>)> {
-    let definitions = definitions(&state, &principal).await?;
+    let definitions = definitions(&state.field_definitions, &state.db, &principal).await?;
     let (name, description, visibility, actions) = (
         required_text("name", body.name.as_deref(), NAME_MAX),
         optional_text("description", body.description.as_deref(), DESCRIPTION_MAX),
@@ -267,13 +271,15 @@ async fn get_one(State(db): State<Db>, principal: Principal, Id(id): Id) -> ApiR
     params(("id" = uuid::Uuid, Path, description = "Macro id")),
     responses((status = 200, description = "The macro", body = Macro)))]
 async fn update(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
+    State(definitions_cache): State<Arc<DefinitionCache>>,
     principal: Principal,
     Id(id): Id,
     Json(body): Json<MacroBody>,
 ) -> ApiResult<Json<Macro>> {
     let viewer = principal.acting_user();
-    let definitions = definitions(&state, &principal).await?;
+    let definitions = definitions(&definitions_cache, &db, &principal).await?;
     let (name, description, visibility, actions) = (
         body.name
             .as_deref()
@@ -287,7 +293,7 @@ async fn update(
             .transpose(),
     )
         .all_valid()?;
-    let current = store::find(&state.db, &principal.tenant, viewer, id).await?;
+    let current = store::find(&db, &principal.tenant, viewer, id).await?;
     let visibility = visibility.unwrap_or(current.visibility);
     let owner_id = match visibility == current.visibility {
         true => current.owner_id,
@@ -303,8 +309,8 @@ async fn update(
         owner_id,
         actions: actions.unwrap_or(current.actions),
     };
-    let now = state.clock.now();
-    let updated = store::update(&state.db, &principal.tenant, viewer, id, changes, now).await?;
+    let now = clock.now();
+    let updated = store::update(&db, &principal.tenant, viewer, id, changes, now).await?;
     Ok(Json(updated))
 }
 

@@ -1,5 +1,7 @@
 //! `GET /reports/tickets?entityId&from&to&tag&anyTag&cf.<key>`.
 
+use std::sync::Arc;
+
 use axum::extract::{RawQuery, State};
 use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
 use serde::Deserialize;
@@ -8,14 +10,15 @@ use utoipa_axum::routes;
 use super::model::{DEFAULT_DAYS, MAX_DAYS, ReportQuery, TicketReport};
 use super::store;
 use crate::auth::{Principal, Scope};
+use crate::custom_fields::DefinitionCache;
 use crate::custom_fields::model::{RecordKind, field_filter};
 use crate::custom_fields::routes::definitions_for_filters;
+use crate::db::Db;
 use crate::error::{ApiResult, FieldError};
 use crate::extract::{Json, Query};
 use crate::router::ApiRouter;
-use crate::state::AppState;
 use crate::tags::model::tag_filter;
-use crate::time::Timestamp;
+use crate::time::{Clock, Timestamp};
 use crate::validate::{Fields, optional_id, problem};
 
 pub fn router() -> ApiRouter {
@@ -53,21 +56,20 @@ pub(crate) struct ReportParams {
                            datetimes, as on `GET /tickets`")),
     responses((status = 200, description = "The report", body = TicketReport)))]
 async fn tickets(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
+    State(definitions_cache): State<Arc<DefinitionCache>>,
     principal: Principal,
     Query(params): Query<ReportParams>,
     RawQuery(raw_query): RawQuery,
 ) -> ApiResult<Json<TicketReport>> {
-    let definitions = definitions_for_filters(&state, &principal, raw_query.as_deref()).await?;
+    let definitions =
+        definitions_for_filters(&definitions_cache, &db, &principal, raw_query.as_deref()).await?;
     let (entity_id, tags, fields, (from, to)) = (
         optional_id("entityId", params.entity_id.as_deref()),
         tag_filter(raw_query.as_deref()),
         field_filter(raw_query.as_deref(), &definitions, RecordKind::Ticket),
-        period(
-            params.from.as_deref(),
-            params.to.as_deref(),
-            state.clock.now(),
-        ),
+        period(params.from.as_deref(), params.to.as_deref(), clock.now()),
     )
         .all_valid()?;
     let query = ReportQuery {
@@ -78,7 +80,7 @@ async fn tickets(
         to,
     };
     Ok(Json(
-        store::ticket_report(&state.db, &principal.tenant, &query).await?,
+        store::ticket_report(&db, &principal.tenant, &query).await?,
     ))
 }
 

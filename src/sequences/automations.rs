@@ -22,6 +22,7 @@
 
 use std::time::Duration;
 
+use axum::extract::FromRef;
 use futures::future::BoxFuture;
 use tokio::task::JoinHandle;
 use uuid::Uuid;
@@ -137,6 +138,7 @@ impl Pass {
 /// change through the API (`chat::closing`: the sockets' `chat.session`;
 /// for a close also the queues and the rating request).
 pub async fn announce(state: &AppState, pass: &Pass) {
+    let chat = crate::chat::ChatDeps::from_ref(state);
     for (tenant, changed) in &pass.changed_chats {
         let Some(session) = changed.snapshot.0.downcast_ref::<Session>() else {
             // Only `Chats` makes snapshots, and only of sessions.
@@ -145,8 +147,8 @@ pub async fn announce(state: &AppState, pass: &Pass) {
         };
         let by = &changed.by;
         match changed.closed {
-            true => crate::chat::closing::closed_elsewhere(state, by, tenant, session).await,
-            false => crate::chat::closing::changed_elsewhere(state, by, tenant, session).await,
+            true => crate::chat::closing::closed_elsewhere(&chat, by, tenant, session).await,
+            false => crate::chat::closing::changed_elsewhere(&chat, by, tenant, session).await,
         }
     }
 }

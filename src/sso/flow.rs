@@ -4,6 +4,8 @@
 //! company's provider; `GET /api/v1/auth/sso/callback` is where the
 //! provider sends it back, and ends in `sign_in::complete_sign_in`.
 
+use std::sync::Arc;
+
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -14,13 +16,16 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::oidc::{self, ProviderError};
+use super::providers::Providers;
 use super::sign_in::{self, failed};
 use super::store::{self, NewLogin, SsoLogin, StateRefusal};
+use crate::accounts::AccountDeps;
 use crate::client_address::ClientAddress;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::extract::Query;
 use crate::openapi::schema::ErrorBody;
 use crate::state::AppState;
+use crate::webhooks::guard::AllowPrivate;
 
 /// How long a started sign-in may take to come back.
 const LOGIN_TTL: std::time::Duration = std::time::Duration::from_secs(10 * 60);
@@ -68,7 +73,9 @@ struct StartQuery {
             body = ErrorBody),
     ))]
 async fn start(
-    State(state): State<AppState>,
+    State(state): State<AccountDeps>,
+    State(providers): State<Arc<Providers>>,
+    State(AllowPrivate(allow_private)): State<AllowPrivate>,
     Path(slug): Path<String>,
     Query(query): Query<StartQuery>,
 ) -> ApiResult<Response> {
@@ -84,18 +91,11 @@ async fn start(
     let config = store::find_by_slug(&state.db, &slug)
         .await?
         .ok_or_else(ApiError::not_found)?;
-    let http = oidc::Http::new(state.config.webhook_allow_private)
-        .map_err(|err| unreachable_provider(&err))?;
+    let http = oidc::Http::new(allow_private).map_err(|err| unreachable_provider(&err))?;
     let callback = super::callback_url(&state.public_url);
-    let provider = oidc::provider(
-        &http,
-        &state.sso_providers,
-        &config,
-        &callback,
-        &state.clock,
-    )
-    .await
-    .map_err(|err| unreachable_provider(&err))?;
+    let provider = oidc::provider(&http, &providers, &config, &callback, &state.clock)
+        .await
+        .map_err(|err| unreachable_provider(&err))?;
     let authorization = oidc::authorize(&provider);
     let now = state.clock.now();
     let new = NewLogin {
@@ -152,7 +152,9 @@ struct CallbackQuery {
             body = ErrorBody),
     ))]
 async fn callback(
-    State(state): State<AppState>,
+    State(state): State<AccountDeps>,
+    State(providers): State<Arc<Providers>>,
+    State(AllowPrivate(allow_private)): State<AllowPrivate>,
     Query(query): Query<CallbackQuery>,
     ClientAddress(address): ClientAddress,
     headers: HeaderMap,
@@ -183,21 +185,14 @@ async fn callback(
     let config = store::find_secrets(&state.db, login.company_id)
         .await?
         .ok_or_else(|| failed("SSO is no longer configured for this company"))?;
-    let http = oidc::Http::new(state.config.webhook_allow_private)
-        .map_err(|err| unreachable_provider(&err))?;
+    let http = oidc::Http::new(allow_private).map_err(|err| unreachable_provider(&err))?;
     let callback = super::callback_url(&state.public_url);
-    let provider = oidc::provider(
-        &http,
-        &state.sso_providers,
-        &config,
-        &callback,
-        &state.clock,
-    )
-    .await
-    .map_err(|err| unreachable_provider(&err))?;
+    let provider = oidc::provider(&http, &providers, &config, &callback, &state.clock)
+        .await
+        .map_err(|err| unreachable_provider(&err))?;
     let identity = oidc::identity(
         &http,
-        &state.sso_providers,
+        &providers,
         provider,
         code,
         login.pkce_verifier,

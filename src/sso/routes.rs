@@ -10,10 +10,12 @@ use utoipa_axum::routes;
 use super::model::{JitRole, Refusal, SsoConfig, SsoSettings};
 use super::store;
 use crate::auth::{Principal, Scope};
+use crate::db::Db;
 use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
 use crate::extract::{Json, Requested};
 use crate::router::ApiRouter;
-use crate::state::AppState;
+use crate::state::PublicUrl;
+use crate::time::Clock;
 use crate::validate::{Fields, optional_enum, optional_text, problem, required_text};
 
 const SLUG_MAX: usize = 63;
@@ -91,13 +93,14 @@ pub(crate) struct PutBody {
         (status = 200, description = "The configuration", body = SsoSettingsView),
         (status = 404, description = "SSO is not configured", body = crate::openapi::schema::ErrorBody)))]
 async fn get_sso(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(PublicUrl(public_url)): State<PublicUrl>,
     principal: Principal,
 ) -> ApiResult<Json<SsoSettingsView>> {
-    let config = store::find(&state.db, principal.tenant.company_id)
+    let config = store::find(&db, principal.tenant.company_id)
         .await?
         .ok_or_else(ApiError::not_found)?;
-    Ok(Json(SsoSettingsView::of(config, &state.public_url)))
+    Ok(Json(SsoSettingsView::of(config, &public_url)))
 }
 
 /// Set the company's SSO configuration
@@ -108,7 +111,9 @@ async fn get_sso(
         (status = 409, description = "`sso_not_verified`: passwords cannot be turned off before an SSO sign-in has succeeded; `conflict`: another company has the slug",
             body = crate::openapi::schema::ErrorBody)))]
 async fn put_sso(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
+    State(PublicUrl(public_url)): State<PublicUrl>,
     principal: Principal,
     requested: Requested,
     Json(body): Json<PutBody>,
@@ -133,9 +138,9 @@ async fn put_sso(
         passwords_disabled: body.passwords_disabled,
     };
     let company = principal.tenant.company_id;
-    let db = principal.acting(&state.db, requested);
-    match store::save(&db, company, settings, state.clock.now()).await? {
-        Ok(config) => Ok(Json(SsoSettingsView::of(config, &state.public_url))),
+    let db = principal.acting(&db, requested);
+    match store::save(&db, company, settings, clock.now()).await? {
+        Ok(config) => Ok(Json(SsoSettingsView::of(config, &public_url))),
         Err(Refusal::SecretMissing) => Err(ApiError::invalid_field(
             "clientSecret",
             "is required the first time",

@@ -8,10 +8,10 @@ use axum::response::Response;
 
 use super::model::{JitRole, SsoConfig, email_in_domain};
 use super::oidc::Identity;
+use crate::accounts::AccountDeps;
 use crate::accounts::start::{SessionOwner, start_session};
 use crate::auth::{Mode, Tenant};
 use crate::error::{ApiError, ApiResult, StoreError};
-use crate::state::AppState;
 use crate::users::store::{self as users, NewUser};
 use crate::users::{Role, User};
 use crate::validate::{NAME_MAX, is_plausible_email};
@@ -23,7 +23,11 @@ pub fn failed(reason: impl Into<String>) -> ApiError {
 
 /// The company's user the identity names, or a 401 `sso_failed` saying
 /// why there is none.
-pub async fn user_of(state: &AppState, config: &SsoConfig, identity: Identity) -> ApiResult<User> {
+pub async fn user_of(
+    state: &AccountDeps,
+    config: &SsoConfig,
+    identity: Identity,
+) -> ApiResult<User> {
     let email = identity
         .email
         .filter(|email| is_plausible_email(email))
@@ -84,7 +88,7 @@ fn role_of(role: JitRole) -> Role {
 /// there (a browser followed the provider's redirect here), otherwise 200
 /// with the signed-in agent; both set the session cookie.
 pub async fn complete_sign_in(
-    state: &AppState,
+    state: &AccountDeps,
     company_id: uuid::Uuid,
     user: User,
     client: Option<IpAddr>,

@@ -18,7 +18,6 @@ use crate::extract::{Id, Json, Requested};
 use crate::idempotency::RequestState;
 use crate::openapi::schema::{self, DataList};
 use crate::router::ApiRouter;
-use crate::state::AppState;
 use crate::time::Clock;
 use crate::validate::{Fields, NAME_MAX, ensure, required_text};
 
@@ -137,7 +136,7 @@ async fn get_one(State(db): State<Db>, principal: Principal, Id(id): Id) -> ApiR
     params(("id" = uuid::Uuid, Path, description = "Team id")),
     responses((status = 200, description = "The updated team", body = Team)))]
 async fn update(
-    State(state): State<AppState>,
+    State(queues): State<routing::Routing>,
     principal: Principal,
     requested: Requested,
     Id(id): Id,
@@ -168,14 +167,14 @@ async fn update(
         entity_ids: entities,
         routing,
     };
-    let db = principal.acting(&state.db, requested);
-    store::update(&db, &principal.tenant, id, &patch, state.clock.now()).await?;
+    let db = principal.acting(&queues.db, requested);
+    store::update(&db, &principal.tenant, id, &patch, queues.clock.now()).await?;
     // The change has committed: a failed drain is logged, and the periodic
     // drain assigns the chats instead.
-    if let Err(err) = routing::drain(&routing::Routing::from(&state), &principal.tenant, id).await {
+    if let Err(err) = routing::drain(&queues, &principal.tenant, id).await {
         tracing::warn!(error = %err, team = %id, "team queue drain failed");
     }
-    let team = store::find(&state.db, &principal.tenant, id).await?;
+    let team = store::find(&queues.db, &principal.tenant, id).await?;
     Ok(Json(team))
 }
 

@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::extract::FromRef;
 use serde_json::json;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -43,6 +44,12 @@ pub struct Routing {
     pub attachments: Arc<Attachments>,
     pub clock: Clock,
     pub reassign_after: Duration,
+}
+
+impl FromRef<AppState> for Routing {
+    fn from_ref(state: &AppState) -> Self {
+        Routing::from(state)
+    }
 }
 
 impl From<&AppState> for Routing {

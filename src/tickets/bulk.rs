@@ -5,6 +5,7 @@
 //! the same `Idempotency-Key`, the request is answered from the first and
 //! changes nothing twice (every ticket's transaction marks the key).
 
+use axum::extract::FromRef;
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -12,7 +13,7 @@ use utoipa::ToSchema;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use super::macros::application;
+use super::macros::{MacroDeps, application};
 use super::update::{PatchChange, UpdateBody, ticket_update, update_one};
 use crate::auth::{Principal, Scope};
 use crate::db::Backend;
@@ -105,19 +106,22 @@ async fn bulk(
         (_, Some(macro_id)) => {
             // The macro is a reference in the body: one the caller does not
             // see is the body's fault (400), not a missing path (404).
-            let (found, who) = application(&state, &principal, macro_id, None)
-                .await
-                .map_err(|error| match error.code {
-                    ErrorCode::NotFound => ApiError::invalid_field(
-                        "macroId",
-                        "no macro of the company you see has this id",
-                    ),
-                    _ => error,
-                })?;
+            let (found, who) =
+                application(&MacroDeps::from_ref(&state), &principal, macro_id, None)
+                    .await
+                    .map_err(|error| match error.code {
+                        ErrorCode::NotFound => ApiError::invalid_field(
+                            "macroId",
+                            "no macro of the company you see has this id",
+                        ),
+                        _ => error,
+                    })?;
             Change::Macro(Box::new((found, who)))
         }
         (Some(changes), None) => {
-            let definitions = crate::macros::routes::definitions(&state, &principal).await?;
+            let definitions =
+                crate::macros::routes::definitions(&state.field_definitions, &state.db, &principal)
+                    .await?;
             Change::Fields(ticket_update(changes, &definitions, state.clock.now())?)
         }
         (None, None) => return Err(ApiError::invalid_field("body", "give changes or macroId")),
@@ -129,17 +133,18 @@ async fn bulk(
         Backend::Postgres => 8,
         Backend::Sqlite => 1,
     };
+    let writes = super::TicketWrites::from_ref(&state);
     let one = |id: Uuid| {
-        let (state, db, change) = (&state, &db, &change);
+        let (writes, db, change) = (&writes, &db, &change);
         async move {
             let done: ApiResult<()> = match change {
-                Change::Fields(update) => update_one(state, db, &tenant, id, update.clone(), None)
+                Change::Fields(update) => update_one(writes, db, &tenant, id, update.clone(), None)
                     .await
                     .map(drop),
                 Change::Macro(parts) => {
                     let (found, who) = parts.as_ref();
-                    let now = state.clock.now();
-                    let signer = state.link_signer();
+                    let now = writes.clock.now();
+                    let signer = writes.link_signer();
                     apply::apply(db, &tenant, id, found, who.clone(), now, &signer)
                         .await
                         .map(drop)

@@ -1,5 +1,7 @@
 //! `/tickets/{id}/comments`: add and list a ticket's comments.
 
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
@@ -10,14 +12,15 @@ use super::model::{AuthorType, COMMENT_MAX, Comment, NewComment};
 use super::nested::ticket_page;
 use super::store;
 use super::versions::{IfMatch, VersionConflict, refused};
+use crate::attachments::links::Signer;
 use crate::attachments::model::attachment_ids;
 use crate::auth::{Principal, Scope};
+use crate::db::Db;
 use crate::error::ApiResult;
 use crate::extract::{Id, Json, Query};
 use crate::idempotency::RequestState;
-use crate::paging::{After, CursorPage, ListRequest};
+use crate::paging::{After, CursorPage, Cursors, ListRequest};
 use crate::router::ApiRouter;
-use crate::state::AppState;
 use crate::validate::{Fields, optional_enum, optional_id, problem, required_text};
 
 pub fn router() -> ApiRouter {
@@ -221,21 +224,23 @@ pub(crate) fn comment_author(
     params(("id" = uuid::Uuid, Path, description = "Ticket id"), ListRequest),
     responses((status = 200, description = "A page of comments", body = CursorPage<Comment>)))]
 async fn list(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(cursors): State<Arc<Cursors>>,
+    State(signer): State<Signer>,
     principal: Principal,
     Id(ticket_id): Id,
     Query(query): Query<ListRequest>,
 ) -> ApiResult<Json<CursorPage<Comment>>> {
-    let (state, principal) = (&state, &principal);
+    let (db, signer, principal) = (&db, &signer, &principal);
     let read = |page, after: Option<After>| async move {
         store::list_comments(
-            &state.db,
+            db,
             &principal.tenant,
             ticket_id,
             principal.reads_internal_notes(),
             page,
             after.as_ref(),
-            &state.link_signer(),
+            signer,
         )
         .await
     };
@@ -244,7 +249,7 @@ async fn list(
         id: row.id,
     };
     ticket_page(
-        state,
+        &cursors,
         principal,
         "ticket_comments",
         ticket_id,

@@ -6,6 +6,7 @@ use axum::extract::{RawQuery, State};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
+use super::TicketReads;
 use super::model::{Ticket, TicketFilter, TicketSearch};
 use super::store;
 use crate::auth::Principal;
@@ -17,7 +18,6 @@ use crate::openapi::schema;
 use crate::paging::{After, CursorPage, ListId, ListRequest, refuse_after_in_rank_order};
 use crate::query_params::TicketLabelFilters;
 use crate::search;
-use crate::state::AppState;
 use crate::tags::model::tag_filter;
 use crate::time::Timestamp;
 use crate::validate::{Fields, Page, optional_enum, optional_id, problem};
@@ -148,7 +148,7 @@ fn by_sla_due(value: Option<&str>) -> Result<bool, FieldError> {
     params(ListQuery, ListRequest, TicketLabelFilters),
     responses((status = 200, description = "A page of tickets", body = CursorPage<Ticket>)))]
 pub(super) async fn list(
-    State(state): State<AppState>,
+    State(state): State<TicketReads>,
     principal: Principal,
     Query(query): Query<ListQuery>,
     RawQuery(raw_query): RawQuery,
@@ -174,12 +174,13 @@ pub(super) async fn list(
 /// them; every problem in one 400. A saved view's filters are checked and
 /// read through this too.
 pub(crate) async fn filter_of(
-    state: &AppState,
+    state: &TicketReads,
     principal: &Principal,
     query: &ListQuery,
     raw_query: Option<&str>,
 ) -> ApiResult<TicketFilter> {
-    let definitions = definitions_for_filters(state, principal, raw_query).await?;
+    let definitions =
+        definitions_for_filters(&state.field_definitions, &state.db, principal, raw_query).await?;
     let (entity_id, status, priority, assigned_to_id, team_id, tags, text, custom_fields) = (
         optional_id("entityId", query.entity_id.as_deref()),
         optional_enum("status", non_empty(&query.status)),
@@ -228,7 +229,7 @@ pub(crate) async fn filter_of(
 /// The page `page` (or the one `after` a cursor) of the tickets `filter` selects; `name`
 /// names the list its cursors belong to.
 pub(crate) async fn page_of(
-    state: &AppState,
+    state: &TicketReads,
     principal: &Principal,
     name: &'static str,
     filter: TicketFilter,

@@ -3,12 +3,19 @@
 //! would be, writing nothing). Bulk changes apply macros through
 //! [`application`] too.
 
-use axum::extract::State;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{FromRef, State};
 use utoipa_axum::routes;
 
 use super::versions::{IfMatch, VersionConflict, Versioned, refused};
+use crate::attachments::Attachments;
+use crate::attachments::links::Signer;
 use crate::auth::{Principal, Scope};
+use crate::custom_fields::DefinitionCache;
 use crate::custom_fields::model::{RecordKind, check_values};
+use crate::db::Db;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::Ids;
 use crate::idempotency::RequestState;
@@ -16,6 +23,7 @@ use crate::macros::apply::{self, Application, Applied};
 use crate::macros::{Macro, store as macro_store};
 use crate::router::ApiRouter;
 use crate::state::AppState;
+use crate::time::Clock;
 
 pub fn router() -> ApiRouter {
     ApiRouter::new()
@@ -23,11 +31,43 @@ pub fn router() -> ApiRouter {
         .route(Scope::TicketsWrite, routes!(apply_macro))
 }
 
+/// What applying a macro reads: the store and the clock, the company's
+/// custom fields (a macro's values are checked against them), the
+/// attachment links of the answer, and how long a reply may be undone.
+#[derive(Clone)]
+pub(crate) struct MacroDeps {
+    pub db: Db,
+    pub clock: Clock,
+    pub field_definitions: Arc<DefinitionCache>,
+    pub attachments: Arc<Attachments>,
+    /// `SUPPORTDESK_UNDO_SEND_SECS`.
+    pub undo_send: Duration,
+}
+
+impl MacroDeps {
+    /// The signer of attachment links in what is read now.
+    pub fn link_signer(&self) -> Signer {
+        self.attachments.signer(self.clock.now())
+    }
+}
+
+impl FromRef<AppState> for MacroDeps {
+    fn from_ref(state: &AppState) -> MacroDeps {
+        MacroDeps {
+            db: state.db.clone(),
+            clock: state.clock.clone(),
+            field_definitions: state.field_definitions.clone(),
+            attachments: state.attachments.clone(),
+            undo_send: state.config.undo_send,
+        }
+    }
+}
+
 /// The macro `macro_id` as `principal` sees it, and how they apply it:
 /// 403 without `macros:read`, 404 for a macro they do not see, 400 when
 /// its custom field values no longer fit the company's fields.
 pub(crate) async fn application(
-    state: &AppState,
+    state: &MacroDeps,
     principal: &Principal,
     macro_id: uuid::Uuid,
     expected: Option<i64>,
@@ -40,7 +80,9 @@ pub(crate) async fn application(
     let custom_fields = match found.actions.custom_fields.is_empty() {
         true => Default::default(),
         false => {
-            let definitions = crate::macros::routes::definitions(state, principal).await?;
+            let definitions =
+                crate::macros::routes::definitions(&state.field_definitions, &state.db, principal)
+                    .await?;
             let given = serde_json::to_value(&found.actions.custom_fields)
                 .map_err(|_| ApiError::internal())?;
             check_values(&definitions, RecordKind::Ticket, Some(&given), false, false)
@@ -55,7 +97,7 @@ pub(crate) async fn application(
         reply_delivery: crate::tickets::delivery::Delivery::of_reply(
             state.clock.now(),
             None,
-            state.config.undo_send.as_secs(),
+            state.undo_send.as_secs(),
         ),
     };
     Ok((found, who))
@@ -77,7 +119,7 @@ pub(crate) async fn application(
         (status = 412, description = "`version_conflict`: the ticket is no longer at the version `If-Match` named; nothing changed. `details` has a line per change since, `changes` the timeline entries, `currentVersion` the version now.", body = VersionConflict),
     ))]
 async fn preview(
-    State(state): State<AppState>,
+    State(state): State<MacroDeps>,
     principal: Principal,
     Ids(id, macro_id): Ids,
     IfMatch(expected): IfMatch,
@@ -116,6 +158,7 @@ async fn apply_macro(
     Ids(id, macro_id): Ids,
     IfMatch(expected): IfMatch,
 ) -> ApiResult<Versioned<Applied>> {
+    let state = MacroDeps::from_ref(&state);
     let (found, who) = application(&state, &principal, macro_id, expected).await?;
     let db = state.db.acting(principal.actor());
     let tenant = &principal.tenant;

@@ -12,6 +12,7 @@ pub(crate) mod listing;
 pub(crate) mod macros;
 mod mentions;
 mod nested;
+mod reads;
 mod related;
 pub mod routes;
 mod rules_pass;
@@ -20,8 +21,11 @@ mod snoozing;
 pub(crate) mod update;
 pub(crate) mod versions;
 pub mod wake_pass;
+mod writes;
 
 pub use ::tickets::{Escalation, Ticket, delivery, events, model, payloads, relations, store};
+pub use reads::TicketReads;
+pub use writes::TicketWrites;
 
 /// The escalation rules (the `supportdesk-tickets` crate's) and the pass
 /// that applies them on this node.

@@ -8,8 +8,7 @@ use uuid::Uuid;
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, StoreError};
 use crate::extract::Json;
-use crate::paging::{After, CursorPage, ListId, ListRequest, Total};
-use crate::state::AppState;
+use crate::paging::{After, CursorPage, Cursors, ListId, ListRequest, Total};
 use crate::validate::Page;
 
 const LIST_DEFAULT: i64 = 50;
@@ -19,7 +18,7 @@ const LIST_MAX: i64 = 100;
 /// rows of a page (with one row more than the page, see `CursorPage`) and
 /// the exact total; `position` gives a row's place for the next cursor.
 pub(crate) async fn ticket_page<T, Fut>(
-    state: &AppState,
+    cursors: &Cursors,
     principal: &Principal,
     name: &str,
     ticket_id: Uuid,
@@ -34,13 +33,13 @@ where
         .check(LIST_DEFAULT, LIST_MAX)
         .map_err(ApiError::validation)?;
     let list = ListId::new(name, &principal.tenant, &ticket_id);
-    let after = state.cursors.open_after(&list, after.as_deref())?;
+    let after = cursors.open_after(&list, after.as_deref())?;
     let (rows, total) = read(page, after).await?;
     Ok(Json(CursorPage::by_time(
         rows,
         Total::exact(total),
         page,
-        &state.cursors,
+        cursors,
         &list,
         position,
     )))

@@ -1,6 +1,8 @@
 //! `/tickets`: list, create, get, update, escalate, delete. Comments and
 //! the timeline have their own modules; `router()` gathers them all.
 
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
@@ -13,6 +15,7 @@ use super::versions::Versioned;
 use super::{
     actions, activities, bulk, comments, listing, mentions, related, sending, store, update,
 };
+use crate::attachments::Attachments;
 use crate::attachments::links::Signer;
 use crate::attachments::model::attachment_ids;
 use crate::auth::{Principal, Scope};
@@ -24,9 +27,9 @@ use crate::idempotency::RequestState;
 use crate::openapi::schema::{self, Deleted};
 use crate::router::ApiRouter;
 use crate::sequences::contacts::Matcher;
-use crate::state::AppState;
 use crate::tags::model::optional_tag_set;
 use crate::teams::routing;
+use crate::time::Clock;
 use crate::validate::{
     Fields, NAME_MAX, optional_email, optional_enum, optional_id, optional_text, required_id,
     required_text,
@@ -202,17 +205,19 @@ async fn get_one(
     params(("id" = uuid::Uuid, Path, description = "Ticket id")),
     responses((status = 200, description = "Deleted", body = Deleted)))]
 async fn delete(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
+    State(attachments): State<Arc<Attachments>>,
     principal: Principal,
     requested: crate::extract::Requested,
     Id(id): Id,
 ) -> ApiResult<Json<serde_json::Value>> {
-    let db = principal.acting(&state.db, requested);
-    let hashes = store::delete(&db, &principal.tenant, id, state.clock.now()).await?;
+    let db = principal.acting(&db, requested);
+    let hashes = store::delete(&db, &principal.tenant, id, clock.now()).await?;
     // The ticket's files go now, not at the next sweep; shared bytes stay.
     crate::attachments::sweep::release(
-        &state.db,
-        &state.attachments.storage,
+        &db,
+        &attachments.storage,
         principal.tenant.company_id,
         &hashes,
     )

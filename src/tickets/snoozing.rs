@@ -4,11 +4,11 @@
 use axum::http::StatusCode;
 use uuid::Uuid;
 
+use super::TicketWrites;
 use super::model::{Ticket, TicketStatus};
 use super::store;
 use crate::auth::Tenant;
 use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
-use crate::state::AppState;
 use crate::time::Timestamp;
 use crate::validate::{Patch, problem};
 
@@ -60,7 +60,7 @@ fn instant_to_come(text: &str, now: Timestamp) -> Result<Timestamp, FieldError> 
 /// children are not all resolved or closed, unless `force` or the company
 /// allows it (`resolveParentsWithOpenChildren`).
 pub(super) async fn ensure_children_closed(
-    state: &AppState,
+    state: &TicketWrites,
     tenant: &Tenant,
     id: Uuid,
     status: Option<TicketStatus>,
@@ -90,7 +90,7 @@ pub(super) async fn ensure_children_closed(
 /// Snoozes ticket `id` until `until` (None wakes it), by `db`'s actor;
 /// `expected`: the version `If-Match` named.
 pub(super) async fn snooze(
-    state: &AppState,
+    state: &TicketWrites,
     db: &crate::db::Db,
     tenant: &Tenant,
     id: Uuid,

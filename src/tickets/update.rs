@@ -1,19 +1,22 @@
 //! `PATCH /tickets/{id}`: the checked change of a PATCH body, and
 //! applying it as a PATCH does, which a bulk change does per ticket too.
 
+use std::sync::Arc;
+
 use axum::extract::State;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
+use super::TicketWrites;
 use super::model::{Ticket, TicketStatus, TicketUpdate};
 use super::versions::{IfMatch, VersionConflict, Versioned, refused};
 use super::{snoozing, store};
 use crate::auth::Principal;
+use crate::custom_fields::DefinitionCache;
 use crate::custom_fields::model::{RecordKind, check_values};
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::{Id, Json};
 use crate::openapi::schema;
-use crate::state::AppState;
 use crate::tags::model::{TagEdit, tag_set};
 use crate::teams::routing;
 use crate::time::Timestamp;
@@ -100,7 +103,8 @@ pub(crate) struct PatchChange {
             resolved or closed without `force`", body = crate::openapi::schema::ErrorBody),
         (status = 412, description = "`version_conflict`: the ticket is no longer at the version `If-Match` named; nothing changed. `details` has a line per change since, `changes` the timeline entries, `currentVersion` the version now.", body = VersionConflict)))]
 pub(crate) async fn update(
-    State(state): State<AppState>,
+    State(state): State<TicketWrites>,
+    State(definitions_cache): State<Arc<DefinitionCache>>,
     principal: Principal,
     Id(id): Id,
     IfMatch(expected): IfMatch,
@@ -108,12 +112,8 @@ pub(crate) async fn update(
 ) -> ApiResult<Versioned<Ticket>> {
     let definitions = match &body.custom_fields {
         Patch::Value(_) => {
-            crate::custom_fields::definitions(
-                &state.field_definitions,
-                &state.db,
-                &principal.tenant,
-            )
-            .await?
+            crate::custom_fields::definitions(&definitions_cache, &state.db, &principal.tenant)
+                .await?
         }
         Patch::Missing | Patch::Null => Default::default(),
     };
@@ -235,7 +235,7 @@ fn tag_change(body: &UpdateBody) -> ApiResult<PatchChange> {
 /// a resolution, routing after a move into a team), by `db`'s actor;
 /// `expected`: the version `If-Match` named.
 pub(crate) async fn update_one(
-    state: &AppState,
+    state: &TicketWrites,
     db: &crate::db::Db,
     tenant: &crate::auth::Tenant,
     id: uuid::Uuid,
@@ -274,7 +274,7 @@ pub(crate) async fn update_one(
 
 /// Applies the change of the ticket's fields, with `If-Match`'s version.
 async fn update_fields(
-    state: &AppState,
+    state: &TicketWrites,
     db: &crate::db::Db,
     tenant: &crate::auth::Tenant,
     id: uuid::Uuid,
@@ -307,7 +307,7 @@ async fn update_fields(
         Err(error) => return Err(refused(&state.db, tenant, id, expected, error).await),
     };
     Ok(match moved_into_team {
-        true => routing::route_ticket(&routing::Routing::from(state), tenant, ticket).await,
+        true => routing::route_ticket(&state.routing, tenant, ticket).await,
         false => ticket,
     })
 }

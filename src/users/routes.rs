@@ -1,7 +1,7 @@
 //! `/users`: list, create (emits `user.created`), get, update. Users are the
 //! company's agents and admins, shared by both modes.
 
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
 use utoipa::ToSchema;
@@ -9,6 +9,7 @@ use utoipa_axum::routes;
 
 use super::model::Role;
 use super::store::{self, NewUser, User, UserChanges};
+use crate::accounts::AccountDeps;
 use crate::auth::{Principal, Scope, ScopeSet};
 use crate::db::Db;
 use crate::error::{ApiError, ApiResult, FieldError, StoreError};
@@ -19,7 +20,6 @@ use crate::roles::routes::ensure_holds;
 use crate::roles::store as roles;
 use crate::roles::{BuiltInRole, RoleRef};
 use crate::router::ApiRouter;
-use crate::state::AppState;
 use crate::validate::{
     Fields, NAME_MAX, Page, PageQuery, Paged, ensure, optional_email, problem, required_text,
 };
@@ -105,7 +105,7 @@ fn asked_role(
 /// error on the field that named it otherwise (so it is listed with the
 /// body's other problems).
 async fn looked_up(
-    state: &AppState,
+    db: &Db,
     company_id: uuid::Uuid,
     asked: Result<Option<AskedRole>, FieldError>,
 ) -> ApiResult<Result<Option<(RoleRef, ScopeSet)>, FieldError>> {
@@ -114,7 +114,7 @@ async fn looked_up(
         Ok(None) => return Ok(Ok(None)),
         Err(problem) => return Ok(Err(problem)),
     };
-    match roles::role_named(&state.db, company_id, &asked.name).await {
+    match roles::role_named(db, company_id, &asked.name).await {
         Ok(found) => Ok(Ok(Some(found))),
         Err(StoreError::NotFound) => Ok(Err(problem(
             asked.field,
@@ -131,13 +131,9 @@ async fn looked_up(
 /// named it otherwise) and the key holds every scope of it (403 naming the
 /// first it lacks): a key gives no user more than it may do itself, so
 /// only a key holding every scope makes an owner.
-async fn granted_role(
-    state: &AppState,
-    principal: &Principal,
-    asked: AskedRole,
-) -> ApiResult<RoleRef> {
+async fn granted_role(db: &Db, principal: &Principal, asked: AskedRole) -> ApiResult<RoleRef> {
     let company_id = principal.tenant.company_id;
-    match looked_up(state, company_id, Ok(Some(asked))).await? {
+    match looked_up(db, company_id, Ok(Some(asked))).await? {
         Ok(Some((role, scopes))) => {
             ensure_holds(principal, &scopes)?;
             Ok(role)
@@ -194,7 +190,7 @@ async fn create(
     Json(body): Json<CreateUser>,
 ) -> ApiResult<(StatusCode, Json<User>)> {
     let asked = asked_role(body.role.as_deref(), body.role_name.as_deref());
-    let found = looked_up(&state, principal.tenant.company_id, asked).await?;
+    let found = looked_up(&state.db, principal.tenant.company_id, asked).await?;
     let (name, email, found) = (
         required_text("name", body.name.as_deref(), NAME_MAX),
         email(body.email.as_deref()),
@@ -220,7 +216,14 @@ async fn create(
         .map_err(taken)?;
     if body.invite == Some(true) {
         let company_id = principal.tenant.company_id;
-        crate::accounts::links::invite(&state, &db, company_id, user.id, &user.email).await?;
+        crate::accounts::links::invite(
+            &AccountDeps::from_ref(&state),
+            &db,
+            company_id,
+            user.id,
+            &user.email,
+        )
+        .await?;
     }
     Ok((StatusCode::CREATED, Json(user)))
 }
@@ -247,7 +250,7 @@ async fn get_one(State(db): State<Db>, principal: Principal, Id(id): Id) -> ApiR
         (status = 409, description = "The email is taken", body = ErrorBody),
     ))]
 async fn update(
-    State(state): State<AppState>,
+    State(state): State<AccountDeps>,
     principal: Principal,
     requested: Requested,
     Id(id): Id,
@@ -287,7 +290,7 @@ async fn update(
         None
     };
     let role = match asked {
-        Some(asked) => Some(granted_role(&state, &principal, asked).await?),
+        Some(asked) => Some(granted_role(&state.db, &principal, asked).await?),
         None => None,
     };
     let changes = UserChanges {

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use super::Sort;
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, FieldError};
-use crate::state::AppState;
+use crate::tickets::TicketReads;
 use crate::tickets::listing::{ListQuery, filter_of};
 use crate::tickets::model::{TicketFilter, ticket_number};
 use crate::validate::problem;
@@ -40,7 +40,7 @@ fn raw_only(name: &str) -> bool {
 /// The filters `raw` names (an object; null or absent is none) with the
 /// order `sort`, checked: the store's filter and the canonical form.
 pub(crate) async fn check(
-    state: &AppState,
+    state: &TicketReads,
     principal: &Principal,
     raw: Option<&Value>,
     sort: Sort,

@@ -5,7 +5,7 @@
 //! agent's. Reading needs `tickets:read`, changing `tickets:write`, as the
 //! ticket list and its tickets do.
 
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -22,8 +22,8 @@ use crate::idempotency::RequestState;
 use crate::openapi::schema::{self, DataList, Deleted, ErrorBody};
 use crate::paging::{COUNT_CAP, CursorPage, ListRequest};
 use crate::router::ApiRouter;
-use crate::state::AppState;
 use crate::tickets::Ticket;
+use crate::tickets::TicketReads;
 use crate::tickets::listing::{LIST_DEFAULT, LIST_MAX, page_of};
 use crate::tickets::store as ticket_store;
 use crate::validate::{Fields, NAME_MAX, optional_enum, required_enum, required_text};
@@ -117,7 +117,13 @@ async fn create(
     )
         .all_valid()?;
     let sort = sort.unwrap_or(Sort::Newest);
-    let (_, filters) = filters::check(&state, &principal, body.filters.as_ref(), sort).await?;
+    let (_, filters) = filters::check(
+        &TicketReads::from_ref(&state),
+        &principal,
+        body.filters.as_ref(),
+        sort,
+    )
+    .await?;
     let new = NewView {
         name,
         visibility,
@@ -151,7 +157,7 @@ pub(crate) struct CountedView {
     params(("id" = uuid::Uuid, Path, description = "View id")),
     responses((status = 200, description = "The view and its count", body = CountedView)))]
 async fn get_one(
-    State(state): State<AppState>,
+    State(state): State<TicketReads>,
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<CountedView>> {
@@ -174,7 +180,7 @@ async fn get_one(
     params(("id" = uuid::Uuid, Path, description = "View id")),
     responses((status = 200, description = "The view", body = View)))]
 async fn update(
-    State(state): State<AppState>,
+    State(state): State<TicketReads>,
     principal: Principal,
     Id(id): Id,
     Json(body): Json<ViewBody>,
@@ -236,7 +242,7 @@ async fn delete(
     params(("id" = uuid::Uuid, Path, description = "View id"), ListRequest),
     responses((status = 200, description = "A page of tickets", body = CursorPage<Ticket>)))]
 async fn tickets(
-    State(state): State<AppState>,
+    State(state): State<TicketReads>,
     principal: Principal,
     Id(id): Id,
     Query(request): Query<ListRequest>,

@@ -4,16 +4,17 @@
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa_axum::routes;
 
+use super::dispatch;
+use super::guard::{self, AllowPrivate};
 use super::store::deliveries::{self, Delivery, DeliveryStatus};
 use super::store::{self, NewWebhook, Webhook, WebhookChanges};
-use super::{dispatch, guard};
 use crate::auth::{Principal, Scope, Tenant};
 use crate::db::Db;
 use crate::error::{ApiError, ApiResult, FieldError};
@@ -24,7 +25,6 @@ use crate::openapi::schema::{Deleted, ErrorBody};
 use crate::paging::Cursors;
 use crate::paging::{After, CursorPage, ListId, ListRequest, Total};
 use crate::router::ApiRouter;
-use crate::state::AppState;
 use crate::time::Clock;
 use crate::time::Timestamp;
 use crate::validate::{Fields, NAME_MAX, Page, PageQuery, Paged, ensure, problem, required_text};
@@ -155,7 +155,7 @@ async fn create(
     requested: Requested,
     Json(body): Json<CreateWebhook>,
 ) -> ApiResult<(StatusCode, Json<WithSecret>)> {
-    let url = check_url(&state, body.url.as_deref()).await;
+    let url = check_url(AllowPrivate::from_ref(&state), body.url.as_deref()).await;
     let (name, url, events) = (
         required_text("name", body.name.as_deref(), NAME_MAX),
         url,
@@ -189,7 +189,9 @@ async fn get_one(
     params(("id" = uuid::Uuid, Path, description = "Webhook id")),
     responses((status = 200, description = "The updated webhook", body = Webhook)))]
 async fn update(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
+    State(allow_private): State<AllowPrivate>,
     principal: Principal,
     requested: Requested,
     Id(id): Id,
@@ -200,7 +202,7 @@ async fn update(
         && body.events.is_none()
         && body.is_active.is_none();
     let url = match body.url.as_deref() {
-        Some(raw) => check_url(&state, Some(raw)).await.map(Some),
+        Some(raw) => check_url(allow_private, Some(raw)).await.map(Some),
         None => Ok(None),
     };
     let (_, name, url, events) = (
@@ -226,9 +228,9 @@ async fn update(
         events,
         is_active: body.is_active,
     };
-    let db = principal.acting(&state.db, requested);
+    let db = principal.acting(&db, requested);
     Ok(Json(
-        store::update(&db, &principal.tenant, id, changes, state.clock.now()).await?,
+        store::update(&db, &principal.tenant, id, changes, clock.now()).await?,
     ))
 }
 
@@ -303,10 +305,10 @@ async fn test(
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<(StatusCode, Json<DeliveryWithBody>)> {
-    ensure_active(&state, &principal.tenant, id).await?;
+    ensure_active(&state.db, &principal.tenant, id).await?;
     let db = state.db.acting(principal.actor());
     let delivery_id = dispatch::queue_test(&db, &principal.tenant, id, state.clock.now()).await?;
-    accepted(&state, &principal.tenant, id, delivery_id).await
+    accepted(&state.db, &principal.tenant, id, delivery_id).await
 }
 
 /// List deliveries
@@ -364,12 +366,12 @@ async fn list_deliveries(
         ),
     ))]
 async fn get_delivery(
-    State(state): State<AppState>,
+    State(db): State<Db>,
     principal: Principal,
     Ids(id, delivery_id): Ids,
 ) -> ApiResult<Json<DeliveryWithBody>> {
     Ok(Json(
-        with_body(&state, &principal.tenant, id, delivery_id).await?,
+        with_body(&db, &principal.tenant, id, delivery_id).await?,
     ))
 }
 
@@ -391,14 +393,14 @@ async fn redeliver(
     principal: Principal,
     Ids(id, delivery_id): Ids,
 ) -> ApiResult<(StatusCode, Json<DeliveryWithBody>)> {
-    ensure_active(&state, &principal.tenant, id).await?;
+    ensure_active(&state.db, &principal.tenant, id).await?;
     let new_id = dispatch::redeliver(&state.db, &principal.tenant, id, delivery_id).await?;
-    accepted(&state, &principal.tenant, id, new_id).await
+    accepted(&state.db, &principal.tenant, id, new_id).await
 }
 
 /// A disabled webhook gets no deliveries: 409 rather than a silent failure.
-async fn ensure_active(state: &AppState, tenant: &Tenant, id: uuid::Uuid) -> ApiResult<()> {
-    let webhook = store::find(&state.db, tenant, id).await?;
+async fn ensure_active(db: &Db, tenant: &Tenant, id: uuid::Uuid) -> ApiResult<()> {
+    let webhook = store::find(db, tenant, id).await?;
     if !webhook.is_active {
         return Err(ApiError::conflict(
             "Webhook is disabled; set isActive to true first",
@@ -408,35 +410,35 @@ async fn ensure_active(state: &AppState, tenant: &Tenant, id: uuid::Uuid) -> Api
 }
 
 async fn accepted(
-    state: &AppState,
+    db: &Db,
     tenant: &Tenant,
     id: uuid::Uuid,
     delivery_id: uuid::Uuid,
 ) -> ApiResult<(StatusCode, Json<DeliveryWithBody>)> {
-    let delivery = with_body(state, tenant, id, delivery_id).await?;
+    let delivery = with_body(db, tenant, id, delivery_id).await?;
     Ok((StatusCode::ACCEPTED, Json(delivery)))
 }
 
 async fn with_body(
-    state: &AppState,
+    db: &Db,
     tenant: &Tenant,
     id: uuid::Uuid,
     delivery_id: uuid::Uuid,
 ) -> ApiResult<DeliveryWithBody> {
-    let (delivery, body) = deliveries::find(&state.db, tenant, id, delivery_id).await?;
+    let (delivery, body) = deliveries::find(db, tenant, id, delivery_id).await?;
     let payload = serde_json::from_str(&body).unwrap_or(Value::String(body));
     Ok(DeliveryWithBody { delivery, payload })
 }
 
 /// A required absolute http(s) URL of at most 2048 characters that passes
 /// the SSRF guard.
-async fn check_url(state: &AppState, raw: Option<&str>) -> Result<String, FieldError> {
+async fn check_url(allow_private: AllowPrivate, raw: Option<&str>) -> Result<String, FieldError> {
     let text = required_text("url", raw, URL_MAX)?;
     let parsed = match reqwest::Url::parse(&text) {
         Ok(url) if matches!(url.scheme(), "http" | "https") && url.host_str().is_some() => url,
         _ => return Err(problem("url", "must be an absolute http or https URL")),
     };
-    guard::check_url(&parsed, state.config.webhook_allow_private)
+    guard::check_url(&parsed, allow_private.0)
         .await
         .map_err(|reason| problem("url", reason))?;
     Ok(text)

@@ -4,6 +4,10 @@
 //! it), its company's standing, and, for writes, how long ago its chat
 //! closed. Also mints visitor tokens and the link tokens of reply emails.
 
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::FromRef;
 use axum::http::{HeaderMap, StatusCode, header};
 use serde::Serialize;
 use uuid::Uuid;
@@ -13,14 +17,41 @@ use crate::actor::Actor;
 use crate::auth::Tenant;
 use crate::chat::model::SessionStatus;
 use crate::companies::CompanyStatus;
+use crate::db::Db;
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::realtime::Realtime;
 use crate::realtime::token::{self, LinkClaims, SecretFingerprint, TokenGrant, VisitorClaims};
 use crate::state::AppState;
-use crate::time::Timestamp;
+use crate::time::{Clock, Timestamp};
 
 /// How long the link in an agent-reply email may be traded for a visitor
 /// token: a reply read a week later still continues the chat.
 pub const LINK_LIFETIME: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
+
+/// What checking and minting visitor tokens reads: the store, the clock,
+/// the signing key (kept by realtime) and the two configured lifetimes.
+#[derive(Clone)]
+pub struct VisitorTokens {
+    pub db: Db,
+    pub clock: Clock,
+    pub realtime: Arc<Realtime>,
+    /// `SUPPORTDESK_VISITOR_TOKEN_TTL_MINUTES`.
+    pub token_ttl: Duration,
+    /// `SUPPORTDESK_VISITOR_CLOSED_WRITE_MINUTES`.
+    pub closed_write: Duration,
+}
+
+impl FromRef<AppState> for VisitorTokens {
+    fn from_ref(state: &AppState) -> VisitorTokens {
+        VisitorTokens {
+            db: state.db.clone(),
+            clock: state.clock.clone(),
+            realtime: state.realtime.clone(),
+            token_ttl: state.config.visitor_token_ttl,
+            closed_write: state.config.visitor_closed_write,
+        }
+    }
+}
 
 /// What the caller means to do with the token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,26 +113,26 @@ pub fn bearer(headers: &HeaderMap) -> ApiResult<&str> {
 
 /// `check` for the bearer token of `headers`.
 pub async fn from_headers(
-    state: &AppState,
+    tokens: &VisitorTokens,
     headers: &HeaderMap,
     used_for: Use,
 ) -> ApiResult<VisitorAccess> {
-    check(state, bearer(headers)?, used_for).await
+    check(tokens, bearer(headers)?, used_for).await
 }
 
 /// The session a visitor token opens for `used_for`, or why not: 401
 /// `invalid_token` (forged, expired, revoked, its secret rotated away, or a
 /// write too long after the close), 403 `account_suspended`.
-pub async fn check(state: &AppState, token: &str, used_for: Use) -> ApiResult<VisitorAccess> {
-    let key = state.realtime.token_key(&state.db).await?;
+pub async fn check(tokens: &VisitorTokens, token: &str, used_for: Use) -> ApiResult<VisitorAccess> {
+    let key = tokens.realtime.token_key(&tokens.db).await?;
     let Some(TokenGrant::Visitor(claims)) = key.verify(token) else {
         return Err(invalid_token("Invalid token"));
     };
-    let now = state.clock.now();
+    let now = tokens.clock.now();
     if claims.expires_at <= now.0.timestamp() {
         return Err(invalid_token("Visitor token has expired"));
     }
-    let session = still_valid(state, &claims, used_for).await?;
+    let session = still_valid(tokens, &claims, used_for).await?;
     Ok(VisitorAccess {
         claims,
         entity_id: session.entity_id,
@@ -112,13 +143,13 @@ pub async fn check(state: &AppState, token: &str, used_for: Use) -> ApiResult<Vi
 /// Every check of `check` but the expiry, for a socket opened with a token
 /// then valid (a socket outlives its token): the session's state.
 pub async fn still_valid(
-    state: &AppState,
+    tokens: &VisitorTokens,
     claims: &VisitorClaims,
     used_for: Use,
 ) -> ApiResult<TokenState> {
-    let now = state.clock.now();
-    let session = live_state(state, claims, now).await?;
-    if used_for == Use::Write && closed_too_long(state, &session, now) {
+    let now = tokens.clock.now();
+    let session = live_state(tokens, claims, now).await?;
+    if used_for == Use::Write && closed_too_long(tokens, &session, now) {
         return Err(invalid_token(
             "This chat is closed: its visitor token no longer writes to it",
         ));
@@ -129,11 +160,11 @@ pub async fn still_valid(
 /// The session's state when `claims` (a visitor's or a link's) still
 /// match it: same nonce, a secret that may still vouch, an active company.
 async fn live_state(
-    state: &AppState,
+    tokens: &VisitorTokens,
     claims: &VisitorClaims,
     now: Timestamp,
 ) -> ApiResult<TokenState> {
-    let session = store::token_state(&state.db, &claims.tenant, claims.session_id)
+    let session = store::token_state(&tokens.db, &claims.tenant, claims.session_id)
         .await?
         .ok_or_else(|| invalid_token("Invalid token"))?;
     if session.token_nonce != claims.nonce {
@@ -154,24 +185,24 @@ async fn live_state(
     Ok(session)
 }
 
-fn closed_too_long(state: &AppState, session: &TokenState, now: Timestamp) -> bool {
+fn closed_too_long(tokens: &VisitorTokens, session: &TokenState, now: Timestamp) -> bool {
     session.status == SessionStatus::Closed
         && session
             .closed_at
-            .is_none_or(|closed| closed.plus(state.config.visitor_closed_write) <= now)
+            .is_none_or(|closed| closed.plus(tokens.closed_write) <= now)
 }
 
 /// A visitor token of session `session_id` with nonce `nonce`, vouched for
 /// by the identity secret `secret` (None: an anonymous visitor), living
 /// `SUPPORTDESK_VISITOR_TOKEN_TTL_MINUTES` from now.
 pub async fn issue(
-    state: &AppState,
+    tokens: &VisitorTokens,
     tenant: &Tenant,
     session_id: Uuid,
     nonce: i64,
     secret: Option<SecretFingerprint>,
 ) -> ApiResult<IssuedToken> {
-    let expires = state.clock.now().plus(state.config.visitor_token_ttl);
+    let expires = tokens.clock.now().plus(tokens.token_ttl);
     let claims = VisitorClaims {
         tenant: *tenant,
         session_id,
@@ -180,16 +211,16 @@ pub async fn issue(
         secret,
     };
     Ok(IssuedToken {
-        visitor_token: state.realtime.visitor_token(&state.db, &claims).await?,
+        visitor_token: tokens.realtime.visitor_token(&tokens.db, &claims).await?,
         visitor_token_expires_at: at_second(expires),
     })
 }
 
 /// A fresh token for a valid one: same session, nonce and secret.
-pub async fn refresh(state: &AppState, token: &str) -> ApiResult<(Uuid, IssuedToken)> {
-    let claims = check(state, token, Use::Read).await?.claims;
+pub async fn refresh(tokens: &VisitorTokens, token: &str) -> ApiResult<(Uuid, IssuedToken)> {
+    let claims = check(tokens, token, Use::Read).await?.claims;
     let issued = issue(
-        state,
+        tokens,
         &claims.tenant,
         claims.session_id,
         claims.nonce,
@@ -202,8 +233,12 @@ pub async fn refresh(state: &AppState, token: &str) -> ApiResult<(Uuid, IssuedTo
 /// The link token of an agent-reply email for session `session_id`: bound
 /// to the session's nonce and link epoch as they are now, and for a
 /// verified visitor to the entity's current identity secret.
-pub async fn link_token(state: &AppState, tenant: &Tenant, session_id: Uuid) -> ApiResult<String> {
-    let session = store::token_state(&state.db, tenant, session_id)
+pub async fn link_token(
+    tokens: &VisitorTokens,
+    tenant: &Tenant,
+    session_id: Uuid,
+) -> ApiResult<String> {
+    let session = store::token_state(&tokens.db, tenant, session_id)
         .await?
         .ok_or_else(ApiError::not_found)?;
     let secret = session
@@ -214,15 +249,15 @@ pub async fn link_token(state: &AppState, tenant: &Tenant, session_id: Uuid) -> 
         visitor: VisitorClaims {
             tenant: *tenant,
             session_id,
-            expires_at: state.clock.now().plus(LINK_LIFETIME).0.timestamp(),
+            expires_at: tokens.clock.now().plus(LINK_LIFETIME).0.timestamp(),
             nonce: session.token_nonce,
             secret,
         },
         epoch: session.link_epoch,
     };
-    Ok(state
+    Ok(tokens
         .realtime
-        .token_key(&state.db)
+        .token_key(&tokens.db)
         .await?
         .link_token(&claims))
 }
@@ -230,19 +265,19 @@ pub async fn link_token(state: &AppState, tenant: &Tenant, session_id: Uuid) -> 
 /// Trades a link token for a visitor token, once: the trade moves the
 /// session's link epoch on, which retires this link and every link mailed
 /// before it.
-pub async fn exchange(state: &AppState, link: &str) -> ApiResult<(Uuid, IssuedToken)> {
-    let key = state.realtime.token_key(&state.db).await?;
+pub async fn exchange(tokens: &VisitorTokens, link: &str) -> ApiResult<(Uuid, IssuedToken)> {
+    let key = tokens.realtime.token_key(&tokens.db).await?;
     let claims = key
         .verify_link(link)
         .ok_or_else(|| invalid_token("Invalid link token"))?;
     let visitor = claims.visitor;
-    let now = state.clock.now();
+    let now = tokens.clock.now();
     if visitor.expires_at <= now.0.timestamp() {
         return Err(invalid_token("This link has expired"));
     }
-    live_state(state, &visitor, now).await?;
+    live_state(tokens, &visitor, now).await?;
     let spent = store::spend_link(
-        &state.db,
+        &tokens.db,
         &visitor.tenant,
         visitor.session_id,
         visitor.nonce,
@@ -255,7 +290,7 @@ pub async fn exchange(state: &AppState, link: &str) -> ApiResult<(Uuid, IssuedTo
         ));
     }
     let issued = issue(
-        state,
+        tokens,
         &visitor.tenant,
         visitor.session_id,
         visitor.nonce,

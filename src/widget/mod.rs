@@ -7,6 +7,7 @@ pub mod access;
 mod assets;
 mod idempotent;
 pub mod identity;
+mod kb;
 mod limits;
 pub mod revoke;
 mod routes;

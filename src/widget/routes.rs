@@ -1,6 +1,8 @@
 //! Handlers of `/widget/v1`.
 
-use axum::extract::State;
+use std::sync::Arc;
+
+use axum::extract::{FromRef, State};
 use axum::http::{HeaderMap, StatusCode};
 use serde::{Deserialize, Serialize};
 use utoipa::openapi::RefOr;
@@ -10,26 +12,22 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use super::access::{self, IssuedToken};
-use super::target::{WIDGET_KEY_MAX, target, target_of};
+use super::access::{self, IssuedToken, VisitorTokens};
+use super::target::target;
 use crate::actor::Actor;
+use crate::attachments::links::Signer;
 use crate::chat::model::{NewSession, VisitorMessage, VisitorSession};
-use crate::chat::{Message, service};
+use crate::chat::{ChatDeps, Message, service};
 use crate::custom_fields::model::{RecordKind, check_values, without_agent_only};
+use crate::db::Db;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Id, Json, Query};
 use crate::idempotency::RequestState;
-use crate::kb;
 use crate::openapi::schema::ErrorBody;
+use crate::realtime::Realtime;
 use crate::state::AppState;
-use crate::time::Timestamp;
-use crate::validate::{Fields, NAME_MAX, optional_email, optional_text, problem, required_text};
-
-/// Search results a widget shows at most.
-const SEARCH_LIMIT_MAX: i64 = 20;
-const SEARCH_LIMIT_DEFAULT: i64 = 5;
-/// Longer search text is cut (a query is a question, not a document).
-const SEARCH_TEXT_MAX: usize = 500;
+use crate::time::Clock;
+use crate::validate::{Fields, NAME_MAX, optional_email, optional_text};
 
 /// The routes with their OpenAPI operations: each handler's
 /// `#[utoipa::path]` gives its method and path, so a route and its
@@ -64,10 +62,10 @@ fn documented() -> Vec<Documented> {
         keyed(with_preflight(routes!(super::tokens::exchange))),
         keyed(with_preflight(routes!(crate::attachments::visitor::upload))),
         with_preflight(routes!(presence)),
-        with_preflight(routes!(search)),
+        with_preflight(routes!(super::kb::search)),
         with_preflight(routes!(super::suggestions::suggest)),
         with_preflight(routes!(super::suggestions::answered)),
-        with_preflight(routes!(article)),
+        with_preflight(routes!(super::kb::article)),
         with_preflight(routes!(super::visitors::confirm_email)),
         keyed(with_preflight(routes!(crate::csat::widget::rate))),
         with_preflight(routes!(crate::csat::widget::page)),
@@ -94,10 +92,10 @@ pub(crate) async fn preflight() -> StatusCode {
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 #[serde(rename_all = "camelCase")]
-struct KeyQuery {
+pub(super) struct KeyQuery {
     /// The entity's public widget key (`wk_test_…` or `wk_live_…`).
     #[param(value_type = String, required, min_length = 1, max_length = 100)]
-    widget_key: Option<String>,
+    pub(super) widget_key: Option<String>,
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -174,7 +172,7 @@ async fn create_session(
     RequestState(state): RequestState,
     Json(body): Json<StartChat>,
 ) -> ApiResult<(StatusCode, Json<StartedChat>)> {
-    let target = target(&state, body.widget_key.as_deref()).await?;
+    let target = target(&state.db, &state.clock, body.widget_key.as_deref()).await?;
     let definitions =
         crate::custom_fields::definitions(&state.field_definitions, &state.db, &target.tenant)
             .await?;
@@ -211,13 +209,20 @@ async fn create_session(
         identity,
     };
     let actor = Actor::visitor(new.id, &new.visitor_name);
-    let (session, token) =
-        service::create_session(&state, &actor, &target.tenant, new, secret).await?;
+    let (session, token) = service::create_session(
+        &ChatDeps::from_ref(&state),
+        &actor,
+        &target.tenant,
+        new,
+        secret,
+    )
+    .await?;
     if let Some(question) = question {
         // The chat is open whatever happens here: a failure to keep the
         // suggestions is logged, never the visitor's problem.
         if let Err(error) =
-            super::suggestions::hand_off(&state, &target, question, session.id).await
+            super::suggestions::hand_off(&state.db, &state.clock, &target, question, session.id)
+                .await
         {
             tracing::warn!(?error, session = %session.id, "could not keep the suggestions");
         }
@@ -258,18 +263,18 @@ struct VisitorChat {
         (status = 403, description = "`account_suspended`", body = ErrorBody),
         (status = 404, description = "`not_found`: not the token's session", body = ErrorBody)))]
 async fn read_session(
-    State(state): State<AppState>,
+    State(tokens): State<VisitorTokens>,
+    State(signer): State<Signer>,
     Id(id): Id,
     headers: HeaderMap,
 ) -> ApiResult<Json<VisitorChat>> {
-    let visitor = access::from_headers(&state, &headers, access::Use::Read).await?;
+    let visitor = access::from_headers(&tokens, &headers, access::Use::Read).await?;
     if visitor.session_id() != id {
         return Err(ApiError::not_found());
     }
     let tenant = visitor.tenant();
-    let session = crate::chat::store::find_session(&state.db, &tenant, id).await?;
-    let messages =
-        crate::chat::store::messages(&state.db, &tenant, id, &state.link_signer()).await?;
+    let session = crate::chat::store::find_session(&tokens.db, &tenant, id).await?;
+    let messages = crate::chat::store::messages(&tokens.db, &tenant, id, &signer).await?;
     Ok(Json(VisitorChat {
         session: session.visitor_view(),
         messages: messages.iter().map(Message::visitor_view).collect(),
@@ -303,12 +308,13 @@ struct PresenceReply {
         (status = 403, description = "`account_suspended`", body = ErrorBody),
         (status = 404, description = "`not_found`: unknown widget key", body = ErrorBody)))]
 async fn presence(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
+    State(realtime): State<Arc<Realtime>>,
     Query(query): Query<KeyQuery>,
 ) -> ApiResult<Json<PresenceReply>> {
-    let target = target(&state, query.widget_key.as_deref()).await?;
-    let mut agents: Vec<PublicAgent> = state
-        .realtime
+    let target = target(&db, &clock, query.widget_key.as_deref()).await?;
+    let mut agents: Vec<PublicAgent> = realtime
         .presence
         .online(&target.tenant)
         .await?
@@ -320,112 +326,5 @@ async fn presence(
     Ok(Json(PresenceReply {
         online: !agents.is_empty(),
         agents,
-    }))
-}
-
-#[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(rename_all = "camelCase")]
-struct SearchQuery {
-    /// The entity's public widget key (`wk_test_…` or `wk_live_…`).
-    #[param(value_type = String, required, min_length = 1, max_length = 100)]
-    widget_key: Option<String>,
-    /// The visitor's question (only its first 500 characters count).
-    #[param(value_type = String, required, min_length = 1)]
-    q: Option<String>,
-    /// At most this many articles (default 5; above 20 counts as 20).
-    #[param(value_type = Option<i64>, minimum = 1)]
-    limit: Option<String>,
-}
-
-/// Search the knowledge base (visitor)
-///
-/// Published articles of the key's entity, ranked (the knowledge base's
-/// own search).
-#[utoipa::path(get, path = "/widget/v1/kb/search", operation_id = "widget_kb_search",
-    tag = "Widget",
-    params(SearchQuery),
-    responses(
-        (status = 200, description = "Matching articles, best first",
-            body = Vec<kb::model::SearchHit>),
-        (status = 400, description = "`validation_failed`", body = ErrorBody),
-        (status = 403, description = "`account_suspended`", body = ErrorBody),
-        (status = 404, description = "`not_found`: unknown widget key", body = ErrorBody)))]
-async fn search(
-    State(state): State<AppState>,
-    Query(query): Query<SearchQuery>,
-) -> ApiResult<Json<Vec<kb::model::SearchHit>>> {
-    let limit = match query.limit.as_deref().map(str::trim) {
-        None | Some("") => Ok(SEARCH_LIMIT_DEFAULT),
-        Some(raw) => match raw.parse::<i64>() {
-            Ok(n) if n >= 1 => Ok(n.min(SEARCH_LIMIT_MAX)),
-            _ => Err(problem("limit", "must be a whole number of at least 1")),
-        },
-    };
-    // Every parameter is checked before the key is looked up, so a bad
-    // value is a 400 naming it whatever the key.
-    let (key, text, limit) = (
-        required_text("widgetKey", query.widget_key.as_deref(), WIDGET_KEY_MAX),
-        required_text("q", query.q.as_deref(), usize::MAX),
-        limit,
-    )
-        .all_valid()?;
-    let target = target_of(&state, &key).await?;
-    let text: String = text.chars().take(SEARCH_TEXT_MAX).collect();
-    let hits = kb::store::search(
-        &state.db,
-        &target.tenant,
-        Some(target.entity_id),
-        &text,
-        limit,
-    )
-    .await?;
-    Ok(Json(hits))
-}
-
-/// A published article as a visitor reads it.
-#[derive(Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-struct PublicArticle {
-    id: Uuid,
-    title: String,
-    slug: String,
-    content: String,
-    excerpt: String,
-    category_id: Option<Uuid>,
-    updated_at: Timestamp,
-}
-
-/// Read an article (visitor)
-///
-/// One published article of the key's entity (a draft, or another
-/// entity's article, is 404).
-#[utoipa::path(get, path = "/widget/v1/kb/articles/{id}", operation_id = "widget_kb_article",
-    tag = "Widget",
-    params(("id" = Uuid, Path, description = "The article's id"), KeyQuery),
-    responses(
-        (status = 200, description = "The article", body = PublicArticle),
-        (status = 400, description = "`validation_failed`: no widget key", body = ErrorBody),
-        (status = 403, description = "`account_suspended`", body = ErrorBody),
-        (status = 404, description = "`not_found`: unknown widget key, or no such published \
-            article of its entity", body = ErrorBody)))]
-async fn article(
-    State(state): State<AppState>,
-    Id(id): Id,
-    Query(query): Query<KeyQuery>,
-) -> ApiResult<Json<PublicArticle>> {
-    let target = target(&state, query.widget_key.as_deref()).await?;
-    let article = kb::store::find_article(&state.db, &target.tenant, id, false).await?;
-    if article.entity_id != target.entity_id || !article.is_published {
-        return Err(ApiError::not_found());
-    }
-    Ok(Json(PublicArticle {
-        id: article.id,
-        title: article.title,
-        slug: article.slug,
-        content: article.content,
-        excerpt: article.excerpt,
-        category_id: article.category_id,
-        updated_at: article.updated_at,
     }))
 }

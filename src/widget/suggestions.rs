@@ -11,13 +11,14 @@ use uuid::Uuid;
 
 use super::store::WidgetTarget;
 use super::target::{WIDGET_KEY_MAX, target_of};
+use crate::db::Db;
 use crate::error::{ApiResult, StoreError};
 use crate::extract::{Json, Query};
 use crate::kb;
 use crate::kb::model::{NewSuggestion, Outcome, SearchHit, Subject, SuggestedArticle, Suggestion};
 use crate::openapi::schema::ErrorBody;
 use crate::search::QUERY_MAX;
-use crate::state::AppState;
+use crate::time::Clock;
 use crate::validate::{Fields, problem, required_id, required_text};
 use axum::extract::State;
 
@@ -54,7 +55,8 @@ pub(super) struct SuggestQuery {
         (status = 403, description = "`account_suspended`", body = ErrorBody),
         (status = 404, description = "`not_found`: unknown widget key", body = ErrorBody)))]
 pub(super) async fn suggest(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
     Query(query): Query<SuggestQuery>,
 ) -> ApiResult<Json<Vec<SearchHit>>> {
     let limit = match query.limit.as_deref().map(str::trim) {
@@ -71,8 +73,8 @@ pub(super) async fn suggest(
         limit,
     )
         .all_valid()?;
-    let target = target_of(&state, &key).await?;
-    let hits = suggestions_for(&state, &target, &q, limit).await?;
+    let target = target_of(&db, &clock, &key).await?;
+    let hits = suggestions_for(&db, &target, &q, limit).await?;
     Ok(Json(hits))
 }
 
@@ -106,7 +108,8 @@ pub(super) struct Answered {
         (status = 403, description = "`account_suspended`", body = ErrorBody),
         (status = 404, description = "`not_found`: unknown widget key", body = ErrorBody)))]
 pub(super) async fn answered(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
     Json(body): Json<Answered>,
 ) -> ApiResult<(StatusCode, Json<Suggestion>)> {
     let (key, question, article_id) = (
@@ -115,22 +118,22 @@ pub(super) async fn answered(
         required_id("articleId", body.article_id.as_deref()),
     )
         .all_valid()?;
-    let target = target_of(&state, &key).await?;
-    let published =
-        match kb::store::find_article(&state.db, &target.tenant, article_id, false).await {
-            Ok(article) => article.entity_id == target.entity_id && article.is_published,
-            Err(StoreError::NotFound) => false,
-            Err(other) => return Err(other.into()),
-        };
+    let target = target_of(&db, &clock, &key).await?;
+    let published = match kb::store::find_article(&db, &target.tenant, article_id, false).await {
+        Ok(article) => article.entity_id == target.entity_id && article.is_published,
+        Err(StoreError::NotFound) => false,
+        Err(other) => return Err(other.into()),
+    };
     if !published {
         return Err(crate::error::ApiError::invalid_field(
             "articleId",
             "must be a published article of the widget key's entity",
         ));
     }
-    let hits = suggestions_for(&state, &target, &question, LIMIT_DEFAULT).await?;
+    let hits = suggestions_for(&db, &target, &question, LIMIT_DEFAULT).await?;
     let record = record(
-        &state,
+        &db,
+        &clock,
         &target,
         question,
         &hits,
@@ -144,24 +147,19 @@ pub(super) async fn answered(
 
 /// The suggestions for `question` in the target's entity.
 async fn suggestions_for(
-    state: &AppState,
+    db: &Db,
     target: &WidgetTarget,
     question: &str,
     limit: i64,
 ) -> ApiResult<Vec<SearchHit>> {
-    let hits = kb::store::suggest(
-        &state.db,
-        &target.tenant,
-        Some(target.entity_id),
-        question,
-        limit,
-    )
-    .await?;
+    let hits =
+        kb::store::suggest(db, &target.tenant, Some(target.entity_id), question, limit).await?;
     Ok(hits)
 }
 
 async fn record(
-    state: &AppState,
+    db: &Db,
+    clock: &Clock,
     target: &WidgetTarget,
     question: String,
     hits: &[SearchHit],
@@ -177,8 +175,7 @@ async fn record(
         answered_by,
         subject,
     };
-    let stored =
-        kb::store::record_suggestion(&state.db, &target.tenant, new, state.clock.now()).await?;
+    let stored = kb::store::record_suggestion(db, &target.tenant, new, clock.now()).await?;
     Ok(stored)
 }
 
@@ -192,14 +189,16 @@ pub(super) fn question_field(
 /// Keeps, for the agent of the chat `session_id`, what was suggested for
 /// the question the visitor asked before going on to a human.
 pub(super) async fn hand_off(
-    state: &AppState,
+    db: &Db,
+    clock: &Clock,
     target: &WidgetTarget,
     question: String,
     session_id: Uuid,
 ) -> ApiResult<Suggestion> {
-    let hits = suggestions_for(state, target, &question, LIMIT_DEFAULT).await?;
+    let hits = suggestions_for(db, target, &question, LIMIT_DEFAULT).await?;
     record(
-        state,
+        db,
+        clock,
         target,
         question,
         &hits,

@@ -7,11 +7,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::access::{self, IssuedToken};
+use super::access::{self, IssuedToken, VisitorTokens};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::Json;
 use crate::openapi::schema::ErrorBody;
-use crate::state::AppState;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -36,10 +35,10 @@ pub(crate) struct SessionToken {
         (status = 401, description = "`invalid_token`: forged, expired or revoked", body = ErrorBody),
         (status = 403, description = "`account_suspended`", body = ErrorBody)))]
 pub(crate) async fn refresh(
-    State(state): State<AppState>,
+    State(tokens): State<VisitorTokens>,
     headers: HeaderMap,
 ) -> ApiResult<Json<SessionToken>> {
-    let (session_id, issued) = access::refresh(&state, access::bearer(&headers)?).await?;
+    let (session_id, issued) = access::refresh(&tokens, access::bearer(&headers)?).await?;
     Ok(Json(SessionToken { session_id, issued }))
 }
 
@@ -68,7 +67,7 @@ pub(crate) struct LinkExchange {
             body = ErrorBody),
         (status = 403, description = "`account_suspended`", body = ErrorBody)))]
 pub(crate) async fn exchange(
-    State(state): State<AppState>,
+    State(tokens): State<VisitorTokens>,
     Json(body): Json<LinkExchange>,
 ) -> ApiResult<Json<SessionToken>> {
     let link = body
@@ -79,6 +78,6 @@ pub(crate) async fn exchange(
     if link.is_empty() {
         return Err(ApiError::invalid_field("linkToken", "is required"));
     }
-    let (session_id, issued) = access::exchange(&state, link).await?;
+    let (session_id, issued) = access::exchange(&tokens, link).await?;
     Ok(Json(SessionToken { session_id, issued }))
 }

@@ -9,20 +9,19 @@ use axum::response::Html;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use super::access::{self, IssuedToken};
+use super::access::{self, IssuedToken, VisitorTokens};
 use super::identity::{self, Identity};
 use super::store::{self, WidgetTarget};
 use crate::auth::key::{hash, random_base62};
 use crate::chat::model::SessionIdentity;
 use crate::chat::model::VisitorSession;
-use crate::chat::{service, store as chat_store};
+use crate::chat::{ChatDeps, service, store as chat_store};
 use crate::entities::store::WidgetIdentity;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::extract::{Json, Query};
 use crate::mail::Email;
 use crate::openapi::schema::{DataList, ErrorBody};
 use crate::realtime::token::{SecretFingerprint, fingerprint};
-use crate::state::AppState;
 use crate::time::Timestamp;
 
 /// Earlier sessions a verified visitor is shown at most.
@@ -131,14 +130,14 @@ pub(crate) struct ConfirmQuery {
         (status = 400, description = "`validation_failed`: no token", body = ErrorBody),
         (status = 404, description = "`not_found`: unknown or already used", body = ErrorBody)))]
 pub(crate) async fn confirm_email(
-    State(state): State<AppState>,
+    State(chat): State<ChatDeps>,
     Query(query): Query<ConfirmQuery>,
 ) -> ApiResult<Html<&'static str>> {
     let token = query.token.as_deref().map(str::trim).unwrap_or_default();
     if token.is_empty() {
         return Err(ApiError::invalid_field("token", "is required"));
     }
-    match service::confirm_visitor_email(&state, &hash(token)).await? {
+    match service::confirm_visitor_email(&chat, &hash(token)).await? {
         Some(_) => Ok(Html(
             "<!doctype html><meta charset=utf-8><title>Email confirmed</title>\
              <p>Thank you: your email is confirmed. Replies to your chat will reach you there.</p>",
@@ -192,18 +191,18 @@ pub(crate) struct HistoryQuery {
         (status = 403, description = "`account_suspended`", body = ErrorBody),
         (status = 404, description = "`not_found`: unknown widget key", body = ErrorBody)))]
 pub(crate) async fn history(
-    State(state): State<AppState>,
+    State(tokens): State<VisitorTokens>,
     Query(query): Query<HistoryQuery>,
     headers: HeaderMap,
 ) -> ApiResult<Json<DataList<PastSession>>> {
     let token = access::bearer(&headers)?;
     if token.starts_with("vt_") {
-        let visitor = access::check(&state, token, access::Use::Read).await?;
+        let visitor = access::check(&tokens, token, access::Use::Read).await?;
         let tenant = visitor.tenant();
-        let session = chat_store::find_session(&state.db, &tenant, visitor.session_id()).await?;
+        let session = chat_store::find_session(&tokens.db, &tenant, visitor.session_id()).await?;
         let claims = visitor.claims;
         let token = access::issue(
-            &state,
+            &tokens,
             &tenant,
             claims.session_id,
             claims.nonce,
@@ -217,9 +216,10 @@ pub(crate) async fn history(
             }],
         }));
     }
-    let target = super::target::target(&state, query.widget_key.as_deref()).await?;
+    let target =
+        super::target::target(&tokens.db, &tokens.clock, query.widget_key.as_deref()).await?;
     let secrets: Vec<&str> = target.secrets.iter().map(String::as_str).collect();
-    let now = state.clock.now();
+    let now = tokens.clock.now();
     let (identity, secret) = identity::verify_which(token, &secrets, now)
         .map_err(|refused| ApiError::unauthorized(ErrorCode::InvalidToken, refused.message()))?;
     if identity.issued_at < now.0.timestamp() - HISTORY_IDENTITY_MAX_AGE_SECS {
@@ -231,19 +231,19 @@ pub(crate) async fn history(
     let tenant = target.tenant;
     let external_id = identity.external_id.as_str();
     let sessions = chat_store::visitor_sessions(
-        &state.db,
+        &tokens.db,
         &tenant,
         target.entity_id,
         external_id,
         HISTORY_MAX,
     )
     .await?;
-    let nonces = store::visitor_nonces(&state.db, &tenant, target.entity_id, external_id).await?;
+    let nonces = store::visitor_nonces(&tokens.db, &tenant, target.entity_id, external_id).await?;
     let print = Some(fingerprint(secret));
     let mut data = Vec::with_capacity(sessions.len());
     for past in sessions {
         let nonce = nonces.get(&past.id).copied().unwrap_or_default();
-        let token = access::issue(&state, &tenant, past.id, nonce, print).await?;
+        let token = access::issue(&tokens, &tenant, past.id, nonce, print).await?;
         data.push(PastSession {
             session: past.visitor_view(),
             token,

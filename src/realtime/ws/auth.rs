@@ -8,6 +8,7 @@
 
 use std::net::IpAddr;
 
+use axum::extract::FromRef;
 use axum::http::HeaderMap;
 use serde::Deserialize;
 use uuid::Uuid;
@@ -166,8 +167,12 @@ pub async fn authenticate(
     };
     if token.starts_with("vt_") {
         // Expiry, revocation, secret rotation and the company's standing.
-        let visitor =
-            crate::widget::access::check(state, token, crate::widget::access::Use::Read).await?;
+        let visitor = crate::widget::access::check(
+            &crate::widget::access::VisitorTokens::from_ref(state),
+            token,
+            crate::widget::access::Use::Read,
+        )
+        .await?;
         return Ok(Credential::Visitor {
             tenant: visitor.tenant(),
             session_id: visitor.session_id(),

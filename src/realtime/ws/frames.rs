@@ -2,6 +2,7 @@
 //! unsubscribe, message (typing: `typing`); each answered per
 //! docs/websocket.md.
 
+use axum::extract::FromRef;
 use axum::http::StatusCode;
 use serde_json::Value;
 use uuid::Uuid;
@@ -429,7 +430,7 @@ impl Socket {
         let tenant = self.credential.tenant();
         // A repeated clientMessageId is acknowledged with the first message.
         let sent = service::send_message(
-            &self.state,
+            &crate::chat::ChatDeps::from_ref(&self.state),
             self.credential.actor(),
             &tenant,
             session_id,

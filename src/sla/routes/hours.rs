@@ -1,6 +1,8 @@
 //! `/settings/business-hours`: the calendars SLA policies count business
 //! time in (in the key's mode).
 
+use std::sync::Arc;
+
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use chrono::NaiveDate;
@@ -16,13 +18,15 @@ use crate::db::Db;
 use crate::error::{ApiResult, FieldError};
 use crate::extract::{Json, Requested};
 use crate::idempotency::RequestState;
+use crate::realtime::Realtime;
 use crate::router::ApiRouter;
+use crate::sla::cache::SlaCache;
 use crate::sla::calendar::{WEEKDAYS, format_clock, parse_clock};
 use crate::sla::model::{
     BusinessHours, CalendarInput, MAX_HOLIDAYS, MAX_INTERVALS, WeeklyInterval,
 };
 use crate::sla::store;
-use crate::state::AppState;
+use crate::time::Clock;
 use crate::validate::{Fields, NAME_MAX, Patch, problem, required_text};
 
 pub fn router() -> ApiRouter {
@@ -147,13 +151,16 @@ async fn create(
     params(("id" = Uuid, Path, description = "The calendar's id")),
     responses((status = 200, description = "The updated calendar", body = BusinessHours)))]
 async fn update(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
+    State(sla): State<Arc<SlaCache>>,
+    State(realtime): State<Arc<Realtime>>,
     principal: Principal,
     requested: Requested,
     Path(id): Path<Uuid>,
     Json(body): Json<UpdateBody>,
 ) -> ApiResult<Json<BusinessHours>> {
-    let current = store::find_calendar(&state.db, &principal.tenant, id).await?;
+    let current = store::find_calendar(&db, &principal.tenant, id).await?;
     let (name, timezone, weekly, holidays) = (
         match &body.name {
             Patch::Missing => Ok(current.name),
@@ -184,16 +191,14 @@ async fn update(
         holidays,
     };
     let calendar = store::update_calendar(
-        &principal.acting(&state.db, requested),
+        &principal.acting(&db, requested),
         &principal.tenant,
         id,
         &input,
-        state.clock.now(),
+        clock.now(),
     )
     .await?;
-    state
-        .sla
-        .changed(&state.realtime.bus, principal.tenant.company_id)
+    sla.changed(&realtime.bus, principal.tenant.company_id)
         .await;
     Ok(Json(calendar))
 }
@@ -207,17 +212,18 @@ async fn update(
     responses((status = 200, description = "Deleted", body = DeletedCalendar),
         (status = 409, description = "A policy uses it", body = crate::openapi::schema::ErrorBody)))]
 async fn delete(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
+    State(sla): State<Arc<SlaCache>>,
+    State(realtime): State<Arc<Realtime>>,
     principal: Principal,
     requested: Requested,
     Path(id): Path<Uuid>,
 ) -> ApiResult<Json<DeletedCalendar>> {
-    let now = state.clock.now();
-    let db = principal.acting(&state.db, requested);
+    let now = clock.now();
+    let db = principal.acting(&db, requested);
     store::delete_calendar(&db, &principal.tenant, id, now).await?;
-    state
-        .sla
-        .changed(&state.realtime.bus, principal.tenant.company_id)
+    sla.changed(&realtime.bus, principal.tenant.company_id)
         .await;
     Ok(Json(DeletedCalendar { id, deleted: true }))
 }

@@ -3,6 +3,7 @@
 //! enabled policy whose conditions a ticket meets applies to it.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
@@ -17,14 +18,16 @@ use crate::custom_fields::model::Definition;
 use crate::db::Db;
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::{Json, Requested};
+use crate::realtime::Realtime;
 use crate::router::ApiRouter;
 use crate::settings::rules::{enum_list, field_conditions, tag_list};
+use crate::sla::cache::SlaCache;
 use crate::sla::model::{
     DEFAULT_WARN_MINUTES, MAX_POLICIES, Policy, PolicyConditions, PolicyInput, TARGET_MINUTES_MAX,
     Targets, TargetsByPriority,
 };
 use crate::sla::store;
-use crate::state::AppState;
+use crate::time::Clock;
 use crate::validate::{Fields, NAME_MAX, optional_id, problem, required_text};
 use vocab::ticket::{Priority, TicketStatus};
 
@@ -122,7 +125,10 @@ async fn list(State(db): State<Db>, principal: Principal) -> ApiResult<Json<Poli
     request_body = PoliciesBody,
     responses((status = 200, description = "The policies as stored", body = PoliciesResponse)))]
 async fn replace(
-    State(state): State<AppState>,
+    State(db): State<Db>,
+    State(clock): State<Clock>,
+    State(sla): State<Arc<SlaCache>>,
+    State(realtime): State<Arc<Realtime>>,
     principal: Principal,
     requested: Requested,
     Json(body): Json<PoliciesBody>,
@@ -133,21 +139,19 @@ async fn replace(
             .is_some_and(|c| c.custom_fields.as_ref().is_some_and(|v| !v.is_null()))
     });
     let definitions = if with_fields {
-        custom_fields::store::list(&state.db, &principal.tenant).await?
+        custom_fields::store::list(&db, &principal.tenant).await?
     } else {
         Vec::new()
     };
     let inputs = parse_policies(body, &definitions)?;
     let policies = store::replace_policies(
-        &principal.acting(&state.db, requested),
+        &principal.acting(&db, requested),
         &principal.tenant,
         &inputs,
-        state.clock.now(),
+        clock.now(),
     )
     .await?;
-    state
-        .sla
-        .changed(&state.realtime.bus, principal.tenant.company_id)
+    sla.changed(&realtime.bus, principal.tenant.company_id)
         .await;
     Ok(Json(PoliciesResponse { policies }))
 }

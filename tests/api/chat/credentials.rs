@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use axum::extract::FromRef;
 use clap::Parser;
 use serde_json::{Value, json};
 use supportdesk::auth::{Mode, Scope, ScopeSet};
@@ -149,7 +150,7 @@ pub(crate) async fn post_message(app: &TestApp, acme: &TestCompany, session: &st
     .expect("message");
     let session_id = Uuid::parse_str(session).expect("session id");
     supportdesk::chat::service::send_message(
-        &app.state,
+        &supportdesk::chat::ChatDeps::from_ref(&app.state),
         &supportdesk::actor::Actor::system(),
         &tenant(acme),
         session_id,
