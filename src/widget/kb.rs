@@ -25,7 +25,7 @@ const SEARCH_TEXT_MAX: usize = 500;
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 #[serde(rename_all = "camelCase")]
-struct SearchQuery {
+pub(super) struct SearchQuery {
     /// The entity's public widget key (`wk_test_…` or `wk_live_…`).
     #[param(value_type = String, required, min_length = 1, max_length = 100)]
     widget_key: Option<String>,
@@ -79,7 +79,7 @@ pub(super) async fn search(
 /// A published article as a visitor reads it.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct PublicArticle {
+pub(super) struct PublicArticle {
     id: Uuid,
     title: String,
     slug: String,

@@ -10,7 +10,6 @@ use utoipa::openapi::schema::Schema;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-use uuid::Uuid;
 
 use super::access::{self, IssuedToken, VisitorTokens};
 use super::target::target;
