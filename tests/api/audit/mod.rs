@@ -21,6 +21,7 @@ mod retention;
 mod rollback;
 mod secrets;
 mod signing_in;
+mod teams_only;
 
 use serde_json::Value;
 use uuid::Uuid;
