@@ -13,6 +13,7 @@ mod chain;
 mod forwarding;
 mod listing;
 mod nodes;
+mod pruning;
 mod recorded;
 mod recorded_config;
 mod recorded_org;
