@@ -136,6 +136,7 @@ async fn list_entries(
         target_id,
         from,
         to,
+        seen_by: principal.tenant.visibility,
     };
     let company_id = principal.tenant.company_id;
     let format = format_of(&headers);

@@ -23,7 +23,7 @@ use crate::attachments::Attachments;
 use crate::auth::{Principal, Scope};
 use crate::db::Db;
 use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::extract::{Id, Json, Query};
+use crate::extract::{Id, Json, Query, Requested};
 use crate::idempotency::RequestState;
 use crate::router::ApiRouter;
 use crate::state::AppState;
@@ -90,11 +90,12 @@ fn view(attachments: &Attachments, clock: &Clock, job: DataJob) -> JobView {
 async fn export(
     RequestState(state): RequestState,
     principal: Principal,
+    requested: Requested,
     Id(id): Id,
 ) -> ApiResult<(StatusCode, Json<JobView>)> {
     let now = state.clock.now();
     let job = jobs::request(
-        &state.db.acting(principal.actor()),
+        &principal.acting(&state.db, requested),
         &principal.tenant,
         id,
         JobKind::Export,
@@ -159,6 +160,7 @@ async fn download(
     State(db): State<Db>,
     State(clock): State<Clock>,
     State(attachments): State<Arc<Attachments>>,
+    requested: Requested,
     Id(id): Id,
     Query(query): Query<LinkQuery>,
 ) -> ApiResult<Response> {
@@ -175,7 +177,7 @@ async fn download(
             "This link is invalid or has expired",
         ));
     }
-    let archive = jobs::take_archive(&db, id, now).await?;
+    let archive = jobs::take_archive(&db.with_request(requested.0), id, now).await?;
     let disposition = format!("attachment; filename=\"contact-export-{id}.zip\"");
     let mut response = Response::new(Body::from(archive));
     let headers = response.headers_mut();

@@ -178,9 +178,11 @@ async fn update(
     responses((status = 200, description = "Deleted", body = Deleted)))]
 async fn delete(
     State(db): State<Db>,
+    State(clock): State<Clock>,
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<Json<Deleted>> {
-    channels::delete(&db, &principal.tenant, id).await?;
+    let db = db.acting(principal.actor());
+    channels::delete(&db, &principal.tenant, id, clock.now()).await?;
     Ok(Json(Deleted { id, deleted: true }))
 }

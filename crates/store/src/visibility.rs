@@ -47,7 +47,12 @@ impl Query {
     /// The subquery of the teams `tenant` is limited to, its member bound
     /// here; None when it sees every record.
     fn teams_of(&mut self, tenant: &Tenant) -> Option<String> {
-        match tenant.visibility {
+        self.teams_seen_by(tenant.visibility)
+    }
+
+    /// `teams_of` for a visibility read apart from its tenant.
+    fn teams_seen_by(&mut self, visibility: Visibility) -> Option<String> {
+        match visibility {
             Visibility::All => None,
             Visibility::TeamsOf { member } => {
                 let member = self.placeholder_for(member);
@@ -112,6 +117,38 @@ impl Query {
                 ))
             }
             None => self,
+        }
+    }
+}
+
+impl Query {
+    /// ` AND (kind_1 AND id_column IN (ids_1) OR …)` when `visibility` is
+    /// limited to teams: a row is kept only when one of `kinds` (a test of
+    /// the row's kind, and the team-owned records it names) holds and
+    /// names a record of the caller's teams, so a row naming no team-owned
+    /// record, or one since deleted, is not matched; nothing otherwise.
+    pub fn push_only_visible(
+        mut self,
+        visibility: Visibility,
+        kinds: &[(&str, TeamOwned)],
+        id_column: &str,
+    ) -> Self {
+        let Some(teams) = self.teams_seen_by(visibility) else {
+            return self;
+        };
+        let any = kinds
+            .iter()
+            .map(|(kind_test, owned)| {
+                format!(
+                    "({kind_test} AND {id_column} IN ({}))",
+                    owned.ids_in(&teams)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" OR ");
+        match any.as_str() {
+            "" => self.push(" AND 1 = 0"),
+            any => self.push(&format!(" AND ({any})")),
         }
     }
 }

@@ -241,11 +241,12 @@ async fn retention_keeps_the_rest_verifiable(backend: Backend) {
         verdict(&app, acme.company.id).await,
         Verdict::Whole { from: 5, up_to: 6 }
     );
+    // The cut's own entry (7) and a new one (8) continue the chain.
     changes(&app, &acme, 5, 1).await;
     seal(&app, acme.company.id).await;
     assert_eq!(
         verdict(&app, acme.company.id).await,
-        Verdict::Whole { from: 5, up_to: 7 }
+        Verdict::Whole { from: 5, up_to: 8 }
     );
 }
 

@@ -4,23 +4,28 @@
 //! (`secrets`), and none when it rolls back (`rollback`); the chain the
 //! sealer builds verifies and names the first entry tampered with, and
 //! retention keeps the rest verifiable (`chain`; the company's retention
-//! and its pass, `retention`); the list and its exports
-//! show the company's own entries only (`listing`); two nodes make one
-//! chain (`nodes`). Shared helpers here.
+//! and its pass, `retention`; `audit prune` within it, `pruning`); the
+//! list and its exports show the company's own entries only (`listing`),
+//! and a caller limited to teams their teams' only (`teams_only`); email
+//! channels and a person's export are recorded (`recorded_data`); two
+//! nodes make one chain (`nodes`). Shared helpers here.
 
 mod accounts;
 mod chain;
 mod forwarding;
 mod listing;
 mod nodes;
+mod pruning;
 mod recorded;
 mod recorded_config;
+mod recorded_data;
 mod recorded_org;
 mod recorded_security;
 mod retention;
 mod rollback;
 mod secrets;
 mod signing_in;
+mod teams_only;
 
 use serde_json::Value;
 use uuid::Uuid;

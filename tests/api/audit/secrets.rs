@@ -1,5 +1,7 @@
 //! No entry holds a secret: the bytes of a minted key, a webhook's signing
-//! secrets (made and rotated) and a password appear in no entry's JSON.
+//! secrets (made and rotated), an email channel's inbound secret, a
+//! password, and a signed-in session's token and CSRF token appear in no
+//! entry's JSON.
 
 use serde_json::json;
 
@@ -43,8 +45,19 @@ async fn no_secret_appears_in_any_entry(backend: Backend) {
         .as_str()
         .expect("secret")
         .to_owned();
+    let channel = json!({"address": "support@acme.example", "entityId": acme.entity.id,
+        "inbound": {"kind": "postmark", "secret": "inbound-s3cret-0042"}});
+    app.post("/channels/email", &acme.key, channel)
+        .await
+        .assert_status(201);
     agent_with_password(&app, &acme, "ada@acme.test", "admin").await;
-    sign_in(&app, "ada@acme.test", "live").await;
+    let session = sign_in(&app, "ada@acme.test", "live").await;
+    let token = session
+        .cookie
+        .split_once('=')
+        .expect("name=token")
+        .1
+        .to_owned();
 
     let text = all_entries_text(&app, &acme).await;
 
@@ -53,6 +66,7 @@ async fn no_secret_appears_in_any_entry(backend: Backend) {
         "api_key.created",
         "webhook.created",
         "webhook.secret_rotated",
+        "email_channel.created",
         "auth.signed_in",
     ] {
         assert!(text.contains(action), "{action} in {text}");
@@ -63,7 +77,10 @@ async fn no_secret_appears_in_any_entry(backend: Backend) {
         &first_secret,
         &rotated,
         &acme.key,
+        &"inbound-s3cret-0042".to_string(),
         &PASSWORD.to_string(),
+        &token,
+        &session.csrf,
     ] {
         assert!(!text.contains(secret.as_str()), "a secret in {text}");
     }

@@ -8,7 +8,7 @@
 mod crud;
 mod resolve;
 mod scopes;
-mod team_desk;
+pub mod team_desk;
 mod teams_only;
 mod teams_only_keys;
 mod teams_only_sockets;

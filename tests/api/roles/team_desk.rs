@@ -75,12 +75,18 @@ fn id(r: &TestResponse) -> String {
 
 impl Desk {
     pub async fn open(app: TestApp) -> Desk {
+        Desk::open_with(app, &[]).await
+    }
+
+    /// `open`, the limited role holding `more` scopes besides.
+    pub async fn open_with(app: TestApp, more: &[&str]) -> Desk {
         let acme = app.company().await;
         let key = acme.key.clone();
+        let scopes: Vec<&str> = LIMITED_SCOPES.iter().chain(more).copied().collect();
         app.post(
             "/roles",
             &key,
-            json!({"name": "Tier 1", "scopes": LIMITED_SCOPES, "teamsOnly": true}),
+            json!({"name": "Tier 1", "scopes": scopes, "teamsOnly": true}),
         )
         .await
         .assert_status(201);

@@ -21,4 +21,4 @@ pub mod verify;
 infra::area_floors!();
 
 pub use model::{Action, Changes, Entry, Target, TargetType};
-pub use record::record;
+pub use record::{maker_of, record};

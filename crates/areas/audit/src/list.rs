@@ -4,10 +4,11 @@
 use uuid::Uuid;
 
 use crate::actor::{Actor, ActorType};
-use crate::db::{Db, Query};
+use crate::db::{Db, Query, TeamOwned};
 use crate::error::StoreError;
 use crate::paging::{After, COUNT_CAP, Order, Total, capped_count, push_after};
 use crate::time::Timestamp;
+use vocab::tenant::Visibility;
 
 use super::chain::{CHAIN_COLUMNS, ChainRow};
 use super::model::{Action, Entry, Target, TargetType};
@@ -23,7 +24,19 @@ pub struct Filters {
     pub from: Option<Timestamp>,
     /// Written before.
     pub to: Option<Timestamp>,
+    /// Who reads: a caller limited to teams sees only the entries about a
+    /// ticket, comment or chat of their teams (one since deleted is no
+    /// team's, as in the change feed; an entry about no such record, a
+    /// company-wide change, is no team's either).
+    pub seen_by: Visibility,
 }
+
+/// The target types of team-owned records, and which records they are.
+const TEAM_OWNED: &[(&str, TeamOwned)] = &[
+    ("target_type = 'ticket'", TeamOwned::Ticket),
+    ("target_type = 'comment'", TeamOwned::Comment),
+    ("target_type = 'chat_session'", TeamOwned::ChatSession),
+];
 
 /// The condition of a list by `filters` on company `company_id`,
 /// after what `head` selects.
@@ -48,7 +61,7 @@ fn matching(head: &str, company_id: Uuid, filters: &Filters) -> Query {
     if let Some(to) = filters.to {
         query = query.push(" AND created_at < ").push_bind(to);
     }
-    query
+    query.push_only_visible(filters.seen_by, TEAM_OWNED, "target_id")
 }
 
 /// Up to `limit` entries of company `company_id` after `after` (or past

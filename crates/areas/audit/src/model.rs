@@ -59,6 +59,11 @@ crate::text_enum! {
         AutomationUpdated = "automation.updated",
         AutomationDeleted = "automation.deleted",
         CommentCancelled = "comment.cancelled",
+        EmailChannelCreated = "email_channel.created",
+        EmailChannelUpdated = "email_channel.updated",
+        EmailChannelDeleted = "email_channel.deleted",
+        ExportRequested = "export.requested",
+        ExportDownloaded = "export.downloaded",
     }
 }
 
@@ -84,6 +89,7 @@ crate::text_enum! {
         Contact = "contact",
         Automation = "automation",
         Comment = "comment",
+        EmailChannel = "email_channel",
     }
 }
 

@@ -2,6 +2,9 @@
 //! of its chain, and moves the chain's start (the checkpoint: the first
 //! entry kept and the hash before it) so that what remains still verifies.
 //! Unsealed entries and everything after the first entry to keep stay.
+//! A prune that drops entries records itself (`audit.pruned`) in its
+//! transaction: the entry is sealed after the ones kept, so the chain
+//! that verifies from the checkpoint says that its start was cut.
 
 use uuid::Uuid;
 
@@ -9,11 +12,14 @@ use crate::db::{Db, Query};
 use crate::error::StoreError;
 use crate::time::Timestamp;
 
+use super::model::{Action, Changes, Target, TargetType};
 use super::seal::hold_chain;
 
 /// Drops company `company_id`'s sealed entries written before `before`, up
 /// to the first one (in chain order) written at or after it; stamps the
-/// checkpoint `now`. Answers how many it dropped.
+/// checkpoint `now` and records the cut (made by the handle's actor, the
+/// service's for the CLI and the retention pass). Answers how many it
+/// dropped.
 pub async fn prune(
     db: &Db,
     company_id: Uuid,
@@ -65,6 +71,13 @@ pub async fn prune(
     .bind(now)
     .execute(&mut tx)
     .await?;
+    let changes = Changes::none()
+        .with("cutOff", serde_json::to_value(before)?)
+        .with("dropped", dropped.into())
+        .with("firstKept", keep.into());
+    let target = Target::new(TargetType::Company, company_id);
+    let action = Action::AuditRetentionPruned;
+    super::record(&mut tx, company_id, now, action, target, changes).await?;
     tx.commit().await?;
     Ok(dropped)
 }

@@ -5,6 +5,7 @@
 
 use uuid::Uuid;
 
+use crate::actor::{Actor, ActorType};
 use crate::db::{Query, Tx};
 use crate::error::StoreError;
 use crate::time::{Timestamp, new_id};
@@ -46,4 +47,36 @@ pub async fn record(
     .bind(request.user_agent)
     .execute(tx)
     .await
+}
+
+/// Who made company `company_id`'s first entry of `action` on `target`
+/// with exactly these `changes`, if any: for a later change made on that
+/// one's behalf (an export's download, by the link its requester was
+/// given).
+pub async fn maker_of(
+    tx: &mut Tx,
+    company_id: Uuid,
+    action: Action,
+    target: &Target,
+    changes: &Changes,
+) -> Result<Option<Actor>, StoreError> {
+    let found: Option<(String, Option<Uuid>, String)> = Query::new(
+        "SELECT actor_type, actor_id, actor_name FROM audit_entries WHERE company_id = $1 \
+         AND action = $2 AND target_type = $3 AND target_id = $4 AND changes = $5 \
+         ORDER BY created_at, id LIMIT 1",
+    )
+    .bind(company_id)
+    .bind(action)
+    .bind(target.kind)
+    .bind(target.id)
+    .bind(changes.to_text())
+    .fetch_optional(tx)
+    .await?;
+    Ok(found.and_then(|(kind, id, name)| {
+        Some(Actor {
+            kind: kind.parse::<ActorType>().ok()?,
+            id,
+            name,
+        })
+    }))
 }

@@ -4,7 +4,8 @@
 //! chat is from is found or created in that record's transaction
 //! (`store::matching`), called by the service's sequences; moving tickets
 //! and chats on a merge is their areas' own step. An area crate: it depends
-//! on the floors below and the event log only.
+//! on the floors below, the event log and the audit log (a person's export
+//! requested and downloaded each write their entry).
 
 pub mod model;
 pub mod store;
@@ -15,4 +16,5 @@ pub use model::{Contact, Organization};
 infra::area_floors!();
 
 // The areas this one builds on.
+pub(crate) use ::audit;
 pub(crate) use ::events;

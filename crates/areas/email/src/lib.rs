@@ -7,7 +7,8 @@
 //! whether it is an automatic message no one may answer (`loops`). An
 //! incoming message becoming a ticket or a comment spans areas: it is the
 //! service's `sequences::email_inbound`. An area crate: it depends on the
-//! floors below only.
+//! floors below and the audit log (a channel's create, change and delete
+//! each write their entry).
 
 pub mod compose;
 pub mod loops;
@@ -21,3 +22,4 @@ pub use model::{Channel, InboundKind};
 
 // The floors below, at the paths the service names them by.
 infra::area_floors!();
+pub(crate) use ::audit;

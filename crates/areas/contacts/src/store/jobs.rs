@@ -5,6 +5,7 @@
 
 use uuid::Uuid;
 
+use crate::audit::{self, Action, Changes, Target, TargetType};
 use crate::auth::Tenant;
 use crate::db::{Db, Query, Tx};
 use crate::error::StoreError;
@@ -170,10 +171,21 @@ pub async fn take_archive(db: &Db, id: Uuid, now: Timestamp) -> Result<Vec<u8>, 
     if claimed == 0 {
         return Err(StoreError::NotFound);
     }
-    let archive: Vec<u8> = Query::new("SELECT archive FROM contact_jobs WHERE id = $1")
-        .bind(id)
-        .fetch_scalar(&mut tx)
-        .await?;
+    let (archive, company, contact): (Vec<u8>, Uuid, Uuid) =
+        Query::new("SELECT archive, company_id, contact_id FROM contact_jobs WHERE id = $1")
+            .bind(id)
+            .fetch_one(&mut tx)
+            .await?;
+    // The link has no caller of its own: it was given to whoever asked
+    // for the export, who is named (the request's address and agent are
+    // the download's).
+    let (target, changes) = export_entry(contact, id);
+    let requester = audit::maker_of(&mut tx, company, Action::ExportRequested, &target, &changes);
+    if let Some(requester) = requester.await? {
+        tx.act_as(requester);
+    }
+    let action = Action::ExportDownloaded;
+    audit::record(&mut tx, company, now, action, target, changes).await?;
     Query::new("UPDATE contact_jobs SET archive = NULL WHERE id = $1")
         .bind(id)
         .execute(&mut tx)
@@ -228,6 +240,9 @@ pub async fn request(
     let mut tx = db.begin().await?;
     super::find(&mut tx, tenant, contact).await?;
     let id = create(&mut tx, tenant, contact, kind, now).await?;
+    if kind == JobKind::Export {
+        requested(&mut tx, tenant, contact, id, now).await?;
+    }
     let requested_by = Some(tx.actor().clone());
     crate::outbox::enqueue(
         &mut tx,
@@ -255,6 +270,30 @@ pub async fn record(
     let mut tx = db.begin().await?;
     super::find(&mut tx, tenant, contact).await?;
     let id = create(&mut tx, tenant, contact, JobKind::Export, now).await?;
+    requested(&mut tx, tenant, contact, id, now).await?;
     tx.commit().await?;
     Ok(id)
+}
+
+/// The target and `changes` of the audit entries of export `job` of
+/// contact `contact`: the person, and the export (`jobId`).
+fn export_entry(contact: Uuid, job: Uuid) -> (Target, Changes) {
+    let target = Target::new(TargetType::Contact, contact);
+    (
+        target,
+        Changes::none().with("jobId", job.to_string().into()),
+    )
+}
+
+/// Records that export `job` of the tenant's contact was asked for.
+async fn requested(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    contact: Uuid,
+    job: Uuid,
+    now: Timestamp,
+) -> Result<(), StoreError> {
+    let (target, changes) = export_entry(contact, job);
+    let action = Action::ExportRequested;
+    audit::record(tx, tenant.company_id, now, action, target, changes).await
 }

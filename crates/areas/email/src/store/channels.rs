@@ -6,6 +6,7 @@ use serde_json::Value;
 use sqlx::types::Json;
 use uuid::Uuid;
 
+use super::channel_audit;
 use crate::auth::{Mode, Tenant};
 use crate::db::{Db, Query, Table, Tx, ensure_reference};
 use crate::error::StoreError;
@@ -266,6 +267,7 @@ pub async fn create(
     let mut tx = db.begin().await?;
     write(&mut tx, tenant, id, fields, key, now, true).await?;
     let channel = find_in(&mut tx, tenant, id).await?;
+    channel_audit::created(&mut tx, tenant, &channel, fields, now).await?;
     tx.commit().await?;
     Ok(channel)
 }
@@ -283,11 +285,14 @@ pub async fn update(
     let mut tx = db.begin().await?;
     let row = row(&mut tx, tenant, id).await?;
     let mut fields = row.fields(key);
+    let was = (row.channel(), fields.clone());
     if !change(&mut fields) {
         return Ok(None);
     }
     write(&mut tx, tenant, id, &fields, key, now, false).await?;
     let channel = find_in(&mut tx, tenant, id).await?;
+    let is = (&channel, &fields);
+    channel_audit::updated(&mut tx, tenant, (&was.0, &was.1), is, now).await?;
     tx.commit().await?;
     Ok(Some(channel))
 }
@@ -328,12 +333,16 @@ pub async fn list(db: &Db, tenant: &Tenant) -> Result<Vec<Channel>, StoreError> 
 }
 
 /// Deletes the tenant's channel `id` (its tickets stay).
-pub async fn delete(db: &Db, tenant: &Tenant, id: Uuid) -> Result<(), StoreError> {
+pub async fn delete(db: &Db, tenant: &Tenant, id: Uuid, now: Timestamp) -> Result<(), StoreError> {
+    let mut tx = db.begin().await?;
+    let channel = find_in(&mut tx, tenant, id).await?;
     Query::new("DELETE FROM email_channels WHERE id = $1 AND company_id = $2 AND mode = $3")
         .bind(id)
         .bind_tenant(tenant)
-        .execute_or_not_found(db)
-        .await
+        .execute_or_not_found(&mut tx)
+        .await?;
+    channel_audit::deleted(&mut tx, tenant, &channel, now).await?;
+    tx.commit().await
 }
 
 /// Any tenant's channel `id` with its secrets and its tenant: what an

@@ -1,5 +1,7 @@
-//! SQL for the email channel: the channels (`channels`) and the messages,
-//! threads and undeliverable addresses (`messages`).
+//! SQL for the email channel: the channels (`channels`, with the audit
+//! entries of their changes, `channel_audit`) and the messages, threads and
+//! undeliverable addresses (`messages`).
 
+mod channel_audit;
 pub mod channels;
 pub mod messages;
