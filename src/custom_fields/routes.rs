@@ -174,6 +174,7 @@ async fn create(
     responses((status = 200, description = "The updated definition", body = Definition),
         (status = 409, description = "Records hold values the change would strand",
             body = crate::openapi::schema::ErrorBody)))]
+#[allow(clippy::too_many_arguments)] // an axum handler: one extractor per handle it uses
 async fn update(
     State(db): State<Db>,
     State(clock): State<Clock>,

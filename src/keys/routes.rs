@@ -205,6 +205,7 @@ async fn get_one(
     request_body = UpdateKey,
     params(("id" = uuid::Uuid, Path, description = "Key id")),
     responses((status = 200, description = "The updated key", body = ApiKey)))]
+#[allow(clippy::too_many_arguments)] // an axum handler: one extractor per handle it uses
 async fn update(
     State(db): State<Db>,
     State(clock): State<Clock>,

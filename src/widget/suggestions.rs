@@ -157,6 +157,7 @@ async fn suggestions_for(
     Ok(hits)
 }
 
+#[allow(clippy::too_many_arguments)] // the handles it writes with, and the suggestion's parts
 async fn record(
     db: &Db,
     clock: &Clock,

@@ -150,6 +150,7 @@ async fn create(
     request_body = UpdateBody,
     params(("id" = Uuid, Path, description = "The calendar's id")),
     responses((status = 200, description = "The updated calendar", body = BusinessHours)))]
+#[allow(clippy::too_many_arguments)] // an axum handler: one extractor per handle it uses
 async fn update(
     State(db): State<Db>,
     State(clock): State<Clock>,
