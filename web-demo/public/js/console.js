@@ -122,6 +122,12 @@ export async function startConsole({ me, session, entities, storage, onSignOut }
 
   // --- Layout and signing out -------------------------------------------------------
 
+  // A narrow top bar wraps onto more rows; the team panel opens below it.
+  const topbar = el.sideToggle.closest('.topbar');
+  const fitSide = new ResizeObserver(() => el.side.style.setProperty('--topbar-height', `${topbar.offsetHeight}px`));
+  fitSide.observe(topbar);
+  lifetime.signal.addEventListener('abort', () => fitSide.disconnect());
+
   on(el.sideToggle, 'click', () => {
     const open = !el.side.classList.contains('is-open');
     el.side.classList.toggle('is-open', open);
