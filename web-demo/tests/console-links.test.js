@@ -74,7 +74,7 @@ test('an invited agent opens the emailed link, chooses a password and lands in t
 
   await page.locator('#console').waitFor({ state: 'visible', timeout: WAIT });
   await page.waitForFunction(() => document.querySelector('#conn-text')?.textContent.includes('Live'), null, { timeout: WAIT });
-  assert.equal(await page.textContent('#me-email'), 'ines@links.northwind.test');
+  assert.match(await page.textContent('#me-email'), /^ines@links\.northwind\.test\b/);
   // The spent link leaves the address bar.
   assert.equal(new URL(page.url()).pathname, '/app/');
   await shot(page, 'console-invitation-accepted');
@@ -100,7 +100,7 @@ test('a reset link sets a new password, which then signs in', async () => {
   await shot(page, 'console-password-reset');
 
   await signInConsole(page, { email: agent.email, password: NEW_PASSWORD });
-  assert.equal(await page.textContent('#me-email'), agent.email);
+  assert.ok((await page.textContent('#me-email')).startsWith(agent.email));
 });
 
 test("a used invitation link shows the API's refusal and signs no one in", async () => {
