@@ -19,6 +19,10 @@ pub const PATH: &str = "/app/";
 /// The console's page (the folder's `agent.html`).
 const PAGE: &str = "agent.html";
 
+/// The paths of the links the service emails (see `accounts::links`): each
+/// is the console's page, which shows the form its path names.
+const LINK_PAGES: [&str; 2] = ["accept-invitation", "reset-password"];
+
 /// `/app` (to `/app/`), `/app/` (the page) and the page's own files.
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -35,12 +39,23 @@ pub fn router() -> Router<AppState> {
         )
 }
 
-/// One of the console's files, or a 404 for anything else.
+/// One of the console's files, the page for an emailed link, or a 404 for
+/// anything else.
 fn file(path: &str, headers: &HeaderMap) -> Response {
-    if is_console_file(path) {
-        crate::demo::serve(path, headers)
+    match served_file(path) {
+        Some(file) => crate::demo::serve(file, headers),
+        None => ApiError::not_found().into_response(),
+    }
+}
+
+/// The file of the folder that `/app/{path}` answers with, if any.
+fn served_file(path: &str) -> Option<&str> {
+    if LINK_PAGES.contains(&path) {
+        Some(PAGE)
+    } else if is_console_file(path) {
+        Some(path)
     } else {
-        ApiError::not_found().into_response()
+        None
     }
 }
 
@@ -56,7 +71,14 @@ fn is_console_file(path: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::is_console_file;
+    use super::{is_console_file, served_file};
+
+    #[test]
+    fn an_emailed_links_path_is_the_consoles_page() {
+        assert_eq!(served_file("accept-invitation"), Some("agent.html"));
+        assert_eq!(served_file("reset-password"), Some("agent.html"));
+        assert_eq!(served_file("reset-password/x"), None);
+    }
 
     #[test]
     fn only_the_consoles_own_files_are_served() {

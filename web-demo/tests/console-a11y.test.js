@@ -1,6 +1,6 @@
 // Browser tests of the console's accessibility (see run.sh): axe-core audits
 // every screen of the console at /app/ — the sign-in and its second-factor
-// and SSO steps, the Chats view with a conversation open, the Tickets view
+// and SSO steps, the pages of an invitation link and a reset link, the Chats view with a conversation open, the Tickets view
 // with a ticket open, each dialog (search, shortcuts, a contact's peek, new
 // ticket, escalate, ticket from a chat), and the main views 390 px wide —
 // and each test fails on any serious or critical violation, named with the
@@ -151,6 +151,24 @@ test('the SSO step of the sign-in has none', async () => {
   await page.click('#sso-show');
   await page.locator('#sso-form').waitFor({ state: 'visible', timeout: WAIT });
   await audit(page, 'sign-in-sso');
+});
+
+test("an invitation link's page, with the API's answer to a used link shown, has none", async () => {
+  const page = await newPage();
+  await page.goto(`${BASE}/app/accept-invitation#token=used-or-unknown`);
+  await page.locator('#link-form').waitFor({ state: 'visible', timeout: WAIT });
+  await page.fill('#link-password', 'a-new-password-123');
+  await page.fill('#link-repeat', 'a-new-password-123');
+  await page.click('#link-submit');
+  await page.locator('#link-error').waitFor({ state: 'visible', timeout: WAIT });
+  await audit(page, 'accept-invitation');
+});
+
+test("a reset link's page has none", async () => {
+  const page = await newPage();
+  await page.goto(`${BASE}/app/reset-password#token=unknown`);
+  await page.locator('#link-form').waitFor({ state: 'visible', timeout: WAIT });
+  await audit(page, 'reset-password');
 });
 
 test('the Chats view with a conversation open and one assigned has none', async () => {

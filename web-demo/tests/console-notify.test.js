@@ -1,7 +1,8 @@
 // Browser tests of the console's desktop notifications (see run.sh): the
 // agent allows them from a click on "Desktop notifications" (the browser
-// asks only from a user gesture), and a chat assigned to them then shows a
-// notification on the desktop. Chromium's own Notification is wrapped
+// asks only from a user gesture), and a chat or a ticket assigned to them,
+// or an internal note mentioning them, then shows a notification on the
+// desktop. Chromium's own Notification is wrapped
 // before the page loads, so the test reads what the page showed and asked.
 
 import assert from 'node:assert/strict';
@@ -74,4 +75,32 @@ test('a chat assigned to the agent shows a desktop notification', async () => {
     { title: 'Chat assigned to you', body: "Olga Assigned's chat was assigned to you." },
   ]);
   await shot(page, 'console-notify-assigned');
+});
+
+test('a ticket assigned to the agent shows a desktop notification', async () => {
+  const agent = await agentAccount({ name: 'Tia Ticketed', email: 'tia@notify.northwind.test', role: 'AGENT' });
+  const context = await recordingContext({ permissions: ['notifications'] });
+  const page = await context.newPage();
+  await signInConsole(page, { email: agent.email });
+  const ticket = await api('POST', '/tickets', { subject: 'Parcel lost', description: 'Never came.', entityId: ENTITY_ID });
+
+  await api('PATCH', `/tickets/${ticket.id}`, { assignedToId: agent.id });
+  await page.waitForFunction(() => window.shownNotices.length > 0, null, { timeout: WAIT });
+  assert.deepEqual(await page.evaluate(() => window.shownNotices), [
+    { title: 'Ticket assigned to you', body: `${ticket.ticketNumber}: Parcel lost` },
+  ]);
+});
+
+test('an internal note mentioning the agent shows a desktop notification', async () => {
+  const agent = await agentAccount({ name: 'Mo Mentioned', email: 'mo.mentioned@notify.northwind.test', role: 'AGENT' });
+  const context = await recordingContext({ permissions: ['notifications'] });
+  const page = await context.newPage();
+  await signInConsole(page, { email: agent.email });
+  const ticket = await api('POST', '/tickets', { subject: 'Refund question', description: 'Where is it?', entityId: ENTITY_ID });
+
+  await api('POST', `/tickets/${ticket.id}/comments`, { body: '@mo.mentioned can you check the refund?', isInternal: true });
+  await page.waitForFunction(() => window.shownNotices.length > 0, null, { timeout: WAIT });
+  assert.deepEqual(await page.evaluate(() => window.shownNotices), [
+    { title: 'Browser tests mentioned you', body: '@mo.mentioned can you check the refund?' },
+  ]);
 });

@@ -6,6 +6,7 @@
 
 import { listOf, request } from './api.js';
 import { startConsole } from './console.js';
+import { linkPageOf, openLinkPage } from './password-link.js';
 import { $, safeStorage } from './util.js';
 
 const VISIBILITY_ITEM = 'sd-agent-visibility';
@@ -36,6 +37,8 @@ const el = {
   ssoError: $('#sso-error'),
   ssoSubmit: $('#sso-submit'),
   ssoBack: $('#sso-back'),
+  linkForm: $('#link-form'),
+  linkPassword: $('#link-password'),
 };
 
 /** The email and password waiting for their second factor (memory only). */
@@ -56,14 +59,15 @@ function busy(button, text) {
   };
 }
 
-/** Shows one step of the sign-in card ('login', 'totp' or 'sso'). */
+/** Shows one step of the sign-in card ('login', 'totp', 'sso', or 'link': an emailed link's page). */
 function showStep(step) {
   el.console.hidden = true;
   el.signin.hidden = false;
   el.loginForm.hidden = step !== 'login';
   el.totpForm.hidden = step !== 'totp';
   el.ssoForm.hidden = step !== 'sso';
-  const first = { login: el.email.value ? el.password : el.email, totp: el.totp, sso: el.slug }[step];
+  el.linkForm.hidden = step !== 'link';
+  const first = { login: el.email.value ? el.password : el.email, totp: el.totp, sso: el.slug, link: el.linkPassword }[step];
   first.focus();
 }
 
@@ -225,4 +229,24 @@ async function resume() {
   }
 }
 
-resume();
+// An emailed link opens its own page; anything else resumes or signs in.
+const linkPage = linkPageOf(location.pathname);
+if (linkPage) {
+  openLinkPage(linkPage, {
+    show: () => showStep('link'),
+    onSignedIn: async (me) => {
+      try {
+        await enter(me);
+      } catch (err) {
+        showError(el.loginError, err.message);
+        showStep('login');
+      }
+    },
+    onReset: () => {
+      showStep('login');
+      showError(el.notice, 'Your new password is set: sign in with it.');
+    },
+  });
+} else {
+  resume();
+}

@@ -25,6 +25,7 @@ import { setUpTags } from './console/tags.js';
 import { setUpTeam } from './console/team.js';
 import { setUpTeams } from './console/teams.js';
 import { setUpTicket } from './console/ticket.js';
+import { setUpTicketNotices } from './console/ticket-notices.js';
 import { setUpTicketPage } from './console/ticket-page.js';
 import { setUpTickets } from './console/tickets.js';
 import { setUpTyping } from './console/typing.js';
@@ -89,6 +90,7 @@ export async function startConsole({ me, session, entities, storage, onSignOut }
   setUpSla(c);
   setUpTickets(c);
   setUpTicketPage(c);
+  setUpTicketNotices(c);
 
   // --- Search and the list of shortcuts -----------------------------------------------
 
@@ -121,6 +123,12 @@ export async function startConsole({ me, session, entities, storage, onSignOut }
   on(el.shortcutsButton, 'click', () => shortcuts.open());
 
   // --- Layout and signing out -------------------------------------------------------
+
+  // A narrow top bar wraps onto more rows; the team panel opens below it.
+  const topbar = el.sideToggle.closest('.topbar');
+  const fitSide = new ResizeObserver(() => el.side.style.setProperty('--topbar-height', `${topbar.offsetHeight}px`));
+  fitSide.observe(topbar);
+  lifetime.signal.addEventListener('abort', () => fitSide.disconnect());
 
   on(el.sideToggle, 'click', () => {
     const open = !el.side.classList.contains('is-open');

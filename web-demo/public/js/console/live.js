@@ -89,7 +89,11 @@ export function setUpLive(c) {
       case 'ticket.resolved':
       case 'ticket.escalated':
       case 'comment.created':
+        c.noticeTicketEvent(frame);
         c.onTicketEvent(frame);
+        break;
+      case 'mention':
+        c.noticeMention(frame);
         break;
       case 'error':
         toast(frame.error ?? 'Something went wrong', { error: true });

@@ -1,5 +1,6 @@
 // Desktop notifications (the Notification API) of what calls for this agent
-// while they may be looking elsewhere: a chat assigned to them. Browsers
+// while they may be looking elsewhere: a chat or a ticket assigned to them,
+// a note mentioning them (see assigned.js and ticket-notices.js). Browsers
 // grant the permission only when asked from a user gesture, so the console
 // asks from the click on its "Desktop notifications" button, which shows
 // only while the agent has not answered yet; once granted, each such notice
