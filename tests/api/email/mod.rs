@@ -15,11 +15,13 @@ mod imap;
 mod inbound;
 mod limits;
 mod loops;
+mod merged;
 mod outbound;
 mod ses;
 mod settings;
 mod shown;
 mod smtp;
+mod undo;
 mod webhooks;
 
 use serde_json::{Value, json};

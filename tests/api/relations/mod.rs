@@ -2,6 +2,7 @@
 //! pass, merging and its undo, splitting. Shared helpers here; the tests in the
 //! submodules.
 
+mod feed;
 mod links;
 mod merge;
 mod snooze;
