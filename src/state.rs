@@ -109,6 +109,12 @@ impl FromRef<AppState> for Arc<crate::sso::providers::Providers> {
     }
 }
 
+impl FromRef<AppState> for crate::webhooks::guard::AllowPrivate {
+    fn from_ref(state: &AppState) -> crate::webhooks::guard::AllowPrivate {
+        crate::webhooks::guard::AllowPrivate(state.config.webhook_allow_private)
+    }
+}
+
 impl FromRef<AppState> for crate::attachments::links::Signer {
     /// Signs the attachment links of what the request answers, as of now.
     fn from_ref(state: &AppState) -> crate::attachments::links::Signer {

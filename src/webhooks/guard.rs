@@ -7,28 +7,19 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
-use axum::extract::FromRef;
 use reqwest::Url;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
-
-use crate::state::AppState;
 
 /// How long saving a URL waits for its DNS answer.
 const LOOKUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
 
-/// Why a URL or an address is refused, and how a developer with a local
-/// receiver lifts the guard.
 /// Whether outbound calls (webhooks, identity providers) may reach a
 /// private address (`SUPPORTDESK_WEBHOOK_ALLOW_PRIVATE`).
 #[derive(Clone, Copy)]
 pub struct AllowPrivate(pub bool);
 
-impl FromRef<AppState> for AllowPrivate {
-    fn from_ref(state: &AppState) -> AllowPrivate {
-        AllowPrivate(state.config.webhook_allow_private)
-    }
-}
-
+/// Why a URL or an address is refused, and how a developer with a local
+/// receiver lifts the guard.
 pub const BLOCKED: &str = "must not point to a loopback, private, link-local or reserved address \
      (set SUPPORTDESK_WEBHOOK_ALLOW_PRIVATE=true to allow them, e.g. for a local receiver)";
 
