@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use super::{mark, patch, quiet, tags, ticket, trigger, triggers};
 use crate::agents::{send, signed_in};
 use crate::backend_tests;
+use crate::email::{deliver, first_message, imap_channel, opened};
 use crate::support::{Backend, TestApp, TestCompany};
 
 backend_tests!(
@@ -21,6 +22,8 @@ backend_tests!(
     lte_matches_at_most_the_minutes,
     tags_changed_to_matches_a_tag_added,
     actor_type_names_who_made_the_change,
+    channel_email_matches_a_ticket_an_email_opened,
+    channel_email_does_not_match_a_ticket_the_api_made,
 );
 
 /// A trigger on `ticket.updated` with `condition`; two tickets (subjects
@@ -223,4 +226,31 @@ async fn actor_type_names_who_made_the_change(backend: Backend) {
         tags(&app, &acme, &by_key).await,
     );
     assert_eq!(got, (json!(["hit"]), json!([])));
+}
+
+/// A trigger on `ticket.created` that tags a ticket opened by email.
+async fn email_rule(app: &TestApp, acme: &TestCompany) {
+    let condition = json!({"field": "channel", "operator": "is", "value": "email"});
+    let events = json!(["ticket.created"]);
+    trigger(app, acme, events, json!([condition]), mark()).await;
+}
+
+async fn channel_email_matches_a_ticket_an_email_opened(backend: Backend) {
+    let app = quiet(backend).await;
+    let acme = app.company().await;
+    email_rule(&app, &acme).await;
+    let channel = imap_channel(&app, &acme).await;
+    let raw = first_message("m1@shop.example", "");
+    let id = opened(&deliver(&app, &acme, &channel, &raw).await);
+    triggers(&app).await;
+    assert_eq!(tags(&app, &acme, &id).await, json!(["hit"]));
+}
+
+async fn channel_email_does_not_match_a_ticket_the_api_made(backend: Backend) {
+    let app = quiet(backend).await;
+    let acme = app.company().await;
+    email_rule(&app, &acme).await;
+    let id = ticket(&app, &acme, "by the API").await;
+    triggers(&app).await;
+    assert_eq!(tags(&app, &acme, &id).await, json!([]));
 }

@@ -97,7 +97,7 @@ pub struct Ticket {
     pub priority: Priority,
     pub entity_id: Uuid,
     pub visitor_email: Option<String>,
-    /// Where it was opened: `api`, `email`, `widget` or `chat`.
+    /// Where it was opened: `api`, `email` or `chat`.
     #[schema(value_type = String, example = "email")]
     pub channel: TicketChannel,
     /// The addresses copied on its email thread (empty for a ticket that

@@ -96,11 +96,7 @@ impl Condition {
             Field::Subject => json!(t.subject),
             Field::VisitorEmail => json!(t.visitor_email),
             Field::Tags => json!(t.tags),
-            Field::Channel => json!(if t.chat_session_id.is_some() {
-                "chat"
-            } else {
-                "api"
-            }),
+            Field::Channel => json!(t.channel),
             Field::CustomField(key) => t.custom_fields.get(key).cloned().unwrap_or(Value::Null),
             Field::MinutesSinceCreated => json!(minutes_since(facts.now, t.created_at)),
             Field::MinutesSinceUpdated => json!(minutes_since(facts.now, t.updated_at)),

@@ -10,7 +10,7 @@ use super::{CONDITIONS_MAX, Condition, Conditions, Field, MINUTES_MAX, Operator}
 use crate::actor::ActorType;
 use crate::automations::Kind;
 use crate::error::FieldError;
-use crate::model::{AuthorType, Priority, TicketStatus};
+use crate::model::{AuthorType, Priority, TicketChannel, TicketStatus};
 use crate::validate::problem;
 
 /// Parses `{"all": [...], "any": [...]}` for a rule of `kind`; every
@@ -166,10 +166,9 @@ fn check(kind: Kind, field: &Field, operator: Operator, raw: Value) -> Result<Va
         Field::CommentAuthorType => {
             parsed::<AuthorType>(&raw).ok_or_else(|| value("must be agent or customer"))
         }
-        Field::Channel => match raw.as_str() {
-            Some(c @ ("api" | "chat")) => Ok(json!(c)),
-            _ => Err(value("must be api or chat")),
-        },
+        Field::Channel => {
+            parsed::<TicketChannel>(&raw).ok_or_else(|| value("must be api, email or chat"))
+        }
         Field::CsatScore => match raw.as_i64() {
             Some(score) if (1..=5).contains(&score) => Ok(json!(score)),
             _ => Err(value("must be a score, 1 to 5")),
