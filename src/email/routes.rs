@@ -110,7 +110,9 @@ async fn get_one(
     tag = "Email channels",
     request_body = UpdateBody,
     params(("id" = uuid::Uuid, Path, description = "Channel id")),
-    responses((status = 200, description = "The updated channel", body = Channel)))]
+    responses((status = 200, description = "The updated channel", body = Channel),
+        (status = 409, description = "The address is another channel's",
+            body = crate::openapi::schema::ErrorBody)))]
 async fn update(
     State(db): State<Db>,
     State(clock): State<Clock>,

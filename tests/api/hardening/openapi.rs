@@ -243,3 +243,21 @@ fn list_items_reference_their_records_schema() {
         );
     }
 }
+
+/// Changing a channel's address to another channel's is refused with 409,
+/// as creating one is: both say so (schemathesis received an undocumented
+/// 409 from the update).
+#[test]
+fn an_email_channels_create_and_update_document_the_address_conflict() {
+    let doc = document();
+    for (path, method) in [
+        ("/api/v1/channels/email", "post"),
+        ("/api/v1/channels/email/{id}", "patch"),
+    ] {
+        let responses = &doc["paths"][path][method]["responses"];
+        assert!(
+            responses.get("409").is_some(),
+            "{method} {path} documents no 409: {responses}"
+        );
+    }
+}
