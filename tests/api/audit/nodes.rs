@@ -1,5 +1,6 @@
 //! Two nodes writing one company's entries at once, both sealing (their
-//! workers and explicit passes racing), make one unbroken chain.
+//! workers and explicit passes racing), make one unbroken chain: on
+//! Postgres with Redis between them, on SQLite two nodes on one file.
 
 use std::time::Duration;
 
@@ -8,10 +9,10 @@ use supportdesk::audit::verify::Verdict;
 use supportdesk::db::Query;
 
 use super::verdict;
-use crate::postgres_tests;
+use crate::backend_tests;
 use crate::support::{Backend, TestApp, TestCompany, eventually_within};
 
-postgres_tests!(two_nodes_make_one_unbroken_chain);
+backend_tests!(two_nodes_make_one_unbroken_chain);
 
 /// Creates `count` roles named `prefix n` on `node`.
 async fn roles_on(node: &TestApp, acme: &TestCompany, prefix: &str, count: usize) {

@@ -11,6 +11,7 @@ use crate::support::{Backend, assert_invalid};
 backend_tests!(
     an_automation_reads_back_as_written_in_its_place,
     a_bad_rule_is_400_listing_every_problem,
+    a_channel_outside_the_tickets_channels_is_refused,
     automations_need_their_scopes,
 );
 
@@ -79,6 +80,23 @@ async fn a_bad_rule_is_400_listing_every_problem(backend: Backend) {
             "actions[1]",
         ],
     );
+    let listed = app.get("/automations", &acme.key).await;
+    assert_eq!(listed.assert_status(200)["data"], json!([]));
+}
+
+async fn a_channel_outside_the_tickets_channels_is_refused(backend: Backend) {
+    let app = quiet(backend).await;
+    let acme = app.company().await;
+    let r = app
+        .post(
+            "/automations",
+            &acme.key,
+            json!({"name": "By fax", "kind": "trigger", "events": ["ticket.created"],
+                   "conditions": {"all": [{"field": "channel", "operator": "is", "value": "fax"}]},
+                   "actions": [{"type": "add_tags", "value": ["fax"]}]}),
+        )
+        .await;
+    assert_invalid(&r, &["conditions.all[0].value"]);
     let listed = app.get("/automations", &acme.key).await;
     assert_eq!(listed.assert_status(200)["data"], json!([]));
 }
