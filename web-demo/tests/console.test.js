@@ -286,6 +286,7 @@ describe('SLA breaches, live', { concurrency: true }, () => {
       const ticket = await createTicket('Watch my SLA', 'URGENT', ['sla-demo', 'sla-page']);
       await openTickets(agent.page, 'sla-page');
       await ticketRow(agent.page, ticket).click();
+      await textIn(agent.page, '#td-number', ticket.ticketNumber);
       const firstResponse = agent.page.locator('#td-sla .sla-row[data-metric="firstResponse"]');
       await visible(firstResponse.and(agent.page.locator('[data-sla="running"]')));
       assert.equal(await firstResponse.locator('time').getAttribute('datetime'), ticket.sla.firstResponseDueAt);

@@ -33,9 +33,10 @@ export class LiveSocket {
     this.stopped = true;
     this.status = 'closed';
     this.lastFrameAt = 0;
+    this.subscribing = new Map(); // id of a subscribe frame sent at connect -> its channel
     this.timers = { reconnect: null, ping: null };
     this.nudge = () => {
-      if (!this.stopped && this.status !== 'open' && this.status !== 'connecting') this.connectNow();
+      if (!this.stopped && !this.ws && this.status !== 'open' && this.status !== 'connecting') this.connectNow();
     };
   }
 
@@ -107,8 +108,9 @@ export class LiveSocket {
     this.ws.send(JSON.stringify(frame));
   }
 
-  sendSubscribe(channel) {
+  sendSubscribe(channel, id) {
     const frame = { type: 'subscribe', channel };
+    if (id) frame.id = id;
     const since = this.cursors.get(channel);
     if (since) frame.since = since;
     this.raw(frame);
@@ -143,13 +145,19 @@ export class LiveSocket {
       if (this.ws !== ws) return;
       this.attempt = 0;
       this.lastFrameAt = Date.now();
-      this.setStatus('open');
-      for (const channel of this.channels) this.sendSubscribe(channel);
-      const pending = this.outbox.splice(0);
-      for (const frame of pending) this.raw(frame);
-      for (const frame of this.unacked.values()) this.raw(frame);
+      // 'open' waits for the server's answer to every subscription: a
+      // snapshot the page loads on 'open' is then read after the channels
+      // hold, and an event between the two is in one or the other.
+      this.subscribing.clear();
+      let n = 0;
+      for (const channel of this.channels) {
+        const id = `connect-subscribe:${(n += 1)}`;
+        this.subscribing.set(id, channel);
+        this.sendSubscribe(channel, id);
+      }
       clearInterval(this.timers.ping);
       this.timers.ping = setInterval(() => this.keepAlive(), PING_EVERY_MS);
+      if (this.subscribing.size === 0) this.subscribed();
     };
     ws.onmessage = (event) => {
       if (this.ws !== ws) return;
@@ -161,11 +169,13 @@ export class LiveSocket {
         return;
       }
       this.settle(frame);
+      const opens = this.answersSubscribe(frame);
       if (frame.type === 'chat.message' && frame.data?.id) {
         const sessionChannel = `session:${frame.data.sessionId}`;
         if (this.channels.has(sessionChannel)) this.noteMessage(sessionChannel, frame.data.id);
       }
       this.onFrame(frame);
+      if (opens) this.subscribed();
     };
     ws.onclose = (event) => {
       if (this.ws !== ws) return;
@@ -177,6 +187,21 @@ export class LiveSocket {
     ws.onerror = () => {
       // onclose follows; nothing to do here.
     };
+  }
+
+  /** Whether `frame` answers the last subscription of the connect still unanswered. */
+  answersSubscribe(frame) {
+    if (this.subscribing.size === 0 || (frame.type !== 'subscribed' && frame.type !== 'error')) return false;
+    if (!this.subscribing.delete(frame.id)) return false;
+    return this.subscribing.size === 0;
+  }
+
+  /** Every channel answered (held or refused): open, and send what waited. */
+  subscribed() {
+    this.setStatus('open');
+    const pending = this.outbox.splice(0);
+    for (const frame of pending) this.raw(frame);
+    for (const frame of this.unacked.values()) this.raw(frame);
   }
 
   /** A message frame is acknowledged by its reply, or refused by an error. */

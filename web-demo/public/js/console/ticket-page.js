@@ -40,6 +40,11 @@ export function setUpTicketPage(c) {
     onViewing: (data) => page.watch?.onViewing(data),
     onSocketOpen: () => page.watch?.reconnected(),
   });
+  // A sign-in starts with no ticket open: the page an earlier session left
+  // on screen (signed out in this tab) is not this session's.
+  el.ticketDetail.hidden = true;
+  el.ticketEmpty.hidden = false;
+  el.tdNumber.textContent = '';
 
   /** Says which ticket this agent is on (and leaves the one before). */
   function watch(id) {

@@ -314,8 +314,9 @@ export function setUpTickets(c) {
           'aria-selected': index === t.selected ? 'true' : 'false',
           'aria-current': ticket.id === t.openId ? 'true' : null,
           dataset: { id: ticket.id, number: ticket.ticketNumber, status: ticket.status },
+          // By id: the list may have changed since this row was drawn.
           onclick: () => {
-            t.selected = index;
+            t.selected = Math.max(0, t.list.findIndex((x) => x.id === ticket.id));
             openSelected();
           },
         },
