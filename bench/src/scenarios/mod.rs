@@ -22,6 +22,7 @@ mod presence;
 mod rows;
 mod scale;
 mod session_cookie;
+mod settle;
 mod sla_create;
 mod uploads;
 mod websocket;
@@ -204,7 +205,7 @@ impl Ctx {
     /// B …), so that drift on this shared machine hits both alike; each
     /// slice has its own warm-up. Returns (service, baseline).
     async fn compare(
-        &self,
+        &mut self,
         server: &Server,
         expect: StatusCode,
         make: MakeRequest,
@@ -220,7 +221,7 @@ impl Ctx {
     /// the service's (A B C A B C …). Returns the service and the
     /// baselines in the order given.
     async fn compare_each(
-        &self,
+        &mut self,
         server: &Server,
         expect: StatusCode,
         make: MakeRequest,
@@ -236,6 +237,7 @@ impl Ctx {
         let mut bases: Vec<Measured> = baselines.iter().map(|_| Measured::empty()).collect();
         for i in 0..slices {
             service.merge(measure(server, slice, expect, make.clone()).await?);
+            self.settle(&format!("service slice {}", i + 1)).await?;
             for (baseline, base) in baselines.iter().zip(bases.iter_mut()) {
                 match baseline {
                     Baseline::Http(other, status) => {
