@@ -25,7 +25,7 @@ impl EmptyDatabase {
                 _pg: None,
             },
             Backend::Postgres => {
-                let admin_url = std::env::var("TEST_DATABASE_URL").expect("TEST_DATABASE_URL");
+                let admin_url = super::pg::admin_url();
                 let name = format!("sdt_{}", uuid::Uuid::new_v4().simple());
                 let mut conn = pg_admin(&admin_url).await;
                 sqlx::query(sqlx::AssertSqlSafe(format!(

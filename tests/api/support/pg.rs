@@ -11,7 +11,7 @@ pub(super) struct TempPgDatabase {
 
 impl TempPgDatabase {
     pub(super) async fn create() -> (TempPgDatabase, String) {
-        let admin_url = std::env::var("TEST_DATABASE_URL").expect("TEST_DATABASE_URL");
+        let admin_url = admin_url();
         let name = format!(
             "{DB_PREFIX}{}_{}",
             unix_secs(),
@@ -37,6 +37,27 @@ impl TempPgDatabase {
         let url = replace_database(&admin_url, &name);
         (TempPgDatabase { admin_url, name }, url)
     }
+}
+
+/// `TEST_DATABASE_URL`, without TLS when it names a server on loopback
+/// and no `sslmode`: the client's default (`prefer`) does a TLS handshake
+/// on every new connection of a server with TLS on (Debian's is), about
+/// 2.5 ms of CPU on each side (`pgbench -C` here: 7.2 ms a connection with
+/// it, 4.5 without), and the tests open several thousand connections.
+pub(super) fn admin_url() -> String {
+    let url = std::env::var("TEST_DATABASE_URL").expect("TEST_DATABASE_URL");
+    let host = url
+        .split_once("://")
+        .map(|(_, rest)| rest.rsplit_once('@').map_or(rest, |(_, host)| host))
+        .unwrap_or("");
+    let loopback = ["127.0.0.1", "localhost", "[::1]"]
+        .iter()
+        .any(|name| host.starts_with(name));
+    if !loopback || url.contains("sslmode=") {
+        return url;
+    }
+    let joiner = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{joiner}sslmode=disable")
 }
 
 /// A connection to the server as its administrator. The server's
