@@ -316,7 +316,8 @@ export function setUpTickets(c) {
           dataset: { id: ticket.id, number: ticket.ticketNumber, status: ticket.status },
           // By id: the list may have changed since this row was drawn.
           onclick: () => {
-            t.selected = Math.max(0, t.list.findIndex((x) => x.id === ticket.id));
+            const at = t.list.findIndex((x) => x.id === ticket.id);
+            t.selected = Math.max(0, at);
             openSelected();
           },
         },
