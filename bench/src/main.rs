@@ -60,6 +60,9 @@ enum Command {
         path: String,
         #[arg(long)]
         key: Option<String>,
+        /// A `Cookie` header (`sd_session=…`: an agent's session).
+        #[arg(long)]
+        cookie: Option<String>,
         /// A JSON body makes it a POST.
         #[arg(long)]
         body: Option<String>,
@@ -163,6 +166,7 @@ fn main() -> anyhow::Result<()> {
             addr,
             path,
             key,
+            cookie,
             body,
             conns,
             secs,
@@ -180,8 +184,12 @@ fn main() -> anyhow::Result<()> {
                     Some(body) => http::Req::post_json(&path, body),
                     None => http::Req::get(&path),
                 };
-                match &key {
+                let req = match &key {
                     Some(key) => req.key(key),
+                    None => req,
+                };
+                match &cookie {
+                    Some(cookie) => req.header("cookie", cookie.clone()),
                     None => req,
                 }
             });
