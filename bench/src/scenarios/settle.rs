@@ -27,16 +27,9 @@ impl Ctx {
     /// notes the wait when there was one. `what` names the slice.
     pub(super) async fn settle(&mut self, what: &str) -> anyhow::Result<()> {
         let started = Instant::now();
-        let mut first = None;
-        loop {
-            let due: u64 = psql(&self.database_url, Sql::Text(DUE), &[])
-                .await?
-                .parse()
-                .unwrap_or(0);
-            first.get_or_insert(due);
-            if due == 0 {
-                break;
-            }
+        let queued = self.jobs_due().await?;
+        let mut due = queued;
+        while due > 0 {
             if started.elapsed() > SETTLE_AT_MOST {
                 self.notes.push(format!(
                     "{what}: {due} queued jobs still due after {} s; the next slice runs beside them",
@@ -45,13 +38,21 @@ impl Ctx {
                 return Ok(());
             }
             tokio::time::sleep(Duration::from_millis(500)).await;
+            due = self.jobs_due().await?;
         }
-        if let Some(queued) = first.filter(|&n| n > 0) {
+        if queued > 0 {
             self.notes.push(format!(
                 "{what}: {queued} queued jobs were done in {:.1} s after the slice",
                 started.elapsed().as_secs_f64()
             ));
         }
         Ok(())
+    }
+
+    async fn jobs_due(&self) -> anyhow::Result<u64> {
+        Ok(psql(&self.database_url, Sql::Text(DUE), &[])
+            .await?
+            .parse()
+            .unwrap_or(0))
     }
 }

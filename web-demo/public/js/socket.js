@@ -33,7 +33,7 @@ export class LiveSocket {
     this.stopped = true;
     this.status = 'closed';
     this.lastFrameAt = 0;
-    this.subscribing = new Map(); // id of a subscribe frame sent at connect -> its channel
+    this.subscribing = new Set(); // ids of the subscribe frames of this connect, until answered
     this.timers = { reconnect: null, ping: null };
     this.nudge = () => {
       if (!this.stopped && !this.ws && this.status !== 'open' && this.status !== 'connecting') this.connectNow();
@@ -152,7 +152,7 @@ export class LiveSocket {
       let n = 0;
       for (const channel of this.channels) {
         const id = `connect-subscribe:${(n += 1)}`;
-        this.subscribing.set(id, channel);
+        this.subscribing.add(id);
         this.sendSubscribe(channel, id);
       }
       clearInterval(this.timers.ping);
