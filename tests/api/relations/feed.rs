@@ -2,7 +2,9 @@
 //! feed carries record changes, not events, so each of `ticket.merged`,
 //! `ticket.split`, `ticket.linked` and `ticket.unsnoozed` shows as an
 //! upsert of each ticket it changed, the ticket as it now is, naming who
-//! made the change.
+//! made the change; and each comment a merge, its undo or a split moves is
+//! an upsert of that comment under the ticket it is on now, so that a
+//! mirror following the feed moves it too.
 
 use chrono::Duration;
 use serde_json::{Value, json};
@@ -17,6 +19,9 @@ backend_tests!(
     a_split_gives_both_tickets_an_entry_by_its_actor,
     a_link_gives_both_tickets_an_entry_by_its_actor,
     a_snoozes_wake_gives_the_ticket_an_entry_by_the_system,
+    a_merge_gives_each_moved_comment_an_entry_under_the_target,
+    a_merges_undo_gives_each_comment_an_entry_back_under_the_source,
+    a_split_gives_each_moved_comment_an_entry_under_the_new_ticket,
 );
 
 /// The feed's current end: entries read `since` it are the later changes.
@@ -47,6 +52,30 @@ fn last_of<'a>(entries: &'a [Value], id: &str) -> &'a Value {
         .rev()
         .find(|e| e["type"] == "ticket" && e["id"] == id)
         .unwrap_or_else(|| panic!("no entry of ticket {id}: {entries:?}"))
+}
+
+/// `(op, actor, ticketId)` of the last entry of comment `id` (panics
+/// naming the entries when there is none).
+fn comment_entry(entries: &[Value], id: &Value) -> (Value, Value, Value) {
+    let entry = entries
+        .iter()
+        .rev()
+        .find(|e| e["type"] == "comment" && e["id"] == *id)
+        .unwrap_or_else(|| panic!("no entry of comment {id}: {entries:?}"));
+    (
+        entry["op"].clone(),
+        entry["actor"].clone(),
+        entry["record"]["ticketId"].clone(),
+    )
+}
+
+/// A reply and an internal note on ticket `id`; their ids.
+async fn reply_and_note(app: &TestApp, acme: &TestCompany, id: &str) -> [Value; 2] {
+    let reply = comment(app, acme, id, json!({"body": "Still no refund"})).await;
+    let reply = reply.assert_status(201)["id"].clone();
+    let note = json!({"body": "Refunded twice before", "isInternal": true});
+    let note = comment(app, acme, id, note).await.assert_status(201)["id"].clone();
+    [reply, note]
 }
 
 /// `(op, actor)` of an entry.
@@ -189,6 +218,100 @@ async fn a_snoozes_wake_gives_the_ticket_an_entry_by_the_system(backend: Backend
     assert_eq!(
         (op_and_actor(woken), woken["record"]["snoozedUntil"].clone()),
         ((json!("upsert"), system_actor()), Value::Null),
+        "{entries:?}"
+    );
+}
+
+async fn a_merge_gives_each_moved_comment_an_entry_under_the_target(backend: Backend) {
+    let app = quiet(backend).await;
+    let acme = app.company().await;
+    let key = key_actor(&app, &acme).await;
+    let source = ticket(&app, &acme, "Refund, again").await;
+    let target = ticket(&app, &acme, "Refund").await;
+    let [reply, note] = reply_and_note(&app, &acme, &source).await;
+    let since = feed_end(&app, &acme).await;
+
+    app.post(
+        &format!("/tickets/{source}/merge"),
+        &acme.key,
+        json!({"into": target}),
+    )
+    .await
+    .assert_status(200);
+
+    let entries = entries_since(&app, &acme, &since).await;
+    let moved = (json!("upsert"), key, json!(target));
+    assert_eq!(
+        (
+            comment_entry(&entries, &reply),
+            comment_entry(&entries, &note)
+        ),
+        (moved.clone(), moved),
+        "{entries:?}"
+    );
+}
+
+async fn a_merges_undo_gives_each_comment_an_entry_back_under_the_source(backend: Backend) {
+    let app = quiet(backend).await;
+    let acme = app.company().await;
+    let key = key_actor(&app, &acme).await;
+    let source = ticket(&app, &acme, "Refund, again").await;
+    let target = ticket(&app, &acme, "Refund").await;
+    let [reply, note] = reply_and_note(&app, &acme, &source).await;
+    app.post(
+        &format!("/tickets/{source}/merge"),
+        &acme.key,
+        json!({"into": target}),
+    )
+    .await
+    .assert_status(200);
+    let since = feed_end(&app, &acme).await;
+
+    app.post(
+        &format!("/tickets/{source}/merge/undo"),
+        &acme.key,
+        json!({}),
+    )
+    .await
+    .assert_status(200);
+
+    let entries = entries_since(&app, &acme, &since).await;
+    let back = (json!("upsert"), key, json!(source));
+    assert_eq!(
+        (
+            comment_entry(&entries, &reply),
+            comment_entry(&entries, &note)
+        ),
+        (back.clone(), back),
+        "{entries:?}"
+    );
+}
+
+async fn a_split_gives_each_moved_comment_an_entry_under_the_new_ticket(backend: Backend) {
+    let app = quiet(backend).await;
+    let acme = app.company().await;
+    let key = key_actor(&app, &acme).await;
+    let old = ticket(&app, &acme, "Invoice and password").await;
+    let [reply, note] = reply_and_note(&app, &acme, &old).await;
+    let since = feed_end(&app, &acme).await;
+
+    let r = app
+        .post(
+            &format!("/tickets/{old}/split"),
+            &acme.key,
+            json!({"commentId": reply, "following": true}),
+        )
+        .await;
+    let new = r.assert_status(201)["id"].clone();
+
+    let entries = entries_since(&app, &acme, &since).await;
+    let moved = (json!("upsert"), key, new);
+    assert_eq!(
+        (
+            comment_entry(&entries, &reply),
+            comment_entry(&entries, &note)
+        ),
+        (moved.clone(), moved),
         "{entries:?}"
     );
 }

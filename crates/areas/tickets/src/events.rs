@@ -163,7 +163,7 @@ pub async fn comment_created(
     comment: &Comment,
     now: Timestamp,
 ) -> Result<(), StoreError> {
-    let change = RecordChange::upsert(RecordType::Comment, comment.id, comment)?;
+    let change = comment_change(comment)?;
     let event = emit_change(tx, tenant, &CommentCreated(comment), Some(&change), now).await?;
     let topic = TicketTopic {
         internal: comment.is_internal,
@@ -234,6 +234,12 @@ pub fn sla_json(met: &Met) -> Value {
 /// more than the record, e.g. `changes`, so the entry keeps its own copy).
 pub fn ticket_change(ticket: &Ticket) -> Result<RecordChange, StoreError> {
     RecordChange::upsert(RecordType::Ticket, ticket.id, ticket)
+}
+
+/// The change feed's entry for the comment as it now is (as its list
+/// shows it, `ticketId` the ticket it is on).
+pub fn comment_change(comment: &Comment) -> Result<RecordChange, StoreError> {
+    RecordChange::upsert(RecordType::Comment, comment.id, comment)
 }
 
 /// The `escalation` of the event and of the timeline entry.

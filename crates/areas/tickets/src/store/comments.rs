@@ -206,6 +206,43 @@ pub async fn add_comment_in(
     Ok((comment, ticket))
 }
 
+/// The change feed's entry of each of the comments `ids` that a merge, its
+/// undo or a split has just moved to another ticket: the comment as it now
+/// is (`ticketId` the ticket it moved to), made by the transaction's actor,
+/// so that a mirror following the feed moves it too. Only replies sent (and
+/// notes): a held or scheduled reply has no entry yet, and gets its first
+/// when it is delivered (`deliver_due`), on the ticket it is on then.
+pub(super) async fn record_moved(
+    tx: &mut Tx,
+    tenant: &Tenant,
+    ids: &[Uuid],
+    now: Timestamp,
+    signer: &Signer,
+) -> Result<(), StoreError> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let rows: Vec<CommentRow> = Query::new(COMMENT_SELECT)
+        .push(" WHERE ")
+        .push_tenant(tenant, "c")
+        .push(" AND c.delivery_state = 'sent' AND c.id IN ")
+        .push_bind_list(ids.iter().copied())
+        .push(" ORDER BY c.created_at, c.id")
+        .fetch_all(&mut *tx)
+        .await?;
+    let sent: Vec<Uuid> = rows.iter().map(|row| row.id).collect();
+    let mut files = attachment_store::of_each(&mut *tx, Kind::Comment, &sent, signer).await?;
+    for row in rows {
+        let comment = Comment {
+            attachments: files.remove(&row.id).unwrap_or_default(),
+            ..Comment::from(row)
+        };
+        let change = events::comment_change(&comment)?;
+        crate::event_log::record_change(&mut *tx, tenant, &change, now).await?;
+    }
+    Ok(())
+}
+
 /// The condition on comments `c` that leaves out what the customer does
 /// not see (internal notes, replies not sent), unless the reader reads
 /// notes (`notes`: [`crate::model::reads_internal_notes`]: an agent, who

@@ -3,13 +3,15 @@
 //! `mergedInto` and a link both ways, and what moved is kept so that an
 //! undo within the window puts both tickets back as they were (with the
 //! merge suggestions it removed, where still open). Each
-//! ticket's search document follows the comments it holds.
+//! ticket's search document follows the comments it holds, and each
+//! comment moved (either way) gets its change-feed entry.
 
 use serde_json::json;
 use sqlx::types::Json;
 use uuid::Uuid;
 
 use super::activities::{NewActivity, add_activity};
+use super::comments::record_moved;
 use super::links;
 use super::read::load;
 use super::search::reindex_comments;
@@ -133,6 +135,8 @@ pub async fn merge(
         .await?;
     reindex_comments(&mut tx, source).await?;
     reindex_comments(&mut tx, target).await?;
+    let comment_ids: Vec<Uuid> = comments.into_iter().map(|(id,)| id).collect();
+    record_moved(&mut tx, tenant, &comment_ids, now, signer).await?;
     let files: Vec<(Uuid,)> =
         Query::new("SELECT id FROM attachments WHERE ticket_id = $1 AND comment_id IS NULL")
             .bind(source)
@@ -173,7 +177,6 @@ pub async fn merge(
     )
     .await?;
     super::grouping::drop_suggestions(&mut tx, source).await?;
-    let comment_ids: Vec<Uuid> = comments.into_iter().map(|(id,)| id).collect();
     let file_ids: Vec<Uuid> = files.into_iter().map(|(id,)| id).collect();
     for (ticket, details) in [
         (
@@ -316,6 +319,7 @@ pub async fn undo_merge(
             .await?;
         reindex_comments(&mut tx, source).await?;
         reindex_comments(&mut tx, target).await?;
+        record_moved(&mut tx, tenant, &row.comment_ids.0, now, signer).await?;
     }
     if !row.attachment_ids.0.is_empty() {
         Query::new("UPDATE attachments SET ticket_id = ")

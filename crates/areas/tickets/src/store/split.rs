@@ -1,10 +1,12 @@
 //! SQL for splitting a ticket: a comment (and, optionally, those after it)
-//! moves to a ticket made for it, linked to the old one.
+//! moves to a ticket made for it, linked to the old one, each with its
+//! change-feed entry.
 
 use serde_json::json;
 use uuid::Uuid;
 
 use super::activities::{NewActivity, add_activity};
+use super::comments::record_moved;
 use super::links;
 use super::merge::refuse_if_merged;
 use super::read::load;
@@ -100,6 +102,7 @@ pub async fn split(
         .await?;
     reindex_comments(&mut tx, from).await?;
     reindex_comments(&mut tx, into).await?;
+    record_moved(&mut tx, tenant, &ids, now, signer).await?;
     links::insert(&mut tx, tenant, LinkKind::SplitFrom.stored(into, from), now).await?;
     for (ticket, details) in [
         (from, json!({"into": into, "commentIds": ids})),
