@@ -1,5 +1,6 @@
 //! `/tickets/{id}/links` and `/tickets/{id}/merge`: linking tickets of a
-//! company, merging one into another and undoing that.
+//! company, merging one into another (collision-safe with `If-Match`, as
+//! the other ticket writes) and undoing that.
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -10,6 +11,7 @@ use utoipa_axum::routes;
 use super::model::{NewTicket, Ticket};
 use super::relations::{NewLinkKind, TicketLink};
 use super::store;
+use super::versions::{IfMatch, VersionConflict, refused};
 use crate::attachments::links::Signer;
 use crate::auth::{Principal, Scope};
 use crate::db::Db;
@@ -160,20 +162,25 @@ async fn remove_link(
 /// `into`, closes it with `mergedInto` and a link both ways, and emits
 /// `ticket.merged`. Later comments on it are refused (409
 /// `ticket_merged`). Undo within the window with `POST
-/// /tickets/{id}/merge/undo`.
+/// /tickets/{id}/merge/undo`. With `If-Match` on a version this ticket is
+/// no longer at, nothing changes: 412 `version_conflict` with the changes
+/// since.
 #[utoipa::path(post, path = "/tickets/{id}/merge", operation_id = "merge_ticket",
     tag = "Tickets",
     request_body = MergeBody,
-    params(("id" = uuid::Uuid, Path, description = "Ticket id (the one merged away)")),
+    params(("id" = uuid::Uuid, Path, description = "Ticket id (the one merged away)"),
+        ("If-Match" = Option<String>, Header, description = "This ticket's version the merge is based on (its `ETag`, `\"<version>\"`): when the ticket is at another version now, nothing changes and the answer is 412 `version_conflict`. `*` or no header: any version.")),
     responses(
         (status = 200, description = "The merged ticket, closed", body = Ticket),
         (status = 409, description = "`ticket_merged`: this ticket or the target is already \
             merged (`mergedInto` names where)", body = ErrorBody),
+        (status = 412, description = "`version_conflict`: this ticket is no longer at the version `If-Match` named; nothing changed. `details` has a line per change since, `changes` the timeline entries, `currentVersion` the version now.", body = VersionConflict),
     ))]
 async fn merge(
     RequestState(state): RequestState,
     principal: Principal,
     Id(id): Id,
+    IfMatch(expected): IfMatch,
     Json(body): Json<MergeBody>,
 ) -> ApiResult<Json<Ticket>> {
     let into =
@@ -184,16 +191,20 @@ async fn merge(
             "a ticket cannot be merged into itself",
         ));
     }
-    let ticket = store::merge(
+    let merged = store::merge(
         &state.db.acting(principal.actor()),
         &principal.tenant,
         id,
         into,
+        expected,
         state.clock.now(),
         &state.link_signer(),
     )
-    .await?;
-    Ok(Json(ticket))
+    .await;
+    match merged {
+        Ok(ticket) => Ok(Json(ticket)),
+        Err(error) => Err(refused(&state.db, &principal.tenant, id, expected, error).await),
+    }
 }
 
 /// Undo a merge

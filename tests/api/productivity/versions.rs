@@ -15,6 +15,7 @@ backend_tests!(
     a_stale_if_match_on_an_update_is_412_with_the_changes_and_changes_nothing,
     a_stale_if_match_on_a_reply_is_412_and_adds_nothing,
     a_stale_if_match_on_a_snooze_is_412_and_leaves_the_ticket_awake,
+    a_stale_if_match_on_a_merge_is_412_and_merges_nothing,
     a_current_if_match_is_accepted,
     a_malformed_if_match_is_400,
     a_chat_session_answers_with_its_version,
@@ -121,6 +122,39 @@ async fn a_stale_if_match_on_a_reply_is_412_and_adds_nothing(backend: Backend) {
     r.assert_error(412, "version_conflict");
     assert_eq!(r.body["details"][0]["field"], "tags");
     assert_eq!(comment_count(&app, &acme, &id).await, 0);
+}
+
+async fn a_stale_if_match_on_a_merge_is_412_and_merges_nothing(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let source = ticket(&app, &acme).await;
+    let target = ticket(&app, &acme).await;
+    app.patch(
+        &format!("/tickets/{source}"),
+        &acme.key,
+        json!({"priority": "HIGH"}),
+    )
+    .await
+    .assert_status(200);
+    let r = send_with(
+        &app,
+        Method::POST,
+        &format!("/tickets/{source}/merge"),
+        &acme.key,
+        &[("If-Match", "\"1\"")],
+        json!({"into": target}),
+    )
+    .await;
+    r.assert_error(412, "version_conflict");
+    assert_eq!(
+        (&r.body["currentVersion"], &r.body["details"][0]["field"]),
+        (&json!(2), &json!("priority"))
+    );
+    let now = read_ticket(&app, &acme, &source).await;
+    assert_eq!(
+        (&now.assert_status(200)["mergedInto"], &now.body["status"]),
+        (&serde_json::Value::Null, &json!("OPEN"))
+    );
 }
 
 async fn a_current_if_match_is_accepted(backend: Backend) {

@@ -17,7 +17,7 @@ use super::read::load;
 use super::search::reindex_comments;
 use super::sla::{move_sla_clocks, record_sla};
 use super::tags::announce_tags;
-use super::update::{lock, write_state};
+use super::update::{check_version, lock, write_state};
 use crate::attachments::links::Signer;
 use crate::auth::Tenant;
 use crate::db::{Db, Query, Tx};
@@ -110,16 +110,20 @@ async fn set_status(
 /// the target gains its tags, the source is CLOSED with `mergedInto` and a
 /// `merged_into` link, each gets a `merged` timeline entry, and
 /// `ticket.merged` is emitted. Answers the source as it now is.
+/// `expected`: the source's version the caller saw (`If-Match`); another
+/// one refuses the merge (`StoreError::VersionConflict`).
 pub async fn merge(
     db: &Db,
     tenant: &Tenant,
     source: Uuid,
     target: Uuid,
+    expected: Option<i64>,
     now: Timestamp,
     signer: &Signer,
 ) -> Result<Ticket, StoreError> {
     let mut tx = db.begin().await?;
     let (source_state, target_state) = lock_pair(&mut tx, tenant, source, target).await?;
+    check_version(&mut tx, tenant, source, expected).await?;
     refuse_if_merged(&mut tx, tenant, source).await?;
     refuse_if_merged(&mut tx, tenant, target).await?;
     let tenant = &tenant.whole();
