@@ -130,7 +130,9 @@ impl Notice {
             None => Notice::KeyValid {
                 key_id,
                 may_write: record.scopes.contains(Scope::ChatWrite),
-                tickets: TicketReads::of(&record.scopes),
+                // A key holds no role's grant of notes (docs/api.md,
+                // "Roles"): its scopes alone decide.
+                tickets: TicketReads::of(&record.scopes, false),
             },
         }
     }

@@ -50,7 +50,8 @@ pub struct Frame {
 
 /// What a socket's credentials read of tickets, in growing order: nothing,
 /// the ticket channels' public events (`tickets:read`), also internal
-/// notes (`tickets:write`, as comment search decides). A key's scopes can
+/// notes (`tickets:write`, as comment search decides, or the `viewer`
+/// role's grant). A key's scopes can
 /// be cut while its sockets are open: the hub keeps each socket's current
 /// reads and queues it only the frames they cover.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -63,10 +64,15 @@ pub enum TicketReads {
 }
 
 impl TicketReads {
-    pub fn of(scopes: &ScopeSet) -> TicketReads {
+    /// What credentials holding `scopes` read of the ticket channels, with
+    /// `notes` a role's grant of internal notes (the built-in `viewer`'s,
+    /// a session's only: a key never has it). The one rule for the
+    /// handshake and for a key's notice, so a socket's reads after a
+    /// change are what a handshake then would give it.
+    pub fn of(scopes: &ScopeSet, notes: bool) -> TicketReads {
         if !scopes.contains(Scope::TicketsRead) {
             TicketReads::Nothing
-        } else if ::tickets::model::reads_internal_notes(scopes) {
+        } else if notes || ::tickets::model::reads_internal_notes(scopes) {
             TicketReads::Notes
         } else {
             TicketReads::Public

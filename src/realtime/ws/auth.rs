@@ -117,10 +117,7 @@ impl Credential {
     /// What the socket reads of the ticket channels at the handshake.
     pub fn ticket_reads(&self) -> TicketReads {
         match self {
-            Credential::Agent { scopes, notes, .. } => match TicketReads::of(scopes) {
-                TicketReads::Public if *notes => TicketReads::Notes,
-                reads => reads,
-            },
+            Credential::Agent { scopes, notes, .. } => TicketReads::of(scopes, *notes),
             Credential::Visitor { .. } => TicketReads::Nothing,
         }
     }

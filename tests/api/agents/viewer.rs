@@ -20,6 +20,7 @@ backend_tests!(
     a_viewer_reads_internal_notes_in_the_change_feed,
     a_viewer_finds_a_ticket_by_its_internal_note,
     a_viewers_socket_carries_internal_notes,
+    a_viewers_open_socket_keeps_internal_notes_after_a_credentials_change,
 );
 
 const NOTE: &str = "Customer abused the last refund";
@@ -140,15 +141,64 @@ async fn a_viewers_socket_carries_internal_notes(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let acme = app.company().await;
     let vera = viewer(&app, &acme).await;
-    let mut socket =
-        Client::try_with_headers(&app, &[("Cookie", &vera.cookie), ("Origin", &app.address)])
-            .await
-            .expect("socket opens");
-    socket.subscribe("tickets").await;
+    let mut socket = watching_tickets(&app, &vera).await;
     let ticket = ticket(&app, &acme).await;
 
     note_by_key(&app, &acme, &ticket).await;
 
     let frame = socket.next_of("comment.created").await;
     assert_eq!(frame["data"]["data"]["body"], NOTE);
+}
+
+async fn a_viewers_open_socket_keeps_internal_notes_after_a_credentials_change(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let acme = app.company().await;
+    let vera = viewer(&app, &acme).await;
+    let mut socket = watching_tickets(&app, &vera).await;
+    let ticket = ticket(&app, &acme).await;
+
+    // Changes that leave vera's grant as it was, by both ways a change
+    // reaches the sockets: a key's scopes cut (its notice, over the bus)
+    // and the sockets' re-check of their credentials.
+    let scopes = json!(["chat:read", "tickets:read", "tickets:write"]);
+    let r = app
+        .post(
+            "/api-keys",
+            &acme.key,
+            json!({"name": "Back office", "scopes": scopes}),
+        )
+        .await;
+    let key_id = r.assert_status(201)["id"].as_str().expect("id").to_string();
+    app.patch(
+        &format!("/api-keys/{key_id}"),
+        &acme.key,
+        json!({"scopes": ["chat:read", "tickets:read"]}),
+    )
+    .await
+    .assert_status(200);
+    supportdesk::realtime::credentials::recheck_once(
+        &app.state.db,
+        &app.state.realtime,
+        &app.state.clock,
+    )
+    .await
+    .expect("re-checked");
+    note_by_key(&app, &acme, &ticket).await;
+
+    let frame = socket.next_of("comment.created").await;
+    assert_eq!(frame["data"]["data"]["body"], NOTE);
+}
+
+/// A socket of `vera`'s session (opened from the service's own origin)
+/// subscribed to `tickets`.
+async fn watching_tickets(app: &TestApp, vera: &Browser) -> Client {
+    let headers = [
+        ("Cookie", vera.cookie.as_str()),
+        ("Origin", app.address.as_str()),
+    ];
+    let mut socket = Client::try_with_headers(app, &headers)
+        .await
+        .expect("socket opens");
+    socket.subscribe("tickets").await;
+    socket
 }
