@@ -283,3 +283,24 @@ pub async fn ready_session(
     cache.insert(digest, Arc::clone(&session), generation);
     Ok(session)
 }
+
+/// The principal of session `id` as it stands now (for a socket token the
+/// session minted: it names the session, not its secret), or the 401 its
+/// cookie would get. Read from the store each time: a handshake is rare
+/// next to requests, and the cache is keyed by the secret.
+pub async fn principal_by_session_id(
+    access: &super::access::Access,
+    db: &Db,
+    id: Uuid,
+) -> Result<Principal, ApiError> {
+    let record = store::find_for_auth_by_id(db, id)
+        .await
+        .map_err(ApiError::from)?
+        .ok_or_else(|| {
+            ApiError::unauthorized(
+                ErrorCode::SessionExpired,
+                "The session has ended; sign in again",
+            )
+        })?;
+    ReadySession::new(&record).principal(access.clock().now(), access.session_idle)
+}

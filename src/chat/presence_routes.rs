@@ -18,6 +18,7 @@ use crate::idempotency::RequestState;
 use crate::openapi::schema::{DataList, ErrorBody, Removed};
 use crate::realtime::Realtime;
 use crate::realtime::presence::{AgentPresence, Visibility};
+use crate::realtime::token::Minter;
 use crate::router::ApiRouter;
 use crate::time::Timestamp;
 use crate::validate::{
@@ -162,7 +163,7 @@ pub(crate) struct SocketToken {
 /// A socket token
 ///
 /// A short-lived token for a browser's socket (`/api/v1/ws?token=…`),
-/// carrying this key's tenant and scopes.
+/// carrying this key's (or signed-in agent's session's) tenant and scopes.
 #[utoipa::path(post, path = "/ws/tokens", tag = "Chat",
     responses((status = 201, description = "Created", body = SocketToken)))]
 async fn socket_token(
@@ -171,11 +172,12 @@ async fn socket_token(
 ) -> ApiResult<(StatusCode, Json<SocketToken>)> {
     let expires_at = state.clock.now().plus(SOCKET_TOKEN_TTL);
     let key = state.realtime.token_key(&state.db).await?;
-    let token = key.socket_token(
-        &principal.tenant,
-        principal.key_id,
-        &principal.scopes,
-        expires_at,
-    );
+    // A session's principal carries the user's id where a key's id goes:
+    // its token names the session, which the handshake looks up as such.
+    let minter = match &principal.agent {
+        Some(agent) => Minter::Session(agent.session_id),
+        None => Minter::Key(principal.key_id),
+    };
+    let token = key.socket_token(&principal.tenant, minter, &principal.scopes, expires_at);
     Ok((StatusCode::CREATED, Json(SocketToken { token, expires_at })))
 }

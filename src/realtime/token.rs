@@ -67,18 +67,30 @@ pub fn fingerprint(secret: &str) -> SecretFingerprint {
 }
 const MAC_LEN: usize = 16;
 const FLAG_CHAT_WRITE: u8 = 1;
+/// The id in a socket token is an agent's session, not a key: the two are
+/// looked up in different tables, so the token must say which it names.
+const FLAG_SESSION: u8 = 2;
+
+/// Whose credentials a socket token stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Minter {
+    /// An API key (a personal key included).
+    Key(Uuid),
+    /// An agent's session (the token was minted with the session cookie).
+    Session(Uuid),
+}
 
 /// What a verified token grants.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TokenGrant {
     /// One chat session; expiry, nonce and secret are the caller's to check.
     Visitor(VisitorClaims),
-    /// A pass for agent sockets of key `key_id`. `scopes` are the chat
-    /// scopes the key had when it minted the token; the handshake goes by
-    /// the key's scopes at that moment instead.
+    /// A pass for agent sockets of `minter`'s credentials. `scopes` are the
+    /// chat scopes they had when they minted the token; the handshake goes
+    /// by their scopes at that moment instead.
     Socket {
         tenant: Tenant,
-        key_id: Uuid,
+        minter: Minter,
         scopes: ScopeSet,
         expires_at: i64,
     },
@@ -146,23 +158,26 @@ impl TokenKey {
         Some(bytes)
     }
 
-    /// A socket token carrying the chat scopes of `scopes`, valid until `expires_at`.
+    /// A socket token of `minter` carrying the chat scopes of `scopes`,
+    /// valid until `expires_at`.
     pub fn socket_token(
         &self,
         tenant: &Tenant,
-        key_id: Uuid,
+        minter: Minter,
         scopes: &ScopeSet,
         expires_at: Timestamp,
     ) -> String {
+        let (id, mut flags) = match minter {
+            Minter::Key(id) => (id, 0),
+            Minter::Session(id) => (id, FLAG_SESSION),
+        };
         let mut payload = vec![KIND_SOCKET];
-        payload.extend_from_slice(key_id.as_bytes());
+        payload.extend_from_slice(id.as_bytes());
         payload.extend_from_slice(tenant.company_id.as_bytes());
         payload.push(mode_byte(tenant.mode));
-        let flags = if scopes.contains(Scope::ChatWrite) {
-            FLAG_CHAT_WRITE
-        } else {
-            0
-        };
+        if scopes.contains(Scope::ChatWrite) {
+            flags |= FLAG_CHAT_WRITE;
+        }
         payload.push(flags);
         payload.extend_from_slice(&expires_at.0.timestamp().to_be_bytes());
         self.seal(SOCKET_PREFIX, payload)
@@ -186,8 +201,13 @@ impl TokenKey {
                     scopes.push(Scope::ChatWrite);
                 }
                 let expires = i64_at(payload, 35)?;
+                let id = uuid_at(payload, 1)?;
+                let minter = match payload[34] & FLAG_SESSION {
+                    0 => Minter::Key(id),
+                    _ => Minter::Session(id),
+                };
                 Some(TokenGrant::Socket {
-                    key_id: uuid_at(payload, 1)?,
+                    minter,
                     tenant: Tenant::new(uuid_at(payload, 17)?, mode_from(payload[33])?),
                     scopes: ScopeSet::from_scopes(scopes),
                     expires_at: expires,
@@ -312,15 +332,15 @@ mod tests {
         let key_id = Uuid::now_v7();
         let expires = Timestamp::now();
         let scopes = ScopeSet::from_scopes([Scope::ChatRead, Scope::TicketsRead]);
-        let token = key.socket_token(&tenant, key_id, &scopes, expires);
+        let token = key.socket_token(&tenant, Minter::Key(key_id), &scopes, expires);
         match key.verify(&token) {
             Some(TokenGrant::Socket {
                 tenant: t,
-                key_id: k,
+                minter,
                 scopes,
                 expires_at,
             }) => {
-                assert_eq!((t, k), (tenant, key_id));
+                assert_eq!((t, minter), (tenant, Minter::Key(key_id)));
                 assert!(scopes.contains(Scope::ChatRead));
                 assert!(!scopes.contains(Scope::ChatWrite));
                 assert!(!scopes.contains(Scope::TicketsRead));
@@ -330,5 +350,21 @@ mod tests {
         }
         assert_eq!(key.verify("st_garbage"), None);
         assert_eq!(key.verify("nope"), None);
+    }
+
+    #[test]
+    fn a_sessions_socket_token_names_the_session() {
+        let key = TokenKey::new("secret");
+        let tenant = tenant();
+        let session = Uuid::now_v7();
+        let scopes = ScopeSet::from_scopes([Scope::ChatRead, Scope::ChatWrite]);
+        let token = key.socket_token(&tenant, Minter::Session(session), &scopes, Timestamp::now());
+        match key.verify(&token) {
+            Some(TokenGrant::Socket { minter, scopes, .. }) => {
+                assert_eq!(minter, Minter::Session(session));
+                assert!(scopes.contains(Scope::ChatWrite));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
     }
 }

@@ -3,8 +3,9 @@
 //! console's short-lived pass from `POST /api/v1/ws/tokens`) or an agent's
 //! session cookie (from a page of the service's own origin only: a cookie
 //! goes with every request to the host, a cross-site page's included). A socket
-//! token is only as good as the key that minted it: the handshake checks
-//! that key as it stands now and spends its allowance, as a key header does.
+//! token is only as good as the key (or the agent's session) that minted
+//! it: the handshake checks that key or session as it stands now and spends
+//! its allowance, as a key header or the cookie does.
 
 use std::net::IpAddr;
 
@@ -16,10 +17,11 @@ use uuid::Uuid;
 use crate::actor::Actor;
 use crate::auth::by_id::principal_by_id;
 use crate::auth::middleware::{API_KEY_HEADER, principal_for};
+use crate::auth::session::principal_by_session_id;
 use crate::auth::{Principal, Scope, ScopeSet, Tenant};
 use crate::error::{ApiError, ErrorCode};
 use crate::realtime::hub::{Holder, TicketReads};
-use crate::realtime::token::TokenGrant;
+use crate::realtime::token::{Minter, TokenGrant};
 use crate::state::AppState;
 use crate::time::Timestamp;
 
@@ -181,7 +183,7 @@ pub async fn authenticate(
     let key = state.realtime.token_key(&state.db).await?;
     let Some(TokenGrant::Socket {
         tenant,
-        key_id,
+        minter,
         expires_at,
         ..
     }) = key.verify(token)
@@ -197,14 +199,21 @@ pub async fn authenticate(
             "Token has expired",
         ));
     }
-    let principal = principal_by_id(&state.access, &state.db, key_id).await?;
-    if principal.tenant != tenant {
+    let principal = match minter {
+        Minter::Key(key_id) => principal_by_id(&state.access, &state.db, key_id).await?,
+        Minter::Session(session_id) => {
+            principal_by_session_id(&state.access, &state.db, session_id).await?
+        }
+    };
+    // Company and mode: a session's tenant also carries its role's
+    // visibility, which the token does not.
+    if (principal.tenant.company_id, principal.tenant.mode) != (tenant.company_id, tenant.mode) {
         return Err(ApiError::unauthorized(
             ErrorCode::InvalidToken,
             "Invalid token",
         ));
     }
-    // The key's scopes now, not those it had when it minted the token.
+    // The key's (or session's) scopes now, not those it had when it minted the token.
     agent(state, principal).await
 }
 

@@ -12,6 +12,7 @@ mod lockout_limits;
 mod openapi;
 mod sessions;
 mod sign_in;
+mod socket_tokens;
 mod sockets;
 mod sockets_ended;
 pub(crate) mod totp;
