@@ -154,6 +154,8 @@ impl BusArgs {
                 Notice::KeyEnded { .. }
                 | Notice::KeyValid { .. }
                 | Notice::SessionEnded { .. }
+                | Notice::SessionValid { .. }
+                | Notice::SessionScopeRemoved { .. }
                 | Notice::VisitorTokensRevoked { .. }
                 | Notice::IdentitySecretRotated { .. } => None,
             };

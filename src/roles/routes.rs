@@ -137,7 +137,8 @@ async fn get_one(State(db): State<Db>, principal: Principal, Id(id): Id) -> ApiR
 
 /// Update a custom role
 ///
-/// Rename it, change its scopes or `teamsOnly`; its holders keep it. A key
+/// Rename it, change its scopes or `teamsOnly`; its holders keep it (and
+/// their open sockets follow its new scopes). A key
 /// can only change a role whose scopes it holds, and grant only scopes it
 /// holds (403 otherwise).
 #[utoipa::path(patch, path = "/roles/{id}", operation_id = "update_role", tag = "Roles",
@@ -150,6 +151,7 @@ async fn get_one(State(db): State<Db>, principal: Principal, Id(id): Id) -> ApiR
 async fn update(
     State(db): State<Db>,
     State(clock): State<Clock>,
+    RequestState(state): RequestState,
     principal: Principal,
     requested: Requested,
     Id(id): Id,
@@ -178,15 +180,23 @@ async fn update(
     if let Some(scopes) = &scopes {
         ensure_holds(&principal, scopes)?;
     }
+    let scopes_changed = scopes.is_some();
     let patch = RolePatch {
         name,
         scopes,
         teams_only: body.teams_only,
     };
-    let db = principal.acting(&db, requested);
-    let role = store::update(&db, company_id, id, &patch, clock.now())
+    let acting = principal.acting(&db, requested);
+    let role = store::update(&acting, company_id, id, &patch, clock.now())
         .await
         .map_err(taken)?;
+    if scopes_changed {
+        // The holders' open sockets read and write what the role allows
+        // now, on every node, as a key's do when its scopes change.
+        let idle = state.access.session_idle;
+        let bus = &state.realtime.bus;
+        crate::realtime::credentials::role_changed(&db, bus, &clock, idle, company_id, id).await;
+    }
     Ok(Json(role))
 }
 

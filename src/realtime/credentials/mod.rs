@@ -10,8 +10,11 @@
 //! socket's own timer. Changes no notice reached (the CLI without Redis, a
 //! lost bus message) are found by each node's re-check of its sockets'
 //! credentials every `realtime::RECHECK_INTERVAL`, well within the key cache's life.
-//! Visitor sockets close the same way when their session's tokens are
-//! revoked or their identity secret is rotated without grace ([`visitors`]).
+//! Agent sessions' sockets close when the session ends and follow their
+//! custom role's scopes when it changes, through the same notices
+//! ([`sessions`]). Visitor sockets close the same way when their session's
+//! tokens are revoked or their identity secret is rotated without grace
+//! ([`visitors`]).
 
 use std::sync::Arc;
 
@@ -33,6 +36,9 @@ use crate::time::Clock;
 /// The bus topic of notices.
 pub const TOPIC: &str = "credentials";
 
+pub mod sessions;
+mod wire;
+pub use sessions::{role_changed, sessions_ended};
 pub mod visitors;
 
 /// Why a key's sockets close (4401), as their close reason says.
@@ -93,6 +99,18 @@ pub enum Notice {
     /// The agent session's sockets close with 4401 (signed out, a new
     /// password, a deactivation, a role change, idle or past its lifetime).
     SessionEnded { session_id: Uuid },
+    /// The session is open and its role still reads chat; its sockets may
+    /// write or not, and read this much of the ticket channels (its custom
+    /// role's scopes may have been changed). Without `chat:read`:
+    /// `KeyEnded`'s `ScopeRemoved` close, as `SessionScopeRemoved`.
+    SessionValid {
+        session_id: Uuid,
+        may_write: bool,
+        tickets: TicketReads,
+    },
+    /// The session's role no longer holds `chat:read`: its sockets close
+    /// with 4401 `scope removed`.
+    SessionScopeRemoved { session_id: Uuid },
     /// The session's visitor sockets opened with a nonce older than
     /// `nonce` close with 4401.
     VisitorTokensRevoked { session_id: Uuid, nonce: i64 },
@@ -137,81 +155,6 @@ impl Notice {
         }
     }
 
-    /// Wire form: `key-ended:<id>:<ending>`, `key-valid:<id>:<0|1>:<0|1|2>`
-    /// (writes; ticket reads), `company-suspended:<id>`,
-    /// `visitor-revoked:<session>:<nonce>`, `secret-rotated:<entity>:<hex>`. A node that cannot
-    /// read a notice (an older one, during a rolling deploy) ignores it and
-    /// its sockets' re-check applies the change instead.
-    pub fn encode(&self) -> String {
-        match self {
-            Notice::KeyEnded { key_id, ending } => format!("key-ended:{key_id}:{}", ending.wire()),
-            Notice::SessionEnded { session_id } => format!("session-ended:{session_id}"),
-            Notice::KeyValid {
-                key_id,
-                may_write,
-                tickets,
-            } => {
-                format!(
-                    "key-valid:{key_id}:{}:{}",
-                    u8::from(*may_write),
-                    *tickets as u8
-                )
-            }
-            Notice::CompanySuspended { company_id } => format!("company-suspended:{company_id}"),
-            Notice::VisitorTokensRevoked { session_id, nonce } => {
-                format!("visitor-revoked:{session_id}:{nonce}")
-            }
-            Notice::IdentitySecretRotated { entity_id, current } => {
-                format!(
-                    "secret-rotated:{entity_id}:{}",
-                    visitors::encode_print(current)
-                )
-            }
-        }
-    }
-
-    pub fn decode(text: &str) -> Option<Notice> {
-        let mut parts = text.splitn(3, ':');
-        let kind = parts.next()?;
-        let id = Uuid::parse_str(parts.next()?).ok()?;
-        let rest = parts.next();
-        match (kind, rest) {
-            ("key-ended", Some(wire)) => Some(Notice::KeyEnded {
-                key_id: id,
-                ending: Ending::ALL.into_iter().find(|e| e.wire() == wire)?,
-            }),
-            ("key-valid", Some(rights)) => {
-                let (write, tickets) = rights.split_once(':')?;
-                let tickets = match tickets {
-                    "0" => TicketReads::Nothing,
-                    "1" => TicketReads::Public,
-                    "2" => TicketReads::Notes,
-                    _ => return None,
-                };
-                Some(Notice::KeyValid {
-                    key_id: id,
-                    may_write: match write {
-                        "0" => false,
-                        "1" => true,
-                        _ => return None,
-                    },
-                    tickets,
-                })
-            }
-            ("company-suspended", None) => Some(Notice::CompanySuspended { company_id: id }),
-            ("session-ended", None) => Some(Notice::SessionEnded { session_id: id }),
-            ("visitor-revoked", Some(nonce)) => Some(Notice::VisitorTokensRevoked {
-                session_id: id,
-                nonce: nonce.parse().ok()?,
-            }),
-            ("secret-rotated", Some(print)) => Some(Notice::IdentitySecretRotated {
-                entity_id: id,
-                current: visitors::decode_print(print)?,
-            }),
-            _ => None,
-        }
-    }
-
     /// Closes or narrows the matching sockets of this node.
     pub fn apply(&self, hub: &Hub) {
         match *self {
@@ -228,12 +171,16 @@ impl Notice {
                 tickets,
             } => hub.set_key_rights(key_id, may_write, tickets),
             Notice::SessionEnded { session_id } => {
-                hub.close_where(
-                    |h| matches!(h, Holder::Agent { session_id: s, .. } if *s == session_id),
-                    Close::unauthorized("session ended"),
-                    None,
-                );
+                sessions::close(hub, session_id, "session ended");
             }
+            Notice::SessionScopeRemoved { session_id } => {
+                sessions::close(hub, session_id, Ending::ScopeRemoved.reason());
+            }
+            Notice::SessionValid {
+                session_id,
+                may_write,
+                tickets,
+            } => hub.set_session_rights(session_id, may_write, tickets),
             Notice::CompanySuspended { company_id } => {
                 let reason = Ending::CompanySuspended.reason();
                 hub.close_where(
@@ -329,9 +276,9 @@ pub async fn recheck_once(db: &Db, realtime: &Realtime, clock: &Clock) -> Result
             Holder::Key { key_id, .. } => key_notice(db, key_id).await?.apply(&realtime.hub),
             Holder::Agent { session_id, .. } => {
                 let idle = realtime.session_idle();
-                if let Some(notice) = session_notice(db, session_id, clock, idle).await? {
-                    notice.apply(&realtime.hub);
-                }
+                sessions::notice(db, session_id, clock, idle)
+                    .await?
+                    .apply(&realtime.hub);
             }
             Holder::Visitor { .. } => {}
         }
@@ -347,18 +294,14 @@ pub async fn recheck_holder(state: &AppState, holder: Holder) {
         Holder::Key { key_id, .. } => key_notice(&state.db, key_id)
             .await
             .map(|notice| notice.apply(&state.realtime.hub)),
-        Holder::Agent { session_id, .. } => session_notice(
+        Holder::Agent { session_id, .. } => sessions::notice(
             &state.db,
             session_id,
             &state.clock,
             state.access.session_idle,
         )
         .await
-        .map(|notice| {
-            if let Some(notice) = notice {
-                notice.apply(&state.realtime.hub);
-            }
-        }),
+        .map(|notice| notice.apply(&state.realtime.hub)),
         Holder::Visitor { .. } => {
             let now = state.clock.now();
             visitors::recheck(&state.db, &state.realtime, now, &[holder]).await
@@ -366,38 +309,6 @@ pub async fn recheck_holder(state: &AppState, holder: Holder) {
     };
     if let Err(error) = checked {
         tracing::debug!(%error, "socket credentials check failed");
-    }
-}
-
-/// The notice that closes agent session `session_id`'s sockets, if it has
-/// ended by now (the clock's): signed out, idle, past its lifetime, its
-/// company suspended.
-async fn session_notice(
-    db: &Db,
-    session_id: uuid::Uuid,
-    clock: &Clock,
-    idle: std::time::Duration,
-) -> Result<Option<Notice>, StoreError> {
-    let record = crate::accounts::sessions::find_for_auth_by_id(db, session_id).await?;
-    let usable = record.is_some_and(|record| {
-        crate::auth::session::ReadySession::new(&record)
-            .principal(clock.now(), idle)
-            .is_ok()
-    });
-    Ok((!usable).then_some(Notice::SessionEnded { session_id }))
-}
-
-/// Tells every node to close the sockets of agent sessions `ended`.
-pub async fn sessions_ended(bus: &Bus, company_id: uuid::Uuid, ended: &[uuid::Uuid]) {
-    for session_id in ended {
-        publish(
-            bus,
-            Some(company_id),
-            Notice::SessionEnded {
-                session_id: *session_id,
-            },
-        )
-        .await;
     }
 }
 

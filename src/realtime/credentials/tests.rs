@@ -97,9 +97,16 @@ fn notices_round_trip() {
                 may_write,
                 tickets,
             });
+            notices.push(Notice::SessionValid {
+                session_id: id,
+                may_write,
+                tickets,
+            });
         }
     }
     notices.push(Notice::CompanySuspended { company_id: id });
+    notices.push(Notice::SessionEnded { session_id: id });
+    notices.push(Notice::SessionScopeRemoved { session_id: id });
     notices.push(Notice::VisitorTokensRevoked {
         session_id: id,
         nonce: 3,

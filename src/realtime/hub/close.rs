@@ -51,9 +51,32 @@ impl Hub {
     /// Lets the local sockets of `key_id` write (`chat:write`) or not, and
     /// read `tickets` of the ticket channels (from the next frame queued).
     pub fn set_key_rights(&self, key_id: Uuid, may_write: bool, tickets: TicketReads) {
+        self.set_rights_where(
+            |h| matches!(h, Holder::Key { key_id: k, .. } if *k == key_id),
+            may_write,
+            tickets,
+        );
+    }
+
+    /// The same for the local sockets of agent session `session_id` (its
+    /// role's scopes were changed).
+    pub fn set_session_rights(&self, session_id: Uuid, may_write: bool, tickets: TicketReads) {
+        self.set_rights_where(
+            |h| matches!(h, Holder::Agent { session_id: s, .. } if *s == session_id),
+            may_write,
+            tickets,
+        );
+    }
+
+    fn set_rights_where(
+        &self,
+        matches: impl Fn(&Holder) -> bool,
+        may_write: bool,
+        tickets: TicketReads,
+    ) {
         self.credential_changes.fetch_add(1, Ordering::AcqRel);
         for holding in self.holders.iter() {
-            if matches!(holding.holder, Holder::Key { key_id: k, .. } if k == key_id) {
+            if matches(&holding.holder) {
                 holding.socket.may_write.store(may_write, Ordering::Release);
                 let reads = tickets as u8;
                 holding.socket.ticket_reads.store(reads, Ordering::Release);

@@ -42,8 +42,9 @@ pub enum Credential {
         /// `tickets:read`; internal notes need `tickets:write`); the hub
         /// keeps what they read of tickets live (`Connection::ticket_reads`).
         scopes: ScopeSet,
-        /// The agent's role reads internal notes without `tickets:write`
-        /// (a role change closes the session's sockets, so this holds).
+        /// The agent's role reads internal notes without `tickets:write`,
+        /// at the handshake (a change of role ends the session; a change of
+        /// its custom role's scopes reaches the hub as a notice).
         notes: bool,
         /// The agent's session, when the socket was opened with its cookie
         /// (then `key_id` is the user's id, their allowance's bucket).

@@ -8,6 +8,7 @@
 mod crud;
 mod resolve;
 mod scopes;
+mod scopes_cut;
 pub mod team_desk;
 mod teams_only;
 mod teams_only_keys;

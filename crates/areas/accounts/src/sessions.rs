@@ -198,6 +198,23 @@ pub async fn find_for_auth_by_id(db: &Db, id: Uuid) -> Result<Option<SessionForA
     Query::new(sql).bind(id).fetch_optional(db).await
 }
 
+/// The open sessions of company `company_id`'s users holding custom role
+/// `role_id` (whose sockets follow the role's scopes when it changes).
+pub async fn open_of_role(
+    db: &Db,
+    company_id: Uuid,
+    role_id: Uuid,
+) -> Result<Vec<Uuid>, StoreError> {
+    Query::new(
+        "SELECT s.id FROM agent_sessions s JOIN users u ON u.id = s.user_id \
+         WHERE s.company_id = $1 AND u.role_id = $2 AND s.ended_at IS NULL",
+    )
+    .bind(company_id)
+    .bind(role_id)
+    .fetch_column(db)
+    .await
+}
+
 /// Records that session `id` was used at `now` (written at most once a
 /// minute per session by the caller; the idle timeout counts from it).
 pub async fn touch(db: &Db, id: Uuid, now: Timestamp) -> Result<(), StoreError> {
