@@ -111,6 +111,9 @@ fn checked_when_idle<DB: sqlx::Database>(options: PoolOptions<DB>) -> PoolOption
 }
 
 const POSTGRES_CONNECTIONS: u32 = 20;
+/// How often Postgres checks, while a statement runs, that its client is
+/// still connected (a `poll` of the socket, nothing sent).
+const CLIENT_CHECK_INTERVAL: Duration = Duration::from_secs(1);
 const SQLITE_CONNECTIONS: u32 = 8;
 
 impl Db {
@@ -129,7 +132,14 @@ impl Db {
         statement_timeout: Option<Duration>,
     ) -> anyhow::Result<Self> {
         if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-            let mut options = PgConnectOptions::from_str(url)?;
+            // A statement whose client is gone is stopped: the pool closes
+            // a connection dropped mid-statement (`pool::Conn`), and the
+            // server, which otherwise notices only when it next writes to
+            // the socket, looks at it this often while a statement runs.
+            let mut options = PgConnectOptions::from_str(url)?.options([(
+                "client_connection_check_interval",
+                format!("{}ms", CLIENT_CHECK_INTERVAL.as_millis()),
+            )]);
             if let Some(limit) = statement_timeout {
                 let ms = limit.as_millis().max(1);
                 options = options.options([("statement_timeout", format!("{ms}ms"))]);

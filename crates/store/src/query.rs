@@ -26,6 +26,7 @@ macro_rules! on_pooled {
                     let $c = conn.connection();
                     $body
                 };
+                conn.answered();
                 if result.is_ok() {
                     conn.finished();
                 }
@@ -59,8 +60,12 @@ macro_rules! run {
             }) => {
                 let arguments = query.pg_arguments()?;
                 let $q = $make(AssertSqlSafe(query.sql), arguments).persistent(persistent);
-                let $c = tx.connection();
-                $body
+                let result = {
+                    let $c = tx.connection();
+                    $body
+                };
+                tx.answered();
+                result
             }
             On::Tx(Tx {
                 open: super::Open::Sqlite(tx),
@@ -68,8 +73,12 @@ macro_rules! run {
             }) => {
                 let arguments = query.sqlite_arguments()?;
                 let $q = $make(AssertSqlSafe(query.sql), arguments).persistent(persistent);
-                let $c = tx.connection();
-                $body
+                let result = {
+                    let $c = tx.connection();
+                    $body
+                };
+                tx.answered();
+                result
             }
         }
     }};

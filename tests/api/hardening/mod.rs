@@ -3,6 +3,7 @@
 //! isolation on routes and in request bodies, no secrets in the log, no
 //! NUL characters stored).
 
+mod client_gone;
 mod delivery_faults;
 mod hostile_clients;
 mod log_secrets;

@@ -6,8 +6,10 @@
 //! and woke the server's backend twice for nothing. Here a connection whose
 //! last statement finished cleanly is parked instead, and handed out again
 //! as is; sqlx still opens, counts and closes connections. One that did not
-//! finish cleanly (an error, a dropped request, a transaction that did not
-//! commit) goes back to sqlx, whose ping flushes or discards it.
+//! finish cleanly (an error, a transaction that did not commit) goes back
+//! to sqlx, whose ping flushes or discards it. One dropped while a
+//! statement is still running on it (its request was dropped: the client
+//! went away) is closed instead, so that the server stops the statement.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -212,6 +214,7 @@ impl<DB: Database> Pool<DB> {
             connection: Some(connection),
             taken,
             finished: false,
+            running: false,
             shared: self.shared.clone(),
             _permit: permit,
         }
@@ -256,19 +259,35 @@ pub struct Conn<DB: Database> {
     connection: Option<PoolConnection<DB>>,
     taken: Instant,
     finished: bool,
+    /// A statement was sent and its answer not yet read (see
+    /// [`Conn::answered`]).
+    running: bool,
     shared: Arc<Shared<DB>>,
     _permit: OwnedSemaphorePermit,
 }
 
 impl<DB: Database> Conn<DB> {
-    /// The connection, for statements; marks it unfinished until
-    /// [`Conn::finished`] is called again.
+    /// The connection, for one statement: marks it unfinished until
+    /// [`Conn::finished`], and the statement running until
+    /// [`Conn::answered`].
     pub fn connection(&mut self) -> &mut DB::Connection {
         self.finished = false;
+        self.running = true;
+        self.held()
+    }
+
+    /// The connection without starting a statement (queueing a rollback).
+    fn held(&mut self) -> &mut DB::Connection {
         match self.connection.as_mut() {
             Some(connection) => connection,
             None => unreachable!("a Conn holds its connection until dropped"),
         }
+    }
+
+    /// Says the statement's answer (rows or an error) has been read: the
+    /// caller was not dropped while the server worked on it.
+    pub fn answered(&mut self) {
+        self.running = false;
     }
 
     /// Says the last statement ran to completion and left nothing pending
@@ -283,6 +302,16 @@ impl<DB: Database> Drop for Conn<DB> {
         let Some(connection) = self.connection.take() else {
             return;
         };
+        if self.running {
+            // Its caller was dropped mid-statement. sqlx's check on taking
+            // it back would wait for the statement to end, while the server
+            // goes on running it for nobody. Closing the socket instead lets
+            // the server see the client gone and cancel the statement
+            // (Postgres: `client_connection_check_interval`); sqlx opens a
+            // new connection in its place when one is needed.
+            drop(connection.detach());
+            return;
+        }
         let lifetimes = self.shared.lifetimes;
         let renew = self.taken.elapsed() >= lifetimes.renew;
         // Parked if its work finished cleanly; if not, dropping it hands it

@@ -27,7 +27,9 @@ impl<DB: Database> TxConn<DB> {
             None => None,
         };
         let mut conn = pool.acquire().await?;
-        DB::TransactionManager::begin(conn.connection(), statement).await?;
+        let begun = DB::TransactionManager::begin(conn.connection(), statement).await;
+        conn.answered();
+        begun?;
         Ok(TxConn {
             conn,
             open: true,
@@ -35,8 +37,15 @@ impl<DB: Database> TxConn<DB> {
         })
     }
 
+    /// The connection, for one statement (see [`Conn::connection`]);
+    /// [`TxConn::answered`] once its answer is read.
     pub fn connection(&mut self) -> &mut DB::Connection {
         self.conn.connection()
+    }
+
+    /// Says the last statement's answer has been read (see [`Conn::answered`]).
+    pub fn answered(&mut self) {
+        self.conn.answered();
     }
 
     /// Whether a transaction is open on the connection (see
@@ -47,13 +56,17 @@ impl<DB: Database> TxConn<DB> {
 
     /// Begins the transaction of one made by `autocommit_after`.
     pub async fn begin_now(&mut self) -> Result<(), sqlx::Error> {
-        DB::TransactionManager::begin(self.conn.connection(), None).await?;
+        let begun = DB::TransactionManager::begin(self.conn.connection(), None).await;
+        self.conn.answered();
+        begun?;
         self.open = true;
         Ok(())
     }
 
     pub async fn commit(mut self) -> Result<(), sqlx::Error> {
-        DB::TransactionManager::commit(self.conn.connection()).await?;
+        let committed = DB::TransactionManager::commit(self.conn.connection()).await;
+        self.conn.answered();
+        committed?;
         self.open = false;
         self.conn.finished();
         Ok(())
@@ -69,7 +82,9 @@ impl TxConn<sqlx::Postgres> {
         statement: SqlStr,
     ) -> Result<Self, sqlx::Error> {
         let mut conn = pool.acquire().await?;
-        sqlx::raw_sql(statement).execute(conn.connection()).await?;
+        let done = sqlx::raw_sql(statement).execute(conn.connection()).await;
+        conn.answered();
+        done?;
         Ok(TxConn {
             conn,
             open: false,
@@ -81,7 +96,7 @@ impl TxConn<sqlx::Postgres> {
 impl<DB: Database> Drop for TxConn<DB> {
     fn drop(&mut self) {
         if self.open {
-            DB::TransactionManager::start_rollback(self.conn.connection());
+            DB::TransactionManager::start_rollback(self.conn.held());
         }
     }
 }
