@@ -6,6 +6,7 @@
 //! and prints the commands that create a company and a key instead.
 
 use serde::Serialize;
+use sqlx::Connection;
 
 use crate::auth::{Mode, ScopeSet};
 use crate::companies::{self, Company};
@@ -37,7 +38,7 @@ pub const DEMO_OWNER_EMAIL: &str = "admin@demo.example";
 
 /// The Postgres advisory lock key that serialises demo creation between
 /// nodes starting together ("sd-demo" in ASCII).
-const DEMO_LOCK: i64 = 0x73_64_2d_64_65_6d_6f;
+pub const DEMO_LOCK: i64 = 0x73_64_2d_64_65_6d_6f;
 
 /// What a start does with the database: on SQLite, or with `demo`, creates the
 /// demo when it has no company; otherwise, on an empty database, prints how to
@@ -68,20 +69,23 @@ pub async fn ensure_demo(db: &Db, public_url: &str) -> anyhow::Result<Option<Dem
         let _turn = IN_PROCESS.lock().await;
         return create_if_empty(db, public_url).await;
     };
-    let mut lock = pool.sqlx().acquire().await?;
+    // The wait is for another node's demo, which takes as long as it takes
+    // (a password hash on a busy machine), so it runs on a connection of
+    // its own without the statement timeout, which would cut it short and
+    // fail this start. Closing the connection afterwards releases the lock
+    // and takes the setting with it.
+    let mut lock = pool.sqlx().acquire().await?.detach();
+    sqlx::raw_sql("SET statement_timeout = 0")
+        .execute(&mut lock)
+        .await?;
     sqlx::query("SELECT pg_advisory_lock($1)")
         .bind(DEMO_LOCK)
-        .execute(&mut *lock)
+        .execute(&mut lock)
         .await?;
     let created = create_if_empty(db, public_url).await;
-    let unlocked = sqlx::query("SELECT pg_advisory_unlock($1)")
-        .bind(DEMO_LOCK)
-        .execute(&mut *lock)
-        .await;
-    if unlocked.is_err() {
-        // Never hand a connection still holding the lock back to the pool:
-        // closing it releases the lock.
-        drop(lock.detach());
+    if let Err(error) = lock.close().await {
+        // The server releases the lock as the connection drops anyway.
+        tracing::warn!(%error, "closing the demo lock's connection");
     }
     created
 }
