@@ -138,6 +138,21 @@ impl Client {
         }
     }
 
+    /// The server's close frame (code, reason) by `deadline`, whatever
+    /// frames come before it: for a close that follows other traffic.
+    pub async fn closed_after_any_by(&mut self, deadline: tokio::time::Instant) -> (u16, String) {
+        loop {
+            let message = tokio::time::timeout_at(deadline, self.ws.next())
+                .await
+                .expect("closed before the deadline")
+                .expect("a close frame before the end of the stream")
+                .expect("frame read");
+            if let Message::Close(Some(frame)) = message {
+                return (frame.code.into(), frame.reason.to_string());
+            }
+        }
+    }
+
     pub async fn subscribe(&mut self, channel: &str) {
         self.send(json!({"type": "subscribe", "channel": channel}))
             .await;

@@ -9,6 +9,7 @@ mod links;
 mod loader;
 mod openapi;
 mod proxies;
+mod recheck;
 mod sockets;
 mod suggestions;
 mod tokens;
