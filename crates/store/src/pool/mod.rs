@@ -294,6 +294,7 @@ impl<DB: Database> Conn<DB> {
     /// on the connection (no open transaction, no unread reply).
     pub fn finished(&mut self) {
         self.finished = true;
+        self.running = false;
     }
 }
 

@@ -83,9 +83,27 @@ async fn an_unfinished_connection_goes_back_to_sqlx() {
     let (pool, taken_back, _dir) = pool(1).await;
     let mut conn = pool.acquire().await.expect("acquire");
     insert(conn.connection()).await;
+    conn.answered();
     drop(conn);
     assert_eq!(taken_back_eventually(&taken_back, 1).await, 1);
     assert_eq!(pool.parked().len(), 0);
+}
+
+#[tokio::test]
+async fn a_connection_dropped_mid_statement_is_closed_not_given_back() {
+    let (pool, taken_back, _dir) = pool(1).await;
+    let mut conn = pool.acquire().await.expect("acquire");
+    // Its statement was sent and its answer never read (its caller dropped).
+    let _ = conn.connection();
+    drop(conn);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(taken_back.load(Ordering::SeqCst), 0);
+    assert_eq!(pool.parked().len(), 0);
+    assert_eq!(
+        pool.sqlx().size(),
+        0,
+        "closed, its place in sqlx's pool freed"
+    );
 }
 
 #[tokio::test]
@@ -105,6 +123,7 @@ async fn a_transaction_dropped_uncommitted_is_rolled_back_and_its_connection_che
     let (pool, taken_back, _dir) = pool(1).await;
     let mut tx = TxConn::begin(&pool, None).await.expect("begin");
     insert(tx.connection()).await;
+    tx.answered();
     drop(tx);
     assert_eq!(taken_back_eventually(&taken_back, 1).await, 1);
     assert_eq!(rows(&pool).await, 0);
