@@ -79,6 +79,17 @@ async fn reply_and_note(app: &TestApp, acme: &TestCompany, id: &str) -> [Value; 
 }
 
 /// `(op, actor)` of an entry.
+/// Merges `source` into `target` with the company's key.
+async fn merge(app: &TestApp, acme: &TestCompany, source: &str, target: &str) {
+    app.post(
+        &format!("/tickets/{source}/merge"),
+        &acme.key,
+        json!({"into": target}),
+    )
+    .await
+    .assert_status(200);
+}
+
 fn op_and_actor(entry: &Value) -> (Value, Value) {
     (entry["op"].clone(), entry["actor"].clone())
 }
@@ -91,13 +102,7 @@ async fn a_merge_gives_both_tickets_an_entry_by_its_actor(backend: Backend) {
     let target = ticket(&app, &acme, "Refund").await;
     let since = feed_end(&app, &acme).await;
 
-    app.post(
-        &format!("/tickets/{source}/merge"),
-        &acme.key,
-        json!({"into": target}),
-    )
-    .await
-    .assert_status(200);
+    merge(&app, &acme, &source, &target).await;
 
     let entries = entries_since(&app, &acme, &since).await;
     let merged = last_of(&entries, &source);
@@ -231,13 +236,7 @@ async fn a_merge_gives_each_moved_comment_an_entry_under_the_target(backend: Bac
     let [reply, note] = reply_and_note(&app, &acme, &source).await;
     let since = feed_end(&app, &acme).await;
 
-    app.post(
-        &format!("/tickets/{source}/merge"),
-        &acme.key,
-        json!({"into": target}),
-    )
-    .await
-    .assert_status(200);
+    merge(&app, &acme, &source, &target).await;
 
     let entries = entries_since(&app, &acme, &since).await;
     let moved = (json!("upsert"), key, json!(target));
@@ -258,13 +257,7 @@ async fn a_merges_undo_gives_each_comment_an_entry_back_under_the_source(backend
     let source = ticket(&app, &acme, "Refund, again").await;
     let target = ticket(&app, &acme, "Refund").await;
     let [reply, note] = reply_and_note(&app, &acme, &source).await;
-    app.post(
-        &format!("/tickets/{source}/merge"),
-        &acme.key,
-        json!({"into": target}),
-    )
-    .await
-    .assert_status(200);
+    merge(&app, &acme, &source, &target).await;
     let since = feed_end(&app, &acme).await;
 
     app.post(
