@@ -128,10 +128,7 @@ impl ReadySession {
     pub fn principal(&self, now: Timestamp, idle: Duration) -> Result<Principal, ApiError> {
         let idle_until = self.last_seen_at.plus(idle + LAST_SEEN_EVERY);
         if !self.usable || self.expires_at <= now || idle_until <= now {
-            return Err(ApiError::unauthorized(
-                ErrorCode::SessionExpired,
-                "The session has ended; sign in again",
-            ));
+            return Err(session_ended());
         }
         Ok(self.principal.clone())
     }
@@ -273,15 +270,19 @@ pub async fn ready_session(
     let record = Box::pin(lookup)
         .await
         .map_err(ApiError::from)?
-        .ok_or_else(|| {
-            ApiError::unauthorized(
-                ErrorCode::SessionExpired,
-                "The session has ended; sign in again",
-            )
-        })?;
+        .ok_or_else(session_ended)?;
     let session = Arc::new(ReadySession::new(&record));
     cache.insert(digest, Arc::clone(&session), generation);
     Ok(session)
+}
+
+/// The 401 of a session that has ended (or never was): its cookie and the
+/// socket tokens it minted get the same answer.
+fn session_ended() -> ApiError {
+    ApiError::unauthorized(
+        ErrorCode::SessionExpired,
+        "The session has ended; sign in again",
+    )
 }
 
 /// The principal of session `id` as it stands now (for a socket token the
@@ -296,11 +297,6 @@ pub async fn principal_by_session_id(
     let record = store::find_for_auth_by_id(db, id)
         .await
         .map_err(ApiError::from)?
-        .ok_or_else(|| {
-            ApiError::unauthorized(
-                ErrorCode::SessionExpired,
-                "The session has ended; sign in again",
-            )
-        })?;
+        .ok_or_else(session_ended)?;
     ReadySession::new(&record).principal(access.clock().now(), access.session_idle)
 }
